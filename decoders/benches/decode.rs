@@ -1,0 +1,65 @@
+//! Decode + ICRC cost per packet, header-only and full 4 KiB frames.
+//!
+//! `cargo bench -p rocescope-decoders --bench decode`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rocescope_decoders::{
+    DecodeConfig, IcrcStatus, LinkLayer, Opcode, PacketBuilder, Reth, decode,
+};
+
+fn write_first(payload_len: usize, header_only: bool) -> Vec<u8> {
+    let mut b = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_FIRST, 0x12, 811);
+    b.ext.reth = Reth {
+        va: 0x7f00_0000_1000,
+        rkey: 0x2d5,
+        dma_len: 1 << 20,
+    };
+    let mut out = Vec::new();
+    if header_only {
+        b.build_headers_into(payload_len, &mut out);
+    } else {
+        out = b.build(&vec![0xA5; payload_len]);
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let cfg = DecodeConfig::default();
+    let mut g = c.benchmark_group("decode");
+    g.throughput(Throughput::Elements(1));
+
+    let hdr = write_first(4096, true);
+    assert_eq!(decode(&hdr, LinkLayer::Ethernet, &cfg).icrc(), IcrcStatus::Truncated);
+    g.bench_function("header_only_write_first_70B", |b| {
+        b.iter(|| {
+            let p = decode(black_box(&hdr), LinkLayer::Ethernet, &cfg);
+            black_box(p.roce.map(|r| r.bth.psn()))
+        })
+    });
+
+    let mut ack = Vec::new();
+    let mut ab = PacketBuilder::rocev2_ipv4([10, 0, 0, 2], [10, 0, 0, 1], Opcode::RC_ACK, 0x12, 811);
+    ab.ext.aeth.syndrome = 0x1F;
+    ab.build_headers_into(0, &mut ack);
+    g.bench_function("header_only_ack_58B", |b| {
+        b.iter(|| {
+            let p = decode(black_box(&ack), LinkLayer::Ethernet, &cfg);
+            black_box(p.roce.map(|r| r.bth.psn()))
+        })
+    });
+
+    let full = write_first(4096, false);
+    assert_eq!(decode(&full, LinkLayer::Ethernet, &cfg).icrc(), IcrcStatus::Ok);
+    g.bench_function("full_4KiB_write_first_with_icrc", |b| {
+        b.iter(|| {
+            let p = decode(black_box(&full), LinkLayer::Ethernet, &cfg);
+            black_box(p.icrc())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,299 @@
+//! Packet builders: any RoCE packet with correct lengths, pad count,
+//! checksums and ICRC, for the simulator and for tests.
+
+use crate::headers::{Bth, Ext, ipv4_checksum};
+use crate::icrc::{icrc_v1, icrc_v2};
+use crate::opcode::{Headers, Opcode};
+use crate::packet::{
+    ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, GRH_NEXT_HEADER_BTH, ROCEV2_UDP_PORT,
+    RoceVersion,
+};
+
+/// Network header of a built packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetHeader {
+    Ipv4 {
+        src: [u8; 4],
+        dst: [u8; 4],
+        dscp: u8,
+        ecn: u8,
+        ttl: u8,
+        id: u16,
+    },
+    /// IPv6 for RoCEv2; for RoCEv1 the same fields fill the GRH.
+    Ipv6 {
+        src: [u8; 16],
+        dst: [u8; 16],
+        traffic_class: u8,
+        flow_label: u32,
+        hop_limit: u8,
+    },
+}
+
+/// Everything needed to write one RoCE frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PacketBuilder {
+    pub eth_dst: [u8; 6],
+    pub eth_src: [u8; 6],
+    /// 802.1Q TCIs, outermost first (at most two; more are ignored).
+    pub vlans: Vec<u16>,
+    pub version: RoceVersion,
+    pub net: NetHeader,
+    pub udp_src_port: u16,
+    pub udp_dst_port: u16,
+    /// `pad_count` is overwritten from the payload length.
+    pub bth: Bth,
+    /// Values of the extended headers; the opcode decides which are written.
+    pub ext: Ext,
+    /// Pad frames to the 60-byte Ethernet minimum as a NIC does.
+    pub pad_to_min_frame: bool,
+}
+
+impl PacketBuilder {
+    /// A RoCEv2/IPv4 packet with BALBOA's defaults (ECT(0), UDP source port
+    /// 18488, P_Key 0xFFFF, AckReq on requests).
+    pub fn rocev2_ipv4(src: [u8; 4], dst: [u8; 4], opcode: Opcode, dest_qp: u32, psn: u32) -> Self {
+        let is_request = opcode.operation().is_some_and(|op| op.is_request());
+        PacketBuilder {
+            eth_dst: [0x02, 0, 0, 0, dst[2], dst[3]],
+            eth_src: [0x02, 0, 0, 0, src[2], src[3]],
+            vlans: Vec::new(),
+            version: RoceVersion::V2,
+            net: NetHeader::Ipv4 {
+                src,
+                dst,
+                dscp: 0,
+                ecn: 0b10,
+                ttl: 64,
+                id: 0,
+            },
+            udp_src_port: 18488,
+            udp_dst_port: ROCEV2_UDP_PORT,
+            bth: Bth {
+                opcode: opcode.0,
+                dest_qp: dest_qp & 0xFF_FFFF,
+                psn: psn & 0xFF_FFFF,
+                ack_req: is_request,
+                ..Bth::default()
+            },
+            ext: Ext::default(),
+            pad_to_min_frame: true,
+        }
+    }
+
+    /// Build the whole frame with `payload` into a new vector.
+    pub fn build(&self, payload: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(128 + payload.len());
+        self.build_into(payload, &mut out);
+        out
+    }
+
+    /// Build the whole frame, replacing the contents of `out`.
+    pub fn build_into(&self, payload: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        let layout = self.write_headers(payload.len(), out);
+        out.extend_from_slice(payload);
+        out.extend(std::iter::repeat_n(0u8, layout.pad));
+        let icrc = {
+            let transport = out.get(layout.bth_offset..).unwrap_or(&[]);
+            let net = out.get(layout.net_offset..layout.net_offset + layout.net_len).unwrap_or(&[]);
+            match self.version {
+                RoceVersion::V1 => icrc_v1(net, transport),
+                RoceVersion::V2 => {
+                    let udp = out.get(layout.udp_offset..layout.udp_offset + 8).unwrap_or(&[]);
+                    icrc_v2(net, udp, transport)
+                }
+            }
+        };
+        out.extend_from_slice(&icrc.to_le_bytes());
+        if self.pad_to_min_frame && out.len() < 60 {
+            out.resize(60, 0);
+        }
+    }
+
+    /// Write only the headers of a packet whose payload is `payload_len` bytes,
+    /// with the length fields of the whole packet: what a header-only capture
+    /// or a snaplen-cut capture holds.
+    pub fn build_headers_into(&self, payload_len: usize, out: &mut Vec<u8>) {
+        out.clear();
+        self.write_headers(payload_len, out);
+    }
+
+    /// Bytes of link, network and transport headers before the payload.
+    pub fn header_len(&self) -> usize {
+        let link = 14 + 4 * self.vlans.len().min(2);
+        let net = match (self.version, self.net) {
+            (RoceVersion::V2, NetHeader::Ipv4 { .. }) => 20 + 8,
+            (RoceVersion::V2, NetHeader::Ipv6 { .. }) => 40 + 8,
+            (RoceVersion::V1, _) => 40,
+        };
+        link + net + 12 + ext_len(Opcode(self.bth.opcode).headers())
+    }
+
+    fn write_headers(&self, payload_len: usize, out: &mut Vec<u8>) -> Layout {
+        let opcode = Opcode(self.bth.opcode);
+        let hdrs = opcode.headers();
+        let pad = (4 - payload_len % 4) % 4;
+        let transport_len = 12 + ext_len(hdrs) + payload_len + pad + 4;
+
+        out.extend_from_slice(&self.eth_dst);
+        out.extend_from_slice(&self.eth_src);
+        let tags = &self.vlans[..self.vlans.len().min(2)];
+        for (i, tci) in tags.iter().enumerate() {
+            let tpid: u16 = if tags.len() == 2 && i == 0 { 0x88A8 } else { 0x8100 };
+            out.extend_from_slice(&tpid.to_be_bytes());
+            out.extend_from_slice(&tci.to_be_bytes());
+        }
+        let ethertype = match (self.version, self.net) {
+            (RoceVersion::V1, _) => ETHERTYPE_ROCEV1,
+            (RoceVersion::V2, NetHeader::Ipv4 { .. }) => ETHERTYPE_IPV4,
+            (RoceVersion::V2, NetHeader::Ipv6 { .. }) => ETHERTYPE_IPV6,
+        };
+        out.extend_from_slice(&ethertype.to_be_bytes());
+
+        let net_offset = out.len();
+        let mut udp_offset = 0;
+        match (self.version, self.net) {
+            (RoceVersion::V2, NetHeader::Ipv4 { src, dst, dscp, ecn, ttl, id }) => {
+                let total = (20 + 8 + transport_len) as u16;
+                let mut h = [0u8; 20];
+                h[0] = 0x45;
+                h[1] = (dscp << 2) | (ecn & 3);
+                h[2..4].copy_from_slice(&total.to_be_bytes());
+                h[4..6].copy_from_slice(&id.to_be_bytes());
+                h[6] = 0x40; // don't fragment
+                h[8] = ttl;
+                h[9] = 17;
+                h[12..16].copy_from_slice(&src);
+                h[16..20].copy_from_slice(&dst);
+                let csum = ipv4_checksum(&h);
+                h[10..12].copy_from_slice(&csum.to_be_bytes());
+                out.extend_from_slice(&h);
+            }
+            (version, net) => {
+                let (src, dst, tc, flow, hops) = match net {
+                    NetHeader::Ipv6 { src, dst, traffic_class, flow_label, hop_limit } => {
+                        (src, dst, traffic_class, flow_label, hop_limit)
+                    }
+                    NetHeader::Ipv4 { src, dst, dscp, ecn, ttl, .. } => {
+                        (mapped(src), mapped(dst), (dscp << 2) | (ecn & 3), 0, ttl)
+                    }
+                };
+                let (payload, next) = match version {
+                    RoceVersion::V2 => (8 + transport_len, 17),
+                    RoceVersion::V1 => (transport_len, GRH_NEXT_HEADER_BTH),
+                };
+                let word0 = (6u32 << 28) | (u32::from(tc) << 20) | (flow & 0xF_FFFF);
+                out.extend_from_slice(&word0.to_be_bytes());
+                out.extend_from_slice(&(payload as u16).to_be_bytes());
+                out.push(next);
+                out.push(hops);
+                out.extend_from_slice(&src);
+                out.extend_from_slice(&dst);
+            }
+        }
+        let net_len = out.len() - net_offset;
+        if self.version == RoceVersion::V2 {
+            udp_offset = out.len();
+            out.extend_from_slice(&self.udp_src_port.to_be_bytes());
+            out.extend_from_slice(&self.udp_dst_port.to_be_bytes());
+            out.extend_from_slice(&((8 + transport_len) as u16).to_be_bytes());
+            out.extend_from_slice(&[0, 0]); // RoCEv2 leaves the UDP checksum zero
+        }
+
+        let bth_offset = out.len();
+        let mut bth = [0u8; 12];
+        Bth {
+            pad_count: pad as u8,
+            ..self.bth
+        }
+        .write(&mut bth);
+        out.extend_from_slice(&bth);
+        write_ext(&self.ext, hdrs, out);
+        Layout {
+            net_offset,
+            net_len,
+            udp_offset,
+            bth_offset,
+            pad,
+        }
+    }
+}
+
+struct Layout {
+    net_offset: usize,
+    net_len: usize,
+    udp_offset: usize,
+    bth_offset: usize,
+    pad: usize,
+}
+
+fn mapped(a: [u8; 4]) -> [u8; 16] {
+    let mut m = [0u8; 16];
+    m[10] = 0xFF;
+    m[11] = 0xFF;
+    m[12..].copy_from_slice(&a);
+    m
+}
+
+/// Total length of the extended headers in `hdrs`.
+pub fn ext_len(hdrs: Headers) -> usize {
+    const SIZES: [(Headers, usize); 11] = [
+        (Headers::RDETH, 4),
+        (Headers::DETH, 8),
+        (Headers::XRCETH, 4),
+        (Headers::FETH, 4),
+        (Headers::RETH, 16),
+        (Headers::ATOMICETH, 28),
+        (Headers::AETH, 4),
+        (Headers::ATOMICACKETH, 8),
+        (Headers::IMMDT, 4),
+        (Headers::IETH, 4),
+        (Headers::CNP, 16),
+    ];
+    SIZES
+        .iter()
+        .filter(|(h, _)| hdrs.contains(*h))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+fn write_ext(x: &Ext, hdrs: Headers, out: &mut Vec<u8>) {
+    let u24 = |v: u32| {
+        let b = v.to_be_bytes();
+        [0, b[1], b[2], b[3]]
+    };
+    if hdrs.contains(Headers::RDETH) {
+        out.extend_from_slice(&u24(x.rdeth_ee_context));
+    }
+    if hdrs.contains(Headers::DETH) {
+        x.deth.write(out);
+    }
+    if hdrs.contains(Headers::XRCETH) {
+        out.extend_from_slice(&u24(x.xrc_srq));
+    }
+    if hdrs.contains(Headers::FETH) {
+        out.extend_from_slice(&[0, 0, 0, ((x.feth_selectivity & 3) << 4) | (x.feth_placement & 0xF)]);
+    }
+    if hdrs.contains(Headers::RETH) {
+        x.reth.write(out);
+    }
+    if hdrs.contains(Headers::ATOMICETH) {
+        x.atomic_eth.write(out);
+    }
+    if hdrs.contains(Headers::AETH) {
+        x.aeth.write(out);
+    }
+    if hdrs.contains(Headers::ATOMICACKETH) {
+        out.extend_from_slice(&x.atomic_ack_orig.to_be_bytes());
+    }
+    if hdrs.contains(Headers::IMMDT) {
+        out.extend_from_slice(&x.immdt.to_be_bytes());
+    }
+    if hdrs.contains(Headers::IETH) {
+        out.extend_from_slice(&x.ieth_rkey.to_be_bytes());
+    }
+    if hdrs.contains(Headers::CNP) {
+        out.extend_from_slice(&[0u8; 16]);
+    }
+}

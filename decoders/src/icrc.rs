@@ -1,0 +1,79 @@
+//! RoCE Invariant CRC.
+//!
+//! CRC-32 (zlib's) over 8 bytes of 0xFF standing in for the IB LRH, then the
+//! IP header (or GRH), UDP header, BTH, extended headers, payload and pad, with
+//! the fields a router may change replaced by ones. The CRC is stored least
+//! significant byte first after the pad.
+
+use crc32fast::Hasher;
+
+const LRH_STANDIN: [u8; 8] = [0xFF; 8];
+
+fn masked_bth_hash(h: &mut Hasher, transport: &[u8]) {
+    // Byte 4 of the BTH (FECN, BECN, reserved) is variant.
+    let mut bth = [0u8; 12];
+    let n = transport.len().min(12);
+    if let (Some(dst), Some(src)) = (bth.get_mut(..n), transport.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    if n > 4 {
+        bth[4] = 0xFF;
+    }
+    h.update(bth.get(..n).unwrap_or(&[]));
+    h.update(transport.get(n..).unwrap_or(&[]));
+}
+
+fn masked_ipv6_hash(h: &mut Hasher, hdr: &[u8]) {
+    let mut b = [0u8; 40];
+    let n = hdr.len().min(40);
+    if let (Some(dst), Some(src)) = (b.get_mut(..n), hdr.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    b[0] |= 0x0F; // traffic class high nibble
+    b[1] = 0xFF; // traffic class low nibble + flow label
+    b[2] = 0xFF;
+    b[3] = 0xFF;
+    b[7] = 0xFF; // hop limit
+    h.update(b.get(..n).unwrap_or(&[]));
+}
+
+/// ICRC of a RoCEv2 packet: `ip_hdr` is the whole IPv4 (with options) or IPv6
+/// header, `udp_hdr` the 8-byte UDP header, `transport` the bytes from the BTH
+/// up to (not including) the ICRC.
+pub fn icrc_v2(ip_hdr: &[u8], udp_hdr: &[u8], transport: &[u8]) -> u32 {
+    let mut h = Hasher::new();
+    h.update(&LRH_STANDIN);
+    if ip_hdr.first().is_some_and(|b| b >> 4 == 6) {
+        masked_ipv6_hash(&mut h, ip_hdr);
+    } else {
+        let mut b = [0u8; 60];
+        let n = ip_hdr.len().min(60);
+        if let (Some(dst), Some(src)) = (b.get_mut(..n), ip_hdr.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        b[1] = 0xFF; // ToS
+        b[8] = 0xFF; // TTL
+        b[10] = 0xFF; // header checksum
+        b[11] = 0xFF;
+        h.update(b.get(..n).unwrap_or(&[]));
+    }
+    let mut udp = [0u8; 8];
+    if let Some(src) = udp_hdr.get(..8) {
+        udp.copy_from_slice(src);
+    }
+    udp[6] = 0xFF; // UDP checksum
+    udp[7] = 0xFF;
+    h.update(&udp);
+    masked_bth_hash(&mut h, transport);
+    h.finalize()
+}
+
+/// ICRC of a RoCEv1 packet: `grh` is the 40-byte GRH, `transport` the bytes
+/// from the BTH up to the ICRC.
+pub fn icrc_v1(grh: &[u8], transport: &[u8]) -> u32 {
+    let mut h = Hasher::new();
+    h.update(&LRH_STANDIN);
+    masked_ipv6_hash(&mut h, grh);
+    masked_bth_hash(&mut h, transport);
+    h.finalize()
+}

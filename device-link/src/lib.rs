@@ -1,0 +1,1 @@
+//! Live attach for rocescope.

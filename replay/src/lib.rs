@@ -1,0 +1,1 @@
+//! Capture formats for rocescope.

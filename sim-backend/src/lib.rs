@@ -1,0 +1,1 @@
+//! BALBOA stack simulator for rocescope.
