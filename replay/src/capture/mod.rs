@@ -1,0 +1,405 @@
+//! Reading classic pcap and pcapng capture files, one frame at a time.
+//!
+//! [`CaptureReader`] detects the format from the file's magic number (never
+//! from its name), lends out each frame's bytes straight from a large reused
+//! buffer (no per-frame allocation), converts every timestamp to integer
+//! nanoseconds, and treats damage the way a user needs it treated:
+//!
+//! - a file cut at any byte yields every complete frame before the cut, then
+//!   a [`CaptureWarning`] naming the offset of the cut record;
+//! - a header that cannot be right (absurd lengths, unknown interfaces) is a
+//!   [`CaptureError`] naming the offset, never a panic, a hang, or a huge
+//!   allocation;
+//! - unknown link types and pcapng blocks are passed through or skipped: the
+//!   decoder decides what it can read.
+//!
+//! Buffering and the pcap / pcapng header parsing come from pcap-parser's
+//! streaming readers. Packet blocks (EPB, SPB) are sliced here directly,
+//! after the framing has been checked, because pcap-parser allocates a `Vec`
+//! for each packet's options and reports an EPB whose caplen overruns its own
+//! block as "incomplete" instead of as an error.
+//!
+//! The BALBOA card's host tool converts its sniffer dump to a pcap whose
+//! `ts_sec` is the packet index and `ts_usec` 0; such files are recognised
+//! and reported as [`TimeBase::Ordinal`] so nobody plots indices as seconds.
+
+mod error;
+mod input;
+mod pcap;
+mod pcapng;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+pub use error::CaptureError;
+
+use input::Start;
+
+/// Default read buffer: large enough that refills are rare and every legal
+/// pcap record fits; growth beyond it happens only for big pcapng blocks.
+pub const DEFAULT_BUFFER_BYTES: usize = 1 << 20;
+
+/// Largest classic pcap record accepted (caplen), 256 KiB. Larger claims are
+/// corruption: libpcap itself never writes more than 262144 bytes.
+pub const MAX_PCAP_RECORD_BYTES: u32 = 256 * 1024;
+
+/// Largest pcapng block accepted (block total length), 16 MiB; Wireshark
+/// uses the same bound to reject corrupt lengths.
+pub const MAX_PCAPNG_BLOCK_BYTES: u32 = 16 * 1024 * 1024;
+
+/// How many warnings are kept; later ones are only counted, so a file full
+/// of oddities cannot make the warning list grow without bound.
+pub const MAX_WARNINGS: usize = 100;
+
+/// A link-layer header type (the pcap `LINKTYPE_*` numbers), telling the
+/// decoder what the first byte of each frame is.
+///
+/// Unknown values are kept as they are: deciding whether a link type can be
+/// decoded is the decoder's job, not the reader's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LinkType(pub u32);
+
+impl LinkType {
+    /// IEEE 802.3 Ethernet: what NICs, rxe and the BALBOA converter write.
+    pub const ETHERNET: Self = Self(1);
+    /// Raw IP, version in the first nibble.
+    pub const RAW: Self = Self(101);
+    /// Linux "cooked" capture (`tcpdump -i any`), version 1.
+    pub const LINUX_SLL: Self = Self(113);
+    /// Raw IPv4.
+    pub const IPV4: Self = Self(228);
+    /// Raw IPv6.
+    pub const IPV6: Self = Self(229);
+    /// Linux "cooked" capture, version 2 (newer `tcpdump -i any`).
+    pub const LINUX_SLL2: Self = Self(276);
+
+    /// A short human name for display, `"unknown"` for other values.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ETHERNET => "Ethernet",
+            Self::RAW => "raw IP",
+            Self::LINUX_SLL => "Linux cooked (SLL)",
+            Self::IPV4 => "raw IPv4",
+            Self::IPV6 => "raw IPv6",
+            Self::LINUX_SLL2 => "Linux cooked v2 (SLL2)",
+            _ => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for LinkType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.0)
+    }
+}
+
+/// The container format, as recognised from the magic number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CaptureFormat {
+    /// Classic libpcap format.
+    Pcap {
+        /// Nanosecond timestamps (magic `a1b23c4d`) instead of microseconds.
+        nanos: bool,
+        /// The file was written big-endian.
+        big_endian: bool,
+    },
+    /// pcapng; byte order and time resolution vary per section / interface.
+    Pcapng,
+}
+
+impl fmt::Display for CaptureFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Pcap { nanos, big_endian } => write!(
+                f,
+                "pcap ({}, {})",
+                if *nanos { "ns" } else { "µs" },
+                if *big_endian {
+                    "big-endian"
+                } else {
+                    "little-endian"
+                }
+            ),
+            Self::Pcapng => f.write_str("pcapng"),
+        }
+    }
+}
+
+/// What [`CaptureFrame::ts_ns`] means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeBase {
+    /// Real time: nanoseconds since the Unix epoch.
+    Nanoseconds,
+    /// No time at all: the BALBOA card's converted pcap, where `ts_sec` is
+    /// the packet index and `ts_usec` 0. `ts_ns` then holds the 0-based frame
+    /// index, so order is kept but no rate or latency may be derived from it.
+    Ordinal,
+}
+
+/// One captured frame, borrowed from the reader's buffer until the next call
+/// to [`CaptureReader::next_frame`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaptureFrame<'a> {
+    /// 0-based frame number in file order (non-packet blocks not counted).
+    pub index: u64,
+    /// Timestamp in ns since the epoch, or the frame index when
+    /// [`CaptureReader::time_base`] is [`TimeBase::Ordinal`].
+    pub ts_ns: u64,
+    /// Bytes captured (the length of `data`).
+    pub caplen: u32,
+    /// Length of the frame on the wire; larger than `caplen` if the capture
+    /// cut it (snaplen, header-only sniffer modes).
+    pub origlen: u32,
+    /// What `data` starts with.
+    pub linktype: LinkType,
+    /// pcapng interface id within its section; 0 for pcap.
+    pub interface: u32,
+    /// Byte offset of `data[0]` in the file, for indexing and hex views.
+    pub file_offset: u64,
+    /// The captured bytes.
+    pub data: &'a [u8],
+}
+
+/// Something odd that did not stop reading, e.g. a file cut mid-record.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CaptureWarning {
+    /// Byte offset in the file of the record or block concerned.
+    pub offset: u64,
+    /// What was seen, in words for the user.
+    pub message: String,
+}
+
+impl fmt::Display for CaptureWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "byte {}: {}", self.offset, self.message)
+    }
+}
+
+/// State shared by both formats: warnings, frame numbering, end flag.
+#[derive(Debug, Default)]
+struct Shared {
+    warnings: Vec<CaptureWarning>,
+    suppressed: u64,
+    next_index: u64,
+    /// Offset of the record or block being read, for the closing warning.
+    at: u64,
+    done: bool,
+}
+
+impl Shared {
+    fn warn(&mut self, offset: u64, message: String) {
+        if self.warnings.len() < MAX_WARNINGS {
+            self.warnings.push(CaptureWarning { offset, message });
+        } else {
+            self.suppressed += 1;
+        }
+    }
+
+    fn finish(&mut self) {
+        if !self.done && self.suppressed > 0 {
+            let message = format!("{} more warnings were not kept", self.suppressed);
+            self.warnings.push(CaptureWarning {
+                offset: self.at,
+                message,
+            });
+        }
+        self.done = true;
+    }
+}
+
+enum Inner<R: Read> {
+    Pcap(pcap::PcapState<R>),
+    Pcapng(pcapng::NgState<R>),
+}
+
+/// Streaming reader for pcap and pcapng files.
+///
+/// ```no_run
+/// # use rocescope_replay::capture::CaptureReader;
+/// let mut reader = CaptureReader::open(std::path::Path::new("trace.pcapng"))?;
+/// while let Some(frame) = reader.next_frame()? {
+///     println!("{} {} bytes", frame.ts_ns, frame.data.len());
+/// }
+/// for w in reader.warnings() {
+///     eprintln!("warning: {w}");
+/// }
+/// # Ok::<(), rocescope_replay::capture::CaptureError>(())
+/// ```
+pub struct CaptureReader<R: Read> {
+    format: CaptureFormat,
+    inner: Inner<R>,
+    shared: Shared,
+}
+
+impl CaptureReader<File> {
+    /// Opens a capture file; I/O errors carry its path.
+    pub fn open(path: &Path) -> Result<Self, CaptureError> {
+        let file = File::open(path).map_err(|source| CaptureError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::build(file, path.display().to_string(), DEFAULT_BUFFER_BYTES)
+    }
+}
+
+impl<R: Read> CaptureReader<R> {
+    /// Starts reading a capture from any byte stream (a file, stdin, a
+    /// `&[u8]`). The format is detected by content, so misnamed files work.
+    ///
+    /// Reads the file header (and, for pcap, looks ahead at the records
+    /// already buffered to decide the [`TimeBase`]).
+    pub fn new(reader: R) -> Result<Self, CaptureError> {
+        Self::with_buffer_size(reader, DEFAULT_BUFFER_BYTES)
+    }
+
+    /// Like [`new`](Self::new) with a chosen initial buffer size. The buffer
+    /// still grows when a block needs it; small sizes are mostly for tests of
+    /// the refill paths.
+    pub fn with_buffer_size(reader: R, buffer_bytes: usize) -> Result<Self, CaptureError> {
+        Self::build(reader, "input".to_owned(), buffer_bytes)
+    }
+
+    fn build(mut reader: R, name: String, buffer_bytes: usize) -> Result<Self, CaptureError> {
+        let buffer_bytes = buffer_bytes.max(64);
+        let mut prefix = Vec::with_capacity(pcap::HEADER_BYTES);
+        read_up_to(&mut reader, &mut prefix, pcap::HEADER_BYTES).map_err(|source| {
+            CaptureError::Io {
+                name: name.clone(),
+                offset: prefix.len() as u64,
+                source,
+            }
+        })?;
+        let Some(magic) = prefix.first_chunk::<4>().copied() else {
+            return Err(CaptureError::TooShort {
+                len: prefix.len() as u64,
+            });
+        };
+        let mut shared = Shared::default();
+        let (format, inner) = match u32::from_le_bytes(magic) {
+            pcap::MAGIC_US | pcap::MAGIC_NS => {
+                let nanos = u32::from_le_bytes(magic) == pcap::MAGIC_NS;
+                let start = Start::new(prefix, reader, name, buffer_bytes);
+                let state = pcap::PcapState::open(start, nanos, false, &mut shared)?;
+                let format = CaptureFormat::Pcap {
+                    nanos,
+                    big_endian: false,
+                };
+                (format, Inner::Pcap(state))
+            }
+            m if m == pcap::MAGIC_US.swap_bytes() || m == pcap::MAGIC_NS.swap_bytes() => {
+                let nanos = m == pcap::MAGIC_NS.swap_bytes();
+                let start = Start::new(prefix, reader, name, buffer_bytes);
+                let state = pcap::PcapState::open(start, nanos, true, &mut shared)?;
+                let format = CaptureFormat::Pcap {
+                    nanos,
+                    big_endian: true,
+                };
+                (format, Inner::Pcap(state))
+            }
+            m if m == pcap::MAGIC_MODIFIED || m == pcap::MAGIC_MODIFIED.swap_bytes() => {
+                return Err(CaptureError::Unsupported {
+                    offset: 0,
+                    what: "the \"modified\" (Kuznetzov) pcap format; convert it with editcap"
+                        .to_owned(),
+                });
+            }
+            pcapng::SHB_TYPE => {
+                let start = Start::new(prefix, reader, name, buffer_bytes);
+                let state = pcapng::NgState::open(start)?;
+                (CaptureFormat::Pcapng, Inner::Pcapng(state))
+            }
+            _ => {
+                return Err(CaptureError::UnknownMagic {
+                    magic: u32::from_be_bytes(magic),
+                    offset: 0,
+                });
+            }
+        };
+        Ok(Self {
+            format,
+            inner,
+            shared,
+        })
+    }
+
+    /// The detected container format.
+    pub fn format(&self) -> CaptureFormat {
+        self.format
+    }
+
+    /// The next frame in file order, `Ok(None)` at the end of the input.
+    ///
+    /// A file cut mid-record ends with `Ok(None)` and a warning; corruption
+    /// ends with an error. Either way every frame before it was returned, and
+    /// later calls return `Ok(None)`. The frame borrows the reader's buffer,
+    /// so copy what you need before the next call.
+    pub fn next_frame(&mut self) -> Result<Option<CaptureFrame<'_>>, CaptureError> {
+        if self.shared.done {
+            return Ok(None);
+        }
+        let result = match &mut self.inner {
+            Inner::Pcap(state) => state.next(&mut self.shared),
+            Inner::Pcapng(state) => state.next(&mut self.shared),
+        };
+        match result {
+            Ok(Some(frame)) => Ok(Some(frame)),
+            Ok(None) => {
+                self.shared.finish();
+                Ok(None)
+            }
+            Err(e) => {
+                self.shared.done = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Warnings so far (at most [`MAX_WARNINGS`], plus one saying how many
+    /// more were dropped), e.g. "file cut mid-record" with its byte offset.
+    pub fn warnings(&self) -> &[CaptureWarning] {
+        &self.shared.warnings
+    }
+
+    /// What `ts_ns` means, decided from what has been read so far. For pcap
+    /// the reader looks ahead over the records already buffered when it is
+    /// created, so the answer is normally fixed before the first frame; if a
+    /// later record breaks the BALBOA pattern it switches to
+    /// [`TimeBase::Nanoseconds`] and leaves a warning.
+    pub fn time_base(&self) -> TimeBase {
+        match &self.inner {
+            Inner::Pcap(state) if state.is_ordinal() => TimeBase::Ordinal,
+            _ => TimeBase::Nanoseconds,
+        }
+    }
+
+    /// Bytes of the input consumed so far: the file offset just past the
+    /// last frame or block handed out. Divide by the file size for a
+    /// progress bar (read-ahead into the buffer is not counted).
+    pub fn bytes_read(&self) -> u64 {
+        match &self.inner {
+            Inner::Pcap(state) => state.bytes_read(),
+            Inner::Pcapng(state) => state.bytes_read(),
+        }
+    }
+}
+
+impl<R: Read> fmt::Debug for CaptureReader<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CaptureReader")
+            .field("format", &self.format)
+            .field("time_base", &self.time_base())
+            .field("frames", &self.shared.next_index)
+            .field("bytes_read", &self.bytes_read())
+            .field("warnings", &self.shared.warnings.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads until `buf` holds `n` bytes or the input ends.
+fn read_up_to(reader: &mut impl Read, buf: &mut Vec<u8>, n: usize) -> io::Result<()> {
+    let want = n.saturating_sub(buf.len()) as u64;
+    reader.by_ref().take(want).read_to_end(buf)?;
+    Ok(())
+}

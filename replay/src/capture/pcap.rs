@@ -1,0 +1,365 @@
+//! Classic pcap: a 24-byte file header, then 16-byte record headers each
+//! followed by `caplen` bytes.
+
+use std::io::Read;
+
+use pcap_parser::traits::PcapReaderIterator;
+use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError};
+
+use super::input::{Input, Source, Start, describe};
+use super::{CaptureError, CaptureFrame, LinkType, MAX_PCAP_RECORD_BYTES, Shared};
+
+/// Microsecond magic as read little-endian (file bytes `d4 c3 b2 a1`).
+pub(crate) const MAGIC_US: u32 = 0xa1b2_c3d4;
+/// Nanosecond magic as read little-endian (file bytes `4d 3c b2 a1`).
+pub(crate) const MAGIC_NS: u32 = 0xa1b2_3c4d;
+/// The "modified" pcap of old Red Hat tcpdump; records have extra fields.
+pub(crate) const MAGIC_MODIFIED: u32 = 0xa1b2_cd34;
+/// Size of the file header.
+pub(crate) const HEADER_BYTES: usize = 24;
+/// Size of a record header.
+const RECORD_HEADER_BYTES: usize = 16;
+/// Snap length written by the BALBOA host converter.
+const BALBOA_SNAPLEN: u32 = 65535;
+
+/// One record header, already in host byte order.
+#[derive(Debug, Clone, Copy)]
+struct RecordHeader {
+    ts_sec: u32,
+    ts_frac: u32,
+    caplen: u32,
+    origlen: u32,
+}
+
+/// Tracks whether the file looks like the BALBOA converter's output:
+/// Ethernet, snaplen 65535, `ts_usec == 0` and `ts_sec == index + base`
+/// with `base` 0 or 1 fixed by the first record.
+#[derive(Debug, Clone, Copy)]
+struct Ordinal {
+    /// Every record checked so far fits the pattern.
+    eligible: bool,
+    /// `ts_sec` of record 0.
+    base: u64,
+    /// Records checked so far (by look-ahead or by reading).
+    checked: u64,
+}
+
+impl Ordinal {
+    fn check(&mut self, index: u64, h: RecordHeader) {
+        if !self.eligible || index < self.checked {
+            return;
+        }
+        if index == 0 && h.ts_sec <= 1 {
+            self.base = u64::from(h.ts_sec);
+        }
+        if h.ts_frac != 0 || u64::from(h.ts_sec) != self.base + index || index != self.checked {
+            self.eligible = false;
+            return;
+        }
+        self.checked = index + 1;
+    }
+
+    /// At least two records are needed: one record with `ts_sec` 0 is just
+    /// a capture from 1970 as far as anyone can tell.
+    fn is_ordinal(&self) -> bool {
+        self.eligible && self.checked >= 2
+    }
+}
+
+/// Reading state of a classic pcap file.
+pub(crate) struct PcapState<R: Read> {
+    input: Input<LegacyPcapReader<Source<R>>>,
+    big_endian: bool,
+    nanos: bool,
+    linktype: LinkType,
+    ordinal: Ordinal,
+}
+
+impl<R: Read> PcapState<R> {
+    /// Reads the file header; `start.prefix` holds the bytes read so far.
+    pub(crate) fn open(
+        start: Start<R>,
+        nanos: bool,
+        big_endian: bool,
+        shared: &mut Shared,
+    ) -> Result<Self, CaptureError> {
+        let have = start.prefix.len();
+        if have < HEADER_BYTES {
+            return Err(CaptureError::Truncated {
+                what: "pcap file header",
+                offset: 0,
+                need: HEADER_BYTES as u64,
+                have: have as u64,
+            });
+        }
+        let (source, name, slot, buffer_bytes) = start.into_source();
+        let rd = LegacyPcapReader::new(buffer_bytes, source)
+            .map_err(|e| malformed("pcap file header", 0, &e))?;
+        let mut input = Input::new(rd, buffer_bytes, name, slot);
+        let (raw_linktype, snaplen) = match input.rd.next() {
+            Ok((HEADER_BYTES, PcapBlockOwned::LegacyHeader(h))) => (h.network.0 as u32, h.snaplen),
+            Ok(_) => {
+                return Err(malformed_msg(
+                    "pcap file header",
+                    0,
+                    "pcap-parser did not return the file header",
+                ));
+            }
+            Err(e) => return Err(malformed("pcap file header", 0, &e)),
+        };
+        input.pending = HEADER_BYTES;
+        input.settle();
+        if raw_linktype >> 16 != 0 {
+            shared.warn(
+                20,
+                format!(
+                    "pcap header: the link-type field at byte 20 is 0x{raw_linktype:08x}, with \
+                     flags in its upper bits (FCS length): frames may end with a frame check \
+                     sequence"
+                ),
+            );
+        }
+        let linktype = LinkType(raw_linktype & 0xffff);
+        let mut state = Self {
+            input,
+            big_endian,
+            nanos,
+            linktype,
+            ordinal: Ordinal {
+                eligible: linktype == LinkType::ETHERNET && snaplen == BALBOA_SNAPLEN,
+                base: 0,
+                checked: 0,
+            },
+        };
+        state.look_ahead()?;
+        Ok(state)
+    }
+
+    /// Checks the BALBOA pattern over the first records before any frame is
+    /// returned, so frame 0 already has the right [`TimeBase`](super::TimeBase).
+    /// Loads at least two records (if the file has them), then checks what
+    /// else is buffered without reading more.
+    fn look_ahead(&mut self) -> Result<(), CaptureError> {
+        let mut off = 0usize;
+        let mut index = 0u64;
+        while self.ordinal.eligible {
+            let need = off + RECORD_HEADER_BYTES;
+            if !self.available(index, need)? {
+                break;
+            }
+            let Some(h) = self.header_at(off) else {
+                break;
+            };
+            if h.caplen > MAX_PCAP_RECORD_BYTES {
+                break;
+            }
+            let end = need + h.caplen as usize;
+            if !self.available(index, end)? {
+                break;
+            }
+            self.ordinal.check(index, h);
+            off = end;
+            index += 1;
+        }
+        Ok(())
+    }
+
+    fn available(&mut self, index: u64, n: usize) -> Result<bool, CaptureError> {
+        if index < 2 {
+            self.input.fill_to(n)
+        } else {
+            Ok(self.input.data().len() >= n)
+        }
+    }
+
+    pub(crate) fn is_ordinal(&self) -> bool {
+        self.ordinal.is_ordinal()
+    }
+
+    pub(crate) fn bytes_read(&self) -> u64 {
+        self.input.bytes_read()
+    }
+
+    /// The record header at `off` in the buffer, if buffered.
+    fn header_at(&self, off: usize) -> Option<RecordHeader> {
+        header(self.input.data().get(off..)?, self.big_endian)
+    }
+
+    pub(crate) fn next(
+        &mut self,
+        shared: &mut Shared,
+    ) -> Result<Option<CaptureFrame<'_>>, CaptureError> {
+        self.input.settle();
+        let off = self.input.pos;
+        shared.at = off;
+        // Fast path: the whole record is already buffered (one `data()`).
+        let buffered = {
+            let d = self.input.data();
+            let h = header(d, self.big_endian);
+            h.filter(|h| {
+                h.caplen <= MAX_PCAP_RECORD_BYTES
+                    && d.len() >= RECORD_HEADER_BYTES + h.caplen as usize
+            })
+        };
+        let h = match buffered {
+            Some(h) => h,
+            None => match self.load_record(off, shared)? {
+                Some(h) => h,
+                None => return Ok(None),
+            },
+        };
+        let need = RECORD_HEADER_BYTES + h.caplen as usize;
+        let index = shared.next_index;
+        let was_ordinal = self.ordinal.is_ordinal();
+        self.ordinal.check(index, h);
+        let ts_ns = if self.ordinal.is_ordinal() {
+            index
+        } else {
+            if was_ordinal {
+                shared.warn(
+                    off,
+                    format!(
+                        "record {index} at byte {off} has timestamp {}.{:06} and breaks the \
+                         BALBOA pattern (ts_sec = index, ts_usec = 0): timestamps from here on \
+                         are real times",
+                        h.ts_sec, h.ts_frac
+                    ),
+                );
+            }
+            let frac_ns = if self.nanos {
+                u64::from(h.ts_frac)
+            } else {
+                u64::from(h.ts_frac) * 1_000
+            };
+            // At most 4.3e18 + 4.3e12, below u64::MAX: no overflow.
+            u64::from(h.ts_sec) * 1_000_000_000 + frac_ns
+        };
+        shared.next_index += 1;
+        self.input.pending = need;
+        let linktype = self.linktype;
+        let data = match self.input.rd.next() {
+            Ok((n, PcapBlockOwned::Legacy(b))) if n == need => b.data,
+            Ok(_) => {
+                return Err(malformed_msg(
+                    "pcap record",
+                    off,
+                    "pcap-parser read a different record than the header describes",
+                ));
+            }
+            Err(e) => return Err(malformed("pcap record", off, &e)),
+        };
+        Ok(Some(CaptureFrame {
+            index,
+            ts_ns,
+            caplen: h.caplen,
+            origlen: h.origlen,
+            linktype,
+            interface: 0,
+            file_offset: off + RECORD_HEADER_BYTES as u64,
+            data,
+        }))
+    }
+
+    /// Slow path of [`next`](Self::next): refills until the record at `off`
+    /// is buffered. `None` when the input ends first (a cut is warned about).
+    fn load_record(
+        &mut self,
+        off: u64,
+        shared: &mut Shared,
+    ) -> Result<Option<RecordHeader>, CaptureError> {
+        if !self.input.fill_to(RECORD_HEADER_BYTES)? {
+            let have = self.input.data().len();
+            if have > 0 {
+                shared.warn(
+                    off,
+                    format!(
+                        "file cut mid-record: the record at byte {off} has only {have} of its \
+                         {RECORD_HEADER_BYTES} header bytes"
+                    ),
+                );
+            }
+            return Ok(None);
+        }
+        let Some(h) = self.header_at(0) else {
+            return Ok(None);
+        };
+        if h.caplen > MAX_PCAP_RECORD_BYTES {
+            self.oversized(off, h.caplen, shared)?;
+            return Ok(None);
+        }
+        let need = RECORD_HEADER_BYTES + h.caplen as usize;
+        if !self.input.fill_to(need)? {
+            let have = self.input.data().len();
+            shared.warn(
+                off,
+                format!(
+                    "file cut mid-record: the record at byte {off} needs {need} bytes but the \
+                     file ends after {have}"
+                ),
+            );
+            return Ok(None);
+        }
+        Ok(Some(h))
+    }
+
+    /// A caplen over the limit is corruption. If the file ends within the
+    /// limit anyway, it is most likely the garbage tail of a capture that was
+    /// killed mid-write: keep what came before and warn. Otherwise stop with
+    /// an error rather than guess where the next record starts.
+    fn oversized(
+        &mut self,
+        off: u64,
+        caplen: u32,
+        shared: &mut Shared,
+    ) -> Result<(), CaptureError> {
+        let window = RECORD_HEADER_BYTES + MAX_PCAP_RECORD_BYTES as usize;
+        if self.input.fill_to(window)? {
+            return Err(CaptureError::RecordTooLarge {
+                offset: off,
+                caplen,
+                limit: MAX_PCAP_RECORD_BYTES,
+            });
+        }
+        let rest = self.input.data().len();
+        shared.warn(
+            off,
+            format!(
+                "record at byte {off}: caplen {caplen} exceeds the {MAX_PCAP_RECORD_BYTES}-byte \
+                 limit and the file ends {rest} bytes later; treating it as a cut or corrupt tail"
+            ),
+        );
+        Ok(())
+    }
+}
+
+/// Decodes the record header at the start of `d`, if `d` holds one.
+#[inline]
+fn header(d: &[u8], big_endian: bool) -> Option<RecordHeader> {
+    let b: &[u8; RECORD_HEADER_BYTES] = d.first_chunk()?;
+    let word = |i: usize| {
+        let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        if big_endian {
+            u32::from_be_bytes(w)
+        } else {
+            u32::from_le_bytes(w)
+        }
+    };
+    Some(RecordHeader {
+        ts_sec: word(0),
+        ts_frac: word(4),
+        caplen: word(8),
+        origlen: word(12),
+    })
+}
+
+fn malformed(what: &'static str, offset: u64, e: &PcapError<&[u8]>) -> CaptureError {
+    malformed_msg(what, offset, &describe(e))
+}
+
+fn malformed_msg(what: &'static str, offset: u64, detail: &str) -> CaptureError {
+    CaptureError::Malformed {
+        what,
+        offset,
+        detail: detail.to_owned(),
+    }
+}
