@@ -96,11 +96,15 @@ impl PacketBuilder {
         out.extend(std::iter::repeat_n(0u8, layout.pad));
         let icrc = {
             let transport = out.get(layout.bth_offset..).unwrap_or(&[]);
-            let net = out.get(layout.net_offset..layout.net_offset + layout.net_len).unwrap_or(&[]);
+            let net = out
+                .get(layout.net_offset..layout.net_offset + layout.net_len)
+                .unwrap_or(&[]);
             match self.version {
                 RoceVersion::V1 => icrc_v1(net, transport),
                 RoceVersion::V2 => {
-                    let udp = out.get(layout.udp_offset..layout.udp_offset + 8).unwrap_or(&[]);
+                    let udp = out
+                        .get(layout.udp_offset..layout.udp_offset + 8)
+                        .unwrap_or(&[]);
                     icrc_v2(net, udp, transport)
                 }
             }
@@ -140,7 +144,11 @@ impl PacketBuilder {
         out.extend_from_slice(&self.eth_src);
         let tags = &self.vlans[..self.vlans.len().min(2)];
         for (i, tci) in tags.iter().enumerate() {
-            let tpid: u16 = if tags.len() == 2 && i == 0 { 0x88A8 } else { 0x8100 };
+            let tpid: u16 = if tags.len() == 2 && i == 0 {
+                0x88A8
+            } else {
+                0x8100
+            };
             out.extend_from_slice(&tpid.to_be_bytes());
             out.extend_from_slice(&tci.to_be_bytes());
         }
@@ -154,7 +162,17 @@ impl PacketBuilder {
         let net_offset = out.len();
         let mut udp_offset = 0;
         match (self.version, self.net) {
-            (RoceVersion::V2, NetHeader::Ipv4 { src, dst, dscp, ecn, ttl, id }) => {
+            (
+                RoceVersion::V2,
+                NetHeader::Ipv4 {
+                    src,
+                    dst,
+                    dscp,
+                    ecn,
+                    ttl,
+                    id,
+                },
+            ) => {
                 let total = (20 + 8 + transport_len) as u16;
                 let mut h = [0u8; 20];
                 h[0] = 0x45;
@@ -172,12 +190,21 @@ impl PacketBuilder {
             }
             (version, net) => {
                 let (src, dst, tc, flow, hops) = match net {
-                    NetHeader::Ipv6 { src, dst, traffic_class, flow_label, hop_limit } => {
-                        (src, dst, traffic_class, flow_label, hop_limit)
-                    }
-                    NetHeader::Ipv4 { src, dst, dscp, ecn, ttl, .. } => {
-                        (mapped(src), mapped(dst), (dscp << 2) | (ecn & 3), 0, ttl)
-                    }
+                    NetHeader::Ipv6 {
+                        src,
+                        dst,
+                        traffic_class,
+                        flow_label,
+                        hop_limit,
+                    } => (src, dst, traffic_class, flow_label, hop_limit),
+                    NetHeader::Ipv4 {
+                        src,
+                        dst,
+                        dscp,
+                        ecn,
+                        ttl,
+                        ..
+                    } => (mapped(src), mapped(dst), (dscp << 2) | (ecn & 3), 0, ttl),
                 };
                 let (payload, next) = match version {
                     RoceVersion::V2 => (8 + transport_len, 17),
@@ -273,7 +300,12 @@ fn write_ext(x: &Ext, hdrs: Headers, out: &mut Vec<u8>) {
         out.extend_from_slice(&u24(x.xrc_srq));
     }
     if hdrs.contains(Headers::FETH) {
-        out.extend_from_slice(&[0, 0, 0, ((x.feth_selectivity & 3) << 4) | (x.feth_placement & 0xF)]);
+        out.extend_from_slice(&[
+            0,
+            0,
+            0,
+            ((x.feth_selectivity & 3) << 4) | (x.feth_placement & 0xF),
+        ]);
     }
     if hdrs.contains(Headers::RETH) {
         x.reth.write(out);

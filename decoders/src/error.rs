@@ -126,7 +126,7 @@ impl fmt::Display for DecodeError {
 }
 
 /// Take `len` bytes at `offset`, or say which layer was cut short.
-#[inline]
+#[inline(always)]
 pub(crate) fn take(
     frame: &[u8],
     offset: usize,

@@ -17,11 +17,13 @@ macro_rules! fixed_view {
             pub const LEN: usize = $len;
 
             /// View the header at `offset` of `frame`.
+            #[inline]
             pub fn from_slice(frame: &'a [u8], offset: usize) -> Result<Self, DecodeError> {
                 take(frame, offset, Self::LEN, $layer).map($name)
             }
 
             /// The header's bytes.
+            #[inline]
             pub fn as_bytes(&self) -> &'a [u8] {
                 self.0
             }
@@ -37,13 +39,16 @@ fixed_view!(
 );
 
 impl EthernetSlice<'_> {
+    #[inline]
     pub fn dst(&self) -> [u8; 6] {
         array_at(self.0, 0)
     }
+    #[inline]
     pub fn src(&self) -> [u8; 6] {
         array_at(self.0, 6)
     }
     /// EtherType or TPID of the first tag.
+    #[inline]
     pub fn ethertype(&self) -> u16 {
         u16_at(self.0, 12)
     }
@@ -55,15 +60,19 @@ fixed_view!(
 );
 
 impl VlanSlice<'_> {
+    #[inline]
     pub fn pcp(&self) -> u8 {
         u8_at(self.0, 0) >> 5
     }
+    #[inline]
     pub fn dei(&self) -> bool {
         u8_at(self.0, 0) & 0x10 != 0
     }
+    #[inline]
     pub fn vid(&self) -> u16 {
         u16_at(self.0, 0) & 0x0FFF
     }
+    #[inline]
     pub fn ethertype(&self) -> u16 {
         u16_at(self.0, 2)
     }
@@ -78,11 +87,17 @@ pub struct Ipv4Slice<'a>(&'a [u8]);
 impl<'a> Ipv4Slice<'a> {
     pub const MIN_LEN: usize = 20;
 
+    #[inline]
     pub fn from_slice(frame: &'a [u8], offset: usize) -> Result<Self, DecodeError> {
         let fixed = take(frame, offset, Self::MIN_LEN, Layer::Ipv4)?;
         let version = fixed[0] >> 4;
         if version != 4 {
-            return Err(DecodeError::invalid(Layer::Ipv4, offset, "version", version.into()));
+            return Err(DecodeError::invalid(
+                Layer::Ipv4,
+                offset,
+                "version",
+                version.into(),
+            ));
         }
         let ihl_bytes = usize::from(fixed[0] & 0x0F) * 4;
         if ihl_bytes < Self::MIN_LEN {
@@ -96,58 +111,85 @@ impl<'a> Ipv4Slice<'a> {
         let hdr = take(frame, offset, ihl_bytes, Layer::Ipv4)?;
         let total = usize::from(u16_at(hdr, 2));
         if total < ihl_bytes {
-            return Err(DecodeError::invalid(Layer::Ipv4, offset, "total length", total as u64));
+            return Err(DecodeError::invalid(
+                Layer::Ipv4,
+                offset,
+                "total length",
+                total as u64,
+            ));
         }
         Ok(Ipv4Slice(hdr))
     }
 
+    /// Wrap a header whose checks already passed (the decoder keeps only
+    /// its offset and length).
+    #[inline]
+    pub(crate) fn from_validated(hdr: &'a [u8]) -> Self {
+        Ipv4Slice(hdr)
+    }
+    #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.0
     }
+    #[inline]
     pub fn header_len(&self) -> usize {
         self.0.len()
     }
+    #[inline]
     pub fn dscp(&self) -> u8 {
         u8_at(self.0, 1) >> 2
     }
+    #[inline]
     pub fn ecn(&self) -> u8 {
         u8_at(self.0, 1) & 3
     }
+    #[inline]
     pub fn total_len(&self) -> u16 {
         u16_at(self.0, 2)
     }
+    #[inline]
     pub fn identification(&self) -> u16 {
         u16_at(self.0, 4)
     }
+    #[inline]
     pub fn dont_fragment(&self) -> bool {
         u8_at(self.0, 6) & 0x40 != 0
     }
+    #[inline]
     pub fn more_fragments(&self) -> bool {
         u8_at(self.0, 6) & 0x20 != 0
     }
+    #[inline]
     pub fn fragment_offset(&self) -> u16 {
         u16_at(self.0, 6) & 0x1FFF
     }
+    #[inline]
     pub fn ttl(&self) -> u8 {
         u8_at(self.0, 8)
     }
+    #[inline]
     pub fn protocol(&self) -> u8 {
         u8_at(self.0, 9)
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         u16_at(self.0, 10)
     }
+    #[inline]
     pub fn src(&self) -> [u8; 4] {
         array_at(self.0, 12)
     }
+    #[inline]
     pub fn dst(&self) -> [u8; 4] {
         array_at(self.0, 16)
     }
     /// Bytes of IPv4 options (empty without options).
+    #[inline]
     pub fn options(&self) -> &'a [u8] {
         self.0.get(20..).unwrap_or(&[])
     }
     /// Recompute the header checksum and compare.
+    #[inline]
     pub fn checksum_ok(&self) -> bool {
         ipv4_checksum(self.0) == 0
     }
@@ -180,46 +222,67 @@ impl<'a> Ipv6Slice<'a> {
     pub const LEN: usize = 40;
 
     /// View an IPv6 header (or a GRH when `layer` is [`Layer::Grh`]).
-    pub fn from_slice_as(frame: &'a [u8], offset: usize, layer: Layer) -> Result<Self, DecodeError> {
+    #[inline]
+    pub fn from_slice_as(
+        frame: &'a [u8],
+        offset: usize,
+        layer: Layer,
+    ) -> Result<Self, DecodeError> {
         let hdr = take(frame, offset, Self::LEN, layer)?;
         let version = hdr[0] >> 4;
         if version != 6 {
-            return Err(DecodeError::invalid(layer, offset, "version", version.into()));
+            return Err(DecodeError::invalid(
+                layer,
+                offset,
+                "version",
+                version.into(),
+            ));
         }
         Ok(Ipv6Slice(hdr))
     }
 
+    #[inline]
     pub fn from_slice(frame: &'a [u8], offset: usize) -> Result<Self, DecodeError> {
         Self::from_slice_as(frame, offset, Layer::Ipv6)
     }
 
+    #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         self.0
     }
+    #[inline]
     pub fn traffic_class(&self) -> u8 {
         ((u16_at(self.0, 0) >> 4) & 0xFF) as u8
     }
+    #[inline]
     pub fn dscp(&self) -> u8 {
         self.traffic_class() >> 2
     }
+    #[inline]
     pub fn ecn(&self) -> u8 {
         self.traffic_class() & 3
     }
+    #[inline]
     pub fn flow_label(&self) -> u32 {
         u32_at(self.0, 0) & 0x000F_FFFF
     }
+    #[inline]
     pub fn payload_len(&self) -> u16 {
         u16_at(self.0, 4)
     }
+    #[inline]
     pub fn next_header(&self) -> u8 {
         u8_at(self.0, 6)
     }
+    #[inline]
     pub fn hop_limit(&self) -> u8 {
         u8_at(self.0, 7)
     }
+    #[inline]
     pub fn src(&self) -> [u8; 16] {
         array_at(self.0, 8)
     }
+    #[inline]
     pub fn dst(&self) -> [u8; 16] {
         array_at(self.0, 24)
     }
@@ -233,16 +296,20 @@ fixed_view!(
 );
 
 impl UdpSlice<'_> {
+    #[inline]
     pub fn src_port(&self) -> u16 {
         u16_at(self.0, 0)
     }
+    #[inline]
     pub fn dst_port(&self) -> u16 {
         u16_at(self.0, 2)
     }
     /// Length of UDP header + payload in bytes.
+    #[inline]
     pub fn length(&self) -> u16 {
         u16_at(self.0, 4)
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         u16_at(self.0, 6)
     }
@@ -256,48 +323,62 @@ fixed_view!(
 );
 
 impl BthSlice<'_> {
+    #[inline]
     pub fn opcode(&self) -> crate::Opcode {
         crate::Opcode(u8_at(self.0, 0))
     }
+    #[inline]
     pub fn solicited(&self) -> bool {
         u8_at(self.0, 1) & 0x80 != 0
     }
+    #[inline]
     pub fn mig_req(&self) -> bool {
         u8_at(self.0, 1) & 0x40 != 0
     }
+    #[inline]
     pub fn pad_count(&self) -> u8 {
         (u8_at(self.0, 1) >> 4) & 3
     }
+    #[inline]
     pub fn tver(&self) -> u8 {
         u8_at(self.0, 1) & 0x0F
     }
+    #[inline]
     pub fn pkey(&self) -> u16 {
         u16_at(self.0, 2)
     }
     /// Forward ECN: the packet met congestion (RoCEv2 uses IP ECN instead).
+    #[inline]
     pub fn fecn(&self) -> bool {
         u8_at(self.0, 4) & 0x80 != 0
     }
     /// Backward ECN: set in CNPs.
+    #[inline]
     pub fn becn(&self) -> bool {
         u8_at(self.0, 4) & 0x40 != 0
     }
     /// The six reserved bits after FECN/BECN.
+    #[inline]
     pub fn reserved6(&self) -> u8 {
         u8_at(self.0, 4) & 0x3F
     }
+    #[inline]
     pub fn dest_qp(&self) -> u32 {
         u24_at(self.0, 5)
     }
+    #[inline]
     pub fn ack_req(&self) -> bool {
         u8_at(self.0, 8) & 0x80 != 0
     }
+    #[inline]
     pub fn reserved7(&self) -> u8 {
         u8_at(self.0, 8) & 0x7F
     }
+    #[inline]
     pub fn psn(&self) -> u32 {
         u24_at(self.0, 9)
     }
+    #[inline]
     pub fn to_owned(&self) -> Bth {
         Bth {
             opcode: self.opcode().0,
@@ -353,6 +434,7 @@ impl Default for Bth {
 }
 
 impl Bth {
+    #[inline]
     pub fn write(&self, out: &mut [u8; 12]) {
         out[0] = self.opcode;
         out[1] = (u8::from(self.solicited) << 7)
@@ -375,15 +457,19 @@ fixed_view!(
 );
 
 impl RethSlice<'_> {
+    #[inline]
     pub fn va(&self) -> u64 {
         u64_at(self.0, 0)
     }
+    #[inline]
     pub fn rkey(&self) -> u32 {
         u32_at(self.0, 8)
     }
+    #[inline]
     pub fn dma_len(&self) -> u32 {
         u32_at(self.0, 12)
     }
+    #[inline]
     pub fn to_owned(&self) -> Reth {
         Reth {
             va: self.va(),
@@ -402,6 +488,7 @@ pub struct Reth {
 }
 
 impl Reth {
+    #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.va.to_be_bytes());
         out.extend_from_slice(&self.rkey.to_be_bytes());
@@ -415,15 +502,19 @@ fixed_view!(
 );
 
 impl AethSlice<'_> {
+    #[inline]
     pub fn syndrome_raw(&self) -> u8 {
         u8_at(self.0, 0)
     }
+    #[inline]
     pub fn syndrome(&self) -> Syndrome {
         Syndrome::from_u8(self.syndrome_raw())
     }
+    #[inline]
     pub fn msn(&self) -> u32 {
         u24_at(self.0, 1)
     }
+    #[inline]
     pub fn to_owned(&self) -> Aeth {
         Aeth {
             syndrome: self.syndrome_raw(),
@@ -441,6 +532,7 @@ pub struct Aeth {
 }
 
 impl Aeth {
+    #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
         let msn = self.msn.to_be_bytes();
         out.extend_from_slice(&[self.syndrome, msn[1], msn[2], msn[3]]);
@@ -459,6 +551,7 @@ pub enum NakCode {
 }
 
 impl NakCode {
+    #[inline]
     pub fn from_u5(v: u8) -> NakCode {
         match v {
             0 => NakCode::PsnSequenceError,
@@ -469,6 +562,7 @@ impl NakCode {
             v => NakCode::Reserved(v),
         }
     }
+    #[inline]
     pub fn code(self) -> u8 {
         match self {
             NakCode::PsnSequenceError => 0,
@@ -479,6 +573,7 @@ impl NakCode {
             NakCode::Reserved(v) => v & 0x1F,
         }
     }
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             NakCode::PsnSequenceError => "PSN sequence error",
@@ -495,9 +590,13 @@ impl NakCode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Syndrome {
     /// Positive ACK with its credit count (31 = credits not limited).
-    Ack { credits: u8 },
+    Ack {
+        credits: u8,
+    },
     /// Receiver Not Ready NAK with the 5-bit timer code.
-    RnrNak { timer: u8 },
+    RnrNak {
+        timer: u8,
+    },
     Nak(NakCode),
     /// Type bits `10`, or bit 7 set.
     Reserved(u8),
@@ -512,6 +611,7 @@ const RNR_TIMER_10NS: [u32; 32] = [
 ];
 
 impl Syndrome {
+    #[inline]
     pub fn from_u8(s: u8) -> Syndrome {
         let value = s & 0x1F;
         if s & 0x80 != 0 {
@@ -525,6 +625,7 @@ impl Syndrome {
         }
     }
 
+    #[inline]
     pub fn to_u8(self) -> u8 {
         match self {
             Syndrome::Ack { credits } => credits & 0x1F,
@@ -535,15 +636,18 @@ impl Syndrome {
     }
 
     /// The RNR NAK wait in ns (code 0 = 655.36 ms, 1 = 10 µs ... 31 = 491.52 ms).
+    #[inline]
     pub fn rnr_timer_ns(timer: u8) -> u64 {
         u64::from(RNR_TIMER_10NS[usize::from(timer & 0x1F)]) * 10
     }
 
+    #[inline]
     pub fn is_nak(self) -> bool {
         matches!(self, Syndrome::Nak(_) | Syndrome::RnrNak { .. })
     }
 
     /// Short kind name used in flags and JSON (`ack`, `rnr`, `psn_seq_err`, ...).
+    #[inline]
     pub fn kind_name(self) -> &'static str {
         match self {
             Syndrome::Ack { .. } => "ack",
@@ -565,18 +669,23 @@ fixed_view!(
 );
 
 impl AtomicEthSlice<'_> {
+    #[inline]
     pub fn va(&self) -> u64 {
         u64_at(self.0, 0)
     }
+    #[inline]
     pub fn rkey(&self) -> u32 {
         u32_at(self.0, 8)
     }
+    #[inline]
     pub fn swap_add(&self) -> u64 {
         u64_at(self.0, 12)
     }
+    #[inline]
     pub fn compare(&self) -> u64 {
         u64_at(self.0, 20)
     }
+    #[inline]
     pub fn to_owned(&self) -> AtomicEth {
         AtomicEth {
             va: self.va(),
@@ -597,6 +706,7 @@ pub struct AtomicEth {
 }
 
 impl AtomicEth {
+    #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.va.to_be_bytes());
         out.extend_from_slice(&self.rkey.to_be_bytes());
@@ -611,6 +721,7 @@ fixed_view!(
 );
 
 impl AtomicAckEthSlice<'_> {
+    #[inline]
     pub fn orig_rem_data(&self) -> u64 {
         u64_at(self.0, 0)
     }
@@ -622,6 +733,7 @@ fixed_view!(
 );
 
 impl ImmDtSlice<'_> {
+    #[inline]
     pub fn value(&self) -> u32 {
         u32_at(self.0, 0)
     }
@@ -633,6 +745,7 @@ fixed_view!(
 );
 
 impl IethSlice<'_> {
+    #[inline]
     pub fn rkey(&self) -> u32 {
         u32_at(self.0, 0)
     }
@@ -644,12 +757,15 @@ fixed_view!(
 );
 
 impl DethSlice<'_> {
+    #[inline]
     pub fn qkey(&self) -> u32 {
         u32_at(self.0, 0)
     }
+    #[inline]
     pub fn src_qp(&self) -> u32 {
         u24_at(self.0, 5)
     }
+    #[inline]
     pub fn to_owned(&self) -> Deth {
         Deth {
             qkey: self.qkey(),
@@ -667,6 +783,7 @@ pub struct Deth {
 }
 
 impl Deth {
+    #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.qkey.to_be_bytes());
         out.push(0);
@@ -680,6 +797,7 @@ fixed_view!(
 );
 
 impl XrcEthSlice<'_> {
+    #[inline]
     pub fn xrc_srq(&self) -> u32 {
         u24_at(self.0, 1)
     }
@@ -691,6 +809,7 @@ fixed_view!(
 );
 
 impl RdethSlice<'_> {
+    #[inline]
     pub fn ee_context(&self) -> u32 {
         u24_at(self.0, 1)
     }
@@ -702,9 +821,11 @@ fixed_view!(
 );
 
 impl FethSlice<'_> {
+    #[inline]
     pub fn selectivity(&self) -> u8 {
         (u8_at(self.0, 3) >> 4) & 3
     }
+    #[inline]
     pub fn placement(&self) -> u8 {
         u8_at(self.0, 3) & 0x0F
     }
@@ -717,26 +838,81 @@ fixed_view!(
 
 impl CnpSlice<'_> {
     /// Number of reserved bytes that are not zero (a conforming CNP has none).
+    #[inline]
     pub fn reserved_nonzero(&self) -> u32 {
         self.0.iter().filter(|b| **b != 0).count() as u32
     }
 }
 
 /// The extended headers of one packet; each present only if its opcode has it
-/// and the capture holds it.
+/// and the capture holds it. Kept as byte offsets into the frame (0 = absent)
+/// so that a decoded packet stays small; the accessors hand out views.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ExtHeaders<'a> {
-    pub rdeth: Option<RdethSlice<'a>>,
-    pub deth: Option<DethSlice<'a>>,
-    pub xrceth: Option<XrcEthSlice<'a>>,
-    pub feth: Option<FethSlice<'a>>,
-    pub reth: Option<RethSlice<'a>>,
-    pub atomic_eth: Option<AtomicEthSlice<'a>>,
-    pub aeth: Option<AethSlice<'a>>,
-    pub atomic_ack_eth: Option<AtomicAckEthSlice<'a>>,
-    pub immdt: Option<ImmDtSlice<'a>>,
-    pub ieth: Option<IethSlice<'a>>,
-    pub cnp: Option<CnpSlice<'a>>,
+    frame: &'a [u8],
+    offsets: [u16; 11],
+}
+
+/// Index of each extended header in [`ExtHeaders`]'s offset table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExtKind {
+    Rdeth,
+    Deth,
+    Xrceth,
+    Feth,
+    Reth,
+    AtomicEth,
+    Aeth,
+    AtomicAckEth,
+    ImmDt,
+    Ieth,
+    Cnp,
+}
+
+macro_rules! ext_accessor {
+    ($(#[$m:meta])* $name:ident, $kind:ident, $ty:ident) => {
+        $(#[$m])*
+        #[inline]
+        pub fn $name(&self) -> Option<$ty<'a>> {
+            match self.offsets[ExtKind::$kind as usize] {
+                0 => None,
+                off => $ty::from_slice(self.frame, usize::from(off)).ok(),
+            }
+        }
+    };
+}
+
+impl<'a> ExtHeaders<'a> {
+    /// The frame the offsets point into.
+    #[inline]
+    pub fn frame(&self) -> &'a [u8] {
+        self.frame
+    }
+
+    pub(crate) fn new(frame: &'a [u8]) -> Self {
+        ExtHeaders {
+            frame,
+            offsets: [0; 11],
+        }
+    }
+
+    /// Record that header `kind` starts at `offset` (always after the BTH, so never 0).
+    #[inline]
+    pub(crate) fn set(&mut self, kind: ExtKind, offset: usize) {
+        self.offsets[kind as usize] = u16::try_from(offset).unwrap_or(0);
+    }
+
+    ext_accessor!(rdeth, Rdeth, RdethSlice);
+    ext_accessor!(deth, Deth, DethSlice);
+    ext_accessor!(xrceth, Xrceth, XrcEthSlice);
+    ext_accessor!(feth, Feth, FethSlice);
+    ext_accessor!(reth, Reth, RethSlice);
+    ext_accessor!(atomic_eth, AtomicEth, AtomicEthSlice);
+    ext_accessor!(aeth, Aeth, AethSlice);
+    ext_accessor!(atomic_ack_eth, AtomicAckEth, AtomicAckEthSlice);
+    ext_accessor!(immdt, ImmDt, ImmDtSlice);
+    ext_accessor!(ieth, Ieth, IethSlice);
+    ext_accessor!(cnp, Cnp, CnpSlice);
 }
 
 /// Owned extended headers for the builder. Which ones are written is decided
@@ -758,19 +934,20 @@ pub struct Ext {
 
 impl ExtHeaders<'_> {
     /// The owned values of the present headers (absent ones are zero).
+    #[inline]
     pub fn to_owned(&self) -> Ext {
         Ext {
-            rdeth_ee_context: self.rdeth.map_or(0, |h| h.ee_context()),
-            deth: self.deth.map(|h| h.to_owned()).unwrap_or_default(),
-            xrc_srq: self.xrceth.map_or(0, |h| h.xrc_srq()),
-            feth_selectivity: self.feth.map_or(0, |h| h.selectivity()),
-            feth_placement: self.feth.map_or(0, |h| h.placement()),
-            reth: self.reth.map(|h| h.to_owned()).unwrap_or_default(),
-            atomic_eth: self.atomic_eth.map(|h| h.to_owned()).unwrap_or_default(),
-            aeth: self.aeth.map(|h| h.to_owned()).unwrap_or_default(),
-            atomic_ack_orig: self.atomic_ack_eth.map_or(0, |h| h.orig_rem_data()),
-            immdt: self.immdt.map_or(0, |h| h.value()),
-            ieth_rkey: self.ieth.map_or(0, |h| h.rkey()),
+            rdeth_ee_context: self.rdeth().map_or(0, |h| h.ee_context()),
+            deth: self.deth().map(|h| h.to_owned()).unwrap_or_default(),
+            xrc_srq: self.xrceth().map_or(0, |h| h.xrc_srq()),
+            feth_selectivity: self.feth().map_or(0, |h| h.selectivity()),
+            feth_placement: self.feth().map_or(0, |h| h.placement()),
+            reth: self.reth().map(|h| h.to_owned()).unwrap_or_default(),
+            atomic_eth: self.atomic_eth().map(|h| h.to_owned()).unwrap_or_default(),
+            aeth: self.aeth().map(|h| h.to_owned()).unwrap_or_default(),
+            atomic_ack_orig: self.atomic_ack_eth().map_or(0, |h| h.orig_rem_data()),
+            immdt: self.immdt().map_or(0, |h| h.value()),
+            ieth_rkey: self.ieth().map_or(0, |h| h.rkey()),
         }
     }
 }
@@ -782,8 +959,14 @@ mod tests {
     #[test]
     fn syndrome_decoding_covers_every_byte() {
         assert_eq!(Syndrome::from_u8(0x1F), Syndrome::Ack { credits: 31 });
-        assert_eq!(Syndrome::from_u8(0x60), Syndrome::Nak(NakCode::PsnSequenceError));
-        assert_eq!(Syndrome::from_u8(0x63), Syndrome::Nak(NakCode::RemoteOperationalError));
+        assert_eq!(
+            Syndrome::from_u8(0x60),
+            Syndrome::Nak(NakCode::PsnSequenceError)
+        );
+        assert_eq!(
+            Syndrome::from_u8(0x63),
+            Syndrome::Nak(NakCode::RemoteOperationalError)
+        );
         assert_eq!(Syndrome::from_u8(0x2E), Syndrome::RnrNak { timer: 14 });
         assert_eq!(Syndrome::from_u8(0x41), Syndrome::Reserved(0x41));
         assert_eq!(Syndrome::from_u8(0x80), Syndrome::Reserved(0x80));
@@ -803,7 +986,10 @@ mod tests {
         let mut h = [0u8; 20];
         h[0] = 0x44;
         let e = Ipv4Slice::from_slice(&h, 0).unwrap_err();
-        assert_eq!(e.to_string(), "IPv4 at byte 0: invalid header length (bytes) (16)");
+        assert_eq!(
+            e.to_string(),
+            "IPv4 at byte 0: invalid header length (bytes) (16)"
+        );
         h[0] = 0x65;
         assert!(Ipv4Slice::from_slice(&h, 0).is_err());
     }

@@ -24,7 +24,7 @@ pub use icrc::{icrc_v1, icrc_v2};
 pub use opcode::{Headers, MessagePosition, Opcode, OpcodeKind, OpcodeName, Operation, Transport};
 pub use packet::{
     DecodeConfig, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, IcrcStatus, IpHeader,
-    LinkLayer, Packet, ROCEV2_UDP_PORT, Roce, RoceVersion, decode,
+    LinkLayer, Packet, ROCEV2_UDP_PORT, RoceVersion, decode,
 };
 pub use summary::Summary;
 
@@ -48,9 +48,9 @@ pub fn exercise(data: &[u8]) -> usize {
         p.for_each_field(&mut |f| {
             let _ = write!(out, "{}={:?}", f.name, f.value);
         });
-        if let Some(r) = p.roce {
-            let _ = r.ext.to_owned();
-            let _ = r.bth.to_owned();
+        let _ = p.ext().to_owned();
+        if let Some(bth) = p.bth() {
+            let _ = bth.to_owned();
         }
     }
     out.len()

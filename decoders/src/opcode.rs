@@ -17,6 +17,7 @@ pub enum Transport {
 }
 
 impl Transport {
+    #[inline]
     pub fn short_name(self) -> &'static str {
         match self {
             Transport::Rc => "RC",
@@ -62,6 +63,7 @@ pub enum Operation {
 }
 
 impl Operation {
+    #[inline]
     fn from_low5(op: u8) -> Option<Operation> {
         use Operation::*;
         Some(match op {
@@ -96,6 +98,7 @@ impl Operation {
     }
 
     /// The low five opcode bits of this operation.
+    #[inline]
     pub fn low5(self) -> u8 {
         use Operation::*;
         match self {
@@ -129,6 +132,7 @@ impl Operation {
     }
 
     /// Name in the IBTA's words, as Wireshark prints it.
+    #[inline]
     pub fn name(self) -> &'static str {
         use Operation::*;
         match self {
@@ -163,6 +167,7 @@ impl Operation {
 
     /// Extended headers after the BTH (before any transport-specific prefix
     /// such as RDETH/DETH/XRCETH).
+    #[cfg(test)]
     fn headers(self) -> Headers {
         use Operation::*;
         match self {
@@ -179,11 +184,13 @@ impl Operation {
     }
 
     /// Requests travel requester -> responder; responses and ACKs come back.
+    #[inline]
     pub fn is_request(self) -> bool {
         !self.is_response()
     }
 
     /// READ responses, ACKs and atomic ACKs.
+    #[inline]
     pub fn is_response(self) -> bool {
         use Operation::*;
         matches!(
@@ -198,28 +205,25 @@ impl Operation {
     }
 
     /// Whether a payload may follow the headers.
+    #[inline]
     pub fn carries_payload(self) -> bool {
         use Operation::*;
         !matches!(
             self,
-            ReadRequest
-                | Acknowledge
-                | AtomicAcknowledge
-                | CompareSwap
-                | FetchAdd
-                | Resync
-                | Flush
+            ReadRequest | Acknowledge | AtomicAcknowledge | CompareSwap | FetchAdd | Resync | Flush
         )
     }
 
     /// FIRST/MIDDLE/LAST/ONLY position of the packet in its message.
+    #[inline]
     pub fn position(self) -> MessagePosition {
         use Operation::*;
         match self {
             SendFirst | WriteFirst | ReadResponseFirst => MessagePosition::First,
             SendMiddle | WriteMiddle | ReadResponseMiddle => MessagePosition::Middle,
-            SendLast | SendLastImm | SendLastInv | WriteLast | WriteLastImm
-            | ReadResponseLast => MessagePosition::Last,
+            SendLast | SendLastImm | SendLastInv | WriteLast | WriteLastImm | ReadResponseLast => {
+                MessagePosition::Last
+            }
             _ => MessagePosition::Only,
         }
     }
@@ -297,6 +301,7 @@ impl Opcode {
     pub const CNP: Opcode = Opcode(0x81);
 
     /// Decode the opcode byte against the IBTA tables.
+    #[inline]
     pub fn kind(self) -> OpcodeKind {
         let low = self.0 & 0x1F;
         let op = Operation::from_low5(low);
@@ -304,9 +309,7 @@ impl Opcode {
             (0x00, Some(op)) if op != Operation::Resync => OpcodeKind::Rc(op),
             (0x20, Some(op)) if low <= 0x0B => OpcodeKind::Uc(op),
             (0x40, Some(op)) if low <= 0x15 => OpcodeKind::Rd(op),
-            (0x60, Some(op @ (Operation::SendOnly | Operation::SendOnlyImm))) => {
-                OpcodeKind::Ud(op)
-            }
+            (0x60, Some(op @ (Operation::SendOnly | Operation::SendOnlyImm))) => OpcodeKind::Ud(op),
             (0x80, _) if low <= 1 => OpcodeKind::Cnp,
             (0xA0, Some(op)) if low <= 0x17 && op != Operation::Resync => OpcodeKind::Xrc(op),
             _ => OpcodeKind::Unknown(self.0),
@@ -314,6 +317,7 @@ impl Opcode {
     }
 
     /// Build an opcode from transport and operation, if the pair exists.
+    #[inline]
     pub fn new(transport: Transport, op: Operation) -> Option<Opcode> {
         let base = match transport {
             Transport::Rc => 0x00,
@@ -328,6 +332,7 @@ impl Opcode {
         (!matches!(opc.kind(), OpcodeKind::Unknown(_))).then_some(opc)
     }
 
+    #[inline]
     pub fn transport(self) -> Transport {
         match self.0 & 0xE0 {
             0x00 => Transport::Rc,
@@ -341,6 +346,7 @@ impl Opcode {
     }
 
     /// The operation, for opcodes the tables define (not CNP or unknown).
+    #[inline]
     pub fn operation(self) -> Option<Operation> {
         match self.kind() {
             OpcodeKind::Rc(op)
@@ -352,13 +358,23 @@ impl Opcode {
         }
     }
 
+    #[inline]
     pub fn is_cnp(self) -> bool {
         matches!(self.kind(), OpcodeKind::Cnp)
     }
 
+    /// The extended headers that follow the BTH (RDETH, DETH, XRCETH,
+    /// FETH/RETH/AtomicETH, AETH, AtomicAckETH, ImmDt, IETH, in wire order).
+    /// A table lookup: the indexer asks this for every packet.
+    #[inline]
+    pub fn headers(self) -> Headers {
+        HEADER_TABLE[usize::from(self.0)]
+    }
+
     /// The extended headers that follow the BTH, in wire order of the bits
     /// (RDETH, DETH, XRCETH, RETH/FETH/AtomicETH, AETH, AtomicAckETH, ImmDt, IETH).
-    pub fn headers(self) -> Headers {
+    #[cfg(test)]
+    fn headers_from_kind(self) -> Headers {
         match self.kind() {
             OpcodeKind::Rc(op) | OpcodeKind::Uc(op) => op.headers(),
             OpcodeKind::Rd(op) => {
@@ -384,10 +400,61 @@ impl Opcode {
     }
 
     /// Human name, e.g. "RC RDMA WRITE Only", "CNP", "Unknown (0xc3)".
+    #[inline]
     pub fn name(self) -> OpcodeName {
         OpcodeName(self)
     }
 }
+
+/// Extended headers of one operation (low five opcode bits), for the table.
+const fn op_headers(low: u8) -> u16 {
+    match low {
+        0x03 | 0x05 | 0x09 => Headers::IMMDT.0,
+        0x06 | 0x0A | 0x0C | 0x1D => Headers::RETH.0,
+        0x0B => Headers::RETH.0 | Headers::IMMDT.0,
+        0x0D | 0x0F | 0x10 | 0x11 => Headers::AETH.0,
+        0x12 => Headers::AETH.0 | Headers::ATOMICACKETH.0,
+        0x13 | 0x14 => Headers::ATOMICETH.0,
+        0x16 | 0x17 => Headers::IETH.0,
+        0x1C => Headers::FETH.0 | Headers::RETH.0,
+        _ => 0,
+    }
+}
+
+const fn compute_headers(b: u8) -> u16 {
+    let low = b & 0x1F;
+    let defined = low <= 0x17 || low == 0x1C || low == 0x1D;
+    let response = low >= 0x0D && low <= 0x12;
+    match b & 0xE0 {
+        0x00 if defined && low != 0x15 => op_headers(low),
+        0x20 if low <= 0x0B => op_headers(low),
+        0x40 if low <= 0x15 => {
+            let prefix = if response {
+                Headers::RDETH.0
+            } else {
+                Headers::RDETH.0 | Headers::DETH.0
+            };
+            prefix | op_headers(low)
+        }
+        0x60 if low == 0x04 || low == 0x05 => Headers::DETH.0 | op_headers(low),
+        0x80 if low <= 1 => Headers::CNP.0,
+        0xA0 if low <= 0x17 && low != 0x15 => {
+            let prefix = if response { 0 } else { Headers::XRCETH.0 };
+            prefix | op_headers(low)
+        }
+        _ => 0,
+    }
+}
+
+static HEADER_TABLE: [Headers; 256] = {
+    let mut t = [Headers::NONE; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = Headers(compute_headers(i as u8));
+        i += 1;
+    }
+    t
+};
 
 /// Display adapter for an opcode's name that does not allocate.
 #[derive(Debug, Clone, Copy)]
@@ -421,13 +488,13 @@ mod tests {
     fn tables_match_the_ibta_layout() {
         assert_eq!(Opcode(0x0A).kind(), OpcodeKind::Rc(Operation::WriteOnly));
         assert_eq!(Opcode(0x0A).headers(), Headers::RETH);
-        assert_eq!(
-            Opcode(0x0B).headers(),
-            Headers::RETH.with(Headers::IMMDT)
-        );
+        assert_eq!(Opcode(0x0B).headers(), Headers::RETH.with(Headers::IMMDT));
         assert_eq!(Opcode(0x0C).kind(), OpcodeKind::Rc(Operation::ReadRequest));
         assert_eq!(Opcode(0x0E).headers(), Headers::NONE);
-        assert_eq!(Opcode(0x12).headers(), Headers::AETH.with(Headers::ATOMICACKETH));
+        assert_eq!(
+            Opcode(0x12).headers(),
+            Headers::AETH.with(Headers::ATOMICACKETH)
+        );
         assert_eq!(Opcode(0x1C).headers(), Headers::FETH.with(Headers::RETH));
         assert_eq!(Opcode(0x15).kind(), OpcodeKind::Unknown(0x15));
         assert_eq!(Opcode(0x2C).kind(), OpcodeKind::Unknown(0x2C)); // UC has no READ
@@ -450,6 +517,17 @@ mod tests {
             if let Some(op) = opc.operation() {
                 assert_eq!(Opcode::new(opc.transport(), op), Some(opc), "0x{b:02x}");
             }
+        }
+    }
+
+    #[test]
+    fn header_table_agrees_with_the_opcode_tables() {
+        for b in 0..=255u8 {
+            assert_eq!(
+                Opcode(b).headers(),
+                Opcode(b).headers_from_kind(),
+                "0x{b:02x}"
+            );
         }
     }
 

@@ -1,6 +1,7 @@
 //! Lax whole-frame decoding: link layer to ICRC, as far as the bytes go.
 
 use crate::error::{DecodeError, Layer, take};
+use crate::headers::ExtKind;
 use crate::headers::*;
 use crate::icrc::{icrc_v1, icrc_v2};
 use crate::opcode::Headers;
@@ -29,6 +30,7 @@ pub enum LinkLayer {
 
 impl LinkLayer {
     /// Map a pcap LINKTYPE_ value; `None` for link types rocescope does not decode.
+    #[inline]
     pub fn from_linktype(linktype: u32) -> Option<LinkLayer> {
         Some(match linktype {
             1 => LinkLayer::Ethernet,
@@ -63,18 +65,21 @@ pub enum IpHeader<'a> {
 }
 
 impl<'a> IpHeader<'a> {
+    #[inline]
     pub fn as_bytes(&self) -> &'a [u8] {
         match self {
             IpHeader::V4(h) => h.as_bytes(),
             IpHeader::V6(h) => h.as_bytes(),
         }
     }
+    #[inline]
     pub fn ecn(&self) -> u8 {
         match self {
             IpHeader::V4(h) => h.ecn(),
             IpHeader::V6(h) => h.ecn(),
         }
     }
+    #[inline]
     pub fn dscp(&self) -> u8 {
         match self {
             IpHeader::V4(h) => h.dscp(),
@@ -82,24 +87,28 @@ impl<'a> IpHeader<'a> {
         }
     }
     /// Source address, IPv4 mapped into the v6 space (`::ffff:a.b.c.d`).
+    #[inline]
     pub fn src_v6(&self) -> [u8; 16] {
         match self {
             IpHeader::V4(h) => v4_mapped(h.src()),
             IpHeader::V6(h) => h.src(),
         }
     }
+    #[inline]
     pub fn dst_v6(&self) -> [u8; 16] {
         match self {
             IpHeader::V4(h) => v4_mapped(h.dst()),
             IpHeader::V6(h) => h.dst(),
         }
     }
+    #[inline]
     pub fn src_addr(&self) -> std::net::IpAddr {
         match self {
             IpHeader::V4(h) => h.src().into(),
             IpHeader::V6(h) => h.src().into(),
         }
     }
+    #[inline]
     pub fn dst_addr(&self) -> std::net::IpAddr {
         match self {
             IpHeader::V4(h) => h.dst().into(),
@@ -130,7 +139,10 @@ pub enum RoceVersion {
 pub enum IcrcStatus {
     Ok,
     /// Stored and computed values differ.
-    Bad { stored: u32, computed: u32 },
+    Bad {
+        stored: u32,
+        computed: u32,
+    },
     /// The capture ends before the ICRC (header-only or snaplen): not checkable.
     Truncated,
     /// Not a RoCE frame, or its lengths do not say where the ICRC is.
@@ -138,6 +150,7 @@ pub enum IcrcStatus {
 }
 
 impl IcrcStatus {
+    #[inline]
     pub fn as_str(self) -> &'static str {
         match self {
             IcrcStatus::Ok => "ok",
@@ -148,114 +161,267 @@ impl IcrcStatus {
     }
 }
 
-/// The RoCE part of a frame: from the BTH on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Roce<'a> {
-    pub version: RoceVersion,
-    /// RoCEv1 only.
-    pub grh: Option<Ipv6Slice<'a>>,
-    pub bth: BthSlice<'a>,
-    /// Byte offset of the BTH in the frame.
-    pub bth_offset: usize,
-    pub ext: ExtHeaders<'a>,
-    /// Byte offset of the payload (after the last extended header).
-    pub payload_offset: usize,
-    /// The captured payload bytes (without pad and ICRC; may be cut short).
-    pub payload: &'a [u8],
-    /// Payload length the length fields announce (without pad), even when the
-    /// capture holds less.
-    pub payload_len: usize,
-    /// Offset of the ICRC (equals the end of the RoCE packet minus 4).
-    pub icrc_offset: usize,
-    pub icrc: IcrcStatus,
-}
-
-impl Roce<'_> {
-    /// The ICRC as stored (read big-endian, as Wireshark shows it), if captured.
-    pub fn stored_icrc_be(&self, frame: &[u8]) -> Option<u32> {
-        take(frame, self.icrc_offset, 4, Layer::Icrc)
-            .ok()
-            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-    }
-}
-
 /// A frame decoded as far as its bytes go.
+///
+/// Kept small (offsets into the frame, not slices) because the indexer
+/// decodes tens of millions of these a second; the accessors hand out
+/// zero-copy views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packet<'a> {
-    pub frame: &'a [u8],
-    /// Offset of the network layer (after link header and tags).
-    pub net_offset: usize,
-    pub eth: Option<EthernetSlice<'a>>,
-    pub vlans: [Option<VlanSlice<'a>>; 2],
-    /// Protocol of the network layer (EtherType), when the link layer told it.
-    pub ethertype: Option<u16>,
-    pub ip: Option<IpHeader<'a>>,
-    pub udp: Option<UdpSlice<'a>>,
-    /// Offset of the UDP header.
-    pub udp_offset: usize,
-    pub roce: Option<Roce<'a>>,
-    /// Where and why decoding stopped before the frame's announced end; `None`
-    /// when every announced byte was decoded (or the frame is simply not RoCE).
-    pub stop: Option<DecodeError>,
+    /// The frame and the offsets of its extended headers.
+    ext: ExtHeaders<'a>,
+    link: LinkLayer,
+    has_eth: bool,
+    n_vlans: u8,
+    ip: IpKind,
+    /// IPv4 header length in bytes (with options).
+    ip_len: u8,
+    roce: Option<RoceVersion>,
+    ethertype: Option<u16>,
+    net_offset: u16,
+    /// 0 when there is no UDP header.
+    udp_offset: u16,
+    bth_offset: u16,
+    payload_offset: u16,
+    payload_len: u32,
+    icrc_offset: u32,
+    icrc: IcrcStatus,
+    stop: Option<DecodeError>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IpKind {
+    None,
+    V4,
+    V6,
 }
 
 impl<'a> Packet<'a> {
-    fn empty(frame: &'a [u8]) -> Self {
+    fn empty(frame: &'a [u8], link: LinkLayer) -> Self {
         Packet {
-            frame,
-            net_offset: 0,
-            eth: None,
-            vlans: [None, None],
-            ethertype: None,
-            ip: None,
-            udp: None,
-            udp_offset: 0,
+            ext: ExtHeaders::new(frame),
+            link,
+            has_eth: false,
+            n_vlans: 0,
+            ip: IpKind::None,
+            ip_len: 0,
             roce: None,
+            ethertype: None,
+            net_offset: 0,
+            udp_offset: 0,
+            bth_offset: 0,
+            payload_offset: 0,
+            payload_len: 0,
+            icrc_offset: 0,
+            icrc: IcrcStatus::None,
             stop: None,
         }
     }
 
-    /// The ICRC verdict ("none" for frames that are not RoCE).
-    pub fn icrc(&self) -> IcrcStatus {
-        self.roce.map_or(IcrcStatus::None, |r| r.icrc)
+    /// The captured bytes.
+    #[inline]
+    pub fn frame(&self) -> &'a [u8] {
+        self.ext.frame()
     }
 
-    /// True when the frame is RoCE and the capture cut it (header-only/snaplen).
+    #[inline]
+    pub fn link(&self) -> LinkLayer {
+        self.link
+    }
+
+    #[inline]
+    pub fn eth(&self) -> Option<EthernetSlice<'a>> {
+        if self.has_eth {
+            EthernetSlice::from_slice(self.frame(), 0).ok()
+        } else {
+            None
+        }
+    }
+
+    /// 802.1Q/802.1ad tags, outermost first.
+    #[inline]
+    pub fn vlans(&self) -> impl Iterator<Item = VlanSlice<'a>> + 'a {
+        let frame = self.frame();
+        (0..usize::from(self.n_vlans))
+            .filter_map(move |i| VlanSlice::from_slice(frame, EthernetSlice::LEN + 4 * i).ok())
+    }
+
+    /// The network-layer protocol (EtherType), when the link layer tells it.
+    #[inline]
+    pub fn ethertype(&self) -> Option<u16> {
+        self.ethertype
+    }
+
+    /// Offset of the network layer (after link header and tags).
+    #[inline]
+    pub fn net_offset(&self) -> usize {
+        usize::from(self.net_offset)
+    }
+
+    #[inline]
+    pub fn ip(&self) -> Option<IpHeader<'a>> {
+        let off = self.net_offset();
+        match self.ip {
+            IpKind::None => None,
+            IpKind::V4 => self
+                .frame()
+                .get(off..off + usize::from(self.ip_len))
+                .map(|h| IpHeader::V4(Ipv4Slice::from_validated(h))),
+            IpKind::V6 => Ipv6Slice::from_slice(self.frame(), off)
+                .ok()
+                .map(IpHeader::V6),
+        }
+    }
+
+    #[inline]
+    pub fn udp(&self) -> Option<UdpSlice<'a>> {
+        match self.udp_offset {
+            0 => None,
+            off => UdpSlice::from_slice(self.frame(), usize::from(off)).ok(),
+        }
+    }
+
+    /// Offset of the UDP header (0 when absent).
+    #[inline]
+    pub fn udp_offset(&self) -> usize {
+        usize::from(self.udp_offset)
+    }
+
+    /// `Some` when the frame is RoCE and its BTH was captured.
+    #[inline]
+    pub fn roce_version(&self) -> Option<RoceVersion> {
+        self.roce
+    }
+
+    /// The GRH of a RoCEv1 frame.
+    #[inline]
+    pub fn grh(&self) -> Option<Ipv6Slice<'a>> {
+        match self.roce {
+            Some(RoceVersion::V1) => {
+                Ipv6Slice::from_slice_as(self.frame(), self.net_offset(), Layer::Grh).ok()
+            }
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub fn bth(&self) -> Option<BthSlice<'a>> {
+        self.roce?;
+        BthSlice::from_slice(self.frame(), usize::from(self.bth_offset)).ok()
+    }
+
+    /// Byte offset of the BTH in the frame.
+    #[inline]
+    pub fn bth_offset(&self) -> usize {
+        usize::from(self.bth_offset)
+    }
+
+    /// The extended headers that were decoded.
+    #[inline]
+    pub fn ext(&self) -> &ExtHeaders<'a> {
+        &self.ext
+    }
+
+    /// Byte offset of the payload (after the last extended header).
+    #[inline]
+    pub fn payload_offset(&self) -> usize {
+        usize::from(self.payload_offset)
+    }
+
+    /// The captured payload bytes (without pad and ICRC; may be cut short).
+    #[inline]
+    pub fn payload(&self) -> &'a [u8] {
+        if self.roce.is_none() {
+            return &[];
+        }
+        let start = self.payload_offset();
+        let end = self.frame().len().min(start + self.payload_len());
+        self.frame().get(start..end).unwrap_or(&[])
+    }
+
+    /// Payload length the length fields announce (without pad), even when the
+    /// capture holds less.
+    #[inline]
+    pub fn payload_len(&self) -> usize {
+        self.payload_len as usize
+    }
+
+    /// Offset of the ICRC (the end of the RoCE packet minus 4).
+    #[inline]
+    pub fn icrc_offset(&self) -> usize {
+        self.icrc_offset as usize
+    }
+
+    /// The ICRC verdict ("none" for frames that are not RoCE).
+    #[inline]
+    pub fn icrc(&self) -> IcrcStatus {
+        self.icrc
+    }
+
+    /// The ICRC as stored (read big-endian, as Wireshark shows it), if captured.
+    #[inline]
+    pub fn stored_icrc_be(&self) -> Option<u32> {
+        self.roce?;
+        take(self.frame(), self.icrc_offset(), 4, Layer::Icrc)
+            .ok()
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Where and why decoding stopped before the frame's announced end; `None`
+    /// when every announced byte was decoded (or the frame is simply not RoCE).
+    #[inline]
+    pub fn stop(&self) -> Option<DecodeError> {
+        self.stop
+    }
+
+    /// True when the capture cut the frame (header-only or snaplen).
+    #[inline]
     pub fn is_truncated(&self) -> bool {
         self.stop.is_some_and(|e| e.is_truncation())
     }
 }
 
+fn offset16(off: usize) -> u16 {
+    // Headers start within the first few hundred bytes; the caps on link
+    // headers, tags and IP options keep every offset far below 64 KiB.
+    u16::try_from(off).unwrap_or(u16::MAX)
+}
+
 /// Decode one captured frame. Never panics; stops at the first layer whose
 /// bytes are missing or invalid and records where in [`Packet::stop`].
+#[inline]
 pub fn decode<'a>(frame: &'a [u8], link: LinkLayer, cfg: &DecodeConfig) -> Packet<'a> {
-    let mut p = Packet::empty(frame);
-    if let Err(e) = decode_into(&mut p, link, cfg) {
+    let mut p = Packet::empty(frame, link);
+    if let Err(e) = decode_into(&mut p, frame, link, cfg) {
         p.stop = Some(e);
     }
     p
 }
 
-fn decode_into<'a>(
-    p: &mut Packet<'a>,
+#[inline(always)]
+fn decode_into(
+    p: &mut Packet<'_>,
+    frame: &[u8],
     link: LinkLayer,
     cfg: &DecodeConfig,
 ) -> Result<(), DecodeError> {
-    let frame = p.frame;
     let (ethertype, mut off) = match link {
         LinkLayer::Ethernet => {
             let eth = EthernetSlice::from_slice(frame, 0)?;
-            p.eth = Some(eth);
+            p.has_eth = true;
             let mut et = eth.ethertype();
             let mut off = EthernetSlice::LEN;
-            let mut tags = 0;
             while matches!(et, 0x8100 | 0x88A8 | 0x9100) {
-                if tags == 2 {
-                    return Err(DecodeError::invalid(Layer::Vlan, off, "third VLAN tag TPID", et.into()));
+                if p.n_vlans == 2 {
+                    return Err(DecodeError::invalid(
+                        Layer::Vlan,
+                        off,
+                        "third VLAN tag TPID",
+                        et.into(),
+                    ));
                 }
                 let tag = VlanSlice::from_slice(frame, off)?;
-                p.vlans[tags] = Some(tag);
-                tags += 1;
+                p.n_vlans += 1;
                 et = tag.ethertype();
                 off += VlanSlice::LEN;
             }
@@ -278,14 +444,15 @@ fn decode_into<'a>(
             None => return Err(DecodeError::truncated(Layer::Ipv4, 0, 20, 0)),
         },
     };
-    p.net_offset = off;
+    p.net_offset = offset16(off);
     p.ethertype = Some(ethertype);
 
     // Network layer: find the UDP header (v2) or the GRH (v1).
     let ip_payload_len = match ethertype {
         ETHERTYPE_IPV4 => {
             let ip = Ipv4Slice::from_slice(frame, off)?;
-            p.ip = Some(IpHeader::V4(ip));
+            p.ip = IpKind::V4;
+            p.ip_len = ip.header_len() as u8;
             if ip.protocol() != 17 || ip.more_fragments() || ip.fragment_offset() != 0 {
                 return Ok(());
             }
@@ -294,7 +461,7 @@ fn decode_into<'a>(
         }
         ETHERTYPE_IPV6 => {
             let ip = Ipv6Slice::from_slice(frame, off)?;
-            p.ip = Some(IpHeader::V6(ip));
+            p.ip = IpKind::V6;
             if ip.next_header() != 17 {
                 return Ok(());
             }
@@ -313,155 +480,168 @@ fn decode_into<'a>(
             }
             let bth_offset = off + Ipv6Slice::LEN;
             let end = bth_offset + usize::from(grh.payload_len());
-            return decode_transport(p, RoceVersion::V1, Some(grh), bth_offset, end);
+            return decode_transport(p, frame, RoceVersion::V1, off, bth_offset, end);
         }
         _ => return Ok(()),
     };
 
     let udp = UdpSlice::from_slice(frame, off)?;
-    p.udp = Some(udp);
-    p.udp_offset = off;
+    p.udp_offset = offset16(off);
     if !cfg.is_roce_port(udp.dst_port()) {
         return Ok(());
     }
     let udp_len = usize::from(udp.length());
     if udp_len < UdpSlice::LEN || udp_len > ip_payload_len {
-        return Err(DecodeError::invalid(Layer::Udp, off, "length", udp_len as u64));
+        return Err(DecodeError::invalid(
+            Layer::Udp,
+            off,
+            "length",
+            udp_len as u64,
+        ));
     }
     let end = off + udp_len;
-    decode_transport(p, RoceVersion::V2, None, off + UdpSlice::LEN, end)
+    decode_transport(p, frame, RoceVersion::V2, off, off + UdpSlice::LEN, end)
 }
 
-/// Decode BTH, extended headers, payload and ICRC. `end` is the offset just
-/// after the ICRC as the length fields announce it.
-fn decode_transport<'a>(
-    p: &mut Packet<'a>,
+/// Decode BTH, extended headers, payload and ICRC. `len_at` is the offset of
+/// the header whose length field announced `end`, the offset just after the ICRC.
+#[inline(always)]
+fn decode_transport(
+    p: &mut Packet<'_>,
+    frame: &[u8],
     version: RoceVersion,
-    grh: Option<Ipv6Slice<'a>>,
+    len_at: usize,
     bth_offset: usize,
     end: usize,
 ) -> Result<(), DecodeError> {
-    let frame = p.frame;
     const ICRC_LEN: usize = 4;
-    let min_end = bth_offset + BthSlice::LEN + ICRC_LEN;
-    if end < min_end {
-        let (layer, at) = match version {
-            RoceVersion::V1 => (Layer::Grh, p.net_offset),
-            RoceVersion::V2 => (Layer::Udp, p.udp_offset),
+    if end < bth_offset + BthSlice::LEN + ICRC_LEN {
+        let layer = match version {
+            RoceVersion::V1 => Layer::Grh,
+            RoceVersion::V2 => Layer::Udp,
         };
         let len = end.saturating_sub(bth_offset) as u64;
-        return Err(DecodeError::invalid(layer, at, "length for a BTH and ICRC", len));
+        return Err(DecodeError::invalid(
+            layer,
+            len_at,
+            "length for a BTH and ICRC",
+            len,
+        ));
     }
     let icrc_offset = end - ICRC_LEN;
     let bth = BthSlice::from_slice(frame, bth_offset)?;
-    let hdrs = bth.opcode().headers();
-    let mut roce = Roce {
-        version,
-        grh,
-        bth,
+    p.roce = Some(version);
+    p.bth_offset = offset16(bth_offset);
+    p.icrc_offset = icrc_offset as u32;
+    p.icrc = IcrcStatus::Truncated;
+    let after_headers = decode_ext(
+        frame,
+        bth.opcode().headers(),
         bth_offset,
-        ext: ExtHeaders::default(),
-        payload_offset: bth_offset + BthSlice::LEN,
-        payload: &[],
-        payload_len: 0,
         icrc_offset,
-        icrc: IcrcStatus::Truncated,
-    };
-    let result = decode_ext(frame, hdrs, &mut roce);
-    if let Err(e) = result {
-        p.roce = Some(roce);
-        return Err(e);
-    }
+        &mut p.ext,
+    )?;
+    p.payload_offset = offset16(after_headers);
 
     let pad = usize::from(bth.pad_count());
-    let after_headers = roce.payload_offset;
     let Some(payload_len) = icrc_offset.checked_sub(after_headers + pad) else {
-        p.roce = Some(roce);
-        return Err(DecodeError::invalid(Layer::Bth, bth_offset, "pad count for packet length", pad as u64));
+        return Err(DecodeError::invalid(
+            Layer::Bth,
+            bth_offset,
+            "pad count for packet length",
+            pad as u64,
+        ));
     };
-    roce.payload_len = payload_len;
-    let captured_end = frame.len().min(after_headers + payload_len);
-    roce.payload = frame.get(after_headers..captured_end).unwrap_or(&[]);
+    p.payload_len = payload_len as u32;
 
     if frame.len() < end {
-        roce.icrc = IcrcStatus::Truncated;
-        p.roce = Some(roce);
-        let (layer, at, need) = if frame.len() < after_headers + payload_len {
+        let (layer, at, need) = if frame.len() < icrc_offset {
             (Layer::Payload, after_headers, payload_len + pad + ICRC_LEN)
         } else {
             (Layer::Icrc, icrc_offset, ICRC_LEN)
         };
-        return Err(DecodeError::truncated(layer, at, need, frame.len().saturating_sub(at)));
+        return Err(DecodeError::truncated(
+            layer,
+            at,
+            need,
+            frame.len().saturating_sub(at),
+        ));
     }
 
     let transport = frame.get(bth_offset..icrc_offset).unwrap_or(&[]);
-    let computed = match (version, grh, p.ip, p.udp) {
-        (RoceVersion::V1, Some(g), _, _) => icrc_v1(g.as_bytes(), transport),
-        (RoceVersion::V2, _, Some(ip), Some(udp)) => icrc_v2(ip.as_bytes(), udp.as_bytes(), transport),
-        _ => 0,
+    let net = frame.get(p.net_offset()..).unwrap_or(&[]);
+    let computed = match version {
+        RoceVersion::V1 => icrc_v1(net.get(..Ipv6Slice::LEN).unwrap_or(&[]), transport),
+        RoceVersion::V2 => {
+            let ip_len = p.udp_offset().saturating_sub(p.net_offset());
+            let udp = frame
+                .get(p.udp_offset()..p.udp_offset() + UdpSlice::LEN)
+                .unwrap_or(&[]);
+            icrc_v2(net.get(..ip_len).unwrap_or(&[]), udp, transport)
+        }
     };
     let stored = frame
         .get(icrc_offset..end)
         .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    roce.icrc = if stored == computed {
+    p.icrc = if stored == computed {
         IcrcStatus::Ok
     } else {
         IcrcStatus::Bad { stored, computed }
     };
-    p.roce = Some(roce);
     Ok(())
 }
 
-/// Walk the opcode's extended headers in wire order.
-fn decode_ext<'a>(frame: &'a [u8], hdrs: Headers, roce: &mut Roce<'a>) -> Result<(), DecodeError> {
-    let limit = roce.icrc_offset;
-    let mut off = roce.payload_offset;
-
-    // Each header must be captured and must also fit before the ICRC.
+/// Walk the opcode's extended headers in wire order; returns the payload offset.
+#[inline(always)]
+fn decode_ext(
+    frame: &[u8],
+    hdrs: Headers,
+    bth_offset: usize,
+    icrc_offset: usize,
+    ext: &mut ExtHeaders<'_>,
+) -> Result<usize, DecodeError> {
+    let mut off = bth_offset + BthSlice::LEN;
+    if hdrs == Headers::NONE {
+        return Ok(off);
+    }
+    // Each header must fit before the ICRC (length fields) and be captured.
     macro_rules! next {
-        ($flag:expr, $ty:ident, $field:ident) => {
+        ($flag:expr, $len:expr, $layer:expr, $kind:ident) => {
             if hdrs.contains($flag) {
-                if off + $ty::LEN > limit {
+                if off + $len > icrc_offset {
                     return Err(DecodeError::invalid(
-                        layer_of_flag($flag),
+                        $layer,
                         off,
                         "packet length for this opcode's headers",
-                        (limit + 4 - roce.bth_offset) as u64,
+                        (icrc_offset + 4 - bth_offset) as u64,
                     ));
                 }
-                let view = $ty::from_slice(frame, off)?;
-                roce.ext.$field = Some(view);
-                off += $ty::LEN;
-                roce.payload_offset = off;
+                take(frame, off, $len, $layer)?;
+                ext.set(ExtKind::$kind, off);
+                off += $len;
             }
         };
     }
-    next!(Headers::RDETH, RdethSlice, rdeth);
-    next!(Headers::DETH, DethSlice, deth);
-    next!(Headers::XRCETH, XrcEthSlice, xrceth);
-    next!(Headers::FETH, FethSlice, feth);
-    next!(Headers::RETH, RethSlice, reth);
-    next!(Headers::ATOMICETH, AtomicEthSlice, atomic_eth);
-    next!(Headers::AETH, AethSlice, aeth);
-    next!(Headers::ATOMICACKETH, AtomicAckEthSlice, atomic_ack_eth);
-    next!(Headers::IMMDT, ImmDtSlice, immdt);
-    next!(Headers::IETH, IethSlice, ieth);
-    next!(Headers::CNP, CnpSlice, cnp);
-    Ok(())
-}
-
-fn layer_of_flag(flag: Headers) -> Layer {
-    match flag {
-        Headers::RDETH => Layer::Rdeth,
-        Headers::DETH => Layer::Deth,
-        Headers::XRCETH => Layer::Xrceth,
-        Headers::FETH => Layer::Feth,
-        Headers::RETH => Layer::Reth,
-        Headers::ATOMICETH => Layer::AtomicEth,
-        Headers::AETH => Layer::Aeth,
-        Headers::ATOMICACKETH => Layer::AtomicAckEth,
-        Headers::IMMDT => Layer::ImmDt,
-        Headers::IETH => Layer::Ieth,
-        _ => Layer::Cnp,
-    }
+    next!(Headers::RDETH, RdethSlice::LEN, Layer::Rdeth, Rdeth);
+    next!(Headers::DETH, DethSlice::LEN, Layer::Deth, Deth);
+    next!(Headers::XRCETH, XrcEthSlice::LEN, Layer::Xrceth, Xrceth);
+    next!(Headers::FETH, FethSlice::LEN, Layer::Feth, Feth);
+    next!(Headers::RETH, RethSlice::LEN, Layer::Reth, Reth);
+    next!(
+        Headers::ATOMICETH,
+        AtomicEthSlice::LEN,
+        Layer::AtomicEth,
+        AtomicEth
+    );
+    next!(Headers::AETH, AethSlice::LEN, Layer::Aeth, Aeth);
+    next!(
+        Headers::ATOMICACKETH,
+        AtomicAckEthSlice::LEN,
+        Layer::AtomicAckEth,
+        AtomicAckEth
+    );
+    next!(Headers::IMMDT, ImmDtSlice::LEN, Layer::ImmDt, ImmDt);
+    next!(Headers::IETH, IethSlice::LEN, Layer::Ieth, Ieth);
+    next!(Headers::CNP, CnpSlice::LEN, Layer::Cnp, Cnp);
+    Ok(off)
 }

@@ -13,7 +13,10 @@ fn captures_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipped: {} is absent (it sits beside the checkout in CI)", dir.display());
+        eprintln!(
+            "skipped: {} is absent (it sits beside the checkout in CI)",
+            dir.display()
+        );
         None
     }
 }
@@ -70,7 +73,10 @@ fn rxe_capture_matches_tshark_field_by_field() {
                 continue;
             }
             if want.is_empty() {
-                assert!(!got.contains_key(name), "frame {n}: {name} should be absent");
+                assert!(
+                    !got.contains_key(name),
+                    "frame {n}: {name} should be absent"
+                );
             } else {
                 assert_eq!(got.get(name), Some(&parse_num(want)), "frame {n}: {name}");
                 checked += 1;
@@ -87,7 +93,7 @@ fn rxe_capture_icrcs_all_verify() {
     for (i, frame) in pcap_frames(&bytes).into_iter().enumerate() {
         let p = decode(frame, LinkLayer::Ethernet, &DecodeConfig::default());
         assert_eq!(p.icrc(), IcrcStatus::Ok, "frame {}: {}", i + 1, p.summary());
-        assert_eq!(p.stop, None, "frame {}", i + 1);
+        assert_eq!(p.stop(), None, "frame {}", i + 1);
     }
 }
 
@@ -97,12 +103,11 @@ fn read_response_span_reuses_psns_and_carries_payload() {
     let bytes = std::fs::read(dir.join("rxe-write-read.pcap")).unwrap();
     let frames = pcap_frames(&bytes);
     let p = decode(frames[6], LinkLayer::Ethernet, &DecodeConfig::default());
-    let r = p.roce.unwrap();
-    assert_eq!(r.payload_len, 1024);
-    assert_eq!(r.payload.len(), 1024);
-    let write = decode(frames[3], LinkLayer::Ethernet, &DecodeConfig::default()).roce.unwrap();
-    assert_eq!(write.payload_len, 18);
-    assert_eq!(write.bth.pad_count(), 2);
+    assert_eq!(p.payload_len(), 1024);
+    assert_eq!(p.payload().len(), 1024);
+    let write = decode(frames[3], LinkLayer::Ethernet, &DecodeConfig::default());
+    assert_eq!(write.payload_len(), 18);
+    assert_eq!(write.bth().unwrap().pad_count(), 2);
 }
 
 #[test]
@@ -112,17 +117,17 @@ fn cx4lx_cnp_is_recognised_with_valid_icrc() {
     let frames = pcap_frames(&bytes);
     assert_eq!(frames.len(), 1);
     let p = decode(frames[0], LinkLayer::Ethernet, &DecodeConfig::default());
-    let r = p.roce.unwrap();
-    assert_eq!(r.bth.opcode().kind(), OpcodeKind::Cnp);
-    assert!(r.bth.becn());
-    assert_eq!(r.bth.dest_qp(), 0x118);
-    assert_eq!(r.bth.psn(), 0);
-    assert_eq!(r.ext.cnp.unwrap().reserved_nonzero(), 0);
-    assert_eq!(r.icrc, IcrcStatus::Ok);
-    assert_eq!(r.stored_icrc_be(frames[0]), Some(0x82fd002a));
-    assert_eq!(p.udp.unwrap().src_port(), 0);
-    assert_eq!(p.ip.unwrap().dscp(), 48);
-    assert_eq!(p.ip.unwrap().ecn(), 0b10);
+    let bth = p.bth().unwrap();
+    assert_eq!(bth.opcode().kind(), OpcodeKind::Cnp);
+    assert!(bth.becn());
+    assert_eq!(bth.dest_qp(), 0x118);
+    assert_eq!(bth.psn(), 0);
+    assert_eq!(p.ext().cnp().unwrap().reserved_nonzero(), 0);
+    assert_eq!(p.icrc(), IcrcStatus::Ok);
+    assert_eq!(p.stored_icrc_be(), Some(0x82fd002a));
+    assert_eq!(p.udp().unwrap().src_port(), 0);
+    assert_eq!(p.ip().unwrap().dscp(), 48);
+    assert_eq!(p.ip().unwrap().ecn(), 0b10);
     let s = p.summary().to_string();
     assert!(s.contains("CNP QP=0x000118") && s.contains("BECN"), "{s}");
 }

@@ -1,0 +1,279 @@
+//! Frames built by rocescope's builders, read back by real tshark: every
+//! field tshark knows must hold the value rocescope decodes (and built).
+//! Skipped where tshark is not installed, unless ROCESCOPE_REQUIRE_TSHARK is
+//! set (as in .ci/run), where its absence fails the test.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::process::Command;
+
+use rocescope_decoders::*;
+
+/// tshark field name -> how it prints that field.
+const FIELDS: &[&str] = &[
+    "frame.number",
+    "infiniband.bth.opcode",
+    "infiniband.bth.se",
+    "infiniband.bth.m",
+    "infiniband.bth.padcnt",
+    "infiniband.bth.tver",
+    "infiniband.bth.p_key",
+    "infiniband.bth.destqp",
+    "infiniband.bth.a",
+    "infiniband.bth.psn",
+    "infiniband.reth.va",
+    "infiniband.reth.r_key",
+    "infiniband.reth.dmalen",
+    "infiniband.aeth.syndrome",
+    "infiniband.aeth.msn",
+    "infiniband.deth.q_key",
+    "infiniband.deth.srcqp",
+    "infiniband.atomiceth.swapdt",
+    "infiniband.atomiceth.cmpdt",
+    "infiniband.atomicacketh.origremdt",
+    "infiniband.immdt",
+    "infiniband.ieth",
+    "infiniband.rdeth.eecnxt",
+    "infiniband.invariant.crc",
+    "udp.srcport",
+    "ip.dsfield.ecn",
+    "ip.src",
+    "infiniband.grh.flowlabel",
+    "infiniband.grh.paylen",
+    "infiniband.grh.hoplmt",
+];
+
+/// Opcodes tshark 4.0 decodes with their extended headers right. It predates
+/// FLUSH/ATOMIC WRITE, labels CNP 0x81 "Unknown", has no XRC, and reads the
+/// RD RDETH 8 bytes too late (BTH+8 instead of BTH+0; IBTA order is
+/// BTH, RDETH, DETH). Those are compared on the BTH alone.
+fn tshark_knows_ext(op: u8) -> bool {
+    !matches!(op, 0x1C | 0x1D | 0x81) && !matches!(op & 0xE0, 0x40 | 0xA0)
+}
+
+fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&4u16.to_le_bytes());
+    out.extend_from_slice(&[0; 8]);
+    out.extend_from_slice(&65535u32.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes());
+    for (i, f) in frames.iter().enumerate() {
+        out.extend_from_slice(&(i as u32).to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(f);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+fn tshark_available() -> bool {
+    let ok = Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var_os("ROCESCOPE_REQUIRE_TSHARK").is_some() {
+            panic!("tshark is required here (ROCESCOPE_REQUIRE_TSHARK is set) but not installed");
+        }
+        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
+    }
+    ok
+}
+
+fn parse_tshark(v: &str) -> u64 {
+    if let Some(h) = v.strip_prefix("0x") {
+        u64::from_str_radix(h, 16).unwrap()
+    } else if v == "True" {
+        1
+    } else if v == "False" {
+        0
+    } else {
+        v.parse()
+            .unwrap_or_else(|_| u64::from_str_radix(v, 16).unwrap())
+    }
+}
+
+fn builders() -> Vec<PacketBuilder> {
+    let mut out = Vec::new();
+    let mut seed = 0x1234_5678_9abc_def0u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for op in 0..=255u8 {
+        if matches!(Opcode(op).kind(), OpcodeKind::Unknown(_)) {
+            continue;
+        }
+        for flavour in 0..3 {
+            let mut b = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 1],
+                [10, 0, 0, 2],
+                Opcode(op),
+                rnd() as u32 & 0xFF_FFFF,
+                rnd() as u32 & 0xFF_FFFF,
+            );
+            b.bth.solicited = rnd() & 1 == 1;
+            b.bth.mig_req = rnd() & 1 == 1;
+            b.bth.pkey = rnd() as u16;
+            b.udp_src_port = rnd() as u16;
+            b.ext.reth = Reth {
+                va: rnd(),
+                rkey: rnd() as u32,
+                dma_len: rnd() as u32,
+            };
+            b.ext.aeth = Aeth {
+                syndrome: [0x1F, 0x60, 0x61, 0x2E][flavour],
+                msn: rnd() as u32 & 0xFF_FFFF,
+            };
+            b.ext.deth = Deth {
+                qkey: rnd() as u32,
+                src_qp: rnd() as u32 & 0xFF_FFFF,
+            };
+            b.ext.atomic_eth = AtomicEth {
+                va: rnd(),
+                rkey: rnd() as u32,
+                swap_add: rnd(),
+                compare: rnd(),
+            };
+            b.ext.atomic_ack_orig = rnd();
+            b.ext.immdt = rnd() as u32;
+            b.ext.ieth_rkey = rnd() as u32;
+            b.ext.rdeth_ee_context = rnd() as u32 & 0xFF_FFFF;
+            match flavour {
+                1 => {
+                    b.vlans = vec![42];
+                    b.net = NetHeader::Ipv6 {
+                        src: [0xfd; 16],
+                        dst: [0xfe; 16],
+                        traffic_class: 0x02,
+                        flow_label: 0x12345,
+                        hop_limit: 64,
+                    };
+                }
+                2 => {
+                    b.version = RoceVersion::V1;
+                    b.net = NetHeader::Ipv6 {
+                        src: [0xfe; 16],
+                        dst: [0xfd; 16],
+                        traffic_class: 0,
+                        flow_label: 0x54321,
+                        hop_limit: 1,
+                    };
+                }
+                _ => {}
+            }
+            out.push(b);
+        }
+    }
+    out
+}
+
+#[test]
+fn tshark_reads_every_builder_frame_with_our_values() {
+    if !tshark_available() {
+        return;
+    }
+    let builders = builders();
+    let frames: Vec<Vec<u8>> = builders
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let payload: Vec<u8> = if Opcode(b.bth.opcode).is_cnp() {
+                vec![]
+            } else {
+                (0..(i % 23) as u8).collect()
+            };
+            b.build(&payload)
+        })
+        .collect();
+    let dir = std::env::temp_dir().join(format!("rocescope-interop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("built.pcap");
+    write_pcap(&path, &frames);
+
+    let mut cmd = Command::new("tshark");
+    cmd.arg("-n").arg("-r").arg(&path).args([
+        "-T",
+        "fields",
+        "-E",
+        "separator=\t",
+        "-E",
+        "occurrence=f",
+    ]);
+    for f in FIELDS {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), frames.len(), "tshark frame count");
+
+    let mut compared = 0;
+    for (line, (frame, b)) in lines.iter().zip(frames.iter().zip(&builders)) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let p = decode(frame, LinkLayer::Ethernet, &DecodeConfig::default());
+        assert_eq!(p.icrc(), IcrcStatus::Ok);
+        let mut ours: HashMap<&str, u64> = HashMap::new();
+        p.for_each_field(&mut |f| {
+            if let Some(v) = f.value.as_u64() {
+                ours.entry(f.name).or_insert(v);
+            }
+        });
+        let op = b.bth.opcode;
+        for (name, theirs) in FIELDS.iter().zip(&cols).skip(1) {
+            if theirs.is_empty() || *name == "ip.src" {
+                continue;
+            }
+            let ext_field = !name.starts_with("infiniband.bth")
+                && !name.starts_with("infiniband.grh")
+                && name.starts_with("infiniband.")
+                && *name != "infiniband.invariant.crc";
+            if ext_field && !tshark_knows_ext(op) {
+                continue;
+            }
+            // FT_BYTES fields print as bare hex.
+            let want = if matches!(*name, "infiniband.immdt" | "infiniband.ieth") {
+                u64::from_str_radix(theirs, 16).unwrap()
+            } else {
+                parse_tshark(theirs)
+            };
+            assert_eq!(
+                ours.get(name).copied(),
+                Some(want),
+                "opcode 0x{op:02x} field {name}: tshark says {theirs}; line {line}"
+            );
+            compared += 1;
+        }
+        // Fields tshark shows must be the ones we decode, and vice versa for
+        // the extended headers of opcodes it knows.
+        if tshark_knows_ext(op) {
+            for name in [
+                "infiniband.reth.va",
+                "infiniband.aeth.msn",
+                "infiniband.deth.srcqp",
+                "infiniband.atomiceth.swapdt",
+                "infiniband.atomicacketh.origremdt",
+                "infiniband.rdeth.eecnxt",
+            ] {
+                let i = FIELDS.iter().position(|f| *f == name).unwrap();
+                assert_eq!(
+                    !cols[i].is_empty(),
+                    ours.contains_key(name),
+                    "opcode 0x{op:02x}: {name} presence differs: {line}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(compared > 2000, "only {compared} values compared");
+}
