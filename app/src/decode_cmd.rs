@@ -1,0 +1,180 @@
+//! `rocescope decode`: one record per frame, text (tshark-like) or JSONL
+//! (Wireshark field names, integer values).
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::Context;
+use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, decode};
+use rocescope_replay::{CaptureError, CaptureReader, TimeBase};
+
+/// A small RC WRITE/READ exchange with one loss and its Go-Back-N recovery,
+/// made by rocescope's own builders (see assets/captures/README.md).
+const SAMPLE: &[u8] = include_bytes!("../../assets/captures/sample-write-read.pcap");
+
+/// What `cargo run --release` shows until the workbench lands: the bundled
+/// sample decoded, and how to go on.
+pub fn tour() -> anyhow::Result<()> {
+    let out = io::stdout();
+    let mut out = BufWriter::new(out.lock());
+    writeln!(
+        out,
+        "rocescope {} - decoding the bundled sample capture (RC WRITE + READ, one lost packet):\n",
+        env!("CARGO_PKG_VERSION")
+    )?;
+    let reader = CaptureReader::new(SAMPLE).context("bundled sample capture")?;
+    decode_stream(
+        reader,
+        "bundled sample",
+        false,
+        &DecodeConfig::default(),
+        &mut out,
+    )?;
+    writeln!(
+        out,
+        "\nNext: rocescope decode FILE [--format jsonl]   (rocescope --help for more)"
+    )?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn run(file: &Path, jsonl: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+    let reader = match CaptureReader::open(file) {
+        Ok(r) => r,
+        // The open error already names the path; the others say where in it.
+        Err(e @ CaptureError::Open { .. }) => return Err(e.into()),
+        Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
+    };
+    let cfg = DecodeConfig {
+        extra_roce_ports: roce_ports,
+    };
+    let out = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, out.lock());
+    decode_stream(reader, &file.display().to_string(), jsonl, &cfg, &mut out)?;
+    out.flush()?;
+    Ok(())
+}
+
+fn decode_stream<R: io::Read>(
+    mut reader: CaptureReader<R>,
+    name: &str,
+    jsonl: bool,
+    cfg: &DecodeConfig,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    let mut first_ts_ns: Option<u64> = None;
+    let mut unknown_links = 0u64;
+    loop {
+        // The reader decides the time base by looking ahead when it opens.
+        let ordinal = reader.time_base() == TimeBase::Ordinal;
+        let Some(frame) = reader
+            .next_frame()
+            .with_context(|| format!("reading {name}"))?
+        else {
+            break;
+        };
+        let Some(link) = LinkLayer::from_linktype(frame.linktype.0) else {
+            unknown_links += 1;
+            if jsonl {
+                writeln!(
+                    out,
+                    "{{\"frame\":{},\"icrc\":\"none\",\"rocescope.stop\":\"link type {} not decoded\"}}",
+                    frame.index + 1,
+                    frame.linktype.0
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{:>7} link type {} ({}) not decoded",
+                    frame.index + 1,
+                    frame.linktype.0,
+                    frame.linktype.name()
+                )?;
+            }
+            continue;
+        };
+        let p = decode(frame.data, link, cfg);
+        let number = frame.index + 1;
+        if jsonl {
+            write_jsonl(out, number, frame.ts_ns, ordinal, frame.origlen, &p)?;
+        } else {
+            let t0 = *first_ts_ns.get_or_insert(frame.ts_ns);
+            if ordinal {
+                write!(out, "{number:>7} {:>16} ", format!("#{}", frame.ts_ns))?;
+            } else {
+                let rel = frame.ts_ns.saturating_sub(t0);
+                write!(
+                    out,
+                    "{number:>7} {:>6}.{:09} ",
+                    rel / 1_000_000_000,
+                    rel % 1_000_000_000
+                )?;
+            }
+            writeln!(out, "{}", p.summary())?;
+        }
+    }
+    for w in reader.warnings() {
+        eprintln!(
+            "rocescope: warning: {name}: {} (at byte {})",
+            w.message, w.offset
+        );
+    }
+    if unknown_links > 0 {
+        eprintln!(
+            "rocescope: warning: {name}: {unknown_links} frames of link types rocescope does not decode"
+        );
+    }
+    Ok(())
+}
+
+fn write_jsonl(
+    out: &mut impl Write,
+    number: u64,
+    ts_ns: u64,
+    ordinal: bool,
+    origlen: u32,
+    p: &Packet<'_>,
+) -> io::Result<()> {
+    write!(out, "{{\"frame\":{number}")?;
+    if ordinal {
+        write!(out, ",\"ordinal\":{ts_ns}")?;
+    } else {
+        write!(out, ",\"ts_ns\":{ts_ns}")?;
+    }
+    write!(
+        out,
+        ",\"frame.len\":{origlen},\"frame.cap_len\":{}",
+        p.frame().len()
+    )?;
+    let mut seen: Vec<&'static str> = Vec::with_capacity(64);
+    let mut err = Ok(());
+    p.for_each_field(&mut |f| {
+        if f.depth == 0 || seen.contains(&f.name) || err.is_err() {
+            return;
+        }
+        seen.push(f.name);
+        err = match f.value {
+            FieldValue::U64(v) => write!(out, ",\"{}\":{v}", f.name),
+            FieldValue::Bool(b) => write!(out, ",\"{}\":{}", f.name, u8::from(b)),
+            FieldValue::Ipv4(a) => {
+                write!(out, ",\"{}\":\"{}\"", f.name, std::net::Ipv4Addr::from(a))
+            }
+            FieldValue::Ipv6(a) => {
+                write!(out, ",\"{}\":\"{}\"", f.name, std::net::Ipv6Addr::from(a))
+            }
+            FieldValue::Mac(m) => write!(
+                out,
+                ",\"{}\":\"{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}\"",
+                f.name, m[0], m[1], m[2], m[3], m[4], m[5]
+            ),
+            FieldValue::Bytes(_) => Ok(()),
+        };
+    });
+    err?;
+    write!(out, ",\"icrc\":\"{}\"", p.icrc().as_str())?;
+    if let Some(stop) = p.stop() {
+        write!(out, ",\"rocescope.stop\":")?;
+        serde_json::to_writer(&mut *out, &stop.to_string()).map_err(io::Error::other)?;
+    }
+    writeln!(out, "}}")
+}

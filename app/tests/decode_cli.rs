@@ -1,0 +1,126 @@
+//! The real `rocescope` binary on real files: outputs, exit codes, bad input.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rocescope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rocescope-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn no_arguments_decodes_the_bundled_sample() {
+    let out = rocescope(&[]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text.lines().filter(|l| l.contains("RoCEv2")).count(),
+        15,
+        "{text}"
+    );
+    assert!(text.contains("NAK (PSN sequence error)"));
+    assert!(text.contains("CNP QP=0x000011"));
+    assert!(!text.contains("BAD"), "{text}");
+}
+
+#[test]
+fn jsonl_has_one_object_per_frame_with_integer_fields() {
+    let out = rocescope(&["decode", sample().to_str().unwrap(), "--format", "jsonl"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 15);
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row["frame"], i + 1);
+        assert_eq!(row["icrc"], "ok");
+        assert!(row["infiniband.bth.psn"].is_u64());
+    }
+    assert_eq!(rows[0]["infiniband.reth.dmalen"], 4096);
+    assert_eq!(rows[0]["infiniband.bth.a"], 1);
+    assert_eq!(rows[3]["infiniband.aeth.syndrome"], 0x60);
+    assert_eq!(rows[14]["infiniband.bth.opcode"], 0x81);
+    assert_eq!(rows[14]["infiniband.bth.becn"], 1);
+}
+
+#[test]
+fn shared_capture_decodes_with_tshark_values() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/captures/rxe-write-read.pcap");
+    if !path.exists() {
+        eprintln!("skipped: {} is absent", path.display());
+        return;
+    }
+    let out = rocescope(&["decode", path.to_str().unwrap(), "--format", "jsonl"]);
+    assert!(out.status.success());
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 12);
+    assert_eq!(rows[3]["infiniband.bth.psn"], 9209053);
+    assert_eq!(rows[3]["infiniband.bth.destqp"], 17);
+    assert_eq!(rows[3]["infiniband.reth.va"], 0x0000_aaab_09dd_5000u64);
+    assert_eq!(rows[0]["infiniband.deth.srcqp"], 1);
+    assert!(rows.iter().all(|r| r["icrc"] == "ok"));
+}
+
+#[test]
+fn a_cut_file_keeps_every_whole_frame_and_warns_with_the_offset() {
+    let bytes = std::fs::read(sample()).unwrap();
+    let cut = tmp("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
+    let out = rocescope(&["decode", cut.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 14, "{text}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("warning") && err.contains("byte"), "{err}");
+}
+
+#[test]
+fn a_file_that_is_not_a_capture_fails_in_one_line() {
+    let junk = tmp("junk.pcap");
+    std::fs::write(&junk, b"this is not a capture at all, just text\n").unwrap();
+    let out = rocescope(&["decode", junk.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("rocescope:"), "{err}");
+    let missing = rocescope(&["decode", "/nonexistent/x.pcap"]);
+    assert!(!missing.status.success());
+    assert!(
+        String::from_utf8(missing.stderr)
+            .unwrap()
+            .contains("/nonexistent/x.pcap")
+    );
+}
+
+#[test]
+fn extra_roce_port() {
+    let out = rocescope(&[
+        "decode",
+        sample().to_str().unwrap(),
+        "--roce-port",
+        "4792",
+        "--format",
+        "text",
+    ]);
+    assert!(out.status.success());
+}
