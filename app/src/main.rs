@@ -1,6 +1,7 @@
 //! `rocescope`: the observability and debugging workbench for RoCE.
 
 mod decode_cmd;
+mod info_cmd;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -19,6 +20,20 @@ struct Cli {
 enum Command {
     /// Decode every frame of a capture (classic pcap or pcapng), in frame order.
     Decode(DecodeArgs),
+    /// Index a capture as the workbench does and summarise it.
+    Info(InfoArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct InfoArgs {
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump).
+    file: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Extra UDP destination port to decode as RoCEv2; repeatable.
+    #[arg(long = "roce-port", value_name = "N")]
+    roce_ports: Vec<u16>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -45,6 +60,7 @@ fn main() -> ExitCode {
         Some(Command::Decode(args)) => {
             decode_cmd::run(&args.file, args.format == Format::Jsonl, args.roce_ports)
         }
+        Some(Command::Info(args)) => info_cmd::run(&args.file, args.json, args.roce_ports),
         None => decode_cmd::tour(),
     };
     match result {

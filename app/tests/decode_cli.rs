@@ -124,3 +124,74 @@ fn extra_roce_port() {
     ]);
     assert!(out.status.success());
 }
+
+#[test]
+fn info_summarises_through_the_store() {
+    let out = rocescope(&["info", sample().to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["packets"], 15);
+    assert_eq!(v["roce_packets"], 15);
+    assert_eq!(v["conversations"], 2);
+    assert_eq!(v["icrc_errors"], 0);
+    assert_eq!(v["time_base"], "ns");
+    assert_eq!(v["span_ns"], 21_400);
+    assert!(v["indexing_rate_pps"].as_f64().unwrap() > 0.0);
+
+    let text = rocescope(&["info", sample().to_str().unwrap()]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("packets         15"), "{text}");
+    assert!(text.contains("10.0.0.1 > 10.0.0.2 QP 0x000012"), "{text}");
+
+    let junk = tmp("info-junk.pcap");
+    std::fs::write(&junk, b"\x00\x01\x02\x03 not a capture").unwrap();
+    let bad = rocescope(&["info", junk.to_str().unwrap()]);
+    assert!(!bad.status.success());
+    assert_eq!(
+        String::from_utf8(bad.stderr)
+            .unwrap()
+            .trim()
+            .lines()
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn the_cards_converted_pcap_shows_ordinal_time() {
+    // ts_sec = packet index, ts_usec = 0, snaplen 65535, Ethernet: what the
+    // BALBOA host tool writes.
+    let mut out = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for i in 0..5u32 {
+        let f = rocescope_decoders::PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            rocescope_decoders::Opcode::RC_WRITE_ONLY,
+            7,
+            i,
+        )
+        .build(&[0; 8]);
+        for v in [i, 0, f.len() as u32, f.len() as u32] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&f);
+    }
+    let path = tmp("converted.pcap");
+    std::fs::write(&path, out).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&rocescope(&["info", path.to_str().unwrap(), "--json"]).stdout)
+            .unwrap();
+    assert_eq!(v["time_base"], "ordinal");
+    assert!(v["span_ns"].is_null());
+    let text = String::from_utf8(rocescope(&["info", path.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("ordinal"), "{text}");
+    let decoded = String::from_utf8(rocescope(&["decode", path.to_str().unwrap()]).stdout).unwrap();
+    assert!(decoded.lines().nth(2).unwrap().contains("#2"), "{decoded}");
+}

@@ -1,11 +1,27 @@
-//! Capture formats for rocescope.
+//! Capture formats, the indexed store and the playback clock of rocescope.
 //!
-//! [`capture`] reads classic pcap and pcapng files frame by frame without
-//! copying packet bytes, so `rocescope decode` and the indexed store share one
-//! reader that never panics on bad input and reports cut files as warnings.
+//! [`capture`] reads classic pcap, pcapng and (through [`sniffer`]) the
+//! BALBOA card's own text and raw slot dumps, recognised by content, frame
+//! by frame without copying packet bytes; it never panics on bad input and
+//! reports cut files as warnings. [`store`] indexes any of them into 32-byte
+//! rows on a background thread, and [`clock`] replays a store like a live
+//! feed.
+//!
+//! [`record`] defines [`Record`], the unit every source (file, live link,
+//! simulator) produces; [`pcapng_writer`] records them as pcapng that
+//! Wireshark opens, and [`CaptureReader::next_item`] reads them back.
 
 pub mod capture;
+pub mod clock;
+pub mod pcapng_writer;
+pub mod record;
+pub mod sniffer;
+pub mod store;
 
 pub use capture::{
-    CaptureError, CaptureFormat, CaptureFrame, CaptureReader, CaptureWarning, LinkType, TimeBase,
+    CaptureError, CaptureFormat, CaptureFrame, CaptureItem, CaptureReader, CaptureWarning,
+    LinkType, TimeBase,
 };
+pub use pcapng_writer::PcapngWriter;
+pub use record::{Direction, Record, RecordError, SkippedRecords};
+pub use sniffer::{SnifferFilter, SnifferReader};

@@ -35,6 +35,8 @@ use std::path::Path;
 
 pub use error::CaptureError;
 
+use crate::record::{Direction, Record, SkippedRecords};
+
 use input::Start;
 
 /// Default read buffer: large enough that refills are rare and every legal
@@ -95,7 +97,8 @@ impl fmt::Display for LinkType {
     }
 }
 
-/// The container format, as recognised from the magic number.
+/// The container format, as recognised from the magic number (or, for
+/// the BALBOA sniffer dumps, from the content).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CaptureFormat {
     /// Classic libpcap format.
@@ -107,6 +110,11 @@ pub enum CaptureFormat {
     },
     /// pcapng; byte order and time resolution vary per section / interface.
     Pcapng,
+    /// The BALBOA card's sniffer text dump (`capture.txt`), read by
+    /// [`crate::sniffer`]; ordinal time.
+    SnifferText,
+    /// The BALBOA card's sniffer slots as raw bytes; ordinal time.
+    SnifferRaw,
 }
 
 impl fmt::Display for CaptureFormat {
@@ -123,6 +131,8 @@ impl fmt::Display for CaptureFormat {
                 }
             ),
             Self::Pcapng => f.write_str("pcapng"),
+            Self::SnifferText => f.write_str("BALBOA sniffer text dump"),
+            Self::SnifferRaw => f.write_str("BALBOA sniffer raw slot dump"),
         }
     }
 }
@@ -158,8 +168,42 @@ pub struct CaptureFrame<'a> {
     pub interface: u32,
     /// Byte offset of `data[0]` in the file, for indexing and hex views.
     pub file_offset: u64,
+    /// The card port, when the interface is a rocescope recording's
+    /// (port, direction) interface; `None` otherwise.
+    pub port: Option<u8>,
+    /// Rx or Tx when known: from the pcapng `epb_flags`, else from the
+    /// rocescope interface's direction.
+    pub direction: Option<Direction>,
     /// The captured bytes.
     pub data: &'a [u8],
+}
+
+impl CaptureFrame<'_> {
+    /// The frame as an owned [`Record::Frame`] (copies the bytes). Frames
+    /// of files that do not name a port get their interface id as port
+    /// (255 for ids above).
+    pub fn to_record(&self) -> Record {
+        Record::Frame {
+            ts_ns: self.ts_ns,
+            port: self
+                .port
+                .unwrap_or_else(|| u8::try_from(self.interface).unwrap_or(u8::MAX)),
+            direction: self.direction,
+            orig_len: self.origlen,
+            data: self.data.to_vec(),
+        }
+    }
+}
+
+/// What [`CaptureReader::next_item`] returns: a frame, lent from the
+/// reader's buffer, or another record of a rocescope recording.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureItem<'a> {
+    /// A captured frame.
+    Frame(CaptureFrame<'a>),
+    /// A non-frame record: a rocescope custom block, or an Interface
+    /// Statistics Block's drop count as [`Record::Drops`].
+    Record(Record),
 }
 
 /// Something odd that did not stop reading, e.g. a file cut mid-record.
@@ -182,6 +226,7 @@ impl fmt::Display for CaptureWarning {
 struct Shared {
     warnings: Vec<CaptureWarning>,
     suppressed: u64,
+    skipped: SkippedRecords,
     next_index: u64,
     /// Offset of the record or block being read, for the closing warning.
     at: u64,
@@ -212,6 +257,25 @@ impl Shared {
 enum Inner<R: Read> {
     Pcap(pcap::PcapState<R>),
     Pcapng(pcapng::NgState<R>),
+    Sniffer(Box<SnifferState<R>>),
+}
+
+/// A sniffer dump behind the bytes read to detect it.
+type SnifferState<R> = crate::sniffer::SnifferReader<crate::sniffer::Prefixed<R>>;
+
+/// Opens a detected sniffer dump.
+fn sniffer_inner<R: Read>(
+    kind: crate::sniffer::DumpKind,
+    prefix: Vec<u8>,
+    reader: R,
+    name: String,
+) -> Result<(CaptureFormat, Inner<R>), CaptureError> {
+    let format = match kind {
+        crate::sniffer::DumpKind::Text => CaptureFormat::SnifferText,
+        crate::sniffer::DumpKind::Raw => CaptureFormat::SnifferRaw,
+    };
+    let state = crate::sniffer::open_detected(kind, prefix, reader, name)?;
+    Ok((format, Inner::Sniffer(Box::new(state))))
 }
 
 /// Streaming reader for pcap and pcapng files.
@@ -272,6 +336,15 @@ impl<R: Read> CaptureReader<R> {
             }
         })?;
         let Some(magic) = prefix.first_chunk::<4>().copied() else {
+            if let Some(kind) = crate::sniffer::detect(&prefix, true) {
+                let (format, inner) = sniffer_inner(kind, prefix, reader, name)?;
+                let shared = Shared::default();
+                return Ok(Self {
+                    format,
+                    inner,
+                    shared,
+                });
+            }
             return Err(CaptureError::TooShort {
                 len: prefix.len() as u64,
             });
@@ -311,10 +384,20 @@ impl<R: Read> CaptureReader<R> {
                 (CaptureFormat::Pcapng, Inner::Pcapng(state))
             }
             _ => {
-                return Err(CaptureError::UnknownMagic {
-                    magic: u32::from_be_bytes(magic),
-                    offset: 0,
-                });
+                let want = crate::sniffer::DETECT_BYTES;
+                read_up_to(&mut reader, &mut prefix, want).map_err(|source| CaptureError::Io {
+                    name: name.clone(),
+                    offset: prefix.len() as u64,
+                    source,
+                })?;
+                let at_end = prefix.len() < want;
+                let Some(kind) = crate::sniffer::detect(&prefix, at_end) else {
+                    return Err(CaptureError::UnknownMagic {
+                        magic: u32::from_be_bytes(magic),
+                        offset: 0,
+                    });
+                };
+                sniffer_inner(kind, prefix, reader, name)?
             }
         };
         Ok(Self {
@@ -342,6 +425,11 @@ impl<R: Read> CaptureReader<R> {
         let result = match &mut self.inner {
             Inner::Pcap(state) => state.next(&mut self.shared),
             Inner::Pcapng(state) => state.next(&mut self.shared),
+            Inner::Sniffer(state) => {
+                let shared = &mut self.shared;
+                let frame = state.next_into(&mut |w| shared.warn(w.offset, w.message));
+                frame.map(|f| f.map(|f| f.frame))
+            }
         };
         match result {
             Ok(Some(frame)) => Ok(Some(frame)),
@@ -354,6 +442,45 @@ impl<R: Read> CaptureReader<R> {
                 Err(e)
             }
         }
+    }
+
+    /// The next frame or record in file order, `Ok(None)` at the end.
+    ///
+    /// Like [`next_frame`](Self::next_frame), plus the records of a rocescope
+    /// recording: custom blocks with rocescope's enterprise number
+    /// ([`ROCESCOPE_PEN`](crate::record::ROCESCOPE_PEN)) and the drop counts
+    /// of Interface Statistics Blocks (of any pcapng file). Custom blocks of
+    /// other owners are skipped; rocescope records this build cannot read
+    /// (unknown type, newer version) or that are damaged are skipped and
+    /// counted in [`skipped_records`](Self::skipped_records), the damaged ones
+    /// with a warning. Classic pcap yields frames only.
+    pub fn next_item(&mut self) -> Result<Option<CaptureItem<'_>>, CaptureError> {
+        if !matches!(self.inner, Inner::Pcapng(_)) {
+            return Ok(self.next_frame()?.map(CaptureItem::Frame));
+        }
+        if self.shared.done {
+            return Ok(None);
+        }
+        let result = match &mut self.inner {
+            Inner::Pcapng(state) => state.next_item(&mut self.shared, true),
+            _ => Ok(None),
+        };
+        match result {
+            Ok(Some(item)) => Ok(Some(item)),
+            Ok(None) => {
+                self.shared.finish();
+                Ok(None)
+            }
+            Err(e) => {
+                self.shared.done = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// rocescope records skipped so far by [`next_item`](Self::next_item).
+    pub fn skipped_records(&self) -> SkippedRecords {
+        self.shared.skipped
     }
 
     /// Warnings so far (at most [`MAX_WARNINGS`], plus one saying how many
@@ -370,6 +497,7 @@ impl<R: Read> CaptureReader<R> {
     pub fn time_base(&self) -> TimeBase {
         match &self.inner {
             Inner::Pcap(state) if state.is_ordinal() => TimeBase::Ordinal,
+            Inner::Sniffer(_) => TimeBase::Ordinal,
             _ => TimeBase::Nanoseconds,
         }
     }
@@ -381,6 +509,7 @@ impl<R: Read> CaptureReader<R> {
         match &self.inner {
             Inner::Pcap(state) => state.bytes_read(),
             Inner::Pcapng(state) => state.bytes_read(),
+            Inner::Sniffer(state) => state.bytes_read(),
         }
     }
 }

@@ -256,6 +256,8 @@ impl<R: Read> PcapState<R> {
             linktype,
             interface: 0,
             file_offset: off + RECORD_HEADER_BYTES as u64,
+            port: None,
+            direction: None,
             data,
         }))
     }

@@ -9,7 +9,15 @@ use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{PcapBlockOwned, PcapNGReader};
 
 use super::input::{Input, Source, Start, describe, rd_u16, rd_u32};
-use super::{CaptureError, CaptureFrame, LinkType, MAX_PCAPNG_BLOCK_BYTES, Shared};
+use super::{CaptureError, CaptureFrame, CaptureItem, LinkType, MAX_PCAPNG_BLOCK_BYTES, Shared};
+use crate::pcapng_writer::{
+    CUSTOM_BLOCK_NOCOPY_TYPE, CUSTOM_BLOCK_TYPE, CUSTOM_OPT_DROP_REASON, CUSTOM_OPT_INTERFACE,
+    EPB_FLAG_INBOUND, EPB_FLAG_OUTBOUND, EPB_FLAGS, ISB_IFDROP, ISB_OSDROP, ISB_TYPE,
+    OPT_CUSTOM_BINARY, direction_from,
+};
+use crate::record::{
+    Direction, DropCount, DropReason, ROCESCOPE_PEN, Record, RecordError, drop_reason_from,
+};
 
 /// Section Header Block type; a palindrome, so readable in either order.
 pub(crate) const SHB_TYPE: u32 = 0x0a0d_0d0a;
@@ -37,6 +45,9 @@ struct Interface {
     snaplen: u32,
     tsresol: u8,
     tsoffset_s: i64,
+    /// From rocescope's custom option: the card port and direction.
+    port: Option<u8>,
+    direction: Option<Direction>,
 }
 
 /// Reading state of a pcapng file.
@@ -115,10 +126,25 @@ impl<R: Read> NgState<R> {
     }
 
     /// Reads blocks until a packet block, which it returns as a frame.
+    #[inline]
     pub(crate) fn next(
         &mut self,
         shared: &mut Shared,
     ) -> Result<Option<CaptureFrame<'_>>, CaptureError> {
+        match self.next_item(shared, false)? {
+            Some(CaptureItem::Frame(frame)) => Ok(Some(frame)),
+            // Without `records`, `next_item` returns frames only.
+            Some(CaptureItem::Record(_)) | None => Ok(None),
+        }
+    }
+
+    /// Reads blocks until a packet block, or, with `records`, a rocescope
+    /// custom block or an ISB with a drop count.
+    pub(crate) fn next_item(
+        &mut self,
+        shared: &mut Shared,
+        records: bool,
+    ) -> Result<Option<CaptureItem<'_>>, CaptureError> {
         loop {
             self.input.settle();
             let off = self.input.pos;
@@ -135,9 +161,29 @@ impl<R: Read> NgState<R> {
             match block.block_type {
                 SHB_TYPE => self.section(off, &block)?,
                 IDB_TYPE => self.interface(off, &block, shared)?,
-                EPB_TYPE | PB_TYPE => return self.packet(off, &block, shared).map(Some),
-                SPB_TYPE => return self.simple_packet(off, &block, shared).map(Some),
-                // Comments, statistics, name resolution, custom blocks...:
+                EPB_TYPE | PB_TYPE => {
+                    return self
+                        .packet(off, &block, shared)
+                        .map(|f| Some(CaptureItem::Frame(f)));
+                }
+                SPB_TYPE => {
+                    return self
+                        .simple_packet(off, &block, shared)
+                        .map(|f| Some(CaptureItem::Frame(f)));
+                }
+                CUSTOM_BLOCK_TYPE | CUSTOM_BLOCK_NOCOPY_TYPE | ISB_TYPE if records => {
+                    let record = if block.block_type == ISB_TYPE {
+                        self.statistics(off, &block, shared)
+                    } else {
+                        self.custom(off, &block, shared)
+                    };
+                    self.input.pending = block.len as usize;
+                    if let Some(record) = record {
+                        return Ok(Some(CaptureItem::Record(record)));
+                    }
+                    continue;
+                }
+                // Comments, name resolution, foreign custom blocks...:
                 // nothing a frame needs.
                 _ => {}
             }
@@ -270,6 +316,7 @@ impl<R: Read> NgState<R> {
             Ok((n, PcapBlockOwned::NG(Block::InterfaceDescription(idb)))) if n == len => {
                 let mut tsresol = None;
                 let mut tsoffset_s = None;
+                let mut ours = None;
                 for opt in &idb.options {
                     let value = opt.value();
                     match opt.code.0 {
@@ -288,6 +335,14 @@ impl<R: Read> NgState<R> {
                             }
                             _ => bad_option = Some("if_tsoffset"),
                         },
+                        OPT_CUSTOM_BINARY => match opt.as_bytes() {
+                            Ok(&[p0, p1, p2, p3, CUSTOM_OPT_INTERFACE, port, dir, ..])
+                                if rd_u32(&[p0, p1, p2, p3], 0, be) == ROCESCOPE_PEN =>
+                            {
+                                ours = Some((port, direction_from(dir)));
+                            }
+                            _ => {}
+                        },
                         _ => {}
                     }
                 }
@@ -297,6 +352,8 @@ impl<R: Read> NgState<R> {
                     snaplen: idb.snaplen,
                     tsresol: tsresol.unwrap_or(DEFAULT_TSRESOL),
                     tsoffset_s: tsoffset_s.unwrap_or(0),
+                    port: ours.map(|(port, _)| port),
+                    direction: ours.and_then(|(_, dir)| dir),
                 }
             }
             Ok(_) => {
@@ -364,12 +421,37 @@ impl<R: Read> NgState<R> {
                 clamped
             }
         };
+        let mut direction = iface.direction;
+        let opts_at = EPB_DATA_OFFSET + (caplen as usize).div_ceil(4) * 4;
+        if !is_pb && opts_at < len as usize - 4 {
+            let opts = self.input.data().get(opts_at..len as usize - 4);
+            let walked = for_each_option(opts.unwrap_or_default(), be, |code, value| {
+                if code == EPB_FLAGS && value.len() == 4 {
+                    match rd_u32(value, 0, be) & 3 {
+                        EPB_FLAG_INBOUND => direction = Some(Direction::Rx),
+                        EPB_FLAG_OUTBOUND => direction = Some(Direction::Tx),
+                        _ => {}
+                    }
+                }
+            });
+            if let Err(at) = walked {
+                let at = off + (opts_at + at) as u64;
+                shared.warn(
+                    off,
+                    format!(
+                        "pcapng EPB at byte {off}: the option at byte {at} overruns the block; \
+                         options from there on ignored"
+                    ),
+                );
+            }
+        }
         let frame = FrameMeta {
             data_offset: EPB_DATA_OFFSET,
             caplen,
             origlen,
             interface,
             ts_ns,
+            direction,
         };
         self.lend(off, &frame, iface, len, shared)
     }
@@ -403,6 +485,7 @@ impl<R: Read> NgState<R> {
             origlen,
             interface: 0,
             ts_ns: self.last_ts_ns,
+            direction: iface.direction,
         };
         self.lend(off, &frame, iface, len, shared)
     }
@@ -438,8 +521,156 @@ impl<R: Read> NgState<R> {
             linktype: iface.linktype,
             interface: frame.interface,
             file_offset: off + frame.data_offset as u64,
+            port: iface.port,
+            direction: frame.direction,
             data,
         })
+    }
+
+    /// A custom block: a [`Record`] if it carries rocescope's enterprise
+    /// number and a payload this build reads; otherwise skipped (rocescope
+    /// payloads that cannot be read are counted, damaged ones warned about).
+    fn custom(&self, off: u64, block: &Framed, shared: &mut Shared) -> Option<Record> {
+        let (be, len) = (block.big_endian, block.len as usize);
+        // Shorter blocks carry no enterprise number: nobody's we know.
+        if len < CUSTOM_PAYLOAD_OFFSET + 4 || rd_u32(&block.head, 8, be) != ROCESCOPE_PEN {
+            return None;
+        }
+        let payload = self
+            .input
+            .data()
+            .get(CUSTOM_PAYLOAD_OFFSET..len - 4)
+            .unwrap_or_default();
+        match Record::decode_payload(payload) {
+            Ok(record) => Some(record),
+            Err(RecordError::UnknownType { .. }) => {
+                shared.skipped.unknown_type += 1;
+                None
+            }
+            Err(RecordError::NewerVersion { .. }) => {
+                shared.skipped.newer_version += 1;
+                None
+            }
+            Err(e) => {
+                shared.skipped.malformed += 1;
+                let at = off + CUSTOM_PAYLOAD_OFFSET as u64;
+                shared.warn(
+                    off,
+                    format!(
+                        "rocescope custom block at byte {off} (payload at byte {at}): {e}; \
+                         skipped"
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// An Interface Statistics Block: a [`Record::Drops`] with its
+    /// `isb_ifdrop` count (else `isb_osdrop`), `None` if it has neither.
+    /// The reason comes from rocescope's custom option, else from which
+    /// count it is (interface drops: capture loss; OS drops: queue full).
+    fn statistics(&self, off: u64, block: &Framed, shared: &mut Shared) -> Option<Record> {
+        let (be, len, h) = (block.big_endian, block.len as usize, &block.head);
+        if len < ISB_OPTIONS_OFFSET + 4 {
+            shared.skipped.malformed += 1;
+            shared.warn(
+                off,
+                format!(
+                    "pcapng ISB at byte {off}: block length {len} is shorter than the \
+                     {} bytes an ISB needs; skipped",
+                    ISB_OPTIONS_OFFSET + 4
+                ),
+            );
+            return None;
+        }
+        let interface = rd_u32(h, 8, be);
+        let Some(iface) = self.interfaces.get(interface as usize) else {
+            shared.skipped.malformed += 1;
+            shared.warn(
+                off,
+                format!(
+                    "pcapng ISB at byte {off} refers to interface {interface} but only {} \
+                     declared; skipped",
+                    self.interfaces.len()
+                ),
+            );
+            return None;
+        };
+        let units = (u64::from(rd_u32(h, 12, be)) << 32) | u64::from(rd_u32(h, 16, be));
+        let (mut ifdrop, mut osdrop, mut reason) = (None, None, None);
+        let opts = self
+            .input
+            .data()
+            .get(ISB_OPTIONS_OFFSET..len - 4)
+            .unwrap_or_default();
+        let walked = for_each_option(opts, be, |code, value| match (code, value) {
+            (ISB_IFDROP, &[..]) if value.len() == 8 => ifdrop = Some(rd_u64(value, be)),
+            (ISB_OSDROP, &[..]) if value.len() == 8 => osdrop = Some(rd_u64(value, be)),
+            (OPT_CUSTOM_BINARY, &[p0, p1, p2, p3, CUSTOM_OPT_DROP_REASON, code, ..])
+                if rd_u32(&[p0, p1, p2, p3], 0, be) == ROCESCOPE_PEN =>
+            {
+                reason = Some(drop_reason_from(code).unwrap_or(DropReason::Other));
+            }
+            _ => {}
+        });
+        if let Err(at) = walked {
+            let at = off + (ISB_OPTIONS_OFFSET + at) as u64;
+            shared.warn(
+                off,
+                format!(
+                    "pcapng ISB at byte {off}: the option at byte {at} overruns the block; \
+                     options from there on ignored"
+                ),
+            );
+        }
+        let (dropped, default_reason) = match (ifdrop, osdrop) {
+            (Some(n), _) => (n, DropReason::CaptureLoss),
+            (None, Some(n)) => (n, DropReason::QueueFull),
+            (None, None) => return None,
+        };
+        let ts_ns = timestamp_ns(units, iface.tsresol, iface.tsoffset_s).unwrap_or_else(|c| c);
+        Some(Record::Drops(DropCount {
+            ts_ns,
+            interface,
+            dropped,
+            reason: reason.unwrap_or(default_reason),
+        }))
+    }
+}
+
+/// Offset of the payload (after the enterprise number) in a custom block.
+const CUSTOM_PAYLOAD_OFFSET: usize = 12;
+/// Offset of the options in an ISB.
+const ISB_OPTIONS_OFFSET: usize = 20;
+
+/// Calls `f(code, value)` for each option in `opts` (in the section's byte
+/// order) up to `opt_endofopt` or the end. `Err` holds the offset in `opts`
+/// of an option whose value overruns it.
+fn for_each_option(opts: &[u8], be: bool, mut f: impl FnMut(u16, &[u8])) -> Result<(), usize> {
+    let mut at = 0;
+    while at + 4 <= opts.len() {
+        let code = rd_u16(opts, at, be);
+        if code == 0 {
+            return Ok(());
+        }
+        let len = usize::from(rd_u16(opts, at + 2, be));
+        let Some(value) = opts.get(at + 4..at + 4 + len) else {
+            return Err(at);
+        };
+        f(code, value);
+        at += 4 + len.div_ceil(4) * 4;
+    }
+    Ok(())
+}
+
+/// Reads a `u64` in the section's byte order; 0 if `b` is not 8 bytes.
+fn rd_u64(b: &[u8], big_endian: bool) -> u64 {
+    let w = b.first_chunk::<8>().copied().unwrap_or_default();
+    if big_endian {
+        u64::from_be_bytes(w)
+    } else {
+        u64::from_le_bytes(w)
     }
 }
 
@@ -465,6 +696,7 @@ struct FrameMeta {
     origlen: u32,
     interface: u32,
     ts_ns: u64,
+    direction: Option<Direction>,
 }
 
 /// Checks the framing of the block at the start of `d`: `Some` if it is

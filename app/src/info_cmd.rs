@@ -1,0 +1,167 @@
+//! `rocescope info`: open a capture exactly as the workbench does (the same
+//! store, indexed on its background thread) and summarise it.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::TimeBase;
+use rocescope_replay::store::{NoAnalysis, Store};
+use serde_json::json;
+
+/// Open `file` in a store and wait for the index, drawing a progress bar on
+/// a terminal when indexing takes a while.
+pub fn open_store(file: &Path, cfg: DecodeConfig) -> anyhow::Result<Arc<Store>> {
+    let store =
+        Store::open(file, cfg, Box::new(NoAnalysis)).with_context(|| file.display().to_string())?;
+    let tty = std::io::stderr().is_terminal();
+    let mut drew = false;
+    while !store.progress().complete {
+        std::thread::sleep(Duration::from_millis(100));
+        let p = store.progress();
+        if tty && !p.complete && p.bytes_total > 0 {
+            let pct = p.bytes_done as f64 * 100.0 / p.bytes_total as f64;
+            let width = 30;
+            let filled = ((pct / 100.0) * width as f64) as usize;
+            eprint!(
+                "\rindexing [{}{}] {pct:5.1}% {} packets",
+                "#".repeat(filled.min(width)),
+                " ".repeat(width - filled.min(width)),
+                p.rows
+            );
+            drew = true;
+        }
+    }
+    store.wait();
+    if drew {
+        eprint!("\r{}\r", " ".repeat(70));
+    }
+    Ok(store)
+}
+
+pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+    let store = open_store(
+        file,
+        DecodeConfig {
+            extra_roce_ports: roce_ports,
+        },
+    )?;
+    let progress = store.progress();
+    let stats = store.stats();
+    let convs = store.conversations();
+    let rows = store.len();
+    let index_bytes_per_packet = if rows > 0 {
+        store.index_bytes() as f64 / rows as f64
+    } else {
+        0.0
+    };
+    let secs = progress.elapsed_ns as f64 / 1e9;
+    let rate_pps = if secs > 0.0 { rows as f64 / secs } else { 0.0 };
+    let ordinal = store.time_base() == TimeBase::Ordinal;
+    let format = store.format().map(|f| f.to_string()).unwrap_or_default();
+    let span_ns = match (stats.first_ts_ns, stats.last_ts_ns) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0,
+    };
+    let warnings = store.warnings();
+
+    if json_out {
+        let v = json!({
+            "file": file.display().to_string(),
+            "format": format,
+            "packets": stats.packets,
+            "roce_packets": stats.roce_packets,
+            "conversations": convs.len(),
+            "time_base": if ordinal { "ordinal" } else { "ns" },
+            "first_ts_ns": stats.first_ts_ns,
+            "last_ts_ns": stats.last_ts_ns,
+            "span_ns": if ordinal { serde_json::Value::Null } else { span_ns.into() },
+            "icrc_errors": stats.icrc_errors,
+            "truncated_frames": stats.truncated,
+            "malformed_frames": stats.malformed,
+            "undecoded_frames": stats.undecoded,
+            "records": store.record_count(),
+            "captured_bytes": stats.captured_bytes,
+            "wire_bytes": stats.wire_bytes,
+            "time_sorted": store.time_sorted(),
+            "index_bytes_per_packet": index_bytes_per_packet,
+            "indexing_rate_pps": rate_pps,
+            "indexing_s": secs,
+            "warnings": warnings.iter().map(|w| json!({"offset": w.offset, "message": w.message})).collect::<Vec<_>>(),
+            "error": progress.error,
+        });
+        println!("{v}");
+    } else {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "file            {}", file.display())?;
+        writeln!(out, "format          {format}")?;
+        writeln!(out, "packets         {}", stats.packets)?;
+        writeln!(out, "RoCE packets    {}", stats.roce_packets)?;
+        writeln!(out, "conversations   {}", convs.len())?;
+        if ordinal {
+            writeln!(
+                out,
+                "time span       ordinal (the card's converted pcap has packet numbers, not times)"
+            )?;
+        } else {
+            writeln!(out, "time span       {:.9} s", span_ns as f64 / 1e9)?;
+        }
+        writeln!(out, "ICRC errors     {}", stats.icrc_errors)?;
+        writeln!(
+            out,
+            "truncated       {} (captured shorter than on the wire)",
+            stats.truncated
+        )?;
+        if stats.malformed > 0 {
+            writeln!(out, "malformed       {}", stats.malformed)?;
+        }
+        if stats.undecoded > 0 {
+            writeln!(
+                out,
+                "undecoded       {} (link type not decoded)",
+                stats.undecoded
+            )?;
+        }
+        writeln!(
+            out,
+            "index memory    {index_bytes_per_packet:.1} bytes/packet"
+        )?;
+        writeln!(
+            out,
+            "indexing rate   {:.2} Mpackets/s ({secs:.3} s)",
+            rate_pps / 1e6
+        )?;
+        for c in convs.iter().take(8) {
+            writeln!(
+                out,
+                "  {} > {} QP 0x{:06x}: {} packets, {} bytes",
+                c.key.src_addr(),
+                c.key.dst_addr(),
+                c.key.dest_qp,
+                c.packets,
+                c.wire_bytes
+            )?;
+        }
+        if convs.len() > 8 {
+            writeln!(out, "  ... {} more conversations", convs.len() - 8)?;
+        }
+    }
+    for w in &warnings {
+        eprintln!(
+            "rocescope: warning: {}: {} (at byte {})",
+            file.display(),
+            w.message,
+            w.offset
+        );
+    }
+    if let Some(e) = progress.error {
+        eprintln!(
+            "rocescope: warning: {}: indexing stopped early: {e}",
+            file.display()
+        );
+    }
+    Ok(())
+}

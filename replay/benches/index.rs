@@ -1,0 +1,157 @@
+//! Indexing a 2M-packet header-only RoCE capture: rate, peak memory per
+//! packet, time to the first rows, against `tshark -r FILE` on the same file.
+//!
+//! `cargo bench -p rocescope-replay --bench index [-- PACKETS]`
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use rocescope_decoders::{DecodeConfig, Opcode, PacketBuilder, Syndrome};
+use rocescope_replay::store::{NoAnalysis, Store};
+
+/// Header-only RC WRITE traffic on 8 QPs with its ACKs, as the card's
+/// sniffer cuts it (70-byte WRITE First, 54-byte Middle/Last, 58-byte ACK).
+fn write_capture(path: &Path, n: u64) {
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    for v in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65535, 1] {
+        out.write_all(&v.to_le_bytes()).unwrap();
+    }
+    let mut buf = Vec::new();
+    let mut psn = [0u32; 8];
+    let mut t_ns = 1_764_400_000_000_000_000u64;
+    for i in 0..n {
+        let qp = (i % 8) as usize;
+        let (b, payload) = if i % 2 == 1 {
+            let mut b = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 2],
+                [10, 0, 0, 1],
+                Opcode::RC_ACK,
+                0x100 + qp as u32,
+                psn[qp],
+            );
+            b.ext.aeth.syndrome = Syndrome::Ack { credits: 31 }.to_u8();
+            (b, 0)
+        } else {
+            psn[qp] = (psn[qp] + 1) & 0xFF_FFFF;
+            let opcode = [
+                Opcode::RC_WRITE_FIRST,
+                Opcode::RC_WRITE_MIDDLE,
+                Opcode::RC_WRITE_MIDDLE,
+                Opcode::RC_WRITE_LAST,
+            ][(psn[qp] % 4) as usize];
+            let mut b = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 1],
+                [10, 0, 0, 2],
+                opcode,
+                0x200 + qp as u32,
+                psn[qp],
+            );
+            b.ext.reth.dma_len = 16384;
+            (b, 4096)
+        };
+        b.build_headers_into(payload, &mut buf);
+        let origlen = (b.header_len() + payload + 4) as u32;
+        t_ns += 167;
+        for v in [
+            (t_ns / 1_000_000_000) as u32,
+            (t_ns % 1_000_000_000) as u32,
+            buf.len() as u32,
+            origlen,
+        ] {
+            out.write_all(&v.to_le_bytes()).unwrap();
+        }
+        out.write_all(&buf).unwrap();
+    }
+    out.flush().unwrap();
+}
+
+fn status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let n: u64 = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(2_000_000);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("header-only-{n}.pcap"));
+    if !path.exists() {
+        write_capture(&path, n);
+    }
+    let size = std::fs::metadata(&path).unwrap().len();
+    println!(
+        "capture: {} ({n} packets, {:.1} MB)",
+        path.display(),
+        size as f64 / 1e6
+    );
+
+    // Warm the page cache so both tools read from memory.
+    let _ = std::fs::read(&path).unwrap();
+
+    let tshark_s = Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()
+        .filter(|s| s.success())
+        .map(|_| ());
+    let tshark_s = tshark_s.map(|_| {
+        let t = Instant::now();
+        let _ = Command::new("tshark")
+            .arg("-r")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+        t.elapsed().as_secs_f64()
+    });
+
+    // Peak memory of the indexing alone: reset the high-water mark first.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let base_kib = status_kib("VmRSS:");
+    let t = Instant::now();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(NoAnalysis)).unwrap();
+    let mut first_rows_ms = None;
+    while first_rows_ms.is_none() {
+        if !store.is_empty() {
+            first_rows_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+        }
+        std::hint::spin_loop();
+    }
+    store.wait();
+    let secs = t.elapsed().as_secs_f64();
+    let peak_kib = status_kib("VmHWM:");
+    assert_eq!(store.len(), n);
+    let rate = n as f64 / secs;
+    let per_packet = (peak_kib.saturating_sub(base_kib)) as f64 * 1024.0 / n as f64;
+
+    println!("rocescope index: {secs:.3} s, {:.1} Mpackets/s", rate / 1e6);
+    println!(
+        "first rows visible after {:.2} ms",
+        first_rows_ms.unwrap_or(0.0)
+    );
+    println!(
+        "index: {:.1} bytes/packet; peak RSS growth {per_packet:.1} bytes/packet all in",
+        store.index_bytes() as f64 / n as f64
+    );
+    match tshark_s {
+        Some(ts) => println!(
+            "tshark -r: {ts:.3} s, {:.0} packets/s -> rocescope is {:.0}x faster",
+            n as f64 / ts,
+            ts / secs
+        ),
+        None => println!("tshark not installed: no comparison"),
+    }
+}

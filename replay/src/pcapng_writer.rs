@@ -1,0 +1,526 @@
+//! [`PcapngWriter`]: rocescope's recording format, pcapng that Wireshark and
+//! tshark open as it is.
+//!
+//! - one Section Header Block (`shb_userappl` = `rocescope <version>`);
+//! - one Interface Description Block per (port, direction), declared on first
+//!   use: link type Ethernet, snap length 262144, `if_tsresol` 9 (ns),
+//!   `if_name` like `port0-rx`, and a rocescope custom option holding the
+//!   port and direction so readers need not parse names;
+//! - an Enhanced Packet Block per frame: ns timestamp, caplen, origlen and,
+//!   when the direction is known, `epb_flags` inbound/outbound;
+//! - a Custom Block (type `0x00000BAD`, copyable, PEN [`ROCESCOPE_PEN`]) per
+//!   non-frame record, holding its [`Record::encode_payload`] bytes;
+//! - an Interface Statistics Block per [`Record::Drops`] on a declared
+//!   interface: `isb_ifdrop`, `isb_starttime` / `isb_endtime` and a custom
+//!   option with the drop reason. Drops on an undeclared interface id are
+//!   stored as a custom block instead, so nothing is lost.
+//!
+//! Everything is little-endian. The writer buffers (1 MiB by default) and
+//! allocates nothing per frame: block headers are built on the stack and the
+//! frame bytes are copied once, into the buffer. Every block is checked
+//! before its first byte is written, so an `InvalidInput` error leaves the
+//! file valid; after an I/O error the writer refuses further writes, because
+//! the file may end inside a block.
+//!
+//! `replay/FORMAT.md` describes the format in full.
+
+use std::io::{self, BufWriter, Write};
+
+use crate::record::{
+    Direction, DropCount, PAYLOAD_HEADER_BYTES, ROCESCOPE_PEN, Record, drop_reason_code,
+};
+
+/// Default write buffer.
+pub const DEFAULT_WRITE_BUFFER_BYTES: usize = 1 << 20;
+
+/// Largest frame the writer accepts (and the snap length it declares): what
+/// libpcap and Wireshark accept for Ethernet.
+pub const MAX_FRAME_BYTES: u32 = 262_144;
+
+/// Largest block the writer produces; the reader's limit too
+/// ([`MAX_PCAPNG_BLOCK_BYTES`](crate::capture::MAX_PCAPNG_BLOCK_BYTES)).
+const MAX_BLOCK_BYTES: usize = crate::capture::MAX_PCAPNG_BLOCK_BYTES as usize;
+
+pub(crate) const SHB_TYPE: u32 = 0x0a0d_0d0a;
+pub(crate) const IDB_TYPE: u32 = 1;
+pub(crate) const ISB_TYPE: u32 = 5;
+pub(crate) const EPB_TYPE: u32 = 6;
+/// Custom Block that may be copied into new files.
+pub(crate) const CUSTOM_BLOCK_TYPE: u32 = 0x0000_0bad;
+/// Custom Block that must not be copied into new files.
+pub(crate) const CUSTOM_BLOCK_NOCOPY_TYPE: u32 = 0x4000_0bad;
+
+/// Option codes.
+const SHB_USERAPPL: u16 = 4;
+const IF_NAME: u16 = 2;
+const IF_TSRESOL: u16 = 9;
+pub(crate) const EPB_FLAGS: u16 = 2;
+const ISB_STARTTIME: u16 = 2;
+const ISB_ENDTIME: u16 = 3;
+pub(crate) const ISB_IFDROP: u16 = 5;
+pub(crate) const ISB_OSDROP: u16 = 7;
+/// Custom option, binary value, copyable.
+pub(crate) const OPT_CUSTOM_BINARY: u16 = 2989;
+
+/// First byte after the PEN in rocescope's custom options: what follows.
+/// In an IDB: port (u8), direction (u8: 0 unknown, 1 rx, 2 tx).
+pub(crate) const CUSTOM_OPT_INTERFACE: u8 = 1;
+/// In an ISB: drop reason (u8, the [`DropCount::reason`] code).
+pub(crate) const CUSTOM_OPT_DROP_REASON: u8 = 2;
+
+/// `epb_flags` direction bits.
+pub(crate) const EPB_FLAG_INBOUND: u32 = 1;
+pub(crate) const EPB_FLAG_OUTBOUND: u32 = 2;
+
+const SHB_USERAPPL_VALUE: &str = concat!("rocescope ", env!("CARGO_PKG_VERSION"));
+
+/// Slots in the (port, direction) -> interface table: 256 ports × {none,
+/// rx, tx}.
+const IFACE_SLOTS: usize = 256 * 3;
+const NO_IFACE: u32 = u32::MAX;
+
+/// Writes rocescope recordings as pcapng. See the [module docs](self).
+///
+/// ```
+/// # use rocescope_replay::{PcapngWriter, Direction, Record};
+/// let mut w = PcapngWriter::new(Vec::new())?;
+/// w.write_frame(1_000, 0, Some(Direction::Rx), 60, &[0u8; 60])?;
+/// w.write_record(&Record::Annotation { ts_ns: 1_500, text: "here".into() })?;
+/// let bytes = w.finish()?;
+/// # assert!(bytes.len() > 100);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct PcapngWriter<W: Write> {
+    out: BufWriter<W>,
+    /// Interface id per `port * 3 + direction slot`, [`NO_IFACE`] if none.
+    iface_of: Box<[u32]>,
+    /// Per declared interface: the first frame's timestamp, for
+    /// `isb_starttime`.
+    first_ts_ns: Vec<Option<u64>>,
+    /// Reused payload buffer for custom blocks.
+    scratch: Vec<u8>,
+    position: u64,
+    frames: u64,
+    records: u64,
+    failed: bool,
+}
+
+impl<W: Write> PcapngWriter<W> {
+    /// Starts a recording with the default buffer; the section header is
+    /// written (buffered) at once.
+    pub fn new(inner: W) -> io::Result<Self> {
+        Self::with_capacity(DEFAULT_WRITE_BUFFER_BYTES, inner)
+    }
+
+    /// Like [`new`](Self::new) with a chosen buffer size.
+    pub fn with_capacity(buffer_bytes: usize, inner: W) -> io::Result<Self> {
+        let mut w = Self {
+            out: BufWriter::with_capacity(buffer_bytes, inner),
+            iface_of: vec![NO_IFACE; IFACE_SLOTS].into_boxed_slice(),
+            first_ts_ns: Vec::new(),
+            scratch: Vec::with_capacity(256),
+            position: 0,
+            frames: 0,
+            records: 0,
+            failed: false,
+        };
+        w.write_shb()?;
+        Ok(w)
+    }
+
+    /// Writes one frame, declaring its interface first if it is new.
+    ///
+    /// `data` is copied straight into the write buffer. Errors with
+    /// `InvalidInput` (writing nothing) if `data` is longer than
+    /// [`MAX_FRAME_BYTES`] or `orig_len` is shorter than `data`.
+    pub fn write_frame(
+        &mut self,
+        ts_ns: u64,
+        port: u8,
+        direction: Option<Direction>,
+        orig_len: u32,
+        data: &[u8],
+    ) -> io::Result<()> {
+        self.check()?;
+        let caplen = match u32::try_from(data.len()) {
+            Ok(n) if n <= MAX_FRAME_BYTES => n,
+            _ => {
+                return Err(invalid(format!(
+                    "frame of {} bytes is longer than the {MAX_FRAME_BYTES}-byte limit",
+                    data.len()
+                )));
+            }
+        };
+        if orig_len < caplen {
+            return Err(invalid(format!(
+                "frame has {caplen} captured bytes but an original length of only {orig_len}"
+            )));
+        }
+        let iface = self.declare(port, direction, Some(ts_ns))?;
+        let pad = pad_len(data.len());
+        let flags = match direction {
+            None => 0,
+            Some(Direction::Rx) => EPB_FLAG_INBOUND,
+            Some(Direction::Tx) => EPB_FLAG_OUTBOUND,
+        };
+        let opts_len = if flags == 0 { 0 } else { 12 };
+        let total = (32 + data.len() + pad + opts_len) as u32;
+        let mut head = [0u8; 28];
+        put32(&mut head, 0, EPB_TYPE);
+        put32(&mut head, 4, total);
+        put32(&mut head, 8, iface);
+        put32(&mut head, 12, (ts_ns >> 32) as u32);
+        put32(&mut head, 16, ts_ns as u32);
+        put32(&mut head, 20, caplen);
+        put32(&mut head, 24, orig_len);
+        let mut tail = [0u8; 3 + 12 + 4];
+        let mut t = pad;
+        if flags != 0 {
+            put16(&mut tail, t, EPB_FLAGS);
+            put16(&mut tail, t + 2, 4);
+            put32(&mut tail, t + 4, flags);
+            // opt_endofopt: 4 zero bytes, already there.
+            t += 12;
+        }
+        put32(&mut tail, t, total);
+        t += 4;
+        self.io(|out| {
+            out.write_all(&head)?;
+            out.write_all(data)?;
+            out.write_all(&tail[..t])
+        })?;
+        self.position += u64::from(total);
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Writes any record: frames as EPBs, drops on a declared interface as
+    /// an ISB, everything else as a custom block.
+    pub fn write_record(&mut self, record: &Record) -> io::Result<()> {
+        match record {
+            Record::Frame {
+                ts_ns,
+                port,
+                direction,
+                orig_len,
+                data,
+            } => self.write_frame(*ts_ns, *port, *direction, *orig_len, data),
+            Record::Drops(d) if (d.interface as usize) < self.first_ts_ns.len() => {
+                self.write_isb(d)
+            }
+            _ => self.write_custom(record),
+        }
+    }
+
+    /// The interface id of (port, direction), declaring it now if it is new.
+    /// Use it to fill [`DropCount::interface`] so drops go into an ISB.
+    pub fn interface_id(&mut self, port: u8, direction: Option<Direction>) -> io::Result<u32> {
+        self.check()?;
+        self.declare(port, direction, None)
+    }
+
+    /// Writes the buffer out and flushes the underlying writer.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.check()?;
+        self.io(|out| out.flush())
+    }
+
+    /// Flushes and returns the underlying writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.flush()?;
+        self.out
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)
+    }
+
+    /// The underlying writer (without what is still buffered).
+    pub fn get_ref(&self) -> &W {
+        self.out.get_ref()
+    }
+
+    /// Bytes of the recording so far, buffered ones included: the file
+    /// offset at which the next block will start.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// Frames written so far.
+    pub fn frames_written(&self) -> u64 {
+        self.frames
+    }
+
+    /// Non-frame records written so far.
+    pub fn records_written(&self) -> u64 {
+        self.records
+    }
+
+    /// Interfaces declared so far.
+    pub fn interfaces(&self) -> u32 {
+        self.first_ts_ns.len() as u32
+    }
+
+    // ------------------------------------------------------------ blocks
+
+    fn write_shb(&mut self) -> io::Result<()> {
+        let opts = option_len(SHB_USERAPPL_VALUE.len()) + 4;
+        let total = 28 + opts;
+        let mut b = [0u8; 24];
+        put32(&mut b, 0, SHB_TYPE);
+        put32(&mut b, 4, total as u32);
+        put32(&mut b, 8, 0x1a2b_3c4d);
+        put16(&mut b, 12, 1);
+        put16(&mut b, 14, 0);
+        // Section length: unknown.
+        b[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        self.io(|out| {
+            out.write_all(&b)?;
+            write_option(out, SHB_USERAPPL, SHB_USERAPPL_VALUE.as_bytes())?;
+            out.write_all(&[0; 4])?;
+            out.write_all(&(total as u32).to_le_bytes())
+        })?;
+        self.position += total as u64;
+        Ok(())
+    }
+
+    /// The interface of (port, direction), writing its IDB if it is new.
+    #[inline]
+    fn declare(
+        &mut self,
+        port: u8,
+        direction: Option<Direction>,
+        ts_ns: Option<u64>,
+    ) -> io::Result<u32> {
+        let dir_code = direction_code(direction);
+        let slot = usize::from(port) * 3 + usize::from(dir_code);
+        match self.iface_of.get(slot) {
+            Some(&id) if id != NO_IFACE => {
+                if let Some(first @ None) = self.first_ts_ns.get_mut(id as usize) {
+                    *first = ts_ns;
+                }
+                Ok(id)
+            }
+            _ => self.write_idb(slot, port, direction, ts_ns),
+        }
+    }
+
+    #[cold]
+    fn write_idb(
+        &mut self,
+        slot: usize,
+        port: u8,
+        direction: Option<Direction>,
+        ts_ns: Option<u64>,
+    ) -> io::Result<u32> {
+        // "port255-rx" is at most 10 bytes.
+        let mut name = [0u8; 12];
+        let name_len = {
+            let mut cur = io::Cursor::new(&mut name[..]);
+            match direction {
+                Some(d) => write!(cur, "port{port}-{d}")?,
+                None => write!(cur, "port{port}")?,
+            }
+            cur.position() as usize
+        };
+        let custom = [
+            // PEN, then kind, port, direction.
+            ROCESCOPE_PEN.to_le_bytes()[0],
+            ROCESCOPE_PEN.to_le_bytes()[1],
+            ROCESCOPE_PEN.to_le_bytes()[2],
+            ROCESCOPE_PEN.to_le_bytes()[3],
+            CUSTOM_OPT_INTERFACE,
+            port,
+            direction_code(direction),
+        ];
+        let opts = option_len(name_len) + option_len(1) + option_len(custom.len()) + 4;
+        let total = 20 + opts;
+        let mut b = [0u8; 16];
+        put32(&mut b, 0, IDB_TYPE);
+        put32(&mut b, 4, total as u32);
+        put16(&mut b, 8, 1); // LINKTYPE_ETHERNET
+        put16(&mut b, 10, 0);
+        put32(&mut b, 12, MAX_FRAME_BYTES);
+        self.io(|out| {
+            out.write_all(&b)?;
+            write_option(out, IF_NAME, &name[..name_len])?;
+            write_option(out, IF_TSRESOL, &[9])?;
+            write_option(out, OPT_CUSTOM_BINARY, &custom)?;
+            out.write_all(&[0; 4])?;
+            out.write_all(&(total as u32).to_le_bytes())
+        })?;
+        self.position += total as u64;
+        let id = self.first_ts_ns.len() as u32;
+        self.first_ts_ns.push(ts_ns);
+        if let Some(s) = self.iface_of.get_mut(slot) {
+            *s = id;
+        }
+        Ok(id)
+    }
+
+    /// A drop count on a declared interface.
+    fn write_isb(&mut self, d: &DropCount) -> io::Result<()> {
+        self.check()?;
+        let start = self
+            .first_ts_ns
+            .get(d.interface as usize)
+            .copied()
+            .flatten();
+        let custom = [
+            ROCESCOPE_PEN.to_le_bytes()[0],
+            ROCESCOPE_PEN.to_le_bytes()[1],
+            ROCESCOPE_PEN.to_le_bytes()[2],
+            ROCESCOPE_PEN.to_le_bytes()[3],
+            CUSTOM_OPT_DROP_REASON,
+            drop_reason_code(d.reason),
+        ];
+        let opts = start.map_or(0, |_| option_len(8))
+            + option_len(8)
+            + option_len(8)
+            + option_len(custom.len())
+            + 4;
+        let total = 24 + opts;
+        let mut b = [0u8; 20];
+        put32(&mut b, 0, ISB_TYPE);
+        put32(&mut b, 4, total as u32);
+        put32(&mut b, 8, d.interface);
+        put32(&mut b, 12, (d.ts_ns >> 32) as u32);
+        put32(&mut b, 16, d.ts_ns as u32);
+        self.io(|out| {
+            out.write_all(&b)?;
+            if let Some(s) = start {
+                write_option(out, ISB_STARTTIME, &timestamp_bytes(s))?;
+            }
+            write_option(out, ISB_ENDTIME, &timestamp_bytes(d.ts_ns))?;
+            write_option(out, ISB_IFDROP, &d.dropped.to_le_bytes())?;
+            write_option(out, OPT_CUSTOM_BINARY, &custom)?;
+            out.write_all(&[0; 4])?;
+            out.write_all(&(total as u32).to_le_bytes())
+        })?;
+        self.position += total as u64;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// A non-frame record as a custom block.
+    fn write_custom(&mut self, record: &Record) -> io::Result<()> {
+        self.check()?;
+        self.scratch.clear();
+        if !record.encode_payload(&mut self.scratch) {
+            return Err(invalid("a frame is not a custom-block record".to_owned()));
+        }
+        debug_assert!(self.scratch.len() >= PAYLOAD_HEADER_BYTES);
+        let pad = pad_len(self.scratch.len());
+        let total = 16 + self.scratch.len() + pad;
+        if total > MAX_BLOCK_BYTES {
+            return Err(invalid(format!(
+                "{} record needs a {total}-byte block, over the {MAX_BLOCK_BYTES}-byte limit",
+                record.record_type().map_or("a", |t| t.name())
+            )));
+        }
+        let mut head = [0u8; 12];
+        put32(&mut head, 0, CUSTOM_BLOCK_TYPE);
+        put32(&mut head, 4, total as u32);
+        put32(&mut head, 8, ROCESCOPE_PEN);
+        let mut tail = [0u8; 3 + 4];
+        put32(&mut tail, pad, total as u32);
+        let (out, payload) = (&mut self.out, &self.scratch);
+        let r = (|| {
+            out.write_all(&head)?;
+            out.write_all(payload)?;
+            out.write_all(&tail[..pad + 4])
+        })();
+        if r.is_err() {
+            self.failed = true;
+        }
+        r?;
+        self.position += total as u64;
+        self.records += 1;
+        Ok(())
+    }
+
+    // ------------------------------------------------------------ helpers
+
+    #[inline]
+    fn check(&self) -> io::Result<()> {
+        if self.failed {
+            Err(io::Error::other(
+                "an earlier write to this recording failed; it may end inside a block",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Runs a write, remembering a failure.
+    #[inline]
+    fn io(&mut self, f: impl FnOnce(&mut BufWriter<W>) -> io::Result<()>) -> io::Result<()> {
+        let r = f(&mut self.out);
+        if r.is_err() {
+            self.failed = true;
+        }
+        r
+    }
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+fn direction_code(d: Option<Direction>) -> u8 {
+    match d {
+        None => 0,
+        Some(Direction::Rx) => 1,
+        Some(Direction::Tx) => 2,
+    }
+}
+
+/// The direction with this code, as in the IDB custom option.
+pub(crate) fn direction_from(c: u8) -> Option<Direction> {
+    match c {
+        1 => Some(Direction::Rx),
+        2 => Some(Direction::Tx),
+        _ => None,
+    }
+}
+
+/// Padding after `n` bytes to reach a 32-bit boundary.
+#[inline]
+fn pad_len(n: usize) -> usize {
+    (4 - n % 4) % 4
+}
+
+/// Bytes of an option with an `n`-byte value, padding included.
+fn option_len(n: usize) -> usize {
+    4 + n + pad_len(n)
+}
+
+fn write_option(out: &mut impl Write, code: u16, value: &[u8]) -> io::Result<()> {
+    let mut h = [0u8; 4];
+    put16(&mut h, 0, code);
+    put16(&mut h, 2, value.len() as u16);
+    out.write_all(&h)?;
+    out.write_all(value)?;
+    out.write_all(&[0u8; 3][..pad_len(value.len())])
+}
+
+/// A pcapng timestamp (high word, low word) in the section's byte order.
+fn timestamp_bytes(ts: u64) -> [u8; 8] {
+    let mut b = [0u8; 8];
+    put32(&mut b, 0, (ts >> 32) as u32);
+    put32(&mut b, 4, ts as u32);
+    b
+}
+
+#[inline]
+fn put16(b: &mut [u8], at: usize, v: u16) {
+    if let Some(s) = b.get_mut(at..at + 2) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+#[inline]
+fn put32(b: &mut [u8], at: usize, v: u32) {
+    if let Some(s) = b.get_mut(at..at + 4) {
+        s.copy_from_slice(&v.to_le_bytes());
+    }
+}

@@ -1,0 +1,247 @@
+//! The columnar, chunked row storage: 32 bytes per packet, no reallocation.
+//!
+//! Columns grow in fixed chunks so that appending never copies what is
+//! already stored (a doubling `Vec` would briefly hold twice the index) and
+//! the slack is at most one chunk.
+
+use super::row::{Flags, Row};
+use crate::record::Direction;
+
+/// Rows per chunk: 2 MiB of index.
+pub(crate) const CHUNK_ROWS: usize = 1 << 16;
+
+/// Lengths at or above this are kept in a side table.
+const LEN_ESCAPE: u32 = 0xFFFF;
+
+struct Chunk {
+    ts_ns: Vec<u64>,
+    file_offset: Vec<u64>,
+    /// caplen (low 16) | origlen (high 16), `LEN_ESCAPE` = see side table.
+    lens: Vec<u32>,
+    conversation: Vec<u32>,
+    /// psn (low 24) | opcode (high 8).
+    psn_opcode: Vec<u32>,
+    /// flags (low 16) | port (bits 16..24) | dir (bits 24..26: 0 none, 1 rx, 2 tx).
+    meta: Vec<u32>,
+    /// Largest timestamp in the chunk, for time searches on unsorted captures.
+    max_ts_ns: u64,
+}
+
+/// The first chunk starts this small (and grows by doubling) so that small
+/// captures do not pay for a whole chunk.
+const FIRST_CHUNK_ROWS: usize = 1024;
+
+impl Chunk {
+    fn new(rows: usize) -> Chunk {
+        Chunk {
+            ts_ns: Vec::with_capacity(rows),
+            file_offset: Vec::with_capacity(rows),
+            lens: Vec::with_capacity(rows),
+            conversation: Vec::with_capacity(rows),
+            psn_opcode: Vec::with_capacity(rows),
+            meta: Vec::with_capacity(rows),
+            max_ts_ns: 0,
+        }
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        (self.ts_ns.capacity() * 8
+            + self.file_offset.capacity() * 8
+            + self.lens.capacity() * 4
+            + self.conversation.capacity() * 4
+            + self.psn_opcode.capacity() * 4
+            + self.meta.capacity() * 4) as u64
+    }
+
+    fn len(&self) -> usize {
+        self.ts_ns.len()
+    }
+}
+
+/// All rows of a store.
+#[derive(Default)]
+pub(crate) struct Columns {
+    chunks: Vec<Chunk>,
+    len: u64,
+    /// Exact lengths of the rare frames longer than 65534 bytes.
+    big_lens: std::collections::HashMap<u64, (u32, u32)>,
+    /// True while every timestamp is >= the one before.
+    pub(crate) sorted: bool,
+    last_ts_ns: u64,
+}
+
+impl Columns {
+    pub(crate) fn new() -> Columns {
+        Columns {
+            sorted: true,
+            ..Columns::default()
+        }
+    }
+
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub(crate) fn push(&mut self, r: &Row) {
+        if self.chunks.last().is_none_or(|c| c.len() == CHUNK_ROWS) {
+            let rows = if self.chunks.is_empty() {
+                FIRST_CHUNK_ROWS
+            } else {
+                CHUNK_ROWS
+            };
+            self.chunks.push(Chunk::new(rows));
+        }
+        let index = self.len;
+        let Some(c) = self.chunks.last_mut() else {
+            return;
+        };
+        c.ts_ns.push(r.ts_ns);
+        c.file_offset.push(r.file_offset);
+        let lens = if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
+            self.big_lens.insert(index, (r.caplen, r.origlen));
+            LEN_ESCAPE | (LEN_ESCAPE << 16)
+        } else {
+            r.caplen | (r.origlen << 16)
+        };
+        c.lens.push(lens);
+        c.conversation.push(r.conversation);
+        c.psn_opcode
+            .push((r.psn & 0xFF_FFFF) | (u32::from(r.opcode) << 24));
+        let dir = match r.dir {
+            None => 0,
+            Some(Direction::Rx) => 1,
+            Some(Direction::Tx) => 2,
+        };
+        c.meta
+            .push(u32::from(r.flags.0) | (u32::from(r.port) << 16) | (dir << 24));
+        c.max_ts_ns = c.max_ts_ns.max(r.ts_ns);
+        if r.ts_ns < self.last_ts_ns {
+            self.sorted = false;
+        }
+        self.last_ts_ns = r.ts_ns;
+        self.len += 1;
+    }
+
+    pub(crate) fn get(&self, index: u64) -> Option<Row> {
+        let chunk = self.chunks.get((index / CHUNK_ROWS as u64) as usize)?;
+        let i = (index % CHUNK_ROWS as u64) as usize;
+        let lens = *chunk.lens.get(i)?;
+        let (caplen, origlen) = if lens & 0xFFFF == LEN_ESCAPE {
+            self.big_lens
+                .get(&index)
+                .copied()
+                .unwrap_or((LEN_ESCAPE, LEN_ESCAPE))
+        } else {
+            (lens & 0xFFFF, lens >> 16)
+        };
+        let po = chunk.psn_opcode[i];
+        let meta = chunk.meta[i];
+        Some(Row {
+            ts_ns: chunk.ts_ns[i],
+            file_offset: chunk.file_offset[i],
+            caplen,
+            origlen,
+            conversation: chunk.conversation[i],
+            opcode: (po >> 24) as u8,
+            psn: po & 0xFF_FFFF,
+            flags: Flags(meta as u16),
+            port: (meta >> 16) as u8,
+            dir: match (meta >> 24) & 3 {
+                1 => Some(Direction::Rx),
+                2 => Some(Direction::Tx),
+                _ => None,
+            },
+        })
+    }
+
+    #[inline]
+    fn ts(&self, index: u64) -> u64 {
+        let c = &self.chunks[(index / CHUNK_ROWS as u64) as usize];
+        c.ts_ns[(index % CHUNK_ROWS as u64) as usize]
+    }
+
+    /// First row whose timestamp is >= `ts_ns` (in file order on unsorted
+    /// captures: the first row of the first chunk that reaches `ts_ns`, then
+    /// the first row in it at or after `ts_ns`).
+    pub(crate) fn seek(&self, ts_ns: u64) -> u64 {
+        if self.sorted {
+            let (mut lo, mut hi) = (0u64, self.len);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.ts(mid) < ts_ns {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            return lo;
+        }
+        for (ci, c) in self.chunks.iter().enumerate() {
+            if c.max_ts_ns >= ts_ns {
+                let base = (ci * CHUNK_ROWS) as u64;
+                if let Some(i) = c.ts_ns.iter().position(|t| *t >= ts_ns) {
+                    return base + i as u64;
+                }
+            }
+        }
+        self.len
+    }
+
+    /// Bytes the index holds (allocated), for "index memory per packet".
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        let chunks: u64 = self.chunks.iter().map(Chunk::heap_bytes).sum();
+        chunks + self.big_lens.len() as u64 * 32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_through_32_bytes() {
+        let mut c = Columns::new();
+        let mut rows = Vec::new();
+        for i in 0..(CHUNK_ROWS as u64 * 2 + 10) {
+            let r = Row {
+                ts_ns: 1_000 + i * 7,
+                file_offset: 24 + i * 90,
+                caplen: (i % 70_000) as u32,
+                origlen: 70 + (i % 9000) as u32,
+                conversation: (i % 5) as u32,
+                opcode: (i % 256) as u8,
+                psn: (i * 3) as u32 & 0xFF_FFFF,
+                flags: Flags((i * 31) as u16),
+                port: (i % 4) as u8,
+                dir: [None, Some(Direction::Rx), Some(Direction::Tx)][(i % 3) as usize],
+            };
+            c.push(&r);
+            rows.push(r);
+        }
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(c.get(i as u64).as_ref(), Some(r), "row {i}");
+        }
+        assert_eq!(c.get(rows.len() as u64), None);
+        assert_eq!(c.seek(1_000 + 7 * 100), 100);
+        assert_eq!(c.seek(1_000 + 7 * 100 + 1), 101);
+        assert_eq!(c.seek(0), 0);
+        assert_eq!(c.seek(u64::MAX), rows.len() as u64);
+        let rows_bytes = 3 * CHUNK_ROWS as u64 * 32;
+        assert_eq!(c.heap_bytes(), rows_bytes + c.big_lens.len() as u64 * 32);
+    }
+
+    #[test]
+    fn seek_on_unsorted_timestamps() {
+        let mut c = Columns::new();
+        for ts in [10u64, 30, 20, 40, 35] {
+            c.push(&Row {
+                ts_ns: ts,
+                ..Row::default()
+            });
+        }
+        assert!(!c.sorted);
+        assert_eq!(c.seek(25), 1);
+        assert_eq!(c.seek(36), 3);
+        assert_eq!(c.seek(41), 5);
+    }
+}

@@ -1,0 +1,197 @@
+//! Conversation interning: (source address, destination address, DestQP).
+//!
+//! A RoCE flow is named by its IP pair and destination QP, never by the UDP
+//! source port (load-balancing entropy). Both directions of an RC QP are
+//! separate conversations here; the RC analysis pairs them.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::net::{IpAddr, Ipv6Addr};
+
+/// A one-direction RoCE flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConvKey {
+    /// Source address (IPv4 mapped into IPv6, or the RoCEv1 source GID).
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    /// 24-bit destination QP.
+    pub dest_qp: u32,
+}
+
+impl ConvKey {
+    pub fn src_addr(&self) -> IpAddr {
+        unmap(self.src)
+    }
+    pub fn dst_addr(&self) -> IpAddr {
+        unmap(self.dst)
+    }
+}
+
+fn unmap(a: [u8; 16]) -> IpAddr {
+    let v6 = Ipv6Addr::from(a);
+    match v6.to_ipv4_mapped() {
+        Some(v4) => IpAddr::V4(v4),
+        None => IpAddr::V6(v6),
+    }
+}
+
+/// What the store counts per conversation at ingest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conversation {
+    pub key: ConvKey,
+    pub first_row: u64,
+    pub last_row: u64,
+    pub packets: u64,
+    /// Sum of on-wire frame lengths.
+    pub wire_bytes: u64,
+}
+
+/// A word-at-a-time multiplicative hash (the rustc "Fx" mix): the keys are
+/// short and trusted, and this sits on the per-packet path.
+#[derive(Default)]
+pub(crate) struct WordHash(u64);
+
+impl WordHash {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for WordHash {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, v: u32) {
+        self.add(u64::from(v));
+    }
+    #[inline]
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64);
+    }
+}
+
+/// Slots of the direct-mapped cache in front of the hash map.
+const CACHE_SLOTS: usize = 64;
+
+pub(crate) struct ConvTable {
+    pub(crate) list: Vec<Conversation>,
+    ids: HashMap<ConvKey, u32, BuildHasherDefault<WordHash>>,
+    /// A capture interleaves a handful of busy flows: a small direct-mapped
+    /// cache answers most packets with one compare instead of a hash.
+    cache: [Option<(ConvKey, u32)>; CACHE_SLOTS],
+}
+
+impl Default for ConvTable {
+    fn default() -> Self {
+        ConvTable {
+            list: Vec::new(),
+            ids: HashMap::default(),
+            cache: [None; CACHE_SLOTS],
+        }
+    }
+}
+
+#[inline]
+fn cache_slot(key: &ConvKey) -> usize {
+    let mix = key.dest_qp
+        ^ (u32::from(key.src[15]) << 5)
+        ^ (u32::from(key.dst[15]) << 11)
+        ^ u32::from(key.src[14]);
+    (mix.wrapping_mul(0x9E37_79B1) >> 26) as usize % CACHE_SLOTS
+}
+
+impl ConvTable {
+    /// Intern `key` for a packet at `row` and count it.
+    #[inline]
+    pub(crate) fn observe(&mut self, key: ConvKey, row: u64, wire_bytes: u32) -> u32 {
+        let slot = cache_slot(&key);
+        let id = match self.cache[slot] {
+            Some((k, id)) if k == key => id,
+            _ => {
+                let next = self.list.len() as u32;
+                let id = *self.ids.entry(key).or_insert(next);
+                if id == next {
+                    self.list.push(Conversation {
+                        key,
+                        first_row: row,
+                        last_row: row,
+                        packets: 0,
+                        wire_bytes: 0,
+                    });
+                }
+                self.cache[slot] = Some((key, id));
+                id
+            }
+        };
+        if let Some(c) = self.list.get_mut(id as usize) {
+            c.last_row = row;
+            c.packets += 1;
+            c.wire_bytes += u64::from(wire_bytes);
+        }
+        id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_stable_across_cache_collisions() {
+        let key = |i: u32| ConvKey {
+            src: [
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0xFF,
+                0xFF,
+                10,
+                0,
+                (i >> 8) as u8,
+                i as u8,
+            ],
+            dst: [9; 16],
+            dest_qp: i % 7,
+        };
+        let mut t = ConvTable::default();
+        let mut first = Vec::new();
+        for i in 0..1000u32 {
+            first.push(t.observe(key(i), u64::from(i), 100));
+        }
+        assert_eq!(first, (0..1000).collect::<Vec<_>>());
+        for round in 0..3u64 {
+            for i in (0..1000u32).rev() {
+                assert_eq!(t.observe(key(i), 1000 + round, 10), i);
+            }
+        }
+        assert_eq!(t.list.len(), 1000);
+        assert!(t.list.iter().all(|c| c.packets == 4 && c.wire_bytes == 130));
+        assert_eq!(t.list[5].first_row, 5);
+        assert_eq!(t.list[5].last_row, 1002);
+    }
+}

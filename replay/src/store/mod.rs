@@ -1,0 +1,522 @@
+//! The indexed capture store every view reads.
+//!
+//! Each frame is decoded once at ingest into a 32-byte row (time, file
+//! offset, lengths, direction, conversation, opcode, PSN, flags); the packet
+//! bytes stay in the capture file and are read back by offset when a view
+//! needs them. The store grows while a source appends (a file being indexed
+//! in the background, a live feed) and answers queries by row range and time
+//! window at any moment.
+
+mod columns;
+mod conv;
+mod ingest;
+mod row;
+
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+
+pub use conv::{ConvKey, Conversation};
+pub use ingest::{Analyzer, Appender, Ingest, IngestFrame, NoAnalysis, PacketInfo, decode_frame};
+pub use row::{Flags, NO_CONVERSATION, Row};
+
+use crate::capture::{
+    CaptureError, CaptureFormat, CaptureItem, CaptureReader, CaptureWarning, TimeBase,
+};
+use crate::record::Record;
+use columns::Columns;
+use conv::ConvTable;
+use rocescope_decoders::DecodeConfig;
+
+/// Why a store could not be opened or read.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    #[error("cannot read frame bytes of row {row} at byte {offset} of {path}")]
+    Read {
+        row: u64,
+        offset: u64,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("row {row} is not in the store ({len} rows)")]
+    NoRow { row: u64, len: u64 },
+}
+
+/// Counters kept at ingest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    pub packets: u64,
+    pub roce_packets: u64,
+    pub icrc_errors: u64,
+    /// Frames the capture cut before their end (header-only, snaplen).
+    pub truncated: u64,
+    /// Frames whose headers contradict themselves.
+    pub malformed: u64,
+    /// Frames of a link type rocescope does not decode.
+    pub undecoded: u64,
+    pub captured_bytes: u64,
+    pub wire_bytes: u64,
+    pub first_ts_ns: Option<u64>,
+    pub last_ts_ns: Option<u64>,
+}
+
+/// Where the store is in reading its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Progress {
+    pub bytes_done: u64,
+    /// 0 when unknown (a stream).
+    pub bytes_total: u64,
+    pub rows: u64,
+    pub complete: bool,
+    /// Why indexing stopped early, if it did (every row before is kept).
+    pub error: Option<String>,
+    /// Wall time spent indexing so far, ns.
+    pub elapsed_ns: u64,
+}
+
+/// Where the frame bytes live.
+enum Backing {
+    /// A capture file: rows point at byte offsets in it.
+    File { file: File, path: PathBuf },
+    /// Frames kept in memory (streams without a file, sniffer text dumps).
+    Memory(RwLock<Vec<u8>>),
+}
+
+struct Inner {
+    cols: Columns,
+    convs: ConvTable,
+    stats: StoreStats,
+}
+
+/// The store. Share it as `Arc<Store>`: one ingest thread appends, any
+/// number of views query.
+pub struct Store {
+    inner: RwLock<Inner>,
+    backing: Backing,
+    format: Option<CaptureFormat>,
+    time_base: RwLock<TimeBase>,
+    warnings: Mutex<Vec<CaptureWarning>>,
+    /// Non-frame records (profiler samples, slot decisions, QP state,
+    /// ground truth, drop counts, annotations) in source order.
+    records: Mutex<Vec<Record>>,
+    bytes_done: AtomicU64,
+    bytes_total: u64,
+    complete: AtomicBool,
+    error: Mutex<Option<String>>,
+    elapsed_ns: AtomicU64,
+    done: (Mutex<bool>, Condvar),
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("rows", &self.len())
+            .field("format", &self.format)
+            .field("complete", &self.complete.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Rows per hand-over from the indexer to the store: large enough that the
+/// write lock is rare, small enough that the first rows show at once.
+const FIRST_BATCH_ROWS: usize = 256;
+pub(crate) const BATCH_ROWS: usize = 16 * 1024;
+
+impl Store {
+    fn new(
+        backing: Backing,
+        format: Option<CaptureFormat>,
+        time_base: TimeBase,
+        bytes_total: u64,
+    ) -> Store {
+        Store {
+            inner: RwLock::new(Inner {
+                cols: Columns::new(),
+                convs: ConvTable::default(),
+                stats: StoreStats::default(),
+            }),
+            backing,
+            format,
+            time_base: RwLock::new(time_base),
+            warnings: Mutex::new(Vec::new()),
+            records: Mutex::new(Vec::new()),
+            bytes_done: AtomicU64::new(0),
+            bytes_total,
+            complete: AtomicBool::new(false),
+            error: Mutex::new(None),
+            elapsed_ns: AtomicU64::new(0),
+            done: (Mutex::new(false), Condvar::new()),
+        }
+    }
+
+    /// An empty store fed by a live source through [`Store::ingest`]; frame
+    /// bytes are kept in memory.
+    pub fn live(time_base: TimeBase) -> Arc<Store> {
+        Arc::new(Store::new(
+            Backing::Memory(RwLock::new(Vec::new())),
+            None,
+            time_base,
+            0,
+        ))
+    }
+
+    /// Open a capture and index it on a background thread. Returns as soon
+    /// as the format is known (a file that is not a capture fails here); rows
+    /// become queryable while the rest is indexed. `analyzer` sees every
+    /// packet at ingest.
+    pub fn open(
+        path: &Path,
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+    ) -> Result<Arc<Store>, StoreError> {
+        let reader = CaptureReader::open(path)?;
+        let bytes_total = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let file = File::open(path).map_err(|source| CaptureError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let format = reader.format();
+        // Only pcap/pcapng rows point at bytes of the file itself; other
+        // formats (sniffer dumps) keep the decoded frame bytes in memory.
+        let in_memory = !matches!(format, CaptureFormat::Pcap { .. } | CaptureFormat::Pcapng);
+        let backing = if in_memory {
+            Backing::Memory(RwLock::new(Vec::new()))
+        } else {
+            Backing::File {
+                file,
+                path: path.to_path_buf(),
+            }
+        };
+        let store = Arc::new(Store::new(
+            backing,
+            Some(format),
+            reader.time_base(),
+            bytes_total,
+        ));
+        let worker = Arc::clone(&store);
+        std::thread::Builder::new()
+            .name("rocescope-index".into())
+            .spawn(move || worker.index(reader, cfg, analyzer))
+            .map_err(|source| CaptureError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(store)
+    }
+
+    /// Index a capture on two threads: this one reads and decodes, a scoped
+    /// one appends (conversations, analysis, columns). Batches go back and
+    /// forth through bounded channels, so memory stays flat.
+    fn index<R: std::io::Read>(
+        &self,
+        mut reader: CaptureReader<R>,
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+    ) {
+        let start = std::time::Instant::now();
+        let keep_bytes = matches!(self.backing, Backing::Memory(_));
+        let (full_tx, full_rx) =
+            std::sync::mpsc::sync_channel::<(Vec<PacketInfo>, u64, TimeBase)>(2);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<PacketInfo>>();
+        std::thread::scope(|scope| {
+            let appender_thread = std::thread::Builder::new()
+                .name("rocescope-append".into())
+                .spawn_scoped(scope, move || {
+                    let mut appender = Appender::new(analyzer);
+                    for (mut batch, bytes_done, time_base) in full_rx {
+                        {
+                            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+                            let Inner { cols, convs, stats } = &mut *inner;
+                            appender.append(&mut batch, cols, convs, stats);
+                        }
+                        *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
+                        self.bytes_done.store(bytes_done, Ordering::Relaxed);
+                        self.elapsed_ns
+                            .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                        batch.clear();
+                        let _ = empty_tx.send(batch);
+                    }
+                    appender.finish();
+                });
+            let mut batch = Vec::with_capacity(FIRST_BATCH_ROWS);
+            let mut batch_limit = FIRST_BATCH_ROWS;
+            loop {
+                match reader.next_item() {
+                    Ok(Some(CaptureItem::Record(r))) => {
+                        self.records
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(r);
+                    }
+                    Ok(Some(CaptureItem::Frame(f))) => {
+                        let mut frame = IngestFrame {
+                            ts_ns: f.ts_ns,
+                            data: f.data,
+                            origlen: f.origlen,
+                            linktype: f.linktype.0,
+                            port: f.port.unwrap_or(f.interface.min(255) as u8),
+                            dir: f.direction,
+                            file_offset: f.file_offset,
+                        };
+                        if keep_bytes {
+                            frame.file_offset = self.keep(frame.data);
+                        }
+                        batch.push(decode_frame(&cfg, &frame));
+                        if batch.len() >= batch_limit {
+                            let next = empty_rx
+                                .try_recv()
+                                .unwrap_or_else(|_| Vec::with_capacity(BATCH_ROWS));
+                            let full = std::mem::replace(&mut batch, next);
+                            if full_tx
+                                .send((full, reader.bytes_read(), reader.time_base()))
+                                .is_err()
+                            {
+                                break;
+                            }
+                            batch_limit = BATCH_ROWS;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e.to_string());
+                        break;
+                    }
+                }
+            }
+            let _ = full_tx.send((batch, reader.bytes_read(), reader.time_base()));
+            drop(full_tx);
+            if appender_thread.is_ok_and(|t| t.join().is_err()) {
+                *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some("the append thread failed".into());
+            }
+        });
+        *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = reader.warnings().to_vec();
+        self.elapsed_ns
+            .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.mark_complete();
+    }
+
+    fn mark_complete(&self) {
+        self.complete.store(true, Ordering::Release);
+        let (lock, cv) = &self.done;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+    }
+
+    /// Append frame bytes to the in-memory backing; returns their offset.
+    fn keep(&self, data: &[u8]) -> u64 {
+        match &self.backing {
+            Backing::Memory(mem) => {
+                let mut mem = mem.write().unwrap_or_else(|e| e.into_inner());
+                let offset = mem.len() as u64;
+                mem.extend_from_slice(data);
+                offset
+            }
+            Backing::File { .. } => 0,
+        }
+    }
+
+    /// Feed one frame from a live source (bytes kept in memory). Rows are
+    /// published in batches; call [`Store::flush_live`] to publish at once.
+    pub fn ingest(&self, ingest: &mut Ingest, frame: &IngestFrame<'_>) {
+        let offset = self.keep(frame.data);
+        ingest.push(&IngestFrame {
+            file_offset: offset,
+            ..*frame
+        });
+        if ingest.pending() >= BATCH_ROWS {
+            self.flush_live(ingest);
+        }
+    }
+
+    /// Publish the rows a live source fed so far.
+    pub fn flush_live(&self, ingest: &mut Ingest) {
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let Inner { cols, convs, stats } = &mut *inner;
+        ingest.drain_into(cols, convs, stats);
+    }
+
+    /// Mark a live store complete (the source ended).
+    pub fn finish_live(&self, ingest: &mut Ingest) {
+        self.flush_live(ingest);
+        ingest.finish();
+        self.mark_complete();
+    }
+
+    /// Block until indexing has finished.
+    pub fn wait(&self) {
+        let (lock, cv) = &self.done;
+        let mut done = lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            done = cv.wait(done).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Rows stored so far.
+    pub fn len(&self) -> u64 {
+        self.read().cols.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn row(&self, index: u64) -> Option<Row> {
+        self.read().cols.get(index)
+    }
+
+    /// Rows in `range` (clipped to what is stored), appended to `out`.
+    pub fn rows(&self, range: Range<u64>, out: &mut Vec<Row>) {
+        let inner = self.read();
+        let end = range.end.min(inner.cols.len());
+        out.extend((range.start..end).filter_map(|i| inner.cols.get(i)));
+    }
+
+    /// Index of the first row at or after `ts_ns` (== len when none is).
+    pub fn seek_time(&self, ts_ns: u64) -> u64 {
+        self.read().cols.seek(ts_ns)
+    }
+
+    /// Rows with `start_ns <= ts < end_ns` (exact on time-sorted captures;
+    /// see `seek_time` for the rule on unsorted ones).
+    pub fn time_window(&self, start_ns: u64, end_ns: u64) -> Range<u64> {
+        let inner = self.read();
+        let a = inner.cols.seek(start_ns);
+        let b = inner.cols.seek(end_ns).max(a);
+        a..b
+    }
+
+    /// Whether every timestamp so far is >= the previous one.
+    pub fn time_sorted(&self) -> bool {
+        self.read().cols.sorted
+    }
+
+    pub fn stats(&self) -> StoreStats {
+        self.read().stats
+    }
+
+    pub fn conversations(&self) -> Vec<Conversation> {
+        self.read().convs.list.clone()
+    }
+
+    pub fn conversation(&self, id: u32) -> Option<Conversation> {
+        self.read().convs.list.get(id as usize).copied()
+    }
+
+    /// Heap bytes held by the row index (not the frame bytes).
+    pub fn index_bytes(&self) -> u64 {
+        self.read().cols.heap_bytes()
+    }
+
+    pub fn format(&self) -> Option<CaptureFormat> {
+        self.format
+    }
+
+    pub fn time_base(&self) -> TimeBase {
+        *self.time_base.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Add a non-frame record from a live source.
+    pub fn push_record(&self, record: Record) {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(record);
+    }
+
+    /// Non-frame records seen so far, in source order, that match `keep`.
+    pub fn records_where(&self, keep: impl Fn(&Record) -> bool) -> Vec<Record> {
+        let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        records.iter().filter(|r| keep(r)).cloned().collect()
+    }
+
+    /// How many non-frame records the store holds.
+    pub fn record_count(&self) -> usize {
+        self.records.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Reader warnings (cut file, ...), known once indexing completes.
+    pub fn warnings(&self) -> Vec<CaptureWarning> {
+        self.warnings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub fn progress(&self) -> Progress {
+        Progress {
+            bytes_done: self.bytes_done.load(Ordering::Relaxed),
+            bytes_total: self.bytes_total,
+            rows: self.len(),
+            complete: self.complete.load(Ordering::Acquire),
+            error: self.error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            elapsed_ns: self.elapsed_ns.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The captured bytes of row `index`, read back from the backing.
+    pub fn frame_bytes(&self, index: u64) -> Result<Vec<u8>, StoreError> {
+        let row = self.row(index).ok_or_else(|| StoreError::NoRow {
+            row: index,
+            len: self.len(),
+        })?;
+        let mut buf = vec![0u8; row.caplen as usize];
+        match &self.backing {
+            Backing::File { file, path } => {
+                read_exact_at(file, &mut buf, row.file_offset).map_err(|source| {
+                    StoreError::Read {
+                        row: index,
+                        offset: row.file_offset,
+                        path: path.display().to_string(),
+                        source,
+                    }
+                })?;
+            }
+            Backing::Memory(mem) => {
+                let mem = mem.read().unwrap_or_else(|e| e.into_inner());
+                let start = row.file_offset as usize;
+                match mem.get(start..start + buf.len()) {
+                    Some(src) => buf.copy_from_slice(src),
+                    None => {
+                        return Err(StoreError::Read {
+                            row: index,
+                            offset: row.file_offset,
+                            path: "memory".into(),
+                            source: std::io::ErrorKind::UnexpectedEof.into(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(buf)
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        let n = file.seek_read(&mut buf[done..], offset + done as u64)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        done += n;
+    }
+    Ok(())
+}

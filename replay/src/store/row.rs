@@ -1,0 +1,135 @@
+//! One indexed packet: what every view needs without touching the bytes.
+
+use std::fmt;
+
+use crate::record::Direction;
+
+/// Per-packet flags, set at ingest by the decoder and the RC analysis.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Flags(pub u16);
+
+impl Flags {
+    /// RoCE frame whose BTH was decoded.
+    pub const ROCE: Flags = Flags(1 << 0);
+    /// The ICRC did not verify.
+    pub const ICRC_BAD: Flags = Flags(1 << 1);
+    /// The capture ends before the frame does (header-only or snaplen).
+    pub const CUT: Flags = Flags(1 << 2);
+    /// A length or field the decoder could not go on from.
+    pub const MALFORMED: Flags = Flags(1 << 3);
+    pub const ACK_REQ: Flags = Flags(1 << 4);
+    /// IP ECN field = CE (11): a switch marked congestion.
+    pub const ECN_CE: Flags = Flags(1 << 5);
+    pub const BECN: Flags = Flags(1 << 6);
+    pub const FECN: Flags = Flags(1 << 7);
+    /// AETH with an RNR or NAK syndrome.
+    pub const NAK: Flags = Flags(1 << 8);
+    pub const CNP: Flags = Flags(1 << 9);
+    /// RC analysis: a request re-sent over a PSN span already sent.
+    pub const RETRANSMISSION: Flags = Flags(1 << 10);
+    /// RC analysis: a duplicate READ response or duplicate ACK.
+    pub const DUPLICATE: Flags = Flags(1 << 11);
+    /// RC analysis: PSN beyond the expected one.
+    pub const OUT_OF_SEQUENCE: Flags = Flags(1 << 12);
+    /// RC analysis: packets before this one were missed by the capture.
+    pub const CAPTURE_LOSS: Flags = Flags(1 << 13);
+    /// A request whose response direction is the reverse of its own (ACK,
+    /// READ response): set for responses.
+    pub const RESPONSE: Flags = Flags(1 << 14);
+    /// The link type is not one rocescope decodes.
+    pub const UNDECODED: Flags = Flags(1 << 15);
+
+    #[inline]
+    pub fn contains(self, f: Flags) -> bool {
+        self.0 & f.0 == f.0
+    }
+    #[inline]
+    pub fn set(&mut self, f: Flags, on: bool) {
+        if on {
+            self.0 |= f.0;
+        } else {
+            self.0 &= !f.0;
+        }
+    }
+    /// Names of the set flags, for display and JSON.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
+        const NAMES: [&str; 16] = [
+            "roce",
+            "icrc_bad",
+            "cut",
+            "malformed",
+            "ack_req",
+            "ecn_ce",
+            "becn",
+            "fecn",
+            "nak",
+            "cnp",
+            "retransmission",
+            "duplicate",
+            "out_of_sequence",
+            "capture_loss",
+            "response",
+            "undecoded",
+        ];
+        (0..16)
+            .filter(move |b| self.0 & (1 << b) != 0)
+            .map(|b| NAMES[b])
+    }
+}
+
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        Flags(self.0 | rhs.0)
+    }
+}
+
+impl fmt::Debug for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// Conversation id of frames that belong to none (not RoCE, or undecoded).
+pub const NO_CONVERSATION: u32 = u32::MAX;
+
+/// One indexed packet, as queries return it. The store keeps it in 32 bytes
+/// of columns; this struct is the unpacked view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// Capture time in ns since the epoch, or the ordinal index (see
+    /// [`crate::TimeBase`]).
+    pub ts_ns: u64,
+    /// Where the frame's bytes start in the backing file.
+    pub file_offset: u64,
+    pub caplen: u32,
+    /// Length on the wire.
+    pub origlen: u32,
+    /// Index into the store's conversation table, or [`NO_CONVERSATION`].
+    pub conversation: u32,
+    /// BTH opcode (meaningful with [`Flags::ROCE`]).
+    pub opcode: u8,
+    /// 24-bit PSN (meaningful with [`Flags::ROCE`]).
+    pub psn: u32,
+    pub flags: Flags,
+    /// Capture interface / card port.
+    pub port: u8,
+    pub dir: Option<Direction>,
+}
+
+impl Default for Row {
+    fn default() -> Self {
+        Row {
+            ts_ns: 0,
+            file_offset: 0,
+            caplen: 0,
+            origlen: 0,
+            conversation: NO_CONVERSATION,
+            opcode: 0,
+            psn: 0,
+            flags: Flags::default(),
+            port: 0,
+            dir: None,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The store over real files: rows, conversations, queries by range and
+//! time, bytes read back by offset, live growth, bad input.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, Opcode, PacketBuilder, decode};
+use rocescope_replay::store::{Flags, Ingest, IngestFrame, NoAnalysis, Store};
+use rocescope_replay::{CaptureReader, TimeBase};
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
+}
+
+fn open(path: &Path) -> Arc<Store> {
+    let s = Store::open(path, DecodeConfig::default(), Box::new(NoAnalysis)).unwrap();
+    s.wait();
+    s
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rocescope-store-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn sample_rows_match_the_capture() {
+    let store = open(&sample());
+    assert_eq!(store.len(), 15);
+    let p = store.progress();
+    assert!(p.complete && p.error.is_none());
+    assert_eq!(p.bytes_done, p.bytes_total);
+    let stats = store.stats();
+    assert_eq!(stats.packets, 15);
+    assert_eq!(stats.roce_packets, 15);
+    assert_eq!(stats.icrc_errors, 0);
+    assert_eq!(stats.truncated, 0);
+
+    let mut rows = Vec::new();
+    store.rows(0..100, &mut rows);
+    assert_eq!(rows.len(), 15);
+    assert_eq!(rows[0].psn, 100);
+    assert_eq!(rows[0].opcode, Opcode::RC_WRITE_FIRST.0);
+    assert!(rows[0].flags.contains(Flags::ROCE | Flags::ACK_REQ));
+    assert!(rows[3].flags.contains(Flags::NAK | Flags::RESPONSE));
+    assert!(rows[14].flags.contains(Flags::CNP | Flags::BECN));
+    assert!(rows.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns));
+
+    // Two one-way flows: requests to QP 0x12, ACKs/responses/CNP to QP 0x11.
+    let convs = store.conversations();
+    assert_eq!(convs.len(), 2);
+    assert_eq!(convs[0].key.dest_qp, 0x12);
+    assert_eq!(convs[0].key.src_addr().to_string(), "10.0.0.1");
+    assert_eq!(convs[0].packets + convs[1].packets, 15);
+    assert_eq!(rows[1].conversation, 1);
+
+    // Bytes come back from the file by offset and decode as at ingest.
+    let mut reader = CaptureReader::open(&sample()).unwrap();
+    let mut i = 0;
+    while let Some(f) = reader.next_frame().unwrap() {
+        let bytes = store.frame_bytes(i).unwrap();
+        assert_eq!(bytes, f.data, "row {i}");
+        i += 1;
+    }
+    let b = store.frame_bytes(4).unwrap();
+    let p = decode(&b, LinkLayer::Ethernet, &DecodeConfig::default());
+    assert_eq!(p.bth().unwrap().psn(), 103);
+    assert_eq!(p.icrc(), IcrcStatus::Ok);
+    assert!(store.frame_bytes(15).is_err());
+}
+
+#[test]
+fn time_queries() {
+    let store = open(&sample());
+    let rows: Vec<_> = (0..store.len()).map(|i| store.row(i).unwrap()).collect();
+    let t5 = rows[5].ts_ns;
+    assert_eq!(store.seek_time(t5), 5);
+    assert_eq!(store.seek_time(t5 + 1), 6);
+    assert_eq!(store.seek_time(0), 0);
+    assert_eq!(store.seek_time(u64::MAX), 15);
+    assert_eq!(store.time_window(rows[2].ts_ns, rows[6].ts_ns), 2..6);
+    assert_eq!(store.time_window(rows[6].ts_ns, rows[2].ts_ns), 6..6);
+}
+
+#[test]
+fn a_live_store_grows_and_is_queryable_while_it_grows() {
+    let store = Store::live(TimeBase::Nanoseconds);
+    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(NoAnalysis));
+    let mut buf = Vec::new();
+    for i in 0..1000u32 {
+        PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 7, i)
+            .build_into(&[1, 2, 3, 4], &mut buf);
+        let frame = IngestFrame {
+            ts_ns: u64::from(i) * 100,
+            data: &buf,
+            origlen: buf.len() as u32,
+            linktype: 1,
+            port: 0,
+            dir: None,
+            file_offset: 0,
+        };
+        store.ingest(&mut ingest, &frame);
+        if i == 499 {
+            store.flush_live(&mut ingest);
+            assert_eq!(store.len(), 500);
+            assert!(!store.progress().complete);
+        }
+    }
+    store.finish_live(&mut ingest);
+    assert_eq!(store.len(), 1000);
+    assert!(store.progress().complete);
+    assert_eq!(store.row(999).unwrap().psn, 999);
+    let bytes = store.frame_bytes(321).unwrap();
+    let p = decode(&bytes, LinkLayer::Ethernet, &DecodeConfig::default());
+    assert_eq!(p.bth().unwrap().psn(), 321);
+    assert_eq!(store.time_window(10_000, 20_000), 100..200);
+}
+
+#[test]
+fn a_cut_file_keeps_every_whole_frame_and_warns() {
+    let bytes = std::fs::read(sample()).unwrap();
+    let cut = tmp("cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
+    let store = open(&cut);
+    assert_eq!(store.len(), 14);
+    let w = store.warnings();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].offset > 0);
+}
+
+#[test]
+fn not_a_capture_fails_at_open() {
+    let junk = tmp("junk.bin");
+    std::fs::write(&junk, [0x42u8; 100]).unwrap();
+    let err = Store::open(&junk, DecodeConfig::default(), Box::new(NoAnalysis)).unwrap_err();
+    assert!(err.to_string().contains("byte 0"), "{err}");
+}
+
+#[test]
+fn header_only_frames_count_as_truncated_not_bad() {
+    let path = tmp("hdr.pcap");
+    let mut out = Vec::new();
+    for v in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65535, 1] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut buf = Vec::new();
+    for i in 0..10u32 {
+        let b =
+            PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_MIDDLE, 7, i);
+        b.build_headers_into(4096, &mut buf);
+        for v in [
+            1u32,
+            i,
+            buf.len() as u32,
+            (b.header_len() + 4096 + 4) as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&buf);
+    }
+    std::fs::write(&path, out).unwrap();
+    let store = open(&path);
+    let s = store.stats();
+    assert_eq!((s.packets, s.truncated, s.icrc_errors), (10, 10, 0));
+    assert_eq!(store.row(0).unwrap().origlen, 54 + 4096 + 4);
+    assert_eq!(store.row(0).unwrap().caplen, 54);
+}
+
+#[test]
+fn a_recording_keeps_its_records_next_to_the_frames() {
+    use rocescope_replay::record::{Record, SlotDecision, SlotKind, Verdict};
+    use rocescope_replay::{Direction, PcapngWriter};
+    let path = tmp("rec.pcapng");
+    let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    let mut buf = Vec::new();
+    for i in 0..20u32 {
+        PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 7, i)
+            .build_into(&[9; 8], &mut buf);
+        let dir = if i % 2 == 0 {
+            Direction::Tx
+        } else {
+            Direction::Rx
+        };
+        w.write_frame(1_000 + u64::from(i), 1, Some(dir), buf.len() as u32, &buf)
+            .unwrap();
+        let slot = SlotDecision {
+            ts_ns: 1_000 + u64::from(i),
+            slot: SlotKind::Dpi,
+            qpn: 7,
+            psn: i,
+            verdict: Verdict::Pass,
+            latency_ns: 44,
+            detail: 0,
+        };
+        w.write_record(&Record::Slot(slot)).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let store = open(&path);
+    assert_eq!(store.len(), 20);
+    assert_eq!(store.record_count(), 20);
+    let slots = store.records_where(|r| matches!(r, Record::Slot(_)));
+    assert_eq!(slots.len(), 20);
+    let r = store.row(3).unwrap();
+    assert_eq!((r.port, r.dir, r.ts_ns), (1, Some(Direction::Rx), 1_003));
+    assert_eq!(store.frame_bytes(3).unwrap().len(), r.caplen as usize);
+}
