@@ -5,7 +5,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::Context;
-use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, decode};
+use rocescope_decoders::analysis::{Class, Observation, RcAnalysis};
+use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, Syndrome, decode};
 use rocescope_replay::{CaptureError, CaptureReader, TimeBase};
 
 /// A small RC WRITE/READ exchange with one loss and its Go-Back-N recovery,
@@ -22,14 +23,11 @@ pub fn tour() -> anyhow::Result<()> {
         "rocescope {} - decoding the bundled sample capture (RC WRITE + READ, one lost packet):\n",
         env!("CARGO_PKG_VERSION")
     )?;
+    let cfg = DecodeConfig::default();
+    let first = CaptureReader::new(SAMPLE).context("bundled sample capture")?;
+    let verdicts = analyse(first, "bundled sample", &cfg)?;
     let reader = CaptureReader::new(SAMPLE).context("bundled sample capture")?;
-    decode_stream(
-        reader,
-        "bundled sample",
-        false,
-        &DecodeConfig::default(),
-        &mut out,
-    )?;
+    decode_stream(reader, "bundled sample", false, &cfg, &verdicts, &mut out)?;
     writeln!(
         out,
         "\nNext: rocescope decode FILE [--format jsonl]   (rocescope --help for more)"
@@ -38,21 +36,73 @@ pub fn tour() -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn run(file: &Path, jsonl: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
-    let reader = match CaptureReader::open(file) {
-        Ok(r) => r,
+fn open(file: &Path) -> anyhow::Result<CaptureReader<std::fs::File>> {
+    match CaptureReader::open(file) {
+        Ok(r) => Ok(r),
         // The open error already names the path; the others say where in it.
-        Err(e @ CaptureError::Open { .. }) => return Err(e.into()),
-        Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
-    };
+        Err(e @ CaptureError::Open { .. }) => Err(e.into()),
+        Err(e) => Err(anyhow::Error::new(e).context(file.display().to_string())),
+    }
+}
+
+pub fn run(file: &Path, jsonl: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
+    let name = file.display().to_string();
+    // Two passes: the RC analysis must see the whole capture before a
+    // packet's verdict is final (a gap is capture loss only once ACKs cover it).
+    let verdicts = analyse(open(file)?, &name, &cfg)?;
     let out = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, out.lock());
-    decode_stream(reader, &file.display().to_string(), jsonl, &cfg, &mut out)?;
+    decode_stream(open(file)?, &name, jsonl, &cfg, &verdicts, &mut out)?;
     out.flush()?;
     Ok(())
+}
+
+/// The RC analysis verdict of every frame: its class and QP conversation.
+pub struct Verdicts {
+    class: Vec<Class>,
+    qp: Vec<Option<u32>>,
+}
+
+/// First pass: run the RC analysis over the whole capture.
+fn analyse<R: io::Read>(
+    mut reader: CaptureReader<R>,
+    name: &str,
+    cfg: &DecodeConfig,
+) -> anyhow::Result<Verdicts> {
+    let mut an = RcAnalysis::default();
+    let mut v = Verdicts {
+        class: Vec::new(),
+        qp: Vec::new(),
+    };
+    while let Some(frame) = reader
+        .next_frame()
+        .with_context(|| format!("reading {name}"))?
+    {
+        let index = v.class.len() as u64;
+        let obs = LinkLayer::from_linktype(frame.linktype.0).and_then(|link| {
+            Observation::from_packet(&decode(frame.data, link, cfg), frame.ts_ns, frame.origlen)
+        });
+        let (class, qp) = match obs {
+            Some(o) => (an.observe(index, &o), an.qp_of(o.src, o.dst, o.dest_qp)),
+            None => (Class::default(), None),
+        };
+        v.class.push(class);
+        v.qp.push(qp);
+        for late in an.drain_late() {
+            if let Some(c) = v.class.get_mut(late.index as usize) {
+                c.0 = (c.0 & !late.clear.0) | late.set.0;
+            }
+        }
+    }
+    // Flows paired late join their requester's QP: map to final ids.
+    let map = an.slot_to_report();
+    for q in v.qp.iter_mut().flatten() {
+        *q = map.get(*q as usize).copied().unwrap_or(*q);
+    }
+    Ok(v)
 }
 
 fn decode_stream<R: io::Read>(
@@ -60,6 +110,7 @@ fn decode_stream<R: io::Read>(
     name: &str,
     jsonl: bool,
     cfg: &DecodeConfig,
+    verdicts: &Verdicts,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
     let mut first_ts_ns: Option<u64> = None;
@@ -95,8 +146,21 @@ fn decode_stream<R: io::Read>(
         };
         let p = decode(frame.data, link, cfg);
         let number = frame.index + 1;
+        let i = frame.index as usize;
+        let verdict = (
+            verdicts.class.get(i).copied().unwrap_or_default(),
+            verdicts.qp.get(i).copied().flatten(),
+        );
         if jsonl {
-            write_jsonl(out, number, frame.ts_ns, ordinal, frame.origlen, &p)?;
+            write_jsonl(
+                out,
+                number,
+                frame.ts_ns,
+                ordinal,
+                frame.origlen,
+                &p,
+                verdict,
+            )?;
         } else {
             let t0 = *first_ts_ns.get_or_insert(frame.ts_ns);
             if ordinal {
@@ -110,7 +174,9 @@ fn decode_stream<R: io::Read>(
                     rel % 1_000_000_000
                 )?;
             }
-            writeln!(out, "{}", p.summary())?;
+            write!(out, "{}", p.summary())?;
+            write_flags(out, verdict.0)?;
+            writeln!(out)?;
         }
     }
     for w in reader.warnings() {
@@ -127,6 +193,23 @@ fn decode_stream<R: io::Read>(
     Ok(())
 }
 
+/// Analysis flags the way Wireshark shows TCP analysis flags.
+fn write_flags(out: &mut impl Write, c: Class) -> io::Result<()> {
+    if c.contains(Class::RETRANSMISSION) {
+        write!(out, " [Retransmission]")?;
+    }
+    if c.contains(Class::DUPLICATE) {
+        write!(out, " [Duplicate]")?;
+    }
+    if c.contains(Class::OUT_OF_SEQUENCE) {
+        write!(out, " [Out-Of-Sequence]")?;
+    }
+    if c.contains(Class::CAPTURE_LOSS) {
+        write!(out, " [Previous packets not captured]")?;
+    }
+    Ok(())
+}
+
 fn write_jsonl(
     out: &mut impl Write,
     number: u64,
@@ -134,6 +217,7 @@ fn write_jsonl(
     ordinal: bool,
     origlen: u32,
     p: &Packet<'_>,
+    (class, qp): (Class, Option<u32>),
 ) -> io::Result<()> {
     write!(out, "{{\"frame\":{number}")?;
     if ordinal {
@@ -172,6 +256,22 @@ fn write_jsonl(
     });
     err?;
     write!(out, ",\"icrc\":\"{}\"", p.icrc().as_str())?;
+    if p.bth().is_some() {
+        write!(
+            out,
+            ",\"rocescope.retransmission\":{},\"rocescope.duplicate\":{},\"rocescope.out_of_sequence\":{},\"rocescope.capture_loss\":{}",
+            class.contains(Class::RETRANSMISSION),
+            class.contains(Class::DUPLICATE),
+            class.contains(Class::OUT_OF_SEQUENCE),
+            class.contains(Class::CAPTURE_LOSS)
+        )?;
+        if let Some(s) = p.ext().aeth().map(|a| a.syndrome()).filter(|s| s.is_nak()) {
+            write!(out, ",\"rocescope.nak\":\"{}\"", Syndrome::kind_name(s))?;
+        }
+        if let Some(qp) = qp {
+            write!(out, ",\"rocescope.conversation\":{qp}")?;
+        }
+    }
     if let Some(stop) = p.stop() {
         write!(out, ",\"rocescope.stop\":")?;
         serde_json::to_writer(&mut *out, &stop.to_string()).map_err(io::Error::other)?;

@@ -6,17 +6,25 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use rocescope_decoders::DecodeConfig;
+use rocescope_replay::CaptureError;
 use rocescope_replay::TimeBase;
-use rocescope_replay::store::{NoAnalysis, Store};
+use rocescope_replay::store::{Analyzer, NoAnalysis, Store, StoreError};
 use serde_json::json;
 
 /// Open `file` in a store and wait for the index, drawing a progress bar on
 /// a terminal when indexing takes a while.
-pub fn open_store(file: &Path, cfg: DecodeConfig) -> anyhow::Result<Arc<Store>> {
-    let store =
-        Store::open(file, cfg, Box::new(NoAnalysis)).with_context(|| file.display().to_string())?;
+pub fn open_store(
+    file: &Path,
+    cfg: DecodeConfig,
+    analyzer: Box<dyn Analyzer>,
+) -> anyhow::Result<Arc<Store>> {
+    let store = match Store::open(file, cfg, analyzer) {
+        Ok(s) => s,
+        // The open error already names the path; the others say where in it.
+        Err(e @ StoreError::Capture(CaptureError::Open { .. })) => return Err(e.into()),
+        Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
+    };
     let tty = std::io::stderr().is_terminal();
     let mut drew = false;
     while !store.progress().complete {
@@ -43,12 +51,10 @@ pub fn open_store(file: &Path, cfg: DecodeConfig) -> anyhow::Result<Arc<Store>> 
 }
 
 pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
-    let store = open_store(
-        file,
-        DecodeConfig {
-            extra_roce_ports: roce_ports,
-        },
-    )?;
+    let cfg = DecodeConfig {
+        extra_roce_ports: roce_ports,
+    };
+    let store = open_store(file, cfg, Box::new(NoAnalysis))?;
     let progress = store.progress();
     let stats = store.stats();
     let convs = store.conversations();
@@ -93,7 +99,7 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
             "warnings": warnings.iter().map(|w| json!({"offset": w.offset, "message": w.message})).collect::<Vec<_>>(),
             "error": progress.error,
         });
-        println!("{v}");
+        writeln!(std::io::stdout().lock(), "{v}")?;
     } else {
         let mut out = std::io::stdout().lock();
         writeln!(out, "file            {}", file.display())?;

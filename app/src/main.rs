@@ -2,6 +2,7 @@
 
 mod decode_cmd;
 mod info_cmd;
+mod stats_cmd;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -22,6 +23,8 @@ enum Command {
     Decode(DecodeArgs),
     /// Index a capture as the workbench does and summarise it.
     Info(InfoArgs),
+    /// RC analysis: per-QP state, retransmission episodes, counters, diagnosis.
+    Stats(InfoArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
             decode_cmd::run(&args.file, args.format == Format::Jsonl, args.roce_ports)
         }
         Some(Command::Info(args)) => info_cmd::run(&args.file, args.json, args.roce_ports),
+        Some(Command::Stats(args)) => stats_cmd::run(&args.file, args.json, args.roce_ports),
         None => decode_cmd::tour(),
     };
     match result {

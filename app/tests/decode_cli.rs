@@ -195,3 +195,57 @@ fn the_cards_converted_pcap_shows_ordinal_time() {
     let decoded = String::from_utf8(rocescope(&["decode", path.to_str().unwrap()]).stdout).unwrap();
     assert!(decoded.lines().nth(2).unwrap().contains("#2"), "{decoded}");
 }
+
+#[test]
+fn stats_reports_the_rc_analysis() {
+    let out = rocescope(&["stats", sample().to_str().unwrap(), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let qps = v["qps"].as_array().unwrap();
+    assert_eq!(qps.len(), 1);
+    let q = &qps[0];
+    assert_eq!(q["src_ip"], "10.0.0.1");
+    assert_eq!(q["dst_ip"], "10.0.0.2");
+    assert_eq!(q["dest_qp"], 0x12);
+    assert_eq!(q["requester_qp"], 0x11);
+    assert_eq!(q["retransmitted_packets"], 3);
+    assert_eq!(q["episodes_by_cause"]["nak_seq_err"], 1);
+    assert_eq!(q["naks"]["psn_seq_err"], 1);
+    assert_eq!(q["capture_loss_packets"], 0);
+    assert_eq!(v["counters"]["packet_seq_err"], 1);
+    assert_eq!(v["counters"]["np_cnp_sent"], 1);
+    assert_eq!(v["episodes"][0]["first_frame"], 4);
+    assert_eq!(v["episodes"][0]["packets_resent"], 3);
+
+    let text = String::from_utf8(rocescope(&["stats", sample().to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("nak_seq_err  from PSN 101"), "{text}");
+}
+
+#[test]
+fn decode_shows_the_analysis_flags() {
+    let out = rocescope(&["decode", sample().to_str().unwrap(), "--format", "jsonl"]);
+    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let retrans: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["rocescope.retransmission"] == true)
+        .map(|r| r["frame"].as_u64().unwrap())
+        .collect();
+    assert_eq!(retrans, vec![6, 7, 8]);
+    assert_eq!(rows[2]["rocescope.out_of_sequence"], true);
+    assert_eq!(rows[3]["rocescope.nak"], "psn_seq_err");
+    assert!(rows.iter().all(|r| r["rocescope.conversation"] == 0));
+    let text =
+        String::from_utf8(rocescope(&["decode", sample().to_str().unwrap()]).stdout).unwrap();
+    assert!(
+        text.lines().nth(5).unwrap().ends_with("[Retransmission]"),
+        "{text}"
+    );
+}

@@ -5,6 +5,7 @@
 //! as far as its bytes go, and [`Packet::stop`] says which layer stopped at
 //! which byte offset. Header views borrow the frame; nothing is copied.
 
+pub mod analysis;
 mod build;
 mod error;
 mod fields;

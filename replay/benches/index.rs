@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use rocescope_decoders::{DecodeConfig, Opcode, PacketBuilder, Syndrome};
-use rocescope_replay::store::{NoAnalysis, Store};
+use rocescope_replay::store::{Analyzer, NoAnalysis, RcAnalyzer, Store};
 
 /// Header-only RC WRITE traffic on 8 QPs with its ACKs, as the card's
 /// sniffer cuts it (70-byte WRITE First, 54-byte Middle/Last, 58-byte ACK).
@@ -118,40 +118,53 @@ fn main() {
         t.elapsed().as_secs_f64()
     });
 
+    match tshark_s {
+        Some(ts) => println!("tshark -r: {ts:.3} s, {:.0} packets/s", n as f64 / ts),
+        None => println!("tshark not installed: no comparison"),
+    }
+    for (name, analysis) in [("decode only", false), ("with RC analysis", true)] {
+        let analyzer: Box<dyn Analyzer> = if analysis {
+            Box::new(RcAnalyzer::default())
+        } else {
+            Box::new(NoAnalysis)
+        };
+        let (secs, first_rows_ms, index_bytes, per_packet) = index_once(&path, n, analyzer);
+        let rate = n as f64 / secs;
+        println!(
+            "rocescope index ({name}): {secs:.3} s, {:.1} Mpackets/s",
+            rate / 1e6
+        );
+        println!("  first rows visible after {first_rows_ms:.2} ms");
+        println!(
+            "  index {index_bytes:.1} bytes/packet; peak RSS growth {per_packet:.1} bytes/packet all in"
+        );
+        if let Some(ts) = tshark_s {
+            println!("  {:.0}x faster than tshark -r", ts / secs);
+        }
+    }
+}
+
+/// Index once; returns (seconds, ms to the first rows, index bytes per
+/// packet, peak RSS growth per packet).
+fn index_once(path: &Path, n: u64, analyzer: Box<dyn Analyzer>) -> (f64, f64, f64, f64) {
     // Peak memory of the indexing alone: reset the high-water mark first.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let base_kib = status_kib("VmRSS:");
     let t = Instant::now();
-    let store = Store::open(&path, DecodeConfig::default(), Box::new(NoAnalysis)).unwrap();
-    let mut first_rows_ms = None;
-    while first_rows_ms.is_none() {
-        if !store.is_empty() {
-            first_rows_ms = Some(t.elapsed().as_secs_f64() * 1e3);
-        }
+    let store = Store::open(path, DecodeConfig::default(), analyzer).unwrap();
+    while store.is_empty() {
         std::hint::spin_loop();
     }
+    let first_rows_ms = t.elapsed().as_secs_f64() * 1e3;
     store.wait();
     let secs = t.elapsed().as_secs_f64();
     let peak_kib = status_kib("VmHWM:");
     assert_eq!(store.len(), n);
-    let rate = n as f64 / secs;
     let per_packet = (peak_kib.saturating_sub(base_kib)) as f64 * 1024.0 / n as f64;
-
-    println!("rocescope index: {secs:.3} s, {:.1} Mpackets/s", rate / 1e6);
-    println!(
-        "first rows visible after {:.2} ms",
-        first_rows_ms.unwrap_or(0.0)
-    );
-    println!(
-        "index: {:.1} bytes/packet; peak RSS growth {per_packet:.1} bytes/packet all in",
-        store.index_bytes() as f64 / n as f64
-    );
-    match tshark_s {
-        Some(ts) => println!(
-            "tshark -r: {ts:.3} s, {:.0} packets/s -> rocescope is {:.0}x faster",
-            n as f64 / ts,
-            ts / secs
-        ),
-        None => println!("tshark not installed: no comparison"),
-    }
+    (
+        secs,
+        first_rows_ms,
+        store.index_bytes() as f64 / n as f64,
+        per_packet,
+    )
 }

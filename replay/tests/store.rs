@@ -207,3 +207,40 @@ fn a_recording_keeps_its_records_next_to_the_frames() {
     assert_eq!((r.port, r.dir, r.ts_ns), (1, Some(Direction::Rx), 1_003));
     assert_eq!(store.frame_bytes(3).unwrap().len(), r.caplen as usize);
 }
+
+#[test]
+fn the_rc_analysis_runs_at_ingest_and_flags_rows() {
+    use rocescope_decoders::analysis::EpisodeCause;
+    use rocescope_replay::store::RcAnalyzer;
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(
+        &sample(),
+        DecodeConfig::default(),
+        Box::new(analysis.clone()),
+    )
+    .unwrap();
+    store.wait();
+    let flags: Vec<Flags> = (0..store.len())
+        .map(|i| store.row(i).unwrap().flags)
+        .collect();
+    assert!(
+        flags[2].contains(Flags::OUT_OF_SEQUENCE),
+        "PSN 102 arrives after 100"
+    );
+    for i in [5, 6, 7] {
+        assert!(flags[i].contains(Flags::RETRANSMISSION), "row {i}");
+    }
+    assert_eq!(
+        flags
+            .iter()
+            .filter(|f| f.contains(Flags::RETRANSMISSION))
+            .count(),
+        3
+    );
+    let report = analysis.0.lock().unwrap().report();
+    assert_eq!(report.qps.len(), 1);
+    assert_eq!(report.episodes.len(), 1);
+    assert_eq!(report.episodes[0].cause, EpisodeCause::NakSeqErr);
+    assert_eq!(report.episodes[0].packets_resent, 3);
+    assert_eq!(report.counters.np_cnp_sent, 1);
+}

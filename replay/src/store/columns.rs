@@ -154,6 +154,17 @@ impl Columns {
         })
     }
 
+    /// Change the flags of a stored row (the analysis can learn late that
+    /// a gap before a packet was capture loss).
+    pub(crate) fn update_flags(&mut self, index: u64, set: Flags, clear: Flags) {
+        let ci = (index / CHUNK_ROWS as u64) as usize;
+        let i = (index % CHUNK_ROWS as u64) as usize;
+        if let Some(m) = self.chunks.get_mut(ci).and_then(|c| c.meta.get_mut(i)) {
+            let flags = ((*m as u16) & !clear.0) | set.0;
+            *m = (*m & !0xFFFF) | u32::from(flags);
+        }
+    }
+
     #[inline]
     fn ts(&self, index: u64) -> u64 {
         let c = &self.chunks[(index / CHUNK_ROWS as u64) as usize];

@@ -7,6 +7,9 @@
 //! conversations, runs the [`Analyzer`] and appends rows under the store's
 //! lock. [`Ingest`] runs both on one thread for live sources.
 
+use std::sync::{Arc, Mutex};
+
+use rocescope_decoders::analysis::{Class, Observation, RcAnalysis};
 use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, Packet, decode};
 
 use super::StoreStats;
@@ -15,30 +18,39 @@ use super::conv::{ConvKey, ConvTable};
 use super::row::{Flags, Row};
 use crate::record::Direction;
 
-/// What ingest keeps of a decoded frame: its row plus the header values the
-/// RC analysis needs.
+/// What ingest keeps of a decoded frame: its row plus, for RoCE frames,
+/// the header values the RC analysis needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PacketInfo {
     pub row: Row,
-    /// The one-direction flow (RoCE frames only).
-    pub key: Option<ConvKey>,
-    /// AETH syndrome byte, when the packet has an AETH.
-    pub syndrome: Option<u8>,
-    /// AETH MSN (0 without AETH).
-    pub msn: u32,
-    /// RETH DMA length, when the packet has a RETH.
-    pub dma_len: Option<u32>,
-    /// Payload bytes the packet carries (from its length fields, so right
-    /// for header-only captures too).
-    pub payload_len: u32,
+    pub obs: Option<Observation>,
+}
+
+impl PacketInfo {
+    /// The one-direction flow of a RoCE frame.
+    pub fn key(&self) -> Option<ConvKey> {
+        self.obs.map(|o| ConvKey {
+            src: o.src,
+            dst: o.dst,
+            dest_qp: o.dest_qp,
+        })
+    }
+}
+
+/// A flag change the analysis made after the fact, for an earlier row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LateFlags {
+    pub index: u64,
+    pub set: Flags,
+    pub clear: Flags,
 }
 
 /// Stateful analysis that runs on every packet at ingest (the RC analysis).
-/// It may set the packet's flags (retransmission, duplicate, ...).
+/// It sees a batch at a time (so shared state is locked once per batch) and
+/// may set the packets' flags, or earlier packets' flags through `late`.
 pub trait Analyzer: Send {
-    /// `index` is the packet's row number, `conversation` its interned flow
-    /// (or [`super::NO_CONVERSATION`]).
-    fn packet(&mut self, index: u64, conversation: u32, info: &PacketInfo, flags: &mut Flags);
+    /// `first_index` is the row number of `batch[0]`.
+    fn batch(&mut self, first_index: u64, batch: &mut [PacketInfo], late: &mut Vec<LateFlags>);
     /// The source ended.
     fn finish(&mut self) {}
 }
@@ -48,7 +60,43 @@ pub trait Analyzer: Send {
 pub struct NoAnalysis;
 
 impl Analyzer for NoAnalysis {
-    fn packet(&mut self, _: u64, _: u32, _: &PacketInfo, _: &mut Flags) {}
+    fn batch(&mut self, _: u64, _: &mut [PacketInfo], _: &mut Vec<LateFlags>) {}
+}
+
+/// The RC analysis, shared with whoever reads its results (the workbench,
+/// `rocescope stats`), locked once per batch.
+#[derive(Debug, Clone, Default)]
+pub struct RcAnalyzer(pub Arc<Mutex<RcAnalysis>>);
+
+fn class_flags(c: Class) -> Flags {
+    let mut f = Flags::default();
+    f.set(Flags::RETRANSMISSION, c.contains(Class::RETRANSMISSION));
+    f.set(Flags::DUPLICATE, c.contains(Class::DUPLICATE));
+    f.set(Flags::OUT_OF_SEQUENCE, c.contains(Class::OUT_OF_SEQUENCE));
+    f.set(Flags::CAPTURE_LOSS, c.contains(Class::CAPTURE_LOSS));
+    f
+}
+
+impl Analyzer for RcAnalyzer {
+    fn batch(&mut self, first_index: u64, batch: &mut [PacketInfo], late: &mut Vec<LateFlags>) {
+        let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for (i, info) in batch.iter_mut().enumerate() {
+            if let Some(obs) = &info.obs {
+                let index = first_index + i as u64;
+                let class = if info.row.conversation == super::NO_CONVERSATION {
+                    an.observe(index, obs)
+                } else {
+                    an.observe_keyed(index, info.row.conversation, obs)
+                };
+                info.row.flags.0 |= class_flags(class).0;
+            }
+        }
+        late.extend(an.drain_late().map(|l| LateFlags {
+            index: l.index,
+            set: class_flags(l.set),
+            clear: class_flags(l.clear),
+        }));
+    }
 }
 
 /// One frame offered to ingest.
@@ -81,7 +129,11 @@ pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
         ..PacketInfo::default()
     };
     match LinkLayer::from_linktype(f.linktype) {
-        Some(link) => classify(&decode(f.data, link, cfg), &mut info),
+        Some(link) => {
+            let p = decode(f.data, link, cfg);
+            classify(&p, &mut info.row);
+            info.obs = Observation::from_packet(&p, f.ts_ns, info.row.origlen);
+        }
         None => info.row.flags = Flags::UNDECODED,
     }
     info
@@ -89,7 +141,7 @@ pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
 
 /// Fill the row's RoCE fields and flags from the decoded packet.
 #[inline]
-fn classify(p: &Packet<'_>, info: &mut PacketInfo) {
+fn classify(p: &Packet<'_>, row: &mut Row) {
     let mut flags = Flags::default();
     match p.icrc() {
         IcrcStatus::Bad { .. } => flags.set(Flags::ICRC_BAD, true),
@@ -104,15 +156,14 @@ fn classify(p: &Packet<'_>, info: &mut PacketInfo) {
         };
         flags.set(f, true);
     }
-    let ip = p.ip();
-    if ip.is_some_and(|ip| ip.ecn() == 3) {
+    if p.ip().is_some_and(|ip| ip.ecn() == 3) {
         flags.set(Flags::ECN_CE, true);
     }
     if let Some(bth) = p.bth() {
         flags.set(Flags::ROCE, true);
         let opcode = bth.opcode();
-        info.row.opcode = opcode.0;
-        info.row.psn = bth.psn();
+        row.opcode = opcode.0;
+        row.psn = bth.psn();
         flags.set(Flags::ACK_REQ, bth.ack_req());
         flags.set(Flags::BECN, bth.becn());
         flags.set(Flags::FECN, bth.fecn());
@@ -121,31 +172,17 @@ fn classify(p: &Packet<'_>, info: &mut PacketInfo) {
             Flags::RESPONSE,
             opcode.operation().is_some_and(|op| op.is_response()),
         );
-        let ext = p.ext();
-        if let Some(aeth) = ext.aeth() {
+        if let Some(aeth) = p.ext().aeth() {
             flags.set(Flags::NAK, aeth.syndrome().is_nak());
-            info.syndrome = Some(aeth.syndrome_raw());
-            info.msn = aeth.msn();
         }
-        info.dma_len = ext.reth().map(|r| r.dma_len());
-        info.payload_len = p.payload_len() as u32;
-        let (src, dst) = match (ip, p.grh()) {
-            (Some(ip), _) => (ip.src_v6(), ip.dst_v6()),
-            (None, Some(grh)) => (grh.src(), grh.dst()),
-            (None, None) => ([0; 16], [0; 16]),
-        };
-        info.key = Some(ConvKey {
-            src,
-            dst,
-            dest_qp: bth.dest_qp(),
-        });
     }
-    info.row.flags = flags;
+    row.flags = flags;
 }
 
 /// Stage two: conversations, analysis, counters, columns.
 pub struct Appender {
     analyzer: Box<dyn Analyzer>,
+    late: Vec<LateFlags>,
 }
 
 impl std::fmt::Debug for Appender {
@@ -156,7 +193,10 @@ impl std::fmt::Debug for Appender {
 
 impl Appender {
     pub fn new(analyzer: Box<dyn Analyzer>) -> Appender {
-        Appender { analyzer }
+        Appender {
+            analyzer,
+            late: Vec::new(),
+        }
     }
 
     pub(crate) fn append(
@@ -166,17 +206,21 @@ impl Appender {
         convs: &mut ConvTable,
         stats: &mut StoreStats,
     ) {
-        for info in infos {
-            let index = cols.len();
-            if let Some(key) = info.key {
-                info.row.conversation = convs.observe(key, index, info.row.origlen);
+        let first_index = cols.len();
+        for (i, info) in infos.iter_mut().enumerate() {
+            if let Some(key) = info.key() {
+                info.row.conversation =
+                    convs.observe(key, first_index + i as u64, info.row.origlen);
             }
-            let conv = info.row.conversation;
-            let mut flags = info.row.flags;
-            self.analyzer.packet(index, conv, info, &mut flags);
-            info.row.flags = flags;
+        }
+        self.late.clear();
+        self.analyzer.batch(first_index, infos, &mut self.late);
+        for info in infos.iter() {
             count(stats, &info.row);
             cols.push(&info.row);
+        }
+        for l in &self.late {
+            cols.update_flags(l.index, l.set, l.clear);
         }
     }
 

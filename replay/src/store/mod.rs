@@ -19,7 +19,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 pub use conv::{ConvKey, Conversation};
-pub use ingest::{Analyzer, Appender, Ingest, IngestFrame, NoAnalysis, PacketInfo, decode_frame};
+pub use ingest::{
+    Analyzer, Appender, Ingest, IngestFrame, LateFlags, NoAnalysis, PacketInfo, RcAnalyzer,
+    decode_frame,
+};
 pub use row::{Flags, NO_CONVERSATION, Row};
 
 use crate::capture::{
@@ -221,7 +224,7 @@ impl Store {
         let start = std::time::Instant::now();
         let keep_bytes = matches!(self.backing, Backing::Memory(_));
         let (full_tx, full_rx) =
-            std::sync::mpsc::sync_channel::<(Vec<PacketInfo>, u64, TimeBase)>(2);
+            std::sync::mpsc::sync_channel::<(Vec<PacketInfo>, u64, TimeBase)>(4);
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<PacketInfo>>();
         std::thread::scope(|scope| {
             let appender_thread = std::thread::Builder::new()

@@ -1,0 +1,214 @@
+//! `rocescope stats`: the RC analysis of a capture: per-QP table, counters
+//! named as mlx5/rxe name them, retransmission episodes and the diagnosis of
+//! throughput drops.
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv6Addr};
+use std::path::Path;
+
+use rocescope_decoders::DecodeConfig;
+use rocescope_decoders::analysis::{Counters, Episode, Report};
+use rocescope_replay::store::RcAnalyzer;
+use serde_json::{Map, Value, json};
+
+use crate::info_cmd::open_store;
+
+fn addr(a: [u8; 16]) -> IpAddr {
+    let v6 = Ipv6Addr::from(a);
+    v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
+}
+
+fn counters_json(c: &Counters) -> Value {
+    Value::Object(
+        c.named()
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), json!(v)))
+            .collect::<Map<_, _>>(),
+    )
+}
+
+fn episode_json(e: &Episode) -> Value {
+    json!({
+        "qp": e.qp,
+        "cause": e.cause.name(),
+        "first_frame": e.first_index + 1,
+        "last_frame": e.last_index + 1,
+        "start_ns": e.start_ns,
+        "from_psn": e.from_psn,
+        "packets_resent": e.packets_resent,
+        "bytes_resent": e.bytes_resent,
+        "recovery_ns": e.recovery_ns,
+        "silence_ns": e.silence_ns,
+    })
+}
+
+/// The report as JSON: the schema `rocescope stats --json` documents.
+pub fn report_json(r: &Report) -> Value {
+    let qps: Vec<Value> = r
+        .qps
+        .iter()
+        .map(|q| {
+            let c = &q.counters;
+            let by_cause: Map<String, Value> = q
+                .episodes_by_cause
+                .iter()
+                .map(|(k, n)| (k.name().to_owned(), json!(n)))
+                .collect();
+            json!({
+                "src_ip": addr(q.requester).to_string(),
+                "dst_ip": addr(q.responder).to_string(),
+                "dest_qp": q.dest_qp,
+                "requester_qp": q.requester_qp,
+                "packets": q.packets,
+                "wire_bytes": q.wire_bytes,
+                "requests": q.requests,
+                "responses": q.responses,
+                "next_psn": q.next_psn,
+                "oldest_unacked_psn": q.oldest_unacked_psn,
+                "outstanding_packets": q.outstanding,
+                "retransmitted_packets": c.retransmitted_packets,
+                "retransmitted_bytes": c.retransmitted_bytes,
+                "episodes_by_cause": by_cause,
+                "naks": {
+                    "psn_seq_err": c.packet_seq_err,
+                    "rnr": c.rnr_nak,
+                    "invalid_request": c.nak_invalid_request,
+                    "remote_access_err": c.nak_remote_access,
+                    "remote_op_err": c.nak_remote_operational,
+                },
+                "capture_loss_packets": c.capture_loss_packets,
+                "duplicate_acks": c.duplicate_acks,
+                "duplicate_read_responses": c.duplicate_read_responses,
+                "out_of_sequence": c.out_of_sequence,
+                "cnps": c.np_cnp_sent,
+                "ecn_marked": c.np_ecn_marked_roce_packets,
+                "rtt_p50_ns": q.rtt_p50_ns,
+                "rtt_p99_ns": q.rtt_p99_ns,
+                "counters": counters_json(c),
+            })
+        })
+        .collect();
+    json!({
+        "qps": qps,
+        "counters": counters_json(&r.counters),
+        "episodes": r.episodes.iter().map(episode_json).collect::<Vec<_>>(),
+        "findings": r.findings.iter().map(|f| json!({
+            "qp": f.qp,
+            "start_ns": f.start_ns,
+            "end_ns": f.end_ns,
+            "before_gbytes_s": f.before_gbytes_s,
+            "during_gbytes_s": f.during_gbytes_s,
+            "cause": f.cause.name(),
+            "first_frame": f.first_index.map(|i| i + 1),
+            "text": f.text,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+    let analysis = RcAnalyzer::default();
+    let cfg = DecodeConfig {
+        extra_roce_ports: roce_ports,
+    };
+    let store = open_store(file, cfg, Box::new(analysis.clone()))?;
+    let report = analysis
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .report();
+    if json_out {
+        writeln!(std::io::stdout().lock(), "{}", report_json(&report))?;
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    let stats = store.stats();
+    writeln!(
+        out,
+        "{}: {} packets, {} RoCE, {} QP conversations",
+        file.display(),
+        stats.packets,
+        stats.roce_packets,
+        report.qps.len()
+    )?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{:<33} {:>9} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>10}",
+        "QP (requester > responder)",
+        "packets",
+        "retrans",
+        "episod",
+        "NAKs",
+        "CNPs",
+        "cap.los",
+        "outst",
+        "RTT p50"
+    )?;
+    for q in &report.qps {
+        let c = &q.counters;
+        let name = format!(
+            "0x{:06x} {}>{}",
+            q.dest_qp,
+            addr(q.requester),
+            addr(q.responder)
+        );
+        let naks = c.packet_seq_err
+            + c.rnr_nak
+            + c.nak_invalid_request
+            + c.nak_remote_access
+            + c.nak_remote_operational;
+        let episodes: u64 = q.episodes_by_cause.iter().map(|(_, n)| n).sum();
+        let rtt = q
+            .rtt_p50_ns
+            .map_or("-".to_owned(), |ns| format!("{:.2} µs", ns as f64 / 1e3));
+        writeln!(
+            out,
+            "{name:<33} {:>9} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>10}",
+            q.packets,
+            c.retransmitted_packets,
+            episodes,
+            naks,
+            c.np_cnp_sent,
+            c.capture_loss_packets,
+            q.outstanding,
+            rtt
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(out, "counters (mlx5/rxe names where they match):")?;
+    for (k, v) in report.counters.named() {
+        if v > 0 {
+            writeln!(out, "  {k:<32} {v}")?;
+        }
+    }
+    if !report.episodes.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "retransmission episodes:")?;
+        for e in report.episodes.iter().take(50) {
+            writeln!(
+                out,
+                "  frame {:>8}  QP {}  {:<12} from PSN {:<8} resent {} packets ({} bytes), recovery {:.3} µs",
+                e.first_index + 1,
+                e.qp,
+                e.cause.name(),
+                e.from_psn,
+                e.packets_resent,
+                e.bytes_resent,
+                e.recovery_ns as f64 / 1e3
+            )?;
+        }
+        if report.episodes.len() > 50 {
+            writeln!(out, "  ... {} more", report.episodes.len() - 50)?;
+        }
+    }
+    writeln!(out)?;
+    if report.findings.is_empty() {
+        writeln!(out, "diagnosis: no throughput drop found")?;
+    } else {
+        writeln!(out, "diagnosis:")?;
+        for f in &report.findings {
+            writeln!(out, "  {}", f.text)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,1013 @@
+//! Stateful RC analysis: what Wireshark does not do for RoCE.
+//!
+//! Runs at ingest on every source, packet by packet, on the frames alone.
+//! A *flow* is one direction (source IP, destination IP, DestQP); a *QP
+//! conversation* pairs a flow of requests with the flow that carries their
+//! responses back (RC packets do not carry the source QP, so the pairing
+//! goes by addresses and by which outstanding PSNs an ACK or READ response
+//! answers). Each packet is classified (new, retransmission, duplicate,
+//! out-of-sequence, ACK/NAK kind, CNP, ECN-CE); Go-Back-N episodes are
+//! collected with their cause and cost; PSN gaps that ACKs later cover with
+//! no NAK and no resend are capture loss, told apart from wire loss.
+
+mod diagnose;
+mod series;
+
+use std::collections::{HashMap, VecDeque};
+
+pub use diagnose::{Finding, FindingCause};
+pub use series::{Bin, MAX_BINS, Series};
+
+use crate::headers::{NakCode, Syndrome};
+use crate::opcode::{Opcode, Operation};
+use crate::packet::Packet;
+use crate::psn::{psn_add, psn_diff};
+
+/// What the analysis needs of one RoCE packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Observation {
+    pub ts_ns: u64,
+    /// Source and destination (IPv4 mapped into IPv6, or RoCEv1 GIDs).
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    pub dest_qp: u32,
+    pub opcode: Opcode,
+    pub psn: u32,
+    pub syndrome: Option<u8>,
+    pub msn: u32,
+    /// RETH DMA length (READ requests: the bytes asked for).
+    pub dma_len: Option<u32>,
+    pub payload_len: u32,
+    /// Frame length on the wire.
+    pub wire_len: u32,
+    pub ecn_ce: bool,
+}
+
+impl Observation {
+    /// The observation of a decoded RoCE packet (`None` if it is not RoCE).
+    pub fn from_packet(p: &Packet<'_>, ts_ns: u64, wire_len: u32) -> Option<Observation> {
+        let bth = p.bth()?;
+        let (src, dst) = match (p.ip(), p.grh()) {
+            (Some(ip), _) => (ip.src_v6(), ip.dst_v6()),
+            (None, Some(g)) => (g.src(), g.dst()),
+            (None, None) => ([0; 16], [0; 16]),
+        };
+        let aeth = p.ext().aeth();
+        Some(Observation {
+            ts_ns,
+            src,
+            dst,
+            dest_qp: bth.dest_qp(),
+            opcode: bth.opcode(),
+            psn: bth.psn(),
+            syndrome: aeth.map(|a| a.syndrome_raw()),
+            msn: aeth.map_or(0, |a| a.msn()),
+            dma_len: p.ext().reth().map(|r| r.dma_len()),
+            payload_len: p.payload_len() as u32,
+            wire_len,
+            ecn_ce: p.ip().is_some_and(|ip| ip.ecn() == 3),
+        })
+    }
+}
+
+/// The analysis verdicts of a packet.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Class(pub u8);
+
+impl Class {
+    pub const RETRANSMISSION: Class = Class(1);
+    pub const DUPLICATE: Class = Class(2);
+    pub const OUT_OF_SEQUENCE: Class = Class(4);
+    /// Packets before this one were missed by the capture (not the wire).
+    pub const CAPTURE_LOSS: Class = Class(8);
+
+    pub fn contains(self, c: Class) -> bool {
+        self.0 & c.0 == c.0
+    }
+    fn add(&mut self, c: Class) {
+        self.0 |= c.0;
+    }
+}
+
+/// A verdict changed after the fact (a gap resolved as capture loss).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LateClass {
+    pub index: u64,
+    pub set: Class,
+    pub clear: Class,
+}
+
+/// Why a Go-Back-N episode started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EpisodeCause {
+    /// NAK (PSN sequence error) from the responder.
+    NakSeqErr,
+    /// RNR NAK: the responder had no receive buffer.
+    Rnr,
+    /// A resend with no NAK after a silence: the requester's timer fired.
+    Timeout,
+    /// A READ response went missing: the requester re-issued the READ.
+    ImpliedNak,
+}
+
+impl EpisodeCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            EpisodeCause::NakSeqErr => "nak_seq_err",
+            EpisodeCause::Rnr => "rnr",
+            EpisodeCause::Timeout => "timeout",
+            EpisodeCause::ImpliedNak => "implied_nak",
+        }
+    }
+}
+
+/// One retransmission episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Episode {
+    /// The QP conversation (index into [`Report::qps`]).
+    pub qp: u32,
+    pub cause: EpisodeCause,
+    /// Row of the first evidence (the NAK, or the first resend on a timeout).
+    pub first_index: u64,
+    pub last_index: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// PSN the resend started from.
+    pub from_psn: u32,
+    pub packets_resent: u64,
+    pub bytes_resent: u64,
+    /// From the first loss evidence to the first new packet after the resend
+    /// (or the ACK that covered it).
+    pub recovery_ns: u64,
+    /// Silence before a timeout resend.
+    pub silence_ns: u64,
+}
+
+/// Counters, named as mlx5 / rxe name them where the meaning matches.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Requests that arrived beyond the expected PSN.
+    pub out_of_sequence: u64,
+    /// NAKs (PSN sequence error).
+    pub packet_seq_err: u64,
+    /// Requests re-sent over PSNs the responder already had.
+    pub duplicate_request: u64,
+    /// Timeout-driven resends (episodes).
+    pub local_ack_timeout_err: u64,
+    /// READ responses missing: the requester re-issued a READ.
+    pub implied_nak_seq_err: u64,
+    /// RNR NAKs.
+    pub rnr_nak: u64,
+    pub nak_invalid_request: u64,
+    pub nak_remote_access: u64,
+    pub nak_remote_operational: u64,
+    /// CNPs seen (sent by notification points).
+    pub np_cnp_sent: u64,
+    /// CNPs that reached a known requester (reaction points).
+    pub rp_cnp_handled: u64,
+    /// RoCE packets with ECN CE.
+    pub np_ecn_marked_roce_packets: u64,
+    /// Episodes whose resends exceeded the retry limit (7).
+    pub req_transport_retries_exceeded: u64,
+    pub retransmitted_packets: u64,
+    pub retransmitted_bytes: u64,
+    pub duplicate_acks: u64,
+    pub duplicate_read_responses: u64,
+    /// PSNs the capture missed (ACKed, never NAKed or resent).
+    pub capture_loss_packets: u64,
+    pub acks: u64,
+}
+
+impl Counters {
+    /// `(name, value)` pairs for tables and JSON.
+    pub fn named(&self) -> [(&'static str, u64); 19] {
+        [
+            ("out_of_sequence", self.out_of_sequence),
+            ("packet_seq_err", self.packet_seq_err),
+            ("duplicate_request", self.duplicate_request),
+            ("local_ack_timeout_err", self.local_ack_timeout_err),
+            ("implied_nak_seq_err", self.implied_nak_seq_err),
+            ("rnr_nak", self.rnr_nak),
+            ("nak_invalid_request", self.nak_invalid_request),
+            ("nak_remote_access", self.nak_remote_access),
+            ("nak_remote_operational", self.nak_remote_operational),
+            ("np_cnp_sent", self.np_cnp_sent),
+            ("rp_cnp_handled", self.rp_cnp_handled),
+            (
+                "np_ecn_marked_roce_packets",
+                self.np_ecn_marked_roce_packets,
+            ),
+            (
+                "req_transport_retries_exceeded",
+                self.req_transport_retries_exceeded,
+            ),
+            ("retransmitted_packets", self.retransmitted_packets),
+            ("retransmitted_bytes", self.retransmitted_bytes),
+            ("duplicate_acks", self.duplicate_acks),
+            ("duplicate_read_responses", self.duplicate_read_responses),
+            ("capture_loss_packets", self.capture_loss_packets),
+            ("acks", self.acks),
+        ]
+    }
+
+    fn add(&mut self, o: &Counters) {
+        macro_rules! sum {
+            ($($f:ident),*) => { $(self.$f += o.$f;)* };
+        }
+        sum!(
+            out_of_sequence,
+            packet_seq_err,
+            duplicate_request,
+            local_ack_timeout_err,
+            implied_nak_seq_err,
+            rnr_nak,
+            nak_invalid_request,
+            nak_remote_access,
+            nak_remote_operational,
+            np_cnp_sent,
+            rp_cnp_handled,
+            np_ecn_marked_roce_packets,
+            req_transport_retries_exceeded,
+            retransmitted_packets,
+            retransmitted_bytes,
+            duplicate_acks,
+            duplicate_read_responses,
+            capture_loss_packets,
+            acks
+        );
+    }
+}
+
+/// Tunables of the analysis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AnalysisConfig {
+    /// A resend with no NAK counts as a timeout when the requester was
+    /// silent at least this long before it.
+    pub timeout_silence_ns: u64,
+    /// The window the diagnosis calls "full" (BALBOA: 16 packets).
+    pub window_packets: u32,
+    /// Retry limit for `req_transport_retries_exceeded`.
+    pub retry_limit: u32,
+}
+
+impl Default for AnalysisConfig {
+    fn default() -> Self {
+        AnalysisConfig {
+            timeout_silence_ns: 100_000,
+            window_packets: 16,
+            retry_limit: 7,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FlowKey {
+    src: [u8; 16],
+    dst: [u8; 16],
+    dest_qp: u32,
+}
+
+/// A request sent and not yet acknowledged.
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    psn: u32,
+    /// PSNs it consumes (READ: one per response packet).
+    span: u32,
+    ts_ns: u64,
+    resent: bool,
+    read: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Gap {
+    /// First missing PSN and how many.
+    psn: u32,
+    n: u32,
+    /// Row of the packet after the gap.
+    index: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct OpenEpisode {
+    ep: Episode,
+    /// The highest PSN sent before the episode: new data resumes after it.
+    resume_psn: u32,
+}
+
+/// State of one flow (one direction of one QP connection).
+#[derive(Debug, Clone)]
+struct Flow {
+    key: FlowKey,
+    /// The reverse flow, once paired.
+    peer: Option<u32>,
+    /// QP conversation id this flow belongs to.
+    qp: u32,
+    // Requester side: the requests this flow carries.
+    started: bool,
+    next_psn: u32,
+    outstanding: VecDeque<Sent>,
+    last_req_ts: u64,
+    last_req_read: bool,
+    pmtu: u32,
+    gaps: Vec<Gap>,
+    pending_nak: Option<(u32, u64, u64, EpisodeCause)>,
+    episode: Option<OpenEpisode>,
+    // Responder side (responses this flow carries for the peer's requests).
+    last_ack_psn: Option<u32>,
+    read_resp_next: Option<u32>,
+    series: Series,
+    counters: Counters,
+    packets: u64,
+    wire_bytes: u64,
+    rtt_ns: Vec<u64>,
+    requests: u64,
+    responses: u64,
+}
+
+impl Flow {
+    fn new(key: FlowKey, qp: u32, ts_ns: u64) -> Flow {
+        Flow {
+            key,
+            peer: None,
+            qp,
+            started: false,
+            next_psn: 0,
+            outstanding: VecDeque::new(),
+            last_req_ts: ts_ns,
+            last_req_read: false,
+            pmtu: 0,
+            gaps: Vec::new(),
+            pending_nak: None,
+            episode: None,
+            last_ack_psn: None,
+            read_resp_next: None,
+            series: Series::new(ts_ns),
+            counters: Counters::default(),
+            packets: 0,
+            wire_bytes: 0,
+            rtt_ns: Vec::new(),
+            requests: 0,
+            responses: 0,
+        }
+    }
+
+    fn outstanding_psns(&self) -> u32 {
+        match self.outstanding.front() {
+            Some(first) if self.started => psn_diff(self.next_psn, first.psn).max(0) as u32,
+            _ => 0,
+        }
+    }
+
+    /// PSNs a READ of `dma_len` bytes consumes, with the PMTU seen so far.
+    fn read_span(&self, dma_len: Option<u32>) -> u32 {
+        let pmtu = if self.pmtu == 0 { 4096 } else { self.pmtu };
+        dma_len.map_or(1, |len| len.div_ceil(pmtu).max(1))
+    }
+}
+
+/// Per-QP results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QpReport {
+    /// Requester and responder addresses and the responder's QPN.
+    pub requester: [u8; 16],
+    pub responder: [u8; 16],
+    pub dest_qp: u32,
+    /// QPN of the requester, when its responses were seen.
+    pub requester_qp: Option<u32>,
+    pub packets: u64,
+    pub wire_bytes: u64,
+    pub requests: u64,
+    pub responses: u64,
+    pub next_psn: u32,
+    pub oldest_unacked_psn: Option<u32>,
+    pub outstanding: u32,
+    pub counters: Counters,
+    pub episodes_by_cause: Vec<(EpisodeCause, u64)>,
+    /// Median and 99th percentile ACK round trip, ns.
+    pub rtt_p50_ns: Option<u64>,
+    pub rtt_p99_ns: Option<u64>,
+    /// Request direction and response direction series.
+    pub series: Series,
+    pub reverse_series: Option<Series>,
+}
+
+/// Everything the analysis found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub qps: Vec<QpReport>,
+    pub counters: Counters,
+    pub episodes: Vec<Episode>,
+    pub findings: Vec<Finding>,
+}
+
+/// The analysis state over one source.
+#[derive(Debug, Clone)]
+pub struct RcAnalysis {
+    cfg: AnalysisConfig,
+    flows: Vec<Flow>,
+    ids: HashMap<FlowKey, u32>,
+    /// Flow of each caller-interned key id (see `observe_keyed`).
+    by_key_id: Vec<u32>,
+    /// QP conversations: the flow carrying the requests (the first flow seen).
+    qps: Vec<u32>,
+    episodes: Vec<Episode>,
+    late: Vec<LateClass>,
+    first_ts_ns: Option<u64>,
+    last_ts_ns: u64,
+    /// Evidence only other sources can give (simulator ground truth, the
+    /// card's counters): PFC pauses and DPI drops with their times.
+    notes: Vec<diagnose::Note>,
+}
+
+impl Default for RcAnalysis {
+    fn default() -> Self {
+        RcAnalysis::new(AnalysisConfig::default())
+    }
+}
+
+fn is_read_response(op: Option<Operation>) -> bool {
+    matches!(
+        op,
+        Some(
+            Operation::ReadResponseFirst
+                | Operation::ReadResponseMiddle
+                | Operation::ReadResponseLast
+                | Operation::ReadResponseOnly
+        )
+    )
+}
+
+impl RcAnalysis {
+    pub fn new(cfg: AnalysisConfig) -> RcAnalysis {
+        RcAnalysis {
+            cfg,
+            flows: Vec::new(),
+            ids: HashMap::new(),
+            by_key_id: Vec::new(),
+            qps: Vec::new(),
+            episodes: Vec::new(),
+            late: Vec::new(),
+            first_ts_ns: None,
+            last_ts_ns: 0,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Record evidence the frames cannot show (a PFC pause, a DPI drop, the
+    /// READ tag limit), for the diagnosis.
+    pub fn note(&mut self, ts_ns: u64, what: FindingCause) {
+        self.notes.push(diagnose::Note { ts_ns, what });
+    }
+
+    /// Verdicts changed after the fact since the last call.
+    pub fn drain_late(&mut self) -> std::vec::Drain<'_, LateClass> {
+        self.late.drain(..)
+    }
+
+    /// The QP conversation slot a packet's flow belongs to now (map it
+    /// with [`RcAnalysis::slot_to_report`] once the source ended: a flow
+    /// seen before its pair moves into the pair's conversation).
+    pub fn qp_of(&self, src: [u8; 16], dst: [u8; 16], dest_qp: u32) -> Option<u32> {
+        let id = self.ids.get(&FlowKey { src, dst, dest_qp })?;
+        Some(self.flows[*id as usize].qp)
+    }
+
+    /// For every conversation slot, its index in [`Report::qps`].
+    pub fn slot_to_report(&self) -> Vec<u32> {
+        let mut index_of_live = vec![u32::MAX; self.qps.len()];
+        let mut n = 0;
+        for (slot, &flow) in self.qps.iter().enumerate() {
+            if self.flows[flow as usize].qp as usize == slot {
+                index_of_live[slot] = n;
+                n += 1;
+            }
+        }
+        (0..self.qps.len())
+            .map(|slot| {
+                let final_slot = self.flows[self.qps[slot] as usize].qp as usize;
+                index_of_live.get(final_slot).copied().unwrap_or(u32::MAX)
+            })
+            .collect()
+    }
+
+    fn flow_id(&mut self, o: &Observation) -> u32 {
+        let key = FlowKey {
+            src: o.src,
+            dst: o.dst,
+            dest_qp: o.dest_qp,
+        };
+        if let Some(id) = self.ids.get(&key) {
+            return *id;
+        }
+        let id = self.flows.len() as u32;
+        let qp = self.qps.len() as u32;
+        self.qps.push(id);
+        self.flows.push(Flow::new(key, qp, o.ts_ns));
+        self.ids.insert(key, id);
+        id
+    }
+
+    /// Pair response flow `resp` with the reverse flow whose outstanding
+    /// requests this response answers.
+    fn pair(&mut self, resp: u32, o: &Observation) -> Option<u32> {
+        if let Some(p) = self.flows[resp as usize].peer {
+            return Some(p);
+        }
+        let key = self.flows[resp as usize].key;
+        let candidates: Vec<u32> = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| {
+                *i as u32 != resp
+                    && f.key.src == key.dst
+                    && f.key.dst == key.src
+                    && f.peer.is_none()
+                    && f.started
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        let answers = |f: &Flow| {
+            f.outstanding
+                .iter()
+                .any(|s| psn_diff(o.psn, s.psn) >= 0 && psn_diff(o.psn, s.psn) < s.span as i32)
+                || psn_diff(o.psn, f.next_psn) == -1
+        };
+        let chosen = match candidates.as_slice() {
+            [one] => Some(*one),
+            many => many
+                .iter()
+                .copied()
+                .find(|c| answers(&self.flows[*c as usize])),
+        }?;
+        self.flows[resp as usize].peer = Some(chosen);
+        self.flows[chosen as usize].peer = Some(resp);
+        // The response flow joins the requester's QP conversation.
+        let qp = self.flows[chosen as usize].qp;
+        let old = self.flows[resp as usize].qp;
+        self.flows[resp as usize].qp = qp;
+        if self.qps.get(old as usize) == Some(&resp) {
+            // Leave the slot (ids stay stable) but point it at the pair.
+            self.qps[old as usize] = chosen;
+        }
+        Some(chosen)
+    }
+
+    /// Classify one packet; `index` is its row number.
+    pub fn observe(&mut self, index: u64, o: &Observation) -> Class {
+        let id = self.flow_id(o);
+        self.observe_flow(index, id, o)
+    }
+
+    /// Like [`RcAnalysis::observe`] for a caller that already interned the
+    /// packet's (source, destination, DestQP) into a dense id `key_id` (the
+    /// store does): skips hashing the key on the per-packet path.
+    pub fn observe_keyed(&mut self, index: u64, key_id: u32, o: &Observation) -> Class {
+        let slot = key_id as usize;
+        let id = match self.by_key_id.get(slot) {
+            Some(&id) if id != u32::MAX => id,
+            _ => {
+                let id = self.flow_id(o);
+                if slot >= self.by_key_id.len() {
+                    self.by_key_id.resize(slot + 1, u32::MAX);
+                }
+                self.by_key_id[slot] = id;
+                id
+            }
+        };
+        self.observe_flow(index, id, o)
+    }
+
+    fn observe_flow(&mut self, index: u64, id: u32, o: &Observation) -> Class {
+        self.last_ts_ns = self.last_ts_ns.max(o.ts_ns);
+        self.first_ts_ns = Some(self.first_ts_ns.map_or(o.ts_ns, |t| t.min(o.ts_ns)));
+        let mut class = Class::default();
+        let op = o.opcode.operation();
+        {
+            let f = &mut self.flows[id as usize];
+            f.packets += 1;
+            f.wire_bytes += u64::from(o.wire_len);
+            let b = f.series.bin_mut(o.ts_ns);
+            b.packets += 1;
+            b.wire_bytes += u64::from(o.wire_len);
+            if o.ecn_ce {
+                f.counters.np_ecn_marked_roce_packets += 1;
+                b.ecn_marked += 1;
+            }
+            if o.opcode.is_cnp() {
+                b.cnps += 1;
+            }
+        }
+        if o.opcode.is_cnp() {
+            self.flows[id as usize].counters.np_cnp_sent += 1;
+            if let Some(peer) = self.flows[id as usize].peer.or_else(|| self.pair_any(id)) {
+                self.flows[peer as usize].counters.rp_cnp_handled += 1;
+            }
+            return class;
+        }
+        let Some(op) = op else { return class };
+        if op.is_response() {
+            self.flows[id as usize].responses += 1;
+            if let Some(req) = self.pair(id, o) {
+                self.response(index, id, req, o, op, &mut class);
+            }
+        } else {
+            self.flows[id as usize].requests += 1;
+            self.request(index, id, o, op, &mut class);
+        }
+        if class.contains(Class::RETRANSMISSION) {
+            let f = &mut self.flows[id as usize];
+            f.series.bin_mut(o.ts_ns).retransmitted_packets += 1;
+        }
+        class
+    }
+
+    /// A CNP's flow pairs with any reverse flow of the same hosts.
+    fn pair_any(&mut self, id: u32) -> Option<u32> {
+        let key = self.flows[id as usize].key;
+        let peer = self
+            .flows
+            .iter()
+            .position(|f| f.key.src == key.dst && f.key.dst == key.src)? as u32;
+        Some(peer)
+    }
+
+    fn request(&mut self, index: u64, id: u32, o: &Observation, op: Operation, class: &mut Class) {
+        let silence = o.ts_ns.saturating_sub(self.flows[id as usize].last_req_ts);
+        let peer_acked = self.flows[id as usize]
+            .peer
+            .and_then(|p| self.flows[p as usize].last_ack_psn);
+        let f = &mut self.flows[id as usize];
+        let read = op == Operation::ReadRequest;
+        if matches!(
+            op,
+            Operation::WriteFirst
+                | Operation::WriteMiddle
+                | Operation::SendFirst
+                | Operation::SendMiddle
+        ) {
+            f.pmtu = f.pmtu.max(o.payload_len);
+        }
+        let span = if read { f.read_span(o.dma_len) } else { 1 };
+        if !f.started {
+            f.started = true;
+            f.next_psn = o.psn;
+        }
+        let d = psn_diff(o.psn, f.next_psn);
+        if d > 0 && f.last_req_read {
+            // The READ before consumed more PSNs than estimated: not a gap.
+            if let Some(last) = f.outstanding.back_mut() {
+                last.span += d as u32;
+            }
+            f.next_psn = o.psn;
+        }
+        let d = psn_diff(o.psn, f.next_psn);
+        let mut goodput = 0u64;
+        if d == 0 {
+            f.next_psn = psn_add(o.psn, span);
+            f.outstanding.push_back(Sent {
+                psn: o.psn,
+                span,
+                ts_ns: o.ts_ns,
+                resent: false,
+                read,
+            });
+            goodput = u64::from(o.payload_len);
+            // New data after a resend closes the episode.
+            if let Some(open) = f.episode.take() {
+                if psn_diff(o.psn, open.resume_psn) >= 0 {
+                    let mut ep = open.ep;
+                    ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
+                    self.episodes.push(ep);
+                } else {
+                    f.episode = Some(open);
+                }
+            }
+        } else if d > 0 {
+            // Beyond the next PSN: PSNs the capture did not see (yet).
+            class.add(Class::OUT_OF_SEQUENCE);
+            f.counters.out_of_sequence += 1;
+            f.gaps.push(Gap {
+                psn: f.next_psn,
+                n: d as u32,
+                index,
+            });
+            f.next_psn = psn_add(o.psn, span);
+            f.outstanding.push_back(Sent {
+                psn: o.psn,
+                span,
+                ts_ns: o.ts_ns,
+                resent: false,
+                read,
+            });
+            goodput = u64::from(o.payload_len);
+        } else {
+            // A PSN already sent: a retransmission.
+            class.add(Class::RETRANSMISSION);
+            f.counters.retransmitted_packets += 1;
+            f.counters.retransmitted_bytes += u64::from(o.payload_len);
+            if peer_acked.is_some_and(|a| psn_diff(o.psn, a) <= 0) {
+                // The responder had ACKed this PSN: it sees a duplicate request.
+                f.counters.duplicate_request += 1;
+            }
+            for s in f.outstanding.iter_mut().filter(|s| s.psn == o.psn) {
+                s.resent = true;
+            }
+            // Missing PSNs now re-sent were lost on the wire, not by the capture.
+            f.gaps
+                .retain(|g| !(psn_diff(o.psn, g.psn) >= 0 && psn_diff(o.psn, g.psn) < g.n as i32));
+            match &mut f.episode {
+                Some(open) => {
+                    open.ep.last_index = index;
+                    open.ep.end_ns = o.ts_ns;
+                    open.ep.packets_resent += 1;
+                    open.ep.bytes_resent += u64::from(o.payload_len);
+                }
+                None => {
+                    // A resend with no NAK before it: the requester's timer.
+                    let (cause, start_ns, first_index) = match f.pending_nak.take() {
+                        Some((_, ts, nak_index, cause)) => (cause, ts, nak_index),
+                        None => (EpisodeCause::Timeout, o.ts_ns, index),
+                    };
+                    match cause {
+                        EpisodeCause::Timeout => f.counters.local_ack_timeout_err += 1,
+                        EpisodeCause::ImpliedNak => f.counters.implied_nak_seq_err += 1,
+                        _ => {}
+                    }
+                    f.episode = Some(OpenEpisode {
+                        ep: Episode {
+                            qp: f.qp,
+                            cause,
+                            first_index,
+                            last_index: index,
+                            start_ns,
+                            end_ns: o.ts_ns,
+                            from_psn: o.psn,
+                            packets_resent: 1,
+                            bytes_resent: u64::from(o.payload_len),
+                            recovery_ns: 0,
+                            silence_ns: if cause == EpisodeCause::Timeout {
+                                silence
+                            } else {
+                                0
+                            },
+                        },
+                        resume_psn: f.next_psn,
+                    });
+                }
+            }
+        }
+        f.last_req_ts = o.ts_ns;
+        f.last_req_read = read;
+        let outstanding = f.outstanding_psns();
+        let b = f.series.bin_mut(o.ts_ns);
+        b.goodput_bytes += goodput;
+        b.max_outstanding = b.max_outstanding.max(outstanding);
+    }
+
+    fn response(
+        &mut self,
+        index: u64,
+        id: u32,
+        req: u32,
+        o: &Observation,
+        op: Operation,
+        class: &mut Class,
+    ) {
+        let syndrome = o.syndrome.map(Syndrome::from_u8);
+        let read_resp = is_read_response(Some(op));
+        let mut goodput = 0u64;
+        {
+            let r = &mut self.flows[id as usize];
+            match syndrome {
+                Some(Syndrome::Ack { .. }) if !read_resp => {
+                    r.counters.acks += 1;
+                    if r.last_ack_psn
+                        .is_some_and(|last| psn_diff(o.psn, last) <= 0)
+                    {
+                        class.add(Class::DUPLICATE);
+                        r.counters.duplicate_acks += 1;
+                    }
+                    r.last_ack_psn = Some(
+                        r.last_ack_psn
+                            .map_or(o.psn, |l| if psn_diff(o.psn, l) > 0 { o.psn } else { l }),
+                    );
+                }
+                _ => {}
+            }
+            if read_resp {
+                let first = matches!(
+                    op,
+                    Operation::ReadResponseFirst | Operation::ReadResponseOnly
+                );
+                match r.read_resp_next {
+                    Some(next) if psn_diff(o.psn, next) < 0 => {
+                        class.add(Class::DUPLICATE);
+                        r.counters.duplicate_read_responses += 1;
+                    }
+                    Some(next) if !first && psn_diff(o.psn, next) > 0 => {
+                        class.add(Class::OUT_OF_SEQUENCE);
+                    }
+                    _ => goodput = u64::from(o.payload_len),
+                }
+                r.read_resp_next = Some(psn_add(o.psn, 1));
+            }
+            r.series.bin_mut(o.ts_ns).goodput_bytes += goodput;
+        }
+        let q = &mut self.flows[req as usize];
+        if read_resp {
+            q.pmtu = q.pmtu.max(o.payload_len);
+            // Extend the READ's span if the responses run past the estimate.
+            if let Some(s) = q
+                .outstanding
+                .iter_mut()
+                .rev()
+                .find(|s| s.read && psn_diff(o.psn, s.psn) >= 0)
+            {
+                let need = (psn_diff(o.psn, s.psn) + 1) as u32;
+                if need > s.span {
+                    let grow = need - s.span;
+                    s.span = need;
+                    if psn_diff(psn_add(s.psn, s.span), q.next_psn) > 0 {
+                        q.next_psn = psn_add(q.next_psn, grow);
+                    }
+                }
+            }
+        }
+        match syndrome {
+            Some(Syndrome::Ack { .. }) => {
+                // Cumulative: everything up to o.psn is acknowledged.
+                let acked_through = o.psn;
+                while let Some(s) = q.outstanding.front() {
+                    let last = psn_add(s.psn, s.span - 1);
+                    if psn_diff(acked_through, last) >= 0 {
+                        if !s.resent && !s.read {
+                            q.rtt_ns.push(o.ts_ns.saturating_sub(s.ts_ns));
+                        }
+                        q.outstanding.pop_front();
+                    } else {
+                        break;
+                    }
+                }
+                // Gaps the ACK covers without NAK or resend: capture loss.
+                let mut resolved = Vec::new();
+                q.gaps.retain(|g| {
+                    let last = psn_add(g.psn, g.n - 1);
+                    if psn_diff(acked_through, last) >= 0 && q.pending_nak.is_none() {
+                        resolved.push(*g);
+                        false
+                    } else {
+                        true
+                    }
+                });
+                for g in resolved {
+                    q.counters.capture_loss_packets += u64::from(g.n);
+                    q.counters.out_of_sequence = q.counters.out_of_sequence.saturating_sub(1);
+                    self.late.push(LateClass {
+                        index: g.index,
+                        set: Class::CAPTURE_LOSS,
+                        clear: Class::OUT_OF_SEQUENCE,
+                    });
+                }
+                if let Some(open) = &q.episode {
+                    if psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0 {
+                        // Everything up to the pre-episode frontier is ACKed.
+                        let mut ep = open.ep;
+                        ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
+                        self.episodes.push(ep);
+                        q.episode = None;
+                    }
+                }
+            }
+            Some(Syndrome::Nak(code)) => {
+                let cause = match code {
+                    NakCode::PsnSequenceError => {
+                        q.counters.packet_seq_err += 1;
+                        Some(EpisodeCause::NakSeqErr)
+                    }
+                    NakCode::InvalidRequest => {
+                        q.counters.nak_invalid_request += 1;
+                        None
+                    }
+                    NakCode::RemoteAccessError => {
+                        q.counters.nak_remote_access += 1;
+                        None
+                    }
+                    NakCode::RemoteOperationalError => {
+                        q.counters.nak_remote_operational += 1;
+                        None
+                    }
+                    _ => None,
+                };
+                if let Some(cause) = cause {
+                    if q.episode.is_none() && q.pending_nak.is_none() {
+                        q.pending_nak = Some((o.psn, o.ts_ns, index, cause));
+                    }
+                }
+                // The NAKed PSN was lost on the wire: its gap is not capture loss.
+                q.gaps.retain(|g| {
+                    !(psn_diff(o.psn, g.psn) >= 0 && psn_diff(o.psn, g.psn) <= g.n as i32)
+                });
+            }
+            Some(Syndrome::RnrNak { .. }) => {
+                q.counters.rnr_nak += 1;
+                if q.episode.is_none() && q.pending_nak.is_none() {
+                    q.pending_nak = Some((o.psn, o.ts_ns, index, EpisodeCause::Rnr));
+                }
+            }
+            _ => {}
+        }
+        if read_resp
+            && class.contains(Class::OUT_OF_SEQUENCE)
+            && q.pending_nak.is_none()
+            && q.episode.is_none()
+        {
+            // A missing READ response: the requester will re-issue the READ.
+            q.pending_nak = Some((o.psn, o.ts_ns, index, EpisodeCause::ImpliedNak));
+        }
+        let outstanding = q.outstanding_psns();
+        let b = q.series.bin_mut(o.ts_ns);
+        b.max_outstanding = b.max_outstanding.max(outstanding);
+    }
+
+    /// Close open episodes (the source ended) and build the report.
+    pub fn report(&self) -> Report {
+        let mut episodes = self.episodes.clone();
+        for f in &self.flows {
+            if let Some(open) = &f.episode {
+                let mut ep = open.ep;
+                ep.recovery_ns = self.last_ts_ns.saturating_sub(ep.start_ns);
+                episodes.push(ep);
+            }
+        }
+        episodes.sort_by_key(|e| (e.start_ns, e.first_index));
+        let map = self.slot_to_report();
+        for e in &mut episodes {
+            e.qp = map.get(e.qp as usize).copied().unwrap_or(e.qp);
+        }
+        let mut counters = Counters::default();
+        let mut qps = Vec::new();
+        for (qp_id, &req) in self.qps.iter().enumerate() {
+            let f = &self.flows[req as usize];
+            // Slots whose flow joined another QP are skipped.
+            if f.qp as usize != qp_id {
+                continue;
+            }
+            let peer = f.peer.map(|p| &self.flows[p as usize]);
+            let mut c = f.counters;
+            if let Some(p) = peer {
+                c.add(&p.counters);
+            }
+            let report_index = qps.len() as u32;
+            let retries_exceeded = episodes
+                .iter()
+                .filter(|e| {
+                    e.qp == report_index && e.packets_resent > u64::from(self.cfg.retry_limit) * 64
+                })
+                .count() as u64;
+            c.req_transport_retries_exceeded = retries_exceeded;
+            counters.add(&c);
+            let mut by_cause: Vec<(EpisodeCause, u64)> = Vec::new();
+            for e in episodes.iter().filter(|e| e.qp == report_index) {
+                match by_cause.iter_mut().find(|(c, _)| *c == e.cause) {
+                    Some((_, n)) => *n += 1,
+                    None => by_cause.push((e.cause, 1)),
+                }
+            }
+            let mut rtt = f.rtt_ns.clone();
+            rtt.sort_unstable();
+            let pct =
+                |p: f64| (!rtt.is_empty()).then(|| rtt[((rtt.len() - 1) as f64 * p) as usize]);
+            qps.push(QpReport {
+                requester: f.key.src,
+                responder: f.key.dst,
+                dest_qp: f.key.dest_qp,
+                requester_qp: peer.map(|p| p.key.dest_qp),
+                packets: f.packets + peer.map_or(0, |p| p.packets),
+                wire_bytes: f.wire_bytes + peer.map_or(0, |p| p.wire_bytes),
+                requests: f.requests + peer.map_or(0, |p| p.requests),
+                responses: f.responses + peer.map_or(0, |p| p.responses),
+                next_psn: f.next_psn,
+                oldest_unacked_psn: f.outstanding.front().map(|s| s.psn),
+                outstanding: f.outstanding_psns(),
+                counters: c,
+                episodes_by_cause: by_cause,
+                rtt_p50_ns: pct(0.5),
+                rtt_p99_ns: pct(0.99),
+                series: f.series.clone(),
+                reverse_series: peer.map(|p| p.series.clone()),
+            });
+        }
+        let t0 = self.first_ts_ns.unwrap_or(0);
+        let findings = diagnose::diagnose(&qps, &episodes, &self.notes, &self.cfg, t0);
+        Report {
+            qps,
+            counters,
+            episodes,
+            findings,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! Time series with a bounded number of bins: when a series would exceed
+//! its bin budget, the bin width doubles and neighbours merge. Long
+//! captures keep a coarse series and short ones a fine one, in the same
+//! memory, without knowing the span in advance (live sources).
+
+/// Most bins a series keeps.
+pub const MAX_BINS: usize = 2048;
+/// Starting bin width.
+pub const FIRST_BIN_NS: u64 = 1_000;
+
+/// Sums per time bin of a few quantities.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Series {
+    /// Time of bin 0, aligned down to the bin width.
+    pub start_ns: u64,
+    pub bin_ns: u64,
+    pub bins: Vec<Bin>,
+}
+
+/// What one bin sums.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Bin {
+    pub packets: u64,
+    /// On-wire frame bytes.
+    pub wire_bytes: u64,
+    /// Payload bytes of new (not re-sent, not duplicate) data.
+    pub goodput_bytes: u64,
+    pub retransmitted_packets: u64,
+    /// Largest number of outstanding packets seen in the bin.
+    pub max_outstanding: u32,
+    /// Packets with ECN CE.
+    pub ecn_marked: u32,
+    pub cnps: u32,
+}
+
+impl Bin {
+    fn merge(&mut self, o: &Bin) {
+        self.packets += o.packets;
+        self.wire_bytes += o.wire_bytes;
+        self.goodput_bytes += o.goodput_bytes;
+        self.retransmitted_packets += o.retransmitted_packets;
+        self.max_outstanding = self.max_outstanding.max(o.max_outstanding);
+        self.ecn_marked += o.ecn_marked;
+        self.cnps += o.cnps;
+    }
+}
+
+impl Series {
+    pub fn new(start_ns: u64) -> Series {
+        Series {
+            start_ns: start_ns - start_ns % FIRST_BIN_NS,
+            bin_ns: FIRST_BIN_NS,
+            bins: Vec::new(),
+        }
+    }
+
+    /// The bin holding `ts_ns`, growing or coarsening the series as needed.
+    /// Timestamps before the start land in bin 0.
+    pub fn bin_mut(&mut self, ts_ns: u64) -> &mut Bin {
+        let mut i = (ts_ns.saturating_sub(self.start_ns) / self.bin_ns) as usize;
+        while i >= MAX_BINS {
+            self.coarsen();
+            i = (ts_ns.saturating_sub(self.start_ns) / self.bin_ns) as usize;
+        }
+        if i >= self.bins.len() {
+            self.bins.resize(i + 1, Bin::default());
+        }
+        &mut self.bins[i]
+    }
+
+    fn coarsen(&mut self) {
+        let width = self.bin_ns * 2;
+        let start = self.start_ns - self.start_ns % width;
+        let mut merged = vec![Bin::default(); self.bins.len() / 2 + 2];
+        for (i, b) in self.bins.iter().enumerate() {
+            let t = self.start_ns + i as u64 * self.bin_ns;
+            merged[((t - start) / width) as usize].merge(b);
+        }
+        while merged.last().is_some_and(|b| *b == Bin::default()) {
+            merged.pop();
+        }
+        self.start_ns = start;
+        self.bin_ns = width;
+        self.bins = merged;
+    }
+
+    /// Start time of bin `i`.
+    pub fn bin_start_ns(&self, i: usize) -> u64 {
+        self.start_ns + i as u64 * self.bin_ns
+    }
+
+    /// Wire throughput of bin `i` in GB/s (10^9 bytes per second).
+    pub fn rate_gbytes_s(&self, i: usize) -> f64 {
+        self.bins
+            .get(i)
+            .map_or(0.0, |b| b.wire_bytes as f64 / self.bin_ns as f64)
+    }
+
+    /// Goodput of bin `i` in GB/s.
+    pub fn goodput_gbytes_s(&self, i: usize) -> f64 {
+        self.bins
+            .get(i)
+            .map_or(0.0, |b| b.goodput_bytes as f64 / self.bin_ns as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coarsens_without_losing_a_byte() {
+        let mut s = Series::new(5_500);
+        let mut total = 0;
+        for k in 0..100_000u64 {
+            let t = 5_500 + k * 777;
+            s.bin_mut(t).wire_bytes += k;
+            total += k;
+        }
+        assert!(s.bins.len() <= MAX_BINS);
+        assert!(s.bin_ns > FIRST_BIN_NS);
+        assert_eq!(s.bins.iter().map(|b| b.wire_bytes).sum::<u64>(), total);
+        // Every sample lies inside the bin it was counted in.
+        let last_t = 5_500 + 99_999 * 777;
+        let i = ((last_t - s.start_ns) / s.bin_ns) as usize;
+        assert_eq!(i, s.bins.len() - 1);
+    }
+}

@@ -1,0 +1,336 @@
+//! Hand-built traces, one per rule.
+
+use super::*;
+use crate::{DecodeConfig, LinkLayer, NakCode, PacketBuilder, Reth, decode};
+
+const A: [u8; 4] = [10, 0, 0, 1];
+const B: [u8; 4] = [10, 0, 0, 2];
+
+struct Trace {
+    an: RcAnalysis,
+    t: u64,
+    index: u64,
+    classes: Vec<Class>,
+}
+
+impl Trace {
+    fn new() -> Trace {
+        Trace {
+            an: RcAnalysis::default(),
+            t: 1_000_000,
+            index: 0,
+            classes: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, frame: Vec<u8>, gap_ns: u64) -> Class {
+        self.t += gap_ns;
+        let p = decode(&frame, LinkLayer::Ethernet, &DecodeConfig::default());
+        let o = Observation::from_packet(&p, self.t, frame.len() as u32).unwrap();
+        let c = self.an.observe(self.index, &o);
+        self.index += 1;
+        self.classes.push(c);
+        for late in self.an.drain_late().collect::<Vec<_>>() {
+            let c = &mut self.classes[late.index as usize];
+            c.0 = (c.0 & !late.clear.0) | late.set.0;
+        }
+        c
+    }
+
+    fn req(&mut self, op: Opcode, psn: u32, gap_ns: u64) -> Class {
+        let mut b = PacketBuilder::rocev2_ipv4(A, B, op, 0x12, psn);
+        b.ext.reth = Reth {
+            va: 0,
+            rkey: 1,
+            dma_len: 4096 * 4,
+        };
+        let payload = if op == Opcode::RC_READ_REQUEST {
+            vec![]
+        } else {
+            vec![0; 4096]
+        };
+        self.push(b.build(&payload), gap_ns)
+    }
+
+    fn resp(&mut self, op: Opcode, psn: u32, syndrome: Syndrome, gap_ns: u64) -> Class {
+        let mut b = PacketBuilder::rocev2_ipv4(B, A, op, 0x11, psn);
+        b.ext.aeth.syndrome = syndrome.to_u8();
+        let payload = if op.operation().is_some_and(|o| o != Operation::Acknowledge) {
+            vec![0; 4096]
+        } else {
+            vec![]
+        };
+        self.push(b.build(&payload), gap_ns)
+    }
+
+    fn ack(&mut self, psn: u32, gap_ns: u64) -> Class {
+        self.resp(Opcode::RC_ACK, psn, Syndrome::Ack { credits: 31 }, gap_ns)
+    }
+}
+
+const ACK: Syndrome = Syndrome::Ack { credits: 31 };
+
+#[test]
+fn clean_write_stream_is_all_new_and_pairs_the_flows() {
+    let mut t = Trace::new();
+    for psn in 100..110 {
+        assert_eq!(t.req(Opcode::RC_WRITE_MIDDLE, psn, 400), Class::default());
+        assert_eq!(t.ack(psn, 100), Class::default());
+    }
+    let r = t.an.report();
+    assert_eq!(
+        r.qps.len(),
+        1,
+        "{:?}",
+        r.qps.iter().map(|q| q.dest_qp).collect::<Vec<_>>()
+    );
+    let q = &r.qps[0];
+    assert_eq!((q.dest_qp, q.requester_qp), (0x12, Some(0x11)));
+    assert_eq!((q.requests, q.responses, q.outstanding), (10, 10, 0));
+    assert_eq!(q.next_psn, 110);
+    assert_eq!(q.rtt_p50_ns, Some(100));
+    assert!(r.episodes.is_empty());
+    assert_eq!(r.counters.retransmitted_packets, 0);
+}
+
+#[test]
+fn nak_then_go_back_n_is_one_episode_with_its_cost() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 100, 0);
+    t.ack(100, 100);
+    // 101 lost before the capture point (a responder-side capture).
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 102, 100),
+        Class::OUT_OF_SEQUENCE
+    );
+    t.resp(
+        Opcode::RC_ACK,
+        101,
+        Syndrome::Nak(NakCode::PsnSequenceError),
+        100,
+    );
+    t.req(Opcode::RC_WRITE_MIDDLE, 103, 10);
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 101, 2000),
+        Class::RETRANSMISSION
+    );
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 102, 10),
+        Class::RETRANSMISSION
+    );
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 103, 10),
+        Class::RETRANSMISSION
+    );
+    t.ack(101, 100);
+    t.ack(102, 10);
+    t.ack(103, 10);
+    assert_eq!(t.req(Opcode::RC_WRITE_MIDDLE, 104, 10), Class::default());
+    let r = t.an.report();
+    assert_eq!(r.episodes.len(), 1);
+    let e = r.episodes[0];
+    assert_eq!(e.cause, EpisodeCause::NakSeqErr);
+    assert_eq!(
+        (e.from_psn, e.packets_resent, e.bytes_resent),
+        (101, 3, 3 * 4096)
+    );
+    assert_eq!(e.first_index, 3, "the NAK is the first evidence");
+    assert!(e.recovery_ns >= 2000);
+    let c = r.qps[0].counters;
+    assert_eq!(
+        (
+            c.packet_seq_err,
+            c.retransmitted_packets,
+            c.capture_loss_packets
+        ),
+        (1, 3, 0)
+    );
+    assert_eq!(
+        r.qps[0].episodes_by_cause,
+        vec![(EpisodeCause::NakSeqErr, 1)]
+    );
+}
+
+#[test]
+fn a_resend_without_nak_after_silence_is_a_timeout() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 5, 0);
+    t.req(Opcode::RC_WRITE_MIDDLE, 6, 100);
+    t.ack(5, 100);
+    // ACK of 6 lost; after 1 ms the requester resends 6.
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 6, 1_000_000),
+        Class::RETRANSMISSION
+    );
+    t.ack(6, 100);
+    let r = t.an.report();
+    assert_eq!(r.episodes.len(), 1);
+    assert_eq!(r.episodes[0].cause, EpisodeCause::Timeout);
+    assert!(r.episodes[0].silence_ns >= 1_000_000);
+    assert_eq!(r.counters.local_ack_timeout_err, 1);
+}
+
+#[test]
+fn a_gap_that_acks_cover_is_capture_loss_not_a_retransmission() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 10, 0);
+    // 11 and 12 went over the wire but the sniffer missed them.
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 13, 100),
+        Class::OUT_OF_SEQUENCE
+    );
+    t.ack(13, 100);
+    assert_eq!(
+        t.classes[1],
+        Class::CAPTURE_LOSS,
+        "the late verdict replaces out-of-sequence"
+    );
+    let r = t.an.report();
+    assert_eq!(r.counters.capture_loss_packets, 2);
+    assert_eq!(r.counters.retransmitted_packets, 0);
+    assert_eq!(r.counters.out_of_sequence, 0);
+    assert!(r.episodes.is_empty());
+}
+
+#[test]
+fn read_span_consumes_psns_and_duplicate_responses_are_flagged() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_READ_REQUEST, 200, 0); // 16 KiB: 4 PSNs at PMTU 4096
+    t.resp(Opcode::RC_READ_RESPONSE_FIRST, 200, ACK, 1000);
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 201, ACK, 10);
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 202, ACK, 10);
+    t.resp(Opcode::RC_READ_RESPONSE_LAST, 203, ACK, 10);
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 204, 10),
+        Class::default(),
+        "the READ consumed 200..203"
+    );
+    assert_eq!(
+        t.resp(Opcode::RC_READ_RESPONSE_LAST, 203, ACK, 10),
+        Class::DUPLICATE
+    );
+    let r = t.an.report();
+    assert_eq!(r.counters.duplicate_read_responses, 1);
+    assert_eq!(r.qps[0].next_psn, 205);
+}
+
+#[test]
+fn a_missing_read_response_is_an_implied_nak() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_READ_REQUEST, 50, 0);
+    t.resp(Opcode::RC_READ_RESPONSE_FIRST, 50, ACK, 1000);
+    assert_eq!(
+        t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 52, ACK, 10),
+        Class::OUT_OF_SEQUENCE
+    );
+    assert_eq!(
+        t.req(Opcode::RC_READ_REQUEST, 51, 500),
+        Class::RETRANSMISSION
+    );
+    let r = t.an.report();
+    assert_eq!(r.episodes[0].cause, EpisodeCause::ImpliedNak);
+    assert_eq!(r.counters.implied_nak_seq_err, 1);
+}
+
+#[test]
+fn duplicate_acks_rnr_and_other_naks_are_counted() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 1, 0);
+    t.ack(1, 10);
+    assert_eq!(t.ack(1, 10), Class::DUPLICATE);
+    t.req(Opcode::RC_WRITE_MIDDLE, 2, 10);
+    t.resp(Opcode::RC_ACK, 2, Syndrome::RnrNak { timer: 14 }, 10);
+    t.resp(
+        Opcode::RC_ACK,
+        2,
+        Syndrome::Nak(NakCode::RemoteAccessError),
+        10,
+    );
+    let r = t.an.report();
+    assert_eq!(r.counters.duplicate_acks, 1);
+    assert_eq!(r.counters.rnr_nak, 1);
+    assert_eq!(r.counters.nak_remote_access, 1);
+}
+
+#[test]
+fn psns_wrap_at_24_bits() {
+    let mut t = Trace::new();
+    for psn in [0xFF_FFFE, 0xFF_FFFF, 0, 1] {
+        assert_eq!(
+            t.req(Opcode::RC_WRITE_MIDDLE, psn, 100),
+            Class::default(),
+            "psn {psn:#x}"
+        );
+        t.ack(psn, 50);
+    }
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 0xFF_FFFF, 100),
+        Class::RETRANSMISSION
+    );
+    assert_eq!(t.an.report().qps[0].next_psn, 2);
+}
+
+#[test]
+fn cnp_and_ecn_are_counted_on_the_qp() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 1, 0);
+    let mut b = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_MIDDLE, 0x12, 2);
+    if let crate::NetHeader::Ipv4 { ecn, .. } = &mut b.net {
+        *ecn = 3;
+    }
+    t.push(b.build(&[0; 64]), 10);
+    let mut cnp = PacketBuilder::rocev2_ipv4(B, A, Opcode::CNP, 0x11, 0);
+    cnp.bth.becn = true;
+    t.ack(2, 10);
+    t.push(cnp.build(&[]), 10);
+    let r = t.an.report();
+    assert_eq!(r.counters.np_ecn_marked_roce_packets, 1);
+    assert_eq!(r.counters.np_cnp_sent, 1);
+    assert_eq!(r.counters.rp_cnp_handled, 1);
+}
+
+#[test]
+fn a_throughput_drop_is_found_and_explained() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    // Steady: a 4 KiB WRITE every 400 ns (10 GB/s) for 100 µs.
+    for _ in 0..250 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
+        t.ack(psn, 0);
+        psn += 1;
+    }
+    // Loss: NAK, 20 µs stall, resend.
+    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+    t.resp(
+        Opcode::RC_ACK,
+        psn,
+        Syndrome::Nak(NakCode::PsnSequenceError),
+        100,
+    );
+    t.req(Opcode::RC_WRITE_MIDDLE, psn, 20_000);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+    t.ack(psn + 1, 0);
+    psn += 2;
+    for _ in 0..250 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
+        t.ack(psn, 0);
+        psn += 1;
+    }
+    let r = t.an.report();
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!(f.cause, FindingCause::LossGoBackN);
+    assert!(f.before_gbytes_s > 5.0 && f.during_gbytes_s < 5.0, "{f:?}");
+    assert!(
+        f.text.starts_with("QP 0x12 10.0.0.1>10.0.0.2: "),
+        "{}",
+        f.text
+    );
+    assert!(
+        f.text
+            .contains("NAK (PSN sequence error) at PSN 250, Go-Back-N resent 2 packets"),
+        "{}",
+        f.text
+    );
+    assert_eq!(f.first_index, Some(501));
+}
