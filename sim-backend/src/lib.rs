@@ -1,8 +1,24 @@
 //! Discrete-event simulator of the BALBOA RoCE stack, its peers and the
 //! network between them: the default source of the rocescope workbench.
 //!
-//! This crate grows into the full simulator (endpoints, switch, faults,
-//! service slots, profiler). Its first piece is the wire model every other
-//! part times frames with.
+//! - [`Scenario`]: what to simulate, from TOML (`assets/scenarios/`) or code;
+//!   [`Scenario::set`] overrides any [`Params`] by name.
+//! - [`Simulator`]: `new(scenario)`, then [`Simulator::run_until`] /
+//!   [`Simulator::step`] hand out [`rocescope_replay::Record`]s as they happen.
+//! - [`experiments`]: the paper's measurements computed from the model.
 
+pub mod engine;
+pub mod experiments;
+pub mod params;
+pub mod rng;
+pub mod scenario;
+pub mod slots;
+pub mod sniffer;
 pub mod wire;
+
+pub use engine::{QpStats, SimStats, Simulator};
+pub use params::{ParamError, ParamInfo, Params};
+pub use scenario::{
+    AppOp, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, ProfilerSpec, QpSpec,
+    Scenario, ScenarioError, SnifferSpec,
+};
