@@ -2,7 +2,9 @@
 
 mod decode_cmd;
 mod info_cmd;
+mod sim_cmd;
 mod stats_cmd;
+mod tui;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -25,6 +27,21 @@ enum Command {
     Info(InfoArgs),
     /// RC analysis: per-QP state, retransmission episodes, counters, diagnosis.
     Stats(InfoArgs),
+    /// Open a capture in the terminal workbench.
+    Open(OpenArgs),
+    /// Run the bundled BALBOA simulator (in the workbench, or --headless).
+    Sim(sim_cmd::SimArgs),
+    /// Decode the bundled sample capture: a two-minute tour without a terminal UI.
+    Tour,
+}
+
+#[derive(Debug, clap::Args)]
+struct OpenArgs {
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump).
+    file: PathBuf,
+    /// Extra UDP destination port to decode as RoCEv2; repeatable.
+    #[arg(long = "roce-port", value_name = "N")]
+    roce_ports: Vec<u16>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -65,7 +82,10 @@ fn main() -> ExitCode {
         }
         Some(Command::Info(args)) => info_cmd::run(&args.file, args.json, args.roce_ports),
         Some(Command::Stats(args)) => stats_cmd::run(&args.file, args.json, args.roce_ports),
-        None => decode_cmd::tour(),
+        Some(Command::Open(args)) => open(&args.file, args.roce_ports),
+        Some(Command::Sim(args)) => sim_cmd::run(args),
+        Some(Command::Tour) => decode_cmd::tour(),
+        None => default_run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -76,6 +96,48 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The main job: the workbench on the simulator's default scenario. Without
+/// a terminal (a pipe, CI) it prints the tour instead, and says so.
+fn default_run() -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "rocescope: no terminal: printing the tour (run in a terminal for the workbench)"
+        );
+        return decode_cmd::tour();
+    }
+    sim_cmd::run(sim_cmd::SimArgs {
+        scenario: "default".into(),
+        duration: None,
+        seed: None,
+        set: Vec::new(),
+        record: None,
+        headless: false,
+        json: false,
+        pace: None,
+        list_params: false,
+        experiment: None,
+    })
+}
+
+/// `rocescope open FILE`: index the capture in the background and open the
+/// workbench at once.
+fn open(file: &std::path::Path, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+    use rocescope_replay::CaptureError;
+    use rocescope_replay::store::{RcAnalyzer, Store, StoreError};
+    let analysis = RcAnalyzer::default();
+    let cfg = rocescope_decoders::DecodeConfig {
+        extra_roce_ports: roce_ports,
+    };
+    let store = match Store::open(file, cfg, Box::new(analysis.clone())) {
+        Ok(s) => s,
+        Err(e @ StoreError::Capture(CaptureError::Open { .. })) => return Err(e.into()),
+        Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
+    };
+    let source = rocescope_core::source::SourceHandle::file(file.display().to_string());
+    tui::run(rocescope_core::Model::new(store, analysis, source))
 }
 
 /// `rocescope decode x.pcap | head` must end quietly.

@@ -249,3 +249,17 @@ fn decode_shows_the_analysis_flags() {
         "{text}"
     );
 }
+
+#[test]
+fn readme_lists_every_key_binding() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    for c in rocescope_core::UiCommand::ALL {
+        let line = format!("| `{}` | {} |", c.key(), c.description());
+        assert!(
+            readme.contains(&line),
+            "README.md lacks the key line: {line}"
+        );
+    }
+}

@@ -8,8 +8,7 @@
 //! the same records bit for bit. Records are handed out as they happen; the
 //! simulator holds only what is in flight (bounded by the windows and queues).
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use rocescope_decoders::{Aeth, Opcode, PacketBuilder, Reth, psn};
 use rocescope_replay::record::{
@@ -19,16 +18,20 @@ use rocescope_replay::record::{
 use serde::Serialize;
 
 use crate::params::Params;
+use crate::queue::{EventQueue, Pending};
 use crate::rng::{Rng, mix64};
 use crate::scenario::{AppOp, FaultKind, LinkDir, NodeKind, OpKind, Scenario};
 use crate::slots;
 use crate::sniffer::{self, Capture, CutFlags};
+use crate::template::{self, OpInfo};
 use crate::wire;
 
 /// Simulated time in picoseconds.
 pub type Ps = u64;
 const NS: Ps = 1000;
 const NEVER: Ps = u64::MAX;
+/// Frame lengths whose serialisation time is memoised.
+const SER_CACHE_MAX: usize = 1 << 17;
 /// UDP source port BALBOA uses for every connection.
 pub const BALBOA_UDP_SRC_PORT: u16 = 18488;
 
@@ -50,26 +53,6 @@ enum Ev {
     Timer(u32),
     /// Profiler sampling.
     ProfTick,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-struct Entry {
-    t: Ps,
-    seq: u64,
-    ev: Ev,
-}
-
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse for earliest first.
-        (o.t, o.seq).cmp(&(self.t, self.seq))
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
 }
 
 // ---------------------------------------------------------------- packets
@@ -338,7 +321,7 @@ pub struct Simulator {
     now: Ps,
     end: Ps,
     seq: u64,
-    heap: BinaryHeap<Entry>,
+    heap: EventQueue<Ev>,
     rng: Rng,
     nodes: Vec<Node>,
     conns: Vec<Conn>,
@@ -358,6 +341,10 @@ pub struct Simulator {
     payload_buf: Vec<u8>,
     // cached times
     cyc: Ps,
+    /// Per-opcode facts.
+    ops: Box<[OpInfo; 256]>,
+    /// Serialisation time by frame length (NEVER = not computed yet).
+    ser_cache: Vec<Ps>,
 }
 
 fn ps_of_ns(ns: u64) -> Ps {
@@ -482,7 +469,7 @@ impl Simulator {
             now: 0,
             end,
             seq: 0,
-            heap: BinaryHeap::new(),
+            heap: EventQueue::new(),
             rng,
             nodes,
             conns,
@@ -500,6 +487,8 @@ impl Simulator {
             buf: Vec::with_capacity(128),
             payload_buf: Vec::new(),
             cyc,
+            ops: template::op_table(),
+            ser_cache: Vec::new(),
         }
     }
 
@@ -638,7 +627,7 @@ impl Simulator {
 
     fn schedule(&mut self, t: Ps, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Entry {
+        self.heap.push(Pending {
             t: t.max(self.now),
             seq: self.seq,
             ev,
@@ -766,7 +755,7 @@ impl Simulator {
         } else {
             (conn.resp, conn.req, conn.req_qpn)
         };
-        let ext = rocescope_decoders::ext_len(Opcode(opcode).headers()) as u64;
+        let ext = u64::from(self.ops[usize::from(opcode)].ext);
         let frame =
             wire::rocev2_ipv4_frame_bytes(u64::from(payload_len), ext).max(wire::MIN_FRAME_BYTES);
         Pkt {
@@ -842,6 +831,8 @@ impl Simulator {
         let mrrs = self.p.pcie_mrrs_bytes;
         let lat = ps_of_ns(self.p.pcie_read_latency_ns);
         let ps_per_byte = 1000.0 / self.p.pcie_gbytes_s;
+        // The transfer time of a whole MRRS chunk, as computed per chunk below.
+        let mrrs_ps = (mrrs as f64 * ps_per_byte) as Ps;
         let n = &mut self.nodes[node];
         let mut left = bytes.max(1);
         let mut done = at;
@@ -854,7 +845,12 @@ impl Simulator {
             {
                 issue = issue.max(d);
             }
-            done = (issue + lat).max(n.dma_last) + (chunk as f64 * ps_per_byte) as Ps;
+            let xfer = if chunk == mrrs {
+                mrrs_ps
+            } else {
+                (chunk as f64 * ps_per_byte) as Ps
+            };
+            done = (issue + lat).max(n.dma_last) + xfer;
             n.dma_last = done;
             n.dma_tags.push_back((issue, done));
         }
@@ -1053,11 +1049,15 @@ impl Simulator {
         let ns = self.nodes[node].streams.len();
         let start = self.nodes[node].rr;
         for k in 0..ns {
-            let i = (start + k) % ns;
+            let i = if start + k >= ns {
+                start + k - ns
+            } else {
+                start + k
+            };
             let s = self.nodes[node].streams[i];
             let ready = self.stream_ready(s);
             if ready <= now {
-                self.nodes[node].rr = (i + 1) % ns;
+                self.nodes[node].rr = if i + 1 == ns { 0 } else { i + 1 };
                 let id = self.take_from_stream(s);
                 self.transmit(node, id);
                 self.kick(node, now);
@@ -1176,11 +1176,30 @@ impl Simulator {
         }
     }
 
+    /// Serialisation time of a frame on a link (memoised per frame length).
+    #[inline]
+    fn ser_ps(&mut self, frame_len: u64) -> Ps {
+        let compute = |p: &Params| (wire::wire_time_ps(frame_len, 1) as f64 / p.link_gbps) as Ps;
+        let i = frame_len as usize;
+        if i >= SER_CACHE_MAX {
+            return compute(&self.p);
+        }
+        if i >= self.ser_cache.len() {
+            self.ser_cache.resize(i + 1, NEVER);
+        }
+        let v = self.ser_cache[i];
+        if v != NEVER {
+            return v;
+        }
+        let v = compute(&self.p);
+        self.ser_cache[i] = v;
+        v
+    }
+
     fn transmit(&mut self, node: usize, id: u32) {
         let now = self.now;
         let frame_len = u64::from(self.pkts[id as usize].frame_len);
-        let ser = wire::wire_time_ps(frame_len, 1).saturating_mul(1) as f64 / self.p.link_gbps;
-        let ser = ser as Ps;
+        let ser = self.ser_ps(frame_len);
         let n = &mut self.nodes[node];
         n.tx_free = now + ser;
         n.busy_ps += ser;
@@ -1275,7 +1294,7 @@ impl Simulator {
             (p.dst as usize, p.src as usize, u64::from(p.frame_len))
         };
         let bytes = wire::wire_bytes(frame_len);
-        let ser = (wire::wire_time_ps(frame_len, 1) as f64 / self.p.link_gbps) as Ps;
+        let ser = self.ser_ps(frame_len);
         let port = &mut self.ports[dst];
         while let Some(&(end, b)) = port.q.front() {
             if end > now {
@@ -1854,6 +1873,25 @@ impl Simulator {
         }
     }
 
+    fn hdr_fields(&self, p: &Pkt) -> template::HdrFields {
+        template::HdrFields {
+            src_ip: self.nodes[p.src as usize].ip,
+            dst_ip: self.nodes[p.dst as usize].ip,
+            udp_src_port: match self.nodes[p.src as usize].kind {
+                NodeKind::Balboa => BALBOA_UDP_SRC_PORT,
+                NodeKind::Connectx => 0xC000 | (p.dest_qp as u16 & 0x3FFF),
+            },
+            opcode: p.opcode,
+            dest_qp: p.dest_qp,
+            psn: p.psn,
+            ecn: p.ecn,
+            becn: p.becn,
+            payload_len: p.payload_len as usize,
+            reth: p.reth,
+            aeth: p.aeth,
+        }
+    }
+
     fn builder(&self, p: &Pkt) -> PacketBuilder {
         let src_ip = self.nodes[p.src as usize].ip;
         let dst_ip = self.nodes[p.dst as usize].ip;
@@ -1890,17 +1928,27 @@ impl Simulator {
         let (filter, fixed, quirk, tag) =
             (sn.filter, sn.fixed_card, sn.rx_cut_quirk, sn.tag_direction);
         let p = &self.pkts[id as usize];
-        let own = CutFlags::of_opcode(p.opcode);
+        let info = self.ops[usize::from(p.opcode)];
+        let own = info.cut;
         let flags = match dir {
             Direction::Rx if quirk => sn.last_tx_flags,
             _ => own,
         };
-        let b = self.builder(p);
-        let hdr = b.header_len();
-        let mut buf = std::mem::take(&mut self.buf);
-        b.build_headers_into(p.payload_len as usize, &mut buf);
         let full_len = p.frame_len as usize;
-        let decision = sniffer::decide(&buf, filter, fixed, flags);
+        // Headers from the template writer (the builder only for opcodes
+        // it does not cover); the builder again only when payload is wanted.
+        let mut hdr_bytes = [0u8; template::MAX_HDR];
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let hdr = if info.simple {
+            template::write_headers(&self.hdr_fields(p), &info, &mut hdr_bytes)
+        } else {
+            let b = self.builder(p);
+            b.build_headers_into(p.payload_len as usize, &mut buf);
+            b.header_len()
+        };
+        let headers: &[u8] = if info.simple { &hdr_bytes[..hdr] } else { &buf };
+        let decision = sniffer::decide(headers, filter, fixed, flags);
         let want = match decision {
             Capture::Ignore => {
                 self.buf = buf;
@@ -1915,8 +1963,16 @@ impl Simulator {
             Capture::Cut(n) => n.min(full_len),
         };
         if want <= hdr {
-            buf.truncate(want);
+            if info.simple {
+                buf.extend_from_slice(&hdr_bytes[..want]);
+            } else {
+                buf.truncate(want);
+            }
         } else {
+            if info.simple {
+                buf.extend_from_slice(&hdr_bytes[..hdr]);
+            }
+            let b = self.builder(p);
             let mut pay = std::mem::take(&mut self.payload_buf);
             let need = p.payload_len as usize;
             if want >= hdr + need {

@@ -10,10 +10,12 @@
 pub mod engine;
 pub mod experiments;
 pub mod params;
+mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod slots;
 pub mod sniffer;
+mod template;
 pub mod wire;
 
 pub use engine::{QpStats, SimStats, Simulator};

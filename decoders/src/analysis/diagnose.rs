@@ -196,6 +196,14 @@ fn explain(
     let cause = if let Some(e) = ep {
         first_index = Some(e.first_index);
         let c = match e.cause {
+            EpisodeCause::NakSeqErr if e.nak_inferred => {
+                let _ = write!(
+                    evidence,
+                    "loss at PSN {} (its NAK was not captured), Go-Back-N resent {} packets",
+                    e.from_psn, e.packets_resent
+                );
+                FindingCause::LossGoBackN
+            }
             EpisodeCause::NakSeqErr => {
                 let _ = write!(
                     evidence,

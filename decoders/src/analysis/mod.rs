@@ -141,6 +141,9 @@ pub struct Episode {
     pub recovery_ns: u64,
     /// Silence before a timeout resend.
     pub silence_ns: u64,
+    /// The NAK was not in the capture (its AETH was cut or the frame
+    /// missed): the cause is inferred from a resend after a short silence.
+    pub nak_inferred: bool,
 }
 
 /// Counters, named as mlx5 / rxe name them where the meaning matches.
@@ -724,10 +727,15 @@ impl RcAnalysis {
                     open.ep.bytes_resent += u64::from(o.payload_len);
                 }
                 None => {
-                    // A resend with no NAK before it: the requester's timer.
-                    let (cause, start_ns, first_index) = match f.pending_nak.take() {
-                        Some((_, ts, nak_index, cause)) => (cause, ts, nak_index),
-                        None => (EpisodeCause::Timeout, o.ts_ns, index),
+                    // A resend with no NAK before it: the requester's timer,
+                    // unless the silence was too short for any timer, which
+                    // means the NAK went by unseen (a cut AETH, a missed frame).
+                    let (cause, start_ns, first_index, inferred) = match f.pending_nak.take() {
+                        Some((_, ts, nak_index, cause)) => (cause, ts, nak_index, false),
+                        None if silence < self.cfg.timeout_silence_ns => {
+                            (EpisodeCause::NakSeqErr, o.ts_ns, index, true)
+                        }
+                        None => (EpisodeCause::Timeout, o.ts_ns, index, false),
                     };
                     match cause {
                         EpisodeCause::Timeout => f.counters.local_ack_timeout_err += 1,
@@ -751,6 +759,7 @@ impl RcAnalysis {
                             } else {
                                 0
                             },
+                            nak_inferred: inferred,
                         },
                         resume_psn: f.next_psn,
                     });
@@ -834,10 +843,16 @@ impl RcAnalysis {
                 }
             }
         }
-        match syndrome {
-            Some(Syndrome::Ack { .. }) => {
-                // Cumulative: everything up to o.psn is acknowledged.
-                let acked_through = o.psn;
+        // Cumulative: an ACK acknowledges through its PSN. An Acknowledge
+        // whose AETH the capture cut may be an ACK or a NAK; both imply
+        // everything before its PSN arrived, so that much is safe.
+        let acked_through = match syndrome {
+            Some(Syndrome::Ack { .. }) => Some(o.psn),
+            None if op == Operation::Acknowledge => Some(psn_add(o.psn, 0xFF_FFFF)),
+            _ => None,
+        };
+        if let Some(acked_through) = acked_through {
+            {
                 while let Some(s) = q.outstanding.front() {
                     let last = psn_add(s.psn, s.span - 1);
                     if psn_diff(acked_through, last) >= 0 {
@@ -879,6 +894,8 @@ impl RcAnalysis {
                     }
                 }
             }
+        }
+        match syndrome {
             Some(Syndrome::Nak(code)) => {
                 let cause = match code {
                     NakCode::PsnSequenceError => {

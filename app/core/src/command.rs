@@ -1,0 +1,322 @@
+//! The one command enum. Key bindings, GUI widgets, CLI flags and scripts
+//! all produce these values; [`crate::Model::apply`] is the only place that
+//! changes state.
+
+use serde::{Deserialize, Serialize};
+
+/// The workbench's views (tabs in the TUI, panels in the GUI).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum View {
+    Overview,
+    Packets,
+    Qps,
+    Ladder,
+    Retransmissions,
+    Slots,
+    Profiler,
+    Explain,
+    Lessons,
+}
+
+impl View {
+    pub const ALL: [View; 9] = [
+        View::Overview,
+        View::Packets,
+        View::Qps,
+        View::Ladder,
+        View::Retransmissions,
+        View::Slots,
+        View::Profiler,
+        View::Explain,
+        View::Lessons,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            View::Overview => "Overview",
+            View::Packets => "Packets",
+            View::Qps => "QPs",
+            View::Ladder => "Ladder",
+            View::Retransmissions => "Retransmissions",
+            View::Slots => "Slots",
+            View::Profiler => "Profiler",
+            View::Explain => "Explain",
+            View::Lessons => "Lessons",
+        }
+    }
+}
+
+/// Every state change of the workbench.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Command {
+    ShowView(View),
+    NextView,
+    PrevView,
+    /// Move the packet selection by this many (filtered) rows.
+    MoveSelection(i64),
+    /// Select a row by its number in the store.
+    SelectRow(u64),
+    SelectFirst,
+    SelectLast,
+    /// Replace the display filter (empty: show everything).
+    SetFilter(String),
+    /// Open the filter bar for typing.
+    EditFilter,
+    /// Pick the QP conversation the ladder and QP views show.
+    SelectQp(u32),
+    /// Open the selected QP (ladder view).
+    OpenSelectedQp,
+    TogglePlay,
+    Play,
+    Pause,
+    /// Pause and move to the next packet (replay) / next row.
+    StepPacket,
+    /// Pause and move to the next analysis event (retransmission, NAK, CNP...).
+    StepEvent,
+    SpeedUp,
+    SlowDown,
+    SetSpeed(f64),
+    /// Move the time cursor to a capture time.
+    JumpToTime(u64),
+    JumpNextRetransmission,
+    JumpNextFinding,
+    /// Follow the newest data of a live source.
+    FollowLive,
+    ShowHelp,
+    CloseOverlay,
+    /// Change a simulator parameter by name (sent to the simulator source).
+    SetSimParam {
+        key: String,
+        value: String,
+    },
+    /// Set the card's sniffer filter word (sent to the agent).
+    SetSnifferFilter(u64),
+    NextLessonStep,
+    PrevLessonStep,
+    /// Move the field selection in the detail tree (and hex highlight).
+    MoveField(i64),
+    Quit,
+}
+
+/// The commands a user can bind to keys: listable, so that the help overlay,
+/// the GUI's command palette and the keymap come from one list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UiCommand {
+    NextView,
+    PrevView,
+    Overview,
+    Packets,
+    Qps,
+    Ladder,
+    Retransmissions,
+    Slots,
+    Profiler,
+    Explain,
+    Lessons,
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    First,
+    Last,
+    Filter,
+    Open,
+    TogglePlay,
+    StepPacket,
+    StepEvent,
+    SpeedUp,
+    SlowDown,
+    NextRetransmission,
+    NextFinding,
+    FollowLive,
+    NextLessonStep,
+    PrevLessonStep,
+    NextField,
+    PrevField,
+    Help,
+    Close,
+    Quit,
+}
+
+impl UiCommand {
+    pub const ALL: [UiCommand; 34] = [
+        UiCommand::NextView,
+        UiCommand::PrevView,
+        UiCommand::Overview,
+        UiCommand::Packets,
+        UiCommand::Qps,
+        UiCommand::Ladder,
+        UiCommand::Retransmissions,
+        UiCommand::Slots,
+        UiCommand::Profiler,
+        UiCommand::Explain,
+        UiCommand::Lessons,
+        UiCommand::Up,
+        UiCommand::Down,
+        UiCommand::PageUp,
+        UiCommand::PageDown,
+        UiCommand::First,
+        UiCommand::Last,
+        UiCommand::Filter,
+        UiCommand::Open,
+        UiCommand::TogglePlay,
+        UiCommand::StepPacket,
+        UiCommand::StepEvent,
+        UiCommand::SpeedUp,
+        UiCommand::SlowDown,
+        UiCommand::NextRetransmission,
+        UiCommand::NextFinding,
+        UiCommand::FollowLive,
+        UiCommand::NextLessonStep,
+        UiCommand::PrevLessonStep,
+        UiCommand::NextField,
+        UiCommand::PrevField,
+        UiCommand::Help,
+        UiCommand::Close,
+        UiCommand::Quit,
+    ];
+
+    /// The key that runs it, as shown in help (the TUI maps these names).
+    pub fn key(self) -> &'static str {
+        match self {
+            UiCommand::NextView => "Tab",
+            UiCommand::PrevView => "BackTab",
+            UiCommand::Overview => "1",
+            UiCommand::Packets => "2",
+            UiCommand::Qps => "3",
+            UiCommand::Ladder => "4",
+            UiCommand::Retransmissions => "5",
+            UiCommand::Slots => "6",
+            UiCommand::Profiler => "7",
+            UiCommand::Explain => "8",
+            UiCommand::Lessons => "9",
+            UiCommand::Up => "Up",
+            UiCommand::Down => "Down",
+            UiCommand::PageUp => "PageUp",
+            UiCommand::PageDown => "PageDown",
+            UiCommand::First => "Home",
+            UiCommand::Last => "End",
+            UiCommand::Filter => "/",
+            UiCommand::Open => "Enter",
+            UiCommand::TogglePlay => "Space",
+            UiCommand::StepPacket => ".",
+            UiCommand::StepEvent => ">",
+            UiCommand::SpeedUp => "+",
+            UiCommand::SlowDown => "-",
+            UiCommand::NextRetransmission => "r",
+            UiCommand::NextFinding => "f",
+            UiCommand::FollowLive => "F",
+            UiCommand::NextLessonStep => "n",
+            UiCommand::PrevLessonStep => "p",
+            UiCommand::NextField => "]",
+            UiCommand::PrevField => "[",
+            UiCommand::Help => "?",
+            UiCommand::Close => "Esc",
+            UiCommand::Quit => "q",
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            UiCommand::NextView => "next view",
+            UiCommand::PrevView => "previous view",
+            UiCommand::Overview => "overview: throughput, counters, findings",
+            UiCommand::Packets => "packets: list, filter, detail, hex",
+            UiCommand::Qps => "QPs: one row per QP conversation",
+            UiCommand::Ladder => "ladder: sequence diagram of one QP",
+            UiCommand::Retransmissions => "retransmission episodes",
+            UiCommand::Slots => "service-slot decisions (AES, DPI, app)",
+            UiCommand::Profiler => "per-cycle profiler probes",
+            UiCommand::Explain => "explain the selected packet",
+            UiCommand::Lessons => "guided lessons",
+            UiCommand::Up => "select the previous row",
+            UiCommand::Down => "select the next row",
+            UiCommand::PageUp => "one page up",
+            UiCommand::PageDown => "one page down",
+            UiCommand::First => "first row",
+            UiCommand::Last => "last row",
+            UiCommand::Filter => "edit the display filter",
+            UiCommand::Open => "open the selection (QP -> ladder, episode -> packet)",
+            UiCommand::TogglePlay => "play / pause the replay",
+            UiCommand::StepPacket => "step one packet",
+            UiCommand::StepEvent => "step to the next event (resend, NAK, CNP, loss)",
+            UiCommand::SpeedUp => "replay faster (x2)",
+            UiCommand::SlowDown => "replay slower (/2)",
+            UiCommand::NextRetransmission => "jump to the next retransmission",
+            UiCommand::NextFinding => "jump to the next diagnosis finding",
+            UiCommand::FollowLive => "follow the newest data",
+            UiCommand::NextLessonStep => "lesson: next step",
+            UiCommand::PrevLessonStep => "lesson: previous step",
+            UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
+            UiCommand::PrevField => "previous field in the detail tree",
+            UiCommand::Help => "this help",
+            UiCommand::Close => "close the overlay / filter bar",
+            UiCommand::Quit => "quit",
+        }
+    }
+
+    /// The command it sends, given the packet-page height for paging.
+    pub fn command(self, page_rows: i64) -> Command {
+        match self {
+            UiCommand::NextView => Command::NextView,
+            UiCommand::PrevView => Command::PrevView,
+            UiCommand::Overview => Command::ShowView(View::Overview),
+            UiCommand::Packets => Command::ShowView(View::Packets),
+            UiCommand::Qps => Command::ShowView(View::Qps),
+            UiCommand::Ladder => Command::ShowView(View::Ladder),
+            UiCommand::Retransmissions => Command::ShowView(View::Retransmissions),
+            UiCommand::Slots => Command::ShowView(View::Slots),
+            UiCommand::Profiler => Command::ShowView(View::Profiler),
+            UiCommand::Explain => Command::ShowView(View::Explain),
+            UiCommand::Lessons => Command::ShowView(View::Lessons),
+            UiCommand::Up => Command::MoveSelection(-1),
+            UiCommand::Down => Command::MoveSelection(1),
+            UiCommand::PageUp => Command::MoveSelection(-page_rows.max(1)),
+            UiCommand::PageDown => Command::MoveSelection(page_rows.max(1)),
+            UiCommand::First => Command::SelectFirst,
+            UiCommand::Last => Command::SelectLast,
+            UiCommand::Filter => Command::EditFilter,
+            UiCommand::Open => Command::OpenSelectedQp,
+            UiCommand::TogglePlay => Command::TogglePlay,
+            UiCommand::StepPacket => Command::StepPacket,
+            UiCommand::StepEvent => Command::StepEvent,
+            UiCommand::SpeedUp => Command::SpeedUp,
+            UiCommand::SlowDown => Command::SlowDown,
+            UiCommand::NextRetransmission => Command::JumpNextRetransmission,
+            UiCommand::NextFinding => Command::JumpNextFinding,
+            UiCommand::FollowLive => Command::FollowLive,
+            UiCommand::NextLessonStep => Command::NextLessonStep,
+            UiCommand::PrevLessonStep => Command::PrevLessonStep,
+            UiCommand::NextField => Command::MoveField(1),
+            UiCommand::PrevField => Command::MoveField(-1),
+            UiCommand::Help => Command::ShowHelp,
+            UiCommand::Close => Command::CloseOverlay,
+            UiCommand::Quit => Command::Quit,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_ui_command_has_a_unique_key_and_a_description() {
+        let mut keys = std::collections::HashSet::new();
+        for c in UiCommand::ALL {
+            assert!(keys.insert(c.key()), "key {} bound twice", c.key());
+            assert!(!c.description().is_empty());
+        }
+        assert_eq!(keys.len(), UiCommand::ALL.len());
+    }
+
+    #[test]
+    fn commands_serialize() {
+        let c = Command::SetSimParam {
+            key: "window_packets".into(),
+            value: "32".into(),
+        };
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(serde_json::from_str::<Command>(&json).unwrap(), c);
+    }
+}

@@ -1,0 +1,520 @@
+//! The display filter: Wireshark field names plus short aliases.
+//!
+//! `bth.psn >= 100 && bth.destqp == 0x12 && rocescope.retransmission`
+//!
+//! Grammar: `expr := and (("||" | "or") and)*`, `and := not (("&&" |
+//! "and") not)*`, `not := ("!" | "not") not | "(" expr ")" | field [op
+//! value]`, ops `== != < <= > >=` (or `eq ne lt le gt ge`), values decimal
+//! or `0x` hex integers, `true`/`false`, IPv4/IPv6 addresses. A field on its
+//! own is true when the packet has it (a header, a set flag, a non-zero
+//! value). Fields the index holds (flags, PSN, opcode, lengths, QP) are
+//! answered without reading the packet; the others decode it.
+
+use std::net::IpAddr;
+
+/// A parse error with the byte position in the filter text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("filter error at column {}: {message}", column + 1)]
+pub struct FilterError {
+    pub column: usize,
+    pub message: String,
+}
+
+/// A value a field compares to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Int(u64),
+    Addr(IpAddr),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// Fields answered from the index row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowField {
+    Psn,
+    Opcode,
+    DestQp,
+    FrameLen,
+    CapLen,
+    FrameNumber,
+    Port,
+    /// A row flag, by bit.
+    Flag(u16),
+    /// The QP conversation id of the analysis/store.
+    Conversation,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Field {
+    Row(RowField),
+    /// A packet field by its Wireshark name (or a header name such as
+    /// `infiniband.reth` for presence).
+    Packet(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expr {
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Has(Field),
+    Cmp(Field, Op, Value),
+}
+
+/// A compiled filter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    pub expr: Expr,
+    pub text: String,
+}
+
+/// Short names and their Wireshark (or rocescope) field.
+const ALIASES: &[(&str, &str)] = &[
+    ("psn", "infiniband.bth.psn"),
+    ("qp", "infiniband.bth.destqp"),
+    ("destqp", "infiniband.bth.destqp"),
+    ("opcode", "infiniband.bth.opcode"),
+    ("ackreq", "infiniband.bth.a"),
+    ("syndrome", "infiniband.aeth.syndrome"),
+    ("msn", "infiniband.aeth.msn"),
+    ("dmalen", "infiniband.reth.dmalen"),
+    ("rkey", "infiniband.reth.r_key"),
+    ("va", "infiniband.reth.va"),
+    ("retransmission", "rocescope.retransmission"),
+    ("duplicate", "rocescope.duplicate"),
+    ("oos", "rocescope.out_of_sequence"),
+    ("out_of_sequence", "rocescope.out_of_sequence"),
+    ("nak", "rocescope.nak"),
+    ("cnp", "rocescope.cnp"),
+    ("ce", "rocescope.ecn_ce"),
+    ("icrc_bad", "rocescope.icrc_bad"),
+    ("cut", "rocescope.cut"),
+    ("capture_loss", "rocescope.capture_loss"),
+];
+
+/// Full name of a field written with or without the `infiniband.` prefix
+/// or as an alias.
+fn canonical(name: &str) -> String {
+    if let Some((_, full)) = ALIASES.iter().find(|(a, _)| *a == name) {
+        return (*full).to_owned();
+    }
+    for layer in [
+        "bth.",
+        "reth.",
+        "aeth.",
+        "deth.",
+        "grh.",
+        "atomiceth.",
+        "atomicacketh.",
+        "rdeth.",
+        "xrceth.",
+        "feth.",
+        "cnp.",
+    ] {
+        if name.starts_with(layer) {
+            return format!("infiniband.{name}");
+        }
+    }
+    name.to_owned()
+}
+
+fn resolve(name: &str) -> Field {
+    let full = canonical(name);
+    let row = match full.as_str() {
+        "infiniband.bth.psn" => RowField::Psn,
+        "infiniband.bth.opcode" => RowField::Opcode,
+        "infiniband.bth.destqp" => RowField::DestQp,
+        "frame.len" => RowField::FrameLen,
+        "frame.cap_len" => RowField::CapLen,
+        "frame.number" => RowField::FrameNumber,
+        "frame.interface_id" | "rocescope.port" => RowField::Port,
+        "rocescope.conversation" => RowField::Conversation,
+        "roce" | "rocescope.roce" => RowField::Flag(0),
+        "rocescope.icrc_bad" => RowField::Flag(1),
+        "rocescope.cut" => RowField::Flag(2),
+        "rocescope.malformed" => RowField::Flag(3),
+        "rocescope.ecn_ce" => RowField::Flag(5),
+        "infiniband.bth.becn" | "rocescope.becn" => RowField::Flag(6),
+        "infiniband.bth.fecn" | "rocescope.fecn" => RowField::Flag(7),
+        "rocescope.nak" => RowField::Flag(8),
+        "rocescope.cnp" => RowField::Flag(9),
+        "rocescope.retransmission" => RowField::Flag(10),
+        "rocescope.duplicate" => RowField::Flag(11),
+        "rocescope.out_of_sequence" => RowField::Flag(12),
+        "rocescope.capture_loss" => RowField::Flag(13),
+        _ => return Field::Packet(full),
+    };
+    Field::Row(row)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Num(u64),
+    Addr(IpAddr),
+    Op(Op),
+    And,
+    Or,
+    Not,
+    LParen,
+    RParen,
+}
+
+fn lex(text: &str) -> Result<Vec<(usize, Tok)>, FilterError> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let err = |column, m: &str| FilterError {
+        column,
+        message: m.to_owned(),
+    };
+    while i < b.len() {
+        let c = b[i];
+        let start = i;
+        match c {
+            b' ' | b'\t' => i += 1,
+            b'(' => {
+                out.push((i, Tok::LParen));
+                i += 1;
+            }
+            b')' => {
+                out.push((i, Tok::RParen));
+                i += 1;
+            }
+            b'&' | b'|' => {
+                if b.get(i + 1) != Some(&c) {
+                    return Err(err(i, &format!("expected '{0}{0}'", c as char)));
+                }
+                out.push((i, if c == b'&' { Tok::And } else { Tok::Or }));
+                i += 2;
+            }
+            b'!' | b'=' | b'<' | b'>' => {
+                let two = b.get(i + 1) == Some(&b'=');
+                let tok = match (c, two) {
+                    (b'!', true) => Tok::Op(Op::Ne),
+                    (b'!', false) => Tok::Not,
+                    (b'=', true) => Tok::Op(Op::Eq),
+                    (b'=', false) => return Err(err(i, "use '==' to compare")),
+                    (b'<', true) => Tok::Op(Op::Le),
+                    (b'<', false) => Tok::Op(Op::Lt),
+                    (b'>', true) => Tok::Op(Op::Ge),
+                    _ => Tok::Op(Op::Gt),
+                };
+                out.push((i, tok));
+                i += if two { 2 } else { 1 };
+            }
+            _ if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b':' => {
+                while i < b.len()
+                    && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b':'))
+                {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                let tok = if let Some(hex) =
+                    word.strip_prefix("0x").or_else(|| word.strip_prefix("0X"))
+                {
+                    Tok::Num(
+                        u64::from_str_radix(hex, 16)
+                            .map_err(|_| err(start, &format!("bad hex number '{word}'")))?,
+                    )
+                } else if word.bytes().all(|d| d.is_ascii_digit()) {
+                    Tok::Num(
+                        word.parse()
+                            .map_err(|_| err(start, &format!("number '{word}' is too large")))?,
+                    )
+                } else if let Ok(a) = word.parse::<IpAddr>() {
+                    Tok::Addr(a)
+                } else {
+                    match word {
+                        "and" => Tok::And,
+                        "or" => Tok::Or,
+                        "not" => Tok::Not,
+                        "eq" => Tok::Op(Op::Eq),
+                        "ne" => Tok::Op(Op::Ne),
+                        "lt" => Tok::Op(Op::Lt),
+                        "le" => Tok::Op(Op::Le),
+                        "gt" => Tok::Op(Op::Gt),
+                        "ge" => Tok::Op(Op::Ge),
+                        "true" => Tok::Num(1),
+                        "false" => Tok::Num(0),
+                        _ if word.as_bytes()[0].is_ascii_digit() => {
+                            return Err(err(
+                                start,
+                                &format!("'{word}' is neither a number nor an address"),
+                            ));
+                        }
+                        _ => Tok::Ident(word.to_owned()),
+                    }
+                };
+                out.push((start, tok));
+            }
+            _ => {
+                return Err(err(
+                    i,
+                    &format!(
+                        "unexpected character '{}'",
+                        text[i..].chars().next().unwrap_or('?')
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    toks: Vec<(usize, Tok)>,
+    pos: usize,
+    end: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|(_, t)| t)
+    }
+    fn column(&self) -> usize {
+        self.toks.get(self.pos).map_or(self.end, |(c, _)| *c)
+    }
+    fn err(&self, m: impl Into<String>) -> FilterError {
+        FilterError {
+            column: self.column(),
+            message: m.into(),
+        }
+    }
+    fn or(&mut self, depth: usize) -> Result<Expr, FilterError> {
+        if depth > 64 {
+            return Err(self.err("expression nested too deeply"));
+        }
+        let mut e = self.and(depth)?;
+        while self.peek() == Some(&Tok::Or) {
+            self.pos += 1;
+            e = Expr::Or(Box::new(e), Box::new(self.and(depth)?));
+        }
+        Ok(e)
+    }
+    fn and(&mut self, depth: usize) -> Result<Expr, FilterError> {
+        let mut e = self.not(depth)?;
+        while self.peek() == Some(&Tok::And) {
+            self.pos += 1;
+            e = Expr::And(Box::new(e), Box::new(self.not(depth)?));
+        }
+        Ok(e)
+    }
+    fn not(&mut self, depth: usize) -> Result<Expr, FilterError> {
+        match self.peek().cloned() {
+            Some(Tok::Not) => {
+                self.pos += 1;
+                if depth > 64 {
+                    return Err(self.err("expression nested too deeply"));
+                }
+                Ok(Expr::Not(Box::new(self.not(depth + 1)?)))
+            }
+            Some(Tok::LParen) => {
+                self.pos += 1;
+                let e = self.or(depth + 1)?;
+                if self.peek() != Some(&Tok::RParen) {
+                    return Err(self.err("missing ')'"));
+                }
+                self.pos += 1;
+                Ok(e)
+            }
+            Some(Tok::Ident(name)) => {
+                self.pos += 1;
+                let field = resolve(&name);
+                if let Some(Tok::Op(op)) = self.peek().cloned() {
+                    self.pos += 1;
+                    let v = match self.peek().cloned() {
+                        Some(Tok::Num(n)) => Value::Int(n),
+                        Some(Tok::Addr(a)) => Value::Addr(a),
+                        _ => return Err(self.err("expected a number or an address")),
+                    };
+                    self.pos += 1;
+                    Ok(Expr::Cmp(field, op, v))
+                } else {
+                    Ok(Expr::Has(field))
+                }
+            }
+            Some(_) => Err(self.err("expected a field name, '!' or '('")),
+            None => Err(self.err("the filter ends too early")),
+        }
+    }
+}
+
+impl Filter {
+    /// Compile a filter; an empty text is `None` (everything passes).
+    pub fn parse(text: &str) -> Result<Option<Filter>, FilterError> {
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        if text.len() > 4096 {
+            return Err(FilterError {
+                column: 4096,
+                message: "filter longer than 4096 characters".into(),
+            });
+        }
+        let toks = lex(text)?;
+        let mut p = Parser {
+            toks,
+            pos: 0,
+            end: text.len(),
+        };
+        let expr = p.or(0)?;
+        if p.pos < p.toks.len() {
+            return Err(p.err("expected '&&', '||' or the end"));
+        }
+        Ok(Some(Filter {
+            expr,
+            text: text.to_owned(),
+        }))
+    }
+
+    /// Whether evaluating needs the decoded packet (not just the index row).
+    pub fn needs_packet(&self) -> bool {
+        fn walk(e: &Expr) -> bool {
+            match e {
+                Expr::And(a, b) | Expr::Or(a, b) => walk(a) || walk(b),
+                Expr::Not(a) => walk(a),
+                Expr::Has(f) | Expr::Cmp(f, _, _) => matches!(f, Field::Packet(_)),
+            }
+        }
+        walk(&self.expr)
+    }
+
+    /// Evaluate against one packet.
+    pub fn eval(&self, ctx: &dyn FieldLookup) -> bool {
+        eval(&self.expr, ctx)
+    }
+}
+
+/// Where a filter finds field values.
+pub trait FieldLookup {
+    fn row(&self, f: RowField) -> Option<u64>;
+    /// Every value of a packet field (fields may repeat), or none if absent.
+    fn packet(&self, name: &str) -> Vec<Value>;
+}
+
+fn cmp(a: &Value, op: Op, b: &Value) -> bool {
+    use std::cmp::Ordering;
+    let ord = match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Addr(x), Value::Addr(y)) => x.cmp(y),
+        _ => return op == Op::Ne,
+    };
+    match op {
+        Op::Eq => ord == Ordering::Equal,
+        Op::Ne => ord != Ordering::Equal,
+        Op::Lt => ord == Ordering::Less,
+        Op::Le => ord != Ordering::Greater,
+        Op::Gt => ord == Ordering::Greater,
+        Op::Ge => ord != Ordering::Less,
+    }
+}
+
+fn eval(e: &Expr, ctx: &dyn FieldLookup) -> bool {
+    match e {
+        Expr::And(a, b) => eval(a, ctx) && eval(b, ctx),
+        Expr::Or(a, b) => eval(a, ctx) || eval(b, ctx),
+        Expr::Not(a) => !eval(a, ctx),
+        Expr::Has(Field::Row(f)) => ctx.row(*f).is_some_and(|v| v != 0),
+        Expr::Has(Field::Packet(name)) => {
+            let vals = ctx.packet(name);
+            !vals.is_empty() && vals.iter().any(|v| *v != Value::Int(0))
+        }
+        Expr::Cmp(Field::Row(f), op, v) => ctx.row(*f).is_some_and(|x| cmp(&Value::Int(x), *op, v)),
+        // Like Wireshark: true if any occurrence matches.
+        Expr::Cmp(Field::Packet(name), op, v) => ctx.packet(name).iter().any(|x| cmp(x, *op, v)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Ctx {
+        psn: u64,
+        flags: u16,
+        ip_src: IpAddr,
+    }
+
+    impl FieldLookup for Ctx {
+        fn row(&self, f: RowField) -> Option<u64> {
+            match f {
+                RowField::Psn => Some(self.psn),
+                RowField::DestQp => Some(0x12),
+                RowField::Flag(bit) => Some(u64::from(self.flags >> bit & 1)),
+                _ => None,
+            }
+        }
+        fn packet(&self, name: &str) -> Vec<Value> {
+            match name {
+                "ip.src" => vec![Value::Addr(self.ip_src)],
+                "infiniband.reth" => vec![Value::Int(1)],
+                _ => vec![],
+            }
+        }
+    }
+
+    fn ctx(psn: u64, flags: u16) -> Ctx {
+        Ctx {
+            psn,
+            flags,
+            ip_src: "10.0.0.1".parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_issue_example() {
+        let f = Filter::parse("bth.psn >= 100 && bth.destqp == 0x12 && rocescope.retransmission")
+            .unwrap()
+            .unwrap();
+        assert!(!f.needs_packet());
+        assert!(f.eval(&ctx(100, 1 << 10)));
+        assert!(!f.eval(&ctx(99, 1 << 10)));
+        assert!(!f.eval(&ctx(100, 0)));
+    }
+
+    #[test]
+    fn aliases_words_parens_and_packet_fields() {
+        let f = Filter::parse("(psn < 10 or not retransmission) and ip.src == 10.0.0.1")
+            .unwrap()
+            .unwrap();
+        assert!(f.needs_packet());
+        assert!(f.eval(&ctx(5, 1 << 10)));
+        assert!(f.eval(&ctx(50, 0)));
+        assert!(!f.eval(&ctx(50, 1 << 10)));
+        let g = Filter::parse("infiniband.reth && !infiniband.aeth")
+            .unwrap()
+            .unwrap();
+        assert!(g.eval(&ctx(0, 0)));
+        assert_eq!(Filter::parse("   ").unwrap(), None);
+    }
+
+    #[test]
+    fn errors_point_at_the_column() {
+        let e = Filter::parse("psn >= && qp").unwrap_err();
+        assert_eq!(e.column, 7);
+        assert_eq!(
+            e.to_string(),
+            "filter error at column 8: expected a number or an address"
+        );
+        assert_eq!(Filter::parse("psn = 3").unwrap_err().column, 4);
+        assert_eq!(
+            Filter::parse("(psn > 3").unwrap_err().message,
+            "missing ')'"
+        );
+        assert_eq!(Filter::parse("psn > 3 qp").unwrap_err().column, 8);
+        assert!(Filter::parse("psn > 0xZZ").is_err());
+        assert!(Filter::parse("psn @ 3").is_err());
+        assert!(Filter::parse(&"(".repeat(200)).is_err());
+        assert!(Filter::parse(&"!".repeat(5000)).is_err());
+    }
+}

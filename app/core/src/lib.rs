@@ -1,0 +1,16 @@
+//! The UI-free core of the rocescope workbench.
+//!
+//! The model, the one command enum, the display filter, the explanations
+//! and the sources live here and compile without ratatui, crossterm, egui or
+//! eframe (CI checks `cargo tree -p rocescope-core`). The TUI and the GUI
+//! only read the [`Model`] and send it [`Command`]s.
+
+pub mod command;
+pub mod explain;
+pub mod filter;
+pub mod lesson;
+pub mod model;
+pub mod source;
+
+pub use command::{Command, UiCommand, View};
+pub use model::{Model, Overlay};

@@ -1,0 +1,771 @@
+//! The workbench model: everything the TUI and GUI show, changed only by
+//! [`Model::apply`]. Views read it and return [`Command`]s.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use rocescope_decoders::analysis::Report;
+use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, decode};
+use rocescope_replay::clock::{PlayState, PlaybackClock};
+use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
+use rocescope_replay::{Record, TimeBase};
+
+use crate::command::{Command, View};
+use crate::filter::{FieldLookup, Filter, FilterError, RowField, Value};
+use crate::lesson::Lesson;
+use crate::source::{SourceCtl, SourceHandle};
+
+/// An overlay drawn over the views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    /// The filter bar has the keyboard.
+    FilterEdit,
+}
+
+/// Rows matching the display filter, found by a background scan.
+#[derive(Debug, Default)]
+struct Matches {
+    rows: RwLock<Vec<u64>>,
+    /// Rows of the store examined so far.
+    scanned: AtomicU64,
+    cancel: AtomicBool,
+}
+
+/// How often the analysis report is rebuilt for the views.
+const REPORT_EVERY: Duration = Duration::from_millis(250);
+
+/// The workbench state.
+pub struct Model {
+    pub store: Arc<Store>,
+    pub analysis: RcAnalyzer,
+    pub source: SourceHandle,
+    pub view: View,
+    pub overlay: Overlay,
+    /// Text in the filter bar (may not compile yet).
+    pub filter_text: String,
+    pub filter_error: Option<FilterError>,
+    filter: Option<Filter>,
+    matches: Arc<Matches>,
+    /// The selected row (store index).
+    pub selected: Option<u64>,
+    /// Replay clock of recordings; live sources follow the newest data.
+    pub clock: PlaybackClock,
+    pub follow_live: bool,
+    pub selected_qp: Option<u32>,
+    /// Selection in list views (QPs, episodes, findings, slots).
+    pub list_index: usize,
+    pub lesson: Option<Lesson>,
+    pub lesson_step: usize,
+    /// Selected field of the detail tree (index into the field walk);
+    /// `None` selects the packet's BTH (or its first header).
+    pub field_index: Option<usize>,
+    /// One-line status for the user (errors of commands, hints).
+    pub status: String,
+    pub quit: bool,
+    report: Report,
+    report_at: Option<Instant>,
+    now: Instant,
+    /// Commands that go to the source (simulator parameters, sniffer filter).
+    pub outbox: Vec<Command>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("view", &self.view)
+            .field("selected", &self.selected)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Packet bytes of one row, decoded: for the detail tree, hex view, explain.
+#[derive(Debug, Clone)]
+pub struct Selected {
+    pub index: u64,
+    pub row: Row,
+    pub bytes: Vec<u8>,
+}
+
+impl Selected {
+    pub fn packet(&self) -> Packet<'_> {
+        decode(&self.bytes, LinkLayer::Ethernet, &DecodeConfig::default())
+    }
+}
+
+impl Model {
+    pub fn new(store: Arc<Store>, analysis: RcAnalyzer, source: SourceHandle) -> Model {
+        let live = source.live;
+        let mut m = Model {
+            store,
+            analysis,
+            source,
+            view: View::Overview,
+            overlay: Overlay::None,
+            filter_text: String::new(),
+            filter_error: None,
+            filter: None,
+            matches: Arc::new(Matches::default()),
+            selected: None,
+            clock: PlaybackClock::new(0, 0),
+            follow_live: live,
+            selected_qp: None,
+            list_index: 0,
+            lesson: None,
+            lesson_step: 0,
+            field_index: None,
+            status: String::new(),
+            quit: false,
+            report: Report {
+                qps: Vec::new(),
+                counters: Default::default(),
+                episodes: Vec::new(),
+                findings: Vec::new(),
+            },
+            report_at: None,
+            now: Instant::now(),
+            outbox: Vec::new(),
+        };
+        m.tick(Instant::now());
+        if !live {
+            // A recording opens showing everything; play restarts it.
+            m.clock.seek(u64::MAX, m.now);
+        }
+        m
+    }
+
+    /// Advance to wall time `now`: extend the clock over new rows, follow a
+    /// live source, refresh the analysis report now and then.
+    pub fn tick(&mut self, now: Instant) {
+        self.now = now;
+        let stats = self.store.stats();
+        if let (Some(a), Some(b)) = (stats.first_ts_ns, stats.last_ts_ns) {
+            if self.clock_span() == (0, 0) {
+                self.clock = if self.store.time_base() == TimeBase::Ordinal {
+                    PlaybackClock::ordinal(a, b, 1000.0)
+                } else {
+                    PlaybackClock::new(a, b)
+                };
+                if !self.source.live {
+                    self.clock.seek(b, now);
+                }
+            }
+            self.clock.set_end(b);
+        }
+        if self.follow_live && self.source.live {
+            self.clock.seek(u64::MAX, now);
+        }
+        if self
+            .report_at
+            .is_none_or(|t| now.duration_since(t) >= REPORT_EVERY)
+        {
+            self.report = self
+                .analysis
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .report();
+            self.report_at = Some(now);
+        }
+        if self.selected.is_none() && self.horizon() > 0 {
+            self.selected = Some(0);
+        }
+    }
+
+    fn clock_span(&self) -> (u64, u64) {
+        // The clock clamps to its span: now_ns at an impossible seek tells it.
+        let mut probe = self.clock;
+        probe.seek(0, self.now);
+        let a = probe.now_ns(self.now);
+        probe.seek(u64::MAX, self.now);
+        (a, probe.now_ns(self.now))
+    }
+
+    /// The analysis report (rebuilt every 250 ms).
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// Capture time of the time cursor.
+    pub fn cursor_ns(&self) -> u64 {
+        self.clock.now_ns(self.now)
+    }
+
+    /// Rows visible now: all of them, or those up to the replay clock.
+    pub fn horizon(&self) -> u64 {
+        let len = self.store.len();
+        if self.clock.state() == PlayState::Paused
+            && self.clock.now_ns(self.now) >= self.store.stats().last_ts_ns.unwrap_or(0)
+        {
+            return len;
+        }
+        self.store
+            .seek_time(self.clock.now_ns(self.now).saturating_add(1))
+            .min(len)
+    }
+
+    pub fn filter(&self) -> Option<&Filter> {
+        self.filter.as_ref()
+    }
+
+    /// Number of rows the packet list shows.
+    pub fn visible_len(&self) -> u64 {
+        let h = self.horizon();
+        match &self.filter {
+            None => h,
+            Some(_) => {
+                let rows = self.matches.rows.read().unwrap_or_else(|e| e.into_inner());
+                rows.partition_point(|r| *r < h) as u64
+            }
+        }
+    }
+
+    /// Progress of the filter scan: (rows scanned, rows stored).
+    pub fn filter_progress(&self) -> (u64, u64) {
+        (
+            self.matches.scanned.load(Ordering::Relaxed),
+            self.store.len(),
+        )
+    }
+
+    /// Store index of the `pos`-th visible row.
+    pub fn visible_row(&self, pos: u64) -> Option<u64> {
+        match &self.filter {
+            None => (pos < self.horizon()).then_some(pos),
+            Some(_) => self
+                .matches
+                .rows
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(pos as usize)
+                .copied(),
+        }
+    }
+
+    /// Position of a store row among the visible rows (or where it would be).
+    pub fn visible_pos(&self, row: u64) -> u64 {
+        match &self.filter {
+            None => row,
+            Some(_) => self
+                .matches
+                .rows
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .partition_point(|r| *r < row) as u64,
+        }
+    }
+
+    /// Visible rows `range` (positions), with their store indices.
+    pub fn visible_rows(&self, start: u64, count: usize) -> Vec<(u64, Row)> {
+        let mut out = Vec::with_capacity(count);
+        match &self.filter {
+            None => {
+                let end = (start + count as u64).min(self.horizon());
+                let mut rows = Vec::with_capacity(count);
+                self.store.rows(start..end, &mut rows);
+                out.extend((start..).zip(rows));
+            }
+            Some(_) => {
+                let idx: Vec<u64> = {
+                    let m = self.matches.rows.read().unwrap_or_else(|e| e.into_inner());
+                    let h = self.horizon();
+                    m.iter()
+                        .skip(start as usize)
+                        .take(count)
+                        .copied()
+                        .filter(|r| *r < h)
+                        .collect()
+                };
+                out.extend(
+                    idx.into_iter()
+                        .filter_map(|i| self.store.row(i).map(|r| (i, r))),
+                );
+            }
+        }
+        out
+    }
+
+    /// The selected packet, read back and ready to decode.
+    pub fn selected_packet(&self) -> Option<Selected> {
+        let index = self.selected?;
+        let row = self.store.row(index)?;
+        let bytes = self.store.frame_bytes(index).ok()?;
+        Some(Selected { index, row, bytes })
+    }
+
+    /// The selected field's index in the selected packet's field walk, and
+    /// how many fields there are.
+    pub fn field_position(&self) -> (usize, usize) {
+        let Some(sel) = self.selected_packet() else {
+            return (0, 0);
+        };
+        let p = sel.packet();
+        let mut names = Vec::new();
+        p.for_each_field(&mut |f| names.push(f.name));
+        let auto = names
+            .iter()
+            .position(|n| *n == "infiniband.bth")
+            .unwrap_or(0);
+        (
+            self.field_index
+                .unwrap_or(auto)
+                .min(names.len().saturating_sub(1)),
+            names.len(),
+        )
+    }
+
+    /// Apply one command. The only place state changes.
+    pub fn apply(&mut self, cmd: Command) {
+        let now = self.now;
+        match cmd {
+            Command::ShowView(v) => {
+                self.view = v;
+                self.list_index = 0;
+            }
+            Command::NextView | Command::PrevView => {
+                let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
+                let n = View::ALL.len();
+                let j = if cmd == Command::NextView {
+                    (i + 1) % n
+                } else {
+                    (i + n - 1) % n
+                };
+                self.view = View::ALL[j];
+                self.list_index = 0;
+            }
+            Command::MoveSelection(d) => match self.view {
+                View::Packets | View::Explain | View::Ladder | View::Overview => {
+                    self.move_selection(d)
+                }
+                _ => {
+                    let n = self.list_len();
+                    if n > 0 {
+                        self.list_index =
+                            (self.list_index as i64 + d).clamp(0, n as i64 - 1) as usize;
+                    }
+                }
+            },
+            Command::SelectRow(r) => self.select_row(r),
+            Command::SelectFirst => {
+                if let Some(r) = self.visible_row(0) {
+                    self.select_row(r);
+                }
+                self.list_index = 0;
+            }
+            Command::SelectLast => {
+                let n = self.visible_len();
+                if let Some(r) = n.checked_sub(1).and_then(|p| self.visible_row(p)) {
+                    self.select_row(r);
+                }
+                self.list_index = self.list_len().saturating_sub(1);
+            }
+            Command::SetFilter(text) => self.set_filter(text),
+            Command::EditFilter => {
+                self.overlay = Overlay::FilterEdit;
+                self.view = View::Packets;
+            }
+            Command::SelectQp(q) => self.selected_qp = Some(q),
+            Command::OpenSelectedQp => self.open_selection(),
+            Command::TogglePlay => {
+                self.follow_live = false;
+                self.clock.toggle(now);
+                self.pause_source_with_clock();
+            }
+            Command::Play => {
+                self.follow_live = false;
+                self.clock.play(now);
+                self.pause_source_with_clock();
+            }
+            Command::Pause => {
+                self.clock.pause(now);
+                self.follow_live = false;
+                self.pause_source_with_clock();
+            }
+            Command::StepPacket => {
+                let h = self.horizon();
+                if let Some(r) = self.store.row(h) {
+                    self.clock.step_to(r.ts_ns);
+                    self.follow_live = false;
+                    self.select_row(h);
+                }
+            }
+            Command::StepEvent => {
+                let h = self.horizon();
+                let events = Flags::RETRANSMISSION.0
+                    | Flags::NAK.0
+                    | Flags::CNP.0
+                    | Flags::OUT_OF_SEQUENCE.0
+                    | Flags::CAPTURE_LOSS.0
+                    | Flags::ICRC_BAD.0;
+                if let Some(i) = self.find_row(h, |r| r.flags.0 & events != 0) {
+                    if let Some(r) = self.store.row(i) {
+                        self.clock.step_to(r.ts_ns);
+                    }
+                    self.follow_live = false;
+                    self.select_row(i);
+                }
+            }
+            Command::SpeedUp => self.set_speed(self.clock.speed() * 2.0),
+            Command::SlowDown => self.set_speed(self.clock.speed() / 2.0),
+            Command::SetSpeed(s) => self.set_speed(s),
+            Command::JumpToTime(t) => {
+                self.follow_live = false;
+                self.clock.seek(t, now);
+                let r = self.store.seek_time(t);
+                if r < self.store.len() {
+                    self.select_row(r);
+                }
+            }
+            Command::JumpNextRetransmission => {
+                let from = self.selected.map_or(0, |s| s + 1);
+                match self.find_row(from, |r| r.flags.contains(Flags::RETRANSMISSION)) {
+                    Some(i) => {
+                        self.ensure_visible(i);
+                        self.select_row(i);
+                        self.view = View::Packets;
+                    }
+                    None => self.status = "no retransmission after the selection".into(),
+                }
+            }
+            Command::JumpNextFinding => {
+                let cursor = self
+                    .selected
+                    .and_then(|s| self.store.row(s))
+                    .map_or(0, |r| r.ts_ns);
+                let next = self
+                    .report
+                    .findings
+                    .iter()
+                    .find(|f| f.start_ns > cursor)
+                    .cloned();
+                match next {
+                    Some(f) => {
+                        let row = f
+                            .first_index
+                            .unwrap_or_else(|| self.store.seek_time(f.start_ns));
+                        self.ensure_visible(row);
+                        self.select_row(row);
+                        self.selected_qp = Some(f.qp);
+                        self.status = f.text.clone();
+                    }
+                    None => self.status = "no finding after the selection".into(),
+                }
+            }
+            Command::FollowLive => {
+                self.follow_live = true;
+                if self.clock.state() == PlayState::Paused {
+                    self.clock.play(now);
+                }
+                self.clock.seek(u64::MAX, now);
+                self.pause_source_with_clock();
+            }
+            Command::ShowHelp => self.overlay = Overlay::Help,
+            Command::CloseOverlay => self.overlay = Overlay::None,
+            Command::SetSimParam { .. } | Command::SetSnifferFilter(_) => {
+                self.status = format!("sent to the source: {cmd:?}");
+                self.outbox.push(cmd);
+            }
+            Command::NextLessonStep => self.lesson_move(1),
+            Command::PrevLessonStep => self.lesson_move(-1),
+            Command::MoveField(d) => {
+                let (current, count) = self.field_position();
+                let last = count.saturating_sub(1) as i64;
+                self.field_index = Some((current as i64 + d).clamp(0, last.max(0)) as usize);
+            }
+            Command::Quit => self.quit = true,
+        }
+    }
+
+    /// A live source stops producing while its user pauses to inspect only
+    /// if it is the simulator (a card or agent keeps going; ingest continues).
+    fn pause_source_with_clock(&self) {
+        if self.source.name.starts_with("sim:") && self.source.live {
+            let paused = self.clock.state() == PlayState::Paused && !self.follow_live;
+            // Inspecting a simulator run pauses the model too, so nothing is
+            // missed while the user reads.
+            self.source.send(if paused {
+                SourceCtl::Pause
+            } else {
+                SourceCtl::Resume
+            });
+        }
+    }
+
+    fn set_speed(&mut self, s: f64) {
+        let s = s.clamp(
+            rocescope_replay::clock::MIN_SPEED,
+            rocescope_replay::clock::MAX_SPEED,
+        );
+        if let Err(e) = self.clock.set_speed(s, self.now) {
+            self.status = e.to_string();
+        } else {
+            self.status = format!("replay speed x{s}");
+        }
+    }
+
+    /// Make row `i` visible: move the replay clock up to it.
+    fn ensure_visible(&mut self, i: u64) {
+        if i >= self.horizon() {
+            if let Some(r) = self.store.row(i) {
+                self.clock.seek(r.ts_ns, self.now);
+                self.follow_live = false;
+            }
+        }
+    }
+
+    fn select_row(&mut self, r: u64) {
+        self.selected = Some(r);
+        self.field_index = None;
+        if let Some(row) = self.store.row(r) {
+            if let Some(conv) = self.store.conversation(row.conversation) {
+                let k = conv.key;
+                // One lock: a guard held across a second lock() would deadlock.
+                let an = self.analysis.0.lock().unwrap_or_else(|e| e.into_inner());
+                let qp = an
+                    .qp_of(k.src, k.dst, k.dest_qp)
+                    .and_then(|slot| an.slot_to_report().get(slot as usize).copied());
+                drop(an);
+                self.selected_qp = qp.filter(|q| *q != u32::MAX);
+            }
+        }
+    }
+
+    fn move_selection(&mut self, d: i64) {
+        let n = self.visible_len();
+        if n == 0 {
+            return;
+        }
+        let pos = self.selected.map_or(0, |s| self.visible_pos(s)) as i64;
+        let p = (pos + d).clamp(0, n as i64 - 1) as u64;
+        if let Some(r) = self.visible_row(p) {
+            self.select_row(r);
+        }
+    }
+
+    /// First stored row at or after `from` that passes `pred` (bounded scan).
+    fn find_row(&self, from: u64, pred: impl Fn(&Row) -> bool) -> Option<u64> {
+        let len = self.store.len();
+        let mut buf = Vec::with_capacity(4096);
+        let mut start = from;
+        while start < len {
+            buf.clear();
+            let end = (start + 4096).min(len);
+            self.store.rows(start..end, &mut buf);
+            if let Some(k) = buf.iter().position(&pred) {
+                return Some(start + k as u64);
+            }
+            start = end;
+        }
+        None
+    }
+
+    fn list_len(&self) -> usize {
+        match self.view {
+            View::Qps => self.report.qps.len(),
+            View::Retransmissions => self.report.episodes.len(),
+            View::Overview => self.report.findings.len(),
+            View::Slots => self
+                .store
+                .records_where(|r| matches!(r, Record::Slot(_)))
+                .len(),
+            View::Lessons => crate::lesson::builtin().len(),
+            _ => 0,
+        }
+    }
+
+    fn open_selection(&mut self) {
+        match self.view {
+            View::Qps if self.list_index < self.report.qps.len() => {
+                self.selected_qp = Some(self.list_index as u32);
+                self.view = View::Ladder;
+            }
+            View::Retransmissions => {
+                if let Some(e) = self.report.episodes.get(self.list_index).copied() {
+                    self.ensure_visible(e.first_index);
+                    self.select_row(e.first_index);
+                    self.selected_qp = Some(e.qp);
+                    self.view = View::Ladder;
+                }
+            }
+            View::Overview => {
+                if let Some(f) = self.report.findings.get(self.list_index).cloned() {
+                    let row = f
+                        .first_index
+                        .unwrap_or_else(|| self.store.seek_time(f.start_ns));
+                    self.ensure_visible(row);
+                    self.select_row(row);
+                    self.selected_qp = Some(f.qp);
+                    self.view = View::Ladder;
+                }
+            }
+            View::Lessons => {
+                let lessons = crate::lesson::builtin();
+                if let Some(l) = lessons.into_iter().nth(self.list_index) {
+                    self.lesson = Some(l);
+                    self.lesson_step = 0;
+                    self.lesson_move(0);
+                }
+            }
+            View::Packets => self.view = View::Explain,
+            _ => {}
+        }
+    }
+
+    fn lesson_move(&mut self, d: i64) {
+        let Some(lesson) = &self.lesson else {
+            self.status = "open a lesson first (9, then Enter)".into();
+            return;
+        };
+        let n = lesson.steps.len();
+        if n == 0 {
+            return;
+        }
+        self.lesson_step = (self.lesson_step as i64 + d).clamp(0, n as i64 - 1) as usize;
+        let step = lesson.steps[self.lesson_step].clone();
+        if let Some(v) = step.view {
+            self.view = v;
+        }
+        if let Some(f) = &step.filter {
+            self.set_filter(f.clone());
+        }
+        if let Some(us) = step.until_us {
+            let t0 = self.store.stats().first_ts_ns.unwrap_or(0);
+            let t = t0 + (us * 1000.0) as u64;
+            self.follow_live = false;
+            self.clock.pause(self.now);
+            self.clock.seek(t, self.now);
+            let h = self.horizon();
+            if h > 0 {
+                self.select_row(h - 1);
+            }
+        }
+    }
+
+    fn set_filter(&mut self, text: String) {
+        self.filter_text = text;
+        self.matches.cancel.store(true, Ordering::Relaxed);
+        match Filter::parse(&self.filter_text) {
+            Ok(f) => {
+                self.filter_error = None;
+                self.filter = f;
+                self.matches = Arc::new(Matches::default());
+                if let Some(f) = &self.filter {
+                    spawn_scan(
+                        Arc::clone(&self.store),
+                        f.clone(),
+                        Arc::clone(&self.matches),
+                    );
+                }
+            }
+            Err(e) => {
+                // Keep the last good filter running; show the error inline.
+                self.filter_error = Some(e);
+            }
+        }
+    }
+}
+
+/// Scan the store for rows matching `filter` on a background thread,
+/// following the store as it grows, until cancelled.
+fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
+    let _ = std::thread::Builder::new()
+        .name("rocescope-filter".into())
+        .spawn(move || {
+            let needs_packet = filter.needs_packet();
+            let mut buf = Vec::with_capacity(8192);
+            let mut found = Vec::with_capacity(8192);
+            let mut next = 0u64;
+            loop {
+                if out.cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                let len = store.len();
+                if next >= len {
+                    if store.progress().complete {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                let end = (next + 8192).min(len);
+                buf.clear();
+                store.rows(next..end, &mut buf);
+                found.clear();
+                for (k, row) in buf.iter().enumerate() {
+                    let index = next + k as u64;
+                    let bytes = if needs_packet {
+                        store.frame_bytes(index).ok()
+                    } else {
+                        None
+                    };
+                    let ctx = RowCtx {
+                        store: &store,
+                        index,
+                        row,
+                        bytes: bytes.as_deref(),
+                    };
+                    if filter.eval(&ctx) {
+                        found.push(index);
+                    }
+                }
+                out.rows
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&found);
+                next = end;
+                out.scanned.store(next, Ordering::Relaxed);
+            }
+        });
+}
+
+/// Field values of one row for the filter.
+struct RowCtx<'a> {
+    store: &'a Store,
+    index: u64,
+    row: &'a Row,
+    bytes: Option<&'a [u8]>,
+}
+
+impl FieldLookup for RowCtx<'_> {
+    fn row(&self, f: RowField) -> Option<u64> {
+        let r = self.row;
+        let roce = r.flags.contains(Flags::ROCE);
+        match f {
+            RowField::Psn => roce.then_some(u64::from(r.psn)),
+            RowField::Opcode => roce.then_some(u64::from(r.opcode)),
+            RowField::DestQp => self
+                .store
+                .conversation(r.conversation)
+                .map(|c| u64::from(c.key.dest_qp)),
+            RowField::FrameLen => Some(u64::from(r.origlen)),
+            RowField::CapLen => Some(u64::from(r.caplen)),
+            RowField::FrameNumber => Some(self.index + 1),
+            RowField::Port => Some(u64::from(r.port)),
+            RowField::Flag(bit) => Some(u64::from(r.flags.0 >> bit & 1)),
+            RowField::Conversation => Some(u64::from(r.conversation)),
+        }
+    }
+
+    fn packet(&self, name: &str) -> Vec<Value> {
+        let Some(bytes) = self.bytes else {
+            return Vec::new();
+        };
+        let p = decode(bytes, LinkLayer::Ethernet, &DecodeConfig::default());
+        let mut out = Vec::new();
+        p.for_each_field(&mut |f| {
+            if f.name == name {
+                out.push(match f.value {
+                    FieldValue::U64(v) => Value::Int(v),
+                    FieldValue::Bool(b) => Value::Int(u64::from(b)),
+                    FieldValue::Ipv4(a) => Value::Addr(a.into()),
+                    FieldValue::Ipv6(a) => Value::Addr(a.into()),
+                    // A header or bytes field: present.
+                    FieldValue::Bytes(_) | FieldValue::Mac(_) => Value::Int(1),
+                });
+            }
+        });
+        out
+    }
+}

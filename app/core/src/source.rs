@@ -1,0 +1,243 @@
+//! Sources run on their own threads and feed one store through one
+//! interface: the bundled simulator here; capture files index themselves
+//! (`Store::open`), the live link arrives through device-link.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rocescope_decoders::DecodeConfig;
+use rocescope_decoders::analysis::FindingCause;
+use rocescope_replay::record::TruthEvent;
+use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
+use rocescope_replay::{PcapngWriter, Record, TimeBase};
+use rocescope_sim::{Scenario, Simulator};
+
+/// How fast the simulator runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pace {
+    /// As fast as the machine allows.
+    Fast,
+    /// Simulated time follows wall time times this factor (1.0 = real time;
+    /// 0.001 lets a student watch microseconds unfold).
+    RealTime(f64),
+}
+
+/// Commands a running source accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceCtl {
+    Pause,
+    Resume,
+    Stop,
+}
+
+/// What the workbench knows of a running source.
+#[derive(Debug)]
+pub struct SourceHandle {
+    pub name: String,
+    /// True for sources that keep producing (simulator, live link).
+    pub live: bool,
+    ctl: Option<Sender<SourceCtl>>,
+    status: Arc<SourceStatus>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Progress a source reports.
+#[derive(Debug, Default)]
+pub struct SourceStatus {
+    pub sim_time_ns: AtomicU64,
+    pub frames: AtomicU64,
+    pub records: AtomicU64,
+    pub finished: AtomicBool,
+    pub paused: AtomicBool,
+    pub error: Mutex<Option<String>>,
+}
+
+impl SourceHandle {
+    /// A source that is already complete (a capture file).
+    pub fn file(name: String) -> SourceHandle {
+        SourceHandle {
+            name,
+            live: false,
+            ctl: None,
+            status: Arc::new(SourceStatus::default()),
+            thread: None,
+        }
+    }
+
+    pub fn status(&self) -> &SourceStatus {
+        &self.status
+    }
+
+    pub fn send(&self, c: SourceCtl) {
+        if let Some(tx) = &self.ctl {
+            let _ = tx.send(c);
+        }
+    }
+
+    /// Stop the source thread and wait for it.
+    pub fn stop(&mut self) {
+        self.send(SourceCtl::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for SourceHandle {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Run `scenario` on its own thread into a new live store with the RC
+/// analysis on. Frames and records go to `record` too, if given.
+pub fn spawn_sim(
+    scenario: Scenario,
+    pace: Pace,
+    record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
+) -> (Arc<Store>, RcAnalyzer, SourceHandle) {
+    let store = Store::live(TimeBase::Nanoseconds);
+    let analysis = RcAnalyzer::default();
+    let (tx, rx) = channel();
+    let status = Arc::new(SourceStatus::default());
+    let name = format!("sim:{}", scenario.name);
+    let thread = {
+        let store = Arc::clone(&store);
+        let analysis = analysis.clone();
+        let status = Arc::clone(&status);
+        std::thread::Builder::new()
+            .name("rocescope-sim".into())
+            .spawn(move || run_sim(scenario, pace, record, &store, analysis, &status, &rx))
+            .ok()
+    };
+    let handle = SourceHandle {
+        name,
+        live: true,
+        ctl: Some(tx),
+        status,
+        thread,
+    };
+    (store, analysis, handle)
+}
+
+/// Longest simulated time per step: short enough that views update smoothly.
+const STEP_NS: u64 = 20_000;
+
+fn run_sim(
+    scenario: Scenario,
+    pace: Pace,
+    mut record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
+    store: &Store,
+    analysis: RcAnalyzer,
+    status: &SourceStatus,
+    rx: &Receiver<SourceCtl>,
+) {
+    // Small steps for short runs so that a paced run unfolds smoothly.
+    let step_ns = (scenario.duration_ns / 200).clamp(100, STEP_NS);
+    let mut sim = Simulator::new(scenario);
+    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
+    let start = Instant::now();
+    let mut paused_for = Duration::ZERO;
+    let mut t_ns = 0u64;
+    let mut write_error: Option<String> = None;
+    loop {
+        match rx.try_recv() {
+            Ok(SourceCtl::Stop) | Err(TryRecvError::Disconnected) => break,
+            Ok(SourceCtl::Pause) => {
+                status.paused.store(true, Ordering::Relaxed);
+                let paused_at = Instant::now();
+                match rx.recv() {
+                    Ok(SourceCtl::Resume) => {}
+                    _ => break,
+                }
+                paused_for += paused_at.elapsed();
+                status.paused.store(false, Ordering::Relaxed);
+            }
+            Ok(SourceCtl::Resume) | Err(TryRecvError::Empty) => {}
+        }
+        t_ns += step_ns;
+        let more = sim.run_until(t_ns, &mut |r| {
+            if let Some(w) = &mut record {
+                let res = match &r {
+                    Record::Frame {
+                        ts_ns,
+                        port,
+                        direction,
+                        orig_len,
+                        data,
+                    } => w.write_frame(*ts_ns, *port, *direction, *orig_len, data),
+                    other => w.write_record(other),
+                };
+                if let Err(e) = res {
+                    write_error.get_or_insert_with(|| format!("recording stopped: {e}"));
+                }
+            }
+            match r {
+                Record::Frame {
+                    ts_ns,
+                    port,
+                    direction,
+                    orig_len,
+                    data,
+                } => {
+                    let frame = IngestFrame {
+                        ts_ns,
+                        data: &data,
+                        origlen: orig_len,
+                        linktype: 1,
+                        port,
+                        dir: direction,
+                        file_offset: 0,
+                    };
+                    store.ingest(&mut ingest, &frame);
+                    status.frames.fetch_add(1, Ordering::Relaxed);
+                }
+                other => {
+                    note_evidence(&analysis, &other);
+                    store.push_record(other);
+                    status.records.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        store.flush_live(&mut ingest);
+        status.sim_time_ns.store(sim.now_ns(), Ordering::Relaxed);
+        if !more {
+            break;
+        }
+        if let Pace::RealTime(factor) = pace {
+            let due = Duration::from_secs_f64(t_ns as f64 / 1e9 / factor.max(1e-9));
+            let elapsed = start.elapsed().saturating_sub(paused_for);
+            if due > elapsed {
+                // Sleep in slices so that Stop is seen quickly.
+                std::thread::sleep((due - elapsed).min(Duration::from_millis(50)));
+            }
+        }
+    }
+    if let Some(w) = &mut record {
+        if let Err(e) = w.flush() {
+            write_error.get_or_insert_with(|| format!("recording: {e}"));
+        }
+    }
+    if let Some(e) = write_error {
+        *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+    }
+    store.finish_live(&mut ingest);
+    status.finished.store(true, Ordering::Release);
+}
+
+/// Ground truth that the diagnosis may cite (what frames cannot show).
+fn note_evidence(analysis: &RcAnalyzer, r: &Record) {
+    let Record::Truth(t) = r else { return };
+    let what = match t.event {
+        TruthEvent::PfcPause { .. } => FindingCause::PfcPause,
+        TruthEvent::DpiDrop => FindingCause::DpiDrop,
+        _ => return,
+    };
+    analysis
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .note(t.ts_ns, what);
+}

@@ -1,0 +1,199 @@
+//! The RC analysis, run on the simulator's frames alone, against the
+//! simulator's ground truth (which the analysis never sees), over every
+//! shipped scenario.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+
+use rocescope_decoders::analysis::{Class, EpisodeCause, Observation, RcAnalysis};
+use rocescope_decoders::{DecodeConfig, LinkLayer, decode};
+use rocescope_replay::Record;
+use rocescope_replay::record::{RetransmitCause, TruthEvent};
+use rocescope_sim::{Scenario, Simulator};
+
+/// What one run gave: per captured frame, whether the analysis flagged it a
+/// retransmission and whether the simulator says it was one; plus totals.
+#[derive(Debug, Default)]
+struct Run {
+    frames: u64,
+    /// (frame index, flagged, truth) where the two disagree.
+    mismatches: Vec<(usize, bool, bool)>,
+    flagged_retx: u64,
+    truth_retx_captured: u64,
+    truth_timeouts: u64,
+    truth_capture_drops: u64,
+    truth_wire_drops: u64,
+    episodes: HashMap<EpisodeCause, u64>,
+    capture_loss: u64,
+}
+
+fn run(sc: Scenario) -> Run {
+    let mut sim = Simulator::new(sc);
+    let mut an = RcAnalysis::default();
+    let cfg = DecodeConfig::default();
+    let mut frames: Vec<(u64, Option<u32>)> = Vec::new();
+    let mut classes: Vec<Class> = Vec::new();
+    let mut truth_retx: HashMap<(u64, u32), ()> = HashMap::new();
+    let mut r = Run::default();
+    sim.run(&mut |rec| match rec {
+        Record::Frame {
+            ts_ns,
+            orig_len,
+            data,
+            ..
+        } => {
+            let p = decode(&data, LinkLayer::Ethernet, &cfg);
+            let obs = Observation::from_packet(&p, ts_ns, orig_len);
+            let c = obs.map_or(Class::default(), |o| an.observe(classes.len() as u64, &o));
+            frames.push((ts_ns, obs.map(|o| o.psn)));
+            classes.push(c);
+            for l in an.drain_late().collect::<Vec<_>>() {
+                let c = &mut classes[l.index as usize];
+                c.0 = (c.0 & !l.clear.0) | l.set.0;
+            }
+        }
+        Record::Truth(g) => match g.event {
+            TruthEvent::Retransmit { cause } => {
+                truth_retx.insert((g.ts_ns, g.psn), ());
+                if cause == RetransmitCause::Timeout {
+                    r.truth_timeouts += 1;
+                }
+            }
+            TruthEvent::WireDrop => r.truth_wire_drops += 1,
+            TruthEvent::CaptureDrop => r.truth_capture_drops += 1,
+            _ => {}
+        },
+        _ => {}
+    });
+    r.frames = frames.len() as u64;
+    for (i, ((ts, psn), c)) in frames.iter().zip(&classes).enumerate() {
+        let flagged = c.contains(Class::RETRANSMISSION);
+        let truth = psn.is_some_and(|p| truth_retx.contains_key(&(*ts, p)));
+        r.flagged_retx += u64::from(flagged);
+        r.truth_retx_captured += u64::from(truth);
+        if flagged != truth {
+            r.mismatches.push((i, flagged, truth));
+        }
+    }
+    let report = an.report();
+    for e in &report.episodes {
+        *r.episodes.entry(e.cause).or_default() += 1;
+    }
+    r.capture_loss = report.counters.capture_loss_packets;
+    r
+}
+
+fn scenario(name: &str, duration_ns: u64) -> Scenario {
+    let mut sc = Scenario::builtin(name).unwrap();
+    sc.duration_ns = sc.duration_ns.min(duration_ns);
+    sc
+}
+
+#[test]
+fn retransmission_flags_match_the_ground_truth_frame_by_frame() {
+    for name in Scenario::builtin_names() {
+        let r = run(scenario(name, 2_000_000));
+        assert!(r.frames > 0, "{name}: no frames");
+        assert!(
+            r.mismatches.is_empty(),
+            "{name}: {} of {} frames disagree with the ground truth (index, flagged, truth): {:?}",
+            r.mismatches.len(),
+            r.frames,
+            &r.mismatches[..r.mismatches.len().min(10)]
+        );
+        eprintln!(
+            "{name}: {} frames, {} retransmissions, episodes {:?}",
+            r.frames, r.flagged_retx, r.episodes
+        );
+    }
+}
+
+#[test]
+fn loss_gives_nak_episodes_and_never_invented_timeouts() {
+    for name in ["default", "lossy-link", "teaching-basic"] {
+        let r = run(scenario(name, 2_000_000));
+        assert!(
+            r.truth_wire_drops > 0,
+            "{name}: the scenario should lose packets"
+        );
+        assert!(r.flagged_retx > 0, "{name}");
+        let naks = r
+            .episodes
+            .get(&EpisodeCause::NakSeqErr)
+            .copied()
+            .unwrap_or(0);
+        assert!(naks > 0, "{name}: {:?}", r.episodes);
+        if r.truth_timeouts == 0 {
+            assert_eq!(
+                r.episodes.get(&EpisodeCause::Timeout),
+                None,
+                "{name}: no timer fired, yet {:?}",
+                r.episodes
+            );
+        }
+    }
+}
+
+#[test]
+fn a_timeout_is_told_from_a_nak() {
+    // Lose the last packet of a message: nothing after it makes the
+    // responder NAK, so only the requester's timer can recover.
+    let mut sc = Scenario::builtin("teaching-basic").unwrap();
+    sc.faults.clear();
+    let text = r#"
+name = "tail-loss"
+seed = 3
+duration_ns = 3_000_000
+[[node]]
+name = "alice"
+kind = "balboa"
+[[node]]
+name = "bob"
+kind = "balboa"
+[[qp]]
+from = "alice"
+to = "bob"
+op = "write"
+size_bytes = 16384
+messages = 1
+queue_depth = 1
+[[fault]]
+kind = "loss"
+node = "alice"
+direction = "to_switch"
+nth = 4
+[sniffer]
+node = "alice"
+filter = 0x8000_0000
+fixed_card = true
+rx_cut_quirk = false
+"#;
+    let sc = Scenario::from_toml(text, "tail-loss.toml").unwrap();
+    let r = run(sc);
+    assert!(r.truth_timeouts > 0, "the scenario must need the timer");
+    assert!(r.mismatches.is_empty(), "{:?}", r.mismatches);
+    assert_eq!(
+        r.episodes.get(&EpisodeCause::Timeout),
+        Some(&1),
+        "{:?}",
+        r.episodes
+    );
+}
+
+#[test]
+fn capture_loss_is_not_a_retransmission() {
+    // A sniffer too slow for the link misses frames the wire carried.
+    let mut sc = scenario("window-stall", 2_000_000);
+    sc.set("sniffer_gbytes_s", "0.01").unwrap();
+    sc.set("sniffer_buffer_bytes", "1024").unwrap();
+    let r = run(sc);
+    assert!(r.truth_capture_drops > 0, "the sniffer should drop frames");
+    assert_eq!(r.truth_wire_drops, 0);
+    eprintln!(
+        "capture drops {} -> capture loss {}",
+        r.truth_capture_drops, r.capture_loss
+    );
+    assert!(r.capture_loss > 0, "capture loss must be seen");
+    assert_eq!(r.flagged_retx, 0, "capture loss reported as retransmission");
+    assert!(r.mismatches.is_empty());
+}

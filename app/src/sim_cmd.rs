@@ -1,0 +1,216 @@
+//! `rocescope sim`: run the bundled BALBOA simulator through the whole
+//! pipeline (simulate, decode, analyse, store), in the workbench or headless.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use rocescope_core::Model;
+use rocescope_core::source::{Pace, spawn_sim};
+use rocescope_replay::PcapngWriter;
+use rocescope_sim::{Params, Scenario, experiments};
+use serde_json::json;
+
+use crate::stats_cmd::report_json;
+
+#[derive(Debug, clap::Args)]
+pub struct SimArgs {
+    /// A shipped scenario (default, lossy-link, incast, window-stall,
+    /// read-heavy, aes, dpi-drop, teaching-basic) or a scenario TOML file.
+    #[arg(long, default_value = "default")]
+    pub scenario: String,
+    /// Simulated time to run, e.g. 10ms, 500us, 2s (default: the scenario's).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Seed of every random choice (default: the scenario's).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override a model parameter, e.g. --set hbm_fetch_ns=3464; repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Write every record (frames, profiler, slots, QP state, ground truth) as pcapng.
+    #[arg(long, value_name = "OUT.pcapng")]
+    pub record: Option<PathBuf>,
+    /// Run the pipeline without drawing and print a summary.
+    #[arg(long)]
+    pub headless: bool,
+    /// With --headless (or --experiment): print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Simulated seconds per wall second in the workbench (default: real
+    /// time, slowed down for runs shorter than 1 ms so they can be watched).
+    #[arg(long)]
+    pub pace: Option<f64>,
+    /// List every model parameter with its default and unit.
+    #[arg(long)]
+    pub list_params: bool,
+    /// Reproduce a measurement of the paper: throughput, fairness, retransmission.
+    #[arg(long)]
+    pub experiment: Option<String>,
+}
+
+/// "10ms" -> 10_000_000.
+pub fn parse_duration_ns(s: &str) -> anyhow::Result<u64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .with_context(|| format!("duration {s:?}: expected a number and a unit (ns, us, ms, s)"))?;
+    let scale = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => bail!("duration {s:?}: unknown unit {other:?} (use ns, us, ms or s)"),
+    };
+    let ns = v * scale;
+    if !ns.is_finite() || ns <= 0.0 || ns > 3.6e12 {
+        bail!("duration {s:?}: must be more than 0 and at most an hour");
+    }
+    Ok(ns as u64)
+}
+
+/// The scenario with the command line's overrides applied.
+pub fn scenario(args: &SimArgs) -> anyhow::Result<Scenario> {
+    let mut sc = Scenario::resolve(&args.scenario).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(d) = &args.duration {
+        sc.duration_ns = parse_duration_ns(d)?;
+    }
+    if let Some(seed) = args.seed {
+        sc.seed = seed;
+    }
+    for kv in &args.set {
+        let Some((k, v)) = kv.split_once('=') else {
+            bail!("--set {kv:?}: expected KEY=VALUE (see rocescope sim --list-params)");
+        };
+        sc.set(k.trim(), v.trim())
+            .map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
+    }
+    Ok(sc)
+}
+
+pub fn run(args: SimArgs) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.list_params {
+        for p in Params::list() {
+            let value = format!("{} {}", p.default, p.unit);
+            writeln!(out, "{:<28} {:<18} {}", p.name, value.trim(), p.doc)?;
+        }
+        return Ok(());
+    }
+    if let Some(name) = &args.experiment {
+        let sc = scenario(&args)?;
+        let text = experiments::run_json(name, &sc.params).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if args.json {
+            writeln!(out, "{text}")?;
+        } else {
+            let v: serde_json::Value = serde_json::from_str(&text)?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        }
+        return Ok(());
+    }
+    let sc = scenario(&args)?;
+    let record = match &args.record {
+        Some(p) => {
+            let file = std::fs::File::create(p)
+                .with_context(|| format!("cannot create {}", p.display()))?;
+            Some(
+                PcapngWriter::new(std::io::BufWriter::with_capacity(1 << 20, file))
+                    .with_context(|| format!("writing {}", p.display()))?,
+            )
+        }
+        None => None,
+    };
+    if args.headless {
+        return headless(sc, record, args.json);
+    }
+    if !std::io::stdout().is_terminal() {
+        bail!(
+            "the workbench needs a terminal; for scripts use `rocescope sim --headless [--json]`"
+        );
+    }
+    let pace = args.pace.unwrap_or_else(|| default_pace(sc.duration_ns));
+    let (store, analysis, handle) = spawn_sim(sc, Pace::RealTime(pace), record);
+    crate::tui::run(Model::new(store, analysis, handle))
+}
+
+/// Real time, but runs shorter than 1 ms are stretched to about 5 s of wall
+/// time so that a person can follow them.
+pub fn default_pace(duration_ns: u64) -> f64 {
+    if duration_ns < 1_000_000 {
+        duration_ns as f64 / 1e9 / 5.0
+    } else {
+        1.0
+    }
+}
+
+fn headless(
+    sc: Scenario,
+    record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
+    json_out: bool,
+) -> anyhow::Result<()> {
+    let name = sc.name.clone();
+    let start = Instant::now();
+    let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, record);
+    while !handle.status().finished.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    store.wait();
+    let status = handle.status();
+    let sim_time_ns = status.sim_time_ns.load(Ordering::Relaxed);
+    if let Some(e) = status.error.lock().ok().and_then(|e| e.clone()) {
+        bail!("{e}");
+    }
+    let report = analysis
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .report();
+    let stats = store.stats();
+    let mut out = std::io::stdout().lock();
+    if json_out {
+        let v = json!({
+            "scenario": name,
+            "sim_time_ns": sim_time_ns,
+            "frames": status.frames.load(Ordering::Relaxed),
+            "records": status.records.load(Ordering::Relaxed),
+            "roce_packets": stats.roce_packets,
+            "wall_s": wall_s,
+            "sim_seconds_per_wall_second": sim_time_ns as f64 / 1e9 / wall_s.max(1e-9),
+            "analysis": report_json(&report),
+        });
+        writeln!(out, "{v}")?;
+    } else {
+        writeln!(
+            out,
+            "scenario {name}: {:.3} ms simulated in {wall_s:.3} s ({:.2}x real time)",
+            sim_time_ns as f64 / 1e6,
+            sim_time_ns as f64 / 1e9 / wall_s.max(1e-9)
+        )?;
+        writeln!(
+            out,
+            "frames {}, other records {}",
+            status.frames.load(Ordering::Relaxed),
+            status.records.load(Ordering::Relaxed)
+        )?;
+        writeln!(
+            out,
+            "QPs {}, retransmitted packets {}, episodes {}, NAKs {}, CNPs {}",
+            report.qps.len(),
+            report.counters.retransmitted_packets,
+            report.episodes.len(),
+            report.counters.packet_seq_err,
+            report.counters.np_cnp_sent
+        )?;
+        for f in &report.findings {
+            writeln!(out, "  {}", f.text)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,199 @@
+//! The workbench driven headless: commands and keys on ratatui's
+//! TestBackend, with snapshots of every view on the bundled sample.
+
+use std::path::Path;
+use std::time::Instant;
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use rocescope_core::source::SourceHandle;
+use rocescope_core::{Command, Model, Overlay, UiCommand, View};
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{RcAnalyzer, Store};
+
+use super::{UiState, command_for_key, draw, handle_event};
+
+fn sample_model() -> Model {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
+    store.wait();
+    let mut m = Model::new(
+        store,
+        analysis,
+        SourceHandle::file("sample-write-read.pcap".into()),
+    );
+    m.tick(Instant::now());
+    m
+}
+
+fn render(model: &Model, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    let mut ui = UiState::default();
+    t.draw(|f| draw(f, model, &mut ui)).unwrap();
+    let buf = t.backend().buffer().clone();
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn key(c: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+#[test]
+fn every_view_renders_at_80x24_and_200x50() {
+    let mut m = sample_model();
+    for v in View::ALL {
+        m.apply(Command::ShowView(v));
+        for (w, h) in [(80, 24), (200, 50)] {
+            let text = render(&m, w, h);
+            assert!(text.contains("1:Over"), "tabs missing in {v:?} at {w}x{h}");
+            assert!(
+                text.contains("sample-write-read.pcap"),
+                "status bar missing in {v:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn snapshots_of_each_view() {
+    let mut m = sample_model();
+    m.apply(Command::SelectRow(5));
+    for v in View::ALL {
+        m.apply(Command::ShowView(v));
+        if v == View::Retransmissions || v == View::Qps {
+            m.apply(Command::SelectFirst);
+        }
+        insta::assert_snapshot!(
+            format!("view_{}", v.title().to_lowercase()),
+            render(&m, 120, 32)
+        );
+    }
+}
+
+#[test]
+fn packets_view_shows_flags_and_the_detail_tree() {
+    let mut m = sample_model();
+    m.apply(Command::ShowView(View::Packets));
+    m.apply(Command::SelectRow(5));
+    let text = render(&m, 160, 40);
+    assert!(text.contains("RETX"), "{text}");
+    assert!(text.contains("NAK"), "{text}");
+    assert!(text.contains("Base Transport Header"), "{text}");
+    assert!(text.contains("[infiniband.bth.opcode]"), "{text}");
+}
+
+#[test]
+fn the_filter_bar_filters_and_shows_errors_inline() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    for c in handle_event(&m, &ui, &key(KeyCode::Char('/'))) {
+        m.apply(c);
+    }
+    assert_eq!(m.overlay, Overlay::FilterEdit);
+    for ch in "retransmission".chars() {
+        for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
+            m.apply(c);
+        }
+    }
+    // The scan runs on its own thread.
+    let t0 = Instant::now();
+    while m.visible_len() != 3 && t0.elapsed().as_secs() < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(m.visible_len(), 3);
+    assert_eq!(m.visible_row(0), Some(5));
+    for c in handle_event(&m, &ui, &key(KeyCode::Char('&'))) {
+        m.apply(c);
+    }
+    assert!(m.filter_error.is_some());
+    m.apply(Command::ShowView(View::Packets));
+    let text = render(&m, 120, 30);
+    assert!(text.contains("filter error at column"), "{text}");
+    assert_eq!(m.visible_len(), 3, "the last good filter keeps running");
+    for c in handle_event(&m, &ui, &key(KeyCode::Esc)) {
+        m.apply(c);
+    }
+    assert_eq!(m.overlay, Overlay::None);
+}
+
+#[test]
+fn keys_drive_the_model() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    let press = |m: &mut Model, k: KeyCode| {
+        for c in handle_event(m, &ui, &key(k)) {
+            m.apply(c);
+        }
+    };
+    press(&mut m, KeyCode::Char('2'));
+    assert_eq!(m.view, View::Packets);
+    press(&mut m, KeyCode::Home);
+    press(&mut m, KeyCode::Down);
+    assert_eq!(m.selected, Some(1));
+    press(&mut m, KeyCode::Char('r'));
+    assert_eq!(m.selected, Some(5), "next retransmission");
+    press(&mut m, KeyCode::Tab);
+    assert_eq!(m.view, View::Qps);
+    press(&mut m, KeyCode::Enter);
+    assert_eq!(m.view, View::Ladder);
+    press(&mut m, KeyCode::Char('?'));
+    assert_eq!(m.overlay, Overlay::Help);
+    press(&mut m, KeyCode::Esc);
+    assert_eq!(m.overlay, Overlay::None);
+    press(&mut m, KeyCode::Char(' '));
+    press(&mut m, KeyCode::Char('q'));
+    assert!(m.quit);
+}
+
+#[test]
+fn every_binding_maps_to_its_command_and_help_lists_them_all() {
+    let mut m = sample_model();
+    m.apply(Command::ShowHelp);
+    let help = render(&m, 120, 50);
+    for c in UiCommand::ALL {
+        let code = match c.key() {
+            "Tab" => KeyCode::Tab,
+            "BackTab" => KeyCode::BackTab,
+            "Up" => KeyCode::Up,
+            "Down" => KeyCode::Down,
+            "PageUp" => KeyCode::PageUp,
+            "PageDown" => KeyCode::PageDown,
+            "Home" => KeyCode::Home,
+            "End" => KeyCode::End,
+            "Enter" => KeyCode::Enter,
+            "Esc" => KeyCode::Esc,
+            "Space" => KeyCode::Char(' '),
+            k => KeyCode::Char(k.chars().next().unwrap()),
+        };
+        assert_eq!(
+            command_for_key(&KeyEvent::new(code, KeyModifiers::NONE), 10),
+            Some(c.command(10)),
+            "{c:?}"
+        );
+        assert!(help.contains(c.description()), "help lacks {c:?}");
+    }
+}
+
+#[test]
+fn a_lesson_moves_the_cursor_and_shows_its_text() {
+    let mut m = sample_model();
+    m.apply(Command::ShowView(View::Lessons));
+    m.apply(Command::MoveSelection(2));
+    m.apply(Command::OpenSelectedQp);
+    let lesson = m.lesson.clone().unwrap();
+    assert_eq!(lesson.title, "Loss and Go-Back-N");
+    let text = render(&m, 120, 40);
+    assert!(text.contains("Lesson: Loss and Go-Back-N"), "{text}");
+    m.apply(Command::NextLessonStep);
+    assert_eq!(m.lesson_step, 1);
+}

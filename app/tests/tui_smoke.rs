@@ -1,0 +1,87 @@
+//! The real binary in tmux: the workbench starts on the `teaching-basic`
+//! scenario, shows its packets, switches views on keys, and `q` quits with
+//! status 0. Skipped where tmux is missing, unless ROCESCOPE_REQUIRE_TMUX is
+//! set (as in .ci/run).
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn wait_for(session: &str, needle: &str) -> String {
+    let t0 = Instant::now();
+    loop {
+        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
+        if screen.contains(needle) || t0.elapsed() > Duration::from_secs(20) {
+            return screen;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn workbench_in_tmux() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("ROCESCOPE_REQUIRE_TMUX").is_none(),
+            "tmux is required here but not installed"
+        );
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let session = format!("rocescope-smoke-{}", std::process::id());
+    let status_file = std::env::temp_dir().join(format!("{session}.status"));
+    let _ = std::fs::remove_file(&status_file);
+    let cmd = format!(
+        "{} sim --scenario teaching-basic; echo $? > {}",
+        env!("CARGO_BIN_EXE_rocescope"),
+        status_file.display()
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "100",
+        "-y",
+        "30",
+        &cmd,
+    ]);
+    let screen = wait_for(&session, "19 pkts");
+    assert!(screen.contains("1:Over"), "{screen}");
+    assert!(screen.contains("sim:teaching-basic"), "{screen}");
+    assert!(
+        screen.contains("19 pkts"),
+        "the run should finish within 20 s: {screen}"
+    );
+
+    tmux(&["send-keys", "-t", &session, "2"]);
+    let packets = wait_for(&session, "RETX");
+    assert!(packets.contains("RC WRITE First"), "{packets}");
+    assert!(packets.contains("RETX"), "{packets}");
+
+    tmux(&["send-keys", "-t", &session, "4"]);
+    let ladder = wait_for(&session, "[NAK]");
+    assert!(ladder.contains("▶|"), "{ladder}");
+    assert!(ladder.contains("[NAK]"), "{ladder}");
+
+    tmux(&["send-keys", "-t", &session, "?"]);
+    let help = wait_for(&session, "play / pause");
+    assert!(help.contains("play / pause"), "{help}");
+    tmux(&["send-keys", "-t", &session, "Escape"]);
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let t0 = Instant::now();
+    while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .output();
+    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+    assert_eq!(status.trim(), "0", "q must quit with status 0");
+}
