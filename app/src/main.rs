@@ -1,10 +1,13 @@
 //! `rocescope`: the observability and debugging workbench for RoCE.
 
+mod agent_cmd;
+mod attach_cmd;
 mod decode_cmd;
 mod info_cmd;
 mod sim_cmd;
 mod stats_cmd;
-mod tui;
+
+use rocescope::tui;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -33,6 +36,10 @@ enum Command {
     Sim(sim_cmd::SimArgs),
     /// Decode the bundled sample capture: a two-minute tour without a terminal UI.
     Tour,
+    /// Serve a live source (card sniffer/counters, pcap stream) to attach clients.
+    Agent(agent_cmd::AgentArgs),
+    /// Attach to an agent, a pcap stream on stdin or a growing file.
+    Attach(attach_cmd::AttachArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -85,6 +92,8 @@ fn main() -> ExitCode {
         Some(Command::Open(args)) => open(&args.file, args.roce_ports),
         Some(Command::Sim(args)) => sim_cmd::run(args),
         Some(Command::Tour) => decode_cmd::tour(),
+        Some(Command::Agent(args)) => agent_cmd::run(args),
+        Some(Command::Attach(args)) => attach_cmd::run(args),
         None => default_run(),
     };
     match result {

@@ -136,7 +136,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     }
     let pace = args.pace.unwrap_or_else(|| default_pace(sc.duration_ns));
     let (store, analysis, handle) = spawn_sim(sc, Pace::RealTime(pace), record);
-    crate::tui::run(Model::new(store, analysis, handle))
+    rocescope::tui::run(Model::new(store, analysis, handle))
 }
 
 /// Real time, but runs shorter than 1 ms are stretched to about 5 s of wall

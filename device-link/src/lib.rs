@@ -1,8 +1,26 @@
 //! Live attach for rocescope: where a live feed comes from, the agent
 //! protocol and the client with bounded queues and drop accounting.
 //!
-//! This crate grows into the agent and client; its first piece is the
-//! attach-URL grammar the CLI and the workbench share.
+//! - [`AttachUrl`]: the attach-URL grammar the CLI and the workbench share.
+//! - [`protocol`]: the wire protocol (PROTOCOL.md): a pcapng stream with
+//!   in-band control messages one way, text lines the other.
+//! - [`agent`]: serves a [`source::Source`] to clients over TCP, with a
+//!   bounded queue per client.
+//! - [`client`]: attaches to an agent (or stdin, or a followed file) and
+//!   feeds a live `Store`, with a bounded queue, drop accounting,
+//!   reconnects and an optional recording.
+
+pub mod agent;
+pub mod batch;
+pub mod client;
+pub mod protocol;
+pub mod queue;
+pub mod source;
+
+pub use agent::{Agent, AgentConfig, AgentStats, CardControl};
+pub use batch::{Batch, Entry, Item};
+pub use client::{Client, ClientConfig, LinkStats, LinkStatsSnapshot};
+pub use source::{CaptureSource, CounterSource, FollowFile, Source, SourceStatus};
 
 use std::fmt;
 use std::path::PathBuf;

@@ -93,6 +93,12 @@ pub enum Command {
     SetSnifferFilter(u64),
     NextLessonStep,
     PrevLessonStep,
+    /// Open the command line (`set KEY=VALUE`, `sniffer 0xWORD`, `speed X`, `goto µs`).
+    EditCommandLine,
+    /// Replace the command line's text while typing.
+    SetCommandLine(String),
+    /// Run a command line.
+    RunCommandLine(String),
     /// Move the field selection in the detail tree (and hex highlight).
     MoveField(i64),
     Quit,
@@ -133,13 +139,14 @@ pub enum UiCommand {
     PrevLessonStep,
     NextField,
     PrevField,
+    CommandLine,
     Help,
     Close,
     Quit,
 }
 
 impl UiCommand {
-    pub const ALL: [UiCommand; 34] = [
+    pub const ALL: [UiCommand; 35] = [
         UiCommand::NextView,
         UiCommand::PrevView,
         UiCommand::Overview,
@@ -171,6 +178,7 @@ impl UiCommand {
         UiCommand::PrevLessonStep,
         UiCommand::NextField,
         UiCommand::PrevField,
+        UiCommand::CommandLine,
         UiCommand::Help,
         UiCommand::Close,
         UiCommand::Quit,
@@ -210,6 +218,7 @@ impl UiCommand {
             UiCommand::PrevLessonStep => "p",
             UiCommand::NextField => "]",
             UiCommand::PrevField => "[",
+            UiCommand::CommandLine => ":",
             UiCommand::Help => "?",
             UiCommand::Close => "Esc",
             UiCommand::Quit => "q",
@@ -249,6 +258,9 @@ impl UiCommand {
             UiCommand::PrevLessonStep => "lesson: previous step",
             UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
             UiCommand::PrevField => "previous field in the detail tree",
+            UiCommand::CommandLine => {
+                "command line: set KEY=VALUE, sniffer 0xWORD, speed X, goto µs"
+            }
             UiCommand::Help => "this help",
             UiCommand::Close => "close the overlay / filter bar",
             UiCommand::Quit => "quit",
@@ -289,6 +301,7 @@ impl UiCommand {
             UiCommand::PrevLessonStep => Command::PrevLessonStep,
             UiCommand::NextField => Command::MoveField(1),
             UiCommand::PrevField => Command::MoveField(-1),
+            UiCommand::CommandLine => Command::EditCommandLine,
             UiCommand::Help => Command::ShowHelp,
             UiCommand::Close => Command::CloseOverlay,
             UiCommand::Quit => Command::Quit,

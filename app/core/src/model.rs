@@ -14,7 +14,7 @@ use rocescope_replay::{Record, TimeBase};
 use crate::command::{Command, View};
 use crate::filter::{FieldLookup, Filter, FilterError, RowField, Value};
 use crate::lesson::Lesson;
-use crate::source::{SourceCtl, SourceHandle};
+use crate::source::SourceHandle;
 
 /// An overlay drawn over the views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub enum Overlay {
     Help,
     /// The filter bar has the keyboard.
     FilterEdit,
+    /// The command line has the keyboard.
+    CommandLine,
 }
 
 /// Rows matching the display filter, found by a background scan.
@@ -70,6 +72,8 @@ pub struct Model {
     now: Instant,
     /// Commands that go to the source (simulator parameters, sniffer filter).
     pub outbox: Vec<Command>,
+    /// Text of the command line while it is open.
+    pub cmdline: String,
 }
 
 impl std::fmt::Debug for Model {
@@ -127,6 +131,7 @@ impl Model {
             report_at: None,
             now: Instant::now(),
             outbox: Vec::new(),
+            cmdline: String::new(),
         };
         m.tick(Instant::now());
         if !live {
@@ -368,20 +373,19 @@ impl Model {
             }
             Command::SelectQp(q) => self.selected_qp = Some(q),
             Command::OpenSelectedQp => self.open_selection(),
+            // Pausing freezes the views at the clock; a live source keeps
+            // feeding the store underneath (pause-and-inspect).
             Command::TogglePlay => {
                 self.follow_live = false;
                 self.clock.toggle(now);
-                self.pause_source_with_clock();
             }
             Command::Play => {
                 self.follow_live = false;
                 self.clock.play(now);
-                self.pause_source_with_clock();
             }
             Command::Pause => {
                 self.clock.pause(now);
                 self.follow_live = false;
-                self.pause_source_with_clock();
             }
             Command::StepPacket => {
                 let h = self.horizon();
@@ -459,7 +463,6 @@ impl Model {
                     self.clock.play(now);
                 }
                 self.clock.seek(u64::MAX, now);
-                self.pause_source_with_clock();
             }
             Command::ShowHelp => self.overlay = Overlay::Help,
             Command::CloseOverlay => self.overlay = Overlay::None,
@@ -469,6 +472,15 @@ impl Model {
             }
             Command::NextLessonStep => self.lesson_move(1),
             Command::PrevLessonStep => self.lesson_move(-1),
+            Command::EditCommandLine => {
+                self.cmdline.clear();
+                self.overlay = Overlay::CommandLine;
+            }
+            Command::SetCommandLine(s) => self.cmdline = s,
+            Command::RunCommandLine(line) => {
+                self.overlay = Overlay::None;
+                self.run_command_line(&line);
+            }
             Command::MoveField(d) => {
                 let (current, count) = self.field_position();
                 let last = count.saturating_sub(1) as i64;
@@ -478,18 +490,58 @@ impl Model {
         }
     }
 
-    /// A live source stops producing while its user pauses to inspect only
-    /// if it is the simulator (a card or agent keeps going; ingest continues).
-    fn pause_source_with_clock(&self) {
-        if self.source.name.starts_with("sim:") && self.source.live {
-            let paused = self.clock.state() == PlayState::Paused && !self.follow_live;
-            // Inspecting a simulator run pauses the model too, so nothing is
-            // missed while the user reads.
-            self.source.send(if paused {
-                SourceCtl::Pause
-            } else {
-                SourceCtl::Resume
-            });
+    fn run_command_line(&mut self, line: &str) {
+        let mut words = line.split_whitespace();
+        let verb = words.next().unwrap_or("");
+        let rest: Vec<&str> = words.collect();
+        let arg = rest.join(" ");
+        match verb {
+            "" => {}
+            "set" => match arg.split_once('=') {
+                Some((k, v)) => self.apply(Command::SetSimParam {
+                    key: k.trim().to_owned(),
+                    value: v.trim().to_owned(),
+                }),
+                None => {
+                    self.status = "usage: set KEY=VALUE (see rocescope sim --list-params)".into()
+                }
+            },
+            "sniffer" => {
+                let t = arg.trim();
+                let word = t.strip_prefix("0x").map_or_else(
+                    || t.parse::<u64>().ok(),
+                    |h| u64::from_str_radix(h, 16).ok(),
+                );
+                match word {
+                    Some(w) => self.apply(Command::SetSnifferFilter(w)),
+                    None => {
+                        self.status =
+                            format!("sniffer: {t:?} is not a 64-bit filter word (e.g. 0x80000000)")
+                    }
+                }
+            }
+            "speed" => match arg.trim().trim_start_matches('x').parse::<f64>() {
+                Ok(s) => self.apply(Command::SetSpeed(s)),
+                Err(_) => self.status = "usage: speed X (0.01 .. 100)".into(),
+            },
+            "goto" => match arg
+                .trim()
+                .trim_end_matches("us")
+                .trim_end_matches("µs")
+                .trim()
+                .parse::<f64>()
+            {
+                Ok(us) => {
+                    let t0 = self.store.stats().first_ts_ns.unwrap_or(0);
+                    self.apply(Command::JumpToTime(t0 + (us * 1000.0) as u64));
+                }
+                Err(_) => self.status = "usage: goto MICROSECONDS (from the first packet)".into(),
+            },
+            "filter" => self.apply(Command::SetFilter(arg)),
+            other => {
+                self.status =
+                    format!("unknown command {other:?}: try set, sniffer, speed, goto, filter")
+            }
         }
     }
 

@@ -24,6 +24,19 @@ pub enum Pace {
     RealTime(f64),
 }
 
+impl Pace {
+    /// The workbench's pace for a run of `duration_ns`: real time, but runs
+    /// shorter than 1 ms are stretched to about 5 s of wall time so that a
+    /// person can follow them.
+    pub fn for_duration(duration_ns: u64) -> Pace {
+        Pace::RealTime(if duration_ns < 1_000_000 {
+            duration_ns as f64 / 1e9 / 5.0
+        } else {
+            1.0
+        })
+    }
+}
+
 /// Commands a running source accepts.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceCtl {
@@ -51,6 +64,10 @@ pub struct SourceStatus {
     pub records: AtomicU64,
     pub finished: AtomicBool,
     pub paused: AtomicBool,
+    /// Records dropped between the source and ingest (shown, never silent).
+    pub dropped: AtomicU64,
+    /// Reconnects of a live link.
+    pub reconnects: AtomicU64,
     pub error: Mutex<Option<String>>,
 }
 
@@ -66,8 +83,25 @@ impl SourceHandle {
         }
     }
 
+    /// A live source fed by another component (the device-link client),
+    /// which reports into `status()`.
+    pub fn external(name: String) -> SourceHandle {
+        SourceHandle {
+            name,
+            live: true,
+            ctl: None,
+            status: Arc::new(SourceStatus::default()),
+            thread: None,
+        }
+    }
+
     pub fn status(&self) -> &SourceStatus {
         &self.status
+    }
+
+    /// The status to update from another thread.
+    pub fn status_arc(&self) -> Arc<SourceStatus> {
+        Arc::clone(&self.status)
     }
 
     pub fn send(&self, c: SourceCtl) {

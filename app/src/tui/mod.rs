@@ -87,6 +87,24 @@ pub fn handle_event(model: &Model, ui: &UiState, ev: &Event) -> Vec<Command> {
                 }
                 return out;
             }
+            if model.overlay == Overlay::CommandLine {
+                match k.code {
+                    KeyCode::Enter => out.push(Command::RunCommandLine(model.cmdline.clone())),
+                    KeyCode::Esc => out.push(Command::CloseOverlay),
+                    KeyCode::Backspace => {
+                        let mut s = model.cmdline.clone();
+                        s.pop();
+                        out.push(Command::SetCommandLine(s));
+                    }
+                    KeyCode::Char(c) => {
+                        let mut s = model.cmdline.clone();
+                        s.push(c);
+                        out.push(Command::SetCommandLine(s));
+                    }
+                    _ => {}
+                }
+                return out;
+            }
             if model.overlay == Overlay::Help && matches!(k.code, KeyCode::Char('?')) {
                 out.push(Command::CloseOverlay);
                 return out;
@@ -120,8 +138,21 @@ fn restore() {
     let _ = execute!(io::stdout(), LeaveAlternateScreen, DisableMouseCapture);
 }
 
+/// What the front end does with commands for the source (simulator
+/// parameters, the sniffer filter): a new model when the source restarts, or
+/// a message.
+pub type SourceCommands = Box<dyn FnMut(&Command) -> Result<Option<Model>, String>>;
+
 /// Run the workbench until the user quits.
-pub fn run(mut model: Model) -> anyhow::Result<()> {
+pub fn run(model: Model) -> anyhow::Result<()> {
+    run_with(
+        model,
+        Box::new(|c| Err(format!("this source does not take {c:?}"))),
+    )
+}
+
+/// Run the workbench; `on_source` handles commands meant for the source.
+pub fn run_with(mut model: Model, mut on_source: SourceCommands) -> anyhow::Result<()> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
@@ -144,6 +175,17 @@ pub fn run(mut model: Model) -> anyhow::Result<()> {
                 let ev = event::read()?;
                 for c in handle_event(&model, &ui, &ev) {
                     model.apply(c);
+                }
+                for c in std::mem::take(&mut model.outbox) {
+                    match on_source(&c) {
+                        Ok(Some(mut next)) => {
+                            next.view = model.view;
+                            next.status = format!("restarted the source: {c:?}");
+                            model = next;
+                        }
+                        Ok(None) => {}
+                        Err(e) => model.status = e,
+                    }
                 }
                 if !event::poll(Duration::ZERO)? {
                     break;

@@ -197,3 +197,39 @@ fn a_lesson_moves_the_cursor_and_shows_its_text() {
     m.apply(Command::NextLessonStep);
     assert_eq!(m.lesson_step, 1);
 }
+
+#[test]
+fn the_command_line_sends_simulator_parameters_and_the_sniffer_filter() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    let type_in = |m: &mut Model, s: &str| {
+        for ch in s.chars() {
+            for c in handle_event(m, &ui, &key(KeyCode::Char(ch))) {
+                m.apply(c);
+            }
+        }
+        for c in handle_event(m, &ui, &key(KeyCode::Enter)) {
+            m.apply(c);
+        }
+    };
+    for c in handle_event(&m, &ui, &key(KeyCode::Char(':'))) {
+        m.apply(c);
+    }
+    assert_eq!(m.overlay, Overlay::CommandLine);
+    type_in(&mut m, "set window_packets=32");
+    assert_eq!(m.overlay, Overlay::None);
+    assert_eq!(
+        m.outbox,
+        vec![Command::SetSimParam {
+            key: "window_packets".into(),
+            value: "32".into()
+        }]
+    );
+    m.outbox.clear();
+    m.apply(Command::EditCommandLine);
+    type_in(&mut m, "sniffer 0x80000000");
+    assert_eq!(m.outbox, vec![Command::SetSnifferFilter(0x8000_0000)]);
+    m.apply(Command::EditCommandLine);
+    type_in(&mut m, "bogus 1");
+    assert!(m.status.contains("unknown command"), "{}", m.status);
+}

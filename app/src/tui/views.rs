@@ -202,6 +202,18 @@ fn draw_tabs(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
 }
 
 fn status_bar(f: &mut Frame<'_>, model: &Model, area: Rect) {
+    if model.overlay == Overlay::CommandLine {
+        let line = Line::from(vec![
+            Span::styled(":", Style::default().fg(YELLOW)),
+            Span::raw(model.cmdline.clone()),
+            Span::styled(
+                "▏  (set KEY=VALUE, sniffer 0xWORD, speed X, goto µs, filter EXPR; Enter runs, Esc closes)",
+                Style::default().fg(DIM),
+            ),
+        ]);
+        f.render_widget(Paragraph::new(line), area);
+        return;
+    }
     let state = if model.source.live && model.follow_live {
         "● LIVE".to_owned()
     } else {
@@ -226,8 +238,14 @@ fn status_bar(f: &mut Frame<'_>, model: &Model, area: Rect) {
         }
     }
     let status = model.source.status();
-    let dropped = status.frames.load(std::sync::atomic::Ordering::Relaxed);
-    let _ = dropped;
+    let dropped = status.dropped.load(std::sync::atomic::Ordering::Relaxed);
+    if dropped > 0 {
+        text.push_str(&format!(" | {dropped} DROPPED"));
+    }
+    let reconnects = status.reconnects.load(std::sync::atomic::Ordering::Relaxed);
+    if reconnects > 0 {
+        text.push_str(&format!(" | {reconnects} reconnects"));
+    }
     if let Some(e) = status.error.lock().ok().and_then(|e| e.clone()) {
         text.push_str(&format!(" | {e}"));
     }
@@ -1237,7 +1255,7 @@ fn lesson_box(f: &mut Frame<'_>, model: &Model, area: Rect) {
 }
 
 fn help(f: &mut Frame<'_>, area: Rect) {
-    let w = area.width.min(72);
+    let w = area.width.min(90);
     let h = area.height.min(UiCommand::ALL.len() as u16 + 4);
     let r = Rect::new(
         area.x + (area.width - w) / 2,

@@ -1,0 +1,154 @@
+//! `rocescope agent`: serve a live source to `rocescope attach` clients
+//! (device-link/PROTOCOL.md).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use rocescope_device_link::agent::{AgentConfig, read_token_file};
+use rocescope_device_link::batch::Batch;
+use rocescope_device_link::source::{Publisher, SourceError, SourceStatus};
+use rocescope_device_link::{Agent, CaptureSource, CardControl, CounterSource, Source};
+
+/// The bundled simulator as an agent source: `run_until` in steps, paced
+/// to wall time or as fast as the link takes it.
+struct SimSource {
+    scenario: rocescope_sim::Scenario,
+    pace: Option<f64>,
+}
+
+impl Source for SimSource {
+    fn describe(&self) -> String {
+        format!("sim:{}", self.scenario.name)
+    }
+
+    fn run(&mut self, out: &Publisher) -> Result<SourceStatus, SourceError> {
+        const ITEMS: usize = 1024;
+        let step_ns = (self.scenario.duration_ns / 200).clamp(100, 20_000);
+        let mut sim = rocescope_sim::Simulator::new(self.scenario.clone());
+        let mut batch = Batch::with_capacity(ITEMS, 1 << 18);
+        let start = std::time::Instant::now();
+        let mut t_ns = 0u64;
+        loop {
+            if out.stopped() {
+                return Ok(SourceStatus::Stopped);
+            }
+            t_ns += step_ns;
+            let more = sim.run_until(t_ns, &mut |r| {
+                batch.push_record(r);
+                if batch.len() >= ITEMS {
+                    out.publish_from(&mut batch);
+                }
+            });
+            out.publish_from(&mut batch);
+            if !more {
+                return Ok(SourceStatus::End);
+            }
+            if let Some(pace) = self.pace {
+                let due = Duration::from_secs_f64(t_ns as f64 / 1e9 / pace.max(1e-9));
+                if let Some(wait) = due.checked_sub(start.elapsed()) {
+                    std::thread::sleep(wait.min(Duration::from_millis(50)));
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    /// Address to listen on; anything but loopback needs --token-file.
+    #[arg(long, default_value = "127.0.0.1:4790", value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// Serve a pcap/pcapng stream read from standard input.
+    #[arg(long, group = "source")]
+    pub pcap_stdin: bool,
+    /// Serve a capture file, following it as it grows.
+    #[arg(long, group = "source", value_name = "FILE")]
+    pub follow: Option<PathBuf>,
+    /// Serve the BALBOA sniffer's dump (text or raw slots, or its pcap),
+    /// following it as the card's host tool writes it.
+    #[arg(long, group = "source", value_name = "PATH")]
+    pub sniffer_dump: Option<PathBuf>,
+    /// Serve the bundled simulator running SCENARIO (a shipped name or a TOML file).
+    #[arg(long, group = "source", value_name = "SCENARIO")]
+    pub sim: Option<String>,
+    /// With --sim: simulated seconds per wall second (default: as fast as possible).
+    #[arg(long, value_name = "X")]
+    pub sim_pace: Option<f64>,
+    /// Poll the card driver's counter file into profiler samples.
+    #[arg(long, value_name = "PATH")]
+    pub counters: Option<PathBuf>,
+    /// Counter polling interval.
+    #[arg(long, default_value_t = 1000, value_name = "MS")]
+    pub counters_interval_ms: u64,
+    /// The card's control program, run as `CMD start|stop|filter 0xHEX`.
+    #[arg(long, value_name = "CMD")]
+    pub control_cmd: Option<String>,
+    /// File holding the token clients must present (16-256 printable
+    /// ASCII characters).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Start reading the source only once a client is attached.
+    #[arg(long)]
+    pub wait_for_client: bool,
+    /// Per-client queue limit in MiB; a client that reads slower loses
+    /// whole batches (counted and reported to it).
+    #[arg(long, default_value_t = 64, value_name = "MIB")]
+    pub client_queue_mb: usize,
+}
+
+pub fn run(args: AgentArgs) -> anyhow::Result<()> {
+    let mut cfg = AgentConfig::new(args.listen);
+    if let Some(p) = &args.token_file {
+        cfg.token = Some(read_token_file(p)?);
+    }
+    cfg.wait_for_client = args.wait_for_client;
+    cfg.client_queue_bytes = args.client_queue_mb.max(1) << 20;
+    if let Some(cmd) = &args.control_cmd {
+        cfg.control = Some(CardControl::new(cmd).context("--control-cmd is empty")?);
+    }
+    let counters = args.counters.as_ref().map(|p| {
+        Box::new(CounterSource::new(
+            p,
+            Duration::from_millis(args.counters_interval_ms.max(10)),
+        )) as Box<dyn Source>
+    });
+    let main: Option<Box<dyn Source>> = if args.pcap_stdin {
+        Some(Box::new(CaptureSource::stdin()))
+    } else if let Some(p) = args.follow.as_ref().or(args.sniffer_dump.as_ref()) {
+        Some(Box::new(CaptureSource::follow(p)?))
+    } else if let Some(s) = &args.sim {
+        let scenario = rocescope_sim::Scenario::resolve(s).map_err(|e| anyhow::anyhow!("{e}"))?;
+        Some(Box::new(SimSource {
+            scenario,
+            pace: args.sim_pace,
+        }))
+    } else {
+        None
+    };
+    let (main, side) = match (main, counters) {
+        (Some(m), c) => (m, c.into_iter().collect()),
+        (None, Some(c)) => (c, Vec::new()),
+        (None, None) => bail!(
+            "no source: give --pcap-stdin, --follow FILE, --sniffer-dump PATH or --counters PATH"
+        ),
+    };
+    let agent = Agent::bind(cfg)?;
+    let addr = agent.local_addr()?;
+    eprintln!(
+        "rocescope agent: listening on {addr}, serving {}",
+        main.describe()
+    );
+    let stats = agent.stats();
+    agent.run(main, side)?;
+    use std::sync::atomic::Ordering::Relaxed;
+    eprintln!(
+        "rocescope agent: source ended; {} frames published, {} sent, {} dropped for slow clients; {} clients",
+        stats.frames_published.load(Relaxed),
+        stats.frames_sent.load(Relaxed),
+        stats.frames_dropped.load(Relaxed),
+        stats.clients_accepted.load(Relaxed),
+    );
+    Ok(())
+}

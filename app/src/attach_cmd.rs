@@ -1,0 +1,220 @@
+//! `rocescope attach URL`: attach to an agent, a pcap stream on stdin or a
+//! followed file, feed the live store, optionally record, report counts.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use rocescope_device_link::client::LinkEvent;
+use rocescope_device_link::protocol::{ProbeSet, Request};
+use rocescope_device_link::{AttachUrl, Client, ClientConfig};
+
+#[derive(Debug, clap::Args)]
+pub struct AttachArgs {
+    /// tcp://HOST:PORT (an agent), - (pcap/pcapng on stdin) or file:PATH[?follow].
+    pub url: String,
+    /// Write everything received to this pcapng file (flushed every second).
+    #[arg(long, value_name = "OUT.pcapng")]
+    pub record: Option<PathBuf>,
+    /// File holding the agent's token.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// No user interface: run for --duration (or until the source ends) and
+    /// print a summary.
+    #[arg(long)]
+    pub headless: bool,
+    /// How long to stay attached, e.g. 30s, 500ms, 2m (default: until the
+    /// source ends or Ctrl-C).
+    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Stop when the agent's source ends instead of waiting for it to come
+    /// back.
+    #[arg(long)]
+    pub exit_on_end: bool,
+    /// Profiler probes to receive: all, none or ID,ID,...
+    #[arg(long, default_value = "all", value_name = "SET")]
+    pub probes: String,
+    /// Queue between socket and ingest, MiB.
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub queue_mb: usize,
+    /// Throttle ingest to N frames/s (to test drop accounting).
+    #[arg(long, hide = true, value_name = "N")]
+    pub max_ingest_pps: Option<u64>,
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("{s:?}: expected e.g. 30s, 500ms, 2m"))?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => return Err(format!("{s:?}: unit must be ms, s, m or h")),
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("{s:?}: not a duration"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+pub fn run(args: AttachArgs) -> anyhow::Result<()> {
+    let url = AttachUrl::parse(&args.url)?;
+    let mut cfg = ClientConfig::new(url.clone());
+    if let Some(p) = &args.token_file {
+        let t = std::fs::read_to_string(p).with_context(|| format!("{}", p.display()))?;
+        cfg.token = Some(t.trim().to_owned());
+    }
+    cfg.probes = match Request::parse(format!("SUBSCRIBE probes={}", args.probes).as_bytes()) {
+        Ok(Request::Subscribe(p)) => p,
+        _ => bail!(
+            "--probes {:?}: expected all, none or ID,ID,...",
+            args.probes
+        ),
+    };
+    if cfg.probes == ProbeSet::All {
+        cfg.probes = ProbeSet::All;
+    }
+    cfg.record = args.record.clone();
+    cfg.queue_bytes = args.queue_mb.max(1) << 20;
+    cfg.exit_on_end = args.exit_on_end;
+    cfg.max_ingest_pps = args.max_ingest_pps;
+    let client = Client::start(cfg)?;
+    if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return workbench(client, url.to_string());
+    }
+    let start = Instant::now();
+    let deadline = args.duration.map(|d| start + d);
+    let mut fatal = None;
+    let mut last_status = Instant::now();
+    loop {
+        while let Ok(ev) = client.events().try_recv() {
+            match ev {
+                LinkEvent::Connected { to, agent } => {
+                    eprintln!(
+                        "rocescope attach: connected to {to}{}",
+                        if agent.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({agent})")
+                        }
+                    )
+                }
+                LinkEvent::Disconnected { reason, retry_in } => eprintln!(
+                    "rocescope attach: connection lost: {reason}{}",
+                    retry_in
+                        .map(|d| format!("; retrying in {:.1} s", d.as_secs_f64()))
+                        .unwrap_or_default()
+                ),
+                LinkEvent::AgentError { code, text } => {
+                    eprintln!("rocescope attach: agent says ERR {code} {text}")
+                }
+                LinkEvent::End => eprintln!("rocescope attach: the source ended"),
+                LinkEvent::Fatal(why) => {
+                    eprintln!("rocescope attach: {why}");
+                    fatal = Some(why);
+                }
+            }
+        }
+        if client.is_finished() || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if !args.headless && last_status.elapsed() >= Duration::from_secs(1) {
+            last_status = Instant::now();
+            let s = client.stats();
+            eprintln!(
+                "rocescope attach: {} frames, {} dropped, {} reconnects, {}",
+                s.frames_received,
+                s.frames_dropped,
+                s.reconnects,
+                if s.connected {
+                    "connected"
+                } else {
+                    "disconnected"
+                }
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let store = std::sync::Arc::clone(client.store());
+    let s = client.stop();
+    let elapsed = start.elapsed().as_secs_f64();
+    let st = store.stats();
+    if args.json {
+        let v = serde_json::json!({
+            "url": url.to_string(),
+            "frames_received": s.frames_received,
+            "frames_dropped": s.frames_dropped,
+            "frames_dropped_agent": s.frames_dropped_agent,
+            "frames_dropped_client": s.frames_dropped_client,
+            "frames_read": s.frames_read,
+            "frames_recorded": s.frames_recorded,
+            "reconnects": s.reconnects,
+            "connections": s.connections,
+            "records_received": s.records_received,
+            "records_dropped": s.records_dropped_client,
+            "bytes_received": s.bytes_received,
+            "store_rows": store.len(),
+            "roce_packets": st.roce_packets,
+            "duration_s": elapsed,
+            "error": fatal,
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "{} frames received, {} dropped ({} by the agent, {} here), {} records, {} bytes, {} reconnects in {:.1} s",
+            s.frames_received,
+            s.frames_dropped,
+            s.frames_dropped_agent,
+            s.frames_dropped_client,
+            s.records_received,
+            s.bytes_received,
+            s.reconnects,
+            elapsed
+        );
+    }
+    if let Some(why) = fatal {
+        bail!("{why}");
+    }
+    Ok(())
+}
+
+/// The workbench on a live link: the client feeds the store on its own
+/// threads; a small thread copies its counters (drops, reconnects) into the
+/// status the views show.
+fn workbench(client: Client, name: String) -> anyhow::Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let store = std::sync::Arc::clone(client.store());
+    let analysis = client.analysis().clone();
+    let handle = rocescope_core::source::SourceHandle::external(format!("attach:{name}"));
+    let status = handle.status_arc();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let updater = {
+        let stop = std::sync::Arc::clone(&stop);
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let s = client.stats();
+                status.frames.store(s.frames_received, Ordering::Relaxed);
+                status.dropped.store(s.frames_dropped, Ordering::Relaxed);
+                status.reconnects.store(s.reconnects, Ordering::Relaxed);
+                let note = (!s.connected).then(|| "disconnected: retrying".to_owned());
+                *status.error.lock().unwrap_or_else(|e| e.into_inner()) = note;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            client.stop()
+        })
+    };
+    let result = rocescope::tui::run(rocescope_core::Model::new(store, analysis, handle));
+    stop.store(true, Ordering::Relaxed);
+    let _ = updater.join();
+    result
+}

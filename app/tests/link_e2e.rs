@@ -1,0 +1,600 @@
+//! Agent and client as separate processes on loopback (issue 6).
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use rocescope_decoders::{Opcode, PacketBuilder};
+use rocescope_device_link::protocol::{LinkEvents, LinkReader};
+use rocescope_replay::record::MarkerKind;
+use rocescope_replay::{CaptureItem, CaptureReader, PcapngWriter, Record};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rocescope-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// Header-only RC WRITE ONLY frames on 4 QPs, PSNs in order.
+fn frames(n: usize, first_psn: u32) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            let qp = 0x11 + (i % 4) as u32;
+            let psn = first_psn + (i / 4) as u32;
+            let b = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 1],
+                [10, 0, 0, 2],
+                Opcode::RC_WRITE_ONLY,
+                qp,
+                psn,
+            );
+            let mut out = Vec::new();
+            b.build_headers_into(4096, &mut out);
+            out
+        })
+        .collect()
+}
+
+fn pcapng_bytes(frames: &[Vec<u8>], ts0: u64) -> Vec<u8> {
+    let mut w = PcapngWriter::new(Vec::new()).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        w.write_frame(ts0 + i as u64 * 100, 0, None, f.len() as u32 + 4096, f)
+            .unwrap();
+    }
+    w.finish().unwrap()
+}
+
+fn write_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let p = tmp(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+struct Proc {
+    child: Child,
+    stderr: Receiver<String>,
+}
+
+impl Proc {
+    fn spawn(args: &[&str], stdin: Stdio) -> Proc {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let err = child.stderr.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Proc { child, stderr: rx }
+    }
+
+    /// Waits for a stderr line containing `what`; returns it.
+    fn wait_line(&self, what: &str, timeout: Duration) -> String {
+        let end = Instant::now() + timeout;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.stderr.recv_timeout(left) {
+                Ok(l) if l.contains(what) => return l,
+                Ok(_) => {}
+                Err(_) => panic!("no stderr line with {what:?} within {timeout:?}"),
+            }
+        }
+    }
+
+    fn stdin(&mut self) -> ChildStdin {
+        self.child.stdin.take().unwrap()
+    }
+
+    /// Waits for exit; returns (success, stdout, stderr lines).
+    fn finish(mut self, timeout: Duration) -> (bool, String, Vec<String>) {
+        let end = Instant::now() + timeout;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > end {
+                let _ = self.child.kill();
+                panic!("process did not exit within {timeout:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        let err: Vec<String> = self.stderr.try_iter().collect();
+        (status.success(), out, err)
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn rss_kb(&self) -> u64 {
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        s.lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+fn agent(port: u16, source: &[&str], extra: &[&str], stdin: Stdio) -> Proc {
+    let listen = format!("127.0.0.1:{port}");
+    let mut args = vec!["agent", "--listen", &listen];
+    args.extend_from_slice(source);
+    args.extend_from_slice(extra);
+    let p = Proc::spawn(&args, stdin);
+    p.wait_line("listening on", Duration::from_secs(20));
+    p
+}
+
+fn attach(port: u16, extra: &[&str]) -> Proc {
+    let url = format!("tcp://127.0.0.1:{port}");
+    let mut args = vec!["attach", &url, "--headless", "--json"];
+    args.extend_from_slice(extra);
+    Proc::spawn(&args, Stdio::null())
+}
+
+fn json(out: &str) -> serde_json::Value {
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
+}
+
+fn n(v: &serde_json::Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
+}
+
+/// Frames and records of a recording.
+fn read_recording(p: &Path) -> (u64, Vec<Record>) {
+    let mut r = CaptureReader::open(p).unwrap();
+    let (mut frames, mut records) = (0, Vec::new());
+    while let Some(item) = r.next_item().unwrap() {
+        match item {
+            CaptureItem::Frame(_) => frames += 1,
+            CaptureItem::Record(rec) => records.push(rec),
+        }
+    }
+    (frames, records)
+}
+
+fn stdin_file(p: &Path) -> Stdio {
+    Stdio::from(std::fs::File::open(p).unwrap())
+}
+
+#[test]
+fn steady_stream_arrives_whole_and_is_recorded() {
+    let total = 100_000;
+    let file = write_file("steady.pcapng", &pcapng_bytes(&frames(total, 0), 1_000));
+    let port = free_port();
+    let a = agent(
+        port,
+        &["--pcap-stdin", "--wait-for-client"],
+        &[],
+        stdin_file(&file),
+    );
+    let rec = tmp("steady-rec.pcapng");
+    let c = attach(
+        port,
+        &[
+            "--exit-on-end",
+            "--duration",
+            "60s",
+            "--record",
+            rec.to_str().unwrap(),
+        ],
+    );
+    let (ok, out, err) = c.finish(Duration::from_secs(60));
+    assert!(ok, "{err:?}");
+    let v = json(&out);
+    assert_eq!(n(&v, "frames_received"), total as u64, "{v}");
+    assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
+    assert_eq!(n(&v, "reconnects"), 0, "{v}");
+    assert_eq!(n(&v, "store_rows"), total as u64, "{v}");
+    assert_eq!(n(&v, "roce_packets"), total as u64, "{v}");
+    assert!(n(&v, "bytes_received") > total as u64 * 70, "{v}");
+    let (rec_frames, _) = read_recording(&rec);
+    assert_eq!(rec_frames, total as u64);
+    let (ok, _, _) = a.finish(Duration::from_secs(20));
+    assert!(ok);
+    // tshark opens the recording, where it is installed.
+    if let Ok(o) = Command::new("tshark")
+        .args(["-r", rec.to_str().unwrap(), "-c", "3"])
+        .output()
+    {
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+}
+
+#[test]
+fn plain_tcp_reader_gets_a_pcapng_file() {
+    // What `nc HOST PORT > x.pcapng` does: connect, send nothing, save.
+    let total = 1000;
+    let file = write_file("nc.pcapng", &pcapng_bytes(&frames(total, 0), 1));
+    let port = free_port();
+    let a = agent(
+        port,
+        &["--pcap-stdin", "--wait-for-client"],
+        &[],
+        stdin_file(&file),
+    );
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut bytes = Vec::new();
+    s.read_to_end(&mut bytes).unwrap();
+    let p = write_file("nc-out.pcapng", &bytes);
+    let (frames, _) = read_recording(&p);
+    assert_eq!(frames, total as u64);
+    assert!(a.finish(Duration::from_secs(20)).0);
+    if let Ok(o) = Command::new("tshark")
+        .args(["-r", p.to_str().unwrap()])
+        .output()
+    {
+        assert!(o.status.success());
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.contains("RoCE"))
+                .count(),
+            total
+        );
+    }
+}
+
+#[test]
+fn slow_client_counts_drops_exactly() {
+    let total = 60_000;
+    let file = write_file("slow.pcapng", &pcapng_bytes(&frames(total, 0), 1));
+    let port = free_port();
+    let a = agent(
+        port,
+        &["--pcap-stdin", "--wait-for-client"],
+        &["--client-queue-mb", "1"],
+        stdin_file(&file),
+    );
+    let c = attach(
+        port,
+        &[
+            "--exit-on-end",
+            "--duration",
+            "60s",
+            "--queue-mb",
+            "1",
+            "--max-ingest-pps",
+            "20000",
+        ],
+    );
+    let (ok, out, err) = c.finish(Duration::from_secs(60));
+    assert!(ok, "{err:?}");
+    let v = json(&out);
+    let (got, dropped) = (n(&v, "frames_received"), n(&v, "frames_dropped"));
+    assert!(dropped > 0, "{v}");
+    assert_eq!(got + dropped, total as u64, "{v}");
+    assert_eq!(
+        dropped,
+        n(&v, "frames_dropped_agent") + n(&v, "frames_dropped_client"),
+        "{v}"
+    );
+    assert!(a.finish(Duration::from_secs(20)).0);
+}
+
+#[test]
+fn agent_killed_and_restarted_client_reconnects_and_keeps_data() {
+    let port = free_port();
+    let first = 1000;
+    let mut a1 = agent(port, &["--pcap-stdin"], &[], Stdio::piped());
+    let mut a1_in = a1.stdin();
+    let rec = tmp("restart-rec.pcapng");
+    let c = attach(
+        port,
+        &[
+            "--exit-on-end",
+            "--duration",
+            "60s",
+            "--record",
+            rec.to_str().unwrap(),
+        ],
+    );
+    c.wait_line("connected", Duration::from_secs(20));
+    a1_in
+        .write_all(&pcapng_bytes(&frames(first, 0), 1))
+        .unwrap();
+    a1_in.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    // Mid-stream: the agent's input is still open.
+    a1.kill();
+    c.wait_line("connection lost", Duration::from_secs(10));
+    let second = 500;
+    let file = write_file(
+        "restart2.pcapng",
+        &pcapng_bytes(&frames(second, 10_000), 1_000_000),
+    );
+    let a2 = agent(
+        port,
+        &["--pcap-stdin", "--wait-for-client"],
+        &[],
+        stdin_file(&file),
+    );
+    let (ok, out, err) = c.finish(Duration::from_secs(60));
+    assert!(ok, "{err:?}");
+    let v = json(&out);
+    assert_eq!(n(&v, "reconnects"), 1, "{v}");
+    assert_eq!(n(&v, "frames_received"), (first + second) as u64, "{v}");
+    assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
+    let (frames, records) = read_recording(&rec);
+    assert_eq!(frames, (first + second) as u64);
+    assert!(
+        records.iter().any(|r| matches!(
+            r,
+            Record::Marker {
+                kind: MarkerKind::Reconnect,
+                ..
+            }
+        )),
+        "{records:?}"
+    );
+    drop(a1_in);
+    assert!(a2.finish(Duration::from_secs(20)).0);
+}
+
+/// Collects in-band messages; ends the read (error "found") once one
+/// starts with the wanted prefix.
+struct Collect(
+    std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+    Instant,
+    &'static str,
+);
+impl LinkEvents for Collect {
+    fn message(&mut self, text: &str) {
+        self.0.borrow_mut().push(text.to_owned());
+    }
+    fn before_read(&mut self) {}
+    fn idle(&mut self) -> std::io::Result<()> {
+        if self.0.borrow().iter().any(|m| m.starts_with(self.2)) {
+            return Err(std::io::Error::other("found"));
+        }
+        if self.1.elapsed() > Duration::from_secs(10) {
+            return Err(std::io::Error::other("no such message within 10 s"));
+        }
+        Ok(())
+    }
+}
+
+/// Reads the agent's in-band messages until one starts with `until`.
+fn messages_until(s: &TcpStream, until: &'static str) -> Vec<String> {
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let seen = Collect(Default::default(), Instant::now(), until);
+    let got = seen.0.clone();
+    let mut r = LinkReader::new(s, seen, true);
+    let mut buf = [0u8; 4096];
+    while !got.borrow().iter().any(|m| m.starts_with(until)) {
+        match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.to_string() == "found" => break,
+            Err(e) => panic!("{e}: {:?}", got.borrow()),
+        }
+    }
+    got.take()
+}
+
+#[test]
+fn garbage_and_truncated_control_messages_are_rejected_not_fatal() {
+    let port = free_port();
+    let ctl_log = tmp("ctl.log");
+    let script = write_file(
+        "ctl.sh",
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {}\necho applied\n",
+            ctl_log.display()
+        )
+        .as_bytes(),
+    );
+    let cmd = format!("sh {}", script.display());
+    let mut a = agent(
+        port,
+        &["--pcap-stdin"],
+        &["--control-cmd", &cmd],
+        Stdio::piped(),
+    );
+    let mut a_in = a.stdin();
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut msg = Vec::new();
+    msg.extend_from_slice(b"HELLO 1 test\nFROB x\n\x00\x01\xfe\xff\n");
+    msg.extend(std::iter::repeat_n(b'A', 5000));
+    msg.extend_from_slice(b"\nHELLO 99\nFILTER zz\nFILTER 0x80000000\nSTART\nPING 42\n");
+    s.write_all(&msg).unwrap();
+    let got = messages_until(&s, "PONG");
+    let want = [
+        "HELLO 1 ",
+        "OK HELLO",
+        "ERR unknown",
+        "ERR malformed",
+        "ERR too-long",
+        "ERR version",
+        "ERR malformed",
+        "OK FILTER applied",
+        "OK START applied",
+        "PONG 42",
+    ];
+    let got_nohb: Vec<&String> = got.iter().filter(|m| !m.starts_with("HEARTBEAT")).collect();
+    assert_eq!(got_nohb.len(), want.len(), "{got:?}");
+    for (g, w) in got_nohb.iter().zip(want) {
+        assert!(
+            g.starts_with(w),
+            "{g:?} should start with {w:?}; all: {got:?}"
+        );
+    }
+    let log = std::fs::read_to_string(&ctl_log).unwrap();
+    assert_eq!(log, "filter 0x0000000080000000\nstart\n");
+    // A truncated message, then the client hangs up its sending side.
+    s.write_all(b"SUBSCR").unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    drop(s);
+    // Eight errors in a row close the connection, with a message.
+    let mut s2 = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s2.write_all(&b"X\n".repeat(20)).unwrap();
+    let got = messages_until(&s2, "ERR too-many-errors");
+    assert!(
+        got.iter().any(|m| m.starts_with("ERR too-many-errors")),
+        "{got:?}"
+    );
+    // The agent still serves: a client gets frames.
+    let c = attach(port, &["--exit-on-end", "--duration", "30s"]);
+    c.wait_line("connected", Duration::from_secs(20));
+    a_in.write_all(&pcapng_bytes(&frames(100, 0), 1)).unwrap();
+    drop(a_in);
+    let (ok, out, err) = c.finish(Duration::from_secs(30));
+    assert!(ok, "{err:?}");
+    assert_eq!(n(&json(&out), "frames_received"), 100);
+    assert!(a.child.try_wait().unwrap().is_none_or(|s| s.success()));
+    let _ = a.finish(Duration::from_secs(20));
+}
+
+#[test]
+fn wrong_token_is_refused_before_any_data() {
+    let port = free_port();
+    let token = write_file("token", b"0123456789abcdef0123\n");
+    let wrong = write_file("wrong-token", b"0123456789abcdef0124\n");
+    let file = write_file("tok.pcapng", &pcapng_bytes(&frames(50, 0), 1));
+    let a = agent(
+        port,
+        &["--pcap-stdin", "--wait-for-client"],
+        &["--token-file", token.to_str().unwrap()],
+        stdin_file(&file),
+    );
+    // No token: no frame, only the section header and HELLO.
+    let mut raw = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    raw.write_all(b"SUBSCRIBE probes=all\nAUTH nope-nope-nope-nope\n")
+        .unwrap();
+    let got = messages_until(&raw, "ERR auth ");
+    assert!(got[0].contains("auth=token"), "{got:?}");
+    assert!(
+        got.iter().any(|m| m.starts_with("ERR auth-required")),
+        "{got:?}"
+    );
+    let c = attach(
+        port,
+        &[
+            "--exit-on-end",
+            "--duration",
+            "20s",
+            "--token-file",
+            wrong.to_str().unwrap(),
+        ],
+    );
+    let (ok, out, err) = c.finish(Duration::from_secs(30));
+    assert!(!ok);
+    let v = json(&out);
+    assert_eq!(n(&v, "frames_received"), 0);
+    assert!(err.iter().any(|l| l.contains("auth")), "{err:?}");
+    // The right token gets the data.
+    let c = attach(
+        port,
+        &[
+            "--exit-on-end",
+            "--duration",
+            "20s",
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+    );
+    let (ok, out, err) = c.finish(Duration::from_secs(30));
+    assert!(ok, "{err:?}");
+    assert_eq!(n(&json(&out), "frames_received"), 50);
+    assert!(a.finish(Duration::from_secs(20)).0);
+}
+
+#[test]
+fn non_loopback_listen_needs_a_token() {
+    let p = Proc::spawn(
+        &["agent", "--listen", "0.0.0.0:0", "--pcap-stdin"],
+        Stdio::null(),
+    );
+    let (ok, _, err) = p.finish(Duration::from_secs(20));
+    assert!(!ok);
+    assert!(err.iter().any(|l| l.contains("token")), "{err:?}");
+}
+
+#[test]
+fn client_that_never_reads_does_not_stall_the_agent_or_grow_it() {
+    let port = free_port();
+    let mut a = agent(
+        port,
+        &["--pcap-stdin"],
+        &["--client-queue-mb", "4"],
+        Stdio::piped(),
+    );
+    let mut a_in = a.stdin();
+    let good = attach(port, &["--exit-on-end", "--duration", "60s"]);
+    good.wait_line("connected", Duration::from_secs(20));
+    // Connects and never reads a byte.
+    let stuck = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let rss0 = a.rss_kb();
+    // 60,000 frames of 1.1 kB: 66 MB through the agent.
+    let chunk = 5_000;
+    let rounds = 12;
+    let all: Vec<Vec<u8>> = (0..chunk as u32)
+        .map(|i| {
+            PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 0x11, i)
+                .build(&[0u8; 1024])
+        })
+        .collect();
+    let t0 = Instant::now();
+    let mut w = PcapngWriter::new(&mut a_in).unwrap();
+    let mut max_rss = 0;
+    for r in 0..rounds {
+        for (i, f) in all.iter().enumerate() {
+            w.write_frame((r * chunk + i) as u64, 0, None, f.len() as u32, f)
+                .unwrap();
+        }
+        w.flush().unwrap();
+        max_rss = max_rss.max(a.rss_kb());
+    }
+    drop(w);
+    drop(a_in);
+    // The agent took everything while one client read nothing.
+    assert!(t0.elapsed() < Duration::from_secs(30), "agent stalled");
+    let (ok, out, err) = good.finish(Duration::from_secs(60));
+    assert!(ok, "{err:?}");
+    let v = json(&out);
+    // The reading client may itself lose batches on a loaded machine
+    // (debug build, 2 cores), but never uncounted.
+    assert_eq!(
+        n(&v, "frames_received") + n(&v, "frames_dropped"),
+        (chunk * rounds) as u64,
+        "{v}"
+    );
+    // 66 MB went through; the stuck client's queue holds at most 4 MiB.
+    assert!(
+        max_rss < rss0 + 40_000,
+        "agent grew from {rss0} kB to {max_rss} kB"
+    );
+    drop(stuck);
+    a.kill();
+}

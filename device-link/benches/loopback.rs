@@ -1,0 +1,133 @@
+//! Loopback throughput: an in-process agent serving header-only RoCE
+//! frames, a client feeding the live store (decode + RC analysis), over
+//! real TCP on 127.0.0.1. Reports Mpps into the store and the drops.
+//!
+//! `cargo bench -p rocescope-device-link --bench loopback [-- FRAMES [PPS]]`
+//! PPS paces the source (0 = as fast as it can produce); default 3,000,000
+//! frames at 6 Mpps, then unpaced.
+
+use std::time::{Duration, Instant};
+
+use rocescope_decoders::{Opcode, PacketBuilder};
+use rocescope_device_link::agent::AgentConfig;
+use rocescope_device_link::source::{Publisher, SourceError};
+use rocescope_device_link::{Agent, AttachUrl, Batch, Client, ClientConfig, Source, SourceStatus};
+
+/// Header-only RC WRITE MIDDLE/ONLY frames on 8 QPs, PSNs in order.
+struct Synth {
+    frames: u64,
+    pps: u64,
+}
+
+impl Source for Synth {
+    fn describe(&self) -> String {
+        "synthetic".into()
+    }
+    fn run(&mut self, out: &Publisher) -> Result<SourceStatus, SourceError> {
+        let mut templates = Vec::new();
+        for qp in 0..8u32 {
+            let b = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 1],
+                [10, 0, 0, 2],
+                Opcode::RC_WRITE_ONLY,
+                0x100 + qp,
+                0,
+            );
+            let mut f = Vec::new();
+            b.build_headers_into(4096, &mut f);
+            templates.push(f);
+        }
+        // PSN: last 3 bytes of the BTH (Ethernet 14 + IPv4 20 + UDP 8 + 12).
+        let psn_at = 14 + 20 + 8 + 9;
+        let start = Instant::now();
+        let mut batch = Batch::with_capacity(4096, 4096 * 80);
+        let mut i = 0u64;
+        while i < self.frames {
+            for _ in 0..4096.min(self.frames - i) {
+                let qp = (i % 8) as usize;
+                let psn = ((i / 8) as u32) & 0xff_ffff;
+                let f = &mut templates[qp];
+                f[psn_at..psn_at + 3].copy_from_slice(&psn.to_be_bytes()[1..]);
+                batch.push_frame(i * 100, 0, None, f.len() as u32 + 4096, f);
+                i += 1;
+            }
+            out.publish_from(&mut batch);
+            if self.pps > 0 {
+                let due = Duration::from_secs_f64(i as f64 / self.pps as f64);
+                if let Some(wait) = due.checked_sub(start.elapsed()) {
+                    std::thread::sleep(wait);
+                }
+            }
+        }
+        Ok(SourceStatus::End)
+    }
+}
+
+fn run(frames: u64, pps: u64) {
+    let mut cfg = AgentConfig::new("127.0.0.1:0".parse().expect("addr"));
+    cfg.wait_for_client = true;
+    cfg.client_queue_bytes = 512 << 20;
+    cfg.client_queue_batches = 1 << 16;
+    let agent = Agent::bind(cfg).expect("bind");
+    let port = agent.local_addr().expect("addr").port();
+    let t = std::thread::spawn(move || agent.run(Box::new(Synth { frames, pps }), Vec::new()));
+    let mut ccfg = ClientConfig::new(AttachUrl::Tcp {
+        host: "127.0.0.1".into(),
+        port,
+    });
+    ccfg.exit_on_end = true;
+    ccfg.queue_bytes = 1 << 30;
+    ccfg.queue_batches = 1 << 16;
+    let client = Client::start(ccfg).expect("client");
+    let start = Instant::now();
+    let mut first: Option<(Instant, u64)> = None;
+    while !client.is_finished() {
+        let s = client.stats();
+        if first.is_none() && s.frames_received > 0 {
+            first = Some((Instant::now(), s.frames_received));
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let store = std::sync::Arc::clone(client.store());
+    let s = client.stop();
+    let end = Instant::now();
+    let _ = t.join();
+    let (t0, n0) = first.unwrap_or((start, 0));
+    let secs = (end - t0).as_secs_f64();
+    let rate = (s.frames_received - n0) as f64 / secs / 1e6;
+    println!(
+        "loopback {} pace: {} frames into the store ({} rows, {} RoCE), {} dropped (agent {}, client {}), {:.2} s, {:.2} Mpps, {:.0} MB/s on the socket",
+        if pps == 0 {
+            "unpaced".to_owned()
+        } else {
+            format!("{:.1} Mpps", pps as f64 / 1e6)
+        },
+        s.frames_received,
+        store.len(),
+        store.stats().roce_packets,
+        s.frames_dropped,
+        s.frames_dropped_agent,
+        s.frames_dropped_client,
+        secs,
+        rate,
+        s.bytes_received as f64 / secs / 1e6,
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let frames = args
+        .first()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(3_000_000);
+    match args.get(1).and_then(|a| a.parse().ok()) {
+        Some(pps) => run(frames, pps),
+        None => {
+            run(frames, 6_000_000);
+            run(frames, 0);
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! [`Batch`]: records moved between threads in groups, frame bytes in one
+//! arena, so a live link allocates per batch and not per frame.
+
+use rocescope_replay::{CaptureFrame, Direction, Record};
+
+/// Where a frame's bytes sit in [`Batch::bytes`] and what else it carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameMeta {
+    pub ts_ns: u64,
+    pub orig_len: u32,
+    pub port: u8,
+    pub direction: Option<Direction>,
+    start: u32,
+    len: u32,
+}
+
+/// One entry of a batch, in source order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// A frame; its bytes are in [`Batch::bytes`].
+    Frame(FrameMeta),
+    /// Any non-frame record.
+    Record(Record),
+}
+
+/// Records in source order; frame bytes live in one arena.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    items: Vec<Item>,
+    bytes: Vec<u8>,
+    frames: u64,
+}
+
+/// A frame lent out of a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameRef<'a> {
+    pub meta: &'a FrameMeta,
+    pub data: &'a [u8],
+}
+
+impl Batch {
+    pub fn with_capacity(items: usize, bytes: usize) -> Batch {
+        Batch {
+            items: Vec::with_capacity(items),
+            bytes: Vec::with_capacity(bytes),
+            frames: 0,
+        }
+    }
+
+    /// Appends a frame (its bytes are copied once, into the arena).
+    pub fn push_frame(
+        &mut self,
+        ts_ns: u64,
+        port: u8,
+        direction: Option<Direction>,
+        orig_len: u32,
+        data: &[u8],
+    ) {
+        let start = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(data);
+        self.items.push(Item::Frame(FrameMeta {
+            ts_ns,
+            orig_len: orig_len.max(data.len() as u32),
+            port,
+            direction,
+            start,
+            len: data.len() as u32,
+        }));
+        self.frames += 1;
+    }
+
+    /// Appends a frame read by a `CaptureReader` (frames of files that name
+    /// no port get their interface id as port).
+    pub fn push_capture_frame(&mut self, f: &CaptureFrame<'_>) {
+        let port = f
+            .port
+            .unwrap_or_else(|| u8::try_from(f.interface).unwrap_or(u8::MAX));
+        self.push_frame(f.ts_ns, port, f.direction, f.origlen, f.data);
+    }
+
+    /// Appends a record; `Record::Frame` goes into the arena like a frame.
+    pub fn push_record(&mut self, record: Record) {
+        match record {
+            Record::Frame {
+                ts_ns,
+                port,
+                direction,
+                orig_len,
+                data,
+            } => self.push_frame(ts_ns, port, direction, orig_len, &data),
+            r => self.items.push(Item::Record(r)),
+        }
+    }
+
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// The bytes of a frame of this batch.
+    pub fn frame_data(&self, meta: &FrameMeta) -> &[u8] {
+        let s = meta.start as usize;
+        self.bytes.get(s..s + meta.len as usize).unwrap_or_default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Frames in the batch.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Non-frame records in the batch.
+    pub fn records(&self) -> u64 {
+        self.items.len() as u64 - self.frames
+    }
+
+    /// Frame bytes held.
+    pub fn data_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Approximate heap bytes held, for queue limits.
+    pub fn cost_bytes(&self) -> usize {
+        self.bytes.len() + self.items.len() * std::mem::size_of::<Item>()
+    }
+
+    /// Empties the batch, keeping its allocations.
+    pub fn clear(&mut self) {
+        self.items.clear();
+        self.bytes.clear();
+        self.frames = 0;
+    }
+
+    /// Takes the contents, leaving an empty batch with the same capacity
+    /// hint.
+    pub fn take(&mut self) -> Batch {
+        let items = self.items.capacity().clamp(64, 4096);
+        let bytes = self.bytes.capacity().clamp(4096, 1 << 20);
+        std::mem::replace(self, Batch::with_capacity(items, bytes))
+    }
+
+    /// Every entry, frames lent with their bytes.
+    pub fn iter(&self) -> impl Iterator<Item = Entry<'_>> {
+        self.items.iter().map(move |it| match it {
+            Item::Frame(meta) => Entry::Frame(FrameRef {
+                meta,
+                data: self.frame_data(meta),
+            }),
+            Item::Record(r) => Entry::Record(r),
+        })
+    }
+}
+
+/// What [`Batch::iter`] yields.
+#[derive(Debug, Clone, Copy)]
+pub enum Entry<'a> {
+    Frame(FrameRef<'a>),
+    Record(&'a Record),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_and_records_keep_their_order_and_bytes() {
+        let mut b = Batch::default();
+        b.push_frame(1, 0, Some(Direction::Rx), 100, &[1, 2, 3]);
+        b.push_record(Record::Annotation {
+            ts_ns: 2,
+            text: "x".into(),
+        });
+        b.push_frame(3, 1, None, 2, &[4, 5]);
+        assert_eq!((b.frames(), b.records(), b.len()), (2, 1, 3));
+        let got: Vec<String> = b
+            .iter()
+            .map(|e| match e {
+                Entry::Frame(f) => format!("{}:{:?}:{}", f.meta.ts_ns, f.data, f.meta.orig_len),
+                Entry::Record(r) => format!("r{}", r.ts_ns()),
+            })
+            .collect();
+        assert_eq!(got, ["1:[1, 2, 3]:100", "r2", "3:[4, 5]:2"]);
+        let t = b.take();
+        assert!(b.is_empty());
+        assert_eq!(t.len(), 3);
+    }
+}

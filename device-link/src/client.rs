@@ -1,0 +1,794 @@
+//! The client: attaches to an agent (`tcp://`), a pcap stream on stdin
+//! (`-`) or a file (`file:PATH[?follow]`) and feeds a live [`Store`]
+//! through the same ingest as files.
+//!
+//! Threads: *rx* reads the link, records everything it receives (if asked)
+//! and offers batches to a bounded queue; *ingest* decodes them into the
+//! store; *recorder* writes the recording. When ingest falls behind, whole
+//! batches are dropped and counted; the agent's own drops for this client
+//! arrive as `Drops` records and heartbeats. So, per connection,
+//! `frames_received + frames_dropped` equals the frames the agent's source
+//! produced while the client was attached.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::record::{DropCount, DropReason, MarkerKind};
+use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
+use rocescope_replay::{CaptureItem, CaptureReader, PcapngWriter, Record, TimeBase};
+
+use crate::AttachUrl;
+use crate::batch::{Batch, Entry};
+use crate::protocol::{
+    AGENT_QUEUE_INTERFACE, CLIENT_QUEUE_INTERFACE, ErrorCode, LinkEvents, LinkReader,
+    PROTOCOL_VERSION, ProbeSet, Reply, Request,
+};
+use crate::queue::{BatchQueue, Pop};
+use crate::source::{BATCH_ITEMS, FollowFile};
+
+/// How the client runs. [`ClientConfig::new`] has the defaults.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    pub url: AttachUrl,
+    /// Sent as `AUTH` when set.
+    pub token: Option<String>,
+    /// Write everything received here (pcapng).
+    pub record: Option<PathBuf>,
+    /// Recording flush interval (a kill loses at most this much).
+    pub record_flush: Duration,
+    /// Queue between socket and ingest, bytes of batches.
+    pub queue_bytes: usize,
+    pub queue_batches: usize,
+    pub probes: ProbeSet,
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+    /// No bytes from the agent for this long: the connection is dead.
+    pub silence_timeout: Duration,
+    /// Stop (no reconnect) when the agent says its source ended.
+    pub exit_on_end: bool,
+    /// Throttle ingest to this many frames per second (tests, demos).
+    pub max_ingest_pps: Option<u64>,
+    pub decode: DecodeConfig,
+}
+
+impl ClientConfig {
+    pub fn new(url: AttachUrl) -> ClientConfig {
+        ClientConfig {
+            url,
+            token: None,
+            record: None,
+            record_flush: Duration::from_secs(1),
+            queue_bytes: 256 << 20,
+            queue_batches: 16 * 1024,
+            probes: ProbeSet::All,
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(5),
+            silence_timeout: Duration::from_secs(3),
+            exit_on_end: false,
+            max_ingest_pps: None,
+            decode: DecodeConfig::default(),
+        }
+    }
+}
+
+/// Running counters of a client; read with [`LinkStats::snapshot`].
+#[derive(Debug, Default)]
+pub struct LinkStats {
+    bytes_received: AtomicU64,
+    frames_read: AtomicU64,
+    records_read: AtomicU64,
+    frames_received: AtomicU64,
+    records_received: AtomicU64,
+    frames_dropped_agent: AtomicU64,
+    agent_dropped_base: AtomicU64,
+    reconnects: AtomicU64,
+    connections: AtomicU64,
+    connected: AtomicBool,
+    recorded_frames: AtomicU64,
+    queue: Mutex<Option<Arc<BatchQueue>>>,
+}
+
+/// A copy of the counters at one instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkStatsSnapshot {
+    /// Frames that reached the store.
+    pub frames_received: u64,
+    /// Frames lost: dropped by the agent for this client plus dropped by
+    /// this client's queue.
+    pub frames_dropped: u64,
+    pub frames_dropped_agent: u64,
+    pub frames_dropped_client: u64,
+    /// Frames read from the link (= received + dropped by the client).
+    pub frames_read: u64,
+    /// Non-frame records that reached the store.
+    pub records_received: u64,
+    pub records_dropped_client: u64,
+    pub bytes_received: u64,
+    pub reconnects: u64,
+    pub connections: u64,
+    pub connected: bool,
+    pub frames_recorded: u64,
+}
+
+impl LinkStats {
+    pub fn snapshot(&self) -> LinkStatsSnapshot {
+        let q = self.queue.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let (dc, drc) = q.map_or((0, 0), |q| (q.drops.frames(), q.drops.records()));
+        let da = self.frames_dropped_agent.load(Ordering::Relaxed);
+        LinkStatsSnapshot {
+            frames_received: self.frames_received.load(Ordering::Relaxed),
+            frames_dropped: da + dc,
+            frames_dropped_agent: da,
+            frames_dropped_client: dc,
+            frames_read: self.frames_read.load(Ordering::Relaxed),
+            records_received: self.records_received.load(Ordering::Relaxed),
+            records_dropped_client: drc,
+            bytes_received: self.bytes_received.load(Ordering::Relaxed),
+            reconnects: self.reconnects.load(Ordering::Relaxed),
+            connections: self.connections.load(Ordering::Relaxed),
+            connected: self.connected.load(Ordering::Relaxed),
+            frames_recorded: self.recorded_frames.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Something the user should see at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkEvent {
+    Connected {
+        to: String,
+        agent: String,
+    },
+    /// The link broke; `retry_in` is the backoff before the next try.
+    Disconnected {
+        reason: String,
+        retry_in: Option<Duration>,
+    },
+    /// An `ERR` from the agent.
+    AgentError {
+        code: String,
+        text: String,
+    },
+    /// The source ended (agent `BYE end`, or the end of a file / stdin).
+    End,
+    /// Cannot go on (wrong token, incompatible version).
+    Fatal(String),
+}
+
+/// Why the client could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("recording {path}: {source}")]
+    Record {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{0}")]
+    Spawn(io::Error),
+}
+
+/// A running client. Dropping it without [`Client::stop`] leaves its
+/// threads to end on their own when the link ends.
+#[derive(Debug)]
+pub struct Client {
+    store: Arc<Store>,
+    analysis: RcAnalyzer,
+    stats: Arc<LinkStats>,
+    stop: Arc<AtomicBool>,
+    events: Receiver<LinkEvent>,
+    threads: Vec<JoinHandle<()>>,
+    rx_done: Arc<AtomicBool>,
+}
+
+fn now_ns() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+impl Client {
+    pub fn start(cfg: ClientConfig) -> Result<Client, ClientError> {
+        let store = Store::live(TimeBase::Nanoseconds);
+        let analysis = RcAnalyzer::default();
+        let stats = Arc::new(LinkStats::default());
+        let queue = Arc::new(BatchQueue::new(cfg.queue_bytes, cfg.queue_batches));
+        *stats.queue.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&queue));
+        let stop = Arc::new(AtomicBool::new(false));
+        let rx_done = Arc::new(AtomicBool::new(false));
+        let (ev_tx, events) = std::sync::mpsc::channel();
+        let mut threads = Vec::new();
+        let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(f)
+                .map_err(ClientError::Spawn)
+        };
+        let recorder = match &cfg.record {
+            Some(path) => {
+                let file = File::create(path).map_err(|source| ClientError::Record {
+                    path: path.clone(),
+                    source,
+                })?;
+                let w = PcapngWriter::with_capacity(1 << 20, BufWriter::new(file)).map_err(
+                    |source| ClientError::Record {
+                        path: path.clone(),
+                        source,
+                    },
+                )?;
+                let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Batch>>(64);
+                let flush = cfg.record_flush;
+                let st = Arc::clone(&stats);
+                let ev = ev_tx.clone();
+                threads.push(spawn(
+                    "attach-record",
+                    Box::new(move || record_loop(w, &rx, flush, &st, &ev)),
+                )?);
+                Some(tx)
+            }
+            None => None,
+        };
+        {
+            let store = Arc::clone(&store);
+            let queue = Arc::clone(&queue);
+            let stats = Arc::clone(&stats);
+            let analyzer = analysis.clone();
+            let decode = cfg.decode.clone();
+            let pps = cfg.max_ingest_pps;
+            threads.push(spawn(
+                "attach-ingest",
+                Box::new(move || ingest_loop(&store, &queue, &stats, analyzer, decode, pps)),
+            )?);
+        }
+        {
+            let rx = Rx {
+                cfg,
+                queue,
+                recorder,
+                stats: Arc::clone(&stats),
+                stop: Arc::clone(&stop),
+                events: ev_tx,
+            };
+            let done = Arc::clone(&rx_done);
+            threads.push(spawn(
+                "attach-rx",
+                Box::new(move || {
+                    rx.run();
+                    done.store(true, Ordering::Release);
+                }),
+            )?);
+        }
+        Ok(Client {
+            store,
+            analysis,
+            stats,
+            stop,
+            events,
+            threads,
+            rx_done,
+        })
+    }
+
+    /// The live store the link feeds.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The RC analysis run at ingest.
+    pub fn analysis(&self) -> &RcAnalyzer {
+        &self.analysis
+    }
+
+    pub fn stats(&self) -> LinkStatsSnapshot {
+        self.stats.snapshot()
+    }
+
+    /// Status changes, to show at once.
+    pub fn events(&self) -> &Receiver<LinkEvent> {
+        &self.events
+    }
+
+    /// Whether the link has ended for good (source end with
+    /// `exit_on_end`, end of a file, a fatal error).
+    pub fn is_finished(&self) -> bool {
+        self.rx_done.load(Ordering::Acquire)
+    }
+
+    /// Stops reading, drains the queue into the store, closes the
+    /// recording, and returns the final counters.
+    pub fn stop(mut self) -> LinkStatsSnapshot {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..).rev() {
+            let _ = t.join();
+        }
+        self.stats.snapshot()
+    }
+}
+
+fn ingest_loop(
+    store: &Store,
+    queue: &BatchQueue,
+    stats: &LinkStats,
+    analyzer: RcAnalyzer,
+    decode: DecodeConfig,
+    max_pps: Option<u64>,
+) {
+    let mut ingest = Ingest::new(decode, Box::new(analyzer));
+    let start = Instant::now();
+    let mut frames = 0u64;
+    loop {
+        match queue.pop(Duration::from_millis(50)) {
+            Pop::Batch(b) => {
+                for e in b.iter() {
+                    match e {
+                        Entry::Frame(f) => store.ingest(
+                            &mut ingest,
+                            &IngestFrame {
+                                ts_ns: f.meta.ts_ns,
+                                data: f.data,
+                                origlen: f.meta.orig_len,
+                                linktype: 1,
+                                port: f.meta.port,
+                                dir: f.meta.direction,
+                                file_offset: 0,
+                            },
+                        ),
+                        Entry::Record(r) => store.push_record(r.clone()),
+                    }
+                }
+                frames += b.frames();
+                if let Some(pps) = max_pps.filter(|&p| p > 0) {
+                    let due = Duration::from_secs_f64(frames as f64 / pps as f64);
+                    if let Some(wait) = due.checked_sub(start.elapsed()) {
+                        std::thread::sleep(wait);
+                    }
+                }
+                store.flush_live(&mut ingest);
+                stats
+                    .frames_received
+                    .fetch_add(b.frames(), Ordering::Relaxed);
+                stats
+                    .records_received
+                    .fetch_add(b.records(), Ordering::Relaxed);
+            }
+            Pop::Empty => {}
+            Pop::Closed => break,
+        }
+    }
+    store.finish_live(&mut ingest);
+}
+
+fn record_loop(
+    mut w: PcapngWriter<BufWriter<File>>,
+    rx: &Receiver<Arc<Batch>>,
+    flush_every: Duration,
+    stats: &LinkStats,
+    events: &std::sync::mpsc::Sender<LinkEvent>,
+) {
+    let mut last_flush = Instant::now();
+    let mut failed = false;
+    loop {
+        let got = rx.recv_timeout(Duration::from_millis(100));
+        let done = matches!(got, Err(std::sync::mpsc::RecvTimeoutError::Disconnected));
+        if let Ok(b) = got
+            && !failed
+        {
+            for e in b.iter() {
+                let r = match e {
+                    Entry::Frame(f) => w.write_frame(
+                        f.meta.ts_ns,
+                        f.meta.port,
+                        f.meta.direction,
+                        f.meta.orig_len,
+                        f.data,
+                    ),
+                    Entry::Record(r) => w.write_record(r),
+                };
+                if let Err(e) = r {
+                    failed = true;
+                    let _ = events.send(LinkEvent::Fatal(format!("recording: {e}")));
+                    break;
+                }
+            }
+            stats
+                .recorded_frames
+                .fetch_add(b.frames(), Ordering::Relaxed);
+        }
+        if !failed && (done || last_flush.elapsed() >= flush_every) {
+            last_flush = Instant::now();
+            if let Err(e) = w.flush() {
+                failed = true;
+                let _ = events.send(LinkEvent::Fatal(format!("recording: {e}")));
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    if !failed {
+        let _ = w.finish();
+    }
+}
+
+/// State of one connection, shared by the rx loop and the link reader's
+/// events (same thread).
+struct Conn {
+    pending: Batch,
+    last_rx: Instant,
+    agent_dropped: u64,
+    bye: Option<String>,
+    fatal: Option<String>,
+    hello: Option<String>,
+    told_client_drops: (u64, u64),
+    last_drop_check: Instant,
+}
+
+struct Shared {
+    conn: RefCell<Conn>,
+    queue: Arc<BatchQueue>,
+    recorder: Option<SyncSender<Arc<Batch>>>,
+    stats: Arc<LinkStats>,
+    stop: Arc<AtomicBool>,
+    silence: Option<Duration>,
+    events: std::sync::mpsc::Sender<LinkEvent>,
+}
+
+impl Shared {
+    /// Hands the pending batch to the recorder and the ingest queue.
+    fn publish(&self, conn: &mut Conn) {
+        if conn.pending.is_empty() {
+            return;
+        }
+        let b = Arc::new(conn.pending.take());
+        self.stats
+            .frames_read
+            .fetch_add(b.frames(), Ordering::Relaxed);
+        self.stats
+            .records_read
+            .fetch_add(b.records(), Ordering::Relaxed);
+        if let Some(r) = &self.recorder {
+            let _ = r.send(Arc::clone(&b));
+        }
+        self.queue.push(b);
+        self.report_client_drops(conn, false);
+    }
+
+    /// Records and stores the client queue's drop count when it changed
+    /// (at most every 100 ms unless `now`).
+    fn report_client_drops(&self, conn: &mut Conn, now: bool) {
+        if !now && conn.last_drop_check.elapsed() < Duration::from_millis(100) {
+            return;
+        }
+        conn.last_drop_check = Instant::now();
+        let d = (self.queue.drops.frames(), self.queue.drops.records());
+        if d == conn.told_client_drops {
+            return;
+        }
+        conn.told_client_drops = d;
+        self.send_forced(Record::Drops(DropCount {
+            ts_ns: now_ns(),
+            interface: CLIENT_QUEUE_INTERFACE,
+            dropped: d.0,
+            reason: DropReason::QueueFull,
+        }));
+    }
+
+    /// A record that must reach both the recording and the store.
+    fn send_forced(&self, r: Record) {
+        let mut b = Batch::default();
+        b.push_record(r);
+        let b = Arc::new(b);
+        if let Some(rec) = &self.recorder {
+            let _ = rec.send(Arc::clone(&b));
+        }
+        self.queue.push_force(b);
+    }
+}
+
+struct Events(Rc<Shared>);
+
+impl LinkEvents for Events {
+    fn before_read(&mut self) {
+        if let Ok(mut c) = self.0.conn.try_borrow_mut() {
+            self.0.publish(&mut c);
+        }
+    }
+    fn received(&mut self, bytes: usize) {
+        self.0
+            .stats
+            .bytes_received
+            .fetch_add(bytes as u64, Ordering::Relaxed);
+        if let Ok(mut c) = self.0.conn.try_borrow_mut() {
+            c.last_rx = Instant::now();
+        }
+    }
+    fn message(&mut self, text: &str) {
+        let Ok(mut c) = self.0.conn.try_borrow_mut() else {
+            return;
+        };
+        match Reply::parse(text) {
+            Some(Reply::Hello { version, agent, .. }) => {
+                if version != PROTOCOL_VERSION {
+                    c.fatal = Some(format!(
+                        "agent speaks protocol version {version}, this client {PROTOCOL_VERSION}"
+                    ));
+                }
+                c.hello = Some(agent);
+            }
+            Some(Reply::Heartbeat { dropped_frames, .. }) => {
+                c.agent_dropped = c.agent_dropped.max(dropped_frames);
+                let total =
+                    self.0.stats.agent_dropped_base.load(Ordering::Relaxed) + c.agent_dropped;
+                self.0
+                    .stats
+                    .frames_dropped_agent
+                    .store(total, Ordering::Relaxed);
+            }
+            Some(Reply::Err { code, text }) => {
+                if matches!(
+                    code,
+                    ErrorCode::Auth | ErrorCode::Version | ErrorCode::Timeout
+                ) {
+                    c.fatal = Some(format!("agent: ERR {} {text}", code.as_str()));
+                }
+                let _ = self.0.events.send(LinkEvent::AgentError {
+                    code: code.as_str().into(),
+                    text,
+                });
+            }
+            Some(Reply::Bye { reason, .. }) => c.bye = Some(reason),
+            _ => {}
+        }
+    }
+    fn idle(&mut self) -> io::Result<()> {
+        if self.0.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::other("stopped"));
+        }
+        if let Ok(mut c) = self.0.conn.try_borrow_mut() {
+            self.0.publish(&mut c);
+            self.0.report_client_drops(&mut c, false);
+            if let Some(limit) = self.0.silence
+                && c.last_rx.elapsed() > limit
+            {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("no data or heartbeat for {:.1} s", limit.as_secs_f64()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Rx {
+    cfg: ClientConfig,
+    queue: Arc<BatchQueue>,
+    recorder: Option<SyncSender<Arc<Batch>>>,
+    stats: Arc<LinkStats>,
+    stop: Arc<AtomicBool>,
+    events: std::sync::mpsc::Sender<LinkEvent>,
+}
+
+/// How one connection ended.
+enum Ended {
+    /// The source ended (BYE end, end of file).
+    End,
+    /// Cannot continue.
+    Fatal(String),
+    /// The link broke: retry.
+    Broken(String),
+    Stopped,
+}
+
+impl Rx {
+    fn run(self) {
+        let mut backoff = self.cfg.backoff_initial;
+        loop {
+            let ended = match &self.cfg.url {
+                AttachUrl::Tcp { host, port } => match self.connect(host, *port) {
+                    Ok(s) => {
+                        backoff = self.cfg.backoff_initial;
+                        let to = format!("{host}:{port}");
+                        self.serve(Box::new(s), true, &to)
+                    }
+                    Err(e) => Ended::Broken(format!("connect to {host}:{port}: {e}")),
+                },
+                AttachUrl::Stdin => self.serve(Box::new(io::stdin()), false, "stdin"),
+                AttachUrl::File { path, follow } => {
+                    let input: io::Result<Box<dyn Read>> = if *follow {
+                        FollowFile::open(path).map(|f| Box::new(f) as Box<dyn Read>)
+                    } else {
+                        File::open(path).map(|f| Box::new(f) as Box<dyn Read>)
+                    };
+                    match input {
+                        Ok(r) => self.serve(r, false, &path.display().to_string()),
+                        Err(e) => Ended::Fatal(format!("{}: {e}", path.display())),
+                    }
+                }
+            };
+            self.stats.connected.store(false, Ordering::Relaxed);
+            match ended {
+                Ended::Stopped => break,
+                Ended::End => {
+                    let _ = self.events.send(LinkEvent::End);
+                    if self.cfg.exit_on_end || !matches!(self.cfg.url, AttachUrl::Tcp { .. }) {
+                        break;
+                    }
+                    self.sleep(backoff);
+                }
+                Ended::Fatal(why) => {
+                    let _ = self.events.send(LinkEvent::Fatal(why));
+                    break;
+                }
+                Ended::Broken(reason) => {
+                    if !matches!(self.cfg.url, AttachUrl::Tcp { .. }) {
+                        let _ = self.events.send(LinkEvent::Fatal(reason));
+                        break;
+                    }
+                    let _ = self.events.send(LinkEvent::Disconnected {
+                        reason,
+                        retry_in: Some(backoff),
+                    });
+                    self.sleep(backoff);
+                    backoff = (backoff * 2).min(self.cfg.backoff_max);
+                }
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        self.queue.close();
+    }
+
+    fn sleep(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while Instant::now() < end && !self.stop.load(Ordering::Relaxed) {
+            std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
+        }
+    }
+
+    fn connect(&self, host: &str, port: u16) -> io::Result<TcpStream> {
+        let addrs: Vec<_> = (host, port).to_socket_addrs()?.collect();
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+        for a in addrs {
+            match TcpStream::connect_timeout(&a, Duration::from_secs(2)) {
+                Ok(s) => {
+                    s.set_read_timeout(Some(Duration::from_millis(100)))?;
+                    s.set_nodelay(true)?;
+                    let mut hello = format!("HELLO {PROTOCOL_VERSION} rocescope-attach\n");
+                    if let Some(t) = &self.cfg.token {
+                        hello.push_str(&format!("{}\n", Request::Auth { token: t.clone() }));
+                    }
+                    if self.cfg.probes != ProbeSet::All {
+                        hello.push_str(&format!(
+                            "{}\n",
+                            Request::Subscribe(self.cfg.probes.clone())
+                        ));
+                    }
+                    (&s).write_all(hello.as_bytes())?;
+                    return Ok(s);
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// Reads one connection (or stream) to its end.
+    fn serve(&self, input: Box<dyn Read>, tcp: bool, to: &str) -> Ended {
+        let shared = Rc::new(Shared {
+            conn: RefCell::new(Conn {
+                pending: Batch::with_capacity(BATCH_ITEMS, 1 << 18),
+                last_rx: Instant::now(),
+                agent_dropped: 0,
+                bye: None,
+                fatal: None,
+                hello: None,
+                told_client_drops: (0, 0),
+                last_drop_check: Instant::now(),
+            }),
+            queue: Arc::clone(&self.queue),
+            recorder: self.recorder.clone(),
+            stats: Arc::clone(&self.stats),
+            stop: Arc::clone(&self.stop),
+            silence: tcp.then_some(self.cfg.silence_timeout),
+            events: self.events.clone(),
+        });
+        let reader = LinkReader::new(input, Events(Rc::clone(&shared)), tcp);
+        let mut cr = match CaptureReader::new(reader) {
+            Ok(cr) => cr,
+            Err(e) => {
+                if self.stop.load(Ordering::Relaxed) {
+                    return Ended::Stopped;
+                }
+                return self.finish(&shared, Some(e.to_string()));
+            }
+        };
+        self.stats.connected.store(true, Ordering::Relaxed);
+        let n = self.stats.connections.fetch_add(1, Ordering::Relaxed);
+        if n > 0 {
+            self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
+            shared.send_forced(Record::Marker {
+                ts_ns: now_ns(),
+                kind: MarkerKind::Reconnect,
+                text: format!("reconnected to {to}"),
+            });
+        }
+        let agent = shared.conn.borrow().hello.clone().unwrap_or_default();
+        let _ = self.events.send(LinkEvent::Connected {
+            to: to.to_owned(),
+            agent,
+        });
+        let error = loop {
+            match cr.next_item() {
+                Ok(Some(item)) => {
+                    let mut c = shared.conn.borrow_mut();
+                    match item {
+                        CaptureItem::Frame(f) => c.pending.push_capture_frame(&f),
+                        CaptureItem::Record(r) => {
+                            if let Record::Drops(d) = &r
+                                && d.interface == AGENT_QUEUE_INTERFACE
+                            {
+                                c.agent_dropped = c.agent_dropped.max(d.dropped);
+                                let total = self.stats.agent_dropped_base.load(Ordering::Relaxed)
+                                    + c.agent_dropped;
+                                self.stats
+                                    .frames_dropped_agent
+                                    .store(total, Ordering::Relaxed);
+                            }
+                            c.pending.push_record(r);
+                        }
+                    }
+                    if c.pending.len() >= BATCH_ITEMS {
+                        shared.publish(&mut c);
+                    }
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(e.to_string()),
+            }
+        };
+        drop(cr);
+        self.finish(&shared, error)
+    }
+
+    fn finish(&self, shared: &Rc<Shared>, error: Option<String>) -> Ended {
+        let mut c = shared.conn.borrow_mut();
+        shared.publish(&mut c);
+        shared.report_client_drops(&mut c, true);
+        // Carry this connection's agent drops into the total.
+        let base = self
+            .stats
+            .agent_dropped_base
+            .fetch_add(c.agent_dropped, Ordering::Relaxed)
+            + c.agent_dropped;
+        self.stats
+            .frames_dropped_agent
+            .store(base, Ordering::Relaxed);
+        if let Some(f) = c.fatal.take() {
+            return Ended::Fatal(f);
+        }
+        if self.stop.load(Ordering::Relaxed) {
+            return Ended::Stopped;
+        }
+        match (c.bye.as_deref(), error) {
+            (Some("end"), _) => Ended::End,
+            (Some(reason), _) => Ended::Broken(format!("agent closed the connection ({reason})")),
+            (None, Some(e)) => Ended::Broken(e),
+            (None, None) if matches!(self.cfg.url, AttachUrl::Tcp { .. }) => {
+                Ended::Broken("connection closed by the agent".into())
+            }
+            (None, None) => Ended::End,
+        }
+    }
+}
