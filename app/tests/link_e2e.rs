@@ -125,7 +125,12 @@ impl Proc {
             .unwrap()
             .read_to_string(&mut out)
             .unwrap();
-        let err: Vec<String> = self.stderr.try_iter().collect();
+        // The reader thread may still be passing lines on: read until it
+        // sees the pipe close.
+        let mut err = Vec::new();
+        while let Ok(line) = self.stderr.recv_timeout(Duration::from_secs(5)) {
+            err.push(line);
+        }
         (status.success(), out, err)
     }
 

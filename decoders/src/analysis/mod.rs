@@ -41,6 +41,56 @@ pub struct Observation {
     /// Frame length on the wire.
     pub wire_len: u32,
     pub ecn_ce: bool,
+    /// An RDMA CM message (REQ/REP over UD QP 1), which names the QPNs of a
+    /// connection: the analysis pairs flows by it.
+    pub cm: Option<CmMessage>,
+}
+
+/// The part of a CM REQ or REP that pairs the two flows of a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CmMessage {
+    pub rep: bool,
+    pub local_comm_id: u32,
+    /// REP: the REQ's communication id it answers.
+    pub remote_comm_id: u32,
+    /// The sender's QPN.
+    pub local_qpn: u32,
+}
+
+/// MAD management class of the communication manager.
+const MAD_CLASS_CM: u8 = 0x07;
+const CM_ATTR_REQ: u16 = 0x0010;
+const CM_ATTR_REP: u16 = 0x0013;
+
+fn cm_message(p: &Packet<'_>) -> Option<CmMessage> {
+    let bth = p.bth()?;
+    if bth.dest_qp() != 1 || !matches!(bth.opcode().kind(), crate::OpcodeKind::Ud(_)) {
+        return None;
+    }
+    let mad = p.payload();
+    let be32 = |o: usize| {
+        mad.get(o..o + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if *mad.get(1)? != MAD_CLASS_CM {
+        return None;
+    }
+    let attr = u16::from_be_bytes([*mad.get(16)?, *mad.get(17)?]);
+    match attr {
+        CM_ATTR_REQ => Some(CmMessage {
+            rep: false,
+            local_comm_id: be32(24)?,
+            remote_comm_id: 0,
+            local_qpn: be32(56)? >> 8,
+        }),
+        CM_ATTR_REP => Some(CmMessage {
+            rep: true,
+            local_comm_id: be32(24)?,
+            remote_comm_id: be32(28)?,
+            local_qpn: be32(36)? >> 8,
+        }),
+        _ => None,
+    }
 }
 
 impl Observation {
@@ -66,6 +116,7 @@ impl Observation {
             payload_len: p.payload_len() as u32,
             wire_len,
             ecn_ce: p.ip().is_some_and(|ip| ip.ecn() == 3),
+            cm: cm_message(p),
         })
     }
 }
@@ -411,6 +462,11 @@ pub struct RcAnalysis {
     ids: HashMap<FlowKey, u32>,
     /// Flow of each caller-interned key id (see `observe_keyed`).
     by_key_id: Vec<u32>,
+    /// CM REQs seen: (requester, responder, comm id) -> requester QPN.
+    cm_reqs: HashMap<([u8; 16], [u8; 16], u32), u32>,
+    /// Connections the CM named: (requester, responder, responder QPN,
+    /// requester QPN).
+    cm_pairs: Vec<([u8; 16], [u8; 16], u32, u32)>,
     /// QP conversations: the flow carrying the requests (the first flow seen).
     qps: Vec<u32>,
     episodes: Vec<Episode>,
@@ -447,6 +503,8 @@ impl RcAnalysis {
             flows: Vec::new(),
             ids: HashMap::new(),
             by_key_id: Vec::new(),
+            cm_reqs: HashMap::new(),
+            cm_pairs: Vec::new(),
             qps: Vec::new(),
             episodes: Vec::new(),
             late: Vec::new(),
@@ -510,13 +568,44 @@ impl RcAnalysis {
         id
     }
 
+    fn note_cm(&mut self, o: &Observation, cm: CmMessage) {
+        if cm.rep {
+            // A REP from B answers A's REQ: A -> B requests go to B's QPN,
+            // B -> A responses to A's.
+            if let Some(req_qpn) = self.cm_reqs.get(&(o.dst, o.src, cm.remote_comm_id)) {
+                self.cm_pairs.push((o.dst, o.src, cm.local_qpn, *req_qpn));
+            }
+        } else {
+            self.cm_reqs
+                .insert((o.src, o.dst, cm.local_comm_id), cm.local_qpn);
+        }
+    }
+
     /// Pair response flow `resp` with the reverse flow whose outstanding
-    /// requests this response answers.
+    /// requests this response answers: by the CM exchange where the capture
+    /// has one, else by addresses and PSNs.
     fn pair(&mut self, resp: u32, o: &Observation) -> Option<u32> {
         if let Some(p) = self.flows[resp as usize].peer {
             return Some(p);
         }
         let key = self.flows[resp as usize].key;
+        let by_cm = self
+            .cm_pairs
+            .iter()
+            .find(|(a, b, _, qa)| *b == key.src && *a == key.dst && *qa == key.dest_qp)
+            .and_then(|(a, b, qb, _)| {
+                self.ids
+                    .get(&FlowKey {
+                        src: *a,
+                        dst: *b,
+                        dest_qp: *qb,
+                    })
+                    .copied()
+            })
+            .filter(|f| self.flows[*f as usize].peer.is_none());
+        if let Some(chosen) = by_cm {
+            return Some(self.join(resp, chosen));
+        }
         let candidates: Vec<u32> = self
             .flows
             .iter()
@@ -543,6 +632,11 @@ impl RcAnalysis {
                 .copied()
                 .find(|c| answers(&self.flows[*c as usize])),
         }?;
+        Some(self.join(resp, chosen))
+    }
+
+    /// Make `resp` and `chosen` the two directions of one QP conversation.
+    fn join(&mut self, resp: u32, chosen: u32) -> u32 {
         self.flows[resp as usize].peer = Some(chosen);
         self.flows[chosen as usize].peer = Some(resp);
         // The response flow joins the requester's QP conversation.
@@ -553,7 +647,7 @@ impl RcAnalysis {
             // Leave the slot (ids stay stable) but point it at the pair.
             self.qps[old as usize] = chosen;
         }
-        Some(chosen)
+        chosen
     }
 
     /// Classify one packet; `index` is its row number.
@@ -606,6 +700,10 @@ impl RcAnalysis {
             if let Some(peer) = self.flows[id as usize].peer.or_else(|| self.pair_any(id)) {
                 self.flows[peer as usize].counters.rp_cnp_handled += 1;
             }
+            return class;
+        }
+        if let Some(cm) = o.cm {
+            self.note_cm(o, cm);
             return class;
         }
         let Some(op) = op else { return class };

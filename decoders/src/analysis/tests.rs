@@ -334,3 +334,59 @@ fn a_throughput_drop_is_found_and_explained() {
     );
     assert_eq!(f.first_index, Some(501));
 }
+
+fn cm(src: [u8; 4], dst: [u8; 4], rep: bool, comm: u32, remote: u32, qpn: u32) -> Vec<u8> {
+    let mut mad = vec![0u8; 256];
+    mad[0] = 1;
+    mad[1] = 0x07;
+    mad[2] = 2;
+    mad[3] = 3;
+    let attr: u16 = if rep { 0x0013 } else { 0x0010 };
+    mad[16..18].copy_from_slice(&attr.to_be_bytes());
+    mad[24..28].copy_from_slice(&comm.to_be_bytes());
+    if rep {
+        mad[28..32].copy_from_slice(&remote.to_be_bytes());
+        mad[36..40].copy_from_slice(&(qpn << 8).to_be_bytes());
+    } else {
+        mad[56..60].copy_from_slice(&(qpn << 8).to_be_bytes());
+    }
+    let mut b = PacketBuilder::rocev2_ipv4(src, dst, Opcode::UD_SEND_ONLY, 1, 7);
+    b.ext.deth = crate::Deth {
+        qkey: 0x8001_0000,
+        src_qp: 1,
+    };
+    b.build(&mad)
+}
+
+#[test]
+fn the_cm_exchange_pairs_flows_the_psns_cannot() {
+    let mut t = Trace::new();
+    // Two connections between the same hosts: A's QP 0x30 <-> B's 0x20 and
+    // A's 0x31 <-> B's 0x21.
+    t.push(cm(A, B, false, 0x111, 0, 0x30), 10);
+    t.push(cm(B, A, true, 0x222, 0x111, 0x20), 10);
+    t.push(cm(A, B, false, 0x333, 0, 0x31), 10);
+    t.push(cm(B, A, true, 0x444, 0x333, 0x21), 10);
+    // Same PSNs on both: the PSNs cannot tell which ACK flow is whose.
+    for qp in [0x20, 0x21] {
+        let b = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_ONLY, qp, 5);
+        t.push(b.build(&[0; 64]), 10);
+    }
+    let mut ack = PacketBuilder::rocev2_ipv4(B, A, Opcode::RC_ACK, 0x31, 5);
+    ack.ext.aeth.syndrome = ACK.to_u8();
+    t.push(ack.build(&[]), 10);
+    let r = t.an.report();
+    let q21 = r.qps.iter().find(|q| q.dest_qp == 0x21).unwrap();
+    assert_eq!(
+        q21.requester_qp,
+        Some(0x31),
+        "{:?}",
+        r.qps
+            .iter()
+            .map(|q| (q.dest_qp, q.requester_qp))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(q21.outstanding, 0, "the ACK acknowledged QP 0x21's request");
+    let q20 = r.qps.iter().find(|q| q.dest_qp == 0x20).unwrap();
+    assert_eq!(q20.outstanding, 1);
+}
