@@ -233,6 +233,8 @@ impl Appender {
 pub struct Ingest {
     cfg: DecodeConfig,
     pending: Vec<PacketInfo>,
+    /// Bytes of the pending live frames (see `Store::ingest`).
+    bytes: Vec<u8>,
     appender: Appender,
 }
 
@@ -249,6 +251,7 @@ impl Ingest {
         Ingest {
             cfg,
             pending: Vec::with_capacity(super::BATCH_ROWS),
+            bytes: Vec::new(),
             appender: Appender::new(analyzer),
         }
     }
@@ -261,6 +264,26 @@ impl Ingest {
     #[inline]
     pub fn push(&mut self, f: &IngestFrame<'_>) {
         self.pending.push(decode_frame(&self.cfg, f));
+    }
+
+    /// Keep a live frame's bytes until the next flush; returns their offset
+    /// in this batch (rebased when the batch reaches the store).
+    pub(crate) fn keep_bytes(&mut self, data: &[u8]) -> u64 {
+        let at = self.bytes.len() as u64;
+        self.bytes.extend_from_slice(data);
+        at
+    }
+
+    pub(crate) fn kept_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The batch's bytes now start at `base` in the store's memory.
+    pub(crate) fn rebase_pending(&mut self, base: u64) {
+        for p in &mut self.pending {
+            p.row.file_offset += base;
+        }
+        self.bytes.clear();
     }
 
     pub(crate) fn drain_into(

@@ -327,7 +327,9 @@ impl Store {
     /// Feed one frame from a live source (bytes kept in memory). Rows are
     /// published in batches; call [`Store::flush_live`] to publish at once.
     pub fn ingest(&self, ingest: &mut Ingest, frame: &IngestFrame<'_>) {
-        let offset = self.keep(frame.data);
+        // Bytes gather in the ingest's own buffer and reach the store's
+        // memory once per batch: no lock per frame.
+        let offset = ingest.keep_bytes(frame.data);
         ingest.push(&IngestFrame {
             file_offset: offset,
             ..*frame
@@ -339,6 +341,12 @@ impl Store {
 
     /// Publish the rows a live source fed so far.
     pub fn flush_live(&self, ingest: &mut Ingest) {
+        if let Backing::Memory(mem) = &self.backing {
+            let mut mem = mem.write().unwrap_or_else(|e| e.into_inner());
+            let base = mem.len() as u64;
+            mem.extend_from_slice(ingest.kept_bytes());
+            ingest.rebase_pending(base);
+        }
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
         let Inner { cols, convs, stats } = &mut *inner;
         ingest.drain_into(cols, convs, stats);
