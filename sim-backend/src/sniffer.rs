@@ -2,34 +2,24 @@
 //! header-only cuts, the RoCE port byte-order trap of the card as built, and
 //! the RX-cut quirk (balboa-facts.md, "Traps in the card's sniffer").
 
-/// Filter word bits.
+/// Filter word bits: the ones the capture reader decodes (one definition,
+/// `rocescope_replay::SnifferFilter`), under the names the model uses.
 pub mod filter {
-    /// Ignore all IPv4.
-    pub const IGNORE_IPV4: u64 = 1 << 8;
-    /// Ignore all IPv6.
-    pub const IGNORE_IPV6: u64 = 1 << 9;
-    /// Ignore ARP.
-    pub const IGNORE_ARP: u64 = 1 << 16;
-    /// Ignore ICMPv4.
-    pub const IGNORE_ICMPV4: u64 = 1 << 18;
-    /// Ignore ICMPv6.
-    pub const IGNORE_ICMPV6: u64 = 1 << 20;
-    /// Ignore UDPv4.
-    pub const IGNORE_UDPV4: u64 = 1 << 22;
-    /// UDPv4 header-only (42 B).
-    pub const UDPV4_HEADER_ONLY: u64 = 1 << 23;
-    /// Ignore UDPv6.
-    pub const IGNORE_UDPV6: u64 = 1 << 24;
-    /// UDPv6 header-only (62 B).
-    pub const UDPV6_HEADER_ONLY: u64 = 1 << 25;
-    /// Ignore TCPv4.
-    pub const IGNORE_TCPV4: u64 = 1 << 26;
-    /// TCPv4 header-only (54 B).
-    pub const TCPV4_HEADER_ONLY: u64 = 1 << 27;
-    /// Ignore RoCEv2/IPv4.
-    pub const IGNORE_ROCE_V4: u64 = 1 << 30;
-    /// RoCEv2/IPv4 header-only (54 B; 58 B with AETH, 70 B with RETH).
-    pub const ROCE_V4_HEADER_ONLY: u64 = 1 << 31;
+    use rocescope_replay::SnifferFilter as F;
+
+    pub const IGNORE_IPV4: u64 = F::IGNORE_IPV4;
+    pub const IGNORE_IPV6: u64 = F::IGNORE_IPV6;
+    pub const IGNORE_ARP: u64 = F::IGNORE_ARP;
+    pub const IGNORE_ICMPV4: u64 = F::IGNORE_ICMPV4;
+    pub const IGNORE_ICMPV6: u64 = F::IGNORE_ICMPV6;
+    pub const IGNORE_UDPV4: u64 = F::IGNORE_UDPV4;
+    pub const UDPV4_HEADER_ONLY: u64 = F::UDPV4_HEADER_ONLY;
+    pub const IGNORE_UDPV6: u64 = F::IGNORE_UDPV6;
+    pub const UDPV6_HEADER_ONLY: u64 = F::UDPV6_HEADER_ONLY;
+    pub const IGNORE_TCPV4: u64 = F::IGNORE_TCPV4;
+    pub const TCPV4_HEADER_ONLY: u64 = F::TCPV4_HEADER_ONLY;
+    pub const IGNORE_ROCE_V4: u64 = F::IGNORE_ROCEV4;
+    pub const ROCE_V4_HEADER_ONLY: u64 = F::ROCEV4_HEADER_ONLY;
 }
 
 /// What the sniffer does with one frame.
