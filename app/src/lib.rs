@@ -1,4 +1,6 @@
 //! The front ends of rocescope over the UI-free core (`rocescope-core`):
-//! the terminal workbench. The binary's subcommands live in `main.rs`.
+//! the terminal workbench (`tui`) and the desktop workbench (`gui`). The
+//! binary's subcommands live in `main.rs`.
 
+pub mod gui;
 pub mod tui;

@@ -40,6 +40,8 @@ enum Command {
     Agent(agent_cmd::AgentArgs),
     /// Attach to an agent, a pcap stream on stdin or a growing file.
     Attach(attach_cmd::AttachArgs),
+    /// The desktop workbench (egui): a capture, a live link or the simulator.
+    Gui(rocescope::gui::GuiArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -94,6 +96,7 @@ fn main() -> ExitCode {
         Some(Command::Tour) => decode_cmd::tour(),
         Some(Command::Agent(args)) => agent_cmd::run(args),
         Some(Command::Attach(args)) => attach_cmd::run(args),
+        Some(Command::Gui(args)) => rocescope::gui::run(args),
         None => default_run(),
     };
     match result {

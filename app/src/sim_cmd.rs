@@ -134,19 +134,36 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
             "the workbench needs a terminal; for scripts use `rocescope sim --headless [--json]`"
         );
     }
-    let pace = args.pace.unwrap_or_else(|| default_pace(sc.duration_ns));
-    let (store, analysis, handle) = spawn_sim(sc, Pace::RealTime(pace), record);
-    rocescope::tui::run(Model::new(store, analysis, handle))
+    let pace = args
+        .pace
+        .map_or_else(|| Pace::for_duration(sc.duration_ns), Pace::RealTime);
+    let (store, analysis, handle) = spawn_sim(sc.clone(), pace, record);
+    rocescope::tui::run_with(
+        Model::new(store, analysis, handle),
+        rerun_on_change(sc, pace),
+    )
 }
 
-/// Real time, but runs shorter than 1 ms are stretched to about 5 s of wall
-/// time so that a person can follow them.
-pub fn default_pace(duration_ns: u64) -> f64 {
-    if duration_ns < 1_000_000 {
-        duration_ns as f64 / 1e9 / 5.0
-    } else {
-        1.0
-    }
+/// Simulator parameters and the sniffer filter change the model: the
+/// front end reruns the scenario with the change (and keeps the view).
+pub fn rerun_on_change(scenario: Scenario, pace: Pace) -> rocescope::tui::SourceCommands {
+    let mut current = scenario;
+    Box::new(move |c: &rocescope_core::Command| {
+        let mut next = current.clone();
+        match c {
+            rocescope_core::Command::SetSimParam { key, value } => {
+                next.set(key, value).map_err(|e| e.to_string())?
+            }
+            rocescope_core::Command::SetSnifferFilter(word) => match &mut next.sniffer {
+                Some(s) => s.filter = *word,
+                None => return Err(format!("scenario {} has no sniffer", next.name)),
+            },
+            _ => return Ok(None),
+        }
+        current = next.clone();
+        let (store, analysis, handle) = spawn_sim(next, pace, None);
+        Ok(Some(Model::new(store, analysis, handle)))
+    })
 }
 
 fn headless(

@@ -74,6 +74,17 @@ fn workbench_in_tmux() {
     let help = wait_for(&session, "play / pause");
     assert!(help.contains("play / pause"), "{help}");
     tmux(&["send-keys", "-t", &session, "Escape"]);
+    // A simulator parameter from the command line reruns the model.
+    tmux(&[
+        "send-keys",
+        "-t",
+        &session,
+        ":",
+        "set window_packets=2",
+        "Enter",
+    ]);
+    let rerun = wait_for(&session, "restarted the source");
+    assert!(rerun.contains("restarted the source"), "{rerun}");
     tmux(&["send-keys", "-t", &session, "q"]);
     let t0 = Instant::now();
     while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {

@@ -10,6 +10,7 @@ pub mod explain;
 pub mod filter;
 pub mod lesson;
 pub mod model;
+pub mod query;
 pub mod source;
 
 pub use command::{Command, UiCommand, View};

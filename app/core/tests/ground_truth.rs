@@ -197,3 +197,43 @@ fn capture_loss_is_not_a_retransmission() {
     assert_eq!(r.flagged_retx, 0, "capture loss reported as retransmission");
     assert!(r.mismatches.is_empty());
 }
+
+#[test]
+fn a_long_round_trip_is_diagnosed_as_window_limited() {
+    use rocescope_decoders::analysis::FindingCause;
+    let mut sim = Simulator::new(scenario("window-stall", 2_000_000));
+    let mut an = RcAnalysis::default();
+    let cfg = DecodeConfig::default();
+    let mut i = 0u64;
+    sim.run(&mut |rec| {
+        if let Record::Frame {
+            ts_ns,
+            orig_len,
+            data,
+            ..
+        } = rec
+        {
+            let p = decode(&data, LinkLayer::Ethernet, &cfg);
+            if let Some(o) = Observation::from_packet(&p, ts_ns, orig_len) {
+                an.observe(i, &o);
+            }
+            i += 1;
+        }
+    });
+    let r = an.report();
+    assert!(!r.findings.is_empty());
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.cause == FindingCause::WindowLimited),
+        "{:#?}",
+        r.findings
+    );
+    assert!(
+        r.findings[0]
+            .text
+            .contains("16 packets outstanding (window full)"),
+        "{}",
+        r.findings[0].text
+    );
+}

@@ -10,9 +10,13 @@ use ratatui::widgets::{
     Wrap,
 };
 use rocescope_core::command::View;
+use rocescope_core::query::{
+    RowClass, addr, flag_text, human_bytes, ladder_qp, ladder_rows, naks, qp_state, rel_time,
+    row_class, short_opcode,
+};
 use rocescope_core::{Command, Model, Overlay, UiCommand, explain};
-use rocescope_decoders::analysis::{QpReport, Series};
-use rocescope_decoders::{FieldValue, Opcode};
+use rocescope_decoders::FieldValue;
+use rocescope_decoders::analysis::Series;
 use rocescope_replay::Record;
 use rocescope_replay::clock::PlayState;
 use rocescope_replay::store::Flags;
@@ -50,6 +54,17 @@ impl UiState {
     }
 }
 
+fn flag_style(f: Flags) -> Style {
+    match row_class(f) {
+        RowClass::Error => Style::default().fg(RED),
+        RowClass::Retransmission => Style::default().fg(YELLOW),
+        RowClass::OutOfOrder => Style::default().fg(MAGENTA),
+        RowClass::Congestion => Style::default().fg(CYAN),
+        RowClass::NotRoce => Style::default().fg(DIM),
+        RowClass::Normal => Style::default(),
+    }
+}
+
 const RED: Color = Color::Red;
 const YELLOW: Color = Color::Yellow;
 const CYAN: Color = Color::Cyan;
@@ -62,77 +77,6 @@ fn title(s: impl AsRef<str>) -> Block<'static> {
         format!(" {} ", s.as_ref()),
         Style::default().add_modifier(Modifier::BOLD),
     ))
-}
-
-/// Time relative to the first packet, in seconds with ns digits.
-fn rel_time(model: &Model, ts_ns: u64) -> String {
-    let t0 = model.store.stats().first_ts_ns.unwrap_or(0);
-    if model.store.time_base() == rocescope_replay::TimeBase::Ordinal {
-        return format!("#{ts_ns}");
-    }
-    let d = ts_ns.saturating_sub(t0);
-    format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000)
-}
-
-fn human_bytes(b: u64) -> String {
-    match b {
-        0..1_000 => format!("{b} B"),
-        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        _ => format!("{:.2} GB", b as f64 / 1e9),
-    }
-}
-
-fn flag_style(f: Flags) -> Style {
-    if f.contains(Flags::ICRC_BAD) || f.contains(Flags::NAK) {
-        Style::default().fg(RED)
-    } else if f.contains(Flags::RETRANSMISSION) {
-        Style::default().fg(YELLOW)
-    } else if f.contains(Flags::OUT_OF_SEQUENCE) || f.contains(Flags::DUPLICATE) {
-        Style::default().fg(MAGENTA)
-    } else if f.contains(Flags::CNP) || f.contains(Flags::ECN_CE) {
-        Style::default().fg(CYAN)
-    } else if !f.contains(Flags::ROCE) {
-        Style::default().fg(DIM)
-    } else {
-        Style::default()
-    }
-}
-
-fn flag_text(f: Flags) -> String {
-    let mut s = Vec::new();
-    if f.contains(Flags::RETRANSMISSION) {
-        s.push("RETX");
-    }
-    if f.contains(Flags::NAK) {
-        s.push("NAK");
-    }
-    if f.contains(Flags::OUT_OF_SEQUENCE) {
-        s.push("OOS");
-    }
-    if f.contains(Flags::DUPLICATE) {
-        s.push("DUP");
-    }
-    if f.contains(Flags::CAPTURE_LOSS) {
-        s.push("CAPLOSS");
-    }
-    if f.contains(Flags::CNP) {
-        s.push("CNP");
-    }
-    if f.contains(Flags::ECN_CE) {
-        s.push("CE");
-    }
-    if f.contains(Flags::ICRC_BAD) {
-        s.push("BAD-ICRC");
-    }
-    s.join(" ")
-}
-
-fn short_opcode(op: u8) -> String {
-    let name = Opcode(op).name().to_string();
-    name.replace("RDMA ", "")
-        .replace("Response", "Resp")
-        .replace("Acknowledge", "ACK")
 }
 
 /// Draw the whole workbench.
@@ -697,21 +641,11 @@ fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
         .enumerate()
         .map(|(i, q)| {
             let c = &q.counters;
-            let naks = c.packet_seq_err
-                + c.rnr_nak
-                + c.nak_invalid_request
-                + c.nak_remote_access
-                + c.nak_remote_operational;
+            let naks = naks(c);
             let rtt = q
                 .rtt_p50_ns
                 .map_or("-".into(), |ns| format!("{:.2}µs", ns as f64 / 1e3));
-            let state = if q.outstanding >= 16 {
-                "WINDOW FULL"
-            } else if c.retransmitted_packets > 0 {
-                "recovering"
-            } else {
-                "RTS"
-            };
+            let state = qp_state(q);
             let style = if i == model.list_index {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
@@ -787,85 +721,13 @@ fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     }
 }
 
-fn addr(a: [u8; 16]) -> std::net::IpAddr {
-    let v6 = std::net::Ipv6Addr::from(a);
-    v6.to_ipv4_mapped()
-        .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4)
-}
-
-/// Store conversation ids of the two directions of report QP `q`.
-fn qp_conversations(model: &Model, q: &QpReport) -> (Option<u32>, Option<u32>) {
-    let convs = model.store.conversations();
-    let req = convs
-        .iter()
-        .position(|c| {
-            c.key.src == q.requester && c.key.dst == q.responder && c.key.dest_qp == q.dest_qp
-        })
-        .map(|i| i as u32);
-    let resp = q.requester_qp.and_then(|rq| {
-        convs
-            .iter()
-            .position(|c| {
-                c.key.src == q.responder && c.key.dst == q.requester && c.key.dest_qp == rq
-            })
-            .map(|i| i as u32)
-    });
-    (req, resp)
-}
-
 fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
-    let report = model.report();
-    let Some(q) = model
-        .selected_qp
-        .and_then(|i| report.qps.get(i as usize))
-        .or(report.qps.first())
-    else {
+    let Some(q) = ladder_qp(model) else {
         f.render_widget(Paragraph::new("no QP yet").block(title("Ladder")), area);
         return;
     };
-    let (req, resp) = qp_conversations(model, q);
     let h = area.height.saturating_sub(3) as usize;
-    // Rows of this QP around the selected row.
-    let center = model
-        .selected
-        .unwrap_or(0)
-        .min(model.horizon().saturating_sub(1));
-    let mut before = Vec::new();
-    let mut after = Vec::new();
-    let mut buf = Vec::new();
-    let chunk = 2048u64;
-    let mut lo = center;
-    while before.len() < h / 2 && lo > 0 {
-        let a = lo.saturating_sub(chunk);
-        buf.clear();
-        model.store.rows(a..lo, &mut buf);
-        for (k, r) in buf.iter().enumerate().rev() {
-            if Some(r.conversation) == req || Some(r.conversation) == resp {
-                before.push((a + k as u64, *r));
-                if before.len() >= h / 2 {
-                    break;
-                }
-            }
-        }
-        lo = a;
-    }
-    before.reverse();
-    let mut hi = center;
-    let horizon = model.horizon();
-    while after.len() < h - before.len() && hi < horizon {
-        let b = (hi + chunk).min(horizon);
-        buf.clear();
-        model.store.rows(hi..b, &mut buf);
-        for (k, r) in buf.iter().enumerate() {
-            if Some(r.conversation) == req || Some(r.conversation) == resp {
-                after.push((hi + k as u64, *r));
-                if after.len() >= h - before.len() {
-                    break;
-                }
-            }
-        }
-        hi = b;
-    }
+    let rows = ladder_rows(model, q, h);
     let w = area.width.saturating_sub(2) as usize;
     let lane = w.saturating_sub(15).max(20);
     let mut lines = vec![Line::from(Span::styled(
@@ -881,8 +743,8 @@ fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
         Style::default().add_modifier(Modifier::BOLD),
     ))];
     let mut last_ts: Option<u64> = None;
-    for (index, r) in before.iter().chain(after.iter()) {
-        let rightward = Some(r.conversation) == req;
+    for lr in &rows {
+        let (index, r, rightward) = (&lr.index, &lr.row, lr.rightward);
         let label = format!(" {} PSN {} ", short_opcode(r.opcode), r.psn);
         let flags = flag_text(r.flags);
         let label = if flags.is_empty() {

@@ -80,6 +80,8 @@ const DROP_SHARE: f64 = 0.5;
 const RECOVER_SHARE: f64 = 0.8;
 /// Bins of history that make the recent level.
 const HISTORY_BINS: usize = 8;
+/// A drop must last at least this many bins.
+const MIN_DROP_BINS: usize = 4;
 /// History bins that must carry data for the level to count.
 const MIN_BUSY_BINS: usize = 6;
 /// Below this recent level (GB/s) a QP is too quiet to call a drop.
@@ -145,6 +147,11 @@ pub(crate) fn diagnose(
                 end += 1;
             }
             let during = (start..end).map(rate).sum::<f64>() / (end - start) as f64;
+            if end - start < MIN_DROP_BINS {
+                // A blip of a bin or three is burstiness, not a drop.
+                i = end;
+                continue;
+            }
             if end == n && during == 0.0 {
                 // The traffic stopped for good: the end of a workload, not a drop.
                 break;
@@ -270,16 +277,21 @@ fn explain(
                 .map(|(_, b)| b.cnps)
                 .sum()
         });
-        let full = bins
-            .clone()
-            .filter_map(|i| s.bins.get(i))
-            .filter(|b| b.max_outstanding >= cfg.window_packets)
-            .count();
-        let idle = bins
-            .clone()
-            .filter_map(|i| s.bins.get(i))
-            .filter(|b| b.packets == 0 && b.max_outstanding == 0)
-            .count();
+        // Outstanding packets per bin, carried through bins with no traffic
+        // (a stalled window shows no packets, yet 16 are in flight).
+        let mut carried = s.bins[..bins.start.min(s.bins.len())]
+            .iter()
+            .rev()
+            .find(|b| b.packets > 0 || b.max_outstanding > 0)
+            .map_or(0, |b| b.max_outstanding);
+        let (mut full, mut idle) = (0usize, 0usize);
+        for b in bins.clone().filter_map(|i| s.bins.get(i)) {
+            if b.packets > 0 || b.max_outstanding > 0 {
+                carried = b.max_outstanding;
+            }
+            full += usize::from(carried >= cfg.window_packets);
+            idle += usize::from(b.packets == 0 && carried == 0);
+        }
         if marks + cnps > 0 {
             let _ = write!(
                 evidence,

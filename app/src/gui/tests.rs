@@ -1,0 +1,411 @@
+//! The desktop workbench driven headless: `egui::Context::run` frames at
+//! 1920x1080 (no window, no GPU), asserting on the text and shapes each
+//! panel produces and on the model state the input changed.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use eframe::egui;
+use egui::{Event, Modifiers, Pos2, RawInput, Rect, Shape, pos2, vec2};
+use egui_dock::DockState;
+use rocescope_core::source::SourceHandle;
+use rocescope_core::{Command, Model, Overlay, UiCommand, View};
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{RcAnalyzer, Store};
+
+use super::{PaletteItem, Workbench, command_for_key};
+
+fn sample_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
+}
+
+pub(crate) fn sample_model() -> Model {
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(
+        &sample_path(),
+        DecodeConfig::default(),
+        Box::new(analysis.clone()),
+    )
+    .unwrap();
+    store.wait();
+    let mut m = Model::new(
+        store,
+        analysis,
+        SourceHandle::file("sample-write-read.pcap".into()),
+    );
+    m.tick(Instant::now());
+    m
+}
+
+/// A finished simulator run (with profiler probes and slot decisions).
+fn sim_model(scenario: &str) -> Model {
+    let sc = rocescope_sim::Scenario::resolve(scenario).unwrap();
+    let (store, analysis, handle) =
+        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    while !handle
+        .status()
+        .finished
+        .load(std::sync::atomic::Ordering::Acquire)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    store.wait();
+    let mut m = Model::new(store, analysis, handle);
+    m.apply(Command::Pause);
+    m.apply(Command::JumpToTime(u64::MAX));
+    m
+}
+
+struct Frame {
+    texts: Vec<(String, Pos2)>,
+    shapes: usize,
+    arrowheads: usize,
+}
+
+impl Frame {
+    fn has(&self, needle: &str) -> bool {
+        self.texts.iter().any(|(t, _)| t.contains(needle))
+    }
+    fn pos(&self, exact: &str) -> Option<Pos2> {
+        self.texts.iter().find(|(t, _)| t == exact).map(|(_, p)| *p)
+    }
+    fn all(&self) -> String {
+        self.texts
+            .iter()
+            .map(|(t, _)| t.as_str())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+}
+
+fn collect(shape: &Shape, f: &mut Frame) {
+    f.shapes += 1;
+    match shape {
+        Shape::Vec(v) => v.iter().for_each(|s| collect(s, f)),
+        Shape::Text(t) => f.texts.push((
+            t.galley.text().to_owned(),
+            t.pos + t.galley.rect.center().to_vec2(),
+        )),
+        Shape::Path(p) if p.closed && p.points.len() == 3 => f.arrowheads += 1,
+        _ => {}
+    }
+}
+
+/// Run one frame with `events` and return what it drew.
+fn frame(ctx: &egui::Context, wb: &mut Workbench, events: Vec<Event>) -> Frame {
+    let raw = RawInput {
+        screen_rect: Some(Rect::from_min_size(Pos2::ZERO, vec2(1920.0, 1080.0))),
+        events,
+        ..RawInput::default()
+    };
+    let out = ctx.run(raw, |ctx| wb.frame(ctx));
+    let mut f = Frame {
+        texts: Vec::new(),
+        shapes: 0,
+        arrowheads: 0,
+    };
+    for c in &out.shapes {
+        collect(&c.shape, &mut f);
+    }
+    f
+}
+
+/// A few frames, so that layout settles (egui sizes some widgets on the
+/// second frame).
+fn settle(ctx: &egui::Context, wb: &mut Workbench) -> Frame {
+    frame(ctx, wb, Vec::new());
+    frame(ctx, wb, Vec::new());
+    frame(ctx, wb, Vec::new())
+}
+
+fn only(view: View) -> Option<DockState<View>> {
+    Some(DockState::new(vec![view]))
+}
+
+fn click(ctx: &egui::Context, wb: &mut Workbench, at: Pos2) -> Frame {
+    frame(ctx, wb, vec![Event::PointerMoved(at)]);
+    frame(
+        ctx,
+        wb,
+        vec![Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed: true,
+            modifiers: Modifiers::NONE,
+        }],
+    );
+    frame(
+        ctx,
+        wb,
+        vec![Event::PointerButton {
+            pos: at,
+            button: egui::PointerButton::Primary,
+            pressed: false,
+            modifiers: Modifiers::NONE,
+        }],
+    )
+}
+
+#[test]
+fn each_panel_renders_the_sample() {
+    let expect: [(View, &[&str]); 9] = [
+        (
+            View::Overview,
+            &["retransmitted", "packet_seq_err", "QP 0x12"],
+        ),
+        (
+            View::Packets,
+            &[
+                "No.",
+                "WRITE First",
+                "RETX",
+                "Frame 6: ",
+                "Ethernet II",
+                "0000  ",
+            ],
+        ),
+        (View::Qps, &["requester > responder", "0x12"]),
+        (
+            View::Ladder,
+            &["requester 10.0.0.1", "responder 10.0.0.2", "PSN 101"],
+        ),
+        (
+            View::Retransmissions,
+            &["Retransmission episodes: 1", "recovery"],
+        ),
+        (View::Slots, &["No service-slot records"]),
+        (View::Profiler, &["No profiler probes"]),
+        (View::Explain, &["Base Transport Header (BTH)"]),
+        (View::Lessons, &["Loss and Go-Back-N"]),
+    ];
+    for (view, needles) in expect {
+        let mut m = sample_model();
+        m.apply(Command::SelectRow(5));
+        let mut wb = Workbench::new(m, only(view));
+        let ctx = egui::Context::default();
+        let f = settle(&ctx, &mut wb);
+        for n in needles {
+            assert!(f.has(n), "{view:?} lacks {n:?}: {}", f.all());
+        }
+        assert!(
+            f.has("sample-write-read.pcap"),
+            "status bar missing in {view:?}"
+        );
+        if view == View::Ladder {
+            assert!(
+                f.arrowheads >= 10,
+                "ladder arrows drawn as lines with heads: {}",
+                f.arrowheads
+            );
+        }
+    }
+}
+
+#[test]
+fn the_default_layout_shows_every_view_as_a_tab() {
+    let mut wb = Workbench::new(sample_model(), None);
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    for v in View::ALL {
+        assert!(f.has(v.title()), "tab {v:?} missing: {}", f.all());
+    }
+    let tabs: Vec<View> = wb.dock.iter_all_tabs().map(|(_, t)| *t).collect();
+    assert_eq!(tabs.len(), View::ALL.len());
+}
+
+#[test]
+fn profiler_waveform_and_slots_on_a_simulator_run() {
+    let m = sim_model("aes");
+    let mut wb = Workbench::new(m, only(View::Profiler));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    assert!(
+        !wb.panels.records.probes.is_empty(),
+        "the aes scenario records probes"
+    );
+    for p in &wb.panels.records.probes {
+        assert!(f.has(&p.name), "probe row {} missing: {}", p.name, f.all());
+    }
+    // Selecting a packet centres the waveform on it.
+    let row = wb.model.store.len() / 2;
+    let ts = wb.model.store.row(row).unwrap().ts_ns as f64;
+    wb.model.apply(Command::SelectRow(row));
+    frame(&ctx, &mut wb, Vec::new());
+    let w = wb.panels.wave;
+    assert!(
+        ((w.start_ns + w.end_ns) / 2.0 - ts).abs() < 1.0,
+        "waveform centred on the selected packet"
+    );
+    // Slots: the table lists the decisions.
+    let mut wb = Workbench::new(sim_model("aes"), only(View::Slots));
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("Service-slot decisions"), "{}", f.all());
+}
+
+#[test]
+fn waveform_columns_hold_values_and_bound_the_work() {
+    use super::waveform::{Sample, columns};
+    let samples: Vec<Sample> = (0..100_000u64)
+        .map(|i| Sample {
+            ts_ns: i * 4,
+            cycle: i,
+            value: (i % 2) as i64,
+        })
+        .collect();
+    // Zoomed out: every column toggles, so min 0 and max 1.
+    let c = columns(&samples, 0.0, 400.0, 100);
+    assert!(c.iter().all(|x| matches!(x, Some((0, 1, _)))));
+    // Deep zoom: one sample per 4 ns, 1 ns per pixel: changes every 4th column.
+    let c = columns(&samples, 0.5, 1.0, 16);
+    assert_eq!(c.iter().filter(|x| x.is_some()).count(), 4);
+}
+
+#[test]
+fn keys_come_from_the_one_command_list() {
+    for c in UiCommand::ALL {
+        assert_eq!(command_for_key(c.key(), 20), Some(c.command(20)), "{c:?}");
+    }
+    let mut wb = Workbench::new(sample_model(), None);
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    frame(&ctx, &mut wb, vec![Event::Text("2".into())]);
+    assert_eq!(wb.model.view, View::Packets);
+    let sel = wb.model.selected;
+    frame(
+        &ctx,
+        &mut wb,
+        vec![Event::Key {
+            key: egui::Key::ArrowDown,
+            physical_key: None,
+            pressed: true,
+            repeat: false,
+            modifiers: Modifiers::NONE,
+        }],
+    );
+    assert_eq!(wb.model.selected, sel.map(|s| s + 1));
+    frame(&ctx, &mut wb, vec![Event::Text("r".into())]);
+    assert_eq!(wb.model.selected, Some(5), "next retransmission");
+    frame(&ctx, &mut wb, vec![Event::Text("4".into())]);
+    assert_eq!(wb.model.view, View::Ladder);
+    // The dock shows the view the keys chose.
+    let f = frame(&ctx, &mut wb, Vec::new());
+    assert!(f.has("requester 10.0.0.1"), "{}", f.all());
+    frame(&ctx, &mut wb, vec![Event::Text("?".into())]);
+    assert_eq!(wb.model.overlay, Overlay::Help);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has(UiCommand::StepEvent.description()));
+    frame(&ctx, &mut wb, vec![Event::Text("?".into())]);
+    assert_eq!(wb.model.overlay, Overlay::None);
+    frame(&ctx, &mut wb, vec![Event::Text("q".into())]);
+    assert!(wb.model.quit);
+}
+
+#[test]
+fn the_palette_lists_every_command_and_runs_them_through_apply() {
+    let mut wb = Workbench::new(sample_model(), None);
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    let ctrl_p = Event::Key {
+        key: egui::Key::P,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: Modifiers::COMMAND,
+    };
+    frame(&ctx, &mut wb, vec![ctrl_p]);
+    assert!(wb.palette.open);
+    let f = frame(&ctx, &mut wb, Vec::new());
+    // The list scrolls: its first entries are drawn, all are listed.
+    assert!(f.has(UiCommand::NextView.description()), "{}", f.all());
+    assert_eq!(PaletteItem::all().len(), UiCommand::ALL.len() + 1);
+    // Typing narrows the list; Enter runs the pick.
+    frame(
+        &ctx,
+        &mut wb,
+        vec![Event::Text("retransmission episodes".into())],
+    );
+    let f = frame(&ctx, &mut wb, Vec::new());
+    assert!(f.has(UiCommand::Retransmissions.description()));
+    assert!(!f.has(UiCommand::Quit.description()));
+    let enter = Event::Key {
+        key: egui::Key::Enter,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: Modifiers::NONE,
+    };
+    frame(&ctx, &mut wb, vec![enter]);
+    assert!(!wb.palette.open);
+    assert_eq!(wb.model.view, View::Retransmissions);
+}
+
+#[test]
+fn clicking_a_packet_selects_it_and_the_filter_shows_errors_inline() {
+    let mut wb = Workbench::new(sample_model(), only(View::Packets));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    // Row "8" in the No. column.
+    let at = f.pos("8").expect("row 8 drawn");
+    click(&ctx, &mut wb, at);
+    assert_eq!(wb.model.selected, Some(7));
+    wb.model.apply(Command::SetFilter("bth.psn >= ".into()));
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("filter error"), "{}", f.all());
+    wb.model
+        .apply(Command::SetFilter("rocescope.retransmission".into()));
+    while wb.model.filter_progress().0 < wb.model.store.len() {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let f = settle(&ctx, &mut wb);
+    assert!(!f.has("WRITE First PSN"), "{}", f.all());
+    assert_eq!(wb.model.visible_len(), 3);
+}
+
+#[test]
+fn dropping_a_capture_opens_it() {
+    let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
+    let (store, analysis, handle) =
+        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    assert!(wb.model.source.name.starts_with("sim:"));
+    let raw = RawInput {
+        screen_rect: Some(Rect::from_min_size(Pos2::ZERO, vec2(1920.0, 1080.0))),
+        dropped_files: vec![egui::DroppedFile {
+            path: Some(sample_path()),
+            ..Default::default()
+        }],
+        ..RawInput::default()
+    };
+    let _ = ctx.run(raw, |ctx| wb.frame(ctx));
+    assert!(wb.model.source.name.ends_with("sample-write-read.pcap"));
+    wb.model.store.wait();
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("sample-write-read.pcap"));
+    assert!(wb.open_error.is_none());
+    // A file that is not a capture: an error in the status bar, model kept.
+    let raw = RawInput {
+        dropped_files: vec![egui::DroppedFile {
+            path: Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")),
+            ..Default::default()
+        }],
+        ..RawInput::default()
+    };
+    let _ = ctx.run(raw, |ctx| wb.frame(ctx));
+    assert!(wb.open_error.is_some());
+    assert!(wb.model.source.name.ends_with("sample-write-read.pcap"));
+}
+
+#[test]
+fn a_click_on_the_throughput_plot_moves_the_time_cursor() {
+    let mut wb = Workbench::new(sample_model(), only(View::Overview));
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    let before = wb.model.cursor_ns();
+    // The plot fills the top of the panel; click a quarter of the way in.
+    click(&ctx, &mut wb, pos2(500.0, 200.0));
+    assert!(wb.model.cursor_ns() < before, "cursor moved back");
+    assert!(wb.model.horizon() < wb.model.store.len());
+}
