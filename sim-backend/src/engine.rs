@@ -104,6 +104,8 @@ struct Node {
     ip: [u8; 4],
     tx_free: Ps,
     tx_wake_at: Ps,
+    /// Sequence number of the pending wake-up at `tx_wake_at`.
+    tx_wake_seq: u64,
     paused_until: Ps,
     ctrl: VecDeque<(Ps, u32)>,
     streams: Vec<Stream>,
@@ -113,7 +115,11 @@ struct Node {
     fsm_q: VecDeque<(Ps, u32)>,
     fsm_free: Ps,
     fsm_event_at: Ps,
-    dma_tags: VecDeque<(Ps, Ps)>,
+    /// PCIe read tags in use: (issue, done) of the last reads, at most
+    /// `pcie_read_tags`; a ring whose oldest entry is at `dma_tag_head` once
+    /// full (until then the entries are in order from 0).
+    dma_tags: Vec<(Ps, Ps)>,
+    dma_tag_head: usize,
     dma_last: Ps,
     dma_wr_free: Ps,
     hbm_free: Ps,
@@ -365,6 +371,7 @@ impl Simulator {
                 ip: [10, 0, 0, (i + 1) as u8],
                 tx_free: 0,
                 tx_wake_at: NEVER,
+                tx_wake_seq: 0,
                 paused_until: 0,
                 ctrl: VecDeque::new(),
                 streams: Vec::new(),
@@ -374,7 +381,8 @@ impl Simulator {
                 fsm_q: VecDeque::new(),
                 fsm_free: 0,
                 fsm_event_at: NEVER,
-                dma_tags: VecDeque::new(),
+                dma_tags: Vec::new(),
+                dma_tag_head: 0,
                 dma_last: 0,
                 dma_wr_free: 0,
                 hbm_free: 0,
@@ -625,7 +633,8 @@ impl Simulator {
         });
     }
 
-    fn schedule(&mut self, t: Ps, ev: Ev) {
+    /// Schedules `ev` at `t` (not before now); returns its sequence number.
+    fn schedule(&mut self, t: Ps, ev: Ev) -> u64 {
         self.seq += 1;
         self.heap.push(Pending {
             t: t.max(self.now),
@@ -633,6 +642,7 @@ impl Simulator {
             ev,
         });
         self.stats.queue_peak = self.stats.queue_peak.max(self.heap.len() as u64);
+        self.seq
     }
 
     fn start(&mut self) {
@@ -834,25 +844,30 @@ impl Simulator {
         // The transfer time of a whole MRRS chunk, as computed per chunk below.
         let mrrs_ps = (mrrs as f64 * ps_per_byte) as Ps;
         let n = &mut self.nodes[node];
+        let tags = tags.max(1);
         let mut left = bytes.max(1);
         let mut done = at;
         while left > 0 {
             let chunk = left.min(mrrs);
             left -= chunk;
-            let mut issue = at;
-            if n.dma_tags.len() >= tags
-                && let Some((_, d)) = n.dma_tags.pop_front()
-            {
-                issue = issue.max(d);
-            }
             let xfer = if chunk == mrrs {
                 mrrs_ps
             } else {
                 (chunk as f64 * ps_per_byte) as Ps
             };
-            done = (issue + lat).max(n.dma_last) + xfer;
+            if n.dma_tags.len() < tags {
+                // A free tag.
+                done = (at + lat).max(n.dma_last) + xfer;
+                n.dma_tags.push((at, done));
+            } else {
+                // Wait for the oldest read's tag and reuse it.
+                let h = n.dma_tag_head;
+                let issue = at.max(n.dma_tags[h].1);
+                done = (issue + lat).max(n.dma_last) + xfer;
+                n.dma_tags[h] = (issue, done);
+                n.dma_tag_head = if h + 1 == tags { 0 } else { h + 1 };
+            }
             n.dma_last = done;
-            n.dma_tags.push_back((issue, done));
         }
         done
     }
@@ -886,6 +901,8 @@ impl Simulator {
         let node = self.conns[c].req as usize;
         let txl = self.tx_latency(node);
         let mut admitted_any = false;
+        // Earliest ready time of the packets admitted now.
+        let mut first_ready = NEVER;
         loop {
             let conn = &self.conns[c];
             if conn.state != QpState::Rts || conn.admit_idx >= conn.wrs.len() {
@@ -925,6 +942,7 @@ impl Simulator {
                     retx: RETX_NONE,
                     bad: false,
                 };
+                first_ready = first_ready.min(infl.ready);
                 let conn = &mut self.conns[c];
                 conn.inflight.push_back(infl);
                 conn.next_psn += n;
@@ -952,6 +970,7 @@ impl Simulator {
                     extra += self.cyc * self.p.app_slot_cycles;
                 }
                 let data = self.dma_read(node, self.now, len);
+                first_ready = first_ready.min(data + txl + extra);
                 let conn = &mut self.conns[c];
                 conn.inflight.push_back(Infl {
                     abs,
@@ -978,9 +997,7 @@ impl Simulator {
         }
         if admitted_any {
             self.arm_timer(c);
-            let node = self.conns[c].req as usize;
-            let t = self.now;
-            self.kick(node, t);
+            self.kick(node, first_ready);
         }
     }
 
@@ -1013,17 +1030,27 @@ impl Simulator {
 
     // ------------------------------------------------------------ transmit
 
+    /// Makes sure the node's transmitter wakes up by `at` (or as soon as
+    /// the link is free and not paused). A node has at most one pending
+    /// wake-up: an earlier one replaces it.
     fn kick(&mut self, node: usize, at: Ps) {
         let n = &mut self.nodes[node];
         let t = at.max(n.tx_free).max(n.paused_until).max(self.now);
         if t < n.tx_wake_at {
+            if n.tx_wake_at != NEVER {
+                let (old_t, old_seq) = (n.tx_wake_at, n.tx_wake_seq);
+                self.heap.remove(old_t, old_seq);
+            }
+            let seq = self.schedule(t, Ev::TxWake(node as u16));
+            let n = &mut self.nodes[node];
             n.tx_wake_at = t;
-            self.schedule(t, Ev::TxWake(node as u16));
+            n.tx_wake_seq = seq;
         }
     }
 
     fn on_tx_wake(&mut self, node: usize) {
         if self.nodes[node].tx_wake_at != self.now {
+            // Superseded by an earlier wake-up.
             return;
         }
         self.nodes[node].tx_wake_at = NEVER;
@@ -1037,13 +1064,13 @@ impl Simulator {
             }
         }
         // Control frames (ACK, NAK, CNP) first.
-        if let Some(&(ready, id)) = self.nodes[node].ctrl.front() {
-            if ready <= now {
-                self.nodes[node].ctrl.pop_front();
-                self.transmit(node, id);
-                self.kick(node, now);
-                return;
-            }
+        if let Some(&(ready, id)) = self.nodes[node].ctrl.front()
+            && ready <= now
+        {
+            self.nodes[node].ctrl.pop_front();
+            self.transmit(node, id);
+            self.kick_next(node);
+            return;
         }
         let mut earliest = self.nodes[node].ctrl.front().map_or(NEVER, |x| x.0);
         let ns = self.nodes[node].streams.len();
@@ -1060,10 +1087,29 @@ impl Simulator {
                 self.nodes[node].rr = if i + 1 == ns { 0 } else { i + 1 };
                 let id = self.take_from_stream(s);
                 self.transmit(node, id);
-                self.kick(node, now);
+                self.kick_next(node);
                 return;
             }
             earliest = earliest.min(ready);
+        }
+        if earliest != NEVER {
+            self.kick(node, earliest);
+        }
+    }
+
+    /// After a frame went out: one wake-up at the time the transmitter can
+    /// next send something (the earliest ready frame, once the link is free).
+    fn kick_next(&mut self, node: usize) {
+        let n = &self.nodes[node];
+        let floor = n.tx_free.max(n.paused_until).max(self.now);
+        let mut earliest = n.ctrl.front().map_or(NEVER, |x| x.0);
+        if earliest > floor {
+            for &s in &n.streams {
+                earliest = earliest.min(self.stream_ready(s));
+                if earliest <= floor {
+                    break;
+                }
+            }
         }
         if earliest != NEVER {
             self.kick(node, earliest);
@@ -1962,9 +2008,12 @@ impl Simulator {
             Capture::Whole => full_len,
             Capture::Cut(n) => n.min(full_len),
         };
+        // The record's bytes: straight from the header template when that
+        // is all the capture keeps (the usual header-only case).
+        let mut direct = None;
         if want <= hdr {
             if info.simple {
-                buf.extend_from_slice(&hdr_bytes[..want]);
+                direct = Some(hdr_bytes[..want].to_vec());
             } else {
                 buf.truncate(want);
             }
@@ -1988,6 +2037,7 @@ impl Simulator {
         if p.corrupt && buf.len() > hdr {
             buf[hdr] ^= 0xFF;
         }
+        let cap_len = direct.as_ref().map_or(buf.len(), Vec::len);
         let now = self.now;
         let rate = self.p.sniffer_gbytes_s / 1000.0; // bytes per ps
         let cap = self.p.sniffer_buffer_bytes as f64;
@@ -2000,7 +2050,7 @@ impl Simulator {
         }
         sn.backlog = (sn.backlog - (now - sn.last_ps) as f64 * rate).max(0.0);
         sn.last_ps = now;
-        let slots = sniffer::dump_slot_bytes(buf.len()) as f64;
+        let slots = sniffer::dump_slot_bytes(cap_len) as f64;
         if sn.backlog + slots > cap {
             sn.dropped += 1;
             let dropped = sn.dropped;
@@ -2022,7 +2072,7 @@ impl Simulator {
             port: 0,
             direction: tag.then_some(dir),
             orig_len: full_len as u32,
-            data: buf.clone(),
+            data: direct.unwrap_or_else(|| buf.clone()),
         });
         self.buf = buf;
     }

@@ -56,6 +56,19 @@ impl<E: Copy> EventQueue<E> {
         self.v.pop()
     }
 
+    /// Removes the pending event scheduled at `t` as the `seq`-th, if it is
+    /// still pending.
+    #[inline]
+    pub fn remove(&mut self, t: u64, seq: u64) -> Option<Pending<E>> {
+        let key = (t, seq);
+        let pos = self.v.partition_point(|x| x.key() > key);
+        if self.v.get(pos).is_some_and(|x| x.key() == key) {
+            Some(self.v.remove(pos))
+        } else {
+            None
+        }
+    }
+
     /// Adds an event. `seq` must be unique (keys never tie).
     #[inline]
     pub fn push(&mut self, e: Pending<E>) {
@@ -116,6 +129,39 @@ mod tests {
                 assert_eq!(q.pop().map(|e| (e.t, e.seq)), Some((t, s)));
             }
             assert!(q.pop().is_none());
+        }
+    }
+
+    #[test]
+    fn remove_takes_out_exactly_one_pending_entry() {
+        let mut s = 5u64;
+        let mut q = EventQueue::new();
+        let mut want = std::collections::BTreeSet::new();
+        let mut seq = 0u64;
+        for _ in 0..3000 {
+            let r = crate::rng::splitmix64(&mut s);
+            match r % 4 {
+                0 | 1 => {
+                    seq += 1;
+                    let t = (r >> 8) % 100;
+                    q.push(Pending { t, seq, ev: seq });
+                    want.insert((t, seq));
+                }
+                2 => {
+                    if let Some(&(t, sq)) = want.iter().nth(((r >> 8) as usize) % want.len().max(1))
+                    {
+                        assert_eq!(q.remove(t, sq).map(|e| (e.t, e.seq)), Some((t, sq)));
+                        want.remove(&(t, sq));
+                    }
+                    assert!(q.remove(1000, 0).is_none());
+                }
+                _ => {
+                    let a = q.pop().map(|e| (e.t, e.seq));
+                    let b = want.pop_first();
+                    assert_eq!(a, b);
+                }
+            }
+            assert_eq!(q.len(), want.len());
         }
     }
 }
