@@ -125,6 +125,64 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// Frames read but not decoded yet: their bytes in one buffer.
+#[derive(Default)]
+struct RawBatch {
+    bytes: Vec<u8>,
+    frames: Vec<RawFrame>,
+}
+
+struct RawFrame {
+    ts_ns: u64,
+    file_offset: u64,
+    origlen: u32,
+    linktype: u32,
+    start: u32,
+    len: u32,
+    port: u8,
+    dir: Option<crate::record::Direction>,
+}
+
+impl RawBatch {
+    fn push(&mut self, f: &crate::capture::CaptureFrame<'_>, file_offset: u64) {
+        let start = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(f.data);
+        self.frames.push(RawFrame {
+            ts_ns: f.ts_ns,
+            file_offset,
+            origlen: f.origlen,
+            linktype: f.linktype.0,
+            start,
+            len: f.data.len() as u32,
+            port: f.port.unwrap_or(f.interface.min(255) as u8),
+            dir: f.direction,
+        });
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.frames.clear();
+    }
+}
+
+impl RawFrame {
+    fn frame<'b>(&self, bytes: &'b [u8]) -> IngestFrame<'b> {
+        let start = self.start as usize;
+        IngestFrame {
+            ts_ns: self.ts_ns,
+            data: bytes.get(start..start + self.len as usize).unwrap_or(&[]),
+            origlen: self.origlen,
+            linktype: self.linktype,
+            port: self.port,
+            dir: self.dir,
+            file_offset: self.file_offset,
+        }
+    }
+}
+
+/// Frames decoded per append under the store's write lock.
+const DECODE_CHUNK: usize = 1024;
+
 /// Rows per hand-over from the indexer to the store: large enough that the
 /// write lock is rare, small enough that the first rows show at once.
 const FIRST_BATCH_ROWS: usize = 256;
@@ -215,6 +273,11 @@ impl Store {
     /// Index a capture on two threads: this one reads and decodes, a scoped
     /// one appends (conversations, analysis, columns). Batches go back and
     /// forth through bounded channels, so memory stays flat.
+    /// Index a capture on two threads: this one reads frames and copies
+    /// their bytes into a batch (the reader is the slow part of a file, so
+    /// it does nothing else); a scoped one decodes, classifies, runs the
+    /// analysis and appends. Batches go back and forth through bounded
+    /// channels, so memory stays flat.
     fn index<R: std::io::Read>(
         &self,
         mut reader: CaptureReader<R>,
@@ -223,30 +286,38 @@ impl Store {
     ) {
         let start = std::time::Instant::now();
         let keep_bytes = matches!(self.backing, Backing::Memory(_));
-        let (full_tx, full_rx) =
-            std::sync::mpsc::sync_channel::<(Vec<PacketInfo>, u64, TimeBase)>(4);
-        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<PacketInfo>>();
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(RawBatch, u64, TimeBase)>(4);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<RawBatch>();
         std::thread::scope(|scope| {
             let appender_thread = std::thread::Builder::new()
                 .name("rocescope-append".into())
                 .spawn_scoped(scope, move || {
                     let mut appender = Appender::new(analyzer);
-                    for (mut batch, bytes_done, time_base) in full_rx {
-                        {
+                    let mut infos: Vec<PacketInfo> = Vec::with_capacity(DECODE_CHUNK);
+                    for (mut raw, bytes_done, time_base) in full_rx {
+                        // Decode a chunk at a time so the infos stay in cache
+                        // and the write lock is short.
+                        for chunk in raw.frames.chunks(DECODE_CHUNK) {
+                            infos.clear();
+                            infos.extend(
+                                chunk
+                                    .iter()
+                                    .map(|f| decode_frame(&cfg, &f.frame(&raw.bytes))),
+                            );
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                             let Inner { cols, convs, stats } = &mut *inner;
-                            appender.append(&mut batch, cols, convs, stats);
+                            appender.append(&mut infos, cols, convs, stats);
                         }
                         *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
                         self.bytes_done.store(bytes_done, Ordering::Relaxed);
                         self.elapsed_ns
                             .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                        batch.clear();
-                        let _ = empty_tx.send(batch);
+                        raw.clear();
+                        let _ = empty_tx.send(raw);
                     }
                     appender.finish();
                 });
-            let mut batch = Vec::with_capacity(FIRST_BATCH_ROWS);
+            let mut batch = RawBatch::default();
             let mut batch_limit = FIRST_BATCH_ROWS;
             loop {
                 match reader.next_item() {
@@ -257,23 +328,14 @@ impl Store {
                             .push(r);
                     }
                     Ok(Some(CaptureItem::Frame(f))) => {
-                        let mut frame = IngestFrame {
-                            ts_ns: f.ts_ns,
-                            data: f.data,
-                            origlen: f.origlen,
-                            linktype: f.linktype.0,
-                            port: f.port.unwrap_or(f.interface.min(255) as u8),
-                            dir: f.direction,
-                            file_offset: f.file_offset,
+                        let file_offset = if keep_bytes {
+                            self.keep(f.data)
+                        } else {
+                            f.file_offset
                         };
-                        if keep_bytes {
-                            frame.file_offset = self.keep(frame.data);
-                        }
-                        batch.push(decode_frame(&cfg, &frame));
-                        if batch.len() >= batch_limit {
-                            let next = empty_rx
-                                .try_recv()
-                                .unwrap_or_else(|_| Vec::with_capacity(BATCH_ROWS));
+                        batch.push(&f, file_offset);
+                        if batch.frames.len() >= batch_limit {
+                            let next = empty_rx.try_recv().unwrap_or_default();
                             let full = std::mem::replace(&mut batch, next);
                             if full_tx
                                 .send((full, reader.bytes_read(), reader.time_base()))
