@@ -11,7 +11,6 @@ use rocescope_core::command::View;
 use rocescope_core::model::Selected;
 use rocescope_core::query::{self, RowClass};
 use rocescope_core::{Command, Model, Overlay, explain};
-use rocescope_decoders::FieldValue;
 use rocescope_replay::Record;
 use rocescope_replay::record::{SlotDecision, Verdict};
 use rocescope_replay::store::{Flags, Row};
@@ -605,31 +604,6 @@ fn packet_list(
     }
 }
 
-fn field_value(name: &str, value: &FieldValue<'_>) -> String {
-    match value {
-        FieldValue::U64(v) => {
-            if name.ends_with("destqp")
-                || name.ends_with("va")
-                || name.ends_with("r_key")
-                || name.ends_with("crc")
-            {
-                format!("0x{v:x}")
-            } else {
-                v.to_string()
-            }
-        }
-        FieldValue::Bool(b) => u8::from(*b).to_string(),
-        FieldValue::Ipv4(a) => std::net::Ipv4Addr::from(*a).to_string(),
-        FieldValue::Ipv6(a) => std::net::Ipv6Addr::from(*a).to_string(),
-        FieldValue::Mac(m) => m
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(":"),
-        FieldValue::Bytes(b) => format!("{} bytes", b.len()),
-    }
-}
-
 fn detail_tree(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Command>) {
     let Some(sel) = st.sel_cache.clone() else {
         ui.weak("no packet selected");
@@ -638,7 +612,12 @@ fn detail_tree(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Co
     let p = sel.packet();
     let mut fields = Vec::new();
     p.for_each_field(&mut |f| {
-        fields.push((f.name, f.label, f.depth, field_value(f.name, &f.value)))
+        fields.push((
+            f.name,
+            f.label,
+            f.depth,
+            query::field_value(f.name, &f.value),
+        ))
     });
     let (current, _) = model.field_position();
     let frames = match st.detail_scrolled {

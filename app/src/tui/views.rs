@@ -11,11 +11,10 @@ use ratatui::widgets::{
 };
 use rocescope_core::command::View;
 use rocescope_core::query::{
-    RowClass, addr, flag_text, human_bytes, ladder_qp, ladder_rows, naks, qp_state, rel_time,
-    row_class, short_opcode,
+    RowClass, addr, field_value, flag_text, human_bytes, ladder_qp, ladder_rows, naks, qp_state,
+    rel_time, row_class, short_opcode,
 };
 use rocescope_core::{Command, Model, Overlay, UiCommand, explain};
-use rocescope_decoders::FieldValue;
 use rocescope_decoders::analysis::Series;
 use rocescope_replay::Record;
 use rocescope_replay::clock::PlayState;
@@ -544,28 +543,7 @@ fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
         .skip(start)
         .take(h)
         .map(|(i, (name, label, depth, _, _, value))| {
-            let v = match value {
-                FieldValue::U64(v) => {
-                    if name.ends_with("destqp")
-                        || name.ends_with("va")
-                        || name.ends_with("r_key")
-                        || name.ends_with("crc")
-                    {
-                        format!("0x{v:x}")
-                    } else {
-                        v.to_string()
-                    }
-                }
-                FieldValue::Bool(b) => u8::from(*b).to_string(),
-                FieldValue::Ipv4(a) => std::net::Ipv4Addr::from(*a).to_string(),
-                FieldValue::Ipv6(a) => std::net::Ipv6Addr::from(*a).to_string(),
-                FieldValue::Mac(m) => m
-                    .iter()
-                    .map(|b| format!("{b:02x}"))
-                    .collect::<Vec<_>>()
-                    .join(":"),
-                FieldValue::Bytes(b) => format!("{} bytes", b.len()),
-            };
+            let v = field_value(name, value);
             let text = if *depth == 0 {
                 format!("▾ {label}")
             } else {

@@ -1,0 +1,107 @@
+//! What the frame benches share: the synthetic capture and thread CPU time.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use rocescope_decoders::{NakCode, Opcode, PacketBuilder, Syndrome};
+
+/// `target/bench-data/tui-N.pcap`, written on first use.
+pub fn capture(n: u64) -> std::io::Result<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("tui-{n}.pcap"));
+    if !path.exists() {
+        write_capture(&path, n)?;
+    }
+    Ok(path)
+}
+
+/// Header-only RC WRITE traffic on 8 QPs with ACKs and, every 10,000
+/// packets, a loss: NAK and Go-Back-N resend.
+pub fn write_capture(path: &Path, n: u64) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    for v in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65535, 1] {
+        out.write_all(&v.to_le_bytes())?;
+    }
+    let mut buf = Vec::new();
+    let mut psn = [0u32; 8];
+    let mut t_ns = 1_764_400_000_000_000_000u64;
+    let mut i = 0u64;
+    while i < n {
+        let qp = (i % 8) as usize;
+        let mut frames: Vec<(PacketBuilder, usize)> = Vec::new();
+        if i % 10_000 == 9_998 {
+            let mut nak = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 2],
+                [10, 0, 0, 1],
+                Opcode::RC_ACK,
+                0x100 + qp as u32,
+                psn[qp],
+            );
+            nak.ext.aeth.syndrome = Syndrome::Nak(NakCode::PsnSequenceError).to_u8();
+            frames.push((nak, 0));
+            frames.push((
+                PacketBuilder::rocev2_ipv4(
+                    [10, 0, 0, 1],
+                    [10, 0, 0, 2],
+                    Opcode::RC_WRITE_MIDDLE,
+                    0x200 + qp as u32,
+                    psn[qp],
+                ),
+                4096,
+            ));
+        } else if i % 2 == 1 {
+            let mut b = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 2],
+                [10, 0, 0, 1],
+                Opcode::RC_ACK,
+                0x100 + qp as u32,
+                psn[qp],
+            );
+            b.ext.aeth.syndrome = Syndrome::Ack { credits: 31 }.to_u8();
+            frames.push((b, 0));
+        } else {
+            psn[qp] = (psn[qp] + 1) & 0xFF_FFFF;
+            frames.push((
+                PacketBuilder::rocev2_ipv4(
+                    [10, 0, 0, 1],
+                    [10, 0, 0, 2],
+                    Opcode::RC_WRITE_MIDDLE,
+                    0x200 + qp as u32,
+                    psn[qp],
+                ),
+                4096,
+            ));
+        }
+        for (b, payload) in frames {
+            b.build_headers_into(payload, &mut buf);
+            t_ns += 167;
+            let origlen = (b.header_len() + payload + 4) as u32;
+            for v in [
+                (t_ns / 1_000_000_000) as u32,
+                (t_ns % 1_000_000_000) as u32,
+                buf.len() as u32,
+                origlen,
+            ] {
+                out.write_all(&v.to_le_bytes())?;
+            }
+            out.write_all(&buf)?;
+            i += 1;
+        }
+    }
+    out.flush()
+}
+
+pub fn cpu_ns() -> u64 {
+    // Thread CPU time, so that the background indexer does not count.
+    let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
+    let f: Vec<&str> = s
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
+        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    ticks * 10_000_000
+}
