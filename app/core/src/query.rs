@@ -245,6 +245,34 @@ pub fn addr(a: [u8; 16]) -> std::net::IpAddr {
         .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4)
 }
 
+/// A field's value as the detail trees show it: addresses, keys, QPNs and
+/// CRCs in hex, the rest in decimal.
+pub fn field_value(name: &str, value: &rocescope_decoders::FieldValue<'_>) -> String {
+    use rocescope_decoders::FieldValue;
+    match value {
+        FieldValue::U64(v) => {
+            if name.ends_with("destqp")
+                || name.ends_with("va")
+                || name.ends_with("r_key")
+                || name.ends_with("crc")
+            {
+                format!("0x{v:x}")
+            } else {
+                v.to_string()
+            }
+        }
+        FieldValue::Bool(b) => u8::from(*b).to_string(),
+        FieldValue::Ipv4(a) => std::net::Ipv4Addr::from(*a).to_string(),
+        FieldValue::Ipv6(a) => std::net::Ipv6Addr::from(*a).to_string(),
+        FieldValue::Mac(m) => m
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":"),
+        FieldValue::Bytes(b) => format!("{} bytes", b.len()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,33 +307,5 @@ mod tests {
         let f = Flags(Flags::RETRANSMISSION.0 | Flags::NAK.0 | Flags::ROCE.0);
         assert_eq!(flag_text(f), "RETX NAK");
         assert_eq!(row_class(f), RowClass::Error);
-    }
-}
-
-/// A field's value as the detail trees show it: addresses, keys, QPNs and
-/// CRCs in hex, the rest in decimal.
-pub fn field_value(name: &str, value: &rocescope_decoders::FieldValue<'_>) -> String {
-    use rocescope_decoders::FieldValue;
-    match value {
-        FieldValue::U64(v) => {
-            if name.ends_with("destqp")
-                || name.ends_with("va")
-                || name.ends_with("r_key")
-                || name.ends_with("crc")
-            {
-                format!("0x{v:x}")
-            } else {
-                v.to_string()
-            }
-        }
-        FieldValue::Bool(b) => u8::from(*b).to_string(),
-        FieldValue::Ipv4(a) => std::net::Ipv4Addr::from(*a).to_string(),
-        FieldValue::Ipv6(a) => std::net::Ipv6Addr::from(*a).to_string(),
-        FieldValue::Mac(m) => m
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(":"),
-        FieldValue::Bytes(b) => format!("{} bytes", b.len()),
     }
 }
