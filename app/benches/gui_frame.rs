@@ -15,8 +15,6 @@ use egui_dock::{DockState, NodeIndex};
 use rocescope::gui::Workbench;
 use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, View};
-use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{RcAnalyzer, Store};
 
 /// All nine panels visible at once: a 3x3 grid of leaves.
 fn all_panels() -> DockState<View> {
@@ -34,20 +32,7 @@ fn all_panels() -> DockState<View> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let n: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(10_000_000);
-    let path = common::capture(n)?;
-    let analysis = RcAnalyzer::default();
-    let t = Instant::now();
-    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone()))?;
-    store.wait();
-    println!(
-        "indexed {} packets in {:.2} s",
-        store.len(),
-        t.elapsed().as_secs_f64()
-    );
+    let (n, store, analysis) = common::indexed_store()?;
     let model = Model::new(store, analysis, SourceHandle::file("bench".into()));
     let mut wb = Workbench::new(model, Some(all_panels()));
     wb.model.apply(Command::ShowView(View::Packets));

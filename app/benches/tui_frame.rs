@@ -13,24 +13,9 @@ use ratatui::backend::TestBackend;
 use rocescope::tui::{UiState, draw};
 use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, View};
-use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{RcAnalyzer, Store};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let n: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(10_000_000);
-    let path = common::capture(n)?;
-    let analysis = RcAnalyzer::default();
-    let t = Instant::now();
-    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone()))?;
-    store.wait();
-    println!(
-        "indexed {} packets in {:.2} s",
-        store.len(),
-        t.elapsed().as_secs_f64()
-    );
+    let (n, store, analysis) = common::indexed_store()?;
     let mut model = Model::new(store, analysis, SourceHandle::file("bench".into()));
     let mut terminal = Terminal::new(TestBackend::new(200, 50))?;
     let mut ui = UiState::default();

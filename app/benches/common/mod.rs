@@ -2,8 +2,33 @@
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{RcAnalyzer, Store};
 
 use rocescope_decoders::{NakCode, Opcode, PacketBuilder, Syndrome};
+
+/// The bench capture of `n` packets (from the command line, default 10M),
+/// indexed with the RC analysis on, as the workbench opens it.
+pub fn indexed_store() -> Result<(u64, Arc<Store>, RcAnalyzer), Box<dyn std::error::Error>> {
+    let n: u64 = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(10_000_000);
+    let path = capture(n)?;
+    let analysis = RcAnalyzer::default();
+    let t = Instant::now();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone()))?;
+    store.wait();
+    println!(
+        "indexed {} packets in {:.2} s",
+        store.len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok((n, store, analysis))
+}
 
 /// `target/bench-data/tui-N.pcap`, written on first use.
 pub fn capture(n: u64) -> std::io::Result<PathBuf> {

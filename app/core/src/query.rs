@@ -273,6 +273,21 @@ pub fn field_value(name: &str, value: &rocescope_decoders::FieldValue<'_>) -> St
     }
 }
 
+/// Column headings of the QP tables (one row per QP conversation).
+pub const QP_COLUMNS: [&str; 11] = [
+    "QP",
+    "requester > responder",
+    "state",
+    "next PSN",
+    "oldest",
+    "window",
+    "bytes",
+    "retx",
+    "NAKs",
+    "CNPs",
+    "RTT p50",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -708,19 +708,7 @@ pub fn qps(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let report = model.report();
     ui.strong("QP conversations (click: select, double-click: ladder)");
     let sel = selected_item(model, View::Qps);
-    let heads = [
-        "QP",
-        "requester > responder",
-        "state",
-        "next PSN",
-        "oldest",
-        "window",
-        "bytes",
-        "retx",
-        "NAKs",
-        "CNPs",
-        "RTT p50",
-    ];
+    let heads = query::QP_COLUMNS;
     TableBuilder::new(ui)
         .id_salt("qps")
         .striped(true)

@@ -11,8 +11,8 @@ use ratatui::widgets::{
 };
 use rocescope_core::command::View;
 use rocescope_core::query::{
-    RowClass, addr, field_value, flag_text, human_bytes, ladder_qp, ladder_rows, naks, qp_state,
-    rel_time, row_class, short_opcode,
+    QP_COLUMNS, RowClass, addr, field_value, flag_text, human_bytes, ladder_qp, ladder_rows, naks,
+    qp_state, rel_time, row_class, short_opcode,
 };
 use rocescope_core::{Command, Model, Overlay, UiCommand, explain};
 use rocescope_decoders::analysis::Series;
@@ -659,22 +659,7 @@ fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
         Constraint::Length(9),
     ];
     let t = Table::new(rows, widths)
-        .header(
-            TRow::new(vec![
-                "QP",
-                "requester>responder",
-                "state",
-                "next PSN",
-                "oldest",
-                "window",
-                "bytes",
-                "retx",
-                "NAKs",
-                "CNPs",
-                "RTT p50",
-            ])
-            .style(Style::default().add_modifier(Modifier::BOLD)),
-        )
+        .header(TRow::new(QP_COLUMNS.to_vec()).style(Style::default().add_modifier(Modifier::BOLD)))
         .block(title("QP conversations (Enter: ladder)"));
     f.render_widget(t, chunks[0]);
     ui.items = Rect::new(
