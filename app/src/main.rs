@@ -2,6 +2,7 @@
 
 mod agent_cmd;
 mod attach_cmd;
+mod data_cmd;
 mod decode_cmd;
 mod info_cmd;
 mod sim_cmd;
@@ -42,6 +43,10 @@ enum Command {
     Attach(attach_cmd::AttachArgs),
     /// The desktop workbench (egui): a capture, a live link or the simulator.
     Gui(rocescope::gui::GuiArgs),
+    /// Write a table (packets, qps, episodes, ...) to Parquet, CSV or JSON lines.
+    Export(data_cmd::ExportArgs),
+    /// SQL over a capture's tables (or over Parquet written by export).
+    Query(data_cmd::QueryArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -97,6 +102,8 @@ fn main() -> ExitCode {
         Some(Command::Agent(args)) => agent_cmd::run(args),
         Some(Command::Attach(args)) => attach_cmd::run(args),
         Some(Command::Gui(args)) => rocescope::gui::run(args),
+        Some(Command::Export(args)) => data_cmd::run_export(args),
+        Some(Command::Query(args)) => data_cmd::run_query(args),
         None => default_run(),
     };
     match result {

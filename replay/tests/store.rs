@@ -244,3 +244,73 @@ fn the_rc_analysis_runs_at_ingest_and_flags_rows() {
     assert_eq!(report.episodes[0].packets_resent, 3);
     assert_eq!(report.counters.np_cnp_sent, 1);
 }
+
+#[test]
+fn frames_read_in_bulk_match_frames_read_one_by_one() {
+    let store = open(&sample());
+    let mut seen = 0u64;
+    store
+        .for_each_frame(0..store.len(), |i, row, bytes| {
+            assert_eq!(store.row(i).unwrap(), *row);
+            assert_eq!(bytes, store.frame_bytes(i).unwrap().as_slice(), "row {i}");
+            seen += 1;
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(seen, store.len());
+    assert_eq!(store.link_layer(0), Some(LinkLayer::Ethernet));
+    // A sub-range, stopped early.
+    let mut got = Vec::new();
+    store
+        .for_each_frame(3..store.len(), |i, _, _| {
+            got.push(i);
+            if got.len() == 2 {
+                std::ops::ControlFlow::Break(())
+            } else {
+                std::ops::ControlFlow::Continue(())
+            }
+        })
+        .unwrap();
+    assert_eq!(got, vec![3, 4]);
+}
+
+#[test]
+fn the_link_type_of_a_raw_ip_capture_is_kept_per_port() {
+    // LINKTYPE_RAW (101): the frames start at the IP header.
+    let frame = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_ACK, 0x12, 7)
+        .build(&[]);
+    let ip = &frame[14..];
+    let path = tmp("raw-ip.pcap");
+    let mut file = vec![];
+    file.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    file.extend_from_slice(&2u16.to_le_bytes());
+    file.extend_from_slice(&4u16.to_le_bytes());
+    file.extend_from_slice(&[0; 8]);
+    file.extend_from_slice(&65535u32.to_le_bytes());
+    file.extend_from_slice(&101u32.to_le_bytes());
+    for t in 0..3u32 {
+        file.extend_from_slice(&t.to_le_bytes());
+        file.extend_from_slice(&0u32.to_le_bytes());
+        file.extend_from_slice(&(ip.len() as u32).to_le_bytes());
+        file.extend_from_slice(&(ip.len() as u32).to_le_bytes());
+        file.extend_from_slice(ip);
+    }
+    std::fs::write(&path, &file).unwrap();
+    let store = open(&path);
+    assert_eq!(store.len(), 3);
+    assert_eq!(
+        store.link_layer(store.row(0).unwrap().port),
+        Some(LinkLayer::RawIp)
+    );
+    store
+        .for_each_frame(0..3, |_, row, bytes| {
+            let p = decode(
+                bytes,
+                store.link_layer(row.port).unwrap(),
+                &DecodeConfig::default(),
+            );
+            assert_eq!(p.bth().unwrap().opcode(), Opcode::RC_ACK);
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+}

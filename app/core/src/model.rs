@@ -91,11 +91,13 @@ pub struct Selected {
     pub index: u64,
     pub row: Row,
     pub bytes: Vec<u8>,
+    /// How the capture port frames its packets.
+    pub link: LinkLayer,
 }
 
 impl Selected {
     pub fn packet(&self) -> Packet<'_> {
-        decode(&self.bytes, LinkLayer::Ethernet, &DecodeConfig::default())
+        decode(&self.bytes, self.link, &DecodeConfig::default())
     }
 }
 
@@ -297,7 +299,16 @@ impl Model {
         let index = self.selected?;
         let row = self.store.row(index)?;
         let bytes = self.store.frame_bytes(index).ok()?;
-        Some(Selected { index, row, bytes })
+        let link = self
+            .store
+            .link_layer(row.port)
+            .unwrap_or(LinkLayer::Ethernet);
+        Some(Selected {
+            index,
+            row,
+            bytes,
+            link,
+        })
     }
 
     /// The selected field's index in the selected packet's field walk, and
@@ -725,7 +736,7 @@ fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
     let _ = std::thread::Builder::new()
         .name("rocescope-filter".into())
         .spawn(move || {
-            let needs_packet = filter.needs_packet();
+            let mut needs_packet = filter.needs_packet();
             let mut buf = Vec::with_capacity(8192);
             let mut found = Vec::with_capacity(8192);
             let mut next = 0u64;
@@ -742,24 +753,39 @@ fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
                     continue;
                 }
                 let end = (next + 8192).min(len);
-                buf.clear();
-                store.rows(next..end, &mut buf);
                 found.clear();
-                for (k, row) in buf.iter().enumerate() {
-                    let index = next + k as u64;
-                    let bytes = if needs_packet {
-                        store.frame_bytes(index).ok()
-                    } else {
-                        None
-                    };
-                    let ctx = RowCtx {
-                        store: &store,
-                        index,
-                        row,
-                        bytes: bytes.as_deref(),
-                    };
-                    if filter.eval(&ctx) {
-                        found.push(index);
+                if needs_packet {
+                    // Bytes in bulk: one read per span of frames, not per row.
+                    let read = store.for_each_frame(next..end, |index, row, bytes| {
+                        let ctx = RowCtx {
+                            store: &store,
+                            index,
+                            row,
+                            bytes: Some(bytes),
+                        };
+                        if filter.eval(&ctx) {
+                            found.push(index);
+                        }
+                        std::ops::ControlFlow::Continue(())
+                    });
+                    if read.is_err() {
+                        // The backing cannot be read: filter on what the rows hold.
+                        needs_packet = false;
+                        continue;
+                    }
+                } else {
+                    buf.clear();
+                    store.rows(next..end, &mut buf);
+                    for (k, row) in buf.iter().enumerate() {
+                        let ctx = RowCtx {
+                            store: &store,
+                            index: next + k as u64,
+                            row,
+                            bytes: None,
+                        };
+                        if filter.eval(&ctx) {
+                            found.push(next + k as u64);
+                        }
                     }
                 }
                 out.rows
@@ -804,7 +830,11 @@ impl FieldLookup for RowCtx<'_> {
         let Some(bytes) = self.bytes else {
             return Vec::new();
         };
-        let p = decode(bytes, LinkLayer::Ethernet, &DecodeConfig::default());
+        let link = self
+            .store
+            .link_layer(self.row.port)
+            .unwrap_or(LinkLayer::Ethernet);
+        let p = decode(bytes, link, &DecodeConfig::default());
         let mut out = Vec::new();
         p.for_each_field(&mut |f| {
             if f.name == name {

@@ -916,6 +916,10 @@ fn explain_row(ui: &mut Ui, model: &Model, index: u64, row: &Row) {
         index,
         row: *row,
         bytes,
+        link: model
+            .store
+            .link_layer(row.port)
+            .unwrap_or(rocescope_decoders::LinkLayer::Ethernet),
     };
     let p = sel.packet();
     let flags: Vec<&str> = row.flags.names().collect();

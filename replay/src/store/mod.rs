@@ -9,6 +9,7 @@
 
 mod columns;
 mod conv;
+mod frames;
 mod ingest;
 mod row;
 
@@ -107,6 +108,8 @@ pub struct Store {
     /// Non-frame records (profiler samples, slot decisions, QP state,
     /// ground truth, drop counts, annotations) in source order.
     records: Mutex<Vec<Record>>,
+    /// The link type of each capture port, as (port, LINKTYPE_ value).
+    links: RwLock<Vec<(u8, u32)>>,
     bytes_done: AtomicU64,
     bytes_total: u64,
     complete: AtomicBool,
@@ -206,6 +209,7 @@ impl Store {
             time_base: RwLock::new(time_base),
             warnings: Mutex::new(Vec::new()),
             records: Mutex::new(Vec::new()),
+            links: RwLock::new(Vec::new()),
             bytes_done: AtomicU64::new(0),
             bytes_total,
             complete: AtomicBool::new(false),
@@ -319,6 +323,7 @@ impl Store {
                 });
             let mut batch = RawBatch::default();
             let mut batch_limit = FIRST_BATCH_ROWS;
+            let mut last_link = None;
             loop {
                 match reader.next_item() {
                     Ok(Some(CaptureItem::Record(r))) => {
@@ -334,6 +339,13 @@ impl Store {
                             f.file_offset
                         };
                         batch.push(&f, file_offset);
+                        let link = batch.frames.last().map(|r| (r.port, r.linktype));
+                        if link != last_link {
+                            if let Some((port, linktype)) = link {
+                                self.note_link(port, linktype);
+                            }
+                            last_link = link;
+                        }
                         if batch.frames.len() >= batch_limit {
                             let next = empty_rx.try_recv().unwrap_or_default();
                             let full = std::mem::replace(&mut batch, next);
@@ -391,6 +403,10 @@ impl Store {
     pub fn ingest(&self, ingest: &mut Ingest, frame: &IngestFrame<'_>) {
         // Bytes gather in the ingest's own buffer and reach the store's
         // memory once per batch: no lock per frame.
+        if ingest.last_link != Some((frame.port, frame.linktype)) {
+            self.note_link(frame.port, frame.linktype);
+            ingest.last_link = Some((frame.port, frame.linktype));
+        }
         let offset = ingest.keep_bytes(frame.data);
         ingest.push(&IngestFrame {
             file_offset: offset,

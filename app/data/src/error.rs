@@ -1,0 +1,24 @@
+use std::path::PathBuf;
+
+/// Everything that can go wrong getting data out.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error("unknown table {0:?} (tables: packets, qps, episodes, findings, profiler, slots)")]
+    UnknownTable(String),
+    #[error("cannot tell the output format of {path}: name it .parquet, .csv or .jsonl")]
+    UnknownFormat { path: PathBuf },
+    #[error("--partition writes Parquet folders; {path} is not a .parquet path or a folder")]
+    PartitionNeedsParquet { path: PathBuf },
+    #[error("{what} {path}: {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("reading frames back from the capture")]
+    Store(#[from] rocescope_replay::store::StoreError),
+    /// The engine's own message (bad SQL, a type error, a failed write).
+    #[error(transparent)]
+    Polars(#[from] polars::prelude::PolarsError),
+}

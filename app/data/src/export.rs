@@ -1,0 +1,343 @@
+//! Streaming export to Parquet, CSV or JSON lines, optionally as hive-style
+//! Parquet partitions (`capture=NAME/window_start_ns=N/part-K.parquet`).
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use polars::prelude::*;
+
+use crate::{DataError, PacketBatches, Source, Table};
+
+/// Rows per batch of the packets table: large enough for good Parquet row
+/// groups, small enough that memory stays flat.
+pub const BATCH_ROWS: usize = 128 * 1024;
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Parquet,
+    Csv,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+impl Format {
+    /// The format a path's extension names.
+    pub fn from_path(path: &Path) -> Result<Format, DataError> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match ext.as_deref() {
+            Some("parquet" | "pq") => Ok(Format::Parquet),
+            Some("csv") => Ok(Format::Csv),
+            Some("jsonl" | "ndjson") => Ok(Format::Jsonl),
+            _ => Err(DataError::UnknownFormat {
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+}
+
+/// Which rows of the packets table to export (other tables go whole).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Rows {
+    #[default]
+    All,
+    /// A range of row indices.
+    Range(Range<u64>),
+    /// These row indices, ascending (e.g. what a display filter matched).
+    Indices(Vec<u64>),
+}
+
+/// How to export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    /// The format; by default, from the output's extension.
+    pub format: Option<Format>,
+    /// Write Parquet partitions of this many ns of capture time under the
+    /// output folder.
+    pub partition_window_ns: Option<u64>,
+    /// The packets to export.
+    pub rows: Rows,
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone)]
+pub struct ExportSummary {
+    pub table: Table,
+    pub rows: u64,
+    pub files: Vec<PathBuf>,
+    pub elapsed: Duration,
+}
+
+/// Export one table of `src` to `out`.
+pub fn export(
+    src: &Source<'_>,
+    table: Table,
+    out: &Path,
+    opts: &ExportOptions,
+) -> Result<ExportSummary, DataError> {
+    let start = Instant::now();
+    let (rows, files) = match opts.partition_window_ns {
+        Some(window_ns) => {
+            if !matches!(opts.format, None | Some(Format::Parquet))
+                || matches!(Format::from_path(out), Ok(Format::Csv | Format::Jsonl))
+            {
+                return Err(DataError::PartitionNeedsParquet {
+                    path: out.to_path_buf(),
+                });
+            }
+            let mut parts = Partitions::new(out, src.capture, window_ns.max(1));
+            let rows = write_table(src, table, &opts.rows, &mut |df| parts.write(table, df))?;
+            (rows, parts.finish()?)
+        }
+        None => {
+            let format = match opts.format {
+                Some(f) => f,
+                None => Format::from_path(out)?,
+            };
+            let mut file = OutFile::create(out, format)?;
+            let rows = write_table(src, table, &opts.rows, &mut |df| file.write(df))?;
+            if file.writer.is_none() {
+                // No rows at all: still a valid file with the schema.
+                file.write(empty_table(src, table)?)?;
+            }
+            (rows, vec![file.finish()?])
+        }
+    };
+    Ok(ExportSummary {
+        table,
+        rows,
+        files,
+        elapsed: start.elapsed(),
+    })
+}
+
+/// The table with its columns and no rows.
+fn empty_table(src: &Source<'_>, table: Table) -> Result<DataFrame, DataError> {
+    match table {
+        Table::Packets => Ok(DataFrame::empty_with_schema(&crate::packets_schema(
+            src.store,
+        )?)),
+        t => Ok(src.small_table(t)?.clear()),
+    }
+}
+
+/// Feed `sink` the table in batches; returns the row count.
+fn write_table(
+    src: &Source<'_>,
+    table: Table,
+    rows: &Rows,
+    sink: &mut dyn FnMut(DataFrame) -> Result<(), DataError>,
+) -> Result<u64, DataError> {
+    if table != Table::Packets {
+        let df = src.small_table(table)?;
+        let n = df.height() as u64;
+        if n > 0 {
+            sink(df)?;
+        }
+        return Ok(n);
+    }
+    let mut b = PacketBatches::new(src.store, BATCH_ROWS);
+    match rows {
+        Rows::All => b.for_each_batch(0..src.store.len(), &mut *sink),
+        Rows::Range(r) => b.for_each_batch(r.clone(), &mut *sink),
+        Rows::Indices(ix) => {
+            let mut n = 0;
+            for chunk in ix.chunks(BATCH_ROWS) {
+                let df = b.collect_indices(chunk)?;
+                n += df.height() as u64;
+                if df.height() > 0 {
+                    sink(df)?;
+                }
+            }
+            Ok(n)
+        }
+    }
+}
+
+enum Writer {
+    Parquet(Box<polars::io::parquet::write::BatchedWriter<BufWriter<File>>>),
+    Csv(polars::io::csv::write::BatchedWriter<BufWriter<File>>),
+    Jsonl(polars::io::json::BatchedWriter<BufWriter<File>>),
+}
+
+/// One output file, written to `NAME.partial` and renamed when complete so
+/// that a failed export never leaves a file that looks whole.
+struct OutFile {
+    path: PathBuf,
+    partial: PathBuf,
+    format: Format,
+    file: Option<File>,
+    writer: Option<Writer>,
+}
+
+fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> DataError + 'a {
+    move |source| DataError::Io {
+        what,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+impl OutFile {
+    fn create(path: &Path, format: Format) -> Result<OutFile, DataError> {
+        let mut partial = path.as_os_str().to_owned();
+        partial.push(".partial");
+        let partial = PathBuf::from(partial);
+        let file = File::create(&partial).map_err(io_err("cannot create", path))?;
+        Ok(OutFile {
+            path: path.to_path_buf(),
+            partial,
+            format,
+            file: Some(file),
+            writer: None,
+        })
+    }
+
+    fn write(&mut self, mut df: DataFrame) -> Result<(), DataError> {
+        if self.writer.is_none() {
+            let Some(file) = self.file.take() else {
+                return Ok(());
+            };
+            let file = BufWriter::with_capacity(1 << 20, file);
+            let schema = df.schema().clone();
+            self.writer = Some(match self.format {
+                Format::Parquet => Writer::Parquet(Box::new(
+                    ParquetWriter::new(file)
+                        .with_compression(ParquetCompression::Snappy)
+                        .batched(&schema)?,
+                )),
+                Format::Csv => {
+                    Writer::Csv(CsvWriter::new(file).include_header(true).batched(&schema)?)
+                }
+                Format::Jsonl => Writer::Jsonl(polars::io::json::BatchedWriter::new(file)),
+            });
+        }
+        // The writers take whole chunks; one batch is one chunk.
+        df.rechunk_mut();
+        match &mut self.writer {
+            Some(Writer::Parquet(w)) => w.write_batch(&df)?,
+            Some(Writer::Csv(w)) => w.write_batch(&df)?,
+            Some(Writer::Jsonl(w)) => w.write_batch(&df)?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<PathBuf, DataError> {
+        match self.writer.take() {
+            Some(Writer::Parquet(w)) => {
+                w.finish()?;
+            }
+            Some(Writer::Csv(mut w)) => w.finish()?,
+            Some(Writer::Jsonl(_)) | None => {}
+        }
+        std::fs::rename(&self.partial, &self.path).map_err(io_err("cannot write", &self.path))?;
+        Ok(self.path)
+    }
+}
+
+/// Hive-style Parquet partitions, one file open at a time: rows come in
+/// capture order, so a window's rows arrive together; a window seen again
+/// (a capture whose times go back) gets another part file.
+struct Partitions {
+    root: PathBuf,
+    capture: String,
+    window_ns: u64,
+    open: Option<(Option<u64>, OutFile)>,
+    parts: std::collections::HashMap<Option<u64>, u32>,
+    files: Vec<PathBuf>,
+}
+
+impl Partitions {
+    fn new(root: &Path, capture: &str, window_ns: u64) -> Partitions {
+        // Keep the key usable as a folder name and a hive value.
+        let capture: String = capture
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Partitions {
+            root: root.to_path_buf(),
+            capture,
+            window_ns,
+            open: None,
+            parts: Default::default(),
+            files: Vec::new(),
+        }
+    }
+
+    fn write(&mut self, table: Table, df: DataFrame) -> Result<(), DataError> {
+        let ts = match table {
+            Table::Packets | Table::Profiler | Table::Slots => Some("ts_ns"),
+            Table::Episodes | Table::Findings => Some("start_ns"),
+            Table::Qps => None,
+        };
+        let Some(ts) = ts else {
+            return self.write_window(table, None, df);
+        };
+        let ts_col = df.column(ts)?.u64()?.clone();
+        // Split the batch where the window changes, keeping row order.
+        let mut start = 0usize;
+        let mut current: Option<u64> = None;
+        for (i, t) in ts_col.iter().enumerate() {
+            let w = t.map(|t| t - t % self.window_ns);
+            if i > 0 && w != current {
+                self.write_window(table, current, df.slice(start as i64, i - start))?;
+                start = i;
+            }
+            current = w;
+        }
+        if start < df.height() {
+            self.write_window(table, current, df.slice(start as i64, df.height() - start))?;
+        }
+        Ok(())
+    }
+
+    fn write_window(
+        &mut self,
+        table: Table,
+        window: Option<u64>,
+        df: DataFrame,
+    ) -> Result<(), DataError> {
+        if self.open.as_ref().is_none_or(|(w, _)| *w != window) {
+            self.close()?;
+            let mut dir = self.root.join(table.name());
+            dir.push(format!("capture={}", self.capture));
+            if let Some(w) = window {
+                dir.push(format!("window_start_ns={w}"));
+            }
+            std::fs::create_dir_all(&dir).map_err(io_err("cannot create", &dir))?;
+            let part = self.parts.entry(window).or_insert(0);
+            let path = dir.join(format!("part-{part:05}.parquet"));
+            *part += 1;
+            self.open = Some((window, OutFile::create(&path, Format::Parquet)?));
+        }
+        if let Some((_, f)) = &mut self.open {
+            f.write(df)?;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), DataError> {
+        if let Some((_, f)) = self.open.take() {
+            self.files.push(f.finish()?);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Vec<PathBuf>, DataError> {
+        self.close()?;
+        Ok(self.files)
+    }
+}

@@ -1,0 +1,104 @@
+//! rocescope's data out: the store and its analysis as polars tables with a
+//! stable schema (SCHEMA.md), streamed to Parquet, CSV or JSON lines, and
+//! queried with SQL.
+//!
+//! Tables are built in batches of rows straight from the store's index and
+//! the frame bytes it points at, so a capture larger than memory exports
+//! without every packet being loaded at once.
+
+mod error;
+mod export;
+mod packets;
+mod sql;
+mod tables;
+mod text;
+
+pub use error::DataError;
+pub use export::{BATCH_ROWS, ExportOptions, ExportSummary, Format, Rows, export};
+pub use packets::{PacketBatches, packets_schema};
+pub use polars::prelude::DataFrame;
+pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
+pub use tables::{episodes, findings, profiler, qps, slots};
+pub use text::{OutputFormat, write_frame};
+
+use rocescope_decoders::analysis::Report;
+use rocescope_replay::store::Store;
+
+/// One of the tables rocescope exposes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Table {
+    /// One row per frame, in frame order.
+    Packets,
+    /// One row per QP conversation.
+    Qps,
+    /// One row per Go-Back-N episode.
+    Episodes,
+    /// One row per throughput-drop finding.
+    Findings,
+    /// One row per profiler sample.
+    Profiler,
+    /// One row per service-slot decision.
+    Slots,
+}
+
+impl Table {
+    pub const ALL: [Table; 6] = [
+        Table::Packets,
+        Table::Qps,
+        Table::Episodes,
+        Table::Findings,
+        Table::Profiler,
+        Table::Slots,
+    ];
+
+    /// The table's name in SQL and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Packets => "packets",
+            Table::Qps => "qps",
+            Table::Episodes => "episodes",
+            Table::Findings => "findings",
+            Table::Profiler => "profiler",
+            Table::Slots => "slots",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<Table, DataError> {
+        Table::ALL
+            .into_iter()
+            .find(|t| t.name() == name)
+            .ok_or_else(|| DataError::UnknownTable(name.to_owned()))
+    }
+}
+
+impl std::fmt::Display for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the tables are made of: a store, the analysis report over it, and
+/// the capture's name (the `capture` partition key).
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    pub store: &'a Store,
+    pub report: &'a Report,
+    pub capture: &'a str,
+}
+
+impl Source<'_> {
+    /// A small table built whole (every table but `packets`).
+    pub fn small_table(&self, table: Table) -> Result<DataFrame, DataError> {
+        Ok(match table {
+            Table::Packets => {
+                let mut b = PacketBatches::new(self.store, usize::MAX);
+                b.collect(0..self.store.len())?
+            }
+            Table::Qps => qps(self.report)?,
+            Table::Episodes => episodes(self.report)?,
+            Table::Findings => findings(self.report)?,
+            Table::Profiler => profiler(self.store)?,
+            Table::Slots => slots(self.store)?,
+        })
+    }
+}

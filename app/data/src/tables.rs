@@ -1,0 +1,331 @@
+//! The small tables: QPs, episodes and findings from the analysis report,
+//! profiler samples and slot decisions from the store's records.
+
+use std::net::{IpAddr, Ipv6Addr};
+
+use polars::prelude::*;
+use rocescope_decoders::analysis::{EpisodeCause, Report};
+use rocescope_replay::record::{Record, SlotKind, Verdict};
+use rocescope_replay::store::Store;
+
+use crate::DataError;
+
+fn addr(a: [u8; 16]) -> String {
+    let v6 = Ipv6Addr::from(a);
+    v6.to_ipv4_mapped()
+        .map_or(IpAddr::V6(v6), IpAddr::V4)
+        .to_string()
+}
+
+fn frame(columns: Vec<Column>) -> Result<DataFrame, DataError> {
+    let height = columns.first().map_or(0, |c| c.len());
+    Ok(DataFrame::new(height, columns)?)
+}
+
+/// One row per QP conversation: the figures of `rocescope stats`.
+pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
+    let q = &r.qps;
+    let col_u64 = |name: &str, f: &dyn Fn(usize) -> u64| {
+        Column::new(name.into(), (0..q.len()).map(f).collect::<Vec<u64>>())
+    };
+    let episodes = |cause: EpisodeCause| {
+        move |i: usize| {
+            q[i].episodes_by_cause
+                .iter()
+                .filter(|(c, _)| *c == cause)
+                .map(|(_, n)| n)
+                .sum::<u64>()
+        }
+    };
+    let mut columns = vec![
+        Column::new("qp".into(), (0..q.len() as u32).collect::<Vec<u32>>()),
+        Column::new(
+            "src_ip".into(),
+            q.iter().map(|q| addr(q.requester)).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "dst_ip".into(),
+            q.iter().map(|q| addr(q.responder)).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "dest_qp".into(),
+            q.iter().map(|q| q.dest_qp).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "requester_qp".into(),
+            q.iter().map(|q| q.requester_qp).collect::<Vec<_>>(),
+        ),
+        col_u64("packets", &|i| q[i].packets),
+        col_u64("wire_bytes", &|i| q[i].wire_bytes),
+        col_u64("requests", &|i| q[i].requests),
+        col_u64("responses", &|i| q[i].responses),
+        Column::new(
+            "next_psn".into(),
+            q.iter().map(|q| q.next_psn).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "oldest_unacked_psn".into(),
+            q.iter().map(|q| q.oldest_unacked_psn).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "outstanding_packets".into(),
+            q.iter().map(|q| q.outstanding).collect::<Vec<_>>(),
+        ),
+        col_u64("retransmitted_packets", &|i| {
+            q[i].counters.retransmitted_packets
+        }),
+        col_u64("retransmitted_bytes", &|i| {
+            q[i].counters.retransmitted_bytes
+        }),
+        col_u64("episodes_nak_seq_err", &episodes(EpisodeCause::NakSeqErr)),
+        col_u64("episodes_rnr", &episodes(EpisodeCause::Rnr)),
+        col_u64("episodes_timeout", &episodes(EpisodeCause::Timeout)),
+        col_u64("episodes_implied_nak", &episodes(EpisodeCause::ImpliedNak)),
+        col_u64("naks_psn_seq_err", &|i| q[i].counters.packet_seq_err),
+        col_u64("naks_rnr", &|i| q[i].counters.rnr_nak),
+        col_u64("naks_invalid_request", &|i| {
+            q[i].counters.nak_invalid_request
+        }),
+        col_u64("naks_remote_access_err", &|i| {
+            q[i].counters.nak_remote_access
+        }),
+        col_u64("naks_remote_op_err", &|i| {
+            q[i].counters.nak_remote_operational
+        }),
+        col_u64("capture_loss_packets", &|i| {
+            q[i].counters.capture_loss_packets
+        }),
+        col_u64("duplicate_acks", &|i| q[i].counters.duplicate_acks),
+        col_u64("duplicate_read_responses", &|i| {
+            q[i].counters.duplicate_read_responses
+        }),
+        col_u64("cnps", &|i| q[i].counters.np_cnp_sent),
+        col_u64("ecn_marked", &|i| q[i].counters.np_ecn_marked_roce_packets),
+        Column::new(
+            "rtt_p50_ns".into(),
+            q.iter().map(|q| q.rtt_p50_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "rtt_p99_ns".into(),
+            q.iter().map(|q| q.rtt_p99_ns).collect::<Vec<_>>(),
+        ),
+    ];
+    // Every counter under its mlx5/rxe name, for holding next to
+    // `rdma statistic`.
+    let names = r.counters.named();
+    for (k, (name, _)) in names.iter().enumerate() {
+        columns.push(col_u64(&format!("counter_{name}"), &|i| {
+            q[i].counters.named()[k].1
+        }));
+    }
+    frame(columns)
+}
+
+/// One row per Go-Back-N episode.
+pub fn episodes(r: &Report) -> Result<DataFrame, DataError> {
+    let e = &r.episodes;
+    frame(vec![
+        Column::new("qp".into(), e.iter().map(|e| e.qp).collect::<Vec<_>>()),
+        Column::new(
+            "dest_qp".into(),
+            e.iter()
+                .map(|e| r.qps.get(e.qp as usize).map(|q| q.dest_qp))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "cause".into(),
+            e.iter().map(|e| e.cause.name()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "nak_inferred".into(),
+            e.iter().map(|e| e.nak_inferred).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "first_frame".into(),
+            e.iter().map(|e| e.first_index + 1).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "last_frame".into(),
+            e.iter().map(|e| e.last_index + 1).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "start_ns".into(),
+            e.iter().map(|e| e.start_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "end_ns".into(),
+            e.iter().map(|e| e.end_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "from_psn".into(),
+            e.iter().map(|e| e.from_psn).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "packets_resent".into(),
+            e.iter().map(|e| e.packets_resent).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "bytes_resent".into(),
+            e.iter().map(|e| e.bytes_resent).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "recovery_ns".into(),
+            e.iter().map(|e| e.recovery_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "silence_ns".into(),
+            e.iter().map(|e| e.silence_ns).collect::<Vec<_>>(),
+        ),
+    ])
+}
+
+/// One row per throughput-drop finding, with its sentence.
+pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
+    let f = &r.findings;
+    frame(vec![
+        Column::new("qp".into(), f.iter().map(|f| f.qp).collect::<Vec<_>>()),
+        Column::new(
+            "dest_qp".into(),
+            f.iter()
+                .map(|f| r.qps.get(f.qp as usize).map(|q| q.dest_qp))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "start_ns".into(),
+            f.iter().map(|f| f.start_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "end_ns".into(),
+            f.iter().map(|f| f.end_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "before_rate_gbytes_s".into(),
+            f.iter().map(|f| f.before_gbytes_s).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "during_rate_gbytes_s".into(),
+            f.iter().map(|f| f.during_gbytes_s).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "cause".into(),
+            f.iter().map(|f| f.cause.name()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "first_frame".into(),
+            f.iter()
+                .map(|f| f.first_index.map(|i| i + 1))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "text".into(),
+            f.iter().map(|f| f.text.as_str()).collect::<Vec<_>>(),
+        ),
+    ])
+}
+
+/// One row per profiler sample, with its probe's name, unit and module.
+pub fn profiler(store: &Store) -> Result<DataFrame, DataError> {
+    let records = store.records_where(|r| matches!(r, Record::Profiler(_) | Record::ProbeDef(_)));
+    let mut defs = std::collections::HashMap::new();
+    for r in &records {
+        if let Record::ProbeDef(d) = r {
+            defs.insert(d.probe, d);
+        }
+    }
+    let samples: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Profiler(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    let def =
+        |p: u16, f: fn(&rocescope_replay::record::ProbeDef) -> &str| defs.get(&p).map(|d| f(d));
+    frame(vec![
+        Column::new(
+            "ts_ns".into(),
+            samples.iter().map(|s| s.ts_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "cycle".into(),
+            samples.iter().map(|s| s.cycle).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "probe".into(),
+            samples.iter().map(|s| s.probe).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "probe_name".into(),
+            samples
+                .iter()
+                .map(|s| def(s.probe, |d| &d.name))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "unit".into(),
+            samples
+                .iter()
+                .map(|s| def(s.probe, |d| &d.unit))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "module".into(),
+            samples
+                .iter()
+                .map(|s| def(s.probe, |d| &d.module))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "value".into(),
+            samples.iter().map(|s| s.value).collect::<Vec<_>>(),
+        ),
+    ])
+}
+
+/// One row per service-slot decision.
+pub fn slots(store: &Store) -> Result<DataFrame, DataError> {
+    let records = store.records_where(|r| matches!(r, Record::Slot(_)));
+    let d: Vec<_> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Slot(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    frame(vec![
+        Column::new(
+            "ts_ns".into(),
+            d.iter().map(|s| s.ts_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "slot".into(),
+            d.iter()
+                .map(|s| match s.slot {
+                    SlotKind::Aes => "aes",
+                    SlotKind::Dpi => "dpi",
+                    SlotKind::App => "app",
+                })
+                .collect::<Vec<_>>(),
+        ),
+        Column::new("qpn".into(), d.iter().map(|s| s.qpn).collect::<Vec<_>>()),
+        Column::new("psn".into(), d.iter().map(|s| s.psn).collect::<Vec<_>>()),
+        Column::new(
+            "verdict".into(),
+            d.iter()
+                .map(|s| match s.verdict {
+                    Verdict::Pass => "pass",
+                    Verdict::Drop => "drop",
+                    Verdict::Transformed => "transformed",
+                })
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "latency_ns".into(),
+            d.iter().map(|s| s.latency_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "detail".into(),
+            d.iter().map(|s| s.detail).collect::<Vec<_>>(),
+        ),
+    ])
+}

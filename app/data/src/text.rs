@@ -1,0 +1,162 @@
+//! Printing a result: an aligned text table, CSV, or a JSON array of row
+//! objects.
+
+use std::io::Write;
+
+use polars::prelude::*;
+use serde_json::{Map, Value};
+
+use crate::DataError;
+
+/// How `rocescope query` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Aligned columns, at most `max_rows` rows and a line saying how many
+    /// more there were.
+    Table {
+        max_rows: usize,
+    },
+    Csv,
+    /// One array of row objects.
+    Json,
+}
+
+/// Write `df` to `out` in `format`.
+pub fn write_frame(
+    df: &mut DataFrame,
+    format: OutputFormat,
+    out: &mut dyn Write,
+) -> Result<(), DataError> {
+    let io = |source| DataError::Io {
+        what: "cannot write",
+        path: "standard output".into(),
+        source,
+    };
+    match format {
+        OutputFormat::Csv => {
+            CsvWriter::new(out).include_header(true).finish(df)?;
+        }
+        OutputFormat::Json => {
+            let rows: Vec<Value> = (0..df.height())
+                .map(|i| {
+                    Value::Object(
+                        df.columns()
+                            .iter()
+                            .map(|c| (c.name().to_string(), json_value(c.get(i).ok())))
+                            .collect::<Map<_, _>>(),
+                    )
+                })
+                .collect();
+            serde_json::to_writer(&mut *out, &rows).map_err(|e| io(e.into()))?;
+            writeln!(out).map_err(io)?;
+        }
+        OutputFormat::Table { max_rows } => {
+            let shown = df.height().min(max_rows);
+            let mut cells: Vec<Vec<String>> =
+                vec![df.columns().iter().map(|c| c.name().to_string()).collect()];
+            for i in 0..shown {
+                cells.push(
+                    df.columns()
+                        .iter()
+                        .map(|c| text_value(c.get(i).ok()))
+                        .collect(),
+                );
+            }
+            let widths: Vec<usize> = (0..df.width())
+                .map(|j| {
+                    cells
+                        .iter()
+                        .map(|r| r[j].chars().count())
+                        .max()
+                        .unwrap_or(0)
+                })
+                .collect();
+            let numeric: Vec<bool> = df
+                .columns()
+                .iter()
+                .map(|c| c.dtype().is_primitive_numeric())
+                .collect();
+            for (k, row) in cells.iter().enumerate() {
+                let mut line = String::new();
+                for (j, cell) in row.iter().enumerate() {
+                    if j > 0 {
+                        line.push_str("  ");
+                    }
+                    let pad = widths[j] - cell.chars().count();
+                    let last = j + 1 == row.len();
+                    if numeric[j] && k > 0 {
+                        line.extend(std::iter::repeat_n(' ', pad));
+                        line.push_str(cell);
+                    } else {
+                        line.push_str(cell);
+                        if !last {
+                            line.extend(std::iter::repeat_n(' ', pad));
+                        }
+                    }
+                }
+                writeln!(out, "{}", line.trim_end()).map_err(io)?;
+                if k == 0 {
+                    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+                    writeln!(out, "{}", rule.join("  ")).map_err(io)?;
+                }
+            }
+            let more = df.height() - shown;
+            let noun = if df.height() == 1 { "row" } else { "rows" };
+            if more > 0 {
+                writeln!(
+                    out,
+                    "({} {noun}; {more} not shown: use --format csv or json for all)",
+                    df.height()
+                )
+                .map_err(io)?;
+            } else {
+                writeln!(out, "({} {noun})", df.height()).map_err(io)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn text_value(v: Option<AnyValue<'_>>) -> String {
+    match v {
+        None | Some(AnyValue::Null) => "null".into(),
+        Some(AnyValue::String(s)) => s.to_owned(),
+        Some(AnyValue::StringOwned(s)) => s.to_string(),
+        Some(AnyValue::Float64(f)) => format_float(f),
+        Some(AnyValue::Float32(f)) => format_float(f64::from(f)),
+        Some(v) => v.to_string(),
+    }
+}
+
+fn format_float(f: f64) -> String {
+    if f.is_finite() && f.fract() != 0.0 {
+        let s = format!("{f:.6}");
+        s.trim_end_matches('0').to_owned()
+    } else {
+        f.to_string()
+    }
+}
+
+fn json_value(v: Option<AnyValue<'_>>) -> Value {
+    match v {
+        None | Some(AnyValue::Null) => Value::Null,
+        Some(AnyValue::Boolean(b)) => Value::Bool(b),
+        Some(AnyValue::UInt8(n)) => n.into(),
+        Some(AnyValue::UInt16(n)) => n.into(),
+        Some(AnyValue::UInt32(n)) => n.into(),
+        Some(AnyValue::UInt64(n)) => n.into(),
+        Some(AnyValue::Int8(n)) => n.into(),
+        Some(AnyValue::Int16(n)) => n.into(),
+        Some(AnyValue::Int32(n)) => n.into(),
+        Some(AnyValue::Int64(n)) => n.into(),
+        Some(AnyValue::Float32(f)) => {
+            serde_json::Number::from_f64(f64::from(f)).map_or(Value::Null, Value::Number)
+        }
+        Some(AnyValue::Float64(f)) => {
+            serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
+        }
+        Some(AnyValue::String(s)) => Value::String(s.to_owned()),
+        Some(AnyValue::StringOwned(s)) => Value::String(s.to_string()),
+        Some(v) => Value::String(v.to_string()),
+    }
+}
