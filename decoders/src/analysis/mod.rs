@@ -62,9 +62,8 @@ const MAD_CLASS_CM: u8 = 0x07;
 const CM_ATTR_REQ: u16 = 0x0010;
 const CM_ATTR_REP: u16 = 0x0013;
 
-fn cm_message(p: &Packet<'_>) -> Option<CmMessage> {
-    let bth = p.bth()?;
-    if bth.dest_qp() != 1 || !matches!(bth.opcode().kind(), crate::OpcodeKind::Ud(_)) {
+fn cm_message(p: &Packet<'_>, dest_qp: u32, opcode: Opcode) -> Option<CmMessage> {
+    if dest_qp != 1 || !matches!(opcode.kind(), crate::OpcodeKind::Ud(_)) {
         return None;
     }
     let mad = p.payload();
@@ -97,26 +96,29 @@ impl Observation {
     /// The observation of a decoded RoCE packet (`None` if it is not RoCE).
     pub fn from_packet(p: &Packet<'_>, ts_ns: u64, wire_len: u32) -> Option<Observation> {
         let bth = p.bth()?;
-        let (src, dst) = match (p.ip(), p.grh()) {
-            (Some(ip), _) => (ip.src_v6(), ip.dst_v6()),
-            (None, Some(g)) => (g.src(), g.dst()),
-            (None, None) => ([0; 16], [0; 16]),
+        // Each header is looked up once: this runs for every packet indexed.
+        let ip = p.ip();
+        let (src, dst) = match ip {
+            Some(ip) => (ip.src_v6(), ip.dst_v6()),
+            None => p.grh().map_or(([0; 16], [0; 16]), |g| (g.src(), g.dst())),
         };
         let aeth = p.ext().aeth();
+        let dest_qp = bth.dest_qp();
+        let opcode = bth.opcode();
         Some(Observation {
             ts_ns,
             src,
             dst,
-            dest_qp: bth.dest_qp(),
-            opcode: bth.opcode(),
+            dest_qp,
+            opcode,
             psn: bth.psn(),
             syndrome: aeth.map(|a| a.syndrome_raw()),
             msn: aeth.map_or(0, |a| a.msn()),
             dma_len: p.ext().reth().map(|r| r.dma_len()),
             payload_len: p.payload_len() as u32,
             wire_len,
-            ecn_ce: p.ip().is_some_and(|ip| ip.ecn() == 3),
-            cm: cm_message(p),
+            ecn_ce: ip.is_some_and(|ip| ip.ecn() == 3),
+            cm: cm_message(p, dest_qp, opcode),
         })
     }
 }
