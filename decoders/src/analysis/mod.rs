@@ -16,6 +16,7 @@ mod series;
 use std::collections::{HashMap, VecDeque};
 
 pub use diagnose::{Finding, FindingCause};
+use series::BinCursor;
 pub use series::{Bin, MAX_BINS, Series};
 
 use crate::headers::{NakCode, Syndrome};
@@ -372,6 +373,8 @@ struct Flow {
     last_ack_psn: Option<u32>,
     read_resp_next: Option<u32>,
     series: Series,
+    /// The series bin last used (see `Series::bin_at`).
+    cursor: BinCursor,
     counters: Counters,
     packets: u64,
     wire_bytes: u64,
@@ -398,6 +401,7 @@ impl Flow {
             last_ack_psn: None,
             read_resp_next: None,
             series: Series::new(ts_ns),
+            cursor: BinCursor::default(),
             counters: Counters::default(),
             packets: 0,
             wire_bytes: 0,
@@ -686,7 +690,7 @@ impl RcAnalysis {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
             f.wire_bytes += u64::from(o.wire_len);
-            let b = f.series.bin_mut(o.ts_ns);
+            let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
             b.packets += 1;
             b.wire_bytes += u64::from(o.wire_len);
             if o.ecn_ce {
@@ -720,7 +724,9 @@ impl RcAnalysis {
         }
         if class.contains(Class::RETRANSMISSION) {
             let f = &mut self.flows[id as usize];
-            f.series.bin_mut(o.ts_ns).retransmitted_packets += 1;
+            f.series
+                .bin_at(&mut f.cursor, o.ts_ns)
+                .retransmitted_packets += 1;
         }
         class
     }
@@ -869,7 +875,7 @@ impl RcAnalysis {
         f.last_req_ts = o.ts_ns;
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
-        let b = f.series.bin_mut(o.ts_ns);
+        let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
         b.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
     }
@@ -921,7 +927,7 @@ impl RcAnalysis {
                 }
                 r.read_resp_next = Some(psn_add(o.psn, 1));
             }
-            r.series.bin_mut(o.ts_ns).goodput_bytes += goodput;
+            r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
         }
         let q = &mut self.flows[req as usize];
         if read_resp {
@@ -1043,7 +1049,7 @@ impl RcAnalysis {
             q.pending_nak = Some((o.psn, o.ts_ns, index, EpisodeCause::ImpliedNak));
         }
         let outstanding = q.outstanding_psns();
-        let b = q.series.bin_mut(o.ts_ns);
+        let b = q.series.bin_at(&mut q.cursor, o.ts_ns);
         b.max_outstanding = b.max_outstanding.max(outstanding);
     }
 
