@@ -226,8 +226,8 @@ impl Appender {
         self.analyzer.batch(first_index, infos, &mut self.late);
         for info in infos.iter() {
             count(stats, &info.row);
-            cols.push(&info.row);
         }
+        cols.extend(infos.iter().map(|i| &i.row));
         for l in &self.late {
             cols.update_flags(l.index, l.set, l.clear);
         }
