@@ -64,7 +64,7 @@ pub enum Operation {
 
 impl Operation {
     #[inline]
-    fn from_low5(op: u8) -> Option<Operation> {
+    const fn from_low5(op: u8) -> Option<Operation> {
         use Operation::*;
         Some(match op {
             0x00 => SendFirst,
@@ -300,20 +300,11 @@ impl Opcode {
     pub const UD_SEND_ONLY: Opcode = Opcode(0x64);
     pub const CNP: Opcode = Opcode(0x81);
 
-    /// Decode the opcode byte against the IBTA tables.
+    /// Decode the opcode byte against the IBTA tables. A table lookup: the
+    /// indexer and the RC analysis ask this several times per packet.
     #[inline]
     pub fn kind(self) -> OpcodeKind {
-        let low = self.0 & 0x1F;
-        let op = Operation::from_low5(low);
-        match (self.0 & 0xE0, op) {
-            (0x00, Some(op)) if op != Operation::Resync => OpcodeKind::Rc(op),
-            (0x20, Some(op)) if low <= 0x0B => OpcodeKind::Uc(op),
-            (0x40, Some(op)) if low <= 0x15 => OpcodeKind::Rd(op),
-            (0x60, Some(op @ (Operation::SendOnly | Operation::SendOnlyImm))) => OpcodeKind::Ud(op),
-            (0x80, _) if low <= 1 => OpcodeKind::Cnp,
-            (0xA0, Some(op)) if low <= 0x17 && op != Operation::Resync => OpcodeKind::Xrc(op),
-            _ => OpcodeKind::Unknown(self.0),
-        }
+        KIND_TABLE[usize::from(self.0)]
     }
 
     /// Build an opcode from transport and operation, if the pair exists.
@@ -445,6 +436,30 @@ const fn compute_headers(b: u8) -> u16 {
         _ => 0,
     }
 }
+
+const fn compute_kind(b: u8) -> OpcodeKind {
+    let low = b & 0x1F;
+    let op = Operation::from_low5(low);
+    match (b & 0xE0, op) {
+        (0x00, Some(op)) if !matches!(op, Operation::Resync) => OpcodeKind::Rc(op),
+        (0x20, Some(op)) if low <= 0x0B => OpcodeKind::Uc(op),
+        (0x40, Some(op)) if low <= 0x15 => OpcodeKind::Rd(op),
+        (0x60, Some(op @ (Operation::SendOnly | Operation::SendOnlyImm))) => OpcodeKind::Ud(op),
+        (0x80, _) if low <= 1 => OpcodeKind::Cnp,
+        (0xA0, Some(op)) if low <= 0x17 && !matches!(op, Operation::Resync) => OpcodeKind::Xrc(op),
+        _ => OpcodeKind::Unknown(b),
+    }
+}
+
+static KIND_TABLE: [OpcodeKind; 256] = {
+    let mut t = [OpcodeKind::Unknown(0); 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = compute_kind(i as u8);
+        i += 1;
+    }
+    t
+};
 
 static HEADER_TABLE: [Headers; 256] = {
     let mut t = [Headers::NONE; 256];

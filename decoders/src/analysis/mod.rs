@@ -16,6 +16,7 @@ mod series;
 use std::collections::{HashMap, VecDeque};
 
 pub use diagnose::{Finding, FindingCause};
+use series::BinCursor;
 pub use series::{Bin, MAX_BINS, Series};
 
 use crate::headers::{NakCode, Syndrome};
@@ -62,9 +63,8 @@ const MAD_CLASS_CM: u8 = 0x07;
 const CM_ATTR_REQ: u16 = 0x0010;
 const CM_ATTR_REP: u16 = 0x0013;
 
-fn cm_message(p: &Packet<'_>) -> Option<CmMessage> {
-    let bth = p.bth()?;
-    if bth.dest_qp() != 1 || !matches!(bth.opcode().kind(), crate::OpcodeKind::Ud(_)) {
+fn cm_message(p: &Packet<'_>, dest_qp: u32, opcode: Opcode) -> Option<CmMessage> {
+    if dest_qp != 1 || !matches!(opcode.kind(), crate::OpcodeKind::Ud(_)) {
         return None;
     }
     let mad = p.payload();
@@ -97,26 +97,29 @@ impl Observation {
     /// The observation of a decoded RoCE packet (`None` if it is not RoCE).
     pub fn from_packet(p: &Packet<'_>, ts_ns: u64, wire_len: u32) -> Option<Observation> {
         let bth = p.bth()?;
-        let (src, dst) = match (p.ip(), p.grh()) {
-            (Some(ip), _) => (ip.src_v6(), ip.dst_v6()),
-            (None, Some(g)) => (g.src(), g.dst()),
-            (None, None) => ([0; 16], [0; 16]),
+        // Each header is looked up once: this runs for every packet indexed.
+        let ip = p.ip();
+        let (src, dst) = match ip {
+            Some(ip) => (ip.src_v6(), ip.dst_v6()),
+            None => p.grh().map_or(([0; 16], [0; 16]), |g| (g.src(), g.dst())),
         };
         let aeth = p.ext().aeth();
+        let dest_qp = bth.dest_qp();
+        let opcode = bth.opcode();
         Some(Observation {
             ts_ns,
             src,
             dst,
-            dest_qp: bth.dest_qp(),
-            opcode: bth.opcode(),
+            dest_qp,
+            opcode,
             psn: bth.psn(),
             syndrome: aeth.map(|a| a.syndrome_raw()),
             msn: aeth.map_or(0, |a| a.msn()),
             dma_len: p.ext().reth().map(|r| r.dma_len()),
             payload_len: p.payload_len() as u32,
             wire_len,
-            ecn_ce: p.ip().is_some_and(|ip| ip.ecn() == 3),
-            cm: cm_message(p),
+            ecn_ce: ip.is_some_and(|ip| ip.ecn() == 3),
+            cm: cm_message(p, dest_qp, opcode),
         })
     }
 }
@@ -370,6 +373,8 @@ struct Flow {
     last_ack_psn: Option<u32>,
     read_resp_next: Option<u32>,
     series: Series,
+    /// The series bin last used (see `Series::bin_at`).
+    cursor: BinCursor,
     counters: Counters,
     packets: u64,
     wire_bytes: u64,
@@ -396,6 +401,7 @@ impl Flow {
             last_ack_psn: None,
             read_resp_next: None,
             series: Series::new(ts_ns),
+            cursor: BinCursor::default(),
             counters: Counters::default(),
             packets: 0,
             wire_bytes: 0,
@@ -684,7 +690,7 @@ impl RcAnalysis {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
             f.wire_bytes += u64::from(o.wire_len);
-            let b = f.series.bin_mut(o.ts_ns);
+            let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
             b.packets += 1;
             b.wire_bytes += u64::from(o.wire_len);
             if o.ecn_ce {
@@ -718,7 +724,9 @@ impl RcAnalysis {
         }
         if class.contains(Class::RETRANSMISSION) {
             let f = &mut self.flows[id as usize];
-            f.series.bin_mut(o.ts_ns).retransmitted_packets += 1;
+            f.series
+                .bin_at(&mut f.cursor, o.ts_ns)
+                .retransmitted_packets += 1;
         }
         class
     }
@@ -867,7 +875,7 @@ impl RcAnalysis {
         f.last_req_ts = o.ts_ns;
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
-        let b = f.series.bin_mut(o.ts_ns);
+        let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
         b.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
     }
@@ -919,7 +927,7 @@ impl RcAnalysis {
                 }
                 r.read_resp_next = Some(psn_add(o.psn, 1));
             }
-            r.series.bin_mut(o.ts_ns).goodput_bytes += goodput;
+            r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
         }
         let q = &mut self.flows[req as usize];
         if read_resp {
@@ -1041,7 +1049,7 @@ impl RcAnalysis {
             q.pending_nak = Some((o.psn, o.ts_ns, index, EpisodeCause::ImpliedNak));
         }
         let outstanding = q.outstanding_psns();
-        let b = q.series.bin_mut(o.ts_ns);
+        let b = q.series.bin_at(&mut q.cursor, o.ts_ns);
         b.max_outstanding = b.max_outstanding.max(outstanding);
     }
 

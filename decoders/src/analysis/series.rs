@@ -33,6 +33,15 @@ pub struct Bin {
     pub cnps: u32,
 }
 
+/// The bin a [`Series::bin_at`] lookup returned last and the times it
+/// covers (`lo_ns..hi_ns`); empty at first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BinCursor {
+    lo_ns: u64,
+    hi_ns: u64,
+    index: usize,
+}
+
 impl Bin {
     fn merge(&mut self, o: &Bin) {
         self.packets += o.packets;
@@ -57,6 +66,35 @@ impl Series {
     /// The bin holding `ts_ns`, growing or coarsening the series as needed.
     /// Timestamps before the start land in bin 0.
     pub fn bin_mut(&mut self, ts_ns: u64) -> &mut Bin {
+        let i = self.bin_index(ts_ns);
+        &mut self.bins[i]
+    }
+
+    /// Like [`Series::bin_mut`], remembering in `cursor` which times the
+    /// returned bin covers: a packet asks for its bin up to three times and
+    /// the next packet mostly lands in the same one, so most lookups skip
+    /// the division. `cursor` must only ever be used with this series.
+    pub(crate) fn bin_at(&mut self, cursor: &mut BinCursor, ts_ns: u64) -> &mut Bin {
+        // The series changes its bins only in `bin_index` (growing never
+        // moves a bin's range; coarsening happens only for a time outside
+        // the cursor's range), so a hit is still the right bin.
+        if ts_ns >= cursor.lo_ns && ts_ns < cursor.hi_ns && cursor.index < self.bins.len() {
+            return &mut self.bins[cursor.index];
+        }
+        let i = self.bin_index(ts_ns);
+        let lo = self
+            .start_ns
+            .saturating_add((i as u64).saturating_mul(self.bin_ns));
+        *cursor = BinCursor {
+            // Bin 0 also holds every time before the start.
+            lo_ns: if i == 0 { 0 } else { lo },
+            hi_ns: lo.saturating_add(self.bin_ns),
+            index: i,
+        };
+        &mut self.bins[i]
+    }
+
+    fn bin_index(&mut self, ts_ns: u64) -> usize {
         let mut i = (ts_ns.saturating_sub(self.start_ns) / self.bin_ns) as usize;
         while i >= MAX_BINS {
             self.coarsen();
@@ -65,7 +103,7 @@ impl Series {
         if i >= self.bins.len() {
             self.bins.resize(i + 1, Bin::default());
         }
-        &mut self.bins[i]
+        i
     }
 
     fn coarsen(&mut self) {
@@ -124,5 +162,30 @@ mod tests {
         let last_t = 5_500 + 99_999 * 777;
         let i = ((last_t - s.start_ns) / s.bin_ns) as usize;
         assert_eq!(i, s.bins.len() - 1);
+    }
+
+    #[test]
+    fn the_cursor_finds_the_same_bins() {
+        let mut plain = Series::new(5_500);
+        let mut cached = Series::new(5_500);
+        let mut cursor = BinCursor::default();
+        // Times before the start, repeats, small steps and long jumps that
+        // coarsen the series.
+        let mut t = 4_000u64;
+        for k in 0..200_000u64 {
+            t = match k % 7 {
+                0 => t + 13,
+                3 => t.saturating_sub(900),
+                5 if k % 1_000 == 5 => t + 3_000_000,
+                _ => t + 250,
+            };
+            plain.bin_mut(t).packets += k;
+            cached.bin_at(&mut cursor, t).packets += k;
+            if k % 97 == 0 {
+                assert_eq!(plain, cached, "after t = {t}");
+            }
+        }
+        assert_eq!(plain, cached);
+        assert!(plain.bin_ns > FIRST_BIN_NS);
     }
 }

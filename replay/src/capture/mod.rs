@@ -17,7 +17,9 @@
 //! streaming readers. Packet blocks (EPB, SPB) are sliced here directly,
 //! after the framing has been checked, because pcap-parser allocates a `Vec`
 //! for each packet's options and reports an EPB whose caplen overruns its own
-//! block as "incomplete" instead of as an error.
+//! block as "incomplete" instead of as an error. Classic pcap records are
+//! sliced here too, once their header is checked, so that no record header
+//! is parsed twice.
 //!
 //! The BALBOA card's host tool converts its sniffer dump to a pcap whose
 //! `ts_sec` is the packet index and `ts_usec` 0; such files are recognised

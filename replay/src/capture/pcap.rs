@@ -236,17 +236,15 @@ impl<R: Read> PcapState<R> {
         };
         shared.next_index += 1;
         self.input.pending = need;
+        // The record is buffered and its header checked above: slice it here
+        // rather than have pcap-parser parse the header a second time.
         let linktype = self.linktype;
-        let data = match self.input.rd.next() {
-            Ok((n, PcapBlockOwned::Legacy(b))) if n == need => b.data,
-            Ok(_) => {
-                return Err(malformed_msg(
-                    "pcap record",
-                    off,
-                    "pcap-parser read a different record than the header describes",
-                ));
-            }
-            Err(e) => return Err(malformed("pcap record", off, &e)),
+        let Some(data) = self.input.data().get(RECORD_HEADER_BYTES..need) else {
+            return Err(malformed_msg(
+                "pcap record",
+                off,
+                "the buffered record is shorter than its header says",
+            ));
         };
         Ok(Some(CaptureFrame {
             index,

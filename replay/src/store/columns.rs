@@ -56,6 +56,16 @@ impl Chunk {
     fn len(&self) -> usize {
         self.ts_ns.len()
     }
+
+    fn reserve_to(&mut self, rows: usize) {
+        let more = rows.saturating_sub(self.len());
+        self.ts_ns.reserve_exact(more);
+        self.file_offset.reserve_exact(more);
+        self.lens.reserve_exact(more);
+        self.conversation.reserve_exact(more);
+        self.psn_opcode.reserve_exact(more);
+        self.meta.reserve_exact(more);
+    }
 }
 
 /// All rows of a store.
@@ -82,44 +92,79 @@ impl Columns {
         self.len
     }
 
+    #[cfg(test)]
     pub(crate) fn push(&mut self, r: &Row) {
-        if self.chunks.last().is_none_or(|c| c.len() == CHUNK_ROWS) {
-            let rows = if self.chunks.is_empty() {
-                FIRST_CHUNK_ROWS
-            } else {
-                CHUNK_ROWS
+        self.extend(std::iter::once(r));
+    }
+
+    /// Append many rows; the same as [`Columns::push`] for each, but a
+    /// column at a time, so that each is one tight loop.
+    pub(crate) fn extend<'r, I>(&mut self, rows: I)
+    where
+        I: Iterator<Item = &'r Row> + Clone,
+    {
+        let mut rest = rows;
+        loop {
+            if rest.clone().next().is_none() {
+                return;
+            }
+            if self.chunks.last().is_none_or(|c| c.len() == CHUNK_ROWS) {
+                let rows = if self.chunks.is_empty() {
+                    FIRST_CHUNK_ROWS
+                } else {
+                    CHUNK_ROWS
+                };
+                self.chunks.push(Chunk::new(rows));
+            }
+            let first = self.len;
+            let Some(c) = self.chunks.last_mut() else {
+                return;
             };
-            self.chunks.push(Chunk::new(rows));
+            let part = rest.clone().take(CHUNK_ROWS - c.len());
+            // Grow by doubling up to a chunk, as row-by-row pushes would.
+            let want = c.len() + part.clone().count();
+            if want > c.ts_ns.capacity() {
+                c.reserve_to(want.next_power_of_two().min(CHUNK_ROWS));
+            }
+            c.ts_ns.extend(part.clone().map(|r| r.ts_ns));
+            c.file_offset.extend(part.clone().map(|r| r.file_offset));
+            c.lens.extend(part.clone().map(|r| {
+                if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
+                    LEN_ESCAPE | (LEN_ESCAPE << 16)
+                } else {
+                    r.caplen | (r.origlen << 16)
+                }
+            }));
+            c.conversation.extend(part.clone().map(|r| r.conversation));
+            c.psn_opcode.extend(
+                part.clone()
+                    .map(|r| (r.psn & 0xFF_FFFF) | (u32::from(r.opcode) << 24)),
+            );
+            c.meta.extend(part.clone().map(|r| {
+                let dir = match r.dir {
+                    None => 0,
+                    Some(Direction::Rx) => 1,
+                    Some(Direction::Tx) => 2,
+                };
+                u32::from(r.flags.0) | (u32::from(r.port) << 16) | (dir << 24)
+            }));
+            let mut n = 0u64;
+            for r in part {
+                if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
+                    self.big_lens.insert(first + n, (r.caplen, r.origlen));
+                }
+                c.max_ts_ns = c.max_ts_ns.max(r.ts_ns);
+                if r.ts_ns < self.last_ts_ns {
+                    self.sorted = false;
+                }
+                self.last_ts_ns = r.ts_ns;
+                n += 1;
+            }
+            self.len += n;
+            for _ in 0..n {
+                rest.next();
+            }
         }
-        let index = self.len;
-        let Some(c) = self.chunks.last_mut() else {
-            return;
-        };
-        c.ts_ns.push(r.ts_ns);
-        c.file_offset.push(r.file_offset);
-        let lens = if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
-            self.big_lens.insert(index, (r.caplen, r.origlen));
-            LEN_ESCAPE | (LEN_ESCAPE << 16)
-        } else {
-            r.caplen | (r.origlen << 16)
-        };
-        c.lens.push(lens);
-        c.conversation.push(r.conversation);
-        c.psn_opcode
-            .push((r.psn & 0xFF_FFFF) | (u32::from(r.opcode) << 24));
-        let dir = match r.dir {
-            None => 0,
-            Some(Direction::Rx) => 1,
-            Some(Direction::Tx) => 2,
-        };
-        c.meta
-            .push(u32::from(r.flags.0) | (u32::from(r.port) << 16) | (dir << 24));
-        c.max_ts_ns = c.max_ts_ns.max(r.ts_ns);
-        if r.ts_ns < self.last_ts_ns {
-            self.sorted = false;
-        }
-        self.last_ts_ns = r.ts_ns;
-        self.len += 1;
     }
 
     pub(crate) fn get(&self, index: u64) -> Option<Row> {
@@ -239,6 +284,40 @@ mod tests {
         assert_eq!(c.seek(u64::MAX), rows.len() as u64);
         let rows_bytes = 3 * CHUNK_ROWS as u64 * 32;
         assert_eq!(c.heap_bytes(), rows_bytes + c.big_lens.len() as u64 * 32);
+    }
+
+    #[test]
+    fn batches_store_what_single_rows_store() {
+        let rows: Vec<Row> = (0..(CHUNK_ROWS as u64 * 2 + 777))
+            .map(|i| Row {
+                ts_ns: 1_000 + i * 7 - (i % 3),
+                file_offset: 24 + i * 90,
+                caplen: (i % 70_000) as u32,
+                origlen: 70 + (i % 9000) as u32,
+                psn: i as u32,
+                ..Row::default()
+            })
+            .collect();
+        let mut one = Columns::new();
+        for r in &rows {
+            one.push(r);
+        }
+        let mut many = Columns::new();
+        let mut at = 0;
+        for size in [256usize, 1024, 1, 16_384, 5_000, 70_000].iter().cycle() {
+            let end = (at + size).min(rows.len());
+            many.extend(rows[at..end].iter());
+            at = end;
+            if at == rows.len() {
+                break;
+            }
+        }
+        assert_eq!(many.len(), one.len());
+        assert_eq!(many.heap_bytes(), one.heap_bytes());
+        assert_eq!(many.sorted, one.sorted);
+        for i in 0..rows.len() as u64 {
+            assert_eq!(many.get(i), one.get(i), "row {i}");
+        }
     }
 
     #[test]

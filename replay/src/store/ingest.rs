@@ -10,7 +10,9 @@
 use std::sync::{Arc, Mutex};
 
 use rocescope_decoders::analysis::{Class, Observation, RcAnalysis};
-use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, Packet, decode};
+use rocescope_decoders::{
+    DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, Packet, Syndrome, decode,
+};
 
 use super::StoreStats;
 use super::columns::Columns;
@@ -131,17 +133,18 @@ pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
     match LinkLayer::from_linktype(f.linktype) {
         Some(link) => {
             let p = decode(f.data, link, cfg);
-            classify(&p, &mut info.row);
             info.obs = Observation::from_packet(&p, f.ts_ns, info.row.origlen);
+            classify(&p, info.obs.as_ref(), &mut info.row);
         }
         None => info.row.flags = Flags::UNDECODED,
     }
     info
 }
 
-/// Fill the row's RoCE fields and flags from the decoded packet.
+/// Fill the row's RoCE fields and flags from the decoded packet and its
+/// observation (which already holds the BTH and AETH values: no second walk).
 #[inline]
-fn classify(p: &Packet<'_>, row: &mut Row) {
+fn classify(p: &Packet<'_>, obs: Option<&Observation>, row: &mut Row) {
     let mut flags = Flags::default();
     match p.icrc() {
         IcrcStatus::Bad { .. } => flags.set(Flags::ICRC_BAD, true),
@@ -156,24 +159,30 @@ fn classify(p: &Packet<'_>, row: &mut Row) {
         };
         flags.set(f, true);
     }
-    if p.ip().is_some_and(|ip| ip.ecn() == 3) {
-        flags.set(Flags::ECN_CE, true);
-    }
-    if let Some(bth) = p.bth() {
-        flags.set(Flags::ROCE, true);
-        let opcode = bth.opcode();
-        row.opcode = opcode.0;
-        row.psn = bth.psn();
-        flags.set(Flags::ACK_REQ, bth.ack_req());
-        flags.set(Flags::BECN, bth.becn());
-        flags.set(Flags::FECN, bth.fecn());
-        flags.set(Flags::CNP, opcode.is_cnp());
-        flags.set(
-            Flags::RESPONSE,
-            opcode.operation().is_some_and(|op| op.is_response()),
-        );
-        if let Some(aeth) = p.ext().aeth() {
-            flags.set(Flags::NAK, aeth.syndrome().is_nak());
+    // `obs` is Some exactly when the BTH was decoded.
+    match (obs, p.bth()) {
+        (Some(o), Some(bth)) => {
+            flags.set(Flags::ECN_CE, o.ecn_ce);
+            flags.set(Flags::ROCE, true);
+            row.opcode = o.opcode.0;
+            row.psn = o.psn;
+            flags.set(Flags::ACK_REQ, bth.ack_req());
+            flags.set(Flags::BECN, bth.becn());
+            flags.set(Flags::FECN, bth.fecn());
+            let kind = o.opcode.kind();
+            flags.set(Flags::CNP, matches!(kind, OpcodeKind::Cnp));
+            flags.set(
+                Flags::RESPONSE,
+                o.opcode.operation().is_some_and(|op| op.is_response()),
+            );
+            if let Some(s) = o.syndrome {
+                flags.set(Flags::NAK, Syndrome::from_u8(s).is_nak());
+            }
+        }
+        _ => {
+            if p.ip().is_some_and(|ip| ip.ecn() == 3) {
+                flags.set(Flags::ECN_CE, true);
+            }
         }
     }
     row.flags = flags;
@@ -217,8 +226,8 @@ impl Appender {
         self.analyzer.batch(first_index, infos, &mut self.late);
         for info in infos.iter() {
             count(stats, &info.row);
-            cols.push(&info.row);
         }
+        cols.extend(infos.iter().map(|i| &i.row));
         for l in &self.late {
             cols.update_flags(l.index, l.set, l.clear);
         }

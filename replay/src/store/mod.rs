@@ -16,7 +16,7 @@ mod row;
 use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 pub use conv::{ConvKey, Conversation};
@@ -128,11 +128,15 @@ impl std::fmt::Debug for Store {
     }
 }
 
-/// Frames read but not decoded yet: their bytes in one buffer.
+/// A hand-over from the reader to the append thread: frames read but not
+/// decoded yet (their bytes in one buffer), or, when the append thread is
+/// behind, frames the reader decoded itself.
 #[derive(Default)]
 struct RawBatch {
     bytes: Vec<u8>,
     frames: Vec<RawFrame>,
+    /// Frames decoded by the reader; then `frames` is empty.
+    decoded: Vec<PacketInfo>,
 }
 
 struct RawFrame {
@@ -146,6 +150,11 @@ struct RawFrame {
     dir: Option<crate::record::Direction>,
 }
 
+/// The card port of a frame: its own, else its interface id (255 above).
+fn frame_port(f: &crate::capture::CaptureFrame<'_>) -> u8 {
+    f.port.unwrap_or(f.interface.min(255) as u8)
+}
+
 impl RawBatch {
     fn push(&mut self, f: &crate::capture::CaptureFrame<'_>, file_offset: u64) {
         let start = self.bytes.len() as u32;
@@ -157,14 +166,40 @@ impl RawBatch {
             linktype: f.linktype.0,
             start,
             len: f.data.len() as u32,
-            port: f.port.unwrap_or(f.interface.min(255) as u8),
+            port: frame_port(f),
             dir: f.direction,
         });
+    }
+
+    /// Decode the frame here, straight from the reader's buffer.
+    fn push_decoded(
+        &mut self,
+        cfg: &DecodeConfig,
+        f: &crate::capture::CaptureFrame<'_>,
+        file_offset: u64,
+    ) {
+        self.decoded.push(decode_frame(
+            cfg,
+            &IngestFrame {
+                ts_ns: f.ts_ns,
+                data: f.data,
+                origlen: f.origlen,
+                linktype: f.linktype.0,
+                port: frame_port(f),
+                dir: f.direction,
+                file_offset,
+            },
+        ));
+    }
+
+    fn len(&self) -> usize {
+        self.frames.len() + self.decoded.len()
     }
 
     fn clear(&mut self) {
         self.bytes.clear();
         self.frames.clear();
+        self.decoded.clear();
     }
 }
 
@@ -274,14 +309,14 @@ impl Store {
         Ok(store)
     }
 
-    /// Index a capture on two threads: this one reads and decodes, a scoped
-    /// one appends (conversations, analysis, columns). Batches go back and
-    /// forth through bounded channels, so memory stays flat.
     /// Index a capture on two threads: this one reads frames and copies
-    /// their bytes into a batch (the reader is the slow part of a file, so
-    /// it does nothing else); a scoped one decodes, classifies, runs the
-    /// analysis and appends. Batches go back and forth through bounded
-    /// channels, so memory stays flat.
+    /// their bytes into a batch; a scoped one decodes, classifies, runs the
+    /// analysis and appends. When the append thread falls behind (two
+    /// batches waiting), the reader decodes the next batch itself, straight
+    /// from its read buffer: the two cores share the decoding in whatever
+    /// proportion keeps both busy (decode-only indexing leaves the append
+    /// thread little else to do; the RC analysis gives it more). Batches go
+    /// back and forth through bounded channels, so memory stays flat.
     fn index<R: std::io::Read>(
         &self,
         mut reader: CaptureReader<R>,
@@ -292,15 +327,24 @@ impl Store {
         let keep_bytes = matches!(self.backing, Backing::Memory(_));
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(RawBatch, u64, TimeBase)>(4);
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<RawBatch>();
+        // Batches sent and not yet appended.
+        let backlog = AtomicUsize::new(0);
+        let reader_cfg = cfg.clone();
         std::thread::scope(|scope| {
+            let backlog = &backlog;
             let appender_thread = std::thread::Builder::new()
                 .name("rocescope-append".into())
                 .spawn_scoped(scope, move || {
                     let mut appender = Appender::new(analyzer);
                     let mut infos: Vec<PacketInfo> = Vec::with_capacity(DECODE_CHUNK);
                     for (mut raw, bytes_done, time_base) in full_rx {
-                        // Decode a chunk at a time so the infos stay in cache
+                        // A chunk at a time, so that the infos stay in cache
                         // and the write lock is short.
+                        for chunk in raw.decoded.chunks_mut(DECODE_CHUNK) {
+                            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+                            let Inner { cols, convs, stats } = &mut *inner;
+                            appender.append(chunk, cols, convs, stats);
+                        }
                         for chunk in raw.frames.chunks(DECODE_CHUNK) {
                             infos.clear();
                             infos.extend(
@@ -316,6 +360,7 @@ impl Store {
                         self.bytes_done.store(bytes_done, Ordering::Relaxed);
                         self.elapsed_ns
                             .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                        backlog.fetch_sub(1, Ordering::Relaxed);
                         raw.clear();
                         let _ = empty_tx.send(raw);
                     }
@@ -323,6 +368,7 @@ impl Store {
                 });
             let mut batch = RawBatch::default();
             let mut batch_limit = FIRST_BATCH_ROWS;
+            let mut decode_here = false;
             let mut last_link = None;
             loop {
                 match reader.next_item() {
@@ -338,17 +384,20 @@ impl Store {
                         } else {
                             f.file_offset
                         };
-                        batch.push(&f, file_offset);
-                        let link = batch.frames.last().map(|r| (r.port, r.linktype));
-                        if link != last_link {
-                            if let Some((port, linktype)) = link {
-                                self.note_link(port, linktype);
-                            }
-                            last_link = link;
+                        let link = (frame_port(&f), f.linktype.0);
+                        if last_link != Some(link) {
+                            self.note_link(link.0, link.1);
+                            last_link = Some(link);
                         }
-                        if batch.frames.len() >= batch_limit {
+                        if decode_here {
+                            batch.push_decoded(&reader_cfg, &f, file_offset);
+                        } else {
+                            batch.push(&f, file_offset);
+                        }
+                        if batch.len() >= batch_limit {
                             let next = empty_rx.try_recv().unwrap_or_default();
                             let full = std::mem::replace(&mut batch, next);
+                            backlog.fetch_add(1, Ordering::Relaxed);
                             if full_tx
                                 .send((full, reader.bytes_read(), reader.time_base()))
                                 .is_err()
@@ -356,6 +405,7 @@ impl Store {
                                 break;
                             }
                             batch_limit = BATCH_ROWS;
+                            decode_here = backlog.load(Ordering::Relaxed) >= 2;
                         }
                     }
                     Ok(None) => break,
@@ -365,6 +415,7 @@ impl Store {
                     }
                 }
             }
+            backlog.fetch_add(1, Ordering::Relaxed);
             let _ = full_tx.send((batch, reader.bytes_read(), reader.time_base()));
             drop(full_tx);
             if appender_thread.is_ok_and(|t| t.join().is_err()) {
