@@ -9,8 +9,10 @@ use rocescope_decoders::analysis::QpReport;
 use crate::plots::Section;
 use crate::view::{View, cause_text, qp_name, qp_route};
 
-/// Most episodes the table lists (the plots show them all).
+/// Most episodes the table lists and findings the list gives (the plots
+/// show them all; `rocescope stats --json` lists every one).
 const MAX_EPISODE_ROWS: usize = 200;
+const MAX_FINDINGS: usize = 200;
 
 const STYLE: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', Ubuntu, sans-serif; color: #222;
@@ -20,8 +22,11 @@ h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
 .sub { color: #666; margin-top: 0; }
 .verdict { font-size: 1.1em; background: #f4f7fb; border-left: 4px solid #1f77b4; padding: 0.6em 1em; }
 nav a { margin-right: 1em; }
-table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.92em; }
-th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e6e6e6; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+.wide { overflow-x: auto; }
+th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e6e6e6; text-align: left; vertical-align: top; }
+td { white-space: nowrap; }
+table.kv td { white-space: normal; }
 th { background: #f6f6f6; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 table.kv th { background: none; font-weight: normal; color: #555; }
@@ -103,7 +108,7 @@ pub fn page(view: &View<'_>, sections: &[Section]) -> String {
 fn verdict(h: &mut String, view: &View<'_>) {
     let r = view.report;
     let mut s = format!(
-        "{} of which {} RoCE, in {}",
+        "{} ({} RoCE) in {}",
         plural(view.stats.packets, "packet", "packets"),
         view.stats.roce_packets,
         plural(r.qps.len() as u64, "queue pair", "queue pairs"),
@@ -188,9 +193,15 @@ fn summary(h: &mut String, view: &View<'_>) {
             "(frames whose invariant CRC did not verify)",
         ),
     );
+    // Not marked as a problem: the card's sniffer and header-only
+    // captures cut every frame on purpose.
     row(
         "Truncated frames",
-        flag(st.truncated, "(captured shorter than on the wire)"),
+        format!(
+            "{} <span class=\"muted\">(captured shorter than on the wire; usual for \
+             header-only captures)</span>",
+            st.truncated
+        ),
     );
     row(
         "Capture loss",
@@ -257,11 +268,11 @@ fn qp_table(h: &mut String, view: &View<'_>) {
     }
     h.push_str(
         "<p>One row per QP (both directions). Retransmitted, NAKs and capture loss are marked \
-         when not zero. RTT is from a request to the ACK that covered it.</p>\n<table>\n\
+         when not zero. RTT is from a request to the ACK that covered it.</p>\n<div class=\"wide\"><table>\n\
          <tr><th>QP</th><th>requester → responder</th><th>requester QP</th><th>packets</th>\
-         <th>bytes</th><th>requests</th><th>responses</th><th>retransmitted</th><th>episodes</th>\
-         <th>NAKs</th><th>CNPs</th><th>ECN</th><th>capture loss</th><th>RTT p50</th>\
-         <th>RTT p99</th><th>outstanding at end</th></tr>\n",
+         <th>bytes</th><th>requests</th><th>responses</th><th>retrans&shy;mitted</th>\
+         <th>episodes</th><th>NAKs</th><th>CNPs</th><th>ECN</th><th>capture loss</th>\
+         <th>RTT p50</th><th>RTT p99</th><th>unACKed at end</th></tr>\n",
     );
     let rtt = |v: Option<u64>| {
         if view.time.ordinal {
@@ -295,7 +306,7 @@ fn qp_table(h: &mut String, view: &View<'_>) {
             num(u64::from(q.outstanding), false),
         );
     }
-    h.push_str("</table>\n");
+    h.push_str("</table></div>\n");
 }
 
 fn findings(h: &mut String, view: &View<'_>) {
@@ -311,7 +322,7 @@ fn findings(h: &mut String, view: &View<'_>) {
         "<p>Each finding is a stretch where a QP's throughput fell to less than half of its \
          recent level, with the evidence the analysis attributes it to.</p>\n<ol>\n",
     );
-    for x in f {
+    for x in f.iter().take(MAX_FINDINGS) {
         let qp = view
             .report
             .qps
@@ -319,13 +330,21 @@ fn findings(h: &mut String, view: &View<'_>) {
             .map_or_else(String::new, qp_name);
         let _ = writeln!(
             h,
-            "<li><strong>{}</strong> <span class=\"muted\">({}, cause <code>{}</code>)</span></li>",
+            "<li>{} <span class=\"muted\">({}, cause <code>{}</code>)</span></li>",
             escape(&x.text),
             escape(&qp),
             escape(x.cause.name())
         );
     }
     h.push_str("</ol>\n");
+    if f.len() > MAX_FINDINGS {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">… {} more findings (<code>rocescope stats --json</code> lists \
+             every one).</p>",
+            f.len() - MAX_FINDINGS
+        );
+    }
 }
 
 fn episodes(h: &mut String, view: &View<'_>) {
@@ -344,7 +363,7 @@ fn episodes(h: &mut String, view: &View<'_>) {
     let when = if view.time.ordinal { "frame" } else { "start" };
     let _ = writeln!(
         h,
-        "<table>\n<tr><th>{when}</th><th>QP</th><th>cause</th><th>frames</th><th>from PSN</th>\
+        "<div class=\"wide\"><table>\n<tr><th>{when}</th><th>QP</th><th>cause</th><th>frames</th><th>from PSN</th>\
          <th>resent</th><th>bytes resent</th><th>recovery</th></tr>"
     );
     for (i, e) in eps.iter().enumerate().take(MAX_EPISODE_ROWS) {
@@ -383,7 +402,7 @@ fn episodes(h: &mut String, view: &View<'_>) {
             escape(&view.duration(e.recovery_ns)),
         );
     }
-    h.push_str("</table>\n");
+    h.push_str("</table></div>\n");
     if eps.len() > MAX_EPISODE_ROWS {
         let _ = writeln!(
             h,

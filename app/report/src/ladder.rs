@@ -44,7 +44,7 @@ pub struct Ladder {
 }
 
 /// Store conversation ids of the QP's two directions: (requests, responses).
-fn conversations(store: &Store, q: &QpReport) -> (Option<u32>, Option<u32>) {
+pub(crate) fn conversations(store: &Store, q: &QpReport) -> (Option<u32>, Option<u32>) {
     let convs = store.conversations();
     let find = |src: [u8; 16], dst: [u8; 16], qpn: u32| {
         convs

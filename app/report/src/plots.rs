@@ -261,10 +261,10 @@ fn plain_route(q: &QpReport) -> String {
     qp_route(q).replace('→', ">")
 }
 
-/// Centre of column `c` of `COLUMNS` over the view's time span, in ns.
-fn column_ns(view: &View<'_>, c: usize) -> f64 {
+/// Centre of column `c` of `n` over the view's time span, in ns.
+fn column_ns(view: &View<'_>, c: usize, n: usize) -> f64 {
     let t = &view.time;
-    let col = (t.t1_ns - t.t0_ns) as f64 / COLUMNS as f64;
+    let col = (t.t1_ns - t.t0_ns) as f64 / n.max(1) as f64;
     t.t0_ns as f64 + (c as f64 + 0.5) * col
 }
 
@@ -308,6 +308,12 @@ impl<'v> Throughput<'v> {
             let Some(q) = view.report.qps.get(qp) else {
                 continue;
             };
+            if view.time.ordinal {
+                // Series bins are 1,000 "ns" wide, here 1,000 frames: too
+                // coarse; the rows themselves give bytes per frame.
+                raw.push((qp, Vec::new()));
+                continue;
+            }
             let mut sum = resample_rate(&q.series, t0, t1, COLUMNS);
             if let Some(r) = &q.reverse_series {
                 for (s, v) in sum.iter_mut().zip(resample_rate(r, t0, t1, COLUMNS)) {
@@ -316,9 +322,18 @@ impl<'v> Throughput<'v> {
             }
             raw.push((qp, sum));
         }
+        // Ordinal axes span t1 - t0 frames: no more columns than that.
+        let n = if view.time.ordinal {
+            let frames = (view.time.t1_ns - view.time.t0_ns) as usize;
+            let n = frames.clamp(1, COLUMNS);
+            ordinal_bytes_per_frame(view, &mut raw, n);
+            n
+        } else {
+            COLUMNS
+        };
         // With several QPs, their sum: what the link carried.
         let total: Option<Vec<f64>> = (raw.len() > 1).then(|| {
-            let mut t = vec![0.0; COLUMNS];
+            let mut t = vec![0.0; n];
             for (_, v) in &raw {
                 for (s, x) in t.iter_mut().zip(v) {
                     *s += x;
@@ -343,7 +358,7 @@ impl<'v> Throughput<'v> {
         let points = |v: &[f64]| -> Vec<(f64, f64)> {
             v.iter()
                 .enumerate()
-                .map(|(c, r)| (view.time.x(column_ns(view, c) as u64), r * scale))
+                .map(|(c, r)| (view.time.x(column_ns(view, c, n) as u64), r * scale))
                 .collect()
         };
         let mut lines: Vec<Line> = Vec::new();
@@ -364,6 +379,43 @@ impl<'v> Throughput<'v> {
             y_unit,
             y_max: headroom(max * scale),
         }
+    }
+}
+
+/// Wire bytes per frame of each QP in `raw` (filled in, `n` columns of
+/// frame indices), from the store's rows: for captures without times.
+fn ordinal_bytes_per_frame(view: &View<'_>, raw: &mut [(usize, Vec<f64>)], n: usize) {
+    let store = view.store;
+    let convs: Vec<(Option<u32>, Option<u32>)> = raw
+        .iter()
+        .map(|(qp, _)| {
+            view.report
+                .qps
+                .get(*qp)
+                .map_or((None, None), |q| ladder::conversations(store, q))
+        })
+        .collect();
+    for (_, v) in raw.iter_mut() {
+        *v = vec![0.0; n];
+    }
+    let span = (view.time.t1_ns - view.time.t0_ns) as f64;
+    let frames_per_col = span / n as f64;
+    let mut buf = Vec::new();
+    let mut at = 0u64;
+    while at < store.len() {
+        let end = (at + 4096).min(store.len());
+        buf.clear();
+        store.rows(at..end, &mut buf);
+        for r in &buf {
+            let idx = r.ts_ns.saturating_sub(view.time.t0_ns) as f64;
+            let c = ((idx / frames_per_col) as usize).min(n - 1);
+            for ((_, v), (req, resp)) in raw.iter_mut().zip(&convs) {
+                if Some(r.conversation) == *req || Some(r.conversation) == *resp {
+                    v[c] += f64::from(r.origlen) / frames_per_col;
+                }
+            }
+        }
+        at = end;
     }
 }
 
@@ -792,7 +844,7 @@ impl<'v> Window<'v> {
             let pts = v
                 .iter()
                 .enumerate()
-                .map(|(c, o)| (view.time.x(column_ns(view, c) as u64), *o))
+                .map(|(c, o)| (view.time.x(column_ns(view, c, COLUMNS) as u64), *o))
                 .collect();
             lines.push((qp_legend(view, qp), PALETTE[k % PALETTE.len()], pts));
         }
@@ -989,7 +1041,6 @@ impl Plot for LadderPlot<'_> {
                         | Flags::DUPLICATE.0
                         | Flags::OUT_OF_SEQUENCE.0
                         | Flags::CAPTURE_LOSS.0
-                        | Flags::CNP.0
                         | Flags::ECN_CE.0),
             ));
             if !tags.is_empty() {

@@ -27,7 +27,9 @@ pub struct TimeAxis {
 impl TimeAxis {
     fn new(stats: &StoreStats, ordinal: bool) -> TimeAxis {
         let t0_ns = stats.first_ts_ns.unwrap_or(0);
-        let t1_ns = stats.last_ts_ns.unwrap_or(t0_ns).max(t0_ns + 1);
+        // Frame k of an ordinal capture spans [k, k + 1).
+        let last = stats.last_ts_ns.unwrap_or(t0_ns) + u64::from(ordinal);
+        let t1_ns = last.max(t0_ns + 1);
         let span_ns = t1_ns - t0_ns;
         let (unit_ns, unit) = if ordinal {
             (1.0, "frame")

@@ -280,3 +280,45 @@ fn a_file_that_is_not_a_capture_is_an_error_not_a_page() {
     assert!(!err.to_string().is_empty());
     assert!(!dir.join("out").join("index.html").exists());
 }
+
+/// The sample rewritten as the card's converted pcap: microsecond magic,
+/// `ts_sec` the packet index and `ts_usec` 0.
+fn ordinal_copy_of_the_sample(path: &Path) {
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/captures/sample-write-read.pcap");
+    let mut b = std::fs::read(sample).unwrap();
+    b[0..4].copy_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    let mut at = 24;
+    let mut i = 0u32;
+    while at + 16 <= b.len() {
+        let incl = u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+        b[at..at + 4].copy_from_slice(&i.to_le_bytes());
+        b[at + 4..at + 8].copy_from_slice(&0u32.to_le_bytes());
+        at += 16 + incl;
+        i += 1;
+    }
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn an_ordinal_capture_counts_frames_and_claims_no_times() {
+    let dir = out_dir("ordinal");
+    let capture = dir.join("card.pcap");
+    ordinal_copy_of_the_sample(&capture);
+    let (store, report) = analyse(&capture);
+    assert_eq!(store.time_base(), rocescope_replay::TimeBase::Ordinal);
+    let written =
+        rocescope_report::from_file(&capture, DecodeConfig::default(), &dir.join("report"))
+            .unwrap();
+    check("ordinal", &report, &written, true);
+    let html = std::fs::read_to_string(&written.index_html).unwrap();
+    assert!(html.contains("ordinal"), "{html}");
+    assert!(html.contains("no round trip can be measured"), "{html}");
+    // The format says "pcap (µs, ...)"; nothing else may speak of time.
+    assert!(
+        !html.replace("pcap (µs", "").contains("µs"),
+        "an ordinal capture has no durations: {html}"
+    );
+    let svg = std::fs::read_to_string(dir.join("report").join("throughput.svg")).unwrap();
+    assert!(svg.contains("frame index"));
+}
