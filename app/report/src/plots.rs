@@ -795,9 +795,10 @@ struct Window<'v> {
 }
 
 /// Largest `max_outstanding` of the bins each column covers (the bin a
-/// column lies in when bins are wider than columns).
-fn resample_max_outstanding(s: &Series, start_ns: f64, end_ns: f64, n: usize) -> Vec<f64> {
-    let mut out = vec![0.0; n];
+/// column lies in when bins are wider than columns), and whether any of
+/// them saw a packet of the QP.
+fn resample_outstanding(s: &Series, start_ns: f64, end_ns: f64, n: usize) -> Vec<(f64, bool)> {
+    let mut out = vec![(0.0, false); n];
     if n == 0 || s.bins.is_empty() || s.bin_ns == 0 || end_ns <= start_ns {
         return out;
     }
@@ -812,11 +813,10 @@ fn resample_max_outstanding(s: &Series, start_ns: f64, end_ns: f64, n: usize) ->
         }
         let first = first.max(0.0) as usize;
         let last = (last as usize).min(nb - 1);
-        *slot = s.bins[first..=last]
-            .iter()
-            .map(|b| b.max_outstanding)
-            .max()
-            .unwrap_or(0) as f64;
+        for b in &s.bins[first..=last] {
+            slot.0 = slot.0.max(f64::from(b.max_outstanding));
+            slot.1 |= b.packets > 0 || b.max_outstanding > 0;
+        }
     }
     out
 }
@@ -831,15 +831,27 @@ impl<'v> Window<'v> {
             let Some(q) = view.report.qps.get(qp) else {
                 continue;
             };
-            let mut v = resample_max_outstanding(&q.series, t0, t1, COLUMNS);
+            let mut cols = resample_outstanding(&q.series, t0, t1, COLUMNS);
             if let Some(r) = &q.reverse_series {
-                for (s, o) in v
+                for (s, o) in cols
                     .iter_mut()
-                    .zip(resample_max_outstanding(r, t0, t1, COLUMNS))
+                    .zip(resample_outstanding(r, t0, t1, COLUMNS))
                 {
-                    *s = s.max(o);
+                    *s = (s.0.max(o.0), s.1 || o.1);
                 }
             }
+            // Carried through slices without a packet either way, as the
+            // diagnosis does: a stalled window is silent, yet full.
+            let mut carried = 0.0;
+            let v: Vec<f64> = cols
+                .iter()
+                .map(|&(max, seen)| {
+                    if seen {
+                        carried = max;
+                    }
+                    carried
+                })
+                .collect();
             max = v.iter().copied().fold(max, f64::max);
             let pts = v
                 .iter()
