@@ -225,7 +225,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
     let (figure, absent) = match &l {
         Some(l) => (
             Some(render(
-                &LadderPlot { view, ladder: l },
+                &LadderPlot::new(view, l),
                 dir,
                 "Ladder diagram of the worst retransmission episode".into(),
             )?),
@@ -893,6 +893,45 @@ impl Plot for Window<'_> {
 struct LadderPlot<'v> {
     view: &'v View<'v>,
     ladder: &'v Ladder,
+    /// Arrows preceded by a silence worth a row of its own: (arrow, ns).
+    silences: Vec<(usize, u64)>,
+}
+
+/// A pause between two frames gets its own row when it is at least this
+/// long and many times the usual spacing (a timer firing, a stall).
+const SILENCE_MIN_NS: u64 = 10_000;
+const SILENCE_TIMES_MEDIAN: u64 = 8;
+
+impl<'v> LadderPlot<'v> {
+    fn new(view: &'v View<'v>, ladder: &'v Ladder) -> LadderPlot<'v> {
+        let gaps: Vec<u64> = ladder
+            .arrows
+            .windows(2)
+            .map(|w| w[1].row.ts_ns.saturating_sub(w[0].row.ts_ns))
+            .collect();
+        let mut sorted = gaps.clone();
+        sorted.sort_unstable();
+        let median = sorted.get(sorted.len() / 2).copied().unwrap_or(0);
+        let silences = if view.time.ordinal {
+            Vec::new()
+        } else {
+            gaps.iter()
+                .enumerate()
+                .filter(|&(i, &g)| {
+                    // Not across the elided middle: that row says enough.
+                    ladder.gap.is_none_or(|(at, _)| at != i + 1)
+                        && g >= SILENCE_MIN_NS
+                        && g >= median.saturating_mul(SILENCE_TIMES_MEDIAN)
+                })
+                .map(|(i, &g)| (i + 1, g))
+                .collect()
+        };
+        LadderPlot {
+            view,
+            ladder,
+            silences,
+        }
+    }
 }
 
 /// Ladder geometry, pixels.
@@ -921,7 +960,9 @@ fn arrow_colour(f: Flags) -> RGBColor {
 
 impl LadderPlot<'_> {
     fn rows(&self) -> i32 {
-        self.ladder.arrows.len() as i32 + i32::from(self.ladder.gap.is_some())
+        self.ladder.arrows.len() as i32
+            + i32::from(self.ladder.gap.is_some())
+            + self.silences.len() as i32
     }
 }
 
@@ -945,8 +986,13 @@ impl Plot for LadderPlot<'_> {
             None => "Worst episode".to_owned(),
         };
         root.draw(&Text::new(title, (20, 14), font(22)))?;
+        let inferred = if e.nak_inferred {
+            " (the NAK itself was not captured)"
+        } else {
+            ""
+        };
         let mut sub = format!(
-            "{} at frame {}; resent from PSN {}: {} packets ({})",
+            "{}{inferred} at frame {}; resent from PSN {}: {} packets ({})",
             cause_text(e.cause),
             e.first_index + 1,
             e.from_psn,
@@ -1016,6 +1062,17 @@ impl Plot for LadderPlot<'_> {
                     ((LADDER_LEFT + LADDER_RIGHT) / 2, y),
                     font(14)
                         .color(&MUTED)
+                        .pos(Pos::new(HPos::Center, VPos::Center)),
+                ))?;
+                row += 1;
+            }
+            if let Some(&(_, ns)) = self.silences.iter().find(|(at, _)| *at == i) {
+                let y = LADDER_TOP + row * LADDER_ROW + LADDER_ROW / 2;
+                root.draw(&Text::new(
+                    format!("… {} of silence …", duration_text(ns)),
+                    ((LADDER_LEFT + LADDER_RIGHT) / 2, y),
+                    font(14)
+                        .color(&RGBColor(200, 30, 30))
                         .pos(Pos::new(HPos::Center, VPos::Center)),
                 ))?;
                 row += 1;

@@ -322,3 +322,33 @@ fn an_ordinal_capture_counts_frames_and_claims_no_times() {
     let svg = std::fs::read_to_string(dir.join("report").join("throughput.svg")).unwrap();
     assert!(svg.contains("frame index"));
 }
+
+#[test]
+fn a_long_timeout_episode_shows_its_silence_and_elides_its_middle() {
+    // A wide window on a lossy link: a loss at the end of the window is
+    // only recovered by the timer, and the resend is longer than the
+    // ladder shows whole.
+    let mut sc = Scenario::builtin("lossy-link").unwrap();
+    sc.duration_ns = 3_000_000;
+    sc.set("window_packets", "64").unwrap();
+    let dir = out_dir("long-episode");
+    let capture = dir.join("long.pcapng");
+    let file = std::io::BufWriter::new(std::fs::File::create(&capture).unwrap());
+    let mut w = PcapngWriter::new(file).unwrap();
+    Simulator::new(sc).run(&mut |rec: Record| w.write_record(&rec).unwrap());
+    w.finish().unwrap();
+    let written =
+        rocescope_report::from_file(&capture, DecodeConfig::default(), &dir.join("report"))
+            .unwrap();
+    let (_, report) = analyse(&capture);
+    check("long-episode", &report, &written, false);
+    let svg = std::fs::read_to_string(dir.join("report").join("ladder.svg")).unwrap();
+    assert!(
+        svg.contains("frames of this QP not shown"),
+        "no elided middle"
+    );
+    assert!(
+        svg.contains("of silence"),
+        "the timer's silence is not marked"
+    );
+}
