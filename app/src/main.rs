@@ -5,6 +5,7 @@ mod attach_cmd;
 mod data_cmd;
 mod decode_cmd;
 mod info_cmd;
+mod report_cmd;
 mod sim_cmd;
 mod stats_cmd;
 
@@ -31,6 +32,8 @@ enum Command {
     Info(InfoArgs),
     /// RC analysis: per-QP state, retransmission episodes, counters, diagnosis.
     Stats(InfoArgs),
+    /// The capture's report: one HTML page with plots (PNG, SVG) beside it.
+    Report(report_cmd::ReportArgs),
     /// Open a capture in the terminal workbench.
     Open(OpenArgs),
     /// Run the bundled BALBOA simulator (in the workbench, or --headless).
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Info(args)) => info_cmd::run(&args.file, args.json, args.roce_ports),
         Some(Command::Stats(args)) => stats_cmd::run(&args.file, args.json, args.roce_ports),
+        Some(Command::Report(args)) => report_cmd::run(args),
         Some(Command::Open(args)) => open(&args.file, args.roce_ports),
         Some(Command::Sim(args)) => sim_cmd::run(args),
         Some(Command::Tour) => decode_cmd::tour(),

@@ -446,9 +446,36 @@ pub struct QpReport {
     /// Median and 99th percentile ACK round trip, ns.
     pub rtt_p50_ns: Option<u64>,
     pub rtt_p99_ns: Option<u64>,
+    /// ACK round trips as (bucket lower bound ns, samples), non-empty
+    /// buckets only, ascending; see [`rtt_bucket_ns`] for the bounds.
+    pub rtt_histogram: Vec<(u64, u64)>,
     /// Request direction and response direction series.
     pub series: Series,
     pub reverse_series: Option<Series>,
+}
+
+/// The log-scale bucket holding `ns`: `[lower, upper)`, four buckets per
+/// power of two (at most ~256 buckets whatever the samples).
+pub fn rtt_bucket_ns(ns: u64) -> (u64, u64) {
+    if ns < 8 {
+        return (ns, ns + 1);
+    }
+    let shift = 63 - ns.leading_zeros() - 2;
+    let lower = (ns >> shift) << shift;
+    (lower, lower.saturating_add(1 << shift))
+}
+
+/// Histogram of sorted samples: one pass, equal buckets are adjacent.
+fn rtt_histogram(sorted_ns: &[u64]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &ns in sorted_ns {
+        let (lower, _) = rtt_bucket_ns(ns);
+        match out.last_mut() {
+            Some((l, n)) if *l == lower => *n += 1,
+            _ => out.push((lower, 1)),
+        }
+    }
+    out
 }
 
 /// Everything the analysis found.
@@ -1117,6 +1144,7 @@ impl RcAnalysis {
                 episodes_by_cause: by_cause,
                 rtt_p50_ns: pct(0.5),
                 rtt_p99_ns: pct(0.99),
+                rtt_histogram: rtt_histogram(&rtt),
                 series: f.series.clone(),
                 reverse_series: peer.map(|p| p.series.clone()),
             });

@@ -390,3 +390,18 @@ fn the_cm_exchange_pairs_flows_the_psns_cannot() {
     let q20 = r.qps.iter().find(|q| q.dest_qp == 0x20).unwrap();
     assert_eq!(q20.outstanding, 1);
 }
+
+#[test]
+fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
+    assert_eq!(rtt_bucket_ns(0), (0, 1));
+    assert_eq!(rtt_bucket_ns(7), (7, 8));
+    assert_eq!(rtt_bucket_ns(8), (8, 10));
+    assert_eq!(rtt_bucket_ns(1_000), (896, 1_024));
+    assert_eq!(rtt_bucket_ns(1_024), (1_024, 1_280));
+    for ns in [9u64, 1_500, 123_456_789, u64::MAX] {
+        let (lo, hi) = rtt_bucket_ns(ns);
+        assert!(lo <= ns && (ns < hi || hi == u64::MAX), "{ns}: {lo}..{hi}");
+    }
+    let h = rtt_histogram(&[900, 950, 1_000, 1_100, 5_000]);
+    assert_eq!(h, vec![(896, 3), (1_024, 1), (4_096, 1)]);
+}

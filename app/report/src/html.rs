@@ -1,0 +1,459 @@
+//! The page: one self-contained HTML file (inline CSS, no script, nothing
+//! fetched), written for a reader who was not at the keyboard.
+
+use std::fmt::Write;
+
+use rocescope_core::query::{human_bytes, naks};
+use rocescope_decoders::analysis::QpReport;
+
+use crate::plots::Section;
+use crate::view::{View, cause_text, qp_name, qp_route};
+
+/// Most episodes the table lists and findings the list gives (the plots
+/// show them all; `rocescope stats --json` lists every one).
+const MAX_EPISODE_ROWS: usize = 200;
+const MAX_FINDINGS: usize = 200;
+
+const STYLE: &str = "
+body { font-family: system-ui, -apple-system, 'Segoe UI', Ubuntu, sans-serif; color: #222;
+       max-width: 1100px; margin: 2em auto; padding: 0 1em; line-height: 1.45; }
+h1 { margin-bottom: 0.1em; }
+h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
+.sub { color: #666; margin-top: 0; }
+.verdict { font-size: 1.1em; background: #f4f7fb; border-left: 4px solid #1f77b4; padding: 0.6em 1em; }
+nav a { margin-right: 1em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+.wide { overflow-x: auto; }
+th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e6e6e6; text-align: left; vertical-align: top; }
+td { white-space: nowrap; }
+table.kv td { white-space: normal; }
+th { background: #f6f6f6; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+table.kv th { background: none; font-weight: normal; color: #555; }
+.bad { color: #b21f1f; font-weight: 600; }
+.muted { color: #777; }
+figure { margin: 1em 0 2em; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #444; margin-top: 0.3em; }
+code { background: #f3f3f3; padding: 0 0.2em; }
+@media print { nav { display: none; } h2 { page-break-before: auto; } figure { page-break-inside: avoid; } }
+";
+
+/// Text made safe for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A number cell, marked when it is a problem worth the eye.
+fn num(n: u64, bad: bool) -> String {
+    if bad && n > 0 {
+        format!("<td class=\"n bad\">{n}</td>")
+    } else {
+        format!("<td class=\"n\">{n}</td>")
+    }
+}
+
+pub fn page(view: &View<'_>, sections: &[Section]) -> String {
+    let mut h = String::with_capacity(64 * 1024);
+    let name = escape(view.name);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>rocescope report: {name}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>RoCE capture report</h1>\n<p class=\"sub\"><code>{name}</code> &middot; rocescope {}</p>\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    verdict(&mut h, view);
+    h.push_str(
+        "<p>How to read this: RoCE moves RDMA over UDP; each <em>queue pair</em> (QP) is one \
+         reliable connection, requests flowing from the requester to the responder and ACKs \
+         (or READ data) flowing back. When a packet is lost the responder answers with a NAK, or \
+         the requester's timer fires, and the requester resends everything from the lost packet \
+         on (Go-Back-N): a <em>retransmission episode</em>. The findings say where throughput \
+         dropped and why; the plots show the same over time.</p>\n\
+         <nav><a href=\"#summary\">Summary</a><a href=\"#qps\">Queue pairs</a>\
+         <a href=\"#findings\">Findings</a><a href=\"#episodes\">Episodes</a>\
+         <a href=\"#plots\">Plots</a></nav>\n",
+    );
+    summary(&mut h, view);
+    qp_table(&mut h, view);
+    findings(&mut h, view);
+    episodes(&mut h, view);
+    plots(&mut h, sections);
+    h.push_str(
+        "<p class=\"muted\">Made by <code>rocescope report</code>. Counters are named as mlx5 \
+         and rxe name them where the meaning matches; <code>rocescope stats --json</code> gives \
+         the same analysis as JSON.</p>\n</body>\n</html>\n",
+    );
+    h
+}
+
+/// The one-paragraph answer first.
+fn verdict(h: &mut String, view: &View<'_>) {
+    let r = view.report;
+    let mut s = format!(
+        "{} ({} RoCE) in {}",
+        plural(view.stats.packets, "packet", "packets"),
+        view.stats.roce_packets,
+        plural(r.qps.len() as u64, "queue pair", "queue pairs"),
+    );
+    if !view.time.ordinal
+        && let (Some(a), Some(b)) = (view.stats.first_ts_ns, view.stats.last_ts_ns)
+    {
+        let _ = write!(s, " over {}", view.duration(b.saturating_sub(a)));
+    }
+    s.push_str(". ");
+    if r.episodes.is_empty() {
+        s.push_str("No retransmission episodes");
+    } else {
+        let _ = write!(
+            s,
+            "{} resent {}",
+            plural(
+                r.episodes.len() as u64,
+                "retransmission episode",
+                "retransmission episodes"
+            ),
+            plural(r.counters.retransmitted_packets, "packet", "packets")
+        );
+    }
+    s.push_str("; ");
+    if r.findings.is_empty() {
+        s.push_str("no throughput drop found.");
+    } else {
+        let _ = write!(
+            s,
+            "{} explained (see Findings).",
+            plural(
+                r.findings.len() as u64,
+                "throughput drop",
+                "throughput drops"
+            )
+        );
+    }
+    let _ = writeln!(h, "<p class=\"verdict\">{}</p>", escape(&s));
+}
+
+fn summary(h: &mut String, view: &View<'_>) {
+    let st = &view.stats;
+    let c = &view.report.counters;
+    h.push_str("<h2 id=\"summary\">Summary</h2>\n<table class=\"kv\">\n");
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", escape(k), v);
+    };
+    row("File", format!("<code>{}</code>", escape(view.name)));
+    row("Format", escape(&view.format));
+    row(
+        "Packets",
+        format!(
+            "{} ({} on the wire)",
+            st.packets,
+            human_bytes(st.wire_bytes)
+        ),
+    );
+    row("RoCE packets", st.roce_packets.to_string());
+    row("Queue pairs", view.report.qps.len().to_string());
+    row(
+        "Time span",
+        match (view.time.ordinal, st.first_ts_ns, st.last_ts_ns) {
+            (true, _, _) => "ordinal: the card's converted capture numbers its packets and has no \
+                             times, so no rate or latency is derived"
+                .to_owned(),
+            (false, Some(a), Some(b)) => escape(&view.duration(b.saturating_sub(a))),
+            _ => "no packets".to_owned(),
+        },
+    );
+    let flag = |n: u64, what: &str| {
+        if n > 0 {
+            format!("<span class=\"bad\">{n}</span> {}", escape(what))
+        } else {
+            format!("0 <span class=\"muted\">{}</span>", escape(what))
+        }
+    };
+    row(
+        "ICRC errors",
+        flag(
+            st.icrc_errors,
+            "(frames whose invariant CRC did not verify)",
+        ),
+    );
+    // Not marked as a problem: the card's sniffer and header-only
+    // captures cut every frame on purpose.
+    row(
+        "Truncated frames",
+        format!(
+            "{} <span class=\"muted\">(captured shorter than on the wire; usual for \
+             header-only captures)</span>",
+            st.truncated
+        ),
+    );
+    row(
+        "Capture loss",
+        flag(
+            c.capture_loss_packets,
+            "packets the capture missed (the endpoints saw them; the capture did not)",
+        ),
+    );
+    if st.malformed > 0 {
+        row("Malformed frames", flag(st.malformed, ""));
+    }
+    if st.undecoded > 0 {
+        row(
+            "Undecoded frames",
+            flag(st.undecoded, "(a link type rocescope does not decode)"),
+        );
+    }
+    row(
+        "Retransmitted",
+        format!(
+            "{} ({})",
+            plural(c.retransmitted_packets, "packet", "packets"),
+            human_bytes(c.retransmitted_bytes)
+        ),
+    );
+    row("NAKs", naks(c).to_string());
+    row(
+        "Congestion",
+        format!(
+            "{} CNPs, {} ECN-marked packets",
+            c.np_cnp_sent, c.np_ecn_marked_roce_packets
+        ),
+    );
+    h.push_str("</table>\n");
+    if let Some(e) = &view.index_error {
+        let _ = writeln!(
+            h,
+            "<p class=\"bad\">Reading stopped early: {}. Everything before that point is in this report.</p>",
+            escape(e)
+        );
+    }
+    if !view.warnings.is_empty() {
+        h.push_str("<p>Warnings while reading the capture:</p>\n<ul>\n");
+        for w in view.warnings.iter().take(50) {
+            let _ = writeln!(h, "<li>{}</li>", escape(w));
+        }
+        if view.warnings.len() > 50 {
+            let _ = writeln!(h, "<li>… {} more</li>", view.warnings.len() - 50);
+        }
+        h.push_str("</ul>\n");
+    }
+}
+
+fn episodes_of(q: &QpReport) -> u64 {
+    q.episodes_by_cause.iter().map(|(_, n)| n).sum()
+}
+
+fn qp_table(h: &mut String, view: &View<'_>) {
+    h.push_str("<h2 id=\"qps\">Queue pairs</h2>\n");
+    let qps = &view.report.qps;
+    if qps.is_empty() {
+        h.push_str("<p>No RoCE queue pair in the capture.</p>\n");
+        return;
+    }
+    h.push_str(
+        "<p>One row per QP (both directions). Retransmitted, NAKs and capture loss are marked \
+         when not zero. RTT is from a request to the ACK that covered it.</p>\n<div class=\"wide\"><table>\n\
+         <tr><th>QP</th><th>requester → responder</th><th>requester QP</th><th>packets</th>\
+         <th>bytes</th><th>requests</th><th>responses</th><th>retrans&shy;mitted</th>\
+         <th>episodes</th><th>NAKs</th><th>CNPs</th><th>ECN</th><th>capture loss</th>\
+         <th>RTT p50</th><th>RTT p99</th><th>unACKed at end</th></tr>\n",
+    );
+    let rtt = |v: Option<u64>| {
+        if view.time.ordinal {
+            "-".to_owned()
+        } else {
+            v.map_or("-".to_owned(), |ns| view.duration(ns))
+        }
+    };
+    for q in qps {
+        let c = &q.counters;
+        let _ = writeln!(
+            h,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td>{}<td class=\"n\">{}</td>{}{}{}{}{}{}{}{}\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td>{}</tr>",
+            escape(&qp_name(q)),
+            escape(&qp_route(q)),
+            q.requester_qp
+                .map_or("-".to_owned(), |n| format!("<code>0x{n:06x}</code>")),
+            num(q.packets, false),
+            escape(&human_bytes(q.wire_bytes)),
+            num(q.requests, false),
+            num(q.responses, false),
+            num(c.retransmitted_packets, true),
+            num(episodes_of(q), true),
+            num(naks(c), true),
+            num(c.np_cnp_sent, false),
+            num(c.np_ecn_marked_roce_packets, false),
+            num(c.capture_loss_packets, true),
+            escape(&rtt(q.rtt_p50_ns)),
+            escape(&rtt(q.rtt_p99_ns)),
+            num(u64::from(q.outstanding), false),
+        );
+    }
+    h.push_str("</table></div>\n");
+}
+
+fn findings(h: &mut String, view: &View<'_>) {
+    h.push_str("<h2 id=\"findings\">Findings</h2>\n");
+    let f = &view.report.findings;
+    if f.is_empty() {
+        h.push_str(
+            "<p>No throughput drop found: no QP fell well below its recent rate for long.</p>\n",
+        );
+        return;
+    }
+    h.push_str(
+        "<p>Each finding is a stretch where a QP's throughput fell to less than half of its \
+         recent level, with the evidence the analysis attributes it to.</p>\n<ol>\n",
+    );
+    for x in f.iter().take(MAX_FINDINGS) {
+        let qp = view
+            .report
+            .qps
+            .get(x.qp as usize)
+            .map_or_else(String::new, qp_name);
+        let _ = writeln!(
+            h,
+            "<li>{} <span class=\"muted\">({}, cause <code>{}</code>)</span></li>",
+            escape(&x.text),
+            escape(&qp),
+            escape(x.cause.name())
+        );
+    }
+    h.push_str("</ol>\n");
+    if f.len() > MAX_FINDINGS {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">… {} more findings (<code>rocescope stats --json</code> lists \
+             every one).</p>",
+            f.len() - MAX_FINDINGS
+        );
+    }
+}
+
+fn episodes(h: &mut String, view: &View<'_>) {
+    h.push_str("<h2 id=\"episodes\">Retransmission episodes</h2>\n");
+    let eps = &view.report.episodes;
+    if eps.is_empty() {
+        h.push_str("<p>No retransmission episodes: no packet was resent.</p>\n");
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<p>{}, in time order. Frame numbers count from 1 as Wireshark does; recovery is from \
+         the first evidence of loss to the first new packet after the resend.</p>",
+        escape(&plural(eps.len() as u64, "episode", "episodes"))
+    );
+    let when = if view.time.ordinal { "frame" } else { "start" };
+    let _ = writeln!(
+        h,
+        "<div class=\"wide\"><table>\n<tr><th>{when}</th><th>QP</th><th>cause</th><th>frames</th><th>from PSN</th>\
+         <th>resent</th><th>bytes resent</th><th>recovery</th></tr>"
+    );
+    for (i, e) in eps.iter().enumerate().take(MAX_EPISODE_ROWS) {
+        let qp = view
+            .report
+            .qps
+            .get(e.qp as usize)
+            .map_or_else(String::new, qp_name);
+        let start = if view.time.ordinal {
+            format!("#{}", e.first_index + 1)
+        } else {
+            view.duration(e.start_ns.saturating_sub(view.time.t0_ns))
+        };
+        let mut cause = cause_text(e.cause).to_owned();
+        if e.nak_inferred {
+            cause.push_str(", NAK not captured");
+        }
+        let worst = if view.worst == Some(i) {
+            " <span class=\"muted\">(the ladder)</span>"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"n\">{}</td><td><code>{}</code></td><td>{}{worst}</td>\
+             <td class=\"n\">{}–{}</td><td class=\"n\">{}</td>{}<td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td></tr>",
+            escape(&start),
+            escape(&qp),
+            escape(&cause),
+            e.first_index + 1,
+            e.last_index + 1,
+            e.from_psn,
+            num(e.packets_resent, false),
+            escape(&human_bytes(e.bytes_resent)),
+            escape(&view.duration(e.recovery_ns)),
+        );
+    }
+    h.push_str("</table></div>\n");
+    if eps.len() > MAX_EPISODE_ROWS {
+        let _ = writeln!(
+            h,
+            "<p class=\"muted\">… {} more episodes (all are on the timeline plot; \
+             <code>rocescope stats --json</code> lists every one).</p>",
+            eps.len() - MAX_EPISODE_ROWS
+        );
+    }
+}
+
+fn plots(h: &mut String, sections: &[Section]) {
+    h.push_str("<h2 id=\"plots\">Plots</h2>\n");
+    for s in sections {
+        let _ = writeln!(h, "<h3>{}</h3>", escape(s.heading));
+        match &s.figure {
+            Some(f) => {
+                let _ = writeln!(
+                    h,
+                    "<figure>\n<a href=\"{svg}\"><img src=\"{png}\" width=\"{w}\" height=\"{hh}\" \
+                     alt=\"{alt}\"></a>\n<figcaption>{cap} <span class=\"muted\">\
+                     (<a href=\"{png}\">PNG</a> &middot; <a href=\"{svg}\">SVG</a>)</span>\
+                     </figcaption>\n</figure>",
+                    svg = escape(&f.svg),
+                    png = escape(&f.png),
+                    w = f.width,
+                    hh = f.height,
+                    alt = escape(&f.alt),
+                    cap = escape(&s.caption),
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    h,
+                    "<p>{}</p>",
+                    escape(s.absent.as_deref().unwrap_or("Nothing to plot."))
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            escape("<a href=\"x\">&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;&lt;/a&gt;"
+        );
+        assert_eq!(escape("10.0.0.1 → 10.0.0.2"), "10.0.0.1 → 10.0.0.2");
+    }
+}

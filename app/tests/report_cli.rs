@@ -1,0 +1,88 @@
+//! `rocescope report` as a user runs it: the page's path on stdout, and a
+//! one-line error with a failing exit code for what is not a capture.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rocescope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    let _ = std::fs::remove_dir_all(&p);
+    p
+}
+
+#[test]
+fn report_writes_the_page_and_prints_its_path() {
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
+    let out_dir = tmp("sample").join("nested");
+    let out = rocescope(&[
+        "report",
+        sample.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let index = out_dir.join("index.html");
+    assert_eq!(printed.trim(), index.display().to_string());
+    let html = std::fs::read_to_string(&index).unwrap();
+    assert!(html.contains("QP 0x000012"), "{html}");
+    for plot in ["throughput", "episodes", "rtt", "window", "ladder"] {
+        for ext in ["png", "svg"] {
+            let f = out_dir.join(format!("{plot}.{ext}"));
+            assert!(f.metadata().unwrap().len() > 1_000, "{}", f.display());
+        }
+    }
+}
+
+#[test]
+fn report_of_a_file_that_is_not_a_capture_fails_in_one_line() {
+    let dir = tmp("bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let notes = dir.join("notes.txt");
+    std::fs::write(&notes, "not packets\n").unwrap();
+    let out_dir = dir.join("out");
+    let out = rocescope(&[
+        "report",
+        notes.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("rocescope: ") && err.contains("not a capture"),
+        "{err}"
+    );
+    assert!(!out_dir.join("index.html").exists());
+
+    // An output path that is a file, not a directory.
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
+    let out = rocescope(&[
+        "report",
+        sample.to_str().unwrap(),
+        "-o",
+        notes.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("notes.txt"), "{err}");
+}
