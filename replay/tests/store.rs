@@ -247,6 +247,43 @@ fn the_rc_analysis_runs_at_ingest_and_flags_rows() {
 
 #[test]
 fn frames_read_in_bulk_match_frames_read_one_by_one() {
+    // More rows than one step of the bulk reader.
+    let path = tmp("bulk.pcap");
+    let frame = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_ACK, 0x12, 7)
+        .build(&[]);
+    let mut file = vec![];
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        file.extend_from_slice(&v.to_le_bytes());
+    }
+    file.truncate(4);
+    file.extend_from_slice(&2u16.to_le_bytes());
+    file.extend_from_slice(&4u16.to_le_bytes());
+    file.extend_from_slice(&[0; 8]);
+    file.extend_from_slice(&65535u32.to_le_bytes());
+    file.extend_from_slice(&1u32.to_le_bytes());
+    for t in 0..10_000u32 {
+        file.extend_from_slice(&t.to_le_bytes());
+        file.extend_from_slice(&0u32.to_le_bytes());
+        let len = frame.len() as u32 - t % 7;
+        file.extend_from_slice(&len.to_le_bytes());
+        file.extend_from_slice(&len.to_le_bytes());
+        file.extend_from_slice(&frame[..len as usize]);
+    }
+    std::fs::write(&path, &file).unwrap();
+    let big = open(&path);
+    assert_eq!(big.len(), 10_000);
+    let mut seen = 0u64;
+    big.for_each_frame(0..big.len(), |i, row, bytes| {
+        assert_eq!(i, seen);
+        assert_eq!(big.row(i).unwrap(), *row);
+        assert_eq!(bytes.len(), frame.len() - (i % 7) as usize);
+        assert_eq!(bytes, &frame[..bytes.len()]);
+        seen += 1;
+        std::ops::ControlFlow::Continue(())
+    })
+    .unwrap();
+    assert_eq!(seen, 10_000);
+
     let store = open(&sample());
     let mut seen = 0u64;
     store

@@ -46,6 +46,7 @@ impl Store {
         let mut at = range.start;
         while at < end {
             let step_end = end.min(at + ROWS_PER_STEP as u64);
+            rows.clear();
             self.rows(at..step_end, &mut rows);
             let mut i = 0;
             while i < rows.len() {
