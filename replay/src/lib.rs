@@ -17,6 +17,7 @@ pub mod pcapng_writer;
 pub mod record;
 pub mod sniffer;
 pub mod store;
+pub mod synth;
 
 pub use capture::{
     CaptureError, CaptureFormat, CaptureFrame, CaptureItem, CaptureReader, CaptureWarning,

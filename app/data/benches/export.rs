@@ -1,0 +1,79 @@
+//! Exporting a 2M-packet header-only RoCE capture: the packets table to
+//! Parquet (and CSV, JSON lines) against indexing the same file with the RC
+//! analysis on, in the same run; peak memory growth of the export.
+//!
+//! `cargo bench -p rocescope-data --bench export [-- PACKETS]`
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::time::Instant;
+
+use rocescope_data::{ExportOptions, Source, Table, export};
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{RcAnalyzer, Store};
+use rocescope_replay::synth;
+
+fn status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let n: u64 = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(2_000_000);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("header-only-{n}.pcap"));
+    if !path.exists() {
+        synth::write_header_only_pcap(&path, n).unwrap();
+    }
+    println!("capture: {} ({n} packets)", path.display());
+    let _ = std::fs::read(&path).unwrap();
+
+    // Index as `rocescope export` does: the RC analysis on.
+    let analysis = RcAnalyzer::default();
+    let t = Instant::now();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
+    store.wait();
+    let index_s = t.elapsed().as_secs_f64();
+    assert_eq!(store.len(), n);
+    let report = analysis.0.lock().unwrap().report();
+    let index_rate = n as f64 / index_s;
+    println!(
+        "index (with RC analysis): {index_s:.3} s, {:.2} Mpackets/s",
+        index_rate / 1e6
+    );
+
+    let src = Source {
+        store: &store,
+        report: &report,
+        capture: "bench",
+    };
+    for ext in ["parquet", "csv", "jsonl"] {
+        let out = dir.join(format!("export-{n}.{ext}"));
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        let base_kib = status_kib("VmRSS:");
+        let t = Instant::now();
+        let s = export(&src, Table::Packets, &out, &ExportOptions::default()).unwrap();
+        let secs = t.elapsed().as_secs_f64();
+        let peak_kib = status_kib("VmHWM:");
+        assert_eq!(s.rows, n);
+        let rate = n as f64 / secs;
+        let size = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "export packets -> {ext}: {secs:.3} s, {:.2} Mrows/s ({:.2}x the indexing rate), \
+             {:.1} MB, peak RSS growth {:.1} MB",
+            rate / 1e6,
+            rate / index_rate,
+            size as f64 / 1e6,
+            peak_kib.saturating_sub(base_kib) as f64 / 1024.0,
+        );
+        let _ = std::fs::remove_file(&out);
+    }
+}

@@ -1,0 +1,150 @@
+//! `rocescope export` and `rocescope query` as a user runs them.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rocescope"))
+}
+
+fn sample() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("data-cli")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn query_prints_json_rows_that_match_the_stats() {
+    let s = sample();
+    let out = run(&[
+        "query",
+        s.to_str().unwrap(),
+        "SELECT dest_qp, count(*) AS n FROM packets WHERE retransmission GROUP BY dest_qp",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stats = run(&["stats", s.to_str().unwrap(), "--json"]);
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let qp = &stats["qps"][0];
+    assert_eq!(rows[0]["dest_qp"], qp["dest_qp"]);
+    assert_eq!(rows[0]["n"], qp["retransmitted_packets"]);
+    assert_eq!(rows.as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn query_prints_an_aligned_table_and_says_how_many_rows() {
+    let s = sample();
+    let out = run(&[
+        "query",
+        s.to_str().unwrap(),
+        "SELECT frame, opcode_name, psn FROM packets",
+        "--max-rows",
+        "4",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let lines: Vec<&str> = t.lines().collect();
+    assert!(lines[0].starts_with("frame"), "{t}");
+    assert!(lines[1].starts_with("-----"), "{t}");
+    assert_eq!(lines.len(), 2 + 4 + 1, "{t}");
+    assert!(
+        lines[6].contains("15 rows; 11 not shown"),
+        "the cut is said: {t}"
+    );
+}
+
+#[test]
+fn bad_sql_is_one_line_on_stderr_and_a_failure() {
+    let s = sample();
+    for sql in [
+        "SELEC 1",
+        "SELECT nope FROM packets",
+        "SELECT * FROM nowhere",
+    ] {
+        let out = run(&["query", s.to_str().unwrap(), sql]);
+        assert!(!out.status.success(), "{sql}");
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{sql}: {err}");
+        assert!(err.starts_with("rocescope: "), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn export_then_query_the_parquet_partitions() {
+    let dir = out_dir("partitions");
+    let s = sample();
+    let out = run(&[
+        "export",
+        s.to_str().unwrap(),
+        "--to",
+        dir.to_str().unwrap(),
+        "--partition",
+        "--window",
+        "5us",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("15 rows of packets"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run(&[
+        "query",
+        dir.to_str().unwrap(),
+        "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
+        "--format",
+        "csv",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let mut lines = t.lines();
+    assert_eq!(lines.next(), Some("capture,n,windows"));
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(row[0], "sample-write-read");
+    assert_eq!(row[1], "15");
+    assert!(row[2].parse::<u32>().unwrap() > 1, "{t}");
+}
+
+#[test]
+fn export_refuses_what_it_cannot_write() {
+    let dir = out_dir("refuse");
+    let s = sample();
+    let out = run(&[
+        "export",
+        s.to_str().unwrap(),
+        "--to",
+        dir.join("x.xlsx").to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(".parquet, .csv or .jsonl"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["export", "/nonexistent.pcap", "--to", "x.csv"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("/nonexistent.pcap"),
+        "{}",
+        text(&out.stderr)
+    );
+}
