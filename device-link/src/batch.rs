@@ -1,6 +1,8 @@
 //! [`Batch`]: records moved between threads in groups, frame bytes in one
 //! arena, so a live link allocates per batch and not per frame.
 
+use std::sync::{Arc, Mutex};
+
 use rocescope_replay::{CaptureFrame, Direction, Record};
 
 /// Where a frame's bytes sit in [`Batch::bytes`] and what else it carries.
@@ -19,8 +21,9 @@ pub struct FrameMeta {
 pub enum Item {
     /// A frame; its bytes are in [`Batch::bytes`].
     Frame(FrameMeta),
-    /// Any non-frame record.
-    Record(Record),
+    /// Any non-frame record (boxed: frames are most items, and a frame's
+    /// entry is then 32 bytes, not the 80 of a `Record`).
+    Record(Box<Record>),
 }
 
 /// Records in source order; frame bytes live in one arena.
@@ -88,7 +91,7 @@ impl Batch {
                 orig_len,
                 data,
             } => self.push_frame(ts_ns, port, direction, orig_len, &data),
-            r => self.items.push(Item::Record(r)),
+            r => self.items.push(Item::Record(Box::new(r))),
         }
     }
 
@@ -154,6 +157,41 @@ impl Batch {
             }),
             Item::Record(r) => Entry::Record(r),
         })
+    }
+}
+
+/// Emptied batches kept for reuse, so that a live link does not allocate
+/// (and the kernel does not fault in and zero fresh pages) per batch: at
+/// millions of frames a second that churn cost as much as the parsing.
+#[derive(Debug, Clone, Default)]
+pub struct BatchPool(Arc<Mutex<Vec<Batch>>>);
+
+/// Batches a pool keeps at most; more are freed.
+const POOL_BATCHES: usize = 16;
+
+impl BatchPool {
+    /// An empty batch: a reused one, else a new one with these capacities.
+    pub fn get(&self, items: usize, bytes: usize) -> Batch {
+        let reused = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        reused.unwrap_or_else(|| Batch::with_capacity(items, bytes))
+    }
+
+    /// Takes `batch`'s contents out, leaving a (reused) empty batch.
+    pub fn take(&self, batch: &mut Batch) -> Batch {
+        let items = batch.items.capacity().clamp(64, 4096);
+        let bytes = batch.bytes.capacity().clamp(4096, 1 << 20);
+        std::mem::replace(batch, self.get(items, bytes))
+    }
+
+    /// Keeps the batch for reuse if nobody else holds it.
+    pub fn recycle(&self, batch: Arc<Batch>) {
+        if let Some(mut b) = Arc::into_inner(batch) {
+            b.clear();
+            let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.len() < POOL_BATCHES {
+                pool.push(b);
+            }
+        }
     }
 }
 
