@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{IngestFrame, PacketInfo, decode_frame};
 use rocescope_replay::{CaptureFrame, Direction, Record};
 
 /// Where a frame's bytes sit in [`Batch::bytes`] and what else it carries.
@@ -32,6 +34,9 @@ pub struct Batch {
     items: Vec<Item>,
     bytes: Vec<u8>,
     frames: u64,
+    /// Every frame decoded, in order, when [`Batch::decode`] ran; else
+    /// empty.
+    infos: Vec<PacketInfo>,
 }
 
 /// A frame lent out of a batch.
@@ -47,6 +52,7 @@ impl Batch {
             items: Vec::with_capacity(items),
             bytes: Vec::with_capacity(bytes),
             frames: 0,
+            infos: Vec::new(),
         }
     }
 
@@ -130,7 +136,9 @@ impl Batch {
 
     /// Approximate heap bytes held, for queue limits.
     pub fn cost_bytes(&self) -> usize {
-        self.bytes.len() + self.items.len() * std::mem::size_of::<Item>()
+        self.bytes.len()
+            + self.items.len() * std::mem::size_of::<Item>()
+            + self.infos.len() * std::mem::size_of::<PacketInfo>()
     }
 
     /// Empties the batch, keeping its allocations.
@@ -138,6 +146,40 @@ impl Batch {
         self.items.clear();
         self.bytes.clear();
         self.frames = 0;
+        self.infos.clear();
+    }
+
+    /// Decodes every frame (Ethernet) for the store, on this thread: the
+    /// live link's socket thread does this when ingest is behind, so that
+    /// the two threads share the decoding. Frames pushed afterwards are
+    /// not decoded.
+    pub fn decode(&mut self, cfg: &DecodeConfig) {
+        self.infos.clear();
+        self.infos.reserve(self.frames as usize);
+        for it in &self.items {
+            if let Item::Frame(meta) = it {
+                let s = meta.start as usize;
+                let data = self.bytes.get(s..s + meta.len as usize).unwrap_or_default();
+                self.infos.push(decode_frame(
+                    cfg,
+                    &IngestFrame {
+                        ts_ns: meta.ts_ns,
+                        data,
+                        origlen: meta.orig_len,
+                        linktype: 1,
+                        port: meta.port,
+                        dir: meta.direction,
+                        file_offset: 0,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// The decoded frames, in order, if [`Batch::decode`] ran on all of
+    /// them.
+    pub fn decoded(&self) -> Option<&[PacketInfo]> {
+        (self.frames > 0 && self.infos.len() as u64 == self.frames).then_some(&self.infos)
     }
 
     /// Takes the contents, leaving an empty batch with the same capacity

@@ -338,8 +338,14 @@ fn ingest_loop(
     loop {
         match queue.pop(Duration::from_millis(50)) {
             Pop::Batch(b) => {
+                let mut decoded = b.decoded().unwrap_or_default().iter();
                 for e in b.iter() {
                     match e {
+                        Entry::Frame(f) if decoded.len() > 0 => {
+                            if let Some(info) = decoded.next() {
+                                store.ingest_decoded(&mut ingest, info, f.data, 1);
+                            }
+                        }
                         Entry::Frame(f) => store.ingest(
                             &mut ingest,
                             &IngestFrame {
@@ -449,6 +455,9 @@ struct Shared {
     conn: RefCell<Conn>,
     queue: Arc<BatchQueue>,
     pool: BatchPool,
+    /// Set when this thread may decode frames for ingest (agent streams:
+    /// Ethernet only).
+    decode: Option<DecodeConfig>,
     recorder: Option<SyncSender<Arc<Batch>>>,
     stats: Arc<LinkStats>,
     stop: Arc<AtomicBool>,
@@ -462,7 +471,14 @@ impl Shared {
         if conn.pending.is_empty() {
             return;
         }
-        let b = Arc::new(self.pool.take(&mut conn.pending));
+        let mut b = self.pool.take(&mut conn.pending);
+        // Ingest is behind: decode here, as the file indexer's reader does.
+        if let Some(cfg) = &self.decode
+            && self.queue.queued_batches() >= 2
+        {
+            b.decode(cfg);
+        }
+        let b = Arc::new(b);
         self.stats
             .frames_read
             .fetch_add(b.frames(), Ordering::Relaxed);
@@ -716,6 +732,7 @@ impl Rx {
             }),
             queue: Arc::clone(&self.queue),
             pool: self.pool.clone(),
+            decode: tcp.then(|| self.cfg.decode.clone()),
             recorder: self.recorder.clone(),
             stats: Arc::clone(&self.stats),
             stop: Arc::clone(&self.stop),
