@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rocescope_replay::record::{DropCount, DropReason, MarkerKind};
 use rocescope_replay::{PcapngWriter, Record};
 
-use crate::batch::{Batch, Entry};
+use crate::batch::{Batch, BatchPool, Entry};
 use crate::protocol::{
     AGENT_QUEUE_INTERFACE, CAPS, ErrorCode, Line, LineReader, MAX_TOKEN_BYTES, MIN_TOKEN_BYTES,
     PROTOCOL_VERSION, ProbeSet, Reply, Request, token_matches,
@@ -210,6 +210,8 @@ struct Hub {
     stats: Arc<AgentStats>,
     /// `BYE` reason and text once the agent ends.
     end: Mutex<(String, String)>,
+    /// Batches the client writers are done with, back to the sources.
+    pool: BatchPool,
 }
 
 impl Hub {
@@ -361,7 +363,9 @@ impl Agent {
         let mut side_threads = Vec::new();
         for mut s in side {
             let hub = Arc::clone(&self.hub);
-            let out = Publisher::new(Arc::clone(&side_stop), move |b| hub.broadcast(b));
+            let pool = hub.pool.clone();
+            let out =
+                Publisher::new(Arc::clone(&side_stop), move |b| hub.broadcast(b)).with_pool(pool);
             let name = s.describe();
             if let Ok(t) = std::thread::Builder::new()
                 .name("agent-side-source".into())
@@ -375,7 +379,8 @@ impl Agent {
             }
         }
         let hub = Arc::clone(&self.hub);
-        let out = Publisher::new(Arc::clone(&self.stop), move |b| hub.broadcast(b));
+        let pool = hub.pool.clone();
+        let out = Publisher::new(Arc::clone(&self.stop), move |b| hub.broadcast(b)).with_pool(pool);
         let result = main.run(&out);
         side_stop.store(true, Ordering::Relaxed);
         for t in side_threads {
@@ -614,6 +619,7 @@ impl Conn {
                         .stats
                         .frames_sent
                         .fetch_add(b.frames(), Ordering::Relaxed);
+                    self.hub.pool.recycle(b);
                     if slot.queue.queued_batches() == 0 {
                         w.flush()?;
                     }

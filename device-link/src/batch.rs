@@ -1,6 +1,10 @@
 //! [`Batch`]: records moved between threads in groups, frame bytes in one
 //! arena, so a live link allocates per batch and not per frame.
 
+use std::sync::{Arc, Mutex};
+
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{IngestFrame, PacketInfo, decode_frame};
 use rocescope_replay::{CaptureFrame, Direction, Record};
 
 /// Where a frame's bytes sit in [`Batch::bytes`] and what else it carries.
@@ -19,8 +23,9 @@ pub struct FrameMeta {
 pub enum Item {
     /// A frame; its bytes are in [`Batch::bytes`].
     Frame(FrameMeta),
-    /// Any non-frame record.
-    Record(Record),
+    /// Any non-frame record (boxed: frames are most items, and a frame's
+    /// entry is then 32 bytes, not the 80 of a `Record`).
+    Record(Box<Record>),
 }
 
 /// Records in source order; frame bytes live in one arena.
@@ -29,6 +34,9 @@ pub struct Batch {
     items: Vec<Item>,
     bytes: Vec<u8>,
     frames: u64,
+    /// Every frame decoded, in order, when [`Batch::decode`] ran; else
+    /// empty.
+    infos: Vec<PacketInfo>,
 }
 
 /// A frame lent out of a batch.
@@ -44,6 +52,7 @@ impl Batch {
             items: Vec::with_capacity(items),
             bytes: Vec::with_capacity(bytes),
             frames: 0,
+            infos: Vec::new(),
         }
     }
 
@@ -88,7 +97,7 @@ impl Batch {
                 orig_len,
                 data,
             } => self.push_frame(ts_ns, port, direction, orig_len, &data),
-            r => self.items.push(Item::Record(r)),
+            r => self.items.push(Item::Record(Box::new(r))),
         }
     }
 
@@ -127,7 +136,9 @@ impl Batch {
 
     /// Approximate heap bytes held, for queue limits.
     pub fn cost_bytes(&self) -> usize {
-        self.bytes.len() + self.items.len() * std::mem::size_of::<Item>()
+        self.bytes.len()
+            + self.items.len() * std::mem::size_of::<Item>()
+            + self.infos.len() * std::mem::size_of::<PacketInfo>()
     }
 
     /// Empties the batch, keeping its allocations.
@@ -135,6 +146,40 @@ impl Batch {
         self.items.clear();
         self.bytes.clear();
         self.frames = 0;
+        self.infos.clear();
+    }
+
+    /// Decodes every frame (Ethernet) for the store, on this thread: the
+    /// live link's socket thread does this when ingest is behind, so that
+    /// the two threads share the decoding. Frames pushed afterwards are
+    /// not decoded.
+    pub fn decode(&mut self, cfg: &DecodeConfig) {
+        self.infos.clear();
+        self.infos.reserve(self.frames as usize);
+        for it in &self.items {
+            if let Item::Frame(meta) = it {
+                let s = meta.start as usize;
+                let data = self.bytes.get(s..s + meta.len as usize).unwrap_or_default();
+                self.infos.push(decode_frame(
+                    cfg,
+                    &IngestFrame {
+                        ts_ns: meta.ts_ns,
+                        data,
+                        origlen: meta.orig_len,
+                        linktype: 1,
+                        port: meta.port,
+                        dir: meta.direction,
+                        file_offset: 0,
+                    },
+                ));
+            }
+        }
+    }
+
+    /// The decoded frames, in order, if [`Batch::decode`] ran on all of
+    /// them.
+    pub fn decoded(&self) -> Option<&[PacketInfo]> {
+        (self.frames > 0 && self.infos.len() as u64 == self.frames).then_some(&self.infos)
     }
 
     /// Takes the contents, leaving an empty batch with the same capacity
@@ -154,6 +199,41 @@ impl Batch {
             }),
             Item::Record(r) => Entry::Record(r),
         })
+    }
+}
+
+/// Emptied batches kept for reuse, so that a live link does not allocate
+/// (and the kernel does not fault in and zero fresh pages) per batch: at
+/// millions of frames a second that churn cost as much as the parsing.
+#[derive(Debug, Clone, Default)]
+pub struct BatchPool(Arc<Mutex<Vec<Batch>>>);
+
+/// Batches a pool keeps at most; more are freed.
+const POOL_BATCHES: usize = 16;
+
+impl BatchPool {
+    /// An empty batch: a reused one, else a new one with these capacities.
+    pub fn get(&self, items: usize, bytes: usize) -> Batch {
+        let reused = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        reused.unwrap_or_else(|| Batch::with_capacity(items, bytes))
+    }
+
+    /// Takes `batch`'s contents out, leaving a (reused) empty batch.
+    pub fn take(&self, batch: &mut Batch) -> Batch {
+        let items = batch.items.capacity().clamp(64, 4096);
+        let bytes = batch.bytes.capacity().clamp(4096, 1 << 20);
+        std::mem::replace(batch, self.get(items, bytes))
+    }
+
+    /// Keeps the batch for reuse if nobody else holds it.
+    pub fn recycle(&self, batch: Arc<Batch>) {
+        if let Some(mut b) = Arc::into_inner(batch) {
+            b.clear();
+            let mut pool = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.len() < POOL_BATCHES {
+                pool.push(b);
+            }
+        }
     }
 }
 

@@ -28,13 +28,14 @@ use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
 use rocescope_replay::{CaptureItem, CaptureReader, PcapngWriter, Record, TimeBase};
 
 use crate::AttachUrl;
-use crate::batch::{Batch, Entry};
+use crate::batch::{Batch, BatchPool, Entry};
 use crate::protocol::{
     AGENT_QUEUE_INTERFACE, CLIENT_QUEUE_INTERFACE, ErrorCode, LinkEvents, LinkReader,
     PROTOCOL_VERSION, ProbeSet, Reply, Request,
 };
 use crate::queue::{BatchQueue, Pop};
 use crate::source::{BATCH_ITEMS, FollowFile};
+use crate::stream::{Parsed, StreamParser};
 
 /// How the client runs. [`ClientConfig::new`] has the defaults.
 #[derive(Debug, Clone)]
@@ -204,6 +205,7 @@ impl Client {
         let analysis = RcAnalyzer::default();
         let stats = Arc::new(LinkStats::default());
         let queue = Arc::new(BatchQueue::new(cfg.queue_bytes, cfg.queue_batches));
+        let pool = BatchPool::default();
         *stats.queue.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&queue));
         let stop = Arc::new(AtomicBool::new(false));
         let rx_done = Arc::new(AtomicBool::new(false));
@@ -231,9 +233,10 @@ impl Client {
                 let flush = cfg.record_flush;
                 let st = Arc::clone(&stats);
                 let ev = ev_tx.clone();
+                let pool = pool.clone();
                 threads.push(spawn(
                     "attach-record",
-                    Box::new(move || record_loop(w, &rx, flush, &st, &ev)),
+                    Box::new(move || record_loop(w, &rx, flush, &st, &ev, &pool)),
                 )?);
                 Some(tx)
             }
@@ -246,15 +249,19 @@ impl Client {
             let analyzer = analysis.clone();
             let decode = cfg.decode.clone();
             let pps = cfg.max_ingest_pps;
+            let pool = pool.clone();
             threads.push(spawn(
                 "attach-ingest",
-                Box::new(move || ingest_loop(&store, &queue, &stats, analyzer, decode, pps)),
+                Box::new(move || {
+                    ingest_loop(&store, &queue, &stats, analyzer, decode, pps, &pool);
+                }),
             )?);
         }
         {
             let rx = Rx {
                 cfg,
                 queue,
+                pool,
                 recorder,
                 stats: Arc::clone(&stats),
                 stop: Arc::clone(&stop),
@@ -323,6 +330,7 @@ fn ingest_loop(
     analyzer: RcAnalyzer,
     decode: DecodeConfig,
     max_pps: Option<u64>,
+    pool: &BatchPool,
 ) {
     let mut ingest = Ingest::new(decode, Box::new(analyzer));
     let start = Instant::now();
@@ -330,8 +338,14 @@ fn ingest_loop(
     loop {
         match queue.pop(Duration::from_millis(50)) {
             Pop::Batch(b) => {
+                let mut decoded = b.decoded().unwrap_or_default().iter();
                 for e in b.iter() {
                     match e {
+                        Entry::Frame(f) if decoded.len() > 0 => {
+                            if let Some(info) = decoded.next() {
+                                store.ingest_decoded(&mut ingest, info, f.data, 1);
+                            }
+                        }
                         Entry::Frame(f) => store.ingest(
                             &mut ingest,
                             &IngestFrame {
@@ -361,6 +375,7 @@ fn ingest_loop(
                 stats
                     .records_received
                     .fetch_add(b.records(), Ordering::Relaxed);
+                pool.recycle(b);
             }
             Pop::Empty => {}
             Pop::Closed => break,
@@ -375,6 +390,7 @@ fn record_loop(
     flush_every: Duration,
     stats: &LinkStats,
     events: &std::sync::mpsc::Sender<LinkEvent>,
+    pool: &BatchPool,
 ) {
     let mut last_flush = Instant::now();
     let mut failed = false;
@@ -404,6 +420,7 @@ fn record_loop(
             stats
                 .recorded_frames
                 .fetch_add(b.frames(), Ordering::Relaxed);
+            pool.recycle(b);
         }
         if !failed && (done || last_flush.elapsed() >= flush_every) {
             last_flush = Instant::now();
@@ -437,6 +454,10 @@ struct Conn {
 struct Shared {
     conn: RefCell<Conn>,
     queue: Arc<BatchQueue>,
+    pool: BatchPool,
+    /// Set when this thread may decode frames for ingest (agent streams:
+    /// Ethernet only).
+    decode: Option<DecodeConfig>,
     recorder: Option<SyncSender<Arc<Batch>>>,
     stats: Arc<LinkStats>,
     stop: Arc<AtomicBool>,
@@ -450,7 +471,14 @@ impl Shared {
         if conn.pending.is_empty() {
             return;
         }
-        let b = Arc::new(conn.pending.take());
+        let mut b = self.pool.take(&mut conn.pending);
+        // Ingest is behind: decode here, as the file indexer's reader does.
+        if let Some(cfg) = &self.decode
+            && self.queue.queued_batches() >= 2
+        {
+            b.decode(cfg);
+        }
+        let b = Arc::new(b);
         self.stats
             .frames_read
             .fetch_add(b.frames(), Ordering::Relaxed);
@@ -574,11 +602,16 @@ impl LinkEvents for Events {
 struct Rx {
     cfg: ClientConfig,
     queue: Arc<BatchQueue>,
+    pool: BatchPool,
     recorder: Option<SyncSender<Arc<Batch>>>,
     stats: Arc<LinkStats>,
     stop: Arc<AtomicBool>,
     events: std::sync::mpsc::Sender<LinkEvent>,
 }
+
+/// Read buffer of an agent connection: large, so that one read takes in
+/// thousands of frames.
+const STREAM_BUFFER_BYTES: usize = 1 << 20;
 
 /// How one connection ended.
 enum Ended {
@@ -600,7 +633,7 @@ impl Rx {
                     Ok(s) => {
                         backoff = self.cfg.backoff_initial;
                         let to = format!("{host}:{port}");
-                        self.serve(Box::new(s), true, &to)
+                        self.serve_agent(s, &to)
                     }
                     Err(e) => Ended::Broken(format!("connect to {host}:{port}: {e}")),
                 },
@@ -685,9 +718,8 @@ impl Rx {
         Err(last)
     }
 
-    /// Reads one connection (or stream) to its end.
-    fn serve(&self, input: Box<dyn Read>, tcp: bool, to: &str) -> Ended {
-        let shared = Rc::new(Shared {
+    fn shared(&self, tcp: bool) -> Rc<Shared> {
+        Rc::new(Shared {
             conn: RefCell::new(Conn {
                 pending: Batch::with_capacity(BATCH_ITEMS, 1 << 18),
                 last_rx: Instant::now(),
@@ -699,22 +731,18 @@ impl Rx {
                 last_drop_check: Instant::now(),
             }),
             queue: Arc::clone(&self.queue),
+            pool: self.pool.clone(),
+            decode: tcp.then(|| self.cfg.decode.clone()),
             recorder: self.recorder.clone(),
             stats: Arc::clone(&self.stats),
             stop: Arc::clone(&self.stop),
             silence: tcp.then_some(self.cfg.silence_timeout),
             events: self.events.clone(),
-        });
-        let reader = LinkReader::new(input, Events(Rc::clone(&shared)), tcp);
-        let mut cr = match CaptureReader::new(reader) {
-            Ok(cr) => cr,
-            Err(e) => {
-                if self.stop.load(Ordering::Relaxed) {
-                    return Ended::Stopped;
-                }
-                return self.finish(&shared, Some(e.to_string()));
-            }
-        };
+        })
+    }
+
+    /// The stream has started: count the connection and say so.
+    fn attached(&self, shared: &Shared, to: &str) {
         self.stats.connected.store(true, Ordering::Relaxed);
         let n = self.stats.connections.fetch_add(1, Ordering::Relaxed);
         if n > 0 {
@@ -730,25 +758,121 @@ impl Rx {
             to: to.to_owned(),
             agent,
         });
+    }
+
+    /// What the client does with a record of the stream.
+    fn on_record(&self, c: &mut Conn, r: Record) {
+        if let Record::Drops(d) = &r
+            && d.interface == AGENT_QUEUE_INTERFACE
+        {
+            c.agent_dropped = c.agent_dropped.max(d.dropped);
+            let total = self.stats.agent_dropped_base.load(Ordering::Relaxed) + c.agent_dropped;
+            self.stats
+                .frames_dropped_agent
+                .store(total, Ordering::Relaxed);
+        }
+        c.pending.push_record(r);
+    }
+
+    /// Reads an agent's stream to its end: blocks are parsed straight out
+    /// of the socket's read buffer ([`StreamParser`]).
+    fn serve_agent(&self, mut input: TcpStream, to: &str) -> Ended {
+        let shared = self.shared(true);
+        let mut events = Events(Rc::clone(&shared));
+        let mut parser = StreamParser::new();
+        let mut buf = vec![0u8; STREAM_BUFFER_BYTES];
+        let (mut start, mut end) = (0usize, 0usize);
+        let mut attached = false;
+        let error = loop {
+            let parsed = parser.parse(&buf[start..end], &mut |item| match item {
+                Parsed::Frame {
+                    ts_ns,
+                    port,
+                    direction,
+                    orig_len,
+                    data,
+                } => {
+                    let mut c = shared.conn.borrow_mut();
+                    c.pending.push_frame(ts_ns, port, direction, orig_len, data);
+                    if c.pending.len() >= BATCH_ITEMS {
+                        shared.publish(&mut c);
+                    }
+                }
+                Parsed::Record(r) => {
+                    let mut c = shared.conn.borrow_mut();
+                    self.on_record(&mut c, r);
+                    if c.pending.len() >= BATCH_ITEMS {
+                        shared.publish(&mut c);
+                    }
+                }
+                Parsed::Message(text) => events.message(&String::from_utf8_lossy(text)),
+            });
+            match parsed {
+                Ok(n) => start += n,
+                Err(e) => break Some(e.to_string()),
+            }
+            if !attached && start > 0 {
+                attached = true;
+                self.attached(&shared, to);
+            }
+            if start == end {
+                (start, end) = (0, 0);
+            } else if end == buf.len() || start + parser.need() > buf.len() {
+                buf.copy_within(start..end, 0);
+                (start, end) = (0, end - start);
+                if parser.need() > buf.len() {
+                    buf.resize(parser.need(), 0);
+                }
+            }
+            events.before_read();
+            match input.read(&mut buf[end..]) {
+                Ok(0) if attached => break None,
+                Ok(0) => break Some("the agent closed before its stream began".into()),
+                Ok(k) => {
+                    end += k;
+                    events.received(k);
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    if let Err(e) = events.idle() {
+                        break Some(e.to_string());
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Some(e.to_string()),
+            }
+        };
+        if !attached && self.stop.load(Ordering::Relaxed) {
+            return Ended::Stopped;
+        }
+        self.finish(&shared, error)
+    }
+
+    /// Reads a capture stream (stdin, a file) to its end.
+    fn serve(&self, input: Box<dyn Read>, tcp: bool, to: &str) -> Ended {
+        let shared = self.shared(tcp);
+        let reader = LinkReader::new(input, Events(Rc::clone(&shared)), tcp);
+        let mut cr = match CaptureReader::new(reader) {
+            Ok(cr) => cr,
+            Err(e) => {
+                if self.stop.load(Ordering::Relaxed) {
+                    return Ended::Stopped;
+                }
+                return self.finish(&shared, Some(e.to_string()));
+            }
+        };
+        self.attached(&shared, to);
         let error = loop {
             match cr.next_item() {
                 Ok(Some(item)) => {
                     let mut c = shared.conn.borrow_mut();
                     match item {
                         CaptureItem::Frame(f) => c.pending.push_capture_frame(&f),
-                        CaptureItem::Record(r) => {
-                            if let Record::Drops(d) = &r
-                                && d.interface == AGENT_QUEUE_INTERFACE
-                            {
-                                c.agent_dropped = c.agent_dropped.max(d.dropped);
-                                let total = self.stats.agent_dropped_base.load(Ordering::Relaxed)
-                                    + c.agent_dropped;
-                                self.stats
-                                    .frames_dropped_agent
-                                    .store(total, Ordering::Relaxed);
-                            }
-                            c.pending.push_record(r);
-                        }
+                        CaptureItem::Record(r) => self.on_record(&mut c, r),
                     }
                     if c.pending.len() >= BATCH_ITEMS {
                         shared.publish(&mut c);

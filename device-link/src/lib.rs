@@ -16,6 +16,7 @@ pub mod client;
 pub mod protocol;
 pub mod queue;
 pub mod source;
+pub mod stream;
 
 pub use agent::{Agent, AgentConfig, AgentStats, CardControl};
 pub use batch::{Batch, Entry, Item};

@@ -536,7 +536,7 @@ pub fn encode_link_block(ts_ns: u64, text: &[u8], out: &mut Vec<u8>) {
 }
 
 /// The text of an in-band block, if `block` (a whole block) is one.
-fn decode_link_block(block: &[u8]) -> Option<&[u8]> {
+pub(crate) fn decode_link_block(block: &[u8]) -> Option<&[u8]> {
     let u32_at = |i: usize| {
         block
             .get(i..i + 4)

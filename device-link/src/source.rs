@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rocescope_replay::record::{ProbeDef, ProfilerSample};
 use rocescope_replay::{CaptureItem, CaptureReader, LinkType, Record};
 
-use crate::batch::Batch;
+use crate::batch::{Batch, BatchPool};
 use crate::protocol::{LinkEvents, LinkReader};
 
 /// Items per batch a source publishes at most.
@@ -44,6 +44,7 @@ pub enum SourceError {
 pub struct Publisher {
     f: Arc<dyn Fn(Batch) + Send + Sync>,
     stop: Arc<AtomicBool>,
+    pool: BatchPool,
 }
 
 impl std::fmt::Debug for Publisher {
@@ -59,7 +60,15 @@ impl Publisher {
         Publisher {
             f: Arc::new(f),
             stop,
+            pool: BatchPool::default(),
         }
+    }
+
+    /// Refills emptied batches from `pool` (where their consumer returns
+    /// them) instead of allocating.
+    pub fn with_pool(mut self, pool: BatchPool) -> Publisher {
+        self.pool = pool;
+        self
     }
 
     /// Hands a batch on (empty ones are ignored).
@@ -72,7 +81,7 @@ impl Publisher {
     /// Publishes `batch` and leaves it empty.
     pub fn publish_from(&self, batch: &mut Batch) {
         if !batch.is_empty() {
-            self.publish(batch.take());
+            self.publish(self.pool.take(batch));
         }
     }
 

@@ -278,6 +278,11 @@ impl Ingest {
         self.pending.push(decode_frame(&self.cfg, f));
     }
 
+    /// A frame decoded elsewhere; appended at the next flush.
+    pub(crate) fn push_decoded(&mut self, info: PacketInfo) {
+        self.pending.push(info);
+    }
+
     /// Keep a live frame's bytes until the next flush; returns their offset
     /// in this batch (rebased when the batch reaches the store).
     pub(crate) fn keep_bytes(&mut self, data: &[u8]) -> u64 {

@@ -468,6 +468,28 @@ impl Store {
         }
     }
 
+    /// [`Store::ingest`] for a frame another thread already ran through
+    /// [`decode_frame`] (a live link's socket thread decodes when ingest is
+    /// behind, as the file indexer's reader does); `data` is its bytes.
+    pub fn ingest_decoded(
+        &self,
+        ingest: &mut Ingest,
+        info: &PacketInfo,
+        data: &[u8],
+        linktype: u32,
+    ) {
+        if ingest.last_link != Some((info.row.port, linktype)) {
+            self.note_link(info.row.port, linktype);
+            ingest.last_link = Some((info.row.port, linktype));
+        }
+        let mut info = *info;
+        info.row.file_offset = ingest.keep_bytes(data);
+        ingest.push_decoded(info);
+        if ingest.pending() >= BATCH_ROWS {
+            self.flush_live(ingest);
+        }
+    }
+
     /// Publish the rows a live source fed so far.
     pub fn flush_live(&self, ingest: &mut Ingest) {
         if let Backing::Memory(mem) = &self.backing {
