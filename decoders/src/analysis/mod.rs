@@ -233,11 +233,20 @@ pub struct Counters {
     /// PSNs the capture missed (ACKed, never NAKed or resent).
     pub capture_loss_packets: u64,
     pub acks: u64,
+    /// Requests no longer tracked for their ACK: more than
+    /// [`MAX_TRACKED_SENDS`] were outstanding (a capture of one direction
+    /// only, or ACKs the capture missed). Their ACKs count no RTT.
+    pub untracked_sends: u64,
 }
+
+/// Requests tracked per flow while their ACK is awaited. RC allows at most
+/// 2^23 PSNs in flight, NICs far fewer; the cap keeps memory bounded when a
+/// capture never shows the ACKs.
+pub const MAX_TRACKED_SENDS: usize = 1 << 16;
 
 impl Counters {
     /// `(name, value)` pairs for tables and JSON.
-    pub fn named(&self) -> [(&'static str, u64); 19] {
+    pub fn named(&self) -> [(&'static str, u64); 20] {
         [
             ("out_of_sequence", self.out_of_sequence),
             ("packet_seq_err", self.packet_seq_err),
@@ -264,6 +273,7 @@ impl Counters {
             ("duplicate_read_responses", self.duplicate_read_responses),
             ("capture_loss_packets", self.capture_loss_packets),
             ("acks", self.acks),
+            ("untracked_sends", self.untracked_sends),
         ]
     }
 
@@ -290,7 +300,8 @@ impl Counters {
             duplicate_acks,
             duplicate_read_responses,
             capture_loss_packets,
-            acks
+            acks,
+            untracked_sends
         );
     }
 }
@@ -409,6 +420,14 @@ impl Flow {
             requests: 0,
             responses: 0,
         }
+    }
+
+    fn track_sent(&mut self, sent: Sent) {
+        if self.outstanding.len() >= MAX_TRACKED_SENDS {
+            self.outstanding.pop_front();
+            self.counters.untracked_sends += 1;
+        }
+        self.outstanding.push_back(sent);
     }
 
     fn outstanding_psns(&self) -> u32 {
@@ -801,7 +820,7 @@ impl RcAnalysis {
         let mut goodput = 0u64;
         if d == 0 {
             f.next_psn = psn_add(o.psn, span);
-            f.outstanding.push_back(Sent {
+            f.track_sent(Sent {
                 psn: o.psn,
                 span,
                 ts_ns: o.ts_ns,
@@ -829,7 +848,7 @@ impl RcAnalysis {
                 index,
             });
             f.next_psn = psn_add(o.psn, span);
-            f.outstanding.push_back(Sent {
+            f.track_sent(Sent {
                 psn: o.psn,
                 span,
                 ts_ns: o.ts_ns,

@@ -405,3 +405,23 @@ fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
     let h = rtt_histogram(&[900, 950, 1_000, 1_100, 5_000]);
     assert_eq!(h, vec![(896, 3), (1_024, 1), (4_096, 1)]);
 }
+
+#[test]
+fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest() {
+    let mut an = RcAnalysis::default();
+    let frame = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_MIDDLE, 0x12, 0).build(&[0; 64]);
+    let p = decode(&frame, LinkLayer::Ethernet, &DecodeConfig::default());
+    let mut o = Observation::from_packet(&p, 0, frame.len() as u32).unwrap();
+    let n = MAX_TRACKED_SENDS as u64 + 10;
+    for i in 0..n {
+        o.psn = (i as u32) & 0xFF_FFFF;
+        o.ts_ns = 1_000 + i * 100;
+        an.observe(i, &o);
+    }
+    let flow = &an.flows[0];
+    assert_eq!(flow.outstanding.len(), MAX_TRACKED_SENDS);
+    let r = an.report();
+    assert_eq!(r.counters.untracked_sends, 10);
+    assert_eq!(r.counters.retransmitted_packets, 0);
+    assert!(r.counters.named().contains(&("untracked_sends", 10)));
+}

@@ -12,6 +12,22 @@ const ROWS_PER_STEP: usize = 4096;
 /// At most this many file bytes are read at once.
 const READ_SPAN_BYTES: u64 = 4 << 20;
 
+/// The ports an ingest path has told the store about, so that the store's
+/// link table is locked once per port, not once per frame.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NotedPorts([u64; 4]);
+
+impl NotedPorts {
+    /// True the first time `port` is seen.
+    #[inline]
+    pub(crate) fn first_time(&mut self, port: u8) -> bool {
+        let (word, bit) = (usize::from(port >> 6), 1u64 << (port & 63));
+        let first = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        first
+    }
+}
+
 impl Store {
     /// Remember that frames of `port` carry `linktype` (first one wins).
     pub(super) fn note_link(&self, port: u8, linktype: u32) {

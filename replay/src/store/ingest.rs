@@ -245,8 +245,8 @@ pub struct Ingest {
     /// Bytes of the pending live frames (see `Store::ingest`).
     bytes: Vec<u8>,
     appender: Appender,
-    /// The (port, link type) of the last live frame, noted in the store.
-    pub(crate) last_link: Option<(u8, u32)>,
+    /// Ports whose link type the store has noted.
+    pub(crate) noted: super::frames::NotedPorts,
 }
 
 impl std::fmt::Debug for Ingest {
@@ -264,7 +264,7 @@ impl Ingest {
             pending: Vec::with_capacity(super::BATCH_ROWS),
             bytes: Vec::new(),
             appender: Appender::new(analyzer),
-            last_link: None,
+            noted: Default::default(),
         }
     }
 

@@ -369,7 +369,7 @@ impl Store {
             let mut batch = RawBatch::default();
             let mut batch_limit = FIRST_BATCH_ROWS;
             let mut decode_here = false;
-            let mut last_link = None;
+            let mut noted = frames::NotedPorts::default();
             loop {
                 match reader.next_item() {
                     Ok(Some(CaptureItem::Record(r))) => {
@@ -384,10 +384,9 @@ impl Store {
                         } else {
                             f.file_offset
                         };
-                        let link = (frame_port(&f), f.linktype.0);
-                        if last_link != Some(link) {
-                            self.note_link(link.0, link.1);
-                            last_link = Some(link);
+                        let port = frame_port(&f);
+                        if noted.first_time(port) {
+                            self.note_link(port, f.linktype.0);
                         }
                         if decode_here {
                             batch.push_decoded(&reader_cfg, &f, file_offset);
@@ -454,9 +453,8 @@ impl Store {
     pub fn ingest(&self, ingest: &mut Ingest, frame: &IngestFrame<'_>) {
         // Bytes gather in the ingest's own buffer and reach the store's
         // memory once per batch: no lock per frame.
-        if ingest.last_link != Some((frame.port, frame.linktype)) {
+        if ingest.noted.first_time(frame.port) {
             self.note_link(frame.port, frame.linktype);
-            ingest.last_link = Some((frame.port, frame.linktype));
         }
         let offset = ingest.keep_bytes(frame.data);
         ingest.push(&IngestFrame {
@@ -478,9 +476,8 @@ impl Store {
         data: &[u8],
         linktype: u32,
     ) {
-        if ingest.last_link != Some((info.row.port, linktype)) {
+        if ingest.noted.first_time(info.row.port) {
             self.note_link(info.row.port, linktype);
-            ingest.last_link = Some((info.row.port, linktype));
         }
         let mut info = *info;
         info.row.file_offset = ingest.keep_bytes(data);
