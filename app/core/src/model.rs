@@ -581,12 +581,13 @@ impl Model {
                 .map(|(a, b)| a.into_iter().chain(b).collect())
                 .unwrap_or_default();
             (PacketRows::Conversations { convs, horizon }, name)
-        } else if self.filter.is_some() {
+        } else if let Some(f) = &self.filter {
             let rows = PacketRows::Matches {
                 matches: Arc::clone(&self.matches),
                 horizon,
             };
-            (rows, format!(" matching {:?}", self.filter_text))
+            // The running filter: the bar may hold text that does not parse.
+            (rows, format!(" matching {:?}", f.text))
         } else {
             (PacketRows::All { horizon }, String::new())
         };
