@@ -2,6 +2,9 @@
 //! all produce these values; [`crate::Model::apply`] is the only place that
 //! changes state.
 
+use std::path::PathBuf;
+
+use rocescope_data::Table;
 use serde::{Deserialize, Serialize};
 
 /// The workbench's views (tabs in the TUI, panels in the GUI).
@@ -101,7 +104,37 @@ pub enum Command {
     RunCommandLine(String),
     /// Move the field selection in the detail tree (and hex highlight).
     MoveField(i64),
+    /// Open the command line with `export ` typed, for the user to name a file.
+    EditExport,
+    /// Write a table to `path` (.parquet, .csv, .jsonl) on a background
+    /// thread: `table`, or the current view's when `None`. Packets are the
+    /// rows the view shows (the display filter's matches, the ladder's QP).
+    Export {
+        #[serde(with = "table_name")]
+        table: Option<Table>,
+        path: PathBuf,
+    },
     Quit,
+}
+
+/// Tables travel by name: the data crate's `Table` has no serde (it has a
+/// name and `from_name`, which is what a script would write anyway).
+mod table_name {
+    use rocescope_data::Table;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(t: &Option<Table>, s: S) -> Result<S::Ok, S::Error> {
+        match t {
+            Some(t) => s.serialize_some(t.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Table>, D::Error> {
+        Option::<String>::deserialize(d)?
+            .map(|n| Table::from_name(&n).map_err(serde::de::Error::custom))
+            .transpose()
+    }
 }
 
 /// The commands a user can bind to keys: listable, so that the help overlay,
@@ -140,13 +173,14 @@ pub enum UiCommand {
     NextField,
     PrevField,
     CommandLine,
+    Export,
     Help,
     Close,
     Quit,
 }
 
 impl UiCommand {
-    pub const ALL: [UiCommand; 35] = [
+    pub const ALL: [UiCommand; 36] = [
         UiCommand::NextView,
         UiCommand::PrevView,
         UiCommand::Overview,
@@ -179,6 +213,7 @@ impl UiCommand {
         UiCommand::NextField,
         UiCommand::PrevField,
         UiCommand::CommandLine,
+        UiCommand::Export,
         UiCommand::Help,
         UiCommand::Close,
         UiCommand::Quit,
@@ -219,6 +254,7 @@ impl UiCommand {
             UiCommand::NextField => "]",
             UiCommand::PrevField => "[",
             UiCommand::CommandLine => ":",
+            UiCommand::Export => "E",
             UiCommand::Help => "?",
             UiCommand::Close => "Esc",
             UiCommand::Quit => "q",
@@ -259,8 +295,9 @@ impl UiCommand {
             UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
             UiCommand::PrevField => "previous field in the detail tree",
             UiCommand::CommandLine => {
-                "command line: set KEY=VALUE, sniffer 0xWORD, speed X, goto µs"
+                "command line: set KEY=VALUE, sniffer 0xWORD, speed X, goto µs, export PATH"
             }
+            UiCommand::Export => "export the view's rows to a file (.parquet, .csv, .jsonl)",
             UiCommand::Help => "this help",
             UiCommand::Close => "close the overlay / filter bar",
             UiCommand::Quit => "quit",
@@ -302,6 +339,7 @@ impl UiCommand {
             UiCommand::NextField => Command::MoveField(1),
             UiCommand::PrevField => Command::MoveField(-1),
             UiCommand::CommandLine => Command::EditCommandLine,
+            UiCommand::Export => Command::EditExport,
             UiCommand::Help => Command::ShowHelp,
             UiCommand::Close => Command::CloseOverlay,
             UiCommand::Quit => Command::Quit,
@@ -331,5 +369,15 @@ mod tests {
         };
         let json = serde_json::to_string(&c).unwrap();
         assert_eq!(serde_json::from_str::<Command>(&json).unwrap(), c);
+        for table in [None, Some(Table::Episodes)] {
+            let c = Command::Export {
+                table,
+                path: "out.csv".into(),
+            };
+            let json = serde_json::to_string(&c).unwrap();
+            assert_eq!(serde_json::from_str::<Command>(&json).unwrap(), c);
+        }
+        let bad = r#"{"Export":{"table":"nope","path":"x.csv"}}"#;
+        assert!(serde_json::from_str::<Command>(bad).is_err());
     }
 }

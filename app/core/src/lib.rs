@@ -7,6 +7,7 @@
 
 pub mod command;
 pub mod explain;
+pub mod export;
 pub mod filter;
 pub mod lesson;
 pub mod model;
@@ -14,4 +15,6 @@ pub mod query;
 pub mod source;
 
 pub use command::{Command, UiCommand, View};
+pub use export::{ExportError, view_table};
 pub use model::{Model, Overlay};
+pub use rocescope_data::{ExportSummary, Table};

@@ -1,6 +1,7 @@
 //! The workbench model: everything the TUI and GUI show, changed only by
 //! [`Model::apply`]. Views read it and return [`Command`]s.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -11,7 +12,10 @@ use rocescope_replay::clock::{PlayState, PlaybackClock};
 use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
 use rocescope_replay::{Record, TimeBase};
 
+use rocescope_data::{ExportSummary, Format, Table};
+
 use crate::command::{Command, View};
+use crate::export::{ExportError, ExportJob, ExportRequest, PacketRows};
 use crate::filter::{FieldLookup, Filter, FilterError, RowField, Value};
 use crate::lesson::Lesson;
 use crate::source::SourceHandle;
@@ -29,11 +33,11 @@ pub enum Overlay {
 
 /// Rows matching the display filter, found by a background scan.
 #[derive(Debug, Default)]
-struct Matches {
-    rows: RwLock<Vec<u64>>,
+pub(crate) struct Matches {
+    pub(crate) rows: RwLock<Vec<u64>>,
     /// Rows of the store examined so far.
-    scanned: AtomicU64,
-    cancel: AtomicBool,
+    pub(crate) scanned: AtomicU64,
+    pub(crate) cancel: AtomicBool,
 }
 
 /// How often the analysis report is rebuilt for the views.
@@ -74,6 +78,10 @@ pub struct Model {
     pub outbox: Vec<Command>,
     /// Text of the command line while it is open.
     pub cmdline: String,
+    /// Exports running on their own threads.
+    exports: Vec<ExportJob>,
+    /// The outcome of the last export that finished (also in `status`).
+    pub last_export: Option<Result<ExportSummary, ExportError>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -134,6 +142,8 @@ impl Model {
             now: Instant::now(),
             outbox: Vec::new(),
             cmdline: String::new(),
+            exports: Vec::new(),
+            last_export: None,
         };
         m.tick(Instant::now());
         if !live {
@@ -179,6 +189,49 @@ impl Model {
         if self.selected.is_none() && self.horizon() > 0 {
             self.selected = Some(0);
         }
+        self.poll_exports();
+    }
+
+    /// Take the outcome of finished exports into the status line.
+    fn poll_exports(&mut self) {
+        let mut i = 0;
+        while i < self.exports.len() {
+            let Some(outcome) = self.exports[i].poll() else {
+                i += 1;
+                continue;
+            };
+            let job = self.exports.swap_remove(i);
+            self.status = match &outcome {
+                Ok(s) => format!(
+                    "exported {} rows of {} to {} in {:.2} s",
+                    s.rows,
+                    s.table,
+                    match s.files.as_slice() {
+                        [one] => one.display().to_string(),
+                        files => format!("{} files under {}", files.len(), job.path.display()),
+                    },
+                    s.elapsed.as_secs_f64()
+                ),
+                Err(e) => e.to_string(),
+            };
+            self.last_export = Some(outcome);
+        }
+    }
+
+    /// Keep reporting the exports `old` started (its source was replaced
+    /// by this model's): their files are still being written.
+    pub fn adopt_exports(&mut self, old: &mut Model) {
+        self.exports.append(&mut old.exports);
+    }
+
+    /// Whether an export is still running.
+    pub fn exporting(&self) -> bool {
+        !self.exports.is_empty()
+    }
+
+    /// The table an export without a named table writes: the current view's.
+    pub fn export_table(&self) -> Table {
+        crate::export::view_table(self.view)
     }
 
     fn clock_span(&self) -> (u64, u64) {
@@ -497,7 +550,66 @@ impl Model {
                 let last = count.saturating_sub(1) as i64;
                 self.field_index = Some((current as i64 + d).clamp(0, last.max(0)) as usize);
             }
+            Command::EditExport => {
+                self.cmdline = "export ".into();
+                self.overlay = Overlay::CommandLine;
+            }
+            Command::Export { table, path } => self.start_export(table, &path),
             Command::Quit => self.quit = true,
+        }
+    }
+
+    /// Start an export of `table` (the view's by default) to `path`; the
+    /// status line says what is being written and, later, what was.
+    fn start_export(&mut self, table: Option<Table>, path: &Path) {
+        let table = table.unwrap_or_else(|| self.export_table());
+        let path = crate::export::resolve_path(path);
+        // Checked here so that a bad name is told at once, not by a thread.
+        if let Err(e) = Format::from_path(&path) {
+            self.status = format!("export of {table}: {e}");
+            return;
+        }
+        let horizon = self.horizon();
+        let (rows, what) = if table != Table::Packets {
+            (PacketRows::All { horizon }, String::new())
+        } else if self.view == View::Ladder {
+            // The ladder shows one QP: its two directions.
+            let q = crate::query::ladder_qp(self);
+            let convs = q.map(|q| crate::query::qp_conversations(self, q));
+            let name = q.map_or_else(String::new, |q| format!(" of QP {:#x}", q.dest_qp));
+            let convs: Vec<u32> = convs
+                .map(|(a, b)| a.into_iter().chain(b).collect())
+                .unwrap_or_default();
+            (PacketRows::Conversations { convs, horizon }, name)
+        } else if let Some(f) = &self.filter {
+            let rows = PacketRows::Matches {
+                matches: Arc::clone(&self.matches),
+                horizon,
+            };
+            // The running filter: the bar may hold text that does not parse.
+            (rows, format!(" matching {:?}", f.text))
+        } else {
+            (PacketRows::All { horizon }, String::new())
+        };
+        let clock = if table == Table::Packets && horizon < self.store.len() {
+            " up to the replay clock"
+        } else {
+            ""
+        };
+        let req = ExportRequest {
+            store: Arc::clone(&self.store),
+            analysis: self.analysis.clone(),
+            capture: crate::export::capture_name(&self.source.name),
+            table,
+            path: path.clone(),
+            rows,
+        };
+        match ExportJob::spawn(req) {
+            Ok(job) => {
+                self.status = format!("exporting {table}{what}{clock} to {}…", path.display());
+                self.exports.push(job);
+            }
+            Err(e) => self.status = e.to_string(),
         }
     }
 
@@ -549,9 +661,34 @@ impl Model {
                 Err(_) => self.status = "usage: goto MICROSECONDS (from the first packet)".into(),
             },
             "filter" => self.apply(Command::SetFilter(arg)),
+            "export" => {
+                // `export PATH [TABLE]`: a last word naming a table is the
+                // table; the rest is the path (spaces kept).
+                let (path, table) = match rest.split_last() {
+                    Some((last, path)) if !path.is_empty() => {
+                        match Table::from_name(&last.to_ascii_lowercase()) {
+                            Ok(t) => (path.join(" "), Some(t)),
+                            Err(_) => (arg.clone(), None),
+                        }
+                    }
+                    _ => (arg.clone(), None),
+                };
+                if path.is_empty() {
+                    self.status = format!(
+                        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] (this view: {})",
+                        self.export_table()
+                    );
+                } else {
+                    self.apply(Command::Export {
+                        table,
+                        path: PathBuf::from(path),
+                    });
+                }
+            }
             other => {
-                self.status =
-                    format!("unknown command {other:?}: try set, sniffer, speed, goto, filter")
+                self.status = format!(
+                    "unknown command {other:?}: try set, sniffer, speed, goto, filter, export"
+                )
             }
         }
     }

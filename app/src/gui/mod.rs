@@ -20,7 +20,7 @@ use anyhow::Context as _;
 use egui_dock::{DockArea, DockState, NodeIndex, TabViewer};
 use rocescope_core::command::View;
 use rocescope_core::source::SourceHandle;
-use rocescope_core::{Command, Model, Overlay, UiCommand};
+use rocescope_core::{Command, Model, Overlay, Table, UiCommand};
 use rocescope_replay::store::{RcAnalyzer, Store};
 
 pub use panels::PanelState;
@@ -118,12 +118,51 @@ impl PaletteItem {
     }
 }
 
+/// The "Export view" window: a path (the format comes from its
+/// extension) and a table, sent to the model as `Command::Export`.
+#[derive(Debug, Default)]
+pub struct ExportDialog {
+    pub open: bool,
+    pub path: String,
+    /// `None`: the current view's table.
+    pub table: Option<Table>,
+    /// The path the window last proposed (replaced when the view changes).
+    proposed: String,
+    /// An export was sent from the window: show its outcome there.
+    pub sent: bool,
+    /// Give the path field the keyboard on the next frame.
+    focus: bool,
+}
+
+impl ExportDialog {
+    /// Open, proposing `TABLE.parquet` unless the user typed a path.
+    pub fn show(&mut self, model: &Model) {
+        let proposal = format!("{}.parquet", self.table.unwrap_or(model.export_table()));
+        if self.path.is_empty() || self.path == self.proposed {
+            self.path.clone_from(&proposal);
+        }
+        self.proposed = proposal;
+        self.open = true;
+        self.sent = false;
+        self.focus = true;
+    }
+
+    /// The command the Export button sends.
+    pub fn command(&self) -> Command {
+        Command::Export {
+            table: self.table,
+            path: PathBuf::from(self.path.trim()),
+        }
+    }
+}
+
 /// The whole desktop workbench, drivable headless (tests, benchmark).
 pub struct Workbench {
     pub model: Model,
     pub dock: DockState<View>,
     pub panels: PanelState,
     pub palette: Palette,
+    pub export: ExportDialog,
     /// A live link the model reads from (kept alive while shown).
     link: Option<rocescope_device_link::Client>,
     last_view: View,
@@ -150,6 +189,7 @@ impl Workbench {
             dock: dock.unwrap_or_else(default_dock),
             panels: PanelState::default(),
             palette: Palette::default(),
+            export: ExportDialog::default(),
             link: None,
             last_view,
             open_error: None,
@@ -157,7 +197,9 @@ impl Workbench {
     }
 
     /// Replace the model (a dropped file), keeping the layout.
-    pub fn replace_model(&mut self, model: Model) {
+    pub fn replace_model(&mut self, mut model: Model) {
+        // Exports of the old capture are still being written: keep telling.
+        model.adopt_exports(&mut self.model);
         self.model = model;
         self.link = None;
         self.panels = PanelState::default();
@@ -192,6 +234,7 @@ impl Workbench {
                     .show_inside(ui, &mut viewer);
             });
         self.palette_window(ctx, &mut out);
+        self.export_window(ctx, &mut out);
         self.help_window(ctx, &mut out);
         self.drop_hint(ctx);
         for c in out {
@@ -260,7 +303,7 @@ impl Workbench {
             self.palette.pick = 0;
             return;
         }
-        if self.palette.open {
+        if self.palette.open || self.export.open {
             return;
         }
         if ctx.wants_keyboard_input() {
@@ -285,6 +328,11 @@ impl Workbench {
                 if c == Command::EditFilter {
                     self.panels.focus_filter = true;
                 }
+                // The GUI asks for the path in a window, not a command line.
+                if c == Command::EditExport {
+                    self.export.show(&self.model);
+                    return;
+                }
                 out.push(c);
             }
         }
@@ -293,6 +341,17 @@ impl Workbench {
     fn menu_bar(&mut self, ctx: &egui::Context, out: &mut Vec<Command>) {
         egui::TopBottomPanel::top("menu").show(ctx, |ui| {
             egui::MenuBar::new().ui(ui, |ui| {
+                ui.menu_button("File", |ui| {
+                    let c = UiCommand::Export;
+                    if ui
+                        .add(egui::Button::new("Export view…").shortcut_text(c.key()))
+                        .on_hover_text(c.description())
+                        .clicked()
+                    {
+                        self.export.show(&self.model);
+                        ui.close();
+                    }
+                });
                 ui.menu_button("View", |ui| {
                     for v in View::ALL {
                         if ui.button(v.title()).clicked() {
@@ -471,10 +530,106 @@ impl Workbench {
                     if cmd == Command::EditFilter {
                         self.panels.focus_filter = true;
                     }
-                    out.push(cmd);
+                    if cmd == Command::EditExport {
+                        self.export.show(&self.model);
+                    } else {
+                        out.push(cmd);
+                    }
                 }
                 PaletteItem::ResetLayout => self.dock = default_dock(),
             }
+        }
+    }
+
+    fn export_window(&mut self, ctx: &egui::Context, out: &mut Vec<Command>) {
+        if !self.export.open {
+            return;
+        }
+        if ctx.input(|i| i.key_pressed(egui::Key::Escape)) {
+            self.export.open = false;
+            return;
+        }
+        let m = &self.model;
+        let d = &mut self.export;
+        let mut open = true;
+        let mut send = false;
+        egui::Window::new("Export view")
+            .open(&mut open)
+            .collapsible(false)
+            .resizable(false)
+            .anchor(egui::Align2::CENTER_TOP, [0.0, 80.0])
+            .show(ctx, |ui| {
+                let this_view = m.export_table();
+                egui::Grid::new("export-form").num_columns(2).show(ui, |ui| {
+                    ui.label("table");
+                    egui::ComboBox::from_id_salt("export-table")
+                        .selected_text(d.table.map_or_else(
+                            || format!("this view ({this_view})"),
+                            |t| t.name().to_owned(),
+                        ))
+                        .show_ui(ui, |ui| {
+                            ui.selectable_value(
+                                &mut d.table,
+                                None,
+                                format!("this view ({this_view})"),
+                            );
+                            for t in Table::ALL {
+                                ui.selectable_value(&mut d.table, Some(t), t.name());
+                            }
+                        });
+                    ui.end_row();
+                    ui.label("file");
+                    let r = ui.add(
+                        egui::TextEdit::singleline(&mut d.path)
+                            .hint_text("packets.parquet")
+                            .desired_width(360.0),
+                    );
+                    if std::mem::take(&mut d.focus) {
+                        r.request_focus();
+                    }
+                    send |= r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    ui.end_row();
+                });
+                let table = d.table.unwrap_or(this_view);
+                let format = rocescope_data::Format::from_path(Path::new(d.path.trim()));
+                match &format {
+                    Ok(f) => ui.weak(format!(
+                        "{} as {f:?}; {}",
+                        table,
+                        if table == Table::Packets {
+                            "the rows the view shows (the display filter's matches, the ladder's QP)"
+                        } else {
+                            "the whole table"
+                        }
+                    )),
+                    Err(_) => ui.colored_label(
+                        egui::Color32::LIGHT_RED,
+                        "name the file .parquet, .csv or .jsonl",
+                    ),
+                };
+                ui.horizontal(|ui| {
+                    let busy = m.exporting();
+                    send |= ui
+                        .add_enabled(format.is_ok() && !busy, egui::Button::new("Export"))
+                        .clicked();
+                    if busy {
+                        ui.spinner();
+                    }
+                });
+                if d.sent {
+                    match &m.last_export {
+                        _ if m.exporting() => ui.label(&m.status),
+                        Some(Err(_)) => ui.colored_label(egui::Color32::LIGHT_RED, &m.status),
+                        _ => ui.label(&m.status),
+                    };
+                }
+            });
+        if send && rocescope_data::Format::from_path(Path::new(d.path.trim())).is_ok() {
+            out.push(d.command());
+            d.sent = true;
+        }
+        if !open {
+            d.open = false;
         }
     }
 

@@ -409,3 +409,53 @@ fn a_click_on_the_throughput_plot_moves_the_time_cursor() {
     assert!(wb.model.cursor_ns() < before, "cursor moved back");
     assert!(wb.model.horizon() < wb.model.store.len());
 }
+
+#[test]
+fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
+    let dir = std::env::temp_dir().join(format!("rocescope-gui-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("retx.csv");
+    let mut m = sample_model();
+    m.apply(Command::SetFilter("retransmission".into()));
+    m.apply(Command::ShowView(View::Packets));
+    let mut wb = Workbench::new(m, only(View::Packets));
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    frame(&ctx, &mut wb, vec![Event::Text("E".into())]);
+    assert!(wb.export.open);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("this view (packets)"), "{}", f.all());
+    assert_eq!(wb.export.path, "packets.parquet");
+    // A name without a known extension: told, and nothing to send.
+    wb.export.path = dir.join("retx.txt").display().to_string();
+    let f = settle(&ctx, &mut wb);
+    assert!(
+        f.has("name the file .parquet, .csv or .jsonl"),
+        "{}",
+        f.all()
+    );
+    wb.export.path = path.display().to_string();
+    let f = settle(&ctx, &mut wb);
+    let at = f.pos("Export").expect("the Export button");
+    click(&ctx, &mut wb, at);
+    let t0 = Instant::now();
+    while wb.model.exporting() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        frame(&ctx, &mut wb, Vec::new());
+    }
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("exported 3 rows of packets to"), "{}", f.all());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+    // Esc closes the window; keys reach the views again.
+    let esc = Event::Key {
+        key: egui::Key::Escape,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: Modifiers::NONE,
+    };
+    frame(&ctx, &mut wb, vec![esc]);
+    assert!(!wb.export.open);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -180,6 +180,7 @@ pub fn run_with(mut model: Model, mut on_source: SourceCommands) -> anyhow::Resu
                     match on_source(&c) {
                         Ok(Some(mut next)) => {
                             next.view = model.view;
+                            next.adopt_exports(&mut model);
                             next.status = format!("restarted the source: {c:?}");
                             model = next;
                         }

@@ -233,3 +233,49 @@ fn the_command_line_sends_simulator_parameters_and_the_sniffer_filter() {
     type_in(&mut m, "bogus 1");
     assert!(m.status.contains("unknown command"), "{}", m.status);
 }
+
+#[test]
+fn e_opens_the_command_line_for_an_export_of_the_filtered_packets() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    let dir = std::env::temp_dir().join(format!("rocescope-tui-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("retx.csv");
+    m.apply(Command::SetFilter("retransmission".into()));
+    m.apply(Command::ShowView(View::Packets));
+    for c in handle_event(&m, &ui, &key(KeyCode::Char('E'))) {
+        m.apply(c);
+    }
+    assert_eq!(m.overlay, Overlay::CommandLine);
+    assert_eq!(m.cmdline, "export ");
+    assert!(render(&m, 160, 30).contains(":export "));
+    for ch in path.display().to_string().chars() {
+        for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
+            m.apply(c);
+        }
+    }
+    for c in handle_event(&m, &ui, &key(KeyCode::Enter)) {
+        m.apply(c);
+    }
+    assert_eq!(m.overlay, Overlay::None);
+    let t0 = Instant::now();
+    while m.exporting() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        m.tick(Instant::now());
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    // The header and the three resends, frames 6 to 8.
+    let frames: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(frames, ["6", "7", "8"], "{text}");
+    let status = render(&m, 200, 30);
+    assert!(
+        status.contains("exported 3 rows of packets to"),
+        "{}",
+        status.lines().last().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -150,7 +150,7 @@ fn status_bar(f: &mut Frame<'_>, model: &Model, area: Rect) {
             Span::styled(":", Style::default().fg(YELLOW)),
             Span::raw(model.cmdline.clone()),
             Span::styled(
-                "▏  (set KEY=VALUE, sniffer 0xWORD, speed X, goto µs, filter EXPR; Enter runs, Esc closes)",
+                "▏  (set KEY=VALUE, sniffer 0xWORD, speed X, goto µs, filter EXPR, export PATH [TABLE]; Enter runs, Esc closes)",
                 Style::default().fg(DIM),
             ),
         ]);

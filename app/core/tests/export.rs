@@ -1,0 +1,216 @@
+//! Exports from the workbench model: the view's table, the display filter's
+//! rows exactly, errors that name the path.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rocescope_core::source::SourceHandle;
+use rocescope_core::{Command, Model, Table, View};
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{RcAnalyzer, Store};
+
+fn sample_model() -> Model {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/captures/sample-write-read.pcap");
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
+    store.wait();
+    let mut m = Model::new(
+        store,
+        analysis,
+        SourceHandle::file(path.display().to_string()),
+    );
+    m.tick(Instant::now());
+    m
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "rocescope-core-export-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Tick until the running exports have finished.
+fn finish(m: &mut Model) {
+    let t0 = Instant::now();
+    while m.exporting() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "export hangs");
+        std::thread::sleep(Duration::from_millis(5));
+        m.tick(Instant::now());
+    }
+}
+
+fn jsonl(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
+    let mut m = sample_model();
+    let dir = out_dir("filter");
+    m.apply(Command::ShowView(View::Packets));
+    m.apply(Command::SetFilter("retransmission || nak".into()));
+    // At once, while the scan may still run: the export waits for it.
+    let path = dir.join("retx.jsonl");
+    m.apply(Command::Export {
+        table: None,
+        path: path.clone(),
+    });
+    assert!(
+        m.status.starts_with("exporting packets matching"),
+        "{}",
+        m.status
+    );
+    finish(&mut m);
+    let shown: Vec<u64> = (0..m.visible_len())
+        .map(|p| m.visible_row(p).unwrap())
+        .collect();
+    assert_eq!(shown.len(), 4, "3 resends and 1 NAK in the sample");
+    let rows = jsonl(&path);
+    let frames: Vec<u64> = rows.iter().map(|r| r["frame"].as_u64().unwrap()).collect();
+    assert_eq!(frames, shown.iter().map(|i| i + 1).collect::<Vec<_>>());
+    assert!(
+        rows.iter()
+            .all(|r| r["retransmission"] == true || r["nak"] == true)
+    );
+    let summary = m.last_export.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(summary.rows, 4);
+    assert_eq!(summary.table, Table::Packets);
+    assert_eq!(
+        m.status,
+        format!(
+            "exported 4 rows of packets to {} in {:.2} s",
+            path.display(),
+            summary.elapsed.as_secs_f64()
+        )
+    );
+    // No filter: every row; CSV with a header line.
+    m.apply(Command::SetFilter(String::new()));
+    let csv = dir.join("all.csv");
+    m.apply(Command::Export {
+        table: None,
+        path: csv.clone(),
+    });
+    finish(&mut m);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count() as u64, m.store.len() + 1);
+    assert!(text.starts_with("frame,ts_ns,"), "{}", &text[..40]);
+}
+
+#[test]
+fn each_view_exports_its_own_table() {
+    let mut m = sample_model();
+    let dir = out_dir("views");
+    let qps = m.report().qps.len();
+    let episodes = m.report().episodes.len();
+    assert!(qps > 0 && episodes > 0);
+    for (view, table, rows) in [
+        (View::Qps, Table::Qps, qps),
+        (View::Retransmissions, Table::Episodes, episodes),
+    ] {
+        m.apply(Command::ShowView(view));
+        assert_eq!(m.export_table(), table);
+        let path = dir.join(format!("{table}.jsonl"));
+        m.apply(Command::Export {
+            table: None,
+            path: path.clone(),
+        });
+        finish(&mut m);
+        assert_eq!(jsonl(&path).len(), rows, "{view:?}");
+        assert!(
+            m.status.contains(&format!("rows of {table} to")),
+            "{}",
+            m.status
+        );
+    }
+    // The ladder: the packets of its QP, both directions.
+    m.apply(Command::ShowView(View::Ladder));
+    let path = dir.join("ladder.jsonl");
+    m.apply(Command::Export {
+        table: None,
+        path: path.clone(),
+    });
+    assert!(m.status.contains("of QP 0x12"), "{}", m.status);
+    finish(&mut m);
+    let rows = jsonl(&path);
+    let qps: Vec<u64> = rows
+        .iter()
+        .map(|r| r["dest_qp"].as_u64().unwrap())
+        .collect();
+    assert!(!qps.is_empty(), "{qps:?}");
+    assert!(qps.iter().all(|q| [0x11, 0x12].contains(q)), "{qps:?}");
+    // A named table wins over the view's.
+    m.apply(Command::Export {
+        table: Some(Table::Findings),
+        path: dir.join("findings.csv"),
+    });
+    finish(&mut m);
+    assert!(m.status.contains("rows of findings"), "{}", m.status);
+}
+
+#[test]
+fn bad_paths_say_what_went_wrong_and_where() {
+    let mut m = sample_model();
+    let dir = out_dir("bad");
+    m.apply(Command::Export {
+        table: None,
+        path: dir.join("out.txt"),
+    });
+    assert!(!m.exporting());
+    assert!(m.status.contains("out.txt"), "{}", m.status);
+    assert!(
+        m.status.contains(".parquet, .csv or .jsonl"),
+        "{}",
+        m.status
+    );
+    let missing = dir.join("no/such/folder/out.csv");
+    m.apply(Command::Export {
+        table: None,
+        path: missing.clone(),
+    });
+    finish(&mut m);
+    assert!(matches!(m.last_export, Some(Err(_))));
+    assert!(
+        m.status.contains(&missing.display().to_string()),
+        "{}",
+        m.status
+    );
+    assert!(
+        m.status.starts_with("export of findings to"),
+        "{}",
+        m.status
+    );
+}
+
+#[test]
+fn the_command_line_parses_export_path_and_table() {
+    let mut m = sample_model();
+    let dir = out_dir("cmdline");
+    m.apply(Command::EditExport);
+    assert_eq!(m.cmdline, "export ");
+    let path = dir.join("q.csv");
+    m.apply(Command::RunCommandLine(format!(
+        "export {} qps",
+        path.display()
+    )));
+    finish(&mut m);
+    assert!(m.status.contains("rows of qps"), "{}", m.status);
+    assert!(path.exists());
+    m.apply(Command::RunCommandLine("export".into()));
+    assert!(m.status.starts_with("usage: export PATH"), "{}", m.status);
+    m.apply(Command::RunCommandLine(format!(
+        "export {} bogus",
+        dir.join("x.csv").display()
+    )));
+    // "bogus" is no table: it is part of the path, whose extension is wrong.
+    assert!(m.status.contains("x.csv bogus"), "{}", m.status);
+}
