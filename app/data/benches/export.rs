@@ -2,7 +2,7 @@
 //! Parquet (and CSV, JSON lines) against indexing the same file with the RC
 //! analysis on, in the same run; peak memory growth of the export.
 //!
-//! `cargo bench -p rocescope-data --bench export [-- PACKETS]`
+//! `cargo bench -p rocescope-data --bench export [-- PACKETS] [parquet|csv|jsonl]...`
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -55,7 +55,15 @@ fn main() {
         report: &report,
         capture: "bench",
     };
-    for ext in ["parquet", "csv", "jsonl"] {
+    // Formats named on the command line, or all three.
+    let mut formats: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| ["parquet", "csv", "jsonl"].contains(&a.as_str()))
+        .collect();
+    if formats.is_empty() {
+        formats = vec!["parquet".into(), "csv".into(), "jsonl".into()];
+    }
+    for ext in &formats {
         let out = dir.join(format!("export-{n}.{ext}"));
         let _ = std::fs::write("/proc/self/clear_refs", "5");
         let base_kib = status_kib("VmRSS:");
