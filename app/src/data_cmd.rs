@@ -11,12 +11,11 @@ use rocescope_data::{
     ExportOptions, Format, OutputFormat, QueryOptions, Source, Table, export, query, query_parquet,
     write_frame,
 };
-use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::analysis::Report;
-use rocescope_replay::store::{RcAnalyzer, Store};
+use rocescope_replay::store::Store;
 
-use crate::info_cmd::open_store;
 use crate::sim_cmd::parse_duration_ns;
+use crate::stats_cmd::open_analysed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
@@ -108,16 +107,7 @@ struct Opened {
 
 impl Opened {
     fn open(file: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Opened> {
-        let analysis = RcAnalyzer::default();
-        let cfg = DecodeConfig {
-            extra_roce_ports: roce_ports,
-        };
-        let store = open_store(file, cfg, Box::new(analysis.clone()))?;
-        let report = analysis
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .report();
+        let (store, report) = open_analysed(file, roce_ports)?;
         let name = file
             .file_stem()
             .map_or_else(|| "capture".into(), |s| s.to_string_lossy().into_owned());

@@ -105,7 +105,12 @@ pub fn report_json(r: &Report) -> Value {
     })
 }
 
-pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+/// Open `file` as the workbench does, with the RC analysis, and take its
+/// report once indexing is done.
+pub fn open_analysed(
+    file: &Path,
+    roce_ports: Vec<u16>,
+) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
     let analysis = RcAnalyzer::default();
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
@@ -116,6 +121,11 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .report();
+    Ok((store, report))
+}
+
+pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+    let (store, report) = open_analysed(file, roce_ports)?;
     if json_out {
         writeln!(std::io::stdout().lock(), "{}", report_json(&report))?;
         return Ok(());

@@ -10,26 +10,6 @@ use rocescope_replay::store::{Flags, NO_CONVERSATION, Row, Store};
 
 use crate::DataError;
 
-/// The flag columns, in the bit order of [`Flags`].
-const FLAG_COLUMNS: [&str; 16] = [
-    "roce",
-    "icrc_bad",
-    "cut",
-    "malformed",
-    "ack_req",
-    "ecn_ce",
-    "becn",
-    "fecn",
-    "nak",
-    "cnp",
-    "retransmission",
-    "duplicate",
-    "out_of_sequence",
-    "capture_loss",
-    "response",
-    "undecoded",
-];
-
 /// A conversation as the packets table names it.
 #[derive(Debug, Clone)]
 struct Conv {
@@ -305,7 +285,7 @@ impl<'a> PacketBatches<'a> {
             Column::new("immdt".into(), c.immdt),
             Column::new("payload_bytes".into(), c.payload_bytes),
         ];
-        for (bit, name) in FLAG_COLUMNS.iter().enumerate() {
+        for (bit, name) in Flags::NAMES.iter().enumerate() {
             let values: Vec<bool> = c.flags.iter().map(|f| f >> bit & 1 == 1).collect();
             columns.push(Column::new((*name).into(), values));
         }

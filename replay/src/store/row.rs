@@ -51,29 +51,31 @@ impl Flags {
             self.0 &= !f.0;
         }
     }
+    /// The name of each flag, by bit: display, JSON and table columns.
+    pub const NAMES: [&'static str; 16] = [
+        "roce",
+        "icrc_bad",
+        "cut",
+        "malformed",
+        "ack_req",
+        "ecn_ce",
+        "becn",
+        "fecn",
+        "nak",
+        "cnp",
+        "retransmission",
+        "duplicate",
+        "out_of_sequence",
+        "capture_loss",
+        "response",
+        "undecoded",
+    ];
+
     /// Names of the set flags, for display and JSON.
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        const NAMES: [&str; 16] = [
-            "roce",
-            "icrc_bad",
-            "cut",
-            "malformed",
-            "ack_req",
-            "ecn_ce",
-            "becn",
-            "fecn",
-            "nak",
-            "cnp",
-            "retransmission",
-            "duplicate",
-            "out_of_sequence",
-            "capture_loss",
-            "response",
-            "undecoded",
-        ];
         (0..16)
             .filter(move |b| self.0 & (1 << b) != 0)
-            .map(|b| NAMES[b])
+            .map(|b| Flags::NAMES[b])
     }
 }
 
