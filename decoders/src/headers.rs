@@ -646,20 +646,40 @@ impl Syndrome {
         matches!(self, Syndrome::Nak(_) | Syndrome::RnrNak { .. })
     }
 
+    /// The kind names, indexed by [`Syndrome::kind_index`].
+    pub const KIND_NAMES: [&'static str; 9] = [
+        "ack",
+        "rnr",
+        "psn_seq_err",
+        "invalid_request",
+        "remote_access_err",
+        "remote_op_err",
+        "invalid_rd_request",
+        "nak_reserved",
+        "reserved",
+    ];
+
+    /// A small number per kind (an index into [`Syndrome::KIND_NAMES`]), for
+    /// tables that keep kinds as dictionary keys.
+    #[inline]
+    pub fn kind_index(self) -> u8 {
+        match self {
+            Syndrome::Ack { .. } => 0,
+            Syndrome::RnrNak { .. } => 1,
+            Syndrome::Nak(NakCode::PsnSequenceError) => 2,
+            Syndrome::Nak(NakCode::InvalidRequest) => 3,
+            Syndrome::Nak(NakCode::RemoteAccessError) => 4,
+            Syndrome::Nak(NakCode::RemoteOperationalError) => 5,
+            Syndrome::Nak(NakCode::InvalidRdRequest) => 6,
+            Syndrome::Nak(NakCode::Reserved(_)) => 7,
+            Syndrome::Reserved(_) => 8,
+        }
+    }
+
     /// Short kind name used in flags and JSON (`ack`, `rnr`, `psn_seq_err`, ...).
     #[inline]
     pub fn kind_name(self) -> &'static str {
-        match self {
-            Syndrome::Ack { .. } => "ack",
-            Syndrome::RnrNak { .. } => "rnr",
-            Syndrome::Nak(NakCode::PsnSequenceError) => "psn_seq_err",
-            Syndrome::Nak(NakCode::InvalidRequest) => "invalid_request",
-            Syndrome::Nak(NakCode::RemoteAccessError) => "remote_access_err",
-            Syndrome::Nak(NakCode::RemoteOperationalError) => "remote_op_err",
-            Syndrome::Nak(NakCode::InvalidRdRequest) => "invalid_rd_request",
-            Syndrome::Nak(NakCode::Reserved(_)) => "nak_reserved",
-            Syndrome::Reserved(_) => "reserved",
-        }
+        Self::KIND_NAMES[usize::from(self.kind_index())]
     }
 }
 

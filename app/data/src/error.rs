@@ -18,6 +18,8 @@ pub enum DataError {
     },
     #[error("reading frames back from the capture")]
     Store(#[from] rocescope_replay::store::StoreError),
+    #[error("the export's writer stopped before the table was written")]
+    WriterStopped,
     /// The engine's own message (bad SQL, a type error, a failed write).
     #[error(transparent)]
     Polars(#[from] polars::prelude::PolarsError),

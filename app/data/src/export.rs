@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use polars::prelude::*;
 
+use crate::packets::PacketBatch;
+use crate::parquet::ParquetOut;
 use crate::{DataError, PacketBatches, Source, Table};
 
 /// Rows per batch of the packets table: large enough for good Parquet row
@@ -92,7 +94,7 @@ pub fn export(
                 });
             }
             let mut parts = Partitions::new(out, src.capture, window_ns.max(1));
-            let rows = write_table(src, table, &opts.rows, &mut |df| parts.write(table, df))?;
+            let rows = write_table(src, table, &opts.rows, &mut |b| parts.write(table, b.into_frame()?))?;
             (rows, parts.finish()?)
         }
         None => {
@@ -101,7 +103,7 @@ pub fn export(
                 None => Format::from_path(out)?,
             };
             let mut file = OutFile::create(out, format)?;
-            let rows = write_table(src, table, &opts.rows, &mut |df| file.write(df))?;
+            let rows = write_table(src, table, &opts.rows, &mut |b| file.write_batch(b))?;
             if file.writer.is_none() {
                 // No rows at all: still a valid file with the schema.
                 file.write(empty_table(src, table)?)?;
@@ -127,41 +129,70 @@ fn empty_table(src: &Source<'_>, table: Table) -> Result<DataFrame, DataError> {
     }
 }
 
-/// Feed `sink` the table in batches; returns the row count.
+/// A batch on its way to a file.
+enum Batch {
+    Frame(DataFrame),
+    Packets(PacketBatch),
+}
+
+impl Batch {
+    fn into_frame(self) -> Result<DataFrame, DataError> {
+        match self {
+            Batch::Frame(df) => Ok(df),
+            Batch::Packets(b) => b.into_frame(),
+        }
+    }
+}
+
+/// Feed `sink` the table in batches; returns the row count. The packets
+/// table is built on a thread of its own while `sink` writes the batch
+/// before.
 fn write_table(
     src: &Source<'_>,
     table: Table,
     rows: &Rows,
-    sink: &mut dyn FnMut(DataFrame) -> Result<(), DataError>,
+    sink: &mut dyn FnMut(Batch) -> Result<(), DataError>,
 ) -> Result<u64, DataError> {
     if table != Table::Packets {
         let df = src.small_table(table)?;
         let n = df.height() as u64;
         if n > 0 {
-            sink(df)?;
+            sink(Batch::Frame(df))?;
         }
         return Ok(n);
     }
-    let mut b = PacketBatches::new(src.store, BATCH_ROWS);
-    match rows {
-        Rows::All => b.for_each_batch(0..src.store.len(), &mut *sink),
-        Rows::Range(r) => b.for_each_batch(r.clone(), &mut *sink),
-        Rows::Indices(ix) => {
-            let mut n = 0;
-            for chunk in ix.chunks(BATCH_ROWS) {
-                let df = b.collect_indices(chunk)?;
-                n += df.height() as u64;
-                if df.height() > 0 {
-                    sink(df)?;
-                }
+    let store = src.store;
+    std::thread::scope(|s| {
+        // One batch in the queue, one being built, one being written.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<PacketBatch>(1);
+        let builder = std::thread::Builder::new()
+            .name("rocescope-export".into())
+            .spawn_scoped(s, move || {
+                PacketBatches::new(store, BATCH_ROWS).for_each_arrow_batch(rows, |batch| {
+                    tx.send(batch).map_err(|_| DataError::WriterStopped)
+                })
+            })
+            .map_err(|source| DataError::Io {
+                what: "cannot start a thread for",
+                path: PathBuf::from("the export"),
+                source,
+            })?;
+        let mut written = Ok(());
+        for batch in rx {
+            if let Err(e) = sink(Batch::Packets(batch)) {
+                // Dropping the queue stops the builder.
+                written = Err(e);
+                break;
             }
-            Ok(n)
         }
-    }
+        let built = builder.join().unwrap_or(Err(DataError::WriterStopped));
+        written?;
+        built
+    })
 }
 
 enum Writer {
-    Parquet(Box<polars::io::parquet::write::BatchedWriter<BufWriter<File>>>),
+    Parquet(Box<ParquetOut<BufWriter<File>>>),
     Csv(polars::io::csv::write::BatchedWriter<BufWriter<File>>),
     Jsonl(polars::io::json::BatchedWriter<BufWriter<File>>),
 }
@@ -199,29 +230,44 @@ impl OutFile {
         })
     }
 
+    fn write_batch(&mut self, batch: Batch) -> Result<(), DataError> {
+        match (batch, self.format) {
+            (Batch::Packets(b), Format::Parquet) => {
+                if self.writer.is_none() {
+                    let schema = b.schema()?;
+                    self.open(&schema, &b.required_columns())?;
+                }
+                if let Some(Writer::Parquet(w)) = &mut self.writer {
+                    let rows = b.len();
+                    w.write_arrays(rows, &b.into_parquet_arrays()?)?;
+                }
+                Ok(())
+            }
+            (batch, _) => self.write(batch.into_frame()?),
+        }
+    }
+
+    fn open(&mut self, schema: &Schema, required: &[&str]) -> Result<(), DataError> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        let file = BufWriter::with_capacity(1 << 20, file);
+        self.writer = Some(match self.format {
+            Format::Parquet => Writer::Parquet(Box::new(ParquetOut::new(file, schema, required)?)),
+            Format::Csv => Writer::Csv(CsvWriter::new(file).include_header(true).batched(schema)?),
+            Format::Jsonl => Writer::Jsonl(polars::io::json::BatchedWriter::new(file)),
+        });
+        Ok(())
+    }
+
     fn write(&mut self, mut df: DataFrame) -> Result<(), DataError> {
         if self.writer.is_none() {
-            let Some(file) = self.file.take() else {
-                return Ok(());
-            };
-            let file = BufWriter::with_capacity(1 << 20, file);
-            let schema = df.schema().clone();
-            self.writer = Some(match self.format {
-                Format::Parquet => Writer::Parquet(Box::new(
-                    ParquetWriter::new(file)
-                        .with_compression(ParquetCompression::Snappy)
-                        .batched(&schema)?,
-                )),
-                Format::Csv => {
-                    Writer::Csv(CsvWriter::new(file).include_header(true).batched(&schema)?)
-                }
-                Format::Jsonl => Writer::Jsonl(polars::io::json::BatchedWriter::new(file)),
-            });
+            self.open(&df.schema().clone(), &[])?;
         }
         // The writers take whole chunks; one batch is one chunk.
         df.rechunk_mut();
         match &mut self.writer {
-            Some(Writer::Parquet(w)) => w.write_batch(&df)?,
+            Some(Writer::Parquet(w)) => w.write_frame(&df)?,
             Some(Writer::Csv(w)) => w.write_batch(&df)?,
             Some(Writer::Jsonl(w)) => w.write_batch(&df)?,
             None => {}

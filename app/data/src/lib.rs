@@ -9,13 +9,15 @@
 mod error;
 mod export;
 mod packets;
+mod pages;
+mod parquet;
 mod sql;
 mod tables;
 mod text;
 
 pub use error::DataError;
 pub use export::{BATCH_ROWS, ExportOptions, ExportSummary, Format, Rows, export};
-pub use packets::{PacketBatches, packets_schema};
+pub use packets::{PacketBatch, PacketBatches, packets_schema};
 pub use polars::prelude::DataFrame;
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
 pub use tables::{episodes, findings, profiler, qps, slots};

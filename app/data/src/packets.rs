@@ -1,14 +1,259 @@
 //! The packets table: one row per frame, in frame order, built in batches
 //! from the store's rows and the frame bytes they point at.
+//!
+//! A batch is built straight into Arrow arrays: values and validity bitmaps
+//! are pushed as rows come, and the string columns are dictionary keys, so
+//! that the Parquet writer writes each batch's distinct strings once instead
+//! of hashing them row by row. A batch becomes a polars frame (strings
+//! spelled out) for SQL, CSV and JSON.
 
 use std::ops::{ControlFlow, Range};
 
 use polars::prelude::*;
-use rocescope_decoders::{DecodeConfig, Opcode, decode};
+use polars_arrow::array::{
+    Array, BooleanArray, DictionaryArray, MutableBinaryViewArray, PrimitiveArray, Utf8ViewArray,
+};
+use polars_arrow::bitmap::Bitmap;
+use polars_arrow::datatypes::{ArrowDataType, IntegerType};
+use polars_arrow::types::NativeType;
+use rocescope_decoders::{DecodeConfig, IpHeader, LinkLayer, Opcode, Syndrome, decode};
 use rocescope_replay::record::Direction;
 use rocescope_replay::store::{Flags, NO_CONVERSATION, Row, Store};
 
-use crate::DataError;
+use crate::{DataError, Rows};
+
+/// The optional parts of a row. A nullable column is valid where its part
+/// is present, so a row keeps one mask (not one validity bit per column)
+/// and a batch builds one shared validity bitmap per part.
+mod part {
+    pub const CONV: u16 = 1;
+    pub const DIR: u16 = 1 << 1;
+    pub const ROCE: u16 = 1 << 2;
+    pub const BTH: u16 = 1 << 3;
+    pub const UDP: u16 = 1 << 4;
+    pub const IP: u16 = 1 << 5;
+    pub const RETH: u16 = 1 << 6;
+    pub const AETH: u16 = 1 << 7;
+    pub const IMMDT: u16 = 1 << 8;
+    /// Not a part: the BTH's solicited-event bit, kept here to be packed
+    /// with the parts.
+    pub const SOLICITED: u16 = 1 << 15;
+}
+
+/// Transpose an 8x8 bit matrix: byte `i` bit `j` goes to byte `j` bit `i`
+/// (Hacker's Delight, 7-3).
+#[inline]
+fn transpose8(mut x: u64) -> u64 {
+    let t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
+    x = x ^ t ^ (t << 7);
+    let t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
+    x = x ^ t ^ (t << 14);
+    let t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
+    x ^ t ^ (t << 28)
+}
+
+/// All 16 bit columns of `words` at once, each packed as Arrow packs
+/// booleans (eight rows a byte, LSB first): two 8x8 transposes per eight
+/// rows instead of a shift and mask per bit per row. The 16 columns share
+/// one buffer.
+fn bit_columns(words: &[u16]) -> [Bitmap; 16] {
+    let n_bytes = words.len().div_ceil(8);
+    let mut planes = vec![0u8; 16 * n_bytes];
+    let (lo_planes, hi_planes) = planes.split_at_mut(8 * n_bytes);
+    for (k, chunk) in words.chunks(8).enumerate() {
+        let mut w = [0u16; 8];
+        if let Some(w) = w.get_mut(..chunk.len()) {
+            w.copy_from_slice(chunk);
+        }
+        let lo = u64::from_le_bytes(w.map(|w| w as u8));
+        let hi = u64::from_le_bytes(w.map(|w| (w >> 8) as u8));
+        let (lo, hi) = (transpose8(lo).to_le_bytes(), transpose8(hi).to_le_bytes());
+        for bit in 0..8 {
+            lo_planes[bit * n_bytes + k] = lo[bit];
+            hi_planes[bit * n_bytes + k] = hi[bit];
+        }
+    }
+    let all = Bitmap::from_u8_vec(planes, 16 * n_bytes * 8);
+    std::array::from_fn(|bit| all.clone().sliced(bit * n_bytes * 8, words.len()))
+}
+
+/// The validity of a part's columns: none when every row has it.
+fn validity(bits: &[Bitmap; 16], part: u16) -> Option<Bitmap> {
+    let bitmap = bits.get(part.trailing_zeros() as usize)?;
+    (bitmap.unset_bits() > 0).then(|| bitmap.clone())
+}
+
+fn array<T: NativeType>(values: Vec<T>, validity: Option<Bitmap>) -> Col {
+    Col::Array(Box::new(PrimitiveArray::new(
+        T::PRIMITIVE.into(),
+        values.into(),
+        validity,
+    )))
+}
+
+/// A string column as keys into the batch's distinct strings. The strings
+/// are named by a "global" id (an opcode, a conversation, ...) and get a
+/// batch-local key the first time they appear.
+#[derive(Debug)]
+struct DictColumn {
+    /// One key per row (0 where the row has none; its validity says so).
+    keys: Vec<u32>,
+    /// Global id to local key; `u32::MAX` when not yet in this batch.
+    local: Vec<u32>,
+    /// Local key to global id.
+    globals: Vec<u32>,
+}
+
+impl DictColumn {
+    fn with_capacity(n: usize) -> Self {
+        DictColumn {
+            keys: Vec::with_capacity(n),
+            local: Vec::new(),
+            globals: Vec::new(),
+        }
+    }
+
+    /// Key a row by its global id.
+    #[inline]
+    fn push(&mut self, global: Option<u32>) {
+        let key = global.map_or(0, |g| {
+            let slot = g as usize;
+            if slot >= self.local.len() {
+                self.local.resize(slot + 1, u32::MAX);
+            }
+            if self.local[slot] == u32::MAX {
+                self.local[slot] = self.globals.len() as u32;
+                self.globals.push(g);
+            }
+            self.local[slot]
+        });
+        self.keys.push(key);
+    }
+
+    /// The keys and the distinct strings; ready for the next batch after.
+    fn finish(&mut self, validity: Option<Bitmap>, name: impl Fn(u32) -> String) -> Col {
+        let mut values = MutableBinaryViewArray::<str>::with_capacity(self.globals.len().max(1));
+        for &g in &self.globals {
+            values.push_value(name(g));
+            if let Some(l) = self.local.get_mut(g as usize) {
+                *l = u32::MAX;
+            }
+        }
+        if self.globals.is_empty() {
+            // Keys of rows without a value are 0: keep them in range.
+            values.push_value("");
+        }
+        self.globals.clear();
+        Col::Dict {
+            keys: PrimitiveArray::new(
+                ArrowDataType::UInt32,
+                std::mem::take(&mut self.keys).into(),
+                validity,
+            ),
+            values: values.freeze(),
+        }
+    }
+}
+
+/// One column of a batch.
+#[derive(Debug, Clone)]
+enum Col {
+    Array(Box<dyn Array>),
+    /// A string column as dictionary keys and the distinct strings.
+    Dict {
+        keys: PrimitiveArray<u32>,
+        values: Utf8ViewArray,
+    },
+}
+
+/// One batch of the packets table, as Arrow arrays.
+#[derive(Debug, Clone)]
+pub struct PacketBatch {
+    len: usize,
+    columns: Vec<(&'static str, Col)>,
+}
+
+impl PacketBatch {
+    /// Rows in the batch.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The columns that never hold a null.
+    pub fn required_columns(&self) -> Vec<&'static str> {
+        let mut names = vec!["frame", "ts_ns", "caplen_bytes", "len_bytes", "port"];
+        names.extend(Flags::NAMES);
+        names
+    }
+
+    /// The polars schema of the batch's frame.
+    pub fn schema(&self) -> Result<Schema, DataError> {
+        let empty = PacketBatch {
+            len: 0,
+            columns: self
+                .columns
+                .iter()
+                .map(|(name, col)| {
+                    let col = match col {
+                        Col::Array(a) => Col::Array(a.sliced(0, 0)),
+                        Col::Dict { keys, values } => Col::Dict {
+                            keys: keys.clone().sliced(0, 0),
+                            values: values.clone(),
+                        },
+                    };
+                    (*name, col)
+                })
+                .collect(),
+        };
+        Ok(empty.into_frame()?.schema().as_ref().clone())
+    }
+
+    /// The batch as a polars frame, strings spelled out row by row.
+    pub fn into_frame(self) -> Result<DataFrame, DataError> {
+        let mut columns = Vec::with_capacity(self.columns.len());
+        for (name, col) in self.columns {
+            let array: Box<dyn Array> = match col {
+                Col::Array(a) => a,
+                Col::Dict { keys, values } => {
+                    let mut out = MutableBinaryViewArray::<str>::with_capacity(keys.len());
+                    for key in keys.iter() {
+                        match key.and_then(|&k| values.get(k as usize)) {
+                            Some(v) => out.push_value(v),
+                            None => out.push_null(),
+                        }
+                    }
+                    Box::new(out.freeze())
+                }
+            };
+            columns.push(Column::from(Series::from_arrow(name.into(), array)?));
+        }
+        Ok(DataFrame::new(self.len, columns)?)
+    }
+
+    /// The arrays as the Parquet writer takes them: string columns as
+    /// dictionary arrays, written as dictionary pages.
+    pub(crate) fn into_parquet_arrays(self) -> Result<Vec<Box<dyn Array>>, DataError> {
+        self.columns
+            .into_iter()
+            .map(|(_, col)| match col {
+                Col::Array(a) => Ok(a),
+                Col::Dict { keys, values } => {
+                    let dtype = ArrowDataType::Dictionary(
+                        IntegerType::UInt32,
+                        Box::new(values.dtype().clone()),
+                        false,
+                    );
+                    let dict = DictionaryArray::<u32>::try_new(dtype, keys, values.boxed())?;
+                    Ok(Box::new(dict) as Box<dyn Array>)
+                }
+            })
+            .collect()
+    }
+}
 
 /// A conversation as the packets table names it.
 #[derive(Debug, Clone)]
@@ -18,32 +263,61 @@ struct Conv {
     dest_qp: u32,
 }
 
-/// Column buffers for one batch of the packets table.
+/// A batch's columns. Fields a row does not have are pushed as 0, and
+/// its `present` bits say so.
 #[derive(Debug, Default)]
 struct Columns {
     frame: Vec<u64>,
     ts_ns: Vec<u64>,
+    reth_va: Vec<u64>,
     caplen_bytes: Vec<u32>,
     len_bytes: Vec<u32>,
-    port: Vec<u8>,
-    direction: Vec<Option<&'static str>>,
-    conversation: Vec<Option<u32>>,
-    src_ip: Vec<Option<u32>>,
-    dest_qp: Vec<Option<u32>>,
-    opcode: Vec<Option<u8>>,
-    psn: Vec<Option<u32>>,
-    udp_src_port: Vec<Option<u16>>,
-    pkey: Vec<Option<u16>>,
-    solicited: Vec<Option<bool>>,
-    dscp: Vec<Option<u8>>,
-    reth_va: Vec<Option<u64>>,
-    reth_rkey: Vec<Option<u32>>,
-    reth_dma_len_bytes: Vec<Option<u32>>,
-    aeth_kind: Vec<Option<&'static str>>,
-    aeth_msn: Vec<Option<u32>>,
-    immdt: Vec<Option<u32>>,
-    payload_bytes: Vec<Option<u32>>,
+    conversation: Vec<u32>,
+    dest_qp: Vec<u32>,
+    psn: Vec<u32>,
+    reth_rkey: Vec<u32>,
+    reth_dma_len_bytes: Vec<u32>,
+    aeth_msn: Vec<u32>,
+    immdt: Vec<u32>,
+    payload_bytes: Vec<u32>,
+    udp_src_port: Vec<u16>,
+    pkey: Vec<u16>,
     flags: Vec<u16>,
+    present: Vec<u16>,
+    port: Vec<u8>,
+    opcode: Vec<u8>,
+    dscp: Vec<u8>,
+}
+
+impl Columns {
+    fn with_capacity(n: usize) -> Self {
+        Columns {
+            frame: Vec::with_capacity(n),
+            ts_ns: Vec::with_capacity(n),
+            reth_va: Vec::with_capacity(n),
+            caplen_bytes: Vec::with_capacity(n),
+            len_bytes: Vec::with_capacity(n),
+            conversation: Vec::with_capacity(n),
+            dest_qp: Vec::with_capacity(n),
+            psn: Vec::with_capacity(n),
+            reth_rkey: Vec::with_capacity(n),
+            reth_dma_len_bytes: Vec::with_capacity(n),
+            aeth_msn: Vec::with_capacity(n),
+            immdt: Vec::with_capacity(n),
+            payload_bytes: Vec::with_capacity(n),
+            udp_src_port: Vec::with_capacity(n),
+            pkey: Vec::with_capacity(n),
+            flags: Vec::with_capacity(n),
+            present: Vec::with_capacity(n),
+            port: Vec::with_capacity(n),
+            opcode: Vec::with_capacity(n),
+            dscp: Vec::with_capacity(n),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.frame.len()
+    }
 }
 
 /// Builds the packets table batch by batch. Memory is one batch of columns
@@ -54,28 +328,47 @@ pub struct PacketBatches<'a> {
     batch_rows: usize,
     cfg: DecodeConfig,
     convs: Vec<Option<Conv>>,
-    opcode_names: Vec<String>,
+    /// Each port's link type (ports seen so far; frames of a port decode
+    /// alike).
+    links: Vec<Option<Option<LinkLayer>>>,
     cols: Columns,
+    /// String columns' dictionaries, kept across batches (they reset).
+    dicts: Dicts,
+}
+
+#[derive(Debug)]
+struct Dicts {
+    direction: DictColumn,
+    src_ip: DictColumn,
+    dst_ip: DictColumn,
+    opcode_name: DictColumn,
+    aeth_kind: DictColumn,
 }
 
 /// The packets table's schema (what an empty capture exports).
 pub fn packets_schema(store: &Store) -> Result<Schema, DataError> {
     let mut b = PacketBatches::new(store, 1);
-    Ok(b.finish_batch()?.schema().as_ref().clone())
+    Ok(b.finish_batch().into_frame()?.schema().as_ref().clone())
 }
 
 impl<'a> PacketBatches<'a> {
     /// Batches of at most `batch_rows` rows.
     pub fn new(store: &'a Store, batch_rows: usize) -> PacketBatches<'a> {
+        let batch_rows = batch_rows.max(1);
         PacketBatches {
             store,
-            batch_rows: batch_rows.max(1),
+            batch_rows,
             cfg: DecodeConfig::default(),
             convs: Vec::new(),
-            opcode_names: (0..=255u8)
-                .map(|op| Opcode(op).name().to_string())
-                .collect(),
-            cols: Columns::default(),
+            links: vec![None; 256],
+            cols: Columns::with_capacity(reserve_rows(batch_rows)),
+            dicts: Dicts {
+                direction: DictColumn::with_capacity(0),
+                src_ip: DictColumn::with_capacity(0),
+                dst_ip: DictColumn::with_capacity(0),
+                opcode_name: DictColumn::with_capacity(0),
+                aeth_kind: DictColumn::with_capacity(0),
+            },
         }
     }
 
@@ -87,86 +380,97 @@ impl<'a> PacketBatches<'a> {
 
     /// Walk `rows`, handing each full batch (and the last, partial one) to
     /// `sink`. Returns the number of rows produced.
+    pub fn for_each_arrow_batch(
+        &mut self,
+        rows: &Rows,
+        mut sink: impl FnMut(PacketBatch) -> Result<(), DataError>,
+    ) -> Result<u64, DataError> {
+        let mut produced = 0u64;
+        let mut failed = None;
+        let store = self.store;
+        let mut visit_run = |this: &mut Self, run: Range<u64>| -> Result<bool, DataError> {
+            store.for_each_frame(run, |index, row, bytes| {
+                this.push(index, row, bytes);
+                if this.cols.len() >= this.batch_rows {
+                    let batch = this.finish_batch();
+                    produced += batch.len() as u64;
+                    if let Err(e) = sink(batch) {
+                        failed = Some(e);
+                        return ControlFlow::Break(());
+                    }
+                }
+                ControlFlow::Continue(())
+            })?;
+            Ok(failed.is_none())
+        };
+        match rows {
+            Rows::All => {
+                visit_run(self, 0..store.len())?;
+            }
+            Rows::Range(r) => {
+                visit_run(self, r.clone())?;
+            }
+            Rows::Indices(ix) => {
+                // Runs of consecutive rows read in one go.
+                let mut i = 0;
+                while i < ix.len() {
+                    let mut j = i + 1;
+                    while j < ix.len() && ix[j] == ix[j - 1].wrapping_add(1) {
+                        j += 1;
+                    }
+                    if !visit_run(self, ix[i]..ix[j - 1].saturating_add(1))? {
+                        break;
+                    }
+                    i = j;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        if self.cols.len() > 0 {
+            let batch = self.finish_batch();
+            produced += batch.len() as u64;
+            sink(batch)?;
+        }
+        Ok(produced)
+    }
+
+    /// As [`PacketBatches::for_each_arrow_batch`], as polars frames.
     pub fn for_each_batch(
         &mut self,
         rows: Range<u64>,
         mut sink: impl FnMut(DataFrame) -> Result<(), DataError>,
     ) -> Result<u64, DataError> {
-        let mut produced = 0u64;
-        let mut failed = None;
-        let store = self.store;
-        store.for_each_frame(rows, |index, row, bytes| {
-            self.push(index, row, bytes);
-            if self.cols.frame.len() >= self.batch_rows {
-                let res = self.finish_batch().and_then(|df| {
-                    produced += df.height() as u64;
-                    sink(df)
-                });
-                if let Err(e) = res {
-                    failed = Some(e);
-                    return ControlFlow::Break(());
-                }
-            }
-            ControlFlow::Continue(())
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        if !self.cols.frame.is_empty() {
-            let df = self.finish_batch()?;
-            produced += df.height() as u64;
-            sink(df)?;
-        }
-        Ok(produced)
+        self.for_each_arrow_batch(&Rows::Range(rows), |b| sink(b.into_frame()?))
     }
 
     /// The rows as one frame (for small ranges: a selection, a view).
     pub fn collect(&mut self, rows: Range<u64>) -> Result<DataFrame, DataError> {
-        let mut parts = Vec::new();
-        self.for_each_batch(rows, |df| {
-            parts.push(df);
-            Ok(())
-        })?;
-        match parts.len() {
-            0 => self.finish_batch(),
-            1 => Ok(parts.pop().unwrap_or_default()),
-            _ => {
-                let mut out = parts.remove(0);
-                for p in &parts {
-                    out.vstack_mut(p)?;
-                }
-                out.rechunk_mut();
-                Ok(out)
-            }
-        }
+        self.collect_rows(&Rows::Range(rows))
     }
 
     /// The selected rows (e.g. those a display filter matched), in order.
     pub fn collect_indices(&mut self, indices: &[u64]) -> Result<DataFrame, DataError> {
-        let store = self.store;
-        let mut parts = Vec::new();
-        // Runs of consecutive rows read in one go.
-        let mut i = 0;
-        while i < indices.len() {
-            let mut j = i + 1;
-            while j < indices.len() && indices[j] == indices[j - 1] + 1 {
-                j += 1;
+        self.collect_rows(&Rows::Indices(indices.to_vec()))
+    }
+
+    fn collect_rows(&mut self, rows: &Rows) -> Result<DataFrame, DataError> {
+        let mut out: Option<DataFrame> = None;
+        self.for_each_arrow_batch(rows, |b| {
+            let df = b.into_frame()?;
+            match &mut out {
+                Some(o) => {
+                    o.vstack_mut(&df)?;
+                }
+                None => out = Some(df),
             }
-            store.for_each_frame(indices[i]..indices[j - 1] + 1, |index, row, bytes| {
-                self.push(index, row, bytes);
-                ControlFlow::Continue(())
-            })?;
-            if self.cols.frame.len() >= self.batch_rows {
-                parts.push(self.finish_batch()?);
-            }
-            i = j;
-        }
-        let mut out = self.finish_batch()?;
-        for p in parts.iter().rev() {
-            let mut p = p.clone();
-            p.vstack_mut(&out)?;
-            out = p;
-        }
+            Ok(())
+        })?;
+        let mut out = match out {
+            Some(o) => o,
+            None => self.finish_batch().into_frame()?,
+        };
         out.rechunk_mut();
         Ok(out)
     }
@@ -190,29 +494,15 @@ impl<'a> PacketBatches<'a> {
         Some(id)
     }
 
+    fn link(&mut self, port: u8) -> Option<LinkLayer> {
+        let slot = &mut self.links[usize::from(port)];
+        *slot.get_or_insert_with(|| self.store.link_layer(port))
+    }
+
     fn push(&mut self, index: u64, row: &Row, bytes: &[u8]) {
         let conv = self.conv(row.conversation);
-        let c = &mut self.cols;
-        c.frame.push(index + 1);
-        c.ts_ns.push(row.ts_ns);
-        c.caplen_bytes.push(row.caplen);
-        c.len_bytes.push(row.origlen);
-        c.port.push(row.port);
-        c.direction.push(row.dir.map(|d| match d {
-            Direction::Rx => "rx",
-            Direction::Tx => "tx",
-        }));
-        c.conversation.push(conv);
-        c.src_ip.push(conv);
-        c.dest_qp
-            .push(conv.and_then(|id| self.convs[id as usize].as_ref().map(|c| c.dest_qp)));
-        c.flags.push(row.flags.0);
-        let roce = row.flags.contains(Flags::ROCE);
-        c.opcode.push(roce.then_some(row.opcode));
-        c.psn.push(roce.then_some(row.psn));
-
-        let link = self.store.link_layer(row.port);
-        let decoded = match link {
+        let dest_qp = conv.and_then(|id| self.convs[id as usize].as_ref().map(|c| c.dest_qp));
+        let decoded = match self.link(row.port) {
             Some(link) if !row.flags.contains(Flags::UNDECODED) => {
                 Some(decode(bytes, link, &self.cfg))
             }
@@ -223,72 +513,183 @@ impl<'a> PacketBatches<'a> {
         let ext = p.map(|p| p.ext());
         let reth = ext.and_then(|e| e.reth());
         let aeth = ext.and_then(|e| e.aeth());
-        c.udp_src_port
-            .push(p.and_then(|p| p.udp()).map(|u| u.src_port()));
-        c.pkey.push(bth.map(|b| b.pkey()));
-        c.solicited.push(bth.map(|b| b.solicited()));
-        c.dscp.push(p.and_then(|p| p.ip()).map(|ip| match ip {
-            rocescope_decoders::IpHeader::V4(h) => h.dscp(),
-            rocescope_decoders::IpHeader::V6(h) => h.dscp(),
-        }));
-        c.reth_va.push(reth.map(|r| r.va()));
-        c.reth_rkey.push(reth.map(|r| r.rkey()));
-        c.reth_dma_len_bytes.push(reth.map(|r| r.dma_len()));
-        c.aeth_kind.push(aeth.map(|a| a.syndrome().kind_name()));
-        c.aeth_msn.push(aeth.map(|a| a.msn()));
-        c.immdt.push(ext.and_then(|e| e.immdt()).map(|i| i.value()));
+        let udp = p.and_then(|p| p.udp());
+        let ip = p.and_then(|p| p.ip());
+        let immdt = ext.and_then(|e| e.immdt());
+        let has = |yes: bool, bit: u16| if yes { bit } else { 0 };
+        let present = has(conv.is_some(), part::CONV)
+            | has(row.dir.is_some(), part::DIR)
+            | has(row.flags.contains(Flags::ROCE), part::ROCE)
+            | has(bth.is_some(), part::BTH)
+            | has(udp.is_some(), part::UDP)
+            | has(ip.is_some(), part::IP)
+            | has(reth.is_some(), part::RETH)
+            | has(aeth.is_some(), part::AETH)
+            | has(immdt.is_some(), part::IMMDT)
+            | has(bth.is_some_and(|b| b.solicited()), part::SOLICITED);
+        let c = &mut self.cols;
+        c.frame.push(index + 1);
+        c.ts_ns.push(row.ts_ns);
+        c.reth_va.push(reth.map_or(0, |r| r.va()));
+        c.caplen_bytes.push(row.caplen);
+        c.len_bytes.push(row.origlen);
+        c.conversation.push(conv.unwrap_or(0));
+        c.dest_qp.push(dest_qp.unwrap_or(0));
+        c.psn.push(row.psn);
+        c.reth_rkey.push(reth.map_or(0, |r| r.rkey()));
+        c.reth_dma_len_bytes.push(reth.map_or(0, |r| r.dma_len()));
+        c.aeth_msn.push(aeth.map_or(0, |a| a.msn()));
+        c.immdt.push(immdt.map_or(0, |i| i.value()));
         c.payload_bytes
-            .push(bth.and(p).map(|p| p.payload_len() as u32));
+            .push(bth.and(p).map_or(0, |p| p.payload_len() as u32));
+        c.udp_src_port.push(udp.map_or(0, |u| u.src_port()));
+        c.pkey.push(bth.map_or(0, |b| b.pkey()));
+        c.flags.push(row.flags.0);
+        c.present.push(present);
+        c.port.push(row.port);
+        c.opcode.push(row.opcode);
+        c.dscp.push(ip.map_or(0, |ip| match ip {
+            IpHeader::V4(h) => h.dscp(),
+            IpHeader::V6(h) => h.dscp(),
+        }));
+        let d = &mut self.dicts;
+        d.direction.push(row.dir.map(|d| u32::from(d == Direction::Tx)));
+        d.src_ip.push(conv);
+        d.dst_ip.push(conv);
+        d.opcode_name.push(
+            (present & part::ROCE != 0).then_some(u32::from(row.opcode)),
+        );
+        d.aeth_kind
+            .push(aeth.map(|a| u32::from(a.syndrome().kind_index())));
     }
 
-    /// Turn the buffered rows into a frame and start the next batch.
-    fn finish_batch(&mut self) -> Result<DataFrame, DataError> {
-        let c = std::mem::take(&mut self.cols);
-        let n = c.frame.len();
-        let names = |ids: &[Option<u32>], pick: fn(&Conv) -> &str| -> Vec<Option<&str>> {
-            ids.iter()
-                .map(|id| {
-                    id.and_then(|id| self.convs.get(id as usize))
-                        .and_then(|c| c.as_ref())
-                        .map(pick)
-                })
-                .collect()
+    /// Turn the buffered rows into a batch and start the next one.
+    fn finish_batch(&mut self) -> PacketBatch {
+        let c = std::mem::replace(
+            &mut self.cols,
+            Columns::with_capacity(reserve_rows(self.batch_rows)),
+        );
+        let n = c.len();
+        let parts = bit_columns(&c.present);
+        let valid = |part: u16| validity(&parts, part);
+        let (conv, roce, bth, reth, aeth) = (
+            valid(part::CONV),
+            valid(part::ROCE),
+            valid(part::BTH),
+            valid(part::RETH),
+            valid(part::AETH),
+        );
+        let d = &mut self.dicts;
+        let convs = &self.convs;
+        let conv_name = |pick: fn(&Conv) -> &str| {
+            move |id: u32| {
+                convs
+                    .get(id as usize)
+                    .and_then(|c| c.as_ref())
+                    .map_or_else(String::new, |c| pick(c).to_owned())
+            }
         };
-        let opcode_name: Vec<Option<&str>> = c
-            .opcode
-            .iter()
-            .map(|op| op.map(|op| self.opcode_names[usize::from(op)].as_str()))
-            .collect();
-        let mut columns = vec![
-            Column::new("frame".into(), c.frame),
-            Column::new("ts_ns".into(), c.ts_ns),
-            Column::new("caplen_bytes".into(), c.caplen_bytes),
-            Column::new("len_bytes".into(), c.len_bytes),
-            Column::new("port".into(), c.port),
-            Column::new("direction".into(), c.direction),
-            Column::new("conversation".into(), c.conversation),
-            Column::new("src_ip".into(), names(&c.src_ip, |c| &c.src_ip)),
-            Column::new("dst_ip".into(), names(&c.src_ip, |c| &c.dst_ip)),
-            Column::new("dest_qp".into(), c.dest_qp),
-            Column::new("opcode".into(), c.opcode),
-            Column::new("opcode_name".into(), opcode_name),
-            Column::new("psn".into(), c.psn),
-            Column::new("udp_src_port".into(), c.udp_src_port),
-            Column::new("pkey".into(), c.pkey),
-            Column::new("solicited".into(), c.solicited),
-            Column::new("dscp".into(), c.dscp),
-            Column::new("reth_va".into(), c.reth_va),
-            Column::new("reth_rkey".into(), c.reth_rkey),
-            Column::new("reth_dma_len_bytes".into(), c.reth_dma_len_bytes),
-            Column::new("aeth_kind".into(), c.aeth_kind),
-            Column::new("aeth_msn".into(), c.aeth_msn),
-            Column::new("immdt".into(), c.immdt),
-            Column::new("payload_bytes".into(), c.payload_bytes),
+        let solicited = BooleanArray::new(
+            ArrowDataType::Boolean,
+            parts[part::SOLICITED.trailing_zeros() as usize].clone(),
+            bth.clone(),
+        );
+        let mut columns: Vec<(&'static str, Col)> = vec![
+            ("frame", array(c.frame, None)),
+            ("ts_ns", array(c.ts_ns, None)),
+            ("caplen_bytes", array(c.caplen_bytes, None)),
+            ("len_bytes", array(c.len_bytes, None)),
+            ("port", array(c.port, None)),
+            (
+                "direction",
+                d.direction.finish(valid(part::DIR), |d| {
+                    if d == 0 { "rx" } else { "tx" }.to_owned()
+                }),
+            ),
+            ("conversation", array(c.conversation, conv.clone())),
+            (
+                "src_ip",
+                d.src_ip.finish(conv.clone(), conv_name(|c| &c.src_ip)),
+            ),
+            (
+                "dst_ip",
+                d.dst_ip.finish(conv.clone(), conv_name(|c| &c.dst_ip)),
+            ),
+            ("dest_qp", array(c.dest_qp, conv)),
+            ("opcode", array(c.opcode, roce.clone())),
+            (
+                "opcode_name",
+                d.opcode_name
+                    .finish(roce.clone(), |op| Opcode(op as u8).name().to_string()),
+            ),
+            ("psn", array(c.psn, roce)),
+            ("udp_src_port", array(c.udp_src_port, valid(part::UDP))),
+            ("pkey", array(c.pkey, bth.clone())),
+            ("solicited", Col::Array(Box::new(solicited))),
+            ("dscp", array(c.dscp, valid(part::IP))),
+            ("reth_va", array(c.reth_va, reth.clone())),
+            ("reth_rkey", array(c.reth_rkey, reth.clone())),
+            (
+                "reth_dma_len_bytes",
+                array(c.reth_dma_len_bytes, reth),
+            ),
+            (
+                "aeth_kind",
+                d.aeth_kind.finish(aeth.clone(), |k| {
+                    Syndrome::KIND_NAMES
+                        .get(k as usize)
+                        .copied()
+                        .unwrap_or("reserved")
+                        .to_owned()
+                }),
+            ),
+            ("aeth_msn", array(c.aeth_msn, aeth)),
+            ("immdt", array(c.immdt, valid(part::IMMDT))),
+            ("payload_bytes", array(c.payload_bytes, bth)),
         ];
-        for (bit, name) in Flags::NAMES.iter().enumerate() {
-            let values: Vec<bool> = c.flags.iter().map(|f| f >> bit & 1 == 1).collect();
-            columns.push(Column::new((*name).into(), values));
+        let flag_bits = bit_columns(&c.flags);
+        for (name, bits) in Flags::NAMES.iter().zip(flag_bits) {
+            columns.push((
+                name,
+                Col::Array(Box::new(BooleanArray::new(
+                    ArrowDataType::Boolean,
+                    bits,
+                    None,
+                ))),
+            ));
         }
-        Ok(DataFrame::new(n, columns)?)
+        PacketBatch { len: n, columns }
+    }
+}
+
+/// Rows to reserve per batch: a full batch when batches are bounded, else
+/// a start that grows.
+fn reserve_rows(batch_rows: usize) -> usize {
+    if batch_rows <= 1 << 20 {
+        batch_rows
+    } else {
+        1 << 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bit_columns_match_bit_by_bit_packing() {
+        // Odd lengths cover the last, partial byte.
+        for len in [0usize, 1, 7, 8, 9, 63, 64, 100] {
+            let words: Vec<u16> = (0..len as u32)
+                .map(|i| (i.wrapping_mul(0x9E37_79B1) >> 7) as u16)
+                .collect();
+            let cols = bit_columns(&words);
+            for (bit, col) in cols.iter().enumerate() {
+                assert_eq!(col.len(), len);
+                for (row, w) in words.iter().enumerate() {
+                    assert_eq!(col.get_bit(row), w >> bit & 1 == 1, "bit {bit} row {row}");
+                }
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use polars::prelude::*;
 use rocescope_data::{
-    DataError, ExportOptions, QueryOptions, Rows, Source, Table, export, query,
+    DataError, ExportOptions, PacketBatches, QueryOptions, Rows, Source, Table, export, query,
     query_parquet_tables,
 };
 use rocescope_decoders::DecodeConfig;
@@ -134,6 +134,13 @@ fn packets_round_trip_through_parquet_csv_and_json_lines() {
     assert!(!dir.join("p.parquet.partial").exists());
     let df = read_parquet(&pq);
     check_packets_match_store(&df, &o.store);
+    // Every column, value and null as the in-memory table has it (the
+    // Parquet pages are rocescope's own encoding).
+    let mem = PacketBatches::new(&o.store, 4096)
+        .collect(0..o.store.len())
+        .unwrap();
+    assert_eq!(df.schema(), mem.schema());
+    assert!(df.equals_missing(&mem), "parquet {df:?}\nin memory {mem:?}");
     // Typed columns, not strings.
     assert_eq!(df.column("psn").unwrap().dtype(), &DataType::UInt32);
     assert_eq!(df.column("opcode").unwrap().dtype(), &DataType::UInt8);

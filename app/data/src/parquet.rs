@@ -1,0 +1,223 @@
+//! Parquet output: each row group's columns encoded and compressed on all
+//! cores, each column with an encoding chosen for it.
+//!
+//! polars' own writer encodes a row group's pages on one thread and tries
+//! dictionary encoding on every column (hashing each value first); here
+//! numbers and booleans are written plain (Snappy then does what a
+//! dictionary would), strings as dictionaries, and the packets table hands
+//! its string columns over already as dictionary keys.
+
+use std::io::Write;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use polars::prelude::{CompatLevel, DataFrame, PolarsError, PolarsResult, Schema, SchemaExt};
+use polars_arrow::array::Array;
+use polars_arrow::datatypes::{ArrowDataType, ArrowSchema};
+use polars_parquet::parquet::CowBuffer;
+use polars_parquet::write::{
+    CompressedPage, CompressionOptions, DynIter, Page, DynStreamingIterator, Encoding, FileWriter,
+    ParquetType, StatisticsOptions, Version, WriteOptions, array_to_columns, compress,
+    fallible_streaming_iterator, to_parquet_schema,
+};
+
+/// A Parquet file being written, one row group per batch.
+pub(crate) struct ParquetOut<W: Write> {
+    writer: FileWriter<W>,
+    fields: Vec<ParquetType>,
+    encodings: Vec<Encoding>,
+    options: WriteOptions,
+    threads: usize,
+    /// Compressed pages' buffers, back from the last row group: reused so
+    /// that each row group does not fault fresh memory in.
+    spare: Mutex<Vec<Vec<u8>>>,
+}
+
+/// The encoding for a column of this type.
+fn encoding_for(dtype: &ArrowDataType) -> Encoding {
+    match dtype {
+        ArrowDataType::Utf8View
+        | ArrowDataType::BinaryView
+        | ArrowDataType::Utf8
+        | ArrowDataType::LargeUtf8
+        | ArrowDataType::Dictionary(..) => Encoding::RleDictionary,
+        _ => Encoding::Plain,
+    }
+}
+
+impl<W: Write> ParquetOut<W> {
+    /// A file with `schema`'s columns (a polars schema, as the tables
+    /// have); the columns named in `required` never hold nulls and are
+    /// written without definition levels.
+    pub(crate) fn new(out: W, schema: &Schema, required: &[&str]) -> PolarsResult<Self> {
+        let mut arrow: ArrowSchema = schema.to_arrow(CompatLevel::newest());
+        for field in arrow.iter_values_mut() {
+            if required.contains(&field.name.as_str()) {
+                field.is_nullable = false;
+            }
+        }
+        let encodings = arrow
+            .iter_values()
+            .map(|f| {
+                let name = f.name.as_str();
+                if ["frame", "ts_ns"].contains(&name) {
+                    Encoding::DeltaBinaryPacked
+                } else if [
+                    "port",
+                    "opcode",
+                    "dscp",
+                    "udp_src_port",
+                    "pkey",
+                    "caplen_bytes",
+                    "len_bytes",
+                    "conversation",
+                    "dest_qp",
+                    "payload_bytes",
+                    "reth_rkey",
+                    "reth_dma_len_bytes",
+                ]
+                .contains(&name)
+                {
+                    Encoding::RleDictionary
+                } else {
+                    encoding_for(&f.dtype)
+                }
+            })
+            .collect();
+        let fields = to_parquet_schema(&arrow)?.fields().to_vec();
+        let options = WriteOptions {
+            // Min, max and null counts let engines skip row groups.
+            statistics: StatisticsOptions::default(),
+            version: Version::V1,
+            compression: CompressionOptions::Snappy,
+            data_page_size: None,
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        Ok(ParquetOut {
+            writer: FileWriter::try_new(out, arrow, options)?,
+            fields,
+            encodings,
+            options,
+            threads,
+            spare: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Write one row group of `rows` rows from one array per column.
+    pub(crate) fn write_arrays(
+        &mut self,
+        rows: usize,
+        arrays: &[Box<dyn Array>],
+    ) -> PolarsResult<()> {
+        if arrays.len() != self.fields.len() {
+            return Err(PolarsError::ShapeMismatch(
+                format!(
+                    "{} columns written to a Parquet file of {}",
+                    arrays.len(),
+                    self.fields.len()
+                )
+                .into(),
+            ));
+        }
+        let next = AtomicUsize::new(0);
+        let done: Vec<Mutex<PolarsResult<Vec<CompressedPage>>>> =
+            arrays.iter().map(|_| Mutex::new(Ok(Vec::new()))).collect();
+        let encode = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let (Some(array), Some(field), Some(&encoding)) =
+                    (arrays.get(i), self.fields.get(i), self.encodings.get(i))
+                else {
+                    break;
+                };
+                let pages = encode_column(array.as_ref(), field, encoding, self.options, &self.spare);
+                if let Some(slot) = done.get(i) {
+                    *slot.lock().unwrap_or_else(|e| e.into_inner()) = pages;
+                }
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..self.threads.min(arrays.len()) {
+                // If no thread starts, the loop below does all the work.
+                let _ = std::thread::Builder::new()
+                    .name("rocescope-parquet".into())
+                    .spawn_scoped(s, encode);
+            }
+            encode();
+        });
+        let columns = done
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect::<PolarsResult<Vec<_>>>()?;
+        let group = DynIter::new(columns.iter().map(|pages| {
+            Ok(DynStreamingIterator::new(
+                fallible_streaming_iterator::convert(pages.iter().map(Ok)),
+            ))
+        }));
+        self.writer.write(rows as u64, group)?;
+        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        for page in columns.into_iter().flatten() {
+            if let CompressedPage::Data(mut page) = page
+                && let CowBuffer::Owned(buffer) = page.slice_mut()
+            {
+                let mut buffer = std::mem::take(buffer);
+                buffer.clear();
+                spare.push(buffer);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write a frame (its columns must be those of the schema).
+    pub(crate) fn write_frame(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        for batch in df.iter_chunks(CompatLevel::newest(), false) {
+            let rows = batch.len();
+            if rows > 0 {
+                self.write_arrays(rows, batch.columns())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the footer; returns the file's size in bytes.
+    pub(crate) fn finish(mut self) -> PolarsResult<u64> {
+        self.writer.end(None)
+    }
+}
+
+/// One column chunk's pages, encoded and compressed.
+fn encode_column(
+    array: &dyn Array,
+    field: &ParquetType,
+    encoding: Encoding,
+    options: WriteOptions,
+    spare: &Mutex<Vec<Vec<u8>>>,
+) -> PolarsResult<Vec<CompressedPage>> {
+    let mut compressed = Vec::new();
+    let mut push = |page: Page| -> PolarsResult<()> {
+        let buffer = spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_default();
+        compressed.push(compress(page, buffer, options.compression)?);
+        Ok(())
+    };
+    let fast = if encoding == Encoding::DeltaBinaryPacked {
+        None
+    } else {
+        crate::pages::encode(array, field, encoding)?
+    };
+    match fast {
+        Some(pages) => pages.into_iter().try_for_each(&mut push)?,
+        None => {
+            for leaf in array_to_columns(array, field.clone(), options, &[encoding])? {
+                for page in leaf {
+                    push(page?)?;
+                }
+            }
+        }
+    }
+    let pages = compressed;
+    Ok(pages)
+}
