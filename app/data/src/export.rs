@@ -145,8 +145,8 @@ impl Batch {
 }
 
 /// Feed `sink` the table in batches; returns the row count. The packets
-/// table is built on a thread of its own while `sink` writes the batch
-/// before.
+/// table's batches are built on one thread per core (batch `k` on thread
+/// `k % n`) while `sink` writes them, in order.
 fn write_table(
     src: &Source<'_>,
     table: Table,
@@ -162,33 +162,84 @@ fn write_table(
         return Ok(n);
     }
     let store = src.store;
+    let n_batches = match rows {
+        Rows::All => store.len().div_ceil(BATCH_ROWS as u64),
+        Rows::Range(r) => (r.end.saturating_sub(r.start)).div_ceil(BATCH_ROWS as u64),
+        Rows::Indices(ix) => ix.len().div_ceil(BATCH_ROWS) as u64,
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(n_batches.max(1) as usize);
     std::thread::scope(|s| {
-        // One batch in the queue, one being built, one being written.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<PacketBatch>(1);
-        let builder = std::thread::Builder::new()
-            .name("rocescope-export".into())
-            .spawn_scoped(s, move || {
-                PacketBatches::new(store, BATCH_ROWS).for_each_arrow_batch(rows, |batch| {
-                    tx.send(batch).map_err(|_| DataError::WriterStopped)
+        let mut queues = Vec::with_capacity(threads);
+        let mut builders = Vec::with_capacity(threads);
+        for first in 0..threads {
+            // One batch queued per builder, one being built.
+            let (tx, rx) = std::sync::mpsc::sync_channel::<PacketBatch>(1);
+            let builder = std::thread::Builder::new()
+                .name("rocescope-export".into())
+                .spawn_scoped(s, move || -> Result<u64, DataError> {
+                    let mut b = PacketBatches::new(store, BATCH_ROWS);
+                    let mut built = 0;
+                    for k in (first as u64..n_batches).step_by(threads) {
+                        built += b.for_each_arrow_batch(&batch_rows(rows, k), |batch| {
+                            tx.send(batch).map_err(|_| DataError::WriterStopped)
+                        })?;
+                    }
+                    Ok(built)
                 })
-            })
-            .map_err(|source| DataError::Io {
-                what: "cannot start a thread for",
-                path: PathBuf::from("the export"),
-                source,
-            })?;
+                .map_err(|source| DataError::Io {
+                    what: "cannot start a thread for",
+                    path: PathBuf::from("the export"),
+                    source,
+                })?;
+            queues.push(rx);
+            builders.push(builder);
+        }
         let mut written = Ok(());
-        for batch in rx {
+        for k in 0..n_batches {
+            let Some(Ok(batch)) = queues.get(k as usize % threads).map(|q| q.recv()) else {
+                // A builder stopped early: its error is below.
+                break;
+            };
             if let Err(e) = sink(Batch::Packets(batch)) {
-                // Dropping the queue stops the builder.
                 written = Err(e);
                 break;
             }
         }
-        let built = builder.join().unwrap_or(Err(DataError::WriterStopped));
+        // Dropping the queues stops builders still waiting to send.
+        drop(queues);
+        let mut total = 0;
+        let mut built = Ok(());
+        for b in builders {
+            match b.join().unwrap_or(Err(DataError::WriterStopped)) {
+                Ok(n) => total += n,
+                Err(e) => {
+                    if built.is_ok() {
+                        built = Err(e);
+                    }
+                }
+            }
+        }
         written?;
-        built
+        built?;
+        Ok(total)
     })
+}
+
+/// The rows of the packets table's batch `k`.
+fn batch_rows(rows: &Rows, k: u64) -> Rows {
+    let b = BATCH_ROWS as u64;
+    match rows {
+        Rows::All => Rows::Range(k * b..(k + 1) * b),
+        Rows::Range(r) => Rows::Range(r.start + k * b..(r.start + (k + 1) * b).min(r.end)),
+        Rows::Indices(ix) => Rows::Indices(
+            ix.chunks(BATCH_ROWS)
+                .nth(k as usize)
+                .unwrap_or_default()
+                .to_vec(),
+        ),
+    }
 }
 
 enum Writer {

@@ -8,6 +8,8 @@
 //! dictionary page and bit-packed keys. Anything else goes to polars'
 //! encoder (see `parquet.rs`). One data page per column per row group.
 
+use std::borrow::Cow;
+
 use polars::prelude::{PolarsError, PolarsResult};
 use polars_arrow::array::{Array, BooleanArray, DictionaryArray, PrimitiveArray, Utf8ViewArray};
 use polars_arrow::bitmap::Bitmap;
@@ -57,7 +59,11 @@ pub(crate) fn encode(
         // UINT_32 is stored as the INT32 of the same bits.
         int32(a, ty, optional, |v| *v as i32)?
     } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u64>>() {
-        int64(a, ty, optional)?
+        if encoding == Encoding::DeltaBinaryPacked && a.null_count() == 0 {
+            int64_delta(a, ty, optional)?
+        } else {
+            int64(a, ty, optional)?
+        }
     } else if let Some(a) = any.downcast_ref::<DictionaryArray<u32>>() {
         let Some(values) = a.values().as_any().downcast_ref::<Utf8ViewArray>() else {
             return Ok(None);
@@ -68,6 +74,51 @@ pub(crate) fn encode(
         return Ok(None);
     };
     Ok(Some(vec![Page::Data(page)]))
+}
+
+/// Call `f` with each value whose validity bit is set (all of them when
+/// there is no validity), walking the validity a byte at a time.
+#[inline]
+fn for_each_valid<T: Copy>(values: &[T], validity: Option<&Bitmap>, mut f: impl FnMut(T)) {
+    let Some(validity) = validity.filter(|v| v.unset_bits() > 0) else {
+        values.iter().for_each(|v| f(*v));
+        return;
+    };
+    let (bytes, offset, len) = validity.as_slice();
+    if offset != 0 || len != values.len() {
+        for (v, ok) in values.iter().zip(validity.iter()) {
+            if ok {
+                f(*v);
+            }
+        }
+        return;
+    }
+    for (chunk, &byte) in values.chunks(8).zip(bytes) {
+        match byte {
+            0 => {}
+            0xff => chunk.iter().for_each(|v| f(*v)),
+            _ => {
+                for (i, v) in chunk.iter().enumerate() {
+                    if byte >> i & 1 == 1 {
+                        f(*v);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The values whose validity bit is set: the array's own slice when all
+/// are (no copy), else the valid ones gathered.
+fn valid_values<'a, T: Copy>(values: &'a [T], validity: Option<&Bitmap>) -> Cow<'a, [T]> {
+    match validity.filter(|v| v.unset_bits() > 0) {
+        None => Cow::Borrowed(values),
+        Some(v) => {
+            let mut out = Vec::with_capacity(values.len() - v.unset_bits());
+            for_each_valid(values, Some(v), |x| out.push(x));
+            Cow::Owned(out)
+        }
+    }
 }
 
 /// Append `value` as ULEB128 (the run headers of the hybrid encoding).
@@ -228,24 +279,12 @@ where
     T: polars_arrow::types::NativeType + Ord,
     P: Copy,
 {
-    let mut min_max: Option<(T, T)> = None;
-    let mut visit = |v: &T, buffer: &mut Vec<u8>| {
+    let valid = valid_values(a.values(), a.validity());
+    for v in valid.iter() {
         le_bytes(to_physical(v), buffer);
-        min_max = Some(match min_max {
-            None => (*v, *v),
-            Some((lo, hi)) => (lo.min(*v), hi.max(*v)),
-        });
-    };
-    match a.validity().filter(|v| v.unset_bits() > 0) {
-        None => a.values().iter().for_each(|v| visit(v, buffer)),
-        Some(validity) => a
-            .values()
-            .iter()
-            .zip(validity.iter())
-            .filter(|(_, ok)| *ok)
-            .for_each(|(v, _)| visit(v, buffer)),
     }
-    min_max.map(|(lo, hi)| (to_physical(&lo), to_physical(&hi)))
+    let min_max = valid.iter().min().zip(valid.iter().max());
+    min_max.map(|(lo, hi)| (to_physical(lo), to_physical(hi)))
 }
 
 fn int32<T>(
@@ -317,9 +356,115 @@ fn int64(a: &PrimitiveArray<u64>, ty: &PrimitiveType, optional: bool) -> PolarsR
     ))
 }
 
+/// A u64 column as `DELTA_BINARY_PACKED` (for counters and clocks: their
+/// deltas pack into a few bits, often none).
+fn int64_delta(a: &PrimitiveArray<u64>, ty: &PrimitiveType, optional: bool) -> PolarsResult<DataPage> {
+    let mut buffer = Vec::with_capacity(a.len() / 4 + 64);
+    if optional {
+        def_levels(None, a.len(), &mut buffer);
+    }
+    // UINT_64 is stored as the INT64 of the same bits.
+    delta_binary_packed(a.values(), &mut buffer);
+    let stats = PrimitiveStatistics::<i64> {
+        primitive_type: ty.clone(),
+        null_count: Some(0),
+        distinct_count: None,
+        min_value: a.values().iter().min().map(|&v| v as i64),
+        max_value: a.values().iter().max().map(|&v| v as i64),
+    };
+    Ok(data_page(
+        buffer,
+        a.len(),
+        ty,
+        optional,
+        Encoding::DeltaBinaryPacked,
+        stats.serialize(),
+    ))
+}
+
+const DELTA_BLOCK: usize = 128;
+const DELTA_MINIBLOCKS: usize = 4;
+const DELTA_MINIBLOCK: usize = DELTA_BLOCK / DELTA_MINIBLOCKS;
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+/// Parquet's `DELTA_BINARY_PACKED`: a header, then per block of 128 values
+/// the smallest delta and four miniblocks of 32 deltas above it, each
+/// bit-packed at its own width.
+fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) {
+    uleb128(out, DELTA_BLOCK as u64);
+    uleb128(out, DELTA_MINIBLOCKS as u64);
+    uleb128(out, values.len() as u64);
+    let Some(&first) = values.first() else {
+        uleb128(out, 0);
+        return;
+    };
+    uleb128(out, zigzag(first as i64));
+    let deltas: Vec<i64> = values
+        .windows(2)
+        .map(|w| (w[1] as i64).wrapping_sub(w[0] as i64))
+        .collect();
+    for block in deltas.chunks(DELTA_BLOCK) {
+        let min = block.iter().copied().min().unwrap_or(0);
+        uleb128(out, zigzag(min));
+        let widths_at = out.len();
+        out.extend_from_slice(&[0; DELTA_MINIBLOCKS]);
+        for (m, mini) in block.chunks(DELTA_MINIBLOCK).enumerate() {
+            let max = mini
+                .iter()
+                .map(|d| d.wrapping_sub(min) as u64)
+                .max()
+                .unwrap_or(0);
+            let width = u64::BITS - max.leading_zeros();
+            if let Some(w) = out.get_mut(widths_at + m) {
+                *w = width as u8;
+            }
+            if width == 0 {
+                continue;
+            }
+            // A miniblock is always 32 values wide; the last one is padded.
+            let start = out.len();
+            let mut acc = 0u128;
+            let mut filled = 0u32;
+            for d in mini {
+                acc |= u128::from(d.wrapping_sub(min) as u64) << filled;
+                filled += width;
+                while filled >= 8 {
+                    out.push(acc as u8);
+                    acc >>= 8;
+                    filled -= 8;
+                }
+            }
+            if filled > 0 {
+                out.push(acc as u8);
+            }
+            out.resize(start + DELTA_MINIBLOCK * width as usize / 8, 0);
+        }
+    }
+}
+
 /// Bits needed for keys below `n`, at least 1.
 fn key_bits(n: usize) -> u32 {
     (usize::BITS - n.saturating_sub(1).leading_zeros()).max(1)
+}
+
+/// Keys of a column chunk: one repeated run when the dictionary has a
+/// single value, else one bit-packed run.
+fn write_keys(keys: impl Iterator<Item = u32>, count: usize, n_values: usize, out: &mut Vec<u8>) {
+    let bits = key_bits(n_values);
+    out.push(bits as u8);
+    if count == 0 {
+        return;
+    }
+    if n_values <= 1 {
+        // Every key is 0: a repeated run (its value in ceil(bits / 8) bytes).
+        uleb128(out, (count as u64) << 1);
+        out.push(0);
+    } else {
+        bitpack(keys, count, bits, out);
+    }
 }
 
 /// One bit-packed run of `keys` at `bits` bits each, in groups of 8.
@@ -351,19 +496,17 @@ const MAX_INT_DICT: usize = 256;
 /// Distinct values of a column, by open addressing (a table four times
 /// the largest dictionary, so probes stay short).
 struct IntDict {
-    slot_value: Vec<u32>,
-    slot_key: Vec<u16>,
+    /// A value in the low 32 bits, its key + 1 above (0: empty slot).
+    slots: Box<[u64; IntDict::SLOTS]>,
     values: Vec<u32>,
 }
 
 impl IntDict {
     const SLOTS: usize = MAX_INT_DICT * 4;
-    const EMPTY: u16 = u16::MAX;
 
     fn new() -> Self {
         IntDict {
-            slot_value: vec![0; Self::SLOTS],
-            slot_key: vec![Self::EMPTY; Self::SLOTS],
+            slots: Box::new([0; IntDict::SLOTS]),
             values: Vec::new(),
         }
     }
@@ -371,23 +514,23 @@ impl IntDict {
     /// The key of `v`; `None` once the column has too many values.
     #[inline]
     fn key(&mut self, v: u32) -> Option<u32> {
-        let mut h = (v.wrapping_mul(0x9E37_79B1) >> 22) as usize & (Self::SLOTS - 1);
+        let mut h = (v.wrapping_mul(0x9E37_79B1) >> 22) as usize;
         loop {
-            let key = *self.slot_key.get(h)?;
-            if key == Self::EMPTY {
+            let at = h & (Self::SLOTS - 1);
+            let slot = self.slots[at];
+            if slot == 0 {
                 if self.values.len() >= MAX_INT_DICT {
                     return None;
                 }
-                let key = self.values.len() as u16;
+                let key = self.values.len() as u32;
                 self.values.push(v);
-                self.slot_value[h] = v;
-                self.slot_key[h] = key;
-                return Some(u32::from(key));
+                self.slots[at] = u64::from(v) | (u64::from(key + 1) << 32);
+                return Some(key);
             }
-            if self.slot_value[h] == v {
-                return Some(u32::from(key));
+            if slot as u32 == v {
+                return Some((slot >> 32) as u32 - 1);
             }
-            h = (h + 1) & (Self::SLOTS - 1);
+            h += 1;
         }
     }
 }
@@ -403,19 +546,21 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     let nulls = a.null_count();
     check_required(optional, nulls, ty)?;
     let mut dict = IntDict::new();
-    let mut keys = Vec::with_capacity(a.len() - nulls);
-    let mut add = |v: &T| dict.key(to_u32(v)).map(|k| keys.push(k));
-    let complete = match a.validity().filter(|v| v.unset_bits() > 0) {
-        None => a.values().iter().all(|v| add(v).is_some()),
-        Some(validity) => a
-            .values()
-            .iter()
-            .zip(validity.iter())
-            .filter(|(_, ok)| *ok)
-            .all(|(v, _)| add(v).is_some()),
-    };
-    if !complete {
-        return Ok(None);
+    let valid = valid_values(a.values(), a.validity());
+    let mut keys = Vec::with_capacity(valid.len());
+    // Runs of one value are common (a port, a length): remember the last.
+    let mut last: Option<(u32, u32)> = None;
+    for v in valid.iter() {
+        let v = to_u32(v);
+        let key = match last {
+            Some((lv, lk)) if lv == v => lk,
+            _ => match dict.key(v) {
+                Some(k) => k,
+                None => return Ok(None),
+            },
+        };
+        last = Some((v, key));
+        keys.push(key);
     }
     let values = dict.values;
     let mut dict_bytes = Vec::with_capacity(values.len() * 4);
@@ -426,9 +571,7 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     if optional {
         def_levels(a.validity(), a.len(), &mut data);
     }
-    let bits = key_bits(values.len());
-    data.push(bits as u8);
-    bitpack(keys.iter().copied(), keys.len(), bits, &mut data);
+    write_keys(keys.iter().copied(), keys.len(), values.len(), &mut data);
     // Unsigned order, stored as the INT32 of the same bits.
     let stats = PrimitiveStatistics::<i32> {
         primitive_type: ty.clone(),
@@ -459,40 +602,27 @@ fn dictionary(
     let nulls = keys.null_count();
     check_required(optional, nulls, ty)?;
     let n_values = values.len();
-    if let Some(bad) = keys.iter().flatten().find(|&&k| k as usize >= n_values) {
-        return Err(PolarsError::OutOfBounds(
-            format!("dictionary key {bad} of {}", ty.field_info.name).into(),
-        ));
-    }
-    // The dictionary: plain BYTE_ARRAY values (length, bytes).
+    // The dictionary: plain BYTE_ARRAY values (length, bytes). The keys
+    // were checked against it when the array was made, and a packets batch
+    // holds only the strings its rows use, so the dictionary's extremes
+    // are the column's.
     let mut dict = Vec::new();
     let (mut lo, mut hi): (Option<&str>, Option<&str>) = (None, None);
-    let mut used = vec![false; n_values];
-    for k in keys.iter().flatten() {
-        if let Some(u) = used.get_mut(*k as usize) {
-            *u = true;
-        }
-    }
-    for (v, used) in values.values_iter().zip(&used) {
+    for v in values.values_iter() {
         dict.extend_from_slice(&(v.len() as u32).to_le_bytes());
         dict.extend_from_slice(v.as_bytes());
-        if *used {
-            lo = Some(lo.map_or(v, |lo| lo.min(v)));
-            hi = Some(hi.map_or(v, |hi| hi.max(v)));
-        }
+        lo = Some(lo.map_or(v, |lo| lo.min(v)));
+        hi = Some(hi.map_or(v, |hi| hi.max(v)));
     }
     let mut data = Vec::with_capacity(keys.len() / 2 + 16);
     if optional {
         def_levels(keys.validity(), keys.len(), &mut data);
     }
-    let bits = key_bits(n_values);
-    data.push(bits as u8);
     let valid = keys.len() - nulls;
-    if nulls == 0 {
-        bitpack(keys.values().iter().copied(), valid, bits, &mut data);
-    } else {
-        bitpack(keys.iter().flatten().copied(), valid, bits, &mut data);
-    }
+    let mut valid_keys = Vec::with_capacity(valid);
+    for_each_valid(keys.values(), keys.validity(), |k| valid_keys.push(k));
+    write_keys(valid_keys.into_iter(), valid, n_values, &mut data);
+    let (lo, hi) = if valid > 0 { (lo, hi) } else { (None, None) };
     let stats = BinaryStatistics {
         primitive_type: ty.clone(),
         null_count: Some(nulls as i64),
@@ -537,6 +667,25 @@ mod tests {
         b.clear();
         bitpack([1u32, 1].into_iter(), 2, 1, &mut b);
         assert_eq!(b, [0b11, 0b11]);
+    }
+
+    #[test]
+    fn delta_binary_packed_matches_the_spec_example() {
+        // The spec's example 1: 1..=5, block 128 and 4 miniblocks here.
+        let mut b = Vec::new();
+        delta_binary_packed(&[1, 2, 3, 4, 5], &mut b);
+        // Header: block 128, 4 miniblocks, 5 values, first 1 (zigzag 2);
+        // one block: min delta 1 (zigzag 2), widths 0 0 0 0, no bits.
+        assert_eq!(b, [0x80, 0x01, 4, 5, 2, 2, 0, 0, 0, 0]);
+        // Deltas 1, -3, 7: min -3, above it 4, 0, 10 at 4 bits, padded to
+        // 32 values (16 bytes).
+        b.clear();
+        delta_binary_packed(&[10, 11, 8, 15], &mut b);
+        assert_eq!(&b[..7], [0x80, 0x01, 4, 4, 20, 5, 4]);
+        assert_eq!(b[7..10], [0, 0, 0]);
+        assert_eq!(b[10], 0x04);
+        assert_eq!(b[11], 0x0a);
+        assert_eq!(b.len(), 10 + 16);
     }
 
     #[test]

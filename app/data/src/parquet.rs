@@ -203,12 +203,7 @@ fn encode_column(
         compressed.push(compress(page, buffer, options.compression)?);
         Ok(())
     };
-    let fast = if encoding == Encoding::DeltaBinaryPacked {
-        None
-    } else {
-        crate::pages::encode(array, field, encoding)?
-    };
-    match fast {
+    match crate::pages::encode(array, field, encoding)? {
         Some(pages) => pages.into_iter().try_for_each(&mut push)?,
         None => {
             for leaf in array_to_columns(array, field.clone(), options, &[encoding])? {
