@@ -55,6 +55,63 @@ enum Ev {
     ProfTick,
 }
 
+// ---------------------------------------------------------------- output
+
+/// A captured frame as the simulator hands it out: the bytes are lent for
+/// the call.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameRef<'a> {
+    pub ts_ns: u64,
+    pub port: u8,
+    pub direction: Option<Direction>,
+    /// Length on the wire; at least `data.len()`.
+    pub orig_len: u32,
+    pub data: &'a [u8],
+}
+
+/// Where a run's records go, in order. Frames are lent, so a consumer that
+/// copies them into its own buffer costs no allocation per frame.
+pub trait RecordSink {
+    /// A captured frame.
+    fn frame(&mut self, f: FrameRef<'_>);
+    /// Any other record.
+    fn record(&mut self, r: Record);
+}
+
+/// Every record by value; each frame becomes a `Record::Frame`.
+struct Owned<'a, F>(&'a mut F);
+
+impl<F: FnMut(Record)> RecordSink for Owned<'_, F> {
+    #[inline]
+    fn frame(&mut self, f: FrameRef<'_>) {
+        (self.0)(Record::Frame {
+            ts_ns: f.ts_ns,
+            port: f.port,
+            direction: f.direction,
+            orig_len: f.orig_len,
+            data: f.data.to_vec(),
+        });
+    }
+    #[inline]
+    fn record(&mut self, r: Record) {
+        (self.0)(r);
+    }
+}
+
+/// One output of an event: a record, or a frame whose bytes are in
+/// `Simulator::out_bytes`.
+#[derive(Debug)]
+enum Out {
+    Record(Record),
+    Frame {
+        ts_ns: u64,
+        direction: Option<Direction>,
+        orig_len: u32,
+        start: u32,
+        len: u32,
+    },
+}
+
 // ---------------------------------------------------------------- packets
 
 const RETX_NONE: u8 = 0;
@@ -340,7 +397,10 @@ pub struct Simulator {
     prof_period: Ps,
     started: bool,
     finished: bool,
-    out: Vec<Record>,
+    /// Records of the event being processed, in order; frame bytes in
+    /// `out_bytes`.
+    out: Vec<Out>,
+    out_bytes: Vec<u8>,
     stats: SimStats,
     record_completions: bool,
     buf: Vec<u8>,
@@ -490,6 +550,7 @@ impl Simulator {
             started: false,
             finished: false,
             out: Vec::new(),
+            out_bytes: Vec::with_capacity(1024),
             stats,
             record_completions: false,
             buf: Vec::with_capacity(128),
@@ -534,48 +595,47 @@ impl Simulator {
     /// Processes one event, handing its records to `sink`. Returns false
     /// when the run is over.
     pub fn step(&mut self, sink: &mut impl FnMut(Record)) -> bool {
+        self.step_into(&mut Owned(sink))
+    }
+
+    /// [`step`](Self::step) with frames lent to a [`RecordSink`].
+    pub fn step_into(&mut self, sink: &mut impl RecordSink) -> bool {
         if !self.started {
             self.start();
-            for r in self.out.drain(..) {
-                sink(r);
-            }
+            self.flush(sink);
         }
         if self.finished {
             return false;
         }
         let more = self.step_inner(NEVER);
-        for r in self.out.drain(..) {
-            sink(r);
-        }
+        self.flush(sink);
         more
     }
 
     /// Processes every event up to `t_ns` (inclusive), handing records to
     /// `sink` as they happen. Returns false when the run is over.
     pub fn run_until(&mut self, t_ns: u64, sink: &mut impl FnMut(Record)) -> bool {
+        self.run_until_into(t_ns, &mut Owned(sink))
+    }
+
+    /// [`run_until`](Self::run_until) with frames lent to a [`RecordSink`]:
+    /// no allocation per frame.
+    pub fn run_until_into(&mut self, t_ns: u64, sink: &mut impl RecordSink) -> bool {
         if !self.started {
             self.start();
-            for r in self.out.drain(..) {
-                sink(r);
-            }
+            self.flush(sink);
         }
         let limit = ps_of_ns(t_ns).min(self.end);
         while !self.finished {
             if !self.step_inner(limit) {
                 break;
             }
-            for r in self.out.drain(..) {
-                sink(r);
-            }
+            self.flush(sink);
         }
-        for r in self.out.drain(..) {
-            sink(r);
-        }
+        self.flush(sink);
         if !self.finished && limit >= self.end {
             self.finish();
-            for r in self.out.drain(..) {
-                sink(r);
-            }
+            self.flush(sink);
         }
         if !self.finished {
             self.now = self.now.max(limit);
@@ -583,10 +643,46 @@ impl Simulator {
         !self.finished
     }
 
+    /// Hands the records of the last event to `sink`, in order.
+    #[inline]
+    fn flush(&mut self, sink: &mut impl RecordSink) {
+        if self.out.is_empty() {
+            return;
+        }
+        for o in self.out.drain(..) {
+            match o {
+                Out::Record(r) => sink.record(r),
+                Out::Frame {
+                    ts_ns,
+                    direction,
+                    orig_len,
+                    start,
+                    len,
+                } => sink.frame(FrameRef {
+                    ts_ns,
+                    port: 0,
+                    direction,
+                    orig_len,
+                    data: self
+                        .out_bytes
+                        .get(start as usize..(start + len) as usize)
+                        .unwrap_or_default(),
+                }),
+            }
+        }
+        self.out_bytes.clear();
+    }
+
     /// Runs to the end of the scenario.
     pub fn run(&mut self, sink: &mut impl FnMut(Record)) {
         let end = self.end / NS;
         self.run_until(end, sink);
+    }
+
+    /// [`run`](Self::run) with frames lent to a [`RecordSink`].
+    pub fn run_into(&mut self, sink: &mut impl RecordSink) {
+        let end = self.end / NS;
+        self.run_until_into(end, sink);
     }
 
     fn step_inner(&mut self, limit: Ps) -> bool {
@@ -626,7 +722,7 @@ impl Simulator {
         }
         self.finished = true;
         self.now = self.now.max(self.end);
-        self.out.push(Record::Marker {
+        self.emit(Record::Marker {
             ts_ns: self.end / NS,
             kind: MarkerKind::Stop,
             text: format!("sim: scenario {} ended", self.scenario.name),
@@ -647,7 +743,7 @@ impl Simulator {
 
     fn start(&mut self) {
         self.started = true;
-        self.out.push(Record::Marker {
+        self.emit(Record::Marker {
             ts_ns: 0,
             kind: MarkerKind::Start,
             text: format!(
@@ -693,6 +789,11 @@ impl Simulator {
 
     // ------------------------------------------------------------ records
 
+    #[inline]
+    fn emit(&mut self, r: Record) {
+        self.out.push(Out::Record(r));
+    }
+
     fn qp_record(&mut self, c: usize, requester: bool) {
         let conn = &self.conns[c];
         let (qpn, outstanding) = if requester {
@@ -700,7 +801,7 @@ impl Simulator {
         } else {
             (conn.resp_qpn, 0)
         };
-        self.out.push(Record::QpState(QpStateChange {
+        self.emit(Record::QpState(QpStateChange {
             ts_ns: self.now / NS,
             qpn,
             state: conn.state,
@@ -714,7 +815,7 @@ impl Simulator {
     }
 
     fn truth(&mut self, qpn: u32, psn: u32, event: TruthEvent) {
-        self.out.push(Record::Truth(GroundTruth {
+        self.emit(Record::Truth(GroundTruth {
             ts_ns: self.now / NS,
             qpn,
             psn,
@@ -731,7 +832,7 @@ impl Simulator {
         latency_ns: u64,
         detail: u32,
     ) {
-        self.out.push(Record::Slot(SlotDecision {
+        self.emit(Record::Slot(SlotDecision {
             ts_ns: self.now / NS,
             slot,
             qpn,
@@ -2010,11 +2111,9 @@ impl Simulator {
         };
         // The record's bytes: straight from the header template when that
         // is all the capture keeps (the usual header-only case).
-        let mut direct = None;
+        let direct = want <= hdr && info.simple;
         if want <= hdr {
-            if info.simple {
-                direct = Some(hdr_bytes[..want].to_vec());
-            } else {
+            if !direct {
                 buf.truncate(want);
             }
         } else {
@@ -2037,7 +2136,7 @@ impl Simulator {
         if p.corrupt && buf.len() > hdr {
             buf[hdr] ^= 0xFF;
         }
-        let cap_len = direct.as_ref().map_or(buf.len(), Vec::len);
+        let cap_len = if direct { want } else { buf.len() };
         let now = self.now;
         let rate = self.p.sniffer_gbytes_s / 1000.0; // bytes per ps
         let cap = self.p.sniffer_buffer_bytes as f64;
@@ -2057,7 +2156,7 @@ impl Simulator {
             self.buf = buf;
             self.stats.capture_drops += 1;
             self.truth(qpn, psn_w, TruthEvent::CaptureDrop);
-            self.out.push(Record::Drops(DropCount {
+            self.emit(Record::Drops(DropCount {
                 ts_ns: now / NS,
                 interface: 0,
                 dropped,
@@ -2067,12 +2166,15 @@ impl Simulator {
         }
         sn.backlog += slots;
         self.stats.frames_captured += 1;
-        self.out.push(Record::Frame {
+        let start = self.out_bytes.len() as u32;
+        self.out_bytes
+            .extend_from_slice(if direct { &hdr_bytes[..want] } else { &buf });
+        self.out.push(Out::Frame {
             ts_ns: now / NS,
-            port: 0,
             direction: tag.then_some(dir),
             orig_len: full_len as u32,
-            data: direct.unwrap_or_else(|| buf.clone()),
+            start,
+            len: cap_len as u32,
         });
         self.buf = buf;
     }
@@ -2155,7 +2257,7 @@ impl Simulator {
                 continue;
             }
             let probe = self.probes.len() as u16;
-            self.out.push(Record::ProbeDef(ProbeDef {
+            self.emit(Record::ProbeDef(ProbeDef {
                 probe,
                 name,
                 unit: unit.to_owned(),
@@ -2218,7 +2320,7 @@ impl Simulator {
                 continue;
             }
             self.probes[i].last = Some(v);
-            self.out.push(Record::Profiler(ProfilerSample {
+            self.emit(Record::Profiler(ProfilerSample {
                 cycle,
                 ts_ns: self.now / NS,
                 probe: i as u16,

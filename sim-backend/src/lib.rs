@@ -18,7 +18,7 @@ pub mod sniffer;
 mod template;
 pub mod wire;
 
-pub use engine::{QpStats, SimStats, Simulator};
+pub use engine::{FrameRef, QpStats, RecordSink, SimStats, Simulator};
 pub use params::{ParamError, ParamInfo, Params};
 pub use scenario::{
     AppOp, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, ProfilerSpec, QpSpec,
