@@ -946,7 +946,39 @@ impl Simulator {
         let mrrs_ps = (mrrs as f64 * ps_per_byte) as Ps;
         let n = &mut self.nodes[node];
         let tags = tags.max(1);
-        let mut left = bytes.max(1);
+        let bytes = bytes.max(1);
+        let chunks = bytes.div_ceil(mrrs) as usize;
+        // One step when the ring is full and every tag these chunks reuse
+        // is free by `at` (tags free up in ring order): then each chunk is
+        // issued at `at` and the engine streams them back to back, exactly
+        // what the loop below computes chunk by chunk.
+        if n.dma_tags.len() == tags && chunks <= tags {
+            let h = n.dma_tag_head;
+            let newest = if h + chunks - 1 >= tags {
+                h + chunks - 1 - tags
+            } else {
+                h + chunks - 1
+            };
+            if n.dma_tags[newest].1 <= at {
+                let mut done = (at + lat).max(n.dma_last);
+                let mut i = h;
+                let rest = bytes % mrrs;
+                for _ in 0..bytes / mrrs {
+                    done += mrrs_ps;
+                    n.dma_tags[i] = (at, done);
+                    i = if i + 1 == tags { 0 } else { i + 1 };
+                }
+                if rest > 0 {
+                    done += (rest as f64 * ps_per_byte) as Ps;
+                    n.dma_tags[i] = (at, done);
+                    i = if i + 1 == tags { 0 } else { i + 1 };
+                }
+                n.dma_tag_head = i;
+                n.dma_last = done;
+                return done;
+            }
+        }
+        let mut left = bytes;
         let mut done = at;
         while left > 0 {
             let chunk = left.min(mrrs);
