@@ -954,7 +954,7 @@ impl Simulator {
         // what the loop below computes chunk by chunk.
         if n.dma_tags.len() == tags && chunks <= tags {
             let h = n.dma_tag_head;
-            let newest = if h + chunks - 1 >= tags {
+            let newest = if h + chunks > tags {
                 h + chunks - 1 - tags
             } else {
                 h + chunks - 1
