@@ -15,12 +15,14 @@ pub mod batch;
 pub mod client;
 pub mod protocol;
 pub mod queue;
+pub mod sim;
 pub mod source;
 pub mod stream;
 
 pub use agent::{Agent, AgentConfig, AgentStats, CardControl};
 pub use batch::{Batch, Entry, Item};
 pub use client::{Client, ClientConfig, LinkStats, LinkStatsSnapshot};
+pub use sim::SimSource;
 pub use source::{CaptureSource, CounterSource, FollowFile, Source, SourceStatus};
 
 use std::fmt;
