@@ -5,8 +5,9 @@
 //! Entries are kept in a vector sorted by descending key, so the next event
 //! is the last element (pop is O(1)); an insertion scans for its place from
 //! the near end and moves the sooner entries up in one block. (Measured on
-//! the shipped scenarios: cheaper than bisection, than shifting entry by
-//! entry, than a binary heap, and than per-link FIFO lanes merged at pop.)
+//! the default and line-rate scenarios: cheaper than bisection, than
+//! shifting entry by entry, than a binary heap, and than per-link FIFO
+//! lanes merged at pop.)
 
 /// One pending event: due at `t`, scheduled as the `seq`-th event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
