@@ -1415,12 +1415,17 @@ impl Simulator {
 
     /// Applies the fault rules of one link direction to a frame. Returns the
     /// extra delay, or None when the frame is gone.
+    #[inline]
     fn apply_faults(&mut self, id: u32, node: usize, to_switch: bool) -> Option<Ps> {
         let on = 2 * node + usize::from(to_switch);
-        let rules = self.faults_on.get(on).map_or(0, Vec::len);
-        if rules == 0 {
+        if self.faults_on.get(on).is_none_or(Vec::is_empty) {
             return Some(0);
         }
+        self.apply_fault_rules(id, on, to_switch)
+    }
+
+    fn apply_fault_rules(&mut self, id: u32, on: usize, to_switch: bool) -> Option<Ps> {
+        let rules = self.faults_on.get(on).map_or(0, Vec::len);
         let now_ns = self.now / NS;
         let conn = self.pkts[id as usize].conn as usize;
         let mut extra = 0;
@@ -2116,13 +2121,22 @@ impl Simulator {
 
     // ------------------------------------------------------------ sniffer
 
+    /// The sniffer's view of a frame at `node` (if it taps that node).
+    #[inline]
     fn capture(&mut self, id: u32, dir: Direction, node: usize) {
+        if self
+            .sniff
+            .as_ref()
+            .is_some_and(|sn| sn.node as usize == node)
+        {
+            self.capture_frame(id, dir);
+        }
+    }
+
+    fn capture_frame(&mut self, id: u32, dir: Direction) {
         let Some(sn) = &self.sniff else {
             return;
         };
-        if sn.node as usize != node {
-            return;
-        }
         let (filter, fixed, quirk, tag) =
             (sn.filter, sn.fixed_card, sn.rx_cut_quirk, sn.tag_direction);
         let p = &self.pkts[id as usize];
