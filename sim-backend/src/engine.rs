@@ -708,6 +708,7 @@ impl Simulator {
         self.run_until_into(end, sink);
     }
 
+    #[inline]
     fn step_inner(&mut self, limit: Ps) -> bool {
         let Some(top) = self.heap.peek() else {
             self.finish();
@@ -798,6 +799,7 @@ impl Simulator {
         }
     }
 
+    #[inline]
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::Post(c) => self.on_post(c as usize),
