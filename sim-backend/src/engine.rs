@@ -653,7 +653,10 @@ impl Simulator {
             if !self.step_inner(limit) {
                 break;
             }
-            self.flush(sink);
+            // Most events make no record: no call for them.
+            if !self.out.is_empty() {
+                self.flush(sink);
+            }
         }
         self.flush(sink);
         if !self.finished && limit >= self.end {
