@@ -5,7 +5,8 @@
 //! - [`protocol`]: the wire protocol (PROTOCOL.md): a pcapng stream with
 //!   in-band control messages one way, text lines the other.
 //! - [`agent`]: serves a [`source::Source`] to clients over TCP, with a
-//!   bounded queue per client.
+//!   bounded queue per client; [`sim::SimSource`] is the bundled simulator
+//!   as one such source.
 //! - [`client`]: attaches to an agent (or stdin, or a followed file) and
 //!   feeds a live `Store`, with a bounded queue, drop accounting,
 //!   reconnects and an optional recording.

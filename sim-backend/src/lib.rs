@@ -4,7 +4,9 @@
 //! - [`Scenario`]: what to simulate, from TOML (`assets/scenarios/`) or code;
 //!   [`Scenario::set`] overrides any [`Params`] by name.
 //! - [`Simulator`]: `new(scenario)`, then [`Simulator::run_until`] /
-//!   [`Simulator::step`] hand out [`rocescope_replay::Record`]s as they happen.
+//!   [`Simulator::step`] hand out [`rocescope_replay::Record`]s as they happen;
+//!   [`Simulator::run_until_into`] lends frames to a [`RecordSink`] instead
+//!   (no allocation per frame).
 //! - [`experiments`]: the paper's measurements computed from the model.
 
 pub mod engine;
