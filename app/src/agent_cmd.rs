@@ -7,53 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use rocescope_device_link::agent::{AgentConfig, read_token_file};
-use rocescope_device_link::batch::Batch;
-use rocescope_device_link::source::{Publisher, SourceError, SourceStatus};
-use rocescope_device_link::{Agent, CaptureSource, CardControl, CounterSource, Source};
-
-/// The bundled simulator as an agent source: `run_until` in steps, paced
-/// to wall time or as fast as the link takes it.
-struct SimSource {
-    scenario: rocescope_sim::Scenario,
-    pace: Option<f64>,
-}
-
-impl Source for SimSource {
-    fn describe(&self) -> String {
-        format!("sim:{}", self.scenario.name)
-    }
-
-    fn run(&mut self, out: &Publisher) -> Result<SourceStatus, SourceError> {
-        const ITEMS: usize = 1024;
-        let step_ns = (self.scenario.duration_ns / 200).clamp(100, 20_000);
-        let mut sim = rocescope_sim::Simulator::new(self.scenario.clone());
-        let mut batch = Batch::with_capacity(ITEMS, 1 << 18);
-        let start = std::time::Instant::now();
-        let mut t_ns = 0u64;
-        loop {
-            if out.stopped() {
-                return Ok(SourceStatus::Stopped);
-            }
-            t_ns += step_ns;
-            let more = sim.run_until(t_ns, &mut |r| {
-                batch.push_record(r);
-                if batch.len() >= ITEMS {
-                    out.publish_from(&mut batch);
-                }
-            });
-            out.publish_from(&mut batch);
-            if !more {
-                return Ok(SourceStatus::End);
-            }
-            if let Some(pace) = self.pace {
-                let due = Duration::from_secs_f64(t_ns as f64 / 1e9 / pace.max(1e-9));
-                if let Some(wait) = due.checked_sub(start.elapsed()) {
-                    std::thread::sleep(wait.min(Duration::from_millis(50)));
-                }
-            }
-        }
-    }
-}
+use rocescope_device_link::{Agent, CaptureSource, CardControl, CounterSource, SimSource, Source};
 
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
@@ -120,10 +74,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
         Some(Box::new(CaptureSource::follow(p)?))
     } else if let Some(s) = &args.sim {
         let scenario = rocescope_sim::Scenario::resolve(s).map_err(|e| anyhow::anyhow!("{e}"))?;
-        Some(Box::new(SimSource {
-            scenario,
-            pace: args.sim_pace,
-        }))
+        Some(Box::new(SimSource::new(scenario, args.sim_pace)))
     } else {
         None
     };

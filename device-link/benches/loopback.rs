@@ -5,13 +5,24 @@
 //! `cargo bench -p rocescope-device-link --bench loopback [-- FRAMES [PPS]]`
 //! PPS paces the source (0 = as fast as it can produce); default 3,000,000
 //! frames at 6 Mpps, then unpaced.
+//!
+//! `cargo bench -p rocescope-device-link --bench loopback -- sim [SCENARIO [FRAMES [PPS]]]`
+//! feeds the agent from the simulator exactly as `rocescope agent --sim`
+//! does (`SimSource`); SCENARIO is a shipped name, a TOML file, or
+//! `line-rate` (default: `benches/line-rate.toml`, 5.7 M frames per
+//! simulated second); the run is long enough for about FRAMES frames, and
+//! PPS paces it through the simulator's pace (simulated per wall time).
 
 use std::time::{Duration, Instant};
 
 use rocescope_decoders::{Opcode, PacketBuilder};
 use rocescope_device_link::agent::AgentConfig;
 use rocescope_device_link::source::{Publisher, SourceError};
-use rocescope_device_link::{Agent, AttachUrl, Batch, Client, ClientConfig, Source, SourceStatus};
+use rocescope_device_link::{
+    Agent, AttachUrl, Batch, Client, ClientConfig, SimSource, Source, SourceStatus,
+};
+use rocescope_replay::Record;
+use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
 
 /// Header-only RC WRITE MIDDLE/ONLY frames on 8 QPs, PSNs in order.
 struct Synth {
@@ -80,6 +91,53 @@ fn cpu_secs() -> (f64, f64) {
 }
 
 fn run(frames: u64, pps: u64) {
+    run_source(Box::new(Synth { frames, pps }), pps);
+}
+
+/// Counts frames.
+struct Count(u64);
+
+impl RecordSink for Count {
+    fn frame(&mut self, _f: FrameRef<'_>) {
+        self.0 += 1;
+    }
+    fn record(&mut self, _r: Record) {}
+}
+
+fn run_sim(name: &str, frames: u64, pps: u64) {
+    let scenario = if name == "line-rate" {
+        Scenario::from_toml(include_str!("line-rate.toml"), "line-rate.toml")
+    } else {
+        Scenario::resolve(name)
+    };
+    let mut scenario = match scenario {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    // The scenario's frame rate, from its first simulated millisecond.
+    let probe_ns = 1_000_000u64.min(scenario.duration_ns);
+    let mut count = Count(0);
+    Simulator::new(scenario.clone()).run_until_into(probe_ns, &mut count);
+    let per_sim_s = count.0 as f64 / (probe_ns as f64 * 1e-9);
+    if per_sim_s <= 0.0 {
+        eprintln!("{name}: no frames");
+        std::process::exit(2);
+    }
+    scenario.duration_ns = (frames as f64 / per_sim_s * 1e9) as u64;
+    let pace = (pps > 0).then(|| pps as f64 / per_sim_s);
+    println!(
+        "sim {name}: {:.2} M frames per simulated second; {:.1} ms simulated{}",
+        per_sim_s / 1e6,
+        scenario.duration_ns as f64 / 1e6,
+        pace.map_or(String::new(), |p| format!(", pace {p:.3}")),
+    );
+    run_source(Box::new(SimSource::new(scenario, pace)), pps);
+}
+
+fn run_source(source: Box<dyn Source>, pps: u64) {
     let cpu0 = cpu_secs();
     let mut cfg = AgentConfig::new("127.0.0.1:0".parse().expect("addr"));
     cfg.wait_for_client = true;
@@ -87,7 +145,8 @@ fn run(frames: u64, pps: u64) {
     cfg.client_queue_batches = 1 << 16;
     let agent = Agent::bind(cfg).expect("bind");
     let port = agent.local_addr().expect("addr").port();
-    let t = std::thread::spawn(move || agent.run(Box::new(Synth { frames, pps }), Vec::new()));
+    let what = source.describe();
+    let t = std::thread::spawn(move || agent.run(source, Vec::new()));
     let mut ccfg = ClientConfig::new(AttachUrl::Tcp {
         host: "127.0.0.1".into(),
         port,
@@ -114,8 +173,9 @@ fn run(frames: u64, pps: u64) {
     let rate = (s.frames_received - n0) as f64 / secs / 1e6;
     let cpu1 = cpu_secs();
     let (user, sys) = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+    let frames = (s.frames_received + s.frames_dropped).max(1);
     println!(
-        "loopback {} pace: {} frames into the store ({} rows, {} RoCE), {} dropped (agent {}, client {}), {:.2} s, {:.2} Mpps, {:.0} MB/s on the socket; CPU {:.0} ns/frame user + {:.0} system",
+        "loopback {what}, {} pace: {} frames into the store ({} rows, {} RoCE), {} dropped (agent {}, client {}), {:.2} s, {:.2} Mpps, {:.0} MB/s on the socket; CPU {:.0} ns/frame user + {:.0} system",
         if pps == 0 {
             "unpaced".to_owned()
         } else {
@@ -136,10 +196,29 @@ fn run(frames: u64, pps: u64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
+    let mut args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
+    if args.first().is_some_and(|a| a == "sim") {
+        args.remove(0);
+        let name = args
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "line-rate".to_owned());
+        let frames = args
+            .get(1)
+            .and_then(|a| a.parse().ok())
+            .unwrap_or(3_000_000);
+        match args.get(2).and_then(|a| a.parse().ok()) {
+            Some(pps) => run_sim(&name, frames, pps),
+            None => {
+                run_sim(&name, frames, 6_000_000);
+                run_sim(&name, frames, 0);
+            }
+        }
+        return;
+    }
     let frames = args
         .first()
         .and_then(|a| a.parse().ok())

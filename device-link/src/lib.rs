@@ -5,7 +5,8 @@
 //! - [`protocol`]: the wire protocol (PROTOCOL.md): a pcapng stream with
 //!   in-band control messages one way, text lines the other.
 //! - [`agent`]: serves a [`source::Source`] to clients over TCP, with a
-//!   bounded queue per client.
+//!   bounded queue per client; [`sim::SimSource`] is the bundled simulator
+//!   as one such source.
 //! - [`client`]: attaches to an agent (or stdin, or a followed file) and
 //!   feeds a live `Store`, with a bounded queue, drop accounting,
 //!   reconnects and an optional recording.
@@ -15,12 +16,14 @@ pub mod batch;
 pub mod client;
 pub mod protocol;
 pub mod queue;
+pub mod sim;
 pub mod source;
 pub mod stream;
 
 pub use agent::{Agent, AgentConfig, AgentStats, CardControl};
 pub use batch::{Batch, Entry, Item};
 pub use client::{Client, ClientConfig, LinkStats, LinkStatsSnapshot};
+pub use sim::SimSource;
 pub use source::{CaptureSource, CounterSource, FollowFile, Source, SourceStatus};
 
 use std::fmt;

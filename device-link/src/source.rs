@@ -4,7 +4,7 @@
 //! - [`CaptureSource`]: any pcap / pcapng / BALBOA sniffer dump from a byte
 //!   stream (stdin, or a growing file through [`FollowFile`]);
 //! - [`CounterSource`]: polls a driver counter file into profiler samples;
-//! - the simulator plugs in the same way (see the app's `agent --sim`).
+//! - [`SimSource`](crate::sim::SimSource): the bundled simulator.
 
 use std::cell::RefCell;
 use std::fs::File;

@@ -4,7 +4,9 @@
 //! - [`Scenario`]: what to simulate, from TOML (`assets/scenarios/`) or code;
 //!   [`Scenario::set`] overrides any [`Params`] by name.
 //! - [`Simulator`]: `new(scenario)`, then [`Simulator::run_until`] /
-//!   [`Simulator::step`] hand out [`rocescope_replay::Record`]s as they happen.
+//!   [`Simulator::step`] hand out [`rocescope_replay::Record`]s as they happen;
+//!   [`Simulator::run_until_into`] lends frames to a [`RecordSink`] instead
+//!   (no allocation per frame).
 //! - [`experiments`]: the paper's measurements computed from the model.
 
 pub mod engine;
@@ -18,7 +20,7 @@ pub mod sniffer;
 mod template;
 pub mod wire;
 
-pub use engine::{QpStats, SimStats, Simulator};
+pub use engine::{FrameRef, QpStats, RecordSink, SimStats, Simulator};
 pub use params::{ParamError, ParamInfo, Params};
 pub use scenario::{
     AppOp, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, ProfilerSpec, QpSpec,

@@ -3,9 +3,11 @@
 //! pattern (a few dozen pending events, most new ones due soon).
 //!
 //! Entries are kept in a vector sorted by descending key, so the next event
-//! is the last element (pop is O(1)); an insertion looks for its place from
-//! the near end, where soon-due events land, and falls back to a binary
-//! search when the queue is long.
+//! is the last element (pop is O(1)); an insertion scans for its place from
+//! the near end and moves the sooner entries up in one block. (Measured on
+//! the default and line-rate scenarios: cheaper than bisection, than
+//! shifting entry by entry, than a binary heap, and than per-link FIFO
+//! lanes merged at pop.)
 
 /// One pending event: due at `t`, scheduled as the `seq`-th event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,9 +30,6 @@ pub(crate) struct EventQueue<E> {
     /// Sorted by descending `(t, seq)`: the next event is last.
     v: Vec<Pending<E>>,
 }
-
-/// Entries checked one by one from the near end before a binary search.
-const LINEAR: usize = 16;
 
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
@@ -73,21 +72,13 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, e: Pending<E>) {
         let key = e.key();
-        let n = self.v.len();
-        // Insertion sort from the near end: shift smaller keys up by one.
-        self.v.push(e);
-        let stop = n.saturating_sub(LINEAR);
-        let mut i = n;
-        while i > stop && self.v[i - 1].key() < key {
-            self.v[i] = self.v[i - 1];
-            i -= 1;
+        // New events mostly land a few places from the near end (measured:
+        // 4 of 12 on average): scan from there, then one block move.
+        let mut pos = self.v.len();
+        while pos > 0 && self.v[pos - 1].key() < key {
+            pos -= 1;
         }
-        self.v[i] = e;
-        if i == stop && i > 0 && self.v[i - 1].key() < key {
-            // Further in: find the place by bisection and rotate it in.
-            let pos = self.v[..i].partition_point(|x| x.key() > key);
-            self.v[pos..=i].rotate_right(1);
-        }
+        self.v.insert(pos, e);
     }
 }
 

@@ -12,7 +12,7 @@ use rocescope_decoders::analysis::FindingCause;
 use rocescope_replay::record::TruthEvent;
 use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
 use rocescope_replay::{PcapngWriter, Record, TimeBase};
-use rocescope_sim::{Scenario, Simulator};
+use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
 
 /// How fast the simulator runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -192,49 +192,17 @@ fn run_sim(
             Ok(SourceCtl::Resume) | Err(TryRecvError::Empty) => {}
         }
         t_ns += step_ns;
-        let more = sim.run_until(t_ns, &mut |r| {
-            if let Some(w) = &mut record {
-                let res = match &r {
-                    Record::Frame {
-                        ts_ns,
-                        port,
-                        direction,
-                        orig_len,
-                        data,
-                    } => w.write_frame(*ts_ns, *port, *direction, *orig_len, data),
-                    other => w.write_record(other),
-                };
-                if let Err(e) = res {
-                    write_error.get_or_insert_with(|| format!("recording stopped: {e}"));
-                }
-            }
-            match r {
-                Record::Frame {
-                    ts_ns,
-                    port,
-                    direction,
-                    orig_len,
-                    data,
-                } => {
-                    let frame = IngestFrame {
-                        ts_ns,
-                        data: &data,
-                        origlen: orig_len,
-                        linktype: 1,
-                        port,
-                        dir: direction,
-                        file_offset: 0,
-                    };
-                    store.ingest(&mut ingest, &frame);
-                    status.frames.fetch_add(1, Ordering::Relaxed);
-                }
-                other => {
-                    note_evidence(&analysis, &other);
-                    store.push_record(other);
-                    status.records.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        });
+        let more = sim.run_until_into(
+            t_ns,
+            &mut Feed {
+                record: &mut record,
+                write_error: &mut write_error,
+                store,
+                ingest: &mut ingest,
+                analysis: &analysis,
+                status,
+            },
+        );
         store.flush_live(&mut ingest);
         status.sim_time_ns.store(sim.now_ns(), Ordering::Relaxed);
         if !more {
@@ -259,6 +227,51 @@ fn run_sim(
     }
     store.finish_live(&mut ingest);
     status.finished.store(true, Ordering::Release);
+}
+
+/// Where the simulator's records go: the optional recording, then the
+/// store (frames lent by the simulator, so none is allocated on the way).
+struct Feed<'a> {
+    record: &'a mut Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
+    write_error: &'a mut Option<String>,
+    store: &'a Store,
+    ingest: &'a mut Ingest,
+    analysis: &'a RcAnalyzer,
+    status: &'a SourceStatus,
+}
+
+impl RecordSink for Feed<'_> {
+    fn frame(&mut self, f: FrameRef<'_>) {
+        if let Some(w) = self.record.as_mut()
+            && let Err(e) = w.write_frame(f.ts_ns, f.port, f.direction, f.orig_len, f.data)
+        {
+            self.write_error
+                .get_or_insert_with(|| format!("recording stopped: {e}"));
+        }
+        let frame = IngestFrame {
+            ts_ns: f.ts_ns,
+            data: f.data,
+            origlen: f.orig_len,
+            linktype: 1,
+            port: f.port,
+            dir: f.direction,
+            file_offset: 0,
+        };
+        self.store.ingest(self.ingest, &frame);
+        self.status.frames.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn record(&mut self, r: Record) {
+        if let Some(w) = self.record.as_mut()
+            && let Err(e) = w.write_record(&r)
+        {
+            self.write_error
+                .get_or_insert_with(|| format!("recording stopped: {e}"));
+        }
+        note_evidence(self.analysis, &r);
+        self.store.push_record(r);
+        self.status.records.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Ground truth that the diagnosis may cite (what frames cannot show).
