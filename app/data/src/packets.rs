@@ -91,13 +91,12 @@ fn array<T: NativeType>(values: Vec<T>, validity: Option<Bitmap>) -> Col {
     )))
 }
 
-/// A string column as keys into the batch's distinct strings. The strings
-/// are named by a "global" id (an opcode, a conversation, ...) and get a
-/// batch-local key the first time they appear.
-#[derive(Debug)]
+/// Keys string columns: the strings are named by a "global" id (an
+/// opcode, a conversation, ...) and get a batch-local key the first time a
+/// batch's row has them, so that a batch's dictionary holds only its own
+/// strings.
+#[derive(Debug, Default)]
 struct DictColumn {
-    /// One key per row (0 where the row has none; its validity says so).
-    keys: Vec<u32>,
     /// Global id to local key; `u32::MAX` when not yet in this batch.
     local: Vec<u32>,
     /// Local key to global id.
@@ -105,53 +104,57 @@ struct DictColumn {
 }
 
 impl DictColumn {
-    fn with_capacity(n: usize) -> Self {
-        DictColumn {
-            keys: Vec::with_capacity(n),
-            local: Vec::new(),
-            globals: Vec::new(),
-        }
-    }
-
-    /// Key a row by its global id.
-    #[inline]
-    fn push(&mut self, global: Option<u32>) {
-        let key = global.map_or(0, |g| {
-            let slot = g as usize;
+    /// The keys of a batch's rows: those with `part` present are keyed by
+    /// their id, the others get 0 (their validity says so).
+    fn keys<T: Copy + Into<u32>>(&mut self, ids: &[T], present: &[u16], part: u16) -> Vec<u32> {
+        let mut keys = Vec::with_capacity(ids.len());
+        for (&id, &p) in ids.iter().zip(present) {
+            if p & part == 0 {
+                keys.push(0);
+                continue;
+            }
+            let slot = id.into() as usize;
             if slot >= self.local.len() {
                 self.local.resize(slot + 1, u32::MAX);
             }
             if self.local[slot] == u32::MAX {
                 self.local[slot] = self.globals.len() as u32;
-                self.globals.push(g);
+                self.globals.push(id.into());
             }
-            self.local[slot]
-        });
-        self.keys.push(key);
+            keys.push(self.local[slot]);
+        }
+        keys
     }
 
-    /// The keys and the distinct strings; ready for the next batch after.
-    fn finish(&mut self, validity: Option<Bitmap>, name: impl Fn(u32) -> String) -> Col {
+    /// The batch's strings, in key order.
+    fn values(&self, name: impl Fn(u32) -> String) -> Utf8ViewArray {
         let mut values = MutableBinaryViewArray::<str>::with_capacity(self.globals.len().max(1));
         for &g in &self.globals {
             values.push_value(name(g));
-            if let Some(l) = self.local.get_mut(g as usize) {
-                *l = u32::MAX;
-            }
         }
         if self.globals.is_empty() {
             // Keys of rows without a value are 0: keep them in range.
             values.push_value("");
         }
-        self.globals.clear();
-        Col::Dict {
-            keys: PrimitiveArray::new(
-                ArrowDataType::UInt32,
-                std::mem::take(&mut self.keys).into(),
-                validity,
-            ),
-            values: values.freeze(),
+        values.freeze()
+    }
+
+    /// Ready for the next batch.
+    fn reset(&mut self) {
+        for &g in &self.globals {
+            if let Some(l) = self.local.get_mut(g as usize) {
+                *l = u32::MAX;
+            }
         }
+        self.globals.clear();
+    }
+}
+
+/// A dictionary column from its keys and strings.
+fn dict(keys: &PrimitiveArray<u32>, values: Utf8ViewArray) -> Col {
+    Col::Dict {
+        keys: keys.clone(),
+        values,
     }
 }
 
@@ -330,6 +333,9 @@ columns!(
     port: u8,
     opcode: u8,
     dscp: u8,
+    // 0 rx, 1 tx.
+    direction: u8,
+    aeth_kind: u8,
 );
 
 impl std::fmt::Debug for Block {
@@ -358,8 +364,8 @@ pub struct PacketBatches<'a> {
 #[derive(Debug)]
 struct Dicts {
     direction: DictColumn,
-    src_ip: DictColumn,
-    dst_ip: DictColumn,
+    /// Keys of `src_ip` and `dst_ip` (both named by the conversation).
+    conversation: DictColumn,
     opcode_name: DictColumn,
     aeth_kind: DictColumn,
 }
@@ -383,11 +389,10 @@ impl<'a> PacketBatches<'a> {
             cols: Columns::with_capacity(reserve_rows(batch_rows)),
             block: Block::new(),
             dicts: Dicts {
-                direction: DictColumn::with_capacity(0),
-                src_ip: DictColumn::with_capacity(0),
-                dst_ip: DictColumn::with_capacity(0),
-                opcode_name: DictColumn::with_capacity(0),
-                aeth_kind: DictColumn::with_capacity(0),
+                direction: DictColumn::default(),
+                conversation: DictColumn::default(),
+                opcode_name: DictColumn::default(),
+                aeth_kind: DictColumn::default(),
             },
         }
     }
@@ -572,19 +577,12 @@ impl<'a> PacketBatches<'a> {
             IpHeader::V4(h) => h.dscp(),
             IpHeader::V6(h) => h.dscp(),
         });
+        b.direction[i] = u8::from(row.dir == Some(Direction::Tx));
+        b.aeth_kind[i] = aeth.map_or(0, |a| a.syndrome().kind_index());
         b.n += 1;
         if b.n == BLOCK {
             self.cols.append(&mut self.block);
         }
-        let d = &mut self.dicts;
-        d.direction.push(row.dir.map(|d| u32::from(d == Direction::Tx)));
-        d.src_ip.push(conv);
-        d.dst_ip.push(conv);
-        d.opcode_name.push(
-            (present & part::ROCE != 0).then_some(u32::from(row.opcode)),
-        );
-        d.aeth_kind
-            .push(aeth.map(|a| u32::from(a.syndrome().kind_index())));
     }
 
     /// Turn the buffered rows into a batch and start the next one.
@@ -605,6 +603,25 @@ impl<'a> PacketBatches<'a> {
             valid(part::AETH),
         );
         let d = &mut self.dicts;
+        let key_array = |keys: Vec<u32>, validity: Option<Bitmap>| {
+            PrimitiveArray::new(ArrowDataType::UInt32, keys.into(), validity)
+        };
+        let direction_keys = key_array(
+            d.direction.keys(&c.direction, &c.present, part::DIR),
+            valid(part::DIR),
+        );
+        let conv_keys = key_array(
+            d.conversation.keys(&c.conversation, &c.present, part::CONV),
+            conv.clone(),
+        );
+        let opcode_keys = key_array(
+            d.opcode_name.keys(&c.opcode, &c.present, part::ROCE),
+            roce.clone(),
+        );
+        let aeth_keys = key_array(
+            d.aeth_kind.keys(&c.aeth_kind, &c.present, part::AETH),
+            aeth.clone(),
+        );
         let convs = &self.convs;
         let conv_name = |pick: fn(&Conv) -> &str| {
             move |id: u32| {
@@ -614,6 +631,8 @@ impl<'a> PacketBatches<'a> {
                     .map_or_else(String::new, |c| pick(c).to_owned())
             }
         };
+        let src_ip = dict(&conv_keys, d.conversation.values(conv_name(|c| &c.src_ip)));
+        let dst_names = d.conversation.values(conv_name(|c| &c.dst_ip));
         let solicited = BooleanArray::new(
             ArrowDataType::Boolean,
             parts[part::SOLICITED.trailing_zeros() as usize].clone(),
@@ -627,25 +646,24 @@ impl<'a> PacketBatches<'a> {
             ("port", array(c.port, None)),
             (
                 "direction",
-                d.direction.finish(valid(part::DIR), |d| {
-                    if d == 0 { "rx" } else { "tx" }.to_owned()
-                }),
+                dict(
+                    &direction_keys,
+                    d.direction
+                        .values(|d| if d == 0 { "rx" } else { "tx" }.to_owned()),
+                ),
             ),
             ("conversation", array(c.conversation, conv.clone())),
-            (
-                "src_ip",
-                d.src_ip.finish(conv.clone(), conv_name(|c| &c.src_ip)),
-            ),
-            (
-                "dst_ip",
-                d.dst_ip.finish(conv.clone(), conv_name(|c| &c.dst_ip)),
-            ),
+            ("src_ip", src_ip),
+            ("dst_ip", dict(&conv_keys, dst_names)),
             ("dest_qp", array(c.dest_qp, conv)),
             ("opcode", array(c.opcode, roce.clone())),
             (
                 "opcode_name",
-                d.opcode_name
-                    .finish(roce.clone(), |op| Opcode(op as u8).name().to_string()),
+                dict(
+                    &opcode_keys,
+                    d.opcode_name
+                        .values(|op| Opcode(op as u8).name().to_string()),
+                ),
             ),
             ("psn", array(c.psn, roce)),
             ("udp_src_port", array(c.udp_src_port, valid(part::UDP))),
@@ -660,13 +678,16 @@ impl<'a> PacketBatches<'a> {
             ),
             (
                 "aeth_kind",
-                d.aeth_kind.finish(aeth.clone(), |k| {
-                    Syndrome::KIND_NAMES
-                        .get(k as usize)
-                        .copied()
-                        .unwrap_or("reserved")
-                        .to_owned()
-                }),
+                dict(
+                    &aeth_keys,
+                    d.aeth_kind.values(|k| {
+                        Syndrome::KIND_NAMES
+                            .get(k as usize)
+                            .copied()
+                            .unwrap_or("reserved")
+                            .to_owned()
+                    }),
+                ),
             ),
             ("aeth_msn", array(c.aeth_msn, aeth)),
             ("immdt", array(c.immdt, valid(part::IMMDT))),
@@ -682,6 +703,14 @@ impl<'a> PacketBatches<'a> {
                     None,
                 ))),
             ));
+        }
+        for dict in [
+            &mut d.direction,
+            &mut d.conversation,
+            &mut d.opcode_name,
+            &mut d.aeth_kind,
+        ] {
+            dict.reset();
         }
         PacketBatch { len: n, columns }
     }
