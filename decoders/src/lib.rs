@@ -25,7 +25,7 @@ pub use icrc::{icrc_v1, icrc_v2};
 pub use opcode::{Headers, MessagePosition, Opcode, OpcodeKind, OpcodeName, Operation, Transport};
 pub use packet::{
     DecodeConfig, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, IcrcStatus, IpHeader,
-    LinkLayer, Packet, ROCEV2_UDP_PORT, RoceVersion, decode,
+    LinkLayer, Packet, ROCEV2_UDP_PORT, RoceVersion, decode, decode_headers,
 };
 pub use summary::Summary;
 

@@ -145,6 +145,8 @@ pub enum IcrcStatus {
     },
     /// The capture ends before the ICRC (header-only or snaplen): not checkable.
     Truncated,
+    /// Captured whole but not checked ([`decode_headers`]).
+    Unchecked,
     /// Not a RoCE frame, or its lengths do not say where the ICRC is.
     None,
 }
@@ -156,6 +158,7 @@ impl IcrcStatus {
             IcrcStatus::Ok => "ok",
             IcrcStatus::Bad { .. } => "bad",
             IcrcStatus::Truncated => "truncated",
+            IcrcStatus::Unchecked => "unchecked",
             IcrcStatus::None => "none",
         }
     }
@@ -392,14 +395,27 @@ fn offset16(off: usize) -> u16 {
 #[inline]
 pub fn decode<'a>(frame: &'a [u8], link: LinkLayer, cfg: &DecodeConfig) -> Packet<'a> {
     let mut p = Packet::empty(frame, link);
-    if let Err(e) = decode_into(&mut p, frame, link, cfg) {
+    if let Err(e) = decode_into::<true>(&mut p, frame, link, cfg) {
+        p.stop = Some(e);
+    }
+    p
+}
+
+/// As [`decode`], without computing the ICRC of whole frames (their
+/// [`Packet::icrc`] is [`IcrcStatus::Unchecked`]): for readers that want
+/// the header fields only, such as table export, where a CRC over every
+/// payload would cost more than the rest of the decode.
+#[inline]
+pub fn decode_headers<'a>(frame: &'a [u8], link: LinkLayer, cfg: &DecodeConfig) -> Packet<'a> {
+    let mut p = Packet::empty(frame, link);
+    if let Err(e) = decode_into::<false>(&mut p, frame, link, cfg) {
         p.stop = Some(e);
     }
     p
 }
 
 #[inline(always)]
-fn decode_into(
+fn decode_into<const CHECK_ICRC: bool>(
     p: &mut Packet<'_>,
     frame: &[u8],
     link: LinkLayer,
@@ -480,7 +496,7 @@ fn decode_into(
             }
             let bth_offset = off + Ipv6Slice::LEN;
             let end = bth_offset + usize::from(grh.payload_len());
-            return decode_transport(p, frame, RoceVersion::V1, off, bth_offset, end);
+            return decode_transport::<CHECK_ICRC>(p, frame, RoceVersion::V1, off, bth_offset, end);
         }
         _ => return Ok(()),
     };
@@ -500,13 +516,13 @@ fn decode_into(
         ));
     }
     let end = off + udp_len;
-    decode_transport(p, frame, RoceVersion::V2, off, off + UdpSlice::LEN, end)
+    decode_transport::<CHECK_ICRC>(p, frame, RoceVersion::V2, off, off + UdpSlice::LEN, end)
 }
 
 /// Decode BTH, extended headers, payload and ICRC. `len_at` is the offset of
 /// the header whose length field announced `end`, the offset just after the ICRC.
 #[inline(always)]
-fn decode_transport(
+fn decode_transport<const CHECK_ICRC: bool>(
     p: &mut Packet<'_>,
     frame: &[u8],
     version: RoceVersion,
@@ -568,6 +584,10 @@ fn decode_transport(
         ));
     }
 
+    if !CHECK_ICRC {
+        p.icrc = IcrcStatus::Unchecked;
+        return Ok(());
+    }
     let transport = frame.get(bth_offset..icrc_offset).unwrap_or(&[]);
     let net = frame.get(p.net_offset()..).unwrap_or(&[]);
     let computed = match version {

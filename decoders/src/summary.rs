@@ -123,7 +123,7 @@ impl fmt::Display for Summary<'_, '_> {
                     write!(f, " [ICRC BAD 0x{stored:08x}, expected 0x{computed:08x}]")?
                 }
                 IcrcStatus::Truncated => f.write_str(" ICRC not captured")?,
-                IcrcStatus::None => {}
+                IcrcStatus::Unchecked | IcrcStatus::None => {}
             }
         } else if let Some(udp) = p.udp() {
             write!(

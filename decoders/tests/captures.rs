@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, decode};
+use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, decode, decode_headers};
 
 fn captures_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/captures");
@@ -94,6 +94,28 @@ fn rxe_capture_icrcs_all_verify() {
         let p = decode(frame, LinkLayer::Ethernet, &DecodeConfig::default());
         assert_eq!(p.icrc(), IcrcStatus::Ok, "frame {}: {}", i + 1, p.summary());
         assert_eq!(p.stop(), None, "frame {}", i + 1);
+    }
+}
+
+#[test]
+fn decode_headers_is_decode_without_the_icrc() {
+    let Some(dir) = captures_dir() else { return };
+    let bytes = std::fs::read(dir.join("rxe-write-read.pcap")).unwrap();
+    for (i, frame) in pcap_frames(&bytes).into_iter().enumerate() {
+        let cfg = DecodeConfig::default();
+        let (full, headers) = (
+            decode(frame, LinkLayer::Ethernet, &cfg),
+            decode_headers(frame, LinkLayer::Ethernet, &cfg),
+        );
+        assert_eq!(headers.icrc(), IcrcStatus::Unchecked, "frame {}", i + 1);
+        assert_eq!(full.icrc(), IcrcStatus::Ok, "frame {}", i + 1);
+        assert_eq!(
+            headers.summary().to_string(),
+            full.summary().to_string().replace(" ICRC ok", "")
+        );
+        assert_eq!(headers.ext(), full.ext(), "frame {}", i + 1);
+        assert_eq!(headers.payload_len(), full.payload_len());
+        assert_eq!(headers.stop(), full.stop());
     }
 }
 

@@ -54,6 +54,7 @@ fn every_shipped_scenario_loads_runs_and_its_frames_decode() {
                     "{name}: bad ICRC without a corruption: {x:?}"
                 ),
                 IcrcStatus::None => panic!("{name}: not RoCE: {x:?}"),
+                IcrcStatus::Unchecked => panic!("{name}: decoded without its ICRC: {x:?}"),
             }
         }
         assert!(

@@ -35,7 +35,6 @@ fn cpu_s() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-
 fn main() {
     let n: u64 = std::env::args()
         .skip(1)
@@ -49,7 +48,11 @@ fn main() {
     }
     println!("capture: {} ({n} packets)", path.display());
     // Warm the page cache (through a small buffer: no 200 MB allocation).
-    std::io::copy(&mut std::fs::File::open(&path).unwrap(), &mut std::io::sink()).unwrap();
+    std::io::copy(
+        &mut std::fs::File::open(&path).unwrap(),
+        &mut std::io::sink(),
+    )
+    .unwrap();
 
     // Index as `rocescope export` does: the RC analysis on.
     let analysis = RcAnalyzer::default();

@@ -94,7 +94,9 @@ pub fn export(
                 });
             }
             let mut parts = Partitions::new(out, src.capture, window_ns.max(1));
-            let rows = write_table(src, table, &opts.rows, &mut |b| parts.write(table, b.into_frame()?))?;
+            let rows = write_table(src, table, &opts.rows, &mut |b| {
+                parts.write(table, b.into_frame()?)
+            })?;
             (rows, parts.finish()?)
         }
         None => {

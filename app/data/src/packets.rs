@@ -16,7 +16,7 @@ use polars_arrow::array::{
 use polars_arrow::bitmap::Bitmap;
 use polars_arrow::datatypes::{ArrowDataType, IntegerType};
 use polars_arrow::types::NativeType;
-use rocescope_decoders::{DecodeConfig, IpHeader, LinkLayer, Opcode, Syndrome, decode};
+use rocescope_decoders::{DecodeConfig, IpHeader, LinkLayer, Opcode, Syndrome, decode_headers};
 use rocescope_replay::record::Direction;
 use rocescope_replay::store::{Flags, NO_CONVERSATION, Row, Store};
 
@@ -529,7 +529,7 @@ impl<'a> PacketBatches<'a> {
         let dest_qp = conv.and_then(|id| self.convs[id as usize].as_ref().map(|c| c.dest_qp));
         let decoded = match self.link(row.port) {
             Some(link) if !row.flags.contains(Flags::UNDECODED) => {
-                Some(decode(bytes, link, &self.cfg))
+                Some(decode_headers(bytes, link, &self.cfg))
             }
             _ => None,
         };
@@ -672,10 +672,7 @@ impl<'a> PacketBatches<'a> {
             ("dscp", array(c.dscp, valid(part::IP))),
             ("reth_va", array(c.reth_va, reth.clone())),
             ("reth_rkey", array(c.reth_rkey, reth.clone())),
-            (
-                "reth_dma_len_bytes",
-                array(c.reth_dma_len_bytes, reth),
-            ),
+            ("reth_dma_len_bytes", array(c.reth_dma_len_bytes, reth)),
             (
                 "aeth_kind",
                 dict(

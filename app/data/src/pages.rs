@@ -358,7 +358,11 @@ fn int64(a: &PrimitiveArray<u64>, ty: &PrimitiveType, optional: bool) -> PolarsR
 
 /// A u64 column as `DELTA_BINARY_PACKED` (for counters and clocks: their
 /// deltas pack into a few bits, often none).
-fn int64_delta(a: &PrimitiveArray<u64>, ty: &PrimitiveType, optional: bool) -> PolarsResult<DataPage> {
+fn int64_delta(
+    a: &PrimitiveArray<u64>,
+    ty: &PrimitiveType,
+    optional: bool,
+) -> PolarsResult<DataPage> {
     let mut buffer = Vec::with_capacity(a.len() / 4 + 64);
     if optional {
         def_levels(None, a.len(), &mut buffer);

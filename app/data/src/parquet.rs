@@ -16,7 +16,7 @@ use polars_arrow::array::Array;
 use polars_arrow::datatypes::{ArrowDataType, ArrowSchema};
 use polars_parquet::parquet::CowBuffer;
 use polars_parquet::write::{
-    CompressedPage, CompressionOptions, DynIter, Page, DynStreamingIterator, Encoding, FileWriter,
+    CompressedPage, CompressionOptions, DynIter, DynStreamingIterator, Encoding, FileWriter, Page,
     ParquetType, StatisticsOptions, Version, WriteOptions, array_to_columns, compress,
     fallible_streaming_iterator, to_parquet_schema,
 };
@@ -130,7 +130,8 @@ impl<W: Write> ParquetOut<W> {
                 else {
                     break;
                 };
-                let pages = encode_column(array.as_ref(), field, encoding, self.options, &self.spare);
+                let pages =
+                    encode_column(array.as_ref(), field, encoding, self.options, &self.spare);
                 if let Some(slot) = done.get(i) {
                     *slot.lock().unwrap_or_else(|e| e.into_inner()) = pages;
                 }

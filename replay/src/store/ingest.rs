@@ -149,7 +149,7 @@ fn classify(p: &Packet<'_>, obs: Option<&Observation>, row: &mut Row) {
     match p.icrc() {
         IcrcStatus::Bad { .. } => flags.set(Flags::ICRC_BAD, true),
         IcrcStatus::Truncated => flags.set(Flags::CUT, true),
-        IcrcStatus::Ok | IcrcStatus::None => {}
+        IcrcStatus::Ok | IcrcStatus::Unchecked | IcrcStatus::None => {}
     }
     if let Some(stop) = p.stop() {
         let f = if stop.is_truncation() {
