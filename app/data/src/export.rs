@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use polars::prelude::*;
 
 use crate::packets::PacketBatch;
-use crate::parquet::ParquetOut;
+use crate::parquet::{ColumnLayout, ParquetOut};
 use crate::{DataError, PacketBatches, Source, Table};
 
 /// Rows per batch of the packets table: large enough for good Parquet row
@@ -65,6 +65,9 @@ pub struct ExportOptions {
     pub partition_window_ns: Option<u64>,
     /// The packets to export.
     pub rows: Rows,
+    /// Rows per batch of the packets table, which is a Parquet row group
+    /// (default [`BATCH_ROWS`]).
+    pub batch_rows: Option<usize>,
 }
 
 /// What an export wrote.
@@ -94,9 +97,13 @@ pub fn export(
                 });
             }
             let mut parts = Partitions::new(out, src.capture, window_ns.max(1));
-            let rows = write_table(src, table, &opts.rows, &mut |b| {
-                parts.write(table, b.into_frame()?)
-            })?;
+            let rows = write_table(
+                src,
+                table,
+                &opts.rows,
+                opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
+                &mut |b| parts.write(table, b.into_frame()?),
+            )?;
             (rows, parts.finish()?)
         }
         None => {
@@ -105,7 +112,13 @@ pub fn export(
                 None => Format::from_path(out)?,
             };
             let mut file = OutFile::create(out, format)?;
-            let rows = write_table(src, table, &opts.rows, &mut |b| file.write_batch(b))?;
+            let rows = write_table(
+                src,
+                table,
+                &opts.rows,
+                opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
+                &mut |b| file.write_batch(b),
+            )?;
             if file.writer.is_none() {
                 // No rows at all: still a valid file with the schema.
                 file.write(empty_table(src, table)?)?;
@@ -153,6 +166,7 @@ fn write_table(
     src: &Source<'_>,
     table: Table,
     rows: &Rows,
+    batch: usize,
     sink: &mut dyn FnMut(Batch) -> Result<(), DataError>,
 ) -> Result<u64, DataError> {
     if table != Table::Packets {
@@ -165,9 +179,9 @@ fn write_table(
     }
     let store = src.store;
     let n_batches = match rows {
-        Rows::All => store.len().div_ceil(BATCH_ROWS as u64),
-        Rows::Range(r) => (r.end.saturating_sub(r.start)).div_ceil(BATCH_ROWS as u64),
-        Rows::Indices(ix) => ix.len().div_ceil(BATCH_ROWS) as u64,
+        Rows::All => store.len().div_ceil(batch as u64),
+        Rows::Range(r) => (r.end.saturating_sub(r.start)).div_ceil(batch as u64),
+        Rows::Indices(ix) => ix.len().div_ceil(batch) as u64,
     };
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -181,11 +195,11 @@ fn write_table(
             let builder = std::thread::Builder::new()
                 .name("rocescope-export".into())
                 .spawn_scoped(s, move || -> Result<u64, DataError> {
-                    let mut b = PacketBatches::new(store, BATCH_ROWS);
+                    let mut b = PacketBatches::new(store, batch);
                     let mut built = 0;
                     for k in (first as u64..n_batches).step_by(threads) {
-                        built += b.for_each_arrow_batch(&batch_rows(rows, k), |batch| {
-                            tx.send(batch).map_err(|_| DataError::WriterStopped)
+                        built += b.for_each_arrow_batch(&batch_rows(rows, k, batch), |b| {
+                            tx.send(b).map_err(|_| DataError::WriterStopped)
                         })?;
                     }
                     Ok(built)
@@ -229,14 +243,14 @@ fn write_table(
     })
 }
 
-/// The rows of the packets table's batch `k`.
-fn batch_rows(rows: &Rows, k: u64) -> Rows {
-    let b = BATCH_ROWS as u64;
+/// The rows of the packets table's batch `k`, of `batch` rows each.
+fn batch_rows(rows: &Rows, k: u64, batch: usize) -> Rows {
+    let b = batch as u64;
     match rows {
         Rows::All => Rows::Range(k * b..(k + 1) * b),
         Rows::Range(r) => Rows::Range(r.start + k * b..(r.start + (k + 1) * b).min(r.end)),
         Rows::Indices(ix) => Rows::Indices(
-            ix.chunks(BATCH_ROWS)
+            ix.chunks(batch)
                 .nth(k as usize)
                 .unwrap_or_default()
                 .to_vec(),
@@ -288,7 +302,7 @@ impl OutFile {
             (Batch::Packets(b), Format::Parquet) => {
                 if self.writer.is_none() {
                     let schema = b.schema()?;
-                    self.open(&schema, &b.required_columns())?;
+                    self.open(&schema, &PacketBatch::parquet_layout())?;
                 }
                 if let Some(Writer::Parquet(w)) = &mut self.writer {
                     let rows = b.len();
@@ -300,13 +314,13 @@ impl OutFile {
         }
     }
 
-    fn open(&mut self, schema: &Schema, required: &[&str]) -> Result<(), DataError> {
+    fn open(&mut self, schema: &Schema, layout: &[ColumnLayout]) -> Result<(), DataError> {
         let Some(file) = self.file.take() else {
             return Ok(());
         };
         let file = BufWriter::with_capacity(1 << 20, file);
         self.writer = Some(match self.format {
-            Format::Parquet => Writer::Parquet(Box::new(ParquetOut::new(file, schema, required)?)),
+            Format::Parquet => Writer::Parquet(Box::new(ParquetOut::new(file, schema, layout)?)),
             Format::Csv => Writer::Csv(CsvWriter::new(file).include_header(true).batched(schema)?),
             Format::Jsonl => Writer::Jsonl(polars::io::json::BatchedWriter::new(file)),
         });

@@ -20,6 +20,7 @@ use rocescope_decoders::{DecodeConfig, IpHeader, LinkLayer, Opcode, Syndrome, de
 use rocescope_replay::record::Direction;
 use rocescope_replay::store::{Flags, NO_CONVERSATION, Row, Store};
 
+use crate::parquet::ColumnLayout;
 use crate::{DataError, Rows};
 
 /// The optional parts of a row. A nullable column is valid where its part
@@ -186,11 +187,38 @@ impl PacketBatch {
         self.len == 0
     }
 
-    /// The columns that never hold a null.
-    pub fn required_columns(&self) -> Vec<&'static str> {
-        let mut names = vec!["frame", "ts_ns", "caplen_bytes", "len_bytes", "port"];
-        names.extend(Flags::NAMES);
-        names
+    /// How the Parquet writer lays the columns out: the frame counter and
+    /// the clock as deltas, low-cardinality integers as dictionaries, the
+    /// columns that are never null as required.
+    pub(crate) fn parquet_layout() -> Vec<ColumnLayout> {
+        use polars_parquet::write::Encoding::{DeltaBinaryPacked, RleDictionary};
+        let col = |name, required, encoding| ColumnLayout {
+            name,
+            required,
+            encoding,
+        };
+        let mut layout = vec![
+            col("frame", true, Some(DeltaBinaryPacked)),
+            col("ts_ns", true, Some(DeltaBinaryPacked)),
+            col("caplen_bytes", true, Some(RleDictionary)),
+            col("len_bytes", true, Some(RleDictionary)),
+            col("port", true, Some(RleDictionary)),
+        ];
+        for name in [
+            "conversation",
+            "dest_qp",
+            "opcode",
+            "udp_src_port",
+            "pkey",
+            "dscp",
+            "reth_rkey",
+            "reth_dma_len_bytes",
+            "payload_bytes",
+        ] {
+            layout.push(col(name, false, Some(RleDictionary)));
+        }
+        layout.extend(Flags::NAMES.iter().map(|name| col(name, true, None)));
+        layout
     }
 
     /// The polars schema of the batch's frame.

@@ -33,6 +33,17 @@ pub(crate) struct ParquetOut<W: Write> {
     spare: Mutex<Vec<Vec<u8>>>,
 }
 
+/// How a column is written, where its type alone does not say.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ColumnLayout {
+    pub name: &'static str,
+    /// Never null: written without definition levels.
+    pub required: bool,
+    /// `DeltaBinaryPacked` for counters and clocks, `RleDictionary` for
+    /// integers with few distinct values (plain if a row group has many).
+    pub encoding: Option<Encoding>,
+}
+
 /// The encoding for a column of this type.
 fn encoding_for(dtype: &ArrowDataType) -> Encoding {
     match dtype {
@@ -47,43 +58,20 @@ fn encoding_for(dtype: &ArrowDataType) -> Encoding {
 
 impl<W: Write> ParquetOut<W> {
     /// A file with `schema`'s columns (a polars schema, as the tables
-    /// have); the columns named in `required` never hold nulls and are
-    /// written without definition levels.
-    pub(crate) fn new(out: W, schema: &Schema, required: &[&str]) -> PolarsResult<Self> {
+    /// have), laid out as `layout` says for the columns it names.
+    pub(crate) fn new(out: W, schema: &Schema, layout: &[ColumnLayout]) -> PolarsResult<Self> {
         let mut arrow: ArrowSchema = schema.to_arrow(CompatLevel::newest());
+        let mut encodings = Vec::with_capacity(arrow.len());
         for field in arrow.iter_values_mut() {
-            if required.contains(&field.name.as_str()) {
+            let l = layout.iter().find(|l| l.name == field.name.as_str());
+            if l.is_some_and(|l| l.required) {
                 field.is_nullable = false;
             }
+            encodings.push(
+                l.and_then(|l| l.encoding)
+                    .unwrap_or_else(|| encoding_for(&field.dtype)),
+            );
         }
-        let encodings = arrow
-            .iter_values()
-            .map(|f| {
-                let name = f.name.as_str();
-                if ["frame", "ts_ns"].contains(&name) {
-                    Encoding::DeltaBinaryPacked
-                } else if [
-                    "port",
-                    "opcode",
-                    "dscp",
-                    "udp_src_port",
-                    "pkey",
-                    "caplen_bytes",
-                    "len_bytes",
-                    "conversation",
-                    "dest_qp",
-                    "payload_bytes",
-                    "reth_rkey",
-                    "reth_dma_len_bytes",
-                ]
-                .contains(&name)
-                {
-                    Encoding::RleDictionary
-                } else {
-                    encoding_for(&f.dtype)
-                }
-            })
-            .collect();
         let fields = to_parquet_schema(&arrow)?.fields().to_vec();
         let options = WriteOptions {
             // Min, max and null counts let engines skip row groups.

@@ -456,3 +456,130 @@ fn output_errors_name_the_path() {
     .unwrap_err();
     assert!(matches!(e, DataError::PartitionNeedsParquet { .. }), "{e}");
 }
+
+/// A second reader: pyarrow (Apache Arrow's C++ Parquet reader) reads the
+/// packets table's pages, which rocescope encodes itself, to the same
+/// values, and finds each row group's statistics true to its data.
+const PYARROW_CHECK: &str = r#"
+import json, sys
+import pyarrow as pa, pyarrow.parquet as pq
+f = pq.ParquetFile(sys.argv[1])
+t = f.read()
+out = {"rows": t.num_rows, "row_groups": f.num_row_groups, "columns": {}, "bad_stats": [],
+       "encodings": {}}
+for name in t.column_names:
+    c = t.column(name)
+    vals = [v for v in c.to_pylist() if v is not None]
+    d = {"nulls": c.null_count}
+    if pa.types.is_boolean(c.type):
+        d["trues"] = sum(1 for v in vals if v)
+    elif pa.types.is_integer(c.type):
+        d["sum"] = str(sum(vals))
+    else:
+        d["distinct"] = sorted(set(vals))
+    out["columns"][name] = d
+md = f.metadata
+for rg in range(md.num_row_groups):
+    tbl = f.read_row_group(rg)
+    for i in range(md.num_columns):
+        col = md.row_group(rg).column(i)
+        name = col.path_in_schema
+        out["encodings"].setdefault(name, sorted(col.encodings))
+        data = [v for v in tbl.column(name).to_pylist() if v is not None]
+        st = col.statistics
+        if st is None or st.null_count != tbl.column(name).null_count:
+            out["bad_stats"].append(f"{rg}:{name}: null count")
+        elif data and (not st.has_min_max or st.min != min(data) or st.max != max(data)):
+            out["bad_stats"].append(f"{rg}:{name}: {st.min}..{st.max} vs {min(data)}..{max(data)}")
+print(json.dumps(out))
+"#;
+
+/// The same summary of a polars frame.
+fn summary(df: &DataFrame) -> serde_json::Value {
+    let mut cols = serde_json::Map::new();
+    for c in df.columns() {
+        let mut d = serde_json::Map::new();
+        d.insert("nulls".into(), c.null_count().into());
+        match c.dtype() {
+            DataType::Boolean => {
+                let trues = c
+                    .bool()
+                    .unwrap()
+                    .iter()
+                    .filter(|v| *v == Some(true))
+                    .count();
+                d.insert("trues".into(), trues.into());
+            }
+            DataType::String => {
+                let mut v: Vec<String> = c
+                    .str()
+                    .unwrap()
+                    .iter()
+                    .flatten()
+                    .map(str::to_owned)
+                    .collect();
+                v.sort();
+                v.dedup();
+                d.insert("distinct".into(), v.into());
+            }
+            _ => {
+                let s = c.cast(&DataType::UInt64).unwrap();
+                let sum: u128 = s.u64().unwrap().iter().flatten().map(u128::from).sum();
+                d.insert("sum".into(), sum.to_string().into());
+            }
+        }
+        cols.insert(c.name().to_string(), d.into());
+    }
+    cols.into()
+}
+
+#[test]
+fn pyarrow_reads_the_packets_table_as_polars_does() {
+    let have = std::process::Command::new("python3")
+        .args(["-c", "import pyarrow"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have {
+        assert!(
+            std::env::var_os("ROCESCOPE_REQUIRE_PYARROW").is_none(),
+            "ROCESCOPE_REQUIRE_PYARROW is set but python3 cannot import pyarrow"
+        );
+        eprintln!("skipped: needs python3 with pyarrow (.ci/run installs it)");
+        return;
+    }
+    let dir = out_dir("pyarrow");
+    let cap = record("lossy-link", 2_000_000, &dir);
+    let o = Opened::open(&cap);
+    let pq = dir.join("p.parquet");
+    let opts = ExportOptions {
+        // Several row groups, each with its own dictionaries and statistics.
+        batch_rows: Some(500),
+        ..ExportOptions::default()
+    };
+    export(&o.source(), Table::Packets, &pq, &opts).unwrap();
+    let out = std::process::Command::new("python3")
+        .args(["-c", PYARROW_CHECK])
+        .arg(&pq)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let n = o.store.len();
+    assert_eq!(got["rows"], n);
+    assert_eq!(got["row_groups"], n.div_ceil(500));
+    assert_eq!(got["bad_stats"], serde_json::json!([]));
+    let encodings = |col: &str| got["encodings"][col].as_array().unwrap().clone();
+    assert!(encodings("frame").contains(&"DELTA_BINARY_PACKED".into()));
+    assert!(encodings("src_ip").contains(&"RLE_DICTIONARY".into()));
+    assert!(encodings("port").contains(&"RLE_DICTIONARY".into()));
+    let mem = PacketBatches::new(&o.store, 4096).collect(0..n).unwrap();
+    let want = summary(&mem);
+    for (name, w) in want.as_object().unwrap() {
+        assert_eq!(&got["columns"][name], w, "column {name}");
+    }
+    assert_eq!(got["columns"].as_object().unwrap().len(), mem.width());
+}
