@@ -551,15 +551,16 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     check_required(optional, nulls, ty)?;
     let mut dict = IntDict::new();
     let valid = valid_values(a.values(), a.validity());
-    let mut keys = Vec::with_capacity(valid.len());
+    // At most 256 values: a key is a byte (a quarter of the memory).
+    let mut keys: Vec<u8> = Vec::with_capacity(valid.len());
     // Runs of one value are common (a port, a length): remember the last.
-    let mut last: Option<(u32, u32)> = None;
+    let mut last: Option<(u32, u8)> = None;
     for v in valid.iter() {
         let v = to_u32(v);
         let key = match last {
             Some((lv, lk)) if lv == v => lk,
             _ => match dict.key(v) {
-                Some(k) => k,
+                Some(k) => k as u8,
                 None => return Ok(None),
             },
         };
@@ -575,7 +576,7 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     if optional {
         def_levels(a.validity(), a.len(), &mut data);
     }
-    write_keys(keys.iter().copied(), keys.len(), values.len(), &mut data);
+    write_keys(keys.iter().map(|&k| u32::from(k)), keys.len(), values.len(), &mut data);
     // Unsigned order, stored as the INT32 of the same bits.
     let stats = PrimitiveStatistics::<i32> {
         primitive_type: ty.clone(),
