@@ -199,6 +199,62 @@ impl Columns {
         })
     }
 
+    /// Append rows `range` to `out`, a chunk at a time (one slice per
+    /// column and chunk instead of a lookup per row and column).
+    pub(crate) fn extend_rows(&self, range: std::ops::Range<u64>, out: &mut Vec<Row>) {
+        let mut at = range.start;
+        while at < range.end {
+            let Some(chunk) = self.chunks.get((at / CHUNK_ROWS as u64) as usize) else {
+                return;
+            };
+            let first = at - at % CHUNK_ROWS as u64;
+            let lo = (at - first) as usize;
+            let hi = ((range.end - first) as usize).min(chunk.len());
+            if lo >= hi {
+                return;
+            }
+            fn part<T>(v: &[T], lo: usize, hi: usize) -> &[T] {
+                v.get(lo..hi).unwrap_or(&[])
+            }
+            let rows = part(&chunk.ts_ns, lo, hi)
+                .iter()
+                .zip(part(&chunk.file_offset, lo, hi))
+                .zip(part(&chunk.lens, lo, hi))
+                .zip(part(&chunk.conversation, lo, hi))
+                .zip(part(&chunk.psn_opcode, lo, hi))
+                .zip(part(&chunk.meta, lo, hi));
+            for (k, (((((&ts_ns, &file_offset), &lens), &conversation), &po), &meta)) in
+                rows.enumerate()
+            {
+                let (caplen, origlen) = if lens & 0xFFFF == LEN_ESCAPE {
+                    self.big_lens
+                        .get(&(first + (lo + k) as u64))
+                        .copied()
+                        .unwrap_or((LEN_ESCAPE, LEN_ESCAPE))
+                } else {
+                    (lens & 0xFFFF, lens >> 16)
+                };
+                out.push(Row {
+                    ts_ns,
+                    file_offset,
+                    caplen,
+                    origlen,
+                    conversation,
+                    opcode: (po >> 24) as u8,
+                    psn: po & 0xFF_FFFF,
+                    flags: Flags(meta as u16),
+                    port: (meta >> 16) as u8,
+                    dir: match (meta >> 24) & 3 {
+                        1 => Some(Direction::Rx),
+                        2 => Some(Direction::Tx),
+                        _ => None,
+                    },
+                });
+            }
+            at = first + hi as u64;
+        }
+    }
+
     /// Change the flags of a stored row (the analysis can learn late that
     /// a gap before a packet was capture loss).
     pub(crate) fn update_flags(&mut self, index: u64, set: Flags, clear: Flags) {
@@ -278,6 +334,17 @@ mod tests {
             assert_eq!(c.get(i as u64).as_ref(), Some(r), "row {i}");
         }
         assert_eq!(c.get(rows.len() as u64), None);
+        // Ranges read a chunk at a time give the same rows, across chunk
+        // ends, the escaped lengths and past the end.
+        let n = rows.len() as u64;
+        let edge = CHUNK_ROWS as u64;
+        for range in [0..n, 3..17, edge - 5..edge + 5, edge * 2 - 1..n + 100, n..n + 1] {
+            let mut got = Vec::new();
+            c.extend_rows(range.clone(), &mut got);
+            let end = range.end.min(n);
+            let want: Vec<Row> = (range.start..end).filter_map(|i| c.get(i)).collect();
+            assert_eq!(got, want, "{range:?}");
+        }
         assert_eq!(c.seek(1_000 + 7 * 100), 100);
         assert_eq!(c.seek(1_000 + 7 * 100 + 1), 101);
         assert_eq!(c.seek(0), 0);

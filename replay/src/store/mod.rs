@@ -537,7 +537,7 @@ impl Store {
     pub fn rows(&self, range: Range<u64>, out: &mut Vec<Row>) {
         let inner = self.read();
         let end = range.end.min(inner.cols.len());
-        out.extend((range.start..end).filter_map(|i| inner.cols.get(i)));
+        inner.cols.extend_rows(range.start..end, out);
     }
 
     /// Index of the first row at or after `ts_ns` (== len when none is).
