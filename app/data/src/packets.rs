@@ -62,10 +62,16 @@ fn bit_columns(words: &[u16]) -> [Bitmap; 16] {
     let mut planes = vec![0u8; 16 * n_bytes];
     let (lo_planes, hi_planes) = planes.split_at_mut(8 * n_bytes);
     for (k, chunk) in words.chunks(8).enumerate() {
-        let mut w = [0u16; 8];
-        if let Some(w) = w.get_mut(..chunk.len()) {
-            w.copy_from_slice(chunk);
-        }
+        let w: [u16; 8] = match chunk.try_into() {
+            Ok(w) => w,
+            Err(_) => {
+                let mut w = [0u16; 8];
+                if let Some(w) = w.get_mut(..chunk.len()) {
+                    w.copy_from_slice(chunk);
+                }
+                w
+            }
+        };
         let lo = u64::from_le_bytes(w.map(|w| w as u8));
         let hi = u64::from_le_bytes(w.map(|w| (w >> 8) as u8));
         let (lo, hi) = (transpose8(lo).to_le_bytes(), transpose8(hi).to_le_bytes());

@@ -121,6 +121,15 @@ fn valid_values<'a, T: Copy>(values: &'a [T], validity: Option<&Bitmap>) -> Cow<
     }
 }
 
+/// The smallest and largest of `values` (one pass, no branches).
+fn min_max<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
+    let (&first, rest) = values.split_first()?;
+    Some(
+        rest.iter()
+            .fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))),
+    )
+}
+
 /// Append `value` as ULEB128 (the run headers of the hybrid encoding).
 fn uleb128(buffer: &mut Vec<u8>, mut value: u64) {
     loop {
@@ -283,8 +292,8 @@ where
     for v in valid.iter() {
         le_bytes(to_physical(v), buffer);
     }
-    let min_max = valid.iter().min().zip(valid.iter().max());
-    min_max.map(|(lo, hi)| (to_physical(lo), to_physical(hi)))
+    let min_max = min_max(&valid);
+    min_max.map(|(lo, hi)| (to_physical(&lo), to_physical(&hi)))
 }
 
 fn int32<T>(
@@ -369,12 +378,13 @@ fn int64_delta(
     }
     // UINT_64 is stored as the INT64 of the same bits.
     delta_binary_packed(a.values(), &mut buffer);
+    let extremes = min_max(a.values());
     let stats = PrimitiveStatistics::<i64> {
         primitive_type: ty.clone(),
         null_count: Some(0),
         distinct_count: None,
-        min_value: a.values().iter().min().map(|&v| v as i64),
-        max_value: a.values().iter().max().map(|&v| v as i64),
+        min_value: extremes.map(|m| m.0 as i64),
+        max_value: extremes.map(|m| m.1 as i64),
     };
     Ok(data_page(
         buffer,
@@ -411,7 +421,7 @@ fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) {
         .map(|w| (w[1] as i64).wrapping_sub(w[0] as i64))
         .collect();
     for block in deltas.chunks(DELTA_BLOCK) {
-        let min = block.iter().copied().min().unwrap_or(0);
+        let min = min_max(block).map_or(0, |m| m.0);
         uleb128(out, zigzag(min));
         let widths_at = out.len();
         out.extend_from_slice(&[0; DELTA_MINIBLOCKS]);
