@@ -662,20 +662,12 @@ impl Model {
             },
             "filter" => self.apply(Command::SetFilter(arg)),
             "export" => {
-                // `export PATH [TABLE]`: a last word naming a table is the
-                // table; the rest is the path (spaces kept).
-                let (path, table) = match rest.split_last() {
-                    Some((last, path)) if !path.is_empty() => {
-                        match Table::from_name(&last.to_ascii_lowercase()) {
-                            Ok(t) => (path.join(" "), Some(t)),
-                            Err(_) => (arg.clone(), None),
-                        }
-                    }
-                    _ => (arg.clone(), None),
-                };
+                let raw = line.trim_start().strip_prefix("export").unwrap_or("");
+                let (path, table) = export_args(raw);
                 if path.is_empty() {
                     self.status = format!(
-                        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] (this view: {})",
+                        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] (this view: {}); \
+                         quote a path with spaces at its ends or ending in a table's name",
                         self.export_table()
                     );
                 } else {
@@ -986,5 +978,25 @@ impl FieldLookup for RowCtx<'_> {
             }
         });
         out
+    }
+}
+
+/// `export PATH [TABLE]`'s arguments: the path exactly as typed (inner
+/// spaces kept), or in double quotes; a last word naming a table, after
+/// the path, is the table.
+fn export_args(raw: &str) -> (String, Option<Table>) {
+    let raw = raw.trim();
+    if let Some(quoted) = raw.strip_prefix('"')
+        && let Some((path, rest)) = quoted.split_once('"')
+    {
+        let table = Table::from_name(&rest.trim().to_ascii_lowercase()).ok();
+        return (path.to_owned(), table);
+    }
+    match raw.rsplit_once(char::is_whitespace) {
+        Some((path, last)) => match Table::from_name(&last.to_ascii_lowercase()) {
+            Ok(t) => (path.trim_end().to_owned(), Some(t)),
+            Err(_) => (raw.to_owned(), None),
+        },
+        None => (raw.to_owned(), None),
     }
 }

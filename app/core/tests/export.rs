@@ -213,4 +213,32 @@ fn the_command_line_parses_export_path_and_table() {
     )));
     // "bogus" is no table: it is part of the path, whose extension is wrong.
     assert!(m.status.contains("x.csv bogus"), "{}", m.status);
+
+    // Paths keep their spaces as typed; quotes keep a last word that names
+    // a table in the path.
+    let spaced = dir.join("two  spaces.csv");
+    m.apply(Command::RunCommandLine(format!(
+        "export {} qps",
+        spaced.display()
+    )));
+    finish(&mut m);
+    assert!(spaced.exists(), "{}", m.status);
+    let quoted = dir.join("a qps");
+    m.apply(Command::RunCommandLine(format!(
+        "export \"{}\"",
+        quoted.display()
+    )));
+    assert!(
+        m.status.contains(&format!("{}", quoted.display())),
+        "{}",
+        m.status
+    );
+    let quoted_csv = dir.join(" lead.csv");
+    m.apply(Command::RunCommandLine(format!(
+        "export \"{}\" episodes",
+        quoted_csv.display()
+    )));
+    finish(&mut m);
+    assert!(m.status.contains("rows of episodes"), "{}", m.status);
+    assert!(quoted_csv.exists());
 }
