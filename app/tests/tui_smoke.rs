@@ -1,6 +1,6 @@
 //! The real binary in tmux: the workbench starts on the `teaching-basic`
-//! scenario, shows its packets, switches views on keys, and `q` quits with
-//! status 0. Skipped where tmux is missing, unless ROCESCOPE_REQUIRE_TMUX is
+//! scenario, shows its packets, exports them with `E`, switches views on
+//! keys, and `q` quits with status 0. Skipped where tmux is missing, unless ROCESCOPE_REQUIRE_TMUX is
 //! set (as in .ci/run).
 #![allow(clippy::unwrap_used)]
 
@@ -64,6 +64,31 @@ fn workbench_in_tmux() {
     let packets = wait_for(&session, "RETX");
     assert!(packets.contains("RC WRITE First"), "{packets}");
     assert!(packets.contains("RETX"), "{packets}");
+
+    // `E` exports the packet list: the file is written and read back.
+    let csv = std::env::temp_dir().join(format!("{session}.csv"));
+    let _ = std::fs::remove_file(&csv);
+    tmux(&["send-keys", "-t", &session, "E"]);
+    tmux(&[
+        "send-keys",
+        "-t",
+        &session,
+        "-l",
+        &csv.display().to_string(),
+    ]);
+    tmux(&["send-keys", "-t", &session, "Enter"]);
+    // (The status line is cut at the pane's width.)
+    let exported = wait_for(&session, "exported 19 rows");
+    assert!(exported.contains("exported 19 rows"), "{exported}");
+    let text = std::fs::read_to_string(&csv).unwrap_or_default();
+    assert_eq!(text.lines().count(), 20, "header and 19 rows: {text}");
+    assert!(
+        text.lines()
+            .next()
+            .unwrap_or("")
+            .starts_with("frame,ts_ns,")
+    );
+    let _ = std::fs::remove_file(&csv);
 
     tmux(&["send-keys", "-t", &session, "4"]);
     let ladder = wait_for(&session, "[NAK]");

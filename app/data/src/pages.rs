@@ -586,7 +586,12 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     if optional {
         def_levels(a.validity(), a.len(), &mut data);
     }
-    write_keys(keys.iter().map(|&k| u32::from(k)), keys.len(), values.len(), &mut data);
+    write_keys(
+        keys.iter().map(|&k| u32::from(k)),
+        keys.len(),
+        values.len(),
+        &mut data,
+    );
     // Unsigned order, stored as the INT32 of the same bits.
     let stats = PrimitiveStatistics::<i32> {
         primitive_type: ty.clone(),

@@ -338,7 +338,13 @@ mod tests {
         // ends, the escaped lengths and past the end.
         let n = rows.len() as u64;
         let edge = CHUNK_ROWS as u64;
-        for range in [0..n, 3..17, edge - 5..edge + 5, edge * 2 - 1..n + 100, n..n + 1] {
+        for range in [
+            0..n,
+            3..17,
+            edge - 5..edge + 5,
+            edge * 2 - 1..n + 100,
+            n..n + 1,
+        ] {
             let mut got = Vec::new();
             c.extend_rows(range.clone(), &mut got);
             let end = range.end.min(n);
