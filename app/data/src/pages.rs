@@ -52,17 +52,17 @@ pub(crate) fn encode(
     let page = if let Some(a) = any.downcast_ref::<BooleanArray>() {
         boolean(a, ty, optional)?
     } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u8>>() {
-        int32(a, ty, optional, |v| i32::from(*v))?
+        plain_page(a, ty, optional, |v| i32::from(*v))?
     } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u16>>() {
-        int32(a, ty, optional, |v| i32::from(*v))?
+        plain_page(a, ty, optional, |v| i32::from(*v))?
     } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u32>>() {
         // UINT_32 is stored as the INT32 of the same bits.
-        int32(a, ty, optional, |v| *v as i32)?
+        plain_page(a, ty, optional, |v| *v as i32)?
     } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u64>>() {
         if encoding == Encoding::DeltaBinaryPacked && a.null_count() == 0 {
             int64_delta(a, ty, optional)?
         } else {
-            int64(a, ty, optional)?
+            plain_page(a, ty, optional, |v| *v as i64)?
         }
     } else if let Some(a) = any.downcast_ref::<DictionaryArray<u32>>() {
         let Some(values) = a.values().as_any().downcast_ref::<Utf8ViewArray>() else {
@@ -296,59 +296,31 @@ where
     min_max.map(|(lo, hi)| (to_physical(&lo), to_physical(&hi)))
 }
 
-fn int32<T>(
+/// A `PLAIN` page of integers stored as the physical type `P` (INT32 for
+/// u8, u16 and u32; INT64 for u64: the same bits, unsigned order).
+fn plain_page<T, P>(
     a: &PrimitiveArray<T>,
     ty: &PrimitiveType,
     optional: bool,
-    to_i32: impl Fn(&T) -> i32,
+    to_physical: impl Fn(&T) -> P,
 ) -> PolarsResult<DataPage>
 where
     T: polars_arrow::types::NativeType + Ord,
+    P: polars_parquet::parquet::types::NativeType,
 {
     let nulls = a.null_count();
     check_required(optional, nulls, ty)?;
-    let mut buffer = Vec::with_capacity(a.len() * 4 + a.len() / 8 + 16);
+    let mut buffer = Vec::with_capacity(a.len() * size_of::<P>() + a.len() / 8 + 16);
     if optional {
         def_levels(a.validity(), a.len(), &mut buffer);
     }
     let min_max = plain(
         a,
-        to_i32,
-        |v, b| b.extend_from_slice(&v.to_le_bytes()),
+        to_physical,
+        |v: P, b| b.extend_from_slice(v.to_le_bytes().as_ref()),
         &mut buffer,
     );
-    let stats = PrimitiveStatistics::<i32> {
-        primitive_type: ty.clone(),
-        null_count: Some(nulls as i64),
-        distinct_count: None,
-        min_value: min_max.map(|m| m.0),
-        max_value: min_max.map(|m| m.1),
-    };
-    Ok(data_page(
-        buffer,
-        a.len(),
-        ty,
-        optional,
-        Encoding::Plain,
-        stats.serialize(),
-    ))
-}
-
-fn int64(a: &PrimitiveArray<u64>, ty: &PrimitiveType, optional: bool) -> PolarsResult<DataPage> {
-    let nulls = a.null_count();
-    check_required(optional, nulls, ty)?;
-    let mut buffer = Vec::with_capacity(a.len() * 8 + a.len() / 8 + 16);
-    if optional {
-        def_levels(a.validity(), a.len(), &mut buffer);
-    }
-    // UINT_64 is stored as the INT64 of the same bits.
-    let min_max = plain(
-        a,
-        |v| *v as i64,
-        |v, b| b.extend_from_slice(&v.to_le_bytes()),
-        &mut buffer,
-    );
-    let stats = PrimitiveStatistics::<i64> {
+    let stats = PrimitiveStatistics::<P> {
         primitive_type: ty.clone(),
         null_count: Some(nulls as i64),
         distinct_count: None,

@@ -179,24 +179,14 @@ impl Columns {
         } else {
             (lens & 0xFFFF, lens >> 16)
         };
-        let po = chunk.psn_opcode[i];
-        let meta = chunk.meta[i];
-        Some(Row {
-            ts_ns: chunk.ts_ns[i],
-            file_offset: chunk.file_offset[i],
-            caplen,
-            origlen,
-            conversation: chunk.conversation[i],
-            opcode: (po >> 24) as u8,
-            psn: po & 0xFF_FFFF,
-            flags: Flags(meta as u16),
-            port: (meta >> 16) as u8,
-            dir: match (meta >> 24) & 3 {
-                1 => Some(Direction::Rx),
-                2 => Some(Direction::Tx),
-                _ => None,
-            },
-        })
+        Some(row(
+            chunk.ts_ns[i],
+            chunk.file_offset[i],
+            (caplen, origlen),
+            chunk.conversation[i],
+            chunk.psn_opcode[i],
+            chunk.meta[i],
+        ))
     }
 
     /// Append rows `range` to `out`, a chunk at a time (one slice per
@@ -234,22 +224,14 @@ impl Columns {
                 } else {
                     (lens & 0xFFFF, lens >> 16)
                 };
-                out.push(Row {
+                out.push(row(
                     ts_ns,
                     file_offset,
-                    caplen,
-                    origlen,
+                    (caplen, origlen),
                     conversation,
-                    opcode: (po >> 24) as u8,
-                    psn: po & 0xFF_FFFF,
-                    flags: Flags(meta as u16),
-                    port: (meta >> 16) as u8,
-                    dir: match (meta >> 24) & 3 {
-                        1 => Some(Direction::Rx),
-                        2 => Some(Direction::Tx),
-                        _ => None,
-                    },
-                });
+                    po,
+                    meta,
+                ));
             }
             at = first + hi as u64;
         }
@@ -303,6 +285,34 @@ impl Columns {
     pub(crate) fn heap_bytes(&self) -> u64 {
         let chunks: u64 = self.chunks.iter().map(Chunk::heap_bytes).sum();
         chunks + self.big_lens.len() as u64 * 32
+    }
+}
+
+/// A row from its stored columns.
+#[inline]
+fn row(
+    ts_ns: u64,
+    file_offset: u64,
+    (caplen, origlen): (u32, u32),
+    conversation: u32,
+    psn_opcode: u32,
+    meta: u32,
+) -> Row {
+    Row {
+        ts_ns,
+        file_offset,
+        caplen,
+        origlen,
+        conversation,
+        opcode: (psn_opcode >> 24) as u8,
+        psn: psn_opcode & 0xFF_FFFF,
+        flags: Flags(meta as u16),
+        port: (meta >> 16) as u8,
+        dir: match (meta >> 24) & 3 {
+            1 => Some(Direction::Rx),
+            2 => Some(Direction::Tx),
+            _ => None,
+        },
     }
 }
 
