@@ -412,20 +412,7 @@ fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) {
             }
             // A miniblock is always 32 values wide; the last one is padded.
             let start = out.len();
-            let mut acc = 0u128;
-            let mut filled = 0u32;
-            for d in mini {
-                acc |= u128::from(d.wrapping_sub(min) as u64) << filled;
-                filled += width;
-                while filled >= 8 {
-                    out.push(acc as u8);
-                    acc >>= 8;
-                    filled -= 8;
-                }
-            }
-            if filled > 0 {
-                out.push(acc as u8);
-            }
+            pack_bits(mini.iter().map(|d| d.wrapping_sub(min) as u64), width, out);
             out.resize(start + DELTA_MINIBLOCK * width as usize / 8, 0);
         }
     }
@@ -458,22 +445,38 @@ fn bitpack(keys: impl Iterator<Item = u32>, count: usize, bits: u32, out: &mut V
     let groups = count.div_ceil(8);
     uleb128(out, ((groups as u64) << 1) | 1);
     let start = out.len();
+    pack_bits(keys.map(u64::from), bits, out);
+    // The last group is padded with zero keys.
+    out.resize(start + groups * bits as usize, 0);
+}
+
+/// `values` at `width` bits each (up to 64), LSB first, as Parquet packs
+/// bits; the last byte is padded with zeros.
+fn pack_bits(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
+    // At most 7 bits wait in `acc`, so a value of up to 56 bits fits in
+    // one step; wider ones (a clock's wild delta) go in two halves.
     let mut acc = 0u64;
     let mut filled = 0u32;
-    for key in keys {
-        acc |= u64::from(key) << filled;
-        filled += bits;
+    let mut put = |v: u64, w: u32, out: &mut Vec<u8>| {
+        acc |= v << filled;
+        filled += w;
         while filled >= 8 {
             out.push(acc as u8);
             acc >>= 8;
             filled -= 8;
         }
+    };
+    for v in values {
+        if width <= 56 {
+            put(v, width, out);
+        } else {
+            put(v & 0xFFFF_FFFF, 32, out);
+            put(v >> 32, width - 32, out);
+        }
     }
     if filled > 0 {
         out.push(acc as u8);
     }
-    // The last group is padded with zero keys.
-    out.resize(start + groups * bits as usize, 0);
 }
 
 /// Most distinct values an integer column's dictionary takes.
@@ -678,6 +681,28 @@ mod tests {
         assert_eq!(b[10], 0x04);
         assert_eq!(b[11], 0x0a);
         assert_eq!(b.len(), 10 + 16);
+    }
+
+    #[test]
+    fn pack_bits_handles_every_width() {
+        // Values at 64, 57 and 3 bits, packed and read back bit by bit.
+        for (width, values) in [
+            (64u32, vec![u64::MAX, 1, 1 << 63]),
+            (57, vec![(1 << 57) - 1, 5, 1 << 56]),
+            (3, vec![7, 0, 5, 2]),
+        ] {
+            let mut b = Vec::new();
+            pack_bits(values.iter().copied(), width, &mut b);
+            assert_eq!(b.len(), (values.len() * width as usize).div_ceil(8));
+            for (i, v) in values.iter().enumerate() {
+                let mut got = 0u64;
+                for bit in 0..width as usize {
+                    let at = i * width as usize + bit;
+                    got |= u64::from(b[at / 8] >> (at % 8) & 1) << bit;
+                }
+                assert_eq!(got, *v, "width {width} value {i}");
+            }
+        }
     }
 
     #[test]
