@@ -141,6 +141,14 @@ fn packets_round_trip_through_parquet_csv_and_json_lines() {
         .unwrap();
     assert_eq!(df.schema(), mem.schema());
     assert!(df.equals_missing(&mem), "parquet {df:?}\nin memory {mem:?}");
+    // Many row groups, built on several threads: the same table, in order.
+    let small = dir.join("small-batches.parquet");
+    let opts = ExportOptions {
+        batch_rows: Some(97),
+        ..ExportOptions::default()
+    };
+    export(&o.source(), Table::Packets, &small, &opts).unwrap();
+    assert!(read_parquet(&small).equals_missing(&mem));
     // Typed columns, not strings.
     assert_eq!(df.column("psn").unwrap().dtype(), &DataType::UInt32);
     assert_eq!(df.column("opcode").unwrap().dtype(), &DataType::UInt8);
@@ -423,6 +431,20 @@ fn a_selection_of_rows_exports_only_those_rows() {
     };
     let s = export(&o.source(), Table::Packets, &path, &opts).unwrap();
     assert_eq!(s.rows, 5);
+    // Small batches are built on several threads and written in order.
+    let opts = ExportOptions {
+        rows: Rows::Indices(picks.clone()),
+        batch_rows: Some(2),
+        ..ExportOptions::default()
+    };
+    let pq = dir.join("sel.parquet");
+    let s = export(&o.source(), Table::Packets, &pq, &opts).unwrap();
+    assert_eq!(s.rows, picks.len() as u64);
+    let frames: Vec<u64> = u64s(&read_parquet(&pq), "frame")
+        .into_iter()
+        .map(|f| f.unwrap())
+        .collect();
+    assert_eq!(frames, picks.iter().map(|i| i + 1).collect::<Vec<_>>());
 }
 
 #[test]
