@@ -111,6 +111,16 @@ impl<W: Write> ParquetOut<W> {
         let done: Vec<Mutex<PolarsResult<Vec<CompressedPage>>>> =
             arrays.iter().map(|_| Mutex::new(Ok(Vec::new()))).collect();
         let encode = || {
+            // Working memory for this thread's columns, from the spare
+            // buffers and back to them.
+            let take = || {
+                self.spare
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop()
+                    .unwrap_or_default()
+            };
+            let mut scratch = take();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let (Some(array), Some(field), Some(&encoding)) =
@@ -118,12 +128,23 @@ impl<W: Write> ParquetOut<W> {
                 else {
                     break;
                 };
-                let pages =
-                    encode_column(array.as_ref(), field, encoding, self.options, &self.spare);
+                let pages = encode_column(
+                    array.as_ref(),
+                    field,
+                    encoding,
+                    self.options,
+                    &self.spare,
+                    &mut scratch,
+                );
                 if let Some(slot) = done.get(i) {
                     *slot.lock().unwrap_or_else(|e| e.into_inner()) = pages;
                 }
             }
+            scratch.clear();
+            self.spare
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(scratch);
         };
         std::thread::scope(|s| {
             for _ in 1..self.threads.min(arrays.len()) {
@@ -181,6 +202,7 @@ fn encode_column(
     encoding: Encoding,
     options: WriteOptions,
     spare: &Mutex<Vec<Vec<u8>>>,
+    scratch: &mut Vec<u8>,
 ) -> PolarsResult<Vec<CompressedPage>> {
     let mut compressed = Vec::new();
     let mut push = |page: Page| -> PolarsResult<()> {
@@ -192,7 +214,7 @@ fn encode_column(
         compressed.push(compress(page, buffer, options.compression)?);
         Ok(())
     };
-    match crate::pages::encode(array, field, encoding)? {
+    match crate::pages::encode(array, field, encoding, scratch)? {
         Some(pages) => pages.into_iter().try_for_each(&mut push)?,
         None => {
             for leaf in array_to_columns(array, field.clone(), options, &[encoding])? {
