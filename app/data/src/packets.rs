@@ -11,7 +11,8 @@ use std::ops::{ControlFlow, Range};
 
 use polars::prelude::*;
 use polars_arrow::array::{
-    Array, BooleanArray, DictionaryArray, MutableBinaryViewArray, PrimitiveArray, Utf8ViewArray,
+    Array, BooleanArray, DictionaryArray, DictionaryKey, MutableBinaryViewArray, PrimitiveArray,
+    Utf8ViewArray,
 };
 use polars_arrow::bitmap::Bitmap;
 use polars_arrow::datatypes::{ArrowDataType, IntegerType};
@@ -112,12 +113,17 @@ struct DictColumn {
 
 impl DictColumn {
     /// The keys of a batch's rows: those with `part` present are keyed by
-    /// their id, the others get 0 (their validity says so).
-    fn keys<T: Copy + Into<u32>>(&mut self, ids: &[T], present: &[u16], part: u16) -> Vec<u32> {
-        let mut keys = Vec::with_capacity(ids.len());
+    /// their id, the others get 0 (their validity says so). Keys are `K`
+    /// wide: a byte where the ids are bytes (at most 256 distinct).
+    fn keys<T, K>(&mut self, ids: &[T], present: &[u16], part: u16) -> PrimitiveArray<K>
+    where
+        T: Copy + Into<u32>,
+        K: NativeType + TryFrom<u32>,
+    {
+        let mut keys: Vec<K> = Vec::with_capacity(ids.len());
         for (&id, &p) in ids.iter().zip(present) {
             if p & part == 0 {
-                keys.push(0);
+                keys.push(K::default());
                 continue;
             }
             let slot = id.into() as usize;
@@ -128,9 +134,9 @@ impl DictColumn {
                 self.local[slot] = self.globals.len() as u32;
                 self.globals.push(id.into());
             }
-            keys.push(self.local[slot]);
+            keys.push(K::try_from(self.local[slot]).unwrap_or_default());
         }
-        keys
+        PrimitiveArray::new(K::PRIMITIVE.into(), keys.into(), None)
     }
 
     /// The batch's strings, in key order.
@@ -157,12 +163,53 @@ impl DictColumn {
     }
 }
 
-/// A dictionary column from its keys and strings.
-fn dict(keys: &PrimitiveArray<u32>, values: Utf8ViewArray) -> Col {
-    Col::Dict {
-        keys: keys.clone(),
-        values,
+/// Keys of a dictionary column.
+#[derive(Debug, Clone)]
+enum Keys {
+    U8(PrimitiveArray<u8>),
+    U32(PrimitiveArray<u32>),
+}
+
+impl Keys {
+    fn sliced_empty(&self) -> Keys {
+        match self {
+            Keys::U8(k) => Keys::U8(k.clone().sliced(0, 0)),
+            Keys::U32(k) => Keys::U32(k.clone().sliced(0, 0)),
+        }
     }
+}
+
+/// A dictionary column from its keys and strings.
+fn dict(keys: Keys, values: Utf8ViewArray) -> Col {
+    Col::Dict { keys, values }
+}
+
+/// The strings of a dictionary column, row by row.
+fn spell<K: NativeType + Into<u32>>(
+    keys: &PrimitiveArray<K>,
+    values: &Utf8ViewArray,
+) -> Utf8ViewArray {
+    let mut out = MutableBinaryViewArray::<str>::with_capacity(keys.len());
+    for key in keys.iter() {
+        match key.and_then(|&k| values.get(k.into() as usize)) {
+            Some(v) => out.push_value(v),
+            None => out.push_null(),
+        }
+    }
+    out.freeze()
+}
+
+fn dictionary_array<K: DictionaryKey>(
+    key_type: IntegerType,
+    keys: PrimitiveArray<K>,
+    values: Utf8ViewArray,
+) -> Result<Box<dyn Array>, DataError> {
+    let dtype = ArrowDataType::Dictionary(key_type, Box::new(values.dtype().clone()), false);
+    Ok(Box::new(DictionaryArray::<K>::try_new(
+        dtype,
+        keys,
+        values.boxed(),
+    )?))
 }
 
 /// One column of a batch.
@@ -171,7 +218,7 @@ enum Col {
     Array(Box<dyn Array>),
     /// A string column as dictionary keys and the distinct strings.
     Dict {
-        keys: PrimitiveArray<u32>,
+        keys: Keys,
         values: Utf8ViewArray,
     },
 }
@@ -238,7 +285,7 @@ impl PacketBatch {
                     let col = match col {
                         Col::Array(a) => Col::Array(a.sliced(0, 0)),
                         Col::Dict { keys, values } => Col::Dict {
-                            keys: keys.clone().sliced(0, 0),
+                            keys: keys.sliced_empty(),
                             values: values.clone(),
                         },
                     };
@@ -255,16 +302,10 @@ impl PacketBatch {
         for (name, col) in self.columns {
             let array: Box<dyn Array> = match col {
                 Col::Array(a) => a,
-                Col::Dict { keys, values } => {
-                    let mut out = MutableBinaryViewArray::<str>::with_capacity(keys.len());
-                    for key in keys.iter() {
-                        match key.and_then(|&k| values.get(k as usize)) {
-                            Some(v) => out.push_value(v),
-                            None => out.push_null(),
-                        }
-                    }
-                    Box::new(out.freeze())
-                }
+                Col::Dict { keys, values } => Box::new(match &keys {
+                    Keys::U8(k) => spell(k, &values),
+                    Keys::U32(k) => spell(k, &values),
+                }),
             };
             columns.push(Column::from(Series::from_arrow(name.into(), array)?));
         }
@@ -278,15 +319,10 @@ impl PacketBatch {
             .into_iter()
             .map(|(_, col)| match col {
                 Col::Array(a) => Ok(a),
-                Col::Dict { keys, values } => {
-                    let dtype = ArrowDataType::Dictionary(
-                        IntegerType::UInt32,
-                        Box::new(values.dtype().clone()),
-                        false,
-                    );
-                    let dict = DictionaryArray::<u32>::try_new(dtype, keys, values.boxed())?;
-                    Ok(Box::new(dict) as Box<dyn Array>)
-                }
+                Col::Dict { keys, values } => match keys {
+                    Keys::U8(k) => dictionary_array(IntegerType::UInt8, k, values),
+                    Keys::U32(k) => dictionary_array(IntegerType::UInt32, k, values),
+                },
             })
             .collect()
     }
@@ -637,24 +673,25 @@ impl<'a> PacketBatches<'a> {
             valid(part::AETH),
         );
         let d = &mut self.dicts;
-        let key_array = |keys: Vec<u32>, validity: Option<Bitmap>| {
-            PrimitiveArray::new(ArrowDataType::UInt32, keys.into(), validity)
-        };
-        let direction_keys = key_array(
-            d.direction.keys(&c.direction, &c.present, part::DIR),
-            valid(part::DIR),
+        let direction_keys = Keys::U8(
+            d.direction
+                .keys(&c.direction, &c.present, part::DIR)
+                .with_validity(valid(part::DIR)),
         );
-        let conv_keys = key_array(
-            d.conversation.keys(&c.conversation, &c.present, part::CONV),
-            conv.clone(),
+        let conv_keys = Keys::U32(
+            d.conversation
+                .keys(&c.conversation, &c.present, part::CONV)
+                .with_validity(conv.clone()),
         );
-        let opcode_keys = key_array(
-            d.opcode_name.keys(&c.opcode, &c.present, part::ROCE),
-            roce.clone(),
+        let opcode_keys = Keys::U8(
+            d.opcode_name
+                .keys(&c.opcode, &c.present, part::ROCE)
+                .with_validity(roce.clone()),
         );
-        let aeth_keys = key_array(
-            d.aeth_kind.keys(&c.aeth_kind, &c.present, part::AETH),
-            aeth.clone(),
+        let aeth_keys = Keys::U8(
+            d.aeth_kind
+                .keys(&c.aeth_kind, &c.present, part::AETH)
+                .with_validity(aeth.clone()),
         );
         let convs = &self.convs;
         let conv_name = |pick: fn(&Conv) -> &str| {
@@ -665,7 +702,10 @@ impl<'a> PacketBatches<'a> {
                     .map_or_else(String::new, |c| pick(c).to_owned())
             }
         };
-        let src_ip = dict(&conv_keys, d.conversation.values(conv_name(|c| &c.src_ip)));
+        let src_ip = dict(
+            conv_keys.clone(),
+            d.conversation.values(conv_name(|c| &c.src_ip)),
+        );
         let dst_names = d.conversation.values(conv_name(|c| &c.dst_ip));
         let solicited = BooleanArray::new(
             ArrowDataType::Boolean,
@@ -681,20 +721,20 @@ impl<'a> PacketBatches<'a> {
             (
                 "direction",
                 dict(
-                    &direction_keys,
+                    direction_keys,
                     d.direction
                         .values(|d| if d == 0 { "rx" } else { "tx" }.to_owned()),
                 ),
             ),
             ("conversation", array(c.conversation, conv.clone())),
             ("src_ip", src_ip),
-            ("dst_ip", dict(&conv_keys, dst_names)),
+            ("dst_ip", dict(conv_keys, dst_names)),
             ("dest_qp", array(c.dest_qp, conv)),
             ("opcode", array(c.opcode, roce.clone())),
             (
                 "opcode_name",
                 dict(
-                    &opcode_keys,
+                    opcode_keys,
                     d.opcode_name
                         .values(|op| Opcode(op as u8).name().to_string()),
                 ),
@@ -710,7 +750,7 @@ impl<'a> PacketBatches<'a> {
             (
                 "aeth_kind",
                 dict(
-                    &aeth_keys,
+                    aeth_keys,
                     d.aeth_kind.values(|k| {
                         Syndrome::KIND_NAMES
                             .get(k as usize)

@@ -11,7 +11,9 @@
 use std::borrow::Cow;
 
 use polars::prelude::{PolarsError, PolarsResult};
-use polars_arrow::array::{Array, BooleanArray, DictionaryArray, PrimitiveArray, Utf8ViewArray};
+use polars_arrow::array::{
+    Array, BooleanArray, DictionaryArray, DictionaryKey, PrimitiveArray, Utf8ViewArray,
+};
 use polars_arrow::bitmap::Bitmap;
 use polars_parquet::parquet::CowBuffer;
 use polars_parquet::parquet::page::{DataPage, DataPageHeader, DataPageHeaderV1, DictPage};
@@ -69,11 +71,9 @@ pub(crate) fn encode(
             plain_page(a, ty, optional, |v| *v as i64)?
         }
     } else if let Some(a) = any.downcast_ref::<DictionaryArray<u32>>() {
-        let Some(values) = a.values().as_any().downcast_ref::<Utf8ViewArray>() else {
-            return Ok(None);
-        };
-        let (dict, data) = dictionary(a.keys(), values, ty, optional)?;
-        return Ok(Some(vec![Page::Dict(dict), Page::Data(data)]));
+        return string_dictionary(a, ty, optional);
+    } else if let Some(a) = any.downcast_ref::<DictionaryArray<u8>>() {
+        return string_dictionary(a, ty, optional);
     } else {
         return Ok(None);
     };
@@ -594,8 +594,21 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     )))
 }
 
-fn dictionary(
-    keys: &PrimitiveArray<u32>,
+/// A dictionary array of strings as a dictionary page and a keys page.
+fn string_dictionary<K: DictionaryKey + Into<u32>>(
+    a: &DictionaryArray<K>,
+    ty: &PrimitiveType,
+    optional: bool,
+) -> PolarsResult<Option<Vec<Page>>> {
+    let Some(values) = a.values().as_any().downcast_ref::<Utf8ViewArray>() else {
+        return Ok(None);
+    };
+    let (dict, data) = dictionary(a.keys(), values, ty, optional)?;
+    Ok(Some(vec![Page::Dict(dict), Page::Data(data)]))
+}
+
+fn dictionary<K: DictionaryKey + Into<u32>>(
+    keys: &PrimitiveArray<K>,
     values: &Utf8ViewArray,
     ty: &PrimitiveType,
     optional: bool,
@@ -619,10 +632,14 @@ fn dictionary(
     if optional {
         def_levels(keys.validity(), keys.len(), &mut data);
     }
-    let valid = keys.len() - nulls;
-    let mut valid_keys = Vec::with_capacity(valid);
-    for_each_valid(keys.values(), keys.validity(), |k| valid_keys.push(k));
-    write_keys(valid_keys.into_iter(), valid, n_values, &mut data);
+    let valid_keys = valid_values(keys.values(), keys.validity());
+    let valid = valid_keys.len();
+    write_keys(
+        valid_keys.iter().map(|&k| k.into()),
+        valid,
+        n_values,
+        &mut data,
+    );
     let (lo, hi) = if valid > 0 { (lo, hi) } else { (None, None) };
     let stats = BinaryStatistics {
         primitive_type: ty.clone(),
