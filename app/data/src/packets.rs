@@ -181,7 +181,7 @@ impl Keys {
 
 /// A dictionary column from its keys and strings.
 fn dict(keys: Keys, values: Utf8ViewArray) -> Col {
-    Col::Dict { keys, values }
+    Col::Dict(Box::new((keys, values)))
 }
 
 /// The strings of a dictionary column, row by row.
@@ -217,10 +217,8 @@ fn dictionary_array<K: DictionaryKey>(
 enum Col {
     Array(Box<dyn Array>),
     /// A string column as dictionary keys and the distinct strings.
-    Dict {
-        keys: Keys,
-        values: Utf8ViewArray,
-    },
+    /// (Boxed: the keys and strings are much larger than a boxed array.)
+    Dict(Box<(Keys, Utf8ViewArray)>),
 }
 
 /// One batch of the packets table, as Arrow arrays.
@@ -284,10 +282,7 @@ impl PacketBatch {
                 .map(|(name, col)| {
                     let col = match col {
                         Col::Array(a) => Col::Array(a.sliced(0, 0)),
-                        Col::Dict { keys, values } => Col::Dict {
-                            keys: keys.sliced_empty(),
-                            values: values.clone(),
-                        },
+                        Col::Dict(d) => dict(d.0.sliced_empty(), d.1.clone()),
                     };
                     (*name, col)
                 })
@@ -302,9 +297,9 @@ impl PacketBatch {
         for (name, col) in self.columns {
             let array: Box<dyn Array> = match col {
                 Col::Array(a) => a,
-                Col::Dict { keys, values } => Box::new(match &keys {
-                    Keys::U8(k) => spell(k, &values),
-                    Keys::U32(k) => spell(k, &values),
+                Col::Dict(d) => Box::new(match &d.0 {
+                    Keys::U8(k) => spell(k, &d.1),
+                    Keys::U32(k) => spell(k, &d.1),
                 }),
             };
             columns.push(Column::from(Series::from_arrow(name.into(), array)?));
@@ -319,9 +314,9 @@ impl PacketBatch {
             .into_iter()
             .map(|(_, col)| match col {
                 Col::Array(a) => Ok(a),
-                Col::Dict { keys, values } => match keys {
-                    Keys::U8(k) => dictionary_array(IntegerType::UInt8, k, values),
-                    Keys::U32(k) => dictionary_array(IntegerType::UInt32, k, values),
+                Col::Dict(d) => match *d {
+                    (Keys::U8(k), values) => dictionary_array(IntegerType::UInt8, k, values),
+                    (Keys::U32(k), values) => dictionary_array(IntegerType::UInt32, k, values),
                 },
             })
             .collect()
