@@ -1,10 +1,11 @@
 //! The packets table: one row per frame, in frame order, built in batches
 //! from the store's rows and the frame bytes they point at.
 //!
-//! A batch is built straight into Arrow arrays: values and validity bitmaps
-//! are pushed as rows come, and the string columns are dictionary keys, so
-//! that the Parquet writer writes each batch's distinct strings once instead
-//! of hashing them row by row. A batch becomes a polars frame (strings
+//! A batch is built straight into Arrow arrays: rows are staged in
+//! fixed-size blocks with one presence mask each, validity bitmaps are cut
+//! from the masks once per batch, and the string columns are dictionary
+//! keys, so that the Parquet writer writes each batch's distinct strings
+//! once instead of hashing them row by row. A batch becomes a polars frame (strings
 //! spelled out) for SQL, CSV and JSON.
 
 use std::ops::{ControlFlow, Range};

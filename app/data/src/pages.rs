@@ -4,7 +4,8 @@
 //! Arrow and Parquet pack booleans the same way (LSB first), so a boolean
 //! column's values and a nullable column's definition levels are the Arrow
 //! bitmap's bytes behind a run header; integers are their little-endian
-//! bytes; string columns that arrive as dictionary keys become one
+//! bytes, or deltas (`DELTA_BINARY_PACKED`), or a dictionary of at most 256
+//! values; string columns that arrive as dictionary keys become one
 //! dictionary page and bit-packed keys. Anything else goes to polars'
 //! encoder (see `parquet.rs`). One data page per column per row group.
 

@@ -2,10 +2,11 @@
 //! cores, each column with an encoding chosen for it.
 //!
 //! polars' own writer encodes a row group's pages on one thread and tries
-//! dictionary encoding on every column (hashing each value first); here
-//! numbers and booleans are written plain (Snappy then does what a
-//! dictionary would), strings as dictionaries, and the packets table hands
-//! its string columns over already as dictionary keys.
+//! dictionary encoding on every column (hashing each value first); here a
+//! table says per column how it is laid out (`ColumnLayout`: required,
+//! delta, dictionary), everything else is plain or, for strings, a
+//! dictionary, and the pages themselves come from `pages.rs` where it
+//! knows the column's shape.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -113,14 +114,12 @@ impl<W: Write> ParquetOut<W> {
         let encode = || {
             // Working memory for this thread's columns, from the spare
             // buffers and back to them.
-            let take = || {
-                self.spare
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .pop()
-                    .unwrap_or_default()
-            };
-            let mut scratch = take();
+            let mut scratch = self
+                .spare
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .pop()
+                .unwrap_or_default();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let (Some(array), Some(field), Some(&encoding)) =
