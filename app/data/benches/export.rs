@@ -3,6 +3,7 @@
 //! analysis on, in the same run; peak memory growth of the export.
 //!
 //! `cargo bench -p rocescope-data --bench export [-- PACKETS] [parquet|csv|jsonl|none]...`
+//! (`BATCH_ROWS=N` in the environment: rows per batch, a Parquet row group).
 #![allow(clippy::unwrap_used)]
 // getrusage, for the CPU time the export takes on all its threads.
 #![allow(unsafe_code)]
@@ -90,7 +91,13 @@ fn main() {
         let base_kib = status_kib("VmRSS:");
         let cpu0 = cpu_s();
         let t = Instant::now();
-        let s = export(&src, Table::Packets, &out, &ExportOptions::default()).unwrap();
+        let opts = ExportOptions {
+            batch_rows: std::env::var("BATCH_ROWS")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            ..ExportOptions::default()
+        };
+        let s = export(&src, Table::Packets, &out, &opts).unwrap();
         let secs = t.elapsed().as_secs_f64();
         let cpu = cpu_s() - cpu0;
         let peak_kib = status_kib("VmHWM:");

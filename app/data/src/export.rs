@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use polars::prelude::*;
 
-use crate::packets::PacketBatch;
+use crate::packets::{PacketBatch, Recycler};
 use crate::parquet::{ColumnLayout, ParquetOut};
 use crate::{DataError, PacketBatches, Source, Table};
 
@@ -87,6 +87,7 @@ pub fn export(
     opts: &ExportOptions,
 ) -> Result<ExportSummary, DataError> {
     let start = Instant::now();
+    let recycler = Recycler::default();
     let (rows, files) = match opts.partition_window_ns {
         Some(window_ns) => {
             if !matches!(opts.format, None | Some(Format::Parquet))
@@ -102,6 +103,7 @@ pub fn export(
                 table,
                 &opts.rows,
                 opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
+                &recycler,
                 &mut |b| parts.write(table, b.into_frame()?),
             )?;
             (rows, parts.finish()?)
@@ -117,7 +119,8 @@ pub fn export(
                 table,
                 &opts.rows,
                 opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
-                &mut |b| file.write_batch(b),
+                &recycler,
+                &mut |b| file.write_batch(b, &recycler),
             )?;
             if file.writer.is_none() {
                 // No rows at all: still a valid file with the schema.
@@ -167,6 +170,7 @@ fn write_table(
     table: Table,
     rows: &Rows,
     batch: usize,
+    recycler: &Recycler,
     sink: &mut dyn FnMut(Batch) -> Result<(), DataError>,
 ) -> Result<u64, DataError> {
     if table != Table::Packets {
@@ -190,12 +194,13 @@ fn write_table(
         let mut queues = Vec::with_capacity(threads);
         let mut builders = Vec::with_capacity(threads);
         for first in 0..threads {
-            // One batch queued per builder, one being built.
-            let (tx, rx) = std::sync::mpsc::sync_channel::<PacketBatch>(1);
+            // A builder hands its batch over when the writer takes it (a
+            // batch waiting in a queue is megabytes more memory in flight).
+            let (tx, rx) = std::sync::mpsc::sync_channel::<PacketBatch>(0);
             let builder = std::thread::Builder::new()
                 .name("rocescope-export".into())
                 .spawn_scoped(s, move || -> Result<u64, DataError> {
-                    let mut b = PacketBatches::new(store, batch);
+                    let mut b = PacketBatches::new(store, batch).with_recycler(recycler);
                     let mut built = 0;
                     for k in (first as u64..n_batches).step_by(threads) {
                         built += b.for_each_arrow_batch(&batch_rows(rows, k, batch), |b| {
@@ -297,7 +302,9 @@ impl OutFile {
         })
     }
 
-    fn write_batch(&mut self, batch: Batch) -> Result<(), DataError> {
+    /// Write a batch; the packets table's column memory goes back to
+    /// `recycler` once written.
+    fn write_batch(&mut self, batch: Batch, recycler: &Recycler) -> Result<(), DataError> {
         match (batch, self.format) {
             (Batch::Packets(b), Format::Parquet) => {
                 if self.writer.is_none() {
@@ -306,7 +313,9 @@ impl OutFile {
                 }
                 if let Some(Writer::Parquet(w)) = &mut self.writer {
                     let rows = b.len();
-                    w.write_arrays(rows, &b.into_parquet_arrays()?)?;
+                    let arrays = b.into_parquet_arrays()?;
+                    w.write_arrays(rows, &arrays)?;
+                    recycler.reclaim(arrays);
                 }
                 Ok(())
             }

@@ -9,6 +9,7 @@
 //! spelled out) for SQL, CSV and JSON.
 
 use std::ops::{ControlFlow, Range};
+use std::sync::Mutex;
 
 use polars::prelude::*;
 use polars_arrow::array::{
@@ -57,33 +58,37 @@ fn transpose8(mut x: u64) -> u64 {
 
 /// All 16 bit columns of `words` at once, each packed as Arrow packs
 /// booleans (eight rows a byte, LSB first): two 8x8 transposes per eight
-/// rows instead of a shift and mask per bit per row. The 16 columns share
-/// one buffer.
+/// rows instead of a shift and mask per bit per row, gathered 64 rows per
+/// plane word so that each plane is written eight bytes at a time, in
+/// order. The 16 columns share one buffer.
 fn bit_columns(words: &[u16]) -> [Bitmap; 16] {
-    let n_bytes = words.len().div_ceil(8);
-    let mut planes = vec![0u8; 16 * n_bytes];
-    let (lo_planes, hi_planes) = planes.split_at_mut(8 * n_bytes);
-    for (k, chunk) in words.chunks(8).enumerate() {
-        let w: [u16; 8] = match chunk.try_into() {
-            Ok(w) => w,
-            Err(_) => {
-                let mut w = [0u16; 8];
-                if let Some(w) = w.get_mut(..chunk.len()) {
-                    w.copy_from_slice(chunk);
-                }
-                w
+    let plane_bytes = words.len().div_ceil(64) * 8;
+    let mut planes = vec![0u8; 16 * plane_bytes];
+    for (k, rows64) in words.chunks(64).enumerate() {
+        let mut acc = [0u64; 16];
+        for (g, chunk) in rows64.chunks(8).enumerate() {
+            let mut w = [0u16; 8];
+            if let Some(w) = w.get_mut(..chunk.len()) {
+                w.copy_from_slice(chunk);
             }
-        };
-        let lo = u64::from_le_bytes(w.map(|w| w as u8));
-        let hi = u64::from_le_bytes(w.map(|w| (w >> 8) as u8));
-        let (lo, hi) = (transpose8(lo).to_le_bytes(), transpose8(hi).to_le_bytes());
-        for bit in 0..8 {
-            lo_planes[bit * n_bytes + k] = lo[bit];
-            hi_planes[bit * n_bytes + k] = hi[bit];
+            let lo = transpose8(u64::from_le_bytes(w.map(|w| w as u8)));
+            let hi = transpose8(u64::from_le_bytes(w.map(|w| (w >> 8) as u8)));
+            // Byte `bit` of a transpose is that bit's plane for these
+            // eight rows: byte `g` of the plane's word.
+            for bit in 0..8 {
+                acc[bit] |= (lo >> (8 * bit) & 0xFF) << (8 * g);
+                acc[8 + bit] |= (hi >> (8 * bit) & 0xFF) << (8 * g);
+            }
+        }
+        for (bit, word) in acc.iter().enumerate() {
+            let at = bit * plane_bytes + 8 * k;
+            if let Some(slot) = planes.get_mut(at..at + 8) {
+                slot.copy_from_slice(&word.to_le_bytes());
+            }
         }
     }
-    let all = Bitmap::from_u8_vec(planes, 16 * n_bytes * 8);
-    std::array::from_fn(|bit| all.clone().sliced(bit * n_bytes * 8, words.len()))
+    let all = Bitmap::from_u8_vec(planes, 16 * plane_bytes * 8);
+    std::array::from_fn(|bit| all.clone().sliced(bit * plane_bytes * 8, words.len()))
 }
 
 /// The validity of a part's columns: none when every row has it.
@@ -98,6 +103,100 @@ fn array<T: NativeType>(values: Vec<T>, validity: Option<Bitmap>) -> Col {
         values.into(),
         validity,
     )))
+}
+
+/// Column memory handed back once a batch is written, for the batches
+/// after it: a batch's columns are megabytes, and fresh memory costs a page
+/// fault every 4 KiB (most of the export's system time). Holds at most
+/// [`RECYCLED_MAX`] vectors per element type.
+#[derive(Debug, Default)]
+pub(crate) struct Recycler {
+    u64s: Mutex<Vec<Vec<u64>>>,
+    u32s: Mutex<Vec<Vec<u32>>>,
+    u16s: Mutex<Vec<Vec<u16>>>,
+    u8s: Mutex<Vec<Vec<u8>>>,
+}
+
+/// Vectors a [`Recycler`] keeps per element type (a few batches' worth).
+const RECYCLED_MAX: usize = 128;
+
+/// The element types a [`Recycler`] keeps.
+trait Pooled: NativeType {
+    fn pool(r: &Recycler) -> &Mutex<Vec<Vec<Self>>>;
+}
+
+macro_rules! pooled {
+    ($($t:ty => $field:ident),*) => {
+        $(impl Pooled for $t {
+            fn pool(r: &Recycler) -> &Mutex<Vec<Vec<$t>>> {
+                &r.$field
+            }
+        })*
+    };
+}
+pooled!(u64 => u64s, u32 => u32s, u16 => u16s, u8 => u8s);
+
+impl Recycler {
+    /// An empty vector of at least `capacity`, recycled when there is one.
+    fn take<T: Pooled>(r: Option<&Recycler>, capacity: usize) -> Vec<T> {
+        let recycled = r.and_then(|r| T::pool(r).lock().unwrap_or_else(|e| e.into_inner()).pop());
+        match recycled {
+            Some(mut v) => {
+                v.clear();
+                v.reserve(capacity);
+                v
+            }
+            None => Vec::with_capacity(capacity),
+        }
+    }
+
+    fn give<T: Pooled>(r: Option<&Recycler>, v: Vec<T>) {
+        if let Some(r) = r {
+            let mut pool = T::pool(r).lock().unwrap_or_else(|e| e.into_inner());
+            if pool.len() < RECYCLED_MAX {
+                pool.push(v);
+            }
+        }
+    }
+
+    /// Take back the memory of written arrays (the integer columns and the
+    /// dictionary keys; arrays still shared elsewhere are just dropped).
+    pub(crate) fn reclaim(&self, arrays: Vec<Box<dyn Array>>) {
+        for mut array in arrays {
+            let a = array.as_mut();
+            let _ = self.reclaim_values::<u64>(a)
+                || self.reclaim_values::<u32>(a)
+                || self.reclaim_values::<u16>(a)
+                || self.reclaim_values::<u8>(a)
+                || self.reclaim_keys::<u32>(a)
+                || self.reclaim_keys::<u8>(a);
+        }
+    }
+
+    fn reclaim_values<T: Pooled>(&self, a: &mut dyn Array) -> bool {
+        let Some(p) = a.as_any_mut().downcast_mut::<PrimitiveArray<T>>() else {
+            return false;
+        };
+        let p = std::mem::replace(p, PrimitiveArray::new_empty(T::PRIMITIVE.into()));
+        self.reclaim_buffer(p);
+        true
+    }
+
+    fn reclaim_keys<K: Pooled + DictionaryKey>(&self, a: &mut dyn Array) -> bool {
+        let Some(d) = a.as_any_mut().downcast_mut::<DictionaryArray<K>>() else {
+            return false;
+        };
+        let dtype = d.dtype().clone();
+        let (_, keys, _) = std::mem::replace(d, DictionaryArray::new_empty(dtype)).take();
+        self.reclaim_buffer(keys);
+        true
+    }
+
+    fn reclaim_buffer<T: Pooled>(&self, p: PrimitiveArray<T>) {
+        if let Some(v) = p.into_inner().1.into_mut().right() {
+            Recycler::give(Some(self), v);
+        }
+    }
 }
 
 /// Keys string columns: the strings are named by a "global" id (an
@@ -116,26 +215,42 @@ impl DictColumn {
     /// The keys of a batch's rows: those with `part` present are keyed by
     /// their id, the others get 0 (their validity says so). Keys are `K`
     /// wide: a byte where the ids are bytes (at most 256 distinct).
-    fn keys<T, K>(&mut self, ids: &[T], present: &[u16], part: u16) -> PrimitiveArray<K>
+    fn keys<T, K>(
+        &mut self,
+        ids: &[T],
+        present: &[u16],
+        part: u16,
+        recycler: Option<&Recycler>,
+    ) -> PrimitiveArray<K>
     where
         T: Copy + Into<u32>,
-        K: NativeType + TryFrom<u32>,
+        K: Pooled + TryFrom<u32>,
     {
-        let mut keys: Vec<K> = Vec::with_capacity(ids.len());
-        for (&id, &p) in ids.iter().zip(present) {
+        let mut keys: Vec<K> = Recycler::take(recycler, ids.len());
+        keys.resize(ids.len(), K::default());
+        // The last id and its key: runs of one id need no lookup.
+        let mut last: Option<(u32, K)> = None;
+        for ((key, &id), &p) in keys.iter_mut().zip(ids).zip(present) {
             if p & part == 0 {
-                keys.push(K::default());
                 continue;
             }
-            let slot = id.into() as usize;
+            let id: u32 = id.into();
+            if let Some((last_id, last_key)) = last
+                && last_id == id
+            {
+                *key = last_key;
+                continue;
+            }
+            let slot = id as usize;
             if slot >= self.local.len() {
                 self.local.resize(slot + 1, u32::MAX);
             }
             if self.local[slot] == u32::MAX {
                 self.local[slot] = self.globals.len() as u32;
-                self.globals.push(id.into());
+                self.globals.push(id);
             }
-            keys.push(K::try_from(self.local[slot]).unwrap_or_default());
+            *key = K::try_from(self.local[slot]).unwrap_or_default();
+            last = Some((id, *key));
         }
         PrimitiveArray::new(K::PRIMITIVE.into(), keys.into(), None)
     }
@@ -346,8 +461,9 @@ macro_rules! columns {
         }
 
         impl Columns {
-            fn with_capacity(n: usize) -> Self {
-                Columns { $($field: Vec::with_capacity(n),)* }
+            /// Empty columns for `n` rows, in recycled memory where there is some.
+            fn take(r: Option<&Recycler>, n: usize) -> Self {
+                Columns { $($field: Recycler::take(r, n),)* }
             }
 
             fn len(&self) -> usize {
@@ -423,6 +539,8 @@ pub struct PacketBatches<'a> {
     links: Vec<Option<Option<LinkLayer>>>,
     cols: Columns,
     block: Block,
+    /// Where column memory comes from and goes back to (the export's).
+    recycler: Option<&'a Recycler>,
     /// String columns' dictionaries, kept across batches (they reset).
     dicts: Dicts,
 }
@@ -452,8 +570,9 @@ impl<'a> PacketBatches<'a> {
             cfg: DecodeConfig::default(),
             convs: Vec::new(),
             links: vec![None; 256],
-            cols: Columns::with_capacity(reserve_rows(batch_rows)),
+            cols: Columns::default(),
             block: Block::new(),
+            recycler: None,
             dicts: Dicts {
                 direction: DictColumn::default(),
                 conversation: DictColumn::default(),
@@ -461,6 +580,12 @@ impl<'a> PacketBatches<'a> {
                 aeth_kind: DictColumn::default(),
             },
         }
+    }
+
+    /// Take column memory from `recycler` and give spent columns back.
+    pub(crate) fn with_recycler(mut self, recycler: &'a Recycler) -> Self {
+        self.recycler = Some(recycler);
+        self
     }
 
     /// Decode with the user's extra RoCE ports, as the store was indexed.
@@ -647,17 +772,25 @@ impl<'a> PacketBatches<'a> {
         b.aeth_kind[i] = aeth.map_or(0, |a| a.syndrome().kind_index());
         b.n += 1;
         if b.n == BLOCK {
-            self.cols.append(&mut self.block);
+            self.flush_block();
         }
+    }
+
+    /// Move the block's rows to the batch's columns.
+    fn flush_block(&mut self) {
+        if self.cols.frame.capacity() == 0 {
+            // A batch's first rows: its columns, whole.
+            self.cols = Columns::take(self.recycler, reserve_rows(self.batch_rows));
+        }
+        self.cols.append(&mut self.block);
     }
 
     /// Turn the buffered rows into a batch and start the next one.
     fn finish_batch(&mut self) -> PacketBatch {
-        self.cols.append(&mut self.block);
-        let c = std::mem::replace(
-            &mut self.cols,
-            Columns::with_capacity(reserve_rows(self.batch_rows)),
-        );
+        self.flush_block();
+        let r = self.recycler;
+        // The next batch's columns are taken when its first block is full.
+        let c = std::mem::take(&mut self.cols);
         let n = c.len();
         let parts = bit_columns(&c.present);
         let valid = |part: u16| validity(&parts, part);
@@ -671,22 +804,22 @@ impl<'a> PacketBatches<'a> {
         let d = &mut self.dicts;
         let direction_keys = Keys::U8(
             d.direction
-                .keys(&c.direction, &c.present, part::DIR)
+                .keys(&c.direction, &c.present, part::DIR, r)
                 .with_validity(valid(part::DIR)),
         );
         let conv_keys = Keys::U32(
             d.conversation
-                .keys(&c.conversation, &c.present, part::CONV)
+                .keys(&c.conversation, &c.present, part::CONV, r)
                 .with_validity(conv.clone()),
         );
         let opcode_keys = Keys::U8(
             d.opcode_name
-                .keys(&c.opcode, &c.present, part::ROCE)
+                .keys(&c.opcode, &c.present, part::ROCE, r)
                 .with_validity(roce.clone()),
         );
         let aeth_keys = Keys::U8(
             d.aeth_kind
-                .keys(&c.aeth_kind, &c.present, part::AETH)
+                .keys(&c.aeth_kind, &c.present, part::AETH, r)
                 .with_validity(aeth.clone()),
         );
         let convs = &self.convs;
@@ -761,6 +894,11 @@ impl<'a> PacketBatches<'a> {
             ("payload_bytes", array(c.payload_bytes, bth)),
         ];
         let flag_bits = bit_columns(&c.flags);
+        // The columns that went into bitmaps and keys.
+        Recycler::give(r, c.flags);
+        Recycler::give(r, c.present);
+        Recycler::give(r, c.direction);
+        Recycler::give(r, c.aeth_kind);
         for (name, bits) in Flags::NAMES.iter().zip(flag_bits) {
             columns.push((
                 name,
@@ -800,7 +938,7 @@ mod tests {
     #[test]
     fn bit_columns_match_bit_by_bit_packing() {
         // Odd lengths cover the last, partial byte.
-        for len in [0usize, 1, 7, 8, 9, 63, 64, 100] {
+        for len in [0usize, 1, 7, 8, 9, 63, 64, 100, 128, 129, 1000] {
             let words: Vec<u16> = (0..len as u32)
                 .map(|i| (i.wrapping_mul(0x9E37_79B1) >> 7) as u16)
                 .collect();

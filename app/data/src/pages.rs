@@ -9,8 +9,6 @@
 //! dictionary page and bit-packed keys. Anything else goes to polars'
 //! encoder (see `parquet.rs`). One data page per column per row group.
 
-use std::borrow::Cow;
-
 use polars::prelude::{PolarsError, PolarsResult};
 use polars_arrow::array::{
     Array, BooleanArray, DictionaryArray, DictionaryKey, PrimitiveArray, Utf8ViewArray,
@@ -109,19 +107,6 @@ fn for_each_valid<T: Copy>(values: &[T], validity: Option<&Bitmap>, mut f: impl 
                     }
                 }
             }
-        }
-    }
-}
-
-/// The values whose validity bit is set: the array's own slice when all
-/// are (no copy), else the valid ones gathered.
-fn valid_values<'a, T: Copy>(values: &'a [T], validity: Option<&Bitmap>) -> Cow<'a, [T]> {
-    match validity.filter(|v| v.unset_bits() > 0) {
-        None => Cow::Borrowed(values),
-        Some(v) => {
-            let mut out = Vec::with_capacity(values.len() - v.unset_bits());
-            for_each_valid(values, Some(v), |x| out.push(x));
-            Cow::Owned(out)
         }
     }
 }
@@ -283,22 +268,31 @@ fn boolean(a: &BooleanArray, ty: &PrimitiveType, optional: bool) -> PolarsResult
 
 /// Plain-encoded values of the valid rows, and their min and max (in the
 /// array's own order, stored as the physical type `P` of the same bits).
+/// The bytes are written in place (no capacity check a value).
 fn plain<T, P>(
     a: &PrimitiveArray<T>,
     to_physical: impl Fn(&T) -> P,
-    le_bytes: impl Fn(P, &mut Vec<u8>),
     buffer: &mut Vec<u8>,
 ) -> Option<(P, P)>
 where
     T: polars_arrow::types::NativeType + Ord,
-    P: Copy,
+    P: polars_parquet::parquet::types::NativeType,
 {
-    let valid = valid_values(a.values(), a.validity());
-    for v in valid.iter() {
-        le_bytes(to_physical(v), buffer);
-    }
-    let min_max = min_max(&valid);
-    min_max.map(|(lo, hi)| (to_physical(&lo), to_physical(&hi)))
+    let valid = a.len() - a.null_count();
+    let start = buffer.len();
+    buffer.resize(start + valid * size_of::<P>(), 0);
+    let mut slots = buffer
+        .get_mut(start..)
+        .unwrap_or_default()
+        .chunks_exact_mut(size_of::<P>());
+    let mut extremes: Option<(T, T)> = None;
+    for_each_valid(a.values(), a.validity(), |v| {
+        if let Some(slot) = slots.next() {
+            slot.copy_from_slice(to_physical(&v).to_le_bytes().as_ref());
+        }
+        extremes = Some(extremes.map_or((v, v), |(lo, hi)| (lo.min(v), hi.max(v))));
+    });
+    extremes.map(|(lo, hi)| (to_physical(&lo), to_physical(&hi)))
 }
 
 /// A `PLAIN` page of integers stored as the physical type `P` (INT32 for
@@ -319,12 +313,7 @@ where
     if optional {
         def_levels(a.validity(), a.len(), &mut buffer);
     }
-    let min_max = plain(
-        a,
-        to_physical,
-        |v: P, b| b.extend_from_slice(v.to_le_bytes().as_ref()),
-        &mut buffer,
-    );
+    let min_max = plain(a, to_physical, &mut buffer);
     let stats = PrimitiveStatistics::<P> {
         primitive_type: ty.clone(),
         null_count: Some(nulls as i64),
@@ -393,11 +382,15 @@ fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) {
         return;
     };
     uleb128(out, zigzag(first as i64));
-    let deltas: Vec<i64> = values
-        .windows(2)
-        .map(|w| (w[1] as i64).wrapping_sub(w[0] as i64))
-        .collect();
-    for block in deltas.chunks(DELTA_BLOCK) {
+    let mut prev = first;
+    // A block's deltas on the stack: no allocation a column.
+    let mut deltas = [0i64; DELTA_BLOCK];
+    for block in values.get(1..).unwrap_or_default().chunks(DELTA_BLOCK) {
+        for (d, &v) in deltas.iter_mut().zip(block) {
+            *d = (v as i64).wrapping_sub(prev as i64);
+            prev = v;
+        }
+        let block = deltas.get(..block.len()).unwrap_or_default();
         let min = min_max(block).map_or(0, |m| m.0);
         uleb128(out, zigzag(min));
         let widths_at = out.len();
@@ -428,60 +421,100 @@ fn key_bits(n: usize) -> u32 {
     (usize::BITS - n.saturating_sub(1).leading_zeros()).max(1)
 }
 
-/// Keys of a column chunk: one repeated run when the dictionary has a
-/// single value, else one bit-packed run.
-fn write_keys(keys: impl Iterator<Item = u32>, count: usize, n_values: usize, out: &mut Vec<u8>) {
+/// Keys of a column chunk (those of the valid rows): one repeated run when
+/// the dictionary has a single value, else one bit-packed run.
+fn write_keys<K: Copy + Into<u32>>(keys: &[K], n_values: usize, out: &mut Vec<u8>) {
     let bits = key_bits(n_values);
     out.push(bits as u8);
-    if count == 0 {
+    if keys.is_empty() {
         return;
     }
     if n_values <= 1 {
         // Every key is 0: a repeated run (its value in ceil(bits / 8) bytes).
-        uleb128(out, (count as u64) << 1);
+        uleb128(out, (keys.len() as u64) << 1);
         out.push(0);
-    } else {
-        bitpack(keys, count, bits, out);
+        return;
     }
-}
-
-/// One bit-packed run of `keys` at `bits` bits each, in groups of 8.
-fn bitpack(keys: impl Iterator<Item = u32>, count: usize, bits: u32, out: &mut Vec<u8>) {
-    let groups = count.div_ceil(8);
+    // One bit-packed run in groups of 8, the last padded with zero keys.
+    let groups = keys.len().div_ceil(8);
     uleb128(out, ((groups as u64) << 1) | 1);
     let start = out.len();
-    pack_bits(keys.map(u64::from), bits, out);
-    // The last group is padded with zero keys.
+    out.reserve(groups * bits as usize + 8);
+    if bits <= 8 {
+        // A group of eight keys is one word of `bits` bytes.
+        let group = |keys: &[K], out: &mut Vec<u8>| {
+            let mut word = 0u64;
+            for (i, &k) in keys.iter().enumerate() {
+                word |= u64::from(k.into()) << (i as u32 * bits);
+            }
+            let bytes = word.to_le_bytes();
+            out.extend_from_slice(bytes.get(..bits as usize).unwrap_or(&bytes));
+        };
+        let mut eights = keys.chunks_exact(8);
+        for keys in &mut eights {
+            group(keys, out);
+        }
+        if !eights.remainder().is_empty() {
+            group(eights.remainder(), out);
+        }
+    } else {
+        pack_bits(keys.iter().map(|&k| u64::from(k.into())), bits, out);
+    }
     out.resize(start + groups * bits as usize, 0);
 }
 
-/// `values` at `width` bits each (up to 64), LSB first, as Parquet packs
-/// bits; the last byte is padded with zeros.
-fn pack_bits(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
-    // At most 7 bits wait in `acc`, so a value of up to 56 bits fits in
-    // one step; wider ones (a clock's wild delta) go in two halves.
-    let mut acc = 0u64;
-    let mut filled = 0u32;
-    let mut put = |v: u64, w: u32, out: &mut Vec<u8>| {
-        acc |= v << filled;
-        filled += w;
-        while filled >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            filled -= 8;
+/// Packs values of `width` bits (up to 64) LSB first, as Parquet packs
+/// bits, a 64-bit word at a time.
+struct BitPacker {
+    acc: u64,
+    filled: u32,
+    width: u32,
+}
+
+impl BitPacker {
+    fn new(width: u32) -> Self {
+        BitPacker {
+            acc: 0,
+            filled: 0,
+            width,
         }
-    };
-    for v in values {
-        if width <= 56 {
-            put(v, width, out);
+    }
+
+    /// Append `v`, which must fit in `width` bits.
+    #[inline]
+    fn put(&mut self, v: u64, out: &mut Vec<u8>) {
+        // `filled` stays below 64.
+        self.acc |= v << self.filled;
+        let end = self.filled + self.width;
+        if end >= 64 {
+            out.extend_from_slice(&self.acc.to_le_bytes());
+            // The bits of `v` that did not fit (none when it started the word).
+            self.acc = v.checked_shr(64 - self.filled).unwrap_or(0);
+            self.filled = end - 64;
         } else {
-            put(v & 0xFFFF_FFFF, 32, out);
-            put(v >> 32, width - 32, out);
+            self.filled = end;
         }
     }
-    if filled > 0 {
-        out.push(acc as u8);
+
+    /// Write the bits still waiting; the last byte is padded with zeros.
+    fn finish(self, out: &mut Vec<u8>) {
+        let bytes = self.acc.to_le_bytes();
+        out.extend_from_slice(
+            bytes
+                .get(..self.filled.div_ceil(8) as usize)
+                .unwrap_or(&bytes),
+        );
     }
+}
+
+/// `values` at `width` bits each (up to 64), LSB first; the last byte is
+/// padded with zeros.
+fn pack_bits(values: impl Iterator<Item = u64>, width: u32, out: &mut Vec<u8>) {
+    let mut packer = BitPacker::new(width);
+    for v in values {
+        packer.put(v, out);
+    }
+    packer.finish(out);
 }
 
 /// Most distinct values an integer column's dictionary takes.
@@ -529,6 +562,36 @@ impl IntDict {
     }
 }
 
+/// The key of each of `values` (`first` the first of them) in `keys` (one
+/// slot each), adding values to `dict`; true when `dict` filled up before the end. The last two
+/// values and their keys are kept at hand: runs of one value (a port, a
+/// length) and two alternating ones (a request and its ACK) need no lookup.
+#[inline]
+fn dict_keys(
+    first: u32,
+    values: impl Iterator<Item = u32>,
+    keys: &mut [u8],
+    dict: &mut IntDict,
+) -> bool {
+    let mut last = (first, dict.key(first).unwrap_or_default() as u8);
+    let mut prev = last;
+    for (slot, v) in keys.iter_mut().zip(values) {
+        if v != last.0 {
+            if v == prev.0 {
+                std::mem::swap(&mut last, &mut prev);
+            } else {
+                let Some(k) = dict.key(v) else {
+                    return true;
+                };
+                prev = last;
+                last = (v, k as u8);
+            }
+        }
+        *slot = last.1;
+    }
+    false
+}
+
 /// An integer column as a dictionary of its distinct values (plain INT32)
 /// and bit-packed keys, or `None` when it has more than [`MAX_INT_DICT`].
 fn int_dictionary<T: polars_arrow::types::NativeType>(
@@ -541,23 +604,19 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     let nulls = a.null_count();
     check_required(optional, nulls, ty)?;
     let mut dict = IntDict::new();
-    let valid = valid_values(a.values(), a.validity());
     // At most 256 values: a key is a byte, in the caller's scratch.
     let keys = scratch;
     keys.clear();
-    // Runs of one value are common (a port, a length): remember the last.
-    let mut last: Option<(u32, u8)> = None;
-    for v in valid.iter() {
-        let v = to_u32(v);
-        let key = match last {
-            Some((lv, lk)) if lv == v => lk,
-            _ => match dict.key(v) {
-                Some(k) => k as u8,
-                None => return Ok(None),
-            },
-        };
-        last = Some((v, key));
-        keys.push(key);
+    keys.resize(a.len() - nulls, 0);
+    let full = match a.iter().flatten().next().map(&to_u32) {
+        None => false,
+        Some(first) if nulls == 0 => {
+            dict_keys(first, a.values().iter().map(&to_u32), keys, &mut dict)
+        }
+        Some(first) => dict_keys(first, a.iter().flatten().map(&to_u32), keys, &mut dict),
+    };
+    if full {
+        return Ok(None);
     }
     let values = dict.values;
     let mut dict_bytes = Vec::with_capacity(values.len() * 4);
@@ -568,12 +627,7 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     if optional {
         def_levels(a.validity(), a.len(), &mut data);
     }
-    write_keys(
-        keys.iter().map(|&k| u32::from(k)),
-        keys.len(),
-        values.len(),
-        &mut data,
-    );
+    write_keys(keys, values.len(), &mut data);
     // Unsigned order, stored as the INT32 of the same bits.
     let stats = PrimitiveStatistics::<i32> {
         primitive_type: ty.clone(),
@@ -633,14 +687,15 @@ fn dictionary<K: DictionaryKey + Into<u32>>(
     if optional {
         def_levels(keys.validity(), keys.len(), &mut data);
     }
-    let valid_keys = valid_values(keys.values(), keys.validity());
-    let valid = valid_keys.len();
-    write_keys(
-        valid_keys.iter().map(|&k| k.into()),
-        valid,
-        n_values,
-        &mut data,
-    );
+    let valid = keys.len() - nulls;
+    match keys.validity().filter(|_| nulls > 0) {
+        None => write_keys(keys.values(), n_values, &mut data),
+        Some(validity) => {
+            let mut gathered: Vec<u32> = Vec::with_capacity(valid);
+            for_each_valid(keys.values(), Some(validity), |k| gathered.push(k.into()));
+            write_keys(&gathered, n_values, &mut data);
+        }
+    }
     let (lo, hi) = if valid > 0 { (lo, hi) } else { (None, None) };
     let stats = BinaryStatistics {
         primitive_type: ty.clone(),
@@ -677,15 +732,23 @@ mod tests {
     }
 
     #[test]
-    fn bitpack_packs_lsb_first_and_pads_the_group() {
-        // The spec's example: 0..8 at 3 bits.
+    fn keys_pack_lsb_first_and_pad_the_group() {
+        // The spec's example: 0..8 at 3 bits (bit width byte, run header,
+        // packed keys).
         let mut b = Vec::new();
-        bitpack(0..8u32, 8, 3, &mut b);
-        assert_eq!(b, [0b11, 0b1000_1000, 0b1100_0110, 0b1111_1010]);
+        let keys: Vec<u32> = (0..8).collect();
+        write_keys(&keys, 8, &mut b);
+        assert_eq!(b, [3, 0b11, 0b1000_1000, 0b1100_0110, 0b1111_1010]);
         // A partial group is padded to a whole one.
         b.clear();
-        bitpack([1u32, 1].into_iter(), 2, 1, &mut b);
-        assert_eq!(b, [0b11, 0b11]);
+        write_keys(&[1u32, 1], 2, &mut b);
+        assert_eq!(b, [1, 0b11, 0b11]);
+        // Wider keys go through the general packer, padded the same way.
+        b.clear();
+        write_keys(&[0x1FFu32, 1, 2], 512, &mut b);
+        assert_eq!(b.len(), 1 + 1 + 9);
+        assert_eq!(b[..5], [9, 0b11, 0xFF, 0b11, 0b1000]);
+        assert!(b[5..].iter().all(|&x| x == 0));
     }
 
     #[test]
