@@ -526,6 +526,21 @@ impl std::fmt::Debug for Block {
     }
 }
 
+/// A frame's header fields as the packets table has them.
+#[derive(Debug, Default)]
+struct HeaderFields {
+    reth_va: u64,
+    reth_rkey: u32,
+    reth_dma_len: u32,
+    aeth_msn: u32,
+    immdt: u32,
+    payload_bytes: u32,
+    udp_src_port: u16,
+    pkey: u16,
+    dscp: u8,
+    aeth_kind: u8,
+}
+
 /// Builds the packets table batch by batch. Memory is one batch of columns
 /// plus the conversation names, whatever the capture's size.
 #[derive(Debug)]
@@ -724,52 +739,68 @@ impl<'a> PacketBatches<'a> {
             }
             _ => None,
         };
-        let p = decoded.as_ref();
-        let bth = p.and_then(|p| p.bth());
-        let ext = p.map(|p| p.ext());
-        let reth = ext.and_then(|e| e.reth());
-        let aeth = ext.and_then(|e| e.aeth());
-        let udp = p.and_then(|p| p.udp());
-        let ip = p.and_then(|p| p.ip());
-        let immdt = ext.and_then(|e| e.immdt());
         let has = |yes: bool, bit: u16| if yes { bit } else { 0 };
-        let present = has(conv.is_some(), part::CONV)
+        let mut present = has(conv.is_some(), part::CONV)
             | has(row.dir.is_some(), part::DIR)
-            | has(row.flags.contains(Flags::ROCE), part::ROCE)
-            | has(bth.is_some(), part::BTH)
-            | has(udp.is_some(), part::UDP)
-            | has(ip.is_some(), part::IP)
-            | has(reth.is_some(), part::RETH)
-            | has(aeth.is_some(), part::AETH)
-            | has(immdt.is_some(), part::IMMDT)
-            | has(bth.is_some_and(|b| b.solicited()), part::SOLICITED);
+            | has(row.flags.contains(Flags::ROCE), part::ROCE);
+        // The header fields, 0 where the frame has no such header (its
+        // `present` bit says so). One test per header, then plain reads.
+        let mut h = HeaderFields::default();
+        if let Some(p) = &decoded {
+            if let Some(ip) = p.ip() {
+                present |= part::IP;
+                h.dscp = match ip {
+                    IpHeader::V4(ip) => ip.dscp(),
+                    IpHeader::V6(ip) => ip.dscp(),
+                };
+            }
+            if let Some(udp) = p.udp() {
+                present |= part::UDP;
+                h.udp_src_port = udp.src_port();
+            }
+            if let Some(bth) = p.bth() {
+                present |= part::BTH | has(bth.solicited(), part::SOLICITED);
+                h.pkey = bth.pkey();
+                h.payload_bytes = p.payload_len() as u32;
+                let ext = p.ext();
+                if let Some(r) = ext.reth() {
+                    present |= part::RETH;
+                    (h.reth_va, h.reth_rkey, h.reth_dma_len) = (r.va(), r.rkey(), r.dma_len());
+                }
+                if let Some(a) = ext.aeth() {
+                    present |= part::AETH;
+                    (h.aeth_msn, h.aeth_kind) = (a.msn(), a.syndrome().kind_index());
+                }
+                if let Some(i) = ext.immdt() {
+                    present |= part::IMMDT;
+                    h.immdt = i.value();
+                }
+            }
+        }
         let b = &mut self.block;
         let i = b.n & (BLOCK - 1);
         b.frame[i] = index + 1;
         b.ts_ns[i] = row.ts_ns;
-        b.reth_va[i] = reth.map_or(0, |r| r.va());
+        b.reth_va[i] = h.reth_va;
         b.caplen_bytes[i] = row.caplen;
         b.len_bytes[i] = row.origlen;
         b.conversation[i] = conv.unwrap_or(0);
         b.dest_qp[i] = dest_qp.unwrap_or(0);
         b.psn[i] = row.psn;
-        b.reth_rkey[i] = reth.map_or(0, |r| r.rkey());
-        b.reth_dma_len_bytes[i] = reth.map_or(0, |r| r.dma_len());
-        b.aeth_msn[i] = aeth.map_or(0, |a| a.msn());
-        b.immdt[i] = immdt.map_or(0, |i| i.value());
-        b.payload_bytes[i] = bth.and(p).map_or(0, |p| p.payload_len() as u32);
-        b.udp_src_port[i] = udp.map_or(0, |u| u.src_port());
-        b.pkey[i] = bth.map_or(0, |b| b.pkey());
+        b.reth_rkey[i] = h.reth_rkey;
+        b.reth_dma_len_bytes[i] = h.reth_dma_len;
+        b.aeth_msn[i] = h.aeth_msn;
+        b.immdt[i] = h.immdt;
+        b.payload_bytes[i] = h.payload_bytes;
+        b.udp_src_port[i] = h.udp_src_port;
+        b.pkey[i] = h.pkey;
         b.flags[i] = row.flags.0;
         b.present[i] = present;
         b.port[i] = row.port;
         b.opcode[i] = row.opcode;
-        b.dscp[i] = ip.map_or(0, |ip| match ip {
-            IpHeader::V4(h) => h.dscp(),
-            IpHeader::V6(h) => h.dscp(),
-        });
+        b.dscp[i] = h.dscp;
         b.direction[i] = u8::from(row.dir == Some(Direction::Tx));
-        b.aeth_kind[i] = aeth.map_or(0, |a| a.syndrome().kind_index());
+        b.aeth_kind[i] = h.aeth_kind;
         b.n += 1;
         if b.n == BLOCK {
             self.flush_block();

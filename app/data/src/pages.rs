@@ -111,15 +111,6 @@ fn for_each_valid<T: Copy>(values: &[T], validity: Option<&Bitmap>, mut f: impl 
     }
 }
 
-/// The smallest and largest of `values` (one pass, no branches).
-fn min_max<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
-    let (&first, rest) = values.split_first()?;
-    Some(
-        rest.iter()
-            .fold((first, first), |(lo, hi), &v| (lo.min(v), hi.max(v))),
-    )
-}
-
 /// Append `value` as ULEB128 (the run headers of the hybrid encoding).
 fn uleb128(buffer: &mut Vec<u8>, mut value: u64) {
     loop {
@@ -343,8 +334,7 @@ fn int64_delta(
         def_levels(None, a.len(), &mut buffer);
     }
     // UINT_64 is stored as the INT64 of the same bits.
-    delta_binary_packed(a.values(), &mut buffer);
-    let extremes = min_max(a.values());
+    let extremes = delta_binary_packed(a.values(), &mut buffer);
     let stats = PrimitiveStatistics::<i64> {
         primitive_type: ty.clone(),
         null_count: Some(0),
@@ -372,36 +362,38 @@ fn zigzag(v: i64) -> u64 {
 
 /// Parquet's `DELTA_BINARY_PACKED`: a header, then per block of 128 values
 /// the smallest delta and four miniblocks of 32 deltas above it, each
-/// bit-packed at its own width.
-fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) {
+/// bit-packed at its own width. Returns the smallest and largest value.
+fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) -> Option<(u64, u64)> {
     uleb128(out, DELTA_BLOCK as u64);
     uleb128(out, DELTA_MINIBLOCKS as u64);
     uleb128(out, values.len() as u64);
     let Some(&first) = values.first() else {
         uleb128(out, 0);
-        return;
+        return None;
     };
     uleb128(out, zigzag(first as i64));
+    let (mut lo, mut hi) = (first, first);
     let mut prev = first;
     // A block's deltas on the stack: no allocation a column.
     let mut deltas = [0i64; DELTA_BLOCK];
     for block in values.get(1..).unwrap_or_default().chunks(DELTA_BLOCK) {
+        let mut min = i64::MAX;
         for (d, &v) in deltas.iter_mut().zip(block) {
             *d = (v as i64).wrapping_sub(prev as i64);
+            min = min.min(*d);
+            (lo, hi) = (lo.min(v), hi.max(v));
             prev = v;
         }
         let block = deltas.get(..block.len()).unwrap_or_default();
-        let min = min_max(block).map_or(0, |m| m.0);
         uleb128(out, zigzag(min));
         let widths_at = out.len();
         out.extend_from_slice(&[0; DELTA_MINIBLOCKS]);
         for (m, mini) in block.chunks(DELTA_MINIBLOCK).enumerate() {
-            let max = mini
+            // The width of the largest is that of all of them or-ed.
+            let bits = mini
                 .iter()
-                .map(|d| d.wrapping_sub(min) as u64)
-                .max()
-                .unwrap_or(0);
-            let width = u64::BITS - max.leading_zeros();
+                .fold(0u64, |acc, d| acc | d.wrapping_sub(min) as u64);
+            let width = u64::BITS - bits.leading_zeros();
             if let Some(w) = out.get_mut(widths_at + m) {
                 *w = width as u8;
             }
@@ -414,6 +406,7 @@ fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) {
             out.resize(start + DELTA_MINIBLOCK * width as usize / 8, 0);
         }
     }
+    Some((lo, hi))
 }
 
 /// Bits needed for keys below `n`, at least 1.

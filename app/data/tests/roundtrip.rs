@@ -605,3 +605,95 @@ fn pyarrow_reads_the_packets_table_as_polars_does() {
     }
     assert_eq!(got["columns"].as_object().unwrap().len(), mem.width());
 }
+
+/// The header columns of every row, as the decoder reads the frame.
+fn check_header_columns_match_the_decoder(path: &Path) {
+    use rocescope_decoders::{IpHeader, decode};
+    let o = Opened::open(path);
+    let n = o.store.len();
+    let df = PacketBatches::new(&o.store, 97).collect(0..n).unwrap();
+    assert_eq!(df.height() as u64, n);
+    let col = |name: &str| u64s(&df, name);
+    let (va, rkey, dma) = (col("reth_va"), col("reth_rkey"), col("reth_dma_len_bytes"));
+    let (msn, immdt, payload) = (col("aeth_msn"), col("immdt"), col("payload_bytes"));
+    let (sport, pkey, dscp) = (col("udp_src_port"), col("pkey"), col("dscp"));
+    let solicited: Vec<Option<bool>> = df
+        .column("solicited")
+        .unwrap()
+        .bool()
+        .unwrap()
+        .iter()
+        .collect();
+    let kind: Vec<Option<String>> = df
+        .column("aeth_kind")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|s| s.map(str::to_owned))
+        .collect();
+    let (mut with_reth, mut with_aeth) = (0, 0);
+    o.store
+        .for_each_frame(0..n, |i, row, bytes| {
+            let i = i as usize;
+            let at = format!("{} frame {}", path.display(), i + 1);
+            let p = o
+                .store
+                .link_layer(row.port)
+                .filter(|_| !row.flags.contains(Flags::UNDECODED))
+                .map(|link| decode(bytes, link, &DecodeConfig::default()));
+            let p = p.as_ref();
+            let bth = p.and_then(|p| p.bth());
+            let ext = p.map(|p| *p.ext());
+            let reth = ext.and_then(|e| e.reth());
+            let aeth = ext.and_then(|e| e.aeth());
+            with_reth += usize::from(reth.is_some());
+            with_aeth += usize::from(aeth.is_some());
+            assert_eq!(va[i], reth.map(|r| r.va()), "{at}");
+            assert_eq!(rkey[i], reth.map(|r| u64::from(r.rkey())), "{at}");
+            assert_eq!(dma[i], reth.map(|r| u64::from(r.dma_len())), "{at}");
+            assert_eq!(msn[i], aeth.map(|a| u64::from(a.msn())), "{at}");
+            assert_eq!(
+                kind[i].as_deref(),
+                aeth.map(|a| a.syndrome().kind_name()),
+                "{at}"
+            );
+            let imm = ext.and_then(|e| e.immdt()).map(|x| u64::from(x.value()));
+            assert_eq!(immdt[i], imm, "{at}");
+            let pl = bth.and(p).map(|p| p.payload_len() as u64);
+            assert_eq!(payload[i], pl, "{at}");
+            assert_eq!(
+                sport[i],
+                p.and_then(|p| p.udp()).map(|u| u64::from(u.src_port())),
+                "{at}"
+            );
+            assert_eq!(pkey[i], bth.map(|b| u64::from(b.pkey())), "{at}");
+            assert_eq!(solicited[i], bth.map(|b| b.solicited()), "{at}");
+            let ip_dscp = p.and_then(|p| p.ip()).map(|ip| match ip {
+                IpHeader::V4(h) => u64::from(h.dscp()),
+                IpHeader::V6(h) => u64::from(h.dscp()),
+            });
+            assert_eq!(dscp[i], ip_dscp, "{at}");
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert!(
+        with_reth > 0 && with_aeth > 0,
+        "{}: no RETH or AETH",
+        path.display()
+    );
+}
+
+#[test]
+fn header_columns_are_the_decoders_fields() {
+    let dir = out_dir("header-columns");
+    check_header_columns_match_the_decoder(&sample());
+    check_header_columns_match_the_decoder(&record("default", 2_000_000, &dir));
+    let shared =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures/rxe-write-read.pcap");
+    if shared.exists() {
+        check_header_columns_match_the_decoder(&shared);
+    } else {
+        eprintln!("skipped the shared capture: {} is absent", shared.display());
+    }
+}
