@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use polars::prelude::*;
 
 use crate::packets::{PacketBatch, Recycler};
-use crate::parquet::{ColumnLayout, ParquetOut};
+use crate::parquet::{ColumnLayout, EncodedGroup, ParquetOut};
 use crate::{DataError, PacketBatches, Source, Table};
 
 /// Rows per batch of the packets table: large enough for good Parquet row
@@ -104,6 +104,7 @@ pub fn export(
                 &opts.rows,
                 opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
                 &recycler,
+                None,
                 &mut |b| parts.write(table, b.into_frame()?),
             )?;
             (rows, parts.finish()?)
@@ -114,12 +115,38 @@ pub fn export(
                 None => Format::from_path(out)?,
             };
             let mut file = OutFile::create(out, format)?;
+            // The packets table's row groups are encoded by the threads
+            // that build them, while their data is in cache; the writer
+            // only appends them in order.
+            let encoder = if table == Table::Packets && format == Format::Parquet {
+                file.open(
+                    &crate::packets_schema(src.store)?,
+                    &PacketBatch::parquet_layout(),
+                )?;
+                match &file.writer {
+                    Some(Writer::Parquet(w)) => Some(w.encoder()),
+                    _ => None,
+                }
+            } else {
+                None
+            };
+            let encode = |b: PacketBatch| -> Result<Batch, DataError> {
+                let Some(encoder) = &encoder else {
+                    return Ok(Batch::Packets(b));
+                };
+                let rows = b.len();
+                let arrays = b.into_parquet_arrays()?;
+                let group = encoder.encode(rows, &arrays, 1)?;
+                recycler.reclaim(arrays);
+                Ok(Batch::Encoded(group))
+            };
             let rows = write_table(
                 src,
                 table,
                 &opts.rows,
                 opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
                 &recycler,
+                Some(&encode),
                 &mut |b| file.write_batch(b, &recycler),
             )?;
             if file.writer.is_none() {
@@ -151,6 +178,8 @@ fn empty_table(src: &Source<'_>, table: Table) -> Result<DataFrame, DataError> {
 enum Batch {
     Frame(DataFrame),
     Packets(PacketBatch),
+    /// A packets batch already encoded as a Parquet row group.
+    Encoded(EncodedGroup),
 }
 
 impl Batch {
@@ -158,19 +187,25 @@ impl Batch {
         match self {
             Batch::Frame(df) => Ok(df),
             Batch::Packets(b) => b.into_frame(),
+            // Only a Parquet file of the packets table is sent these.
+            Batch::Encoded(_) => Err(DataError::Polars(PolarsError::ComputeError(
+                "an encoded Parquet row group cannot be written as a frame".into(),
+            ))),
         }
     }
 }
 
 /// Feed `sink` the table in batches; returns the row count. The packets
 /// table's batches are built on one thread per core (batch `k` on thread
-/// `k % n`) while `sink` writes them, in order.
+/// `k % n`), each made ready there by `prepare` (encoded, say), while
+/// `sink` writes them, in order.
 fn write_table(
     src: &Source<'_>,
     table: Table,
     rows: &Rows,
     batch: usize,
     recycler: &Recycler,
+    prepare: Option<&(dyn Fn(PacketBatch) -> Result<Batch, DataError> + Sync)>,
     sink: &mut dyn FnMut(Batch) -> Result<(), DataError>,
 ) -> Result<u64, DataError> {
     if table != Table::Packets {
@@ -196,7 +231,7 @@ fn write_table(
         for first in 0..threads {
             // A builder hands its batch over when the writer takes it (a
             // batch waiting in a queue is megabytes more memory in flight).
-            let (tx, rx) = std::sync::mpsc::sync_channel::<PacketBatch>(0);
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(0);
             let builder = std::thread::Builder::new()
                 .name("rocescope-export".into())
                 .spawn_scoped(s, move || -> Result<u64, DataError> {
@@ -204,6 +239,10 @@ fn write_table(
                     let mut built = 0;
                     for k in (first as u64..n_batches).step_by(threads) {
                         built += b.for_each_arrow_batch(&batch_rows(rows, k, batch), |b| {
+                            let b = match prepare {
+                                Some(prepare) => prepare(b)?,
+                                None => Batch::Packets(b),
+                            };
                             tx.send(b).map_err(|_| DataError::WriterStopped)
                         })?;
                     }
@@ -223,7 +262,7 @@ fn write_table(
                 // A builder stopped early: its error is below.
                 break;
             };
-            if let Err(e) = sink(Batch::Packets(batch)) {
+            if let Err(e) = sink(batch) {
                 written = Err(e);
                 break;
             }
@@ -306,6 +345,12 @@ impl OutFile {
     /// `recycler` once written.
     fn write_batch(&mut self, batch: Batch, recycler: &Recycler) -> Result<(), DataError> {
         match (batch, self.format) {
+            (Batch::Encoded(group), Format::Parquet) => {
+                if let Some(Writer::Parquet(w)) = &mut self.writer {
+                    w.write_encoded(group)?;
+                }
+                Ok(())
+            }
             (Batch::Packets(b), Format::Parquet) => {
                 if self.writer.is_none() {
                     let schema = b.schema()?;

@@ -1,5 +1,6 @@
-//! Parquet output: each row group's columns encoded and compressed on all
-//! cores, each column with an encoding chosen for it.
+//! Parquet output: a row group's columns encoded and compressed by the
+//! thread that built it (or on all cores), each column with an encoding
+//! chosen for it, then written in order.
 //!
 //! polars' own writer encodes a row group's pages on one thread and tries
 //! dictionary encoding on every column (hashing each value first); here a
@@ -9,8 +10,8 @@
 //! knows the column's shape.
 
 use std::io::Write;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use polars::prelude::{CompatLevel, DataFrame, PolarsError, PolarsResult, Schema, SchemaExt};
 use polars_arrow::array::Array;
@@ -25,13 +26,26 @@ use polars_parquet::write::{
 /// A Parquet file being written, one row group per batch.
 pub(crate) struct ParquetOut<W: Write> {
     writer: FileWriter<W>,
+    encoder: Arc<ColumnEncoder>,
+    threads: usize,
+}
+
+/// How a file's columns are encoded; shared by the threads that encode
+/// its row groups.
+pub(crate) struct ColumnEncoder {
     fields: Vec<ParquetType>,
     encodings: Vec<Encoding>,
     options: WriteOptions,
-    threads: usize,
-    /// Compressed pages' buffers, back from the last row group: reused so
-    /// that each row group does not fault fresh memory in.
+    /// Compressed pages' buffers, back from written row groups, and
+    /// encoders' working memory: reused so that each row group does not
+    /// fault fresh memory in.
     spare: Mutex<Vec<Vec<u8>>>,
+}
+
+/// A row group's column chunks, encoded and compressed, to be written.
+pub(crate) struct EncodedGroup {
+    rows: usize,
+    columns: Vec<Vec<CompressedPage>>,
 }
 
 /// How a column is written, where its type alone does not say.
@@ -84,20 +98,80 @@ impl<W: Write> ParquetOut<W> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         Ok(ParquetOut {
             writer: FileWriter::try_new(out, arrow, options)?,
-            fields,
-            encodings,
-            options,
+            encoder: Arc::new(ColumnEncoder {
+                fields,
+                encodings,
+                options,
+                spare: Mutex::new(Vec::new()),
+            }),
             threads,
-            spare: Mutex::new(Vec::new()),
         })
     }
 
-    /// Write one row group of `rows` rows from one array per column.
+    /// The file's column encoder, for threads that encode row groups.
+    pub(crate) fn encoder(&self) -> Arc<ColumnEncoder> {
+        Arc::clone(&self.encoder)
+    }
+
+    /// Write one row group of `rows` rows from one array per column,
+    /// encoded on all cores.
     pub(crate) fn write_arrays(
         &mut self,
         rows: usize,
         arrays: &[Box<dyn Array>],
     ) -> PolarsResult<()> {
+        let group = self.encoder.encode(rows, arrays, self.threads)?;
+        self.write_encoded(group)
+    }
+
+    /// Write an encoded row group (groups are written in the order given).
+    pub(crate) fn write_encoded(&mut self, group: EncodedGroup) -> PolarsResult<()> {
+        let EncodedGroup { rows, columns } = group;
+        let pages = DynIter::new(columns.iter().map(|pages| {
+            Ok(DynStreamingIterator::new(
+                fallible_streaming_iterator::convert(pages.iter().map(Ok)),
+            ))
+        }));
+        self.writer.write(rows as u64, pages)?;
+        let mut spare = self.encoder.spare.lock().unwrap_or_else(|e| e.into_inner());
+        for page in columns.into_iter().flatten() {
+            if let CompressedPage::Data(mut page) = page
+                && let CowBuffer::Owned(buffer) = page.slice_mut()
+            {
+                let mut buffer = std::mem::take(buffer);
+                buffer.clear();
+                spare.push(buffer);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write a frame (its columns must be those of the schema).
+    pub(crate) fn write_frame(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        for batch in df.iter_chunks(CompatLevel::newest(), false) {
+            let rows = batch.len();
+            if rows > 0 {
+                self.write_arrays(rows, batch.columns())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Write the footer; returns the file's size in bytes.
+    pub(crate) fn finish(mut self) -> PolarsResult<u64> {
+        self.writer.end(None)
+    }
+}
+
+impl ColumnEncoder {
+    /// Encode and compress one row group of `rows` rows from one array per
+    /// column, on `threads` threads (the caller's included).
+    pub(crate) fn encode(
+        &self,
+        rows: usize,
+        arrays: &[Box<dyn Array>],
+        threads: usize,
+    ) -> PolarsResult<EncodedGroup> {
         if arrays.len() != self.fields.len() {
             return Err(PolarsError::ShapeMismatch(
                 format!(
@@ -146,7 +220,7 @@ impl<W: Write> ParquetOut<W> {
                 .push(scratch);
         };
         std::thread::scope(|s| {
-            for _ in 1..self.threads.min(arrays.len()) {
+            for _ in 1..threads.min(arrays.len()) {
                 // If no thread starts, the loop below does all the work.
                 let _ = std::thread::Builder::new()
                     .name("rocescope-parquet".into())
@@ -158,39 +232,7 @@ impl<W: Write> ParquetOut<W> {
             .into_iter()
             .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
             .collect::<PolarsResult<Vec<_>>>()?;
-        let group = DynIter::new(columns.iter().map(|pages| {
-            Ok(DynStreamingIterator::new(
-                fallible_streaming_iterator::convert(pages.iter().map(Ok)),
-            ))
-        }));
-        self.writer.write(rows as u64, group)?;
-        let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
-        for page in columns.into_iter().flatten() {
-            if let CompressedPage::Data(mut page) = page
-                && let CowBuffer::Owned(buffer) = page.slice_mut()
-            {
-                let mut buffer = std::mem::take(buffer);
-                buffer.clear();
-                spare.push(buffer);
-            }
-        }
-        Ok(())
-    }
-
-    /// Write a frame (its columns must be those of the schema).
-    pub(crate) fn write_frame(&mut self, df: &DataFrame) -> PolarsResult<()> {
-        for batch in df.iter_chunks(CompatLevel::newest(), false) {
-            let rows = batch.len();
-            if rows > 0 {
-                self.write_arrays(rows, batch.columns())?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Write the footer; returns the file's size in bytes.
-    pub(crate) fn finish(mut self) -> PolarsResult<u64> {
-        self.writer.end(None)
+        Ok(EncodedGroup { rows, columns })
     }
 }
 
