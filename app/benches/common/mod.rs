@@ -1,12 +1,12 @@
 //! What the frame benches share: the synthetic capture and thread CPU time.
 
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::{RcAnalyzer, Store};
+use rocescope_replay::synth::SynthPcap;
 
 use rocescope_decoders::{NakCode, Opcode, PacketBuilder, Syndrome};
 
@@ -44,77 +44,52 @@ pub fn capture(n: u64) -> std::io::Result<PathBuf> {
 /// Header-only RC WRITE traffic on 8 QPs with ACKs and, every 10,000
 /// packets, a loss: NAK and Go-Back-N resend.
 pub fn write_capture(path: &Path, n: u64) -> std::io::Result<()> {
-    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-    for v in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65535, 1] {
-        out.write_all(&v.to_le_bytes())?;
-    }
-    let mut buf = Vec::new();
+    let mut out = SynthPcap::create(path)?;
     let mut psn = [0u32; 8];
     let mut t_ns = 1_764_400_000_000_000_000u64;
     let mut i = 0u64;
+    // An ACK (or NAK) of `psn` from the responder, a 4 KiB WRITE Middle
+    // from the requester.
+    let ack = |qp: usize, psn: u32, syndrome: Syndrome| {
+        let mut b = PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 2],
+            [10, 0, 0, 1],
+            Opcode::RC_ACK,
+            0x100 + qp as u32,
+            psn,
+        );
+        b.ext.aeth.syndrome = syndrome.to_u8();
+        (b, 0)
+    };
+    let write = |qp: usize, psn: u32| {
+        let b = PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            Opcode::RC_WRITE_MIDDLE,
+            0x200 + qp as u32,
+            psn,
+        );
+        (b, 4096)
+    };
     while i < n {
         let qp = (i % 8) as usize;
         let mut frames: Vec<(PacketBuilder, usize)> = Vec::new();
         if i % 10_000 == 9_998 {
-            let mut nak = PacketBuilder::rocev2_ipv4(
-                [10, 0, 0, 2],
-                [10, 0, 0, 1],
-                Opcode::RC_ACK,
-                0x100 + qp as u32,
-                psn[qp],
-            );
-            nak.ext.aeth.syndrome = Syndrome::Nak(NakCode::PsnSequenceError).to_u8();
-            frames.push((nak, 0));
-            frames.push((
-                PacketBuilder::rocev2_ipv4(
-                    [10, 0, 0, 1],
-                    [10, 0, 0, 2],
-                    Opcode::RC_WRITE_MIDDLE,
-                    0x200 + qp as u32,
-                    psn[qp],
-                ),
-                4096,
-            ));
+            frames.push(ack(qp, psn[qp], Syndrome::Nak(NakCode::PsnSequenceError)));
+            frames.push(write(qp, psn[qp]));
         } else if i % 2 == 1 {
-            let mut b = PacketBuilder::rocev2_ipv4(
-                [10, 0, 0, 2],
-                [10, 0, 0, 1],
-                Opcode::RC_ACK,
-                0x100 + qp as u32,
-                psn[qp],
-            );
-            b.ext.aeth.syndrome = Syndrome::Ack { credits: 31 }.to_u8();
-            frames.push((b, 0));
+            frames.push(ack(qp, psn[qp], Syndrome::Ack { credits: 31 }));
         } else {
             psn[qp] = (psn[qp] + 1) & 0xFF_FFFF;
-            frames.push((
-                PacketBuilder::rocev2_ipv4(
-                    [10, 0, 0, 1],
-                    [10, 0, 0, 2],
-                    Opcode::RC_WRITE_MIDDLE,
-                    0x200 + qp as u32,
-                    psn[qp],
-                ),
-                4096,
-            ));
+            frames.push(write(qp, psn[qp]));
         }
         for (b, payload) in frames {
-            b.build_headers_into(payload, &mut buf);
             t_ns += 167;
-            let origlen = (b.header_len() + payload + 4) as u32;
-            for v in [
-                (t_ns / 1_000_000_000) as u32,
-                (t_ns % 1_000_000_000) as u32,
-                buf.len() as u32,
-                origlen,
-            ] {
-                out.write_all(&v.to_le_bytes())?;
-            }
-            out.write_all(&buf)?;
+            out.write(t_ns, &b, payload)?;
             i += 1;
         }
     }
-    out.flush()
+    out.finish()
 }
 
 pub fn cpu_ns() -> u64 {
