@@ -559,20 +559,19 @@ impl Plot for Timeline<'_> {
                 .map(|i| n - 1.0 - i as f64)
         };
         let min_w = x_max * 0.004;
+        // A span of a QP's lane, from `lo` to `hi` of the lane's height.
+        let span = |qp: u32, start_ns: u64, end_ns: u64, (lo, hi): (f64, f64), c: RGBColor| {
+            let y = lane_y(qp)?;
+            let x0 = view.time.x(start_ns);
+            let x1 = view.time.x(end_ns).max(x0 + min_w);
+            Some(Rectangle::new([(x0, y + lo), (x1, y + hi)], c.filled()))
+        };
         let shade = RGBColor(255, 214, 153);
         let findings: Vec<_> = view
             .report
             .findings
             .iter()
-            .filter_map(|f| {
-                let y = lane_y(f.qp)?;
-                let x0 = view.time.x(f.start_ns);
-                let x1 = view.time.x(f.end_ns).max(x0 + min_w);
-                Some(Rectangle::new(
-                    [(x0, y + 0.05), (x1, y + 0.95)],
-                    shade.filled(),
-                ))
-            })
+            .filter_map(|f| span(f.qp, f.start_ns, f.end_ns, (0.05, 0.95), shade))
             .collect();
         let has_findings = !findings.is_empty();
         chart.draw_series(findings)?;
@@ -583,15 +582,7 @@ impl Plot for Timeline<'_> {
                 .episodes
                 .iter()
                 .filter(|e| e.cause == cause)
-                .filter_map(|e| {
-                    let y = lane_y(e.qp)?;
-                    let x0 = view.time.x(e.start_ns);
-                    let x1 = view.time.x(e.end_ns).max(x0 + min_w);
-                    Some(Rectangle::new(
-                        [(x0, y + 0.25), (x1, y + 0.75)],
-                        colour.filled(),
-                    ))
-                })
+                .filter_map(|e| span(e.qp, e.start_ns, e.end_ns, (0.25, 0.75), colour))
                 .collect();
             chart.draw_series(blocks)?;
         }
