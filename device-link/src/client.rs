@@ -916,3 +916,52 @@ impl Rx {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{Agent, AgentConfig};
+    use crate::sim::SimSource;
+    use rocescope_sim::{Scenario, Simulator};
+
+    /// Every frame reaches the store with its own bytes, whether ingest
+    /// decodes it or the socket thread did (a slow ingest makes it decode).
+    #[test]
+    fn stores_every_frame_with_its_bytes() {
+        let mut sc = Scenario::builtin("default").expect("default");
+        sc.duration_ns = 3_000_000;
+        let mut want = Vec::new();
+        Simulator::new(sc.clone()).run(&mut |r| {
+            if let Record::Frame { data, .. } = r {
+                want.push(data);
+            }
+        });
+        assert!(want.len() > 1000, "{}", want.len());
+        for slow in [None, Some(1_000_000)] {
+            let mut cfg = AgentConfig::new("127.0.0.1:0".parse().expect("addr"));
+            cfg.wait_for_client = true;
+            let agent = Agent::bind(cfg).expect("bind");
+            let port = agent.local_addr().expect("addr").port();
+            let source = Box::new(SimSource::new(sc.clone(), None));
+            let t = std::thread::spawn(move || agent.run(source, Vec::new()));
+            let mut ccfg = ClientConfig::new(AttachUrl::Tcp {
+                host: "127.0.0.1".into(),
+                port,
+            });
+            ccfg.exit_on_end = true;
+            ccfg.max_ingest_pps = slow;
+            let client = Client::start(ccfg).expect("client");
+            while !client.is_finished() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let store = Arc::clone(client.store());
+            let s = client.stop();
+            let _ = t.join();
+            assert_eq!(s.frames_dropped, 0);
+            assert_eq!(store.len(), want.len() as u64);
+            for (i, w) in want.iter().enumerate() {
+                assert_eq!(&store.frame_bytes(i as u64).expect("bytes"), w, "row {i}");
+            }
+        }
+    }
+}
