@@ -337,30 +337,8 @@ fn ingest_loop(
     let mut frames = 0u64;
     loop {
         match queue.pop(Duration::from_millis(50)) {
-            Pop::Batch(b) => {
-                let mut decoded = b.decoded().unwrap_or_default().iter();
-                for e in b.iter() {
-                    match e {
-                        Entry::Frame(f) if decoded.len() > 0 => {
-                            if let Some(info) = decoded.next() {
-                                store.ingest_decoded(&mut ingest, info, f.data, 1);
-                            }
-                        }
-                        Entry::Frame(f) => store.ingest(
-                            &mut ingest,
-                            &IngestFrame {
-                                ts_ns: f.meta.ts_ns,
-                                data: f.data,
-                                origlen: f.meta.orig_len,
-                                linktype: 1,
-                                port: f.meta.port,
-                                dir: f.meta.direction,
-                                file_offset: 0,
-                            },
-                        ),
-                        Entry::Record(r) => store.push_record(r.clone()),
-                    }
-                }
+            Pop::Batch(mut b) => {
+                ingest_batch(store, &mut ingest, &mut b);
                 frames += b.frames();
                 if let Some(pps) = max_pps.filter(|&p| p > 0) {
                     let due = Duration::from_secs_f64(frames as f64 / pps as f64);
@@ -368,7 +346,6 @@ fn ingest_loop(
                         std::thread::sleep(wait);
                     }
                 }
-                store.flush_live(&mut ingest);
                 stats
                     .frames_received
                     .fetch_add(b.frames(), Ordering::Relaxed);
@@ -382,6 +359,45 @@ fn ingest_loop(
         }
     }
     store.finish_live(&mut ingest);
+}
+
+/// One batch into the store: its frame bytes in one copy, and the rows the
+/// socket thread decoded appended in place when nobody else holds the
+/// batch (else copied, frame by frame).
+fn ingest_batch(store: &Store, ingest: &mut Ingest, b: &mut Arc<Batch>) {
+    for e in b.iter() {
+        if let Entry::Record(r) = e {
+            store.push_record(r.clone());
+        }
+    }
+    if let Some((bytes, infos)) = Arc::get_mut(b).and_then(Batch::decoded_mut) {
+        store.ingest_decoded_block(ingest, bytes, infos, 1);
+        return;
+    }
+    if b.decoded().is_none() {
+        let frames = b.iter().filter_map(|e| match e {
+            Entry::Frame(f) => Some(IngestFrame {
+                ts_ns: f.meta.ts_ns,
+                data: f.data,
+                origlen: f.meta.orig_len,
+                linktype: 1,
+                port: f.meta.port,
+                dir: f.meta.direction,
+                file_offset: f.meta.start() as u64,
+            }),
+            Entry::Record(_) => None,
+        });
+        store.ingest_block(ingest, b.bytes(), frames);
+        return;
+    }
+    // Decoded, and shared with the recorder.
+    let mut decoded = b.decoded().unwrap_or_default().iter();
+    for e in b.iter() {
+        if let (Entry::Frame(f), Some(info)) = (e, decoded.next()) {
+            store.ingest_decoded(ingest, info, f.data, 1);
+        }
+    }
+    store.flush_live(ingest);
 }
 
 fn record_loop(
