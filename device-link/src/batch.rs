@@ -18,6 +18,13 @@ pub struct FrameMeta {
     len: u32,
 }
 
+impl FrameMeta {
+    /// Where the frame's bytes start in [`Batch::bytes`].
+    pub fn start(&self) -> usize {
+        self.start as usize
+    }
+}
+
 /// One entry of a batch, in source order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
@@ -169,7 +176,8 @@ impl Batch {
                         linktype: 1,
                         port: meta.port,
                         dir: meta.direction,
-                        file_offset: 0,
+                        // Where the bytes are in this batch.
+                        file_offset: u64::from(meta.start),
                     },
                 ));
             }
@@ -180,6 +188,20 @@ impl Batch {
     /// them.
     pub fn decoded(&self) -> Option<&[PacketInfo]> {
         (self.frames > 0 && self.infos.len() as u64 == self.frames).then_some(&self.infos)
+    }
+
+    /// The frames' bytes (back to back) and, if [`Batch::decode`] ran on
+    /// all of them, their decoded rows, each `row.file_offset` being where
+    /// the frame starts in the bytes: for ingest to append in place.
+    pub fn decoded_mut(&mut self) -> Option<(&[u8], &mut [PacketInfo])> {
+        (self.frames > 0 && self.infos.len() as u64 == self.frames)
+            .then_some((&self.bytes, &mut self.infos))
+    }
+
+    /// The bytes of all frames, back to back in push order (a frame's are
+    /// at [`FrameMeta::start`]).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// Takes the contents, leaving an empty batch with the same capacity

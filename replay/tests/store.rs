@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, Opcode, PacketBuilder, decode};
-use rocescope_replay::store::{Flags, Ingest, IngestFrame, NoAnalysis, Store};
+use rocescope_replay::store::{Flags, Ingest, IngestFrame, NoAnalysis, Store, decode_frame};
 use rocescope_replay::{CaptureReader, TimeBase};
 
 fn sample() -> PathBuf {
@@ -116,6 +116,80 @@ fn a_live_store_grows_and_is_queryable_while_it_grows() {
     let p = decode(&bytes, LinkLayer::Ethernet, &DecodeConfig::default());
     assert_eq!(p.bth().unwrap().psn(), 321);
     assert_eq!(store.time_window(10_000, 20_000), 100..200);
+}
+
+/// Blocks of frames (bytes back to back), raw or decoded elsewhere, mixed
+/// with single frames: the same rows and bytes as one frame at a time.
+#[test]
+fn live_blocks_store_the_same_rows_and_bytes_as_single_frames() {
+    let frames: Vec<Vec<u8>> = (0..300u32)
+        .map(|i| {
+            let mut f = Vec::new();
+            PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 7, i)
+                .build_into(&vec![i as u8; (i % 7) as usize], &mut f);
+            f
+        })
+        .collect();
+    let frame = |i: usize, file_offset: u64| IngestFrame {
+        ts_ns: i as u64 * 100,
+        data: &frames[i],
+        origlen: frames[i].len() as u32,
+        linktype: 1,
+        port: (i % 3) as u8,
+        dir: None,
+        file_offset,
+    };
+    let cfg = DecodeConfig::default();
+    let one = Store::live(TimeBase::Nanoseconds);
+    let mut ingest = Ingest::new(cfg.clone(), Box::new(NoAnalysis));
+    for i in 0..frames.len() {
+        one.ingest(&mut ingest, &frame(i, 0));
+    }
+    one.finish_live(&mut ingest);
+
+    let blocks = Store::live(TimeBase::Nanoseconds);
+    let mut ingest = Ingest::new(cfg.clone(), Box::new(NoAnalysis));
+    let block = |range: std::ops::Range<usize>| {
+        let mut bytes = Vec::new();
+        let mut starts = Vec::new();
+        for i in range.clone() {
+            starts.push(bytes.len() as u64);
+            bytes.extend_from_slice(&frames[i]);
+        }
+        (bytes, starts)
+    };
+    // Single frames pending before a block must keep their place.
+    for i in 0..10 {
+        blocks.ingest(&mut ingest, &frame(i, 0));
+    }
+    let (bytes, starts) = block(10..150);
+    blocks.ingest_block(
+        &mut ingest,
+        &bytes,
+        (10..150).map(|i| frame(i, starts[i - 10])),
+    );
+    blocks.ingest(&mut ingest, &frame(150, 0));
+    let (bytes, starts) = block(151..300);
+    let mut infos: Vec<_> = (151..300)
+        .map(|i| decode_frame(&cfg, &frame(i, starts[i - 151])))
+        .collect();
+    blocks.ingest_decoded_block(&mut ingest, &bytes, &mut infos, 1);
+    blocks.finish_live(&mut ingest);
+
+    assert_eq!(blocks.len(), one.len());
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    one.rows(0..one.len(), &mut a);
+    blocks.rows(0..blocks.len(), &mut b);
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(
+            (x.ts_ns, x.psn, x.caplen, x.port, x.flags),
+            (y.ts_ns, y.psn, y.caplen, y.port, y.flags),
+            "row {i}"
+        );
+        assert_eq!(blocks.frame_bytes(i as u64).unwrap(), frames[i], "row {i}");
+    }
+    assert_eq!(blocks.stats(), one.stats());
+    assert_eq!(blocks.conversations(), one.conversations());
 }
 
 #[test]

@@ -313,6 +313,17 @@ impl Ingest {
         self.pending.clear();
     }
 
+    /// Appends rows decoded elsewhere straight from the caller's slice.
+    pub(crate) fn append_in_place(
+        &mut self,
+        infos: &mut [PacketInfo],
+        cols: &mut Columns,
+        convs: &mut ConvTable,
+        stats: &mut StoreStats,
+    ) {
+        self.appender.append(infos, cols, convs, stats);
+    }
+
     pub(crate) fn finish(&mut self) {
         self.appender.finish();
     }

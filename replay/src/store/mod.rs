@@ -487,6 +487,68 @@ impl Store {
         }
     }
 
+    /// Feed a block of live frames whose bytes lie back to back in `bytes`
+    /// (a live link's batch), each frame's `file_offset` being where its
+    /// bytes start in `bytes`: the bytes reach the store in one copy, and
+    /// the rows are published at once (as [`Store::flush_live`]).
+    pub fn ingest_block<'b>(
+        &self,
+        ingest: &mut Ingest,
+        bytes: &[u8],
+        frames: impl IntoIterator<Item = IngestFrame<'b>>,
+    ) {
+        let base = self.keep_block(ingest, bytes);
+        for f in frames {
+            if ingest.noted.first_time(f.port) {
+                self.note_link(f.port, f.linktype);
+            }
+            ingest.push(&IngestFrame {
+                file_offset: base + f.file_offset,
+                ..f
+            });
+        }
+        self.append_pending(ingest);
+    }
+
+    /// [`Store::ingest_block`] for frames another thread already ran
+    /// through [`decode_frame`] (their `row.file_offset` is where their
+    /// bytes start in `bytes`): appended in place, no copy of the rows.
+    pub fn ingest_decoded_block(
+        &self,
+        ingest: &mut Ingest,
+        bytes: &[u8],
+        infos: &mut [PacketInfo],
+        linktype: u32,
+    ) {
+        let base = self.keep_block(ingest, bytes);
+        for info in infos.iter_mut() {
+            if ingest.noted.first_time(info.row.port) {
+                self.note_link(info.row.port, linktype);
+            }
+            info.row.file_offset += base;
+        }
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let Inner { cols, convs, stats } = &mut *inner;
+        ingest.append_in_place(infos, cols, convs, stats);
+    }
+
+    /// Publishes what is pending (so that rows stay in order and the
+    /// pending offsets are rebased), then appends `bytes` to the in-memory
+    /// backing; returns their offset.
+    fn keep_block(&self, ingest: &mut Ingest, bytes: &[u8]) -> u64 {
+        if ingest.pending() > 0 || !ingest.kept_bytes().is_empty() {
+            self.flush_live(ingest);
+        }
+        self.keep(bytes)
+    }
+
+    /// Appends the pending rows (their offsets already final).
+    fn append_pending(&self, ingest: &mut Ingest) {
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        let Inner { cols, convs, stats } = &mut *inner;
+        ingest.drain_into(cols, convs, stats);
+    }
+
     /// Publish the rows a live source fed so far.
     pub fn flush_live(&self, ingest: &mut Ingest) {
         if let Backing::Memory(mem) = &self.backing {
