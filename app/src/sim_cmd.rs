@@ -51,28 +51,9 @@ pub struct SimArgs {
     pub experiment: Option<String>,
 }
 
-/// "10ms" -> 10_000_000.
+/// "10ms" -> 10_000_000 (the workbench's parser, for the same spelling).
 pub fn parse_duration_ns(s: &str) -> anyhow::Result<u64> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .with_context(|| format!("duration {s:?}: expected a number and a unit (ns, us, ms, s)"))?;
-    let scale = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        other => bail!("duration {s:?}: unknown unit {other:?} (use ns, us, ms or s)"),
-    };
-    let ns = v * scale;
-    if !ns.is_finite() || ns <= 0.0 || ns > 3.6e12 {
-        bail!("duration {s:?}: must be more than 0 and at most an hour");
-    }
-    Ok(ns as u64)
+    rocescope_core::units::parse_duration_ns(s).map_err(anyhow::Error::msg)
 }
 
 /// The scenario with the command line's overrides applied.

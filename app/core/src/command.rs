@@ -109,10 +109,15 @@ pub enum Command {
     /// Write a table to `path` (.parquet, .csv, .jsonl) on a background
     /// thread: `table`, or the current view's when `None`. Packets are the
     /// rows the view shows (the display filter's matches, the ladder's QP).
+    /// With `partition_window_ns`, `path` is a folder of hive-style Parquet
+    /// partitions by capture and time window, as `rocescope export
+    /// --partition` writes.
     Export {
         #[serde(with = "table_name")]
         table: Option<Table>,
         path: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        partition_window_ns: Option<u64>,
     },
     Quit,
 }
@@ -369,10 +374,11 @@ mod tests {
         };
         let json = serde_json::to_string(&c).unwrap();
         assert_eq!(serde_json::from_str::<Command>(&json).unwrap(), c);
-        for table in [None, Some(Table::Episodes)] {
+        for (table, partition_window_ns) in [(None, None), (Some(Table::Episodes), Some(1_000))] {
             let c = Command::Export {
                 table,
                 path: "out.csv".into(),
+                partition_window_ns,
             };
             let json = serde_json::to_string(&c).unwrap();
             assert_eq!(serde_json::from_str::<Command>(&json).unwrap(), c);

@@ -77,6 +77,8 @@ pub(crate) struct ExportRequest {
     pub table: Table,
     pub path: PathBuf,
     pub rows: PacketRows,
+    /// Hive-style Parquet partitions of this many ns (a folder at `path`).
+    pub partition_window_ns: Option<u64>,
 }
 
 /// An export running on its own thread.
@@ -164,6 +166,7 @@ fn run(req: ExportRequest) -> Result<ExportSummary, ExportError> {
     };
     let opts = ExportOptions {
         rows,
+        partition_window_ns: req.partition_window_ns,
         ..ExportOptions::default()
     };
     export(&src, table, &req.path, &opts).map_err(|source| ExportError::Data {

@@ -13,6 +13,7 @@ pub mod lesson;
 pub mod model;
 pub mod query;
 pub mod source;
+pub mod units;
 
 pub use command::{Command, UiCommand, View};
 pub use export::{ExportError, view_table};

@@ -12,7 +12,7 @@ use rocescope_replay::clock::{PlayState, PlaybackClock};
 use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
 use rocescope_replay::{Record, TimeBase};
 
-use rocescope_data::{ExportSummary, Format, Table};
+use rocescope_data::{DataError, ExportSummary, Format, Table};
 
 use crate::command::{Command, View};
 use crate::export::{ExportError, ExportJob, ExportRequest, PacketRows};
@@ -554,18 +554,29 @@ impl Model {
                 self.cmdline = "export ".into();
                 self.overlay = Overlay::CommandLine;
             }
-            Command::Export { table, path } => self.start_export(table, &path),
+            Command::Export {
+                table,
+                path,
+                partition_window_ns,
+            } => self.start_export(table, &path, partition_window_ns),
             Command::Quit => self.quit = true,
         }
     }
 
     /// Start an export of `table` (the view's by default) to `path`; the
     /// status line says what is being written and, later, what was.
-    fn start_export(&mut self, table: Option<Table>, path: &Path) {
+    fn start_export(&mut self, table: Option<Table>, path: &Path, partition: Option<u64>) {
         let table = table.unwrap_or_else(|| self.export_table());
         let path = crate::export::resolve_path(path);
         // Checked here so that a bad name is told at once, not by a thread.
-        if let Err(e) = Format::from_path(&path) {
+        let format = Format::from_path(&path);
+        let bad_name = match partition {
+            // Partitions go to a folder (any name but a CSV or JSON file's).
+            Some(_) => matches!(format, Ok(Format::Csv | Format::Jsonl))
+                .then(|| DataError::PartitionNeedsParquet { path: path.clone() }),
+            None => format.err(),
+        };
+        if let Some(e) = bad_name {
             self.status = format!("export of {table}: {e}");
             return;
         }
@@ -603,10 +614,20 @@ impl Model {
             table,
             path: path.clone(),
             rows,
+            partition_window_ns: partition,
         };
+        let partitions = partition.map_or_else(String::new, |w| {
+            format!(
+                " as Parquet partitions of {}",
+                crate::units::format_duration_ns(w)
+            )
+        });
         match ExportJob::spawn(req) {
             Ok(job) => {
-                self.status = format!("exporting {table}{what}{clock} to {}…", path.display());
+                self.status = format!(
+                    "exporting {table}{what}{clock}{partitions} to {}…",
+                    path.display()
+                );
                 self.exports.push(job);
             }
             Err(e) => self.status = e.to_string(),
@@ -663,17 +684,26 @@ impl Model {
             "filter" => self.apply(Command::SetFilter(arg)),
             "export" => {
                 let raw = line.trim_start().strip_prefix("export").unwrap_or("");
-                let (path, table) = export_args(raw);
+                let (raw, partition) = match partition_arg(raw) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.status = e;
+                        return;
+                    }
+                };
+                let (path, table) = export_args(&raw);
                 if path.is_empty() {
                     self.status = format!(
-                        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] (this view: {}); \
-                         quote a path with spaces at its ends or ending in a table's name",
+                        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] [--partition[=WINDOW]] \
+                         (this view: {}); quote a path with spaces at its ends or ending in a \
+                         table's name",
                         self.export_table()
                     );
                 } else {
                     self.apply(Command::Export {
                         table,
                         path: PathBuf::from(path),
+                        partition_window_ns: partition,
                     });
                 }
             }
@@ -979,6 +1009,32 @@ impl FieldLookup for RowCtx<'_> {
         });
         out
     }
+}
+
+/// The time window of partitions when `export` is not given one.
+pub const PARTITION_WINDOW_NS: u64 = 1_000_000_000;
+
+/// `export`'s arguments without its `--partition[=WINDOW]` word, and the
+/// window that word asks for (1 s when it names none).
+fn partition_arg(raw: &str) -> Result<(String, Option<u64>), String> {
+    let mut window = None;
+    let mut rest = Vec::new();
+    for word in raw.split(' ') {
+        match word
+            .strip_prefix("--partition")
+            .map(|w| (w, w.strip_prefix('=')))
+        {
+            Some(("", _)) => window = Some(PARTITION_WINDOW_NS),
+            Some((_, Some(d))) => {
+                window = Some(
+                    crate::units::parse_duration_ns(d)
+                        .map_err(|e| format!("export --partition: {e}"))?,
+                );
+            }
+            _ => rest.push(word),
+        }
+    }
+    Ok((rest.join(" "), window))
 }
 
 /// `export PATH [TABLE]`'s arguments: the path exactly as typed (inner

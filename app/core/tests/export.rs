@@ -64,6 +64,7 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
     m.apply(Command::Export {
         table: None,
         path: path.clone(),
+        partition_window_ns: None,
     });
     assert!(
         m.status.starts_with("exporting packets matching"),
@@ -99,6 +100,7 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
     m.apply(Command::Export {
         table: None,
         path: csv.clone(),
+        partition_window_ns: None,
     });
     finish(&mut m);
     let text = std::fs::read_to_string(&csv).unwrap();
@@ -123,6 +125,7 @@ fn each_view_exports_its_own_table() {
         m.apply(Command::Export {
             table: None,
             path: path.clone(),
+            partition_window_ns: None,
         });
         finish(&mut m);
         assert_eq!(jsonl(&path).len(), rows, "{view:?}");
@@ -138,6 +141,7 @@ fn each_view_exports_its_own_table() {
     m.apply(Command::Export {
         table: None,
         path: path.clone(),
+        partition_window_ns: None,
     });
     assert!(m.status.contains("of QP 0x12"), "{}", m.status);
     finish(&mut m);
@@ -152,6 +156,7 @@ fn each_view_exports_its_own_table() {
     m.apply(Command::Export {
         table: Some(Table::Findings),
         path: dir.join("findings.csv"),
+        partition_window_ns: None,
     });
     finish(&mut m);
     assert!(m.status.contains("rows of findings"), "{}", m.status);
@@ -164,6 +169,7 @@ fn bad_paths_say_what_went_wrong_and_where() {
     m.apply(Command::Export {
         table: None,
         path: dir.join("out.txt"),
+        partition_window_ns: None,
     });
     assert!(!m.exporting());
     assert!(m.status.contains("out.txt"), "{}", m.status);
@@ -176,6 +182,7 @@ fn bad_paths_say_what_went_wrong_and_where() {
     m.apply(Command::Export {
         table: None,
         path: missing.clone(),
+        partition_window_ns: None,
     });
     finish(&mut m);
     assert!(matches!(m.last_export, Some(Err(_))));
@@ -241,4 +248,63 @@ fn the_command_line_parses_export_path_and_table() {
     finish(&mut m);
     assert!(m.status.contains("rows of episodes"), "{}", m.status);
     assert!(quoted_csv.exists());
+}
+
+#[test]
+fn the_command_line_exports_partitions_by_time_window() {
+    let mut m = sample_model();
+    let dir = out_dir("partitions");
+    let root = dir.join("fleet");
+    m.apply(Command::ShowView(View::Packets));
+    m.apply(Command::RunCommandLine(format!(
+        "export {} --partition=2us",
+        root.display()
+    )));
+    assert!(
+        m.status.contains("as Parquet partitions of 2us"),
+        "{}",
+        m.status
+    );
+    finish(&mut m);
+    let summary = m.last_export.as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(summary.rows, m.store.len());
+    assert!(summary.files.len() > 1, "{:?}", summary.files);
+    assert!(
+        m.status.contains(&format!("{} files", summary.files.len())),
+        "{}",
+        m.status
+    );
+    // Hive folders under the root: capture, then the window's start.
+    let capture = root.join("packets").join("capture=sample-write-read");
+    for f in &summary.files {
+        assert!(f.starts_with(&capture), "{}", f.display());
+        let window = f.parent().unwrap().file_name().unwrap().to_string_lossy();
+        let start: u64 = window
+            .strip_prefix("window_start_ns=")
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(start % 2_000, 0, "{window}");
+    }
+    // A bare --partition: 1 s windows; a bad window is told at once.
+    m.apply(Command::RunCommandLine(format!(
+        "export {} qps --partition",
+        dir.join("qps-parts").display()
+    )));
+    assert!(m.status.contains("partitions of 1s"), "{}", m.status);
+    finish(&mut m);
+    assert!(m.status.contains("rows of qps"), "{}", m.status);
+    m.apply(Command::RunCommandLine(format!(
+        "export {} --partition=soon",
+        dir.join("never").display()
+    )));
+    assert!(m.status.starts_with("export --partition:"), "{}", m.status);
+    assert!(!m.exporting());
+    // Partitions are Parquet: a CSV name is refused with its path.
+    m.apply(Command::RunCommandLine(format!(
+        "export {} --partition",
+        dir.join("p.csv").display()
+    )));
+    assert!(!m.exporting());
+    assert!(m.status.contains("p.csv"), "{}", m.status);
 }

@@ -447,6 +447,40 @@ fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
     assert!(f.has("exported 3 rows of packets to"), "{}", f.all());
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 4, "{text}");
+    // Partitions: a folder of hive-style Parquet files, by time window.
+    wb.export.partition = true;
+    wb.export.window = "soon".into();
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("expected a number and a unit"), "{}", f.all());
+    wb.export.window = "2us".into();
+    let f = settle(&ctx, &mut wb);
+    assert!(
+        f.has("partitions are Parquet: name a folder"),
+        "{}",
+        f.all()
+    );
+    let parts = dir.join("parts");
+    wb.export.path = parts.display().to_string();
+    let f = settle(&ctx, &mut wb);
+    assert!(
+        f.has("packets as Parquet partitions by capture and time window"),
+        "{}",
+        f.all()
+    );
+    let at = f.pos("Export").expect("the Export button");
+    click(&ctx, &mut wb, at);
+    let t0 = Instant::now();
+    while wb.model.exporting() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        frame(&ctx, &mut wb, Vec::new());
+    }
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("exported 3 rows of packets to"), "{}", f.all());
+    assert!(
+        parts.join("packets/capture=sample-write-read").is_dir(),
+        "{}",
+        f.all()
+    );
     // Esc closes the window; keys reach the views again.
     let esc = Event::Key {
         key: egui::Key::Escape,
