@@ -556,9 +556,10 @@ impl IntDict {
 }
 
 /// The key of each of `values` (`first` the first of them) in `keys` (one
-/// slot each), adding values to `dict`; true when `dict` filled up before the end. The last two
-/// values and their keys are kept at hand: runs of one value (a port, a
-/// length) and two alternating ones (a request and its ACK) need no lookup.
+/// slot each), adding values to `dict`; true when `dict` filled up before
+/// the end. The last two values and their keys are kept at hand: runs of
+/// one value (a port, a length) and two alternating ones (a request and its
+/// ACK) need no lookup.
 #[inline]
 fn dict_keys(
     first: u32,

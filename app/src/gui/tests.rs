@@ -410,6 +410,19 @@ fn a_click_on_the_throughput_plot_moves_the_time_cursor() {
     assert!(wb.model.horizon() < wb.model.store.len());
 }
 
+/// Click the Export window's button (in frame `f`) and draw frames until
+/// the export has finished.
+fn export_and_wait(ctx: &egui::Context, wb: &mut Workbench, f: &Frame) -> Frame {
+    let at = f.pos("Export").expect("the Export button");
+    click(ctx, wb, at);
+    let t0 = Instant::now();
+    while wb.model.exporting() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        frame(ctx, wb, Vec::new());
+    }
+    settle(ctx, wb)
+}
+
 #[test]
 fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
     let dir = std::env::temp_dir().join(format!("rocescope-gui-export-{}", std::process::id()));
@@ -436,14 +449,7 @@ fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
     );
     wb.export.path = path.display().to_string();
     let f = settle(&ctx, &mut wb);
-    let at = f.pos("Export").expect("the Export button");
-    click(&ctx, &mut wb, at);
-    let t0 = Instant::now();
-    while wb.model.exporting() && t0.elapsed().as_secs() < 60 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        frame(&ctx, &mut wb, Vec::new());
-    }
-    let f = settle(&ctx, &mut wb);
+    let f = export_and_wait(&ctx, &mut wb, &f);
     assert!(f.has("exported 3 rows of packets to"), "{}", f.all());
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 4, "{text}");
@@ -467,14 +473,7 @@ fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
         "{}",
         f.all()
     );
-    let at = f.pos("Export").expect("the Export button");
-    click(&ctx, &mut wb, at);
-    let t0 = Instant::now();
-    while wb.model.exporting() && t0.elapsed().as_secs() < 60 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        frame(&ctx, &mut wb, Vec::new());
-    }
-    let f = settle(&ctx, &mut wb);
+    let f = export_and_wait(&ctx, &mut wb, &f);
     assert!(f.has("exported 3 rows of packets to"), "{}", f.all());
     assert!(
         parts.join("packets/capture=sample-write-read").is_dir(),
