@@ -23,8 +23,8 @@ pub struct AttachArgs {
     /// print a summary.
     #[arg(long)]
     pub headless: bool,
-    /// How long to stay attached, e.g. 30s, 500ms, 2m (default: until the
-    /// source ends or Ctrl-C).
+    /// How long to stay attached, e.g. 30s, 500ms, 2m, 12h (default: until
+    /// the source ends or Ctrl-C).
     #[arg(long, value_name = "D", value_parser = parse_duration)]
     pub duration: Option<Duration>,
     /// Print the summary as one JSON object.
@@ -45,26 +45,10 @@ pub struct AttachArgs {
     pub max_ingest_pps: Option<u64>,
 }
 
+/// Up to a week: a soak may run for days.
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?}: expected e.g. 30s, 500ms, 2m"))?;
-    let secs = match unit {
-        "ms" => v / 1000.0,
-        "s" => v,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => return Err(format!("{s:?}: unit must be ms, s, m or h")),
-    };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(format!("{s:?}: not a duration"));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    const WEEK_NS: u64 = 7 * 24 * 3_600_000_000_000;
+    rocescope_core::units::parse_duration_ns_up_to(s, WEEK_NS).map(Duration::from_nanos)
 }
 
 pub fn run(args: AttachArgs) -> anyhow::Result<()> {

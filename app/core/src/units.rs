@@ -1,40 +1,57 @@
 //! Quantities typed by people: durations on the command lines.
 
-/// A duration with its unit, `ns`, `us` (or `µs`), `ms` or `s`, in ns:
-/// `"10ms"` is 10,000,000. More than 0 and at most an hour.
+/// A duration with its unit, `ns`, `us` (or `µs`), `ms`, `s`, `m` (or
+/// `min`) or `h`, in ns: `"10ms"` is 10,000,000. More than 0 and at most an
+/// hour (simulated spans, time windows).
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    parse_duration_ns_up_to(s, HOUR_NS)
+}
+
+/// [`parse_duration_ns`] with its own upper bound (a soak may run for days).
+pub fn parse_duration_ns_up_to(s: &str, max_ns: u64) -> Result<u64, String> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("duration {s:?}: expected a number and a unit (ns, us, ms, s)"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        format!("duration {s:?}: expected a number and a unit (ns, us, ms, s, m, h)")
+    })?;
     let scale = match unit.trim() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
         other => {
             return Err(format!(
-                "duration {s:?}: unknown unit {other:?} (use ns, us, ms or s)"
+                "duration {s:?}: unknown unit {other:?} (use ns, us, ms, s, m or h)"
             ));
         }
     };
     let ns = v * scale;
-    if !ns.is_finite() || ns <= 0.0 || ns > 3.6e12 {
+    if !ns.is_finite() || ns <= 0.0 || ns > max_ns as f64 {
         return Err(format!(
-            "duration {s:?}: must be more than 0 and at most an hour"
+            "duration {s:?}: must be more than 0 and at most {}",
+            format_duration_ns(max_ns)
         ));
     }
     Ok(ns as u64)
 }
 
+const HOUR_NS: u64 = 3_600_000_000_000;
+
 /// A duration in ns, in the largest unit that keeps it whole (`1s`,
 /// `250ms`, `7ns`): what [`parse_duration_ns`] reads back.
 pub fn format_duration_ns(ns: u64) -> String {
-    for (unit, scale) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+    for (unit, scale) in [
+        ("h", HOUR_NS),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+    ] {
         if ns >= scale && ns % scale == 0 {
             return format!("{}{unit}", ns / scale);
         }
@@ -52,14 +69,31 @@ mod tests {
         assert_eq!(parse_duration_ns(" 1.5s "), Ok(1_500_000_000));
         assert_eq!(parse_duration_ns("250us"), Ok(250_000));
         assert_eq!(parse_duration_ns("7ns"), Ok(7));
-        for bad in ["", "10", "5 parsecs", "0s", "2h", "-1s", "1e400s"] {
+        assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_duration_ns("1h"), Ok(HOUR_NS));
+        for bad in ["", "10", "5 parsecs", "0s", "2h", "61min", "-1s", "1e400s"] {
             assert!(parse_duration_ns(bad).is_err(), "{bad:?}");
         }
+        let err = parse_duration_ns("2h").unwrap_err();
+        assert!(err.contains("at most 1h"), "{err}");
+        assert_eq!(
+            parse_duration_ns_up_to("48h", 48 * HOUR_NS),
+            Ok(48 * HOUR_NS)
+        );
+        assert!(parse_duration_ns_up_to("49h", 48 * HOUR_NS).is_err());
     }
 
     #[test]
     fn durations_print_as_they_are_read() {
-        for ns in [1_000_000_000, 250_000_000, 1_500_000_000, 40_000, 7] {
+        for ns in [
+            HOUR_NS,
+            120_000_000_000,
+            1_000_000_000,
+            250_000_000,
+            1_500_000_000,
+            40_000,
+            7,
+        ] {
             let text = format_duration_ns(ns);
             assert_eq!(parse_duration_ns(&text), Ok(ns), "{text}");
         }
