@@ -44,6 +44,18 @@ impl Chunk {
         }
     }
 
+    /// Fault in all the chunk's columns at once (2 MiB), not a page at a
+    /// time as rows arrive.
+    fn prefault(&mut self) {
+        use super::prefault::populate;
+        populate(self.ts_ns.spare_capacity_mut());
+        populate(self.file_offset.spare_capacity_mut());
+        populate(self.lens.spare_capacity_mut());
+        populate(self.conversation.spare_capacity_mut());
+        populate(self.psn_opcode.spare_capacity_mut());
+        populate(self.meta.spare_capacity_mut());
+    }
+
     fn heap_bytes(&self) -> u64 {
         (self.ts_ns.capacity() * 8
             + self.file_offset.capacity() * 8
@@ -114,7 +126,11 @@ impl Columns {
                 } else {
                     CHUNK_ROWS
                 };
-                self.chunks.push(Chunk::new(rows));
+                let mut c = Chunk::new(rows);
+                if rows == CHUNK_ROWS {
+                    c.prefault();
+                }
+                self.chunks.push(c);
             }
             let first = self.len;
             let Some(c) = self.chunks.last_mut() else {

@@ -11,6 +11,7 @@ mod columns;
 mod conv;
 mod frames;
 mod ingest;
+mod prefault;
 mod row;
 
 use std::fs::File;
@@ -95,6 +96,20 @@ struct Inner {
     cols: Columns,
     convs: ConvTable,
     stats: StoreStats,
+}
+
+/// Append `data` to a live store's bytes. Each time the bytes cross into
+/// a new window, the rest of it and the window after are faulted in at
+/// once (pages already in cost a page-table walk; a reallocation keeps
+/// them).
+fn extend_prefaulted(mem: &mut Vec<u8>, data: &[u8]) {
+    let before = mem.len() / prefault::WINDOW_BYTES;
+    mem.extend_from_slice(data);
+    if mem.len() / prefault::WINDOW_BYTES != before {
+        let spare = mem.spare_capacity_mut();
+        let ahead = spare.len().min(2 * prefault::WINDOW_BYTES);
+        prefault::populate(&mut spare[..ahead]);
+    }
 }
 
 /// The store. Share it as `Arc<Store>`: one ingest thread appends, any
@@ -441,7 +456,7 @@ impl Store {
             Backing::Memory(mem) => {
                 let mut mem = mem.write().unwrap_or_else(|e| e.into_inner());
                 let offset = mem.len() as u64;
-                mem.extend_from_slice(data);
+                extend_prefaulted(&mut mem, data);
                 offset
             }
             Backing::File { .. } => 0,
@@ -554,7 +569,7 @@ impl Store {
         if let Backing::Memory(mem) = &self.backing {
             let mut mem = mem.write().unwrap_or_else(|e| e.into_inner());
             let base = mem.len() as u64;
-            mem.extend_from_slice(ingest.kept_bytes());
+            extend_prefaulted(&mut mem, ingest.kept_bytes());
             ingest.rebase_pending(base);
         }
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
@@ -740,4 +755,24 @@ fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()
         done += n;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A live store's bytes come out as they went in, across windows
+    /// faulted in ahead and across the reallocations of the buffer.
+    #[test]
+    fn prefaulted_bytes_are_the_bytes_appended() {
+        let mut mem = Vec::new();
+        let mut want = Vec::new();
+        let mut k = 0u32;
+        while want.len() < 3 * super::prefault::WINDOW_BYTES + 12_345 {
+            let n = 1 + (k as usize * 7919) % 70_000;
+            let part: Vec<u8> = (0..n).map(|i| (i as u32 ^ k) as u8).collect();
+            super::extend_prefaulted(&mut mem, &part);
+            want.extend_from_slice(&part);
+            k += 1;
+        }
+        assert_eq!(mem, want);
+    }
 }

@@ -1,0 +1,92 @@
+//! Faulting in the store's growing memory ahead of use, many pages per
+//! system call. A live store takes about 100 fresh bytes a frame; touched
+//! one page at a time, the page-fault traps alone cost a sixth of the CPU
+//! a simulator-fed link has (BENCHMARKS.md, "Live link").
+
+/// Bytes faulted in per call: small enough that a call (about 100 µs)
+/// never holds ingest up for long.
+pub(crate) const WINDOW_BYTES: usize = 2 << 20;
+
+const PAGE_BYTES: usize = 4096;
+
+/// Fault in the whole pages of `spare` (a `Vec`'s unused capacity) for
+/// writing, so that the writes that fill it take no page faults. Best
+/// effort: where the kernel lacks `MADV_POPULATE_WRITE` (before Linux 5.14)
+/// or off Linux, nothing happens and the pages fault in as they are used.
+pub(crate) fn populate<T>(spare: &mut [std::mem::MaybeUninit<T>]) {
+    let start = spare.as_mut_ptr() as usize;
+    let end = start + std::mem::size_of_val(spare);
+    let first = start.next_multiple_of(PAGE_BYTES);
+    let last = end & !(PAGE_BYTES - 1);
+    if last > first {
+        advise_populate_write(first, last - first);
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn advise_populate_write(addr: usize, len: usize) {
+    const MADV_POPULATE_WRITE: i32 = 23;
+    unsafe extern "C" {
+        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+    }
+    // SAFETY: the range is whole pages inside memory this process owns (a
+    // live allocation's spare capacity); MADV_POPULATE_WRITE only maps its
+    // pages in, as a write of what they already hold would, and changes no
+    // byte. A failure (old kernel) is harmless: the pages fault in later.
+    let _ = unsafe { madvise(addr as *mut std::ffi::c_void, len, MADV_POPULATE_WRITE) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_populate_write(_addr: usize, _len: usize) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Minor page faults this thread has taken (Linux).
+    fn minor_faults() -> Option<u64> {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+        // Fields after the command's closing parenthesis; minflt is the 10th
+        // field overall, the 8th after it.
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(7)?
+            .parse()
+            .ok()
+    }
+
+    /// Faulting in leaves every byte as it was, and the writes that fill
+    /// the faulted range then take (almost) no page faults.
+    #[test]
+    fn populated_capacity_fills_without_faults() {
+        let mut v: Vec<u8> = (0..100_000u32).map(|i| i as u8).collect();
+        v.reserve_exact(4 * WINDOW_BYTES);
+        populate(v.spare_capacity_mut());
+        populate(&mut v.spare_capacity_mut()[..1]);
+        populate(&mut v.spare_capacity_mut()[..0]);
+        let before = minor_faults();
+        v.resize(v.capacity(), 7);
+        let after = minor_faults();
+        assert!(
+            v[..100_000]
+                .iter()
+                .copied()
+                .eq((0..100_000u32).map(|i| i as u8))
+        );
+        assert!(v[100_000..].iter().all(|&b| b == 7));
+        let (Some(before), Some(after)) = (before, after) else {
+            return; // no per-thread fault counts here
+        };
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+        let mut nums = kernel
+            .split(['.', '-'])
+            .map(|n| n.parse::<u32>().unwrap_or(0));
+        if (nums.next().unwrap_or(0), nums.next().unwrap_or(0)) < (5, 14) {
+            return; // MADV_POPULATE_WRITE came in Linux 5.14
+        }
+        // 8 MiB is 2,048 pages; faulted in ahead, a handful at most.
+        assert!(after - before < 64, "{} faults", after - before);
+    }
+}
