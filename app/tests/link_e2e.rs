@@ -134,6 +134,13 @@ impl Proc {
         (status.success(), out, err)
     }
 
+    /// Waits for a client that must succeed; its JSON summary.
+    fn summary(self, timeout: Duration) -> serde_json::Value {
+        let (ok, out, err) = self.finish(timeout);
+        assert!(ok, "{err:?}");
+        json(&out)
+    }
+
     fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -157,6 +164,24 @@ fn agent(port: u16, source: &[&str], extra: &[&str], stdin: Stdio) -> Proc {
     let p = Proc::spawn(&args, stdin);
     p.wait_line("listening on", Duration::from_secs(20));
     p
+}
+
+/// An agent serving `file` as a pcap stream on stdin, once a client is there.
+fn agent_serving(port: u16, file: &Path, extra: &[&str]) -> Proc {
+    agent(
+        port,
+        &["--pcap-stdin", "--wait-for-client"],
+        extra,
+        stdin_file(file),
+    )
+}
+
+/// A headless client that leaves when the agent's source ends, or after
+/// `limit` at the latest.
+fn attach_until_end(port: u16, limit: &str, extra: &[&str]) -> Proc {
+    let mut args = vec!["--exit-on-end", "--duration", limit];
+    args.extend_from_slice(extra);
+    attach(port, &args)
 }
 
 fn attach(port: u16, extra: &[&str]) -> Proc {
@@ -196,26 +221,10 @@ fn steady_stream_arrives_whole_and_is_recorded() {
     let total = 100_000;
     let file = write_file("steady.pcapng", &pcapng_bytes(&frames(total, 0), 1_000));
     let port = free_port();
-    let a = agent(
-        port,
-        &["--pcap-stdin", "--wait-for-client"],
-        &[],
-        stdin_file(&file),
-    );
+    let a = agent_serving(port, &file, &[]);
     let rec = tmp("steady-rec.pcapng");
-    let c = attach(
-        port,
-        &[
-            "--exit-on-end",
-            "--duration",
-            "60s",
-            "--record",
-            rec.to_str().unwrap(),
-        ],
-    );
-    let (ok, out, err) = c.finish(Duration::from_secs(60));
-    assert!(ok, "{err:?}");
-    let v = json(&out);
+    let c = attach_until_end(port, "60s", &["--record", rec.to_str().unwrap()]);
+    let v = c.summary(Duration::from_secs(60));
     assert_eq!(n(&v, "frames_received"), total as u64, "{v}");
     assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
     assert_eq!(n(&v, "reconnects"), 0, "{v}");
@@ -241,12 +250,7 @@ fn plain_tcp_reader_gets_a_pcapng_file() {
     let total = 1000;
     let file = write_file("nc.pcapng", &pcapng_bytes(&frames(total, 0), 1));
     let port = free_port();
-    let a = agent(
-        port,
-        &["--pcap-stdin", "--wait-for-client"],
-        &[],
-        stdin_file(&file),
-    );
+    let a = agent_serving(port, &file, &[]);
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let mut bytes = Vec::new();
     s.read_to_end(&mut bytes).unwrap();
@@ -274,27 +278,13 @@ fn slow_client_counts_drops_exactly() {
     let total = 60_000;
     let file = write_file("slow.pcapng", &pcapng_bytes(&frames(total, 0), 1));
     let port = free_port();
-    let a = agent(
+    let a = agent_serving(port, &file, &["--client-queue-mb", "1"]);
+    let c = attach_until_end(
         port,
-        &["--pcap-stdin", "--wait-for-client"],
-        &["--client-queue-mb", "1"],
-        stdin_file(&file),
+        "60s",
+        &["--queue-mb", "1", "--max-ingest-pps", "20000"],
     );
-    let c = attach(
-        port,
-        &[
-            "--exit-on-end",
-            "--duration",
-            "60s",
-            "--queue-mb",
-            "1",
-            "--max-ingest-pps",
-            "20000",
-        ],
-    );
-    let (ok, out, err) = c.finish(Duration::from_secs(60));
-    assert!(ok, "{err:?}");
-    let v = json(&out);
+    let v = c.summary(Duration::from_secs(60));
     let (got, dropped) = (n(&v, "frames_received"), n(&v, "frames_dropped"));
     assert!(dropped > 0, "{v}");
     assert_eq!(got + dropped, total as u64, "{v}");
@@ -313,16 +303,7 @@ fn agent_killed_and_restarted_client_reconnects_and_keeps_data() {
     let mut a1 = agent(port, &["--pcap-stdin"], &[], Stdio::piped());
     let mut a1_in = a1.stdin();
     let rec = tmp("restart-rec.pcapng");
-    let c = attach(
-        port,
-        &[
-            "--exit-on-end",
-            "--duration",
-            "60s",
-            "--record",
-            rec.to_str().unwrap(),
-        ],
-    );
+    let c = attach_until_end(port, "60s", &["--record", rec.to_str().unwrap()]);
     c.wait_line("connected", Duration::from_secs(20));
     a1_in
         .write_all(&pcapng_bytes(&frames(first, 0), 1))
@@ -337,15 +318,8 @@ fn agent_killed_and_restarted_client_reconnects_and_keeps_data() {
         "restart2.pcapng",
         &pcapng_bytes(&frames(second, 10_000), 1_000_000),
     );
-    let a2 = agent(
-        port,
-        &["--pcap-stdin", "--wait-for-client"],
-        &[],
-        stdin_file(&file),
-    );
-    let (ok, out, err) = c.finish(Duration::from_secs(60));
-    assert!(ok, "{err:?}");
-    let v = json(&out);
+    let a2 = agent_serving(port, &file, &[]);
+    let v = c.summary(Duration::from_secs(60));
     assert_eq!(n(&v, "reconnects"), 1, "{v}");
     assert_eq!(n(&v, "frames_received"), (first + second) as u64, "{v}");
     assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
@@ -469,13 +443,12 @@ fn garbage_and_truncated_control_messages_are_rejected_not_fatal() {
         "{got:?}"
     );
     // The agent still serves: a client gets frames.
-    let c = attach(port, &["--exit-on-end", "--duration", "30s"]);
+    let c = attach_until_end(port, "30s", &[]);
     c.wait_line("connected", Duration::from_secs(20));
     a_in.write_all(&pcapng_bytes(&frames(100, 0), 1)).unwrap();
     drop(a_in);
-    let (ok, out, err) = c.finish(Duration::from_secs(30));
-    assert!(ok, "{err:?}");
-    assert_eq!(n(&json(&out), "frames_received"), 100);
+    let v = c.summary(Duration::from_secs(30));
+    assert_eq!(n(&v, "frames_received"), 100);
     assert!(a.child.try_wait().unwrap().is_none_or(|s| s.success()));
     let _ = a.finish(Duration::from_secs(20));
 }
@@ -486,12 +459,7 @@ fn wrong_token_is_refused_before_any_data() {
     let token = write_file("token", b"0123456789abcdef0123\n");
     let wrong = write_file("wrong-token", b"0123456789abcdef0124\n");
     let file = write_file("tok.pcapng", &pcapng_bytes(&frames(50, 0), 1));
-    let a = agent(
-        port,
-        &["--pcap-stdin", "--wait-for-client"],
-        &["--token-file", token.to_str().unwrap()],
-        stdin_file(&file),
-    );
+    let a = agent_serving(port, &file, &["--token-file", token.to_str().unwrap()]);
     // No token: no frame, only the section header and HELLO.
     let mut raw = TcpStream::connect(("127.0.0.1", port)).unwrap();
     raw.write_all(b"SUBSCRIBE probes=all\nAUTH nope-nope-nope-nope\n")
@@ -502,35 +470,16 @@ fn wrong_token_is_refused_before_any_data() {
         got.iter().any(|m| m.starts_with("ERR auth-required")),
         "{got:?}"
     );
-    let c = attach(
-        port,
-        &[
-            "--exit-on-end",
-            "--duration",
-            "20s",
-            "--token-file",
-            wrong.to_str().unwrap(),
-        ],
-    );
+    let c = attach_until_end(port, "20s", &["--token-file", wrong.to_str().unwrap()]);
     let (ok, out, err) = c.finish(Duration::from_secs(30));
     assert!(!ok);
     let v = json(&out);
     assert_eq!(n(&v, "frames_received"), 0);
     assert!(err.iter().any(|l| l.contains("auth")), "{err:?}");
     // The right token gets the data.
-    let c = attach(
-        port,
-        &[
-            "--exit-on-end",
-            "--duration",
-            "20s",
-            "--token-file",
-            token.to_str().unwrap(),
-        ],
-    );
-    let (ok, out, err) = c.finish(Duration::from_secs(30));
-    assert!(ok, "{err:?}");
-    assert_eq!(n(&json(&out), "frames_received"), 50);
+    let c = attach_until_end(port, "20s", &["--token-file", token.to_str().unwrap()]);
+    let v = c.summary(Duration::from_secs(30));
+    assert_eq!(n(&v, "frames_received"), 50);
     assert!(a.finish(Duration::from_secs(20)).0);
 }
 
@@ -555,7 +504,7 @@ fn client_that_never_reads_does_not_stall_the_agent_or_grow_it() {
         Stdio::piped(),
     );
     let mut a_in = a.stdin();
-    let good = attach(port, &["--exit-on-end", "--duration", "60s"]);
+    let good = attach_until_end(port, "60s", &[]);
     good.wait_line("connected", Duration::from_secs(20));
     // Connects and never reads a byte.
     let stuck = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -585,9 +534,7 @@ fn client_that_never_reads_does_not_stall_the_agent_or_grow_it() {
     drop(a_in);
     // The agent took everything while one client read nothing.
     assert!(t0.elapsed() < Duration::from_secs(30), "agent stalled");
-    let (ok, out, err) = good.finish(Duration::from_secs(60));
-    assert!(ok, "{err:?}");
-    let v = json(&out);
+    let v = good.summary(Duration::from_secs(60));
     // The reading client may itself lose batches on a loaded machine
     // (debug build, 2 cores), but never uncounted.
     assert_eq!(
@@ -602,4 +549,26 @@ fn client_that_never_reads_does_not_stall_the_agent_or_grow_it() {
     );
     drop(stuck);
     a.kill();
+}
+
+#[test]
+fn attach_duration_takes_the_shared_units() {
+    // A bare number is refused with what is wanted, before any connection.
+    let p = attach(free_port(), &["--duration", "30"]);
+    let (ok, _, err) = p.finish(Duration::from_secs(20));
+    assert!(!ok);
+    let all = err.join("\n");
+    assert!(
+        all.contains("duration \"30\"") && all.contains("unit"),
+        "{all}"
+    );
+    // Days are not a unit; hours are, up to a week.
+    let p = attach(free_port(), &["--duration", "8d"]);
+    let (ok, _, err) = p.finish(Duration::from_secs(20));
+    assert!(!ok);
+    assert!(err.join("\n").contains("unknown unit \"d\""), "{err:?}");
+    let p = attach(free_port(), &["--duration", "169h"]);
+    let (ok, _, err) = p.finish(Duration::from_secs(20));
+    assert!(!ok);
+    assert!(err.join("\n").contains("at most 168h"), "{err:?}");
 }
