@@ -94,12 +94,14 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
     let stats = agent.stats();
     agent.run(main, side)?;
     use std::sync::atomic::Ordering::Relaxed;
+    let clients = stats.clients_accepted.load(Relaxed);
     eprintln!(
-        "rocescope agent: source ended; {} frames published, {} sent, {} dropped for slow clients; {} clients",
+        "rocescope agent: source ended; {} frames published, {} sent, {} dropped for slow clients; {} client{} served",
         stats.frames_published.load(Relaxed),
         stats.frames_sent.load(Relaxed),
         stats.frames_dropped.load(Relaxed),
-        stats.clients_accepted.load(Relaxed),
+        clients,
+        if clients == 1 { "" } else { "s" },
     );
     Ok(())
 }

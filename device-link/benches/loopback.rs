@@ -8,10 +8,10 @@
 //!
 //! `cargo bench -p rocescope-device-link --bench loopback -- sim [SCENARIO [FRAMES [PPS]]]`
 //! feeds the agent from the simulator exactly as `rocescope agent --sim`
-//! does (`SimSource`); SCENARIO is a shipped name, a TOML file, or
-//! `line-rate` (default: `benches/line-rate.toml`, 5.7 M frames per
-//! simulated second); the run is long enough for about FRAMES frames, and
-//! PPS paces it through the simulator's pace (simulated per wall time).
+//! does (`SimSource`); SCENARIO is a shipped name or a TOML file (default
+//! `line-rate`, 5.7 M frames per simulated second); the run is long enough
+//! for about FRAMES frames, and PPS paces it through the simulator's pace
+//! (simulated per wall time).
 
 use std::time::{Duration, Instant};
 
@@ -105,12 +105,7 @@ impl RecordSink for Count {
 }
 
 fn run_sim(name: &str, frames: u64, pps: u64) {
-    let scenario = if name == "line-rate" {
-        Scenario::from_toml(include_str!("line-rate.toml"), "line-rate.toml")
-    } else {
-        Scenario::resolve(name)
-    };
-    let mut scenario = match scenario {
+    let mut scenario = match Scenario::resolve(name) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("{e}");

@@ -229,6 +229,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("incast", include_str!("../../assets/scenarios/incast.toml")),
     (
+        "line-rate",
+        include_str!("../../assets/scenarios/line-rate.toml"),
+    ),
+    (
         "window-stall",
         include_str!("../../assets/scenarios/window-stall.toml"),
     ),

@@ -198,11 +198,12 @@ fn scenario(name: &str) {
 
 /// One test per shipped scenario, so they run in parallel; this list must
 /// name them all.
-const SCENARIOS: [&str; 8] = [
+const SCENARIOS: [&str; 9] = [
     "aes",
     "default",
     "dpi-drop",
     "incast",
+    "line-rate",
     "lossy-link",
     "read-heavy",
     "teaching-basic",
@@ -232,6 +233,7 @@ scenario_tests! {
     report_default => "default",
     report_dpi_drop => "dpi-drop",
     report_incast => "incast",
+    report_line_rate => "line-rate",
     report_lossy_link => "lossy-link",
     report_read_heavy => "read-heavy",
     report_teaching_basic => "teaching-basic",
