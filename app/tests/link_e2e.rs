@@ -553,22 +553,15 @@ fn client_that_never_reads_does_not_stall_the_agent_or_grow_it() {
 
 #[test]
 fn attach_duration_takes_the_shared_units() {
-    // A bare number is refused with what is wanted, before any connection.
-    let p = attach(free_port(), &["--duration", "30"]);
-    let (ok, _, err) = p.finish(Duration::from_secs(20));
-    assert!(!ok);
-    let all = err.join("\n");
-    assert!(
-        all.contains("duration \"30\"") && all.contains("unit"),
-        "{all}"
-    );
-    // Days are not a unit; hours are, up to a week.
-    let p = attach(free_port(), &["--duration", "8d"]);
-    let (ok, _, err) = p.finish(Duration::from_secs(20));
-    assert!(!ok);
-    assert!(err.join("\n").contains("unknown unit \"d\""), "{err:?}");
-    let p = attach(free_port(), &["--duration", "169h"]);
-    let (ok, _, err) = p.finish(Duration::from_secs(20));
-    assert!(!ok);
-    assert!(err.join("\n").contains("at most 168h"), "{err:?}");
+    // Refused with what is wanted, before any connection: a bare number,
+    // days (not a unit), more than a week.
+    for (d, want) in [
+        ("30", "duration \"30\": no unit"),
+        ("8d", "unknown unit \"d\""),
+        ("169h", "at most 168h"),
+    ] {
+        let (ok, _, err) = attach(free_port(), &["--duration", d]).finish(Duration::from_secs(20));
+        assert!(!ok, "{d}");
+        assert!(err.join("\n").contains(want), "{d}: {err:?}");
+    }
 }

@@ -24,6 +24,11 @@ pub fn parse_duration_ns_up_to(s: &str, max_ns: u64) -> Result<u64, String> {
         "s" => 1e9,
         "m" | "min" => 60e9,
         "h" => 3600e9,
+        "" => {
+            return Err(format!(
+                "duration {s:?}: no unit (use ns, us, ms, s, m or h)"
+            ));
+        }
         other => {
             return Err(format!(
                 "duration {s:?}: unknown unit {other:?} (use ns, us, ms, s, m or h)"
@@ -74,6 +79,7 @@ mod tests {
         for bad in ["", "10", "5 parsecs", "0s", "2h", "61min", "-1s", "1e400s"] {
             assert!(parse_duration_ns(bad).is_err(), "{bad:?}");
         }
+        assert!(parse_duration_ns("10").unwrap_err().contains("no unit"));
         let err = parse_duration_ns("2h").unwrap_err();
         assert!(err.contains("at most 1h"), "{err}");
         assert_eq!(
