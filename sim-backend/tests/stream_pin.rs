@@ -233,7 +233,23 @@ fn other_shipped_scenarios_streams_are_pinned() {
                 hash: 13185949803499737889,
             },
         ),
+        // Pinned when it was shipped (2026-11-30), on the code of then.
+        (
+            "line-rate",
+            Pin {
+                records: 56644,
+                frames: 56268,
+                frame_bytes: 3179156,
+                last_ts_ns: 9999966,
+                hash: 8309391395178267055,
+            },
+        ),
     ];
+    let mut pinned: Vec<&str> = want.iter().map(|(n, _)| *n).chain(["default"]).collect();
+    let mut shipped = Scenario::builtin_names();
+    pinned.sort_unstable();
+    shipped.sort_unstable();
+    assert_eq!(pinned, shipped, "every shipped scenario is pinned");
     for (name, want) in want {
         check(name, pin(builtin(name), 20_000), want);
     }
