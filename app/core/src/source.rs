@@ -132,7 +132,17 @@ pub fn spawn_sim(
     pace: Pace,
     record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
 ) -> (Arc<Store>, RcAnalyzer, SourceHandle) {
-    let store = Store::live(TimeBase::Nanoseconds);
+    spawn_sim_into(Store::live(TimeBase::Nanoseconds), scenario, pace, record)
+}
+
+/// [`spawn_sim`] into a store made by the caller (one bounded by the
+/// session's limits, [`crate::session::SessionLimits::live_store`]).
+pub fn spawn_sim_into(
+    store: Arc<Store>,
+    scenario: Scenario,
+    pace: Pace,
+    record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
+) -> (Arc<Store>, RcAnalyzer, SourceHandle) {
     let analysis = RcAnalyzer::default();
     let (tx, rx) = channel();
     let status = Arc::new(SourceStatus::default());

@@ -246,7 +246,7 @@ impl Columns {
             let Some(Slot::Hot(c)) = self.chunks.get(ci) else {
                 continue;
             };
-            let Some((file, path)) = spill.write_segment("rows", &chunk_bytes(c)) else {
+            let Some((file, path)) = spill.write_segment_with("rows", |w| write_chunk(c, w)) else {
                 break;
             };
             let cold = ColdChunk {
@@ -571,14 +571,16 @@ impl ChunkRef<'_> {
 }
 
 /// A chunk's columns as they go to disk: each column whole, little-endian.
-fn chunk_bytes(c: &Chunk) -> Vec<u8> {
-    let mut out = Vec::with_capacity(c.len() * ROW_BYTES);
-    out.extend(c.ts_ns.iter().flat_map(|v| v.to_le_bytes()));
-    out.extend(c.file_offset.iter().flat_map(|v| v.to_le_bytes()));
-    for col in [&c.lens, &c.conversation, &c.psn_opcode, &c.meta] {
-        out.extend(col.iter().flat_map(|v| v.to_le_bytes()));
+fn write_chunk(c: &Chunk, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for v in c.ts_ns.iter().chain(&c.file_offset) {
+        w.write_all(&v.to_le_bytes())?;
     }
-    out
+    for col in [&c.lens, &c.conversation, &c.psn_opcode, &c.meta] {
+        for v in col.iter() {
+            w.write_all(&v.to_le_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 fn load_chunk(c: &ColdChunk) -> std::io::Result<Chunk> {

@@ -157,20 +157,32 @@ impl Spill {
     /// Write `bytes` to a new segment file named for `kind`; the file is
     /// kept open for reading back.
     pub(crate) fn write_segment(&self, kind: &str, bytes: &[u8]) -> Option<(File, PathBuf)> {
+        self.write_segment_with(kind, |w| w.write_all(bytes))
+    }
+
+    /// A new segment file named for `kind`, written by `write` through a
+    /// small buffer (no copy of the whole segment in memory).
+    pub(crate) fn write_segment_with(
+        &self,
+        kind: &str,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Option<(File, PathBuf)> {
         let id = self.next_file.fetch_add(1, Ordering::Relaxed);
         let path = self.cfg.dir.join(format!("{kind}-{id:08}.seg"));
         let result = (|| {
-            let mut f = std::fs::OpenOptions::new()
+            let f = std::fs::OpenOptions::new()
                 .create_new(true)
                 .read(true)
                 .write(true)
                 .open(&path)?;
-            f.write_all(bytes)?;
-            Ok::<_, std::io::Error>(f)
+            let mut w = std::io::BufWriter::with_capacity(64 << 10, f);
+            write(&mut w)?;
+            let f = w.into_inner().map_err(|e| e.into_error())?;
+            let n = f.metadata()?.len();
+            Ok::<_, std::io::Error>((f, n))
         })();
         match result {
-            Ok(f) => {
-                let n = bytes.len() as u64;
+            Ok((f, n)) => {
                 self.disk_bytes.fetch_add(n, Ordering::Relaxed);
                 self.disk_written_bytes.fetch_add(n, Ordering::Relaxed);
                 Some((f, path))
