@@ -183,6 +183,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "disk_written_bytes": spill.disk_written_bytes,
             "rows_on_disk": spill.rows_on_disk,
             "rows_deleted": spill.rows_deleted,
+            "records_deleted": spill.records_deleted,
             "bytes_deleted": spill.bytes_deleted,
             "segments_deleted": spill.segments_deleted,
             "peak_rss_bytes": peak_rss,

@@ -222,6 +222,7 @@ fn headless(
             "disk_written_bytes": spill.disk_written_bytes,
             "rows_on_disk": spill.rows_on_disk,
             "rows_deleted": spill.rows_deleted,
+            "records_deleted": spill.records_deleted,
             "peak_rss_bytes": rocescope_core::session::peak_rss_bytes(),
             "analysis": report_json(&report),
         });

@@ -603,7 +603,10 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
     assert!(n(&v, "frames_received") > total / 2, "{v}");
     assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
     assert!(n(&v, "peak_rss_bytes") <= cap_bytes + cap_bytes / 5, "{v}");
-    assert!(n(&v, "disk_written_bytes") > cap_bytes + cap_bytes / 2, "{v}");
+    assert!(
+        n(&v, "disk_written_bytes") > cap_bytes + cap_bytes / 2,
+        "{v}"
+    );
     assert!(n(&v, "disk_bytes") <= max_disk_bytes, "{v}");
     assert!(n(&v, "rows_on_disk") > 0, "{v}");
     assert!(n(&v, "rows_deleted") > 0, "{v}");

@@ -204,3 +204,38 @@ fn a_session_folder_that_cannot_be_made_is_named() {
     assert!(err.to_string().contains("rocescope-spill-file"), "{err}");
     let _ = std::fs::remove_file(&file);
 }
+
+#[test]
+fn records_past_their_share_are_let_go_and_counted() {
+    use rocescope_replay::Record;
+    let store = Store::live_bounded(
+        TimeBase::Nanoseconds,
+        SpillConfig {
+            dir: session_dir("records"),
+            max_memory_bytes: 2 << 20,
+            max_disk_bytes: None,
+            remove_on_drop: true,
+        },
+    )
+    .unwrap();
+    let n = 10_000u64;
+    for ts_ns in 0..n {
+        store.push_record(Record::Annotation {
+            ts_ns,
+            text: String::new(),
+        });
+    }
+    let kept = store.record_count() as u64;
+    let st = store.spill_stats().unwrap();
+    assert!(kept < n, "{kept}");
+    assert_eq!(kept + st.records_deleted, n, "every record kept or counted");
+    // The newest are the ones kept.
+    let last = store.records_where(|_| true).pop().unwrap();
+    assert_eq!(
+        last,
+        Record::Annotation {
+            ts_ns: n - 1,
+            text: String::new()
+        }
+    );
+}

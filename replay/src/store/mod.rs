@@ -134,7 +134,7 @@ pub struct Store {
     warnings: Mutex<Vec<CaptureWarning>>,
     /// Non-frame records (profiler samples, slot decisions, QP state,
     /// ground truth, drop counts, annotations) in source order.
-    records: Mutex<Vec<Record>>,
+    records: Mutex<std::collections::VecDeque<Record>>,
     /// The link type of each capture port, as (port, LINKTYPE_ value).
     links: RwLock<Vec<(u8, u32)>>,
     /// A bounded live store's segments and counters.
@@ -279,7 +279,7 @@ impl Store {
             format,
             time_base: RwLock::new(time_base),
             warnings: Mutex::new(Vec::new()),
-            records: Mutex::new(Vec::new()),
+            records: Mutex::new(std::collections::VecDeque::new()),
             links: RwLock::new(Vec::new()),
             spill,
             bytes_done: AtomicU64::new(0),
@@ -466,7 +466,7 @@ impl Store {
                         self.records
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .push(r);
+                            .push_back(r);
                     }
                     Ok(Some(CaptureItem::Frame(f))) => {
                         let file_offset = if keep_bytes {
@@ -738,12 +738,19 @@ impl Store {
         *self.time_base.read().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Add a non-frame record from a live source.
+    /// Add a non-frame record from a live source. A bounded store keeps
+    /// the newest within its share of the cap and counts the ones it lets
+    /// go ([`SpillStats::records_deleted`]).
     pub fn push_record(&self, record: Record) {
-        self.records
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(record);
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        records.push_back(record);
+        if let Some(spill) = &self.spill {
+            let max = spill.cfg.max_records();
+            while records.len() > max {
+                records.pop_front();
+                spill.records_deleted.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
     /// Non-frame records seen so far, in source order, that match `keep`.

@@ -38,14 +38,27 @@ pub struct SpillConfig {
 }
 
 impl SpillConfig {
-    /// Memory for hot index chunks: a third of the cap (a header-only
-    /// frame is 32 bytes of row and about 64 of bytes).
+    /// Memory for hot index chunks: a third of what the records leave (a
+    /// header-only frame is 32 bytes of row and about 64 of bytes).
     pub(crate) fn index_memory_bytes(&self) -> u64 {
-        self.max_memory_bytes / 3
+        (self.max_memory_bytes - self.records_memory_bytes()) / 3
     }
 
     pub(crate) fn bytes_memory_bytes(&self) -> u64 {
-        self.max_memory_bytes - self.index_memory_bytes()
+        self.max_memory_bytes - self.records_memory_bytes() - self.index_memory_bytes()
+    }
+
+    /// Non-frame records (profiler samples, slot decisions) get a tenth.
+    fn records_memory_bytes(&self) -> u64 {
+        self.max_memory_bytes / 10
+    }
+
+    /// Records kept in memory at most (about 128 bytes each, with the
+    /// allocator's share).
+    pub(crate) fn max_records(&self) -> usize {
+        usize::try_from(self.records_memory_bytes() / 128)
+            .unwrap_or(usize::MAX)
+            .max(1024)
     }
 
     fn segment_bytes(&self) -> usize {
@@ -72,6 +85,8 @@ pub struct SpillStats {
     pub bytes_deleted: u64,
     /// Segment files the ring deleted.
     pub segments_deleted: u64,
+    /// Non-frame records let go past their share of memory (the oldest).
+    pub records_deleted: u64,
 }
 
 /// Counters and file naming shared by the bytes and the index of one store.
@@ -87,6 +102,7 @@ pub(crate) struct Spill {
     pub(crate) rows_deleted: AtomicU64,
     pub(crate) bytes_deleted: AtomicU64,
     pub(crate) segments_deleted: AtomicU64,
+    pub(crate) records_deleted: AtomicU64,
     /// The first write error: spilling then stops (memory grows past the
     /// cap rather than losing rows) and the error is shown.
     pub(crate) error: std::sync::Mutex<Option<String>>,
@@ -106,6 +122,7 @@ impl Spill {
             rows_deleted: AtomicU64::new(0),
             bytes_deleted: AtomicU64::new(0),
             segments_deleted: AtomicU64::new(0),
+            records_deleted: AtomicU64::new(0),
             error: std::sync::Mutex::new(None),
         }))
     }
@@ -120,6 +137,7 @@ impl Spill {
             rows_deleted: get(&self.rows_deleted),
             bytes_deleted: get(&self.bytes_deleted),
             segments_deleted: get(&self.segments_deleted),
+            records_deleted: get(&self.records_deleted),
         }
     }
 
