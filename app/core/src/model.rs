@@ -197,7 +197,7 @@ impl Model {
             self.report_at = Some(now);
         }
         if self.selected.is_none() && self.horizon() > 0 {
-            self.selected = Some(0);
+            self.selected = Some(self.store.first_row());
         }
         self.poll_exports();
     }
@@ -280,14 +280,16 @@ impl Model {
         self.filter.as_ref()
     }
 
-    /// Number of rows the packet list shows.
+    /// Number of rows the packet list shows. Rows a live session's disk
+    /// ring deleted are not listed (the status line counts them).
     pub fn visible_len(&self) -> u64 {
         let h = self.horizon();
+        let first = self.store.first_row();
         match &self.filter {
-            None => h,
+            None => h.saturating_sub(first),
             Some(_) => {
                 let rows = self.matches.rows.read().unwrap_or_else(|e| e.into_inner());
-                rows.partition_point(|r| *r < h) as u64
+                (rows.partition_point(|r| *r < h) - rows.partition_point(|r| *r < first)) as u64
             }
         }
     }
@@ -300,30 +302,40 @@ impl Model {
         )
     }
 
+    /// Matches before this position were deleted by the ring.
+    fn matches_skipped(&self, rows: &[u64]) -> usize {
+        let first = self.store.first_row();
+        if first == 0 {
+            0
+        } else {
+            rows.partition_point(|r| *r < first)
+        }
+    }
+
     /// Store index of the `pos`-th visible row.
     pub fn visible_row(&self, pos: u64) -> Option<u64> {
         match &self.filter {
-            None => (pos < self.horizon()).then_some(pos),
-            Some(_) => self
-                .matches
-                .rows
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(pos as usize)
-                .copied(),
+            None => {
+                let row = self.store.first_row() + pos;
+                (row < self.horizon()).then_some(row)
+            }
+            Some(_) => {
+                let rows = self.matches.rows.read().unwrap_or_else(|e| e.into_inner());
+                rows.get(self.matches_skipped(&rows) + pos as usize)
+                    .copied()
+            }
         }
     }
 
     /// Position of a store row among the visible rows (or where it would be).
     pub fn visible_pos(&self, row: u64) -> u64 {
         match &self.filter {
-            None => row,
-            Some(_) => self
-                .matches
-                .rows
-                .read()
-                .unwrap_or_else(|e| e.into_inner())
-                .partition_point(|r| *r < row) as u64,
+            None => row.saturating_sub(self.store.first_row()),
+            Some(_) => {
+                let rows = self.matches.rows.read().unwrap_or_else(|e| e.into_inner());
+                (rows.partition_point(|r| *r < row)).saturating_sub(self.matches_skipped(&rows))
+                    as u64
+            }
         }
     }
 
@@ -332,6 +344,7 @@ impl Model {
         let mut out = Vec::with_capacity(count);
         match &self.filter {
             None => {
+                let start = self.store.first_row() + start;
                 let end = (start + count as u64).min(self.horizon());
                 let mut rows = Vec::with_capacity(count);
                 self.store.rows(start..end, &mut rows);
@@ -342,7 +355,7 @@ impl Model {
                     let m = self.matches.rows.read().unwrap_or_else(|e| e.into_inner());
                     let h = self.horizon();
                     m.iter()
-                        .skip(start as usize)
+                        .skip(self.matches_skipped(&m) + start as usize)
                         .take(count)
                         .copied()
                         .filter(|r| *r < h)
@@ -921,6 +934,8 @@ fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
                     std::thread::sleep(Duration::from_millis(20));
                     continue;
                 }
+                // Rows a live session's disk ring deleted are not scanned.
+                next = next.max(store.first_row());
                 let end = (next + 8192).min(len);
                 found.clear();
                 if needs_packet {

@@ -1,6 +1,7 @@
-//! A file shows all of itself while it is being indexed: the packet list and
-//! the filters reach the last row indexed, not where indexing stood when
-//! the first screen was drawn.
+//! The views of a store that grows: a file shows all of itself while it is
+//! being indexed (the packet list and the filters reach the last row
+//! indexed, not where indexing stood when the first screen was drawn), and
+//! a live session bounded by a disk ring lists the rows it kept.
 #![allow(clippy::unwrap_used)]
 
 use std::time::Instant;
@@ -107,4 +108,58 @@ fn a_clock_the_user_moved_stays_where_they_put_it() {
     feed(&store, &mut ingest, &all[1_000..]);
     m.tick(Instant::now());
     assert_eq!(m.visible_len(), 500);
+}
+
+#[test]
+fn rows_the_disk_ring_deleted_are_not_listed_or_filtered() {
+    use rocescope_replay::store::SpillConfig;
+    let all = frames(400_000);
+    let analysis = RcAnalyzer::default();
+    let dir = std::env::temp_dir().join(format!("rocescope-ring-view-{}", std::process::id()));
+    let store = Store::live_bounded(
+        rocescope_replay::TimeBase::Nanoseconds,
+        SpillConfig {
+            dir,
+            max_memory_bytes: 4 << 20,
+            max_disk_bytes: Some(12 << 20),
+            remove_on_drop: true,
+        },
+    )
+    .unwrap();
+    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
+    feed(&store, &mut ingest, &all);
+    let first = store.first_row();
+    assert!(first > 0, "the ring deleted rows");
+    let mut m = Model::new(
+        std::sync::Arc::clone(&store),
+        analysis,
+        SourceHandle::external("attach:test".into()),
+    );
+    m.tick(Instant::now());
+    assert_eq!(m.visible_len(), 400_000 - first);
+    assert_eq!(m.visible_row(0), Some(first));
+    let rows = m.visible_rows(0, 3);
+    assert_eq!(rows[0].0, first);
+    assert_eq!(rows[0].1.ts_ns, all[first as usize].0);
+    m.apply(Command::SelectFirst);
+    assert!(
+        m.selected_packet().is_some(),
+        "the first kept row reads back"
+    );
+
+    m.apply(Command::SetFilter("opcode == 17".into()));
+    let t0 = Instant::now();
+    loop {
+        m.tick(Instant::now());
+        let (scanned, len) = m.filter_progress();
+        if scanned >= len {
+            break;
+        }
+        assert!(t0.elapsed().as_secs() < 60, "filter scan hangs");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // Every other frame is an ACK; only kept ones are listed.
+    let kept_acks = (first..400_000).filter(|i| i % 2 == 1).count() as u64;
+    assert_eq!(m.visible_len(), kept_acks);
+    assert!(m.visible_row(0).unwrap() >= first);
 }
