@@ -119,33 +119,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let pace = args
         .pace
         .map_or_else(|| Pace::for_duration(sc.duration_ns), Pace::RealTime);
-    let (store, analysis, handle) = spawn_sim(sc.clone(), pace, record);
-    rocescope::tui::run_with(
-        Model::new(store, analysis, handle),
-        rerun_on_change(sc, pace),
-    )
-}
-
-/// Simulator parameters and the sniffer filter change the model: the
-/// front end reruns the scenario with the change (and keeps the view).
-pub fn rerun_on_change(scenario: Scenario, pace: Pace) -> rocescope::tui::SourceCommands {
-    let mut current = scenario;
-    Box::new(move |c: &rocescope_core::Command| {
-        let mut next = current.clone();
-        match c {
-            rocescope_core::Command::SetSimParam { key, value } => {
-                next.set(key, value).map_err(|e| e.to_string())?
-            }
-            rocescope_core::Command::SetSnifferFilter(word) => match &mut next.sniffer {
-                Some(s) => s.filter = *word,
-                None => return Err(format!("scenario {} has no sniffer", next.name)),
-            },
-            _ => return Ok(None),
-        }
-        current = next.clone();
-        let (store, analysis, handle) = spawn_sim(next, pace, None);
-        Ok(Some(Model::new(store, analysis, handle)))
-    })
+    let (store, analysis, handle) = spawn_sim(sc, pace, record);
+    rocescope::tui::run(Model::new(store, analysis, handle))
 }
 
 fn headless(
