@@ -40,9 +40,26 @@ pub struct AttachArgs {
     /// Queue between socket and ingest, MiB.
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub queue_mb: usize,
+    /// Memory the session may hold, e.g. 512MiB, 4GiB (default: 2 GiB, or a
+    /// quarter of the machine's memory where that is less). Older frames
+    /// and index rows move to disk segments and stay queryable.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+    /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
+    /// are deleted (a ring), counted and shown (default: no limit).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_disk: Option<u64>,
+    /// Folder for the session's segments (default: a new folder under the
+    /// cache directory, ~/.cache/rocescope/sessions), removed at exit.
+    #[arg(long, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
     /// Throttle ingest to N frames/s (to test drop accounting).
     #[arg(long, hide = true, value_name = "N")]
     pub max_ingest_pps: Option<u64>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    rocescope_core::units::parse_size_bytes(s)
 }
 
 /// Up to a week: a soak may run for days.
@@ -69,7 +86,16 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         cfg.probes = ProbeSet::All;
     }
     cfg.record = args.record.clone();
-    cfg.queue_bytes = args.queue_mb.max(1) << 20;
+    let limits = rocescope_core::session::SessionLimits {
+        max_memory_bytes: args
+            .max_memory
+            .unwrap_or_else(rocescope_core::session::default_max_memory_bytes),
+        max_disk_bytes: args.max_disk,
+        dir: args.session_dir.clone(),
+    };
+    let queue_bytes = limits.queue_bytes((args.queue_mb.max(1) as u64) << 20);
+    cfg.queue_bytes = queue_bytes as usize;
+    cfg.spill = Some(limits.spill_config(queue_bytes));
     cfg.exit_on_end = args.exit_on_end;
     cfg.max_ingest_pps = args.max_ingest_pps;
     let client = Client::start(cfg)?;
@@ -133,6 +159,8 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     let s = client.stop();
     let elapsed = start.elapsed().as_secs_f64();
     let st = store.stats();
+    let spill = store.spill_stats().unwrap_or_default();
+    let peak_rss = rocescope_core::session::peak_rss_bytes();
     if args.json {
         let v = serde_json::json!({
             "url": url.to_string(),
@@ -150,6 +178,15 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "store_rows": store.len(),
             "roce_packets": st.roce_packets,
             "duration_s": elapsed,
+            "memory_bytes": spill.memory_bytes,
+            "disk_bytes": spill.disk_bytes,
+            "disk_written_bytes": spill.disk_written_bytes,
+            "rows_on_disk": spill.rows_on_disk,
+            "rows_deleted": spill.rows_deleted,
+            "bytes_deleted": spill.bytes_deleted,
+            "segments_deleted": spill.segments_deleted,
+            "peak_rss_bytes": peak_rss,
+            "spill_error": store.spill_error(),
             "error": fatal,
         });
         println!("{v}");
@@ -165,6 +202,28 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             s.reconnects,
             elapsed
         );
+        use rocescope_core::units::format_size_bytes;
+        println!(
+            "store: {} in memory, {} on disk ({} rows), {} written{}{}",
+            format_size_bytes(spill.memory_bytes),
+            format_size_bytes(spill.disk_bytes),
+            spill.rows_on_disk,
+            format_size_bytes(spill.disk_written_bytes),
+            if spill.rows_deleted > 0 {
+                format!(
+                    "; the disk ring deleted {} rows ({} segments)",
+                    spill.rows_deleted, spill.segments_deleted
+                )
+            } else {
+                String::new()
+            },
+            peak_rss
+                .map(|b| format!("; peak RSS {}", format_size_bytes(b)))
+                .unwrap_or_default()
+        );
+        if let Some(e) = store.spill_error() {
+            println!("store: {e}");
+        }
     }
     if let Some(why) = fatal {
         bail!("{why}");

@@ -142,6 +142,8 @@ fn default_run() -> anyhow::Result<()> {
         pace: None,
         list_params: false,
         experiment: None,
+        max_memory: None,
+        max_disk: None,
     })
 }
 

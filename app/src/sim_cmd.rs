@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use rocescope_core::Model;
-use rocescope_core::source::{Pace, spawn_sim};
+use rocescope_core::session::SessionLimits;
+use rocescope_core::source::{Pace, spawn_sim_into};
 use rocescope_replay::PcapngWriter;
 use rocescope_sim::{Params, Scenario, experiments};
 use serde_json::json;
@@ -50,6 +51,32 @@ pub struct SimArgs {
     /// Reproduce a measurement of the paper: throughput, fairness, retransmission.
     #[arg(long)]
     pub experiment: Option<String>,
+    /// Memory the session may hold, e.g. 512MiB (default: 2 GiB, or a
+    /// quarter of the machine's memory where less); older frames and rows
+    /// move to disk segments and stay queryable.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+    /// Disk the session's segments may take; past it the oldest are deleted
+    /// (a ring), counted and shown.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_disk: Option<u64>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    rocescope_core::units::parse_size_bytes(s)
+}
+
+impl SimArgs {
+    /// The session's limits from the command line.
+    pub fn limits(&self) -> SessionLimits {
+        SessionLimits {
+            max_memory_bytes: self
+                .max_memory
+                .unwrap_or_else(rocescope_core::session::default_max_memory_bytes),
+            max_disk_bytes: self.max_disk,
+            dir: None,
+        }
+    }
 }
 
 /// "10ms" -> 10_000_000 (the workbench's parser, for the same spelling).
@@ -108,8 +135,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         }
         None => None,
     };
+    let limits = args.limits();
     if args.headless {
-        return headless(sc, record, args.json);
+        return headless(sc, record, args.json, &limits);
     }
     if !std::io::stdout().is_terminal() {
         bail!(
@@ -119,7 +147,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let pace = args
         .pace
         .map_or_else(|| Pace::for_duration(sc.duration_ns), Pace::RealTime);
-    let (store, analysis, handle) = spawn_sim(sc, pace, record);
+    let (store, analysis, mut handle) = spawn_sim_into(limits.live_store(0)?, sc, pace, record);
+    // A parameter change reruns the scenario under the same limits.
+    handle.set_session_limits(limits);
     rocescope::tui::run(Model::new(store, analysis, handle))
 }
 
@@ -127,10 +157,11 @@ fn headless(
     sc: Scenario,
     record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
     json_out: bool,
+    limits: &SessionLimits,
 ) -> anyhow::Result<()> {
     let name = sc.name.clone();
     let start = Instant::now();
-    let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, record);
+    let (store, analysis, handle) = spawn_sim_into(limits.live_store(0)?, sc, Pace::Fast, record);
     while !handle.status().finished.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -147,6 +178,7 @@ fn headless(
         .unwrap_or_else(|e| e.into_inner())
         .report();
     let stats = store.stats();
+    let spill = store.spill_stats().unwrap_or_default();
     let mut out = std::io::stdout().lock();
     if json_out {
         let v = json!({
@@ -157,6 +189,12 @@ fn headless(
             "roce_packets": stats.roce_packets,
             "wall_s": wall_s,
             "sim_seconds_per_wall_second": sim_time_ns as f64 / 1e9 / wall_s.max(1e-9),
+            "memory_bytes": spill.memory_bytes,
+            "disk_bytes": spill.disk_bytes,
+            "disk_written_bytes": spill.disk_written_bytes,
+            "rows_on_disk": spill.rows_on_disk,
+            "rows_deleted": spill.rows_deleted,
+            "peak_rss_bytes": rocescope_core::session::peak_rss_bytes(),
             "analysis": report_json(&report),
         });
         writeln!(out, "{v}")?;

@@ -606,3 +606,57 @@ fn attach_duration_is_honoured_across_a_reconnect() {
     a2.kill();
     let _ = feeder.join();
 }
+
+/// A long session under a small memory cap (issue 16): a stream well past
+/// the cap arrives whole, the client's memory stays within the cap plus a
+/// fifth, older rows move to disk and stay readable, and the disk ring
+/// deletes the oldest segments and counts them.
+#[test]
+fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted() {
+    let total: u64 = 1_500_000;
+    let file = tmp("long-session.pcap");
+    rocescope_replay::synth::write_header_only_pcap(&file, total).unwrap();
+    let port = free_port();
+    let a = agent_serving(port, &file, &[]);
+    let session = tmp("long-session-segments");
+    let cap_bytes: u64 = 64 << 20;
+    let max_disk_bytes: u64 = 48 << 20;
+    let c = attach_until_end(
+        port,
+        "120s",
+        &[
+            "--max-memory",
+            "64MiB",
+            "--max-disk",
+            "48MiB",
+            "--session-dir",
+            session.to_str().unwrap(),
+        ],
+    );
+    let v = c.summary(Duration::from_secs(150));
+    // Every frame stored or counted as dropped (a pcap read as fast as
+    // the agent can outruns a debug build's ingest).
+    assert_eq!(
+        n(&v, "frames_received") + n(&v, "frames_dropped"),
+        total,
+        "{v}"
+    );
+    assert!(n(&v, "frames_received") > total / 2, "{v}");
+    assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
+    assert!(n(&v, "peak_rss_bytes") <= cap_bytes + cap_bytes / 5, "{v}");
+    assert!(
+        n(&v, "disk_written_bytes") > cap_bytes + cap_bytes / 2,
+        "{v}"
+    );
+    assert!(n(&v, "disk_bytes") <= max_disk_bytes, "{v}");
+    assert!(n(&v, "rows_on_disk") > 0, "{v}");
+    assert!(n(&v, "rows_deleted") > 0, "{v}");
+    assert!(n(&v, "segments_deleted") > 0, "{v}");
+    assert!(v["spill_error"].is_null(), "{v}");
+    assert!(
+        !session.exists(),
+        "the session's segments are removed at exit"
+    );
+    let (ok, _, _) = a.finish(Duration::from_secs(20));
+    assert!(ok);
+}

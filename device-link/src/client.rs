@@ -24,7 +24,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::record::{DropCount, DropReason, MarkerKind};
-use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
+use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, SpillConfig, Store, StoreError};
 use rocescope_replay::{CaptureItem, CaptureReader, PcapngWriter, Record, TimeBase};
 
 use crate::AttachUrl;
@@ -60,6 +60,9 @@ pub struct ClientConfig {
     /// Throttle ingest to this many frames per second (tests, demos).
     pub max_ingest_pps: Option<u64>,
     pub decode: DecodeConfig,
+    /// Bound the store's memory: older frames and rows go to disk segments
+    /// (None: everything stays in memory).
+    pub spill: Option<SpillConfig>,
 }
 
 impl ClientConfig {
@@ -78,6 +81,7 @@ impl ClientConfig {
             exit_on_end: false,
             max_ingest_pps: None,
             decode: DecodeConfig::default(),
+            spill: None,
         }
     }
 }
@@ -177,6 +181,8 @@ pub enum ClientError {
     },
     #[error("{0}")]
     Spawn(io::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// A running client. Dropping it without [`Client::stop`] leaves its
@@ -201,7 +207,10 @@ fn now_ns() -> u64 {
 
 impl Client {
     pub fn start(cfg: ClientConfig) -> Result<Client, ClientError> {
-        let store = Store::live(TimeBase::Nanoseconds);
+        let store = match &cfg.spill {
+            Some(spill) => Store::live_bounded(TimeBase::Nanoseconds, spill.clone())?,
+            None => Store::live(TimeBase::Nanoseconds),
+        };
         let analysis = RcAnalyzer::default();
         let stats = Arc::new(LinkStats::default());
         let queue = Arc::new(BatchQueue::new(cfg.queue_bytes, cfg.queue_batches));

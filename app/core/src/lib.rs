@@ -13,6 +13,7 @@ pub mod filter;
 pub mod lesson;
 pub mod model;
 pub mod query;
+pub mod session;
 pub mod source;
 pub mod status;
 pub mod units;

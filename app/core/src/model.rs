@@ -169,7 +169,17 @@ impl Model {
                     self.clock.seek(b, now);
                 }
             }
+            // A file shows all of itself while it is indexed: a clock
+            // paused at the old end moves with the end (replay starts only
+            // when the user asks), else the rows past the first screen's
+            // end would stay hidden from the list and the filters.
+            let at_end = !self.source.live
+                && self.clock.state() == PlayState::Paused
+                && self.clock.at_end(now);
             self.clock.set_end(b);
+            if at_end {
+                self.clock.seek(b, now);
+            }
         }
         if self.follow_live && self.source.live {
             self.clock.seek(u64::MAX, now);

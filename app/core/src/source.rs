@@ -66,6 +66,8 @@ pub struct SourceHandle {
     /// The scenario and pace a simulator runs, so that a parameter change
     /// can rerun it.
     sim: Option<(Scenario, Pace)>,
+    /// The limits a rerun's store is made under (unbounded without).
+    limits: Option<crate::session::SessionLimits>,
     ctl: Option<Sender<SourceCtl>>,
     status: Arc<SourceStatus>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -111,6 +113,7 @@ impl SourceHandle {
             live: false,
             kind: SourceKind::File,
             sim: None,
+            limits: None,
             ctl: None,
             status: Arc::new(SourceStatus::default()),
             thread: None,
@@ -125,10 +128,17 @@ impl SourceHandle {
             live: true,
             kind: SourceKind::Link,
             sim: None,
+            limits: None,
             ctl: None,
             status: Arc::new(SourceStatus::default()),
             thread: None,
         }
+    }
+
+    /// Rerun this simulator under `limits` (a bounded store, as the first
+    /// run's).
+    pub fn set_session_limits(&mut self, limits: crate::session::SessionLimits) {
+        self.limits = Some(limits);
     }
 
     /// The scenario a simulator source runs.
@@ -163,7 +173,13 @@ impl SourceHandle {
             },
             _ => return Ok(None),
         }
-        Ok(Some(spawn_sim(next, *pace, None)))
+        let Some(limits) = &self.limits else {
+            return Ok(Some(spawn_sim(next, *pace, None)));
+        };
+        let store = limits.live_store(0).map_err(|e| e.to_string())?;
+        let (store, analysis, mut handle) = spawn_sim_into(store, next, *pace, None);
+        handle.limits = Some(limits.clone());
+        Ok(Some((store, analysis, handle)))
     }
 
     pub fn status(&self) -> &SourceStatus {
@@ -203,7 +219,17 @@ pub fn spawn_sim(
     pace: Pace,
     record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
 ) -> (Arc<Store>, RcAnalyzer, SourceHandle) {
-    let store = Store::live(TimeBase::Nanoseconds);
+    spawn_sim_into(Store::live(TimeBase::Nanoseconds), scenario, pace, record)
+}
+
+/// [`spawn_sim`] into a store made by the caller (one bounded by the
+/// session's limits, [`crate::session::SessionLimits::live_store`]).
+pub fn spawn_sim_into(
+    store: Arc<Store>,
+    scenario: Scenario,
+    pace: Pace,
+    record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
+) -> (Arc<Store>, RcAnalyzer, SourceHandle) {
     let analysis = RcAnalyzer::default();
     let (tx, rx) = channel();
     let status = Arc::new(SourceStatus::default());
@@ -223,6 +249,7 @@ pub fn spawn_sim(
         live: true,
         kind: SourceKind::Sim,
         sim: Some(spec),
+        limits: None,
         ctl: Some(tx),
         status,
         thread,
@@ -384,7 +411,7 @@ pub fn steer(model: &mut crate::Model) {
                 let mut next = crate::Model::new(store, analysis, handle);
                 next.view = model.view;
                 next.adopt_exports(model);
-                next.status = format!("restarted {} with {}", next.source.name, change_text(&c));
+                next.status = format!("restarted with {}", change_text(&c));
                 *model = next;
             }
             Ok(None) => {}

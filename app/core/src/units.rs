@@ -1,4 +1,4 @@
-//! Quantities typed by people: durations on the command lines.
+//! Quantities typed by people: durations and sizes on the command lines.
 
 /// A duration with its unit, `ns`, `us` (or `µs`), `ms`, `s`, `m` (or
 /// `min`) or `h`, in ns: `"10ms"` is 10,000,000. More than 0 and at most an
@@ -76,9 +76,76 @@ pub fn format_time_ns(ns: u64) -> String {
     }
 }
 
+/// A size with its unit, `B`, `KiB`, `MiB`, `GiB`, `TiB` (or `K`, `M`, `G`,
+/// `T`, the same powers of two; `KB`, `MB`, `GB`, `TB` are powers of ten),
+/// in bytes: `"512MiB"` is 536,870,912. More than 0.
+pub fn parse_size_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("size {s:?}: expected a number and a unit (MiB, GiB, ...)"))?;
+    let scale = match unit.trim() {
+        "B" => 1.0,
+        "K" | "KiB" => 1024.0,
+        "M" | "MiB" => 1024.0 * 1024.0,
+        "G" | "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "T" | "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        "" => return Err(format!("size {s:?}: no unit (use B, KiB, MiB, GiB or TiB)")),
+        other => {
+            return Err(format!(
+                "size {s:?}: unknown unit {other:?} (use B, KiB, MiB, GiB or TiB)"
+            ));
+        }
+    };
+    let bytes = v * scale;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(format!("size {s:?}: must be at least 1 byte"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Bytes in the largest binary unit that keeps one decimal (`512.0 MiB`).
+pub fn format_size_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_take_their_unit() {
+        assert_eq!(parse_size_bytes("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size_bytes("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size_bytes("64M"), Ok(64 << 20));
+        assert_eq!(parse_size_bytes("1.5 KiB"), Ok(1536));
+        assert_eq!(parse_size_bytes("10GB"), Ok(10_000_000_000));
+        for bad in ["", "512", "0MiB", "-1GiB", "12 parsecs", "1e30TiB"] {
+            assert!(parse_size_bytes(bad).is_err(), "{bad:?}");
+        }
+        assert!(parse_size_bytes("512").unwrap_err().contains("no unit"));
+        assert_eq!(format_size_bytes(512 << 20), "512.0 MiB");
+        assert_eq!(format_size_bytes(100), "100 B");
+    }
 
     #[test]
     fn durations_take_their_unit() {

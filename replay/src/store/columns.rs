@@ -4,7 +4,12 @@
 //! already stored (a doubling `Vec` would briefly hold twice the index) and
 //! the slack is at most one chunk.
 
-use super::row::{Flags, Row};
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::row::{Flags, NO_CONVERSATION, Row};
+use super::spill::Spill;
 use crate::record::Direction;
 
 /// Rows per chunk: 2 MiB of index.
@@ -80,10 +85,70 @@ impl Chunk {
     }
 }
 
+/// Bytes a row takes in a chunk's columns (and in its segment file).
+const ROW_BYTES: usize = 8 + 8 + 4 + 4 + 4 + 4;
+
+/// A full chunk written to disk: its columns one after the other.
+struct ColdChunk {
+    len: usize,
+    first_ts_ns: u64,
+    max_ts_ns: u64,
+    file: File,
+    path: PathBuf,
+}
+
+/// A chunk whose rows the disk ring deleted: its rows read back as
+/// placeholders with the chunk's first time.
+struct GoneChunk {
+    len: usize,
+    first_ts_ns: u64,
+    max_ts_ns: u64,
+}
+
+enum Slot {
+    Hot(Chunk),
+    Cold(ColdChunk),
+    Gone(GoneChunk),
+}
+
+impl Slot {
+    fn len(&self) -> usize {
+        match self {
+            Slot::Hot(c) => c.len(),
+            Slot::Cold(c) => c.len,
+            Slot::Gone(c) => c.len,
+        }
+    }
+
+    fn first_ts_ns(&self) -> u64 {
+        match self {
+            Slot::Hot(c) => c.ts_ns.first().copied().unwrap_or(0),
+            Slot::Cold(c) => c.first_ts_ns,
+            Slot::Gone(c) => c.first_ts_ns,
+        }
+    }
+
+    fn max_ts_ns(&self) -> u64 {
+        match self {
+            Slot::Hot(c) => c.max_ts_ns,
+            Slot::Cold(c) => c.max_ts_ns,
+            Slot::Gone(c) => c.max_ts_ns,
+        }
+    }
+}
+
+/// Cold chunks read back lately (a view scrolling, a filter scanning).
+const COLD_CACHE_CHUNKS: usize = 2;
+
 /// All rows of a store.
 #[derive(Default)]
 pub(crate) struct Columns {
-    chunks: Vec<Chunk>,
+    chunks: Vec<Slot>,
+    /// Bounded live stores: where full chunks go past the memory share.
+    spill: Option<Arc<Spill>>,
+    /// Chunks `0..first_kept` were deleted by the ring.
+    first_kept: usize,
+    cache: Mutex<Vec<(usize, Arc<Chunk>)>>,
     len: u64,
     /// Exact lengths of the rare frames longer than 65534 bytes.
     big_lens: std::collections::HashMap<u64, (u32, u32)>,
@@ -100,8 +165,141 @@ impl Columns {
         }
     }
 
+    /// Columns of a bounded live store.
+    pub(crate) fn bounded(spill: Arc<Spill>) -> Columns {
+        Columns {
+            spill: Some(spill),
+            ..Columns::new()
+        }
+    }
+
     pub(crate) fn len(&self) -> u64 {
         self.len
+    }
+
+    /// The first row the ring has not deleted.
+    pub(crate) fn first_row(&self) -> u64 {
+        (self.first_kept * CHUNK_ROWS) as u64
+    }
+
+    /// The chunk `ci`, read back from disk when it is cold. `None` for a
+    /// deleted chunk (and for one that cannot be read: its rows then read
+    /// as placeholders, and the error is the spill's).
+    fn chunk(&self, ci: usize) -> Option<ChunkRef<'_>> {
+        match self.chunks.get(ci)? {
+            Slot::Hot(c) => Some(ChunkRef::Hot(c)),
+            Slot::Gone(_) => None,
+            Slot::Cold(c) => {
+                let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some((_, hit)) = cache.iter().find(|(i, _)| *i == ci) {
+                    return Some(ChunkRef::Cold(Arc::clone(hit)));
+                }
+                let loaded = match load_chunk(c) {
+                    Ok(l) => Arc::new(l),
+                    Err(e) => {
+                        if let Some(s) = &self.spill {
+                            s.fail("cannot read the index segment", &c.path, &e);
+                        }
+                        return None;
+                    }
+                };
+                if cache.len() >= COLD_CACHE_CHUNKS {
+                    cache.remove(0);
+                }
+                cache.push((ci, Arc::clone(&loaded)));
+                Some(ChunkRef::Cold(loaded))
+            }
+        }
+    }
+
+    /// The placeholder of a row whose chunk is gone.
+    fn placeholder(&self, ci: usize) -> Row {
+        Row {
+            ts_ns: self.chunks.get(ci).map_or(0, Slot::first_ts_ns),
+            conversation: NO_CONVERSATION,
+            ..Row::default()
+        }
+    }
+
+    /// After rows were appended: spill the oldest full chunks past the
+    /// index's memory share, then, over the disk cap, delete the oldest
+    /// spilled chunk. Returns the file offset below which frame bytes
+    /// belong only to deleted rows, when the ring deleted rows.
+    pub(crate) fn bound(&mut self) -> Option<u64> {
+        let spill = self.spill.clone()?;
+        // The cache of chunks read back counts against the share too.
+        let share_chunks =
+            (spill.cfg.index_memory_bytes() / (CHUNK_ROWS * ROW_BYTES) as u64) as usize;
+        let budget_chunks = share_chunks.saturating_sub(COLD_CACHE_CHUNKS).max(1);
+        let hot: Vec<usize> = self
+            .chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| matches!(c, Slot::Hot(_)))
+            .map(|(i, _)| i)
+            .collect();
+        // The newest chunk is being filled and always stays.
+        for &ci in hot.iter().take(hot.len().saturating_sub(budget_chunks)) {
+            if ci + 1 == self.chunks.len() || spill.failed() {
+                break;
+            }
+            let Some(Slot::Hot(c)) = self.chunks.get(ci) else {
+                continue;
+            };
+            let Some((file, path)) = spill.write_segment_with("rows", |w| write_chunk(c, w)) else {
+                break;
+            };
+            let cold = ColdChunk {
+                len: c.len(),
+                first_ts_ns: c.ts_ns.first().copied().unwrap_or(0),
+                max_ts_ns: c.max_ts_ns,
+                file,
+                path,
+            };
+            spill
+                .rows_on_disk
+                .fetch_add(cold.len as u64, std::sync::atomic::Ordering::Relaxed);
+            self.chunks[ci] = Slot::Cold(cold);
+        }
+        let mut deleted = None;
+        while spill.over_disk() {
+            let ci = self.first_kept;
+            let Some(Slot::Cold(c)) = self.chunks.get(ci) else {
+                break;
+            };
+            let len = c.len;
+            let size = (len * ROW_BYTES) as u64;
+            spill.delete_segment(&c.path, size);
+            spill
+                .rows_on_disk
+                .fetch_sub(len as u64, std::sync::atomic::Ordering::Relaxed);
+            spill
+                .rows_deleted
+                .fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
+            let gone = GoneChunk {
+                len,
+                first_ts_ns: c.first_ts_ns,
+                max_ts_ns: c.max_ts_ns,
+            };
+            self.chunks[ci] = Slot::Gone(gone);
+            self.cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|(i, _)| *i != ci);
+            self.first_kept += 1;
+            // Frame bytes below the first kept row belong to deleted rows.
+            deleted = self.get(self.first_row()).map(|r| r.file_offset);
+        }
+        let hot_bytes: u64 = self
+            .chunks
+            .iter()
+            .map(|c| match c {
+                Slot::Hot(c) => c.heap_bytes(),
+                _ => 0,
+            })
+            .sum();
+        spill.set_index_memory(hot_bytes);
+        deleted
     }
 
     #[cfg(test)]
@@ -120,7 +318,7 @@ impl Columns {
             if rest.clone().next().is_none() {
                 return;
             }
-            if self.chunks.last().is_none_or(|c| c.len() == CHUNK_ROWS) {
+            if !matches!(self.chunks.last(), Some(Slot::Hot(c)) if c.len() < CHUNK_ROWS) {
                 let rows = if self.chunks.is_empty() {
                     FIRST_CHUNK_ROWS
                 } else {
@@ -130,10 +328,10 @@ impl Columns {
                 if rows == CHUNK_ROWS {
                     c.prefault();
                 }
-                self.chunks.push(c);
+                self.chunks.push(Slot::Hot(c));
             }
             let first = self.len;
-            let Some(c) = self.chunks.last_mut() else {
+            let Some(Slot::Hot(c)) = self.chunks.last_mut() else {
                 return;
             };
             let part = rest.clone().take(CHUNK_ROWS - c.len());
@@ -184,7 +382,14 @@ impl Columns {
     }
 
     pub(crate) fn get(&self, index: u64) -> Option<Row> {
-        let chunk = self.chunks.get((index / CHUNK_ROWS as u64) as usize)?;
+        if index >= self.len {
+            return None;
+        }
+        let ci = (index / CHUNK_ROWS as u64) as usize;
+        let Some(chunk) = self.chunk(ci) else {
+            return Some(self.placeholder(ci));
+        };
+        let chunk = chunk.get();
         let i = (index % CHUNK_ROWS as u64) as usize;
         let lens = *chunk.lens.get(i)?;
         let (caplen, origlen) = if lens & 0xFFFF == LEN_ESCAPE {
@@ -210,10 +415,25 @@ impl Columns {
     pub(crate) fn extend_rows(&self, range: std::ops::Range<u64>, out: &mut Vec<Row>) {
         let mut at = range.start;
         while at < range.end {
-            let Some(chunk) = self.chunks.get((at / CHUNK_ROWS as u64) as usize) else {
+            let ci = (at / CHUNK_ROWS as u64) as usize;
+            let Some(slot) = self.chunks.get(ci) else {
                 return;
             };
             let first = at - at % CHUNK_ROWS as u64;
+            let Some(chunk) = self.chunk(ci) else {
+                let hi = ((range.end - first) as usize).min(slot.len());
+                let p = self.placeholder(ci);
+                out.extend(std::iter::repeat_n(
+                    p,
+                    hi.saturating_sub((at - first) as usize),
+                ));
+                at = first + hi as u64;
+                if hi == 0 {
+                    return;
+                }
+                continue;
+            };
+            let chunk = chunk.get();
             let lo = (at - first) as usize;
             let hi = ((range.end - first) as usize).min(chunk.len());
             if lo >= hi {
@@ -258,50 +478,152 @@ impl Columns {
     pub(crate) fn update_flags(&mut self, index: u64, set: Flags, clear: Flags) {
         let ci = (index / CHUNK_ROWS as u64) as usize;
         let i = (index % CHUNK_ROWS as u64) as usize;
-        if let Some(m) = self.chunks.get_mut(ci).and_then(|c| c.meta.get_mut(i)) {
-            let flags = ((*m as u16) & !clear.0) | set.0;
-            *m = (*m & !0xFFFF) | u32::from(flags);
+        let patch = |m: u32| {
+            let flags = ((m as u16) & !clear.0) | set.0;
+            (m & !0xFFFF) | u32::from(flags)
+        };
+        match self.chunks.get_mut(ci) {
+            Some(Slot::Hot(c)) => {
+                if let Some(m) = c.meta.get_mut(i) {
+                    *m = patch(*m);
+                }
+            }
+            // A late verdict on a row already on disk: patch its meta word
+            // in the segment and forget the cached copy.
+            Some(Slot::Cold(c)) if i < c.len => {
+                let at = (c.len * (ROW_BYTES - 4) + i * 4) as u64;
+                let mut word = [0u8; 4];
+                if super::read_exact_at(&c.file, &mut word, at).is_ok() {
+                    let m = patch(u32::from_le_bytes(word)).to_le_bytes();
+                    let _ = write_all_at(&c.file, &m, at);
+                }
+                self.cache
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .retain(|(k, _)| *k != ci);
+            }
+            _ => {}
         }
-    }
-
-    #[inline]
-    fn ts(&self, index: u64) -> u64 {
-        let c = &self.chunks[(index / CHUNK_ROWS as u64) as usize];
-        c.ts_ns[(index % CHUNK_ROWS as u64) as usize]
     }
 
     /// First row whose timestamp is >= `ts_ns` (in file order on unsorted
     /// captures: the first row of the first chunk that reaches `ts_ns`, then
-    /// the first row in it at or after `ts_ns`).
+    /// the first row in it at or after `ts_ns`). Chunks are picked by their
+    /// times, kept in memory, so that only one chunk is read from disk.
     pub(crate) fn seek(&self, ts_ns: u64) -> u64 {
-        if self.sorted {
-            let (mut lo, mut hi) = (0u64, self.len);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if self.ts(mid) < ts_ns {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
+        let ci = if self.sorted {
+            // The first chunk whose last time reaches ts_ns.
+            self.chunks.partition_point(|c| c.max_ts_ns() < ts_ns)
+        } else {
+            match self.chunks.iter().position(|c| c.max_ts_ns() >= ts_ns) {
+                Some(ci) => ci,
+                None => return self.len,
             }
-            return lo;
-        }
-        for (ci, c) in self.chunks.iter().enumerate() {
-            if c.max_ts_ns >= ts_ns {
-                let base = (ci * CHUNK_ROWS) as u64;
-                if let Some(i) = c.ts_ns.iter().position(|t| *t >= ts_ns) {
-                    return base + i as u64;
-                }
-            }
-        }
-        self.len
+        };
+        let base = (ci * CHUNK_ROWS) as u64;
+        let Some(slot) = self.chunks.get(ci) else {
+            return self.len;
+        };
+        let Some(chunk) = self.chunk(ci) else {
+            // Deleted rows all read as at their chunk's first time.
+            return if slot.first_ts_ns() >= ts_ns {
+                base
+            } else {
+                base + slot.len() as u64
+            };
+        };
+        let ts = &chunk.get().ts_ns;
+        let i = if self.sorted {
+            ts.partition_point(|t| *t < ts_ns)
+        } else {
+            ts.iter().position(|t| *t >= ts_ns).unwrap_or(ts.len())
+        };
+        base + i as u64
     }
 
     /// Bytes the index holds (allocated), for "index memory per packet".
     pub(crate) fn heap_bytes(&self) -> u64 {
-        let chunks: u64 = self.chunks.iter().map(Chunk::heap_bytes).sum();
+        let chunks: u64 = self
+            .chunks
+            .iter()
+            .map(|c| match c {
+                Slot::Hot(c) => c.heap_bytes(),
+                _ => 0,
+            })
+            .sum();
         chunks + self.big_lens.len() as u64 * 32
     }
+}
+
+/// A chunk to read: in memory, or read back from disk.
+enum ChunkRef<'a> {
+    Hot(&'a Chunk),
+    Cold(Arc<Chunk>),
+}
+
+impl ChunkRef<'_> {
+    fn get(&self) -> &Chunk {
+        match self {
+            ChunkRef::Hot(c) => c,
+            ChunkRef::Cold(c) => c,
+        }
+    }
+}
+
+/// A chunk's columns as they go to disk: each column whole, little-endian.
+fn write_chunk(c: &Chunk, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    for v in c.ts_ns.iter().chain(&c.file_offset) {
+        w.write_all(&v.to_le_bytes())?;
+    }
+    for col in [&c.lens, &c.conversation, &c.psn_opcode, &c.meta] {
+        for v in col.iter() {
+            w.write_all(&v.to_le_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+fn load_chunk(c: &ColdChunk) -> std::io::Result<Chunk> {
+    let mut buf = vec![0u8; c.len * ROW_BYTES];
+    super::read_exact_at(&c.file, &mut buf, 0)?;
+    let n = c.len;
+    let u64s = |from: usize| -> Vec<u64> {
+        buf[from..from + n * 8]
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+            .collect()
+    };
+    let u32s = |from: usize| -> Vec<u32> {
+        buf[from..from + n * 4]
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    };
+    Ok(Chunk {
+        ts_ns: u64s(0),
+        file_offset: u64s(n * 8),
+        lens: u32s(n * 16),
+        conversation: u32s(n * 20),
+        psn_opcode: u32s(n * 24),
+        meta: u32s(n * 28),
+        max_ts_ns: c.max_ts_ns,
+    })
+}
+
+#[cfg(unix)]
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        done += file.seek_write(&buf[done..], offset + done as u64)?;
+    }
+    Ok(())
 }
 
 /// A row from its stored columns.

@@ -120,15 +120,13 @@ impl Store {
             }
             Backing::Memory(mem) => {
                 let mem = mem.read().unwrap_or_else(|e| e.into_inner());
-                match mem.get(lo as usize..hi as usize) {
-                    Some(bytes) => Ok(f(bytes)),
-                    None => Err(StoreError::Read {
-                        row,
-                        offset: lo,
-                        path: "memory".into(),
-                        source: std::io::ErrorKind::UnexpectedEof.into(),
-                    }),
+                if let Some(bytes) = mem.slice(lo, hi) {
+                    return Ok(f(bytes));
                 }
+                buf.resize((hi - lo) as usize, 0);
+                mem.read(lo, buf)
+                    .map_err(|e| self.bytes_error(row, lo, e))?;
+                Ok(f(buf))
             }
         }
     }

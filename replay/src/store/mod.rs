@@ -13,6 +13,7 @@ mod frames;
 mod ingest;
 mod prefault;
 mod row;
+mod spill;
 
 use std::fs::File;
 use std::ops::Range;
@@ -26,6 +27,7 @@ pub use ingest::{
     decode_frame,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
+pub use spill::{SpillConfig, SpillStats};
 
 use crate::capture::{
     CaptureError, CaptureFormat, CaptureItem, CaptureReader, CaptureWarning, TimeBase,
@@ -50,6 +52,14 @@ pub enum StoreError {
     },
     #[error("row {row} is not in the store ({len} rows)")]
     NoRow { row: u64, len: u64 },
+    #[error("the frame bytes of row {row} were deleted by the disk ring (--max-disk)")]
+    Deleted { row: u64 },
+    #[error("cannot make the session folder {path}")]
+    SessionDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// Counters kept at ingest.
@@ -88,8 +98,10 @@ pub struct Progress {
 enum Backing {
     /// A capture file: rows point at byte offsets in it.
     File { file: File, path: PathBuf },
-    /// Frames kept in memory (streams without a file, sniffer text dumps).
-    Memory(RwLock<Vec<u8>>),
+    /// Frames kept in memory (streams without a file, sniffer text dumps),
+    /// or for a bounded live store, recent ones in memory and older ones in
+    /// disk segments.
+    Memory(RwLock<spill::MemBytes>),
 }
 
 struct Inner {
@@ -125,6 +137,8 @@ pub struct Store {
     records: Mutex<Vec<Record>>,
     /// The link type of each capture port, as (port, LINKTYPE_ value).
     links: RwLock<Vec<(u8, u32)>>,
+    /// A bounded live store's segments and counters.
+    spill: Option<Arc<spill::Spill>>,
     bytes_done: AtomicU64,
     bytes_total: u64,
     complete: AtomicBool,
@@ -248,9 +262,16 @@ impl Store {
         time_base: TimeBase,
         bytes_total: u64,
     ) -> Store {
+        let spill = match &backing {
+            Backing::Memory(m) => m.read().unwrap_or_else(|e| e.into_inner()).spill(),
+            Backing::File { .. } => None,
+        };
         Store {
             inner: RwLock::new(Inner {
-                cols: Columns::new(),
+                cols: match &spill {
+                    Some(s) => Columns::bounded(Arc::clone(s)),
+                    None => Columns::new(),
+                },
                 convs: ConvTable::default(),
                 stats: StoreStats::default(),
             }),
@@ -260,6 +281,7 @@ impl Store {
             warnings: Mutex::new(Vec::new()),
             records: Mutex::new(Vec::new()),
             links: RwLock::new(Vec::new()),
+            spill,
             bytes_done: AtomicU64::new(0),
             bytes_total,
             complete: AtomicBool::new(false),
@@ -273,11 +295,64 @@ impl Store {
     /// bytes are kept in memory.
     pub fn live(time_base: TimeBase) -> Arc<Store> {
         Arc::new(Store::new(
-            Backing::Memory(RwLock::new(Vec::new())),
+            Backing::Memory(RwLock::new(spill::MemBytes::new(None))),
             None,
             time_base,
             0,
         ))
+    }
+
+    /// A live store bounded in memory: past `cfg.max_memory_bytes`, older
+    /// frame bytes and index rows move to segments in `cfg.dir` and are read
+    /// back from there; past `cfg.max_disk_bytes`, the oldest segments are
+    /// deleted and counted ([`Store::spill_stats`]).
+    pub fn live_bounded(time_base: TimeBase, cfg: SpillConfig) -> Result<Arc<Store>, StoreError> {
+        let path = cfg.dir.display().to_string();
+        let spill =
+            spill::Spill::new(cfg).map_err(|source| StoreError::SessionDir { path, source })?;
+        Ok(Arc::new(Store::new(
+            Backing::Memory(RwLock::new(spill::MemBytes::new(Some(spill)))),
+            None,
+            time_base,
+            0,
+        )))
+    }
+
+    /// Where a bounded store stands: memory, disk, what its ring deleted.
+    /// `None` for a store without a bound.
+    pub fn spill_stats(&self) -> Option<SpillStats> {
+        self.spill.as_ref().map(|s| s.stats())
+    }
+
+    /// Why a bounded store stopped moving data to disk, if it did.
+    pub fn spill_error(&self) -> Option<String> {
+        self.spill
+            .as_ref()
+            .and_then(|s| s.error.lock().unwrap_or_else(|e| e.into_inner()).clone())
+    }
+
+    /// The first row the disk ring has not deleted (0 without a ring);
+    /// rows before it read as placeholders without bytes.
+    pub fn first_row(&self) -> u64 {
+        self.read().cols.first_row()
+    }
+
+    /// Keep a bounded store within its caps after rows were appended.
+    fn bound(&self) {
+        if self.spill.is_none() {
+            return;
+        }
+        let deleted_below = self
+            .inner
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .cols
+            .bound();
+        if let (Some(offset), Backing::Memory(mem)) = (deleted_below, &self.backing) {
+            mem.write()
+                .unwrap_or_else(|e| e.into_inner())
+                .delete_below(offset);
+        }
     }
 
     /// Open a capture and index it on a background thread. Returns as soon
@@ -300,7 +375,7 @@ impl Store {
         // formats (sniffer dumps) keep the decoded frame bytes in memory.
         let in_memory = !matches!(format, CaptureFormat::Pcap { .. } | CaptureFormat::Pcapng);
         let backing = if in_memory {
-            Backing::Memory(RwLock::new(Vec::new()))
+            Backing::Memory(RwLock::new(spill::MemBytes::new(None)))
         } else {
             Backing::File {
                 file,
@@ -453,12 +528,7 @@ impl Store {
     /// Append frame bytes to the in-memory backing; returns their offset.
     fn keep(&self, data: &[u8]) -> u64 {
         match &self.backing {
-            Backing::Memory(mem) => {
-                let mut mem = mem.write().unwrap_or_else(|e| e.into_inner());
-                let offset = mem.len() as u64;
-                extend_prefaulted(&mut mem, data);
-                offset
-            }
+            Backing::Memory(mem) => mem.write().unwrap_or_else(|e| e.into_inner()).append(data),
             Backing::File { .. } => 0,
         }
     }
@@ -545,6 +615,8 @@ impl Store {
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
         let Inner { cols, convs, stats } = &mut *inner;
         ingest.append_in_place(infos, cols, convs, stats);
+        drop(inner);
+        self.bound();
     }
 
     /// Publishes what is pending (so that rows stay in order and the
@@ -562,19 +634,24 @@ impl Store {
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
         let Inner { cols, convs, stats } = &mut *inner;
         ingest.drain_into(cols, convs, stats);
+        drop(inner);
+        self.bound();
     }
 
     /// Publish the rows a live source fed so far.
     pub fn flush_live(&self, ingest: &mut Ingest) {
         if let Backing::Memory(mem) = &self.backing {
             let mut mem = mem.write().unwrap_or_else(|e| e.into_inner());
-            let base = mem.len() as u64;
-            extend_prefaulted(&mut mem, ingest.kept_bytes());
-            ingest.rebase_pending(base);
+            if !ingest.kept_bytes().is_empty() {
+                let base = mem.append(ingest.kept_bytes());
+                ingest.rebase_pending(base);
+            }
         }
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
         let Inner { cols, convs, stats } = &mut *inner;
         ingest.drain_into(cols, convs, stats);
+        drop(inner);
+        self.bound();
     }
 
     /// Mark a live store complete (the source ended).
@@ -718,22 +795,38 @@ impl Store {
                 })?;
             }
             Backing::Memory(mem) => {
-                let mem = mem.read().unwrap_or_else(|e| e.into_inner());
-                let start = row.file_offset as usize;
-                match mem.get(start..start + buf.len()) {
-                    Some(src) => buf.copy_from_slice(src),
-                    None => {
-                        return Err(StoreError::Read {
-                            row: index,
-                            offset: row.file_offset,
-                            path: "memory".into(),
-                            source: std::io::ErrorKind::UnexpectedEof.into(),
-                        });
-                    }
+                if index < self.first_row() {
+                    return Err(StoreError::Deleted { row: index });
                 }
+                let mem = mem.read().unwrap_or_else(|e| e.into_inner());
+                mem.read(row.file_offset, &mut buf)
+                    .map_err(|e| self.bytes_error(index, row.file_offset, e))?;
             }
         }
         Ok(buf)
+    }
+}
+
+impl Store {
+    fn bytes_error(&self, row: u64, offset: u64, e: spill::BytesGone) -> StoreError {
+        match e {
+            spill::BytesGone::Deleted => StoreError::Deleted { row },
+            spill::BytesGone::Past => StoreError::Read {
+                row,
+                offset,
+                path: "memory".into(),
+                source: std::io::ErrorKind::UnexpectedEof.into(),
+            },
+            spill::BytesGone::Io(source) => StoreError::Read {
+                row,
+                offset,
+                path: self
+                    .spill
+                    .as_ref()
+                    .map_or("memory".into(), |s| s.cfg.dir.display().to_string()),
+                source,
+            },
+        }
     }
 }
 

@@ -1,0 +1,137 @@
+//! Limits of a live session: how much memory its store may hold and how
+//! much disk its segments may take, and where they go. Every live source
+//! (the simulator, an agent, a followed file) takes its store from here, so
+//! that a session left open for hours stays within a fixed memory.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rocescope_replay::TimeBase;
+use rocescope_replay::store::{SpillConfig, Store, StoreError};
+
+/// The default memory cap of a live session: 2 GiB, or a quarter of the
+/// machine's memory where that is less.
+pub fn default_max_memory_bytes() -> u64 {
+    const TWO_GIB: u64 = 2 << 30;
+    machine_memory_bytes().map_or(TWO_GIB, |m| TWO_GIB.min(m / 4))
+}
+
+/// Physical memory, from /proc/meminfo (None elsewhere).
+fn machine_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Memory the process needs besides the store and the link queue: the
+/// binary, the analysis, batches in flight, the views.
+pub const PROCESS_BASELINE_BYTES: u64 = 48 << 20;
+
+/// The smallest share a store gets, however small the cap.
+const STORE_MIN_BYTES: u64 = 8 << 20;
+
+/// What the user asked of a live session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// The whole process's memory cap (`--max-memory`).
+    pub max_memory_bytes: u64,
+    /// Disk the session's segments may take (`--max-disk`); past it the
+    /// oldest are deleted and counted.
+    pub max_disk_bytes: Option<u64>,
+    /// Where the segments go (default: a new folder under the user's cache
+    /// directory, removed when the session ends).
+    pub dir: Option<PathBuf>,
+}
+
+impl Default for SessionLimits {
+    fn default() -> SessionLimits {
+        SessionLimits {
+            max_memory_bytes: default_max_memory_bytes(),
+            max_disk_bytes: None,
+            dir: None,
+        }
+    }
+}
+
+impl SessionLimits {
+    /// The link queue's size within the cap: at most an eighth of it.
+    pub fn queue_bytes(&self, asked_bytes: u64) -> u64 {
+        asked_bytes.min(self.max_memory_bytes / 8).max(1 << 20)
+    }
+
+    /// The store's part of the cap, when `other_bytes` (a link queue) is
+    /// also held.
+    pub fn spill_config(&self, other_bytes: u64) -> SpillConfig {
+        let store = self
+            .max_memory_bytes
+            .saturating_sub(other_bytes + PROCESS_BASELINE_BYTES)
+            .max(STORE_MIN_BYTES);
+        SpillConfig {
+            dir: self.dir.clone().unwrap_or_else(new_session_dir),
+            max_memory_bytes: store,
+            max_disk_bytes: self.max_disk_bytes,
+            remove_on_drop: true,
+        }
+    }
+
+    /// A live store within these limits.
+    pub fn live_store(&self, other_bytes: u64) -> Result<Arc<Store>, StoreError> {
+        Store::live_bounded(TimeBase::Nanoseconds, self.spill_config(other_bytes))
+    }
+}
+
+/// A new folder for one session's segments: `$XDG_CACHE_HOME/rocescope/
+/// sessions/<time>-<pid>` (or `~/.cache/...`, else the temp directory).
+pub fn new_session_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    base.join("rocescope")
+        .join("sessions")
+        .join(format!("{secs}-{}", std::process::id()))
+}
+
+/// The process's peak resident memory so far (VmHWM), where the system
+/// tells it.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_store_gets_the_cap_less_the_queue_and_the_process() {
+        let l = SessionLimits {
+            max_memory_bytes: 512 << 20,
+            max_disk_bytes: Some(1 << 30),
+            dir: Some(PathBuf::from("/tmp/x")),
+        };
+        let q = l.queue_bytes(256 << 20);
+        assert_eq!(q, 64 << 20);
+        let c = l.spill_config(q);
+        assert_eq!(c.max_memory_bytes, (512 - 64 - 48) << 20);
+        assert_eq!(c.max_disk_bytes, Some(1 << 30));
+        let tiny = SessionLimits {
+            max_memory_bytes: 16 << 20,
+            ..l
+        };
+        assert_eq!(tiny.spill_config(0).max_memory_bytes, STORE_MIN_BYTES);
+        assert!(default_max_memory_bytes() <= 2 << 30);
+        assert!(
+            new_session_dir()
+                .to_string_lossy()
+                .ends_with(&format!("-{}", std::process::id()))
+        );
+    }
+}

@@ -1,0 +1,206 @@
+//! A live store bounded in memory answers every query as an unbounded one
+//! does, from memory and disk segments alike; with a disk cap, its ring
+//! deletes the oldest rows and counts them.
+#![allow(clippy::unwrap_used)]
+
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{
+    Ingest, IngestFrame, NoAnalysis, Row, SpillConfig, Store, StoreError,
+};
+use rocescope_replay::{CaptureReader, TimeBase};
+
+fn frames(n: u64) -> Vec<(u64, Vec<u8>)> {
+    let path =
+        std::env::temp_dir().join(format!("rocescope-spill-{}-{n}.pcap", std::process::id()));
+    rocescope_replay::synth::write_header_only_pcap(&path, n).unwrap();
+    let mut r = CaptureReader::open(&path).unwrap();
+    let mut out = Vec::new();
+    while let Some(f) = r.next_frame().unwrap() {
+        out.push((f.ts_ns, f.data.to_vec()));
+    }
+    let _ = std::fs::remove_file(&path);
+    out
+}
+
+fn session_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rocescope-spill-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Feed the frames as a live source does: a frame at a time, in blocks,
+/// published every 16 Ki frames.
+fn feed(store: &Store, frames: &[(u64, Vec<u8>)]) {
+    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(NoAnalysis));
+    for (ts_ns, data) in frames {
+        store.ingest(
+            &mut ingest,
+            &IngestFrame {
+                ts_ns: *ts_ns,
+                data,
+                origlen: data.len() as u32,
+                linktype: 1,
+                port: 0,
+                dir: None,
+                file_offset: 0,
+            },
+        );
+    }
+    store.finish_live(&mut ingest);
+}
+
+fn all_rows(s: &Store) -> Vec<Row> {
+    let mut v = Vec::new();
+    s.rows(0..s.len(), &mut v);
+    v
+}
+
+#[test]
+fn a_bounded_store_answers_as_an_unbounded_one() {
+    let input = frames(400_000);
+    let free = Store::live(TimeBase::Nanoseconds);
+    feed(&free, &input);
+    let dir = session_dir("bounded");
+    let cap = 6 << 20;
+    let bounded = Store::live_bounded(
+        TimeBase::Nanoseconds,
+        SpillConfig {
+            dir: dir.clone(),
+            max_memory_bytes: cap,
+            max_disk_bytes: None,
+            remove_on_drop: true,
+        },
+    )
+    .unwrap();
+    feed(&bounded, &input);
+
+    let st = bounded.spill_stats().unwrap();
+    assert!(st.memory_bytes <= cap, "{st:?}");
+    assert!(st.rows_on_disk >= 300_000, "{st:?}");
+    assert!(st.disk_bytes > 20 << 20, "{st:?}");
+    assert_eq!(st.disk_written_bytes, st.disk_bytes);
+    assert_eq!((st.rows_deleted, st.segments_deleted), (0, 0));
+    assert_eq!(bounded.spill_error(), None);
+    assert_eq!(bounded.first_row(), 0);
+
+    // Rows (offsets aside, which differ by segment layout), bytes, time
+    // searches: the same.
+    assert_eq!(bounded.len(), free.len());
+    assert_eq!(bounded.stats(), free.stats());
+    let strip = |v: Vec<Row>| -> Vec<Row> {
+        v.into_iter()
+            .map(|r| Row {
+                file_offset: 0,
+                ..r
+            })
+            .collect()
+    };
+    assert_eq!(strip(all_rows(&bounded)), strip(all_rows(&free)));
+    for i in [0u64, 1, 65_535, 65_536, 123_457, 399_999] {
+        assert_eq!(
+            bounded.frame_bytes(i).unwrap(),
+            input[i as usize].1,
+            "row {i}"
+        );
+    }
+    let mut n = 0usize;
+    bounded
+        .for_each_frame(0..bounded.len(), |i, _, bytes| {
+            assert_eq!(bytes, input[i as usize].1.as_slice(), "row {i}");
+            n += 1;
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(n, input.len());
+    for k in [0usize, 7, 70_000, 250_001, 399_999] {
+        let t = input[k].0;
+        assert_eq!(bounded.seek_time(t), free.seek_time(t), "seek {t}");
+        assert_eq!(bounded.seek_time(t + 1), free.seek_time(t + 1));
+    }
+    assert_eq!(bounded.seek_time(u64::MAX), free.len());
+
+    drop(bounded);
+    assert!(
+        !dir.exists(),
+        "the session folder is removed with the store"
+    );
+}
+
+#[test]
+fn the_disk_ring_deletes_the_oldest_rows_and_counts_them() {
+    let input = frames(400_000);
+    let dir = session_dir("ring");
+    let max_disk = 12 << 20;
+    let store = Arc::clone(
+        &Store::live_bounded(
+            TimeBase::Nanoseconds,
+            SpillConfig {
+                dir: dir.clone(),
+                max_memory_bytes: 4 << 20,
+                max_disk_bytes: Some(max_disk),
+                remove_on_drop: true,
+            },
+        )
+        .unwrap(),
+    );
+    feed(&store, &input);
+    let st = store.spill_stats().unwrap();
+    assert!(st.disk_bytes <= max_disk, "{st:?}");
+    assert!(st.rows_deleted > 0 && st.segments_deleted > 0, "{st:?}");
+    assert!(st.bytes_deleted > 0, "{st:?}");
+    let first = store.first_row();
+    assert_eq!(first, st.rows_deleted, "the ring deletes from the start");
+    assert_eq!(store.len(), input.len() as u64, "row numbers stay");
+
+    // Deleted rows say so; kept rows read back whole.
+    assert!(matches!(
+        store.frame_bytes(0),
+        Err(StoreError::Deleted { row: 0 })
+    ));
+    for i in [first, first + 1, first + 65_537, input.len() as u64 - 1] {
+        assert_eq!(
+            store.frame_bytes(i).unwrap(),
+            input[i as usize].1,
+            "row {i}"
+        );
+    }
+    let mut kept = 0u64;
+    store
+        .for_each_frame(0..store.len(), |i, _, bytes| {
+            if i >= first {
+                assert_eq!(bytes, input[i as usize].1.as_slice(), "row {i}");
+                kept += 1;
+            } else {
+                assert!(bytes.is_empty(), "row {i} was deleted");
+            }
+            ControlFlow::Continue(())
+        })
+        .unwrap();
+    assert_eq!(kept, input.len() as u64 - first);
+    // A time inside the deleted part finds the first kept row or a
+    // placeholder before it, never a row past it.
+    assert!(store.seek_time(input[10].0) <= first);
+    assert_eq!(store.seek_time(input[first as usize + 5].0), first + 5);
+}
+
+#[test]
+fn a_session_folder_that_cannot_be_made_is_named() {
+    let file = std::env::temp_dir().join(format!("rocescope-spill-file-{}", std::process::id()));
+    std::fs::write(&file, b"not a folder").unwrap();
+    let err = Store::live_bounded(
+        TimeBase::Nanoseconds,
+        SpillConfig {
+            dir: file.join("session"),
+            max_memory_bytes: 1 << 20,
+            max_disk_bytes: None,
+            remove_on_drop: true,
+        },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("rocescope-spill-file"), "{err}");
+    let _ = std::fs::remove_file(&file);
+}
