@@ -233,6 +233,25 @@ impl StatusLine {
         out
     }
 
+    /// The parts that fit in `width` characters (with ` | ` between
+    /// them): the counts, then the cursor, give way first, so that the
+    /// state and the message stay in sight on a narrow terminal.
+    pub fn parts_within(&self, width: usize) -> Vec<Part> {
+        let mut parts = self.parts();
+        let len = |ps: &[Part]| {
+            ps.iter().map(|p| p.text.chars().count()).sum::<usize>()
+                + 3 * ps.len().saturating_sub(1)
+        };
+        // Indices 3 and 2: the counts and the cursor (see `parts`).
+        for drop in [3, 2] {
+            if len(&parts) <= width {
+                break;
+            }
+            parts.remove(drop);
+        }
+        parts
+    }
+
     /// The whole line as text, parts separated by ` | `.
     pub fn text(&self) -> String {
         self.parts()
@@ -351,6 +370,16 @@ mod tests {
         }
         line.reconnects = 2;
         assert!(line.text().contains("2 reconnects"));
+        // Narrow: the counts, then the cursor, make room for the rest.
+        let all = line.parts();
+        let narrow = line.parts_within(line.text().chars().count() - 1);
+        assert_eq!(narrow.len(), all.len() - 1);
+        assert!(!narrow.iter().any(|p| p.text.contains("pkts")));
+        let narrower = line.parts_within(40);
+        assert_eq!(narrower.len(), all.len() - 2);
+        assert!(!narrower.iter().any(|p| p.text.starts_with("t=")));
+        assert_eq!(narrower.last().unwrap().text, "replay speed x2");
+        assert_eq!(line.parts_within(1000), all);
     }
 
     use std::time::Instant;

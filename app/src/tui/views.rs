@@ -163,7 +163,12 @@ fn status_bar(f: &mut Frame<'_>, model: &Model, area: Rect) {
     }
     let bar = Style::default().fg(Color::Black).bg(Color::Gray);
     let mut spans = vec![Span::raw(" ")];
-    for (i, part) in status_line(model).parts().into_iter().enumerate() {
+    let width = usize::from(area.width.saturating_sub(1));
+    for (i, part) in status_line(model)
+        .parts_within(width)
+        .into_iter()
+        .enumerate()
+    {
         if i > 0 {
             spans.push(Span::raw(" | "));
         }
