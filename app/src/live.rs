@@ -99,3 +99,33 @@ impl Drop for LiveLink {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_device_link::{AttachUrl, ClientConfig};
+
+    #[test]
+    fn a_link_whose_file_ends_says_ended_with_its_frames() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/captures/sample-write-read.pcap");
+        let url = AttachUrl::parse(&format!("file:{}", path.display())).unwrap();
+        let client = Client::start(ClientConfig::new(url)).unwrap();
+        let (mut model, link) = attach_model(client, "sample");
+        let t0 = std::time::Instant::now();
+        let st = model.source.status();
+        // Ingest counts the last frames a moment after the link ends.
+        while !(st.finished.load(Ordering::Acquire) && st.frames.load(Ordering::Relaxed) == 15)
+            && t0.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        model.tick(std::time::Instant::now());
+        let line = rocescope_core::status_line(&model);
+        assert_eq!(line.source, "attach:sample");
+        assert_eq!(line.state.text(), "ended: source ended", "{}", line.text());
+        assert_eq!(model.source.status().frames.load(Ordering::Relaxed), 15);
+        assert_eq!(line.dropped, 0);
+        drop(link);
+    }
+}
