@@ -233,32 +233,9 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
 }
 
 /// The workbench on a live link: the client feeds the store on its own
-/// threads; a small thread copies its counters (drops, reconnects) into the
-/// status the views show.
+/// threads; its counters and link state reach the status line through
+/// `rocescope::live`, as in the desktop workbench.
 fn workbench(client: Client, name: String) -> anyhow::Result<()> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let store = std::sync::Arc::clone(client.store());
-    let analysis = client.analysis().clone();
-    let handle = rocescope_core::source::SourceHandle::external(format!("attach:{name}"));
-    let status = handle.status_arc();
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let updater = {
-        let stop = std::sync::Arc::clone(&stop);
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                let s = client.stats();
-                status.frames.store(s.frames_received, Ordering::Relaxed);
-                status.dropped.store(s.frames_dropped, Ordering::Relaxed);
-                status.reconnects.store(s.reconnects, Ordering::Relaxed);
-                let note = (!s.connected).then(|| "disconnected: retrying".to_owned());
-                *status.error.lock().unwrap_or_else(|e| e.into_inner()) = note;
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            client.stop()
-        })
-    };
-    let result = rocescope::tui::run(rocescope_core::Model::new(store, analysis, handle));
-    stop.store(true, Ordering::Relaxed);
-    let _ = updater.join();
-    result
+    let (model, _link) = rocescope::live::attach_model(client, &name);
+    rocescope::tui::run(model)
 }

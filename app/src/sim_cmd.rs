@@ -147,38 +147,10 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let pace = args
         .pace
         .map_or_else(|| Pace::for_duration(sc.duration_ns), Pace::RealTime);
-    let (store, analysis, handle) = spawn_sim_into(limits.live_store(0)?, sc.clone(), pace, record);
-    rocescope::tui::run_with(
-        Model::new(store, analysis, handle),
-        rerun_on_change(sc, pace, limits),
-    )
-}
-
-/// Simulator parameters and the sniffer filter change the model: the
-/// front end reruns the scenario with the change (and keeps the view).
-pub fn rerun_on_change(
-    scenario: Scenario,
-    pace: Pace,
-    limits: SessionLimits,
-) -> rocescope::tui::SourceCommands {
-    let mut current = scenario;
-    Box::new(move |c: &rocescope_core::Command| {
-        let mut next = current.clone();
-        match c {
-            rocescope_core::Command::SetSimParam { key, value } => {
-                next.set(key, value).map_err(|e| e.to_string())?
-            }
-            rocescope_core::Command::SetSnifferFilter(word) => match &mut next.sniffer {
-                Some(s) => s.filter = *word,
-                None => return Err(format!("scenario {} has no sniffer", next.name)),
-            },
-            _ => return Ok(None),
-        }
-        current = next.clone();
-        let store = limits.live_store(0).map_err(|e| e.to_string())?;
-        let (store, analysis, handle) = spawn_sim_into(store, next, pace, None);
-        Ok(Some(Model::new(store, analysis, handle)))
-    })
+    let (store, analysis, mut handle) = spawn_sim_into(limits.live_store(0)?, sc, pace, record);
+    // A parameter change reruns the scenario under the same limits.
+    handle.set_session_limits(limits);
+    rocescope::tui::run(Model::new(store, analysis, handle))
 }
 
 fn headless(

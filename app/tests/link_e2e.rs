@@ -566,6 +566,47 @@ fn attach_duration_takes_the_shared_units() {
     }
 }
 
+#[test]
+fn attach_duration_is_honoured_across_a_reconnect() {
+    let port = free_port();
+    let mut a1 = agent(port, &["--pcap-stdin"], &[], Stdio::piped());
+    let mut a1_in = a1.stdin();
+    let t0 = Instant::now();
+    let c = attach(port, &["--duration", "3s"]);
+    c.wait_line("connected", Duration::from_secs(20));
+    a1_in.write_all(&pcapng_bytes(&frames(1000, 0), 1)).unwrap();
+    a1_in.flush().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // The agent goes away mid-stream and comes back with a stream that
+    // outlasts the client's duration.
+    a1.kill();
+    c.wait_line("connection lost", Duration::from_secs(10));
+    let mut a2 = agent(port, &["--pcap-stdin"], &[], Stdio::piped());
+    let mut a2_in = a2.stdin();
+    c.wait_line("connected", Duration::from_secs(10));
+    let feeder = std::thread::spawn(move || {
+        // Frames keep coming until the agent is gone.
+        for round in 0..10_000u32 {
+            let bytes = pcapng_bytes(&frames(400, round * 100), u64::from(round) * 1_000_000);
+            if a2_in.write_all(&bytes).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    let v = c.summary(Duration::from_secs(30));
+    let wall = t0.elapsed();
+    assert_eq!(n(&v, "reconnects"), 1, "{v}");
+    assert!(n(&v, "frames_received") > 1000, "{v}");
+    // A behaviour bound, generous for a loaded machine: 3 s and the exit.
+    assert!(
+        wall < Duration::from_millis(4500),
+        "ran {wall:?} for --duration 3s: {v}"
+    );
+    a2.kill();
+    let _ = feeder.join();
+}
+
 /// A long session under a small memory cap (issue 16): a stream well past
 /// the cap arrives whole, the client's memory stays within the cap plus a
 /// fifth, older rows move to disk and stay readable, and the disk ring

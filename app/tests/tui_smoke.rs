@@ -59,6 +59,9 @@ fn workbench_in_tmux() {
         screen.contains("19 pkts"),
         "the run should finish within 20 s: {screen}"
     );
+    // Not LIVE once the simulation has run out.
+    let ended = wait_for(&session, "ended: simulation ended at");
+    assert!(ended.contains("ended: simulation ended at"), "{ended}");
 
     tmux(&["send-keys", "-t", &session, "2"]);
     let packets = wait_for(&session, "RETX");
@@ -108,8 +111,8 @@ fn workbench_in_tmux() {
         "set window_packets=2",
         "Enter",
     ]);
-    let rerun = wait_for(&session, "restarted the source");
-    assert!(rerun.contains("restarted the source"), "{rerun}");
+    let rerun = wait_for(&session, "restarted with window");
+    assert!(rerun.contains("restarted with window"), "{rerun}");
     tmux(&["send-keys", "-t", &session, "q"]);
     let t0 = Instant::now();
     while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {

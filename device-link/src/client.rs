@@ -852,6 +852,10 @@ impl Rx {
                 }
             }
             events.before_read();
+            // A stream that never pauses never reaches `idle`: see stop here.
+            if self.stop.load(Ordering::Relaxed) {
+                break None;
+            }
             match input.read(&mut buf[end..]) {
                 Ok(0) if attached => break None,
                 Ok(0) => break Some("the agent closed before its stream began".into()),

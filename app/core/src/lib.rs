@@ -5,6 +5,7 @@
 //! eframe (CI checks `cargo tree -p rocescope-core`). The TUI and the GUI
 //! only read the [`Model`] and send it [`Command`]s.
 
+pub mod cmdline;
 pub mod command;
 pub mod explain;
 pub mod export;
@@ -14,9 +15,11 @@ pub mod model;
 pub mod query;
 pub mod session;
 pub mod source;
+pub mod status;
 pub mod units;
 
 pub use command::{Command, UiCommand, View};
 pub use export::{ExportError, view_table};
 pub use model::{Model, Overlay};
 pub use rocescope_data::{ExportSummary, Table};
+pub use status::{StatusLine, status_line};

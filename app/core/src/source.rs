@@ -45,12 +45,29 @@ pub enum SourceCtl {
     Stop,
 }
 
+/// What kind of source feeds the store: the status line words its state
+/// after it (a file indexes, a simulation ends, a link disconnects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    File,
+    Sim,
+    /// Fed by another component (the device-link client), which reports
+    /// into [`SourceHandle::status`].
+    Link,
+}
+
 /// What the workbench knows of a running source.
 #[derive(Debug)]
 pub struct SourceHandle {
     pub name: String,
     /// True for sources that keep producing (simulator, live link).
     pub live: bool,
+    pub kind: SourceKind,
+    /// The scenario and pace a simulator runs, so that a parameter change
+    /// can rerun it.
+    sim: Option<(Scenario, Pace)>,
+    /// The limits a rerun's store is made under (unbounded without).
+    limits: Option<crate::session::SessionLimits>,
     ctl: Option<Sender<SourceCtl>>,
     status: Arc<SourceStatus>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -68,7 +85,24 @@ pub struct SourceStatus {
     pub dropped: AtomicU64,
     /// Reconnects of a live link.
     pub reconnects: AtomicU64,
+    /// Why a live link is down (with its retry), `None` while connected.
+    pub disconnected: Mutex<Option<String>>,
+    /// Why the source ended, when it says (`finished` is set too).
+    pub end_reason: Mutex<Option<String>>,
     pub error: Mutex<Option<String>>,
+}
+
+impl SourceStatus {
+    /// Mark the source ended, saying why.
+    pub fn end(&self, reason: impl Into<String>) {
+        *self.end_reason.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason.into());
+        self.finished.store(true, Ordering::Release);
+    }
+
+    /// Say the link is down (`Some(reason)`) or up (`None`).
+    pub fn set_disconnected(&self, reason: Option<String>) {
+        *self.disconnected.lock().unwrap_or_else(|e| e.into_inner()) = reason;
+    }
 }
 
 impl SourceHandle {
@@ -77,6 +111,9 @@ impl SourceHandle {
         SourceHandle {
             name,
             live: false,
+            kind: SourceKind::File,
+            sim: None,
+            limits: None,
             ctl: None,
             status: Arc::new(SourceStatus::default()),
             thread: None,
@@ -89,10 +126,60 @@ impl SourceHandle {
         SourceHandle {
             name,
             live: true,
+            kind: SourceKind::Link,
+            sim: None,
+            limits: None,
             ctl: None,
             status: Arc::new(SourceStatus::default()),
             thread: None,
         }
+    }
+
+    /// Rerun this simulator under `limits` (a bounded store, as the first
+    /// run's).
+    pub fn set_session_limits(&mut self, limits: crate::session::SessionLimits) {
+        self.limits = Some(limits);
+    }
+
+    /// The scenario a simulator source runs.
+    pub fn scenario(&self) -> Option<&Scenario> {
+        self.sim.as_ref().map(|(s, _)| s)
+    }
+
+    /// A new run of this simulator with `change` applied (a parameter, the
+    /// sniffer filter): `Ok(None)` when the command is not for a source.
+    pub fn rerun(
+        &self,
+        change: &crate::Command,
+    ) -> Result<Option<(Arc<Store>, RcAnalyzer, SourceHandle)>, String> {
+        use crate::Command;
+        if !matches!(
+            change,
+            Command::SetSimParam { .. } | Command::SetSnifferFilter(_)
+        ) {
+            return Ok(None);
+        }
+        let Some((scenario, pace)) = &self.sim else {
+            return Err(format!("{} does not take {change:?}", self.name));
+        };
+        let mut next = scenario.clone();
+        match change {
+            Command::SetSimParam { key, value } => {
+                next.set(key, value).map_err(|e| e.to_string())?;
+            }
+            Command::SetSnifferFilter(word) => match &mut next.sniffer {
+                Some(s) => s.filter = *word,
+                None => return Err(format!("scenario {} has no sniffer", next.name)),
+            },
+            _ => return Ok(None),
+        }
+        let Some(limits) = &self.limits else {
+            return Ok(Some(spawn_sim(next, *pace, None)));
+        };
+        let store = limits.live_store(0).map_err(|e| e.to_string())?;
+        let (store, analysis, mut handle) = spawn_sim_into(store, next, *pace, None);
+        handle.limits = Some(limits.clone());
+        Ok(Some((store, analysis, handle)))
     }
 
     pub fn status(&self) -> &SourceStatus {
@@ -147,6 +234,7 @@ pub fn spawn_sim_into(
     let (tx, rx) = channel();
     let status = Arc::new(SourceStatus::default());
     let name = format!("sim:{}", scenario.name);
+    let spec = (scenario.clone(), pace);
     let thread = {
         let store = Arc::clone(&store);
         let analysis = analysis.clone();
@@ -159,6 +247,9 @@ pub fn spawn_sim_into(
     let handle = SourceHandle {
         name,
         live: true,
+        kind: SourceKind::Sim,
+        sim: Some(spec),
+        limits: None,
         ctl: Some(tx),
         status,
         thread,
@@ -186,6 +277,8 @@ fn run_sim(
     let mut paused_for = Duration::ZERO;
     let mut t_ns = 0u64;
     let mut write_error: Option<String> = None;
+    // The scenario ran to its end (not stopped by the workbench).
+    let mut ended = false;
     loop {
         match rx.try_recv() {
             Ok(SourceCtl::Stop) | Err(TryRecvError::Disconnected) => break,
@@ -216,6 +309,7 @@ fn run_sim(
         store.flush_live(&mut ingest);
         status.sim_time_ns.store(sim.now_ns(), Ordering::Relaxed);
         if !more {
+            ended = true;
             break;
         }
         if let Pace::RealTime(factor) = pace {
@@ -236,7 +330,14 @@ fn run_sim(
         *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
     }
     store.finish_live(&mut ingest);
-    status.finished.store(true, Ordering::Release);
+    if ended {
+        status.end(format!(
+            "simulation ended at {}",
+            crate::units::format_time_ns(sim.now_ns())
+        ));
+    } else {
+        status.end("simulation stopped");
+    }
 }
 
 /// Where the simulator's records go: the optional recording, then the
@@ -297,4 +398,33 @@ fn note_evidence(analysis: &RcAnalyzer, r: &Record) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .note(t.ts_ns, what);
+}
+
+/// Hand the commands the model queued for its source (simulator
+/// parameters, the sniffer filter) to it: a simulator reruns with the
+/// change and the model is replaced, keeping the view and the exports
+/// still being written; a source that cannot take one says so.
+pub fn steer(model: &mut crate::Model) {
+    for c in std::mem::take(&mut model.outbox) {
+        match model.source.rerun(&c) {
+            Ok(Some((store, analysis, handle))) => {
+                let mut next = crate::Model::new(store, analysis, handle);
+                next.view = model.view;
+                next.adopt_exports(model);
+                next.status = format!("restarted with {}", change_text(&c));
+                *model = next;
+            }
+            Ok(None) => {}
+            Err(e) => model.status = e,
+        }
+    }
+}
+
+/// A source command as the user typed it.
+fn change_text(c: &crate::Command) -> String {
+    match c {
+        crate::Command::SetSimParam { key, value } => format!("{key}={value}"),
+        crate::Command::SetSnifferFilter(w) => format!("sniffer filter {w:#x}"),
+        other => format!("{other:?}"),
+    }
 }

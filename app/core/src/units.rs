@@ -64,6 +64,18 @@ pub fn format_duration_ns(ns: u64) -> String {
     format!("{ns}ns")
 }
 
+/// A simulated or capture time for people, one decimal in the unit that
+/// fits (`10.0 ms`, `21.3 µs`, `2.5 s`).
+pub fn format_time_ns(ns: u64) -> String {
+    let t = ns as f64;
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.1} µs", t / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} ms", t / 1e6),
+        _ => format!("{:.1} s", t / 1e9),
+    }
+}
+
 /// A size with its unit, `B`, `KiB`, `MiB`, `GiB`, `TiB` (or `K`, `M`, `G`,
 /// `T`, the same powers of two; `KB`, `MB`, `GB`, `TB` are powers of ten),
 /// in bytes: `"512MiB"` is 536,870,912. More than 0.
@@ -172,5 +184,13 @@ mod tests {
         }
         assert_eq!(format_duration_ns(1_000_000_000), "1s");
         assert_eq!(format_duration_ns(1_500_000_000), "1500ms");
+    }
+
+    #[test]
+    fn times_for_people_take_the_unit_that_fits() {
+        assert_eq!(format_time_ns(10_000_000), "10.0 ms");
+        assert_eq!(format_time_ns(21_340), "21.3 µs");
+        assert_eq!(format_time_ns(2_500_000_000), "2.5 s");
+        assert_eq!(format_time_ns(999), "999 ns");
     }
 }

@@ -20,7 +20,8 @@ use anyhow::Context as _;
 use egui_dock::{DockArea, DockState, NodeIndex, TabViewer};
 use rocescope_core::command::View;
 use rocescope_core::source::SourceHandle;
-use rocescope_core::{Command, Model, Overlay, Table, UiCommand};
+use rocescope_core::status::Tone;
+use rocescope_core::{Command, Model, Overlay, Table, UiCommand, cmdline, status_line};
 use rocescope_replay::store::{RcAnalyzer, Store};
 
 pub use panels::PanelState;
@@ -197,7 +198,10 @@ pub struct Workbench {
     pub palette: Palette,
     pub export: ExportDialog,
     /// A live link the model reads from (kept alive while shown).
-    link: Option<rocescope_device_link::Client>,
+    link: Option<crate::live::LiveLink>,
+    /// The command line was open last frame (it takes the keyboard when
+    /// it opens).
+    cmdline_open: bool,
     last_view: View,
     /// Last error opening a dropped file.
     pub open_error: Option<String>,
@@ -224,6 +228,7 @@ impl Workbench {
             palette: Palette::default(),
             export: ExportDialog::default(),
             link: None,
+            cmdline_open: false,
             last_view,
             open_error: None,
         }
@@ -246,6 +251,7 @@ impl Workbench {
         self.dropped_files(ctx);
         self.keys(ctx, &mut out);
         self.menu_bar(ctx, &mut out);
+        self.command_line(ctx, &mut out);
         self.status_bar(ctx, &mut out);
         if self.model.lesson.is_some() {
             egui::TopBottomPanel::bottom("lesson")
@@ -273,6 +279,8 @@ impl Workbench {
         for c in out {
             self.model.apply(c);
         }
+        // A simulator parameter or the sniffer filter reruns the source.
+        rocescope_core::source::steer(&mut self.model);
         self.sync_dock();
         if self.model.quit {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
@@ -336,7 +344,7 @@ impl Workbench {
             self.palette.pick = 0;
             return;
         }
-        if self.palette.open || self.export.open {
+        if self.palette.open || self.export.open || self.model.overlay == Overlay::CommandLine {
             return;
         }
         if ctx.wants_keyboard_input() {
@@ -352,12 +360,28 @@ impl Workbench {
         }
         let page = self.panels.page_rows.max(1).min(i64::MAX as u64) as i64;
         let page = if page <= 1 { DEFAULT_PAGE_ROWS } else { page };
-        for name in ctx.input(key_names) {
+        let names = ctx.input(key_names);
+        for (i, name) in names.iter().enumerate() {
+            let name = name.as_str();
             if self.model.overlay == Overlay::Help && (name == "?" || name == "Esc") {
                 out.push(Command::CloseOverlay);
                 continue;
             }
-            if let Some(c) = command_for_key(&name, page) {
+            if let Some(c) = command_for_key(name, page) {
+                // What follows `:` in the same frame is typed into the line.
+                if c == Command::EditCommandLine {
+                    out.push(c);
+                    let rest: String = names[i + 1..]
+                        .iter()
+                        .filter_map(|n| match n.as_str() {
+                            "Space" => Some(" "),
+                            n if n.chars().count() == 1 => Some(n),
+                            _ => None,
+                        })
+                        .collect();
+                    out.push(Command::SetCommandLine(rest));
+                    return;
+                }
                 if c == Command::EditFilter {
                     self.panels.focus_filter = true;
                 }
@@ -438,13 +462,6 @@ impl Workbench {
         egui::TopBottomPanel::bottom("status").show(ctx, |ui| {
             ui.horizontal(|ui| {
                 let playing = m.clock.state() == rocescope_replay::clock::PlayState::Playing;
-                let state = if m.source.live && m.follow_live {
-                    "LIVE".to_owned()
-                } else if playing {
-                    format!("playing x{}", m.clock.speed())
-                } else {
-                    "paused".to_owned()
-                };
                 if ui
                     .button(if playing { "pause" } else { "play" })
                     .on_hover_text(UiCommand::TogglePlay.description())
@@ -452,45 +469,88 @@ impl Workbench {
                 {
                     out.push(Command::TogglePlay);
                 }
-                let stats = m.store.stats();
-                ui.label(format!(
-                    "{} | {state} | t={} | {} pkts ({} shown) | {} RoCE",
-                    m.source.name,
-                    rocescope_core::query::rel_time(m, m.cursor_ns()),
-                    stats.packets,
-                    m.visible_len(),
-                    stats.roce_packets
-                ));
-                if m.filter().is_some() {
-                    let (scanned, len) = m.filter_progress();
-                    if scanned < len {
-                        ui.label(format!("filtering {}%", scanned * 100 / len.max(1)));
+                // The core's status line, part by part, as the terminal shows it.
+                for (i, part) in status_line(m).parts().into_iter().enumerate() {
+                    if i > 0 {
+                        ui.weak("|");
                     }
-                }
-                if let Some(link) = &self.link {
-                    let s = link.stats();
-                    ui.label(format!(
-                        "link: {} frames, {} dropped, {}",
-                        s.frames_received,
-                        s.frames_dropped,
-                        if s.connected {
-                            "connected"
-                        } else {
-                            "disconnected"
-                        }
-                    ));
-                }
-                if let Some(e) = m.source.status().error.lock().ok().and_then(|e| e.clone()) {
-                    ui.colored_label(egui::Color32::LIGHT_RED, e);
+                    let text = egui::RichText::new(part.text);
+                    let text = match part.tone {
+                        Tone::Normal => text,
+                        Tone::Good => text.strong().color(egui::Color32::LIGHT_GREEN),
+                        Tone::Notice => text.color(egui::Color32::YELLOW),
+                        Tone::Bad => text.strong().color(egui::Color32::LIGHT_RED),
+                    };
+                    ui.label(text);
                 }
                 if let Some(e) = &self.open_error {
+                    ui.weak("|");
                     ui.colored_label(egui::Color32::LIGHT_RED, e);
-                }
-                if !m.status.is_empty() {
-                    ui.label(&m.status);
                 }
             });
         });
+    }
+
+    /// The command line (`:`): a text field at the bottom that has the
+    /// keyboard while open; Tab completes, Enter runs, Esc closes.
+    fn command_line(&mut self, ctx: &egui::Context, out: &mut Vec<Command>) {
+        if self.model.overlay != Overlay::CommandLine {
+            self.cmdline_open = false;
+            return;
+        }
+        let id = egui::Id::new("rocescope-cmdline");
+        let opening = !std::mem::replace(&mut self.cmdline_open, true);
+        let (tab, enter, esc) = ctx.input(|i| {
+            (
+                i.key_pressed(egui::Key::Tab),
+                i.key_pressed(egui::Key::Enter),
+                i.key_pressed(egui::Key::Escape),
+            )
+        });
+        if esc {
+            out.push(Command::CloseOverlay);
+            ctx.memory_mut(|m| m.surrender_focus(id));
+            return;
+        }
+        let mut text = self.model.cmdline.clone();
+        if tab {
+            text = cmdline::complete(&text).line;
+        }
+        if opening || tab {
+            // Focus before the field is drawn, so that it takes this
+            // frame's keys; the cursor after the text.
+            ctx.memory_mut(|m| m.request_focus(id));
+            let mut state = egui::text_edit::TextEditState::load(ctx, id).unwrap_or_default();
+            let end = egui::text::CCursor::new(text.chars().count());
+            state
+                .cursor
+                .set_char_range(Some(egui::text::CCursorRange::one(end)));
+            state.store(ctx, id);
+        }
+        egui::TopBottomPanel::bottom("cmdline").show(ctx, |ui| {
+            ui.horizontal(|ui| {
+                ui.monospace(":");
+                ui.add(
+                    egui::TextEdit::singleline(&mut text)
+                        .id(id)
+                        .lock_focus(true)
+                        .font(egui::TextStyle::Monospace)
+                        .desired_width(ui.available_width() * 0.5),
+                );
+                let fits = cmdline::complete(&text).candidates;
+                if fits.len() > 1 && !text.trim().is_empty() {
+                    ui.weak(fits.join(" "));
+                } else {
+                    ui.weak(cmdline::hint());
+                }
+            });
+        });
+        if enter {
+            out.push(Command::RunCommandLine(text));
+            ctx.memory_mut(|m| m.surrender_focus(id));
+        } else if text != self.model.cmdline {
+            out.push(Command::SetCommandLine(text));
+        }
     }
 
     fn palette_window(&mut self, ctx: &egui::Context, out: &mut Vec<Command>) {
@@ -806,14 +866,8 @@ pub fn run(args: GuiArgs) -> anyhow::Result<()> {
         let client = rocescope_device_link::Client::start(
             rocescope_device_link::ClientConfig::new(url.clone()),
         )?;
-        let mut source = SourceHandle::file(format!("attach:{url}"));
-        source.live = true;
-        let m = Model::new(
-            std::sync::Arc::clone(client.store()),
-            client.analysis().clone(),
-            source,
-        );
-        link = Some(client);
+        let (m, l) = crate::live::attach_model(client, &url.to_string());
+        link = Some(l);
         m
     } else if let Some(file) = &args.file {
         open_file(file, args.roce_ports.clone())?

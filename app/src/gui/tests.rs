@@ -492,3 +492,77 @@ fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
     assert!(!wb.export.open);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn key_event(key: egui::Key) -> Event {
+    Event::Key {
+        key,
+        physical_key: None,
+        pressed: true,
+        repeat: false,
+        modifiers: Modifiers::NONE,
+    }
+}
+
+#[test]
+fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
+    let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
+    let before = sc.params.window_packets;
+    let (store, analysis, handle) =
+        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    let view = wb.model.view;
+    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
+    assert_eq!(wb.model.overlay, Overlay::CommandLine);
+    let f = frame(&ctx, &mut wb, Vec::new());
+    assert!(
+        f.has("Tab completes, Enter runs, Esc closes"),
+        "{}",
+        f.all()
+    );
+    // Keys go to the line, not to shortcuts (`2` would show Packets, `q` quit).
+    frame(&ctx, &mut wb, vec![Event::Text("set window_p".into())]);
+    assert_eq!(wb.model.cmdline, "set window_p");
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Tab)]);
+    assert_eq!(wb.model.cmdline, "set window_packets=");
+    frame(&ctx, &mut wb, vec![Event::Text("4".into())]);
+    assert_eq!(wb.model.cmdline, "set window_packets=4");
+    assert_eq!(wb.model.view, view, "4 typed, not the Ladder shortcut");
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    assert_eq!(wb.model.overlay, Overlay::None);
+    // The model runs the line: the simulator reruns with the new window.
+    let params = &wb.model.source.scenario().unwrap().params;
+    assert_eq!(params.window_packets, 4);
+    assert_ne!(before, 4);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("restarted with window_packets=4"), "{}", f.all());
+    // An error is told in the status bar; Esc closes an open line.
+    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
+    frame(
+        &ctx,
+        &mut wb,
+        vec![Event::Text("set window_packets=0".into())],
+    );
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("window_packets"), "{}", f.all());
+    assert_eq!(wb.model.source.scenario().unwrap().params.window_packets, 4);
+    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
+    frame(&ctx, &mut wb, vec![Event::Text("q".into())]);
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Escape)]);
+    assert_eq!(wb.model.overlay, Overlay::None);
+    assert!(!wb.model.quit, "q went to the line");
+}
+
+#[test]
+fn the_status_bar_shows_the_core_status_line() {
+    let mut wb = Workbench::new(sample_model(), only(View::Overview));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    let line = rocescope_core::status_line(&wb.model);
+    for part in line.parts() {
+        assert!(f.has(&part.text), "{:?} missing: {}", part.text, f.all());
+    }
+    assert!(f.has("paused"));
+}

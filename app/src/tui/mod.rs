@@ -91,6 +91,9 @@ pub fn handle_event(model: &Model, ui: &UiState, ev: &Event) -> Vec<Command> {
                 match k.code {
                     KeyCode::Enter => out.push(Command::RunCommandLine(model.cmdline.clone())),
                     KeyCode::Esc => out.push(Command::CloseOverlay),
+                    KeyCode::Tab => out.push(Command::SetCommandLine(
+                        rocescope_core::cmdline::complete(&model.cmdline).line,
+                    )),
                     KeyCode::Backspace => {
                         let mut s = model.cmdline.clone();
                         s.pop();
@@ -138,21 +141,10 @@ fn restore() {
     let _ = execute!(io::stdout(), LeaveAlternateScreen, DisableMouseCapture);
 }
 
-/// What the front end does with commands for the source (simulator
-/// parameters, the sniffer filter): a new model when the source restarts, or
-/// a message.
-pub type SourceCommands = Box<dyn FnMut(&Command) -> Result<Option<Model>, String>>;
-
-/// Run the workbench until the user quits.
-pub fn run(model: Model) -> anyhow::Result<()> {
-    run_with(
-        model,
-        Box::new(|c| Err(format!("this source does not take {c:?}"))),
-    )
-}
-
-/// Run the workbench; `on_source` handles commands meant for the source.
-pub fn run_with(mut model: Model, mut on_source: SourceCommands) -> anyhow::Result<()> {
+/// Run the workbench until the user quits. Commands for the source
+/// (simulator parameters, the sniffer filter) go to it through the core
+/// (`source::steer`), as in the desktop workbench.
+pub fn run(mut model: Model) -> anyhow::Result<()> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         restore();
@@ -176,18 +168,7 @@ pub fn run_with(mut model: Model, mut on_source: SourceCommands) -> anyhow::Resu
                 for c in handle_event(&model, &ui, &ev) {
                     model.apply(c);
                 }
-                for c in std::mem::take(&mut model.outbox) {
-                    match on_source(&c) {
-                        Ok(Some(mut next)) => {
-                            next.view = model.view;
-                            next.adopt_exports(&mut model);
-                            next.status = format!("restarted the source: {c:?}");
-                            model = next;
-                        }
-                        Ok(None) => {}
-                        Err(e) => model.status = e,
-                    }
-                }
+                rocescope_core::source::steer(&mut model);
                 if !event::poll(Duration::ZERO)? {
                     break;
                 }

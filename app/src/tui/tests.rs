@@ -279,3 +279,106 @@ fn e_opens_the_command_line_for_an_export_of_the_filtered_packets() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The bottom line of the workbench drawn at 200 columns.
+fn status_of(m: &Model) -> String {
+    let text = render(m, 200, 12);
+    text.lines().last().unwrap().trim_end().to_owned()
+}
+
+#[test]
+fn snapshot_of_the_status_line_in_its_states() {
+    use rocescope_core::source::{Pace, spawn_sim};
+    use rocescope_replay::TimeBase;
+    use std::sync::atomic::Ordering;
+    let mut lines = Vec::new();
+    let say = |what: &str, m: &Model| format!("{what:<12}{}", status_of(m));
+    let mask = |line: String| {
+        line.split(|c: char| c.is_ascii_digit() || c == '.')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join("N")
+    };
+    // A file: indexed and paused, then replaying when asked.
+    let mut m = sample_model();
+    lines.push(say("file", &m));
+    m.apply(Command::SetSpeed(2.0));
+    m.apply(Command::Play);
+    lines.push(say("replay", &m));
+    // A file still being indexed.
+    let growing = Model::new(
+        Store::live(TimeBase::Nanoseconds),
+        RcAnalyzer::default(),
+        SourceHandle::file("growing.pcapng".into()),
+    );
+    lines.push(say("indexing", &growing));
+    // A simulation that ran to its end.
+    let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
+    let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, None);
+    while !handle.status().finished.load(Ordering::Acquire) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    store.wait();
+    let mut sim = Model::new(store, analysis, handle);
+    sim.tick(Instant::now());
+    // The simulator is another crate's: its numbers are not this snapshot's.
+    lines.push(mask(say("sim ended", &sim)));
+    // A live link: connected, down with drops and reconnects, ended.
+    let link = Model::new(
+        Store::live(TimeBase::Nanoseconds),
+        RcAnalyzer::default(),
+        SourceHandle::external("attach:tcp://127.0.0.1:4790".into()),
+    );
+    lines.push(say("link", &link));
+    let st = link.source.status();
+    st.set_disconnected(Some(
+        "connect to 127.0.0.1:4790: Connection refused; retrying in 0.4 s".into(),
+    ));
+    st.dropped.store(12, Ordering::Relaxed);
+    st.reconnects.store(1, Ordering::Relaxed);
+    lines.push(say("link down", &link));
+    st.set_disconnected(None);
+    st.end("source ended");
+    lines.push(say("link ended", &link));
+    // The command line: its hint, then the words that fit what was typed.
+    m.apply(Command::EditCommandLine);
+    lines.push(say("cmdline", &m));
+    m.apply(Command::SetCommandLine("s".into()));
+    lines.push(say("cmdline s", &m));
+    insta::assert_snapshot!("status_line_states", lines.join("\n"));
+}
+
+#[test]
+fn tab_completes_the_command_line_and_enter_runs_it() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    let press = |m: &mut Model, k: KeyCode| {
+        for c in handle_event(m, &ui, &key(k)) {
+            m.apply(c);
+        }
+    };
+    press(&mut m, KeyCode::Char(':'));
+    for ch in "set window_p".chars() {
+        press(&mut m, KeyCode::Char(ch));
+    }
+    press(&mut m, KeyCode::Tab);
+    assert_eq!(m.cmdline, "set window_packets=");
+    assert_eq!(m.overlay, Overlay::CommandLine, "Tab stays in the line");
+    press(&mut m, KeyCode::Char('4'));
+    press(&mut m, KeyCode::Enter);
+    assert_eq!(
+        m.outbox,
+        vec![Command::SetSimParam {
+            key: "window_packets".into(),
+            value: "4".into()
+        }]
+    );
+    // A file does not take simulator parameters: said in the status line.
+    rocescope_core::source::steer(&mut m);
+    assert!(m.outbox.is_empty());
+    assert!(
+        status_of(&m).contains("does not take SetSimParam"),
+        "{}",
+        status_of(&m)
+    );
+}

@@ -14,10 +14,10 @@ use rocescope_core::query::{
     QP_COLUMNS, RowClass, addr, field_value, flag_text, human_bytes, ladder_qp, ladder_rows, naks,
     qp_state, rel_time, row_class, short_opcode,
 };
-use rocescope_core::{Command, Model, Overlay, UiCommand, explain};
+use rocescope_core::status::Tone;
+use rocescope_core::{Command, Model, Overlay, UiCommand, cmdline, explain, status_line};
 use rocescope_decoders::analysis::Series;
 use rocescope_replay::Record;
-use rocescope_replay::clock::PlayState;
 use rocescope_replay::store::Flags;
 
 /// Where things were drawn, for mouse clicks and paging.
@@ -146,59 +146,41 @@ fn draw_tabs(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
 
 fn status_bar(f: &mut Frame<'_>, model: &Model, area: Rect) {
     if model.overlay == Overlay::CommandLine {
+        let fits = cmdline::complete(&model.cmdline).candidates;
+        // Candidates once the user has typed something to narrow them.
+        let hint = if fits.len() > 1 && !model.cmdline.trim().is_empty() {
+            format!("▏  {}", fits.join(" "))
+        } else {
+            format!("▏  ({})", cmdline::hint())
+        };
         let line = Line::from(vec![
             Span::styled(":", Style::default().fg(YELLOW)),
             Span::raw(model.cmdline.clone()),
-            Span::styled(
-                "▏  (set KEY=VALUE, sniffer 0xWORD, speed X, goto µs, filter EXPR, export PATH [TABLE]; Enter runs, Esc closes)",
-                Style::default().fg(DIM),
-            ),
+            Span::styled(hint, Style::default().fg(DIM)),
         ]);
         f.render_widget(Paragraph::new(line), area);
         return;
     }
-    let state = if model.source.live && model.follow_live {
-        "● LIVE".to_owned()
-    } else {
-        match model.clock.state() {
-            PlayState::Playing => format!("▶ x{}", model.clock.speed()),
-            PlayState::Paused => "⏸ paused".to_owned(),
+    let bar = Style::default().fg(Color::Black).bg(Color::Gray);
+    let mut spans = vec![Span::raw(" ")];
+    let width = usize::from(area.width.saturating_sub(1));
+    for (i, part) in status_line(model)
+        .parts_within(width)
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            spans.push(Span::raw(" | "));
         }
-    };
-    let stats = model.store.stats();
-    let mut text = format!(
-        " {} | {state} | t={} | {} pkts ({} shown) | {} RoCE",
-        model.source.name,
-        rel_time(model, model.cursor_ns()),
-        stats.packets,
-        model.visible_len(),
-        stats.roce_packets,
-    );
-    if model.filter().is_some() {
-        let (scanned, len) = model.filter_progress();
-        if scanned < len {
-            text.push_str(&format!(" | filtering {}%", scanned * 100 / len.max(1)));
-        }
+        let style = match part.tone {
+            Tone::Normal => bar,
+            Tone::Good => bar.bg(GREEN).add_modifier(Modifier::BOLD),
+            Tone::Notice => bar.bg(YELLOW),
+            Tone::Bad => bar.fg(Color::White).bg(RED).add_modifier(Modifier::BOLD),
+        };
+        spans.push(Span::styled(part.text, style));
     }
-    let status = model.source.status();
-    let dropped = status.dropped.load(std::sync::atomic::Ordering::Relaxed);
-    if dropped > 0 {
-        text.push_str(&format!(" | {dropped} DROPPED"));
-    }
-    let reconnects = status.reconnects.load(std::sync::atomic::Ordering::Relaxed);
-    if reconnects > 0 {
-        text.push_str(&format!(" | {reconnects} reconnects"));
-    }
-    if let Some(e) = status.error.lock().ok().and_then(|e| e.clone()) {
-        text.push_str(&format!(" | {e}"));
-    }
-    if !model.status.is_empty() {
-        text.push_str(&format!(" | {}", model.status));
-    }
-    f.render_widget(
-        Paragraph::new(text).style(Style::default().fg(Color::Black).bg(Color::Gray)),
-        area,
-    );
+    f.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
 
 /// Points of a series decimated to about two per column.

@@ -1,0 +1,131 @@
+//! A live link (device-link's client) as a workbench source, for both
+//! workbenches alike: a small thread copies the client's counters (frames,
+//! drops, reconnects) and link events (down and why, retrying, ended) into
+//! the source status the core's status line reads.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rocescope_core::Model;
+use rocescope_core::source::{SourceHandle, SourceStatus};
+use rocescope_device_link::Client;
+use rocescope_device_link::client::LinkEvent;
+
+/// Keeps the link and its status thread running; dropping it stops both.
+#[derive(Debug)]
+pub struct LiveLink {
+    stop: Arc<AtomicBool>,
+    updater: Option<JoinHandle<()>>,
+}
+
+/// How often the counters are copied: the views redraw about as often.
+const UPDATE_EVERY: Duration = Duration::from_millis(200);
+
+/// A model over the client's live store, named `attach:NAME`, and the
+/// link that feeds it.
+pub fn attach_model(client: Client, name: &str) -> (Model, LiveLink) {
+    let store = Arc::clone(client.store());
+    let analysis = client.analysis().clone();
+    let handle = SourceHandle::external(format!("attach:{name}"));
+    let status = handle.status_arc();
+    let stop = Arc::new(AtomicBool::new(false));
+    let updater = {
+        let stop = Arc::clone(&stop);
+        std::thread::Builder::new()
+            .name("attach-status".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    update(&client, &status);
+                    std::thread::sleep(UPDATE_EVERY);
+                }
+                client.stop();
+            })
+            .ok()
+    };
+    let link = LiveLink { stop, updater };
+    (Model::new(store, analysis, handle), link)
+}
+
+/// Copy the client's counters and events into `status`.
+fn update(client: &Client, status: &SourceStatus) {
+    while let Ok(ev) = client.events().try_recv() {
+        match ev {
+            LinkEvent::Connected { .. } => {
+                status.set_disconnected(None);
+                // A source that ended has come back.
+                *status.end_reason.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                status.finished.store(false, Ordering::Release);
+            }
+            LinkEvent::Disconnected { reason, retry_in } => {
+                let retry = retry_in.map_or_else(
+                    || "not retrying".to_owned(),
+                    |d| format!("retrying in {:.1} s", d.as_secs_f64()),
+                );
+                status.set_disconnected(Some(format!("{reason}; {retry}")));
+            }
+            LinkEvent::AgentError { code, text } => {
+                *status.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(format!("agent: ERR {code} {text}"));
+            }
+            LinkEvent::End => status.end("source ended"),
+            LinkEvent::Fatal(why) => {
+                *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+                status.end(why);
+            }
+        }
+    }
+    let s = client.stats();
+    status.frames.store(s.frames_received, Ordering::Relaxed);
+    status.dropped.store(s.frames_dropped, Ordering::Relaxed);
+    status.reconnects.store(s.reconnects, Ordering::Relaxed);
+    let mut down = status
+        .disconnected
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if s.connected {
+        *down = None;
+    } else if down.is_none() && !status.finished.load(Ordering::Acquire) {
+        *down = Some("not connected yet".into());
+    }
+}
+
+impl Drop for LiveLink {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.updater.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_device_link::{AttachUrl, ClientConfig};
+
+    #[test]
+    fn a_link_whose_file_ends_says_ended_with_its_frames() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/captures/sample-write-read.pcap");
+        let url = AttachUrl::parse(&format!("file:{}", path.display())).unwrap();
+        let client = Client::start(ClientConfig::new(url)).unwrap();
+        let (mut model, link) = attach_model(client, "sample");
+        let t0 = std::time::Instant::now();
+        let st = model.source.status();
+        // Ingest counts the last frames a moment after the link ends.
+        while !(st.finished.load(Ordering::Acquire) && st.frames.load(Ordering::Relaxed) == 15)
+            && t0.elapsed() < Duration::from_secs(20)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        model.tick(std::time::Instant::now());
+        let line = rocescope_core::status_line(&model);
+        assert_eq!(line.source, "attach:sample");
+        assert_eq!(line.state.text(), "ended: source ended", "{}", line.text());
+        assert_eq!(model.source.status().frames.load(Ordering::Relaxed), 15);
+        assert_eq!(line.dropped, 0);
+        drop(link);
+    }
+}
