@@ -81,6 +81,11 @@ pub struct StatusLine {
     pub reconnects: u64,
     /// The source's error (a recording that failed, a fatal link error).
     pub error: Option<String>,
+    /// A bounded live session: rows whose index lies on disk, rows and
+    /// records let go (the disk ring, the records' share).
+    pub rows_on_disk: u64,
+    pub rows_deleted: u64,
+    pub records_deleted: u64,
     /// The model's message (a command's outcome or error).
     pub message: String,
 }
@@ -169,6 +174,7 @@ pub fn status_line(model: &Model) -> StatusLine {
         follow_live: model.follow_live && model.source.live,
     };
     let stats = model.store.stats();
+    let spill = model.store.spill_stats().unwrap_or_default();
     let filtering_percent = model.filter().and_then(|_| {
         let (scanned, len) = model.filter_progress();
         (scanned < len).then(|| scanned * 100 / len.max(1))
@@ -183,7 +189,12 @@ pub fn status_line(model: &Model) -> StatusLine {
         filtering_percent,
         dropped: src.dropped.load(Ordering::Relaxed),
         reconnects: src.reconnects.load(Ordering::Relaxed),
-        error: lock(&src.error).or(progress.error.map(|e| format!("indexing stopped: {e}"))),
+        error: lock(&src.error)
+            .or(progress.error.map(|e| format!("indexing stopped: {e}")))
+            .or(model.store.spill_error()),
+        rows_on_disk: spill.rows_on_disk,
+        rows_deleted: spill.rows_deleted,
+        records_deleted: spill.records_deleted,
         message: model.status.clone(),
     }
 }
@@ -221,6 +232,21 @@ impl StatusLine {
             let s = if self.reconnects == 1 { "" } else { "s" };
             out.push(part(
                 format!("{} reconnect{s}", self.reconnects),
+                Tone::Notice,
+            ));
+        }
+        if self.rows_on_disk > 0 {
+            out.push(part(format!("{} on disk", self.rows_on_disk), Tone::Normal));
+        }
+        if self.rows_deleted > 0 {
+            out.push(part(
+                format!("{} rows deleted by the disk ring", self.rows_deleted),
+                Tone::Notice,
+            ));
+        }
+        if self.records_deleted > 0 {
+            out.push(part(
+                format!("{} records let go", self.records_deleted),
                 Tone::Notice,
             ));
         }
@@ -347,6 +373,9 @@ mod tests {
             dropped: 0,
             reconnects: 0,
             error: None,
+            rows_on_disk: 0,
+            rows_deleted: 0,
+            records_deleted: 0,
             message: String::new(),
         };
         assert_eq!(
@@ -370,6 +399,17 @@ mod tests {
         }
         line.reconnects = 2;
         assert!(line.text().contains("2 reconnects"));
+        line.rows_on_disk = 65_536;
+        line.rows_deleted = 131_072;
+        line.records_deleted = 7;
+        let text = line.text();
+        for want in [
+            "65536 on disk",
+            "131072 rows deleted by the disk ring",
+            "7 records let go",
+        ] {
+            assert!(text.contains(want), "{want:?} in {text}");
+        }
         // Narrow: the counts, then the cursor, make room for the rest.
         let all = line.parts();
         let narrow = line.parts_within(line.text().chars().count() - 1);
