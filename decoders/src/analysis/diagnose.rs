@@ -160,6 +160,9 @@ pub const MAX_EVIDENCE_ROWS: usize = 64;
 const DROP_SHARE: f64 = 0.5;
 /// ...and it ends when the rate is back above this share.
 const RECOVER_SHARE: f64 = 0.8;
+/// The level before a CNP holds until the recent level is back above
+/// this share of it.
+const ANCHOR_BACK_SHARE: f64 = 0.9;
 /// Bins of history that make the level.
 const HISTORY_BINS: usize = 8;
 /// A drop must last at least this many bins.
@@ -343,8 +346,7 @@ impl Bins {
             let r = back(i);
             // The QP's data rate: goodput both ways (WRITEs go out, READ data comes back).
             b.rate.push(
-                s.goodput_gbytes_s(i)
-                    + r.map_or(0.0, |r| r.goodput_bytes as f64 / s.bin_ns as f64),
+                s.goodput_gbytes_s(i) + r.map_or(0.0, |r| r.goodput_bytes as f64 / s.bin_ns as f64),
             );
             b.requests.push(bin.packets);
             if let Some(o) = bin.end_outstanding {
@@ -352,8 +354,7 @@ impl Bins {
             }
             b.outstanding.push(carried);
             b.max_outstanding.push(bin.max_outstanding.max(carried));
-            b.marks
-                .push(bin.ecn_marked + r.map_or(0, |r| r.ecn_marked));
+            b.marks.push(bin.ecn_marked + r.map_or(0, |r| r.ecn_marked));
             b.cnps.push(bin.cnps + r.map_or(0, |r| r.cnps));
         }
         b
@@ -383,8 +384,8 @@ fn drops(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item> {
             last_cnp_bin = Some(i);
         }
         if let (Some(a), Some(c)) = (anchor, last_cnp_bin) {
-            // Back to the level with no CNP for a while: the cut is over.
-            if bins.rate[i] >= RECOVER_SHARE * a && i >= c + HISTORY_BINS {
+            // Back to the level, with no CNP for a while: the cut is over.
+            if moving >= ANCHOR_BACK_SHARE * a && i >= c + HISTORY_BINS {
                 anchor = None;
             }
         }
@@ -608,7 +609,9 @@ fn explain(
         e.qp == qp_id && e.start_ns < end_ns && e.end_ns.max(e.start_ns + e.recovery_ns) >= from
     });
     let marks: u32 = range.clone().map(|b| bins.marks[b]).sum();
-    let cnp_from = range.start.saturating_sub(if after_cnp { HISTORY_BINS } else { 2 });
+    let cnp_from = range
+        .start
+        .saturating_sub(if after_cnp { HISTORY_BINS } else { 2 });
     let cnps: u32 = (cnp_from..range.end).map(|b| bins.cnps[b]).sum();
     let (cause, series): (FindingCause, &'static [&'static str]) = if let Some(e) = ep {
         first_index = Some(e.first_index);
@@ -616,7 +619,11 @@ fn explain(
         evidence = ev;
         rows = r;
         (c, &["goodput_bytes", "retransmitted_packets"])
-    } else if let Some(note) = cx.notes.iter().find(|n| n.ts_ns >= from && n.ts_ns < end_ns) {
+    } else if let Some(note) = cx
+        .notes
+        .iter()
+        .find(|n| n.ts_ns >= from && n.ts_ns < end_ns)
+    {
         evidence.push_str(match note.what {
             FindingCause::PfcPause => "the link was paused (PFC)",
             FindingCause::DpiDrop => "the DPI slot dropped packets",
@@ -636,7 +643,10 @@ fn explain(
             }
             let _ = write!(evidence, "; {cnps} CNPs, {marks} ECN-marked packets");
         } else {
-            let _ = write!(evidence, "congestion: {marks} ECN-marked packets, {cnps} CNPs");
+            let _ = write!(
+                evidence,
+                "congestion: {marks} ECN-marked packets, {cnps} CNPs"
+            );
         }
         (
             FindingCause::Congestion,
@@ -783,7 +793,10 @@ fn qp_events(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item> {
                             )
                         }
                         None => (
-                            format!("PSN {}: the retry count ran out; the QP is in error", err.psn),
+                            format!(
+                                "PSN {}: the retry count ran out; the QP is in error",
+                                err.psn
+                            ),
                             vec![err.index],
                         ),
                     };

@@ -471,6 +471,9 @@ struct Flow {
     // Responder side (responses this flow carries for the peer's requests).
     last_ack_psn: Option<u32>,
     read_resp_next: Option<u32>,
+    /// The first READ response PSN found missing, until it arrives: the
+    /// READ it belongs to is not done, whatever later AETHs acknowledge.
+    read_gap: Option<u32>,
     series: Series,
     /// The series bin last used (see `Series::bin_at`).
     cursor: BinCursor,
@@ -505,6 +508,7 @@ impl Flow {
             last_ts_ns: ts_ns,
             last_ack_psn: None,
             read_resp_next: None,
+            read_gap: None,
             series: Series::new(ts_ns),
             cursor: BinCursor::default(),
             counters: Counters::default(),
@@ -1141,6 +1145,11 @@ impl RcAnalysis {
                     _ => goodput = u64::from(o.payload_len),
                 }
                 r.read_resp_next = Some(psn_add(o.psn, 1));
+                if r.read_gap == Some(o.psn) {
+                    r.read_gap = None;
+                } else if r.read_gap.is_none() {
+                    r.read_gap = missing_read_psn;
+                }
             }
             r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
         }
@@ -1167,7 +1176,13 @@ impl RcAnalysis {
         // Cumulative: an ACK acknowledges through its PSN. An Acknowledge
         // whose AETH the capture cut may be an ACK or a NAK; both imply
         // everything before its PSN arrived, so that much is safe.
+        let read_gap = self.flows[id as usize].read_gap;
+        let q = &mut self.flows[req as usize];
         let acked_through = match syndrome {
+            // A READ response past a missing one acknowledges only up to it.
+            Some(Syndrome::Ack { .. }) if read_resp && read_gap.is_some() => {
+                read_gap.map(|m| psn_add(m, 0xFF_FFFF))
+            }
             Some(Syndrome::Ack { .. }) => Some(o.psn),
             None if op == Operation::Acknowledge => Some(psn_add(o.psn, 0xFF_FFFF)),
             _ => None,
@@ -1222,10 +1237,13 @@ impl RcAnalysis {
                         q.episode = None;
                     }
                 }
-                // Evidence of a loss the ACK shows recovered is spent.
-                if q.pending_nak.is_some_and(|p| {
-                    p.cause != EpisodeCause::Rnr && psn_diff(acked_through, p.psn) >= 0
-                }) {
+                // Evidence of a loss an ACK shows recovered is spent (a READ
+                // response's AETH says nothing of the responses before it).
+                if !read_resp
+                    && q.pending_nak.is_some_and(|p| {
+                        p.cause != EpisodeCause::Rnr && psn_diff(acked_through, p.psn) >= 0
+                    })
+                {
                     q.pending_nak = None;
                 }
             }

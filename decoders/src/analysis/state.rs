@@ -20,7 +20,10 @@ pub enum QpState {
     Recovering { since_ns: u64, cause: EpisodeCause },
     /// In the error state (a fatal NAK, retries exceeded): it sends nothing
     /// that will be answered until it is reset.
-    Error { since_ns: u64, reason: QpErrorReason },
+    Error {
+        since_ns: u64,
+        reason: QpErrorReason,
+    },
 }
 
 impl QpState {
