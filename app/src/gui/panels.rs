@@ -734,10 +734,10 @@ pub fn qps(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                         query::addr(q.requester),
                         query::addr(q.responder)
                     ),
-                    query::qp_state(q).to_owned(),
+                    query::qp_state(report, i, model.cursor_ns()).to_owned(),
                     q.next_psn.to_string(),
                     q.oldest_unacked_psn.map_or("-".into(), |p| p.to_string()),
-                    format!("{}/16", q.outstanding),
+                    format!("{}/{}", q.outstanding, q.window_packets),
                     query::human_bytes(q.wire_bytes),
                     c.retransmitted_packets.to_string(),
                     query::naks(c).to_string(),

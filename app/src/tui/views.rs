@@ -623,7 +623,7 @@ fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
             let rtt = q
                 .rtt_p50_ns
                 .map_or("-".into(), |ns| format!("{:.2}µs", ns as f64 / 1e3));
-            let state = qp_state(q);
+            let state = qp_state(report, i, model.cursor_ns());
             let style = if i == model.list_index {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
@@ -635,7 +635,7 @@ fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
                 state.to_owned(),
                 q.next_psn.to_string(),
                 q.oldest_unacked_psn.map_or("-".into(), |p| p.to_string()),
-                format!("{}/16", q.outstanding),
+                format!("{}/{}", q.outstanding, q.window_packets),
                 human_bytes(q.wire_bytes),
                 c.retransmitted_packets.to_string(),
                 naks.to_string(),
