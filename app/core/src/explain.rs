@@ -130,6 +130,12 @@ pub fn finding(cause: FindingCause) -> &'static str {
         FindingCause::FatalNak => {
             "Fatal NAK: the responder rejected a request (invalid request, remote access or remote operational error); the requester's QP goes to the error state."
         }
+        FindingCause::CardCounterMismatch => {
+            "The card's own counters disagree with the capture over the same interval: the sniffer missed frames, or the capture holds another sender's."
+        }
+        FindingCause::StreamDown => {
+            "STRM down: the card's network stack is down until the card is reprogrammed."
+        }
         FindingCause::QpStuck => {
             "Stuck QP: its traffic ends with data unacknowledged, so it is dead (or retrying), not done."
         }

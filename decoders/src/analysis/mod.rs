@@ -16,7 +16,7 @@ mod state;
 
 use std::collections::{HashMap, VecDeque};
 
-pub use diagnose::{Finding, FindingCause, FindingItem, MAX_EVIDENCE_ROWS};
+pub use diagnose::{CARD_QP, Finding, FindingCause, FindingItem, MAX_EVIDENCE_ROWS};
 use series::BinCursor;
 pub use series::{Bin, MAX_BINS, Series};
 pub use state::QpState;
@@ -636,6 +636,21 @@ pub struct RcAnalysis {
     /// Evidence only other sources can give (simulator ground truth, the
     /// card's counters): PFC pauses and DPI drops with their times.
     notes: Vec<diagnose::Note>,
+    /// Readings of the card's own counters, in time order.
+    card: Vec<(u64, CardCounters)>,
+}
+
+/// The card's own counters at one reading (the BALBOA driver's
+/// `cyt_attr_nstats`: running totals since the card was programmed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CardCounters {
+    /// Requests the card's responder dropped for their PSN (out of order).
+    pub psn_drops: u64,
+    /// Packets the card's requester retransmitted.
+    pub retransmissions: u64,
+    /// "STRM down": above 0, the card's network stack is down until the
+    /// card is reprogrammed.
+    pub stream_down: u64,
 }
 
 impl Default for RcAnalysis {
@@ -671,6 +686,7 @@ impl RcAnalysis {
             first_ts_ns: None,
             last_ts_ns: 0,
             notes: Vec::new(),
+            card: Vec::new(),
         }
     }
 
@@ -678,6 +694,13 @@ impl RcAnalysis {
     /// READ tag limit), for the diagnosis.
     pub fn note(&mut self, ts_ns: u64, what: FindingCause) {
         self.notes.push(diagnose::Note { ts_ns, what });
+    }
+
+    /// Record a reading of the card's own counters: the diagnosis compares
+    /// what they count between the first and the last reading with what the
+    /// capture shows over the same interval.
+    pub fn card_counters(&mut self, ts_ns: u64, counters: CardCounters) {
+        self.card.push((ts_ns, counters));
     }
 
     /// Verdicts changed after the fact since the last call.
@@ -1439,6 +1462,21 @@ impl RcAnalysis {
                 end_ns: self.last_ts_ns,
             },
         );
+        let mut findings = findings;
+        findings.extend(diagnose::card(
+            &self.card,
+            self.flows.iter().map(|f| &f.series),
+            &self
+                .flows
+                .iter()
+                .map(|f| f.counters)
+                .fold(Counters::default(), |mut a, c| {
+                    a.add(&c);
+                    a
+                }),
+            t0,
+        ));
+        findings.sort_by_key(|f| (f.start_ns, f.qp));
         Report {
             qps,
             counters,

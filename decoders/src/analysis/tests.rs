@@ -923,3 +923,75 @@ fn the_qp_state_is_the_state_at_the_time_not_its_history() {
     assert_eq!(r.qp_state_at(0, r.qps[0].first_ts_ns - 1), None);
     assert_eq!(r.qp_state_at(7, t.t), None);
 }
+
+#[test]
+fn the_cards_counters_are_checked_against_the_capture() {
+    let card = |psn_drops, retransmissions, stream_down| CardCounters {
+        psn_drops,
+        retransmissions,
+        stream_down,
+    };
+    // A NAK loss the capture shows in full: 2 resends.
+    let build = || {
+        let mut t = Trace::new();
+        let mut psn = 0;
+        t.steady(&mut psn, 50);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
+        t.resp(
+            Opcode::RC_ACK,
+            psn,
+            Syndrome::Nak(NakCode::PsnSequenceError),
+            100,
+        );
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 2_000);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+        t.ack(psn + 1, 100);
+        psn += 2;
+        t.steady(&mut psn, 50);
+        t
+    };
+    let first_ns = 1_000_000;
+    // The card agrees: nothing told.
+    let mut t = build();
+    let end = t.t + 5_000;
+    t.an.card_counters(first_ns, card(1, 10, 0));
+    t.an.card_counters(end, card(2, 12, 0));
+    assert_eq!(t.causes(), vec![]);
+    // The card resent 5: the sniffer missed 3.
+    let mut t = build();
+    t.an.card_counters(first_ns, card(1, 10, 0));
+    t.an.card_counters(end, card(2, 15, 0));
+    assert_eq!(t.causes(), vec![FindingCause::CardCounterMismatch]);
+    let f = &t.an.report().findings[0];
+    assert_eq!(f.qp, CARD_QP);
+    assert!(
+        f.text
+            .contains("the card counted 5 retransmissions between ")
+            && f.text
+                .contains(", the capture shows 2: the sniffer missed frames the card sent"),
+        "{}",
+        f.text
+    );
+    // STRM down.
+    let mut t = build();
+    t.an.card_counters(first_ns, card(1, 10, 0));
+    t.an.card_counters(end, card(2, 12, 1));
+    assert_eq!(t.causes(), vec![FindingCause::StreamDown]);
+    assert!(
+        t.an.report().findings[0]
+            .text
+            .contains("STRM down = 1: its network stack is down until the card is reprogrammed"),
+    );
+    // PSN drops on a capture that shows no loss at all.
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.steady(&mut psn, 50);
+    t.an.card_counters(first_ns, card(0, 0, 0));
+    t.an.card_counters(t.t, card(4, 0, 0));
+    assert_eq!(t.causes(), vec![FindingCause::CardCounterMismatch]);
+    assert!(
+        t.an.report().findings[0]
+            .text
+            .contains("the card dropped 4 requests for their PSN"),
+    );
+}
