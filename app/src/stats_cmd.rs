@@ -13,6 +13,9 @@ use serde_json::{Map, Value, json};
 
 use crate::info_cmd::open_store;
 
+/// Drops of a grouped finding the text output lists under it.
+const MAX_ITEMS: usize = 20;
+
 fn addr(a: [u8; 16]) -> IpAddr {
     let v6 = Ipv6Addr::from(a);
     v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
@@ -101,6 +104,17 @@ pub fn report_json(r: &Report) -> Value {
             "cause": f.cause.name(),
             "first_frame": f.first_index.map(|i| i + 1),
             "text": f.text,
+            "count": f.items.len(),
+            "evidence_frames": f.rows.iter().map(|i| i + 1).collect::<Vec<_>>(),
+            "series": f.series,
+            "items": f.items.iter().map(|i| json!({
+                "start_ns": i.start_ns,
+                "end_ns": i.end_ns,
+                "before_gbytes_s": i.before_gbytes_s,
+                "during_gbytes_s": i.during_gbytes_s,
+                "first_frame": i.first_index.map(|i| i + 1),
+                "text": i.text,
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
 }
@@ -218,6 +232,15 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         writeln!(out, "diagnosis:")?;
         for f in &report.findings {
             writeln!(out, "  {}", f.text)?;
+            // A grouped finding lists each of its drops under it.
+            if f.items.len() > 1 {
+                for i in f.items.iter().take(MAX_ITEMS) {
+                    writeln!(out, "    - {}", i.text)?;
+                }
+                if f.items.len() > MAX_ITEMS {
+                    writeln!(out, "    ... {} more", f.items.len() - MAX_ITEMS)?;
+                }
+            }
         }
     }
     Ok(())

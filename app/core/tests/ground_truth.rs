@@ -232,7 +232,7 @@ fn a_long_round_trip_is_diagnosed_as_window_limited() {
     assert!(
         r.findings[0]
             .text
-            .contains("16 packets outstanding (window full)"),
+            .contains("16 packets outstanding (window full: "),
         "{}",
         r.findings[0].text
     );

@@ -667,23 +667,26 @@ fn explain(
             FindingCause::Congestion,
             &["goodput_bytes", "ecn_marked", "cnps"],
         )
-    } else if qp.window_packets >= 2
-        && range
-            .clone()
-            .filter(|&b| bins.max_outstanding[b] >= qp.window_packets)
-            .count()
-            * 2
-            >= range.len()
+    } else if range
+        .clone()
+        .filter(|&b| window_full(bins.max_outstanding[b], qp.window_packets))
+        .count()
+        * 2
+        >= range.len()
     {
+        // What it sat at: the outstanding count at the end of most bins.
+        let mut sat: Vec<u32> = range.clone().map(|b| bins.outstanding[b]).collect();
+        sat.sort_unstable();
         let _ = write!(
             evidence,
-            "{} packets outstanding (window full, {})",
-            qp.window_packets,
+            "{} packets outstanding (window full: {} {})",
+            sat[sat.len() / 2],
             if cx.cfg.window_packets > 0 {
-                "the configured window"
+                "the configured window is"
             } else {
-                "the most this QP had outstanding in the capture"
-            }
+                "the most this QP had outstanding in the capture is"
+            },
+            qp.window_packets
         );
         if let Some(rtt) = qp.rtt_p50_ns {
             let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
@@ -723,6 +726,13 @@ fn explain(
         rows,
         series,
     })
+}
+
+/// Outstanding packets that fill a window of `window`: the capture may
+/// see a packet or two more in flight than the sender allows (an ACK that
+/// passes the sniffer after the next request), so the top eighth counts.
+pub(crate) fn window_full(outstanding: u32, window: u32) -> bool {
+    window >= 2 && outstanding >= window - window / 8
 }
 
 fn nak_name(code: NakCode) -> &'static str {

@@ -95,7 +95,7 @@ impl Report {
         if b.packets == 0 && carried == 0 {
             return Some(QpState::Idle);
         }
-        if q.window_packets >= 2 && b.max_outstanding.max(carried) >= q.window_packets {
+        if super::diagnose::window_full(b.max_outstanding.max(carried), q.window_packets) {
             return Some(QpState::WindowFull {
                 window_packets: q.window_packets,
             });

@@ -836,7 +836,7 @@ fn a_window_full_at_the_window_the_capture_shows_is_window_limited() {
     );
     assert!(
         r.findings[0].text.contains(
-            "4 packets outstanding (window full, the most this QP had outstanding in the capture)"
+            "4 packets outstanding (window full: the most this QP had outstanding in the capture is 4)"
         ),
         "{}",
         r.findings[0].text
