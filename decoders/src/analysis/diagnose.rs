@@ -233,7 +233,7 @@ pub(crate) fn diagnose(qps: &[QpReport], cx: &Context<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for (qp_id, qp) in qps.iter().enumerate() {
         let qp_id = qp_id as u32;
-        let mut items = drops(qp_id, qp, cx);
+        let mut items = drops(qp_id, qp, qps, cx);
         items.extend(qp_events(qp_id, qp, cx));
         out.extend(group(qp, qp_id, items, cx.t0_ns));
     }
@@ -376,7 +376,46 @@ impl Bins {
     }
 }
 
-fn drops(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item> {
+/// Wire bytes of a QP (both directions) in the bins starting in `t1..t2`.
+fn wire_between(qp: &QpReport, t1: u64, t2: u64) -> u64 {
+    std::iter::once(&qp.series)
+        .chain(qp.reverse_series.as_ref())
+        .map(|s| {
+            s.bins
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| (t1..t2).contains(&s.bin_start_ns(*i)))
+                .map(|(_, b)| b.wire_bytes)
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// The QPs sharing a host with `qp` kept the link as busy (wire bytes,
+/// resends included) while `qp`'s goodput fell: its share of a busy link
+/// shrank, it was not slowed.
+fn shared_link(qp_id: u32, qps: &[QpReport], before: (u64, u64), during: (u64, u64)) -> bool {
+    let me = &qps[qp_id as usize];
+    let hosts = [me.requester, me.responder];
+    let sharing: Vec<&QpReport> = qps
+        .iter()
+        .filter(|q| hosts.contains(&q.requester) || hosts.contains(&q.responder))
+        .collect();
+    let others_during: u64 = sharing
+        .iter()
+        .filter(|q| !std::ptr::eq(**q, me))
+        .map(|q| wire_between(q, during.0, during.1))
+        .sum();
+    if others_during == 0 || before.1 <= before.0 || during.1 <= during.0 {
+        return false;
+    }
+    let rate = |(t1, t2): (u64, u64)| {
+        sharing.iter().map(|q| wire_between(q, t1, t2)).sum::<u64>() as f64 / (t2 - t1) as f64
+    };
+    rate(during) >= RECOVER_SHARE * rate(before)
+}
+
+fn drops(qp_id: u32, qp: &QpReport, qps: &[QpReport], cx: &Context<'_>) -> Vec<Item> {
     let s = &qp.series;
     let bins = Bins::of(qp);
     let n = s.bins.len();
@@ -439,9 +478,16 @@ fn drops(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item> {
             i = end;
             continue;
         }
+        let shared = shared_link(
+            qp_id,
+            qps,
+            (s.bin_start_ns(start - HISTORY_BINS), start_ns),
+            (start_ns, end_ns),
+        );
         if let Some(it) = explain(
             qp_id,
             qp,
+            shared,
             &bins,
             cx,
             start..end,
@@ -589,7 +635,12 @@ fn episode_evidence(qp: &QpReport, e: &Episode) -> (FindingCause, String, Vec<u6
         }
     };
     if e.retries > 0 && e.cause != EpisodeCause::Timeout {
-        let _ = write!(ev, "; {} more Go-Back-N passes", e.retries);
+        let _ = write!(
+            ev,
+            "; {} more Go-Back-N pass{}",
+            e.retries,
+            if e.retries == 1 { "" } else { "es" }
+        );
     }
     if e.recovered {
         let _ = write!(ev, ", recovery took {}", human_ns(e.recovery_ns));
@@ -605,6 +656,7 @@ fn episode_evidence(qp: &QpReport, e: &Episode) -> (FindingCause, String, Vec<u6
 fn explain(
     qp_id: u32,
     qp: &QpReport,
+    shared: bool,
     bins: &Bins,
     cx: &Context<'_>,
     range: std::ops::Range<usize>,
@@ -667,6 +719,9 @@ fn explain(
             FindingCause::Congestion,
             &["goodput_bytes", "ecn_marked", "cnps"],
         )
+    } else if shared {
+        // Healthy: other QPs on the same hosts took the bandwidth.
+        return None;
     } else if range
         .clone()
         .filter(|&b| window_full(bins.max_outstanding[b], qp.window_packets))

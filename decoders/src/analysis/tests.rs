@@ -995,3 +995,50 @@ fn the_cards_counters_are_checked_against_the_capture() {
             .contains("the card dropped 4 requests for their PSN"),
     );
 }
+
+#[test]
+fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
+    // QP 0x12 alone at 10 GB/s, then at 3 GB/s for 200 µs. With a second
+    // QP between the same hosts taking the rest of the link, that is
+    // sharing; alone, it is a drop nothing explains.
+    for shared in [true, false] {
+        let mut t = Trace::new();
+        let mut psn = 0u32;
+        t.steady(&mut psn, 250);
+        let mut other = 10_000u32;
+        for k in 0..150u32 {
+            // Each µs: 3 KiB of QP 0x12's, 7 KiB of QP 0x13's when shared.
+            if k % 4 != 3 {
+                t.req_len(Opcode::RC_WRITE_MIDDLE, psn, 4096, 1_300);
+                t.ack(psn, 10);
+                psn += 1;
+            } else {
+                t.t += 1_310;
+            }
+            if shared {
+                for _ in 0..2 {
+                    let b = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_MIDDLE, 0x13, other);
+                    t.push(b.build(&[0; 4096]), 10);
+                    let mut ack = PacketBuilder::rocev2_ipv4(B, A, Opcode::RC_ACK, 0x14, other);
+                    ack.ext.aeth.syndrome = ACK.to_u8();
+                    t.push(ack.build(&[]), 10);
+                    other += 1;
+                }
+            }
+        }
+        t.steady(&mut psn, 250);
+        let r = t.an.report();
+        let mine: Vec<FindingCause> = r
+            .findings
+            .iter()
+            .filter(|f| f.qp == 0)
+            .map(|f| f.cause)
+            .collect();
+        if shared {
+            assert_eq!(r.qps.len(), 2);
+            assert_eq!(mine, vec![], "{:#?}", r.findings);
+        } else {
+            assert_eq!(mine, vec![FindingCause::Unexplained], "{:#?}", r.findings);
+        }
+    }
+}
