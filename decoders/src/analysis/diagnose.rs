@@ -381,12 +381,13 @@ fn wire_between(qp: &QpReport, t1: u64, t2: u64) -> u64 {
     std::iter::once(&qp.series)
         .chain(qp.reverse_series.as_ref())
         .map(|s| {
+            // Bins starting in t1..t2, by index: this runs for every drop
+            // against every QP that shares a host.
+            let first = t1.saturating_sub(s.start_ns).div_ceil(s.bin_ns) as usize;
+            let end = t2.saturating_sub(s.start_ns).div_ceil(s.bin_ns) as usize;
             s.bins
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| (t1..t2).contains(&s.bin_start_ns(*i)))
-                .map(|(_, b)| b.wire_bytes)
-                .sum::<u64>()
+                .get(first.min(s.bins.len())..end.min(s.bins.len()))
+                .map_or(0, |bins| bins.iter().map(|b| b.wire_bytes).sum::<u64>())
         })
         .sum()
 }
@@ -903,8 +904,10 @@ fn qp_events(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item> {
             // A timer still firing at the end is stuck however soon the
             // capture ends; a capture cut during a NAK's resend is not.
             let retrying = open.is_some_and(|e| e.timer_expiries > 0);
+            // Responses seen: a capture of one direction only shows every
+            // request outstanding for ever.
             let stuck =
-                qp.outstanding > 0 && qp.counters.acks > 0 && (retrying || silent_ns >= wait_ns);
+                qp.outstanding > 0 && qp.responses > 0 && (retrying || silent_ns >= wait_ns);
             if stuck {
                 let psn = qp.oldest_unacked_psn.unwrap_or(qp.next_psn);
                 let (ev, first, rows) = match open {
