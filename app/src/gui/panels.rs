@@ -406,6 +406,16 @@ fn findings(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 if r.double_clicked() {
                     out.push(Command::OpenSelectedQp);
                 }
+                // Drops of one cause on one QP are one finding: each below.
+                if f.items.len() > 1 {
+                    egui::CollapsingHeader::new(format!("each of the {}", f.items.len()))
+                        .id_salt(("finding", i))
+                        .show(ui, |ui| {
+                            for item in &f.items {
+                                ui.label(&item.text);
+                            }
+                        });
+                }
             }
         });
 }
