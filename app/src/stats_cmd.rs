@@ -6,8 +6,8 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv6Addr};
 use std::path::Path;
 
-use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::{Counters, Episode, Report};
+use rocescope_decoders::analysis::{Counters, Episode, QpErrorReason, Report};
+use rocescope_decoders::{DecodeConfig, NakCode};
 use rocescope_replay::store::RcAnalyzer;
 use serde_json::{Map, Value, json};
 
@@ -47,11 +47,15 @@ fn episode_json(e: &Episode) -> Value {
 
 /// The report as JSON: the schema `rocescope stats --json` documents.
 pub fn report_json(r: &Report) -> Value {
+    // QP states are those when the capture ends.
+    let end_ns = r.qps.iter().map(|q| q.last_ts_ns).max().unwrap_or(0);
     let qps: Vec<Value> = r
         .qps
         .iter()
-        .map(|q| {
+        .enumerate()
+        .map(|(i, q)| {
             let c = &q.counters;
+            let state = r.qp_state_at(i as u32, end_ns).map(|s| s.name());
             let by_cause: Map<String, Value> = q
                 .episodes_by_cause
                 .iter()
@@ -69,6 +73,19 @@ pub fn report_json(r: &Report) -> Value {
                 "next_psn": q.next_psn,
                 "oldest_unacked_psn": q.oldest_unacked_psn,
                 "outstanding_packets": q.outstanding,
+                "window_packets": q.window_packets,
+                "state_at_end": state,
+                "error": q.error.map(|e| json!({
+                    "ts_ns": e.ts_ns,
+                    "psn": e.psn,
+                    "frame": e.index + 1,
+                    "reason": match e.reason {
+                        QpErrorReason::Nak(NakCode::InvalidRequest) => "nak_invalid_request",
+                        QpErrorReason::Nak(NakCode::RemoteAccessError) => "nak_remote_access",
+                        QpErrorReason::Nak(_) => "nak_remote_operational",
+                        QpErrorReason::RetriesExceeded => "retries_exceeded",
+                    },
+                })),
                 "retransmitted_packets": c.retransmitted_packets,
                 "retransmitted_bytes": c.retransmitted_bytes,
                 "episodes_by_cause": by_cause,

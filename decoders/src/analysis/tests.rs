@@ -1042,3 +1042,41 @@ fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
         }
     }
 }
+
+#[test]
+fn an_rnr_storm_is_one_finding_and_waits_on_the_rnr_timer_not_a_timeout() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    t.steady(&mut psn, 250);
+    // 5 times: an RNR NAK, the requester waits 200 µs (longer than the
+    // timeout silence: still an RNR wait, not a timer expiry) and resends;
+    // the stream goes on.
+    for _ in 0..5 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
+        t.resp(Opcode::RC_ACK, psn, Syndrome::RnrNak { timer: 3 }, 100);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 200_000);
+        t.ack(psn, 100);
+        psn += 1;
+        t.steady(&mut psn, 250);
+    }
+    let r = t.an.report();
+    assert_eq!(r.counters.rnr_nak, 5);
+    assert_eq!(
+        r.counters.local_ack_timeout_err, 0,
+        "an RNR wait is not a timeout"
+    );
+    assert!(r.episodes.iter().all(|e| e.cause == EpisodeCause::Rnr));
+    assert_eq!(
+        t.causes(),
+        vec![FindingCause::ReceiverNotReady],
+        "{:#?}",
+        r.findings
+    );
+    let f = &r.findings[0];
+    assert_eq!(f.items.len(), 5);
+    assert!(
+        f.text.contains(": 5 drops from RNR NAKs from "),
+        "{}",
+        f.text
+    );
+}
