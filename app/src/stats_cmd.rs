@@ -41,7 +41,17 @@ fn episode_json(e: &Episode) -> Value {
         "packets_resent": e.packets_resent,
         "bytes_resent": e.bytes_resent,
         "recovery_ns": e.recovery_ns,
+        "recovered": e.recovered,
         "silence_ns": e.silence_ns,
+        "retries": e.retries,
+        "timer_expiries": e.timer_expiries,
+        // Loss evidence the requester did not act on before its timer fired.
+        "unacted": e.unacted.map(|u| json!({
+            "cause": u.cause.name(),
+            "ts_ns": u.ts_ns,
+            "frame": u.index + 1,
+            "psn": u.psn,
+        })),
     })
 }
 
@@ -228,14 +238,18 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         for e in report.episodes.iter().take(50) {
             writeln!(
                 out,
-                "  frame {:>8}  QP {}  {:<12} from PSN {:<8} resent {} packets ({} bytes), recovery {:.3} µs",
+                "  frame {:>8}  QP {}  {:<12} from PSN {:<8} resent {} packets ({} bytes), {}",
                 e.first_index + 1,
                 e.qp,
                 e.cause.name(),
                 e.from_psn,
                 e.packets_resent,
                 e.bytes_resent,
-                e.recovery_ns as f64 / 1e3
+                if e.recovered {
+                    format!("recovery {:.3} µs", e.recovery_ns as f64 / 1e3)
+                } else {
+                    "not recovered".to_owned()
+                }
             )?;
         }
         if report.episodes.len() > 50 {

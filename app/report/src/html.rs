@@ -413,7 +413,11 @@ fn episodes(h: &mut String, view: &View<'_>) {
             e.from_psn,
             num(e.packets_resent, false),
             escape(&human_bytes(e.bytes_resent)),
-            escape(&view.duration(e.recovery_ns)),
+            if e.recovered {
+                escape(&view.duration(e.recovery_ns))
+            } else {
+                "not recovered".to_owned()
+            },
         );
     }
     h.push_str("</table></div>\n");

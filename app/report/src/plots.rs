@@ -998,7 +998,9 @@ impl Plot for LadderPlot<'_> {
             e.packets_resent,
             human_bytes(e.bytes_resent)
         );
-        if !view.time.ordinal {
+        if !e.recovered {
+            sub.push_str("; not recovered when the capture ends");
+        } else if !view.time.ordinal {
             sub.push_str(&format!("; recovered in {}", duration_text(e.recovery_ns)));
         }
         root.draw(&Text::new(sub, (20, 46), font(15)))?;

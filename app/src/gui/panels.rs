@@ -988,7 +988,11 @@ pub fn retransmissions(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                         e.from_psn.to_string(),
                         e.packets_resent.to_string(),
                         query::human_bytes(e.bytes_resent),
-                        format!("{:.2} µs", e.recovery_ns as f64 / 1e3),
+                        if e.recovered {
+                            format!("{:.2} µs", e.recovery_ns as f64 / 1e3)
+                        } else {
+                            "not recovered".to_owned()
+                        },
                     ];
                     for cell in cells {
                         row.col(|ui| {

@@ -792,7 +792,11 @@ fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rec
                 e.from_psn.to_string(),
                 e.packets_resent.to_string(),
                 human_bytes(e.bytes_resent),
-                format!("{:.2} µs", e.recovery_ns as f64 / 1e3),
+                if e.recovered {
+                    format!("{:.2} µs", e.recovery_ns as f64 / 1e3)
+                } else {
+                    "not recovered".to_owned()
+                },
             ])
             .style(style)
         })
