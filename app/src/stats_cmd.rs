@@ -6,12 +6,15 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv6Addr};
 use std::path::Path;
 
-use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::{Counters, Episode, Report};
+use rocescope_decoders::analysis::{Counters, Episode, QpErrorReason, Report};
+use rocescope_decoders::{DecodeConfig, NakCode};
 use rocescope_replay::store::RcAnalyzer;
 use serde_json::{Map, Value, json};
 
 use crate::info_cmd::open_store;
+
+/// Drops of a grouped finding the text output lists under it.
+const MAX_ITEMS: usize = 20;
 
 fn addr(a: [u8; 16]) -> IpAddr {
     let v6 = Ipv6Addr::from(a);
@@ -38,17 +41,31 @@ fn episode_json(e: &Episode) -> Value {
         "packets_resent": e.packets_resent,
         "bytes_resent": e.bytes_resent,
         "recovery_ns": e.recovery_ns,
+        "recovered": e.recovered,
         "silence_ns": e.silence_ns,
+        "retries": e.retries,
+        "timer_expiries": e.timer_expiries,
+        // Loss evidence the requester did not act on before its timer fired.
+        "unacted": e.unacted.map(|u| json!({
+            "cause": u.cause.name(),
+            "ts_ns": u.ts_ns,
+            "frame": u.index + 1,
+            "psn": u.psn,
+        })),
     })
 }
 
 /// The report as JSON: the schema `rocescope stats --json` documents.
 pub fn report_json(r: &Report) -> Value {
+    // QP states are those when the capture ends.
+    let end_ns = r.qps.iter().map(|q| q.last_ts_ns).max().unwrap_or(0);
     let qps: Vec<Value> = r
         .qps
         .iter()
-        .map(|q| {
+        .enumerate()
+        .map(|(i, q)| {
             let c = &q.counters;
+            let state = r.qp_state_at(i as u32, end_ns).map(|s| s.name());
             let by_cause: Map<String, Value> = q
                 .episodes_by_cause
                 .iter()
@@ -66,6 +83,19 @@ pub fn report_json(r: &Report) -> Value {
                 "next_psn": q.next_psn,
                 "oldest_unacked_psn": q.oldest_unacked_psn,
                 "outstanding_packets": q.outstanding,
+                "window_packets": q.window_packets,
+                "state_at_end": state,
+                "error": q.error.map(|e| json!({
+                    "ts_ns": e.ts_ns,
+                    "psn": e.psn,
+                    "frame": e.index + 1,
+                    "reason": match e.reason {
+                        QpErrorReason::Nak(NakCode::InvalidRequest) => "nak_invalid_request",
+                        QpErrorReason::Nak(NakCode::RemoteAccessError) => "nak_remote_access",
+                        QpErrorReason::Nak(_) => "nak_remote_operational",
+                        QpErrorReason::RetriesExceeded => "retries_exceeded",
+                    },
+                })),
                 "retransmitted_packets": c.retransmitted_packets,
                 "retransmitted_bytes": c.retransmitted_bytes,
                 "episodes_by_cause": by_cause,
@@ -101,6 +131,17 @@ pub fn report_json(r: &Report) -> Value {
             "cause": f.cause.name(),
             "first_frame": f.first_index.map(|i| i + 1),
             "text": f.text,
+            "count": f.items.len(),
+            "evidence_frames": f.rows.iter().map(|i| i + 1).collect::<Vec<_>>(),
+            "series": f.series,
+            "items": f.items.iter().map(|i| json!({
+                "start_ns": i.start_ns,
+                "end_ns": i.end_ns,
+                "before_gbytes_s": i.before_gbytes_s,
+                "during_gbytes_s": i.during_gbytes_s,
+                "first_frame": i.first_index.map(|i| i + 1),
+                "text": i.text,
+            })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
 }
@@ -197,14 +238,18 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         for e in report.episodes.iter().take(50) {
             writeln!(
                 out,
-                "  frame {:>8}  QP {}  {:<12} from PSN {:<8} resent {} packets ({} bytes), recovery {:.3} µs",
+                "  frame {:>8}  QP {}  {:<12} from PSN {:<8} resent {} packets ({} bytes), {}",
                 e.first_index + 1,
                 e.qp,
                 e.cause.name(),
                 e.from_psn,
                 e.packets_resent,
                 e.bytes_resent,
-                e.recovery_ns as f64 / 1e3
+                if e.recovered {
+                    format!("recovery {:.3} µs", e.recovery_ns as f64 / 1e3)
+                } else {
+                    "not recovered".to_owned()
+                }
             )?;
         }
         if report.episodes.len() > 50 {
@@ -218,6 +263,15 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         writeln!(out, "diagnosis:")?;
         for f in &report.findings {
             writeln!(out, "  {}", f.text)?;
+            // A grouped finding lists each of its drops under it.
+            if f.items.len() > 1 {
+                for i in f.items.iter().take(MAX_ITEMS) {
+                    writeln!(out, "    - {}", i.text)?;
+                }
+                if f.items.len() > MAX_ITEMS {
+                    writeln!(out, "    ... {} more", f.items.len() - MAX_ITEMS)?;
+                }
+            }
         }
     }
     Ok(())

@@ -112,7 +112,7 @@ pub fn finding(cause: FindingCause) -> &'static str {
         FindingCause::ReceiverNotReady => "RNR: the receiver ran out of receive buffers.",
         FindingCause::ReadResponseLoss => "READ response loss: the READ is re-issued.",
         FindingCause::WindowLimited => {
-            "Window-limited: with 16 packets allowed in flight, throughput is at most 16 x MTU per round trip; a long RTT caps it."
+            "Window-limited: with W packets allowed in flight (BALBOA: 16), throughput is at most W x MTU per round trip; a long RTT caps it."
         }
         FindingCause::Congestion => "Congestion: switches marked packets (ECN) and CNPs came back.",
         FindingCause::PfcPause => "PFC pause: the link partner paused the port.",
@@ -124,5 +124,20 @@ pub fn finding(cause: FindingCause) -> &'static str {
         }
         FindingCause::SenderIdle => "The sender had nothing to send.",
         FindingCause::Unexplained => "No evidence in the capture explains it.",
+        FindingCause::RetriesExceeded => {
+            "Retries exceeded: the timer fired on the same PSN until the retry count ran out; the QP is in the error state and must be reset."
+        }
+        FindingCause::FatalNak => {
+            "Fatal NAK: the responder rejected a request (invalid request, remote access or remote operational error); the requester's QP goes to the error state."
+        }
+        FindingCause::CardCounterMismatch => {
+            "The card's own counters disagree with the capture over the same interval: the sniffer missed frames, or the capture holds another sender's."
+        }
+        FindingCause::StreamDown => {
+            "STRM down: the card's network stack is down until the card is reprogrammed."
+        }
+        FindingCause::QpStuck => {
+            "Stuck QP: its traffic ends with data unacknowledged, so it is dead (or retrying), not done."
+        }
     }
 }

@@ -525,20 +525,23 @@ impl Model {
                     .selected
                     .and_then(|s| self.store.row(s))
                     .map_or(0, |r| r.ts_ns);
+                // Each drop of a grouped finding is a stop of its own.
                 let next = self
                     .report
                     .findings
                     .iter()
-                    .find(|f| f.start_ns > cursor)
-                    .cloned();
+                    .flat_map(|f| f.items.iter().map(move |i| (f.qp, i)))
+                    .filter(|(_, i)| i.start_ns > cursor)
+                    .min_by_key(|(_, i)| i.start_ns)
+                    .map(|(qp, i)| (qp, i.clone()));
                 match next {
-                    Some(f) => {
+                    Some((qp, f)) => {
                         let row = f
                             .first_index
                             .unwrap_or_else(|| self.store.seek_time(f.start_ns));
                         self.ensure_visible(row);
                         self.select_row(row);
-                        self.selected_qp = Some(f.qp);
+                        self.selected_qp = Some(qp);
                         self.status = f.text.clone();
                     }
                     None => self.status = "no finding after the selection".into(),

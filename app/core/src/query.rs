@@ -3,7 +3,7 @@
 //! times as text. UI-free, so that the TUI and the GUI compute them once.
 
 use rocescope_decoders::Opcode;
-use rocescope_decoders::analysis::{Counters, QpReport, Series};
+use rocescope_decoders::analysis::{Counters, QpReport, Report, Series};
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::{Flags, Row};
 
@@ -227,15 +227,12 @@ pub fn naks(c: &Counters) -> u64 {
         + c.nak_remote_operational
 }
 
-/// A QP's state in one word, as the QP views show it.
-pub fn qp_state(q: &QpReport) -> &'static str {
-    if q.outstanding >= 16 {
-        "WINDOW FULL"
-    } else if q.counters.retransmitted_packets > 0 {
-        "recovering"
-    } else {
-        "RTS"
-    }
+/// QP `qp`'s state at `ts_ns` (the time cursor) in a word or two, as the
+/// QP views show it: what it is doing then, not what it ever did.
+pub fn qp_state(report: &Report, qp: usize, ts_ns: u64) -> &'static str {
+    report
+        .qp_state_at(qp as u32, ts_ns)
+        .map_or("-", |s| s.name())
 }
 
 /// An address as people write it (IPv4-mapped addresses as IPv4).

@@ -229,11 +229,74 @@ fn a_long_round_trip_is_diagnosed_as_window_limited() {
         "{:#?}",
         r.findings
     );
+    // The window is the one the capture shows: the most outstanding (17
+    // here: one more than BALBOA's 16 is seen in flight), and the stalls
+    // of the one QP are one finding.
+    let w = r.qps[0].window_packets;
+    assert!((16..=17).contains(&w), "window {w}");
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+    assert!(r.findings[0].items.len() > 1);
     assert!(
-        r.findings[0]
-            .text
-            .contains("16 packets outstanding (window full)"),
+        r.findings[0].text.contains(&format!(
+            "packets outstanding (window full: the most this QP had outstanding in the capture is {w})"
+        )),
         "{}",
         r.findings[0].text
     );
+}
+
+#[test]
+fn every_shipped_scenario_is_diagnosed_one_finding_per_cause_and_qp() {
+    use rocescope_decoders::analysis::FindingCause;
+    for name in Scenario::builtin_names() {
+        let mut sim = Simulator::new(scenario(name, 2_000_000));
+        let mut an = RcAnalysis::default();
+        let cfg = DecodeConfig::default();
+        let mut i = 0u64;
+        sim.run(&mut |rec| {
+            if let Record::Frame {
+                ts_ns,
+                orig_len,
+                data,
+                ..
+            } = rec
+            {
+                let p = decode(&data, LinkLayer::Ethernet, &cfg);
+                if let Some(o) = Observation::from_packet(&p, ts_ns, orig_len) {
+                    an.observe(i, &o);
+                }
+                i += 1;
+            }
+        });
+        let r = an.report();
+        let mut seen: Vec<(u32, FindingCause)> = Vec::new();
+        for f in &r.findings {
+            assert!(
+                !seen.contains(&(f.qp, f.cause)),
+                "{name}: two {:?} findings on QP {}",
+                f.cause,
+                f.qp
+            );
+            seen.push((f.qp, f.cause));
+            assert_eq!(
+                f.items.len() > 1,
+                f.text.contains("; the worst, "),
+                "{}",
+                f.text
+            );
+        }
+        let items: usize = r.findings.iter().map(|f| f.items.len()).sum();
+        eprintln!(
+            "{name}: {} QPs, {} findings ({items} drops or events): {:?}",
+            r.qps.len(),
+            r.findings.len(),
+            r.findings
+                .iter()
+                .map(|f| (f.cause.name(), f.items.len()))
+                .collect::<Vec<_>>()
+        );
+        for f in &r.findings {
+            eprintln!("    {}", f.text);
+        }
+    }
 }

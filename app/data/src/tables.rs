@@ -220,6 +220,10 @@ pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
             "text".into(),
             f.iter().map(|f| f.text.as_str()).collect::<Vec<_>>(),
         ),
+        Column::new(
+            "count".into(),
+            f.iter().map(|f| f.items.len() as u32).collect::<Vec<_>>(),
+        ),
     ])
 }
 

@@ -319,8 +319,10 @@ fn findings(h: &mut String, view: &View<'_>) {
         return;
     }
     h.push_str(
-        "<p>Each finding is a stretch where a QP's throughput fell to less than half of its \
-         recent level, with the evidence the analysis attributes it to.</p>\n<ol>\n",
+        "<p>Each finding is one kind of trouble on one QP: stretches where its throughput \
+         fell to less than half of its level (drops of one cause are one finding; open it for \
+         each), or a QP left in error or stuck, with the evidence the analysis attributes it \
+         to.</p>\n<ol>\n",
     );
     for x in f.iter().take(MAX_FINDINGS) {
         let qp = view
@@ -328,13 +330,25 @@ fn findings(h: &mut String, view: &View<'_>) {
             .qps
             .get(x.qp as usize)
             .map_or_else(String::new, qp_name);
-        let _ = writeln!(
+        let _ = write!(
             h,
-            "<li>{} <span class=\"muted\">({}, cause <code>{}</code>)</span></li>",
+            "<li>{} <span class=\"muted\">({}, cause <code>{}</code>)</span>",
             escape(&x.text),
             escape(&qp),
             escape(x.cause.name())
         );
+        if x.items.len() > 1 {
+            let _ = write!(
+                h,
+                "<details><summary>each of the {}</summary><ol>",
+                x.items.len()
+            );
+            for i in x.items.iter().take(MAX_FINDINGS) {
+                let _ = write!(h, "<li>{}</li>", escape(&i.text));
+            }
+            h.push_str("</ol></details>");
+        }
+        h.push_str("</li>\n");
     }
     h.push_str("</ol>\n");
     if f.len() > MAX_FINDINGS {
@@ -399,7 +413,11 @@ fn episodes(h: &mut String, view: &View<'_>) {
             e.from_psn,
             num(e.packets_resent, false),
             escape(&human_bytes(e.bytes_resent)),
-            escape(&view.duration(e.recovery_ns)),
+            if e.recovered {
+                escape(&view.duration(e.recovery_ns))
+            } else {
+                "not recovered".to_owned()
+            },
         );
     }
     h.push_str("</table></div>\n");

@@ -11,7 +11,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
 use rocescope_core::query::{flag_text, human_bytes, resample_rate, short_opcode};
-use rocescope_decoders::analysis::{AnalysisConfig, EpisodeCause, QpReport, Series, rtt_bucket_ns};
+use rocescope_decoders::analysis::{EpisodeCause, QpReport, Series, rtt_bucket_ns};
 use rocescope_replay::store::Flags;
 
 use crate::ReportError;
@@ -815,7 +815,15 @@ fn resample_outstanding(s: &Series, start_ns: f64, end_ns: f64, n: usize) -> Vec
 impl<'v> Window<'v> {
     fn new(view: &'v View<'v>) -> Window<'v> {
         let (t0, t1) = (view.time.t0_ns as f64, view.time.t1_ns as f64);
-        let limit = AnalysisConfig::default().window_packets;
+        // The window each QP shows (configured, else the most it had
+        // outstanding); the line marks the largest of the plotted QPs'.
+        let limit = view
+            .plotted
+            .iter()
+            .filter_map(|&qp| view.report.qps.get(qp))
+            .map(|q| q.window_packets)
+            .max()
+            .unwrap_or(0);
         let mut max = f64::from(limit);
         let mut lines = Vec::new();
         for (k, &qp) in view.plotted.iter().enumerate() {
@@ -875,7 +883,7 @@ impl Plot for Window<'_> {
             &self.lines,
             Some((
                 f64::from(self.limit),
-                format!("BALBOA window: {} packets", self.limit),
+                format!("window: {} packets", self.limit),
             )),
         )
     }
@@ -990,7 +998,9 @@ impl Plot for LadderPlot<'_> {
             e.packets_resent,
             human_bytes(e.bytes_resent)
         );
-        if !view.time.ordinal {
+        if !e.recovered {
+            sub.push_str("; not recovered when the capture ends");
+        } else if !view.time.ordinal {
             sub.push_str(&format!("; recovered in {}", duration_text(e.recovery_ns)));
         }
         root.draw(&Text::new(sub, (20, 46), font(15)))?;

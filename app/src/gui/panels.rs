@@ -406,6 +406,16 @@ fn findings(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 if r.double_clicked() {
                     out.push(Command::OpenSelectedQp);
                 }
+                // Drops of one cause on one QP are one finding: each below.
+                if f.items.len() > 1 {
+                    egui::CollapsingHeader::new(format!("each of the {}", f.items.len()))
+                        .id_salt(("finding", i))
+                        .show(ui, |ui| {
+                            for item in &f.items {
+                                ui.label(&item.text);
+                            }
+                        });
+                }
             }
         });
 }
@@ -734,10 +744,10 @@ pub fn qps(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                         query::addr(q.requester),
                         query::addr(q.responder)
                     ),
-                    query::qp_state(q).to_owned(),
+                    query::qp_state(report, i, model.cursor_ns()).to_owned(),
                     q.next_psn.to_string(),
                     q.oldest_unacked_psn.map_or("-".into(), |p| p.to_string()),
-                    format!("{}/16", q.outstanding),
+                    format!("{}/{}", q.outstanding, q.window_packets),
                     query::human_bytes(q.wire_bytes),
                     c.retransmitted_packets.to_string(),
                     query::naks(c).to_string(),
@@ -978,7 +988,11 @@ pub fn retransmissions(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                         e.from_psn.to_string(),
                         e.packets_resent.to_string(),
                         query::human_bytes(e.bytes_resent),
-                        format!("{:.2} µs", e.recovery_ns as f64 / 1e3),
+                        if e.recovered {
+                            format!("{:.2} µs", e.recovery_ns as f64 / 1e3)
+                        } else {
+                            "not recovered".to_owned()
+                        },
                     ];
                     for cell in cells {
                         row.col(|ui| {

@@ -605,7 +605,7 @@ fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
             let rtt = q
                 .rtt_p50_ns
                 .map_or("-".into(), |ns| format!("{:.2}µs", ns as f64 / 1e3));
-            let state = qp_state(q);
+            let state = qp_state(report, i, model.cursor_ns());
             let style = if i == model.list_index {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
@@ -617,7 +617,7 @@ fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
                 state.to_owned(),
                 q.next_psn.to_string(),
                 q.oldest_unacked_psn.map_or("-".into(), |p| p.to_string()),
-                format!("{}/16", q.outstanding),
+                format!("{}/{}", q.outstanding, q.window_packets),
                 human_bytes(q.wire_bytes),
                 c.retransmitted_packets.to_string(),
                 naks.to_string(),
@@ -774,7 +774,11 @@ fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rec
                 e.from_psn.to_string(),
                 e.packets_resent.to_string(),
                 human_bytes(e.bytes_resent),
-                format!("{:.2} µs", e.recovery_ns as f64 / 1e3),
+                if e.recovered {
+                    format!("{:.2} µs", e.recovery_ns as f64 / 1e3)
+                } else {
+                    "not recovered".to_owned()
+                },
             ])
             .style(style)
         })

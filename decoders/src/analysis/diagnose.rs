@@ -1,12 +1,38 @@
-//! Throughput-drop diagnosis: find where a QP's data rate falls well below
-//! its recent level and say why, from the evidence around it.
+//! The diagnosis: where a QP's data rate falls well below its level and
+//! why, from the evidence around it, and what happened to QPs that are not
+//! throughput drops (retries exhausted, fatal NAKs, a QP stuck to the end).
+//!
+//! Rules, each tested in `tests.rs` (a missing finding and a false one both
+//! fail); the table of cases and what is told is `decoders/DIAGNOSIS.md`.
+//!
+//! - A drop is a stretch of bins below half the level of a steady stream.
+//!   Its level is the mean of the bins before it, except after a CNP: then
+//!   it is the level before the first CNP, kept until the rate is back (a
+//!   DCQCN-style cut steps down at most by half per CNP, so a moving level
+//!   would follow the staircase down and never see a drop).
+//! - Bins with nothing sent and nothing outstanding are idle: a drop made
+//!   mostly of them is the sender pausing between messages, not a finding.
+//! - A drop is explained by, in this order: a retransmission episode over
+//!   it (its trigger: the NAK, the timer, RNR, an implied NAK), evidence
+//!   from other sources (PFC, DPI), ECN marks and CNPs in either direction
+//!   (READ data flows back, so its marks and CNPs do too), a window full at
+//!   the window the capture shows, else nothing ("unexplained", with the
+//!   series it was read from).
+//! - Drops of one cause on one QP are one finding: count, spread, the worst
+//!   one, and each as an item.
+//! - A QP whose traffic ends with data unacknowledged is not "the end of
+//!   the workload": it is stuck, or in error once its retries ran out.
 
 use std::fmt::Write;
 use std::net::{IpAddr, Ipv6Addr};
 
-use super::{AnalysisConfig, Episode, EpisodeCause, QpReport};
+use super::{
+    AnalysisConfig, CardCounters, Counters, Episode, EpisodeCause, QpErrorReason, QpReport, Series,
+    TimerExpiry,
+};
+use crate::headers::NakCode;
 
-/// What a drop is attributed to.
+/// What a finding is attributed to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FindingCause {
     /// Loss on the wire and the Go-Back-N resend that followed a NAK.
@@ -28,9 +54,24 @@ pub enum FindingCause {
     /// The DPI slot dropped packets.
     DpiDrop,
     /// The sender had nothing to send: no requests and nothing outstanding.
+    /// Never a finding of its own (idle time is not a drop); kept for
+    /// evidence notes.
     SenderIdle,
     /// None of the above was seen.
     Unexplained,
+    /// The retry count ran out: the QP is in error.
+    RetriesExceeded,
+    /// A fatal NAK (invalid request, remote access or remote operational
+    /// error): the QP is in error.
+    FatalNak,
+    /// The QP's traffic ended with data unacknowledged: a dead QP, not the
+    /// end of its workload.
+    QpStuck,
+    /// The card's own counters disagree with the capture over the same
+    /// interval (the sniffer missed frames, or the reverse).
+    CardCounterMismatch,
+    /// The card reports its network stack down ("STRM down" above 0).
+    StreamDown,
 }
 
 impl FindingCause {
@@ -47,6 +88,33 @@ impl FindingCause {
             FindingCause::DpiDrop => "dpi_drop",
             FindingCause::SenderIdle => "sender_idle",
             FindingCause::Unexplained => "unexplained",
+            FindingCause::RetriesExceeded => "retries_exceeded",
+            FindingCause::FatalNak => "fatal_nak",
+            FindingCause::QpStuck => "qp_stuck",
+            FindingCause::CardCounterMismatch => "card_counter_mismatch",
+            FindingCause::StreamDown => "stream_down",
+        }
+    }
+
+    /// Plural phrase for a group of drops of this cause.
+    fn drops_phrase(self) -> &'static str {
+        match self {
+            FindingCause::LossGoBackN => "drops from loss and Go-Back-N resends",
+            FindingCause::TimeoutStall => "stalls until the retransmission timer fired",
+            FindingCause::ReceiverNotReady => "drops from RNR NAKs",
+            FindingCause::ReadResponseLoss => "drops from lost READ responses",
+            FindingCause::WindowLimited => "drops with the window full",
+            FindingCause::Congestion => "drops under congestion (ECN, CNPs)",
+            FindingCause::PfcPause => "drops under PFC pauses",
+            FindingCause::ReadTagLimit => "drops at the PCIe read-tag limit",
+            FindingCause::DpiDrop => "drops from DPI-slot drops",
+            FindingCause::SenderIdle => "idle stretches",
+            FindingCause::Unexplained => "unexplained drops",
+            FindingCause::RetriesExceeded => "retry exhaustions",
+            FindingCause::FatalNak => "fatal NAKs",
+            FindingCause::QpStuck => "stuck ends",
+            FindingCause::CardCounterMismatch => "counter disagreements",
+            FindingCause::StreamDown => "stream-down reports",
         }
     }
 }
@@ -58,34 +126,69 @@ pub(crate) struct Note {
     pub what: FindingCause,
 }
 
-/// One explained throughput drop.
+/// One drop or event a finding tells.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
-    /// QP conversation (index into the report's QPs).
-    pub qp: u32,
+pub struct FindingItem {
     pub start_ns: u64,
     pub end_ns: u64,
     pub before_gbytes_s: f64,
     pub during_gbytes_s: f64,
-    pub cause: FindingCause,
-    /// The row to jump to (the episode's first evidence), when there is one.
+    /// The row to jump to (the first evidence), when there is one.
     pub first_index: Option<u64>,
     /// One sentence for people.
     pub text: String,
 }
 
-/// A drop is a bin below this share of the recent level...
+/// One finding: a kind of trouble on one QP, with its evidence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// QP conversation (index into the report's QPs).
+    pub qp: u32,
+    /// From the first item's start to the last one's end.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Rates of the worst item (the one that lost the most bytes).
+    pub before_gbytes_s: f64,
+    pub during_gbytes_s: f64,
+    pub cause: FindingCause,
+    /// The row to jump to (the worst item's first evidence), when there is one.
+    pub first_index: Option<u64>,
+    /// One sentence for people; for several items, their count, spread
+    /// and the worst.
+    pub text: String,
+    /// Each drop or event, in time order (one for a single).
+    pub items: Vec<FindingItem>,
+    /// Rows of the packets it rests on (NAKs, resends, the last retry),
+    /// at most [`MAX_EVIDENCE_ROWS`], ascending.
+    pub rows: Vec<u64>,
+    /// The series it was read from ([`super::Bin`] field names).
+    pub series: Vec<&'static str>,
+}
+
+/// The `qp` of a finding about the card rather than one QP.
+pub const CARD_QP: u32 = u32::MAX;
+
+/// Rows a finding lists as its evidence.
+pub const MAX_EVIDENCE_ROWS: usize = 64;
+
+/// A drop is a bin below this share of the level...
 const DROP_SHARE: f64 = 0.5;
 /// ...and it ends when the rate is back above this share.
 const RECOVER_SHARE: f64 = 0.8;
-/// Bins of history that make the recent level.
+/// The level before a CNP holds until the recent level is back above
+/// this share of it.
+const ANCHOR_BACK_SHARE: f64 = 0.9;
+/// Bins of history that make the level.
 const HISTORY_BINS: usize = 8;
 /// A drop must last at least this many bins.
 const MIN_DROP_BINS: usize = 4;
 /// History bins that must carry data for the level to count.
 const MIN_BUSY_BINS: usize = 6;
-/// Below this recent level (GB/s) a QP is too quiet to call a drop.
+/// Below this level (GB/s) a QP is too quiet to call a drop.
 const MIN_LEVEL_GBYTES_S: f64 = 0.05;
+/// A QP silent this many of its round trips (and the timeout silence) with
+/// data unacknowledged at the end of the capture is stuck.
+const STUCK_RTTS: u64 = 8;
 
 pub(crate) fn addr(a: [u8; 16]) -> IpAddr {
     let v6 = Ipv6Addr::from(a);
@@ -106,234 +209,855 @@ pub(crate) fn human_ns(ns: u64) -> String {
     }
 }
 
-pub(crate) fn diagnose(
-    qps: &[QpReport],
-    episodes: &[Episode],
-    notes: &[Note],
-    cfg: &AnalysisConfig,
-    t0_ns: u64,
-) -> Vec<Finding> {
+/// An item before grouping: its cause, rows and series.
+struct Item {
+    cause: FindingCause,
+    item: FindingItem,
+    /// The evidence part of the sentence (after the QP and the rates).
+    evidence: String,
+    rows: Vec<u64>,
+    series: &'static [&'static str],
+}
+
+/// What the diagnosis reads besides the QPs.
+pub(crate) struct Context<'a> {
+    pub episodes: &'a [Episode],
+    pub notes: &'a [Note],
+    pub cfg: &'a AnalysisConfig,
+    /// First and last packet of the source.
+    pub t0_ns: u64,
+    pub end_ns: u64,
+}
+
+pub(crate) fn diagnose(qps: &[QpReport], cx: &Context<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for (qp_id, qp) in qps.iter().enumerate() {
-        let s = &qp.series;
-        let rev = qp.reverse_series.as_ref();
-        // The QP's data rate: goodput both ways (WRITEs go out, READ data comes back).
-        let rate = |i: usize| -> f64 {
-            let t = s.bin_start_ns(i);
-            let back = rev.map_or(0.0, |r| {
-                if r.bin_ns == s.bin_ns && t >= r.start_ns {
-                    r.goodput_gbytes_s(((t - r.start_ns) / r.bin_ns) as usize)
-                } else {
-                    0.0
-                }
-            });
-            s.goodput_gbytes_s(i) + back
-        };
-        let n = s.bins.len();
-        let mut i = HISTORY_BINS;
-        while i < n {
-            let history = i - HISTORY_BINS..i;
-            let level: f64 = history.clone().map(rate).sum::<f64>() / HISTORY_BINS as f64;
-            // Only a steady stream has a level to fall from: bursty traffic
-            // with idle bins between bursts is not a drop.
-            let busy = history.filter(|&h| rate(h) > 0.0).count();
-            if level < MIN_LEVEL_GBYTES_S || busy < MIN_BUSY_BINS || rate(i) >= DROP_SHARE * level {
-                i += 1;
-                continue;
-            }
-            let start = i;
-            let mut end = i + 1;
-            while end < n && rate(end) < RECOVER_SHARE * level {
-                end += 1;
-            }
-            let during = (start..end).map(rate).sum::<f64>() / (end - start) as f64;
-            if end - start < MIN_DROP_BINS {
-                // A blip of a bin or three is burstiness, not a drop.
-                i = end;
-                continue;
-            }
-            if end == n && during == 0.0 {
-                // The traffic stopped for good: the end of a workload, not a drop.
-                break;
-            }
-            let start_ns = s.bin_start_ns(start);
-            let end_ns = s.bin_start_ns(end);
-            out.push(explain(
-                qp_id as u32,
-                qp,
-                episodes,
-                notes,
-                cfg,
-                start_ns,
-                end_ns,
-                level,
-                during,
-                start..end,
-                t0_ns,
-            ));
-            i = end + HISTORY_BINS;
+        let qp_id = qp_id as u32;
+        let mut items = drops(qp_id, qp, qps, cx);
+        items.extend(qp_events(qp_id, qp, cx));
+        out.extend(group(qp, qp_id, items, cx.t0_ns));
+    }
+    out.sort_by_key(|f| (f.start_ns, f.qp));
+    out
+}
+
+fn head(qp: &QpReport) -> String {
+    format!(
+        "QP 0x{:x} {}>{}",
+        qp.dest_qp,
+        addr(qp.requester),
+        addr(qp.responder)
+    )
+}
+
+fn secs(ts_ns: u64, t0_ns: u64) -> f64 {
+    ts_ns.saturating_sub(t0_ns) as f64 / 1e9
+}
+
+/// Group items of one cause into one finding each.
+fn group(qp: &QpReport, qp_id: u32, items: Vec<Item>, t0_ns: u64) -> Vec<Finding> {
+    let mut causes: Vec<FindingCause> = Vec::new();
+    for it in &items {
+        if !causes.contains(&it.cause) {
+            causes.push(it.cause);
         }
     }
-    out.sort_by_key(|f| f.start_ns);
+    let mut out = Vec::new();
+    for cause in causes {
+        let mut mine: Vec<&Item> = items.iter().filter(|i| i.cause == cause).collect();
+        mine.sort_by_key(|i| i.item.start_ns);
+        let lost = |i: &Item| {
+            (i.item.before_gbytes_s - i.item.during_gbytes_s).max(0.0)
+                * (i.item.end_ns - i.item.start_ns) as f64
+        };
+        let Some(worst) = mine
+            .iter()
+            .copied()
+            .max_by(|a, b| lost(a).total_cmp(&lost(b)))
+        else {
+            continue;
+        };
+        let start_ns = mine.iter().map(|i| i.item.start_ns).min().unwrap_or(0);
+        let end_ns = mine.iter().map(|i| i.item.end_ns).max().unwrap_or(start_ns);
+        let mut rows: Vec<u64> = mine.iter().flat_map(|i| i.rows.iter().copied()).collect();
+        rows.sort_unstable();
+        rows.dedup();
+        rows.truncate(MAX_EVIDENCE_ROWS);
+        let mut series: Vec<&'static str> = Vec::new();
+        for s in mine.iter().flat_map(|i| i.series.iter()) {
+            if !series.contains(s) {
+                series.push(s);
+            }
+        }
+        let text = if mine.len() == 1 {
+            worst.item.text.clone()
+        } else {
+            let total: u64 = mine.iter().map(|i| i.item.end_ns - i.item.start_ns).sum();
+            format!(
+                "{}: {} {} from {:.6} s to {:.6} s ({} in all); the worst, {:.1} -> {:.1} GB/s at {:.6} s for {}: {}",
+                head(qp),
+                mine.len(),
+                cause.drops_phrase(),
+                secs(start_ns, t0_ns),
+                secs(end_ns, t0_ns),
+                human_ns(total),
+                worst.item.before_gbytes_s,
+                worst.item.during_gbytes_s,
+                secs(worst.item.start_ns, t0_ns),
+                human_ns(worst.item.end_ns - worst.item.start_ns),
+                worst.evidence,
+            )
+        };
+        out.push(Finding {
+            qp: qp_id,
+            start_ns,
+            end_ns,
+            before_gbytes_s: worst.item.before_gbytes_s,
+            during_gbytes_s: worst.item.during_gbytes_s,
+            cause,
+            first_index: worst.item.first_index,
+            text,
+            items: mine.iter().map(|i| i.item.clone()).collect(),
+            rows,
+            series,
+        });
+    }
     out
+}
+
+/// Per-bin quantities of one QP, both directions on the request series' bins.
+struct Bins {
+    rate: Vec<f64>,
+    /// Requests sent in the bin.
+    requests: Vec<u64>,
+    /// Outstanding at the end of the bin (carried through empty bins).
+    outstanding: Vec<u32>,
+    max_outstanding: Vec<u32>,
+    marks: Vec<u32>,
+    cnps: Vec<u32>,
+}
+
+impl Bins {
+    fn of(qp: &QpReport) -> Bins {
+        let s = &qp.series;
+        let rev = qp.reverse_series.as_ref();
+        let n = s.bins.len();
+        // The reverse bin covering request bin `i`, when both have one width.
+        let back = |i: usize| {
+            let t = s.bin_start_ns(i);
+            rev.filter(|r| r.bin_ns == s.bin_ns && t >= r.start_ns)
+                .and_then(|r| r.bins.get(((t - r.start_ns) / r.bin_ns) as usize))
+        };
+        let mut carried = 0;
+        let mut b = Bins {
+            rate: Vec::with_capacity(n),
+            requests: Vec::with_capacity(n),
+            outstanding: Vec::with_capacity(n),
+            max_outstanding: Vec::with_capacity(n),
+            marks: Vec::with_capacity(n),
+            cnps: Vec::with_capacity(n),
+        };
+        for (i, bin) in s.bins.iter().enumerate() {
+            let r = back(i);
+            // The QP's data rate: goodput both ways (WRITEs go out, READ data comes back).
+            b.rate.push(
+                s.goodput_gbytes_s(i) + r.map_or(0.0, |r| r.goodput_bytes as f64 / s.bin_ns as f64),
+            );
+            b.requests.push(bin.packets);
+            if let Some(o) = bin.end_outstanding {
+                carried = o;
+            }
+            b.outstanding.push(carried);
+            b.max_outstanding.push(bin.max_outstanding.max(carried));
+            b.marks.push(bin.ecn_marked + r.map_or(0, |r| r.ecn_marked));
+            b.cnps.push(bin.cnps + r.map_or(0, |r| r.cnps));
+        }
+        b
+    }
+}
+
+/// Wire bytes of a QP (both directions) in the bins starting in `t1..t2`.
+fn wire_between(qp: &QpReport, t1: u64, t2: u64) -> u64 {
+    std::iter::once(&qp.series)
+        .chain(qp.reverse_series.as_ref())
+        .map(|s| {
+            // Bins starting in t1..t2, by index: this runs for every drop
+            // against every QP that shares a host.
+            let first = t1.saturating_sub(s.start_ns).div_ceil(s.bin_ns) as usize;
+            let end = t2.saturating_sub(s.start_ns).div_ceil(s.bin_ns) as usize;
+            s.bins
+                .get(first.min(s.bins.len())..end.min(s.bins.len()))
+                .map_or(0, |bins| bins.iter().map(|b| b.wire_bytes).sum::<u64>())
+        })
+        .sum()
+}
+
+/// The QPs sharing a host with `qp` kept the link as busy (wire bytes,
+/// resends included) while `qp`'s goodput fell: its share of a busy link
+/// shrank, it was not slowed.
+fn shared_link(qp_id: u32, qps: &[QpReport], before: (u64, u64), during: (u64, u64)) -> bool {
+    let me = &qps[qp_id as usize];
+    let hosts = [me.requester, me.responder];
+    let sharing: Vec<&QpReport> = qps
+        .iter()
+        .filter(|q| hosts.contains(&q.requester) || hosts.contains(&q.responder))
+        .collect();
+    let others_during: u64 = sharing
+        .iter()
+        .filter(|q| !std::ptr::eq(**q, me))
+        .map(|q| wire_between(q, during.0, during.1))
+        .sum();
+    if others_during == 0 || before.1 <= before.0 || during.1 <= during.0 {
+        return false;
+    }
+    let rate = |(t1, t2): (u64, u64)| {
+        sharing.iter().map(|q| wire_between(q, t1, t2)).sum::<u64>() as f64 / (t2 - t1) as f64
+    };
+    rate(during) >= RECOVER_SHARE * rate(before)
+}
+
+fn drops(qp_id: u32, qp: &QpReport, qps: &[QpReport], cx: &Context<'_>) -> Vec<Item> {
+    let s = &qp.series;
+    let bins = Bins::of(qp);
+    let n = s.bins.len();
+    let mut out = Vec::new();
+    let mut i = HISTORY_BINS;
+    // The level before the first CNP of a run of them.
+    let mut anchor: Option<f64> = None;
+    let mut last_cnp_bin: Option<usize> = None;
+    while i < n {
+        let history = i - HISTORY_BINS..i;
+        let moving: f64 = history.clone().map(|h| bins.rate[h]).sum::<f64>() / HISTORY_BINS as f64;
+        // Only a steady stream has a level to fall from: bursty traffic
+        // with idle bins between bursts is not a drop.
+        let busy = history.clone().filter(|&h| bins.rate[h] > 0.0).count();
+        let steady = moving >= MIN_LEVEL_GBYTES_S && busy >= MIN_BUSY_BINS;
+        if bins.cnps[i] > 0 {
+            if anchor.is_none() && steady {
+                anchor = Some(moving);
+            }
+            last_cnp_bin = Some(i);
+        }
+        if let (Some(a), Some(c)) = (anchor, last_cnp_bin) {
+            // Back to the level, with no CNP for a while: the cut is over.
+            if moving >= ANCHOR_BACK_SHARE * a && i >= c + HISTORY_BINS {
+                anchor = None;
+            }
+        }
+        let level = anchor.unwrap_or(moving);
+        if !(anchor.is_some() || steady) || bins.rate[i] >= DROP_SHARE * level {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut end = i + 1;
+        while end < n && bins.rate[end] < RECOVER_SHARE * level {
+            end += 1;
+        }
+        let during = (start..end).map(|b| bins.rate[b]).sum::<f64>() / (end - start) as f64;
+        if end - start < MIN_DROP_BINS {
+            // A blip of a bin or three is burstiness, not a drop.
+            i = end;
+            continue;
+        }
+        let start_ns = s.bin_start_ns(start);
+        let end_ns = s.bin_start_ns(end);
+        if end == n && during == 0.0 {
+            // The traffic stopped. With nothing left unacknowledged that is
+            // the end of a workload; a stuck QP is told by `qp_events`.
+            break;
+        }
+        if qp.error.is_some_and(|e| e.ts_ns <= start_ns) {
+            // A QP in error sends nothing: its error finding tells it.
+            break;
+        }
+        let idle = (start..end)
+            .filter(|&b| bins.requests[b] == 0 && bins.outstanding[b] == 0)
+            .count();
+        if idle * 2 >= end - start {
+            // The sender paused with nothing outstanding: idle, not a drop.
+            i = end;
+            continue;
+        }
+        let shared = shared_link(
+            qp_id,
+            qps,
+            (s.bin_start_ns(start - HISTORY_BINS), start_ns),
+            (start_ns, end_ns),
+        );
+        if let Some(it) = explain(
+            qp_id,
+            qp,
+            shared,
+            &bins,
+            cx,
+            start..end,
+            start_ns,
+            end_ns,
+            level,
+            during,
+            anchor.is_some(),
+        ) {
+            out.push(it);
+        }
+        i = end + HISTORY_BINS;
+        anchor = None;
+    }
+    out
+}
+
+/// How a run of timer intervals reads: "1.000 ms, then 64.000 ms x6", and
+/// whose schedule it matches.
+fn schedule(silences_ns: &[u64]) -> String {
+    let mut runs: Vec<(u64, usize)> = Vec::new();
+    for &s in silences_ns {
+        match runs.last_mut() {
+            Some((v, k)) if s.abs_diff(*v) * 10 <= *v => *k += 1,
+            _ => runs.push((s, 1)),
+        }
+    }
+    let mut text = String::new();
+    for (j, (v, k)) in runs.iter().enumerate() {
+        if j > 0 {
+            text.push_str(", then ");
+        }
+        text.push_str(&human_ns(*v));
+        if *k > 1 {
+            let _ = write!(text, " x{k}");
+        }
+    }
+    let near = |v: u64, want: u64| v.abs_diff(want) * 4 <= want;
+    let balboa = silences_ns.first().is_some_and(|&f| near(f, 1_000_000))
+        && silences_ns[1..].iter().all(|&s| near(s, 64_000_000));
+    if balboa {
+        text.push_str(if silences_ns.len() > 1 {
+            " (BALBOA's schedule: 1 ms, then 64 ms)"
+        } else {
+            " (BALBOA's first interval, 1 ms)"
+        });
+        return text;
+    }
+    // IBTA: 4.096 µs x 2^timeout, one value for the QP.
+    if let [(v, _)] = runs.as_slice() {
+        let k = ((*v as f64) / 4096.0).log2().round();
+        if (0.0..=31.0).contains(&k) {
+            let ibta = (4096.0 * k.exp2()) as u64;
+            if near(*v, ibta) {
+                let _ = write!(
+                    text,
+                    " (IBTA local ACK timeout {k}: 4.096 µs x 2^{k} = {})",
+                    human_ns(ibta)
+                );
+            }
+        }
+    }
+    text
+}
+
+fn expiries_of<'a>(qp: &'a QpReport, e: &Episode) -> impl Iterator<Item = &'a TimerExpiry> {
+    let (from, to) = (e.start_ns, e.end_ns);
+    qp.timer_expiries
+        .iter()
+        .filter(move |x| x.ts_ns >= from && x.ts_ns <= to)
+}
+
+/// The sentence for an episode: its trigger, passes and timers.
+fn episode_evidence(qp: &QpReport, e: &Episode) -> (FindingCause, String, Vec<u64>) {
+    let mut ev = String::new();
+    let mut rows = vec![e.first_index, e.last_index];
+    let cause = match e.cause {
+        EpisodeCause::NakSeqErr if e.nak_inferred => {
+            let _ = write!(
+                ev,
+                "loss at PSN {} (its NAK was not captured), Go-Back-N resent {} packets",
+                e.from_psn, e.packets_resent
+            );
+            FindingCause::LossGoBackN
+        }
+        EpisodeCause::NakSeqErr => {
+            let _ = write!(
+                ev,
+                "NAK (PSN sequence error) at PSN {}, Go-Back-N resent {} packets",
+                e.from_psn, e.packets_resent
+            );
+            FindingCause::LossGoBackN
+        }
+        EpisodeCause::Timeout => {
+            let silences: Vec<u64> = expiries_of(qp, e).map(|x| x.silence_ns).collect();
+            rows.extend(expiries_of(qp, e).map(|x| x.index));
+            let first = silences.first().copied().unwrap_or(e.silence_ns);
+            let _ = write!(
+                ev,
+                "no ACK for {}, then the timer fired and {} packets were resent from PSN {}",
+                human_ns(first),
+                e.packets_resent,
+                e.from_psn
+            );
+            if silences.len() > 1 {
+                let _ = write!(
+                    ev,
+                    "; the timer fired {} times: {}",
+                    silences.len(),
+                    schedule(&silences)
+                );
+            }
+            if let Some(u) = e.unacted {
+                rows.push(u.index);
+                let what = match u.cause {
+                    EpisodeCause::ImpliedNak => {
+                        format!("the gap in READ responses at PSN {}", u.psn)
+                    }
+                    _ => format!("the NAK at PSN {}", u.psn),
+                };
+                let _ = write!(
+                    ev,
+                    "; timeout after {}; {what} was visible {} earlier: the requester did not act on it",
+                    human_ns(e.silence_ns.min(first)),
+                    human_ns(e.start_ns.saturating_sub(u.ts_ns)),
+                );
+            }
+            FindingCause::TimeoutStall
+        }
+        EpisodeCause::Rnr => {
+            let _ = write!(
+                ev,
+                "RNR NAK at PSN {}: the responder had no receive buffer",
+                e.from_psn
+            );
+            FindingCause::ReceiverNotReady
+        }
+        EpisodeCause::ImpliedNak => {
+            let _ = write!(
+                ev,
+                "a READ response went missing; the READ was re-issued from PSN {}",
+                e.from_psn
+            );
+            FindingCause::ReadResponseLoss
+        }
+    };
+    if e.retries > 0 && e.cause != EpisodeCause::Timeout {
+        let _ = write!(
+            ev,
+            "; {} more Go-Back-N pass{}",
+            e.retries,
+            if e.retries == 1 { "" } else { "es" }
+        );
+    }
+    if e.recovered {
+        let _ = write!(ev, ", recovery took {}", human_ns(e.recovery_ns));
+    } else {
+        let _ = write!(ev, ", not recovered when the capture ends");
+    }
+    rows.sort_unstable();
+    rows.dedup();
+    (cause, ev, rows)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn explain(
     qp_id: u32,
     qp: &QpReport,
-    episodes: &[Episode],
-    notes: &[Note],
-    cfg: &AnalysisConfig,
+    shared: bool,
+    bins: &Bins,
+    cx: &Context<'_>,
+    range: std::ops::Range<usize>,
     start_ns: u64,
     end_ns: u64,
     before: f64,
     during: f64,
-    bins: std::ops::Range<usize>,
-    t0_ns: u64,
-) -> Finding {
+    after_cnp: bool,
+) -> Option<Item> {
     let s = &qp.series;
     // Evidence may start a little before the rate falls.
     let from = start_ns.saturating_sub(2 * s.bin_ns);
     let mut evidence = String::new();
     let mut first_index = None;
-    let ep = episodes.iter().find(|e| {
+    let mut rows = Vec::new();
+    let ep = cx.episodes.iter().find(|e| {
         e.qp == qp_id && e.start_ns < end_ns && e.end_ns.max(e.start_ns + e.recovery_ns) >= from
     });
-    let cause = if let Some(e) = ep {
+    let marks: u32 = range.clone().map(|b| bins.marks[b]).sum();
+    let cnp_from = range
+        .start
+        .saturating_sub(if after_cnp { HISTORY_BINS } else { 2 });
+    let cnps: u32 = (cnp_from..range.end).map(|b| bins.cnps[b]).sum();
+    let (cause, series): (FindingCause, &'static [&'static str]) = if let Some(e) = ep {
         first_index = Some(e.first_index);
-        let c = match e.cause {
-            EpisodeCause::NakSeqErr if e.nak_inferred => {
-                let _ = write!(
-                    evidence,
-                    "loss at PSN {} (its NAK was not captured), Go-Back-N resent {} packets",
-                    e.from_psn, e.packets_resent
-                );
-                FindingCause::LossGoBackN
-            }
-            EpisodeCause::NakSeqErr => {
-                let _ = write!(
-                    evidence,
-                    "NAK (PSN sequence error) at PSN {}, Go-Back-N resent {} packets",
-                    e.from_psn, e.packets_resent
-                );
-                FindingCause::LossGoBackN
-            }
-            EpisodeCause::Timeout => {
-                let _ = write!(
-                    evidence,
-                    "no ACK for {}, then the timer fired and {} packets were resent from PSN {}",
-                    human_ns(e.silence_ns),
-                    e.packets_resent,
-                    e.from_psn
-                );
-                FindingCause::TimeoutStall
-            }
-            EpisodeCause::Rnr => {
-                let _ = write!(
-                    evidence,
-                    "RNR NAK at PSN {}: the responder had no receive buffer",
-                    e.from_psn
-                );
-                FindingCause::ReceiverNotReady
-            }
-            EpisodeCause::ImpliedNak => {
-                let _ = write!(
-                    evidence,
-                    "a READ response went missing; the READ was re-issued from PSN {}",
-                    e.from_psn
-                );
-                FindingCause::ReadResponseLoss
-            }
-        };
-        let _ = write!(evidence, ", recovery took {}", human_ns(e.recovery_ns));
-        c
-    } else if let Some(note) = notes.iter().find(|n| n.ts_ns >= from && n.ts_ns < end_ns) {
-        let _ = write!(
-            evidence,
-            "{}",
-            match note.what {
-                FindingCause::PfcPause => "the link was paused (PFC)",
-                FindingCause::DpiDrop => "the DPI slot dropped packets",
-                FindingCause::ReadTagLimit => "the host's PCIe read tags ran out",
-                _ => "reported by the source",
-            }
-        );
-        note.what
-    } else {
-        let marks: u32 = bins
-            .clone()
-            .filter_map(|i| s.bins.get(i))
-            .map(|b| b.ecn_marked)
-            .sum();
-        let cnps: u32 = qp.reverse_series.as_ref().map_or(0, |r| {
-            r.bins
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| {
-                    let t = r.bin_start_ns(*i);
-                    t >= from && t < end_ns
-                })
-                .map(|(_, b)| b.cnps)
-                .sum()
+        let (c, ev, r) = episode_evidence(qp, e);
+        evidence = ev;
+        rows = r;
+        (c, &["goodput_bytes", "retransmitted_packets"])
+    } else if let Some(note) = cx
+        .notes
+        .iter()
+        .find(|n| n.ts_ns >= from && n.ts_ns < end_ns)
+    {
+        evidence.push_str(match note.what {
+            FindingCause::PfcPause => "the link was paused (PFC)",
+            FindingCause::DpiDrop => "the DPI slot dropped packets",
+            FindingCause::ReadTagLimit => "the host's PCIe read tags ran out",
+            _ => "reported by the source",
         });
-        // Outstanding packets per bin, carried through bins with no traffic
-        // (a stalled window shows no packets, yet 16 are in flight).
-        let mut carried = s.bins[..bins.start.min(s.bins.len())]
-            .iter()
-            .rev()
-            .find(|b| b.packets > 0 || b.max_outstanding > 0)
-            .map_or(0, |b| b.max_outstanding);
-        let (mut full, mut idle) = (0usize, 0usize);
-        for b in bins.clone().filter_map(|i| s.bins.get(i)) {
-            if b.packets > 0 || b.max_outstanding > 0 {
-                carried = b.max_outstanding;
+        (note.what, &["goodput_bytes"])
+    } else if marks + cnps > 0 {
+        if after_cnp {
+            let first_cnp = (cnp_from..range.end).find(|&b| bins.cnps[b] > 0);
+            let _ = write!(
+                evidence,
+                "congestion: a stepwise rate cut (DCQCN-style) from the level before the first CNP"
+            );
+            if let Some(b) = first_cnp {
+                let _ = write!(evidence, " at {:.6} s", secs(s.bin_start_ns(b), cx.t0_ns));
             }
-            full += usize::from(carried >= cfg.window_packets);
-            idle += usize::from(b.packets == 0 && carried == 0);
-        }
-        if marks + cnps > 0 {
+            let _ = write!(evidence, "; {cnps} CNPs, {marks} ECN-marked packets");
+        } else {
             let _ = write!(
                 evidence,
                 "congestion: {marks} ECN-marked packets, {cnps} CNPs"
             );
-            FindingCause::Congestion
-        } else if full * 2 >= bins.len() {
-            let _ = write!(
-                evidence,
-                "{} packets outstanding (window full)",
-                cfg.window_packets
-            );
-            if let Some(rtt) = qp.rtt_p50_ns {
-                let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
-            }
-            FindingCause::WindowLimited
-        } else if idle * 2 >= bins.len() {
-            evidence.push_str("the sender was idle (no requests, nothing outstanding)");
-            FindingCause::SenderIdle
-        } else {
-            evidence.push_str("no loss, congestion, window or idle evidence in the capture");
-            FindingCause::Unexplained
         }
+        (
+            FindingCause::Congestion,
+            &["goodput_bytes", "ecn_marked", "cnps"],
+        )
+    } else if shared {
+        // Healthy: other QPs on the same hosts took the bandwidth.
+        return None;
+    } else if range
+        .clone()
+        .filter(|&b| window_full(bins.max_outstanding[b], qp.window_packets))
+        .count()
+        * 2
+        >= range.len()
+    {
+        // What it sat at: the outstanding count at the end of most bins.
+        let mut sat: Vec<u32> = range.clone().map(|b| bins.outstanding[b]).collect();
+        sat.sort_unstable();
+        let _ = write!(
+            evidence,
+            "{} packets outstanding (window full: {} {})",
+            sat[sat.len() / 2],
+            if cx.cfg.window_packets > 0 {
+                "the configured window is"
+            } else {
+                "the most this QP had outstanding in the capture is"
+            },
+            qp.window_packets
+        );
+        if let Some(rtt) = qp.rtt_p50_ns {
+            let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
+        }
+        (
+            FindingCause::WindowLimited,
+            &["goodput_bytes", "max_outstanding"],
+        )
+    } else {
+        evidence.push_str(
+            "no loss, congestion, full window or idle sender in the capture (goodput and outstanding series)",
+        );
+        (
+            FindingCause::Unexplained,
+            &["goodput_bytes", "end_outstanding"],
+        )
     };
     let text = format!(
-        "QP 0x{:x} {}>{}: {:.1} -> {:.1} GB/s at {:.6} s for {}: {evidence}",
-        qp.dest_qp,
-        addr(qp.requester),
-        addr(qp.responder),
+        "{}: {:.1} -> {:.1} GB/s at {:.6} s for {}: {evidence}",
+        head(qp),
         before,
         during,
-        start_ns.saturating_sub(t0_ns) as f64 / 1e9,
+        secs(start_ns, cx.t0_ns),
         human_ns(end_ns - start_ns),
     );
-    Finding {
-        qp: qp_id,
+    Some(Item {
+        cause,
+        item: FindingItem {
+            start_ns,
+            end_ns,
+            before_gbytes_s: before,
+            during_gbytes_s: during,
+            first_index,
+            text,
+        },
+        evidence,
+        rows,
+        series,
+    })
+}
+
+/// Outstanding packets that fill a window of `window`: the capture may
+/// see a packet or two more in flight than the sender allows (an ACK that
+/// passes the sniffer after the next request), so the top eighth counts.
+pub(crate) fn window_full(outstanding: u32, window: u32) -> bool {
+    window >= 2 && outstanding >= window - window / 8
+}
+
+fn nak_name(code: NakCode) -> &'static str {
+    match code {
+        NakCode::InvalidRequest => "Invalid Request NAK",
+        NakCode::RemoteAccessError => "Remote Access Error NAK",
+        NakCode::RemoteOperationalError => "Remote Operational Error NAK",
+        _ => "NAK",
+    }
+}
+
+/// Findings that are not throughput drops: the QP in error, or stuck.
+fn qp_events(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item> {
+    let mut out = Vec::new();
+    let open = cx
+        .episodes
+        .iter()
+        .rev()
+        .find(|e| e.qp == qp_id && !e.recovered);
+    let item = |start_ns: u64, end_ns: u64, first_index: u64, evidence: String| FindingItem {
         start_ns,
         end_ns,
-        before_gbytes_s: before,
-        during_gbytes_s: during,
-        cause,
-        first_index,
-        text,
+        before_gbytes_s: 0.0,
+        during_gbytes_s: 0.0,
+        first_index: Some(first_index),
+        text: format!(
+            "{} at {:.6} s: {evidence}",
+            head(qp),
+            secs(start_ns, cx.t0_ns)
+        ),
+    };
+    match qp.error {
+        Some(err) => {
+            let (cause, evidence, rows) = match err.reason {
+                QpErrorReason::Nak(code) => {
+                    let what = match code {
+                        NakCode::InvalidRequest => {
+                            "the responder rejected the request (on BALBOA, a DPI slot rejecting a WRITE sends it)"
+                        }
+                        NakCode::RemoteAccessError => {
+                            "the responder refused the access (R_Key, address range or rights)"
+                        }
+                        _ => "the responder could not carry out the request",
+                    };
+                    let after = if qp.last_ts_ns > err.ts_ns {
+                        format!(
+                            "; its traffic goes on {} after, unanswered",
+                            human_ns(qp.last_ts_ns - err.ts_ns)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    (
+                        FindingCause::FatalNak,
+                        format!(
+                            "{} at PSN {} (row {}): {what}; the QP is in error from then on{after}",
+                            nak_name(code),
+                            err.psn,
+                            err.index + 1
+                        ),
+                        vec![err.index],
+                    )
+                }
+                QpErrorReason::RetriesExceeded => {
+                    let (ev, rows) = match open {
+                        Some(e) => {
+                            let silences: Vec<u64> =
+                                expiries_of(qp, e).map(|x| x.silence_ns).collect();
+                            let mut rows: Vec<u64> = expiries_of(qp, e).map(|x| x.index).collect();
+                            rows.push(e.first_index);
+                            rows.sort_unstable();
+                            rows.dedup();
+                            (
+                                format!(
+                                    "PSN {} never acknowledged; the timer fired {} times ({}) and the retry count ({}) ran out: the QP is in error from about {:.6} s (req_transport_retries_exceeded)",
+                                    err.psn,
+                                    e.timer_expiries,
+                                    schedule(&silences),
+                                    cx.cfg.retry_limit,
+                                    secs(err.ts_ns, cx.t0_ns),
+                                ),
+                                rows,
+                            )
+                        }
+                        None => (
+                            format!(
+                                "PSN {}: the retry count ran out; the QP is in error",
+                                err.psn
+                            ),
+                            vec![err.index],
+                        ),
+                    };
+                    (FindingCause::RetriesExceeded, ev, rows)
+                }
+            };
+            let start = open.map_or(err.ts_ns, |e| e.start_ns.min(err.ts_ns));
+            out.push(Item {
+                cause,
+                item: item(start, cx.end_ns.max(err.ts_ns), err.index, evidence.clone()),
+                evidence,
+                rows,
+                series: &["end_outstanding"],
+            });
+        }
+        None => {
+            // Data unacknowledged when the QP's traffic ends, and silence
+            // long past any round trip until the capture's end: stuck.
+            let wait_ns = cx
+                .cfg
+                .timeout_silence_ns
+                .max(qp.rtt_p50_ns.unwrap_or(0).saturating_mul(STUCK_RTTS));
+            let silent_ns = cx.end_ns.saturating_sub(qp.last_ts_ns);
+            // A timer still firing at the end is stuck however soon the
+            // capture ends; a capture cut during a NAK's resend is not.
+            let retrying = open.is_some_and(|e| e.timer_expiries > 0);
+            // Responses seen: a capture of one direction only shows every
+            // request outstanding for ever.
+            let stuck =
+                qp.outstanding > 0 && qp.responses > 0 && (retrying || silent_ns >= wait_ns);
+            if stuck {
+                let psn = qp.oldest_unacked_psn.unwrap_or(qp.next_psn);
+                let (ev, first, rows) = match open {
+                    Some(e) => {
+                        let silences: Vec<u64> = expiries_of(qp, e).map(|x| x.silence_ns).collect();
+                        let mut retries = if silences.is_empty() {
+                            format!("{} Go-Back-N passes", e.retries + 1)
+                        } else {
+                            format!(
+                                "the timer fired {} times ({})",
+                                silences.len(),
+                                schedule(&silences)
+                            )
+                        };
+                        if e.timer_expiries > 0 && e.retries + 1 >= cx.cfg.retry_limit {
+                            let _ = write!(
+                                retries,
+                                ", which spends the retry count ({}): the next expiry, due at {:.6} s after the capture ends, puts the QP in error",
+                                cx.cfg.retry_limit,
+                                secs(e.end_ns.saturating_add(e.silence_ns), cx.t0_ns)
+                            );
+                        }
+                        (
+                            format!(
+                                "PSN {psn} and {} more unacknowledged; {retries}, the last at {:.6} s, then nothing for {} to the capture's end: a dead QP, not the end of its workload",
+                                qp.outstanding.saturating_sub(1),
+                                secs(e.end_ns, cx.t0_ns),
+                                human_ns(cx.end_ns.saturating_sub(e.end_ns)),
+                            ),
+                            e.first_index,
+                            vec![e.first_index, e.last_index],
+                        )
+                    }
+                    None => (
+                        format!(
+                            "PSN {psn} and {} more unacknowledged, no resend and nothing for {} to the capture's end: a dead QP, not the end of its workload",
+                            qp.outstanding.saturating_sub(1),
+                            human_ns(silent_ns),
+                        ),
+                        0,
+                        Vec::new(),
+                    ),
+                };
+                let start = open.map_or(qp.last_ts_ns, |e| e.start_ns);
+                let mut it = item(start, cx.end_ns, first, ev.clone());
+                if open.is_none() {
+                    it.first_index = None;
+                }
+                out.push(Item {
+                    cause: FindingCause::QpStuck,
+                    item: it,
+                    evidence: ev,
+                    rows,
+                    series: &["end_outstanding"],
+                });
+            }
+        }
     }
+    out
+}
+
+/// Findings from the card's own counters: the first reading against the
+/// last, and the capture's series of every flow over the same interval.
+pub(crate) fn card<'a>(
+    readings: &[(u64, CardCounters)],
+    series: impl Iterator<Item = &'a Series>,
+    totals: &Counters,
+    t0_ns: u64,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let finding = |cause, start_ns, end_ns, text: String| Finding {
+        qp: CARD_QP,
+        start_ns,
+        end_ns,
+        before_gbytes_s: 0.0,
+        during_gbytes_s: 0.0,
+        cause,
+        first_index: None,
+        items: vec![FindingItem {
+            start_ns,
+            end_ns,
+            before_gbytes_s: 0.0,
+            during_gbytes_s: 0.0,
+            first_index: None,
+            text: text.clone(),
+        }],
+        text,
+        rows: Vec::new(),
+        series: vec!["retransmitted_packets"],
+    };
+    if let Some((ts, c)) = readings.iter().find(|(_, c)| c.stream_down > 0) {
+        out.push(finding(
+            FindingCause::StreamDown,
+            *ts,
+            *ts,
+            format!(
+                "the card at {:.6} s: STRM down = {}: its network stack is down until the card is reprogrammed; nothing it sends or receives after counts",
+                secs(*ts, t0_ns),
+                c.stream_down
+            ),
+        ));
+    }
+    let (Some(&(t1, first)), Some(&(t2, last))) = (readings.first(), readings.last()) else {
+        return out;
+    };
+    if t2 <= t1 {
+        return out;
+    }
+    // Resends the capture shows between the readings (bins inside them).
+    let mut seen_retx = 0u64;
+    for s in series {
+        for (i, b) in s.bins.iter().enumerate() {
+            let t = s.bin_start_ns(i);
+            if t >= t1 && t + s.bin_ns <= t2 {
+                seen_retx += b.retransmitted_packets;
+            }
+        }
+    }
+    let card_retx = last.retransmissions.saturating_sub(first.retransmissions);
+    let when = format!(
+        "between {:.6} s and {:.6} s",
+        secs(t1, t0_ns),
+        secs(t2, t0_ns)
+    );
+    if card_retx != seen_retx {
+        let why = if card_retx > seen_retx {
+            "the sniffer missed frames the card sent"
+        } else {
+            "the capture holds resends the card did not send (another requester's, or counters of another card)"
+        };
+        out.push(finding(
+            FindingCause::CardCounterMismatch,
+            t1,
+            t2,
+            format!(
+                "the card counted {card_retx} retransmissions {when}, the capture shows {seen_retx}: {why}"
+            ),
+        ));
+    }
+    let card_drops = last.psn_drops.saturating_sub(first.psn_drops);
+    let loss_seen = totals.packet_seq_err + totals.out_of_sequence + totals.retransmitted_packets;
+    if card_drops > 0 && loss_seen == 0 {
+        out.push(finding(
+            FindingCause::CardCounterMismatch,
+            t1,
+            t2,
+            format!(
+                "the card dropped {card_drops} requests for their PSN {when}; the capture shows no gap, NAK or resend: the sniffer missed the frames around them"
+            ),
+        ));
+    }
+    out
 }

@@ -12,12 +12,14 @@
 
 mod diagnose;
 mod series;
+mod state;
 
 use std::collections::{HashMap, VecDeque};
 
-pub use diagnose::{Finding, FindingCause};
+pub use diagnose::{CARD_QP, Finding, FindingCause, FindingItem, MAX_EVIDENCE_ROWS};
 use series::BinCursor;
 pub use series::{Bin, MAX_BINS, Series};
+pub use state::QpState;
 
 use crate::headers::{NakCode, Syndrome};
 use crate::opcode::{Opcode, Operation};
@@ -198,6 +200,63 @@ pub struct Episode {
     /// The NAK was not in the capture (its AETH was cut or the frame
     /// missed): the cause is inferred from a resend after a short silence.
     pub nak_inferred: bool,
+    /// Go-Back-N passes after the first (each rewinds to an older PSN).
+    pub retries: u32,
+    /// Passes the requester's timer started (each one is an expiry
+    /// `local_ack_timeout_err` counts).
+    pub timer_expiries: u32,
+    /// Loss evidence the requester saw and did not act on: its timer
+    /// fired much later (a READ-response gap on a NIC without an
+    /// implied-NAK path, such as BALBOA).
+    pub unacted: Option<Unacted>,
+    /// New data or an ACK of everything sent before it ended the episode;
+    /// `false`: it was still open when the source ended.
+    pub recovered: bool,
+}
+
+/// Loss evidence before a timer-driven resend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unacted {
+    /// What it would have been read as (implied NAK, NAK).
+    pub cause: EpisodeCause,
+    pub ts_ns: u64,
+    pub index: u64,
+    /// The PSN it showed missing.
+    pub psn: u32,
+}
+
+/// One expiry of a requester's retransmission timer: a Go-Back-N pass
+/// after a silence with no NAK acted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerExpiry {
+    /// Time and row of the resend it caused.
+    pub ts_ns: u64,
+    pub index: u64,
+    pub psn: u32,
+    /// Silence before it: the timer's interval as the capture shows it.
+    pub silence_ns: u64,
+}
+
+/// Why a QP went to the error state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QpErrorReason {
+    /// A fatal NAK from the responder (invalid request, remote access or
+    /// remote operational error).
+    Nak(NakCode),
+    /// The retry count ran out with the oldest PSN still unacknowledged.
+    RetriesExceeded,
+}
+
+/// The QP's move to the error state, with its evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpError {
+    /// When it happened (retries exceeded: the last retry plus the timer's
+    /// last interval, the expiry no packet shows).
+    pub ts_ns: u64,
+    /// The NAK's row, or the last retry's.
+    pub index: u64,
+    pub psn: u32,
+    pub reason: QpErrorReason,
 }
 
 /// Counters, named as mlx5 / rxe name them where the meaning matches.
@@ -209,7 +268,8 @@ pub struct Counters {
     pub packet_seq_err: u64,
     /// Requests re-sent over PSNs the responder already had.
     pub duplicate_request: u64,
-    /// Timeout-driven resends (episodes).
+    /// Expiries of the requester's retransmission timer (every
+    /// timer-driven Go-Back-N pass, several per episode on a stuck PSN).
     pub local_ack_timeout_err: u64,
     /// READ responses missing: the requester re-issued a READ.
     pub implied_nak_seq_err: u64,
@@ -224,7 +284,8 @@ pub struct Counters {
     pub rp_cnp_handled: u64,
     /// RoCE packets with ECN CE.
     pub np_ecn_marked_roce_packets: u64,
-    /// Episodes whose resends exceeded the retry limit (7).
+    /// QPs whose retry count ran out ([`AnalysisConfig::retry_limit`]
+    /// timer-driven passes on one PSN, then silence for another interval).
     pub req_transport_retries_exceeded: u64,
     pub retransmitted_packets: u64,
     pub retransmitted_bytes: u64,
@@ -312,9 +373,11 @@ pub struct AnalysisConfig {
     /// A resend with no NAK counts as a timeout when the requester was
     /// silent at least this long before it.
     pub timeout_silence_ns: u64,
-    /// The window the diagnosis calls "full" (BALBOA: 16 packets).
+    /// Window cap in packets, 0 to take each QP's from the capture (the
+    /// most it had outstanding). A scenario that knows its window sets it.
     pub window_packets: u32,
-    /// Retry limit for `req_transport_retries_exceeded`.
+    /// Retries of one PSN before the requester gives up (IBTA retry_cnt,
+    /// 3 bits: 7; BALBOA's RTL: 12) for `req_transport_retries_exceeded`.
     pub retry_limit: u32,
 }
 
@@ -322,7 +385,7 @@ impl Default for AnalysisConfig {
     fn default() -> Self {
         AnalysisConfig {
             timeout_silence_ns: 100_000,
-            window_packets: 16,
+            window_packets: 0,
             retry_limit: 7,
         }
     }
@@ -360,7 +423,25 @@ struct OpenEpisode {
     ep: Episode,
     /// The highest PSN sent before the episode: new data resumes after it.
     resume_psn: u32,
+    /// The PSN resent last: a resend at or before it starts a new pass.
+    last_psn: u32,
 }
+
+/// Loss evidence waiting for the resend it should cause.
+#[derive(Debug, Clone, Copy)]
+struct PendingNak {
+    psn: u32,
+    ts_ns: u64,
+    index: u64,
+    cause: EpisodeCause,
+}
+
+/// A resend comes from the timer when the evidence before it is older than
+/// this many smoothed round trips (and the configured timeout silence).
+const TIMER_RTTS: u64 = 8;
+
+/// Timer expiries kept per flow for the retry schedule and the QP state.
+const MAX_EXPIRIES: usize = 4096;
 
 /// State of one flow (one direction of one QP connection).
 #[derive(Debug, Clone)]
@@ -378,11 +459,21 @@ struct Flow {
     last_req_read: bool,
     pmtu: u32,
     gaps: Vec<Gap>,
-    pending_nak: Option<(u32, u64, u64, EpisodeCause)>,
+    pending_nak: Option<PendingNak>,
     episode: Option<OpenEpisode>,
+    expiries: Vec<TimerExpiry>,
+    error: Option<QpError>,
+    /// Smoothed ACK round trip (1/8 gain), 0 before the first sample.
+    rtt_avg_ns: u64,
+    peak_outstanding: u32,
+    first_ts_ns: u64,
+    last_ts_ns: u64,
     // Responder side (responses this flow carries for the peer's requests).
     last_ack_psn: Option<u32>,
     read_resp_next: Option<u32>,
+    /// The first READ response PSN found missing, until it arrives: the
+    /// READ it belongs to is not done, whatever later AETHs acknowledge.
+    read_gap: Option<u32>,
     series: Series,
     /// The series bin last used (see `Series::bin_at`).
     cursor: BinCursor,
@@ -409,8 +500,15 @@ impl Flow {
             gaps: Vec::new(),
             pending_nak: None,
             episode: None,
+            expiries: Vec::new(),
+            error: None,
+            rtt_avg_ns: 0,
+            peak_outstanding: 0,
+            first_ts_ns: ts_ns,
+            last_ts_ns: ts_ns,
             last_ack_psn: None,
             read_resp_next: None,
+            read_gap: None,
             series: Series::new(ts_ns),
             cursor: BinCursor::default(),
             counters: Counters::default(),
@@ -471,6 +569,16 @@ pub struct QpReport {
     /// Request direction and response direction series.
     pub series: Series,
     pub reverse_series: Option<Series>,
+    /// The window in packets: the configured one, else the most this QP
+    /// had outstanding in the capture.
+    pub window_packets: u32,
+    /// Every expiry of the requester's timer seen (at most 4096).
+    pub timer_expiries: Vec<TimerExpiry>,
+    /// The QP went to the error state (a fatal NAK, retries exceeded).
+    pub error: Option<QpError>,
+    /// First and last packet of the QP, both directions.
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
 }
 
 /// The log-scale bucket holding `ns`: `[lower, upper)`, four buckets per
@@ -528,6 +636,21 @@ pub struct RcAnalysis {
     /// Evidence only other sources can give (simulator ground truth, the
     /// card's counters): PFC pauses and DPI drops with their times.
     notes: Vec<diagnose::Note>,
+    /// Readings of the card's own counters, in time order.
+    card: Vec<(u64, CardCounters)>,
+}
+
+/// The card's own counters at one reading (the BALBOA driver's
+/// `cyt_attr_nstats`: running totals since the card was programmed).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CardCounters {
+    /// Requests the card's responder dropped for their PSN (out of order).
+    pub psn_drops: u64,
+    /// Packets the card's requester retransmitted.
+    pub retransmissions: u64,
+    /// "STRM down": above 0, the card's network stack is down until the
+    /// card is reprogrammed.
+    pub stream_down: u64,
 }
 
 impl Default for RcAnalysis {
@@ -563,6 +686,7 @@ impl RcAnalysis {
             first_ts_ns: None,
             last_ts_ns: 0,
             notes: Vec::new(),
+            card: Vec::new(),
         }
     }
 
@@ -570,6 +694,13 @@ impl RcAnalysis {
     /// READ tag limit), for the diagnosis.
     pub fn note(&mut self, ts_ns: u64, what: FindingCause) {
         self.notes.push(diagnose::Note { ts_ns, what });
+    }
+
+    /// Record a reading of the card's own counters: the diagnosis compares
+    /// what they count between the first and the last reading with what the
+    /// capture shows over the same interval.
+    pub fn card_counters(&mut self, ts_ns: u64, counters: CardCounters) {
+        self.card.push((ts_ns, counters));
     }
 
     /// Verdicts changed after the fact since the last call.
@@ -735,6 +866,7 @@ impl RcAnalysis {
         {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
+            f.last_ts_ns = f.last_ts_ns.max(o.ts_ns);
             f.wire_bytes += u64::from(o.wire_len);
             let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
             b.packets += 1;
@@ -833,6 +965,8 @@ impl RcAnalysis {
                 if psn_diff(o.psn, open.resume_psn) >= 0 {
                     let mut ep = open.ep;
                     ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
+                    ep.recovered = true;
+                    f.pending_nak = None;
                     self.episodes.push(ep);
                 } else {
                     f.episode = Some(open);
@@ -871,59 +1005,118 @@ impl RcAnalysis {
             // Missing PSNs now re-sent were lost on the wire, not by the capture.
             f.gaps
                 .retain(|g| !(psn_diff(o.psn, g.psn) >= 0 && psn_diff(o.psn, g.psn) < g.n as i32));
-            match &mut f.episode {
-                Some(open) => {
+            // A resend at or before the last one resent starts a new
+            // Go-Back-N pass: a retry, caused by a NAK or the timer.
+            let continues = f
+                .episode
+                .as_ref()
+                .is_some_and(|open| psn_diff(o.psn, open.last_psn) > 0);
+            if continues {
+                if let Some(open) = &mut f.episode {
                     open.ep.last_index = index;
                     open.ep.end_ns = o.ts_ns;
                     open.ep.packets_resent += 1;
                     open.ep.bytes_resent += u64::from(o.payload_len);
+                    open.last_psn = o.psn;
                 }
-                None => {
+            } else {
+                // What made the requester resend. Evidence it waited on far
+                // longer than a round trip did not trigger it: its timer
+                // did (RNR NAKs carry their own wait).
+                let timer_ns = self
+                    .cfg
+                    .timeout_silence_ns
+                    .max(f.rtt_avg_ns.saturating_mul(TIMER_RTTS));
+                let pending = f.pending_nak.take();
+                let (cause, start_ns, first_index, inferred, unacted) = match pending {
+                    Some(p)
+                        if p.cause != EpisodeCause::Rnr
+                            && o.ts_ns.saturating_sub(p.ts_ns) >= timer_ns =>
+                    {
+                        let unacted = Unacted {
+                            cause: p.cause,
+                            ts_ns: p.ts_ns,
+                            index: p.index,
+                            psn: p.psn,
+                        };
+                        (EpisodeCause::Timeout, o.ts_ns, index, false, Some(unacted))
+                    }
+                    Some(p) => (p.cause, p.ts_ns, p.index, false, None),
                     // A resend with no NAK before it: the requester's timer,
                     // unless the silence was too short for any timer, which
                     // means the NAK went by unseen (a cut AETH, a missed frame).
-                    let (cause, start_ns, first_index, inferred) = match f.pending_nak.take() {
-                        Some((_, ts, nak_index, cause)) => (cause, ts, nak_index, false),
-                        None if silence < self.cfg.timeout_silence_ns => {
-                            (EpisodeCause::NakSeqErr, o.ts_ns, index, true)
-                        }
-                        None => (EpisodeCause::Timeout, o.ts_ns, index, false),
-                    };
-                    match cause {
-                        EpisodeCause::Timeout => f.counters.local_ack_timeout_err += 1,
-                        EpisodeCause::ImpliedNak => f.counters.implied_nak_seq_err += 1,
-                        _ => {}
+                    None if silence < self.cfg.timeout_silence_ns => {
+                        (EpisodeCause::NakSeqErr, o.ts_ns, index, true, None)
                     }
-                    f.episode = Some(OpenEpisode {
-                        ep: Episode {
-                            qp: f.qp,
-                            cause,
-                            first_index,
-                            last_index: index,
-                            start_ns,
-                            end_ns: o.ts_ns,
-                            from_psn: o.psn,
-                            packets_resent: 1,
-                            bytes_resent: u64::from(o.payload_len),
-                            recovery_ns: 0,
-                            silence_ns: if cause == EpisodeCause::Timeout {
-                                silence
-                            } else {
-                                0
+                    None => (EpisodeCause::Timeout, o.ts_ns, index, false, None),
+                };
+                let timer = cause == EpisodeCause::Timeout;
+                match cause {
+                    EpisodeCause::Timeout => {
+                        f.counters.local_ack_timeout_err += 1;
+                        if f.expiries.len() < MAX_EXPIRIES {
+                            f.expiries.push(TimerExpiry {
+                                ts_ns: o.ts_ns,
+                                index,
+                                psn: o.psn,
+                                silence_ns: silence,
+                            });
+                        }
+                    }
+                    EpisodeCause::ImpliedNak => f.counters.implied_nak_seq_err += 1,
+                    _ => {}
+                }
+                match &mut f.episode {
+                    Some(open) => {
+                        open.ep.last_index = index;
+                        open.ep.end_ns = o.ts_ns;
+                        open.ep.packets_resent += 1;
+                        open.ep.bytes_resent += u64::from(o.payload_len);
+                        open.ep.retries += 1;
+                        open.ep.timer_expiries += u32::from(timer);
+                        if timer {
+                            open.ep.silence_ns = silence;
+                        }
+                        if open.ep.unacted.is_none() {
+                            open.ep.unacted = unacted;
+                        }
+                        open.last_psn = o.psn;
+                    }
+                    None => {
+                        f.episode = Some(OpenEpisode {
+                            ep: Episode {
+                                qp: f.qp,
+                                cause,
+                                first_index,
+                                last_index: index,
+                                start_ns,
+                                end_ns: o.ts_ns,
+                                from_psn: o.psn,
+                                packets_resent: 1,
+                                bytes_resent: u64::from(o.payload_len),
+                                recovery_ns: 0,
+                                silence_ns: if timer { silence } else { 0 },
+                                nak_inferred: inferred,
+                                retries: 0,
+                                timer_expiries: u32::from(timer),
+                                unacted,
+                                recovered: false,
                             },
-                            nak_inferred: inferred,
-                        },
-                        resume_psn: f.next_psn,
-                    });
+                            resume_psn: f.next_psn,
+                            last_psn: o.psn,
+                        });
+                    }
                 }
             }
         }
         f.last_req_ts = o.ts_ns;
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
+        f.peak_outstanding = f.peak_outstanding.max(outstanding);
         let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
         b.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
+        b.end_outstanding = Some(outstanding);
     }
 
     fn response(
@@ -938,6 +1131,8 @@ impl RcAnalysis {
         let syndrome = o.syndrome.map(Syndrome::from_u8);
         let read_resp = is_read_response(Some(op));
         let mut goodput = 0u64;
+        // The READ response PSN expected when this one showed a gap.
+        let mut missing_read_psn = None;
         {
             let r = &mut self.flows[id as usize];
             match syndrome {
@@ -968,10 +1163,16 @@ impl RcAnalysis {
                     }
                     Some(next) if !first && psn_diff(o.psn, next) > 0 => {
                         class.add(Class::OUT_OF_SEQUENCE);
+                        missing_read_psn = Some(next);
                     }
                     _ => goodput = u64::from(o.payload_len),
                 }
                 r.read_resp_next = Some(psn_add(o.psn, 1));
+                if r.read_gap == Some(o.psn) {
+                    r.read_gap = None;
+                } else if r.read_gap.is_none() {
+                    r.read_gap = missing_read_psn;
+                }
             }
             r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
         }
@@ -998,7 +1199,13 @@ impl RcAnalysis {
         // Cumulative: an ACK acknowledges through its PSN. An Acknowledge
         // whose AETH the capture cut may be an ACK or a NAK; both imply
         // everything before its PSN arrived, so that much is safe.
+        let read_gap = self.flows[id as usize].read_gap;
+        let q = &mut self.flows[req as usize];
         let acked_through = match syndrome {
+            // A READ response past a missing one acknowledges only up to it.
+            Some(Syndrome::Ack { .. }) if read_resp && read_gap.is_some() => {
+                read_gap.map(|m| psn_add(m, 0xFF_FFFF))
+            }
             Some(Syndrome::Ack { .. }) => Some(o.psn),
             None if op == Operation::Acknowledge => Some(psn_add(o.psn, 0xFF_FFFF)),
             _ => None,
@@ -1009,7 +1216,13 @@ impl RcAnalysis {
                     let last = psn_add(s.psn, s.span - 1);
                     if psn_diff(acked_through, last) >= 0 {
                         if !s.resent && !s.read {
-                            q.rtt_ns.push(o.ts_ns.saturating_sub(s.ts_ns));
+                            let rtt = o.ts_ns.saturating_sub(s.ts_ns);
+                            q.rtt_ns.push(rtt);
+                            q.rtt_avg_ns = if q.rtt_avg_ns == 0 {
+                                rtt
+                            } else {
+                                (q.rtt_avg_ns * 7 + rtt) / 8
+                            };
                         }
                         q.outstanding.pop_front();
                     } else {
@@ -1041,14 +1254,41 @@ impl RcAnalysis {
                         // Everything up to the pre-episode frontier is ACKed.
                         let mut ep = open.ep;
                         ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
+                        ep.recovered = true;
+                        q.pending_nak = None;
                         self.episodes.push(ep);
                         q.episode = None;
                     }
+                }
+                // Evidence of a loss an ACK shows recovered is spent (a READ
+                // response's AETH says nothing of the responses before it).
+                if !read_resp
+                    && q.pending_nak.is_some_and(|p| {
+                        p.cause != EpisodeCause::Rnr && psn_diff(acked_through, p.psn) >= 0
+                    })
+                {
+                    q.pending_nak = None;
                 }
             }
         }
         match syndrome {
             Some(Syndrome::Nak(code)) => {
+                if matches!(
+                    code,
+                    NakCode::InvalidRequest
+                        | NakCode::RemoteAccessError
+                        | NakCode::RemoteOperationalError
+                ) && q.error.is_none()
+                {
+                    // Fatal for the requester (IBTA 9.9.3): its QP goes to
+                    // the error state; nothing it sends after is answered.
+                    q.error = Some(QpError {
+                        ts_ns: o.ts_ns,
+                        index,
+                        psn: o.psn,
+                        reason: QpErrorReason::Nak(code),
+                    });
+                }
                 let cause = match code {
                     NakCode::PsnSequenceError => {
                         q.counters.packet_seq_err += 1;
@@ -1069,8 +1309,14 @@ impl RcAnalysis {
                     _ => None,
                 };
                 if let Some(cause) = cause {
-                    if q.episode.is_none() && q.pending_nak.is_none() {
-                        q.pending_nak = Some((o.psn, o.ts_ns, index, cause));
+                    // Also during an episode: a NAK there starts the next pass.
+                    if q.pending_nak.is_none() {
+                        q.pending_nak = Some(PendingNak {
+                            psn: o.psn,
+                            ts_ns: o.ts_ns,
+                            index,
+                            cause,
+                        });
                     }
                 }
                 // The NAKed PSN was lost on the wire: its gap is not capture loss.
@@ -1080,32 +1326,62 @@ impl RcAnalysis {
             }
             Some(Syndrome::RnrNak { .. }) => {
                 q.counters.rnr_nak += 1;
-                if q.episode.is_none() && q.pending_nak.is_none() {
-                    q.pending_nak = Some((o.psn, o.ts_ns, index, EpisodeCause::Rnr));
+                if q.pending_nak.is_none() {
+                    q.pending_nak = Some(PendingNak {
+                        psn: o.psn,
+                        ts_ns: o.ts_ns,
+                        index,
+                        cause: EpisodeCause::Rnr,
+                    });
                 }
             }
             _ => {}
         }
-        if read_resp
-            && class.contains(Class::OUT_OF_SEQUENCE)
-            && q.pending_nak.is_none()
-            && q.episode.is_none()
-        {
-            // A missing READ response: the requester will re-issue the READ.
-            q.pending_nak = Some((o.psn, o.ts_ns, index, EpisodeCause::ImpliedNak));
+        if let Some(psn) = missing_read_psn {
+            if q.pending_nak.is_none() {
+                // A missing READ response: a requester with an implied-NAK
+                // path re-issues the READ from it at once.
+                q.pending_nak = Some(PendingNak {
+                    psn,
+                    ts_ns: o.ts_ns,
+                    index,
+                    cause: EpisodeCause::ImpliedNak,
+                });
+            }
         }
         let outstanding = q.outstanding_psns();
         let b = q.series.bin_at(&mut q.cursor, o.ts_ns);
         b.max_outstanding = b.max_outstanding.max(outstanding);
+        b.end_outstanding = Some(outstanding);
     }
 
     /// Close open episodes (the source ended) and build the report.
     pub fn report(&self) -> Report {
         let mut episodes = self.episodes.clone();
-        for f in &self.flows {
+        // Requester flows whose retry count ran out: the retries seen reach
+        // the limit and the timer's interval passed again with no resend.
+        let mut exhausted: HashMap<u32, QpError> = HashMap::new();
+        for (id, f) in self.flows.iter().enumerate() {
             if let Some(open) = &f.episode {
                 let mut ep = open.ep;
+                // Still open: not recovered, whatever the time it has run.
                 ep.recovery_ns = self.last_ts_ns.saturating_sub(ep.start_ns);
+                let passes = ep.retries + 1;
+                let next_expiry_ns = ep.end_ns.saturating_add(ep.silence_ns);
+                if ep.timer_expiries > 0
+                    && passes >= self.cfg.retry_limit
+                    && next_expiry_ns <= self.last_ts_ns
+                {
+                    exhausted.insert(
+                        id as u32,
+                        QpError {
+                            ts_ns: next_expiry_ns,
+                            index: ep.last_index,
+                            psn: ep.from_psn,
+                            reason: QpErrorReason::RetriesExceeded,
+                        },
+                    );
+                }
                 episodes.push(ep);
             }
         }
@@ -1128,13 +1404,11 @@ impl RcAnalysis {
                 c.add(&p.counters);
             }
             let report_index = qps.len() as u32;
-            let retries_exceeded = episodes
-                .iter()
-                .filter(|e| {
-                    e.qp == report_index && e.packets_resent > u64::from(self.cfg.retry_limit) * 64
-                })
-                .count() as u64;
-            c.req_transport_retries_exceeded = retries_exceeded;
+            // The first cause of error stands: a fatal NAK, else retries.
+            let error = f.error.or_else(|| exhausted.get(&req).copied());
+            if exhausted.contains_key(&req) {
+                c.req_transport_retries_exceeded += 1;
+            }
             counters.add(&c);
             let mut by_cause: Vec<(EpisodeCause, u64)> = Vec::new();
             for e in episodes.iter().filter(|e| e.qp == report_index) {
@@ -1166,10 +1440,43 @@ impl RcAnalysis {
                 rtt_histogram: rtt_histogram(&rtt),
                 series: f.series.clone(),
                 reverse_series: peer.map(|p| p.series.clone()),
+                window_packets: if self.cfg.window_packets > 0 {
+                    self.cfg.window_packets
+                } else {
+                    f.peak_outstanding
+                },
+                timer_expiries: f.expiries.clone(),
+                error,
+                first_ts_ns: f.first_ts_ns.min(peer.map_or(u64::MAX, |p| p.first_ts_ns)),
+                last_ts_ns: f.last_ts_ns.max(peer.map_or(0, |p| p.last_ts_ns)),
             });
         }
         let t0 = self.first_ts_ns.unwrap_or(0);
-        let findings = diagnose::diagnose(&qps, &episodes, &self.notes, &self.cfg, t0);
+        let findings = diagnose::diagnose(
+            &qps,
+            &diagnose::Context {
+                episodes: &episodes,
+                notes: &self.notes,
+                cfg: &self.cfg,
+                t0_ns: t0,
+                end_ns: self.last_ts_ns,
+            },
+        );
+        let mut findings = findings;
+        findings.extend(diagnose::card(
+            &self.card,
+            self.flows.iter().map(|f| &f.series),
+            &self
+                .flows
+                .iter()
+                .map(|f| f.counters)
+                .fold(Counters::default(), |mut a, c| {
+                    a.add(&c);
+                    a
+                }),
+            t0,
+        ));
+        findings.sort_by_key(|f| (f.start_ns, f.qp));
         Report {
             qps,
             counters,

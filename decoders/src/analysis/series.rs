@@ -28,6 +28,10 @@ pub struct Bin {
     pub retransmitted_packets: u64,
     /// Largest number of outstanding packets seen in the bin.
     pub max_outstanding: u32,
+    /// Outstanding packets after the bin's last request or response, `None`
+    /// if the bin saw neither: the last ACK of a burst brings it to 0, which
+    /// `max_outstanding` cannot show.
+    pub end_outstanding: Option<u32>,
     /// Packets with ECN CE.
     pub ecn_marked: u32,
     pub cnps: u32,
@@ -49,6 +53,8 @@ impl Bin {
         self.goodput_bytes += o.goodput_bytes;
         self.retransmitted_packets += o.retransmitted_packets;
         self.max_outstanding = self.max_outstanding.max(o.max_outstanding);
+        // `o` is the later bin: its last sample is the merged bin's last.
+        self.end_outstanding = o.end_outstanding.or(self.end_outstanding);
         self.ecn_marked += o.ecn_marked;
         self.cnps += o.cnps;
     }
@@ -132,6 +138,22 @@ impl Series {
         self.bins
             .get(i)
             .map_or(0.0, |b| b.wire_bytes as f64 / self.bin_ns as f64)
+    }
+
+    /// The bin holding `ts_ns`, if the series reaches that far.
+    pub fn index_at(&self, ts_ns: u64) -> Option<usize> {
+        let i = (ts_ns.checked_sub(self.start_ns)? / self.bin_ns) as usize;
+        (i < self.bins.len()).then_some(i)
+    }
+
+    /// Outstanding packets at the end of bin `i`: the last sample at or
+    /// before it (bins without requests or responses carry it on).
+    pub fn outstanding_at_end(&self, i: usize) -> u32 {
+        self.bins[..(i + 1).min(self.bins.len())]
+            .iter()
+            .rev()
+            .find_map(|b| b.end_outstanding)
+            .unwrap_or(0)
     }
 
     /// Goodput of bin `i` in GB/s.

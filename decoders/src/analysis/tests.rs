@@ -1,6 +1,7 @@
 //! Hand-built traces, one per rule.
 
 use super::*;
+use crate::analysis::QpState;
 use crate::{DecodeConfig, LinkLayer, NakCode, PacketBuilder, Reth, decode};
 
 const A: [u8; 4] = [10, 0, 0, 1];
@@ -424,4 +425,658 @@ fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest()
     assert_eq!(r.counters.untracked_sends, 10);
     assert_eq!(r.counters.retransmitted_packets, 0);
     assert!(r.counters.named().contains(&("untracked_sends", 10)));
+}
+
+// The diagnosis cases of DIAGNOSIS.md: each asserts the findings exactly,
+// so a missing finding and a false one both fail.
+
+impl Trace {
+    /// A request with a payload of `len` bytes.
+    fn req_len(&mut self, op: Opcode, psn: u32, len: usize, gap_ns: u64) -> Class {
+        let b = PacketBuilder::rocev2_ipv4(A, B, op, 0x12, psn);
+        self.push(b.build(&vec![0; len]), gap_ns)
+    }
+
+    /// A packet of an unrelated QP between other hosts: the capture goes on.
+    fn elsewhere(&mut self, gap_ns: u64) {
+        let b =
+            PacketBuilder::rocev2_ipv4([10, 0, 9, 1], [10, 0, 9, 2], Opcode::RC_SEND_ONLY, 0x99, 0);
+        self.push(b.build(&[0; 64]), gap_ns);
+    }
+
+    fn cnp_to_requester(&mut self, gap_ns: u64) {
+        let mut cnp = PacketBuilder::rocev2_ipv4(B, A, Opcode::CNP, 0x11, 0);
+        cnp.bth.becn = true;
+        self.push(cnp.build(&[0; 16]), gap_ns);
+    }
+
+    fn cnp_to_responder(&mut self, gap_ns: u64) {
+        let mut cnp = PacketBuilder::rocev2_ipv4(A, B, Opcode::CNP, 0x12, 0);
+        cnp.bth.becn = true;
+        self.push(cnp.build(&[0; 16]), gap_ns);
+    }
+
+    /// `n` 4 KiB WRITEs every 400 ns (10 GB/s), each ACKed 100 ns later.
+    fn steady(&mut self, psn: &mut u32, n: u32) {
+        for _ in 0..n {
+            self.req(Opcode::RC_WRITE_MIDDLE, *psn, 300);
+            self.ack(*psn, 100);
+            *psn += 1;
+        }
+    }
+
+    fn causes(&self) -> Vec<FindingCause> {
+        self.an.report().findings.iter().map(|f| f.cause).collect()
+    }
+}
+
+#[test]
+fn healthy_messages_with_idle_gaps_raise_no_finding() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    // 20 messages of 64 packets at 10 GB/s, 50 µs apart, all ACKed: the
+    // gaps have nothing outstanding.
+    for _ in 0..20 {
+        t.steady(&mut psn, 64);
+        t.t += 50_000;
+    }
+    let r = t.an.report();
+    assert!(r.findings.is_empty(), "{:#?}", r.findings);
+    // In a gap the QP is idle, in a message ready.
+    let q = &r.qps[0];
+    let gap_ns = q.first_ts_ns + 64 * 400 + 20_000;
+    assert_eq!(r.qp_state_at(0, gap_ns), Some(QpState::Idle));
+    assert_eq!(
+        r.qp_state_at(0, q.first_ts_ns + 10_000),
+        Some(QpState::Ready)
+    );
+}
+
+/// A steady stream, then PSN `stuck` is never ACKed: resent by the timer
+/// at 1 ms, then `more` times every 64 ms (BALBOA's schedule).
+fn timer_retries(t: &mut Trace, more: u32) -> u32 {
+    let mut psn = 0;
+    t.steady(&mut psn, 250);
+    let stuck = psn;
+    t.req(Opcode::RC_WRITE_MIDDLE, stuck, 300);
+    t.req(Opcode::RC_WRITE_MIDDLE, stuck, 1_000_000);
+    for _ in 0..more {
+        t.req(Opcode::RC_WRITE_MIDDLE, stuck, 64_000_000);
+    }
+    stuck
+}
+
+#[test]
+fn seven_timeouts_on_one_psn_exhaust_the_retries_and_the_qp_is_in_error() {
+    let mut t = Trace::new();
+    let stuck = timer_retries(&mut t, 6);
+    let last_retry_ns = t.t;
+    // The capture goes on past the next expiry (another QP's traffic).
+    t.elsewhere(100_000_000);
+    let r = t.an.report();
+    let c = r.qps[0].counters;
+    assert_eq!(c.local_ack_timeout_err, 7, "every expiry counts");
+    assert_eq!(c.req_transport_retries_exceeded, 1);
+    assert_eq!(r.counters.req_transport_retries_exceeded, 1);
+    assert_eq!(r.episodes.len(), 1);
+    let e = r.episodes[0];
+    assert_eq!(
+        (e.cause, e.timer_expiries, e.retries),
+        (EpisodeCause::Timeout, 7, 6)
+    );
+    assert!(!e.recovered, "a dead QP is not recovered");
+    let err = r.qps[0].error.expect("in error");
+    assert_eq!(
+        (err.reason, err.psn),
+        (QpErrorReason::RetriesExceeded, stuck)
+    );
+    assert_eq!(err.ts_ns, last_retry_ns + 64_000_000);
+    assert_eq!(t.causes(), vec![FindingCause::RetriesExceeded]);
+    let f = &r.findings[0];
+    assert!(
+        f.text.contains(&format!("PSN {stuck} never acknowledged; the timer fired 7 times (1.000 ms, then 64.000 ms x6 (BALBOA's schedule: 1 ms, then 64 ms)) and the retry count (7) ran out: the QP is in error")),
+        "{}",
+        f.text
+    );
+    assert_eq!(f.rows.len(), 7, "the seven resends: {:?}", f.rows);
+    assert_eq!(
+        r.qp_state_at(0, last_retry_ns - 1_000_000),
+        Some(QpState::WaitingOnTimer {
+            since_ns: last_retry_ns - 64_000_000
+        })
+    );
+    assert!(matches!(
+        r.qp_state_at(0, err.ts_ns + 1),
+        Some(QpState::Error {
+            reason: QpErrorReason::RetriesExceeded,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_qp_still_retrying_when_its_traffic_ends_is_stuck_not_done() {
+    let mut t = Trace::new();
+    let stuck = timer_retries(&mut t, 2);
+    let r = t.an.report();
+    assert_eq!(r.qps[0].counters.local_ack_timeout_err, 3);
+    assert_eq!(r.counters.req_transport_retries_exceeded, 0);
+    assert_eq!(r.qps[0].error, None);
+    assert_eq!(t.causes(), vec![FindingCause::QpStuck]);
+    let text = &r.findings[0].text;
+    assert!(
+        text.contains(&format!("PSN {stuck} and 0 more unacknowledged; the timer fired 3 times (1.000 ms, then 64.000 ms x2 (BALBOA's schedule")),
+        "{text}"
+    );
+    assert!(
+        text.contains("a dead QP, not the end of its workload"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unacknowledged_data_at_the_end_with_no_resend_is_a_stuck_qp() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.steady(&mut psn, 100);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
+    // Other traffic runs on for 5 ms; this QP never hears back.
+    t.elsewhere(5_000_000);
+    assert_eq!(t.causes(), vec![FindingCause::QpStuck]);
+    let r = t.an.report();
+    assert!(
+        r.findings[0]
+            .text
+            .contains(&format!("PSN {psn} and 1 more unacknowledged, no resend")),
+        "{}",
+        r.findings[0].text
+    );
+    // The same end with everything ACKed is the end of the workload.
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.steady(&mut psn, 100);
+    t.elsewhere(5_000_000);
+    assert_eq!(t.causes(), vec![]);
+}
+
+#[test]
+fn an_ibta_timer_is_named_by_its_exponent() {
+    // 4.096 µs x 2^14 = 67.1 ms, three times.
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.steady(&mut psn, 50);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
+    for _ in 0..3 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 67_108_864);
+    }
+    let r = t.an.report();
+    assert_eq!(t.causes(), vec![FindingCause::QpStuck]);
+    assert!(
+        r.findings[0]
+            .text
+            .contains("67.109 ms x3 (IBTA local ACK timeout 14: 4.096 µs x 2^14 = 67.109 ms)"),
+        "{}",
+        r.findings[0].text
+    );
+}
+
+#[test]
+fn fatal_naks_are_findings_and_leave_the_qp_in_error() {
+    for (code, name) in [
+        (NakCode::InvalidRequest, "Invalid Request NAK"),
+        (NakCode::RemoteAccessError, "Remote Access Error NAK"),
+    ] {
+        let mut t = Trace::new();
+        let mut psn = 0;
+        t.steady(&mut psn, 100);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
+        let nak_row = t.index;
+        t.resp(Opcode::RC_ACK, psn, Syndrome::Nak(code), 100);
+        let nak_ns = t.t;
+        // The application goes on posting; nothing is answered.
+        for k in 1..50 {
+            t.req(Opcode::RC_WRITE_MIDDLE, psn + k, 400);
+        }
+        let r = t.an.report();
+        assert_eq!(t.causes(), vec![FindingCause::FatalNak], "{name}");
+        let f = &r.findings[0];
+        assert_eq!(f.first_index, Some(nak_row));
+        assert_eq!(f.rows, vec![nak_row]);
+        assert!(
+            f.text
+                .contains(&format!("{name} at PSN {psn} (row {}): ", nak_row + 1))
+                && f.text.contains("the QP is in error from then on"),
+            "{}",
+            f.text
+        );
+        assert_eq!(
+            r.qp_state_at(0, nak_ns + 1),
+            Some(QpState::Error {
+                since_ns: nak_ns,
+                reason: QpErrorReason::Nak(code)
+            })
+        );
+        assert_eq!(r.qp_state_at(0, nak_ns - 2_000), Some(QpState::Ready));
+    }
+}
+
+/// READs of 4 packets, one after the other, each answered 1 µs later.
+fn steady_reads(t: &mut Trace, psn: &mut u32, n: u32) {
+    for _ in 0..n {
+        t.req(Opcode::RC_READ_REQUEST, *psn, 200);
+        t.resp(Opcode::RC_READ_RESPONSE_FIRST, *psn, ACK, 1_000);
+        t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, *psn + 1, ACK, 400);
+        t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, *psn + 2, ACK, 400);
+        t.resp(Opcode::RC_READ_RESPONSE_LAST, *psn + 3, ACK, 400);
+        *psn += 4;
+    }
+}
+
+#[test]
+fn a_read_reissued_by_the_timer_after_a_visible_gap_is_a_timeout_and_says_both() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    steady_reads(&mut t, &mut psn, 60);
+    let lost = psn + 1;
+    t.req(Opcode::RC_READ_REQUEST, psn, 200);
+    t.resp(Opcode::RC_READ_RESPONSE_FIRST, psn, ACK, 1_000);
+    // psn + 1 lost: the gap shows at psn + 2.
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, psn + 2, ACK, 800);
+    let gap_row = t.index - 1;
+    t.resp(Opcode::RC_READ_RESPONSE_LAST, psn + 3, ACK, 400);
+    // BALBOA has no implied-NAK path: its 1 ms timer re-issues the READ.
+    assert_eq!(
+        t.req(Opcode::RC_READ_REQUEST, psn + 1, 1_000_000),
+        Class::RETRANSMISSION
+    );
+    t.resp(Opcode::RC_READ_RESPONSE_FIRST, psn + 1, ACK, 1_000);
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, psn + 2, ACK, 400);
+    t.resp(Opcode::RC_READ_RESPONSE_LAST, psn + 3, ACK, 400);
+    psn += 4;
+    steady_reads(&mut t, &mut psn, 60);
+    let r = t.an.report();
+    assert_eq!(r.episodes.len(), 1);
+    let e = r.episodes[0];
+    assert_eq!(e.cause, EpisodeCause::Timeout);
+    let u = e.unacted.expect("the gap is kept as evidence");
+    assert_eq!(
+        (u.cause, u.psn, u.index),
+        (EpisodeCause::ImpliedNak, lost, gap_row)
+    );
+    assert_eq!(
+        (
+            r.counters.local_ack_timeout_err,
+            r.counters.implied_nak_seq_err
+        ),
+        (1, 0)
+    );
+    assert_eq!(t.causes(), vec![FindingCause::TimeoutStall]);
+    let f = &r.findings[0];
+    assert!(
+        f.text.contains(&format!(
+            "; timeout after 1.002 ms; the gap in READ responses at PSN {lost} was visible 1.000 ms earlier: the requester did not act on it"
+        )),
+        "{}",
+        f.text
+    );
+    assert!(f.rows.contains(&gap_row), "{:?}", f.rows);
+}
+
+#[test]
+fn congestion_on_read_responses_is_found_in_the_reverse_direction() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    steady_reads(&mut t, &mut psn, 40);
+    // The responses are CE-marked and slowed to a quarter; the requester's
+    // CNPs go back towards the responder.
+    for _ in 0..20 {
+        t.req(Opcode::RC_READ_REQUEST, psn, 200);
+        for k in 0..4 {
+            let op = match k {
+                0 => Opcode::RC_READ_RESPONSE_FIRST,
+                3 => Opcode::RC_READ_RESPONSE_LAST,
+                _ => Opcode::RC_READ_RESPONSE_MIDDLE,
+            };
+            let mut b = PacketBuilder::rocev2_ipv4(B, A, op, 0x11, psn + k);
+            b.ext.aeth.syndrome = ACK.to_u8();
+            if let crate::NetHeader::Ipv4 { ecn, .. } = &mut b.net {
+                *ecn = 3;
+            }
+            t.push(b.build(&[0; 4096]), if k == 0 { 1_000 } else { 1_600 });
+        }
+        t.cnp_to_responder(10);
+        psn += 4;
+    }
+    steady_reads(&mut t, &mut psn, 40);
+    let r = t.an.report();
+    assert_eq!(
+        t.causes(),
+        vec![FindingCause::Congestion],
+        "{:#?}",
+        r.findings
+    );
+    assert!(
+        r.findings[0].text.contains("congestion: "),
+        "{}",
+        r.findings[0].text
+    );
+}
+
+#[test]
+fn a_dcqcn_staircase_is_found_against_the_level_before_the_first_cnp() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    // 1 KiB WRITEs; `per_us` of them every µs.
+    let mut run = |t: &mut Trace, per_us: u64, us: u64, cnp_first: bool| {
+        for u in 0..us {
+            if cnp_first && u == 0 {
+                t.cnp_to_requester(0);
+            }
+            for _ in 0..per_us {
+                t.req_len(Opcode::RC_WRITE_MIDDLE, psn, 1024, 1_000 / per_us - 10);
+                t.ack(psn, 10);
+                psn += 1;
+            }
+        }
+    };
+    run(&mut t, 10, 100, false);
+    // A CNP every 50 µs, each cutting the rate by a fifth (never by half
+    // at once): 10 -> 8 -> 6 -> 5 -> 4 -> 3 packets a µs.
+    for per_us in [8, 6, 5, 4, 3] {
+        run(&mut t, per_us, 50, true);
+    }
+    run(&mut t, 3, 150, false);
+    run(&mut t, 10, 100, false);
+    let r = t.an.report();
+    assert_eq!(
+        t.causes(),
+        vec![FindingCause::Congestion],
+        "{:#?}",
+        r.findings
+    );
+    let f = &r.findings[0];
+    assert!(
+        f.text
+            .contains("a stepwise rate cut (DCQCN-style) from the level before the first CNP"),
+        "{}",
+        f.text
+    );
+    assert!(
+        f.before_gbytes_s > 9.0,
+        "the level before the first CNP: {f:?}"
+    );
+}
+
+#[test]
+fn a_window_full_at_the_window_the_capture_shows_is_window_limited() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    // 4 packets in flight, ACKed one RTT later: at 1 µs RTT 16 KiB a µs,
+    // then the RTT grows to 8 µs (a slow responder): 2 KiB a µs.
+    let mut burst = |t: &mut Trace, rtt_ns: u64, rounds: u32| {
+        for _ in 0..rounds {
+            for k in 0..4 {
+                t.req(Opcode::RC_WRITE_MIDDLE, psn + k, 50);
+            }
+            t.ack(psn + 3, rtt_ns);
+            psn += 4;
+        }
+    };
+    burst(&mut t, 1_000, 100);
+    burst(&mut t, 8_000, 10);
+    burst(&mut t, 1_000, 100);
+    let r = t.an.report();
+    assert_eq!(r.qps[0].window_packets, 4);
+    assert_eq!(
+        t.causes(),
+        vec![FindingCause::WindowLimited],
+        "{:#?}",
+        r.findings
+    );
+    assert!(
+        r.findings[0].text.contains(
+            "4 packets outstanding (window full: the most this QP had outstanding in the capture is 4)"
+        ),
+        "{}",
+        r.findings[0].text
+    );
+}
+
+#[test]
+fn drops_of_one_kind_on_one_qp_are_one_finding_with_each_as_an_item() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    t.steady(&mut psn, 250);
+    let mut naks = Vec::new();
+    for _ in 0..10 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
+        naks.push(t.index);
+        t.resp(
+            Opcode::RC_ACK,
+            psn,
+            Syndrome::Nak(NakCode::PsnSequenceError),
+            100,
+        );
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 20_000);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+        t.ack(psn + 1, 100);
+        psn += 2;
+        t.steady(&mut psn, 250);
+    }
+    let r = t.an.report();
+    assert_eq!(r.episodes.len(), 10);
+    assert_eq!(
+        t.causes(),
+        vec![FindingCause::LossGoBackN],
+        "{:#?}",
+        r.findings
+    );
+    let f = &r.findings[0];
+    assert_eq!(f.items.len(), 10);
+    assert!(
+        f.text.starts_with(
+            "QP 0x12 10.0.0.1>10.0.0.2: 10 drops from loss and Go-Back-N resends from "
+        ),
+        "{}",
+        f.text
+    );
+    assert!(f.text.contains("; the worst, "), "{}", f.text);
+    for nak in &naks {
+        assert!(f.rows.contains(nak), "NAK row {nak} in {:?}", f.rows);
+    }
+    assert!(
+        f.items
+            .iter()
+            .all(|i| i.text.contains("NAK (PSN sequence error) at PSN"))
+    );
+}
+
+#[test]
+fn the_qp_state_is_the_state_at_the_time_not_its_history() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    t.steady(&mut psn, 100);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
+    t.resp(
+        Opcode::RC_ACK,
+        psn,
+        Syndrome::Nak(NakCode::PsnSequenceError),
+        100,
+    );
+    let nak_ns = t.t;
+    t.req(Opcode::RC_WRITE_MIDDLE, psn, 20_000);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+    t.ack(psn + 1, 100);
+    psn += 2;
+    t.steady(&mut psn, 100);
+    let r = t.an.report();
+    assert_eq!(
+        r.qp_state_at(0, nak_ns + 10_000),
+        Some(QpState::Recovering {
+            since_ns: nak_ns,
+            cause: EpisodeCause::NakSeqErr
+        })
+    );
+    // Once recovered it is ready again, not "recovering" for ever.
+    assert_eq!(r.qp_state_at(0, t.t - 5_000), Some(QpState::Ready));
+    assert_eq!(r.qp_state_at(0, r.qps[0].first_ts_ns - 1), None);
+    assert_eq!(r.qp_state_at(7, t.t), None);
+}
+
+#[test]
+fn the_cards_counters_are_checked_against_the_capture() {
+    let card = |psn_drops, retransmissions, stream_down| CardCounters {
+        psn_drops,
+        retransmissions,
+        stream_down,
+    };
+    // A NAK loss the capture shows in full: 2 resends.
+    let build = || {
+        let mut t = Trace::new();
+        let mut psn = 0;
+        t.steady(&mut psn, 50);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
+        t.resp(
+            Opcode::RC_ACK,
+            psn,
+            Syndrome::Nak(NakCode::PsnSequenceError),
+            100,
+        );
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 2_000);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+        t.ack(psn + 1, 100);
+        psn += 2;
+        t.steady(&mut psn, 50);
+        t
+    };
+    let first_ns = 1_000_000;
+    // The card agrees: nothing told.
+    let mut t = build();
+    let end = t.t + 5_000;
+    t.an.card_counters(first_ns, card(1, 10, 0));
+    t.an.card_counters(end, card(2, 12, 0));
+    assert_eq!(t.causes(), vec![]);
+    // The card resent 5: the sniffer missed 3.
+    let mut t = build();
+    t.an.card_counters(first_ns, card(1, 10, 0));
+    t.an.card_counters(end, card(2, 15, 0));
+    assert_eq!(t.causes(), vec![FindingCause::CardCounterMismatch]);
+    let f = &t.an.report().findings[0];
+    assert_eq!(f.qp, CARD_QP);
+    assert!(
+        f.text
+            .contains("the card counted 5 retransmissions between ")
+            && f.text
+                .contains(", the capture shows 2: the sniffer missed frames the card sent"),
+        "{}",
+        f.text
+    );
+    // STRM down.
+    let mut t = build();
+    t.an.card_counters(first_ns, card(1, 10, 0));
+    t.an.card_counters(end, card(2, 12, 1));
+    assert_eq!(t.causes(), vec![FindingCause::StreamDown]);
+    assert!(
+        t.an.report().findings[0]
+            .text
+            .contains("STRM down = 1: its network stack is down until the card is reprogrammed"),
+    );
+    // PSN drops on a capture that shows no loss at all.
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.steady(&mut psn, 50);
+    t.an.card_counters(first_ns, card(0, 0, 0));
+    t.an.card_counters(t.t, card(4, 0, 0));
+    assert_eq!(t.causes(), vec![FindingCause::CardCounterMismatch]);
+    assert!(
+        t.an.report().findings[0]
+            .text
+            .contains("the card dropped 4 requests for their PSN"),
+    );
+}
+
+#[test]
+fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
+    // QP 0x12 alone at 10 GB/s, then at 3 GB/s for 200 µs. With a second
+    // QP between the same hosts taking the rest of the link, that is
+    // sharing; alone, it is a drop nothing explains.
+    for shared in [true, false] {
+        let mut t = Trace::new();
+        let mut psn = 0u32;
+        t.steady(&mut psn, 250);
+        let mut other = 10_000u32;
+        for k in 0..150u32 {
+            // Each µs: 3 KiB of QP 0x12's, 7 KiB of QP 0x13's when shared.
+            if k % 4 != 3 {
+                t.req_len(Opcode::RC_WRITE_MIDDLE, psn, 4096, 1_300);
+                t.ack(psn, 10);
+                psn += 1;
+            } else {
+                t.t += 1_310;
+            }
+            if shared {
+                for _ in 0..2 {
+                    let b = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_MIDDLE, 0x13, other);
+                    t.push(b.build(&[0; 4096]), 10);
+                    let mut ack = PacketBuilder::rocev2_ipv4(B, A, Opcode::RC_ACK, 0x14, other);
+                    ack.ext.aeth.syndrome = ACK.to_u8();
+                    t.push(ack.build(&[]), 10);
+                    other += 1;
+                }
+            }
+        }
+        t.steady(&mut psn, 250);
+        let r = t.an.report();
+        let mine: Vec<FindingCause> = r
+            .findings
+            .iter()
+            .filter(|f| f.qp == 0)
+            .map(|f| f.cause)
+            .collect();
+        if shared {
+            assert_eq!(r.qps.len(), 2);
+            assert_eq!(mine, vec![], "{:#?}", r.findings);
+        } else {
+            assert_eq!(mine, vec![FindingCause::Unexplained], "{:#?}", r.findings);
+        }
+    }
+}
+
+#[test]
+fn an_rnr_storm_is_one_finding_and_waits_on_the_rnr_timer_not_a_timeout() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    t.steady(&mut psn, 250);
+    // 5 times: an RNR NAK, the requester waits 200 µs (longer than the
+    // timeout silence: still an RNR wait, not a timer expiry) and resends;
+    // the stream goes on.
+    for _ in 0..5 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
+        t.resp(Opcode::RC_ACK, psn, Syndrome::RnrNak { timer: 3 }, 100);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 200_000);
+        t.ack(psn, 100);
+        psn += 1;
+        t.steady(&mut psn, 250);
+    }
+    let r = t.an.report();
+    assert_eq!(r.counters.rnr_nak, 5);
+    assert_eq!(
+        r.counters.local_ack_timeout_err, 0,
+        "an RNR wait is not a timeout"
+    );
+    assert!(r.episodes.iter().all(|e| e.cause == EpisodeCause::Rnr));
+    assert_eq!(
+        t.causes(),
+        vec![FindingCause::ReceiverNotReady],
+        "{:#?}",
+        r.findings
+    );
+    let f = &r.findings[0];
+    assert_eq!(f.items.len(), 5);
+    assert!(
+        f.text.contains(": 5 drops from RNR NAKs from "),
+        "{}",
+        f.text
+    );
 }
