@@ -14,10 +14,14 @@ use rocescope_replay::clock::PlayState;
 use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
 
 /// Frames of a header-only capture, as (ts_ns, bytes).
+/// Tests run in parallel: each capture file gets its own name.
+static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn frames(n: u64) -> Vec<(u64, Vec<u8>)> {
     let path = std::env::temp_dir().join(format!(
-        "rocescope-indexing-{}-{n}.pcap",
-        std::process::id()
+        "rocescope-indexing-{}-{n}-{}.pcap",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
     rocescope_replay::synth::write_header_only_pcap(&path, n).unwrap();
     let mut r = CaptureReader::open(&path).unwrap();
