@@ -233,9 +233,8 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
 }
 
 /// The workbench on a live link: the client feeds the store on its own
-/// threads; its counters and link state reach the status line through
-/// `rocescope::live`, as in the desktop workbench.
+/// threads; its counters and link state reach the status line through the
+/// core's source layer, as in the desktop workbench.
 fn workbench(client: Client, name: String) -> anyhow::Result<()> {
-    let (model, _link) = rocescope::live::attach_model(client, &name);
-    rocescope::tui::run(model)
+    rocescope::tui::run(rocescope_core::link::attach_model(client, &name))
 }

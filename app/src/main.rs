@@ -150,19 +150,25 @@ fn default_run() -> anyhow::Result<()> {
 /// `rocescope open FILE`: index the capture in the background and open the
 /// workbench at once.
 fn open(file: &std::path::Path, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+    use rocescope_core::source::{OpenError, SourceSpec, open};
     use rocescope_replay::CaptureError;
-    use rocescope_replay::store::{RcAnalyzer, Store, StoreError};
-    let analysis = RcAnalyzer::default();
-    let cfg = rocescope_decoders::DecodeConfig {
-        extra_roce_ports: roce_ports,
+    use rocescope_replay::store::StoreError;
+    let spec = SourceSpec::File {
+        path: file.to_path_buf(),
+        decode: rocescope_decoders::DecodeConfig {
+            extra_roce_ports: roce_ports,
+        },
     };
-    let store = match Store::open(file, cfg, Box::new(analysis.clone())) {
-        Ok(s) => s,
-        Err(e @ StoreError::Capture(CaptureError::Open { .. })) => return Err(e.into()),
-        Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
+    let model = match open(spec, &Default::default()) {
+        Ok(m) => m,
+        // A file that is not there says so once, without its path twice.
+        Err(OpenError::File {
+            source: e @ StoreError::Capture(CaptureError::Open { .. }),
+            ..
+        }) => return Err(e.into()),
+        Err(e) => return Err(e.into()),
     };
-    let source = rocescope_core::source::SourceHandle::file(file.display().to_string());
-    tui::run(rocescope_core::Model::new(store, analysis, source))
+    tui::run(model)
 }
 
 /// `rocescope decode x.pcap | head` must end quietly.

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod export;
 pub mod filter;
 pub mod lesson;
+pub mod link;
 pub mod model;
 pub mod query;
 pub mod session;

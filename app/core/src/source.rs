@@ -71,6 +71,8 @@ pub struct SourceHandle {
     ctl: Option<Sender<SourceCtl>>,
     status: Arc<SourceStatus>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// A live link's client and its status thread (stopped with the handle).
+    pub(crate) link: Option<crate::link::LiveLink>,
 }
 
 /// Progress a source reports.
@@ -117,6 +119,7 @@ impl SourceHandle {
             ctl: None,
             status: Arc::new(SourceStatus::default()),
             thread: None,
+            link: None,
         }
     }
 
@@ -132,6 +135,7 @@ impl SourceHandle {
             ctl: None,
             status: Arc::new(SourceStatus::default()),
             thread: None,
+            link: None,
         }
     }
 
@@ -209,6 +213,108 @@ impl SourceHandle {
 impl Drop for SourceHandle {
     fn drop(&mut self) {
         self.stop();
+        // Dropping the link stops its client.
+        self.link = None;
+    }
+}
+
+/// Every source the workbench opens, in one place: the TUI, the GUI and
+/// the workbench commands (`open`, `sim`, `attach`, `gui`) name what to
+/// open and get the same model, status and steering from [`open`].
+#[derive(Debug, Clone)]
+pub enum SourceSpec {
+    /// A capture file, indexed in the background; the views show all of it
+    /// as it is indexed.
+    File {
+        path: std::path::PathBuf,
+        decode: DecodeConfig,
+    },
+    /// The bundled simulator on a scenario, paced to wall time (or not),
+    /// optionally recorded as pcapng.
+    Sim {
+        scenario: Scenario,
+        pace: Pace,
+        record: Option<std::path::PathBuf>,
+    },
+    /// A live link: an agent, a pcap stream on stdin, a followed file.
+    Attach(rocescope_device_link::ClientConfig),
+}
+
+/// Why a source could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{path}")]
+    File {
+        path: String,
+        #[source]
+        source: rocescope_replay::store::StoreError,
+    },
+    #[error("cannot make the live store")]
+    Store(#[source] rocescope_replay::store::StoreError),
+    #[error("cannot write the recording {path}")]
+    Record {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Link(#[from] rocescope_device_link::client::ClientError),
+}
+
+/// Open `spec` as a workbench model. Live sources (the simulator, a link)
+/// get a store bounded by `limits`; a simulator's handle keeps them for
+/// its reruns.
+pub fn open(
+    spec: SourceSpec,
+    limits: &crate::session::SessionLimits,
+) -> Result<crate::Model, OpenError> {
+    match spec {
+        SourceSpec::File { path, decode } => {
+            let analysis = RcAnalyzer::default();
+            let store =
+                Store::open(&path, decode, Box::new(analysis.clone())).map_err(|source| {
+                    OpenError::File {
+                        path: path.display().to_string(),
+                        source,
+                    }
+                })?;
+            let source = SourceHandle::file(path.display().to_string());
+            Ok(crate::Model::new(store, analysis, source))
+        }
+        SourceSpec::Sim {
+            scenario,
+            pace,
+            record,
+        } => {
+            let record = match record {
+                Some(p) => {
+                    let err = |source| OpenError::Record {
+                        path: p.display().to_string(),
+                        source,
+                    };
+                    let file = std::fs::File::create(&p).map_err(err)?;
+                    Some(
+                        PcapngWriter::new(std::io::BufWriter::with_capacity(1 << 20, file))
+                            .map_err(err)?,
+                    )
+                }
+                None => None,
+            };
+            let store = limits.live_store(0).map_err(OpenError::Store)?;
+            let (store, analysis, mut handle) = spawn_sim_into(store, scenario, pace, record);
+            handle.set_session_limits(limits.clone());
+            Ok(crate::Model::new(store, analysis, handle))
+        }
+        SourceSpec::Attach(mut cfg) => {
+            let name = cfg.url.to_string();
+            let queue_bytes = limits.queue_bytes(cfg.queue_bytes as u64);
+            cfg.queue_bytes = queue_bytes as usize;
+            if cfg.spill.is_none() {
+                cfg.spill = Some(limits.spill_config(queue_bytes));
+            }
+            let client = rocescope_device_link::Client::start(cfg)?;
+            Ok(crate::link::attach_model(client, &name))
+        }
     }
 }
 
@@ -253,6 +359,7 @@ pub fn spawn_sim_into(
         ctl: Some(tx),
         status,
         thread,
+        link: None,
     };
     (store, analysis, handle)
 }

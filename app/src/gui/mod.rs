@@ -16,13 +16,12 @@ mod tests;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
 use egui_dock::{DockArea, DockState, NodeIndex, TabViewer};
 use rocescope_core::command::View;
-use rocescope_core::source::SourceHandle;
+use rocescope_core::session::SessionLimits;
+use rocescope_core::source;
 use rocescope_core::status::Tone;
 use rocescope_core::{Command, Model, Overlay, Table, UiCommand, cmdline, status_line};
-use rocescope_replay::store::{RcAnalyzer, Store};
 
 pub use panels::PanelState;
 
@@ -48,22 +47,26 @@ pub struct GuiArgs {
 /// Open a capture as `rocescope open` does: a new store indexing in the
 /// background and a new model over it.
 pub fn open_file(path: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Model> {
-    let analysis = RcAnalyzer::default();
-    let cfg = rocescope_decoders::DecodeConfig {
+    let decode = rocescope_decoders::DecodeConfig {
         extra_roce_ports: roce_ports,
     };
-    let store = Store::open(path, cfg, Box::new(analysis.clone()))
-        .with_context(|| path.display().to_string())?;
-    let source = SourceHandle::file(path.display().to_string());
-    Ok(Model::new(store, analysis, source))
+    let spec = source::SourceSpec::File {
+        path: path.to_path_buf(),
+        decode,
+    };
+    Ok(source::open(spec, &SessionLimits::default())?)
 }
 
 /// A simulator run paced as the terminal workbench paces it.
 pub fn sim_model(scenario: &str) -> anyhow::Result<Model> {
     let sc = rocescope_sim::Scenario::resolve(scenario).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let pace = rocescope_core::source::Pace::for_duration(sc.duration_ns);
-    let (store, analysis, handle) = rocescope_core::source::spawn_sim(sc, pace, None);
-    Ok(Model::new(store, analysis, handle))
+    let pace = source::Pace::for_duration(sc.duration_ns);
+    let spec = source::SourceSpec::Sim {
+        scenario: sc,
+        pace,
+        record: None,
+    };
+    Ok(source::open(spec, &SessionLimits::default())?)
 }
 
 /// The default layout: overview and packets side by side, the detail views
@@ -197,8 +200,6 @@ pub struct Workbench {
     pub panels: PanelState,
     pub palette: Palette,
     pub export: ExportDialog,
-    /// A live link the model reads from (kept alive while shown).
-    link: Option<crate::live::LiveLink>,
     /// The command line was open last frame (it takes the keyboard when
     /// it opens).
     cmdline_open: bool,
@@ -227,7 +228,6 @@ impl Workbench {
             panels: PanelState::default(),
             palette: Palette::default(),
             export: ExportDialog::default(),
-            link: None,
             cmdline_open: false,
             last_view,
             open_error: None,
@@ -239,7 +239,6 @@ impl Workbench {
         // Exports of the old capture are still being written: keep telling.
         model.adopt_exports(&mut self.model);
         self.model = model;
-        self.link = None;
         self.panels = PanelState::default();
         self.last_view = self.model.view;
     }
@@ -860,15 +859,12 @@ impl TabViewer for Viewer<'_> {
 
 /// Run the desktop workbench until its window closes.
 pub fn run(args: GuiArgs) -> anyhow::Result<()> {
-    let mut link = None;
     let model = if let Some(url) = &args.attach {
         let url = rocescope_device_link::AttachUrl::parse(url)?;
-        let client = rocescope_device_link::Client::start(
-            rocescope_device_link::ClientConfig::new(url.clone()),
-        )?;
-        let (m, l) = crate::live::attach_model(client, &url.to_string());
-        link = Some(l);
-        m
+        source::open(
+            source::SourceSpec::Attach(rocescope_device_link::ClientConfig::new(url)),
+            &SessionLimits::default(),
+        )?
     } else if let Some(file) = &args.file {
         open_file(file, args.roce_ports.clone())?
     } else {
@@ -894,8 +890,7 @@ pub fn run(args: GuiArgs) -> anyhow::Result<()> {
                 .storage
                 .and_then(|s| eframe::get_value::<DockState<View>>(s, DOCK_KEY))
                 .filter(|d| d.iter_all_tabs().next().is_some());
-            let mut wb = Workbench::new(model, dock);
-            wb.link = link;
+            let wb = Workbench::new(model, dock);
             Ok(Box::new(GuiApp { wb, exit_at }))
         }),
     )

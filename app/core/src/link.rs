@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rocescope_core::Model;
-use rocescope_core::source::{SourceHandle, SourceStatus};
+use crate::Model;
+use crate::source::{SourceHandle, SourceStatus};
 use rocescope_device_link::Client;
 use rocescope_device_link::client::LinkEvent;
 
@@ -23,12 +23,12 @@ pub struct LiveLink {
 /// How often the counters are copied: the views redraw about as often.
 const UPDATE_EVERY: Duration = Duration::from_millis(200);
 
-/// A model over the client's live store, named `attach:NAME`, and the
-/// link that feeds it.
-pub fn attach_model(client: Client, name: &str) -> (Model, LiveLink) {
+/// A model over the client's live store, named `attach:NAME`; its source
+/// handle keeps the link (dropping the model stops it).
+pub fn attach_model(client: Client, name: &str) -> Model {
     let store = Arc::clone(client.store());
     let analysis = client.analysis().clone();
-    let handle = SourceHandle::external(format!("attach:{name}"));
+    let mut handle = SourceHandle::external(format!("attach:{name}"));
     let status = handle.status_arc();
     let stop = Arc::new(AtomicBool::new(false));
     let updater = {
@@ -44,8 +44,8 @@ pub fn attach_model(client: Client, name: &str) -> (Model, LiveLink) {
             })
             .ok()
     };
-    let link = LiveLink { stop, updater };
-    (Model::new(store, analysis, handle), link)
+    handle.link = Some(LiveLink { stop, updater });
+    Model::new(store, analysis, handle)
 }
 
 /// Copy the client's counters and events into `status`.
@@ -111,7 +111,7 @@ mod tests {
             .join("../assets/captures/sample-write-read.pcap");
         let url = AttachUrl::parse(&format!("file:{}", path.display())).unwrap();
         let client = Client::start(ClientConfig::new(url)).unwrap();
-        let (mut model, link) = attach_model(client, "sample");
+        let mut model = attach_model(client, "sample");
         let t0 = std::time::Instant::now();
         let st = model.source.status();
         // Ingest counts the last frames a moment after the link ends.
@@ -121,11 +121,10 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         model.tick(std::time::Instant::now());
-        let line = rocescope_core::status_line(&model);
+        let line = crate::status_line(&model);
         assert_eq!(line.source, "attach:sample");
         assert_eq!(line.state.text(), "ended: source ended", "{}", line.text());
         assert_eq!(model.source.status().frames.load(Ordering::Relaxed), 15);
         assert_eq!(line.dropped, 0);
-        drop(link);
     }
 }
