@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use rocescope_decoders::analysis::{Class, Observation, RcAnalysis};
+use rocescope_decoders::analysis::{Class, FindingCause, Observation, RcAnalysis};
 use rocescope_decoders::{
     DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, Packet, Syndrome, decode,
 };
@@ -77,6 +77,36 @@ fn class_flags(c: Class) -> Flags {
     f.set(Flags::OUT_OF_SEQUENCE, c.contains(Class::OUT_OF_SEQUENCE));
     f.set(Flags::CAPTURE_LOSS, c.contains(Class::CAPTURE_LOSS));
     f
+}
+
+impl RcAnalyzer {
+    /// Feeds the diagnosis the evidence a record carries that frames cannot
+    /// show (a simulator's PFC pause or DPI drop); other records are
+    /// ignored. Every source calls it the same way (the in-process
+    /// simulator, the live link, a recording), so one scenario gives the
+    /// same findings however it was opened. Returns whether it was evidence.
+    pub fn note_record(&self, r: &crate::record::Record) -> bool {
+        let Some((ts_ns, what)) = evidence(r) else {
+            return false;
+        };
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note(ts_ns, what);
+        true
+    }
+}
+
+/// The diagnosis' evidence in a record, if any.
+pub fn evidence(r: &crate::record::Record) -> Option<(u64, FindingCause)> {
+    use crate::record::{Record, TruthEvent};
+    let Record::Truth(t) = r else { return None };
+    let what = match t.event {
+        TruthEvent::PfcPause { .. } => FindingCause::PfcPause,
+        TruthEvent::DpiDrop => FindingCause::DpiDrop,
+        _ => return None,
+    };
+    Some((t.ts_ns, what))
 }
 
 impl Analyzer for RcAnalyzer {

@@ -23,7 +23,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 pub use conv::{ConvKey, Conversation};
 pub use ingest::{
     Analyzer, Appender, Ingest, IngestFrame, LateFlags, NoAnalysis, PacketInfo, RcAnalyzer,
-    decode_frame,
+    decode_frame, evidence,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
 
