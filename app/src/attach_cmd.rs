@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use rocescope_device_link::client::LinkEvent;
+use rocescope_device_link::client::{LinkEvent, LinkState};
 use rocescope_device_link::protocol::{ProbeSet, Request};
 use rocescope_device_link::{AttachUrl, Client, ClientConfig};
 
@@ -19,8 +19,8 @@ pub struct AttachArgs {
     /// File holding the agent's token.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// No user interface: run for --duration (or until the source ends) and
-    /// print a summary.
+    /// No user interface: run for --duration or until the source ends
+    /// (a file, stdin: the agent says END), then print a summary.
     #[arg(long)]
     pub headless: bool,
     /// How long to stay attached, e.g. 30s, 500ms, 2m, 12h (default: until
@@ -30,8 +30,8 @@ pub struct AttachArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Stop when the agent's source ends instead of waiting for it to come
-    /// back.
+    /// Stop when the agent's source ends instead of waiting for a new one
+    /// (always so with --headless).
     #[arg(long)]
     pub exit_on_end: bool,
     /// Profiler probes to receive: all, none or ID,ID,...
@@ -70,7 +70,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     }
     cfg.record = args.record.clone();
     cfg.queue_bytes = args.queue_mb.max(1) << 20;
-    cfg.exit_on_end = args.exit_on_end;
+    cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
     let client = Client::start(cfg)?;
     if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
@@ -102,7 +102,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
                 LinkEvent::AgentError { code, text } => {
                     eprintln!("rocescope attach: agent says ERR {code} {text}")
                 }
-                LinkEvent::End => eprintln!("rocescope attach: the source ended"),
+                LinkEvent::End(end) => eprintln!("rocescope attach: {end}; stopping"),
                 LinkEvent::Fatal(why) => {
                     eprintln!("rocescope attach: {why}");
                     fatal = Some(why);
@@ -120,11 +120,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
                 s.frames_received,
                 s.frames_dropped,
                 s.reconnects,
-                if s.connected {
-                    "connected"
-                } else {
-                    "disconnected"
-                }
+                s.state().as_str()
             );
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -147,6 +143,9 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "records_received": s.records_received,
             "records_dropped": s.records_dropped_client,
             "bytes_received": s.bytes_received,
+            "evidence_records": s.evidence_received,
+            "state": s.state().as_str(),
+            "source_ended": s.source_ended,
             "store_rows": store.len(),
             "roce_packets": st.roce_packets,
             "duration_s": elapsed,
@@ -190,7 +189,13 @@ fn workbench(client: Client, name: String) -> anyhow::Result<()> {
                 status.frames.store(s.frames_received, Ordering::Relaxed);
                 status.dropped.store(s.frames_dropped, Ordering::Relaxed);
                 status.reconnects.store(s.reconnects, Ordering::Relaxed);
-                let note = (!s.connected).then(|| "disconnected: retrying".to_owned());
+                let note = match s.state() {
+                    LinkState::Live => None,
+                    LinkState::Ended => Some("source ended".to_owned()),
+                    LinkState::Connecting => Some("connecting".to_owned()),
+                    LinkState::Disconnected => Some("disconnected: retrying".to_owned()),
+                    LinkState::Stopped => Some("stopped".to_owned()),
+                };
                 *status.error.lock().unwrap_or_else(|e| e.into_inner()) = note;
                 std::thread::sleep(Duration::from_millis(200));
             }

@@ -98,6 +98,8 @@ pub struct LinkStats {
     /// The source ended (agent `END` / `BYE end`, end of a file or stdin)
     /// and no stream has started since.
     source_ended: AtomicBool,
+    /// [`Client::stop`] was called.
+    stopped: AtomicBool,
     evidence_received: AtomicU64,
     recorded_frames: AtomicU64,
     queue: Mutex<Option<Arc<BatchQueue>>>,
@@ -125,6 +127,8 @@ pub struct LinkStatsSnapshot {
     /// The source ended: nothing more will come (unless an agent serves a
     /// new source on the same address, which the client attaches to).
     pub source_ended: bool,
+    /// The client was stopped ([`Client::stop`]: a duration, the user).
+    pub stopped: bool,
     /// Records carrying evidence for the diagnosis (PFC pauses, DPI drops)
     /// that reached the store and were noted in [`Client::analysis`].
     pub evidence_received: u64,
@@ -142,6 +146,8 @@ pub enum LinkState {
     Ended,
     /// The link broke; retrying.
     Disconnected,
+    /// The client left (its duration, the user) while the source went on.
+    Stopped,
 }
 
 impl LinkState {
@@ -151,16 +157,19 @@ impl LinkState {
             LinkState::Live => "live",
             LinkState::Ended => "ended",
             LinkState::Disconnected => "disconnected",
+            LinkState::Stopped => "stopped",
         }
     }
 }
 
 impl LinkStatsSnapshot {
     pub fn state(&self) -> LinkState {
-        if self.connected {
-            LinkState::Live
-        } else if self.source_ended {
+        if self.source_ended {
             LinkState::Ended
+        } else if self.stopped {
+            LinkState::Stopped
+        } else if self.connected {
+            LinkState::Live
         } else if self.connections == 0 {
             LinkState::Connecting
         } else {
@@ -187,6 +196,7 @@ impl LinkStats {
             connections: self.connections.load(Ordering::Relaxed),
             connected: self.connected.load(Ordering::Relaxed),
             source_ended: self.source_ended.load(Ordering::Relaxed),
+            stopped: self.stopped.load(Ordering::Relaxed),
             evidence_received: self.evidence_received.load(Ordering::Relaxed),
             frames_recorded: self.recorded_frames.load(Ordering::Relaxed),
         }
@@ -393,6 +403,7 @@ impl Client {
     /// Stops reading, drains the queue into the store, closes the
     /// recording, and returns the final counters.
     pub fn stop(mut self) -> LinkStatsSnapshot {
+        self.stats.stopped.store(true, Ordering::Relaxed);
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..).rev() {
             let _ = t.join();

@@ -399,6 +399,8 @@ pub struct Simulator {
     free_pkts: Vec<u32>,
     ports: Vec<SwitchPort>,
     fault_hits: Vec<u64>,
+    /// The period each repeating rule's hits count in.
+    fault_period: Vec<u64>,
     /// Indices of the fault rules of each link direction, at
     /// `2 * node + to_switch`, in scenario order.
     faults_on: Vec<Vec<usize>>,
@@ -559,6 +561,7 @@ impl Simulator {
             .collect();
         Simulator {
             fault_hits: vec![0; scenario.faults.len()],
+            fault_period: vec![0; scenario.faults.len()],
             faults_on,
             scenario,
             p,
@@ -1505,9 +1508,20 @@ impl Simulator {
         for k in 0..rules {
             let i = self.faults_on[on][k];
             let f = self.scenario.faults[i].clone();
+            // A repeating rule: time within its period, hits per period.
+            let t_ns = match now_ns.checked_div(f.every_ns) {
+                Some(period) => {
+                    if self.fault_period[i] != period {
+                        self.fault_period[i] = period;
+                        self.fault_hits[i] = 0;
+                    }
+                    now_ns % f.every_ns
+                }
+                None => now_ns,
+            };
             if f.qp.is_some_and(|q| q != conn)
-                || now_ns < f.start_ns
-                || (f.end_ns != 0 && now_ns >= f.end_ns)
+                || t_ns < f.start_ns
+                || (f.end_ns != 0 && t_ns >= f.end_ns)
             {
                 continue;
             }

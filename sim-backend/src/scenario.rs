@@ -150,6 +150,10 @@ pub struct FaultSpec {
     pub end_ns: u64,
     /// Extra delay of a reordered frame.
     pub delay_ns: u64,
+    /// The rule's timeline (`start_ns`, `end_ns`, `nth`) starts again every
+    /// this many ns (0 = once): a run until stopped meets a link-down
+    /// window or an n-th frame loss again and again.
+    pub every_ns: u64,
 }
 
 /// The traffic sniffer next to one card's MAC.
@@ -330,6 +334,7 @@ struct RawFault {
     start_ns: Option<i64>,
     end_ns: Option<i64>,
     delay_ns: Option<i64>,
+    every_ns: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -655,6 +660,15 @@ impl Scenario {
                 return Err(ctx.err(&p("end_ns"), "end_ns must be after start_ns"));
             }
             let nth = nonneg(&ctx, &p("nth"), f.nth, 0)?;
+            let every_ns = nonneg(&ctx, &p("every_ns"), f.every_ns, 0)?;
+            if every_ns != 0 && (start_ns >= every_ns || end_ns > every_ns) {
+                return Err(ctx.err(
+                    &p("every_ns"),
+                    format!(
+                        "{every_ns} is impossible: start_ns and end_ns must lie within one period"
+                    ),
+                ));
+            }
             if f.kind != FaultKind::LinkDown && probability == 0.0 && nth == 0 {
                 return Err(ctx.err(
                     &p("probability"),
@@ -671,6 +685,7 @@ impl Scenario {
                 start_ns,
                 end_ns,
                 delay_ns: nonneg(&ctx, &p("delay_ns"), f.delay_ns, 2_000)?,
+                every_ns,
             });
         }
         let sniffer = match &raw.sniffer {

@@ -152,3 +152,67 @@ fn a_finite_run_of_a_workload_ends_as_before() {
     assert_eq!(stops, 1);
     assert_eq!(sim.now_ns(), 200_000);
 }
+
+#[test]
+fn repeating_fault_rules_hit_again_every_period() {
+    let text = "\
+[[node]]
+name = \"a\"
+kind = \"balboa\"
+[[node]]
+name = \"b\"
+kind = \"balboa\"
+[[qp]]
+from = \"a\"
+to = \"b\"
+size_bytes = 16384
+[[fault]]
+kind = \"loss\"
+node = \"a\"
+direction = \"to_switch\"
+nth = 3
+every_ns = 100_000
+[[fault]]
+kind = \"link_down\"
+node = \"b\"
+direction = \"to_switch\"
+start_ns = 50_000
+end_ns = 52_000
+every_ns = 100_000
+";
+    let mut sc = Scenario::from_toml(text, "repeat.toml").unwrap_or_else(|e| panic!("{e}"));
+    sc.profiler.enabled = false;
+    assert!(sc.until_stopped);
+    let mut sim = Simulator::live(sc);
+    // Drops per 100 us period: the 3rd frame of a's, and b's frames
+    // (ACKs) sent during the 2 us the link is down.
+    let mut per_period = [0u32; 10];
+    sim.run_until(1_000_000 - 1, &mut |r| {
+        if let Record::Truth(t) = r
+            && t.event == TruthEvent::WireDrop
+        {
+            per_period[(t.ts_ns / 100_000) as usize] += 1;
+        }
+    });
+    assert!(
+        per_period.iter().all(|&d| d >= 2),
+        "drops per period: {per_period:?}"
+    );
+    // Once only without every_ns.
+    let once = text.replace("every_ns = 100_000\n", "");
+    let mut sc = Scenario::from_toml(&once, "once.toml").unwrap_or_else(|e| panic!("{e}"));
+    sc.profiler.enabled = false;
+    let mut drops_after_first = 0;
+    Simulator::live(sc).run_until(1_000_000, &mut |r| {
+        if let Record::Truth(t) = r
+            && t.event == TruthEvent::WireDrop
+            && t.ts_ns >= 100_000
+        {
+            drops_after_first += 1;
+        }
+    });
+    assert_eq!(drops_after_first, 0);
+    let bad = text.replace("end_ns = 52_000", "end_ns = 152_000");
+    let e = Scenario::from_toml(&bad, "bad.toml").unwrap_err();
+    assert_eq!(e.key, "fault[1].every_ns", "{e}");
+}
