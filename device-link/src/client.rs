@@ -967,6 +967,11 @@ impl Rx {
                     buf.resize(parser.need(), 0);
                 }
             }
+            // Seen here too, not only when the link is idle: a busy link
+            // would otherwise never let the client stop.
+            if self.stop.load(Ordering::Relaxed) {
+                break None;
+            }
             events.before_read();
             match input.read(&mut buf[end..]) {
                 Ok(0) if attached => break None,
@@ -1010,6 +1015,9 @@ impl Rx {
         };
         self.attached(&shared, to);
         let error = loop {
+            if self.stop.load(Ordering::Relaxed) {
+                break None;
+            }
             match cr.next_item() {
                 Ok(Some(item)) => {
                     let mut c = shared.conn.borrow_mut();
