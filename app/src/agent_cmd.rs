@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use rocescope_device_link::agent::{AgentConfig, read_token_file};
-use rocescope_device_link::{Agent, CaptureSource, CardControl, CounterSource, SimSource, Source};
+use rocescope_device_link::{
+    Agent, CaptureSource, CardControl, CounterSource, SimSource, Source, SourceStatus,
+};
 
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
@@ -24,12 +26,19 @@ pub struct AgentArgs {
     /// following it as the card's host tool writes it.
     #[arg(long, group = "source", value_name = "PATH")]
     pub sniffer_dump: Option<PathBuf>,
-    /// Serve the bundled simulator running SCENARIO (a shipped name or a TOML file).
+    /// Serve the bundled simulator running SCENARIO (a shipped name or a
+    /// TOML file) until stopped (or for the scenario's duration_ns, where it
+    /// gives one); it waits while no client is attached.
     #[arg(long, group = "source", value_name = "SCENARIO")]
     pub sim: Option<String>,
-    /// With --sim: simulated seconds per wall second (default: as fast as possible).
-    #[arg(long, value_name = "X")]
-    pub sim_pace: Option<f64>,
+    /// With --sim: simulated seconds per wall second, or `max` for as fast
+    /// as the link takes it (default: 1, real time).
+    #[arg(long, value_name = "X", default_value = "1", value_parser = parse_pace)]
+    pub sim_pace: Pace,
+    /// With --sim: end the simulated run after this much simulated time,
+    /// e.g. 10ms, 2s (default: until the agent is stopped).
+    #[arg(long, value_name = "D")]
+    pub sim_duration: Option<String>,
     /// Poll the card driver's counter file into profiler samples.
     #[arg(long, value_name = "PATH")]
     pub counters: Option<PathBuf>,
@@ -50,6 +59,22 @@ pub struct AgentArgs {
     /// whole batches (counted and reported to it).
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub client_queue_mb: usize,
+}
+
+/// Simulated seconds per wall second; `None`: as fast as possible.
+#[derive(Debug, Clone, Copy)]
+pub struct Pace(Option<f64>);
+
+fn parse_pace(s: &str) -> Result<Pace, String> {
+    if s.eq_ignore_ascii_case("max") {
+        return Ok(Pace(None));
+    }
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(Pace(Some(x))),
+        _ => Err(format!(
+            "{s:?}: expected simulated seconds per wall second (> 0, e.g. 1 or 0.001) or max"
+        )),
+    }
 }
 
 pub fn run(args: AgentArgs) -> anyhow::Result<()> {
@@ -73,8 +98,12 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
     } else if let Some(p) = args.follow.as_ref().or(args.sniffer_dump.as_ref()) {
         Some(Box::new(CaptureSource::follow(p)?))
     } else if let Some(s) = &args.sim {
-        let scenario = rocescope_sim::Scenario::resolve(s).map_err(|e| anyhow::anyhow!("{e}"))?;
-        Some(Box::new(SimSource::new(scenario, args.sim_pace)))
+        let mut scenario =
+            rocescope_sim::Scenario::resolve(s).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let Some(d) = &args.sim_duration {
+            scenario.bound_to_ns(crate::sim_cmd::parse_duration_ns(d)?);
+        }
+        Some(Box::new(SimSource::new(scenario, args.sim_pace.0)))
     } else {
         None
     };
@@ -92,11 +121,15 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
         main.describe()
     );
     let stats = agent.stats();
-    agent.run(main, side)?;
+    let status = agent.run(main, side)?;
     use std::sync::atomic::Ordering::Relaxed;
     let clients = stats.clients_accepted.load(Relaxed);
     eprintln!(
-        "rocescope agent: source ended; {} frames published, {} sent, {} dropped for slow clients; {} client{} served",
+        "rocescope agent: {}; {} frames published, {} sent, {} dropped for slow clients; {} client{} served",
+        match status {
+            SourceStatus::End => "the source ended (clients were told END)",
+            SourceStatus::Stopped => "stopped",
+        },
         stats.frames_published.load(Relaxed),
         stats.frames_sent.load(Relaxed),
         stats.frames_dropped.load(Relaxed),

@@ -19,8 +19,8 @@ pub struct AttachArgs {
     /// File holding the agent's token.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// No user interface: run for --duration (or until the source ends) and
-    /// print a summary.
+    /// No user interface: run for --duration or until the source ends
+    /// (a file, stdin: the agent says END), then print a summary.
     #[arg(long)]
     pub headless: bool,
     /// How long to stay attached, e.g. 30s, 500ms, 2m, 12h (default: until
@@ -30,8 +30,8 @@ pub struct AttachArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Stop when the agent's source ends instead of waiting for it to come
-    /// back.
+    /// Stop when the agent's source ends instead of waiting for a new one
+    /// (always so with --headless).
     #[arg(long)]
     pub exit_on_end: bool,
     /// Profiler probes to receive: all, none or ID,ID,...
@@ -96,7 +96,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     let queue_bytes = limits.queue_bytes((args.queue_mb.max(1) as u64) << 20);
     cfg.queue_bytes = queue_bytes as usize;
     cfg.spill = Some(limits.spill_config(queue_bytes));
-    cfg.exit_on_end = args.exit_on_end;
+    cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
     let client = Client::start(cfg)?;
     if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
@@ -128,7 +128,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
                 LinkEvent::AgentError { code, text } => {
                     eprintln!("rocescope attach: agent says ERR {code} {text}")
                 }
-                LinkEvent::End => eprintln!("rocescope attach: the source ended"),
+                LinkEvent::End(end) => eprintln!("rocescope attach: {end}; stopping"),
                 LinkEvent::Fatal(why) => {
                     eprintln!("rocescope attach: {why}");
                     fatal = Some(why);
@@ -146,16 +146,13 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
                 s.frames_received,
                 s.frames_dropped,
                 s.reconnects,
-                if s.connected {
-                    "connected"
-                } else {
-                    "disconnected"
-                }
+                s.state().as_str()
             );
         }
         std::thread::sleep(Duration::from_millis(20));
     }
     let store = std::sync::Arc::clone(client.store());
+    let analysis = client.analysis().clone();
     let s = client.stop();
     let elapsed = start.elapsed().as_secs_f64();
     let st = store.stats();
@@ -175,6 +172,9 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "records_received": s.records_received,
             "records_dropped": s.records_dropped_client,
             "bytes_received": s.bytes_received,
+            "evidence_records": s.evidence_received,
+            "state": s.state().as_str(),
+            "source_ended": s.source_ended,
             "store_rows": store.len(),
             "roce_packets": st.roce_packets,
             "duration_s": elapsed,
@@ -188,6 +188,9 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "segments_deleted": spill.segments_deleted,
             "peak_rss_bytes": peak_rss,
             "spill_error": store.spill_error(),
+            "analysis": crate::stats_cmd::report_json(
+                &analysis.0.lock().unwrap_or_else(|e| e.into_inner()).report()
+            ),
             "error": fatal,
         });
         println!("{v}");

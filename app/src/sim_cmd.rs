@@ -88,7 +88,7 @@ pub fn parse_duration_ns(s: &str) -> anyhow::Result<u64> {
 pub fn scenario(args: &SimArgs) -> anyhow::Result<Scenario> {
     let mut sc = Scenario::resolve(&args.scenario).map_err(|e| anyhow::anyhow!("{e}"))?;
     if let Some(d) = &args.duration {
-        sc.duration_ns = parse_duration_ns(d)?;
+        sc.bound_to_ns(parse_duration_ns(d)?);
     }
     if let Some(seed) = args.seed {
         sc.seed = seed;

@@ -69,6 +69,16 @@ struct Proc {
     stderr: Receiver<String>,
 }
 
+/// A process a failed test leaves behind is ended with it.
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Proc {
     fn spawn(args: &[&str], stdin: Stdio) -> Proc {
         let mut child = Command::new(BIN)
@@ -659,4 +669,201 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
     );
     let (ok, _, _) = a.finish(Duration::from_secs(20));
     assert!(ok);
+}
+
+/// The README's live commands, word for word (a test keeps them true).
+fn readme_command(starts: &str) -> Vec<String> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with(starts))
+        .unwrap_or_else(|| panic!("README has no line starting {starts:?}"));
+    let cmd = line.split(" #").next().unwrap();
+    cmd.split_whitespace()
+        .skip(1) // `rocescope`
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Waits (bounded) until nobody listens on 127.0.0.1:`port`: the README's
+/// commands use a fixed port, which another run may hold for a while.
+fn wait_port_free(port: u16) {
+    let end = Instant::now() + Duration::from_secs(120);
+    while TcpListener::bind(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < end, "port {port} stays busy");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Frames in a recording that is still being written (a cut last block
+/// ends the read).
+fn frames_so_far(p: &Path) -> u64 {
+    let Ok(mut r) = CaptureReader::open(p) else {
+        return 0;
+    };
+    let mut n = 0;
+    while let Ok(Some(item)) = r.next_item() {
+        n += u64::from(matches!(item, CaptureItem::Frame(_)));
+    }
+    n
+}
+
+#[test]
+fn readme_live_commands_run_as_printed() {
+    let agent_args = readme_command("rocescope agent --listen 127.0.0.1:4790 --sim default");
+    assert_eq!(
+        agent_args.join(" "),
+        "agent --listen 127.0.0.1:4790 --sim default --sim-pace 1"
+    );
+    let record_args = readme_command("rocescope attach tcp://127.0.0.1:4790 [--record");
+    let headless_args = readme_command("rocescope attach tcp://127.0.0.1:4790 --headless");
+    wait_port_free(4790);
+    let args: Vec<&str> = agent_args.iter().map(String::as_str).collect();
+    let mut a = Proc::spawn(&args, Stdio::null());
+    a.wait_line("listening on 127.0.0.1:4790", Duration::from_secs(20));
+    // Nobody attached for a while: the card is still there afterwards.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(a.child.try_wait().unwrap().is_none(), "the agent exited");
+    // `[--record live.pcapng]`: with it, in a folder of its own. Without a
+    // terminal the workbench runs headless, until stopped.
+    let dir = tmp("readme");
+    std::fs::create_dir_all(&dir).unwrap();
+    let args: Vec<String> = record_args
+        .iter()
+        .map(|a| a.trim_matches(|c| c == '[' || c == ']').to_owned())
+        .collect();
+    assert_eq!(args[2..], ["--record", "live.pcapng"]);
+    let mut c = Command::new(BIN)
+        .args(&args)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let rec = dir.join("live.pcapng");
+    // The recording is flushed every second: frames appear while attached.
+    let end = Instant::now() + Duration::from_secs(60);
+    let frames = loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let got = frames_so_far(&rec);
+        if got > 100 || Instant::now() > end {
+            break got;
+        }
+    };
+    let _ = c.kill();
+    let _ = c.wait();
+    assert!(frames > 100, "{frames} frames recorded");
+    // Then the headless client, as printed, a second client one after the
+    // other on the same running card.
+    let args: Vec<&str> = headless_args.iter().map(String::as_str).collect();
+    assert_eq!(args[2..], ["--headless", "--duration", "2s", "--json"]);
+    // The client drains what it received into the store before it
+    // summarises: a debug build ingests far slower than the card sends.
+    let v = Proc::spawn(&args, Stdio::null()).summary(Duration::from_secs(300));
+    assert!(v["error"].is_null(), "{v}");
+    assert!(n(&v, "frames_received") > 1000, "{v}");
+    assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
+    assert_eq!(n(&v, "reconnects"), 0, "{v}");
+    assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
+    assert_eq!(v["state"], "stopped", "{v}");
+    assert!(a.child.try_wait().unwrap().is_none(), "the agent exited");
+    a.kill();
+}
+
+#[test]
+fn a_simulated_card_serves_two_clients_one_after_another() {
+    let port = free_port();
+    let a = agent(port, &["--sim", "default"], &[], Stdio::null());
+    let mut got = Vec::new();
+    for _ in 0..2 {
+        let v = attach(port, &["--duration", "3s"]).summary(Duration::from_secs(120));
+        assert!(v["error"].is_null(), "{v}");
+        assert_eq!(v["state"], "stopped", "{v}");
+        assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
+        assert_eq!(v["source_ended"], false, "{v}");
+        got.push(n(&v, "frames_received"));
+        std::thread::sleep(Duration::from_secs(1));
+    }
+    assert!(got.iter().all(|&f| f > 1000), "{got:?}");
+    let mut a = a;
+    assert!(a.child.try_wait().unwrap().is_none(), "the agent exited");
+    a.kill();
+}
+
+#[test]
+fn an_ended_file_source_is_reported_as_ended() {
+    let total = 2000;
+    let file = write_file("ended.pcapng", &pcapng_bytes(&frames(total, 0), 1));
+    let port = free_port();
+    let a = agent_serving(port, &file, &[]);
+    // No --exit-on-end: a headless client stops at the end by itself.
+    let c = attach(port, &["--duration", "60s"]);
+    let (ok, out, err) = c.finish(Duration::from_secs(60));
+    assert!(ok, "{err:?}");
+    let v = json(&out);
+    assert_eq!(n(&v, "frames_received"), total as u64, "{v}");
+    assert_eq!(v["state"], "ended", "{v}");
+    assert_eq!(v["source_ended"], true, "{v}");
+    assert!(
+        err.iter()
+            .any(|l| l.contains("stdin ended after 2000 frames") && l.contains("stopping")),
+        "{err:?}"
+    );
+    assert!(v["duration_s"].as_f64().unwrap() < 50.0, "{v}");
+    let (ok, _, err) = a.finish(Duration::from_secs(20));
+    assert!(ok);
+    assert!(
+        err.iter()
+            .any(|l| l.contains("the source ended (clients were told END)")),
+        "{err:?}"
+    );
+    // A file attached directly ends the same way.
+    let url = format!("file:{}", file.display());
+    let p = Proc::spawn(&["attach", &url, "--headless", "--json"], Stdio::null());
+    let v = p.summary(Duration::from_secs(30));
+    assert_eq!(n(&v, "frames_received"), total as u64, "{v}");
+    assert_eq!(v["state"], "ended", "{v}");
+}
+
+#[test]
+fn evidence_records_arrive_through_the_agent_and_are_recorded() {
+    let port = free_port();
+    let a = agent(
+        port,
+        &["--sim", "dpi-drop"],
+        &[
+            "--sim-pace",
+            "max",
+            "--sim-duration",
+            "200us",
+            "--wait-for-client",
+        ],
+        Stdio::null(),
+    );
+    let rec = tmp("evidence.pcapng");
+    let c = attach(
+        port,
+        &["--duration", "60s", "--record", rec.to_str().unwrap()],
+    );
+    let v = c.summary(Duration::from_secs(60));
+    assert_eq!(v["state"], "ended", "{v}");
+    let (_, records) = read_recording(&rec);
+    let dpi = records
+        .iter()
+        .filter(|r| {
+            matches!(r, Record::Truth(t) if t.event == rocescope_replay::record::TruthEvent::DpiDrop)
+        })
+        .count() as u64;
+    let slots = records
+        .iter()
+        .filter(|r| matches!(r, Record::Slot(_)))
+        .count();
+    assert!(
+        dpi > 3 && slots > 10,
+        "{dpi} DPI drops, {slots} slot decisions"
+    );
+    assert_eq!(n(&v, "evidence_records"), dpi, "{v}");
+    assert!(a.finish(Duration::from_secs(20)).0);
 }

@@ -121,7 +121,7 @@ fn run_sim(name: &str, frames: u64, pps: u64) {
         eprintln!("{name}: no frames");
         std::process::exit(2);
     }
-    scenario.duration_ns = (frames as f64 / per_sim_s * 1e9) as u64;
+    scenario.bound_to_ns((frames as f64 / per_sim_s * 1e9) as u64);
     let pace = (pps > 0).then(|| pps as f64 / per_sim_s);
     println!(
         "sim {name}: {:.2} M frames per simulated second; {:.1} ms simulated{}",

@@ -380,7 +380,10 @@ impl Agent {
         }
         let hub = Arc::clone(&self.hub);
         let pool = hub.pool.clone();
-        let out = Publisher::new(Arc::clone(&self.stop), move |b| hub.broadcast(b)).with_pool(pool);
+        let audience = Arc::clone(&self.hub);
+        let out = Publisher::new(Arc::clone(&self.stop), move |b| hub.broadcast(b))
+            .with_pool(pool)
+            .with_audience(move || audience.count());
         let result = main.run(&out);
         side_stop.store(true, Ordering::Relaxed);
         for t in side_threads {
@@ -639,19 +642,26 @@ impl Conn {
                         kind: MarkerKind::Stop,
                         text: "agent: end of stream".into(),
                     })?;
-                    let mut r = slot.replies.lock().unwrap_or_else(|e| e.into_inner());
-                    r.push(Reply::Heartbeat {
-                        seq: seq + 1,
-                        sent_frames,
-                        dropped_frames: dropped,
-                        dropped_records: slot.queue.drops.records(),
-                    });
                     let (reason, text) = self
                         .hub
                         .end
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .clone();
+                    let mut r = slot.replies.lock().unwrap_or_else(|e| e.into_inner());
+                    if reason == "end" {
+                        r.push(Reply::End {
+                            source: self.source.clone(),
+                            frames: self.hub.stats.frames_published.load(Ordering::Relaxed),
+                            records: self.hub.stats.records_published.load(Ordering::Relaxed),
+                        });
+                    }
+                    r.push(Reply::Heartbeat {
+                        seq: seq + 1,
+                        sent_frames,
+                        dropped_frames: dropped,
+                        dropped_records: slot.queue.drops.records(),
+                    });
                     r.push(Reply::Bye { reason, text });
                     drop(r);
                     send_replies(&mut w, &mut raw)?;

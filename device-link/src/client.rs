@@ -99,6 +99,12 @@ pub struct LinkStats {
     reconnects: AtomicU64,
     connections: AtomicU64,
     connected: AtomicBool,
+    /// The source ended (agent `END` / `BYE end`, end of a file or stdin)
+    /// and no stream has started since.
+    source_ended: AtomicBool,
+    /// [`Client::stop`] was called.
+    stopped: AtomicBool,
+    evidence_received: AtomicU64,
     recorded_frames: AtomicU64,
     queue: Mutex<Option<Arc<BatchQueue>>>,
 }
@@ -122,7 +128,58 @@ pub struct LinkStatsSnapshot {
     pub reconnects: u64,
     pub connections: u64,
     pub connected: bool,
+    /// The source ended: nothing more will come (unless an agent serves a
+    /// new source on the same address, which the client attaches to).
+    pub source_ended: bool,
+    /// The client was stopped ([`Client::stop`]: a duration, the user).
+    pub stopped: bool,
+    /// Records carrying evidence for the diagnosis (PFC pauses, DPI drops)
+    /// that reached the store and were noted in [`Client::analysis`].
+    pub evidence_received: u64,
     pub frames_recorded: u64,
+}
+
+/// The state of the link as a user should see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkState {
+    /// Not attached yet.
+    Connecting,
+    /// A stream is flowing.
+    Live,
+    /// The source ended; not a failure.
+    Ended,
+    /// The link broke; retrying.
+    Disconnected,
+    /// The client left (its duration, the user) while the source went on.
+    Stopped,
+}
+
+impl LinkState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkState::Connecting => "connecting",
+            LinkState::Live => "live",
+            LinkState::Ended => "ended",
+            LinkState::Disconnected => "disconnected",
+            LinkState::Stopped => "stopped",
+        }
+    }
+}
+
+impl LinkStatsSnapshot {
+    pub fn state(&self) -> LinkState {
+        if self.source_ended {
+            LinkState::Ended
+        } else if self.stopped {
+            LinkState::Stopped
+        } else if self.connected {
+            LinkState::Live
+        } else if self.connections == 0 {
+            LinkState::Connecting
+        } else {
+            LinkState::Disconnected
+        }
+    }
 }
 
 impl LinkStats {
@@ -142,6 +199,9 @@ impl LinkStats {
             reconnects: self.reconnects.load(Ordering::Relaxed),
             connections: self.connections.load(Ordering::Relaxed),
             connected: self.connected.load(Ordering::Relaxed),
+            source_ended: self.source_ended.load(Ordering::Relaxed),
+            stopped: self.stopped.load(Ordering::Relaxed),
+            evidence_received: self.evidence_received.load(Ordering::Relaxed),
             frames_recorded: self.recorded_frames.load(Ordering::Relaxed),
         }
     }
@@ -164,10 +224,38 @@ pub enum LinkEvent {
         code: String,
         text: String,
     },
-    /// The source ended (agent `BYE end`, or the end of a file / stdin).
-    End,
+    /// The source ended (agent `END` / `BYE end`, or the end of a file /
+    /// stdin).
+    End(SourceEnd),
     /// Cannot go on (wrong token, incompatible version).
     Fatal(String),
+}
+
+/// How a source ended, as far as the client knows.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceEnd {
+    /// The agent's source (`stdin`, `follow:PATH`, `sim:NAME`), the file
+    /// or `stdin`.
+    pub source: String,
+    /// Frames the agent's source published in all (from its `END`).
+    pub frames: Option<u64>,
+    /// Other records it published.
+    pub records: Option<u64>,
+}
+
+impl std::fmt::Display for SourceEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.source.is_empty() {
+            "the source"
+        } else {
+            &self.source
+        })?;
+        match (self.frames, self.records) {
+            (Some(fr), Some(r)) => write!(f, " ended after {fr} frames and {r} records"),
+            (Some(fr), None) => write!(f, " ended after {fr} frames"),
+            _ => f.write_str(" ended"),
+        }
+    }
 }
 
 /// Why the client could not start.
@@ -324,6 +412,7 @@ impl Client {
     /// Stops reading, drains the queue into the store, closes the
     /// recording, and returns the final counters.
     pub fn stop(mut self) -> LinkStatsSnapshot {
+        self.stats.stopped.store(true, Ordering::Relaxed);
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads.drain(..).rev() {
             let _ = t.join();
@@ -341,13 +430,17 @@ fn ingest_loop(
     max_pps: Option<u64>,
     pool: &BatchPool,
 ) {
+    let notes = analyzer.clone();
     let mut ingest = Ingest::new(decode, Box::new(analyzer));
     let start = Instant::now();
     let mut frames = 0u64;
     loop {
         match queue.pop(Duration::from_millis(50)) {
             Pop::Batch(mut b) => {
-                ingest_batch(store, &mut ingest, &mut b);
+                let evidence = ingest_batch(store, &mut ingest, &mut b, Some(&notes));
+                stats
+                    .evidence_received
+                    .fetch_add(evidence, Ordering::Relaxed);
                 frames += b.frames();
                 if let Some(pps) = max_pps.filter(|&p| p > 0) {
                     let due = Duration::from_secs_f64(frames as f64 / pps as f64);
@@ -372,16 +465,27 @@ fn ingest_loop(
 
 /// One batch into the store: its frame bytes in one copy, and the rows the
 /// socket thread decoded appended in place when nobody else holds the
-/// batch (else copied, frame by frame).
-fn ingest_batch(store: &Store, ingest: &mut Ingest, b: &mut Arc<Batch>) {
+/// batch (else copied, frame by frame). Evidence records (a simulator's
+/// PFC pauses, DPI drops) are noted in `notes`, as the in-process
+/// simulator notes them; returns how many there were.
+fn ingest_batch(
+    store: &Store,
+    ingest: &mut Ingest,
+    b: &mut Arc<Batch>,
+    notes: Option<&RcAnalyzer>,
+) -> u64 {
+    let mut evidence = 0;
     for e in b.iter() {
         if let Entry::Record(r) = e {
+            if notes.is_some_and(|n| n.note_record(r)) {
+                evidence += 1;
+            }
             store.push_record(r.clone());
         }
     }
     if let Some((bytes, infos)) = Arc::get_mut(b).and_then(Batch::decoded_mut) {
         store.ingest_decoded_block(ingest, bytes, infos, 1);
-        return;
+        return evidence;
     }
     if b.decoded().is_none() {
         let frames = b.iter().filter_map(|e| match e {
@@ -397,7 +501,7 @@ fn ingest_batch(store: &Store, ingest: &mut Ingest, b: &mut Arc<Batch>) {
             Entry::Record(_) => None,
         });
         store.ingest_block(ingest, b.bytes(), frames);
-        return;
+        return evidence;
     }
     // Decoded, and shared with the recorder.
     let mut decoded = b.decoded().unwrap_or_default().iter();
@@ -409,6 +513,7 @@ fn ingest_batch(store: &Store, ingest: &mut Ingest, b: &mut Arc<Batch>) {
         }
     }
     store.flush_live(ingest);
+    evidence
 }
 
 fn record_loop(
@@ -472,6 +577,8 @@ struct Conn {
     last_rx: Instant,
     agent_dropped: u64,
     bye: Option<String>,
+    /// The agent's `END`.
+    end: Option<SourceEnd>,
     fatal: Option<String>,
     hello: Option<String>,
     told_client_drops: (u64, u64),
@@ -602,6 +709,17 @@ impl LinkEvents for Events {
                     text,
                 });
             }
+            Some(Reply::End {
+                source,
+                frames,
+                records,
+            }) => {
+                c.end = Some(SourceEnd {
+                    source,
+                    frames: Some(frames),
+                    records: Some(records),
+                });
+            }
             Some(Reply::Bye { reason, .. }) => c.bye = Some(reason),
             _ => {}
         }
@@ -642,8 +760,8 @@ const STREAM_BUFFER_BYTES: usize = 1 << 20;
 
 /// How one connection ended.
 enum Ended {
-    /// The source ended (BYE end, end of file).
-    End,
+    /// The source ended (END / BYE end, end of file).
+    End(SourceEnd),
     /// Cannot continue.
     Fatal(String),
     /// The link broke: retry.
@@ -680,8 +798,9 @@ impl Rx {
             self.stats.connected.store(false, Ordering::Relaxed);
             match ended {
                 Ended::Stopped => break,
-                Ended::End => {
-                    let _ = self.events.send(LinkEvent::End);
+                Ended::End(end) => {
+                    self.stats.source_ended.store(true, Ordering::Relaxed);
+                    let _ = self.events.send(LinkEvent::End(end));
                     if self.cfg.exit_on_end || !matches!(self.cfg.url, AttachUrl::Tcp { .. }) {
                         break;
                     }
@@ -696,10 +815,14 @@ impl Rx {
                         let _ = self.events.send(LinkEvent::Fatal(reason));
                         break;
                     }
-                    let _ = self.events.send(LinkEvent::Disconnected {
-                        reason,
-                        retry_in: Some(backoff),
-                    });
+                    // After the source ended, the agent is expected to be
+                    // gone: look for a new one quietly.
+                    if !self.stats.source_ended.load(Ordering::Relaxed) {
+                        let _ = self.events.send(LinkEvent::Disconnected {
+                            reason,
+                            retry_in: Some(backoff),
+                        });
+                    }
                     self.sleep(backoff);
                     backoff = (backoff * 2).min(self.cfg.backoff_max);
                 }
@@ -752,6 +875,7 @@ impl Rx {
                 last_rx: Instant::now(),
                 agent_dropped: 0,
                 bye: None,
+                end: None,
                 fatal: None,
                 hello: None,
                 told_client_drops: (0, 0),
@@ -771,6 +895,7 @@ impl Rx {
     /// The stream has started: count the connection and say so.
     fn attached(&self, shared: &Shared, to: &str) {
         self.stats.connected.store(true, Ordering::Relaxed);
+        self.stats.source_ended.store(false, Ordering::Relaxed);
         let n = self.stats.connections.fetch_add(1, Ordering::Relaxed);
         if n > 0 {
             self.stats.reconnects.fetch_add(1, Ordering::Relaxed);
@@ -851,6 +976,11 @@ impl Rx {
                     buf.resize(parser.need(), 0);
                 }
             }
+            // Seen here too, not only when the link is idle: a busy link
+            // would otherwise never let the client stop.
+            if self.stop.load(Ordering::Relaxed) {
+                break None;
+            }
             events.before_read();
             // A stream that never pauses never reaches `idle`: see stop here.
             if self.stop.load(Ordering::Relaxed) {
@@ -880,7 +1010,7 @@ impl Rx {
         if !attached && self.stop.load(Ordering::Relaxed) {
             return Ended::Stopped;
         }
-        self.finish(&shared, error)
+        self.finish(&shared, error, to)
     }
 
     /// Reads a capture stream (stdin, a file) to its end.
@@ -893,11 +1023,14 @@ impl Rx {
                 if self.stop.load(Ordering::Relaxed) {
                     return Ended::Stopped;
                 }
-                return self.finish(&shared, Some(e.to_string()));
+                return self.finish(&shared, Some(e.to_string()), to);
             }
         };
         self.attached(&shared, to);
         let error = loop {
+            if self.stop.load(Ordering::Relaxed) {
+                break None;
+            }
             match cr.next_item() {
                 Ok(Some(item)) => {
                     let mut c = shared.conn.borrow_mut();
@@ -914,10 +1047,10 @@ impl Rx {
             }
         };
         drop(cr);
-        self.finish(&shared, error)
+        self.finish(&shared, error, to)
     }
 
-    fn finish(&self, shared: &Rc<Shared>, error: Option<String>) -> Ended {
+    fn finish(&self, shared: &Rc<Shared>, error: Option<String>, source_name: &str) -> Ended {
         let mut c = shared.conn.borrow_mut();
         shared.publish(&mut c);
         shared.report_client_drops(&mut c, true);
@@ -936,14 +1069,18 @@ impl Rx {
         if self.stop.load(Ordering::Relaxed) {
             return Ended::Stopped;
         }
+        let end = c.end.take().unwrap_or_else(|| SourceEnd {
+            source: source_name.to_owned(),
+            ..SourceEnd::default()
+        });
         match (c.bye.as_deref(), error) {
-            (Some("end"), _) => Ended::End,
+            (Some("end"), _) => Ended::End(end),
             (Some(reason), _) => Ended::Broken(format!("agent closed the connection ({reason})")),
             (None, Some(e)) => Ended::Broken(e),
             (None, None) if matches!(self.cfg.url, AttachUrl::Tcp { .. }) => {
                 Ended::Broken("connection closed by the agent".into())
             }
-            (None, None) => Ended::End,
+            (None, None) => Ended::End(end),
         }
     }
 }
@@ -999,7 +1136,7 @@ mod tests {
                 }
                 let mut b = Arc::new(b);
                 let recorder = shared.then(|| Arc::clone(&b));
-                ingest_batch(&store, &mut ingest, &mut b);
+                ingest_batch(&store, &mut ingest, &mut b, None);
                 drop(recorder);
             }
             store.finish_live(&mut ingest);
@@ -1019,7 +1156,7 @@ mod tests {
     #[test]
     fn stores_every_frame_with_its_bytes() {
         let mut sc = Scenario::builtin("default").expect("default");
-        sc.duration_ns = 3_000_000;
+        sc.bound_to_ns(3_000_000);
         let mut want = Vec::new();
         Simulator::new(sc.clone()).run(&mut |r| {
             if let Record::Frame { data, .. } = r {

@@ -22,7 +22,9 @@ pub mod stream;
 
 pub use agent::{Agent, AgentConfig, AgentStats, CardControl};
 pub use batch::{Batch, Entry, Item};
-pub use client::{Client, ClientConfig, LinkStats, LinkStatsSnapshot};
+pub use client::{
+    Client, ClientConfig, LinkEvent, LinkState, LinkStats, LinkStatsSnapshot, SourceEnd,
+};
 pub use sim::SimSource;
 pub use source::{CaptureSource, CounterSource, FollowFile, Source, SourceStatus};
 

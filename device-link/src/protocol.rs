@@ -379,6 +379,14 @@ pub enum Reply {
         dropped_frames: u64,
         dropped_records: u64,
     },
+    /// `END source=NAME frames=N records=N`: the agent's source (a file,
+    /// stdin) ended and nothing more will come; totals the source
+    /// published. Sent once the client's queue is drained, before `BYE end`.
+    End {
+        source: String,
+        frames: u64,
+        records: u64,
+    },
     /// `BYE REASON [text]`: the agent closes the connection. Reasons: `end`
     /// (the source ended), `shutdown`, `error`.
     Bye { reason: String, text: String },
@@ -446,6 +454,15 @@ impl fmt::Display for Reply {
                 "HEARTBEAT seq={seq} sent={sent_frames} dropped={dropped_frames} \
                  dropped_records={dropped_records}"
             ),
+            Reply::End {
+                source,
+                frames,
+                records,
+            } => write!(
+                f,
+                "END source={} frames={frames} records={records}",
+                nospace(source)
+            ),
             Reply::Bye { reason, text } => {
                 write!(f, "BYE {} {}", nospace(reason), sanitize(text, 800))
             }
@@ -496,6 +513,11 @@ impl Reply {
                 sent_frames: num("sent")?,
                 dropped_frames: num("dropped")?,
                 dropped_records: num("dropped_records").unwrap_or(0),
+            },
+            "END" => Reply::End {
+                source: kv("source").unwrap_or("").to_owned(),
+                frames: num("frames").unwrap_or(0),
+                records: num("records").unwrap_or(0),
             },
             "BYE" => {
                 let (r, t) = rest.split_once(' ').unwrap_or((rest, ""));
@@ -936,6 +958,11 @@ mod tests {
                 sent_frames: 10,
                 dropped_frames: 2,
                 dropped_records: 1,
+            },
+            Reply::End {
+                source: "follow:/tmp/x.pcapng".into(),
+                frames: 1000,
+                records: 7,
             },
             Reply::Bye {
                 reason: "end".into(),

@@ -1,7 +1,9 @@
-//! The bundled simulator as an agent source (`rocescope agent --sim`): runs
-//! the scenario in steps of simulated time, paced to wall time or as fast as
-//! the link takes it, and copies each captured frame once, straight into
-//! the batch's arena.
+//! The bundled simulator as an agent source (`rocescope agent --sim`): a
+//! live run of the scenario ([`Simulator::live`]: a workload runs until the
+//! agent stops) in steps of simulated time, paced to wall time or as fast
+//! as the link takes it, copying each captured frame once, straight into
+//! the batch's arena. While no client is attached the simulated card waits
+//! (its time stands still, costing no CPU) and goes on when one attaches.
 
 use std::time::{Duration, Instant};
 
@@ -62,13 +64,24 @@ impl Source for SimSource {
     fn run(&mut self, out: &Publisher) -> Result<SourceStatus, SourceError> {
         // Small steps for short runs, so a paced run unfolds smoothly.
         let step_ns = (self.scenario.duration_ns / 200).clamp(100, 20_000);
-        let mut sim = Simulator::new(self.scenario.clone());
+        let mut sim = Simulator::live(self.scenario.clone());
         let mut batch = Batch::with_capacity(BATCH_ITEMS, BATCH_ITEMS * 80);
         let start = Instant::now();
+        let mut waited = Duration::ZERO;
         let mut t_ns = 0u64;
         loop {
             if out.stopped() {
                 return Ok(SourceStatus::Stopped);
+            }
+            if out.audience() == Some(0) {
+                // Nobody to serve: wait, and leave the wait out of the pace
+                // (no burst to catch up when a client comes).
+                let idle = Instant::now();
+                while out.audience() == Some(0) && !out.stopped() {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                waited += idle.elapsed();
+                continue;
             }
             t_ns += step_ns;
             let more = sim.run_until_into(
@@ -84,7 +97,7 @@ impl Source for SimSource {
             }
             if let Some(pace) = self.pace {
                 let due = Duration::from_secs_f64(t_ns as f64 / 1e9 / pace.max(1e-9));
-                if let Some(wait) = due.checked_sub(start.elapsed()) {
+                if let Some(wait) = due.checked_sub(start.elapsed().saturating_sub(waited)) {
                     // Ahead of time: publish what there is, then wait. (Behind
                     // time, batches fill up as when unpaced.)
                     out.publish_from(&mut batch);
@@ -106,7 +119,7 @@ mod tests {
     #[test]
     fn publishes_the_simulator_stream_in_order() {
         let mut sc = Scenario::builtin("default").expect("default");
-        sc.duration_ns = 200_000;
+        sc.bound_to_ns(200_000);
         let mut want = Vec::new();
         Simulator::new(sc.clone()).run(&mut |r| want.push(r));
         let got = Arc::new(Mutex::new(Vec::new()));

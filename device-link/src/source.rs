@@ -45,6 +45,7 @@ pub struct Publisher {
     f: Arc<dyn Fn(Batch) + Send + Sync>,
     stop: Arc<AtomicBool>,
     pool: BatchPool,
+    audience: Option<Arc<dyn Fn() -> usize + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Publisher {
@@ -61,7 +62,21 @@ impl Publisher {
             f: Arc::new(f),
             stop,
             pool: BatchPool::default(),
+            audience: None,
         }
+    }
+
+    /// Tells the source how many receive what it publishes (the agent's
+    /// attached clients), so that a source free to wait (the simulator)
+    /// waits while nobody is there.
+    pub fn with_audience(mut self, count: impl Fn() -> usize + Send + Sync + 'static) -> Publisher {
+        self.audience = Some(Arc::new(count));
+        self
+    }
+
+    /// How many receive what is published now (`None`: not known).
+    pub fn audience(&self) -> Option<usize> {
+        self.audience.as_ref().map(|f| f())
     }
 
     /// Refills emptied batches from `pool` (where their consumer returns

@@ -30,6 +30,9 @@ use crate::wire;
 pub type Ps = u64;
 const NS: Ps = 1000;
 const NEVER: Ps = u64::MAX;
+/// The end of a run until stopped: about 53 simulated days, far enough that
+/// no sum of times overflows.
+const UNBOUNDED_END: Ps = u64::MAX / 4;
 /// Frame lengths whose serialisation time is memoised.
 const SER_CACHE_MAX: usize = 1 << 17;
 /// UDP source port BALBOA uses for every connection.
@@ -385,6 +388,8 @@ pub struct Simulator {
     p: Params,
     now: Ps,
     end: Ps,
+    /// Runs until stopped: no event left is idleness, not the end.
+    until_stopped: bool,
     seq: u64,
     heap: EventQueue<Ev>,
     rng: Rng,
@@ -394,6 +399,8 @@ pub struct Simulator {
     free_pkts: Vec<u32>,
     ports: Vec<SwitchPort>,
     fault_hits: Vec<u64>,
+    /// The period each repeating rule's hits count in.
+    fault_period: Vec<u64>,
     /// Indices of the fault rules of each link direction, at
     /// `2 * node + to_switch`, in scenario order.
     faults_on: Vec<Vec<usize>>,
@@ -554,11 +561,13 @@ impl Simulator {
             .collect();
         Simulator {
             fault_hits: vec![0; scenario.faults.len()],
+            fault_period: vec![0; scenario.faults.len()],
             faults_on,
             scenario,
             p,
             now: 0,
             end,
+            until_stopped: false,
             seq: 0,
             heap: EventQueue::new(),
             rng,
@@ -584,6 +593,62 @@ impl Simulator {
         }
     }
 
+    /// A simulator for a live run (the agent, the workbench): a scenario
+    /// that runs until stopped ([`Scenario::until_stopped`]) keeps posting
+    /// messages, its fault and slot rules applying throughout, and never
+    /// ends; one that gives `duration_ns` ends there, as with
+    /// [`new`](Self::new). The simulator holds only what is in flight, so
+    /// its memory stays bounded however long it runs.
+    pub fn live(scenario: Scenario) -> Simulator {
+        let until_stopped = scenario.until_stopped;
+        let mut sim = Simulator::new(scenario);
+        if until_stopped {
+            sim.until_stopped = true;
+            sim.end = UNBOUNDED_END;
+        }
+        sim
+    }
+
+    /// Whether this run ends by itself (`false`: a live run until stopped).
+    pub fn is_bounded(&self) -> bool {
+        !self.until_stopped
+    }
+
+    /// How many items the simulator holds in its queues and tables (pending
+    /// events, packets, work requests, in-flight entries, ...): bounded by
+    /// the windows and queue depths, not by how long it has run.
+    pub fn held_items(&self) -> usize {
+        let nodes: usize = self
+            .nodes
+            .iter()
+            .map(|n| {
+                n.ctrl.len()
+                    + n.streams.len()
+                    + n.fsm_q.len()
+                    + n.dma_tags.len()
+                    + n.hbm_fetches.len()
+            })
+            .sum();
+        let conns: usize = self
+            .conns
+            .iter()
+            .map(|c| c.wrs.len() + c.inflight.len() + c.resp_q.len())
+            .sum();
+        let ports: usize = self.ports.iter().map(|p| p.q.len()).sum();
+        let qp_stats: usize = self.stats.qps.iter().map(|q| q.completions.len()).sum();
+        self.heap.len()
+            + self.pkts.len()
+            + self.free_pkts.len()
+            + nodes
+            + conns
+            + ports
+            + qp_stats
+            + self.stats.hbm_fetch_ns.len()
+            + self.stats.indication_to_packet_ns.len()
+            + self.out.len()
+            + self.probes.len()
+    }
+
     /// The scenario being run.
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
@@ -594,7 +659,8 @@ impl Simulator {
         self.now / NS
     }
 
-    /// The simulated time the run ends at, in ns.
+    /// The simulated time the run ends at, in ns (about 53 days for a run
+    /// until stopped).
     pub fn duration_ns(&self) -> u64 {
         self.end / NS
     }
@@ -616,7 +682,8 @@ impl Simulator {
     }
 
     /// Processes one event, handing its records to `sink`. Returns false
-    /// when the run is over.
+    /// when the run is over (or, in a run until stopped, when no event is
+    /// pending: the card idles).
     pub fn step(&mut self, sink: &mut impl FnMut(Record)) -> bool {
         self.step_into(&mut Owned(sink))
     }
@@ -714,7 +781,10 @@ impl Simulator {
     #[inline]
     fn step_inner(&mut self, limit: Ps) -> bool {
         let Some(top) = self.heap.peek() else {
-            self.finish();
+            // Every message posted and answered: a card left running idles.
+            if !self.until_stopped {
+                self.finish();
+            }
             return false;
         };
         if top.t > self.end {
@@ -1438,9 +1508,20 @@ impl Simulator {
         for k in 0..rules {
             let i = self.faults_on[on][k];
             let f = self.scenario.faults[i].clone();
+            // A repeating rule: time within its period, hits per period.
+            let t_ns = match now_ns.checked_div(f.every_ns) {
+                Some(period) => {
+                    if self.fault_period[i] != period {
+                        self.fault_period[i] = period;
+                        self.fault_hits[i] = 0;
+                    }
+                    now_ns % f.every_ns
+                }
+                None => now_ns,
+            };
             if f.qp.is_some_and(|q| q != conn)
-                || now_ns < f.start_ns
-                || (f.end_ns != 0 && now_ns >= f.end_ns)
+                || t_ns < f.start_ns
+                || (f.end_ns != 0 && t_ns >= f.end_ns)
             {
                 continue;
             }
@@ -2004,7 +2085,13 @@ impl Simulator {
                 };
                 hbm_free = start + dur;
                 e.ready = hbm_free + txl;
-                self.nodes[node].hbm_fetches.push_back(hbm_free);
+                // Fetches done by now count for no probe: dropped here, so
+                // that a run without the probe does not keep them all.
+                let fetches = &mut self.nodes[node].hbm_fetches;
+                while fetches.front().is_some_and(|&t| t <= now) {
+                    fetches.pop_front();
+                }
+                fetches.push_back(hbm_free);
                 if u64::from(e.len) == pmtu {
                     push_bounded(&mut self.stats.hbm_fetch_ns, dur / NS);
                 }

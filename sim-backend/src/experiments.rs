@@ -212,6 +212,7 @@ pub fn retransmission(params: &Params) -> RetransmissionReport {
         start_ns: 0,
         end_ns: 0,
         delay_ns: 0,
+        every_ns: 0,
     });
     let mut sim = Simulator::new(sc);
     sim.run(&mut |_r| {});

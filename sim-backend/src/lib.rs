@@ -3,7 +3,9 @@
 //!
 //! - [`Scenario`]: what to simulate, from TOML (`assets/scenarios/`) or code;
 //!   [`Scenario::set`] overrides any [`Params`] by name.
-//! - [`Simulator`]: `new(scenario)`, then [`Simulator::run_until`] /
+//! - [`Simulator`]: `new(scenario)` (the finite, reproducible run of
+//!   `sim --headless`, tests and experiments) or `live(scenario)` (a
+//!   workload runs until stopped, in bounded memory), then [`Simulator::run_until`] /
 //!   [`Simulator::step`] hand out [`rocescope_replay::Record`]s as they happen;
 //!   [`Simulator::run_until_into`] lends frames to a [`RecordSink`] instead
 //!   (no allocation per frame).

@@ -150,6 +150,10 @@ pub struct FaultSpec {
     pub end_ns: u64,
     /// Extra delay of a reordered frame.
     pub delay_ns: u64,
+    /// The rule's timeline (`start_ns`, `end_ns`, `nth`) starts again every
+    /// this many ns (0 = once): a run until stopped meets a link-down
+    /// window or an n-th frame loss again and again.
+    pub every_ns: u64,
 }
 
 /// The traffic sniffer next to one card's MAC.
@@ -201,8 +205,15 @@ pub struct Scenario {
     pub description: String,
     /// Seed of every random choice.
     pub seed: u64,
-    /// Simulated time to run.
+    /// Simulated time of a finite run: the bound of every run when the
+    /// scenario gives `duration_ns`; else what runs that must end take
+    /// (`sim --headless`, tests, experiments: `finite_run_ns`, 10 ms by
+    /// default).
     pub duration_ns: u64,
+    /// True when the scenario gives no `duration_ns`: it describes a
+    /// workload, and a live run ([`crate::Simulator::live`]: the agent, the
+    /// workbench) goes on posting messages until it is stopped.
+    pub until_stopped: bool,
     /// Model parameters (defaults overridden by `[params]` and `set`).
     pub params: Params,
     /// Endpoints (all attached to one switch).
@@ -216,6 +227,10 @@ pub struct Scenario {
     /// The profiler.
     pub profiler: ProfilerSpec,
 }
+
+/// Length of a finite run of a scenario that gives neither `duration_ns`
+/// nor `finite_run_ns`.
+pub const DEFAULT_FINITE_RUN_NS: u64 = 10_000_000;
 
 /// The scenarios shipped in `assets/scenarios/`, by name.
 pub const BUILTIN: &[(&str, &str)] = &[
@@ -260,6 +275,7 @@ struct RawScenario {
     description: Option<String>,
     seed: Option<u64>,
     duration_ns: Option<u64>,
+    finite_run_ns: Option<u64>,
     #[serde(default)]
     params: BTreeMap<String, RawParam>,
     #[serde(default)]
@@ -318,6 +334,7 @@ struct RawFault {
     start_ns: Option<i64>,
     end_ns: Option<i64>,
     delay_ns: Option<i64>,
+    every_ns: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -643,6 +660,15 @@ impl Scenario {
                 return Err(ctx.err(&p("end_ns"), "end_ns must be after start_ns"));
             }
             let nth = nonneg(&ctx, &p("nth"), f.nth, 0)?;
+            let every_ns = nonneg(&ctx, &p("every_ns"), f.every_ns, 0)?;
+            if every_ns != 0 && (start_ns >= every_ns || end_ns > every_ns) {
+                return Err(ctx.err(
+                    &p("every_ns"),
+                    format!(
+                        "{every_ns} is impossible: start_ns and end_ns must lie within one period"
+                    ),
+                ));
+            }
             if f.kind != FaultKind::LinkDown && probability == 0.0 && nth == 0 {
                 return Err(ctx.err(
                     &p("probability"),
@@ -659,6 +685,7 @@ impl Scenario {
                 start_ns,
                 end_ns,
                 delay_ns: nonneg(&ctx, &p("delay_ns"), f.delay_ns, 2_000)?,
+                every_ns,
             });
         }
         let sniffer = match &raw.sniffer {
@@ -689,18 +716,26 @@ impl Scenario {
             profiler.on_change = p.on_change.unwrap_or(true);
             profiler.probes = p.probes.clone().unwrap_or_default();
         }
-        let duration_ns = raw.duration_ns.unwrap_or(10_000_000);
-        if duration_ns == 0 {
+        if raw.duration_ns.is_some() && raw.finite_run_ns.is_some() {
             return Err(ctx.err(
-                &[Seg::Key("duration_ns")],
-                "0 is impossible: a run needs time",
+                &[Seg::Key("finite_run_ns")],
+                "give duration_ns (every run ends there) or finite_run_ns (the scenario runs until stopped; finite runs take this long), not both",
             ));
+        }
+        let (key, given) = match (raw.duration_ns, raw.finite_run_ns) {
+            (Some(d), _) => ("duration_ns", Some(d)),
+            (None, f) => ("finite_run_ns", f),
+        };
+        let duration_ns = given.unwrap_or(DEFAULT_FINITE_RUN_NS);
+        if duration_ns == 0 {
+            return Err(ctx.err(&[Seg::Key(key)], "0 is impossible: a run needs time"));
         }
         let scenario = Scenario {
             name: raw.name.unwrap_or_else(|| file.to_owned()),
             description: raw.description.unwrap_or_default(),
             seed: raw.seed.unwrap_or(1),
             duration_ns,
+            until_stopped: raw.duration_ns.is_none(),
             params,
             nodes,
             qps,
@@ -743,6 +778,13 @@ impl Scenario {
             return Scenario::from_toml(text, &format!("assets/scenarios/{name_or_path}.toml"));
         }
         Scenario::load(Path::new(name_or_path))
+    }
+
+    /// Bounds every run to `ns` of simulated time (`--duration`): the
+    /// scenario no longer runs until stopped.
+    pub fn bound_to_ns(&mut self, ns: u64) {
+        self.duration_ns = ns.max(1);
+        self.until_stopped = false;
     }
 
     /// Overrides a model parameter by name (`set("hbm_fetch_ns", "3464")`).
@@ -810,6 +852,7 @@ impl Scenario {
             description: String::new(),
             seed: 1,
             duration_ns: 1_000_000,
+            until_stopped: false,
             params: Params::default(),
             nodes: vec![
                 NodeSpec {

@@ -110,6 +110,7 @@ fn single_packet_loss(nth: u64, fault: FaultKind) -> Scenario {
         start_ns: 0,
         end_ns: 0,
         delay_ns: 0,
+        every_ns: 0,
     });
     sc.sniffer = Scenario::builtin("teaching-basic").and_then(|s| s.sniffer);
     full_capture(sc)

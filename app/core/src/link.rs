@@ -69,7 +69,10 @@ fn update(client: &Client, status: &SourceStatus) {
                 *status.error.lock().unwrap_or_else(|e| e.into_inner()) =
                     Some(format!("agent: ERR {code} {text}"));
             }
-            LinkEvent::End => status.end("source ended"),
+            LinkEvent::End(end) => status.end(match end.frames {
+                Some(n) => format!("source ended after {n} frames"),
+                None => "source ended".to_owned(),
+            }),
             LinkEvent::Fatal(why) => {
                 *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
                 status.end(why);
@@ -123,7 +126,11 @@ mod tests {
         model.tick(std::time::Instant::now());
         let line = crate::status_line(&model);
         assert_eq!(line.source, "attach:sample");
-        assert_eq!(line.state.text(), "ended: source ended", "{}", line.text());
+        assert!(
+            line.state.text().starts_with("ended: source ended"),
+            "{}",
+            line.text()
+        );
         assert_eq!(model.source.status().frames.load(Ordering::Relaxed), 15);
         assert_eq!(line.dropped, 0);
     }

@@ -8,8 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::FindingCause;
-use rocescope_replay::record::TruthEvent;
 use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
 use rocescope_replay::{PcapngWriter, Record, TimeBase};
 use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
@@ -232,12 +230,12 @@ pub enum SourceSpec {
     /// The bundled simulator on a scenario, paced to wall time (or not),
     /// optionally recorded as pcapng.
     Sim {
-        scenario: Scenario,
+        scenario: Box<Scenario>,
         pace: Pace,
         record: Option<std::path::PathBuf>,
     },
     /// A live link: an agent, a pcap stream on stdin, a followed file.
-    Attach(rocescope_device_link::ClientConfig),
+    Attach(Box<rocescope_device_link::ClientConfig>),
 }
 
 /// Why a source could not be opened.
@@ -301,11 +299,12 @@ pub fn open(
                 None => None,
             };
             let store = limits.live_store(0).map_err(OpenError::Store)?;
-            let (store, analysis, mut handle) = spawn_sim_into(store, scenario, pace, record);
+            let (store, analysis, mut handle) = spawn_sim_into(store, *scenario, pace, record);
             handle.set_session_limits(limits.clone());
             Ok(crate::Model::new(store, analysis, handle))
         }
-        SourceSpec::Attach(mut cfg) => {
+        SourceSpec::Attach(cfg) => {
+            let mut cfg = *cfg;
             let name = cfg.url.to_string();
             let queue_bytes = limits.queue_bytes(cfg.queue_bytes as u64);
             cfg.queue_bytes = queue_bytes as usize;
@@ -378,7 +377,13 @@ fn run_sim(
 ) {
     // Small steps for short runs so that a paced run unfolds smoothly.
     let step_ns = (scenario.duration_ns / 200).clamp(100, STEP_NS);
-    let mut sim = Simulator::new(scenario);
+    // A paced run is a card: a workload runs until stopped (unless the
+    // scenario or --duration bounds it). Unpaced runs (`sim --headless`)
+    // are the scenario's finite, reproducible run.
+    let mut sim = match pace {
+        Pace::RealTime(_) => Simulator::live(scenario),
+        Pace::Fast => Simulator::new(scenario),
+    };
     let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
     let start = Instant::now();
     let mut paused_for = Duration::ZERO;
@@ -486,25 +491,10 @@ impl RecordSink for Feed<'_> {
             self.write_error
                 .get_or_insert_with(|| format!("recording stopped: {e}"));
         }
-        note_evidence(self.analysis, &r);
+        self.analysis.note_record(&r);
         self.store.push_record(r);
         self.status.records.fetch_add(1, Ordering::Relaxed);
     }
-}
-
-/// Ground truth that the diagnosis may cite (what frames cannot show).
-fn note_evidence(analysis: &RcAnalyzer, r: &Record) {
-    let Record::Truth(t) = r else { return };
-    let what = match t.event {
-        TruthEvent::PfcPause { .. } => FindingCause::PfcPause,
-        TruthEvent::DpiDrop => FindingCause::DpiDrop,
-        _ => return,
-    };
-    analysis
-        .0
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .note(t.ts_ns, what);
 }
 
 /// Hand the commands the model queued for its source (simulator

@@ -62,7 +62,7 @@ pub fn sim_model(scenario: &str) -> anyhow::Result<Model> {
     let sc = rocescope_sim::Scenario::resolve(scenario).map_err(|e| anyhow::anyhow!("{e}"))?;
     let pace = source::Pace::for_duration(sc.duration_ns);
     let spec = source::SourceSpec::Sim {
-        scenario: sc,
+        scenario: Box::new(sc),
         pace,
         record: None,
     };
@@ -862,7 +862,7 @@ pub fn run(args: GuiArgs) -> anyhow::Result<()> {
     let model = if let Some(url) = &args.attach {
         let url = rocescope_device_link::AttachUrl::parse(url)?;
         source::open(
-            source::SourceSpec::Attach(rocescope_device_link::ClientConfig::new(url)),
+            source::SourceSpec::Attach(Box::new(rocescope_device_link::ClientConfig::new(url))),
             &SessionLimits::default(),
         )?
     } else if let Some(file) = &args.file {

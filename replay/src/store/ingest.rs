@@ -9,7 +9,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use rocescope_decoders::analysis::{Class, Observation, RcAnalysis};
+use rocescope_decoders::analysis::{Class, FindingCause, Observation, RcAnalysis};
 use rocescope_decoders::{
     DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, Packet, Syndrome, decode,
 };
@@ -53,6 +53,9 @@ pub struct LateFlags {
 pub trait Analyzer: Send {
     /// `first_index` is the row number of `batch[0]`.
     fn batch(&mut self, first_index: u64, batch: &mut [PacketInfo], late: &mut Vec<LateFlags>);
+    /// A non-frame record of the source (the diagnosis takes its
+    /// evidence: a PFC pause, a DPI drop), in source order with the frames.
+    fn record(&mut self, _r: &crate::record::Record) {}
     /// The source ended.
     fn finish(&mut self) {}
 }
@@ -79,7 +82,41 @@ fn class_flags(c: Class) -> Flags {
     f
 }
 
+impl RcAnalyzer {
+    /// Feeds the diagnosis the evidence a record carries that frames cannot
+    /// show (a simulator's PFC pause or DPI drop); other records are
+    /// ignored. Every source calls it the same way (the in-process
+    /// simulator, the live link, a recording), so one scenario gives the
+    /// same findings however it was opened. Returns whether it was evidence.
+    pub fn note_record(&self, r: &crate::record::Record) -> bool {
+        let Some((ts_ns, what)) = evidence(r) else {
+            return false;
+        };
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note(ts_ns, what);
+        true
+    }
+}
+
+/// The diagnosis' evidence in a record, if any.
+pub fn evidence(r: &crate::record::Record) -> Option<(u64, FindingCause)> {
+    use crate::record::{Record, TruthEvent};
+    let Record::Truth(t) = r else { return None };
+    let what = match t.event {
+        TruthEvent::PfcPause { .. } => FindingCause::PfcPause,
+        TruthEvent::DpiDrop => FindingCause::DpiDrop,
+        _ => return None,
+    };
+    Some((t.ts_ns, what))
+}
+
 impl Analyzer for RcAnalyzer {
+    fn record(&mut self, r: &crate::record::Record) {
+        self.note_record(r);
+    }
+
     fn batch(&mut self, first_index: u64, batch: &mut [PacketInfo], late: &mut Vec<LateFlags>) {
         let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
         for (i, info) in batch.iter_mut().enumerate() {
@@ -192,6 +229,13 @@ fn classify(p: &Packet<'_>, obs: Option<&Observation>, row: &mut Row) {
 pub struct Appender {
     analyzer: Box<dyn Analyzer>,
     late: Vec<LateFlags>,
+}
+
+impl Appender {
+    /// Hand a non-frame record to the analyzer.
+    pub fn record(&mut self, r: &crate::record::Record) {
+        self.analyzer.record(r);
+    }
 }
 
 impl std::fmt::Debug for Appender {

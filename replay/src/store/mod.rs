@@ -24,7 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 pub use conv::{ConvKey, Conversation};
 pub use ingest::{
     Analyzer, Appender, Ingest, IngestFrame, LateFlags, NoAnalysis, PacketInfo, RcAnalyzer,
-    decode_frame,
+    decode_frame, evidence,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
 pub use spill::{SpillConfig, SpillStats};
@@ -166,6 +166,10 @@ struct RawBatch {
     frames: Vec<RawFrame>,
     /// Frames decoded by the reader; then `frames` is empty.
     decoded: Vec<PacketInfo>,
+    /// Records read with these frames that carry the diagnosis' evidence
+    /// (a recording of the simulator's PFC pauses and DPI drops): the
+    /// append thread hands them to the analyzer.
+    evidence: Vec<Record>,
 }
 
 struct RawFrame {
@@ -229,6 +233,7 @@ impl RawBatch {
         self.bytes.clear();
         self.frames.clear();
         self.decoded.clear();
+        self.evidence.clear();
     }
 }
 
@@ -428,6 +433,9 @@ impl Store {
                     let mut appender = Appender::new(analyzer);
                     let mut infos: Vec<PacketInfo> = Vec::with_capacity(DECODE_CHUNK);
                     for (mut raw, bytes_done, time_base) in full_rx {
+                        for r in &raw.evidence {
+                            appender.record(r);
+                        }
                         // A chunk at a time, so that the infos stay in cache
                         // and the write lock is short.
                         for chunk in raw.decoded.chunks_mut(DECODE_CHUNK) {
@@ -463,6 +471,9 @@ impl Store {
             loop {
                 match reader.next_item() {
                     Ok(Some(CaptureItem::Record(r))) => {
+                        if ingest::evidence(&r).is_some() {
+                            batch.evidence.push(r.clone());
+                        }
                         self.records
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())

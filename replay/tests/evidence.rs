@@ -1,0 +1,74 @@
+//! A recording reopened as a file hands its evidence records (a
+//! simulator's PFC pauses and DPI drops) to the analysis, as the live
+//! sources do, so one scenario gives the same findings however it is
+//! opened.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::record::{GroundTruth, TruthEvent};
+use rocescope_replay::store::{Analyzer, LateFlags, PacketInfo, Store};
+use rocescope_replay::{PcapngWriter, Record};
+
+/// Counts frames and keeps the records it is handed, in order.
+#[derive(Default, Clone)]
+struct Seen {
+    frames: Arc<AtomicUsize>,
+    records: Arc<Mutex<Vec<Record>>>,
+}
+
+impl Analyzer for Seen {
+    fn batch(&mut self, _: u64, batch: &mut [PacketInfo], _: &mut Vec<LateFlags>) {
+        self.frames.fetch_add(batch.len(), Ordering::Relaxed);
+    }
+    fn record(&mut self, r: &Record) {
+        self.records.lock().unwrap().push(r.clone());
+    }
+}
+
+#[test]
+fn a_recordings_evidence_reaches_the_analysis() {
+    let path =
+        std::env::temp_dir().join(format!("rocescope-evidence-{}.pcapng", std::process::id()));
+    let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    let truth = |ts_ns, event| {
+        Record::Truth(GroundTruth {
+            ts_ns,
+            qpn: 0x100,
+            psn: 7,
+            event,
+        })
+    };
+    let frame = [0u8; 60];
+    let mut evidence = Vec::new();
+    for i in 0..50_000u64 {
+        w.write_frame(1_000 + i, 0, None, 60, &frame).unwrap();
+        if i % 10_000 == 5 {
+            let r = truth(1_000 + i, TruthEvent::DpiDrop);
+            w.write_record(&r).unwrap();
+            evidence.push(r);
+        }
+    }
+    // Not evidence: the analysis is not handed it.
+    w.write_record(&truth(99_999, TruthEvent::WireDrop))
+        .unwrap();
+    let pause = truth(100_000, TruthEvent::PfcPause { ns: 3_000 });
+    w.write_record(&pause).unwrap();
+    evidence.push(pause);
+    w.flush().unwrap();
+    drop(w);
+
+    let seen = Seen::default();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(seen.clone())).unwrap();
+    store.wait();
+    assert_eq!(seen.frames.load(Ordering::Relaxed), 50_000);
+    assert_eq!(*seen.records.lock().unwrap(), evidence);
+    assert_eq!(
+        store.record_count(),
+        evidence.len() + 1,
+        "every record is kept"
+    );
+    let _ = std::fs::remove_file(&path);
+}
