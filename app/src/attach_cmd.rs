@@ -93,15 +93,19 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         max_disk_bytes: args.max_disk,
         dir: args.session_dir.clone(),
     };
-    let queue_bytes = limits.queue_bytes((args.queue_mb.max(1) as u64) << 20);
-    cfg.queue_bytes = queue_bytes as usize;
-    cfg.spill = Some(limits.spill_config(queue_bytes));
+    cfg.queue_bytes = args.queue_mb.max(1) << 20;
     cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
-    let client = Client::start(cfg)?;
     if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        return workbench(client, url.to_string());
+        // The workbench: the source layer bounds the store and keeps the
+        // link's state in the status line.
+        let spec = rocescope_core::source::SourceSpec::Attach(Box::new(cfg));
+        return rocescope::tui::run(rocescope_core::source::open(spec, &limits)?);
     }
+    let queue_bytes = limits.queue_bytes(cfg.queue_bytes as u64);
+    cfg.queue_bytes = queue_bytes as usize;
+    cfg.spill = Some(limits.spill_config(queue_bytes));
+    let client = Client::start(cfg)?;
     let start = Instant::now();
     let deadline = args.duration.map(|d| start + d);
     let mut fatal = None;
@@ -233,11 +237,4 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         bail!("{why}");
     }
     Ok(())
-}
-
-/// The workbench on a live link: the client feeds the store on its own
-/// threads; its counters and link state reach the status line through the
-/// core's source layer, as in the desktop workbench.
-fn workbench(client: Client, name: String) -> anyhow::Result<()> {
-    rocescope::tui::run(rocescope_core::link::attach_model(client, &name))
 }

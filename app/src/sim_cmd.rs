@@ -7,9 +7,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use rocescope_core::Model;
 use rocescope_core::session::SessionLimits;
-use rocescope_core::source::{Pace, spawn_sim_into};
+use rocescope_core::source::{self, Pace, SourceSpec, spawn_sim_into};
 use rocescope_replay::PcapngWriter;
 use rocescope_sim::{Params, Scenario, experiments};
 use serde_json::json;
@@ -124,19 +123,19 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let sc = scenario(&args)?;
-    let record = match &args.record {
-        Some(p) => {
-            let file = std::fs::File::create(p)
-                .with_context(|| format!("cannot create {}", p.display()))?;
-            Some(
-                PcapngWriter::new(std::io::BufWriter::with_capacity(1 << 20, file))
-                    .with_context(|| format!("writing {}", p.display()))?,
-            )
-        }
-        None => None,
-    };
     let limits = args.limits();
     if args.headless {
+        let record = match &args.record {
+            Some(p) => {
+                let file = std::fs::File::create(p)
+                    .with_context(|| format!("cannot create {}", p.display()))?;
+                Some(
+                    PcapngWriter::new(std::io::BufWriter::with_capacity(1 << 20, file))
+                        .with_context(|| format!("writing {}", p.display()))?,
+                )
+            }
+            None => None,
+        };
         return headless(sc, record, args.json, &limits);
     }
     if !std::io::stdout().is_terminal() {
@@ -147,10 +146,13 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let pace = args
         .pace
         .map_or_else(|| Pace::for_duration(sc.duration_ns), Pace::RealTime);
-    let (store, analysis, mut handle) = spawn_sim_into(limits.live_store(0)?, sc, pace, record);
-    // A parameter change reruns the scenario under the same limits.
-    handle.set_session_limits(limits);
-    rocescope::tui::run(Model::new(store, analysis, handle))
+    // The source layer keeps the limits for reruns after a parameter change.
+    let spec = SourceSpec::Sim {
+        scenario: Box::new(sc),
+        pace,
+        record: args.record.clone(),
+    };
+    rocescope::tui::run(source::open(spec, &limits)?)
 }
 
 fn headless(

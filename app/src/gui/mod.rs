@@ -39,9 +39,34 @@ pub struct GuiArgs {
     /// Extra UDP destination port to decode as RoCEv2; repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     pub roce_ports: Vec<u16>,
+    /// Memory a live session may hold, e.g. 512MiB (default: 2 GiB, or a
+    /// quarter of the machine's memory where less); older frames and rows
+    /// move to disk segments and stay queryable.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<u64>,
+    /// Disk a live session's segments may take; past it the oldest are
+    /// deleted (a ring), counted and shown.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_disk: Option<u64>,
     /// Close the window after this many seconds (smoke tests, demos).
     #[arg(long, value_name = "SECONDS", hide = true)]
     pub exit_after: Option<f64>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    rocescope_core::units::parse_size_bytes(s)
+}
+
+impl GuiArgs {
+    fn limits(&self) -> SessionLimits {
+        SessionLimits {
+            max_memory_bytes: self
+                .max_memory
+                .unwrap_or_else(rocescope_core::session::default_max_memory_bytes),
+            max_disk_bytes: self.max_disk,
+            dir: None,
+        }
+    }
 }
 
 /// Open a capture as `rocescope open` does: a new store indexing in the
@@ -59,6 +84,11 @@ pub fn open_file(path: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Model> {
 
 /// A simulator run paced as the terminal workbench paces it.
 pub fn sim_model(scenario: &str) -> anyhow::Result<Model> {
+    sim_model_within(scenario, &SessionLimits::default())
+}
+
+/// [`sim_model`] under the session's limits.
+pub fn sim_model_within(scenario: &str, limits: &SessionLimits) -> anyhow::Result<Model> {
     let sc = rocescope_sim::Scenario::resolve(scenario).map_err(|e| anyhow::anyhow!("{e}"))?;
     let pace = source::Pace::for_duration(sc.duration_ns);
     let spec = source::SourceSpec::Sim {
@@ -66,7 +96,7 @@ pub fn sim_model(scenario: &str) -> anyhow::Result<Model> {
         pace,
         record: None,
     };
-    Ok(source::open(spec, &SessionLimits::default())?)
+    Ok(source::open(spec, limits)?)
 }
 
 /// The default layout: overview and packets side by side, the detail views
@@ -863,12 +893,12 @@ pub fn run(args: GuiArgs) -> anyhow::Result<()> {
         let url = rocescope_device_link::AttachUrl::parse(url)?;
         source::open(
             source::SourceSpec::Attach(Box::new(rocescope_device_link::ClientConfig::new(url))),
-            &SessionLimits::default(),
+            &args.limits(),
         )?
     } else if let Some(file) = &args.file {
         open_file(file, args.roce_ports.clone())?
     } else {
-        sim_model(args.sim.as_deref().unwrap_or("default"))?
+        sim_model_within(args.sim.as_deref().unwrap_or("default"), &args.limits())?
     };
     let exit_at = args
         .exit_after
