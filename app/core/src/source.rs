@@ -478,7 +478,11 @@ fn start_lesson(model: &mut crate::Model) {
                 model.previous_source_name().unwrap_or("the source before")
             );
         }
-        Err(e) => model.status = e,
+        Err(e) => {
+            // Not played over a source it was not written for.
+            model.lesson = None;
+            model.status = e;
+        }
     }
 }
 
