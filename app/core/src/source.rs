@@ -193,8 +193,9 @@ impl SourceHandle {
     }
 
     /// A new run of the scenario `lesson` was written for, under this
-    /// source's limits (a bounded store when it has some), finite and paced
-    /// for a student ([`Pace::for_lesson`]).
+    /// source's limits (a bounded store when it has some, in a folder of
+    /// its own: the session it replaces stays open beside it), finite and
+    /// paced for a student ([`Pace::for_lesson`]).
     pub fn spawn_lesson(
         &self,
         lesson: &crate::lesson::Lesson,
@@ -209,9 +210,13 @@ impl SourceHandle {
         let Some(limits) = &self.limits else {
             return Ok(spawn_sim(scenario, pace, None));
         };
+        let limits = crate::session::SessionLimits {
+            dir: None,
+            ..limits.clone()
+        };
         let store = limits.live_store(0).map_err(|e| e.to_string())?;
         let (store, analysis, mut handle) = spawn_sim_into(store, scenario, pace, None);
-        handle.limits = Some(limits.clone());
+        handle.limits = Some(limits);
         Ok((store, analysis, handle))
     }
 
