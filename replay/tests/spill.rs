@@ -245,3 +245,29 @@ fn records_past_their_share_are_let_go_and_counted() {
         }
     );
 }
+
+#[test]
+fn two_stores_in_one_folder_remove_only_their_own_segments() {
+    let input = frames(200_000);
+    let dir = session_dir("shared");
+    let cfg = SpillConfig {
+        dir: dir.clone(),
+        max_memory_bytes: 2 << 20,
+        max_disk_bytes: None,
+        remove_on_drop: true,
+    };
+    let first = Store::live_bounded(TimeBase::Nanoseconds, cfg.clone()).unwrap();
+    feed(&first, &input);
+    let second = Store::live_bounded(TimeBase::Nanoseconds, cfg).unwrap();
+    feed(&second, &input);
+    assert!(second.spill_stats().unwrap().rows_on_disk > 0);
+    drop(first);
+    let left = std::fs::read_dir(&dir).unwrap().count();
+    assert!(left > 0, "the second store's segments stay");
+    // The second store still reads its rows from disk.
+    assert_eq!(second.frame_bytes(1).unwrap(), input[1].1);
+    assert_eq!(second.frame_bytes(100_001).unwrap(), input[100_001].1);
+    assert!(dir.exists());
+    drop(second);
+    assert!(!dir.exists(), "the last store removes the folder");
+}

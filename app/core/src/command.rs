@@ -96,6 +96,11 @@ pub enum Command {
     SetSnifferFilter(u64),
     NextLessonStep,
     PrevLessonStep,
+    /// Open the shipped lesson with this index (`lesson::builtin()`): the
+    /// source layer starts the scenario it was written for.
+    OpenLesson(usize),
+    /// Close the lesson and go back to the source open before it.
+    LeaveLesson,
     /// Open the command line (`set KEY=VALUE`, `sniffer 0xWORD`, `speed X`, `goto µs`).
     EditCommandLine,
     /// Replace the command line's text while typing.
@@ -175,6 +180,7 @@ pub enum UiCommand {
     FollowLive,
     NextLessonStep,
     PrevLessonStep,
+    LeaveLesson,
     NextField,
     PrevField,
     CommandLine,
@@ -185,7 +191,7 @@ pub enum UiCommand {
 }
 
 impl UiCommand {
-    pub const ALL: [UiCommand; 36] = [
+    pub const ALL: [UiCommand; 37] = [
         UiCommand::NextView,
         UiCommand::PrevView,
         UiCommand::Overview,
@@ -215,6 +221,7 @@ impl UiCommand {
         UiCommand::FollowLive,
         UiCommand::NextLessonStep,
         UiCommand::PrevLessonStep,
+        UiCommand::LeaveLesson,
         UiCommand::NextField,
         UiCommand::PrevField,
         UiCommand::CommandLine,
@@ -256,6 +263,7 @@ impl UiCommand {
             UiCommand::FollowLive => "F",
             UiCommand::NextLessonStep => "n",
             UiCommand::PrevLessonStep => "p",
+            UiCommand::LeaveLesson => "L",
             UiCommand::NextField => "]",
             UiCommand::PrevField => "[",
             UiCommand::CommandLine => ":",
@@ -297,6 +305,7 @@ impl UiCommand {
             UiCommand::FollowLive => "follow the newest data",
             UiCommand::NextLessonStep => "lesson: next step",
             UiCommand::PrevLessonStep => "lesson: previous step",
+            UiCommand::LeaveLesson => "leave the lesson, back to the source open before it",
             UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
             UiCommand::PrevField => "previous field in the detail tree",
             UiCommand::CommandLine => {
@@ -341,6 +350,7 @@ impl UiCommand {
             UiCommand::FollowLive => Command::FollowLive,
             UiCommand::NextLessonStep => Command::NextLessonStep,
             UiCommand::PrevLessonStep => Command::PrevLessonStep,
+            UiCommand::LeaveLesson => Command::LeaveLesson,
             UiCommand::NextField => Command::MoveField(1),
             UiCommand::PrevField => Command::MoveField(-1),
             UiCommand::CommandLine => Command::EditCommandLine,

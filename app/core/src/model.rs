@@ -65,6 +65,12 @@ pub struct Model {
     pub list_index: usize,
     pub lesson: Option<Lesson>,
     pub lesson_step: usize,
+    /// The step's time cursor waits for the run to reach its time.
+    lesson_cursor_due: bool,
+    /// The model a lesson replaced, to go back to when it is left.
+    previous: Option<Box<Model>>,
+    /// This model's simulator was paused for a lesson: resume it on return.
+    resume_on_return: bool,
     /// Selected field of the detail tree (index into the field walk);
     /// `None` selects the packet's BTH (or its first header).
     pub field_index: Option<usize>,
@@ -129,6 +135,9 @@ impl Model {
             list_index: 0,
             lesson: None,
             lesson_step: 0,
+            lesson_cursor_due: false,
+            previous: None,
+            resume_on_return: false,
             field_index: None,
             status: String::new(),
             quit: false,
@@ -199,6 +208,7 @@ impl Model {
         if self.selected.is_none() && self.horizon() > 0 {
             self.selected = Some(self.store.first_row());
         }
+        self.place_lesson_cursor();
         self.poll_exports();
     }
 
@@ -232,6 +242,60 @@ impl Model {
     /// by this model's): their files are still being written.
     pub fn adopt_exports(&mut self, old: &mut Model) {
         self.exports.append(&mut old.exports);
+    }
+
+    /// Take over `old`'s lesson (its source was replaced by this model's)
+    /// and apply its step here, the cursor once this run has data.
+    pub(crate) fn adopt_lesson(&mut self, old: &mut Model) {
+        self.previous = old.previous.take();
+        self.lesson = old.lesson.take();
+        self.lesson_step = old.lesson_step;
+        old.lesson_cursor_due = false;
+        if self.lesson.is_some() {
+            self.enter_lesson_step();
+        }
+    }
+
+    /// Keep `old` to go back to when the lesson is left, unless this model
+    /// already holds the one from before the first lesson. Its simulator
+    /// pauses meanwhile, so that it resumes where the user left it.
+    pub(crate) fn keep_previous(&mut self, mut old: Model) {
+        if self.previous.is_some() {
+            return;
+        }
+        let st = old.source.status();
+        if old.source.kind == crate::source::SourceKind::Sim
+            && !st.finished.load(Ordering::Acquire)
+            && !st.paused.load(Ordering::Acquire)
+        {
+            old.source.send(crate::source::SourceCtl::Pause);
+            old.resume_on_return = true;
+        }
+        self.previous = Some(Box::new(old));
+    }
+
+    /// The model a lesson replaced, which leaving it goes back to.
+    pub fn previous(&self) -> Option<&Model> {
+        self.previous.as_deref()
+    }
+
+    /// The source a lesson replaced.
+    pub fn previous_source_name(&self) -> Option<&str> {
+        self.previous().map(|m| m.source.name.as_str())
+    }
+
+    /// Go back to the model the lesson replaced (as it was left: view,
+    /// filter, selection), keeping the exports still being written.
+    pub(crate) fn return_from_lesson(&mut self) {
+        let Some(mut prev) = self.previous.take() else {
+            return;
+        };
+        prev.adopt_exports(self);
+        if std::mem::take(&mut prev.resume_on_return) {
+            prev.source.send(crate::source::SourceCtl::Resume);
+        }
+        prev.status = format!("lesson left: back to {}", prev.source.name);
+        *self = *prev;
     }
 
     /// Whether an export is still running.
@@ -562,6 +626,16 @@ impl Model {
             }
             Command::NextLessonStep => self.lesson_move(1),
             Command::PrevLessonStep => self.lesson_move(-1),
+            Command::OpenLesson(i) => self.open_lesson(i),
+            Command::LeaveLesson => {
+                if self.lesson.take().is_none() && self.previous.is_none() {
+                    self.status = "no lesson open".into();
+                    return;
+                }
+                self.lesson_cursor_due = false;
+                self.status = "lesson closed".into();
+                self.outbox.push(cmd);
+            }
             Command::EditCommandLine => {
                 self.cmdline.clear();
                 self.overlay = Overlay::CommandLine;
@@ -848,17 +922,24 @@ impl Model {
                     self.view = View::Ladder;
                 }
             }
-            View::Lessons => {
-                let lessons = crate::lesson::builtin();
-                if let Some(l) = lessons.into_iter().nth(self.list_index) {
-                    self.lesson = Some(l);
-                    self.lesson_step = 0;
-                    self.lesson_move(0);
-                }
-            }
+            View::Lessons => self.open_lesson(self.list_index),
             View::Packets => self.view = View::Explain,
             _ => {}
         }
+    }
+
+    /// Open shipped lesson `i`: the source layer (`source::steer`) starts
+    /// its scenario and applies its first step to that run.
+    fn open_lesson(&mut self, i: usize) {
+        let Some(l) = crate::lesson::builtin().into_iter().nth(i) else {
+            self.status = format!("no lesson {}", i + 1);
+            return;
+        };
+        self.status = format!("lesson: starting {}", l.scenario);
+        self.lesson = Some(l);
+        self.lesson_step = 0;
+        self.lesson_cursor_due = false;
+        self.outbox.push(Command::OpenLesson(i));
     }
 
     fn lesson_move(&mut self, d: i64) {
@@ -871,23 +952,64 @@ impl Model {
             return;
         }
         self.lesson_step = (self.lesson_step as i64 + d).clamp(0, n as i64 - 1) as usize;
-        let step = lesson.steps[self.lesson_step].clone();
+        self.enter_lesson_step();
+    }
+
+    /// Apply the current step's view and filter; its time cursor follows
+    /// in `tick`, once the run has reached that time.
+    fn enter_lesson_step(&mut self) {
+        let Some(step) = self
+            .lesson
+            .as_ref()
+            .and_then(|l| l.steps.get(self.lesson_step))
+            .cloned()
+        else {
+            return;
+        };
         if let Some(v) = step.view {
             self.view = v;
         }
         if let Some(f) = &step.filter {
             self.set_filter(f.clone());
         }
-        if let Some(us) = step.until_us {
-            let t0 = self.store.stats().first_ts_ns.unwrap_or(0);
-            let t = t0 + (us * 1000.0) as u64;
-            self.follow_live = false;
-            self.clock.pause(self.now);
-            self.clock.seek(t, self.now);
-            let h = self.horizon();
-            if h > 0 {
-                self.select_row(h - 1);
-            }
+        self.lesson_cursor_due = step.until_us.is_some();
+        self.place_lesson_cursor();
+    }
+
+    /// Move the time cursor to the step's time once the store holds it (a
+    /// paced run gets there later than the step is opened).
+    fn place_lesson_cursor(&mut self) {
+        if !self.lesson_cursor_due {
+            return;
+        }
+        let Some(us) = self
+            .lesson
+            .as_ref()
+            .and_then(|l| l.steps.get(self.lesson_step))
+            .and_then(|s| s.until_us)
+        else {
+            self.lesson_cursor_due = false;
+            return;
+        };
+        let stats = self.store.stats();
+        let (Some(t0), Some(last)) = (stats.first_ts_ns, stats.last_ts_ns) else {
+            return;
+        };
+        let t = t0 + (us * 1000.0) as u64;
+        // A row at or past `t` means every row before it is in.
+        let reached =
+            last >= t || !self.source.live || self.source.status().finished.load(Ordering::Acquire);
+        if !reached {
+            return;
+        }
+        self.lesson_cursor_due = false;
+        self.follow_live = false;
+        self.clock.set_end(last);
+        self.clock.pause(self.now);
+        self.clock.seek(t, self.now);
+        let h = self.horizon();
+        if h > 0 {
+            self.select_row(h - 1);
         }
     }
 

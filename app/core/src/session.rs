@@ -82,8 +82,14 @@ impl SessionLimits {
 }
 
 /// A new folder for one session's segments: `$XDG_CACHE_HOME/rocescope/
-/// sessions/<time>-<pid>` (or `~/.cache/...`, else the temp directory).
+/// sessions/<time>-<pid>-<n>` (or `~/.cache/...`, else the temp
+/// directory). `n` counts the folders this process made: two stores alive
+/// at once (a lesson and the session it replaced, a rerun and the run it
+/// replaces) must not share one, or each would overwrite and delete the
+/// other's segments.
 pub fn new_session_dir() -> PathBuf {
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -94,7 +100,7 @@ pub fn new_session_dir() -> PathBuf {
         .map_or(0, |d| d.as_secs());
     base.join("rocescope")
         .join("sessions")
-        .join(format!("{secs}-{}", std::process::id()))
+        .join(format!("{secs}-{}-{n}", std::process::id()))
 }
 
 /// The process's peak resident memory so far (VmHWM), where the system
@@ -128,10 +134,12 @@ mod tests {
         };
         assert_eq!(tiny.spill_config(0).max_memory_bytes, STORE_MIN_BYTES);
         assert!(default_max_memory_bytes() <= 2 << 30);
+        let (a, b) = (new_session_dir(), new_session_dir());
+        assert_ne!(a, b, "one folder per store");
+        let name = a.file_name().unwrap().to_string_lossy().into_owned();
         assert!(
-            new_session_dir()
-                .to_string_lossy()
-                .ends_with(&format!("-{}", std::process::id()))
+            name.contains(&format!("-{}-", std::process::id())),
+            "{name}"
         );
     }
 }

@@ -33,7 +33,17 @@ impl Pace {
             1.0
         })
     }
+
+    /// The pace of a lesson's run: the whole scenario stretched to about
+    /// [`LESSON_WALL_S`] of wall time, however long it simulates, so that
+    /// its steps arrive while the student reads them.
+    pub fn for_lesson(duration_ns: u64) -> Pace {
+        Pace::RealTime(duration_ns as f64 / 1e9 / LESSON_WALL_S)
+    }
 }
+
+/// Wall time a lesson's scenario runs for, in seconds.
+pub const LESSON_WALL_S: f64 = 5.0;
 
 /// Commands a running source accepts.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +192,38 @@ impl SourceHandle {
         let (store, analysis, mut handle) = spawn_sim_into(store, next, *pace, None);
         handle.limits = Some(limits.clone());
         Ok(Some((store, analysis, handle)))
+    }
+
+    /// A new run of the scenario `lesson` was written for, under this
+    /// source's limits (a bounded store when it has some, in a folder of
+    /// its own: the session it replaces stays open beside it), finite and
+    /// paced for a student ([`Pace::for_lesson`]).
+    pub fn spawn_lesson(
+        &self,
+        lesson: &crate::lesson::Lesson,
+    ) -> Result<(Arc<Store>, RcAnalyzer, SourceHandle), String> {
+        let mut scenario = Scenario::builtin(&lesson.scenario).ok_or_else(|| {
+            format!(
+                "lesson {}: no shipped scenario {}",
+                lesson.title, lesson.scenario
+            )
+        })?;
+        // A lesson is a clip: the scenario's finite run, whose steps the
+        // lesson was written against, even when the scenario is a workload.
+        let finite_ns = scenario.duration_ns;
+        scenario.bound_to_ns(finite_ns);
+        let pace = Pace::for_lesson(finite_ns);
+        let Some(limits) = &self.limits else {
+            return Ok(spawn_sim(scenario, pace, None));
+        };
+        let limits = crate::session::SessionLimits {
+            dir: None,
+            ..limits.clone()
+        };
+        let store = limits.live_store(0).map_err(|e| e.to_string())?;
+        let (store, analysis, mut handle) = spawn_sim_into(store, scenario, pace, None);
+        handle.limits = Some(limits);
+        Ok((store, analysis, handle))
     }
 
     pub fn status(&self) -> &SourceStatus {
@@ -497,22 +539,55 @@ impl RecordSink for Feed<'_> {
     }
 }
 
-/// Hand the commands the model queued for its source (simulator
-/// parameters, the sniffer filter) to it: a simulator reruns with the
-/// change and the model is replaced, keeping the view and the exports
-/// still being written; a source that cannot take one says so.
+/// Hand the commands the model queued for its source to it: a simulator
+/// reruns with a parameter or sniffer change and the model is replaced,
+/// keeping the view, the lesson and the exports still being written; a
+/// lesson replaces the model with a run of its scenario, keeping the one
+/// before to go back to; a source that cannot take one says so.
 pub fn steer(model: &mut crate::Model) {
     for c in std::mem::take(&mut model.outbox) {
-        match model.source.rerun(&c) {
-            Ok(Some((store, analysis, handle))) => {
-                let mut next = crate::Model::new(store, analysis, handle);
-                next.view = model.view;
-                next.adopt_exports(model);
-                next.status = format!("restarted with {}", change_text(&c));
-                *model = next;
-            }
-            Ok(None) => {}
-            Err(e) => model.status = e,
+        match c {
+            crate::Command::OpenLesson(_) => start_lesson(model),
+            crate::Command::LeaveLesson => model.return_from_lesson(),
+            _ => match model.source.rerun(&c) {
+                Ok(Some((store, analysis, handle))) => {
+                    let mut next = crate::Model::new(store, analysis, handle);
+                    next.view = model.view;
+                    next.adopt_exports(model);
+                    next.adopt_lesson(model);
+                    next.status = format!("restarted with {}", change_text(&c));
+                    *model = next;
+                }
+                Ok(None) => {}
+                Err(e) => model.status = e,
+            },
+        }
+    }
+}
+
+/// Replace the model with a run of its open lesson's scenario.
+fn start_lesson(model: &mut crate::Model) {
+    let Some(lesson) = model.lesson.clone() else {
+        return;
+    };
+    match model.source.spawn_lesson(&lesson) {
+        Ok((store, analysis, handle)) => {
+            let mut next = crate::Model::new(store, analysis, handle);
+            next.view = model.view;
+            next.adopt_exports(model);
+            next.adopt_lesson(model);
+            let old = std::mem::replace(model, next);
+            model.keep_previous(old);
+            model.status = format!(
+                "lesson: started {} (L leaves it, back to {})",
+                lesson.scenario,
+                model.previous_source_name().unwrap_or("the source before")
+            );
+        }
+        Err(e) => {
+            // Not played over a source it was not written for.
+            model.lesson = None;
+            model.status = e;
         }
     }
 }

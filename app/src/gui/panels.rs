@@ -1136,7 +1136,7 @@ pub fn lessons(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     }
     ui.add_space(8.0);
     ui.weak(format!(
-        "Each lesson is written for its scenario: start it with `rocescope gui --sim NAME`. This source: {}.",
+        "Opening a lesson starts the scenario it was written for; L leaves it, back to this source: {}.",
         model.source.name
     ));
 }
@@ -1154,9 +1154,12 @@ pub fn lesson_box(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         if ui.button("next (n)").clicked() {
             out.push(Command::NextLessonStep);
         }
-        if model.source.name != format!("sim:{}", l.scenario) {
-            ui.weak(format!("(written for scenario {})", l.scenario));
+        if let Some(name) = model.previous_source_name() {
+            if ui.button(format!("leave (L), back to {name}")).clicked() {
+                out.push(Command::LeaveLesson);
+            }
         }
+        ui.weak(format!("on {}", model.source.name));
     });
     if let Some(step) = l.steps.get(i) {
         ui.label(&step.text);

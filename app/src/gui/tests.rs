@@ -566,3 +566,32 @@ fn the_status_bar_shows_the_core_status_line() {
     }
     assert!(f.has("paused"));
 }
+
+#[test]
+fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
+    let mut wb = Workbench::new(sample_model(), None);
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    frame(&ctx, &mut wb, vec![Event::Text("9".into())]);
+    assert_eq!(wb.model.view, View::Lessons);
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    assert_eq!(wb.model.source.name, "sim:teaching-basic");
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("lesson: started teaching-basic"), "{}", f.all());
+    assert!(f.has("sim:teaching-basic"), "{}", f.all());
+    assert!(f.has("Lesson: Anatomy of an RDMA WRITE"), "{}", f.all());
+    assert!(
+        f.has("leave (L), back to sample-write-read.pcap"),
+        "{}",
+        f.all()
+    );
+    frame(&ctx, &mut wb, vec![Event::Text("L".into())]);
+    assert_eq!(wb.model.source.name, "sample-write-read.pcap");
+    let f = settle(&ctx, &mut wb);
+    assert!(
+        f.has("lesson left: back to sample-write-read.pcap"),
+        "{}",
+        f.all()
+    );
+    assert!(!f.has("Lesson: Anatomy"), "{}", f.all());
+}

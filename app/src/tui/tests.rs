@@ -199,6 +199,41 @@ fn a_lesson_moves_the_cursor_and_shows_its_text() {
 }
 
 #[test]
+fn keys_open_a_lesson_on_its_scenario_and_leave_it() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    let press = |m: &mut Model, k: KeyCode| {
+        for c in handle_event(m, &ui, &key(k)) {
+            m.apply(c);
+        }
+        // As the terminal's loop does after each event.
+        rocescope_core::source::steer(m);
+    };
+    press(&mut m, KeyCode::Char('9'));
+    press(&mut m, KeyCode::Enter);
+    let status = status_of(&m);
+    assert!(status.contains("sim:teaching-basic"), "{status}");
+    assert!(
+        status.contains("lesson: started teaching-basic"),
+        "{status}"
+    );
+    let text = render(&m, 120, 40);
+    assert!(
+        text.contains("Lesson: Anatomy of an RDMA WRITE — step 1/4 on sim:teaching-basic"),
+        "{text}"
+    );
+    assert!(text.contains("(n next, p previous, L leave)"), "{text}");
+    press(&mut m, KeyCode::Char('L'));
+    assert_eq!(m.source.name, "sample-write-read.pcap");
+    assert!(m.lesson.is_none());
+    let status = status_of(&m);
+    assert!(
+        status.contains("lesson left: back to sample-write-read.pcap"),
+        "{status}"
+    );
+}
+
+#[test]
 fn the_command_line_sends_simulator_parameters_and_the_sniffer_filter() {
     let mut m = sample_model();
     let ui = UiState::default();

@@ -1026,7 +1026,7 @@ fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
-        format!("Enter opens the lesson; n / p move through its steps. Each lesson is written for its scenario: start it with `rocescope sim --scenario NAME`. This source: {}.", model.source.name),
+        format!("Enter opens the lesson and starts the scenario it was written for; n / p move through its steps; L leaves it, back to this source: {}.", model.source.name),
         Style::default().fg(DIM),
     )));
     ui.items = Rect::new(
@@ -1047,19 +1047,21 @@ fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
 fn lesson_box(f: &mut Frame<'_>, model: &Model, area: Rect) {
     let Some(l) = &model.lesson else { return };
     let step = &l.steps[model.lesson_step.min(l.steps.len().saturating_sub(1))];
-    let mismatch = if model.source.name != format!("sim:{}", l.scenario) {
-        format!("  (written for scenario {})", l.scenario)
+    // The status line names the source leaving goes back to.
+    let back = if model.previous().is_some() {
+        ", L leave"
     } else {
-        String::new()
+        ""
     };
     f.render_widget(
         Paragraph::new(step.text.clone())
             .wrap(Wrap { trim: true })
             .block(title(format!(
-                "Lesson: {} — step {}/{} (n next, p back){mismatch}",
+                "Lesson: {} — step {}/{} on {} (n next, p previous{back})",
                 l.title,
                 model.lesson_step + 1,
-                l.steps.len()
+                l.steps.len(),
+                model.source.name
             ))),
         area,
     );

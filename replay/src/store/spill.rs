@@ -93,6 +93,9 @@ pub struct SpillStats {
 #[derive(Debug)]
 pub(crate) struct Spill {
     pub(crate) cfg: SpillConfig,
+    /// Names this store's files apart from another's in the same folder (a
+    /// rerun's store opens before the one it replaces is dropped).
+    token: String,
     next_file: AtomicU64,
     bytes_memory: AtomicU64,
     index_memory: AtomicU64,
@@ -111,8 +114,15 @@ pub(crate) struct Spill {
 impl Spill {
     pub(crate) fn new(cfg: SpillConfig) -> std::io::Result<Arc<Spill>> {
         std::fs::create_dir_all(&cfg.dir)?;
+        static STORES: AtomicU64 = AtomicU64::new(0);
+        let token = format!(
+            "{}.{}",
+            std::process::id(),
+            STORES.fetch_add(1, Ordering::Relaxed)
+        );
         Ok(Arc::new(Spill {
             cfg,
+            token,
             next_file: AtomicU64::new(0),
             bytes_memory: AtomicU64::new(0),
             index_memory: AtomicU64::new(0),
@@ -186,7 +196,10 @@ impl Spill {
         write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
     ) -> Option<(File, PathBuf)> {
         let id = self.next_file.fetch_add(1, Ordering::Relaxed);
-        let path = self.cfg.dir.join(format!("{kind}-{id:08}.seg"));
+        let path = self
+            .cfg
+            .dir
+            .join(format!("{kind}-{}-{id:08}.seg", self.token));
         let result = (|| {
             let f = std::fs::OpenOptions::new()
                 .create_new(true)
@@ -224,14 +237,18 @@ impl Spill {
 impl Drop for Spill {
     fn drop(&mut self) {
         if self.cfg.remove_on_drop {
+            // Only this store's segments: another store may share the folder.
+            let mine = format!("-{}-", self.token);
             if let Ok(dir) = std::fs::read_dir(&self.cfg.dir) {
                 for e in dir.flatten() {
-                    let p = e.path();
-                    if p.extension().is_some_and(|x| x == "seg") {
-                        let _ = std::fs::remove_file(p);
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    if name.ends_with(".seg") && name.contains(&mine) {
+                        let _ = std::fs::remove_file(e.path());
                     }
                 }
             }
+            // Removed once empty (the last store of the folder).
             let _ = std::fs::remove_dir(&self.cfg.dir);
         }
     }

@@ -1,0 +1,228 @@
+//! Lessons run on the scenario they were written for: opening one starts
+//! that scenario through the source layer (`source::steer`), its steps
+//! show what their text describes, and leaving it goes back to the source
+//! open before.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use rocescope_core::source::{Pace, SourceHandle, spawn_sim, steer};
+use rocescope_core::{Command, Model, View, lesson};
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
+
+fn sample_model() -> Model {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/captures/sample-write-read.pcap");
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
+    store.wait();
+    let mut m = Model::new(
+        store,
+        analysis,
+        SourceHandle::file("sample-write-read.pcap".into()),
+    );
+    m.tick(Instant::now());
+    m
+}
+
+/// Tick `m` until `done` holds; a guard against hanging, not a timing check.
+fn wait_for(m: &mut Model, what: &str, done: impl Fn(&Model) -> bool) {
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !done(m) {
+        assert!(Instant::now() < give_up, "never: {what}");
+        std::thread::sleep(Duration::from_millis(5));
+        m.tick(Instant::now());
+    }
+}
+
+fn selected_row(m: &Model) -> Row {
+    m.store.row(m.selected.unwrap()).unwrap()
+}
+
+fn lesson_index(title: &str) -> usize {
+    lesson::builtin()
+        .iter()
+        .position(|l| l.title == title)
+        .unwrap()
+}
+
+const WRITE_FIRST: u8 = 0x06;
+const WRITE_LAST: u8 = 0x08;
+const ACK: u8 = 0x11;
+
+#[test]
+fn opening_a_lesson_starts_its_scenario_and_leaving_goes_back() {
+    let mut m = sample_model();
+    m.apply(Command::ShowView(View::Packets));
+    m.apply(Command::SelectRow(3));
+    m.apply(Command::ShowView(View::Lessons));
+    m.apply(Command::OpenSelectedQp);
+    assert_eq!(m.outbox, vec![Command::OpenLesson(0)]);
+    steer(&mut m);
+
+    assert_eq!(m.source.name, "sim:teaching-basic");
+    assert!(m.source.live);
+    assert_eq!(m.lesson.as_ref().unwrap().title, "Anatomy of an RDMA WRITE");
+    assert_eq!(m.previous_source_name(), Some("sample-write-read.pcap"));
+    assert!(
+        m.status.contains("lesson: started teaching-basic"),
+        "{}",
+        m.status
+    );
+    let line = rocescope_core::status::status_line(&m);
+    assert!(line.message.contains("teaching-basic"), "{line:?}");
+    // Step 1 at once: its view; its cursor once the paced run has reached
+    // 0.1 µs, on the WRITE First and nothing after it.
+    assert_eq!(m.view, View::Packets);
+    wait_for(&mut m, "step 1's cursor", |m| !m.follow_live);
+    assert_eq!(m.horizon(), 1);
+    assert_eq!(selected_row(&m).opcode, WRITE_FIRST);
+
+    // Step 2 comes when the run gets there.
+    m.apply(Command::NextLessonStep);
+    wait_for(&mut m, "step 2's cursor", |m| m.horizon() == 4);
+    assert_eq!(selected_row(&m).opcode, WRITE_LAST);
+
+    m.apply(Command::LeaveLesson);
+    steer(&mut m);
+    assert_eq!(m.source.name, "sample-write-read.pcap");
+    assert!(m.lesson.is_none());
+    assert_eq!(m.previous_source_name(), None);
+    assert_eq!(m.view, View::Lessons, "the view the lesson was opened from");
+    assert_eq!(m.selected, Some(3), "the selection as it was left");
+    assert!(m.filter_text.is_empty());
+    assert!(
+        m.status.contains("back to sample-write-read.pcap"),
+        "{}",
+        m.status
+    );
+    m.apply(Command::LeaveLesson);
+    assert_eq!(m.status, "no lesson open");
+    assert!(m.outbox.is_empty());
+}
+
+#[test]
+fn a_second_lesson_still_goes_back_to_the_first_source_and_a_rerun_keeps_the_lesson() {
+    let sc = rocescope_sim::Scenario::builtin("default").unwrap();
+    let (store, analysis, handle) = spawn_sim(sc, Pace::RealTime(1e-3), None);
+    let mut m = Model::new(store, analysis, handle);
+    m.apply(Command::OpenLesson(lesson_index(
+        "Anatomy of an RDMA WRITE",
+    )));
+    steer(&mut m);
+    assert_eq!(m.source.name, "sim:teaching-basic");
+    m.apply(Command::OpenLesson(lesson_index("READ and its PSN span")));
+    steer(&mut m);
+    assert_eq!(m.source.name, "sim:read-heavy");
+    assert_eq!(m.filter_text, "opcode == 0x0c");
+    assert_eq!(m.previous_source_name(), Some("sim:default"));
+    wait_for(&mut m, "the default run pauses for the lesson", |m| {
+        let prev = m.previous().unwrap();
+        prev.source.status().paused.load(Ordering::Acquire)
+    });
+
+    // A parameter change reruns the lesson's scenario, lesson and all.
+    m.apply(Command::SetSimParam {
+        key: "window_packets".into(),
+        value: "8".into(),
+    });
+    steer(&mut m);
+    assert_eq!(m.source.name, "sim:read-heavy");
+    assert_eq!(m.lesson.as_ref().unwrap().title, "READ and its PSN span");
+    assert_eq!(m.filter_text, "opcode == 0x0c");
+    assert_eq!(m.previous_source_name(), Some("sim:default"));
+
+    m.apply(Command::LeaveLesson);
+    steer(&mut m);
+    assert_eq!(m.source.name, "sim:default");
+    // The simulator paused for the lesson runs again.
+    wait_for(&mut m, "the default run resumes", |m| {
+        !m.source.status().paused.load(Ordering::Acquire)
+    });
+}
+
+/// A finished, unpaced run of `scenario` with lesson `title` open on it,
+/// at its first step.
+fn finished_run_with(title: &str) -> Model {
+    let l = &lesson::builtin()[lesson_index(title)];
+    let sc = rocescope_sim::Scenario::builtin(&l.scenario).unwrap();
+    let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, None);
+    while !handle.status().finished.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    store.wait();
+    let mut m = Model::new(store, analysis, handle);
+    m.apply(Command::OpenLesson(lesson_index(title)));
+    // Played over this run, not a new one: the content is checked here.
+    m.outbox.clear();
+    m.apply(Command::PrevLessonStep);
+    m.tick(Instant::now());
+    m
+}
+
+/// Rows the filter shows once its scan has read the whole store.
+fn filtered(m: &mut Model) -> u64 {
+    wait_for(m, "the filter scan", |m| {
+        let (scanned, len) = m.filter_progress();
+        scanned >= len
+    });
+    m.visible_len()
+}
+
+#[test]
+fn each_step_of_the_write_lesson_shows_what_it_describes() {
+    let mut m = finished_run_with("Anatomy of an RDMA WRITE");
+    assert_eq!((m.horizon(), selected_row(&m).opcode), (1, WRITE_FIRST));
+    m.apply(Command::NextLessonStep);
+    m.tick(Instant::now());
+    assert_eq!((m.horizon(), selected_row(&m).opcode), (4, WRITE_LAST));
+    m.apply(Command::NextLessonStep);
+    m.tick(Instant::now());
+    assert_eq!(m.view, View::Ladder);
+    let acks = (0..m.horizon())
+        .filter(|&i| m.store.row(i).unwrap().opcode == ACK)
+        .count();
+    assert_eq!(acks, 2, "the responder's first two ACKs");
+    assert!(!selected_row(&m).flags.contains(Flags::NAK));
+    m.apply(Command::NextLessonStep);
+    m.tick(Instant::now());
+    assert_eq!(m.horizon(), m.store.len(), "both messages, completed");
+}
+
+#[test]
+fn each_step_of_the_go_back_n_lesson_shows_what_it_describes() {
+    let mut m = finished_run_with("Loss and Go-Back-N");
+    assert_eq!(selected_row(&m).opcode, WRITE_LAST);
+    assert!(!selected_row(&m).flags.contains(Flags::RETRANSMISSION));
+    m.apply(Command::NextLessonStep);
+    m.tick(Instant::now());
+    assert!(selected_row(&m).flags.contains(Flags::NAK));
+    m.apply(Command::NextLessonStep);
+    m.tick(Instant::now());
+    assert_eq!(m.filter_text, "rocescope.retransmission");
+    assert_eq!(filtered(&mut m), 2, "the two resent packets");
+    assert!(selected_row(&m).flags.contains(Flags::RETRANSMISSION));
+    m.apply(Command::NextLessonStep);
+    m.tick(Instant::now());
+    assert_eq!(m.view, View::Retransmissions);
+    assert_eq!(selected_row(&m).opcode, ACK);
+    assert_eq!(m.report().episodes.len(), 1);
+}
+
+#[test]
+fn the_filters_of_the_read_and_congestion_lessons_match_their_scenarios() {
+    for (title, steps) in [("READ and its PSN span", 2), ("Congestion: ECN and CNP", 2)] {
+        let mut m = finished_run_with(title);
+        for step in 0..steps {
+            if step > 0 {
+                m.apply(Command::NextLessonStep);
+            }
+            let f = m.filter_text.clone();
+            assert!(!f.is_empty());
+            assert!(filtered(&mut m) > 0, "{title} step {}: {f}", step + 1);
+        }
+    }
+}
