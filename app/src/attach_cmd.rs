@@ -169,6 +169,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "frames_dropped": s.frames_dropped,
             "frames_dropped_agent": s.frames_dropped_agent,
             "frames_dropped_client": s.frames_dropped_client,
+            "frames_dropped_at_stop": s.frames_dropped_at_stop,
             "frames_read": s.frames_read,
             "frames_recorded": s.frames_recorded,
             "reconnects": s.reconnects,

@@ -67,6 +67,9 @@ fn write_file(name: &str, bytes: &[u8]) -> PathBuf {
 struct Proc {
     child: Child,
     stderr: Receiver<String>,
+    /// Stdout, read as it comes (a summary larger than the pipe's buffer
+    /// would otherwise block the child's exit).
+    stdout: Option<std::thread::JoinHandle<String>>,
 }
 
 /// A process a failed test leaves behind is ended with it.
@@ -95,7 +98,17 @@ impl Proc {
                 let _ = tx.send(line);
             }
         });
-        Proc { child, stderr: rx }
+        let mut out = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        Proc {
+            child,
+            stderr: rx,
+            stdout: Some(stdout),
+        }
     }
 
     /// Waits for a stderr line containing `what`; returns it.
@@ -128,13 +141,11 @@ impl Proc {
             }
             std::thread::sleep(Duration::from_millis(10));
         };
-        let mut out = String::new();
-        self.child
+        let out = self
             .stdout
             .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
+            .map(|t| t.join().unwrap_or_default())
+            .unwrap_or_default();
         // The reader thread may still be passing lines on: read until it
         // sees the pipe close.
         let mut err = Vec::new();
@@ -759,12 +770,19 @@ fn readme_live_commands_run_as_printed() {
     // other on the same running card.
     let args: Vec<&str> = headless_args.iter().map(String::as_str).collect();
     assert_eq!(args[2..], ["--headless", "--duration", "2s", "--json"]);
-    // The client drains what it received into the store before it
-    // summarises: a debug build ingests far slower than the card sends.
-    let v = Proc::spawn(&args, Stdio::null()).summary(Duration::from_secs(300));
+    // The client stores what it had queued for up to 2 s after its
+    // duration and counts the rest (a debug build ingests far slower than
+    // the card sends): it ends on time, nothing lost silently.
+    let t0 = Instant::now();
+    let v = Proc::spawn(&args, Stdio::null()).summary(Duration::from_secs(60));
+    assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
     assert!(v["error"].is_null(), "{v}");
     assert!(n(&v, "frames_received") > 1000, "{v}");
-    assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
+    assert_eq!(
+        n(&v, "frames_dropped"),
+        n(&v, "frames_dropped_at_stop"),
+        "{v}"
+    );
     assert_eq!(n(&v, "reconnects"), 0, "{v}");
     assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
     assert_eq!(v["state"], "stopped", "{v}");
@@ -781,7 +799,12 @@ fn a_simulated_card_serves_two_clients_one_after_another() {
         let v = attach(port, &["--duration", "3s"]).summary(Duration::from_secs(120));
         assert!(v["error"].is_null(), "{v}");
         assert_eq!(v["state"], "stopped", "{v}");
-        assert_eq!(n(&v, "frames_dropped"), 0, "{v}");
+        // Only what a debug build had not stored 2 s after the duration.
+        assert_eq!(
+            n(&v, "frames_dropped"),
+            n(&v, "frames_dropped_at_stop"),
+            "{v}"
+        );
         assert_eq!(v["source_ended"], false, "{v}");
         got.push(n(&v, "frames_received"));
         std::thread::sleep(Duration::from_secs(1));

@@ -106,6 +106,10 @@ pub struct LinkStats {
     stopped: AtomicBool,
     evidence_received: AtomicU64,
     recorded_frames: AtomicU64,
+    /// Queued when the client stopped and not stored within the drain's
+    /// bound (counted with the client's drops).
+    frames_dropped_at_stop: AtomicU64,
+    records_dropped_at_stop: AtomicU64,
     queue: Mutex<Option<Arc<BatchQueue>>>,
 }
 
@@ -119,6 +123,9 @@ pub struct LinkStatsSnapshot {
     pub frames_dropped: u64,
     pub frames_dropped_agent: u64,
     pub frames_dropped_client: u64,
+    /// Of the client's drops: frames still queued when the client stopped
+    /// and left unstored past [`STOP_DRAIN`] (a slow ingest's backlog).
+    pub frames_dropped_at_stop: u64,
     /// Frames read from the link (= received + dropped by the client).
     pub frames_read: u64,
     /// Non-frame records that reached the store.
@@ -186,12 +193,18 @@ impl LinkStats {
     pub fn snapshot(&self) -> LinkStatsSnapshot {
         let q = self.queue.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let (dc, drc) = q.map_or((0, 0), |q| (q.drops.frames(), q.drops.records()));
+        let at_stop = self.frames_dropped_at_stop.load(Ordering::Relaxed);
+        let (dc, drc) = (
+            dc + at_stop,
+            drc + self.records_dropped_at_stop.load(Ordering::Relaxed),
+        );
         let da = self.frames_dropped_agent.load(Ordering::Relaxed);
         LinkStatsSnapshot {
             frames_received: self.frames_received.load(Ordering::Relaxed),
             frames_dropped: da + dc,
             frames_dropped_agent: da,
             frames_dropped_client: dc,
+            frames_dropped_at_stop: at_stop,
             frames_read: self.frames_read.load(Ordering::Relaxed),
             records_received: self.records_received.load(Ordering::Relaxed),
             records_dropped_client: drc,
@@ -347,10 +360,11 @@ impl Client {
             let decode = cfg.decode.clone();
             let pps = cfg.max_ingest_pps;
             let pool = pool.clone();
+            let stop = Arc::clone(&stop);
             threads.push(spawn(
                 "attach-ingest",
                 Box::new(move || {
-                    ingest_loop(&store, &queue, &stats, analyzer, decode, pps, &pool);
+                    ingest_loop(&store, &queue, &stats, analyzer, decode, pps, &pool, &stop);
                 }),
             )?);
         }
@@ -421,6 +435,12 @@ impl Client {
     }
 }
 
+/// How long a stopped client still stores what it had queued: a
+/// `--duration` ends on time even when ingest (a debug build, a slow disk)
+/// lags the link; what is left is counted as dropped at stop.
+pub const STOP_DRAIN: Duration = Duration::from_secs(2);
+
+#[allow(clippy::too_many_arguments)]
 fn ingest_loop(
     store: &Store,
     queue: &BatchQueue,
@@ -429,13 +449,28 @@ fn ingest_loop(
     decode: DecodeConfig,
     max_pps: Option<u64>,
     pool: &BatchPool,
+    stop: &AtomicBool,
 ) {
     let notes = analyzer.clone();
     let mut ingest = Ingest::new(decode, Box::new(analyzer));
     let start = Instant::now();
     let mut frames = 0u64;
+    let mut stopped_at: Option<Instant> = None;
     loop {
+        if stopped_at.is_none() && stop.load(Ordering::Relaxed) {
+            stopped_at = Some(Instant::now());
+        }
+        let past_drain = stopped_at.is_some_and(|t| t.elapsed() >= STOP_DRAIN);
         match queue.pop(Duration::from_millis(50)) {
+            Pop::Batch(b) if past_drain => {
+                stats
+                    .frames_dropped_at_stop
+                    .fetch_add(b.frames(), Ordering::Relaxed);
+                stats
+                    .records_dropped_at_stop
+                    .fetch_add(b.records(), Ordering::Relaxed);
+                pool.recycle(b);
+            }
             Pop::Batch(mut b) => {
                 let evidence = ingest_batch(store, &mut ingest, &mut b, Some(&notes));
                 stats
