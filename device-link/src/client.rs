@@ -297,6 +297,30 @@ pub struct Client {
     events: Receiver<LinkEvent>,
     threads: Vec<JoinHandle<()>>,
     rx_done: Arc<AtomicBool>,
+    control: Control,
+}
+
+/// Sends control lines (`FILTER`, `START`, `STOP`) to the agent the client
+/// is attached to; the agent's `OK`/`ERR` come back as link events.
+#[derive(Debug, Clone, Default)]
+pub struct Control(Arc<Mutex<Option<TcpStream>>>);
+
+impl Control {
+    /// Send `req` on the current connection.
+    pub fn send(&self, req: &Request) -> io::Result<()> {
+        let mut conn = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match conn.as_mut() {
+            Some(s) => s.write_all(format!("{req}\n").as_bytes()),
+            None => Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "not attached to an agent",
+            )),
+        }
+    }
+
+    fn set(&self, s: Option<TcpStream>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = s;
+    }
 }
 
 fn now_ns() -> u64 {
@@ -319,6 +343,7 @@ impl Client {
         *stats.queue.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&queue));
         let stop = Arc::new(AtomicBool::new(false));
         let rx_done = Arc::new(AtomicBool::new(false));
+        let control = Control::default();
         let (ev_tx, events) = std::sync::mpsc::channel();
         let mut threads = Vec::new();
         let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
@@ -371,6 +396,7 @@ impl Client {
         {
             let rx = Rx {
                 cfg,
+                control: control.clone(),
                 queue,
                 pool,
                 recorder,
@@ -395,6 +421,7 @@ impl Client {
             events,
             threads,
             rx_done,
+            control,
         })
     }
 
@@ -410,6 +437,11 @@ impl Client {
 
     pub fn stats(&self) -> LinkStatsSnapshot {
         self.stats.snapshot()
+    }
+
+    /// Sends control lines to the agent (the sniffer filter, start, stop).
+    pub fn control(&self) -> Control {
+        self.control.clone()
     }
 
     /// Status changes, to show at once.
@@ -781,6 +813,8 @@ impl LinkEvents for Events {
 
 struct Rx {
     cfg: ClientConfig,
+    /// The agent connection's write half, while connected.
+    control: Control,
     queue: Arc<BatchQueue>,
     pool: BatchPool,
     recorder: Option<SyncSender<Arc<Batch>>>,
@@ -813,7 +847,10 @@ impl Rx {
                     Ok(s) => {
                         backoff = self.cfg.backoff_initial;
                         let to = format!("{host}:{port}");
-                        self.serve_agent(s, &to)
+                        self.control.set(s.try_clone().ok());
+                        let ended = self.serve_agent(s, &to);
+                        self.control.set(None);
+                        ended
                     }
                     Err(e) => Ended::Broken(format!("connect to {host}:{port}: {e}")),
                 },

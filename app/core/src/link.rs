@@ -18,6 +18,8 @@ use rocescope_device_link::client::LinkEvent;
 pub struct LiveLink {
     stop: Arc<AtomicBool>,
     updater: Option<JoinHandle<()>>,
+    /// Control lines to the agent (the sniffer filter).
+    pub(crate) control: rocescope_device_link::client::Control,
 }
 
 /// How often the counters are copied: the views redraw about as often.
@@ -28,6 +30,7 @@ const UPDATE_EVERY: Duration = Duration::from_millis(200);
 pub fn attach_model(client: Client, name: &str) -> Model {
     let store = Arc::clone(client.store());
     let analysis = client.analysis().clone();
+    let control = client.control();
     let mut handle = SourceHandle::external(format!("attach:{name}"));
     let status = handle.status_arc();
     let stop = Arc::new(AtomicBool::new(false));
@@ -44,7 +47,11 @@ pub fn attach_model(client: Client, name: &str) -> Model {
             })
             .ok()
     };
-    handle.link = Some(LiveLink { stop, updater });
+    handle.link = Some(LiveLink {
+        stop,
+        updater,
+        control,
+    });
     Model::new(store, analysis, handle)
 }
 
@@ -111,7 +118,7 @@ mod tests {
     #[test]
     fn a_link_whose_file_ends_says_ended_with_its_frames() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../assets/captures/sample-write-read.pcap");
+            .join("../../assets/captures/sample-write-read.pcap");
         let url = AttachUrl::parse(&format!("file:{}", path.display())).unwrap();
         let client = Client::start(ClientConfig::new(url)).unwrap();
         let mut model = attach_model(client, "sample");
@@ -133,5 +140,52 @@ mod tests {
         );
         assert_eq!(model.source.status().frames.load(Ordering::Relaxed), 15);
         assert_eq!(line.dropped, 0);
+    }
+
+    #[test]
+    fn the_sniffer_filter_goes_to_the_agent_of_a_live_link() {
+        use std::io::BufRead;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            for line in std::io::BufReader::new(conn).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let url = AttachUrl::parse(&format!("tcp://127.0.0.1:{port}")).unwrap();
+        let limits = crate::session::SessionLimits {
+            max_memory_bytes: 64 << 20,
+            max_disk_bytes: None,
+            dir: Some(
+                std::env::temp_dir().join(format!("rocescope-filter-{}", std::process::id())),
+            ),
+        };
+        let mut model = crate::source::open(
+            crate::source::SourceSpec::Attach(Box::new(ClientConfig::new(url))),
+            &limits,
+        )
+        .unwrap();
+        let t0 = std::time::Instant::now();
+        while !model.status.starts_with("sniffer filter 0xab sent") {
+            assert!(t0.elapsed() < Duration::from_secs(20), "{}", model.status);
+            std::thread::sleep(Duration::from_millis(50));
+            model.apply(crate::Command::SetSnifferFilter(0xab));
+            crate::source::steer(&mut model);
+        }
+        // The client's hello, then the filter line, as PROTOCOL.md has it.
+        let mut seen = Vec::new();
+        let filter = loop {
+            let line = lines
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("no FILTER line after {seen:?}"));
+            if line.starts_with("FILTER") {
+                break line;
+            }
+            seen.push(line);
+        };
+        assert!(seen.iter().any(|l| l.starts_with("HELLO")), "{seen:?}");
+        assert_eq!(filter, "FILTER 0x00000000000000ab");
     }
 }

@@ -549,6 +549,19 @@ pub fn steer(model: &mut crate::Model) {
         match c {
             crate::Command::OpenLesson(_) => start_lesson(model),
             crate::Command::LeaveLesson => model.return_from_lesson(),
+            // A live link's sniffer filter is the card's: the agent sets
+            // it (its --control-cmd) and answers OK or ERR.
+            crate::Command::SetSnifferFilter(word) if model.source.link.is_some() => {
+                let sent = model.source.link.as_ref().map(|l| {
+                    l.control
+                        .send(&rocescope_device_link::protocol::Request::Filter(word))
+                });
+                model.status = match sent {
+                    Some(Ok(())) => format!("sniffer filter {word:#x} sent to the agent"),
+                    Some(Err(e)) => format!("sniffer filter {word:#x} not sent: {e}"),
+                    None => String::new(),
+                };
+            }
             _ => match model.source.rerun(&c) {
                 Ok(Some((store, analysis, handle))) => {
                     let mut next = crate::Model::new(store, analysis, handle);
