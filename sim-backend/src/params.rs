@@ -338,6 +338,15 @@ mod tests {
             Err(ParamError::OutOfRange { .. })
         ));
         assert!(Params::list().iter().all(|i| !i.doc.is_empty()));
+        // DCQCN is listed and off unless asked for.
+        let dcqcn = Params::list();
+        let on = dcqcn.iter().find(|i| i.name == "dcqcn_enabled");
+        assert_eq!(on.map(|i| i.default.as_str()), Some("0"));
+        assert!(
+            dcqcn
+                .iter()
+                .any(|i| i.name == "dcqcn_rate_ai_gbps" && i.unit == "Gb/s")
+        );
         assert_eq!(Params::default().cycle_ps(), 4000);
     }
 }
