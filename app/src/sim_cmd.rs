@@ -18,8 +18,8 @@ use crate::stats_cmd::report_json;
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
     /// A shipped scenario (default, lossy-link, incast, window-stall,
-    /// read-heavy, aes, dpi-drop, teaching-basic, line-rate) or a scenario
-    /// TOML file.
+    /// read-heavy, aes, dpi-drop, teaching-basic, line-rate, dcqcn) or a
+    /// scenario TOML file.
     #[arg(long, default_value = "default")]
     pub scenario: String,
     /// Simulated time to run, e.g. 10ms, 500us, 2s (default: the scenario's).

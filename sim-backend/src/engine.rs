@@ -17,6 +17,7 @@ use rocescope_replay::record::{
 };
 use serde::Serialize;
 
+use crate::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::params::Params;
 use crate::queue::{EventQueue, Pending};
 use crate::rng::{Rng, mix64};
@@ -248,7 +249,17 @@ pub struct QpStats {
     /// Completion times and sizes (only when `record_completions` is set).
     #[serde(skip)]
     pub completions: Vec<(u64, u64)>,
+    /// CNPs the requester's DCQCN reaction point acted on (0 without one).
+    pub dcqcn_cnps: u64,
+    /// The requester's DCQCN rate after each change, (ns, Gb/s): each cut,
+    /// then the recovered rate when it next sends (first 4096 changes;
+    /// empty without a reaction point).
+    #[serde(skip)]
+    pub dcqcn_rates: Vec<(u64, f64)>,
 }
+
+/// Changes of the DCQCN rate kept per QP.
+const DCQCN_RATES_MAX: usize = 4096;
 
 /// Counters of a whole run.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -333,6 +344,10 @@ struct Conn {
     nak_sent: bool,
     unacked: u64,
     last_cnp: Option<Ps>,
+    /// The requester's DCQCN reaction point (a ConnectX with `dcqcn_enabled`).
+    dcqcn: Option<Dcqcn>,
+    /// Earliest start of the requester's next packet at the DCQCN rate.
+    dcqcn_next_tx: Ps,
     resp_q: VecDeque<RespPkt>,
     aes_key: [u8; 16],
     seed: u64,
@@ -423,6 +438,8 @@ pub struct Simulator {
     ops: Box<[OpInfo; 256]>,
     /// Serialisation time by frame length (NEVER = not computed yet).
     ser_cache: Vec<Ps>,
+    /// Constants of the DCQCN reaction points.
+    dcqcn_cfg: DcqcnConfig,
 }
 
 fn ps_of_ns(ns: u64) -> Ps {
@@ -462,6 +479,15 @@ impl Simulator {
                 last_grant: 0,
             })
             .collect();
+        let dcqcn_cfg = DcqcnConfig {
+            line_gbps: p.link_gbps,
+            alpha_gain: p.dcqcn_alpha_gain,
+            alpha_timer_ps: ps_of_ns(p.dcqcn_alpha_timer_ns),
+            timer_ps: ps_of_ns(p.dcqcn_timer_ns),
+            fast_recovery_steps: p.dcqcn_fast_recovery_steps,
+            rate_ai_gbps: p.dcqcn_rate_ai_gbps,
+            min_rate_gbps: p.dcqcn_min_rate_gbps,
+        };
         let mut next_qpn = vec![0x100u32; nodes.len()];
         let mut conns = Vec::new();
         let mut nodes = nodes;
@@ -512,6 +538,9 @@ impl Simulator {
                 nak_sent: false,
                 unacked: 0,
                 last_cnp: None,
+                dcqcn: (p.dcqcn_enabled != 0 && scenario.nodes[q.from].kind == NodeKind::Connectx)
+                    .then(|| Dcqcn::new(&dcqcn_cfg)),
+                dcqcn_next_tx: 0,
                 resp_q: VecDeque::new(),
                 aes_key: slots::aes_key(scenario.seed, req_qpn),
                 seed: mix64(scenario.seed ^ (i as u64) << 32),
@@ -590,6 +619,7 @@ impl Simulator {
             cyc,
             ops: template::op_table(),
             ser_cache: Vec::new(),
+            dcqcn_cfg,
         }
     }
 
@@ -1354,7 +1384,12 @@ impl Simulator {
                 if conn.state != QpState::Rts {
                     return NEVER;
                 }
-                conn.inflight.get(conn.send_idx).map_or(NEVER, |e| e.ready)
+                let ready = conn.inflight.get(conn.send_idx).map_or(NEVER, |e| e.ready);
+                if conn.dcqcn.as_ref().is_some_and(Dcqcn::limited) {
+                    ready.max(conn.dcqcn_next_tx)
+                } else {
+                    ready
+                }
             }
             Stream::Resp(c) => self.conns[c as usize]
                 .resp_q
@@ -1422,6 +1457,8 @@ impl Simulator {
                 }
                 let node = self.conns[c].req as usize;
                 self.nodes[node].last_grant = self.conns[c].req_qpn;
+                let frame_len = u64::from(p.frame_len);
+                self.dcqcn_pace(c, frame_len);
                 self.alloc(p)
             }
             Stream::Resp(c) => {
@@ -1450,6 +1487,41 @@ impl Simulator {
                 self.nodes[node].last_grant = self.conns[c].resp_qpn;
                 self.alloc(p)
             }
+        }
+    }
+
+    /// Spaces the requester's next packet at its DCQCN rate, after the
+    /// rate's recovery up to now.
+    fn dcqcn_pace(&mut self, c: usize, frame_len: u64) {
+        let (cfg, now) = (self.dcqcn_cfg, self.now);
+        let Some(d) = self.conns[c].dcqcn.as_mut() else {
+            return;
+        };
+        if !d.limited() {
+            return;
+        }
+        d.advance(&cfg, now);
+        let (rate, gap) = (d.rate_gbps, d.gap_ps(wire::wire_bytes(frame_len) * 8));
+        self.conns[c].dcqcn_next_tx = now + gap;
+        self.log_dcqcn_rate(c, rate);
+    }
+
+    /// A CNP at the requester: its DCQCN reaction point cuts the rate.
+    fn dcqcn_on_cnp(&mut self, c: usize) {
+        let (cfg, now) = (self.dcqcn_cfg, self.now);
+        let Some(d) = self.conns[c].dcqcn.as_mut() else {
+            return;
+        };
+        d.on_cnp(&cfg, now);
+        let rate = d.rate_gbps;
+        self.stats.qps[c].dcqcn_cnps += 1;
+        self.log_dcqcn_rate(c, rate);
+    }
+
+    fn log_dcqcn_rate(&mut self, c: usize, rate_gbps: f64) {
+        let log = &mut self.stats.qps[c].dcqcn_rates;
+        if log.len() < DCQCN_RATES_MAX && log.last().is_none_or(|&(_, r)| r != rate_gbps) {
+            log.push((self.now / NS, rate_gbps));
         }
     }
 
@@ -1663,6 +1735,10 @@ impl Simulator {
             self.responder_rx(id);
             self.release(id);
         } else if op == Opcode::CNP.0 {
+            let c = p.conn as usize;
+            if self.conns[c].req as usize == node {
+                self.dcqcn_on_cnp(c);
+            }
             self.release(id);
         } else {
             let ready = self.now + self.rx_latency(node);

@@ -11,6 +11,7 @@
 //!   (no allocation per frame).
 //! - [`experiments`]: the paper's measurements computed from the model.
 
+pub mod dcqcn;
 pub mod engine;
 pub mod experiments;
 pub mod params;

@@ -292,6 +292,20 @@ params! {
     cx_rx_latency_ns: u64 = 300, "ns", 0, 1_000_000_000;
     /// ConnectX peer: least time between two CNPs of one QP.
     cx_cnp_interval_ns: u64 = 4000, "ns", 0, 1_000_000_000;
+    /// ConnectX peer: DCQCN reaction point on its requesters (1 = on): each CNP cuts the QP's rate, a timer brings it back (simplified DCQCN, see `dcqcn.rs`).
+    dcqcn_enabled: u64 = 0, "", 0, 1;
+    /// DCQCN: gain g of α's moving average (α = (1 - g) α + g on a CNP).
+    dcqcn_alpha_gain: f64 = 0.00390625, "", 0, 1;
+    /// DCQCN: period of α's decay (α = (1 - g) α) while no CNP comes.
+    dcqcn_alpha_timer_ns: u64 = 55_000, "ns", 100, 1_000_000_000;
+    /// DCQCN: period of the rate-increase timer.
+    dcqcn_timer_ns: u64 = 55_000, "ns", 100, 1_000_000_000;
+    /// DCQCN: rate-increase events of fast recovery (halfway to the target rate) before additive increase.
+    dcqcn_fast_recovery_steps: u64 = 5, "steps", 0, 1_000_000;
+    /// DCQCN: additive increase of the target rate per rate-increase event after fast recovery.
+    dcqcn_rate_ai_gbps: f64 = 5.0, "Gb/s", 0.001, 1600;
+    /// DCQCN: lowest rate a CNP cuts a QP to.
+    dcqcn_min_rate_gbps: f64 = 0.1, "Gb/s", 0.001, 1600;
     /// Sniffer: bandwidth of its dump into host memory.
     sniffer_gbytes_s: f64 = 12.0, "GB/s", 0.001, 1000;
     /// Sniffer: on-card buffer before frames are lost.
@@ -324,6 +338,15 @@ mod tests {
             Err(ParamError::OutOfRange { .. })
         ));
         assert!(Params::list().iter().all(|i| !i.doc.is_empty()));
+        // DCQCN is listed and off unless asked for.
+        let dcqcn = Params::list();
+        let on = dcqcn.iter().find(|i| i.name == "dcqcn_enabled");
+        assert_eq!(on.map(|i| i.default.as_str()), Some("0"));
+        assert!(
+            dcqcn
+                .iter()
+                .any(|i| i.name == "dcqcn_rate_ai_gbps" && i.unit == "Gb/s")
+        );
         assert_eq!(Params::default().cycle_ps(), 4000);
     }
 }

@@ -264,6 +264,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "teaching-basic",
         include_str!("../../assets/scenarios/teaching-basic.toml"),
     ),
+    ("dcqcn", include_str!("../../assets/scenarios/dcqcn.toml")),
 ];
 
 // ---------------------------------------------------------------- raw TOML
@@ -808,6 +809,12 @@ impl Scenario {
         let p = &self.params;
         if p.pfc_xon_bytes > p.pfc_xoff_bytes {
             return Err(("pfc_xon_bytes", "must not exceed pfc_xoff_bytes".to_owned()));
+        }
+        if p.dcqcn_min_rate_gbps > p.link_gbps {
+            return Err((
+                "dcqcn_min_rate_gbps",
+                "must not exceed link_gbps".to_owned(),
+            ));
         }
         if !p.pmtu_bytes.is_power_of_two() {
             return Err((

@@ -105,6 +105,15 @@ fn bad_scenarios_name_file_line_and_key() {
     assert_eq!(e.key, "qp[0].count", "{e}");
     assert!(e.message.contains("state table"), "{e}");
 
+    let e = err(&format!(
+        "{BASE}[params]\nlink_gbps = 25\ndcqcn_min_rate_gbps = 40\n"
+    ));
+    assert!(e.key.contains("dcqcn_min_rate_gbps"), "{e}");
+    assert!(e.message.contains("link_gbps"), "{e}");
+
+    let e = err(&format!("{BASE}[params]\ndcqcn_enabled = 2\n"));
+    assert_eq!(e.key, "params.dcqcn_enabled", "{e}");
+
     let e = err(&format!("{BASE}[params]\nhbm_fetch = 1\n"));
     assert!(e.message.contains("hbm_fetch_ns"), "lists valid names: {e}");
 

@@ -244,6 +244,18 @@ fn other_shipped_scenarios_streams_are_pinned() {
                 hash: 8309391395178267055,
             },
         ),
+        // Pinned when it was shipped (2026-12-01), with the ConnectX's DCQCN
+        // reaction point.
+        (
+            "dcqcn",
+            Pin {
+                records: 5291,
+                frames: 4874,
+                frame_bytes: 267564,
+                last_ts_ns: 1999918,
+                hash: 2085294217297061474,
+            },
+        ),
     ];
     let mut pinned: Vec<&str> = want.iter().map(|(n, _)| *n).chain(["default"]).collect();
     let mut shipped = Scenario::builtin_names();

@@ -300,3 +300,69 @@ fn every_shipped_scenario_is_diagnosed_one_finding_per_cause_and_qp() {
         }
     }
 }
+
+/// The ConnectX peer's DCQCN on the `dcqcn` scenario: the sniffed
+/// requester's rate steps down on CNPs 50 µs apart and comes back. The
+/// diagnosis tells one `congestion` finding on that QP, a stepwise rate cut
+/// against its level before the first CNP, and nothing else.
+#[test]
+fn the_connectx_dcqcn_staircase_is_one_congestion_finding_on_its_qp() {
+    use rocescope_decoders::analysis::FindingCause;
+    let sc = scenario("dcqcn", 2_000_000);
+    let line_gbytes_s = sc.params.link_gbps / 8.0;
+    let mut sim = Simulator::new(sc);
+    let mut an = RcAnalysis::default();
+    let cfg = DecodeConfig::default();
+    let mut i = 0u64;
+    let mut cnps_ns = Vec::new();
+    sim.run(&mut |rec| match rec {
+        Record::Frame {
+            ts_ns,
+            orig_len,
+            data,
+            ..
+        } => {
+            let p = decode(&data, LinkLayer::Ethernet, &cfg);
+            if let Some(o) = Observation::from_packet(&p, ts_ns, orig_len) {
+                an.observe(i, &o);
+            }
+            i += 1;
+        }
+        Record::Truth(t) if t.event == TruthEvent::CnpSent => cnps_ns.push(t.ts_ns),
+        _ => {}
+    });
+    assert!(
+        sim.stats().qps[0].dcqcn_cnps >= 2,
+        "{:?}",
+        sim.stats().qps[0]
+    );
+    let r = an.report();
+    let texts: Vec<&str> = r.findings.iter().map(|f| f.text.as_str()).collect();
+    assert_eq!(r.findings.len(), 1, "one finding, no false one: {texts:?}");
+    let f = &r.findings[0];
+    assert_eq!(f.cause, FindingCause::Congestion, "{texts:?}");
+    // The sniffed requester: cx1 (10.0.0.2) writing to cx0's first QP.
+    let qp = &r.qps[f.qp as usize];
+    assert_eq!(qp.dest_qp, 0x100, "{qp:?}");
+    assert_eq!(qp.requester[12..], [10, 0, 0, 2]);
+    assert!(
+        f.text
+            .contains("a stepwise rate cut (DCQCN-style) from the level before the first CNP at "),
+        "{}",
+        f.text
+    );
+    // Measured against the line rate it ran at alone, not a level that
+    // followed the staircase down.
+    assert!(
+        f.before_gbytes_s > 0.8 * line_gbytes_s,
+        "level before: {} GB/s",
+        f.before_gbytes_s
+    );
+    assert!(f.during_gbytes_s < 0.6 * f.before_gbytes_s, "{f:?}");
+    let first_cnp_ns = cnps_ns.iter().copied().min().unwrap_or(u64::MAX);
+    assert!(
+        f.start_ns >= first_cnp_ns,
+        "{} before {first_cnp_ns}",
+        f.start_ns
+    );
+}

@@ -198,8 +198,9 @@ fn scenario(name: &str) {
 
 /// One test per shipped scenario, so they run in parallel; this list must
 /// name them all.
-const SCENARIOS: [&str; 9] = [
+const SCENARIOS: [&str; 10] = [
     "aes",
+    "dcqcn",
     "default",
     "dpi-drop",
     "incast",
@@ -230,6 +231,7 @@ macro_rules! scenario_tests {
 
 scenario_tests! {
     report_aes => "aes",
+    report_dcqcn => "dcqcn",
     report_default => "default",
     report_dpi_drop => "dpi-drop",
     report_incast => "incast",
