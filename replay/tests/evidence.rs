@@ -72,3 +72,49 @@ fn a_recordings_evidence_reaches_the_analysis() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// The card's counter file, as a live link's `counters` probes carry it,
+/// reaches the diagnosis: STRM down above 0 is told.
+#[test]
+fn the_cards_counter_probes_reach_the_diagnosis() {
+    use rocescope_decoders::analysis::FindingCause;
+    use rocescope_replay::record::{ProbeDef, ProfilerSample};
+    use rocescope_replay::store::RcAnalyzer;
+    let an = RcAnalyzer::default();
+    let def = |probe, name: &str| {
+        Record::ProbeDef(ProbeDef {
+            probe,
+            name: name.into(),
+            unit: String::new(),
+            module: "counters".into(),
+        })
+    };
+    for r in [
+        def(0x8000, "rx_packets"),
+        def(0x8001, "psn_drop_count"),
+        def(0x8002, "strm_down"),
+    ] {
+        an.note_record(&r);
+    }
+    let sample = |ts_ns, probe, value| {
+        Record::Profiler(ProfilerSample {
+            cycle: 0,
+            ts_ns,
+            probe,
+            value,
+        })
+    };
+    for (t, down) in [(1_000_000u64, 0i64), (2_000_000, 0), (3_000_000, 1)] {
+        an.note_record(&sample(t, 0x8000, 10));
+        an.note_record(&sample(t, 0x8001, 0));
+        an.note_record(&sample(t, 0x8002, down));
+    }
+    let report = an.0.lock().unwrap().report();
+    let down: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.cause == FindingCause::StreamDown)
+        .collect();
+    assert_eq!(down.len(), 1, "{:?}", report.findings);
+    assert_eq!(down[0].start_ns, 3_000_000);
+}

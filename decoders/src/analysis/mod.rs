@@ -636,8 +636,39 @@ pub struct RcAnalysis {
     /// Evidence only other sources can give (simulator ground truth, the
     /// card's counters): PFC pauses and DPI drops with their times.
     notes: Vec<diagnose::Note>,
-    /// Readings of the card's own counters, in time order.
+    /// Readings of the card's own counters, in time order: the first, the
+    /// first with STRM down, the latest (all the diagnosis reads, so that
+    /// hours of polling hold three).
     card: Vec<(u64, CardCounters)>,
+    /// The card's counter probes (a live link's `counters` module) and the
+    /// reading their samples are building.
+    card_probes: Vec<(u16, CardCounter)>,
+    card_pending: Option<(u64, CardCounters)>,
+}
+
+/// Which of [`CardCounters`] a counter probe feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CardCounter {
+    PsnDrops,
+    Retransmissions,
+    StreamDown,
+}
+
+impl CardCounter {
+    /// From a counter's name as the driver file labels it, normalised
+    /// (`PSN drop count` -> `psn_drop_count`, `STRM down` -> `strm_down`).
+    fn from_name(name: &str) -> Option<CardCounter> {
+        let n = name.to_ascii_lowercase();
+        if n.contains("psn") && n.contains("drop") {
+            Some(CardCounter::PsnDrops)
+        } else if n.contains("retrans") {
+            Some(CardCounter::Retransmissions)
+        } else if (n.contains("strm") || n.contains("stream")) && n.contains("down") {
+            Some(CardCounter::StreamDown)
+        } else {
+            None
+        }
+    }
 }
 
 /// The card's own counters at one reading (the BALBOA driver's
@@ -687,6 +718,8 @@ impl RcAnalysis {
             last_ts_ns: 0,
             notes: Vec::new(),
             card: Vec::new(),
+            card_probes: Vec::new(),
+            card_pending: None,
         }
     }
 
@@ -700,7 +733,49 @@ impl RcAnalysis {
     /// what they count between the first and the last reading with what the
     /// capture shows over the same interval.
     pub fn card_counters(&mut self, ts_ns: u64, counters: CardCounters) {
+        let first_down = self.card.iter().position(|(_, c)| c.stream_down > 0);
+        // Keep the first reading, the first with STRM down and the latest.
+        if self.card.len() >= 2 && first_down != Some(self.card.len() - 1) {
+            self.card.pop();
+        }
         self.card.push((ts_ns, counters));
+    }
+
+    /// A profiler probe of the card's counter file (a live link's
+    /// `counters` module): the ones the diagnosis reads are remembered by
+    /// name; returns whether `name` is one of them.
+    pub fn card_counter_probe(&mut self, probe: u16, name: &str) -> bool {
+        let Some(kind) = CardCounter::from_name(name) else {
+            return false;
+        };
+        if !self.card_probes.iter().any(|(p, _)| *p == probe) {
+            self.card_probes.push((probe, kind));
+        }
+        true
+    }
+
+    /// A sample of a probe named by [`RcAnalysis::card_counter_probe`]
+    /// (others are ignored). Samples of one poll share a time and make one
+    /// reading.
+    pub fn card_counter_sample(&mut self, ts_ns: u64, probe: u16, value: i64) {
+        let Some(&(_, kind)) = self.card_probes.iter().find(|(p, _)| *p == probe) else {
+            return;
+        };
+        let value = value.max(0) as u64;
+        let mut reading = match self.card_pending.take() {
+            Some((t, r)) if t == ts_ns => r,
+            Some((t, r)) => {
+                self.card_counters(t, r);
+                r
+            }
+            None => CardCounters::default(),
+        };
+        match kind {
+            CardCounter::PsnDrops => reading.psn_drops = value,
+            CardCounter::Retransmissions => reading.retransmissions = value,
+            CardCounter::StreamDown => reading.stream_down = value,
+        }
+        self.card_pending = Some((ts_ns, reading));
     }
 
     /// Verdicts changed after the fact since the last call.
@@ -1463,8 +1538,10 @@ impl RcAnalysis {
             },
         );
         let mut findings = findings;
+        let mut card = self.card.clone();
+        card.extend(self.card_pending);
         findings.extend(diagnose::card(
-            &self.card,
+            &card,
             self.flows.iter().map(|f| &f.series),
             &self
                 .flows

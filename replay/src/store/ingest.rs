@@ -89,14 +89,38 @@ impl RcAnalyzer {
     /// simulator, the live link, a recording), so one scenario gives the
     /// same findings however it was opened. Returns whether it was evidence.
     pub fn note_record(&self, r: &crate::record::Record) -> bool {
-        let Some((ts_ns, what)) = evidence(r) else {
-            return false;
-        };
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .note(ts_ns, what);
-        true
+        use crate::record::Record;
+        let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match r {
+            // The card's counter file (a live link's `counters` probes): the
+            // diagnosis holds it against the capture.
+            Record::ProbeDef(d) if d.module == "counters" => {
+                an.card_counter_probe(d.probe, &d.name);
+                false
+            }
+            Record::Profiler(s) => {
+                an.card_counter_sample(s.ts_ns, s.probe, s.value);
+                false
+            }
+            _ => match evidence(r) {
+                Some((ts_ns, what)) => {
+                    an.note(ts_ns, what);
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+}
+
+/// Whether the analysis reads `r`: the diagnosis' evidence, or the card's
+/// counters.
+pub fn for_analysis(r: &crate::record::Record) -> bool {
+    use crate::record::Record;
+    match r {
+        Record::ProbeDef(d) => d.module == "counters",
+        Record::Profiler(_) => true,
+        _ => evidence(r).is_some(),
     }
 }
 

@@ -471,7 +471,7 @@ impl Store {
             loop {
                 match reader.next_item() {
                     Ok(Some(CaptureItem::Record(r))) => {
-                        if ingest::evidence(&r).is_some() {
+                        if ingest::for_analysis(&r) {
                             batch.evidence.push(r.clone());
                         }
                         self.records
