@@ -480,7 +480,7 @@ struct Flow {
     counters: Counters,
     packets: u64,
     wire_bytes: u64,
-    rtt_ns: Vec<u64>,
+    rtt_ns: RttSamples,
     requests: u64,
     responses: u64,
 }
@@ -514,7 +514,7 @@ impl Flow {
             counters: Counters::default(),
             packets: 0,
             wire_bytes: 0,
-            rtt_ns: Vec::new(),
+            rtt_ns: RttSamples::default(),
             requests: 0,
             responses: 0,
         }
@@ -668,6 +668,41 @@ impl CardCounter {
         } else {
             None
         }
+    }
+}
+
+/// ACK round trips of one flow, for its percentiles, in bounded memory:
+/// every sample up to [`RTT_SAMPLES_MAX`], then an even thinning over the
+/// whole flow (every other sample dropped and the stride doubled each time
+/// the store fills), so that hours of ACKs keep 64 Ki samples spread over
+/// all of them.
+#[derive(Debug, Clone, Default)]
+struct RttSamples {
+    kept: Vec<u64>,
+    /// Keep one sample in `stride`.
+    stride: u64,
+    seen: u64,
+}
+
+const RTT_SAMPLES_MAX: usize = 1 << 16;
+
+impl RttSamples {
+    fn add(&mut self, rtt_ns: u64) {
+        let stride = self.stride.max(1);
+        if self.seen % stride == 0 {
+            if self.kept.len() == RTT_SAMPLES_MAX {
+                let mut i = 0;
+                self.kept.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                self.stride = stride * 2;
+            }
+            if self.seen % self.stride.max(1) == 0 {
+                self.kept.push(rtt_ns);
+            }
+        }
+        self.seen += 1;
     }
 }
 
@@ -1292,7 +1327,7 @@ impl RcAnalysis {
                     if psn_diff(acked_through, last) >= 0 {
                         if !s.resent && !s.read {
                             let rtt = o.ts_ns.saturating_sub(s.ts_ns);
-                            q.rtt_ns.push(rtt);
+                            q.rtt_ns.add(rtt);
                             q.rtt_avg_ns = if q.rtt_avg_ns == 0 {
                                 rtt
                             } else {
@@ -1492,7 +1527,7 @@ impl RcAnalysis {
                     None => by_cause.push((e.cause, 1)),
                 }
             }
-            let mut rtt = f.rtt_ns.clone();
+            let mut rtt = f.rtt_ns.kept.clone();
             rtt.sort_unstable();
             let pct =
                 |p: f64| (!rtt.is_empty()).then(|| rtt[((rtt.len() - 1) as f64 * p) as usize]);

@@ -1080,3 +1080,30 @@ fn an_rnr_storm_is_one_finding_and_waits_on_the_rnr_timer_not_a_timeout() {
         f.text
     );
 }
+
+/// Hours of ACKs keep a bounded, even sample of their round trips.
+#[test]
+fn rtt_samples_stay_bounded_and_spread_over_the_whole_flow() {
+    let mut r = super::RttSamples::default();
+    for i in 0..1_000_000u64 {
+        r.add(i);
+    }
+    assert!(r.kept.len() <= super::RTT_SAMPLES_MAX, "{}", r.kept.len());
+    assert!(
+        r.kept.len() > super::RTT_SAMPLES_MAX / 4,
+        "{}",
+        r.kept.len()
+    );
+    // Evenly spread: the median sample is near the middle of the flow.
+    let mid = r.kept[r.kept.len() / 2];
+    assert!((400_000..600_000).contains(&mid), "{mid}");
+    let mut few = super::RttSamples::default();
+    for i in 0..100u64 {
+        few.add(i);
+    }
+    assert_eq!(
+        few.kept,
+        (0..100).collect::<Vec<_>>(),
+        "all kept below the bound"
+    );
+}
