@@ -290,15 +290,7 @@ impl Columns {
             // Frame bytes below the first kept row belong to deleted rows.
             deleted = self.get(self.first_row()).map(|r| r.file_offset);
         }
-        let hot_bytes: u64 = self
-            .chunks
-            .iter()
-            .map(|c| match c {
-                Slot::Hot(c) => c.heap_bytes(),
-                _ => 0,
-            })
-            .sum();
-        spill.set_index_memory(hot_bytes);
+        spill.set_index_memory(self.hot_chunk_bytes());
         deleted
     }
 
@@ -543,15 +535,18 @@ impl Columns {
 
     /// Bytes the index holds (allocated), for "index memory per packet".
     pub(crate) fn heap_bytes(&self) -> u64 {
-        let chunks: u64 = self
-            .chunks
+        self.hot_chunk_bytes() + self.big_lens.len() as u64 * 32
+    }
+
+    /// Memory of the chunks held in memory (not those on disk).
+    fn hot_chunk_bytes(&self) -> u64 {
+        self.chunks
             .iter()
             .map(|c| match c {
                 Slot::Hot(c) => c.heap_bytes(),
                 _ => 0,
             })
-            .sum();
-        chunks + self.big_lens.len() as u64 * 32
+            .sum()
     }
 }
 
