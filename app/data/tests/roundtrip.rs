@@ -311,6 +311,31 @@ fn sql_answers_agree_with_the_analysis() {
     assert_eq!(df.height(), o.report.episodes.len());
 }
 
+/// The qps table gives each QP's state when the capture ends, as `stats`
+/// does: the DPI slot's Invalid Request NAK leaves its QP in error.
+#[test]
+fn the_qps_table_says_which_qp_ended_in_error_and_why() {
+    let dir = out_dir("qp_state");
+    let cap = record("dpi-drop", 2_000_000, &dir);
+    let o = Opened::open(&cap);
+    let df = query(
+        &o.source(),
+        "SELECT dest_qp, state_at_end, error_reason, window_packets FROM qps \
+         WHERE state_at_end = 'error'",
+        &QueryOptions::default(),
+    )
+    .unwrap();
+    let in_error: Vec<_> = o.report.qps.iter().filter(|q| q.error.is_some()).collect();
+    assert!(!in_error.is_empty(), "dpi-drop puts a QP in error");
+    assert_eq!(df.height(), in_error.len());
+    let reasons = df.column("error_reason").unwrap().str().unwrap();
+    assert_eq!(reasons.get(0), Some("nak_invalid_request"));
+    assert_eq!(
+        u64s(&df, "window_packets")[0],
+        Some(u64::from(in_error[0].window_packets))
+    );
+}
+
 #[test]
 fn the_spooled_packets_table_answers_like_the_in_memory_one() {
     let dir = out_dir("spool");
