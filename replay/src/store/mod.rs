@@ -737,8 +737,16 @@ impl Store {
     }
 
     /// Heap bytes held by the row index (not the frame bytes).
+    /// Memory the index has allocated: its rows in memory and the room
+    /// reserved for growth (a chunk's columns grow by doubling).
     pub fn index_bytes(&self) -> u64 {
         self.read().cols.heap_bytes()
+    }
+
+    /// Bytes the index's rows take, 32 a row, without reserved room: what a
+    /// capture costs per packet, whatever its size.
+    pub fn index_bytes_held(&self) -> u64 {
+        self.read().cols.held_bytes()
     }
 
     pub fn format(&self) -> Option<CaptureFormat> {
