@@ -6,8 +6,8 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv6Addr};
 use std::path::Path;
 
-use rocescope_decoders::analysis::{Counters, Episode, Report};
 use rocescope_decoders::DecodeConfig;
+use rocescope_decoders::analysis::{Counters, Episode, Report};
 use rocescope_replay::store::RcAnalyzer;
 use serde_json::{Map, Value, json};
 

@@ -743,6 +743,13 @@ impl CardCounter {
     /// (`PSN drop count` -> `psn_drop_count`, `STRM down` -> `strm_down`).
     fn from_name(name: &str) -> Option<CardCounter> {
         let n = name.to_ascii_lowercase();
+        // The counter file's later ports (`qsfp1_retrans_cnt`): the sniffer
+        // sits beside the first port's MAC, so only its counters compare.
+        if n.strip_prefix("qsfp")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) && r.contains('_'))
+        {
+            return None;
+        }
         if n.contains("psn") && n.contains("drop") {
             Some(CardCounter::PsnDrops)
         } else if n.contains("retrans") {
