@@ -709,6 +709,48 @@ fn check_header_columns_match_the_decoder(path: &Path) {
     );
 }
 
+/// A capture on another RoCE port (`--roce-port 4792`) exports its header
+/// columns: the store keeps the settings it indexed with, and the export
+/// decodes with them, not with the defaults.
+#[test]
+fn header_columns_decode_with_the_stores_roce_ports() {
+    use rocescope_decoders::{Opcode, PacketBuilder, Reth};
+    let dir = out_dir("roce-port");
+    let path = dir.join("port-4792.pcapng");
+    let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for i in 0..4u32 {
+        let mut b = PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            Opcode::RC_WRITE_FIRST,
+            0x12,
+            i,
+        );
+        b.udp_dst_port = 4792;
+        b.ext.reth = Reth {
+            va: 0x1000 * u64::from(i + 1),
+            rkey: 7,
+            dma_len: 8192,
+        };
+        let frame = b.build(&[0; 64]);
+        w.write_frame(u64::from(i) * 1000, 0, None, frame.len() as u32, &frame)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let cfg = DecodeConfig {
+        extra_roce_ports: vec![4792],
+    };
+    let store = Store::open(&path, cfg.clone(), Box::new(RcAnalyzer::default())).unwrap();
+    store.wait();
+    assert_eq!(store.decode_config(), cfg);
+    let df = PacketBatches::new(&store, 16).collect(0..4).unwrap();
+    assert_eq!(
+        u64s(&df, "reth_va"),
+        vec![Some(0x1000), Some(0x2000), Some(0x3000), Some(0x4000)]
+    );
+    assert_eq!(u64s(&df, "pkey"), vec![Some(0xFFFF); 4]);
+}
+
 #[test]
 fn header_columns_are_the_decoders_fields() {
     let dir = out_dir("header-columns");
