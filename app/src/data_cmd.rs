@@ -70,6 +70,12 @@ pub struct ExportArgs {
     /// Extra UDP destination port to decode as RoCEv2; repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     pub roce_ports: Vec<u16>,
+    /// Write the capture itself to OUT.pcapng, each analysed packet's
+    /// verdict (retransmission and its episode, NAK kind, out of sequence,
+    /// capture loss, ICRC) as its packet comment, for Wireshark:
+    /// `frame.comment contains "Retransmission"`.
+    #[arg(long, conflicts_with_all = ["partition", "format"])]
+    pub annotate: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -128,6 +134,28 @@ impl Opened {
 }
 
 pub fn run_export(args: ExportArgs) -> anyhow::Result<()> {
+    if args.annotate {
+        if !args
+            .to
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("pcapng"))
+        {
+            anyhow::bail!(
+                "--annotate writes a pcapng capture: give --to a .pcapng path (not {})",
+                args.to.display()
+            );
+        }
+        let opened = Opened::open(&args.file, args.roce_ports.clone())?;
+        let started = std::time::Instant::now();
+        let (frames, annotated) = crate::annotate::write(&opened.store, &opened.report, &args.to)?;
+        writeln!(
+            std::io::stdout().lock(),
+            "{frames} frames, {annotated} with a verdict, in {:.3} s -> {}",
+            started.elapsed().as_secs_f64(),
+            args.to.display()
+        )?;
+        return Ok(());
+    }
     let opened = Opened::open(&args.file, args.roce_ports.clone())?;
     let opts = ExportOptions {
         format: args.format.map(|f| match f {

@@ -1,6 +1,7 @@
 //! `rocescope`: the observability and debugging workbench for RoCE.
 
 mod agent_cmd;
+mod annotate;
 mod attach_cmd;
 mod data_cmd;
 mod decode_cmd;

@@ -148,3 +148,136 @@ fn export_refuses_what_it_cannot_write() {
         text(&out.stderr)
     );
 }
+
+fn tshark_available() -> bool {
+    let found = Command::new("tshark").arg("--version").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("ROCESCOPE_REQUIRE_TSHARK").is_none(),
+            "tshark is required (ROCESCOPE_REQUIRE_TSHARK is set) but was not found"
+        );
+        eprintln!("skipped: tshark not found (set ROCESCOPE_REQUIRE_TSHARK to make this fail)");
+    }
+    found
+}
+
+/// `export --annotate` writes the capture with each verdict as a packet
+/// comment; Wireshark's own reader filters on them, and the counts agree
+/// with `stats`.
+#[test]
+fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
+    if !tshark_available() {
+        return;
+    }
+    let dir = out_dir("annotate");
+    let lossy = dir.join("lossy.pcapng");
+    let out = run(&[
+        "sim",
+        "--scenario",
+        "lossy-link",
+        "--duration",
+        "2ms",
+        "--headless",
+        "--record",
+        lossy.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The sample holds a NAK and its Go-Back-N resends; the lossy link,
+    // dozens of episodes.
+    for cap in [sample(), lossy] {
+        let annotated = dir.join("annotated.pcapng");
+        let out = run(&[
+            "export",
+            cap.to_str().unwrap(),
+            "--to",
+            annotated.to_str().unwrap(),
+            "--annotate",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("with a verdict"),
+            "{}",
+            text(&out.stdout)
+        );
+        let stats = run(&["stats", cap.to_str().unwrap(), "--json"]);
+        let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+        let retx = stats["counters"]["retransmitted_packets"].as_u64().unwrap();
+        let naks = stats["counters"]["packet_seq_err"].as_u64().unwrap();
+        let episodes = stats["episodes"].as_array().unwrap().len() as u64;
+        assert!(retx > 0, "{} resends", cap.display());
+        let tshark = |args: &[&str]| {
+            let o = Command::new("tshark")
+                .arg("-r")
+                .arg(&annotated)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", text(&o.stderr));
+            text(&o.stdout)
+        };
+        let count = |filter: &str| {
+            tshark(&["-Y", filter, "-T", "fields", "-e", "frame.number"])
+                .lines()
+                .count() as u64
+        };
+        assert_eq!(count(r#"frame.comment contains "Retransmission""#), retx);
+        assert_eq!(
+            count(r#"frame.comment contains "NAK (PSN sequence error)""#),
+            naks
+        );
+        let named: std::collections::BTreeSet<String> =
+            tshark(&["-T", "fields", "-e", "frame.comment"])
+                .lines()
+                .filter_map(|l| l.split("(episode ").nth(1))
+                .filter_map(|l| l.split(':').next())
+                .map(str::to_owned)
+                .collect();
+        assert_eq!(
+            named.len() as u64,
+            episodes,
+            "every episode named: {named:?}"
+        );
+        // Every frame is there, with its lengths (a recording's other
+        // records are custom blocks, which tshark lists too).
+        let frames = |path: &Path| {
+            let o = Command::new("tshark")
+                .arg("-r")
+                .arg(path)
+                .args([
+                    "-Y",
+                    "eth",
+                    "-T",
+                    "fields",
+                    "-e",
+                    "frame.len",
+                    "-e",
+                    "frame.cap_len",
+                ])
+                .output()
+                .unwrap();
+            text(&o.stdout)
+        };
+        let (a, b) = (frames(&annotated), frames(&cap));
+        assert!(
+            a == b,
+            "{} frames against {}",
+            a.lines().count(),
+            b.lines().count()
+        );
+    }
+
+    // Not a pcapng path: a clear error.
+    let out = run(&[
+        "export",
+        sample().to_str().unwrap(),
+        "--to",
+        dir.join("x.parquet").to_str().unwrap(),
+        "--annotate",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("--annotate writes a pcapng capture"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -55,6 +55,8 @@ const SHB_USERAPPL: u16 = 4;
 const IF_NAME: u16 = 2;
 const IF_TSRESOL: u16 = 9;
 pub(crate) const EPB_FLAGS: u16 = 2;
+/// opt_comment: UTF-8 text, valid in every block.
+pub(crate) const OPT_COMMENT: u16 = 1;
 const ISB_STARTTIME: u16 = 2;
 const ISB_ENDTIME: u16 = 3;
 pub(crate) const ISB_IFDROP: u16 = 5;
@@ -142,7 +144,27 @@ impl<W: Write> PcapngWriter<W> {
         orig_len: u32,
         data: &[u8],
     ) -> io::Result<()> {
+        self.write_frame_with_comment(ts_ns, port, direction, orig_len, data, None)
+    }
+
+    /// Like [`write_frame`](Self::write_frame), with an `opt_comment`: the
+    /// text Wireshark shows as the packet's comment (`frame.comment`).
+    /// Errors with `InvalidInput` if the comment is longer than 60,000
+    /// bytes.
+    pub fn write_frame_with_comment(
+        &mut self,
+        ts_ns: u64,
+        port: u8,
+        direction: Option<Direction>,
+        orig_len: u32,
+        data: &[u8],
+        comment: Option<&str>,
+    ) -> io::Result<()> {
         self.check()?;
+        let comment = comment.filter(|c| !c.is_empty());
+        if comment.is_some_and(|c| c.len() > 60_000) {
+            return Err(invalid("packet comment longer than 60,000 bytes".into()));
+        }
         let caplen = match u32::try_from(data.len()) {
             Ok(n) if n <= MAX_FRAME_BYTES => n,
             _ => {
@@ -164,7 +186,11 @@ impl<W: Write> PcapngWriter<W> {
             Some(Direction::Rx) => EPB_FLAG_INBOUND,
             Some(Direction::Tx) => EPB_FLAG_OUTBOUND,
         };
-        let opts_len = if flags == 0 { 0 } else { 12 };
+        let comment_opt = comment.map_or(0, |c| 4 + c.len() + pad_len(c.len()));
+        let opts_len = match (flags != 0, comment_opt) {
+            (false, 0) => 0,
+            (has_flags, n) => 8 * usize::from(has_flags) + n + 4,
+        };
         let total = (32 + data.len() + pad + opts_len) as u32;
         let mut head = [0u8; 28];
         put32(&mut head, 0, EPB_TYPE);
@@ -174,6 +200,28 @@ impl<W: Write> PcapngWriter<W> {
         put32(&mut head, 16, ts_ns as u32);
         put32(&mut head, 20, caplen);
         put32(&mut head, 24, orig_len);
+        if let Some(c) = comment {
+            // The rare annotated frame: its options built in a vector.
+            let mut tail = vec![0u8; pad];
+            if flags != 0 {
+                tail.extend_from_slice(&EPB_FLAGS.to_le_bytes());
+                tail.extend_from_slice(&4u16.to_le_bytes());
+                tail.extend_from_slice(&flags.to_le_bytes());
+            }
+            tail.extend_from_slice(&OPT_COMMENT.to_le_bytes());
+            tail.extend_from_slice(&(c.len() as u16).to_le_bytes());
+            tail.extend_from_slice(c.as_bytes());
+            tail.resize(tail.len() + pad_len(c.len()) + 4, 0);
+            tail.extend_from_slice(&total.to_le_bytes());
+            self.io(|out| {
+                out.write_all(&head)?;
+                out.write_all(data)?;
+                out.write_all(&tail)
+            })?;
+            self.position += u64::from(total);
+            self.frames += 1;
+            return Ok(());
+        }
         let mut tail = [0u8; 3 + 12 + 4];
         let mut t = pad;
         if flags != 0 {
