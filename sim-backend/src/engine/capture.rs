@@ -7,7 +7,7 @@ impl Simulator {
     #[inline]
     pub(super) fn capture(&mut self, id: u32, dir: Direction, node: usize) {
         if self
-            .sniff
+            .sniffer
             .as_ref()
             .is_some_and(|sn| sn.node as usize == node)
         {
@@ -16,19 +16,19 @@ impl Simulator {
     }
 
     pub(super) fn capture_frame(&mut self, id: u32, dir: Direction) {
-        let Some(sn) = &self.sniff else {
+        let Some(sn) = &self.sniffer else {
             return;
         };
         let (filter, fixed, quirk, tag) =
             (sn.filter, sn.fixed_card, sn.rx_cut_quirk, sn.tag_direction);
-        let p = &self.pkts[id as usize];
+        let p = &self.packets[id as usize];
         let info = self.ops[usize::from(p.opcode)];
         let own = info.cut;
         let flags = match dir {
             Direction::Rx if quirk => sn.last_tx_flags,
             _ => own,
         };
-        let full_len = p.frame_len as usize;
+        let full_len = p.frame_len_bytes as usize;
         // Every simulated frame is Ethernet / IPv4 / UDP to port 4791, so
         // the card's decision depends only on the cut flags: made once per
         // flag pair from the first such frame's headers.
@@ -36,7 +36,7 @@ impl Simulator {
         let known = sn.decisions[slot];
         if known == Some(Capture::Ignore) {
             if dir == Direction::Tx
-                && let Some(sn) = &mut self.sniff
+                && let Some(sn) = &mut self.sniffer
             {
                 sn.last_tx_flags = own;
             }
@@ -51,7 +51,7 @@ impl Simulator {
             template::write_headers(&self.hdr_fields(p), &info, &mut hdr_bytes)
         } else {
             let b = self.builder(p);
-            b.build_headers_into(p.payload_len as usize, &mut buf);
+            b.build_headers_into(p.payload_len_bytes as usize, &mut buf);
             b.header_len()
         };
         let headers: &[u8] = if info.simple { &hdr_bytes[..hdr] } else { &buf };
@@ -59,7 +59,7 @@ impl Simulator {
             Some(d) => d,
             None => {
                 let d = sniffer::decide(headers, filter, fixed, flags);
-                if let Some(sn) = &mut self.sniff {
+                if let Some(sn) = &mut self.sniffer {
                     sn.decisions[slot] = Some(d);
                 }
                 d
@@ -69,7 +69,7 @@ impl Simulator {
             Capture::Ignore => {
                 self.buf = buf;
                 if dir == Direction::Tx
-                    && let Some(sn) = &mut self.sniff
+                    && let Some(sn) = &mut self.sniffer
                 {
                     sn.last_tx_flags = own;
                 }
@@ -91,7 +91,7 @@ impl Simulator {
             }
             let b = self.builder(p);
             let mut pay = std::mem::take(&mut self.payload_buf);
-            let need = p.payload_len as usize;
+            let need = p.payload_len_bytes as usize;
             if want >= hdr + need {
                 self.wire_payload_into(p, need, &mut pay);
                 b.build_into(&pay, &mut buf);
@@ -106,11 +106,11 @@ impl Simulator {
             buf[hdr] ^= 0xFF;
         }
         let cap_len = if direct { want } else { buf.len() };
-        let now = self.now;
-        let rate = self.p.sniffer_gbytes_s / 1000.0; // bytes per ps
-        let cap = self.p.sniffer_buffer_bytes as f64;
+        let now = self.now_ps;
+        let rate = self.params.sniffer_gbytes_s / 1000.0; // bytes per ps
+        let cap = self.params.sniffer_buffer_bytes as f64;
         let (qpn, psn_w) = (p.dest_qp, p.psn);
-        let Some(sn) = &mut self.sniff else {
+        let Some(sn) = &mut self.sniffer else {
             return;
         };
         if dir == Direction::Tx {

@@ -17,8 +17,8 @@ impl Simulator {
 
     pub(super) fn apply_fault_rules(&mut self, id: u32, on: usize, to_switch: bool) -> Option<Ps> {
         let rules = self.faults_on.get(on).map_or(0, Vec::len);
-        let now_ns = self.now / NS;
-        let conn = self.pkts[id as usize].conn as usize;
+        let now_ns = self.now_ps / NS;
+        let conn = self.packets[id as usize].conn as usize;
         let mut extra = 0;
         let mut dup = false;
         for k in 0..rules {
@@ -52,7 +52,7 @@ impl Simulator {
             if !hit {
                 continue;
             }
-            let p = &mut self.pkts[id as usize];
+            let p = &mut self.packets[id as usize];
             match f.kind {
                 FaultKind::Loss | FaultKind::LinkDown => {
                     let (qpn, psn_w) = (p.dest_qp, p.psn);
@@ -74,16 +74,17 @@ impl Simulator {
             }
         }
         if dup {
-            let copy = self.pkts[id as usize].clone();
+            let copy = self.packets[id as usize].clone();
             let id2 = self.alloc(copy);
-            let ev_t = self.now + extra + ps_of_ns(1);
-            let ser = (wire::wire_time_ps(u64::from(self.pkts[id2 as usize].frame_len), 1) as f64
-                / self.p.link_gbps) as Ps;
-            let base = ps_of_ns(self.p.link_prop_ns + self.p.mac_latency_ns);
+            let ev_t = self.now_ps + extra + ps_of_ns(1);
+            let ser = (wire::wire_time_ps(u64::from(self.packets[id2 as usize].frame_len_bytes), 1)
+                as f64
+                / self.params.link_gbps) as Ps;
+            let base = ps_of_ns(self.params.link_prop_ns + self.params.mac_latency_ns);
             let ev = if to_switch {
-                Ev::SwitchArrive(id2)
+                Event::SwitchArrive(id2)
             } else {
-                Ev::NodeArrive(id2)
+                Event::NodeArrive(id2)
             };
             self.schedule(ev_t + ser + base, ev);
         }

@@ -58,7 +58,7 @@ pub const BALBOA_UDP_SRC_PORT: u16 = 18488;
 // ---------------------------------------------------------------- events
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ev {
+enum Event {
     /// A work request reaches the card of the QP's requester.
     Post(u32),
     /// A node's transmitter may start a frame.
@@ -82,16 +82,16 @@ const RETX_NAK: u8 = 1;
 const RETX_TIMEOUT: u8 = 2;
 
 #[derive(Debug, Clone)]
-struct Pkt {
+struct SimPacket {
     conn: u32,
-    src: u16,
-    dst: u16,
+    src_node: u16,
+    dst_node: u16,
     opcode: u8,
     psn: u32,
     /// Absolute PSN in the connection's PSN space (payload pattern, AES counter).
     abs_psn: u64,
     dest_qp: u32,
-    payload_len: u32,
+    payload_len_bytes: u32,
     reth: Reth,
     aeth: Aeth,
     ecn: u8,
@@ -99,7 +99,7 @@ struct Pkt {
     corrupt: bool,
     retx: u8,
     bad: bool,
-    frame_len: u32,
+    frame_len_bytes: u32,
 }
 
 fn is_request(op: u8) -> bool {
@@ -122,37 +122,37 @@ enum Stream {
 struct Node {
     kind: NodeKind,
     ip: [u8; 4],
-    tx_free: Ps,
-    tx_wake_at: Ps,
-    /// Sequence number of the pending wake-up at `tx_wake_at`.
+    tx_free_ps: Ps,
+    tx_wake_at_ps: Ps,
+    /// Sequence number of the pending wake-up at `tx_wake_at_ps`.
     tx_wake_seq: u64,
-    paused_until: Ps,
-    ctrl: VecDeque<(Ps, u32)>,
+    paused_until_ps: Ps,
+    ctrl_queue: VecDeque<(Ps, u32)>,
     streams: Vec<Stream>,
-    rr: usize,
+    next_stream: usize,
     busy_ps: u64,
     busy_ps_sampled: u64,
-    fsm_q: VecDeque<(Ps, u32)>,
-    fsm_free: Ps,
-    fsm_event_at: Ps,
+    fsm_queue: VecDeque<(Ps, u32)>,
+    fsm_free_ps: Ps,
+    fsm_event_at_ps: Ps,
     /// PCIe read tags in use: (issue, done) of the last reads, at most
     /// `pcie_read_tags`; a ring whose oldest entry is at `dma_tag_head` once
     /// full (until then the entries are in order from 0).
     dma_tags: Vec<(Ps, Ps)>,
     dma_tag_head: usize,
-    dma_last: Ps,
-    dma_wr_free: Ps,
-    hbm_free: Ps,
+    dma_last_ps: Ps,
+    dma_write_free_ps: Ps,
+    hbm_free_ps: Ps,
     hbm_fetches: VecDeque<Ps>,
     last_grant: u32,
 }
 
 #[derive(Debug, Clone)]
-struct Wr {
+struct WorkRequest {
     id: u64,
     read: bool,
-    size: u64,
-    admitted: u64,
+    size_bytes: u64,
+    admitted_bytes: u64,
     app_ps: Ps,
     bad: bool,
     va: u64,
@@ -160,28 +160,28 @@ struct Wr {
 }
 
 #[derive(Debug, Clone)]
-struct Infl {
-    abs: u64,
-    npsn: u32,
+struct InFlight {
+    abs_psn: u64,
+    psn_count: u32,
     wr_id: u64,
     read: bool,
     opcode: u8,
-    len: u32,
+    len_bytes: u32,
     va: u64,
     dma_len: u32,
     last: bool,
-    ready: Ps,
+    ready_ps: Ps,
     sent: bool,
     retx: u8,
     bad: bool,
 }
 
 #[derive(Debug, Clone)]
-struct RespPkt {
-    abs: u64,
+struct ResponsePacket {
+    abs_psn: u64,
     opcode: u8,
-    len: u32,
-    ready: Ps,
+    len_bytes: u32,
+    ready_ps: Ps,
     msn: u32,
 }
 
@@ -268,7 +268,7 @@ fn push_bounded(v: &mut Vec<u64>, x: u64) {
 #[derive(Debug)]
 struct Conn {
     op: OpKind,
-    size: u64,
+    size_bytes: u64,
     messages: u64,
     queue_depth: u32,
     rate_gbps: f64,
@@ -276,51 +276,51 @@ struct Conn {
     dpi: bool,
     app: AppOp,
     dpi_bad_every: u64,
-    req: u16,
-    resp: u16,
+    req_node: u16,
+    resp_node: u16,
     req_qpn: u32,
     resp_qpn: u32,
     state: QpState,
     window: u64,
     // requester
     next_psn: u64,
-    una: u64,
+    oldest_unacked_psn: u64,
     send_idx: usize,
-    wrs: VecDeque<Wr>,
+    work_requests: VecDeque<WorkRequest>,
     admit_idx: usize,
     wr_seq: u64,
-    inflight: VecDeque<Infl>,
+    inflight: VecDeque<InFlight>,
     retry_count: u32,
-    timer_deadline: Ps,
-    timer_event_at: Ps,
+    timer_deadline_ps: Ps,
+    timer_event_at_ps: Ps,
     timer_backoff: bool,
     read_gap: bool,
     indication: Option<Ps>,
     retx_state: u8,
     // responder
-    epsn: u64,
+    expected_psn: u64,
     msn: u32,
     nak_sent: bool,
-    unacked: u64,
+    unacked_packets: u64,
     last_cnp: Option<Ps>,
     /// The requester's DCQCN reaction point (a ConnectX with `dcqcn_enabled`).
     dcqcn: Option<Dcqcn>,
     /// Earliest start of the requester's next packet at the DCQCN rate.
-    dcqcn_next_tx: Ps,
-    resp_q: VecDeque<RespPkt>,
+    dcqcn_next_tx_ps: Ps,
+    response_queue: VecDeque<ResponsePacket>,
     aes_key: [u8; 16],
     seed: u64,
 }
 
 #[derive(Debug, Default)]
 struct SwitchPort {
-    free: Ps,
-    q: VecDeque<(Ps, u64)>,
-    occ: u64,
+    free_ps: Ps,
+    queue: VecDeque<(Ps, u64)>,
+    occupancy_bytes: u64,
 }
 
 #[derive(Debug)]
-struct Sniff {
+struct SnifferState {
     node: u16,
     filter: u64,
     fixed_card: bool,
@@ -359,18 +359,18 @@ struct Probe {
 #[derive(Debug)]
 pub struct Simulator {
     scenario: Scenario,
-    p: Params,
-    now: Ps,
-    end: Ps,
+    params: Params,
+    now_ps: Ps,
+    end_ps: Ps,
     /// Runs until stopped: no event left is idleness, not the end.
     until_stopped: bool,
     seq: u64,
-    heap: EventQueue<Ev>,
+    events: EventQueue<Event>,
     rng: Rng,
     nodes: Vec<Node>,
     conns: Vec<Conn>,
-    pkts: Vec<Pkt>,
-    free_pkts: Vec<u32>,
+    packets: Vec<SimPacket>,
+    free_packets: Vec<u32>,
     ports: Vec<SwitchPort>,
     fault_hits: Vec<u64>,
     /// The period each repeating rule's hits count in.
@@ -378,9 +378,9 @@ pub struct Simulator {
     /// Indices of the fault rules of each link direction, at
     /// `2 * node + to_switch`, in scenario order.
     faults_on: Vec<Vec<usize>>,
-    sniff: Option<Sniff>,
+    sniffer: Option<SnifferState>,
     probes: Vec<Probe>,
-    prof_period: Ps,
+    profiler_period_ps: Ps,
     started: bool,
     finished: bool,
     /// Records of the event being processed, in order; frame bytes in
@@ -392,11 +392,11 @@ pub struct Simulator {
     buf: Vec<u8>,
     payload_buf: Vec<u8>,
     // cached times
-    cyc: Ps,
+    cycle_ps: Ps,
     /// Per-opcode facts.
     ops: Box<[OpInfo; 256]>,
     /// Serialisation time by frame length (NEVER = not computed yet).
-    ser_cache: Vec<Ps>,
+    ser_ps_cache: Vec<Ps>,
     /// Constants of the DCQCN reaction points.
     dcqcn_cfg: DcqcnConfig,
 }

@@ -59,7 +59,7 @@ impl Simulator {
             ));
         }
         for (c, conn) in self.conns.iter().enumerate() {
-            let name = &self.scenario.nodes[conn.req as usize].name;
+            let name = &self.scenario.nodes[conn.req_node as usize].name;
             let q = conn.req_qpn;
             defs.push((
                 ProbeKind::WindowFill(c as u32),
@@ -90,18 +90,18 @@ impl Simulator {
     }
 
     pub(super) fn probe_value(&mut self, k: ProbeKind) -> i64 {
-        let now = self.now;
+        let now = self.now_ps;
         match k {
-            ProbeKind::TxCtrlQueue(n) => self.nodes[n as usize].ctrl.len() as i64,
+            ProbeKind::TxCtrlQueue(n) => self.nodes[n as usize].ctrl_queue.len() as i64,
             ProbeKind::Grant(n) => i64::from(self.nodes[n as usize].last_grant),
-            ProbeKind::TxBusy(n) => i64::from(self.nodes[n as usize].tx_free > now),
+            ProbeKind::TxBusy(n) => i64::from(self.nodes[n as usize].tx_free_ps > now),
             ProbeKind::LinkUtil(n) => {
                 let node = &mut self.nodes[n as usize];
                 let d = node.busy_ps - node.busy_ps_sampled;
                 node.busy_ps_sampled = node.busy_ps;
-                (d * 100 / self.prof_period.max(1)).min(100) as i64
+                (d * 100 / self.profiler_period_ps.max(1)).min(100) as i64
             }
-            ProbeKind::FsmBacklog(n) => self.nodes[n as usize].fsm_q.len() as i64,
+            ProbeKind::FsmBacklog(n) => self.nodes[n as usize].fsm_queue.len() as i64,
             ProbeKind::HbmInflight(n) => {
                 let q = &mut self.nodes[n as usize].hbm_fetches;
                 while q.front().is_some_and(|&t| t <= now) {
@@ -116,18 +116,18 @@ impl Simulator {
                 .count() as i64,
             ProbeKind::SwitchQueue(n) => {
                 let port = &mut self.ports[n as usize];
-                while let Some(&(end, b)) = port.q.front() {
+                while let Some(&(end, b)) = port.queue.front() {
                     if end > now {
                         break;
                     }
-                    port.occ -= b;
-                    port.q.pop_front();
+                    port.occupancy_bytes -= b;
+                    port.queue.pop_front();
                 }
-                port.occ as i64
+                port.occupancy_bytes as i64
             }
             ProbeKind::WindowFill(c) => {
                 let conn = &self.conns[c as usize];
-                (conn.next_psn - conn.una) as i64
+                (conn.next_psn - conn.oldest_unacked_psn) as i64
             }
             ProbeKind::RetxState(c) => i64::from(self.conns[c as usize].retx_state),
         }
@@ -135,7 +135,7 @@ impl Simulator {
 
     pub(super) fn on_prof_tick(&mut self) {
         let on_change = self.scenario.profiler.on_change;
-        let cycle = self.now / self.cyc.max(1);
+        let cycle = self.now_ps / self.cycle_ps.max(1);
         for i in 0..self.probes.len() {
             let v = self.probe_value(self.probes[i].kind);
             if on_change && self.probes[i].last == Some(v) {
@@ -144,14 +144,14 @@ impl Simulator {
             self.probes[i].last = Some(v);
             self.emit(Record::Profiler(ProfilerSample {
                 cycle,
-                ts_ns: self.now / NS,
+                ts_ns: self.now_ps / NS,
                 probe: i as u16,
                 value: v,
             }));
         }
-        let t = self.now + self.prof_period;
-        if t <= self.end {
-            self.schedule(t, Ev::ProfTick);
+        let t = self.now_ps + self.profiler_period_ps;
+        if t <= self.end_ps {
+            self.schedule(t, Event::ProfTick);
         }
     }
 }

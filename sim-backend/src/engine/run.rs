@@ -15,23 +15,23 @@ impl Simulator {
             .map(|(i, n)| Node {
                 kind: n.kind,
                 ip: [10, 0, 0, (i + 1) as u8],
-                tx_free: 0,
-                tx_wake_at: NEVER,
+                tx_free_ps: 0,
+                tx_wake_at_ps: NEVER,
                 tx_wake_seq: 0,
-                paused_until: 0,
-                ctrl: VecDeque::new(),
+                paused_until_ps: 0,
+                ctrl_queue: VecDeque::new(),
                 streams: Vec::new(),
-                rr: 0,
+                next_stream: 0,
                 busy_ps: 0,
                 busy_ps_sampled: 0,
-                fsm_q: VecDeque::new(),
-                fsm_free: 0,
-                fsm_event_at: NEVER,
+                fsm_queue: VecDeque::new(),
+                fsm_free_ps: 0,
+                fsm_event_at_ps: NEVER,
                 dma_tags: Vec::new(),
                 dma_tag_head: 0,
-                dma_last: 0,
-                dma_wr_free: 0,
-                hbm_free: 0,
+                dma_last_ps: 0,
+                dma_write_free_ps: 0,
+                hbm_free_ps: 0,
                 hbm_fetches: VecDeque::new(),
                 last_grant: 0,
             })
@@ -62,7 +62,7 @@ impl Simulator {
             nodes[q.to].streams.push(Stream::Resp(i as u32));
             conns.push(Conn {
                 op: q.op,
-                size: q.size_bytes,
+                size_bytes: q.size_bytes,
                 messages: q.messages,
                 queue_depth: q.queue_depth,
                 rate_gbps: q.rate_gbps,
@@ -70,40 +70,40 @@ impl Simulator {
                 dpi: q.dpi,
                 app: q.app,
                 dpi_bad_every: q.dpi_bad_every,
-                req: q.from as u16,
-                resp: q.to as u16,
+                req_node: q.from as u16,
+                resp_node: q.to as u16,
                 req_qpn,
                 resp_qpn,
                 state: QpState::Reset,
                 window,
                 next_psn: start_psn,
-                una: start_psn,
+                oldest_unacked_psn: start_psn,
                 send_idx: 0,
-                wrs: VecDeque::new(),
+                work_requests: VecDeque::new(),
                 admit_idx: 0,
                 wr_seq: 0,
                 inflight: VecDeque::new(),
                 retry_count: 0,
-                timer_deadline: NEVER,
-                timer_event_at: NEVER,
+                timer_deadline_ps: NEVER,
+                timer_event_at_ps: NEVER,
                 timer_backoff: false,
                 read_gap: false,
                 indication: None,
                 retx_state: 0,
-                epsn: start_psn,
+                expected_psn: start_psn,
                 msn: 0,
                 nak_sent: false,
-                unacked: 0,
+                unacked_packets: 0,
                 last_cnp: None,
                 dcqcn: (p.dcqcn_enabled != 0 && scenario.nodes[q.from].kind == NodeKind::Connectx)
                     .then(|| Dcqcn::new(&dcqcn_cfg)),
-                dcqcn_next_tx: 0,
-                resp_q: VecDeque::new(),
+                dcqcn_next_tx_ps: 0,
+                response_queue: VecDeque::new(),
                 aes_key: slots::aes_key(scenario.seed, req_qpn),
                 seed: mix64(scenario.seed ^ (i as u64) << 32),
             });
         }
-        let sniff = scenario.sniffer.as_ref().map(|s| Sniff {
+        let sniff = scenario.sniffer.as_ref().map(|s| SnifferState {
             node: s.node as u16,
             filter: s.filter,
             fixed_card: s.fixed_card,
@@ -150,21 +150,21 @@ impl Simulator {
             fault_period: vec![0; scenario.faults.len()],
             faults_on,
             scenario,
-            p,
-            now: 0,
-            end,
+            params: p,
+            now_ps: 0,
+            end_ps: end,
             until_stopped: false,
             seq: 0,
-            heap: EventQueue::new(),
+            events: EventQueue::new(),
             rng,
             nodes,
             conns,
-            pkts: Vec::new(),
-            free_pkts: Vec::new(),
+            packets: Vec::new(),
+            free_packets: Vec::new(),
             ports,
-            sniff,
+            sniffer: sniff,
             probes: Vec::new(),
-            prof_period,
+            profiler_period_ps: prof_period,
             started: false,
             finished: false,
             out: Vec::new(),
@@ -173,9 +173,9 @@ impl Simulator {
             record_completions: false,
             buf: Vec::with_capacity(128),
             payload_buf: Vec::new(),
-            cyc,
+            cycle_ps: cyc,
             ops: template::op_table(),
-            ser_cache: Vec::new(),
+            ser_ps_cache: Vec::new(),
             dcqcn_cfg,
         }
     }
@@ -191,7 +191,7 @@ impl Simulator {
         let mut sim = Simulator::new(scenario);
         if until_stopped {
             sim.until_stopped = true;
-            sim.end = UNBOUNDED_END;
+            sim.end_ps = UNBOUNDED_END;
         }
         sim
     }
@@ -209,9 +209,9 @@ impl Simulator {
             .nodes
             .iter()
             .map(|n| {
-                n.ctrl.len()
+                n.ctrl_queue.len()
                     + n.streams.len()
-                    + n.fsm_q.len()
+                    + n.fsm_queue.len()
                     + n.dma_tags.len()
                     + n.hbm_fetches.len()
             })
@@ -219,13 +219,13 @@ impl Simulator {
         let conns: usize = self
             .conns
             .iter()
-            .map(|c| c.wrs.len() + c.inflight.len() + c.resp_q.len())
+            .map(|c| c.work_requests.len() + c.inflight.len() + c.response_queue.len())
             .sum();
-        let ports: usize = self.ports.iter().map(|p| p.q.len()).sum();
+        let ports: usize = self.ports.iter().map(|p| p.queue.len()).sum();
         let qp_stats: usize = self.stats.qps.iter().map(|q| q.completions.len()).sum();
-        self.heap.len()
-            + self.pkts.len()
-            + self.free_pkts.len()
+        self.events.len()
+            + self.packets.len()
+            + self.free_packets.len()
             + nodes
             + conns
             + ports
@@ -243,13 +243,13 @@ impl Simulator {
 
     /// Current simulated time in ns.
     pub fn now_ns(&self) -> u64 {
-        self.now / NS
+        self.now_ps / NS
     }
 
     /// The simulated time the run ends at, in ns (about 53 days for a run
     /// until stopped).
     pub fn duration_ns(&self) -> u64 {
-        self.end / NS
+        self.end_ps / NS
     }
 
     /// True once every event up to the end has been processed.
@@ -302,7 +302,7 @@ impl Simulator {
             self.start();
             self.flush(sink);
         }
-        let limit = ps_of_ns(t_ns).min(self.end);
+        let limit = ps_of_ns(t_ns).min(self.end_ps);
         while !self.finished {
             if !self.step_inner(limit) {
                 break;
@@ -313,12 +313,12 @@ impl Simulator {
             }
         }
         self.flush(sink);
-        if !self.finished && limit >= self.end {
+        if !self.finished && limit >= self.end_ps {
             self.finish();
             self.flush(sink);
         }
         if !self.finished {
-            self.now = self.now.max(limit);
+            self.now_ps = self.now_ps.max(limit);
         }
         !self.finished
     }
@@ -355,45 +355,45 @@ impl Simulator {
 
     /// Runs to the end of the scenario.
     pub fn run(&mut self, sink: &mut impl FnMut(Record)) {
-        let end = self.end / NS;
+        let end = self.end_ps / NS;
         self.run_until(end, sink);
     }
 
     /// [`run`](Self::run) with frames lent to a [`RecordSink`].
     pub fn run_into(&mut self, sink: &mut impl RecordSink) {
-        let end = self.end / NS;
+        let end = self.end_ps / NS;
         self.run_until_into(end, sink);
     }
 
     #[inline]
     pub(super) fn step_inner(&mut self, limit: Ps) -> bool {
-        let Some(top) = self.heap.peek() else {
+        let Some(top) = self.events.peek() else {
             // Every message posted and answered: a card left running idles.
             if !self.until_stopped {
                 self.finish();
             }
             return false;
         };
-        if top.t > self.end {
+        if top.t > self.end_ps {
             self.finish();
             return false;
         }
         if top.t > limit {
             return false;
         }
-        let Some(e) = self.heap.pop() else {
+        let Some(e) = self.events.pop() else {
             return false;
         };
-        self.now = e.t;
+        self.now_ps = e.t;
         self.stats.events += 1;
         let k = match e.ev {
-            Ev::Post(_) => 0,
-            Ev::TxWake(_) => 1,
-            Ev::SwitchArrive(_) => 2,
-            Ev::NodeArrive(_) => 3,
-            Ev::FsmReady(_) => 4,
-            Ev::Timer(_) => 5,
-            Ev::ProfTick => 6,
+            Event::Post(_) => 0,
+            Event::TxWake(_) => 1,
+            Event::SwitchArrive(_) => 2,
+            Event::NodeArrive(_) => 3,
+            Event::FsmReady(_) => 4,
+            Event::Timer(_) => 5,
+            Event::ProfTick => 6,
         };
         self.stats.events_by_kind[k] += 1;
         self.handle(e.ev);
@@ -405,23 +405,23 @@ impl Simulator {
             return;
         }
         self.finished = true;
-        self.now = self.now.max(self.end);
+        self.now_ps = self.now_ps.max(self.end_ps);
         self.emit(Record::Marker {
-            ts_ns: self.end / NS,
+            ts_ns: self.end_ps / NS,
             kind: MarkerKind::Stop,
             text: format!("sim: scenario {} ended", self.scenario.name),
         });
     }
 
     /// Schedules `ev` at `t` (not before now); returns its sequence number.
-    pub(super) fn schedule(&mut self, t: Ps, ev: Ev) -> u64 {
+    pub(super) fn schedule(&mut self, t: Ps, ev: Event) -> u64 {
         self.seq += 1;
-        self.heap.push(Pending {
-            t: t.max(self.now),
+        self.events.push(Pending {
+            t: t.max(self.now_ps),
             seq: self.seq,
             ev,
         });
-        self.stats.queue_peak = self.stats.queue_peak.max(self.heap.len() as u64);
+        self.stats.queue_peak = self.stats.queue_peak.max(self.events.len() as u64);
         self.seq
     }
 
@@ -445,30 +445,30 @@ impl Simulator {
                 self.qp_record(c, false);
             }
             let start = ps_of_ns(self.scenario.qps[c].start_ns);
-            let post = start + ps_of_ns(self.p.host_post_ns);
+            let post = start + ps_of_ns(self.params.host_post_ns);
             if self.conns[c].rate_gbps > 0.0 {
-                self.schedule(post, Ev::Post(c as u32));
+                self.schedule(post, Event::Post(c as u32));
             } else {
                 for _ in 0..self.conns[c].queue_depth {
-                    self.schedule(post, Ev::Post(c as u32));
+                    self.schedule(post, Event::Post(c as u32));
                 }
             }
         }
         if !self.probes.is_empty() {
-            self.schedule(0, Ev::ProfTick);
+            self.schedule(0, Event::ProfTick);
         }
     }
 
     #[inline]
-    pub(super) fn handle(&mut self, ev: Ev) {
+    pub(super) fn handle(&mut self, ev: Event) {
         match ev {
-            Ev::Post(c) => self.on_post(c as usize),
-            Ev::TxWake(n) => self.on_tx_wake(n as usize),
-            Ev::SwitchArrive(id) => self.on_switch_arrive(id),
-            Ev::NodeArrive(id) => self.on_node_arrive(id),
-            Ev::FsmReady(n) => self.on_fsm_ready(n as usize),
-            Ev::Timer(c) => self.on_timer(c as usize),
-            Ev::ProfTick => self.on_prof_tick(),
+            Event::Post(c) => self.on_post(c as usize),
+            Event::TxWake(n) => self.on_tx_wake(n as usize),
+            Event::SwitchArrive(id) => self.on_switch_arrive(id),
+            Event::NodeArrive(id) => self.on_node_arrive(id),
+            Event::FsmReady(n) => self.on_fsm_ready(n as usize),
+            Event::Timer(c) => self.on_timer(c as usize),
+            Event::ProfTick => self.on_prof_tick(),
         }
     }
 }
