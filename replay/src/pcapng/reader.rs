@@ -8,12 +8,14 @@ use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{PcapBlockOwned, PcapNGReader};
 
-use super::input::{Input, Source, Start, describe, rd_u16, rd_u32};
-use super::{CaptureError, CaptureFrame, CaptureItem, LinkType, MAX_PCAPNG_BLOCK_BYTES, Shared};
-use crate::pcapng_writer::{
+use super::writer::{
     CUSTOM_BLOCK_NOCOPY_TYPE, CUSTOM_BLOCK_TYPE, CUSTOM_OPT_DROP_REASON, CUSTOM_OPT_INTERFACE,
     EPB_FLAG_INBOUND, EPB_FLAG_OUTBOUND, EPB_FLAGS, ISB_IFDROP, ISB_OSDROP, ISB_TYPE,
     OPT_CUSTOM_BINARY, direction_from,
+};
+use crate::capture::input::{Input, Source, Start, describe, rd_u16, rd_u32};
+use crate::capture::{
+    CaptureError, CaptureFrame, CaptureItem, LinkType, MAX_PCAPNG_BLOCK_BYTES, Shared,
 };
 use crate::record::{
     Direction, DropCount, DropReason, ROCESCOPE_PEN, Record, RecordError, drop_reason_from,
