@@ -13,6 +13,7 @@
 
 pub mod capture;
 pub mod clock;
+pub mod endian;
 pub mod pcapng;
 pub mod record;
 pub mod sniffer;

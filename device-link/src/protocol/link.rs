@@ -24,19 +24,17 @@ pub fn encode_link_block(ts_ns: u64, text: &[u8], out: &mut Vec<u8>) {
 
 /// The text of an in-band block, if `block` (a whole block) is one.
 pub(crate) fn decode_link_block(block: &[u8]) -> Option<&[u8]> {
-    let u32_at = |i: usize| {
-        block
-            .get(i..i + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if u32_at(0)? != LINK_BLOCK_TYPE || u32_at(8)? != ROCESCOPE_PEN {
+    if block.len() < LINK_HEAD_BYTES {
         return None;
     }
-    let code = u16::from_le_bytes([*block.get(12)?, *block.get(13)?]);
+    if u32_at(block, 0, false) != LINK_BLOCK_TYPE || u32_at(block, 8, false) != ROCESCOPE_PEN {
+        return None;
+    }
+    let code = u16_at(block, 12, false);
     if code != LINK_MESSAGE_CODE || *block.get(14)? != LINK_MESSAGE_VERSION {
         return None;
     }
-    let n = u32_at(24)? as usize;
+    let n = u32_at(block, 24, false) as usize;
     let end = LINK_HEAD_BYTES.checked_add(n)?;
     if n > MAX_MESSAGE_BYTES || end + 4 > block.len() {
         return None;
@@ -185,13 +183,7 @@ impl<R: Read, E: LinkEvents> LinkReader<R, E> {
     }
 
     fn u32_at(&self, i: usize) -> u32 {
-        let s = self.start + i;
-        u32::from_le_bytes([
-            self.buf[s],
-            self.buf[s + 1],
-            self.buf[s + 2],
-            self.buf[s + 3],
-        ])
+        u32_at(&self.buf, self.start + i, false)
     }
 
     fn pass(&mut self, out: &mut [u8], limit: usize) -> io::Result<usize> {
@@ -224,7 +216,7 @@ impl<R: Read, E: LinkEvents> Read for LinkReader<R, E> {
                         continue;
                     }
                     // Our stream: little-endian pcapng.
-                    let ours = self.u32_at(0) == SHB_TYPE && self.u32_at(8) == 0x1a2b_3c4d;
+                    let ours = self.u32_at(0) == SHB_TYPE && self.u32_at(8) == BOM;
                     self.split = if ours { Split::Boundary } else { Split::Raw };
                 }
                 Split::Boundary | Split::Pass(_) => {

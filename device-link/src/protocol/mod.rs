@@ -8,6 +8,8 @@
 use std::fmt;
 use std::io::{self, Read};
 
+use rocescope_replay::endian::{u16_at, u32_at};
+use rocescope_replay::pcapng::{BOM, SHB_TYPE};
 use rocescope_replay::record::ROCESCOPE_PEN;
 
 /// The protocol version this build speaks.
@@ -33,7 +35,7 @@ pub const MAX_PROBES: usize = 256;
 
 /// pcapng Custom Block type that must not be copied into new files: the
 /// agent's in-band control messages.
-pub const LINK_BLOCK_TYPE: u32 = 0x4000_0bad;
+pub const LINK_BLOCK_TYPE: u32 = rocescope_replay::pcapng::CUSTOM_BLOCK_NOCOPY_TYPE;
 
 /// Record type code of an in-band control message in the custom block
 /// payload. Outside the range of `Record` type codes, so the replay reader
@@ -49,8 +51,6 @@ const LINK_HEAD_BYTES: usize = 4 + 4 + 4 + 2 + 1 + 1 + 8 + 4;
 
 /// Largest in-band block.
 pub const MAX_LINK_BLOCK_BYTES: usize = LINK_HEAD_BYTES + MAX_MESSAGE_BYTES + 3 + 4;
-
-const SHB_TYPE: u32 = 0x0a0d_0d0a;
 
 /// Interface id the agent puts into the `Drops` records that count what it
 /// dropped for one client (its per-client queue was full). Not a declared

@@ -380,7 +380,7 @@ impl<R: Read> CaptureReader<R> {
                         .to_owned(),
                 });
             }
-            pcapng::SHB_TYPE => {
+            crate::pcapng::SHB_TYPE => {
                 let start = Start::new(prefix, reader, name, buffer_bytes);
                 let state = pcapng::NgState::open(start)?;
                 (CaptureFormat::Pcapng, Inner::Pcapng(state))
