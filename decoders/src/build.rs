@@ -1,7 +1,10 @@
 //! Packet builders: any RoCE packet with correct lengths, pad count,
 //! checksums and ICRC, for the simulator and for tests.
 
-use crate::headers::{Bth, Ext, ipv4_checksum};
+use crate::headers::{
+    Bth, Ext, Ipv4Slice, Ipv6Slice, UdpSlice, eth_field, ipv4_checksum, ipv4_field, ipv6_field,
+    udp_field,
+};
 use crate::icrc::{icrc_v1, icrc_v2};
 use crate::opcode::{Headers, Opcode};
 use crate::packet::{
@@ -140,8 +143,10 @@ impl PacketBuilder {
         let pad = (4 - payload_len % 4) % 4;
         let transport_len = 12 + ext_len(hdrs) + payload_len + pad + 4;
 
-        out.extend_from_slice(&self.eth_dst);
-        out.extend_from_slice(&self.eth_src);
+        let mut eth = [0u8; eth_field::ETHERTYPE.start];
+        eth[eth_field::DST].copy_from_slice(&self.eth_dst);
+        eth[eth_field::SRC].copy_from_slice(&self.eth_src);
+        out.extend_from_slice(&eth);
         let tags = &self.vlans[..self.vlans.len().min(2)];
         for (i, tci) in tags.iter().enumerate() {
             let tpid: u16 = if tags.len() == 2 && i == 0 {
@@ -174,18 +179,18 @@ impl PacketBuilder {
                 },
             ) => {
                 let total = (20 + 8 + transport_len) as u16;
-                let mut h = [0u8; 20];
-                h[0] = 0x45;
-                h[1] = (dscp << 2) | (ecn & 3);
-                h[2..4].copy_from_slice(&total.to_be_bytes());
-                h[4..6].copy_from_slice(&id.to_be_bytes());
-                h[6] = 0x40; // don't fragment
-                h[8] = ttl;
-                h[9] = 17;
-                h[12..16].copy_from_slice(&src);
-                h[16..20].copy_from_slice(&dst);
+                let mut h = [0u8; Ipv4Slice::MIN_LEN];
+                h[ipv4_field::VER_IHL.start] = 0x45;
+                h[ipv4_field::DSCP_ECN.start] = (dscp << 2) | (ecn & 3);
+                h[ipv4_field::TOTAL_LEN].copy_from_slice(&total.to_be_bytes());
+                h[ipv4_field::IDENT].copy_from_slice(&id.to_be_bytes());
+                h[ipv4_field::FLAGS.start] = 0x40; // don't fragment
+                h[ipv4_field::TTL.start] = ttl;
+                h[ipv4_field::PROTOCOL.start] = 17;
+                h[ipv4_field::SRC].copy_from_slice(&src);
+                h[ipv4_field::DST].copy_from_slice(&dst);
                 let csum = ipv4_checksum(&h);
-                h[10..12].copy_from_slice(&csum.to_be_bytes());
+                h[ipv4_field::CHECKSUM].copy_from_slice(&csum.to_be_bytes());
                 out.extend_from_slice(&h);
             }
             (version, net) => {
@@ -211,21 +216,25 @@ impl PacketBuilder {
                     RoceVersion::V1 => (transport_len, GRH_NEXT_HEADER_BTH),
                 };
                 let word0 = (6u32 << 28) | (u32::from(tc) << 20) | (flow & 0xF_FFFF);
-                out.extend_from_slice(&word0.to_be_bytes());
-                out.extend_from_slice(&(payload as u16).to_be_bytes());
-                out.push(next);
-                out.push(hops);
-                out.extend_from_slice(&src);
-                out.extend_from_slice(&dst);
+                let mut h = [0u8; Ipv6Slice::LEN];
+                h[ipv6_field::VER_TC_FLOW].copy_from_slice(&word0.to_be_bytes());
+                h[ipv6_field::PAYLOAD_LEN].copy_from_slice(&(payload as u16).to_be_bytes());
+                h[ipv6_field::NEXT_HEADER.start] = next;
+                h[ipv6_field::HOP_LIMIT.start] = hops;
+                h[ipv6_field::SRC].copy_from_slice(&src);
+                h[ipv6_field::DST].copy_from_slice(&dst);
+                out.extend_from_slice(&h);
             }
         }
         let net_len = out.len() - net_offset;
         if self.version == RoceVersion::V2 {
             udp_offset = out.len();
-            out.extend_from_slice(&self.udp_src_port.to_be_bytes());
-            out.extend_from_slice(&self.udp_dst_port.to_be_bytes());
-            out.extend_from_slice(&((8 + transport_len) as u16).to_be_bytes());
-            out.extend_from_slice(&[0, 0]); // RoCEv2 leaves the UDP checksum zero
+            let mut h = [0u8; UdpSlice::LEN];
+            h[udp_field::SRC_PORT].copy_from_slice(&self.udp_src_port.to_be_bytes());
+            h[udp_field::DST_PORT].copy_from_slice(&self.udp_dst_port.to_be_bytes());
+            h[udp_field::LENGTH].copy_from_slice(&((8 + transport_len) as u16).to_be_bytes());
+            // RoCEv2 leaves the UDP checksum (udp_field::CHECKSUM) zero.
+            out.extend_from_slice(&h);
         }
 
         let bth_offset = out.len();

@@ -2,6 +2,22 @@
 
 use super::*;
 
+/// BTH field offsets; the accessors, [`Bth::write`] and the field walk use
+/// these.
+pub(crate) mod bth_field {
+    use core::ops::Range;
+    pub const OPCODE: Range<usize> = 0..1;
+    /// SE, MigReq, pad count (2 bits), TVer (4 bits).
+    pub const FLAGS: Range<usize> = 1..2;
+    pub const PKEY: Range<usize> = 2..4;
+    /// FECN, BECN and 6 reserved bits.
+    pub const ECN: Range<usize> = 4..5;
+    pub const DEST_QP: Range<usize> = 5..8;
+    /// AckReq and 7 reserved bits.
+    pub const ACK_REQ: Range<usize> = 8..9;
+    pub const PSN: Range<usize> = 9..12;
+}
+
 fixed_view!(
     /// Base Transport Header (12 bytes).
     BthSlice, Layer::Bth, 12
@@ -10,58 +26,58 @@ fixed_view!(
 impl BthSlice<'_> {
     #[inline]
     pub fn opcode(&self) -> crate::Opcode {
-        crate::Opcode(u8_at(self.0, 0))
+        crate::Opcode(u8_at(self.0, bth_field::OPCODE.start))
     }
     #[inline]
     pub fn solicited(&self) -> bool {
-        u8_at(self.0, 1) & 0x80 != 0
+        u8_at(self.0, bth_field::FLAGS.start) & 0x80 != 0
     }
     #[inline]
     pub fn mig_req(&self) -> bool {
-        u8_at(self.0, 1) & 0x40 != 0
+        u8_at(self.0, bth_field::FLAGS.start) & 0x40 != 0
     }
     #[inline]
     pub fn pad_count(&self) -> u8 {
-        (u8_at(self.0, 1) >> 4) & 3
+        (u8_at(self.0, bth_field::FLAGS.start) >> 4) & 3
     }
     #[inline]
     pub fn tver(&self) -> u8 {
-        u8_at(self.0, 1) & 0x0F
+        u8_at(self.0, bth_field::FLAGS.start) & 0x0F
     }
     #[inline]
     pub fn pkey(&self) -> u16 {
-        u16_at(self.0, 2)
+        u16_at(self.0, bth_field::PKEY.start)
     }
     /// Forward ECN: the packet met congestion (RoCEv2 uses IP ECN instead).
     #[inline]
     pub fn fecn(&self) -> bool {
-        u8_at(self.0, 4) & 0x80 != 0
+        u8_at(self.0, bth_field::ECN.start) & 0x80 != 0
     }
     /// Backward ECN: set in CNPs.
     #[inline]
     pub fn becn(&self) -> bool {
-        u8_at(self.0, 4) & 0x40 != 0
+        u8_at(self.0, bth_field::ECN.start) & 0x40 != 0
     }
     /// The six reserved bits after FECN/BECN.
     #[inline]
     pub fn reserved6(&self) -> u8 {
-        u8_at(self.0, 4) & 0x3F
+        u8_at(self.0, bth_field::ECN.start) & 0x3F
     }
     #[inline]
     pub fn dest_qp(&self) -> u32 {
-        u24_at(self.0, 5)
+        u24_at(self.0, bth_field::DEST_QP.start)
     }
     #[inline]
     pub fn ack_req(&self) -> bool {
-        u8_at(self.0, 8) & 0x80 != 0
+        u8_at(self.0, bth_field::ACK_REQ.start) & 0x80 != 0
     }
     #[inline]
     pub fn reserved7(&self) -> u8 {
-        u8_at(self.0, 8) & 0x7F
+        u8_at(self.0, bth_field::ACK_REQ.start) & 0x7F
     }
     #[inline]
     pub fn psn(&self) -> u32 {
-        u24_at(self.0, 9)
+        u24_at(self.0, bth_field::PSN.start)
     }
     #[inline]
     pub fn to_owned(&self) -> Bth {
@@ -121,15 +137,15 @@ impl Default for Bth {
 impl Bth {
     #[inline]
     pub fn write(&self, out: &mut [u8; 12]) {
-        out[0] = self.opcode;
-        out[1] = (u8::from(self.solicited) << 7)
+        out[bth_field::OPCODE.start] = self.opcode;
+        out[bth_field::FLAGS.start] = (u8::from(self.solicited) << 7)
             | (u8::from(self.mig_req) << 6)
             | ((self.pad_count & 3) << 4)
             | (self.tver & 0x0F);
-        out[2..4].copy_from_slice(&self.pkey.to_be_bytes());
-        out[4] = (u8::from(self.fecn) << 7) | (u8::from(self.becn) << 6);
-        out[5..8].copy_from_slice(&self.dest_qp.to_be_bytes()[1..]);
-        out[8] = u8::from(self.ack_req) << 7;
-        out[9..12].copy_from_slice(&self.psn.to_be_bytes()[1..]);
+        out[bth_field::PKEY].copy_from_slice(&self.pkey.to_be_bytes());
+        out[bth_field::ECN.start] = (u8::from(self.fecn) << 7) | (u8::from(self.becn) << 6);
+        out[bth_field::DEST_QP].copy_from_slice(&self.dest_qp.to_be_bytes()[1..]);
+        out[bth_field::ACK_REQ.start] = u8::from(self.ack_req) << 7;
+        out[bth_field::PSN].copy_from_slice(&self.psn.to_be_bytes()[1..]);
     }
 }

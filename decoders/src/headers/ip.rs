@@ -2,6 +2,45 @@
 
 use super::*;
 
+/// IPv4 field offsets (options follow at [`Ipv4Slice::MIN_LEN`]); the
+/// accessors, the builder and the field walk use these.
+pub(crate) mod ipv4_field {
+    use core::ops::Range;
+    /// Version (4 bits) and IHL (4 bits).
+    pub const VER_IHL: Range<usize> = 0..1;
+    /// DSCP (6 bits) and ECN (2 bits).
+    pub const DSCP_ECN: Range<usize> = 1..2;
+    pub const TOTAL_LEN: Range<usize> = 2..4;
+    pub const IDENT: Range<usize> = 4..6;
+    /// The byte holding the DF and MF flags.
+    pub const FLAGS: Range<usize> = 6..7;
+    /// Flags (3 bits) and fragment offset (13 bits).
+    pub const FLAGS_FRAG: Range<usize> = 6..8;
+    pub const TTL: Range<usize> = 8..9;
+    pub const PROTOCOL: Range<usize> = 9..10;
+    pub const CHECKSUM: Range<usize> = 10..12;
+    pub const SRC: Range<usize> = 12..16;
+    pub const DST: Range<usize> = 16..20;
+}
+
+/// IPv6 (and GRH) field offsets.
+pub(crate) mod ipv6_field {
+    use core::ops::Range;
+    /// The byte holding the version (4 bits).
+    pub const VERSION: Range<usize> = 0..1;
+    /// Version (4 bits), traffic class (8 bits), flow label (20 bits).
+    pub const VER_TC_FLOW: Range<usize> = 0..4;
+    /// The bytes holding the traffic class.
+    pub const TCLASS: Range<usize> = 0..2;
+    /// The bytes holding the flow label.
+    pub const FLOW: Range<usize> = 1..4;
+    pub const PAYLOAD_LEN: Range<usize> = 4..6;
+    pub const NEXT_HEADER: Range<usize> = 6..7;
+    pub const HOP_LIMIT: Range<usize> = 7..8;
+    pub const SRC: Range<usize> = 8..24;
+    pub const DST: Range<usize> = 24..40;
+}
+
 /// IPv4 header including its options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ipv4Slice<'a>(&'a [u8]);
@@ -12,7 +51,7 @@ impl<'a> Ipv4Slice<'a> {
     #[inline]
     pub fn from_slice(frame: &'a [u8], offset: usize) -> Result<Self, DecodeError> {
         let fixed = take(frame, offset, Self::MIN_LEN, Layer::Ipv4)?;
-        let version = fixed[0] >> 4;
+        let version = u8_at(fixed, ipv4_field::VER_IHL.start) >> 4;
         if version != 4 {
             return Err(DecodeError::invalid(
                 Layer::Ipv4,
@@ -21,7 +60,7 @@ impl<'a> Ipv4Slice<'a> {
                 version.into(),
             ));
         }
-        let ihl_bytes = usize::from(fixed[0] & 0x0F) * 4;
+        let ihl_bytes = usize::from(u8_at(fixed, ipv4_field::VER_IHL.start) & 0x0F) * 4;
         if ihl_bytes < Self::MIN_LEN {
             return Err(DecodeError::invalid(
                 Layer::Ipv4,
@@ -31,7 +70,7 @@ impl<'a> Ipv4Slice<'a> {
             ));
         }
         let hdr = take(frame, offset, ihl_bytes, Layer::Ipv4)?;
-        let total = usize::from(u16_at(hdr, 2));
+        let total = usize::from(u16_at(hdr, ipv4_field::TOTAL_LEN.start));
         if total < ihl_bytes {
             return Err(DecodeError::invalid(
                 Layer::Ipv4,
@@ -59,56 +98,56 @@ impl<'a> Ipv4Slice<'a> {
     }
     #[inline]
     pub fn dscp(&self) -> u8 {
-        u8_at(self.0, 1) >> 2
+        u8_at(self.0, ipv4_field::DSCP_ECN.start) >> 2
     }
     #[inline]
     pub fn ecn(&self) -> u8 {
-        u8_at(self.0, 1) & 3
+        u8_at(self.0, ipv4_field::DSCP_ECN.start) & 3
     }
     #[inline]
     pub fn total_len(&self) -> u16 {
-        u16_at(self.0, 2)
+        u16_at(self.0, ipv4_field::TOTAL_LEN.start)
     }
     #[inline]
     pub fn identification(&self) -> u16 {
-        u16_at(self.0, 4)
+        u16_at(self.0, ipv4_field::IDENT.start)
     }
     #[inline]
     pub fn dont_fragment(&self) -> bool {
-        u8_at(self.0, 6) & 0x40 != 0
+        u8_at(self.0, ipv4_field::FLAGS.start) & 0x40 != 0
     }
     #[inline]
     pub fn more_fragments(&self) -> bool {
-        u8_at(self.0, 6) & 0x20 != 0
+        u8_at(self.0, ipv4_field::FLAGS.start) & 0x20 != 0
     }
     #[inline]
     pub fn fragment_offset(&self) -> u16 {
-        u16_at(self.0, 6) & 0x1FFF
+        u16_at(self.0, ipv4_field::FLAGS_FRAG.start) & 0x1FFF
     }
     #[inline]
     pub fn ttl(&self) -> u8 {
-        u8_at(self.0, 8)
+        u8_at(self.0, ipv4_field::TTL.start)
     }
     #[inline]
     pub fn protocol(&self) -> u8 {
-        u8_at(self.0, 9)
+        u8_at(self.0, ipv4_field::PROTOCOL.start)
     }
     #[inline]
     pub fn checksum(&self) -> u16 {
-        u16_at(self.0, 10)
+        u16_at(self.0, ipv4_field::CHECKSUM.start)
     }
     #[inline]
     pub fn src(&self) -> [u8; 4] {
-        array_at(self.0, 12)
+        array_at(self.0, ipv4_field::SRC.start)
     }
     #[inline]
     pub fn dst(&self) -> [u8; 4] {
-        array_at(self.0, 16)
+        array_at(self.0, ipv4_field::DST.start)
     }
     /// Bytes of IPv4 options (empty without options).
     #[inline]
     pub fn options(&self) -> &'a [u8] {
-        self.0.get(20..).unwrap_or(&[])
+        self.0.get(Self::MIN_LEN..).unwrap_or(&[])
     }
     /// Recompute the header checksum and compare.
     #[inline]
@@ -151,7 +190,7 @@ impl<'a> Ipv6Slice<'a> {
         layer: Layer,
     ) -> Result<Self, DecodeError> {
         let hdr = take(frame, offset, Self::LEN, layer)?;
-        let version = hdr[0] >> 4;
+        let version = u8_at(hdr, ipv6_field::VER_TC_FLOW.start) >> 4;
         if version != 6 {
             return Err(DecodeError::invalid(
                 layer,
@@ -174,7 +213,7 @@ impl<'a> Ipv6Slice<'a> {
     }
     #[inline]
     pub fn traffic_class(&self) -> u8 {
-        ((u16_at(self.0, 0) >> 4) & 0xFF) as u8
+        ((u16_at(self.0, ipv6_field::TCLASS.start) >> 4) & 0xFF) as u8
     }
     #[inline]
     pub fn dscp(&self) -> u8 {
@@ -186,26 +225,26 @@ impl<'a> Ipv6Slice<'a> {
     }
     #[inline]
     pub fn flow_label(&self) -> u32 {
-        u32_at(self.0, 0) & 0x000F_FFFF
+        u32_at(self.0, ipv6_field::VER_TC_FLOW.start) & 0x000F_FFFF
     }
     #[inline]
     pub fn payload_len(&self) -> u16 {
-        u16_at(self.0, 4)
+        u16_at(self.0, ipv6_field::PAYLOAD_LEN.start)
     }
     #[inline]
     pub fn next_header(&self) -> u8 {
-        u8_at(self.0, 6)
+        u8_at(self.0, ipv6_field::NEXT_HEADER.start)
     }
     #[inline]
     pub fn hop_limit(&self) -> u8 {
-        u8_at(self.0, 7)
+        u8_at(self.0, ipv6_field::HOP_LIMIT.start)
     }
     #[inline]
     pub fn src(&self) -> [u8; 16] {
-        array_at(self.0, 8)
+        array_at(self.0, ipv6_field::SRC.start)
     }
     #[inline]
     pub fn dst(&self) -> [u8; 16] {
-        array_at(self.0, 24)
+        array_at(self.0, ipv6_field::DST.start)
     }
 }
