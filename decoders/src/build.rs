@@ -2,8 +2,9 @@
 //! checksums and ICRC, for the simulator and for tests.
 
 use crate::headers::{
-    Bth, Ext, Ipv4Slice, Ipv6Slice, UdpSlice, eth_field, ipv4_checksum, ipv4_field, ipv6_field,
-    udp_field,
+    AtomicAckEthSlice, Bth, CnpSlice, Ext, FethSlice, IethSlice, ImmDtSlice, Ipv4Slice, Ipv6Slice,
+    RdethSlice, UdpSlice, XrcEthSlice, atomic_ack_eth_field, eth_field, feth_field, ieth_field,
+    immdt_field, ipv4_checksum, ipv4_field, ipv6_field, rdeth_field, udp_field, xrceth_field,
 };
 use crate::icrc::{icrc_v1, icrc_v2};
 use crate::opcode::{Headers, Opcode};
@@ -295,26 +296,23 @@ pub fn ext_len(hdrs: Headers) -> usize {
 }
 
 fn write_ext(x: &Ext, hdrs: Headers, out: &mut Vec<u8>) {
-    let u24 = |v: u32| {
-        let b = v.to_be_bytes();
-        [0, b[1], b[2], b[3]]
-    };
     if hdrs.contains(Headers::RDETH) {
-        out.extend_from_slice(&u24(x.rdeth_ee_context));
+        let mut h = [0u8; RdethSlice::LEN];
+        h[rdeth_field::EE_CONTEXT].copy_from_slice(&x.rdeth_ee_context.to_be_bytes()[1..]);
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::DETH) {
         x.deth.write(out);
     }
     if hdrs.contains(Headers::XRCETH) {
-        out.extend_from_slice(&u24(x.xrc_srq));
+        let mut h = [0u8; XrcEthSlice::LEN];
+        h[xrceth_field::XRC_SRQ].copy_from_slice(&x.xrc_srq.to_be_bytes()[1..]);
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::FETH) {
-        out.extend_from_slice(&[
-            0,
-            0,
-            0,
-            ((x.feth_selectivity & 3) << 4) | (x.feth_placement & 0xF),
-        ]);
+        let mut h = [0u8; FethSlice::LEN];
+        h[feth_field::SEL_PLT.start] = ((x.feth_selectivity & 3) << 4) | (x.feth_placement & 0xF);
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::RETH) {
         x.reth.write(out);
@@ -326,15 +324,22 @@ fn write_ext(x: &Ext, hdrs: Headers, out: &mut Vec<u8>) {
         x.aeth.write(out);
     }
     if hdrs.contains(Headers::ATOMICACKETH) {
-        out.extend_from_slice(&x.atomic_ack_orig.to_be_bytes());
+        let mut h = [0u8; AtomicAckEthSlice::LEN];
+        h[atomic_ack_eth_field::ORIG_REM_DATA].copy_from_slice(&x.atomic_ack_orig.to_be_bytes());
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::IMMDT) {
-        out.extend_from_slice(&x.immdt.to_be_bytes());
+        let mut h = [0u8; ImmDtSlice::LEN];
+        h[immdt_field::VALUE].copy_from_slice(&x.immdt.to_be_bytes());
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::IETH) {
-        out.extend_from_slice(&x.ieth_rkey.to_be_bytes());
+        let mut h = [0u8; IethSlice::LEN];
+        h[ieth_field::RKEY].copy_from_slice(&x.ieth_rkey.to_be_bytes());
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::CNP) {
-        out.extend_from_slice(&[0u8; 16]);
+        // cnp_field::RESERVED: all zero.
+        out.extend_from_slice(&[0u8; CnpSlice::LEN]);
     }
 }

@@ -517,11 +517,11 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.rdeth.eecnxt",
             "E2E Context",
-            off + 1,
-            3,
+            off,
+            rdeth_field::EE_CONTEXT,
             h.ee_context(),
         );
         off += RdethSlice::LEN;
@@ -533,12 +533,18 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u("infiniband.deth.q_key", "Queue Key", off, 4, h.qkey());
-        e.u(
+        e.u_at(
+            "infiniband.deth.q_key",
+            "Queue Key",
+            off,
+            deth_field::QKEY,
+            h.qkey(),
+        );
+        e.u_at(
             "infiniband.deth.srcqp",
             "Source Queue Pair",
-            off + 5,
-            3,
+            off,
+            deth_field::SRC_QP,
             h.src_qp(),
         );
         off += DethSlice::LEN;
@@ -550,11 +556,11 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.xrceth.xrcsrq",
             "XRC Shared Receive Queue",
-            off + 1,
-            3,
+            off,
+            xrceth_field::XRC_SRQ,
             h.xrc_srq(),
         );
         off += XrcEthSlice::LEN;
@@ -566,18 +572,18 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.feth.sel",
             "Selectivity Level",
-            off + 3,
-            1,
+            off,
+            feth_field::SEL_PLT,
             h.selectivity(),
         );
-        e.u(
+        e.u_at(
             "infiniband.feth.plt",
             "Placement Type",
-            off + 3,
-            1,
+            off,
+            feth_field::SEL_PLT,
             h.placement(),
         );
         off += FethSlice::LEN;
@@ -589,13 +595,25 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u("infiniband.reth.va", "Virtual Address", off, 8, h.va());
-        e.u("infiniband.reth.r_key", "Remote Key", off + 8, 4, h.rkey());
-        e.u(
+        e.u_at(
+            "infiniband.reth.va",
+            "Virtual Address",
+            off,
+            reth_field::VA,
+            h.va(),
+        );
+        e.u_at(
+            "infiniband.reth.r_key",
+            "Remote Key",
+            off,
+            reth_field::RKEY,
+            h.rkey(),
+        );
+        e.u_at(
             "infiniband.reth.dmalen",
             "DMA Length",
-            off + 12,
-            4,
+            off,
+            reth_field::DMA_LEN,
             h.dma_len(),
         );
         off += RethSlice::LEN;
@@ -608,20 +626,32 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             h.as_bytes(),
         );
         // Wireshark names the AtomicETH address fields as the RETH ones.
-        e.u("infiniband.reth.va", "Virtual Address", off, 8, h.va());
-        e.u("infiniband.reth.r_key", "Remote Key", off + 8, 4, h.rkey());
-        e.u(
+        e.u_at(
+            "infiniband.reth.va",
+            "Virtual Address",
+            off,
+            atomic_eth_field::VA,
+            h.va(),
+        );
+        e.u_at(
+            "infiniband.reth.r_key",
+            "Remote Key",
+            off,
+            atomic_eth_field::RKEY,
+            h.rkey(),
+        );
+        e.u_at(
             "infiniband.atomiceth.swapdt",
             "Swap (Or Add) Data",
-            off + 12,
-            8,
+            off,
+            atomic_eth_field::SWAP_ADD,
             h.swap_add(),
         );
-        e.u(
+        e.u_at(
             "infiniband.atomiceth.cmpdt",
             "Compare Data",
-            off + 20,
-            8,
+            off,
+            atomic_eth_field::COMPARE,
             h.compare(),
         );
         off += AtomicEthSlice::LEN;
@@ -634,39 +664,49 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             h.as_bytes(),
         );
         let s = h.syndrome_raw();
-        e.u("infiniband.aeth.syndrome", "Syndrome", off, 1, s);
-        e.u(
+        e.u_at(
+            "infiniband.aeth.syndrome",
+            "Syndrome",
+            off,
+            aeth_field::SYNDROME,
+            s,
+        );
+        e.u_at(
             "infiniband.aeth.syndrome.opcode",
             "Syndrome OpCode",
             off,
-            1,
+            aeth_field::SYNDROME,
             (s >> 5) & 3,
         );
         match h.syndrome() {
-            Syndrome::Ack { credits } => e.u(
+            Syndrome::Ack { credits } => e.u_at(
                 "infiniband.aeth.syndrome.credit_count",
                 "Credit Count",
                 off,
-                1,
+                aeth_field::SYNDROME,
                 credits,
             ),
-            Syndrome::RnrNak { timer } => {
-                e.u("infiniband.aeth.syndrome.timer", "Timer", off, 1, timer)
-            }
-            Syndrome::Nak(code) => e.u(
+            Syndrome::RnrNak { timer } => e.u_at(
+                "infiniband.aeth.syndrome.timer",
+                "Timer",
+                off,
+                aeth_field::SYNDROME,
+                timer,
+            ),
+            Syndrome::Nak(code) => e.u_at(
                 "infiniband.aeth.syndrome.error_code",
                 "Error Code",
                 off,
-                1,
+                aeth_field::SYNDROME,
                 code.code(),
             ),
             Syndrome::Reserved(_) => {}
         }
-        e.u(
+        e.u_at(
             "infiniband.aeth.msn",
             "Message Sequence Number",
-            off + 1,
-            3,
+            off,
+            aeth_field::MSN,
             h.msn(),
         );
         off += AethSlice::LEN;
@@ -678,21 +718,27 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.atomicacketh.origremdt",
             "Original Remote Data",
             off,
-            8,
+            atomic_ack_eth_field::ORIG_REM_DATA,
             h.orig_rem_data(),
         );
         off += AtomicAckEthSlice::LEN;
     }
     if let Some(h) = x.immdt() {
-        e.u("infiniband.immdt", "Immediate Data", off, 4, h.value());
+        e.u_at(
+            "infiniband.immdt",
+            "Immediate Data",
+            off,
+            immdt_field::VALUE,
+            h.value(),
+        );
         off += ImmDtSlice::LEN;
     }
     if let Some(h) = x.ieth() {
-        e.u("infiniband.ieth", "RKey", off, 4, h.rkey());
+        e.u_at("infiniband.ieth", "RKey", off, ieth_field::RKEY, h.rkey());
         off += IethSlice::LEN;
     }
     if let Some(h) = x.cnp() {
@@ -702,11 +748,11 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.cnp.reserved_nonzero",
             "Reserved bytes not zero",
             off,
-            16,
+            cnp_field::RESERVED,
             h.reserved_nonzero(),
         );
     }

@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// AETH field offsets; the accessors, the builder and the field walk use
+/// these.
+pub(crate) mod aeth_field {
+    use core::ops::Range;
+    pub const SYNDROME: Range<usize> = 0..1;
+    pub const MSN: Range<usize> = 1..4;
+}
+
 fixed_view!(
     /// ACK Extended Transport Header: syndrome and MSN.
     AethSlice, Layer::Aeth, 4
@@ -11,7 +19,7 @@ fixed_view!(
 impl AethSlice<'_> {
     #[inline]
     pub fn syndrome_raw(&self) -> u8 {
-        u8_at(self.0, 0)
+        u8_at(self.0, aeth_field::SYNDROME.start)
     }
     #[inline]
     pub fn syndrome(&self) -> Syndrome {
@@ -19,7 +27,7 @@ impl AethSlice<'_> {
     }
     #[inline]
     pub fn msn(&self) -> u32 {
-        u24_at(self.0, 1)
+        u24_at(self.0, aeth_field::MSN.start)
     }
     #[inline]
     pub fn to_owned(&self) -> Aeth {
@@ -41,8 +49,10 @@ pub struct Aeth {
 impl Aeth {
     #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
-        let msn = self.msn.to_be_bytes();
-        out.extend_from_slice(&[self.syndrome, msn[1], msn[2], msn[3]]);
+        let mut h = [0u8; AethSlice::LEN];
+        h[aeth_field::SYNDROME.start] = self.syndrome;
+        h[aeth_field::MSN].copy_from_slice(&self.msn.to_be_bytes()[1..]);
+        out.extend_from_slice(&h);
     }
 }
 

@@ -4,6 +4,74 @@
 
 use super::*;
 
+/// RETH field offsets; the accessors, the builder and the field walk use
+/// these (as do the ones below for the other extended headers).
+pub(crate) mod reth_field {
+    use core::ops::Range;
+    pub const VA: Range<usize> = 0..8;
+    pub const RKEY: Range<usize> = 8..12;
+    pub const DMA_LEN: Range<usize> = 12..16;
+}
+
+/// AtomicETH field offsets.
+pub(crate) mod atomic_eth_field {
+    use core::ops::Range;
+    pub const VA: Range<usize> = 0..8;
+    pub const RKEY: Range<usize> = 8..12;
+    pub const SWAP_ADD: Range<usize> = 12..20;
+    pub const COMPARE: Range<usize> = 20..28;
+}
+
+/// AtomicAckETH field offsets.
+pub(crate) mod atomic_ack_eth_field {
+    use core::ops::Range;
+    pub const ORIG_REM_DATA: Range<usize> = 0..8;
+}
+
+/// ImmDt field offsets.
+pub(crate) mod immdt_field {
+    use core::ops::Range;
+    pub const VALUE: Range<usize> = 0..4;
+}
+
+/// IETH field offsets.
+pub(crate) mod ieth_field {
+    use core::ops::Range;
+    pub const RKEY: Range<usize> = 0..4;
+}
+
+/// DETH field offsets (byte 4 is reserved).
+pub(crate) mod deth_field {
+    use core::ops::Range;
+    pub const QKEY: Range<usize> = 0..4;
+    pub const SRC_QP: Range<usize> = 5..8;
+}
+
+/// XRCETH field offsets (byte 0 is reserved).
+pub(crate) mod xrceth_field {
+    use core::ops::Range;
+    pub const XRC_SRQ: Range<usize> = 1..4;
+}
+
+/// RDETH field offsets (byte 0 is reserved).
+pub(crate) mod rdeth_field {
+    use core::ops::Range;
+    pub const EE_CONTEXT: Range<usize> = 1..4;
+}
+
+/// FETH field offsets (bytes 0..3 are reserved).
+pub(crate) mod feth_field {
+    use core::ops::Range;
+    /// Selectivity level (2 bits) and placement type (4 bits).
+    pub const SEL_PLT: Range<usize> = 3..4;
+}
+
+/// The CNP's reserved bytes after the BTH.
+pub(crate) mod cnp_field {
+    use core::ops::Range;
+    pub const RESERVED: Range<usize> = 0..16;
+}
+
 fixed_view!(
     /// RDMA Extended Transport Header: virtual address, R_Key, DMA length.
     RethSlice, Layer::Reth, 16
@@ -12,15 +80,15 @@ fixed_view!(
 impl RethSlice<'_> {
     #[inline]
     pub fn va(&self) -> u64 {
-        u64_at(self.0, 0)
+        u64_at(self.0, reth_field::VA.start)
     }
     #[inline]
     pub fn rkey(&self) -> u32 {
-        u32_at(self.0, 8)
+        u32_at(self.0, reth_field::RKEY.start)
     }
     #[inline]
     pub fn dma_len(&self) -> u32 {
-        u32_at(self.0, 12)
+        u32_at(self.0, reth_field::DMA_LEN.start)
     }
     #[inline]
     pub fn to_owned(&self) -> Reth {
@@ -43,9 +111,11 @@ pub struct Reth {
 impl Reth {
     #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.va.to_be_bytes());
-        out.extend_from_slice(&self.rkey.to_be_bytes());
-        out.extend_from_slice(&self.dma_len.to_be_bytes());
+        let mut h = [0u8; RethSlice::LEN];
+        h[reth_field::VA].copy_from_slice(&self.va.to_be_bytes());
+        h[reth_field::RKEY].copy_from_slice(&self.rkey.to_be_bytes());
+        h[reth_field::DMA_LEN].copy_from_slice(&self.dma_len.to_be_bytes());
+        out.extend_from_slice(&h);
     }
 }
 
@@ -57,19 +127,19 @@ fixed_view!(
 impl AtomicEthSlice<'_> {
     #[inline]
     pub fn va(&self) -> u64 {
-        u64_at(self.0, 0)
+        u64_at(self.0, atomic_eth_field::VA.start)
     }
     #[inline]
     pub fn rkey(&self) -> u32 {
-        u32_at(self.0, 8)
+        u32_at(self.0, atomic_eth_field::RKEY.start)
     }
     #[inline]
     pub fn swap_add(&self) -> u64 {
-        u64_at(self.0, 12)
+        u64_at(self.0, atomic_eth_field::SWAP_ADD.start)
     }
     #[inline]
     pub fn compare(&self) -> u64 {
-        u64_at(self.0, 20)
+        u64_at(self.0, atomic_eth_field::COMPARE.start)
     }
     #[inline]
     pub fn to_owned(&self) -> AtomicEth {
@@ -94,10 +164,12 @@ pub struct AtomicEth {
 impl AtomicEth {
     #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.va.to_be_bytes());
-        out.extend_from_slice(&self.rkey.to_be_bytes());
-        out.extend_from_slice(&self.swap_add.to_be_bytes());
-        out.extend_from_slice(&self.compare.to_be_bytes());
+        let mut h = [0u8; AtomicEthSlice::LEN];
+        h[atomic_eth_field::VA].copy_from_slice(&self.va.to_be_bytes());
+        h[atomic_eth_field::RKEY].copy_from_slice(&self.rkey.to_be_bytes());
+        h[atomic_eth_field::SWAP_ADD].copy_from_slice(&self.swap_add.to_be_bytes());
+        h[atomic_eth_field::COMPARE].copy_from_slice(&self.compare.to_be_bytes());
+        out.extend_from_slice(&h);
     }
 }
 
@@ -109,7 +181,7 @@ fixed_view!(
 impl AtomicAckEthSlice<'_> {
     #[inline]
     pub fn orig_rem_data(&self) -> u64 {
-        u64_at(self.0, 0)
+        u64_at(self.0, atomic_ack_eth_field::ORIG_REM_DATA.start)
     }
 }
 
@@ -121,7 +193,7 @@ fixed_view!(
 impl ImmDtSlice<'_> {
     #[inline]
     pub fn value(&self) -> u32 {
-        u32_at(self.0, 0)
+        u32_at(self.0, immdt_field::VALUE.start)
     }
 }
 
@@ -133,7 +205,7 @@ fixed_view!(
 impl IethSlice<'_> {
     #[inline]
     pub fn rkey(&self) -> u32 {
-        u32_at(self.0, 0)
+        u32_at(self.0, ieth_field::RKEY.start)
     }
 }
 
@@ -145,11 +217,11 @@ fixed_view!(
 impl DethSlice<'_> {
     #[inline]
     pub fn qkey(&self) -> u32 {
-        u32_at(self.0, 0)
+        u32_at(self.0, deth_field::QKEY.start)
     }
     #[inline]
     pub fn src_qp(&self) -> u32 {
-        u24_at(self.0, 5)
+        u24_at(self.0, deth_field::SRC_QP.start)
     }
     #[inline]
     pub fn to_owned(&self) -> Deth {
@@ -171,9 +243,10 @@ pub struct Deth {
 impl Deth {
     #[inline]
     pub fn write(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.qkey.to_be_bytes());
-        out.push(0);
-        out.extend_from_slice(&self.src_qp.to_be_bytes()[1..]);
+        let mut h = [0u8; DethSlice::LEN];
+        h[deth_field::QKEY].copy_from_slice(&self.qkey.to_be_bytes());
+        h[deth_field::SRC_QP].copy_from_slice(&self.src_qp.to_be_bytes()[1..]);
+        out.extend_from_slice(&h);
     }
 }
 
@@ -185,7 +258,7 @@ fixed_view!(
 impl XrcEthSlice<'_> {
     #[inline]
     pub fn xrc_srq(&self) -> u32 {
-        u24_at(self.0, 1)
+        u24_at(self.0, xrceth_field::XRC_SRQ.start)
     }
 }
 
@@ -197,7 +270,7 @@ fixed_view!(
 impl RdethSlice<'_> {
     #[inline]
     pub fn ee_context(&self) -> u32 {
-        u24_at(self.0, 1)
+        u24_at(self.0, rdeth_field::EE_CONTEXT.start)
     }
 }
 
@@ -209,11 +282,11 @@ fixed_view!(
 impl FethSlice<'_> {
     #[inline]
     pub fn selectivity(&self) -> u8 {
-        (u8_at(self.0, 3) >> 4) & 3
+        (u8_at(self.0, feth_field::SEL_PLT.start) >> 4) & 3
     }
     #[inline]
     pub fn placement(&self) -> u8 {
-        u8_at(self.0, 3) & 0x0F
+        u8_at(self.0, feth_field::SEL_PLT.start) & 0x0F
     }
 }
 
