@@ -60,7 +60,7 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
     let convs = store.conversations();
     let rows = store.len();
     let index_bytes_per_packet = if rows > 0 {
-        store.index_bytes() as f64 / rows as f64
+        store.index_bytes_held() as f64 / rows as f64
     } else {
         0.0
     };
@@ -94,6 +94,7 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
             "wire_bytes": stats.wire_bytes,
             "time_sorted": store.time_sorted(),
             "index_bytes_per_packet": index_bytes_per_packet,
+            "index_bytes_allocated": store.index_bytes(),
             "indexing_rate_pps": rate_pps,
             "indexing_s": secs,
             "warnings": warnings.iter().map(|w| json!({"offset": w.offset, "message": w.message})).collect::<Vec<_>>(),
@@ -133,7 +134,8 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         }
         writeln!(
             out,
-            "index memory    {index_bytes_per_packet:.1} bytes/packet"
+            "index memory    {index_bytes_per_packet:.1} bytes/packet ({:.1} KiB allocated)",
+            store.index_bytes() as f64 / 1024.0
         )?;
         writeln!(
             out,

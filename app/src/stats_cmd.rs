@@ -6,8 +6,8 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv6Addr};
 use std::path::Path;
 
-use rocescope_decoders::analysis::{Counters, Episode, QpErrorReason, Report};
-use rocescope_decoders::{DecodeConfig, NakCode};
+use rocescope_decoders::DecodeConfig;
+use rocescope_decoders::analysis::{Counters, Episode, Report};
 use rocescope_replay::store::RcAnalyzer;
 use serde_json::{Map, Value, json};
 
@@ -89,12 +89,7 @@ pub fn report_json(r: &Report) -> Value {
                     "ts_ns": e.ts_ns,
                     "psn": e.psn,
                     "frame": e.index + 1,
-                    "reason": match e.reason {
-                        QpErrorReason::Nak(NakCode::InvalidRequest) => "nak_invalid_request",
-                        QpErrorReason::Nak(NakCode::RemoteAccessError) => "nak_remote_access",
-                        QpErrorReason::Nak(_) => "nak_remote_operational",
-                        QpErrorReason::RetriesExceeded => "retries_exceeded",
-                    },
+                    "reason": e.reason.name(),
                 })),
                 "retransmitted_packets": c.retransmitted_packets,
                 "retransmitted_bytes": c.retransmitted_bytes,

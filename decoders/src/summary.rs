@@ -125,22 +125,24 @@ impl fmt::Display for Summary<'_, '_> {
                 IcrcStatus::Truncated => f.write_str(" ICRC not captured")?,
                 IcrcStatus::Unchecked | IcrcStatus::None => {}
             }
-        } else if let Some(udp) = p.udp() {
-            write!(
-                f,
-                "UDP {} → {} len={}",
-                udp.src_port(),
-                udp.dst_port(),
-                udp.length()
-            )?;
-        } else if let Some(ip) = p.ip() {
-            let proto = match ip {
-                IpHeader::V4(h) => h.protocol(),
-                IpHeader::V6(h) => h.next_header(),
-            };
-            write!(f, "IP proto {proto}")?;
-        } else if let Some(et) = p.ethertype() {
-            write!(f, "EtherType 0x{et:04x}")?;
+        } else if !other_layers(f, p)? {
+            if let Some(udp) = p.udp() {
+                write!(
+                    f,
+                    "UDP {} → {} len={}",
+                    udp.src_port(),
+                    udp.dst_port(),
+                    udp.length()
+                )?;
+            } else if let Some(ip) = p.ip() {
+                let proto = match ip {
+                    IpHeader::V4(h) => h.protocol(),
+                    IpHeader::V6(h) => h.next_header(),
+                };
+                write!(f, "IP proto {proto}")?;
+            } else if let Some(et) = p.ethertype() {
+                write!(f, "EtherType 0x{et:04x}")?;
+            }
         }
         if let Some(e) = p.stop() {
             if !(e.is_truncation() && p.icrc() == IcrcStatus::Truncated) {
@@ -156,5 +158,226 @@ impl fmt::Display for Summary<'_, '_> {
             }
         }
         Ok(())
+    }
+}
+
+/// EtherTypes summarised here that etherparse does not slice.
+const ETHERTYPE_MAC_CONTROL: u16 = 0x8808;
+const ETHERTYPE_LLDP: u16 = 0x88cc;
+
+/// The layers rocescope does not analyse, named as a capture tool names
+/// them: TCP, UDP, ICMP and ICMPv6 (behind any IPv6 extension headers),
+/// ARP, LLDP, PAUSE and PFC frames. `Ok(false)` when none applies.
+fn other_layers(f: &mut fmt::Formatter<'_>, p: &Packet<'_>) -> Result<bool, fmt::Error> {
+    use etherparse::{LaxNetSlice, LaxSlicedPacket, TransportSlice};
+    if p.link() != crate::packet::LinkLayer::Ethernet {
+        return Ok(false);
+    }
+    let frame = p.frame();
+    let l2 = frame.get(p.net_offset()..).unwrap_or_default();
+    match p.ethertype() {
+        Some(ETHERTYPE_MAC_CONTROL) => return mac_control(f, l2).map(|()| true),
+        Some(ETHERTYPE_LLDP) => return lldp(f, l2).map(|()| true),
+        _ => {}
+    }
+    let Ok(sliced) = LaxSlicedPacket::from_ethernet(frame) else {
+        return Ok(false);
+    };
+    match (&sliced.transport, &sliced.net) {
+        (Some(TransportSlice::Tcp(t)), _) => {
+            write!(f, "TCP {} → {} [", t.source_port(), t.destination_port())?;
+            let mut sep = "";
+            for (on, name) in [
+                (t.syn(), "SYN"),
+                (t.fin(), "FIN"),
+                (t.rst(), "RST"),
+                (t.psh(), "PSH"),
+                (t.ack(), "ACK"),
+                (t.urg(), "URG"),
+            ] {
+                if on {
+                    write!(f, "{sep}{name}")?;
+                    sep = ", ";
+                }
+            }
+            write!(f, "] seq={}", t.sequence_number())?;
+            if t.ack() {
+                write!(f, " ack={}", t.acknowledgment_number())?;
+            }
+            write!(f, " win={} len={}", t.window_size(), t.payload().len())?;
+        }
+        (Some(TransportSlice::Udp(u)), _) => write!(
+            f,
+            "UDP {} → {} len={}",
+            u.source_port(),
+            u.destination_port(),
+            u.length()
+        )?,
+        (Some(TransportSlice::Icmpv4(i)), _) => {
+            write!(f, "ICMP {}", icmpv4_name(i.type_u8(), i.code_u8()))?;
+            if matches!(i.type_u8(), 0 | 8) {
+                let b = i.bytes5to8();
+                write!(
+                    f,
+                    " id=0x{:04x} seq={}",
+                    u16::from_be_bytes([b[0], b[1]]),
+                    u16::from_be_bytes([b[2], b[3]])
+                )?;
+            }
+        }
+        (Some(TransportSlice::Icmpv6(i)), _) => {
+            write!(f, "ICMPv6 {}", icmpv6_name(i.type_u8(), i.code_u8()))?;
+        }
+        (None, Some(LaxNetSlice::Arp(a))) => {
+            let ip = |b: &[u8]| {
+                <[u8; 4]>::try_from(b)
+                    .map(|b| std::net::Ipv4Addr::from(b).to_string())
+                    .unwrap_or_else(|_| format!("{b:02x?}"))
+            };
+            match a.operation().0 {
+                1 => write!(
+                    f,
+                    "ARP Who has {}? Tell {}",
+                    ip(a.target_protocol_addr()),
+                    ip(a.sender_protocol_addr())
+                )?,
+                2 => {
+                    write!(f, "ARP {} is at ", ip(a.sender_protocol_addr()))?;
+                    match <[u8; 6]>::try_from(a.sender_hw_addr()) {
+                        Ok(m) => mac(f, m)?,
+                        Err(_) => write!(f, "{:02x?}", a.sender_hw_addr())?,
+                    }
+                }
+                op => write!(f, "ARP operation {op}")?,
+            }
+        }
+        (None, Some(LaxNetSlice::Ipv4(ip))) => {
+            write!(f, "IPv4 proto {}", ip.header().protocol().0)?;
+        }
+        (None, Some(LaxNetSlice::Ipv6(ip))) => {
+            write!(f, "IPv6 next header {}", ip.payload().ip_number.0)?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// IEEE 802.3 MAC Control: PAUSE (opcode 1) and PFC (opcode 0x0101, per
+/// priority class), the frames that pause a lossless RoCE link.
+fn mac_control(f: &mut fmt::Formatter<'_>, b: &[u8]) -> fmt::Result {
+    let u16_at = |i: usize| b.get(i..i + 2).map(|x| u16::from_be_bytes([x[0], x[1]]));
+    match u16_at(0) {
+        Some(1) => match u16_at(2) {
+            Some(q) => write!(f, "MAC PAUSE quanta={q}"),
+            None => f.write_str("MAC PAUSE"),
+        },
+        Some(0x0101) => {
+            f.write_str("PFC")?;
+            let Some(enabled) = u16_at(2) else {
+                return Ok(());
+            };
+            let mut any = false;
+            for class in 0..8 {
+                if enabled >> class & 1 == 1 {
+                    any = true;
+                    match u16_at(4 + 2 * class) {
+                        Some(0) => write!(f, " P{class}=resume")?,
+                        Some(q) => write!(f, " P{class}={q}")?,
+                        None => write!(f, " P{class}")?,
+                    }
+                }
+            }
+            if !any {
+                f.write_str(" (no class enabled)")?;
+            }
+            Ok(())
+        }
+        Some(op) => write!(f, "MAC Control opcode 0x{op:04x}"),
+        None => f.write_str("MAC Control"),
+    }
+}
+
+/// LLDP: the chassis and port IDs and the TTL, from the TLVs.
+fn lldp(f: &mut fmt::Formatter<'_>, mut b: &[u8]) -> fmt::Result {
+    f.write_str("LLDP")?;
+    for _ in 0..64 {
+        let Some(&[hi, lo]) = b.get(..2).and_then(|x| <&[u8; 2]>::try_from(x).ok()) else {
+            break;
+        };
+        let (kind, len) = (hi >> 1, usize::from(hi & 1) << 8 | usize::from(lo));
+        let Some(value) = b.get(2..2 + len) else {
+            f.write_str(" [cut]")?;
+            break;
+        };
+        b = &b[2 + len..];
+        match kind {
+            0 => break,
+            1 | 2 => {
+                f.write_str(if kind == 1 { " chassis=" } else { " port=" })?;
+                match value.split_first() {
+                    // MAC address subtypes (chassis 4, port 3).
+                    Some((&st, id))
+                        if id.len() == 6 && (st == 4 && kind == 1 || st == 3 && kind == 2) =>
+                    {
+                        let mut m = [0u8; 6];
+                        m.copy_from_slice(id);
+                        mac(f, m)?;
+                    }
+                    Some((_, id)) if id.iter().all(|c| c.is_ascii_graphic() || *c == b' ') => {
+                        f.write_str(&String::from_utf8_lossy(id))?;
+                    }
+                    Some((_, id)) => {
+                        for c in id {
+                            write!(f, "{c:02x}")?;
+                        }
+                    }
+                    None => {}
+                }
+            }
+            3 if len >= 2 => write!(f, " ttl={}", u16::from_be_bytes([value[0], value[1]]))?,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// ICMP type names as tshark gives them.
+fn icmpv4_name(kind: u8, code: u8) -> String {
+    match kind {
+        0 => "Echo (ping) reply".into(),
+        3 => match code {
+            0 => "Destination unreachable (Network unreachable)".into(),
+            1 => "Destination unreachable (Host unreachable)".into(),
+            3 => "Destination unreachable (Port unreachable)".into(),
+            4 => "Destination unreachable (Fragmentation needed)".into(),
+            c => format!("Destination unreachable (code {c})"),
+        },
+        5 => "Redirect".into(),
+        8 => "Echo (ping) request".into(),
+        11 => "Time-to-live exceeded".into(),
+        12 => "Parameter problem".into(),
+        k => format!("type {k} code {code}"),
+    }
+}
+
+/// ICMPv6 type names as tshark gives them.
+fn icmpv6_name(kind: u8, code: u8) -> String {
+    match kind {
+        1 => "Destination Unreachable".into(),
+        2 => "Packet Too Big".into(),
+        3 => "Time Exceeded".into(),
+        4 => "Parameter Problem".into(),
+        128 => "Echo (ping) request".into(),
+        129 => "Echo (ping) reply".into(),
+        130 => "Multicast Listener Query".into(),
+        131 => "Multicast Listener Report".into(),
+        132 => "Multicast Listener Done".into(),
+        133 => "Router Solicitation".into(),
+        134 => "Router Advertisement".into(),
+        135 => "Neighbor Solicitation".into(),
+        136 => "Neighbor Advertisement".into(),
+        137 => "Redirect".into(),
+        143 => "Multicast Listener Report Message v2".into(),
+        k => format!("type {k} code {code}"),
     }
 }

@@ -283,39 +283,126 @@ pub struct Counter {
 /// Parses a driver counter file (e.g. the BALBOA driver's
 /// `cyt_attr_nstats`): every line holding a label and a number, as
 /// `label: 123`, `label = 0x7b` or `label 123`, is a counter; its name is
-/// the label in lower case with runs of other characters as `_`. Lines
-/// without a number (headings) are skipped; so are names seen twice.
+/// the label in lower case with runs of other characters as `_`. ANSI
+/// colour codes (the driver colours its heading) are ignored, and so are
+/// other lines without a number, except the port headings the driver
+/// writes (`-- NET STATS QSFP0`): the counters under the second and later
+/// ones are named after the heading's last word (`qsfp1_rx_pkgs`), so that
+/// no port's counters hide another's. A name seen twice keeps the first.
 pub fn parse_counters(text: &str) -> Vec<Counter> {
     let mut out: Vec<Counter> = Vec::new();
+    let mut headings = 0usize;
+    let mut prefix = String::new();
     for line in text.lines().take(1024) {
+        let line = strip_ansi(line);
         let line = line.trim();
-        let Some((label, value)) = line.rsplit_once([':', '=', ' ', '\t']) else {
+        if line.is_empty() {
+            continue;
+        }
+        let Some((label, value)) = counter_line(line) else {
+            if !line.starts_with("--") {
+                continue;
+            }
+            // A port's heading: the counters after it are its port's.
+            headings += 1;
+            prefix.clear();
+            if headings > 1 {
+                if let Some(word) = line.split_whitespace().last() {
+                    prefix = name_of(word);
+                    if !prefix.is_empty() {
+                        prefix.push('_');
+                    }
+                }
+            }
             continue;
         };
-        let value = value.trim();
-        let parsed = match value
-            .strip_prefix("0x")
-            .or_else(|| value.strip_prefix("0X"))
-        {
-            Some(h) => i64::from_str_radix(h, 16).ok(),
-            None => value.parse::<i64>().ok(),
-        };
-        let Some(value) = parsed else { continue };
-        let mut name = String::new();
-        for c in label.trim().trim_end_matches([':', '=']).chars() {
-            if c.is_ascii_alphanumeric() {
-                name.push(c.to_ascii_lowercase());
-            } else if !name.ends_with('_') && !name.is_empty() {
-                name.push('_');
-            }
-        }
-        let name = name.trim_end_matches('_').to_owned();
+        let name = format!("{prefix}{}", name_of(label));
         if name.is_empty() || name.len() > 64 || out.iter().any(|c| c.name == name) {
             continue;
         }
         out.push(Counter { name, value });
     }
     out
+}
+
+/// `label: 123`, `label = 0x7b` or `label 123` as its label and value.
+fn counter_line(line: &str) -> Option<(&str, i64)> {
+    let (label, value) = line.rsplit_once([':', '=', ' ', '\t'])?;
+    let value = value.trim();
+    let value = match value
+        .strip_prefix("0x")
+        .or_else(|| value.strip_prefix("0X"))
+    {
+        Some(h) => i64::from_str_radix(h, 16).ok()?,
+        None => value.parse::<i64>().ok()?,
+    };
+    Some((label, value))
+}
+
+/// A label as a counter name: lower case, runs of other characters as `_`.
+fn name_of(label: &str) -> String {
+    let mut name = String::new();
+    for c in label.trim().trim_end_matches([':', '=']).chars() {
+        if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.ends_with('_') && !name.is_empty() {
+            name.push('_');
+        }
+    }
+    name.trim_end_matches('_').to_owned()
+}
+
+/// `line` without ANSI escape sequences (`ESC [ ... letter`).
+fn strip_ansi(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains('\x1b') {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        if chars.clone().next() == Some('[') {
+            chars.next();
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A 32-bit driver counter as a running 64-bit total. The BALBOA driver
+/// prints each counter's low 32 bits, so a busy card's packet counts wrap
+/// every few minutes; a fall by more than half the range is a wrap, a
+/// smaller one a reset (the card reprogrammed), after which the total
+/// goes on from where it was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unwrapped32 {
+    last: Option<u64>,
+    total: u64,
+}
+
+impl Unwrapped32 {
+    /// Take a new reading; returns the running total.
+    pub fn update(&mut self, raw: u64) -> u64 {
+        const RANGE: u64 = 1 << 32;
+        let raw = raw & (RANGE - 1);
+        self.total = match self.last {
+            None => raw,
+            Some(last) if raw >= last => self.total + (raw - last),
+            // Wrapped: it passed 2^32 - 1 and went on from 0.
+            Some(last) if last - raw > RANGE / 2 => self.total + (RANGE - last + raw),
+            // Reset: it starts again from 0.
+            Some(_) => self.total + raw,
+        };
+        self.last = Some(raw);
+        self.total
+    }
 }
 
 /// Polls a counter file every `interval` and publishes each counter as a
@@ -330,6 +417,8 @@ pub struct CounterSource {
     interval: Duration,
     first_probe: u16,
     defs: Arc<std::sync::Mutex<Vec<ProbeDef>>>,
+    /// Each probe's running total (the driver's counters are 32-bit).
+    totals: Vec<Unwrapped32>,
 }
 
 impl CounterSource {
@@ -339,6 +428,7 @@ impl CounterSource {
             interval,
             first_probe: 0x8000,
             defs: Arc::default(),
+            totals: Vec::new(),
         }
     }
 }
@@ -387,11 +477,21 @@ impl Source for CounterSource {
                             None => continue,
                         }
                     };
+                    let slot = usize::from(probe - self.first_probe);
+                    if self.totals.len() <= slot {
+                        self.totals.resize(slot + 1, Unwrapped32::default());
+                    }
+                    let value = if (0..=i64::from(u32::MAX)).contains(&c.value) {
+                        self.totals[slot].update(c.value as u64) as i64
+                    } else {
+                        // Not a 32-bit counter: as it is.
+                        c.value
+                    };
                     batch.push_record(Record::Profiler(ProfilerSample {
                         cycle,
                         ts_ns,
                         probe,
-                        value: c.value,
+                        value,
                     }));
                 }
                 out.publish_from(&mut batch);
@@ -428,6 +528,58 @@ mod tests {
                 ("retrans", 4)
             ]
         );
+    }
+
+    /// The BALBOA driver's file as its `cyt_attr_nstats` show function
+    /// writes it: a coloured heading per port, then `Label: N` lines.
+    #[test]
+    fn the_drivers_counter_file_parses_port_by_port() {
+        let port = |n: u32, base: i64| {
+            format!(
+                "\n -- \x1b[31m\x1b[1mNET STATS\x1b[0m\x1b[0m QSFP{n}\n\n\
+                 RX pkgs: {}\nTX pkgs: {}\nROCE RX pkgs: 245\nPSN drop cnt: 0\n\
+                 Retrans cnt: 3\nTCP session cnt: 1\nSTRM down: 0\n\n",
+                base,
+                base + 1
+            )
+        };
+        let text = port(0, 316) + &port(1, 7);
+        let got = parse_counters(&text);
+        let names: Vec<_> = got.iter().map(|c| (c.name.as_str(), c.value)).collect();
+        assert_eq!(
+            names,
+            [
+                ("rx_pkgs", 316),
+                ("tx_pkgs", 317),
+                ("roce_rx_pkgs", 245),
+                ("psn_drop_cnt", 0),
+                ("retrans_cnt", 3),
+                ("tcp_session_cnt", 1),
+                ("strm_down", 0),
+                ("qsfp1_rx_pkgs", 7),
+                ("qsfp1_tx_pkgs", 8),
+                ("qsfp1_roce_rx_pkgs", 245),
+                ("qsfp1_psn_drop_cnt", 0),
+                ("qsfp1_retrans_cnt", 3),
+                ("qsfp1_tcp_session_cnt", 1),
+                ("qsfp1_strm_down", 0),
+            ]
+        );
+    }
+
+    #[test]
+    fn thirty_two_bit_counters_are_unwrapped_into_running_totals() {
+        let mut c = Unwrapped32::default();
+        assert_eq!(c.update(4_294_967_290), 4_294_967_290);
+        assert_eq!(c.update(4_294_967_295), 4_294_967_295);
+        // Wrapped past 2^32 - 1: 1 + 5 more.
+        assert_eq!(c.update(5), 4_294_967_301);
+        assert_eq!(c.update(10), 4_294_967_306);
+        // A reset (the card reprogrammed): the total goes on from there.
+        let mut r = Unwrapped32::default();
+        r.update(1_000);
+        assert_eq!(r.update(10), 1_010);
+        assert_eq!(r.update(15), 1_015);
     }
 
     #[test]

@@ -87,9 +87,9 @@ impl ParamValue for f64 {
 
 macro_rules! params {
     ($( $(#[doc = $doc:literal])+ $name:ident : $ty:ty = $default:expr, $unit:literal, $min:expr, $max:expr; )*) => {
-        /// The model's parameters. Defaults are BALBOA's as built (see
-        /// `balboa-facts.md`) or, where the paper gives only end results,
-        /// calibrated values named so in `FIDELITY.md`.
+        /// The model's parameters. Defaults are BALBOA's as built
+        /// (`FIDELITY.md`, "The stack as built") or, where the paper gives
+        /// only end results, calibrated values named so there.
         #[derive(Debug, Clone, PartialEq, Serialize)]
         pub struct Params {
             $( $(#[doc = $doc])+ pub $name: $ty, )*

@@ -1,6 +1,6 @@
 //! The BALBOA traffic sniffer next to the 100G MAC: its 64-bit filter word,
 //! header-only cuts, the RoCE port byte-order trap of the card as built, and
-//! the RX-cut quirk (balboa-facts.md, "Traps in the card's sniffer").
+//! the RX-cut quirk (`replay/FORMAT.md`, "Filter word").
 
 /// Filter word bits: the ones the capture reader decodes (one definition,
 /// `rocescope_replay::SnifferFilter`), under the names the model uses.

@@ -1,4 +1,4 @@
-//! The paper's numbers, reproduced by the model (balboa-facts.md).
+//! The paper's numbers, reproduced by the model (`FIDELITY.md`).
 
 use rocescope_sim::experiments::{self, measure_fairness, measure_latency, measure_throughput};
 use rocescope_sim::{OpKind, Params};

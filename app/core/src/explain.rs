@@ -127,6 +127,9 @@ pub fn finding(cause: FindingCause) -> &'static str {
         FindingCause::RetriesExceeded => {
             "Retries exceeded: the timer fired on the same PSN until the retry count ran out; the QP is in the error state and must be reset."
         }
+        FindingCause::RnrRetriesExceeded => {
+            "RNR retries exceeded: the responder kept answering RNR (no receive buffer) until the requester's RNR retry count ran out; the QP is in the error state."
+        }
         FindingCause::FatalNak => {
             "Fatal NAK: the responder rejected a request (invalid request, remote access or remote operational error); the requester's QP goes to the error state."
         }

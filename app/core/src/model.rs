@@ -141,12 +141,7 @@ impl Model {
             field_index: None,
             status: String::new(),
             quit: false,
-            report: Report {
-                qps: Vec::new(),
-                counters: Default::default(),
-                episodes: Vec::new(),
-                findings: Vec::new(),
-            },
+            report: Report::default(),
             report_at: None,
             now: Instant::now(),
             outbox: Vec::new(),

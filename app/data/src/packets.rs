@@ -582,7 +582,7 @@ impl<'a> PacketBatches<'a> {
         PacketBatches {
             store,
             batch_rows,
-            cfg: DecodeConfig::default(),
+            cfg: store.decode_config(),
             convs: Vec::new(),
             links: vec![None; 256],
             cols: Columns::default(),
@@ -603,7 +603,8 @@ impl<'a> PacketBatches<'a> {
         self
     }
 
-    /// Decode with the user's extra RoCE ports, as the store was indexed.
+    /// Decode with other settings than the store's own (which are the
+    /// default).
     pub fn with_decode_config(mut self, cfg: DecodeConfig) -> Self {
         self.cfg = cfg;
         self

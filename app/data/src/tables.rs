@@ -25,6 +25,8 @@ fn frame(columns: Vec<Column>) -> Result<DataFrame, DataError> {
 /// One row per QP conversation: the figures of `rocescope stats`.
 pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
     let q = &r.qps;
+    // QP states are those when the capture ends, as `stats` gives them.
+    let end_ns = q.iter().map(|q| q.last_ts_ns).max().unwrap_or(0);
     let col_u64 = |name: &str, f: &dyn Fn(usize) -> u64| {
         Column::new(name.into(), (0..q.len()).map(f).collect::<Vec<u64>>())
     };
@@ -101,6 +103,28 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
         }),
         col_u64("cnps", &|i| q[i].counters.np_cnp_sent),
         col_u64("ecn_marked", &|i| q[i].counters.np_ecn_marked_roce_packets),
+        Column::new(
+            "window_packets".into(),
+            q.iter().map(|q| q.window_packets).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "state_at_end".into(),
+            (0..q.len() as u32)
+                .map(|i| r.qp_state_at(i, end_ns).map(|s| s.name()))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "error_reason".into(),
+            q.iter()
+                .map(|q| q.error.map(|e| e.reason.name()))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "error_ns".into(),
+            q.iter()
+                .map(|q| q.error.map(|e| e.ts_ns))
+                .collect::<Vec<_>>(),
+        ),
         Column::new(
             "rtt_p50_ns".into(),
             q.iter().map(|q| q.rtt_p50_ns).collect::<Vec<_>>(),

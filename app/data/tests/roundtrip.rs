@@ -311,6 +311,31 @@ fn sql_answers_agree_with_the_analysis() {
     assert_eq!(df.height(), o.report.episodes.len());
 }
 
+/// The qps table gives each QP's state when the capture ends, as `stats`
+/// does: the DPI slot's Invalid Request NAK leaves its QP in error.
+#[test]
+fn the_qps_table_says_which_qp_ended_in_error_and_why() {
+    let dir = out_dir("qp_state");
+    let cap = record("dpi-drop", 2_000_000, &dir);
+    let o = Opened::open(&cap);
+    let df = query(
+        &o.source(),
+        "SELECT dest_qp, state_at_end, error_reason, window_packets FROM qps \
+         WHERE state_at_end = 'error'",
+        &QueryOptions::default(),
+    )
+    .unwrap();
+    let in_error: Vec<_> = o.report.qps.iter().filter(|q| q.error.is_some()).collect();
+    assert!(!in_error.is_empty(), "dpi-drop puts a QP in error");
+    assert_eq!(df.height(), in_error.len());
+    let reasons = df.column("error_reason").unwrap().str().unwrap();
+    assert_eq!(reasons.get(0), Some("nak_invalid_request"));
+    assert_eq!(
+        u64s(&df, "window_packets")[0],
+        Some(u64::from(in_error[0].window_packets))
+    );
+}
+
 #[test]
 fn the_spooled_packets_table_answers_like_the_in_memory_one() {
     let dir = out_dir("spool");
@@ -682,6 +707,48 @@ fn check_header_columns_match_the_decoder(path: &Path) {
         "{}: no RETH or AETH",
         path.display()
     );
+}
+
+/// A capture on another RoCE port (`--roce-port 4792`) exports its header
+/// columns: the store keeps the settings it indexed with, and the export
+/// decodes with them, not with the defaults.
+#[test]
+fn header_columns_decode_with_the_stores_roce_ports() {
+    use rocescope_decoders::{Opcode, PacketBuilder, Reth};
+    let dir = out_dir("roce-port");
+    let path = dir.join("port-4792.pcapng");
+    let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    for i in 0..4u32 {
+        let mut b = PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            Opcode::RC_WRITE_FIRST,
+            0x12,
+            i,
+        );
+        b.udp_dst_port = 4792;
+        b.ext.reth = Reth {
+            va: 0x1000 * u64::from(i + 1),
+            rkey: 7,
+            dma_len: 8192,
+        };
+        let frame = b.build(&[0; 64]);
+        w.write_frame(u64::from(i) * 1000, 0, None, frame.len() as u32, &frame)
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let cfg = DecodeConfig {
+        extra_roce_ports: vec![4792],
+    };
+    let store = Store::open(&path, cfg.clone(), Box::new(RcAnalyzer::default())).unwrap();
+    store.wait();
+    assert_eq!(store.decode_config(), cfg);
+    let df = PacketBatches::new(&store, 16).collect(0..4).unwrap();
+    assert_eq!(
+        u64s(&df, "reth_va"),
+        vec![Some(0x1000), Some(0x2000), Some(0x3000), Some(0x4000)]
+    );
+    assert_eq!(u64s(&df, "pkey"), vec![Some(0xFFFF); 4]);
 }
 
 #[test]

@@ -61,6 +61,8 @@ pub enum FindingCause {
     Unexplained,
     /// The retry count ran out: the QP is in error.
     RetriesExceeded,
+    /// The RNR retry count ran out: the QP is in error.
+    RnrRetriesExceeded,
     /// A fatal NAK (invalid request, remote access or remote operational
     /// error): the QP is in error.
     FatalNak,
@@ -89,6 +91,7 @@ impl FindingCause {
             FindingCause::SenderIdle => "sender_idle",
             FindingCause::Unexplained => "unexplained",
             FindingCause::RetriesExceeded => "retries_exceeded",
+            FindingCause::RnrRetriesExceeded => "rnr_retries_exceeded",
             FindingCause::FatalNak => "fatal_nak",
             FindingCause::QpStuck => "qp_stuck",
             FindingCause::CardCounterMismatch => "card_counter_mismatch",
@@ -111,6 +114,7 @@ impl FindingCause {
             FindingCause::SenderIdle => "idle stretches",
             FindingCause::Unexplained => "unexplained drops",
             FindingCause::RetriesExceeded => "retry exhaustions",
+            FindingCause::RnrRetriesExceeded => "RNR retry exhaustions",
             FindingCause::FatalNak => "fatal NAKs",
             FindingCause::QpStuck => "stuck ends",
             FindingCause::CardCounterMismatch => "counter disagreements",
@@ -222,7 +226,7 @@ struct Item {
 /// What the diagnosis reads besides the QPs.
 pub(crate) struct Context<'a> {
     pub episodes: &'a [Episode],
-    pub notes: &'a [Note],
+    pub notes: &'a std::collections::VecDeque<Note>,
     pub cfg: &'a AnalysisConfig,
     /// First and last packet of the source.
     pub t0_ns: u64,
@@ -883,6 +887,16 @@ fn qp_events(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item> {
                     };
                     (FindingCause::RetriesExceeded, ev, rows)
                 }
+                QpErrorReason::RnrRetriesExceeded { naks } => (
+                    FindingCause::RnrRetriesExceeded,
+                    format!(
+                        "PSN {}: {naks} RNR NAKs in a row (the last at row {}), then no resend to the end: the RNR retry count ran out and the QP is in error from about {:.6} s (rnr_nak_retry_err)",
+                        err.psn,
+                        err.index + 1,
+                        secs(err.ts_ns, cx.t0_ns),
+                    ),
+                    vec![err.index],
+                ),
             };
             let start = open.map_or(err.ts_ns, |e| e.start_ns.min(err.ts_ns));
             out.push(Item {

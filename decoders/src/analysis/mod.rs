@@ -167,6 +167,17 @@ pub enum EpisodeCause {
 }
 
 impl EpisodeCause {
+    pub const ALL: [EpisodeCause; 4] = [
+        EpisodeCause::NakSeqErr,
+        EpisodeCause::Rnr,
+        EpisodeCause::Timeout,
+        EpisodeCause::ImpliedNak,
+    ];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             EpisodeCause::NakSeqErr => "nak_seq_err",
@@ -245,6 +256,22 @@ pub enum QpErrorReason {
     Nak(NakCode),
     /// The retry count ran out with the oldest PSN still unacknowledged.
     RetriesExceeded,
+    /// The RNR retry count ran out: the requester stopped resending after
+    /// `naks` RNR NAKs on one PSN (mlx5's `rnr_nak_retry_err`).
+    RnrRetriesExceeded { naks: u32 },
+}
+
+impl QpErrorReason {
+    /// Its name in JSON and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            QpErrorReason::Nak(NakCode::InvalidRequest) => "nak_invalid_request",
+            QpErrorReason::Nak(NakCode::RemoteAccessError) => "nak_remote_access",
+            QpErrorReason::Nak(_) => "nak_remote_operational",
+            QpErrorReason::RetriesExceeded => "retries_exceeded",
+            QpErrorReason::RnrRetriesExceeded { .. } => "rnr_retries_exceeded",
+        }
+    }
 }
 
 /// The QP's move to the error state, with its evidence.
@@ -275,6 +302,9 @@ pub struct Counters {
     pub implied_nak_seq_err: u64,
     /// RNR NAKs.
     pub rnr_nak: u64,
+    /// QPs whose RNR retry count ran out: RNR NAKs on one PSN, then no
+    /// resend for longer than the wait they asked for, to the capture's end.
+    pub rnr_nak_retry_err: u64,
     pub nak_invalid_request: u64,
     pub nak_remote_access: u64,
     pub nak_remote_operational: u64,
@@ -307,7 +337,7 @@ pub const MAX_TRACKED_SENDS: usize = 1 << 16;
 
 impl Counters {
     /// `(name, value)` pairs for tables and JSON.
-    pub fn named(&self) -> [(&'static str, u64); 20] {
+    pub fn named(&self) -> [(&'static str, u64); 21] {
         [
             ("out_of_sequence", self.out_of_sequence),
             ("packet_seq_err", self.packet_seq_err),
@@ -315,6 +345,7 @@ impl Counters {
             ("local_ack_timeout_err", self.local_ack_timeout_err),
             ("implied_nak_seq_err", self.implied_nak_seq_err),
             ("rnr_nak", self.rnr_nak),
+            ("rnr_nak_retry_err", self.rnr_nak_retry_err),
             ("nak_invalid_request", self.nak_invalid_request),
             ("nak_remote_access", self.nak_remote_access),
             ("nak_remote_operational", self.nak_remote_operational),
@@ -349,6 +380,7 @@ impl Counters {
             local_ack_timeout_err,
             implied_nak_seq_err,
             rnr_nak,
+            rnr_nak_retry_err,
             nak_invalid_request,
             nak_remote_access,
             nak_remote_operational,
@@ -443,6 +475,17 @@ const TIMER_RTTS: u64 = 8;
 /// Timer expiries kept per flow for the retry schedule and the QP state.
 const MAX_EXPIRIES: usize = 4096;
 
+/// RNR NAKs in a row on one PSN: the RNR retry count being spent.
+#[derive(Debug, Clone, Copy)]
+struct RnrRun {
+    psn: u32,
+    naks: u32,
+    /// The last NAK: its time, row and the wait it asked for.
+    ts_ns: u64,
+    index: u64,
+    wait_ns: u64,
+}
+
 /// State of one flow (one direction of one QP connection).
 #[derive(Debug, Clone)]
 struct Flow {
@@ -463,6 +506,8 @@ struct Flow {
     episode: Option<OpenEpisode>,
     expiries: Vec<TimerExpiry>,
     error: Option<QpError>,
+    /// RNR NAKs in a row on one PSN, until an ACK passes it.
+    rnr_run: Option<RnrRun>,
     /// Smoothed ACK round trip (1/8 gain), 0 before the first sample.
     rtt_avg_ns: u64,
     peak_outstanding: u32,
@@ -502,6 +547,7 @@ impl Flow {
             episode: None,
             expiries: Vec::new(),
             error: None,
+            rnr_run: None,
             rtt_avg_ns: 0,
             peak_outstanding: 0,
             first_ts_ns: ts_ns,
@@ -606,12 +652,49 @@ fn rtt_histogram(sorted_ns: &[u64]) -> Vec<(u64, u64)> {
 }
 
 /// Everything the analysis found.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Report {
     pub qps: Vec<QpReport>,
     pub counters: Counters,
+    /// The newest [`MAX_EPISODES`] episodes (the counts per QP and cause in
+    /// `QpReport::episodes_by_cause` cover all of them).
     pub episodes: Vec<Episode>,
     pub findings: Vec<Finding>,
+    /// Episodes let go past [`MAX_EPISODES`], the oldest first.
+    pub episodes_let_go: u64,
+    /// Evidence notes (PFC pauses, DPI drops) let go past [`MAX_NOTES`].
+    pub notes_let_go: u64,
+}
+
+/// Episodes kept for the report: a live session on a lossy link closes
+/// thousands a second for hours, so the oldest go (about 100 B each).
+pub const MAX_EPISODES: usize = 1 << 17;
+
+/// Evidence notes kept for the diagnosis, the newest.
+pub const MAX_NOTES: usize = 1 << 16;
+
+/// Closed episodes: the newest kept, every one counted per QP and cause.
+#[derive(Debug, Clone, Default)]
+struct EpisodeLog {
+    kept: VecDeque<Episode>,
+    let_go: u64,
+    /// Closed episodes per QP conversation id, by `EpisodeCause` index.
+    by_qp: Vec<[u64; EpisodeCause::ALL.len()]>,
+}
+
+impl EpisodeLog {
+    fn push(&mut self, ep: Episode) {
+        let qp = ep.qp as usize;
+        if self.by_qp.len() <= qp {
+            self.by_qp.resize(qp + 1, [0; EpisodeCause::ALL.len()]);
+        }
+        self.by_qp[qp][ep.cause.index()] += 1;
+        if self.kept.len() == MAX_EPISODES {
+            self.kept.pop_front();
+            self.let_go += 1;
+        }
+        self.kept.push_back(ep);
+    }
 }
 
 /// The analysis state over one source.
@@ -629,13 +712,14 @@ pub struct RcAnalysis {
     cm_pairs: Vec<([u8; 16], [u8; 16], u32, u32)>,
     /// QP conversations: the flow carrying the requests (the first flow seen).
     qps: Vec<u32>,
-    episodes: Vec<Episode>,
+    episodes: EpisodeLog,
     late: Vec<LateClass>,
     first_ts_ns: Option<u64>,
     last_ts_ns: u64,
     /// Evidence only other sources can give (simulator ground truth, the
     /// card's counters): PFC pauses and DPI drops with their times.
-    notes: Vec<diagnose::Note>,
+    notes: VecDeque<diagnose::Note>,
+    notes_let_go: u64,
     /// Readings of the card's own counters, in time order: the first, the
     /// first with STRM down, the latest (all the diagnosis reads, so that
     /// hours of polling hold three).
@@ -659,6 +743,13 @@ impl CardCounter {
     /// (`PSN drop count` -> `psn_drop_count`, `STRM down` -> `strm_down`).
     fn from_name(name: &str) -> Option<CardCounter> {
         let n = name.to_ascii_lowercase();
+        // The counter file's later ports (`qsfp1_retrans_cnt`): the sniffer
+        // sits beside the first port's MAC, so only its counters compare.
+        if n.strip_prefix("qsfp")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()) && r.contains('_'))
+        {
+            return None;
+        }
         if n.contains("psn") && n.contains("drop") {
             Some(CardCounter::PsnDrops)
         } else if n.contains("retrans") {
@@ -747,11 +838,12 @@ impl RcAnalysis {
             cm_reqs: HashMap::new(),
             cm_pairs: Vec::new(),
             qps: Vec::new(),
-            episodes: Vec::new(),
+            episodes: EpisodeLog::default(),
             late: Vec::new(),
             first_ts_ns: None,
             last_ts_ns: 0,
-            notes: Vec::new(),
+            notes: VecDeque::new(),
+            notes_let_go: 0,
             card: Vec::new(),
             card_probes: Vec::new(),
             card_pending: None,
@@ -761,7 +853,11 @@ impl RcAnalysis {
     /// Record evidence the frames cannot show (a PFC pause, a DPI drop, the
     /// READ tag limit), for the diagnosis.
     pub fn note(&mut self, ts_ns: u64, what: FindingCause) {
-        self.notes.push(diagnose::Note { ts_ns, what });
+        if self.notes.len() == MAX_NOTES {
+            self.notes.pop_front();
+            self.notes_let_go += 1;
+        }
+        self.notes.push_back(diagnose::Note { ts_ns, what });
     }
 
     /// Record a reading of the card's own counters: the diagnosis compares
@@ -1321,6 +1417,11 @@ impl RcAnalysis {
             _ => None,
         };
         if let Some(acked_through) = acked_through {
+            if q.rnr_run
+                .is_some_and(|r| psn_diff(acked_through, r.psn) >= 0)
+            {
+                q.rnr_run = None;
+            }
             {
                 while let Some(s) = q.outstanding.front() {
                     let last = psn_add(s.psn, s.span - 1);
@@ -1434,8 +1535,17 @@ impl RcAnalysis {
                     !(psn_diff(o.psn, g.psn) >= 0 && psn_diff(o.psn, g.psn) <= g.n as i32)
                 });
             }
-            Some(Syndrome::RnrNak { .. }) => {
+            Some(Syndrome::RnrNak { timer }) => {
                 q.counters.rnr_nak += 1;
+                let wait_ns = Syndrome::rnr_timer_ns(timer);
+                let naks = q.rnr_run.filter(|r| r.psn == o.psn).map_or(0, |r| r.naks);
+                q.rnr_run = Some(RnrRun {
+                    psn: o.psn,
+                    naks: naks + 1,
+                    ts_ns: o.ts_ns,
+                    index,
+                    wait_ns,
+                });
                 if q.pending_nak.is_none() {
                     q.pending_nak = Some(PendingNak {
                         psn: o.psn,
@@ -1467,11 +1577,32 @@ impl RcAnalysis {
 
     /// Close open episodes (the source ended) and build the report.
     pub fn report(&self) -> Report {
-        let mut episodes = self.episodes.clone();
+        let mut episodes: Vec<Episode> = self.episodes.kept.iter().copied().collect();
+        // Closed episodes by QP conversation and cause, then the open ones.
+        let mut by_qp = self.episodes.by_qp.clone();
         // Requester flows whose retry count ran out: the retries seen reach
         // the limit and the timer's interval passed again with no resend.
         let mut exhausted: HashMap<u32, QpError> = HashMap::new();
         for (id, f) in self.flows.iter().enumerate() {
+            // RNR NAKs, then no resend for longer than the wait they asked
+            // for (and the timeout silence), to the end: the requester ran
+            // out of RNR retries. The first NAK of the run counts no retry.
+            if let Some(run) = f.rnr_run {
+                let wait_ns = run.wait_ns.max(self.cfg.timeout_silence_ns);
+                if f.last_req_ts <= run.ts_ns
+                    && self.last_ts_ns.saturating_sub(run.ts_ns) > wait_ns.saturating_mul(2)
+                {
+                    exhausted.insert(
+                        id as u32,
+                        QpError {
+                            ts_ns: run.ts_ns.saturating_add(run.wait_ns),
+                            index: run.index,
+                            psn: run.psn,
+                            reason: QpErrorReason::RnrRetriesExceeded { naks: run.naks },
+                        },
+                    );
+                }
+            }
             if let Some(open) = &f.episode {
                 let mut ep = open.ep;
                 // Still open: not recovered, whatever the time it has run.
@@ -1482,16 +1613,18 @@ impl RcAnalysis {
                     && passes >= self.cfg.retry_limit
                     && next_expiry_ns <= self.last_ts_ns
                 {
-                    exhausted.insert(
-                        id as u32,
-                        QpError {
-                            ts_ns: next_expiry_ns,
-                            index: ep.last_index,
-                            psn: ep.from_psn,
-                            reason: QpErrorReason::RetriesExceeded,
-                        },
-                    );
+                    exhausted.entry(id as u32).or_insert(QpError {
+                        ts_ns: next_expiry_ns,
+                        index: ep.last_index,
+                        psn: ep.from_psn,
+                        reason: QpErrorReason::RetriesExceeded,
+                    });
                 }
+                let qp = ep.qp as usize;
+                if by_qp.len() <= qp {
+                    by_qp.resize(qp + 1, [0; EpisodeCause::ALL.len()]);
+                }
+                by_qp[qp][ep.cause.index()] += 1;
                 episodes.push(ep);
             }
         }
@@ -1499,6 +1632,14 @@ impl RcAnalysis {
         let map = self.slot_to_report();
         for e in &mut episodes {
             e.qp = map.get(e.qp as usize).copied().unwrap_or(e.qp);
+        }
+        let mut by_report: HashMap<u32, [u64; EpisodeCause::ALL.len()]> = HashMap::new();
+        for (slot, n) in by_qp.iter().enumerate() {
+            let qp = map.get(slot).copied().unwrap_or(slot as u32);
+            let sum = by_report.entry(qp).or_default();
+            for (s, n) in sum.iter_mut().zip(n) {
+                *s += n;
+            }
         }
         let mut counters = Counters::default();
         let mut qps = Vec::new();
@@ -1516,17 +1657,23 @@ impl RcAnalysis {
             let report_index = qps.len() as u32;
             // The first cause of error stands: a fatal NAK, else retries.
             let error = f.error.or_else(|| exhausted.get(&req).copied());
-            if exhausted.contains_key(&req) {
-                c.req_transport_retries_exceeded += 1;
+            match error.map(|e| e.reason) {
+                Some(QpErrorReason::RetriesExceeded) => c.req_transport_retries_exceeded += 1,
+                Some(QpErrorReason::RnrRetriesExceeded { .. }) => c.rnr_nak_retry_err += 1,
+                _ => {}
             }
             counters.add(&c);
-            let mut by_cause: Vec<(EpisodeCause, u64)> = Vec::new();
-            for e in episodes.iter().filter(|e| e.qp == report_index) {
-                match by_cause.iter_mut().find(|(c, _)| *c == e.cause) {
-                    Some((_, n)) => *n += 1,
-                    None => by_cause.push((e.cause, 1)),
-                }
-            }
+            let by_cause: Vec<(EpisodeCause, u64)> = by_report
+                .get(&report_index)
+                .map(|n| {
+                    EpisodeCause::ALL
+                        .iter()
+                        .zip(n)
+                        .filter(|(_, n)| **n > 0)
+                        .map(|(c, n)| (*c, *n))
+                        .collect()
+                })
+                .unwrap_or_default();
             let mut rtt = f.rtt_ns.kept.clone();
             rtt.sort_unstable();
             let pct =
@@ -1594,6 +1741,8 @@ impl RcAnalysis {
             counters,
             episodes,
             findings,
+            episodes_let_go: self.episodes.let_go,
+            notes_let_go: self.notes_let_go,
         }
     }
 }

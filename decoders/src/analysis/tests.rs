@@ -1081,6 +1081,117 @@ fn an_rnr_storm_is_one_finding_and_waits_on_the_rnr_timer_not_a_timeout() {
     );
 }
 
+/// RNR NAKs on one PSN until the requester stops resending: its RNR retry
+/// count ran out (`rnr_nak_retry_err`), and the QP is in error, not idle.
+#[test]
+fn rnr_naks_until_the_requester_gives_up_exhaust_the_rnr_retries() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    t.steady(&mut psn, 250);
+    let stuck = psn;
+    t.req(Opcode::RC_WRITE_MIDDLE, stuck, 300);
+    for _ in 0..7 {
+        t.resp(Opcode::RC_ACK, stuck, Syndrome::RnrNak { timer: 3 }, 100);
+        t.req(Opcode::RC_WRITE_MIDDLE, stuck, 30_000);
+    }
+    t.resp(Opcode::RC_ACK, stuck, Syndrome::RnrNak { timer: 3 }, 100);
+    let last_nak_ns = t.t;
+    t.elsewhere(10_000_000);
+    let r = t.an.report();
+    let c = r.qps[0].counters;
+    assert_eq!((c.rnr_nak, c.rnr_nak_retry_err), (8, 1));
+    assert_eq!(
+        c.req_transport_retries_exceeded, 0,
+        "not the timer's retries"
+    );
+    assert_eq!(r.counters.rnr_nak_retry_err, 1);
+    let err = r.qps[0].error.expect("in error");
+    assert_eq!(
+        (err.reason, err.psn, err.ts_ns),
+        (
+            QpErrorReason::RnrRetriesExceeded { naks: 8 },
+            stuck,
+            last_nak_ns + 30_000
+        )
+    );
+    assert!(
+        t.causes().contains(&FindingCause::RnrRetriesExceeded),
+        "{:#?}",
+        r.findings
+    );
+    assert!(matches!(
+        r.qp_state_at(0, err.ts_ns + 1),
+        Some(QpState::Error {
+            reason: QpErrorReason::RnrRetriesExceeded { naks: 8 },
+            ..
+        })
+    ));
+}
+
+/// An RNR storm the requester rides out (it resends and is ACKed) spends no
+/// RNR retry count.
+#[test]
+fn an_rnr_storm_that_recovers_is_no_rnr_retry_error() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    t.steady(&mut psn, 250);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
+    for _ in 0..3 {
+        t.resp(Opcode::RC_ACK, psn, Syndrome::RnrNak { timer: 3 }, 100);
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 30_000);
+    }
+    t.ack(psn, 100);
+    psn += 1;
+    t.steady(&mut psn, 250);
+    t.elsewhere(10_000_000);
+    let r = t.an.report();
+    assert_eq!(r.qps[0].counters.rnr_nak_retry_err, 0);
+    assert_eq!(r.qps[0].error, None);
+}
+
+/// Hours of episodes keep the newest, and count every one per QP and cause.
+#[test]
+fn episodes_stay_bounded_and_every_one_is_counted() {
+    let mut log = super::EpisodeLog::default();
+    let ep = |qp: u32, cause: EpisodeCause, start_ns: u64| Episode {
+        qp,
+        cause,
+        first_index: start_ns,
+        last_index: start_ns,
+        start_ns,
+        end_ns: start_ns,
+        from_psn: 0,
+        packets_resent: 1,
+        bytes_resent: 0,
+        recovery_ns: 0,
+        silence_ns: 0,
+        nak_inferred: false,
+        retries: 0,
+        timer_expiries: 0,
+        unacted: None,
+        recovered: true,
+    };
+    let n = super::MAX_EPISODES as u64 + 10;
+    for i in 0..n {
+        let cause = if i % 2 == 0 {
+            EpisodeCause::NakSeqErr
+        } else {
+            EpisodeCause::Timeout
+        };
+        log.push(ep((i % 3) as u32, cause, i));
+    }
+    assert_eq!(log.kept.len(), super::MAX_EPISODES);
+    assert_eq!(log.let_go, 10);
+    assert_eq!(
+        log.kept.front().map(|e| e.start_ns),
+        Some(10),
+        "the oldest go"
+    );
+    let all: u64 = log.by_qp.iter().flatten().sum();
+    assert_eq!(all, n, "every episode counted");
+    assert_eq!(log.by_qp.len(), 3);
+}
+
 /// Hours of ACKs keep a bounded, even sample of their round trips.
 #[test]
 fn rtt_samples_stay_bounded_and_spread_over_the_whole_flow() {

@@ -533,7 +533,14 @@ impl Columns {
         base + i as u64
     }
 
-    /// Bytes the index holds (allocated), for "index memory per packet".
+    /// Bytes the index's rows take (in memory or on disk), without the
+    /// room reserved for growth.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        self.len() * ROW_BYTES as u64 + self.big_lens.len() as u64 * 32
+    }
+
+    /// Bytes the index has allocated in memory (rows and the room reserved
+    /// for growth).
     pub(crate) fn heap_bytes(&self) -> u64 {
         self.hot_chunk_bytes() + self.big_lens.len() as u64 * 32
     }

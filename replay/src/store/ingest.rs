@@ -340,6 +340,11 @@ impl Ingest {
         self.pending.len()
     }
 
+    /// The settings frames are decoded with.
+    pub fn config(&self) -> &DecodeConfig {
+        &self.cfg
+    }
+
     /// Decode and classify one frame; it is appended at the next flush.
     #[inline]
     pub fn push(&mut self, f: &IngestFrame<'_>) {

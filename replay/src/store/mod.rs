@@ -108,6 +108,9 @@ struct Inner {
     cols: Columns,
     convs: ConvTable,
     stats: StoreStats,
+    /// The settings the rows were decoded with (the user's RoCE ports),
+    /// for every later decode of the frames (detail, filters, export).
+    decode: DecodeConfig,
 }
 
 /// Append `data` to a live store's bytes. Each time the bytes cross into
@@ -279,6 +282,7 @@ impl Store {
                 },
                 convs: ConvTable::default(),
                 stats: StoreStats::default(),
+                decode: DecodeConfig::default(),
             }),
             backing,
             format,
@@ -393,6 +397,7 @@ impl Store {
             reader.time_base(),
             bytes_total,
         ));
+        store.set_decode_config(&cfg);
         let worker = Arc::clone(&store);
         std::thread::Builder::new()
             .name("rocescope-index".into())
@@ -440,7 +445,9 @@ impl Store {
                         // and the write lock is short.
                         for chunk in raw.decoded.chunks_mut(DECODE_CHUNK) {
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-                            let Inner { cols, convs, stats } = &mut *inner;
+                            let Inner {
+                                cols, convs, stats, ..
+                            } = &mut *inner;
                             appender.append(chunk, cols, convs, stats);
                         }
                         for chunk in raw.frames.chunks(DECODE_CHUNK) {
@@ -451,7 +458,9 @@ impl Store {
                                     .map(|f| decode_frame(&cfg, &f.frame(&raw.bytes))),
                             );
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-                            let Inner { cols, convs, stats } = &mut *inner;
+                            let Inner {
+                                cols, convs, stats, ..
+                            } = &mut *inner;
                             appender.append(&mut infos, cols, convs, stats);
                         }
                         *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
@@ -624,7 +633,9 @@ impl Store {
             info.row.file_offset += base;
         }
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let Inner { cols, convs, stats } = &mut *inner;
+        let Inner {
+            cols, convs, stats, ..
+        } = &mut *inner;
         ingest.append_in_place(infos, cols, convs, stats);
         drop(inner);
         self.bound();
@@ -640,10 +651,29 @@ impl Store {
         self.keep(bytes)
     }
 
+    /// The decode settings the rows were indexed with (a file's as it was
+    /// opened; a live store's as its ingest decodes): decode the frames
+    /// again with these, never with the defaults.
+    pub fn decode_config(&self) -> DecodeConfig {
+        self.read().decode.clone()
+    }
+
+    fn set_decode_config(&self, cfg: &DecodeConfig) {
+        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+        if inner.decode != *cfg {
+            inner.decode = cfg.clone();
+        }
+    }
+
     /// Appends the pending rows (their offsets already final).
     fn append_pending(&self, ingest: &mut Ingest) {
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let Inner { cols, convs, stats } = &mut *inner;
+        if inner.decode != *ingest.config() {
+            inner.decode = ingest.config().clone();
+        }
+        let Inner {
+            cols, convs, stats, ..
+        } = &mut *inner;
         ingest.drain_into(cols, convs, stats);
         drop(inner);
         self.bound();
@@ -659,7 +689,12 @@ impl Store {
             }
         }
         let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        let Inner { cols, convs, stats } = &mut *inner;
+        if inner.decode != *ingest.config() {
+            inner.decode = ingest.config().clone();
+        }
+        let Inner {
+            cols, convs, stats, ..
+        } = &mut *inner;
         ingest.drain_into(cols, convs, stats);
         drop(inner);
         self.bound();
@@ -737,8 +772,16 @@ impl Store {
     }
 
     /// Heap bytes held by the row index (not the frame bytes).
+    /// Memory the index has allocated: its rows in memory and the room
+    /// reserved for growth (a chunk's columns grow by doubling).
     pub fn index_bytes(&self) -> u64 {
         self.read().cols.heap_bytes()
+    }
+
+    /// Bytes the index's rows take, 32 a row, without reserved room: what a
+    /// capture costs per packet, whatever its size.
+    pub fn index_bytes_held(&self) -> u64 {
+        self.read().cols.held_bytes()
     }
 
     pub fn format(&self) -> Option<CaptureFormat> {
