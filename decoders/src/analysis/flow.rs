@@ -15,7 +15,7 @@ pub(super) struct FlowKey {
 pub(super) struct Sent {
     pub(super) psn: u32,
     /// PSNs it consumes (READ: one per response packet).
-    pub(super) span: u32,
+    pub(super) psn_count: u32,
     pub(super) ts_ns: u64,
     pub(super) resent: bool,
     pub(super) read: bool,
@@ -24,15 +24,15 @@ pub(super) struct Sent {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Gap {
     /// First missing PSN and how many.
-    pub(super) psn: u32,
-    pub(super) n: u32,
+    pub(super) first_psn: u32,
+    pub(super) psn_count: u32,
     /// Row of the packet after the gap.
     pub(super) index: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct OpenEpisode {
-    pub(super) ep: Episode,
+    pub(super) episode: Episode,
     /// The highest PSN sent before the episode: new data resumes after it.
     pub(super) resume_psn: u32,
     /// The PSN resent last: a resend at or before it starts a new pass.
@@ -78,9 +78,9 @@ pub(super) struct Flow {
     pub(super) started: bool,
     pub(super) next_psn: u32,
     pub(super) outstanding: VecDeque<Sent>,
-    pub(super) last_req_ts: u64,
+    pub(super) last_req_ts_ns: u64,
     pub(super) last_req_read: bool,
-    pub(super) pmtu: u32,
+    pub(super) pmtu_bytes: u32,
     pub(super) gaps: Vec<Gap>,
     pub(super) pending_nak: Option<PendingNak>,
     pub(super) episode: Option<OpenEpisode>,
@@ -119,9 +119,9 @@ impl Flow {
             started: false,
             next_psn: 0,
             outstanding: VecDeque::new(),
-            last_req_ts: ts_ns,
+            last_req_ts_ns: ts_ns,
             last_req_read: false,
-            pmtu: 0,
+            pmtu_bytes: 0,
             gaps: Vec::new(),
             pending_nak: None,
             episode: None,
@@ -163,7 +163,11 @@ impl Flow {
 
     /// PSNs a READ of `dma_len` bytes consumes, with the PMTU seen so far.
     pub(super) fn read_span(&self, dma_len: Option<u32>) -> u32 {
-        let pmtu = if self.pmtu == 0 { 4096 } else { self.pmtu };
+        let pmtu = if self.pmtu_bytes == 0 {
+            4096
+        } else {
+            self.pmtu_bytes
+        };
         dma_len.map_or(1, |len| len.div_ceil(pmtu).max(1))
     }
 }

@@ -68,9 +68,9 @@ impl Default for AnalysisConfig {
 /// The analysis state over one source.
 #[derive(Debug, Clone)]
 pub struct RcAnalysis {
-    cfg: AnalysisConfig,
+    config: AnalysisConfig,
     flows: Vec<Flow>,
-    ids: HashMap<FlowKey, u32>,
+    flow_ids: HashMap<FlowKey, u32>,
     /// Flow of each caller-interned key id (see `observe_keyed`).
     by_key_id: Vec<u32>,
     /// CM REQs seen: (requester, responder, comm id) -> requester QPN.
@@ -119,9 +119,9 @@ fn is_read_response(op: Option<Operation>) -> bool {
 impl RcAnalysis {
     pub fn new(cfg: AnalysisConfig) -> RcAnalysis {
         RcAnalysis {
-            cfg,
+            config: cfg,
             flows: Vec::new(),
-            ids: HashMap::new(),
+            flow_ids: HashMap::new(),
             by_key_id: Vec::new(),
             cm_reqs: HashMap::new(),
             cm_pairs: Vec::new(),
@@ -206,7 +206,7 @@ impl RcAnalysis {
     /// with [`RcAnalysis::slot_to_report`] once the source ended: a flow
     /// seen before its pair moves into the pair's conversation).
     pub fn qp_of(&self, src: [u8; 16], dst: [u8; 16], dest_qp: u32) -> Option<u32> {
-        let id = self.ids.get(&FlowKey { src, dst, dest_qp })?;
+        let id = self.flow_ids.get(&FlowKey { src, dst, dest_qp })?;
         Some(self.flows[*id as usize].qp)
     }
 

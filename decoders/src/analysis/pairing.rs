@@ -11,14 +11,14 @@ impl RcAnalysis {
             dst: o.dst,
             dest_qp: o.dest_qp,
         };
-        if let Some(id) = self.ids.get(&key) {
+        if let Some(id) = self.flow_ids.get(&key) {
             return *id;
         }
         let id = self.flows.len() as u32;
         let qp = self.qps.len() as u32;
         self.qps.push(id);
         self.flows.push(Flow::new(key, qp, o.ts_ns));
-        self.ids.insert(key, id);
+        self.flow_ids.insert(key, id);
         id
     }
 
@@ -48,7 +48,7 @@ impl RcAnalysis {
             .iter()
             .find(|(a, b, _, qa)| *b == key.src && *a == key.dst && *qa == key.dest_qp)
             .and_then(|(a, b, qb, _)| {
-                self.ids
+                self.flow_ids
                     .get(&FlowKey {
                         src: *a,
                         dst: *b,
@@ -76,7 +76,7 @@ impl RcAnalysis {
         let answers = |f: &Flow| {
             f.outstanding
                 .iter()
-                .any(|s| psn_diff(o.psn, s.psn) >= 0 && psn_diff(o.psn, s.psn) < s.span as i32)
+                .any(|s| psn_diff(o.psn, s.psn) >= 0 && psn_diff(o.psn, s.psn) < s.psn_count as i32)
                 || psn_diff(o.psn, f.next_psn) == -1
         };
         let chosen = match candidates.as_slice() {

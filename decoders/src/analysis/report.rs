@@ -126,8 +126,8 @@ impl RcAnalysis {
             // for (and the timeout silence), to the end: the requester ran
             // out of RNR retries. The first NAK of the run counts no retry.
             if let Some(run) = f.rnr_run {
-                let wait_ns = run.wait_ns.max(self.cfg.timeout_silence_ns);
-                if f.last_req_ts <= run.ts_ns
+                let wait_ns = run.wait_ns.max(self.config.timeout_silence_ns);
+                if f.last_req_ts_ns <= run.ts_ns
                     && self.last_ts_ns.saturating_sub(run.ts_ns) > wait_ns.saturating_mul(2)
                 {
                     exhausted.insert(
@@ -142,13 +142,13 @@ impl RcAnalysis {
                 }
             }
             if let Some(open) = &f.episode {
-                let mut ep = open.ep;
+                let mut ep = open.episode;
                 // Still open: not recovered, whatever the time it has run.
                 ep.recovery_ns = self.last_ts_ns.saturating_sub(ep.start_ns);
                 let passes = ep.retries + 1;
                 let next_expiry_ns = ep.end_ns.saturating_add(ep.silence_ns);
                 if ep.timer_expiries > 0
-                    && passes >= self.cfg.retry_limit
+                    && passes >= self.config.retry_limit
                     && next_expiry_ns <= self.last_ts_ns
                 {
                     exhausted.entry(id as u32).or_insert(QpError {
@@ -235,8 +235,8 @@ impl RcAnalysis {
                 rtt_histogram: rtt_histogram(&rtt),
                 series: f.series.clone(),
                 reverse_series: peer.map(|p| p.series.clone()),
-                window_packets: if self.cfg.window_packets > 0 {
-                    self.cfg.window_packets
+                window_packets: if self.config.window_packets > 0 {
+                    self.config.window_packets
                 } else {
                     f.peak_outstanding
                 },
@@ -252,7 +252,7 @@ impl RcAnalysis {
             &diagnose::Context {
                 episodes: &episodes,
                 notes: &self.notes,
-                cfg: &self.cfg,
+                cfg: &self.config,
                 t0_ns: t0,
                 end_ns: self.last_ts_ns,
             },

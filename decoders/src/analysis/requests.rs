@@ -90,7 +90,9 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
-        let silence = o.ts_ns.saturating_sub(self.flows[id as usize].last_req_ts);
+        let silence = o
+            .ts_ns
+            .saturating_sub(self.flows[id as usize].last_req_ts_ns);
         let peer_acked = self.flows[id as usize]
             .peer
             .and_then(|p| self.flows[p as usize].last_ack_psn);
@@ -103,7 +105,7 @@ impl RcAnalysis {
                 | Operation::SendFirst
                 | Operation::SendMiddle
         ) {
-            f.pmtu = f.pmtu.max(o.payload_len);
+            f.pmtu_bytes = f.pmtu_bytes.max(o.payload_len);
         }
         let span = if read { f.read_span(o.dma_len) } else { 1 };
         if !f.started {
@@ -114,7 +116,7 @@ impl RcAnalysis {
         if d > 0 && f.last_req_read {
             // The READ before consumed more PSNs than estimated: not a gap.
             if let Some(last) = f.outstanding.back_mut() {
-                last.span += d as u32;
+                last.psn_count += d as u32;
             }
             f.next_psn = o.psn;
         }
@@ -124,7 +126,7 @@ impl RcAnalysis {
             f.next_psn = psn_add(o.psn, span);
             f.track_sent(Sent {
                 psn: o.psn,
-                span,
+                psn_count: span,
                 ts_ns: o.ts_ns,
                 resent: false,
                 read,
@@ -133,7 +135,7 @@ impl RcAnalysis {
             // New data after a resend closes the episode.
             if let Some(open) = f.episode.take() {
                 if psn_diff(o.psn, open.resume_psn) >= 0 {
-                    let mut ep = open.ep;
+                    let mut ep = open.episode;
                     ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
                     ep.recovered = true;
                     f.pending_nak = None;
@@ -147,14 +149,14 @@ impl RcAnalysis {
             class.add(Class::OUT_OF_SEQUENCE);
             f.counters.out_of_sequence += 1;
             f.gaps.push(Gap {
-                psn: f.next_psn,
-                n: d as u32,
+                first_psn: f.next_psn,
+                psn_count: d as u32,
                 index,
             });
             f.next_psn = psn_add(o.psn, span);
             f.track_sent(Sent {
                 psn: o.psn,
-                span,
+                psn_count: span,
                 ts_ns: o.ts_ns,
                 resent: false,
                 read,
@@ -173,8 +175,10 @@ impl RcAnalysis {
                 s.resent = true;
             }
             // Missing PSNs now re-sent were lost on the wire, not by the capture.
-            f.gaps
-                .retain(|g| !(psn_diff(o.psn, g.psn) >= 0 && psn_diff(o.psn, g.psn) < g.n as i32));
+            f.gaps.retain(|g| {
+                !(psn_diff(o.psn, g.first_psn) >= 0
+                    && psn_diff(o.psn, g.first_psn) < g.psn_count as i32)
+            });
             // A resend at or before the last one resent starts a new
             // Go-Back-N pass: a retry, caused by a NAK or the timer.
             let continues = f
@@ -183,10 +187,10 @@ impl RcAnalysis {
                 .is_some_and(|open| psn_diff(o.psn, open.last_psn) > 0);
             if continues {
                 if let Some(open) = &mut f.episode {
-                    open.ep.last_index = index;
-                    open.ep.end_ns = o.ts_ns;
-                    open.ep.packets_resent += 1;
-                    open.ep.bytes_resent += u64::from(o.payload_len);
+                    open.episode.last_index = index;
+                    open.episode.end_ns = o.ts_ns;
+                    open.episode.packets_resent += 1;
+                    open.episode.bytes_resent += u64::from(o.payload_len);
                     open.last_psn = o.psn;
                 }
             } else {
@@ -194,7 +198,7 @@ impl RcAnalysis {
                 // longer than a round trip did not trigger it: its timer
                 // did (RNR NAKs carry their own wait).
                 let timer_ns = self
-                    .cfg
+                    .config
                     .timeout_silence_ns
                     .max(f.rtt_avg_ns.saturating_mul(TIMER_RTTS));
                 let pending = f.pending_nak.take();
@@ -215,7 +219,7 @@ impl RcAnalysis {
                     // A resend with no NAK before it: the requester's timer,
                     // unless the silence was too short for any timer, which
                     // means the NAK went by unseen (a cut AETH, a missed frame).
-                    None if silence < self.cfg.timeout_silence_ns => {
+                    None if silence < self.config.timeout_silence_ns => {
                         (EpisodeCause::NakSeqErr, o.ts_ns, index, true, None)
                     }
                     None => (EpisodeCause::Timeout, o.ts_ns, index, false, None),
@@ -238,23 +242,23 @@ impl RcAnalysis {
                 }
                 match &mut f.episode {
                     Some(open) => {
-                        open.ep.last_index = index;
-                        open.ep.end_ns = o.ts_ns;
-                        open.ep.packets_resent += 1;
-                        open.ep.bytes_resent += u64::from(o.payload_len);
-                        open.ep.retries += 1;
-                        open.ep.timer_expiries += u32::from(timer);
+                        open.episode.last_index = index;
+                        open.episode.end_ns = o.ts_ns;
+                        open.episode.packets_resent += 1;
+                        open.episode.bytes_resent += u64::from(o.payload_len);
+                        open.episode.retries += 1;
+                        open.episode.timer_expiries += u32::from(timer);
                         if timer {
-                            open.ep.silence_ns = silence;
+                            open.episode.silence_ns = silence;
                         }
-                        if open.ep.unacted.is_none() {
-                            open.ep.unacted = unacted;
+                        if open.episode.unacted.is_none() {
+                            open.episode.unacted = unacted;
                         }
                         open.last_psn = o.psn;
                     }
                     None => {
                         f.episode = Some(OpenEpisode {
-                            ep: Episode {
+                            episode: Episode {
                                 qp: f.qp,
                                 cause,
                                 first_index,
@@ -279,7 +283,7 @@ impl RcAnalysis {
                 }
             }
         }
-        f.last_req_ts = o.ts_ns;
+        f.last_req_ts_ns = o.ts_ns;
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
         f.peak_outstanding = f.peak_outstanding.max(outstanding);

@@ -63,7 +63,7 @@ impl RcAnalysis {
         }
         let q = &mut self.flows[req as usize];
         if read_resp {
-            q.pmtu = q.pmtu.max(o.payload_len);
+            q.pmtu_bytes = q.pmtu_bytes.max(o.payload_len);
             // Extend the READ's span if the responses run past the estimate.
             if let Some(s) = q
                 .outstanding
@@ -72,10 +72,10 @@ impl RcAnalysis {
                 .find(|s| s.read && psn_diff(o.psn, s.psn) >= 0)
             {
                 let need = (psn_diff(o.psn, s.psn) + 1) as u32;
-                if need > s.span {
-                    let grow = need - s.span;
-                    s.span = need;
-                    if psn_diff(psn_add(s.psn, s.span), q.next_psn) > 0 {
+                if need > s.psn_count {
+                    let grow = need - s.psn_count;
+                    s.psn_count = need;
+                    if psn_diff(psn_add(s.psn, s.psn_count), q.next_psn) > 0 {
                         q.next_psn = psn_add(q.next_psn, grow);
                     }
                 }
@@ -103,7 +103,7 @@ impl RcAnalysis {
             }
             {
                 while let Some(s) = q.outstanding.front() {
-                    let last = psn_add(s.psn, s.span - 1);
+                    let last = psn_add(s.psn, s.psn_count - 1);
                     if psn_diff(acked_through, last) >= 0 {
                         if !s.resent && !s.read {
                             let rtt = o.ts_ns.saturating_sub(s.ts_ns);
@@ -122,7 +122,7 @@ impl RcAnalysis {
                 // Gaps the ACK covers without NAK or resend: capture loss.
                 let mut resolved = Vec::new();
                 q.gaps.retain(|g| {
-                    let last = psn_add(g.psn, g.n - 1);
+                    let last = psn_add(g.first_psn, g.psn_count - 1);
                     if psn_diff(acked_through, last) >= 0 && q.pending_nak.is_none() {
                         resolved.push(*g);
                         false
@@ -131,7 +131,7 @@ impl RcAnalysis {
                     }
                 });
                 for g in resolved {
-                    q.counters.capture_loss_packets += u64::from(g.n);
+                    q.counters.capture_loss_packets += u64::from(g.psn_count);
                     q.counters.out_of_sequence = q.counters.out_of_sequence.saturating_sub(1);
                     self.late.push(LateClass {
                         index: g.index,
@@ -142,7 +142,7 @@ impl RcAnalysis {
                 if let Some(open) = &q.episode {
                     if psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0 {
                         // Everything up to the pre-episode frontier is ACKed.
-                        let mut ep = open.ep;
+                        let mut ep = open.episode;
                         ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
                         ep.recovered = true;
                         q.pending_nak = None;
@@ -211,7 +211,8 @@ impl RcAnalysis {
                 }
                 // The NAKed PSN was lost on the wire: its gap is not capture loss.
                 q.gaps.retain(|g| {
-                    !(psn_diff(o.psn, g.psn) >= 0 && psn_diff(o.psn, g.psn) <= g.n as i32)
+                    !(psn_diff(o.psn, g.first_psn) >= 0
+                        && psn_diff(o.psn, g.first_psn) <= g.psn_count as i32)
                 });
             }
             Some(Syndrome::RnrNak { timer }) => {
