@@ -1,7 +1,11 @@
 //! Packet builders: any RoCE packet with correct lengths, pad count,
 //! checksums and ICRC, for the simulator and for tests.
 
-use crate::headers::{Bth, Ext, ipv4_checksum};
+use crate::headers::{
+    AtomicAckEthSlice, Bth, CnpSlice, Ext, FethSlice, IethSlice, ImmDtSlice, Ipv4Slice, Ipv6Slice,
+    RdethSlice, UdpSlice, XrcEthSlice, atomic_ack_eth_field, eth_field, feth_field, ieth_field,
+    immdt_field, ipv4_checksum, ipv4_field, ipv6_field, rdeth_field, udp_field, xrceth_field,
+};
 use crate::icrc::{icrc_v1, icrc_v2};
 use crate::opcode::{Headers, Opcode};
 use crate::packet::{
@@ -140,8 +144,10 @@ impl PacketBuilder {
         let pad = (4 - payload_len % 4) % 4;
         let transport_len = 12 + ext_len(hdrs) + payload_len + pad + 4;
 
-        out.extend_from_slice(&self.eth_dst);
-        out.extend_from_slice(&self.eth_src);
+        let mut eth = [0u8; eth_field::ETHERTYPE.start];
+        eth[eth_field::DST].copy_from_slice(&self.eth_dst);
+        eth[eth_field::SRC].copy_from_slice(&self.eth_src);
+        out.extend_from_slice(&eth);
         let tags = &self.vlans[..self.vlans.len().min(2)];
         for (i, tci) in tags.iter().enumerate() {
             let tpid: u16 = if tags.len() == 2 && i == 0 {
@@ -174,18 +180,18 @@ impl PacketBuilder {
                 },
             ) => {
                 let total = (20 + 8 + transport_len) as u16;
-                let mut h = [0u8; 20];
-                h[0] = 0x45;
-                h[1] = (dscp << 2) | (ecn & 3);
-                h[2..4].copy_from_slice(&total.to_be_bytes());
-                h[4..6].copy_from_slice(&id.to_be_bytes());
-                h[6] = 0x40; // don't fragment
-                h[8] = ttl;
-                h[9] = 17;
-                h[12..16].copy_from_slice(&src);
-                h[16..20].copy_from_slice(&dst);
+                let mut h = [0u8; Ipv4Slice::MIN_LEN];
+                h[ipv4_field::VER_IHL.start] = 0x45;
+                h[ipv4_field::DSCP_ECN.start] = (dscp << 2) | (ecn & 3);
+                h[ipv4_field::TOTAL_LEN].copy_from_slice(&total.to_be_bytes());
+                h[ipv4_field::IDENT].copy_from_slice(&id.to_be_bytes());
+                h[ipv4_field::FLAGS.start] = 0x40; // don't fragment
+                h[ipv4_field::TTL.start] = ttl;
+                h[ipv4_field::PROTOCOL.start] = 17;
+                h[ipv4_field::SRC].copy_from_slice(&src);
+                h[ipv4_field::DST].copy_from_slice(&dst);
                 let csum = ipv4_checksum(&h);
-                h[10..12].copy_from_slice(&csum.to_be_bytes());
+                h[ipv4_field::CHECKSUM].copy_from_slice(&csum.to_be_bytes());
                 out.extend_from_slice(&h);
             }
             (version, net) => {
@@ -211,21 +217,25 @@ impl PacketBuilder {
                     RoceVersion::V1 => (transport_len, GRH_NEXT_HEADER_BTH),
                 };
                 let word0 = (6u32 << 28) | (u32::from(tc) << 20) | (flow & 0xF_FFFF);
-                out.extend_from_slice(&word0.to_be_bytes());
-                out.extend_from_slice(&(payload as u16).to_be_bytes());
-                out.push(next);
-                out.push(hops);
-                out.extend_from_slice(&src);
-                out.extend_from_slice(&dst);
+                let mut h = [0u8; Ipv6Slice::LEN];
+                h[ipv6_field::VER_TC_FLOW].copy_from_slice(&word0.to_be_bytes());
+                h[ipv6_field::PAYLOAD_LEN].copy_from_slice(&(payload as u16).to_be_bytes());
+                h[ipv6_field::NEXT_HEADER.start] = next;
+                h[ipv6_field::HOP_LIMIT.start] = hops;
+                h[ipv6_field::SRC].copy_from_slice(&src);
+                h[ipv6_field::DST].copy_from_slice(&dst);
+                out.extend_from_slice(&h);
             }
         }
         let net_len = out.len() - net_offset;
         if self.version == RoceVersion::V2 {
             udp_offset = out.len();
-            out.extend_from_slice(&self.udp_src_port.to_be_bytes());
-            out.extend_from_slice(&self.udp_dst_port.to_be_bytes());
-            out.extend_from_slice(&((8 + transport_len) as u16).to_be_bytes());
-            out.extend_from_slice(&[0, 0]); // RoCEv2 leaves the UDP checksum zero
+            let mut h = [0u8; UdpSlice::LEN];
+            h[udp_field::SRC_PORT].copy_from_slice(&self.udp_src_port.to_be_bytes());
+            h[udp_field::DST_PORT].copy_from_slice(&self.udp_dst_port.to_be_bytes());
+            h[udp_field::LENGTH].copy_from_slice(&((8 + transport_len) as u16).to_be_bytes());
+            // RoCEv2 leaves the UDP checksum (udp_field::CHECKSUM) zero.
+            out.extend_from_slice(&h);
         }
 
         let bth_offset = out.len();
@@ -286,26 +296,23 @@ pub fn ext_len(hdrs: Headers) -> usize {
 }
 
 fn write_ext(x: &Ext, hdrs: Headers, out: &mut Vec<u8>) {
-    let u24 = |v: u32| {
-        let b = v.to_be_bytes();
-        [0, b[1], b[2], b[3]]
-    };
     if hdrs.contains(Headers::RDETH) {
-        out.extend_from_slice(&u24(x.rdeth_ee_context));
+        let mut h = [0u8; RdethSlice::LEN];
+        h[rdeth_field::EE_CONTEXT].copy_from_slice(&x.rdeth_ee_context.to_be_bytes()[1..]);
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::DETH) {
         x.deth.write(out);
     }
     if hdrs.contains(Headers::XRCETH) {
-        out.extend_from_slice(&u24(x.xrc_srq));
+        let mut h = [0u8; XrcEthSlice::LEN];
+        h[xrceth_field::XRC_SRQ].copy_from_slice(&x.xrc_srq.to_be_bytes()[1..]);
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::FETH) {
-        out.extend_from_slice(&[
-            0,
-            0,
-            0,
-            ((x.feth_selectivity & 3) << 4) | (x.feth_placement & 0xF),
-        ]);
+        let mut h = [0u8; FethSlice::LEN];
+        h[feth_field::SEL_PLT.start] = ((x.feth_selectivity & 3) << 4) | (x.feth_placement & 0xF);
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::RETH) {
         x.reth.write(out);
@@ -317,15 +324,22 @@ fn write_ext(x: &Ext, hdrs: Headers, out: &mut Vec<u8>) {
         x.aeth.write(out);
     }
     if hdrs.contains(Headers::ATOMICACKETH) {
-        out.extend_from_slice(&x.atomic_ack_orig.to_be_bytes());
+        let mut h = [0u8; AtomicAckEthSlice::LEN];
+        h[atomic_ack_eth_field::ORIG_REM_DATA].copy_from_slice(&x.atomic_ack_orig.to_be_bytes());
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::IMMDT) {
-        out.extend_from_slice(&x.immdt.to_be_bytes());
+        let mut h = [0u8; ImmDtSlice::LEN];
+        h[immdt_field::VALUE].copy_from_slice(&x.immdt.to_be_bytes());
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::IETH) {
-        out.extend_from_slice(&x.ieth_rkey.to_be_bytes());
+        let mut h = [0u8; IethSlice::LEN];
+        h[ieth_field::RKEY].copy_from_slice(&x.ieth_rkey.to_be_bytes());
+        out.extend_from_slice(&h);
     }
     if hdrs.contains(Headers::CNP) {
-        out.extend_from_slice(&[0u8; 16]);
+        // cnp_field::RESERVED: all zero.
+        out.extend_from_slice(&[0u8; CnpSlice::LEN]);
     }
 }

@@ -8,6 +8,8 @@
 //! `infiniband.cnp.reserved_nonzero`. As in Wireshark, the AtomicETH's
 //! address and key are `infiniband.reth.va` and `infiniband.reth.r_key`.
 
+use core::ops::Range;
+
 use crate::headers::*;
 use crate::packet::{IpHeader, Packet};
 
@@ -91,8 +93,37 @@ impl<'a> Emit<'_, 'a> {
     ) {
         self.field(name, label, offset, len, FieldValue::U64(v.into()));
     }
-    fn b(&mut self, name: &'static str, label: &'static str, offset: usize, v: bool) {
-        self.field(name, label, offset, 1, FieldValue::Bool(v));
+    /// A field at `range` (a header's `*_field` constant) of the header at
+    /// `base`.
+    fn field_at(
+        &mut self,
+        name: &'static str,
+        label: &'static str,
+        base: usize,
+        range: Range<usize>,
+        value: FieldValue<'a>,
+    ) {
+        self.field(name, label, base + range.start, range.len(), value);
+    }
+    fn u_at(
+        &mut self,
+        name: &'static str,
+        label: &'static str,
+        base: usize,
+        range: Range<usize>,
+        v: impl Into<u64>,
+    ) {
+        self.field_at(name, label, base, range, FieldValue::U64(v.into()));
+    }
+    fn b_at(
+        &mut self,
+        name: &'static str,
+        label: &'static str,
+        base: usize,
+        range: Range<usize>,
+        v: bool,
+    ) {
+        self.field_at(name, label, base, range, FieldValue::Bool(v));
     }
 }
 
@@ -102,16 +133,40 @@ impl<'a> Packet<'a> {
         let mut e = Emit { f };
         if let Some(eth) = self.eth() {
             e.header("eth", "Ethernet II", 0, eth.as_bytes());
-            e.field("eth.dst", "Destination", 0, 6, FieldValue::Mac(eth.dst()));
-            e.field("eth.src", "Source", 6, 6, FieldValue::Mac(eth.src()));
-            e.u("eth.type", "Type", 12, 2, eth.ethertype());
+            e.field_at(
+                "eth.dst",
+                "Destination",
+                0,
+                eth_field::DST,
+                FieldValue::Mac(eth.dst()),
+            );
+            e.field_at(
+                "eth.src",
+                "Source",
+                0,
+                eth_field::SRC,
+                FieldValue::Mac(eth.src()),
+            );
+            e.u_at("eth.type", "Type", 0, eth_field::ETHERTYPE, eth.ethertype());
             let mut off = EthernetSlice::LEN;
             for tag in self.vlans() {
                 e.header("vlan", "802.1Q Virtual LAN", off, tag.as_bytes());
-                e.u("vlan.priority", "Priority", off, 1, tag.pcp());
-                e.b("vlan.dei", "DEI", off, tag.dei());
-                e.u("vlan.id", "ID", off, 2, tag.vid());
-                e.u("vlan.etype", "Type", off + 2, 2, tag.ethertype());
+                e.u_at(
+                    "vlan.priority",
+                    "Priority",
+                    off,
+                    vlan_field::PCP_DEI,
+                    tag.pcp(),
+                );
+                e.b_at("vlan.dei", "DEI", off, vlan_field::PCP_DEI, tag.dei());
+                e.u_at("vlan.id", "ID", off, vlan_field::TCI, tag.vid());
+                e.u_at(
+                    "vlan.etype",
+                    "Type",
+                    off,
+                    vlan_field::ETHERTYPE,
+                    tag.ethertype(),
+                );
                 off += VlanSlice::LEN;
             }
         }
@@ -119,83 +174,155 @@ impl<'a> Packet<'a> {
         match self.ip() {
             Some(IpHeader::V4(ip)) => {
                 e.header("ip", "Internet Protocol Version 4", n, ip.as_bytes());
-                e.u("ip.hdr_len", "Header Length", n, 1, ip.header_len() as u64);
-                e.u(
+                e.u_at(
+                    "ip.hdr_len",
+                    "Header Length",
+                    n,
+                    ipv4_field::VER_IHL,
+                    ip.header_len() as u64,
+                );
+                e.u_at(
                     "ip.dsfield.dscp",
                     "Differentiated Services Codepoint",
-                    n + 1,
-                    1,
+                    n,
+                    ipv4_field::DSCP_ECN,
                     ip.dscp(),
                 );
-                e.u(
+                e.u_at(
                     "ip.dsfield.ecn",
                     "Explicit Congestion Notification",
-                    n + 1,
-                    1,
+                    n,
+                    ipv4_field::DSCP_ECN,
                     ip.ecn(),
                 );
-                e.u("ip.len", "Total Length", n + 2, 2, ip.total_len());
-                e.u("ip.id", "Identification", n + 4, 2, ip.identification());
-                e.b("ip.flags.df", "Don't fragment", n + 6, ip.dont_fragment());
-                e.b("ip.flags.mf", "More fragments", n + 6, ip.more_fragments());
-                e.u(
+                e.u_at(
+                    "ip.len",
+                    "Total Length",
+                    n,
+                    ipv4_field::TOTAL_LEN,
+                    ip.total_len(),
+                );
+                e.u_at(
+                    "ip.id",
+                    "Identification",
+                    n,
+                    ipv4_field::IDENT,
+                    ip.identification(),
+                );
+                e.b_at(
+                    "ip.flags.df",
+                    "Don't fragment",
+                    n,
+                    ipv4_field::FLAGS,
+                    ip.dont_fragment(),
+                );
+                e.b_at(
+                    "ip.flags.mf",
+                    "More fragments",
+                    n,
+                    ipv4_field::FLAGS,
+                    ip.more_fragments(),
+                );
+                e.u_at(
                     "ip.frag_offset",
                     "Fragment Offset",
-                    n + 6,
-                    2,
+                    n,
+                    ipv4_field::FLAGS_FRAG,
                     ip.fragment_offset(),
                 );
-                e.u("ip.ttl", "Time to Live", n + 8, 1, ip.ttl());
-                e.u("ip.proto", "Protocol", n + 9, 1, ip.protocol());
-                e.u("ip.checksum", "Header Checksum", n + 10, 2, ip.checksum());
-                e.field(
+                e.u_at("ip.ttl", "Time to Live", n, ipv4_field::TTL, ip.ttl());
+                e.u_at(
+                    "ip.proto",
+                    "Protocol",
+                    n,
+                    ipv4_field::PROTOCOL,
+                    ip.protocol(),
+                );
+                e.u_at(
+                    "ip.checksum",
+                    "Header Checksum",
+                    n,
+                    ipv4_field::CHECKSUM,
+                    ip.checksum(),
+                );
+                e.field_at(
                     "ip.src",
                     "Source Address",
-                    n + 12,
-                    4,
+                    n,
+                    ipv4_field::SRC,
                     FieldValue::Ipv4(ip.src()),
                 );
-                e.field(
+                e.field_at(
                     "ip.dst",
                     "Destination Address",
-                    n + 16,
-                    4,
+                    n,
+                    ipv4_field::DST,
                     FieldValue::Ipv4(ip.dst()),
                 );
             }
             Some(IpHeader::V6(ip)) => {
                 e.header("ipv6", "Internet Protocol Version 6", n, ip.as_bytes());
-                e.u("ipv6.tclass", "Traffic Class", n, 2, ip.traffic_class());
-                e.u(
+                e.u_at(
+                    "ipv6.tclass",
+                    "Traffic Class",
+                    n,
+                    ipv6_field::TCLASS,
+                    ip.traffic_class(),
+                );
+                e.u_at(
                     "ipv6.tclass.dscp",
                     "Differentiated Services Codepoint",
                     n,
-                    2,
+                    ipv6_field::TCLASS,
                     ip.dscp(),
                 );
-                e.u(
+                e.u_at(
                     "ipv6.tclass.ecn",
                     "Explicit Congestion Notification",
                     n,
-                    2,
+                    ipv6_field::TCLASS,
                     ip.ecn(),
                 );
-                e.u("ipv6.flow", "Flow Label", n + 1, 3, ip.flow_label());
-                e.u("ipv6.plen", "Payload Length", n + 4, 2, ip.payload_len());
-                e.u("ipv6.nxt", "Next Header", n + 6, 1, ip.next_header());
-                e.u("ipv6.hlim", "Hop Limit", n + 7, 1, ip.hop_limit());
-                e.field(
+                e.u_at(
+                    "ipv6.flow",
+                    "Flow Label",
+                    n,
+                    ipv6_field::FLOW,
+                    ip.flow_label(),
+                );
+                e.u_at(
+                    "ipv6.plen",
+                    "Payload Length",
+                    n,
+                    ipv6_field::PAYLOAD_LEN,
+                    ip.payload_len(),
+                );
+                e.u_at(
+                    "ipv6.nxt",
+                    "Next Header",
+                    n,
+                    ipv6_field::NEXT_HEADER,
+                    ip.next_header(),
+                );
+                e.u_at(
+                    "ipv6.hlim",
+                    "Hop Limit",
+                    n,
+                    ipv6_field::HOP_LIMIT,
+                    ip.hop_limit(),
+                );
+                e.field_at(
                     "ipv6.src",
                     "Source Address",
-                    n + 8,
-                    16,
+                    n,
+                    ipv6_field::SRC,
                     FieldValue::Ipv6(ip.src()),
                 );
-                e.field(
+                e.field_at(
                     "ipv6.dst",
                     "Destination Address",
-                    n + 24,
-                    16,
+                    n,
+                    ipv6_field::DST,
                     FieldValue::Ipv6(ip.dst()),
                 );
             }
@@ -204,10 +331,28 @@ impl<'a> Packet<'a> {
         if let Some(udp) = self.udp() {
             let o = self.udp_offset();
             e.header("udp", "User Datagram Protocol", o, udp.as_bytes());
-            e.u("udp.srcport", "Source Port", o, 2, udp.src_port());
-            e.u("udp.dstport", "Destination Port", o + 2, 2, udp.dst_port());
-            e.u("udp.length", "Length", o + 4, 2, udp.length());
-            e.u("udp.checksum", "Checksum", o + 6, 2, udp.checksum());
+            e.u_at(
+                "udp.srcport",
+                "Source Port",
+                o,
+                udp_field::SRC_PORT,
+                udp.src_port(),
+            );
+            e.u_at(
+                "udp.dstport",
+                "Destination Port",
+                o,
+                udp_field::DST_PORT,
+                udp.dst_port(),
+            );
+            e.u_at("udp.length", "Length", o, udp_field::LENGTH, udp.length());
+            e.u_at(
+                "udp.checksum",
+                "Checksum",
+                o,
+                udp_field::CHECKSUM,
+                udp.checksum(),
+            );
         }
         if let Some(bth) = self.bth() {
             emit_roce(&mut e, self, bth);
@@ -219,98 +364,147 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
     if let Some(grh) = p.grh() {
         let o = p.net_offset();
         e.header("infiniband.grh", "Global Route Header", o, grh.as_bytes());
-        e.u("infiniband.grh.ipver", "IP Version", o, 1, 6u8);
-        e.u(
+        e.u_at(
+            "infiniband.grh.ipver",
+            "IP Version",
+            o,
+            ipv6_field::VERSION,
+            6u8,
+        );
+        e.u_at(
             "infiniband.grh.tclass",
             "Traffic Class",
             o,
-            2,
+            ipv6_field::TCLASS,
             grh.traffic_class(),
         );
-        e.u(
+        e.u_at(
             "infiniband.grh.flowlabel",
             "Flow Label",
-            o + 1,
-            3,
+            o,
+            ipv6_field::FLOW,
             grh.flow_label(),
         );
-        e.u(
+        e.u_at(
             "infiniband.grh.paylen",
             "Payload Length",
-            o + 4,
-            2,
+            o,
+            ipv6_field::PAYLOAD_LEN,
             grh.payload_len(),
         );
-        e.u(
+        e.u_at(
             "infiniband.grh.nxthdr",
             "Next Header",
-            o + 6,
-            1,
+            o,
+            ipv6_field::NEXT_HEADER,
             grh.next_header(),
         );
-        e.u(
+        e.u_at(
             "infiniband.grh.hoplmt",
             "Hop Limit",
-            o + 7,
-            1,
+            o,
+            ipv6_field::HOP_LIMIT,
             grh.hop_limit(),
         );
-        e.field(
+        e.field_at(
             "infiniband.grh.sgid",
             "Source GID",
-            o + 8,
-            16,
+            o,
+            ipv6_field::SRC,
             FieldValue::Ipv6(grh.src()),
         );
-        e.field(
+        e.field_at(
             "infiniband.grh.dgid",
             "Destination GID",
-            o + 24,
-            16,
+            o,
+            ipv6_field::DST,
             FieldValue::Ipv6(grh.dst()),
         );
     }
     let o = p.bth_offset();
     e.header("infiniband.bth", "Base Transport Header", o, b.as_bytes());
-    e.u("infiniband.bth.opcode", "Opcode", o, 1, b.opcode().0);
-    e.b("infiniband.bth.se", "Solicited Event", o + 1, b.solicited());
-    e.b("infiniband.bth.m", "MigReq", o + 1, b.mig_req());
-    e.u(
+    e.u_at(
+        "infiniband.bth.opcode",
+        "Opcode",
+        o,
+        bth_field::OPCODE,
+        b.opcode().0,
+    );
+    e.b_at(
+        "infiniband.bth.se",
+        "Solicited Event",
+        o,
+        bth_field::FLAGS,
+        b.solicited(),
+    );
+    e.b_at(
+        "infiniband.bth.m",
+        "MigReq",
+        o,
+        bth_field::FLAGS,
+        b.mig_req(),
+    );
+    e.u_at(
         "infiniband.bth.padcnt",
         "Pad Count",
-        o + 1,
-        1,
+        o,
+        bth_field::FLAGS,
         b.pad_count(),
     );
-    e.u("infiniband.bth.tver", "Header Version", o + 1, 1, b.tver());
-    e.u("infiniband.bth.p_key", "Partition Key", o + 2, 2, b.pkey());
-    e.b("infiniband.bth.fecn", "Forward ECN", o + 4, b.fecn());
-    e.b("infiniband.bth.becn", "Backward ECN", o + 4, b.becn());
-    e.u(
+    e.u_at(
+        "infiniband.bth.tver",
+        "Header Version",
+        o,
+        bth_field::FLAGS,
+        b.tver(),
+    );
+    e.u_at(
+        "infiniband.bth.p_key",
+        "Partition Key",
+        o,
+        bth_field::PKEY,
+        b.pkey(),
+    );
+    e.b_at(
+        "infiniband.bth.fecn",
+        "Forward ECN",
+        o,
+        bth_field::ECN,
+        b.fecn(),
+    );
+    e.b_at(
+        "infiniband.bth.becn",
+        "Backward ECN",
+        o,
+        bth_field::ECN,
+        b.becn(),
+    );
+    e.u_at(
         "infiniband.bth.destqp",
         "Destination Queue Pair",
-        o + 5,
-        3,
+        o,
+        bth_field::DEST_QP,
         b.dest_qp(),
     );
-    e.b(
+    e.b_at(
         "infiniband.bth.a",
         "Acknowledge Request",
-        o + 8,
+        o,
+        bth_field::ACK_REQ,
         b.ack_req(),
     );
-    e.u(
+    e.u_at(
         "infiniband.bth.reserved7",
         "Reserved (7 bits)",
-        o + 8,
-        1,
+        o,
+        bth_field::ACK_REQ,
         b.reserved7(),
     );
-    e.u(
+    e.u_at(
         "infiniband.bth.psn",
         "Packet Sequence Number",
-        o + 9,
-        3,
+        o,
+        bth_field::PSN,
         b.psn(),
     );
 
@@ -323,11 +517,11 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.rdeth.eecnxt",
             "E2E Context",
-            off + 1,
-            3,
+            off,
+            rdeth_field::EE_CONTEXT,
             h.ee_context(),
         );
         off += RdethSlice::LEN;
@@ -339,12 +533,18 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u("infiniband.deth.q_key", "Queue Key", off, 4, h.qkey());
-        e.u(
+        e.u_at(
+            "infiniband.deth.q_key",
+            "Queue Key",
+            off,
+            deth_field::QKEY,
+            h.qkey(),
+        );
+        e.u_at(
             "infiniband.deth.srcqp",
             "Source Queue Pair",
-            off + 5,
-            3,
+            off,
+            deth_field::SRC_QP,
             h.src_qp(),
         );
         off += DethSlice::LEN;
@@ -356,11 +556,11 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.xrceth.xrcsrq",
             "XRC Shared Receive Queue",
-            off + 1,
-            3,
+            off,
+            xrceth_field::XRC_SRQ,
             h.xrc_srq(),
         );
         off += XrcEthSlice::LEN;
@@ -372,18 +572,18 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.feth.sel",
             "Selectivity Level",
-            off + 3,
-            1,
+            off,
+            feth_field::SEL_PLT,
             h.selectivity(),
         );
-        e.u(
+        e.u_at(
             "infiniband.feth.plt",
             "Placement Type",
-            off + 3,
-            1,
+            off,
+            feth_field::SEL_PLT,
             h.placement(),
         );
         off += FethSlice::LEN;
@@ -395,13 +595,25 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u("infiniband.reth.va", "Virtual Address", off, 8, h.va());
-        e.u("infiniband.reth.r_key", "Remote Key", off + 8, 4, h.rkey());
-        e.u(
+        e.u_at(
+            "infiniband.reth.va",
+            "Virtual Address",
+            off,
+            reth_field::VA,
+            h.va(),
+        );
+        e.u_at(
+            "infiniband.reth.r_key",
+            "Remote Key",
+            off,
+            reth_field::RKEY,
+            h.rkey(),
+        );
+        e.u_at(
             "infiniband.reth.dmalen",
             "DMA Length",
-            off + 12,
-            4,
+            off,
+            reth_field::DMA_LEN,
             h.dma_len(),
         );
         off += RethSlice::LEN;
@@ -414,20 +626,32 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             h.as_bytes(),
         );
         // Wireshark names the AtomicETH address fields as the RETH ones.
-        e.u("infiniband.reth.va", "Virtual Address", off, 8, h.va());
-        e.u("infiniband.reth.r_key", "Remote Key", off + 8, 4, h.rkey());
-        e.u(
+        e.u_at(
+            "infiniband.reth.va",
+            "Virtual Address",
+            off,
+            atomic_eth_field::VA,
+            h.va(),
+        );
+        e.u_at(
+            "infiniband.reth.r_key",
+            "Remote Key",
+            off,
+            atomic_eth_field::RKEY,
+            h.rkey(),
+        );
+        e.u_at(
             "infiniband.atomiceth.swapdt",
             "Swap (Or Add) Data",
-            off + 12,
-            8,
+            off,
+            atomic_eth_field::SWAP_ADD,
             h.swap_add(),
         );
-        e.u(
+        e.u_at(
             "infiniband.atomiceth.cmpdt",
             "Compare Data",
-            off + 20,
-            8,
+            off,
+            atomic_eth_field::COMPARE,
             h.compare(),
         );
         off += AtomicEthSlice::LEN;
@@ -440,39 +664,49 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             h.as_bytes(),
         );
         let s = h.syndrome_raw();
-        e.u("infiniband.aeth.syndrome", "Syndrome", off, 1, s);
-        e.u(
+        e.u_at(
+            "infiniband.aeth.syndrome",
+            "Syndrome",
+            off,
+            aeth_field::SYNDROME,
+            s,
+        );
+        e.u_at(
             "infiniband.aeth.syndrome.opcode",
             "Syndrome OpCode",
             off,
-            1,
+            aeth_field::SYNDROME,
             (s >> 5) & 3,
         );
         match h.syndrome() {
-            Syndrome::Ack { credits } => e.u(
+            Syndrome::Ack { credits } => e.u_at(
                 "infiniband.aeth.syndrome.credit_count",
                 "Credit Count",
                 off,
-                1,
+                aeth_field::SYNDROME,
                 credits,
             ),
-            Syndrome::RnrNak { timer } => {
-                e.u("infiniband.aeth.syndrome.timer", "Timer", off, 1, timer)
-            }
-            Syndrome::Nak(code) => e.u(
+            Syndrome::RnrNak { timer } => e.u_at(
+                "infiniband.aeth.syndrome.timer",
+                "Timer",
+                off,
+                aeth_field::SYNDROME,
+                timer,
+            ),
+            Syndrome::Nak(code) => e.u_at(
                 "infiniband.aeth.syndrome.error_code",
                 "Error Code",
                 off,
-                1,
+                aeth_field::SYNDROME,
                 code.code(),
             ),
             Syndrome::Reserved(_) => {}
         }
-        e.u(
+        e.u_at(
             "infiniband.aeth.msn",
             "Message Sequence Number",
-            off + 1,
-            3,
+            off,
+            aeth_field::MSN,
             h.msn(),
         );
         off += AethSlice::LEN;
@@ -484,21 +718,27 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.atomicacketh.origremdt",
             "Original Remote Data",
             off,
-            8,
+            atomic_ack_eth_field::ORIG_REM_DATA,
             h.orig_rem_data(),
         );
         off += AtomicAckEthSlice::LEN;
     }
     if let Some(h) = x.immdt() {
-        e.u("infiniband.immdt", "Immediate Data", off, 4, h.value());
+        e.u_at(
+            "infiniband.immdt",
+            "Immediate Data",
+            off,
+            immdt_field::VALUE,
+            h.value(),
+        );
         off += ImmDtSlice::LEN;
     }
     if let Some(h) = x.ieth() {
-        e.u("infiniband.ieth", "RKey", off, 4, h.rkey());
+        e.u_at("infiniband.ieth", "RKey", off, ieth_field::RKEY, h.rkey());
         off += IethSlice::LEN;
     }
     if let Some(h) = x.cnp() {
@@ -508,11 +748,11 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             off,
             h.as_bytes(),
         );
-        e.u(
+        e.u_at(
             "infiniband.cnp.reserved_nonzero",
             "Reserved bytes not zero",
             off,
-            16,
+            cnp_field::RESERVED,
             h.reserved_nonzero(),
         );
     }

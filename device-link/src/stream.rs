@@ -11,27 +11,20 @@
 use rocescope_replay::Record;
 use rocescope_replay::record::{Direction, DropCount, DropReason, ROCESCOPE_PEN};
 
+use rocescope_replay::endian::{i64_at, u16_at, u32_at, u64_at};
+use rocescope_replay::pcapng::{
+    BOM, CUSTOM_BLOCK_TYPE, CUSTOM_OPT_DROP_REASON, CUSTOM_OPT_INTERFACE, DEFAULT_TSRESOL,
+    EPB_FLAG_INBOUND, EPB_FLAG_OUTBOUND, EPB_FLAGS, EPB_TYPE, IDB_TYPE, IF_TSOFFSET, IF_TSRESOL,
+    ISB_IFDROP, ISB_OSDROP, ISB_TYPE, OPT_CUSTOM_BINARY, SHB_TYPE, for_each_option, timestamp_ns,
+};
+
 use crate::protocol::{LINK_BLOCK_TYPE, decode_link_block};
 
-const SHB_TYPE: u32 = 0x0a0d_0d0a;
-const IDB_TYPE: u32 = 1;
-const ISB_TYPE: u32 = 5;
-const EPB_TYPE: u32 = 6;
-const CUSTOM_BLOCK_TYPE: u32 = 0x0000_0bad;
-/// Byte-order magic as a little-endian section has it.
-const BOM_LE: u32 = 0x1a2b_3c4d;
 /// Largest block accepted: the replay reader's limit.
 pub const MAX_BLOCK_BYTES: usize = rocescope_replay::capture::MAX_PCAPNG_BLOCK_BYTES as usize;
 
-/// Option codes (see replay/FORMAT.md).
-const IF_TSRESOL: u16 = 9;
-const IF_TSOFFSET: u16 = 14;
-const EPB_FLAGS: u16 = 2;
-const ISB_IFDROP: u16 = 5;
-const ISB_OSDROP: u16 = 7;
-const OPT_CUSTOM_BINARY: u16 = 2989;
-const CUSTOM_OPT_INTERFACE: u8 = 1;
-const CUSTOM_OPT_DROP_REASON: u8 = 2;
+/// The agent writes little-endian sections only.
+const BIG_ENDIAN: bool = false;
 
 /// Why the stream cannot be read on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,60 +67,6 @@ pub struct StreamParser {
     need: usize,
 }
 
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    b.get(i..i + 2)
-        .map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
-}
-
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    b.get(i..i + 4)
-        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn u64_at(b: &[u8], i: usize) -> u64 {
-    u64::from(u32_at(b, i)) | (u64::from(u32_at(b, i + 4)) << 32)
-}
-
-/// Calls `f(code, value)` for each option up to `opt_endofopt`; stops at an
-/// option that overruns (the replay reader warns and ignores the rest too).
-fn for_each_option(opts: &[u8], mut f: impl FnMut(u16, &[u8])) {
-    let mut at = 0;
-    while at + 4 <= opts.len() {
-        let code = u16_at(opts, at);
-        if code == 0 {
-            return;
-        }
-        let len = usize::from(u16_at(opts, at + 2));
-        let Some(value) = opts.get(at + 4..at + 4 + len) else {
-            return;
-        };
-        f(code, value);
-        at += 4 + len.div_ceil(4) * 4;
-    }
-}
-
-/// ns since 1970, as the replay reader computes it (clamped, not an error).
-fn timestamp_ns(units: u64, tsresol: u8, tsoffset_s: i64) -> u64 {
-    if tsresol <= 9
-        && tsoffset_s == 0
-        && let Some(ns) = units.checked_mul(10u64.pow(9 - u32::from(tsresol)))
-    {
-        return ns;
-    }
-    let n = u32::from(tsresol & 0x7f);
-    let ns: u128 = if tsresol & 0x80 != 0 {
-        (u128::from(units) * 1_000_000_000) >> n.min(127)
-    } else if n <= 9 {
-        u128::from(units) * 10u128.pow(9 - n)
-    } else if n - 9 <= 38 {
-        u128::from(units) / 10u128.pow(n - 9)
-    } else {
-        0
-    };
-    let total = ns as i128 + i128::from(tsoffset_s) * 1_000_000_000;
-    total.clamp(0, i128::from(u64::MAX)) as u64
-}
-
 impl StreamParser {
     pub fn new() -> StreamParser {
         StreamParser::default()
@@ -152,10 +91,10 @@ impl StreamParser {
         let mut at = 0;
         self.need = 0;
         while buf.len() - at >= 12 {
-            let ty = u32_at(buf, at);
-            let len = u32_at(buf, at + 4) as usize;
+            let ty = u32_at(buf, at, BIG_ENDIAN);
+            let len = u32_at(buf, at + 4, BIG_ENDIAN) as usize;
             if !self.started {
-                if ty != SHB_TYPE || u32_at(buf, at + 8) != BOM_LE {
+                if ty != SHB_TYPE || u32_at(buf, at + 8, BIG_ENDIAN) != BOM {
                     return Err(self.bad("not a little-endian pcapng stream"));
                 }
                 self.started = true;
@@ -168,7 +107,7 @@ impl StreamParser {
                 break;
             }
             let block = &buf[at..at + len];
-            if u32_at(block, len - 4) as usize != len {
+            if u32_at(block, len - 4, BIG_ENDIAN) as usize != len {
                 return Err(self.bad("trailing block length differs"));
             }
             self.block(ty, block, out)?;
@@ -197,10 +136,11 @@ impl StreamParser {
                 if len < 32 {
                     return Err(self.bad("EPB shorter than 32 bytes"));
                 }
-                let interface = u32_at(b, 8);
-                let units = (u64::from(u32_at(b, 12)) << 32) | u64::from(u32_at(b, 16));
-                let caplen = u32_at(b, 20) as usize;
-                let orig_len = u32_at(b, 24);
+                let interface = u32_at(b, 8, BIG_ENDIAN);
+                let units = (u64::from(u32_at(b, 12, BIG_ENDIAN)) << 32)
+                    | u64::from(u32_at(b, 16, BIG_ENDIAN));
+                let caplen = u32_at(b, 20, BIG_ENDIAN) as usize;
+                let orig_len = u32_at(b, 24, BIG_ENDIAN);
                 let Some(data) = b.get(28..28 + caplen).filter(|_| caplen <= len - 32) else {
                     return Err(self.bad(&format!("EPB caplen {caplen} in a {len}-byte block")));
                 };
@@ -210,18 +150,20 @@ impl StreamParser {
                 let mut direction = iface.direction;
                 let opts_at = 28 + caplen.div_ceil(4) * 4;
                 if opts_at < len - 4 {
-                    for_each_option(&b[opts_at..len - 4], |code, v| {
+                    // An option that overruns ends the walk, as in the replay reader.
+                    let _ = for_each_option(&b[opts_at..len - 4], BIG_ENDIAN, |code, v| {
                         if code == EPB_FLAGS && v.len() == 4 {
-                            match u32_at(v, 0) & 3 {
-                                1 => direction = Some(Direction::Rx),
-                                2 => direction = Some(Direction::Tx),
+                            match u32_at(v, 0, BIG_ENDIAN) & 3 {
+                                EPB_FLAG_INBOUND => direction = Some(Direction::Rx),
+                                EPB_FLAG_OUTBOUND => direction = Some(Direction::Tx),
                                 _ => {}
                             }
                         }
                     });
                 }
                 out(Parsed::Frame {
-                    ts_ns: timestamp_ns(units, iface.tsresol, iface.tsoffset_s),
+                    ts_ns: timestamp_ns(units, iface.tsresol, iface.tsoffset_s)
+                        .unwrap_or_else(|clamped| clamped),
                     port: iface.port,
                     direction,
                     orig_len,
@@ -229,7 +171,7 @@ impl StreamParser {
                 });
             }
             SHB_TYPE => {
-                if u32_at(b, 8) != BOM_LE || u16_at(b, 12) != 1 {
+                if u32_at(b, 8, BIG_ENDIAN) != BOM || u16_at(b, 12, BIG_ENDIAN) != 1 {
                     return Err(self.bad("section header is not little-endian pcapng 1.x"));
                 }
                 self.interfaces.clear();
@@ -239,7 +181,7 @@ impl StreamParser {
                     return Err(self.bad("IDB shorter than 20 bytes"));
                 }
                 let mut iface = Interface {
-                    tsresol: 6,
+                    tsresol: DEFAULT_TSRESOL,
                     tsoffset_s: 0,
                     // As the replay reader: without rocescope's option, the
                     // interface id is the port.
@@ -247,13 +189,14 @@ impl StreamParser {
                     direction: None,
                 };
                 let (mut resol, mut offset) = (None, None);
-                for_each_option(&b[16..len - 4], |code, v| match (code, v) {
+                // An option that overruns ends the walk, as in the replay reader.
+                let _ = for_each_option(&b[16..len - 4], BIG_ENDIAN, |code, v| match (code, v) {
                     (IF_TSRESOL, &[r]) if resol.is_none() => resol = Some(r),
                     (IF_TSOFFSET, _) if v.len() == 8 && offset.is_none() => {
-                        offset = Some(u64_at(v, 0) as i64);
+                        offset = Some(i64_at(v, 0, BIG_ENDIAN));
                     }
-                    (OPT_CUSTOM_BINARY, &[p0, p1, p2, p3, CUSTOM_OPT_INTERFACE, port, dir, ..])
-                        if u32::from_le_bytes([p0, p1, p2, p3]) == ROCESCOPE_PEN =>
+                    (OPT_CUSTOM_BINARY, &[_, _, _, _, CUSTOM_OPT_INTERFACE, port, dir, ..])
+                        if u32_at(v, 0, BIG_ENDIAN) == ROCESCOPE_PEN =>
                     {
                         iface.port = port;
                         iface.direction = match dir {
@@ -264,14 +207,14 @@ impl StreamParser {
                     }
                     _ => {}
                 });
-                iface.tsresol = resol.unwrap_or(6);
+                iface.tsresol = resol.unwrap_or(DEFAULT_TSRESOL);
                 iface.tsoffset_s = offset.unwrap_or(0);
                 self.interfaces.push(iface);
             }
             LINK_BLOCK_TYPE | CUSTOM_BLOCK_TYPE => {
                 if let Some(text) = decode_link_block(b) {
                     out(Parsed::Message(text));
-                } else if len >= 16 && u32_at(b, 8) == ROCESCOPE_PEN {
+                } else if len >= 16 && u32_at(b, 8, BIG_ENDIAN) == ROCESCOPE_PEN {
                     // Records this build cannot read are skipped, as the
                     // replay reader skips them.
                     if let Ok(r) = Record::decode_payload(&b[12..len - 4]) {
@@ -280,17 +223,19 @@ impl StreamParser {
                 }
             }
             ISB_TYPE if len >= 24 => {
-                let interface = u32_at(b, 8);
+                let interface = u32_at(b, 8, BIG_ENDIAN);
                 let Some(iface) = self.interfaces.get(interface as usize).copied() else {
                     return Ok(());
                 };
-                let units = (u64::from(u32_at(b, 12)) << 32) | u64::from(u32_at(b, 16));
+                let units = (u64::from(u32_at(b, 12, BIG_ENDIAN)) << 32)
+                    | u64::from(u32_at(b, 16, BIG_ENDIAN));
                 let (mut ifdrop, mut osdrop, mut reason) = (None, None, None);
-                for_each_option(&b[20..len - 4], |code, v| match (code, v) {
-                    (ISB_IFDROP, _) if v.len() == 8 => ifdrop = Some(u64_at(v, 0)),
-                    (ISB_OSDROP, _) if v.len() == 8 => osdrop = Some(u64_at(v, 0)),
-                    (OPT_CUSTOM_BINARY, &[p0, p1, p2, p3, CUSTOM_OPT_DROP_REASON, c, ..])
-                        if u32::from_le_bytes([p0, p1, p2, p3]) == ROCESCOPE_PEN =>
+                // An option that overruns ends the walk, as in the replay reader.
+                let _ = for_each_option(&b[20..len - 4], BIG_ENDIAN, |code, v| match (code, v) {
+                    (ISB_IFDROP, _) if v.len() == 8 => ifdrop = Some(u64_at(v, 0, BIG_ENDIAN)),
+                    (ISB_OSDROP, _) if v.len() == 8 => osdrop = Some(u64_at(v, 0, BIG_ENDIAN)),
+                    (OPT_CUSTOM_BINARY, &[_, _, _, _, CUSTOM_OPT_DROP_REASON, c, ..])
+                        if u32_at(v, 0, BIG_ENDIAN) == ROCESCOPE_PEN =>
                     {
                         reason = Some(match c {
                             0 => DropReason::QueueFull,
@@ -306,7 +251,8 @@ impl StreamParser {
                     (None, None) => return Ok(()),
                 };
                 out(Parsed::Record(Record::Drops(DropCount {
-                    ts_ns: timestamp_ns(units, iface.tsresol, iface.tsoffset_s),
+                    ts_ns: timestamp_ns(units, iface.tsresol, iface.tsoffset_s)
+                        .unwrap_or_else(|clamped| clamped),
                     interface,
                     dropped,
                     reason: reason.unwrap_or(default_reason),

@@ -13,7 +13,8 @@
 
 pub mod capture;
 pub mod clock;
-pub mod pcapng_writer;
+pub mod endian;
+pub mod pcapng;
 pub mod record;
 pub mod sniffer;
 pub mod store;
@@ -23,6 +24,8 @@ pub use capture::{
     CaptureError, CaptureFormat, CaptureFrame, CaptureItem, CaptureReader, CaptureWarning,
     LinkType, TimeBase,
 };
-pub use pcapng_writer::PcapngWriter;
+/// The recording writer's old path: [`pcapng::writer`].
+pub use pcapng::writer as pcapng_writer;
+pub use pcapng::writer::PcapngWriter;
 pub use record::{Direction, Record, RecordError, SkippedRecords};
 pub use sniffer::{SnifferFilter, SnifferReader};

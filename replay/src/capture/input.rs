@@ -207,31 +207,3 @@ pub(crate) fn describe<I>(e: &PcapError<I>) -> String {
         PcapError::HeaderNotRecognized => "pcap-parser did not recognise the header".to_owned(),
     }
 }
-
-/// Reads a `u32` in the file's byte order; 0 if `b` has no 4 bytes at `at`.
-#[inline]
-pub(crate) fn rd_u32(b: &[u8], at: usize, big_endian: bool) -> u32 {
-    let mut w = [0u8; 4];
-    if let Some(s) = b.get(at..at + 4) {
-        w.copy_from_slice(s);
-    }
-    if big_endian {
-        u32::from_be_bytes(w)
-    } else {
-        u32::from_le_bytes(w)
-    }
-}
-
-/// Reads a `u16` in the file's byte order; 0 if `b` has no 2 bytes at `at`.
-#[inline]
-pub(crate) fn rd_u16(b: &[u8], at: usize, big_endian: bool) -> u16 {
-    let mut w = [0u8; 2];
-    if let Some(s) = b.get(at..at + 2) {
-        w.copy_from_slice(s);
-    }
-    if big_endian {
-        u16::from_be_bytes(w)
-    } else {
-        u16::from_le_bytes(w)
-    }
-}

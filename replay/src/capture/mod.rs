@@ -26,9 +26,8 @@
 //! and reported as [`TimeBase::Ordinal`] so nobody plots indices as seconds.
 
 mod error;
-mod input;
+pub(crate) mod input;
 mod pcap;
-mod pcapng;
 
 use std::fmt;
 use std::fs::File;
@@ -39,6 +38,7 @@ pub use error::CaptureError;
 
 use crate::record::{Direction, Record, SkippedRecords};
 
+use crate::pcapng::reader as pcapng;
 use input::Start;
 
 /// Default read buffer: large enough that refills are rare and every legal
@@ -225,18 +225,18 @@ impl fmt::Display for CaptureWarning {
 
 /// State shared by both formats: warnings, frame numbering, end flag.
 #[derive(Debug, Default)]
-struct Shared {
-    warnings: Vec<CaptureWarning>,
-    suppressed: u64,
-    skipped: SkippedRecords,
-    next_index: u64,
+pub(crate) struct Shared {
+    pub(crate) warnings: Vec<CaptureWarning>,
+    pub(crate) suppressed: u64,
+    pub(crate) skipped: SkippedRecords,
+    pub(crate) next_index: u64,
     /// Offset of the record or block being read, for the closing warning.
-    at: u64,
-    done: bool,
+    pub(crate) at: u64,
+    pub(crate) done: bool,
 }
 
 impl Shared {
-    fn warn(&mut self, offset: u64, message: String) {
+    pub(crate) fn warn(&mut self, offset: u64, message: String) {
         if self.warnings.len() < MAX_WARNINGS {
             self.warnings.push(CaptureWarning { offset, message });
         } else {
@@ -244,7 +244,7 @@ impl Shared {
         }
     }
 
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if !self.done && self.suppressed > 0 {
             let message = format!("{} more warnings were not kept", self.suppressed);
             self.warnings.push(CaptureWarning {
@@ -380,7 +380,7 @@ impl<R: Read> CaptureReader<R> {
                         .to_owned(),
                 });
             }
-            pcapng::SHB_TYPE => {
+            crate::pcapng::SHB_TYPE => {
                 let start = Start::new(prefix, reader, name, buffer_bytes);
                 let state = pcapng::NgState::open(start)?;
                 (CaptureFormat::Pcapng, Inner::Pcapng(state))

@@ -336,14 +336,7 @@ impl<R: Read> PcapState<R> {
 #[inline]
 fn header(d: &[u8], big_endian: bool) -> Option<RecordHeader> {
     let b: &[u8; RECORD_HEADER_BYTES] = d.first_chunk()?;
-    let word = |i: usize| {
-        let w = [b[i], b[i + 1], b[i + 2], b[i + 3]];
-        if big_endian {
-            u32::from_be_bytes(w)
-        } else {
-            u32::from_le_bytes(w)
-        }
-    };
+    let word = |i: usize| crate::endian::u32_at(b, i, big_endian);
     Some(RecordHeader {
         ts_sec: word(0),
         ts_frac: word(4),

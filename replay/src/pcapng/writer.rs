@@ -26,6 +26,7 @@
 
 use std::io::{self, BufWriter, Write};
 
+use super::consts::*;
 use crate::record::{
     Direction, DropCount, PAYLOAD_HEADER_BYTES, ROCESCOPE_PEN, Record, drop_reason_code,
 };
@@ -40,39 +41,6 @@ pub const MAX_FRAME_BYTES: u32 = 262_144;
 /// Largest block the writer produces; the reader's limit too
 /// ([`MAX_PCAPNG_BLOCK_BYTES`](crate::capture::MAX_PCAPNG_BLOCK_BYTES)).
 const MAX_BLOCK_BYTES: usize = crate::capture::MAX_PCAPNG_BLOCK_BYTES as usize;
-
-pub(crate) const SHB_TYPE: u32 = 0x0a0d_0d0a;
-pub(crate) const IDB_TYPE: u32 = 1;
-pub(crate) const ISB_TYPE: u32 = 5;
-pub(crate) const EPB_TYPE: u32 = 6;
-/// Custom Block that may be copied into new files.
-pub(crate) const CUSTOM_BLOCK_TYPE: u32 = 0x0000_0bad;
-/// Custom Block that must not be copied into new files.
-pub(crate) const CUSTOM_BLOCK_NOCOPY_TYPE: u32 = 0x4000_0bad;
-
-/// Option codes.
-const SHB_USERAPPL: u16 = 4;
-const IF_NAME: u16 = 2;
-const IF_TSRESOL: u16 = 9;
-pub(crate) const EPB_FLAGS: u16 = 2;
-/// opt_comment: UTF-8 text, valid in every block.
-pub(crate) const OPT_COMMENT: u16 = 1;
-const ISB_STARTTIME: u16 = 2;
-const ISB_ENDTIME: u16 = 3;
-pub(crate) const ISB_IFDROP: u16 = 5;
-pub(crate) const ISB_OSDROP: u16 = 7;
-/// Custom option, binary value, copyable.
-pub(crate) const OPT_CUSTOM_BINARY: u16 = 2989;
-
-/// First byte after the PEN in rocescope's custom options: what follows.
-/// In an IDB: port (u8), direction (u8: 0 unknown, 1 rx, 2 tx).
-pub(crate) const CUSTOM_OPT_INTERFACE: u8 = 1;
-/// In an ISB: drop reason (u8, the [`DropCount::reason`] code).
-pub(crate) const CUSTOM_OPT_DROP_REASON: u8 = 2;
-
-/// `epb_flags` direction bits.
-pub(crate) const EPB_FLAG_INBOUND: u32 = 1;
-pub(crate) const EPB_FLAG_OUTBOUND: u32 = 2;
 
 const SHB_USERAPPL_VALUE: &str = concat!("rocescope ", env!("CARGO_PKG_VERSION"));
 
@@ -316,7 +284,7 @@ impl<W: Write> PcapngWriter<W> {
         let mut b = [0u8; 24];
         put32(&mut b, 0, SHB_TYPE);
         put32(&mut b, 4, total as u32);
-        put32(&mut b, 8, 0x1a2b_3c4d);
+        put32(&mut b, 8, BOM);
         put16(&mut b, 12, 1);
         put16(&mut b, 14, 0);
         // Section length: unknown.

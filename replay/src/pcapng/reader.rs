@@ -8,34 +8,19 @@ use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
 use pcap_parser::{PcapBlockOwned, PcapNGReader};
 
-use super::input::{Input, Source, Start, describe, rd_u16, rd_u32};
-use super::{CaptureError, CaptureFrame, CaptureItem, LinkType, MAX_PCAPNG_BLOCK_BYTES, Shared};
-use crate::pcapng_writer::{
-    CUSTOM_BLOCK_NOCOPY_TYPE, CUSTOM_BLOCK_TYPE, CUSTOM_OPT_DROP_REASON, CUSTOM_OPT_INTERFACE,
-    EPB_FLAG_INBOUND, EPB_FLAG_OUTBOUND, EPB_FLAGS, ISB_IFDROP, ISB_OSDROP, ISB_TYPE,
-    OPT_CUSTOM_BINARY, direction_from,
+use super::block::{Framed, block_name, check_length, framing, section_byte_order};
+use super::consts::*;
+use super::options::for_each_option;
+use super::timestamp::timestamp_ns;
+use super::writer::direction_from;
+use crate::capture::input::{Input, Source, Start, describe};
+use crate::capture::{
+    CaptureError, CaptureFrame, CaptureItem, LinkType, MAX_PCAPNG_BLOCK_BYTES, Shared,
 };
+use crate::endian::{i64_at, u16_at, u32_at, u64_at};
 use crate::record::{
     Direction, DropCount, DropReason, ROCESCOPE_PEN, Record, RecordError, drop_reason_from,
 };
-
-/// Section Header Block type; a palindrome, so readable in either order.
-pub(crate) const SHB_TYPE: u32 = 0x0a0d_0d0a;
-const IDB_TYPE: u32 = 1;
-/// The obsolete Packet Block, still found in old files.
-const PB_TYPE: u32 = 2;
-const SPB_TYPE: u32 = 3;
-const EPB_TYPE: u32 = 6;
-/// Byte-order magic of a section, as read in the section's own order.
-const BOM: u32 = 0x1a2b_3c4d;
-/// Type, length and trailing length.
-const BLOCK_FRAMING_BYTES: usize = 12;
-/// Offset of the packet data in an EPB or PB.
-const EPB_DATA_OFFSET: usize = 28;
-/// Offset of the packet data in an SPB.
-const SPB_DATA_OFFSET: usize = 12;
-/// `if_tsresol` when the option is absent: microseconds.
-const DEFAULT_TSRESOL: u8 = 6;
 
 /// What an Interface Description Block declares, as needed per packet.
 #[derive(Debug, Clone, Copy)]
@@ -74,7 +59,7 @@ impl<R: Read> NgState<R> {
             });
         }
         let big_endian = section_byte_order(&start.prefix, 0)?;
-        let len = rd_u32(&start.prefix, 4, big_endian);
+        let len = u32_at(&start.prefix, 4, big_endian);
         check_length(0, SHB_TYPE, len)?;
         if len > MAX_PCAPNG_BLOCK_BYTES {
             return Err(CaptureError::BlockTooLarge {
@@ -203,13 +188,13 @@ impl<R: Read> NgState<R> {
             return Ok(None);
         }
         let d = self.input.data();
-        let be = if rd_u32(d, 0, false) == SHB_TYPE {
+        let be = if u32_at(d, 0, false) == SHB_TYPE {
             section_byte_order(d, off)?
         } else {
             self.big_endian
         };
-        let block_type = rd_u32(d, 0, be);
-        let len = rd_u32(d, 4, be);
+        let block_type = u32_at(d, 0, be);
+        let len = u32_at(d, 4, be);
         check_length(off, block_type, len)?;
         if len > MAX_PCAPNG_BLOCK_BYTES {
             self.oversized(off, len, shared)?;
@@ -238,9 +223,9 @@ impl<R: Read> NgState<R> {
         if have == 0 {
             return Ok(());
         }
-        if have >= 8 && rd_u32(d, 0, false) != SHB_TYPE {
+        if have >= 8 && u32_at(d, 0, false) != SHB_TYPE {
             let be = self.big_endian;
-            check_length(off, rd_u32(d, 0, be), rd_u32(d, 4, be))?;
+            check_length(off, u32_at(d, 0, be), u32_at(d, 4, be))?;
         }
         shared.warn(
             off,
@@ -277,8 +262,8 @@ impl<R: Read> NgState<R> {
     /// A new section: new byte order, and its interfaces start again at 0.
     fn section(&mut self, off: u64, block: &Framed) -> Result<(), CaptureError> {
         let (be, len) = (block.big_endian, block.len as usize);
-        let major = rd_u16(&block.head, 12, be);
-        let minor = rd_u16(&block.head, 14, be);
+        let major = u16_at(&block.head, 12, be);
+        let minor = u16_at(&block.head, 14, be);
         if major != 1 {
             return Err(CaptureError::Unsupported {
                 offset: off,
@@ -320,24 +305,20 @@ impl<R: Read> NgState<R> {
                 for opt in &idb.options {
                     let value = opt.value();
                     match opt.code.0 {
-                        0 => break,
-                        9 if tsresol.is_none() => match value.first() {
+                        OPT_ENDOFOPT => break,
+                        IF_TSRESOL if tsresol.is_none() => match value.first() {
                             Some(&v) if opt.len == 1 => tsresol = Some(v),
                             _ => bad_option = Some("if_tsresol"),
                         },
-                        14 if tsoffset_s.is_none() => match value.first_chunk::<8>() {
-                            Some(&b) if opt.len == 8 => {
-                                tsoffset_s = Some(if be {
-                                    i64::from_be_bytes(b)
-                                } else {
-                                    i64::from_le_bytes(b)
-                                });
+                        IF_TSOFFSET if tsoffset_s.is_none() => match value {
+                            b if b.len() >= 8 && opt.len == 8 => {
+                                tsoffset_s = Some(i64_at(b, 0, be));
                             }
                             _ => bad_option = Some("if_tsoffset"),
                         },
                         OPT_CUSTOM_BINARY => match opt.as_bytes() {
                             Ok(&[p0, p1, p2, p3, CUSTOM_OPT_INTERFACE, port, dir, ..])
-                                if rd_u32(&[p0, p1, p2, p3], 0, be) == ROCESCOPE_PEN =>
+                                if u32_at(&[p0, p1, p2, p3], 0, be) == ROCESCOPE_PEN =>
                             {
                                 ours = Some((port, direction_from(dir)));
                             }
@@ -386,13 +367,13 @@ impl<R: Read> NgState<R> {
         let (be, len, h) = (block.big_endian, block.len, &block.head);
         let is_pb = block.block_type == PB_TYPE;
         let (name, interface) = if is_pb {
-            ("PB", u32::from(rd_u16(h, 8, be)))
+            ("PB", u32::from(u16_at(h, 8, be)))
         } else {
-            ("EPB", rd_u32(h, 8, be))
+            ("EPB", u32_at(h, 8, be))
         };
-        let units = (u64::from(rd_u32(h, 12, be)) << 32) | u64::from(rd_u32(h, 16, be));
-        let caplen = rd_u32(h, 20, be);
-        let origlen = rd_u32(h, 24, be);
+        let units = (u64::from(u32_at(h, 12, be)) << 32) | u64::from(u32_at(h, 16, be));
+        let caplen = u32_at(h, 20, be);
+        let origlen = u32_at(h, 24, be);
         if caplen > len - 32 {
             return Err(CaptureError::Malformed {
                 what: if is_pb { "pcapng PB" } else { "pcapng EPB" },
@@ -427,7 +408,7 @@ impl<R: Read> NgState<R> {
             let opts = self.input.data().get(opts_at..len as usize - 4);
             let walked = for_each_option(opts.unwrap_or_default(), be, |code, value| {
                 if code == EPB_FLAGS && value.len() == 4 {
-                    match rd_u32(value, 0, be) & 3 {
+                    match u32_at(value, 0, be) & 3 {
                         EPB_FLAG_INBOUND => direction = Some(Direction::Rx),
                         EPB_FLAG_OUTBOUND => direction = Some(Direction::Tx),
                         _ => {}
@@ -474,7 +455,7 @@ impl<R: Read> NgState<R> {
                 declared: 0,
             });
         };
-        let origlen = rd_u32(&block.head, 8, block.big_endian);
+        let origlen = u32_at(&block.head, 8, block.big_endian);
         let mut caplen = origlen.min(len - 16);
         if iface.snaplen != 0 {
             caplen = caplen.min(iface.snaplen);
@@ -533,7 +514,7 @@ impl<R: Read> NgState<R> {
     fn custom(&self, off: u64, block: &Framed, shared: &mut Shared) -> Option<Record> {
         let (be, len) = (block.big_endian, block.len as usize);
         // Shorter blocks carry no enterprise number: nobody's we know.
-        if len < CUSTOM_PAYLOAD_OFFSET + 4 || rd_u32(&block.head, 8, be) != ROCESCOPE_PEN {
+        if len < CUSTOM_PAYLOAD_OFFSET + 4 || u32_at(&block.head, 8, be) != ROCESCOPE_PEN {
             return None;
         }
         let payload = self
@@ -584,7 +565,7 @@ impl<R: Read> NgState<R> {
             );
             return None;
         }
-        let interface = rd_u32(h, 8, be);
+        let interface = u32_at(h, 8, be);
         let Some(iface) = self.interfaces.get(interface as usize) else {
             shared.skipped.malformed += 1;
             shared.warn(
@@ -597,7 +578,7 @@ impl<R: Read> NgState<R> {
             );
             return None;
         };
-        let units = (u64::from(rd_u32(h, 12, be)) << 32) | u64::from(rd_u32(h, 16, be));
+        let units = (u64::from(u32_at(h, 12, be)) << 32) | u64::from(u32_at(h, 16, be));
         let (mut ifdrop, mut osdrop, mut reason) = (None, None, None);
         let opts = self
             .input
@@ -605,10 +586,10 @@ impl<R: Read> NgState<R> {
             .get(ISB_OPTIONS_OFFSET..len - 4)
             .unwrap_or_default();
         let walked = for_each_option(opts, be, |code, value| match (code, value) {
-            (ISB_IFDROP, &[..]) if value.len() == 8 => ifdrop = Some(rd_u64(value, be)),
-            (ISB_OSDROP, &[..]) if value.len() == 8 => osdrop = Some(rd_u64(value, be)),
+            (ISB_IFDROP, &[..]) if value.len() == 8 => ifdrop = Some(u64_at(value, 0, be)),
+            (ISB_OSDROP, &[..]) if value.len() == 8 => osdrop = Some(u64_at(value, 0, be)),
             (OPT_CUSTOM_BINARY, &[p0, p1, p2, p3, CUSTOM_OPT_DROP_REASON, code, ..])
-                if rd_u32(&[p0, p1, p2, p3], 0, be) == ROCESCOPE_PEN =>
+                if u32_at(&[p0, p1, p2, p3], 0, be) == ROCESCOPE_PEN =>
             {
                 reason = Some(drop_reason_from(code).unwrap_or(DropReason::Other));
             }
@@ -639,55 +620,6 @@ impl<R: Read> NgState<R> {
     }
 }
 
-/// Offset of the payload (after the enterprise number) in a custom block.
-const CUSTOM_PAYLOAD_OFFSET: usize = 12;
-/// Offset of the options in an ISB.
-const ISB_OPTIONS_OFFSET: usize = 20;
-
-/// Calls `f(code, value)` for each option in `opts` (in the section's byte
-/// order) up to `opt_endofopt` or the end. `Err` holds the offset in `opts`
-/// of an option whose value overruns it.
-fn for_each_option(opts: &[u8], be: bool, mut f: impl FnMut(u16, &[u8])) -> Result<(), usize> {
-    let mut at = 0;
-    while at + 4 <= opts.len() {
-        let code = rd_u16(opts, at, be);
-        if code == 0 {
-            return Ok(());
-        }
-        let len = usize::from(rd_u16(opts, at + 2, be));
-        let Some(value) = opts.get(at + 4..at + 4 + len) else {
-            return Err(at);
-        };
-        f(code, value);
-        at += 4 + len.div_ceil(4) * 4;
-    }
-    Ok(())
-}
-
-/// Reads a `u64` in the section's byte order; 0 if `b` is not 8 bytes.
-fn rd_u64(b: &[u8], big_endian: bool) -> u64 {
-    let w = b.first_chunk::<8>().copied().unwrap_or_default();
-    if big_endian {
-        u64::from_be_bytes(w)
-    } else {
-        u64::from_le_bytes(w)
-    }
-}
-
-/// A block whose framing has been checked and which is wholly buffered.
-#[derive(Debug, Clone, Copy)]
-struct Framed {
-    block_type: u32,
-    len: u32,
-    big_endian: bool,
-    /// The first bytes of the block (zero-padded past its end), enough for
-    /// every fixed header this reader decodes.
-    head: [u8; HEAD_BYTES],
-}
-
-/// Bytes of [`Framed::head`]: the EPB header is the longest at 28.
-const HEAD_BYTES: usize = 28;
-
 /// A packet's fields, ready to be lent out with its bytes.
 #[derive(Debug, Clone, Copy)]
 struct FrameMeta {
@@ -699,174 +631,10 @@ struct FrameMeta {
     direction: Option<Direction>,
 }
 
-/// Checks the framing of the block at the start of `d`: `Some` if it is
-/// valid and wholly in `d`, `None` if more data is needed (or the length
-/// is over the limit, which the slow path handles), an error if it cannot
-/// be right.
-#[inline]
-fn framing(d: &[u8], section_be: bool, off: u64) -> Result<Option<Framed>, CaptureError> {
-    let Some(first) = d.first_chunk::<BLOCK_FRAMING_BYTES>() else {
-        return Ok(None);
-    };
-    let be = if rd_u32(first, 0, false) == SHB_TYPE {
-        section_byte_order(first, off)?
-    } else {
-        section_be
-    };
-    let block_type = rd_u32(first, 0, be);
-    let len = rd_u32(first, 4, be);
-    check_length(off, block_type, len)?;
-    let len_usize = len as usize;
-    if len > MAX_PCAPNG_BLOCK_BYTES || d.len() < len_usize {
-        return Ok(None);
-    }
-    let trailer = rd_u32(d, len_usize - 4, be);
-    if trailer != len {
-        return Err(CaptureError::BlockLengthMismatch {
-            offset: off,
-            len,
-            trailer,
-        });
-    }
-    let mut head = [0u8; HEAD_BYTES];
-    let n = len_usize.min(HEAD_BYTES);
-    head[..n].copy_from_slice(&d[..n]);
-    Ok(Some(Framed {
-        block_type,
-        len,
-        big_endian: be,
-        head,
-    }))
-}
-
-/// Byte order of the section whose header starts at `b[0]` (12 bytes).
-fn section_byte_order(b: &[u8], offset: u64) -> Result<bool, CaptureError> {
-    match rd_u32(b, 8, false) {
-        BOM => Ok(false),
-        m if m == BOM.swap_bytes() => Ok(true),
-        _ => Err(CaptureError::ByteOrder {
-            offset,
-            bom: rd_u32(b, 8, true),
-        }),
-    }
-}
-
-/// Rejects lengths no block can have. The upper limit is checked by the
-/// caller, which decides between error and cut-tail warning.
-#[inline]
-fn check_length(offset: u64, block_type: u32, len: u32) -> Result<(), CaptureError> {
-    let min = match block_type {
-        SHB_TYPE => 28,
-        IDB_TYPE => 20,
-        EPB_TYPE | PB_TYPE => 32,
-        SPB_TYPE => 16,
-        _ => 12,
-    };
-    let reason = if len < min {
-        format!(
-            "a pcapng {} needs at least {min} bytes",
-            block_name(block_type)
-        )
-    } else if len % 4 != 0 && len <= MAX_PCAPNG_BLOCK_BYTES {
-        "not a multiple of 4".to_owned()
-    } else {
-        return Ok(());
-    };
-    Err(CaptureError::BlockLength {
-        offset,
-        len,
-        reason,
-    })
-}
-
-fn block_name(block_type: u32) -> &'static str {
-    match block_type {
-        SHB_TYPE => "SHB",
-        IDB_TYPE => "IDB",
-        PB_TYPE => "PB",
-        SPB_TYPE => "SPB",
-        EPB_TYPE => "EPB",
-        4 => "NRB",
-        5 => "ISB",
-        0x0000_0bad | 0x4000_0bad => "custom block",
-        _ => "block",
-    }
-}
-
 fn malformed(what: &'static str, offset: u64, detail: &str) -> CaptureError {
     CaptureError::Malformed {
         what,
         offset,
         detail: detail.to_owned(),
-    }
-}
-
-/// Converts a pcapng timestamp to ns since 1970 with integer math only.
-///
-/// `units` counts `10^-n` s (`tsresol` high bit clear) or `2^-n` s (high bit
-/// set); resolutions finer than 1 ns are truncated. `tsoffset_s` seconds are
-/// added. `Err` carries the value clamped to `0..=u64::MAX` when the result
-/// does not fit.
-#[inline]
-pub(crate) fn timestamp_ns(units: u64, tsresol: u8, tsoffset_s: i64) -> Result<u64, u64> {
-    // Fast path for the usual µs / ns interfaces without offset.
-    if tsresol <= 9 && tsoffset_s == 0 {
-        if let Some(ns) = units.checked_mul(10u64.pow(9 - u32::from(tsresol))) {
-            return Ok(ns);
-        }
-    }
-    let n = u32::from(tsresol & 0x7f);
-    let ns: u128 = if tsresol & 0x80 != 0 {
-        // units < 2^64, 1e9 < 2^30: the product fits in u128; n <= 127.
-        (u128::from(units) * 1_000_000_000) >> n
-    } else if n <= 9 {
-        u128::from(units) * 10u128.pow(9 - n)
-    } else if n - 9 <= 38 {
-        u128::from(units) / 10u128.pow(n - 9)
-    } else {
-        0
-    };
-    // |tsoffset_s| * 1e9 < 9.3e27 and ns < 2^94: fits in i128.
-    let total = ns as i128 + i128::from(tsoffset_s) * 1_000_000_000;
-    u64::try_from(total).map_err(|_| if total < 0 { 0 } else { u64::MAX })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::timestamp_ns;
-
-    #[test]
-    fn decimal_resolutions() {
-        assert_eq!(timestamp_ns(1_500_000, 6, 0), Ok(1_500_000_000));
-        assert_eq!(timestamp_ns(1_500, 3, 0), Ok(1_500_000_000));
-        assert_eq!(timestamp_ns(7, 0, 0), Ok(7_000_000_000));
-        assert_eq!(timestamp_ns(123_456_789, 9, 0), Ok(123_456_789));
-        // Picoseconds: truncated to ns.
-        assert_eq!(timestamp_ns(1_234_567, 12, 0), Ok(1_234));
-        assert_eq!(timestamp_ns(u64::MAX, 19, 0), Ok(1_844_674_407));
-        assert_eq!(timestamp_ns(u64::MAX, 60, 0), Ok(0));
-    }
-
-    #[test]
-    fn binary_resolutions() {
-        // 2^-20 s units: 5.5 s.
-        assert_eq!(
-            timestamp_ns(5 << 20 | 1 << 19, 0x80 | 20, 0),
-            Ok(5_500_000_000)
-        );
-        // 2^-30: 1 unit is 0.93 ns, truncated.
-        assert_eq!(timestamp_ns(1, 0x80 | 30, 0), Ok(0));
-        assert_eq!(timestamp_ns(1 << 30, 0x80 | 30, 0), Ok(1_000_000_000));
-        assert_eq!(timestamp_ns(u64::MAX, 0x80 | 127, 0), Ok(0));
-        assert_eq!(timestamp_ns(3, 0x80, 0), Ok(3_000_000_000));
-    }
-
-    #[test]
-    fn offsets_and_clamping() {
-        assert_eq!(timestamp_ns(1_000, 6, 100), Ok(100_001_000_000));
-        assert_eq!(timestamp_ns(1_000_000, 6, -1), Ok(0));
-        assert_eq!(timestamp_ns(0, 6, -1), Err(0));
-        assert_eq!(timestamp_ns(u64::MAX, 0, 0), Err(u64::MAX));
-        assert_eq!(timestamp_ns(0, 6, i64::MAX), Err(u64::MAX));
     }
 }

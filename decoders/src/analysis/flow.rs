@@ -1,0 +1,208 @@
+//! The state of one flow (one direction of a QP): what was sent and is
+//! outstanding, gaps, the open episode, pending NAKs, ACK round trips.
+
+use super::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct FlowKey {
+    pub(super) src: [u8; 16],
+    pub(super) dst: [u8; 16],
+    pub(super) dest_qp: u32,
+}
+
+/// A request sent and not yet acknowledged.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Sent {
+    pub(super) psn: u32,
+    /// PSNs it consumes (READ: one per response packet).
+    pub(super) psn_count: u32,
+    pub(super) ts_ns: u64,
+    pub(super) resent: bool,
+    pub(super) read: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Gap {
+    /// First missing PSN and how many.
+    pub(super) first_psn: u32,
+    pub(super) psn_count: u32,
+    /// Row of the packet after the gap.
+    pub(super) index: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OpenEpisode {
+    pub(super) episode: Episode,
+    /// The highest PSN sent before the episode: new data resumes after it.
+    pub(super) resume_psn: u32,
+    /// The PSN resent last: a resend at or before it starts a new pass.
+    pub(super) last_psn: u32,
+}
+
+/// Loss evidence waiting for the resend it should cause.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PendingNak {
+    pub(super) psn: u32,
+    pub(super) ts_ns: u64,
+    pub(super) index: u64,
+    pub(super) cause: EpisodeCause,
+}
+
+/// A resend comes from the timer when the evidence before it is older than
+/// this many smoothed round trips (and the configured timeout silence).
+pub(super) const TIMER_RTTS: u64 = 8;
+
+/// Timer expiries kept per flow for the retry schedule and the QP state.
+pub(super) const MAX_EXPIRIES: usize = 4096;
+
+/// RNR NAKs in a row on one PSN: the RNR retry count being spent.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RnrRun {
+    pub(super) psn: u32,
+    pub(super) naks: u32,
+    /// The last NAK: its time, row and the wait it asked for.
+    pub(super) ts_ns: u64,
+    pub(super) index: u64,
+    pub(super) wait_ns: u64,
+}
+
+/// State of one flow (one direction of one QP connection).
+#[derive(Debug, Clone)]
+pub(super) struct Flow {
+    pub(super) key: FlowKey,
+    /// The reverse flow, once paired.
+    pub(super) peer: Option<u32>,
+    /// QP conversation id this flow belongs to.
+    pub(super) qp: u32,
+    // Requester side: the requests this flow carries.
+    pub(super) started: bool,
+    pub(super) next_psn: u32,
+    pub(super) outstanding: VecDeque<Sent>,
+    pub(super) last_req_ts_ns: u64,
+    pub(super) last_req_read: bool,
+    pub(super) pmtu_bytes: u32,
+    pub(super) gaps: Vec<Gap>,
+    pub(super) pending_nak: Option<PendingNak>,
+    pub(super) episode: Option<OpenEpisode>,
+    pub(super) expiries: Vec<TimerExpiry>,
+    pub(super) error: Option<QpError>,
+    /// RNR NAKs in a row on one PSN, until an ACK passes it.
+    pub(super) rnr_run: Option<RnrRun>,
+    /// Smoothed ACK round trip (1/8 gain), 0 before the first sample.
+    pub(super) rtt_avg_ns: u64,
+    pub(super) peak_outstanding: u32,
+    pub(super) first_ts_ns: u64,
+    pub(super) last_ts_ns: u64,
+    // Responder side (responses this flow carries for the peer's requests).
+    pub(super) last_ack_psn: Option<u32>,
+    pub(super) read_resp_next: Option<u32>,
+    /// The first READ response PSN found missing, until it arrives: the
+    /// READ it belongs to is not done, whatever later AETHs acknowledge.
+    pub(super) read_gap: Option<u32>,
+    pub(super) series: Series,
+    /// The series bin last used (see `Series::bin_at`).
+    pub(super) cursor: BinCursor,
+    pub(super) counters: Counters,
+    pub(super) packets: u64,
+    pub(super) wire_bytes: u64,
+    pub(super) rtt_ns: RttSamples,
+    pub(super) requests: u64,
+    pub(super) responses: u64,
+}
+
+impl Flow {
+    pub(super) fn new(key: FlowKey, qp: u32, ts_ns: u64) -> Flow {
+        Flow {
+            key,
+            peer: None,
+            qp,
+            started: false,
+            next_psn: 0,
+            outstanding: VecDeque::new(),
+            last_req_ts_ns: ts_ns,
+            last_req_read: false,
+            pmtu_bytes: 0,
+            gaps: Vec::new(),
+            pending_nak: None,
+            episode: None,
+            expiries: Vec::new(),
+            error: None,
+            rnr_run: None,
+            rtt_avg_ns: 0,
+            peak_outstanding: 0,
+            first_ts_ns: ts_ns,
+            last_ts_ns: ts_ns,
+            last_ack_psn: None,
+            read_resp_next: None,
+            read_gap: None,
+            series: Series::new(ts_ns),
+            cursor: BinCursor::default(),
+            counters: Counters::default(),
+            packets: 0,
+            wire_bytes: 0,
+            rtt_ns: RttSamples::default(),
+            requests: 0,
+            responses: 0,
+        }
+    }
+
+    pub(super) fn track_sent(&mut self, sent: Sent) {
+        if self.outstanding.len() >= MAX_TRACKED_SENDS {
+            self.outstanding.pop_front();
+            self.counters.untracked_sends += 1;
+        }
+        self.outstanding.push_back(sent);
+    }
+
+    pub(super) fn outstanding_psns(&self) -> u32 {
+        match self.outstanding.front() {
+            Some(first) if self.started => psn_diff(self.next_psn, first.psn).max(0) as u32,
+            _ => 0,
+        }
+    }
+
+    /// PSNs a READ of `dma_len` bytes consumes, with the PMTU seen so far.
+    pub(super) fn read_span(&self, dma_len: Option<u32>) -> u32 {
+        let pmtu = if self.pmtu_bytes == 0 {
+            4096
+        } else {
+            self.pmtu_bytes
+        };
+        dma_len.map_or(1, |len| len.div_ceil(pmtu).max(1))
+    }
+}
+
+/// ACK round trips of one flow, for its percentiles, in bounded memory:
+/// every sample up to [`RTT_SAMPLES_MAX`], then an even thinning over the
+/// whole flow (every other sample dropped and the stride doubled each time
+/// the store fills), so that hours of ACKs keep 64 Ki samples spread over
+/// all of them.
+#[derive(Debug, Clone, Default)]
+pub(super) struct RttSamples {
+    pub(super) kept: Vec<u64>,
+    /// Keep one sample in `stride`.
+    pub(super) stride: u64,
+    pub(super) seen: u64,
+}
+
+pub(super) const RTT_SAMPLES_MAX: usize = 1 << 16;
+
+impl RttSamples {
+    pub(super) fn add(&mut self, rtt_ns: u64) {
+        let stride = self.stride.max(1);
+        if self.seen % stride == 0 {
+            if self.kept.len() == RTT_SAMPLES_MAX {
+                let mut i = 0;
+                self.kept.retain(|_| {
+                    i += 1;
+                    i % 2 == 1
+                });
+                self.stride = stride * 2;
+            }
+            if self.seen % self.stride.max(1) == 0 {
+                self.kept.push(rtt_ns);
+            }
+        }
+        self.seen += 1;
+    }
+}

@@ -1,0 +1,118 @@
+//! Flows and their pairing into QP conversations: by the CM exchange where
+//! the capture has one, else by addresses and by which outstanding PSN a
+//! response answers.
+
+use super::*;
+
+impl RcAnalysis {
+    pub(super) fn flow_id(&mut self, o: &Observation) -> u32 {
+        let key = FlowKey {
+            src: o.src,
+            dst: o.dst,
+            dest_qp: o.dest_qp,
+        };
+        if let Some(id) = self.flow_ids.get(&key) {
+            return *id;
+        }
+        let id = self.flows.len() as u32;
+        let qp = self.qps.len() as u32;
+        self.qps.push(id);
+        self.flows.push(Flow::new(key, qp, o.ts_ns));
+        self.flow_ids.insert(key, id);
+        id
+    }
+
+    pub(super) fn note_cm(&mut self, o: &Observation, cm: CmMessage) {
+        if cm.rep {
+            // A REP from B answers A's REQ: A -> B requests go to B's QPN,
+            // B -> A responses to A's.
+            if let Some(req_qpn) = self.cm_reqs.get(&(o.dst, o.src, cm.remote_comm_id)) {
+                self.cm_pairs.push((o.dst, o.src, cm.local_qpn, *req_qpn));
+            }
+        } else {
+            self.cm_reqs
+                .insert((o.src, o.dst, cm.local_comm_id), cm.local_qpn);
+        }
+    }
+
+    /// Pair response flow `resp` with the reverse flow whose outstanding
+    /// requests this response answers: by the CM exchange where the capture
+    /// has one, else by addresses and PSNs.
+    pub(super) fn pair(&mut self, resp: u32, o: &Observation) -> Option<u32> {
+        if let Some(p) = self.flows[resp as usize].peer {
+            return Some(p);
+        }
+        let key = self.flows[resp as usize].key;
+        let by_cm = self
+            .cm_pairs
+            .iter()
+            .find(|(a, b, _, qa)| *b == key.src && *a == key.dst && *qa == key.dest_qp)
+            .and_then(|(a, b, qb, _)| {
+                self.flow_ids
+                    .get(&FlowKey {
+                        src: *a,
+                        dst: *b,
+                        dest_qp: *qb,
+                    })
+                    .copied()
+            })
+            .filter(|f| self.flows[*f as usize].peer.is_none());
+        if let Some(chosen) = by_cm {
+            return Some(self.join(resp, chosen));
+        }
+        let candidates: Vec<u32> = self
+            .flows
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| {
+                *i as u32 != resp
+                    && f.key.src == key.dst
+                    && f.key.dst == key.src
+                    && f.peer.is_none()
+                    && f.started
+            })
+            .map(|(i, _)| i as u32)
+            .collect();
+        let answers = |f: &Flow| {
+            f.outstanding
+                .iter()
+                .any(|s| psn_diff(o.psn, s.psn) >= 0 && psn_diff(o.psn, s.psn) < s.psn_count as i32)
+                || psn_diff(o.psn, f.next_psn) == -1
+        };
+        let chosen = match candidates.as_slice() {
+            [one] => Some(*one),
+            many => many
+                .iter()
+                .copied()
+                .find(|c| answers(&self.flows[*c as usize])),
+        }?;
+        Some(self.join(resp, chosen))
+    }
+
+    /// Make `resp` and `chosen` the two directions of one QP conversation.
+    pub(super) fn join(&mut self, resp: u32, chosen: u32) -> u32 {
+        self.flows[resp as usize].peer = Some(chosen);
+        self.flows[chosen as usize].peer = Some(resp);
+        // The response flow joins the requester's QP conversation.
+        let qp = self.flows[chosen as usize].qp;
+        let old = self.flows[resp as usize].qp;
+        self.flows[resp as usize].qp = qp;
+        if self.qps.get(old as usize) == Some(&resp) {
+            // Leave the slot (ids stay stable) but point it at the pair.
+            self.qps[old as usize] = chosen;
+        }
+        chosen
+    }
+}
+
+impl RcAnalysis {
+    /// A CNP's flow pairs with any reverse flow of the same hosts.
+    pub(super) fn pair_any(&mut self, id: u32) -> Option<u32> {
+        let key = self.flows[id as usize].key;
+        let peer = self
+            .flows
+            .iter()
+            .position(|f| f.key.src == key.dst && f.key.dst == key.src)? as u32;
+        Some(peer)
+    }
+}

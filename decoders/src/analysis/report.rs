@@ -1,0 +1,286 @@
+//! The analysis [`Report`]: per-QP reports, episodes kept, ACK RTT
+//! histograms, and [`RcAnalysis::report`] that builds it.
+
+use super::*;
+
+/// Per-QP results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QpReport {
+    /// Requester and responder addresses and the responder's QPN.
+    pub requester: [u8; 16],
+    pub responder: [u8; 16],
+    pub dest_qp: u32,
+    /// QPN of the requester, when its responses were seen.
+    pub requester_qp: Option<u32>,
+    pub packets: u64,
+    pub wire_bytes: u64,
+    pub requests: u64,
+    pub responses: u64,
+    pub next_psn: u32,
+    pub oldest_unacked_psn: Option<u32>,
+    pub outstanding: u32,
+    pub counters: Counters,
+    pub episodes_by_cause: Vec<(EpisodeCause, u64)>,
+    /// Median and 99th percentile ACK round trip, ns.
+    pub rtt_p50_ns: Option<u64>,
+    pub rtt_p99_ns: Option<u64>,
+    /// ACK round trips as (bucket lower bound ns, samples), non-empty
+    /// buckets only, ascending; see [`rtt_bucket_ns`] for the bounds.
+    pub rtt_histogram: Vec<(u64, u64)>,
+    /// Request direction and response direction series.
+    pub series: Series,
+    pub reverse_series: Option<Series>,
+    /// The window in packets: the configured one, else the most this QP
+    /// had outstanding in the capture.
+    pub window_packets: u32,
+    /// Every expiry of the requester's timer seen (at most 4096).
+    pub timer_expiries: Vec<TimerExpiry>,
+    /// The QP went to the error state (a fatal NAK, retries exceeded).
+    pub error: Option<QpError>,
+    /// First and last packet of the QP, both directions.
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
+}
+
+/// The log-scale bucket holding `ns`: `[lower, upper)`, four buckets per
+/// power of two (at most ~256 buckets whatever the samples).
+pub fn rtt_bucket_ns(ns: u64) -> (u64, u64) {
+    if ns < 8 {
+        return (ns, ns + 1);
+    }
+    let shift = 63 - ns.leading_zeros() - 2;
+    let lower = (ns >> shift) << shift;
+    (lower, lower.saturating_add(1 << shift))
+}
+
+/// Histogram of sorted samples: one pass, equal buckets are adjacent.
+pub(super) fn rtt_histogram(sorted_ns: &[u64]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &ns in sorted_ns {
+        let (lower, _) = rtt_bucket_ns(ns);
+        match out.last_mut() {
+            Some((l, n)) if *l == lower => *n += 1,
+            _ => out.push((lower, 1)),
+        }
+    }
+    out
+}
+
+/// Everything the analysis found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub qps: Vec<QpReport>,
+    pub counters: Counters,
+    /// The newest [`MAX_EPISODES`] episodes (the counts per QP and cause in
+    /// `QpReport::episodes_by_cause` cover all of them).
+    pub episodes: Vec<Episode>,
+    pub findings: Vec<Finding>,
+    /// Episodes let go past [`MAX_EPISODES`], the oldest first.
+    pub episodes_let_go: u64,
+    /// Evidence notes (PFC pauses, DPI drops) let go past [`MAX_NOTES`].
+    pub notes_let_go: u64,
+}
+
+/// Episodes kept for the report: a live session on a lossy link closes
+/// thousands a second for hours, so the oldest go (about 100 B each).
+pub const MAX_EPISODES: usize = 1 << 17;
+
+/// Evidence notes kept for the diagnosis, the newest.
+pub const MAX_NOTES: usize = 1 << 16;
+
+/// Closed episodes: the newest kept, every one counted per QP and cause.
+#[derive(Debug, Clone, Default)]
+pub(super) struct EpisodeLog {
+    pub(super) kept: VecDeque<Episode>,
+    pub(super) let_go: u64,
+    /// Closed episodes per QP conversation id, by `EpisodeCause` index.
+    pub(super) by_qp: Vec<[u64; EpisodeCause::ALL.len()]>,
+}
+
+impl EpisodeLog {
+    pub(super) fn push(&mut self, ep: Episode) {
+        let qp = ep.qp as usize;
+        if self.by_qp.len() <= qp {
+            self.by_qp.resize(qp + 1, [0; EpisodeCause::ALL.len()]);
+        }
+        self.by_qp[qp][ep.cause.index()] += 1;
+        if self.kept.len() == MAX_EPISODES {
+            self.kept.pop_front();
+            self.let_go += 1;
+        }
+        self.kept.push_back(ep);
+    }
+}
+
+impl RcAnalysis {
+    /// Close open episodes (the source ended) and build the report.
+    pub fn report(&self) -> Report {
+        let mut episodes: Vec<Episode> = self.episodes.kept.iter().copied().collect();
+        // Closed episodes by QP conversation and cause, then the open ones.
+        let mut by_qp = self.episodes.by_qp.clone();
+        // Requester flows whose retry count ran out: the retries seen reach
+        // the limit and the timer's interval passed again with no resend.
+        let mut exhausted: HashMap<u32, QpError> = HashMap::new();
+        for (id, f) in self.flows.iter().enumerate() {
+            // RNR NAKs, then no resend for longer than the wait they asked
+            // for (and the timeout silence), to the end: the requester ran
+            // out of RNR retries. The first NAK of the run counts no retry.
+            if let Some(run) = f.rnr_run {
+                let wait_ns = run.wait_ns.max(self.config.timeout_silence_ns);
+                if f.last_req_ts_ns <= run.ts_ns
+                    && self.last_ts_ns.saturating_sub(run.ts_ns) > wait_ns.saturating_mul(2)
+                {
+                    exhausted.insert(
+                        id as u32,
+                        QpError {
+                            ts_ns: run.ts_ns.saturating_add(run.wait_ns),
+                            index: run.index,
+                            psn: run.psn,
+                            reason: QpErrorReason::RnrRetriesExceeded { naks: run.naks },
+                        },
+                    );
+                }
+            }
+            if let Some(open) = &f.episode {
+                let mut ep = open.episode;
+                // Still open: not recovered, whatever the time it has run.
+                ep.recovery_ns = self.last_ts_ns.saturating_sub(ep.start_ns);
+                let passes = ep.retries + 1;
+                let next_expiry_ns = ep.end_ns.saturating_add(ep.silence_ns);
+                if ep.timer_expiries > 0
+                    && passes >= self.config.retry_limit
+                    && next_expiry_ns <= self.last_ts_ns
+                {
+                    exhausted.entry(id as u32).or_insert(QpError {
+                        ts_ns: next_expiry_ns,
+                        index: ep.last_index,
+                        psn: ep.from_psn,
+                        reason: QpErrorReason::RetriesExceeded,
+                    });
+                }
+                let qp = ep.qp as usize;
+                if by_qp.len() <= qp {
+                    by_qp.resize(qp + 1, [0; EpisodeCause::ALL.len()]);
+                }
+                by_qp[qp][ep.cause.index()] += 1;
+                episodes.push(ep);
+            }
+        }
+        episodes.sort_by_key(|e| (e.start_ns, e.first_index));
+        let map = self.slot_to_report();
+        for e in &mut episodes {
+            e.qp = map.get(e.qp as usize).copied().unwrap_or(e.qp);
+        }
+        let mut by_report: HashMap<u32, [u64; EpisodeCause::ALL.len()]> = HashMap::new();
+        for (slot, n) in by_qp.iter().enumerate() {
+            let qp = map.get(slot).copied().unwrap_or(slot as u32);
+            let sum = by_report.entry(qp).or_default();
+            for (s, n) in sum.iter_mut().zip(n) {
+                *s += n;
+            }
+        }
+        let mut counters = Counters::default();
+        let mut qps = Vec::new();
+        for (qp_id, &req) in self.qps.iter().enumerate() {
+            let f = &self.flows[req as usize];
+            // Slots whose flow joined another QP are skipped.
+            if f.qp as usize != qp_id {
+                continue;
+            }
+            let peer = f.peer.map(|p| &self.flows[p as usize]);
+            let mut c = f.counters;
+            if let Some(p) = peer {
+                c.add(&p.counters);
+            }
+            let report_index = qps.len() as u32;
+            // The first cause of error stands: a fatal NAK, else retries.
+            let error = f.error.or_else(|| exhausted.get(&req).copied());
+            match error.map(|e| e.reason) {
+                Some(QpErrorReason::RetriesExceeded) => c.req_transport_retries_exceeded += 1,
+                Some(QpErrorReason::RnrRetriesExceeded { .. }) => c.rnr_nak_retry_err += 1,
+                _ => {}
+            }
+            counters.add(&c);
+            let by_cause: Vec<(EpisodeCause, u64)> = by_report
+                .get(&report_index)
+                .map(|n| {
+                    EpisodeCause::ALL
+                        .iter()
+                        .zip(n)
+                        .filter(|(_, n)| **n > 0)
+                        .map(|(c, n)| (*c, *n))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut rtt = f.rtt_ns.kept.clone();
+            rtt.sort_unstable();
+            let pct =
+                |p: f64| (!rtt.is_empty()).then(|| rtt[((rtt.len() - 1) as f64 * p) as usize]);
+            qps.push(QpReport {
+                requester: f.key.src,
+                responder: f.key.dst,
+                dest_qp: f.key.dest_qp,
+                requester_qp: peer.map(|p| p.key.dest_qp),
+                packets: f.packets + peer.map_or(0, |p| p.packets),
+                wire_bytes: f.wire_bytes + peer.map_or(0, |p| p.wire_bytes),
+                requests: f.requests + peer.map_or(0, |p| p.requests),
+                responses: f.responses + peer.map_or(0, |p| p.responses),
+                next_psn: f.next_psn,
+                oldest_unacked_psn: f.outstanding.front().map(|s| s.psn),
+                outstanding: f.outstanding_psns(),
+                counters: c,
+                episodes_by_cause: by_cause,
+                rtt_p50_ns: pct(0.5),
+                rtt_p99_ns: pct(0.99),
+                rtt_histogram: rtt_histogram(&rtt),
+                series: f.series.clone(),
+                reverse_series: peer.map(|p| p.series.clone()),
+                window_packets: if self.config.window_packets > 0 {
+                    self.config.window_packets
+                } else {
+                    f.peak_outstanding
+                },
+                timer_expiries: f.expiries.clone(),
+                error,
+                first_ts_ns: f.first_ts_ns.min(peer.map_or(u64::MAX, |p| p.first_ts_ns)),
+                last_ts_ns: f.last_ts_ns.max(peer.map_or(0, |p| p.last_ts_ns)),
+            });
+        }
+        let t0 = self.first_ts_ns.unwrap_or(0);
+        let findings = diagnose::diagnose(
+            &qps,
+            &diagnose::Context {
+                episodes: &episodes,
+                notes: &self.notes,
+                cfg: &self.config,
+                t0_ns: t0,
+                end_ns: self.last_ts_ns,
+            },
+        );
+        let mut findings = findings;
+        let mut card = self.card.clone();
+        card.extend(self.card_pending);
+        findings.extend(diagnose::card(
+            &card,
+            self.flows.iter().map(|f| &f.series),
+            &self
+                .flows
+                .iter()
+                .map(|f| f.counters)
+                .fold(Counters::default(), |mut a, c| {
+                    a.add(&c);
+                    a
+                }),
+            t0,
+        ));
+        findings.sort_by_key(|f| (f.start_ns, f.qp));
+        Report {
+            qps,
+            counters,
+            episodes,
+            findings,
+            episodes_let_go: self.episodes.let_go,
+            notes_let_go: self.notes_let_go,
+        }
+    }
+}

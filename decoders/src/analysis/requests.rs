@@ -1,0 +1,295 @@
+//! Observing packets: the entry points, and the request side (new data,
+//! resends, gaps, episodes opened).
+
+use super::*;
+
+impl RcAnalysis {
+    /// Classify one packet; `index` is its row number.
+    pub fn observe(&mut self, index: u64, o: &Observation) -> Class {
+        let id = self.flow_id(o);
+        self.observe_flow(index, id, o)
+    }
+
+    /// Like [`RcAnalysis::observe`] for a caller that already interned the
+    /// packet's (source, destination, DestQP) into a dense id `key_id` (the
+    /// store does): skips hashing the key on the per-packet path.
+    pub fn observe_keyed(&mut self, index: u64, key_id: u32, o: &Observation) -> Class {
+        let slot = key_id as usize;
+        let id = match self.by_key_id.get(slot) {
+            Some(&id) if id != u32::MAX => id,
+            _ => {
+                let id = self.flow_id(o);
+                if slot >= self.by_key_id.len() {
+                    self.by_key_id.resize(slot + 1, u32::MAX);
+                }
+                self.by_key_id[slot] = id;
+                id
+            }
+        };
+        self.observe_flow(index, id, o)
+    }
+
+    pub(super) fn observe_flow(&mut self, index: u64, id: u32, o: &Observation) -> Class {
+        self.last_ts_ns = self.last_ts_ns.max(o.ts_ns);
+        self.first_ts_ns = Some(self.first_ts_ns.map_or(o.ts_ns, |t| t.min(o.ts_ns)));
+        let mut class = Class::default();
+        let op = o.opcode.operation();
+        {
+            let f = &mut self.flows[id as usize];
+            f.packets += 1;
+            f.last_ts_ns = f.last_ts_ns.max(o.ts_ns);
+            f.wire_bytes += u64::from(o.wire_len);
+            let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
+            b.packets += 1;
+            b.wire_bytes += u64::from(o.wire_len);
+            if o.ecn_ce {
+                f.counters.np_ecn_marked_roce_packets += 1;
+                b.ecn_marked += 1;
+            }
+            if o.opcode.is_cnp() {
+                b.cnps += 1;
+            }
+        }
+        if o.opcode.is_cnp() {
+            self.flows[id as usize].counters.np_cnp_sent += 1;
+            if let Some(peer) = self.flows[id as usize].peer.or_else(|| self.pair_any(id)) {
+                self.flows[peer as usize].counters.rp_cnp_handled += 1;
+            }
+            return class;
+        }
+        if let Some(cm) = o.cm {
+            self.note_cm(o, cm);
+            return class;
+        }
+        let Some(op) = op else { return class };
+        if op.is_response() {
+            self.flows[id as usize].responses += 1;
+            if let Some(req) = self.pair(id, o) {
+                self.response(index, id, req, o, op, &mut class);
+            }
+        } else {
+            self.flows[id as usize].requests += 1;
+            self.request(index, id, o, op, &mut class);
+        }
+        if class.contains(Class::RETRANSMISSION) {
+            let f = &mut self.flows[id as usize];
+            f.series
+                .bin_at(&mut f.cursor, o.ts_ns)
+                .retransmitted_packets += 1;
+        }
+        class
+    }
+}
+
+impl RcAnalysis {
+    pub(super) fn request(
+        &mut self,
+        index: u64,
+        id: u32,
+        o: &Observation,
+        op: Operation,
+        class: &mut Class,
+    ) {
+        let silence = o
+            .ts_ns
+            .saturating_sub(self.flows[id as usize].last_req_ts_ns);
+        let peer_acked = self.flows[id as usize]
+            .peer
+            .and_then(|p| self.flows[p as usize].last_ack_psn);
+        let f = &mut self.flows[id as usize];
+        let read = op == Operation::ReadRequest;
+        if matches!(
+            op,
+            Operation::WriteFirst
+                | Operation::WriteMiddle
+                | Operation::SendFirst
+                | Operation::SendMiddle
+        ) {
+            f.pmtu_bytes = f.pmtu_bytes.max(o.payload_len);
+        }
+        let span = if read { f.read_span(o.dma_len) } else { 1 };
+        if !f.started {
+            f.started = true;
+            f.next_psn = o.psn;
+        }
+        let d = psn_diff(o.psn, f.next_psn);
+        if d > 0 && f.last_req_read {
+            // The READ before consumed more PSNs than estimated: not a gap.
+            if let Some(last) = f.outstanding.back_mut() {
+                last.psn_count += d as u32;
+            }
+            f.next_psn = o.psn;
+        }
+        let d = psn_diff(o.psn, f.next_psn);
+        let mut goodput = 0u64;
+        if d == 0 {
+            f.next_psn = psn_add(o.psn, span);
+            f.track_sent(Sent {
+                psn: o.psn,
+                psn_count: span,
+                ts_ns: o.ts_ns,
+                resent: false,
+                read,
+            });
+            goodput = u64::from(o.payload_len);
+            // New data after a resend closes the episode.
+            if let Some(open) = f.episode.take() {
+                if psn_diff(o.psn, open.resume_psn) >= 0 {
+                    let mut ep = open.episode;
+                    ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
+                    ep.recovered = true;
+                    f.pending_nak = None;
+                    self.episodes.push(ep);
+                } else {
+                    f.episode = Some(open);
+                }
+            }
+        } else if d > 0 {
+            // Beyond the next PSN: PSNs the capture did not see (yet).
+            class.add(Class::OUT_OF_SEQUENCE);
+            f.counters.out_of_sequence += 1;
+            f.gaps.push(Gap {
+                first_psn: f.next_psn,
+                psn_count: d as u32,
+                index,
+            });
+            f.next_psn = psn_add(o.psn, span);
+            f.track_sent(Sent {
+                psn: o.psn,
+                psn_count: span,
+                ts_ns: o.ts_ns,
+                resent: false,
+                read,
+            });
+            goodput = u64::from(o.payload_len);
+        } else {
+            // A PSN already sent: a retransmission.
+            class.add(Class::RETRANSMISSION);
+            f.counters.retransmitted_packets += 1;
+            f.counters.retransmitted_bytes += u64::from(o.payload_len);
+            if peer_acked.is_some_and(|a| psn_diff(o.psn, a) <= 0) {
+                // The responder had ACKed this PSN: it sees a duplicate request.
+                f.counters.duplicate_request += 1;
+            }
+            for s in f.outstanding.iter_mut().filter(|s| s.psn == o.psn) {
+                s.resent = true;
+            }
+            // Missing PSNs now re-sent were lost on the wire, not by the capture.
+            f.gaps.retain(|g| {
+                !(psn_diff(o.psn, g.first_psn) >= 0
+                    && psn_diff(o.psn, g.first_psn) < g.psn_count as i32)
+            });
+            // A resend at or before the last one resent starts a new
+            // Go-Back-N pass: a retry, caused by a NAK or the timer.
+            let continues = f
+                .episode
+                .as_ref()
+                .is_some_and(|open| psn_diff(o.psn, open.last_psn) > 0);
+            if continues {
+                if let Some(open) = &mut f.episode {
+                    open.episode.last_index = index;
+                    open.episode.end_ns = o.ts_ns;
+                    open.episode.packets_resent += 1;
+                    open.episode.bytes_resent += u64::from(o.payload_len);
+                    open.last_psn = o.psn;
+                }
+            } else {
+                // What made the requester resend. Evidence it waited on far
+                // longer than a round trip did not trigger it: its timer
+                // did (RNR NAKs carry their own wait).
+                let timer_ns = self
+                    .config
+                    .timeout_silence_ns
+                    .max(f.rtt_avg_ns.saturating_mul(TIMER_RTTS));
+                let pending = f.pending_nak.take();
+                let (cause, start_ns, first_index, inferred, unacted) = match pending {
+                    Some(p)
+                        if p.cause != EpisodeCause::Rnr
+                            && o.ts_ns.saturating_sub(p.ts_ns) >= timer_ns =>
+                    {
+                        let unacted = Unacted {
+                            cause: p.cause,
+                            ts_ns: p.ts_ns,
+                            index: p.index,
+                            psn: p.psn,
+                        };
+                        (EpisodeCause::Timeout, o.ts_ns, index, false, Some(unacted))
+                    }
+                    Some(p) => (p.cause, p.ts_ns, p.index, false, None),
+                    // A resend with no NAK before it: the requester's timer,
+                    // unless the silence was too short for any timer, which
+                    // means the NAK went by unseen (a cut AETH, a missed frame).
+                    None if silence < self.config.timeout_silence_ns => {
+                        (EpisodeCause::NakSeqErr, o.ts_ns, index, true, None)
+                    }
+                    None => (EpisodeCause::Timeout, o.ts_ns, index, false, None),
+                };
+                let timer = cause == EpisodeCause::Timeout;
+                match cause {
+                    EpisodeCause::Timeout => {
+                        f.counters.local_ack_timeout_err += 1;
+                        if f.expiries.len() < MAX_EXPIRIES {
+                            f.expiries.push(TimerExpiry {
+                                ts_ns: o.ts_ns,
+                                index,
+                                psn: o.psn,
+                                silence_ns: silence,
+                            });
+                        }
+                    }
+                    EpisodeCause::ImpliedNak => f.counters.implied_nak_seq_err += 1,
+                    _ => {}
+                }
+                match &mut f.episode {
+                    Some(open) => {
+                        open.episode.last_index = index;
+                        open.episode.end_ns = o.ts_ns;
+                        open.episode.packets_resent += 1;
+                        open.episode.bytes_resent += u64::from(o.payload_len);
+                        open.episode.retries += 1;
+                        open.episode.timer_expiries += u32::from(timer);
+                        if timer {
+                            open.episode.silence_ns = silence;
+                        }
+                        if open.episode.unacted.is_none() {
+                            open.episode.unacted = unacted;
+                        }
+                        open.last_psn = o.psn;
+                    }
+                    None => {
+                        f.episode = Some(OpenEpisode {
+                            episode: Episode {
+                                qp: f.qp,
+                                cause,
+                                first_index,
+                                last_index: index,
+                                start_ns,
+                                end_ns: o.ts_ns,
+                                from_psn: o.psn,
+                                packets_resent: 1,
+                                bytes_resent: u64::from(o.payload_len),
+                                recovery_ns: 0,
+                                silence_ns: if timer { silence } else { 0 },
+                                nak_inferred: inferred,
+                                retries: 0,
+                                timer_expiries: u32::from(timer),
+                                unacted,
+                                recovered: false,
+                            },
+                            resume_psn: f.next_psn,
+                            last_psn: o.psn,
+                        });
+                    }
+                }
+            }
+        }
+        f.last_req_ts_ns = o.ts_ns;
+        f.last_req_read = read;
+        let outstanding = f.outstanding_psns();
+        f.peak_outstanding = f.peak_outstanding.max(outstanding);
+        let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
+        b.goodput_bytes += goodput;
+        b.max_outstanding = b.max_outstanding.max(outstanding);
+        b.end_outstanding = Some(outstanding);
+    }
+}

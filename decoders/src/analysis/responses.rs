@@ -1,0 +1,257 @@
+//! The response side: ACKs, NAKs and READ responses against the
+//! outstanding requests of the paired flow.
+
+use super::*;
+
+impl RcAnalysis {
+    pub(super) fn response(
+        &mut self,
+        index: u64,
+        id: u32,
+        req: u32,
+        o: &Observation,
+        op: Operation,
+        class: &mut Class,
+    ) {
+        let syndrome = o.syndrome.map(Syndrome::from_u8);
+        let read_resp = is_read_response(Some(op));
+        let mut goodput = 0u64;
+        // The READ response PSN expected when this one showed a gap.
+        let mut missing_read_psn = None;
+        {
+            let r = &mut self.flows[id as usize];
+            match syndrome {
+                Some(Syndrome::Ack { .. }) if !read_resp => {
+                    r.counters.acks += 1;
+                    if r.last_ack_psn
+                        .is_some_and(|last| psn_diff(o.psn, last) <= 0)
+                    {
+                        class.add(Class::DUPLICATE);
+                        r.counters.duplicate_acks += 1;
+                    }
+                    r.last_ack_psn = Some(
+                        r.last_ack_psn
+                            .map_or(o.psn, |l| if psn_diff(o.psn, l) > 0 { o.psn } else { l }),
+                    );
+                }
+                _ => {}
+            }
+            if read_resp {
+                let first = matches!(
+                    op,
+                    Operation::ReadResponseFirst | Operation::ReadResponseOnly
+                );
+                match r.read_resp_next {
+                    Some(next) if psn_diff(o.psn, next) < 0 => {
+                        class.add(Class::DUPLICATE);
+                        r.counters.duplicate_read_responses += 1;
+                    }
+                    Some(next) if !first && psn_diff(o.psn, next) > 0 => {
+                        class.add(Class::OUT_OF_SEQUENCE);
+                        missing_read_psn = Some(next);
+                    }
+                    _ => goodput = u64::from(o.payload_len),
+                }
+                r.read_resp_next = Some(psn_add(o.psn, 1));
+                if r.read_gap == Some(o.psn) {
+                    r.read_gap = None;
+                } else if r.read_gap.is_none() {
+                    r.read_gap = missing_read_psn;
+                }
+            }
+            r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
+        }
+        let q = &mut self.flows[req as usize];
+        if read_resp {
+            q.pmtu_bytes = q.pmtu_bytes.max(o.payload_len);
+            // Extend the READ's span if the responses run past the estimate.
+            if let Some(s) = q
+                .outstanding
+                .iter_mut()
+                .rev()
+                .find(|s| s.read && psn_diff(o.psn, s.psn) >= 0)
+            {
+                let need = (psn_diff(o.psn, s.psn) + 1) as u32;
+                if need > s.psn_count {
+                    let grow = need - s.psn_count;
+                    s.psn_count = need;
+                    if psn_diff(psn_add(s.psn, s.psn_count), q.next_psn) > 0 {
+                        q.next_psn = psn_add(q.next_psn, grow);
+                    }
+                }
+            }
+        }
+        // Cumulative: an ACK acknowledges through its PSN. An Acknowledge
+        // whose AETH the capture cut may be an ACK or a NAK; both imply
+        // everything before its PSN arrived, so that much is safe.
+        let read_gap = self.flows[id as usize].read_gap;
+        let q = &mut self.flows[req as usize];
+        let acked_through = match syndrome {
+            // A READ response past a missing one acknowledges only up to it.
+            Some(Syndrome::Ack { .. }) if read_resp && read_gap.is_some() => {
+                read_gap.map(|m| psn_add(m, 0xFF_FFFF))
+            }
+            Some(Syndrome::Ack { .. }) => Some(o.psn),
+            None if op == Operation::Acknowledge => Some(psn_add(o.psn, 0xFF_FFFF)),
+            _ => None,
+        };
+        if let Some(acked_through) = acked_through {
+            if q.rnr_run
+                .is_some_and(|r| psn_diff(acked_through, r.psn) >= 0)
+            {
+                q.rnr_run = None;
+            }
+            {
+                while let Some(s) = q.outstanding.front() {
+                    let last = psn_add(s.psn, s.psn_count - 1);
+                    if psn_diff(acked_through, last) >= 0 {
+                        if !s.resent && !s.read {
+                            let rtt = o.ts_ns.saturating_sub(s.ts_ns);
+                            q.rtt_ns.add(rtt);
+                            q.rtt_avg_ns = if q.rtt_avg_ns == 0 {
+                                rtt
+                            } else {
+                                (q.rtt_avg_ns * 7 + rtt) / 8
+                            };
+                        }
+                        q.outstanding.pop_front();
+                    } else {
+                        break;
+                    }
+                }
+                // Gaps the ACK covers without NAK or resend: capture loss.
+                let mut resolved = Vec::new();
+                q.gaps.retain(|g| {
+                    let last = psn_add(g.first_psn, g.psn_count - 1);
+                    if psn_diff(acked_through, last) >= 0 && q.pending_nak.is_none() {
+                        resolved.push(*g);
+                        false
+                    } else {
+                        true
+                    }
+                });
+                for g in resolved {
+                    q.counters.capture_loss_packets += u64::from(g.psn_count);
+                    q.counters.out_of_sequence = q.counters.out_of_sequence.saturating_sub(1);
+                    self.late.push(LateClass {
+                        index: g.index,
+                        set: Class::CAPTURE_LOSS,
+                        clear: Class::OUT_OF_SEQUENCE,
+                    });
+                }
+                if let Some(open) = &q.episode {
+                    if psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0 {
+                        // Everything up to the pre-episode frontier is ACKed.
+                        let mut ep = open.episode;
+                        ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
+                        ep.recovered = true;
+                        q.pending_nak = None;
+                        self.episodes.push(ep);
+                        q.episode = None;
+                    }
+                }
+                // Evidence of a loss an ACK shows recovered is spent (a READ
+                // response's AETH says nothing of the responses before it).
+                if !read_resp
+                    && q.pending_nak.is_some_and(|p| {
+                        p.cause != EpisodeCause::Rnr && psn_diff(acked_through, p.psn) >= 0
+                    })
+                {
+                    q.pending_nak = None;
+                }
+            }
+        }
+        match syndrome {
+            Some(Syndrome::Nak(code)) => {
+                if matches!(
+                    code,
+                    NakCode::InvalidRequest
+                        | NakCode::RemoteAccessError
+                        | NakCode::RemoteOperationalError
+                ) && q.error.is_none()
+                {
+                    // Fatal for the requester (IBTA 9.9.3): its QP goes to
+                    // the error state; nothing it sends after is answered.
+                    q.error = Some(QpError {
+                        ts_ns: o.ts_ns,
+                        index,
+                        psn: o.psn,
+                        reason: QpErrorReason::Nak(code),
+                    });
+                }
+                let cause = match code {
+                    NakCode::PsnSequenceError => {
+                        q.counters.packet_seq_err += 1;
+                        Some(EpisodeCause::NakSeqErr)
+                    }
+                    NakCode::InvalidRequest => {
+                        q.counters.nak_invalid_request += 1;
+                        None
+                    }
+                    NakCode::RemoteAccessError => {
+                        q.counters.nak_remote_access += 1;
+                        None
+                    }
+                    NakCode::RemoteOperationalError => {
+                        q.counters.nak_remote_operational += 1;
+                        None
+                    }
+                    _ => None,
+                };
+                if let Some(cause) = cause {
+                    // Also during an episode: a NAK there starts the next pass.
+                    if q.pending_nak.is_none() {
+                        q.pending_nak = Some(PendingNak {
+                            psn: o.psn,
+                            ts_ns: o.ts_ns,
+                            index,
+                            cause,
+                        });
+                    }
+                }
+                // The NAKed PSN was lost on the wire: its gap is not capture loss.
+                q.gaps.retain(|g| {
+                    !(psn_diff(o.psn, g.first_psn) >= 0
+                        && psn_diff(o.psn, g.first_psn) <= g.psn_count as i32)
+                });
+            }
+            Some(Syndrome::RnrNak { timer }) => {
+                q.counters.rnr_nak += 1;
+                let wait_ns = Syndrome::rnr_timer_ns(timer);
+                let naks = q.rnr_run.filter(|r| r.psn == o.psn).map_or(0, |r| r.naks);
+                q.rnr_run = Some(RnrRun {
+                    psn: o.psn,
+                    naks: naks + 1,
+                    ts_ns: o.ts_ns,
+                    index,
+                    wait_ns,
+                });
+                if q.pending_nak.is_none() {
+                    q.pending_nak = Some(PendingNak {
+                        psn: o.psn,
+                        ts_ns: o.ts_ns,
+                        index,
+                        cause: EpisodeCause::Rnr,
+                    });
+                }
+            }
+            _ => {}
+        }
+        if let Some(psn) = missing_read_psn {
+            if q.pending_nak.is_none() {
+                // A missing READ response: a requester with an implied-NAK
+                // path re-issues the READ from it at once.
+                q.pending_nak = Some(PendingNak {
+                    psn,
+                    ts_ns: o.ts_ns,
+                    index,
+                    cause: EpisodeCause::ImpliedNak,
+                });
+            }
+        }
+        let outstanding = q.outstanding_psns();
+        let b = q.series.bin_at(&mut q.cursor, o.ts_ns);
+        b.max_outstanding = b.max_outstanding.max(outstanding);
+        b.end_outstanding = Some(outstanding);
+    }
+}

@@ -1,0 +1,107 @@
+use super::*;
+use crate::agent::{Agent, AgentConfig};
+use crate::sim::SimSource;
+use rocescope_sim::{Scenario, Simulator};
+
+/// `ingest_batch` on every path (raw, decoded and taken in place,
+/// decoded and shared with the recorder), records between frames.
+#[test]
+fn ingest_batch_keeps_rows_and_bytes_on_every_path() {
+    use rocescope_decoders::{Opcode, PacketBuilder};
+    use rocescope_replay::store::NoAnalysis;
+    let frames: Vec<Vec<u8>> = (0..50u32)
+        .map(|i| {
+            let mut f = Vec::new();
+            PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 9, i)
+                .build_into(&vec![7; i as usize % 5], &mut f);
+            f
+        })
+        .collect();
+    let batch = || {
+        let mut b = Batch::default();
+        for (i, f) in frames.iter().enumerate() {
+            if i % 7 == 3 {
+                b.push_record(Record::Annotation {
+                    ts_ns: i as u64,
+                    text: format!("note {i}"),
+                });
+            }
+            b.push_frame(i as u64 * 10, 0, None, f.len() as u32, f);
+        }
+        b
+    };
+    for (decode, shared) in [(false, false), (true, false), (true, true)] {
+        let store = Store::live(TimeBase::Nanoseconds);
+        let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(NoAnalysis));
+        // Twice, so that the second batch lands after the first's bytes.
+        for _ in 0..2 {
+            let mut b = batch();
+            if decode {
+                b.decode(&DecodeConfig::default());
+            }
+            let mut b = Arc::new(b);
+            let recorder = shared.then(|| Arc::clone(&b));
+            ingest_batch(&store, &mut ingest, &mut b, None);
+            drop(recorder);
+        }
+        store.finish_live(&mut ingest);
+        assert_eq!(store.len(), 2 * frames.len() as u64);
+        assert_eq!(store.record_count(), 2 * 7);
+        for i in 0..store.len() {
+            let k = i as usize % frames.len();
+            let row = store.row(i).expect("row");
+            assert_eq!(row.psn, k as u32, "{decode} {shared} row {i}");
+            assert_eq!(store.frame_bytes(i).expect("bytes"), frames[k], "row {i}");
+        }
+    }
+}
+
+/// Every frame reaches the store with its own bytes, whether ingest
+/// decodes it or the socket thread did (a slow ingest makes it decode).
+#[test]
+fn stores_every_frame_with_its_bytes() {
+    let mut sc = Scenario::builtin("default").expect("default");
+    sc.bound_to_ns(3_000_000);
+    let mut want = Vec::new();
+    Simulator::new(sc.clone()).run(&mut |r| {
+        if let Record::Frame { data, .. } = r {
+            want.push(data);
+        }
+    });
+    assert!(want.len() > 1000, "{}", want.len());
+    // Slow ingest; and with a recording, which shares the batches
+    // (ingest then copies the decoded rows instead of taking them).
+    let rec = std::env::temp_dir().join(format!("rocescope-client-{}.pcapng", std::process::id()));
+    for (slow, record) in [
+        (None, None),
+        (Some(1_000_000), None),
+        (Some(1_000_000), Some(rec.clone())),
+    ] {
+        let mut cfg = AgentConfig::new("127.0.0.1:0".parse().expect("addr"));
+        cfg.wait_for_client = true;
+        let agent = Agent::bind(cfg).expect("bind");
+        let port = agent.local_addr().expect("addr").port();
+        let source = Box::new(SimSource::new(sc.clone(), None));
+        let t = std::thread::spawn(move || agent.run(source, Vec::new()));
+        let mut ccfg = ClientConfig::new(AttachUrl::Tcp {
+            host: "127.0.0.1".into(),
+            port,
+        });
+        ccfg.exit_on_end = true;
+        ccfg.max_ingest_pps = slow;
+        ccfg.record = record;
+        let client = Client::start(ccfg).expect("client");
+        while !client.is_finished() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let store = Arc::clone(client.store());
+        let s = client.stop();
+        let _ = t.join();
+        assert_eq!(s.frames_dropped, 0);
+        assert_eq!(store.len(), want.len() as u64);
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(&store.frame_bytes(i as u64).expect("bytes"), w, "row {i}");
+        }
+    }
+    let _ = std::fs::remove_file(&rec);
+}

@@ -1,0 +1,150 @@
+//! The sniffer's view of frames: what it taps and how it cuts them.
+
+use super::*;
+
+impl Simulator {
+    /// The sniffer's view of a frame at `node` (if it taps that node).
+    #[inline]
+    pub(super) fn capture(&mut self, id: u32, dir: Direction, node: usize) {
+        if self
+            .sniffer
+            .as_ref()
+            .is_some_and(|sn| sn.node as usize == node)
+        {
+            self.capture_frame(id, dir);
+        }
+    }
+
+    pub(super) fn capture_frame(&mut self, id: u32, dir: Direction) {
+        let Some(sn) = &self.sniffer else {
+            return;
+        };
+        let (filter, fixed, quirk, tag) =
+            (sn.filter, sn.fixed_card, sn.rx_cut_quirk, sn.tag_direction);
+        let p = &self.packets[id as usize];
+        let info = self.ops[usize::from(p.opcode)];
+        let own = info.cut;
+        let flags = match dir {
+            Direction::Rx if quirk => sn.last_tx_flags,
+            _ => own,
+        };
+        let full_len = p.frame_len_bytes as usize;
+        // Every simulated frame is Ethernet / IPv4 / UDP to port 4791, so
+        // the card's decision depends only on the cut flags: made once per
+        // flag pair from the first such frame's headers.
+        let slot = usize::from(flags.aeth) | usize::from(flags.reth) << 1;
+        let known = sn.decisions[slot];
+        if known == Some(Capture::Ignore) {
+            if dir == Direction::Tx
+                && let Some(sn) = &mut self.sniffer
+            {
+                sn.last_tx_flags = own;
+            }
+            return;
+        }
+        // Headers from the template writer (the builder only for opcodes
+        // it does not cover); the builder again only when payload is wanted.
+        let mut hdr_bytes = [0u8; template::MAX_HDR];
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let hdr = if info.simple {
+            template::write_headers(&self.hdr_fields(p), &info, &mut hdr_bytes)
+        } else {
+            let b = self.builder(p);
+            b.build_headers_into(p.payload_len_bytes as usize, &mut buf);
+            b.header_len()
+        };
+        let headers: &[u8] = if info.simple { &hdr_bytes[..hdr] } else { &buf };
+        let decision = match known {
+            Some(d) => d,
+            None => {
+                let d = sniffer::decide(headers, filter, fixed, flags);
+                if let Some(sn) = &mut self.sniffer {
+                    sn.decisions[slot] = Some(d);
+                }
+                d
+            }
+        };
+        let want = match decision {
+            Capture::Ignore => {
+                self.buf = buf;
+                if dir == Direction::Tx
+                    && let Some(sn) = &mut self.sniffer
+                {
+                    sn.last_tx_flags = own;
+                }
+                return;
+            }
+            Capture::Whole => full_len,
+            Capture::Cut(n) => n.min(full_len),
+        };
+        // The record's bytes: straight from the header template when that
+        // is all the capture keeps (the usual header-only case).
+        let direct = want <= hdr && info.simple;
+        if want <= hdr {
+            if !direct {
+                buf.truncate(want);
+            }
+        } else {
+            if info.simple {
+                buf.extend_from_slice(&hdr_bytes[..hdr]);
+            }
+            let b = self.builder(p);
+            let mut pay = std::mem::take(&mut self.payload_buf);
+            let need = p.payload_len_bytes as usize;
+            if want >= hdr + need {
+                self.wire_payload_into(p, need, &mut pay);
+                b.build_into(&pay, &mut buf);
+            } else {
+                self.wire_payload_into(p, want - hdr, &mut pay);
+                buf.extend_from_slice(&pay);
+            }
+            buf.truncate(want);
+            self.payload_buf = pay;
+        }
+        if p.corrupt && buf.len() > hdr {
+            buf[hdr] ^= 0xFF;
+        }
+        let cap_len = if direct { want } else { buf.len() };
+        let now = self.now_ps;
+        let rate = self.params.sniffer_gbytes_s / 1000.0; // bytes per ps
+        let cap = self.params.sniffer_buffer_bytes as f64;
+        let (qpn, psn_w) = (p.dest_qp, p.psn);
+        let Some(sn) = &mut self.sniffer else {
+            return;
+        };
+        if dir == Direction::Tx {
+            sn.last_tx_flags = own;
+        }
+        sn.backlog = (sn.backlog - (now - sn.last_ps) as f64 * rate).max(0.0);
+        sn.last_ps = now;
+        let slots = sniffer::dump_slot_bytes(cap_len) as f64;
+        if sn.backlog + slots > cap {
+            sn.dropped += 1;
+            let dropped = sn.dropped;
+            self.buf = buf;
+            self.stats.capture_drops += 1;
+            self.truth(qpn, psn_w, TruthEvent::CaptureDrop);
+            self.emit(Record::Drops(DropCount {
+                ts_ns: now / NS,
+                interface: 0,
+                dropped,
+                reason: DropReason::CaptureLoss,
+            }));
+            return;
+        }
+        sn.backlog += slots;
+        self.stats.frames_captured += 1;
+        let start = self.out_bytes.len() as u32;
+        self.out_bytes
+            .extend_from_slice(if direct { &hdr_bytes[..want] } else { &buf });
+        self.out.push(Out::Frame {
+            ts_ns: now / NS,
+            direction: tag.then_some(dir),
+            orig_len: full_len as u32,
+            start,
+            len: cap_len as u32,
+        });
+        self.buf = buf;
+    }
+}

@@ -1,0 +1,474 @@
+//! Building a simulator and running it: construction, stepping, the event
+//! queue's scheduling and the dispatch of each event.
+
+use super::*;
+
+impl Simulator {
+    /// A simulator at time 0 for `scenario`.
+    pub fn new(scenario: Scenario) -> Simulator {
+        let p = scenario.params.clone();
+        let mut rng = Rng::new(scenario.seed);
+        let nodes: Vec<Node> = scenario
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| Node {
+                kind: n.kind,
+                ip: [10, 0, 0, (i + 1) as u8],
+                tx_free_ps: 0,
+                tx_wake_at_ps: NEVER,
+                tx_wake_seq: 0,
+                paused_until_ps: 0,
+                ctrl_queue: VecDeque::new(),
+                streams: Vec::new(),
+                next_stream: 0,
+                busy_ps: 0,
+                busy_ps_sampled: 0,
+                fsm_queue: VecDeque::new(),
+                fsm_free_ps: 0,
+                fsm_event_at_ps: NEVER,
+                dma_tags: Vec::new(),
+                dma_tag_head: 0,
+                dma_last_ps: 0,
+                dma_write_free_ps: 0,
+                hbm_free_ps: 0,
+                hbm_fetches: VecDeque::new(),
+                last_grant: 0,
+            })
+            .collect();
+        let dcqcn_cfg = DcqcnConfig {
+            line_gbps: p.link_gbps,
+            alpha_gain: p.dcqcn_alpha_gain,
+            alpha_timer_ps: ps_of_ns(p.dcqcn_alpha_timer_ns),
+            timer_ps: ps_of_ns(p.dcqcn_timer_ns),
+            fast_recovery_steps: p.dcqcn_fast_recovery_steps,
+            rate_ai_gbps: p.dcqcn_rate_ai_gbps,
+            min_rate_gbps: p.dcqcn_min_rate_gbps,
+        };
+        let mut next_qpn = vec![0x100u32; nodes.len()];
+        let mut conns = Vec::new();
+        let mut nodes = nodes;
+        for (i, q) in scenario.qps.iter().enumerate() {
+            let req_qpn = next_qpn[q.from];
+            next_qpn[q.from] += 1;
+            let resp_qpn = next_qpn[q.to];
+            next_qpn[q.to] += 1;
+            let start_psn = rng.next_u64() & 0xFF_FFFF;
+            let window = match scenario.nodes[q.from].kind {
+                NodeKind::Balboa => p.window_packets,
+                NodeKind::Connectx => p.cx_window_packets,
+            };
+            nodes[q.from].streams.push(Stream::Req(i as u32));
+            nodes[q.to].streams.push(Stream::Resp(i as u32));
+            conns.push(Conn {
+                op: q.op,
+                size_bytes: q.size_bytes,
+                messages: q.messages,
+                queue_depth: q.queue_depth,
+                rate_gbps: q.rate_gbps,
+                aes: q.aes,
+                dpi: q.dpi,
+                app: q.app,
+                dpi_bad_every: q.dpi_bad_every,
+                req_node: q.from as u16,
+                resp_node: q.to as u16,
+                req_qpn,
+                resp_qpn,
+                state: QpState::Reset,
+                window,
+                next_psn: start_psn,
+                oldest_unacked_psn: start_psn,
+                send_idx: 0,
+                work_requests: VecDeque::new(),
+                admit_idx: 0,
+                wr_seq: 0,
+                inflight: VecDeque::new(),
+                retry_count: 0,
+                timer_deadline_ps: NEVER,
+                timer_event_at_ps: NEVER,
+                timer_backoff: false,
+                read_gap: false,
+                indication: None,
+                retx_state: 0,
+                expected_psn: start_psn,
+                msn: 0,
+                nak_sent: false,
+                unacked_packets: 0,
+                last_cnp: None,
+                dcqcn: (p.dcqcn_enabled != 0 && scenario.nodes[q.from].kind == NodeKind::Connectx)
+                    .then(|| Dcqcn::new(&dcqcn_cfg)),
+                dcqcn_next_tx_ps: 0,
+                response_queue: VecDeque::new(),
+                aes_key: slots::aes_key(scenario.seed, req_qpn),
+                seed: mix64(scenario.seed ^ (i as u64) << 32),
+            });
+        }
+        let sniff = scenario.sniffer.as_ref().map(|s| SnifferState {
+            node: s.node as u16,
+            filter: s.filter,
+            fixed_card: s.fixed_card,
+            rx_cut_quirk: s.rx_cut_quirk,
+            tag_direction: s.tag_direction,
+            last_tx_flags: CutFlags::default(),
+            decisions: [None; 4],
+            backlog: 0.0,
+            last_ps: 0,
+            dropped: 0,
+        });
+        let stats = SimStats {
+            qps: conns
+                .iter()
+                .map(|c| QpStats {
+                    qpn: c.req_qpn,
+                    ..QpStats::default()
+                })
+                .collect(),
+            ..SimStats::default()
+        };
+        let ports = (0..nodes.len()).map(|_| SwitchPort::default()).collect();
+        let cyc = p.cycle_ps();
+        let end = ps_of_ns(scenario.duration_ns);
+        let prof_period = p.cycles_ps(scenario.profiler.every_cycles.max(1));
+        let faults_on = (0..2 * nodes.len())
+            .map(|k| {
+                let (node, to_switch) = (k / 2, k % 2 == 1);
+                (0..scenario.faults.len())
+                    .filter(|&i| {
+                        let f = &scenario.faults[i];
+                        f.node == node
+                            && match f.direction {
+                                LinkDir::Both => true,
+                                LinkDir::ToSwitch => to_switch,
+                                LinkDir::FromSwitch => !to_switch,
+                            }
+                    })
+                    .collect()
+            })
+            .collect();
+        Simulator {
+            fault_hits: vec![0; scenario.faults.len()],
+            fault_period: vec![0; scenario.faults.len()],
+            faults_on,
+            scenario,
+            params: p,
+            now_ps: 0,
+            end_ps: end,
+            until_stopped: false,
+            seq: 0,
+            events: EventQueue::new(),
+            rng,
+            nodes,
+            conns,
+            packets: Vec::new(),
+            free_packets: Vec::new(),
+            ports,
+            sniffer: sniff,
+            probes: Vec::new(),
+            profiler_period_ps: prof_period,
+            started: false,
+            finished: false,
+            out: Vec::new(),
+            out_bytes: Vec::with_capacity(1024),
+            stats,
+            record_completions: false,
+            buf: Vec::with_capacity(128),
+            payload_buf: Vec::new(),
+            cycle_ps: cyc,
+            ops: template::op_table(),
+            ser_ps_cache: Vec::new(),
+            dcqcn_cfg,
+        }
+    }
+
+    /// A simulator for a live run (the agent, the workbench): a scenario
+    /// that runs until stopped ([`Scenario::until_stopped`]) keeps posting
+    /// messages, its fault and slot rules applying throughout, and never
+    /// ends; one that gives `duration_ns` ends there, as with
+    /// [`new`](Self::new). The simulator holds only what is in flight, so
+    /// its memory stays bounded however long it runs.
+    pub fn live(scenario: Scenario) -> Simulator {
+        let until_stopped = scenario.until_stopped;
+        let mut sim = Simulator::new(scenario);
+        if until_stopped {
+            sim.until_stopped = true;
+            sim.end_ps = UNBOUNDED_END;
+        }
+        sim
+    }
+
+    /// Whether this run ends by itself (`false`: a live run until stopped).
+    pub fn is_bounded(&self) -> bool {
+        !self.until_stopped
+    }
+
+    /// How many items the simulator holds in its queues and tables (pending
+    /// events, packets, work requests, in-flight entries, ...): bounded by
+    /// the windows and queue depths, not by how long it has run.
+    pub fn held_items(&self) -> usize {
+        let nodes: usize = self
+            .nodes
+            .iter()
+            .map(|n| {
+                n.ctrl_queue.len()
+                    + n.streams.len()
+                    + n.fsm_queue.len()
+                    + n.dma_tags.len()
+                    + n.hbm_fetches.len()
+            })
+            .sum();
+        let conns: usize = self
+            .conns
+            .iter()
+            .map(|c| c.work_requests.len() + c.inflight.len() + c.response_queue.len())
+            .sum();
+        let ports: usize = self.ports.iter().map(|p| p.queue.len()).sum();
+        let qp_stats: usize = self.stats.qps.iter().map(|q| q.completions.len()).sum();
+        self.events.len()
+            + self.packets.len()
+            + self.free_packets.len()
+            + nodes
+            + conns
+            + ports
+            + qp_stats
+            + self.stats.hbm_fetch_ns.len()
+            + self.stats.indication_to_packet_ns.len()
+            + self.out.len()
+            + self.probes.len()
+    }
+
+    /// The scenario being run.
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Current simulated time in ns.
+    pub fn now_ns(&self) -> u64 {
+        self.now_ps / NS
+    }
+
+    /// The simulated time the run ends at, in ns (about 53 days for a run
+    /// until stopped).
+    pub fn duration_ns(&self) -> u64 {
+        self.end_ps / NS
+    }
+
+    /// True once every event up to the end has been processed.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> &SimStats {
+        &self.stats
+    }
+
+    /// Keep each completion's time and size in [`QpStats::completions`]
+    /// (for experiments; grows with the run).
+    pub fn record_completions(&mut self, on: bool) {
+        self.record_completions = on;
+    }
+
+    /// Processes one event, handing its records to `sink`. Returns false
+    /// when the run is over (or, in a run until stopped, when no event is
+    /// pending: the card idles).
+    pub fn step(&mut self, sink: &mut impl FnMut(Record)) -> bool {
+        self.step_into(&mut Owned(sink))
+    }
+
+    /// [`step`](Self::step) with frames lent to a [`RecordSink`].
+    pub fn step_into(&mut self, sink: &mut impl RecordSink) -> bool {
+        if !self.started {
+            self.start();
+            self.flush(sink);
+        }
+        if self.finished {
+            return false;
+        }
+        let more = self.step_inner(NEVER);
+        self.flush(sink);
+        more
+    }
+
+    /// Processes every event up to `t_ns` (inclusive), handing records to
+    /// `sink` as they happen. Returns false when the run is over.
+    pub fn run_until(&mut self, t_ns: u64, sink: &mut impl FnMut(Record)) -> bool {
+        self.run_until_into(t_ns, &mut Owned(sink))
+    }
+
+    /// [`run_until`](Self::run_until) with frames lent to a [`RecordSink`]:
+    /// no allocation per frame.
+    pub fn run_until_into(&mut self, t_ns: u64, sink: &mut impl RecordSink) -> bool {
+        if !self.started {
+            self.start();
+            self.flush(sink);
+        }
+        let limit = ps_of_ns(t_ns).min(self.end_ps);
+        while !self.finished {
+            if !self.step_inner(limit) {
+                break;
+            }
+            // Most events make no record: no call for them.
+            if !self.out.is_empty() {
+                self.flush(sink);
+            }
+        }
+        self.flush(sink);
+        if !self.finished && limit >= self.end_ps {
+            self.finish();
+            self.flush(sink);
+        }
+        if !self.finished {
+            self.now_ps = self.now_ps.max(limit);
+        }
+        !self.finished
+    }
+
+    /// Hands the records of the last event to `sink`, in order.
+    #[inline]
+    pub(super) fn flush(&mut self, sink: &mut impl RecordSink) {
+        if self.out.is_empty() {
+            return;
+        }
+        for o in self.out.drain(..) {
+            match o {
+                Out::Record(r) => sink.record(r),
+                Out::Frame {
+                    ts_ns,
+                    direction,
+                    orig_len,
+                    start,
+                    len,
+                } => sink.frame(FrameRef {
+                    ts_ns,
+                    port: 0,
+                    direction,
+                    orig_len,
+                    data: self
+                        .out_bytes
+                        .get(start as usize..(start + len) as usize)
+                        .unwrap_or_default(),
+                }),
+            }
+        }
+        self.out_bytes.clear();
+    }
+
+    /// Runs to the end of the scenario.
+    pub fn run(&mut self, sink: &mut impl FnMut(Record)) {
+        let end = self.end_ps / NS;
+        self.run_until(end, sink);
+    }
+
+    /// [`run`](Self::run) with frames lent to a [`RecordSink`].
+    pub fn run_into(&mut self, sink: &mut impl RecordSink) {
+        let end = self.end_ps / NS;
+        self.run_until_into(end, sink);
+    }
+
+    #[inline]
+    pub(super) fn step_inner(&mut self, limit: Ps) -> bool {
+        let Some(top) = self.events.peek() else {
+            // Every message posted and answered: a card left running idles.
+            if !self.until_stopped {
+                self.finish();
+            }
+            return false;
+        };
+        if top.t > self.end_ps {
+            self.finish();
+            return false;
+        }
+        if top.t > limit {
+            return false;
+        }
+        let Some(e) = self.events.pop() else {
+            return false;
+        };
+        self.now_ps = e.t;
+        self.stats.events += 1;
+        let k = match e.ev {
+            Event::Post(_) => 0,
+            Event::TxWake(_) => 1,
+            Event::SwitchArrive(_) => 2,
+            Event::NodeArrive(_) => 3,
+            Event::FsmReady(_) => 4,
+            Event::Timer(_) => 5,
+            Event::ProfTick => 6,
+        };
+        self.stats.events_by_kind[k] += 1;
+        self.handle(e.ev);
+        true
+    }
+
+    pub(super) fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        self.now_ps = self.now_ps.max(self.end_ps);
+        self.emit(Record::Marker {
+            ts_ns: self.end_ps / NS,
+            kind: MarkerKind::Stop,
+            text: format!("sim: scenario {} ended", self.scenario.name),
+        });
+    }
+
+    /// Schedules `ev` at `t` (not before now); returns its sequence number.
+    pub(super) fn schedule(&mut self, t: Ps, ev: Event) -> u64 {
+        self.seq += 1;
+        self.events.push(Pending {
+            t: t.max(self.now_ps),
+            seq: self.seq,
+            ev,
+        });
+        self.stats.queue_peak = self.stats.queue_peak.max(self.events.len() as u64);
+        self.seq
+    }
+
+    pub(super) fn start(&mut self) {
+        self.started = true;
+        self.emit(Record::Marker {
+            ts_ns: 0,
+            kind: MarkerKind::Start,
+            text: format!(
+                "sim: scenario {} seed {}",
+                self.scenario.name, self.scenario.seed
+            ),
+        });
+        if self.scenario.profiler.enabled {
+            self.define_probes();
+        }
+        for c in 0..self.conns.len() {
+            for state in [QpState::Init, QpState::Rtr, QpState::Rts] {
+                self.conns[c].state = state;
+                self.qp_record(c, true);
+                self.qp_record(c, false);
+            }
+            let start = ps_of_ns(self.scenario.qps[c].start_ns);
+            let post = start + ps_of_ns(self.params.host_post_ns);
+            if self.conns[c].rate_gbps > 0.0 {
+                self.schedule(post, Event::Post(c as u32));
+            } else {
+                for _ in 0..self.conns[c].queue_depth {
+                    self.schedule(post, Event::Post(c as u32));
+                }
+            }
+        }
+        if !self.probes.is_empty() {
+            self.schedule(0, Event::ProfTick);
+        }
+    }
+
+    #[inline]
+    pub(super) fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Post(c) => self.on_post(c as usize),
+            Event::TxWake(n) => self.on_tx_wake(n as usize),
+            Event::SwitchArrive(id) => self.on_switch_arrive(id),
+            Event::NodeArrive(id) => self.on_node_arrive(id),
+            Event::FsmReady(n) => self.on_fsm_ready(n as usize),
+            Event::Timer(c) => self.on_timer(c as usize),
+            Event::ProfTick => self.on_prof_tick(),
+        }
+    }
+}
