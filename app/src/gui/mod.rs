@@ -8,7 +8,6 @@
 
 use eframe::egui;
 pub mod panels;
-mod waveform;
 
 #[cfg(test)]
 mod tests;
