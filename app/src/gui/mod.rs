@@ -7,6 +7,7 @@
 //! only reads the store.
 
 use eframe::egui;
+pub mod layout;
 pub mod panels;
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ use rocescope_core::command::View;
 use rocescope_core::query::{self};
 use rocescope_core::{Command, Model, explain};
 
+use super::super::layout;
 use super::{CYAN, QP_COLORS, RED, YELLOW, ms_since_start, select_item, selected_item};
 
 pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
@@ -40,12 +41,24 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
         .selected
         .and_then(|s| model.store.row(s))
         .map(|r| ms_since_start(model, r.ts_ns));
+    // The y axis from the data, the link rate as its ceiling: not from the
+    // items (the findings' shading reaches the top and would grow it).
+    let maxima: Vec<f64> = report
+        .qps
+        .iter()
+        .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()))
+        .map(layout::series_max_gbytes_s)
+        .collect();
+    let link = model.source.scenario().map(|sc| sc.params.link_gbps / 8.0);
+    let y_top =
+        layout::throughput_y_top(layout::throughput_data_max(&maxima, report.qps.len()), link);
     let resp = Plot::new("throughput")
+        .id(egui::Id::new(layout::THROUGHPUT_PLOT_ID))
         .height(height)
         .legend(egui_plot::Legend::default())
         .x_axis_label("ms since the first packet")
         .y_axis_label("GB/s on the wire")
-        .include_y(0.0)
+        .default_y_bounds(0.0, y_top)
         .include_x(0.0)
         .include_x(span_ms)
         .allow_double_click_reset(true)
@@ -95,7 +108,8 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
                 }
             }
             // Findings as shaded spans, episodes as thin lines (at most one a pixel).
-            let ymax = bounds.max()[1];
+            let (ymin, ymax) = (bounds.min()[1], bounds.max()[1]);
+            let mut drops = Vec::new();
             for f in &report.findings {
                 let a = ms_since_start(model, f.start_ns);
                 let b = ms_since_start(model, f.end_ns).max(a + (x1 - x0) / width_px as f64);
@@ -110,13 +124,32 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
                     .fill_color(RED.gamma_multiply(0.15))
                     .stroke(Stroke::new(1.0, RED.gamma_multiply(0.6))),
                 );
+                drops.push(a);
+            }
+            // "drop" labels stacked on a few rows at the bottom, thinned so
+            // that none covers another (the legend has the top).
+            let font = egui::TextStyle::Small.resolve(&pui.ctx().style());
+            let size = pui
+                .ctx()
+                .fonts(|f| f.layout_no_wrap("drop".into(), font, RED).size());
+            let px_ms = ((x1 - x0) / width_px as f64).max(f64::MIN_POSITIVE);
+            let px_y = (ymax - ymin) / f64::from(pui.transform().frame().height().max(1.0));
+            let at: Vec<(f32, f32)> = drops
+                .iter()
+                .map(|a| (((a.max(x0) - x0) / px_ms) as f32, size.x))
+                .collect();
+            for p in layout::place_labels(&at, 3, 4.0) {
+                let y = ymin + px_y * (2.0 + f64::from(size.y + 1.0) * p.row as f64);
                 pui.text(
-                    Text::new("findings", PlotPoint::new(a, ymax * 0.95), "drop")
-                        .color(RED)
-                        .anchor(Align2::LEFT_TOP),
+                    Text::new(
+                        "findings",
+                        PlotPoint::new(drops[p.index].max(x0), y),
+                        "drop",
+                    )
+                    .color(RED)
+                    .anchor(Align2::LEFT_BOTTOM),
                 );
             }
-            let px_ms = (x1 - x0) / width_px as f64;
             let mut last_px = f64::NEG_INFINITY;
             for e in &report.episodes {
                 let x = ms_since_start(model, e.start_ns);

@@ -221,11 +221,19 @@ fn detail_tree(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Co
     };
     let scroll = frames < 2;
     st.detail_scrolled = Some((sel.index, current, frames.saturating_add(1)));
-    ui.strong(format!(
-        "Frame {}: {}",
-        sel.index + 1,
-        p.summary().to_string().replace('→', ">")
-    ));
+    // One line above the tree (the whole summary on hover): wrapped, it
+    // took rows the tree was laid out into.
+    ui.add(
+        egui::Label::new(
+            RichText::new(format!(
+                "Frame {}: {}",
+                sel.index + 1,
+                p.summary().to_string().replace('→', ">")
+            ))
+            .strong(),
+        )
+        .truncate(),
+    );
     egui::ScrollArea::vertical()
         .id_salt("detail")
         .auto_shrink([false, false])
