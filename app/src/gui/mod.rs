@@ -11,6 +11,10 @@ pub mod layout;
 pub mod panels;
 
 #[cfg(test)]
+mod golden;
+#[cfg(test)]
+mod headless;
+#[cfg(test)]
 mod tests;
 
 use std::path::{Path, PathBuf};
