@@ -390,7 +390,8 @@ fn golden_dir() -> PathBuf {
 }
 
 fn out_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/golden")
+    let app = Path::new(env!("CARGO_MANIFEST_DIR"));
+    app.parent().unwrap_or(app).join("target/golden")
 }
 
 /// Write an RGBA PNG: `small` (committed images) compresses harder, which
