@@ -6,5 +6,5 @@
 set -eu
 cd "$(dirname "$0")/../.."
 ROCESCOPE_ACCEPT_GOLDEN=1 cargo test -p rocescope --lib gui::golden "$@"
-rm -rf target/golden
+rm -f target/golden/*.actual.png target/golden/*.diff.png
 git status --short app/src/gui/golden

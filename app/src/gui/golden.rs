@@ -26,19 +26,25 @@ const W: f32 = 960.0;
 const H: f32 = 600.0;
 
 /// `lossy-link` recorded once per test process (deterministic: the
-/// scenario has a seed), as `rocescope sim --scenario lossy-link --record`.
+/// scenario has a seed), as `rocescope sim --scenario lossy-link --record`,
+/// to target/golden/lossy-link.pcapng (under 1 MB; replaced, not left
+/// behind; written aside and renamed, so that another test run reading it
+/// keeps its file).
 fn lossy_recording() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("rocescope-golden-{}", std::process::id()));
+        let app = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = app.parent().unwrap_or(app).join("target/golden");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("lossy-link.pcapng");
+        let part = dir.join(format!("lossy-link.pcapng.{}", std::process::id()));
         let sc = Scenario::builtin("lossy-link").unwrap();
-        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let file = std::io::BufWriter::new(std::fs::File::create(&part).unwrap());
         let mut w = PcapngWriter::new(file).unwrap();
         let mut sim = Simulator::new(sc);
         sim.run(&mut |rec: Record| w.write_record(&rec).unwrap());
         w.finish().unwrap();
+        std::fs::rename(&part, &path).unwrap();
         path
     })
     .clone()

@@ -492,5 +492,8 @@ pub fn check_golden(name: &str, img: &Rgba) -> Result<(), String> {
             diff_path.display()
         ));
     }
+    // A pass clears what an earlier failure left.
+    let _ = std::fs::remove_file(&actual_path);
+    let _ = std::fs::remove_file(&diff_path);
     Ok(())
 }
