@@ -7,9 +7,13 @@
 //! only reads the store.
 
 use eframe::egui;
+pub mod layout;
 pub mod panels;
-mod waveform;
 
+#[cfg(test)]
+mod golden;
+#[cfg(test)]
+mod headless;
 #[cfg(test)]
 mod tests;
 

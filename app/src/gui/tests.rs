@@ -245,7 +245,7 @@ fn profiler_waveform_and_slots_on_a_simulator_run() {
 
 #[test]
 fn waveform_columns_hold_values_and_bound_the_work() {
-    use super::waveform::{Sample, columns};
+    use super::panels::profiler::{Sample, columns};
     let samples: Vec<Sample> = (0..100_000u64)
         .map(|i| Sample {
             ts_ns: i * 4,

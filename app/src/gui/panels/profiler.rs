@@ -10,7 +10,7 @@ use rocescope_core::query;
 use rocescope_core::{Command, Model};
 use rocescope_replay::Record;
 
-use super::panels::{CYAN, DIM, GREEN, PanelState};
+use super::{CYAN, DIM, GREEN, PanelState};
 
 /// One profiler sample.
 #[derive(Debug, Clone, Copy, PartialEq)]

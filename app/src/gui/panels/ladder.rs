@@ -1,0 +1,180 @@
+//! Ladder: the selected QP's packets as a message sequence.
+
+use eframe::egui;
+
+use egui::{Align2, FontId, Pos2, Rect, Sense, Stroke, Ui, Vec2, pos2};
+use rocescope_core::model::Selected;
+use rocescope_core::query::{self};
+use rocescope_core::{Command, Model, explain};
+use rocescope_replay::store::Row;
+
+use super::{DIM, class_color};
+
+pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
+    let Some(q) = query::ladder_qp(model) else {
+        ui.weak("no QP yet");
+        return;
+    };
+    ui.strong(format!(
+        "QP 0x{:x} {} > {} (requester QP {}) — hover an arrow for its explanation, click to select",
+        q.dest_qp,
+        query::addr(q.requester),
+        query::addr(q.responder),
+        q.requester_qp.map_or("?".into(), |p| format!("0x{p:x}"))
+    ));
+    let (rect, resp) = ui.allocate_exact_size(ui.available_size(), Sense::click());
+    let painter = ui.painter_at(rect);
+    let step = 26.0;
+    let head = 22.0;
+    let count = (((rect.height() - head) / step).floor() as usize).max(1);
+    let rows = query::ladder_rows(model, q, count);
+    let time_w = 100.0;
+    let left = rect.left() + time_w + 20.0;
+    let right = rect.right() - 20.0;
+    let text = ui.visuals().text_color();
+    let lane = Stroke::new(2.0, DIM);
+    painter.line_segment(
+        [pos2(left, rect.top() + head), pos2(left, rect.bottom())],
+        lane,
+    );
+    painter.line_segment(
+        [pos2(right, rect.top() + head), pos2(right, rect.bottom())],
+        lane,
+    );
+    let f = FontId::proportional(12.0);
+    painter.text(
+        pos2(left, rect.top() + 2.0),
+        Align2::CENTER_TOP,
+        format!("requester {}", query::addr(q.requester)),
+        f.clone(),
+        text,
+    );
+    painter.text(
+        pos2(right, rect.top() + 2.0),
+        Align2::RIGHT_TOP,
+        format!("responder {}", query::addr(q.responder)),
+        f.clone(),
+        text,
+    );
+    let hover = resp.hover_pos();
+    let mut hovered: Option<&query::LadderRow> = None;
+    let mut last_ts: Option<u64> = None;
+    for (k, lr) in rows.iter().enumerate() {
+        let y = rect.top() + head + (k as f32 + 0.5) * step;
+        // Arrows slant down: the time a packet spends on the wire.
+        let (a, b) = if lr.rightward {
+            (pos2(left, y - 6.0), pos2(right, y + 6.0))
+        } else {
+            (pos2(right, y - 6.0), pos2(left, y + 6.0))
+        };
+        let mut color = class_color(lr.row.flags, text);
+        let selected = Some(lr.index) == model.selected;
+        let row_band = Rect::from_min_max(
+            pos2(rect.left(), y - step / 2.0),
+            pos2(rect.right(), y + step / 2.0),
+        );
+        if selected {
+            painter.rect_filled(
+                row_band,
+                0.0,
+                ui.visuals().selection.bg_fill.gamma_multiply(0.5),
+            );
+        }
+        if hover.is_some_and(|p| row_band.contains(p)) {
+            hovered = Some(lr);
+            color = color.gamma_multiply(1.4);
+            if resp.clicked() {
+                out.push(Command::SelectRow(lr.index));
+            }
+        }
+        if let Some(prev) = last_ts {
+            if lr.row.ts_ns.saturating_sub(prev) > 20_000 {
+                painter.text(
+                    pos2((left + right) / 2.0, y - step / 2.0),
+                    Align2::CENTER_CENTER,
+                    format!("… {} µs silent …", (lr.row.ts_ns - prev) / 1000),
+                    FontId::proportional(10.0),
+                    DIM,
+                );
+            }
+        }
+        last_ts = Some(lr.row.ts_ns);
+        painter.text(
+            pos2(rect.left() + 2.0, y),
+            Align2::LEFT_CENTER,
+            query::rel_time(model, lr.row.ts_ns),
+            FontId::monospace(11.0),
+            DIM,
+        );
+        arrow(
+            &painter,
+            a,
+            b,
+            Stroke::new(if selected { 2.5 } else { 1.5 }, color),
+        );
+        let flags = query::flag_text(lr.row.flags);
+        let label = if flags.is_empty() {
+            format!("{} PSN {}", query::short_opcode(lr.row.opcode), lr.row.psn)
+        } else {
+            format!(
+                "{} PSN {} [{flags}]",
+                query::short_opcode(lr.row.opcode),
+                lr.row.psn
+            )
+        };
+        painter.text(
+            pos2((left + right) / 2.0, y - 4.0),
+            Align2::CENTER_BOTTOM,
+            label,
+            f.clone(),
+            color,
+        );
+    }
+    if let Some(lr) = hovered {
+        let lr = *lr;
+        resp.on_hover_ui_at_pointer(|ui| {
+            ui.set_max_width(420.0);
+            explain_row(ui, model, lr.index, &lr.row);
+        });
+    }
+}
+
+/// A line from `a` to `b` with a filled arrowhead at `b`.
+pub fn arrow(painter: &egui::Painter, a: Pos2, b: Pos2, stroke: Stroke) {
+    let dir = (b - a).normalized();
+    let len = 10.0;
+    let tip_base = b - dir * len;
+    painter.line_segment([a, tip_base], stroke);
+    let n = Vec2::new(-dir.y, dir.x) * 4.5;
+    painter.add(egui::Shape::convex_polygon(
+        vec![b, tip_base + n, tip_base - n],
+        stroke.color,
+        Stroke::NONE,
+    ));
+}
+
+/// The student's explanation of row `index` (decoded on demand).
+fn explain_row(ui: &mut Ui, model: &Model, index: u64, row: &Row) {
+    let Ok(bytes) = model.store.frame_bytes(index) else {
+        return;
+    };
+    let sel = Selected {
+        index,
+        row: *row,
+        bytes,
+        link: model
+            .store
+            .link_layer(row.port)
+            .unwrap_or(rocescope_decoders::LinkLayer::Ethernet),
+    };
+    let p = sel.packet();
+    let flags: Vec<&str> = row.flags.names().collect();
+    ui.strong(format!(
+        "Frame {}: {}",
+        index + 1,
+        p.summary().to_string().replace('→', ">")
+    ));
+    for para in explain::packet(&p, &flags) {
+        ui.label(para);
+    }
+}

@@ -1,0 +1,291 @@
+//! Overview: the throughput plot, the counters, the findings.
+
+use eframe::egui;
+
+use egui::{Align2, Color32, RichText, Stroke, Ui};
+use egui_plot::{Line, LineStyle, Plot, PlotPoint, PlotPoints, Polygon, Text, VLine};
+use rocescope_core::command::View;
+use rocescope_core::query::{self};
+use rocescope_core::{Command, Model, explain};
+
+use super::super::layout;
+use super::{CYAN, QP_COLORS, RED, YELLOW, ms_since_start, select_item, selected_item};
+
+pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
+    let h = ui.available_height();
+    let plot_h = (h * 0.6).max(120.0);
+    throughput_plot(ui, model, plot_h, out);
+    ui.separator();
+    ui.horizontal_top(|ui| {
+        ui.vertical(|ui| {
+            ui.set_width(260.0);
+            counters(ui, model);
+        });
+        ui.separator();
+        ui.vertical(|ui| {
+            ui.strong("Diagnosis (click: select, double-click: open in the ladder)");
+            findings(ui, model, out);
+        });
+    });
+}
+
+fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Command>) {
+    let report = model.report();
+    let stats = model.store.stats();
+    let t0 = stats.first_ts_ns.unwrap_or(0) as f64;
+    let span_ms = stats
+        .last_ts_ns
+        .map_or(1.0, |b| ((b as f64 - t0) / 1e6).max(1e-3));
+    let cursor_ms = ms_since_start(model, model.cursor_ns());
+    let selected_ms = model
+        .selected
+        .and_then(|s| model.store.row(s))
+        .map(|r| ms_since_start(model, r.ts_ns));
+    // The y axis from the data, the link rate as its ceiling: not from the
+    // items (the findings' shading reaches the top and would grow it).
+    let maxima: Vec<f64> = report
+        .qps
+        .iter()
+        .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()))
+        .map(layout::series_max_gbytes_s)
+        .collect();
+    let link = model.source.scenario().map(|sc| sc.params.link_gbps / 8.0);
+    let y_top =
+        layout::throughput_y_top(layout::throughput_data_max(&maxima, report.qps.len()), link);
+    let resp = Plot::new("throughput")
+        .id(egui::Id::new(layout::THROUGHPUT_PLOT_ID))
+        .height(height)
+        .legend(egui_plot::Legend::default())
+        .x_axis_label("ms since the first packet")
+        .y_axis_label("GB/s on the wire")
+        .default_y_bounds(0.0, y_top)
+        .include_x(0.0)
+        .include_x(span_ms)
+        .allow_double_click_reset(true)
+        .show(ui, |pui| {
+            let bounds = pui.plot_bounds();
+            let width_px = pui.transform().frame().width().max(1.0);
+            // Two points per pixel over the visible range only.
+            let n = (width_px * 2.0) as usize;
+            let (x0, x1) = (bounds.min()[0].max(0.0), bounds.max()[0].min(span_ms));
+            if x1 > x0 {
+                let a_ns = t0 + x0 * 1e6;
+                let b_ns = t0 + x1 * 1e6;
+                let xs: Vec<f64> = (0..n)
+                    .map(|c| x0 + (x1 - x0) * (c as f64 + 0.5) / n as f64)
+                    .collect();
+                let mut total = vec![0.0; n];
+                for (i, q) in report.qps.iter().enumerate() {
+                    let color = QP_COLORS[i % QP_COLORS.len()];
+                    let ys = query::resample_rate(&q.series, a_ns, b_ns, n);
+                    for (t, y) in total.iter_mut().zip(&ys) {
+                        *t += y;
+                    }
+                    let name = format!("QP 0x{:x}", q.dest_qp);
+                    pui.line(
+                        Line::new(name.clone(), points(&xs, &ys))
+                            .color(color)
+                            .width(1.5),
+                    );
+                    if let Some(rs) = &q.reverse_series {
+                        let ys = query::resample_rate(rs, a_ns, b_ns, n);
+                        for (t, y) in total.iter_mut().zip(&ys) {
+                            *t += y;
+                        }
+                        pui.line(
+                            Line::new(format!("{name} responses"), points(&xs, &ys))
+                                .color(color.gamma_multiply(0.6))
+                                .style(LineStyle::dashed_dense()),
+                        );
+                    }
+                }
+                if report.qps.len() > 1 {
+                    pui.line(
+                        Line::new("aggregate", points(&xs, &total))
+                            .color(Color32::WHITE)
+                            .width(1.0),
+                    );
+                }
+            }
+            // Findings as shaded spans, episodes as thin lines (at most one a pixel).
+            let (ymin, ymax) = (bounds.min()[1], bounds.max()[1]);
+            let mut drops = Vec::new();
+            for f in &report.findings {
+                let a = ms_since_start(model, f.start_ns);
+                let b = ms_since_start(model, f.end_ns).max(a + (x1 - x0) / width_px as f64);
+                if b < x0 || a > x1 {
+                    continue;
+                }
+                pui.polygon(
+                    Polygon::new(
+                        "findings",
+                        PlotPoints::new(vec![[a, 0.0], [b, 0.0], [b, ymax], [a, ymax]]),
+                    )
+                    .fill_color(RED.gamma_multiply(0.15))
+                    .stroke(Stroke::new(1.0, RED.gamma_multiply(0.6))),
+                );
+                drops.push(a);
+            }
+            // "drop" labels stacked on a few rows at the bottom, thinned so
+            // that none covers another (the legend has the top).
+            let font = egui::TextStyle::Small.resolve(&pui.ctx().style());
+            let size = pui
+                .ctx()
+                .fonts(|f| f.layout_no_wrap("drop".into(), font, RED).size());
+            let px_ms = ((x1 - x0) / width_px as f64).max(f64::MIN_POSITIVE);
+            let px_y = (ymax - ymin) / f64::from(pui.transform().frame().height().max(1.0));
+            let at: Vec<(f32, f32)> = drops
+                .iter()
+                .map(|a| (((a.max(x0) - x0) / px_ms) as f32, size.x))
+                .collect();
+            for p in layout::place_labels(&at, 3, 4.0) {
+                let y = ymin + px_y * (2.0 + f64::from(size.y + 1.0) * p.row as f64);
+                pui.text(
+                    Text::new(
+                        "findings",
+                        PlotPoint::new(drops[p.index].max(x0), y),
+                        "drop",
+                    )
+                    .color(RED)
+                    .anchor(Align2::LEFT_BOTTOM),
+                );
+            }
+            let mut last_px = f64::NEG_INFINITY;
+            for e in &report.episodes {
+                let x = ms_since_start(model, e.start_ns);
+                if x < x0 || x > x1 || x - last_px < px_ms {
+                    continue;
+                }
+                last_px = x;
+                pui.vline(
+                    VLine::new("retransmission episodes", x)
+                        .color(YELLOW.gamma_multiply(0.7))
+                        .width(1.0),
+                );
+            }
+            pui.vline(
+                VLine::new("time cursor", cursor_ms)
+                    .color(Color32::WHITE)
+                    .width(1.5),
+            );
+            if let Some(s) = selected_ms {
+                pui.vline(
+                    VLine::new("selected packet", s)
+                        .color(CYAN)
+                        .style(LineStyle::dashed_loose()),
+                );
+            }
+            pui.pointer_coordinate()
+        });
+    // A click moves the shared time cursor (and selects the packet there).
+    if resp.response.clicked() {
+        if let Some(p) = resp.inner {
+            let t = (t0 + p.x.max(0.0) * 1e6) as u64;
+            out.push(Command::JumpToTime(t));
+        }
+    }
+}
+
+fn points(xs: &[f64], ys: &[f64]) -> PlotPoints<'static> {
+    PlotPoints::new(xs.iter().zip(ys).map(|(x, y)| [*x, *y]).collect())
+}
+
+fn counters(ui: &mut Ui, model: &Model) {
+    let report = model.report();
+    let stats = model.store.stats();
+    let c = &report.counters;
+    let normal = ui.visuals().text_color();
+    let warn = |v: u64, col: Color32| if v > 0 { col } else { normal };
+    egui::Grid::new("counters")
+        .num_columns(2)
+        .striped(true)
+        .show(ui, |ui| {
+            let row = |ui: &mut Ui, k: &str, v: String, col: Color32| {
+                ui.label(k);
+                ui.label(RichText::new(v).color(col).monospace());
+                ui.end_row();
+            };
+            row(ui, "packets", stats.packets.to_string(), normal);
+            row(ui, "RoCE", stats.roce_packets.to_string(), normal);
+            row(
+                ui,
+                "wire bytes",
+                query::human_bytes(stats.wire_bytes),
+                normal,
+            );
+            row(ui, "QPs", report.qps.len().to_string(), normal);
+            row(
+                ui,
+                "retransmitted",
+                c.retransmitted_packets.to_string(),
+                warn(c.retransmitted_packets, YELLOW),
+            );
+            row(
+                ui,
+                "packet_seq_err",
+                c.packet_seq_err.to_string(),
+                warn(c.packet_seq_err, RED),
+            );
+            row(ui, "timeouts", c.local_ack_timeout_err.to_string(), normal);
+            row(
+                ui,
+                "CNPs / CE",
+                format!("{} / {}", c.np_cnp_sent, c.np_ecn_marked_roce_packets),
+                normal,
+            );
+            row(
+                ui,
+                "capture loss",
+                c.capture_loss_packets.to_string(),
+                normal,
+            );
+            row(
+                ui,
+                "ICRC errors",
+                stats.icrc_errors.to_string(),
+                warn(stats.icrc_errors, RED),
+            );
+            if model.source.live {
+                let t = model
+                    .source
+                    .status()
+                    .sim_time_ns
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                row(ui, "sim time", format!("{} µs", t / 1000), normal);
+            }
+        });
+}
+
+fn findings(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
+    let report = model.report();
+    if report.findings.is_empty() {
+        ui.weak("no throughput drop found (yet)");
+        return;
+    }
+    let sel = selected_item(model, View::Overview);
+    egui::ScrollArea::vertical()
+        .id_salt("findings")
+        .show(ui, |ui| {
+            for (i, f) in report.findings.iter().enumerate() {
+                let r = ui
+                    .selectable_label(sel == Some(i), &f.text)
+                    .on_hover_text(explain::finding(f.cause));
+                if r.clicked() {
+                    select_item(model, View::Overview, i, out);
+                }
+                if r.double_clicked() {
+                    out.push(Command::OpenSelectedQp);
+                }
+                // Drops of one cause on one QP are one finding: each below.
+                if f.items.len() > 1 {
+                    egui::CollapsingHeader::new(format!("each of the {}", f.items.len()))
+                        .id_salt(("finding", i))
+                        .show(ui, |ui| {
+                            for item in &f.items {
+                                ui.label(&item.text);
+                            }
+                        });
+                }
+            }
+        });
+}

@@ -1,0 +1,87 @@
+//! Ladder: the selected QP's packets as a message sequence.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use rocescope_core::Model;
+use rocescope_core::query::{addr, flag_text, ladder_qp, ladder_rows, rel_time, short_opcode};
+
+use super::{DIM, flag_style, title};
+
+pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
+    let Some(q) = ladder_qp(model) else {
+        f.render_widget(Paragraph::new("no QP yet").block(title("Ladder")), area);
+        return;
+    };
+    let h = area.height.saturating_sub(3) as usize;
+    let rows = ladder_rows(model, q, h);
+    let w = area.width.saturating_sub(2) as usize;
+    let lane = w.saturating_sub(15).max(20);
+    let mut lines = vec![Line::from(Span::styled(
+        {
+            let left = format!("requester {}", addr(q.requester));
+            let right = format!("responder {}", addr(q.responder));
+            format!(
+                "{:<14}{left}{right:>w$}",
+                "time",
+                w = lane.saturating_sub(left.chars().count())
+            )
+        },
+        Style::default().add_modifier(Modifier::BOLD),
+    ))];
+    let mut last_ts: Option<u64> = None;
+    for lr in &rows {
+        let (index, r, rightward) = (&lr.index, &lr.row, lr.rightward);
+        let label = format!(" {} PSN {} ", short_opcode(r.opcode), r.psn);
+        let flags = flag_text(r.flags);
+        let label = if flags.is_empty() {
+            label
+        } else {
+            format!("{label}[{flags}] ")
+        };
+        let body_len = lane.saturating_sub(3);
+        let label: String = label.chars().take(body_len).collect();
+        let pad = body_len.saturating_sub(label.chars().count());
+        let (a, b) = (pad / 2, pad - pad / 2);
+        let arrow = if rightward {
+            format!("|{}{label}{}▶|", "─".repeat(a), "─".repeat(b))
+        } else {
+            format!("|◀{}{label}{}|", "─".repeat(a), "─".repeat(b))
+        };
+        // A silence of more than 20 µs is drawn, so timeouts show.
+        if let Some(prev) = last_ts {
+            if r.ts_ns.saturating_sub(prev) > 20_000 {
+                lines.push(Line::from(Span::styled(
+                    format!(
+                        "{:<14}|{:^lane$}|",
+                        "",
+                        format!("… {} µs silent …", (r.ts_ns - prev) / 1000)
+                    ),
+                    Style::default().fg(DIM),
+                )));
+            }
+        }
+        last_ts = Some(r.ts_ns);
+        let mut style = flag_style(r.flags);
+        if Some(*index) == model.selected {
+            style = style.add_modifier(Modifier::REVERSED);
+        }
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{:<14}", rel_time(model, r.ts_ns)),
+                Style::default().fg(DIM),
+            ),
+            Span::styled(arrow, style),
+        ]));
+    }
+    let t = format!(
+        "Ladder: QP 0x{:x} {}>{} (requester QP {}) — ↑↓ move, r next retransmission",
+        q.dest_qp,
+        addr(q.requester),
+        addr(q.responder),
+        q.requester_qp.map_or("?".into(), |p| format!("0x{p:x}"))
+    );
+    f.render_widget(Paragraph::new(lines).block(title(&t)), area);
+}

@@ -1,0 +1,160 @@
+//! Drawing: each view reads the model and draws only what is visible.
+
+mod explain;
+mod help;
+mod ladder;
+mod lessons;
+mod overview;
+mod packets;
+mod profiler;
+mod qps;
+mod retransmissions;
+mod slots;
+mod status;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Tabs};
+use rocescope_core::command::View;
+use rocescope_core::query::{RowClass, row_class};
+use rocescope_core::{Command, Model, Overlay};
+use rocescope_replay::store::Flags;
+
+use explain::explain_view;
+use help::help;
+use ladder::ladder;
+use lessons::lesson_box;
+use lessons::lessons;
+use overview::overview;
+use packets::packets;
+use profiler::profiler;
+use qps::qps;
+use retransmissions::retransmissions;
+use slots::slots;
+use status::status_bar;
+
+/// Where things were drawn, for mouse clicks and paging.
+#[derive(Debug, Default, Clone)]
+pub struct UiState {
+    tabs: Vec<(Rect, View)>,
+    /// Packet list: area of the rows and the store index on each line.
+    list: Rect,
+    list_rows: Vec<u64>,
+    /// Lines of the list-style views (QPs, episodes, findings, lessons).
+    items: Rect,
+    items_first: usize,
+    pub page_rows: u16,
+}
+
+impl UiState {
+    /// Commands for a left click at (x, y).
+    pub fn click(&self, x: u16, y: u16) -> Vec<Command> {
+        let inside = |r: &Rect| x >= r.x && x < r.x + r.width && y >= r.y && y < r.y + r.height;
+        if let Some((_, v)) = self.tabs.iter().find(|(r, _)| inside(r)) {
+            return vec![Command::ShowView(*v)];
+        }
+        if inside(&self.list) {
+            if let Some(row) = self.list_rows.get(usize::from(y - self.list.y)) {
+                return vec![Command::SelectRow(*row)];
+            }
+        }
+        if inside(&self.items) {
+            let i = self.items_first + usize::from(y - self.items.y);
+            return vec![Command::SelectFirst, Command::MoveSelection(i as i64)];
+        }
+        Vec::new()
+    }
+}
+
+fn flag_style(f: Flags) -> Style {
+    match row_class(f) {
+        RowClass::Error => Style::default().fg(RED),
+        RowClass::Retransmission => Style::default().fg(YELLOW),
+        RowClass::OutOfOrder => Style::default().fg(MAGENTA),
+        RowClass::Congestion => Style::default().fg(CYAN),
+        RowClass::NotRoce => Style::default().fg(DIM),
+        RowClass::Normal => Style::default(),
+    }
+}
+
+const RED: Color = Color::Red;
+const YELLOW: Color = Color::Yellow;
+const CYAN: Color = Color::Cyan;
+const GREEN: Color = Color::Green;
+const MAGENTA: Color = Color::Magenta;
+const DIM: Color = Color::DarkGray;
+
+fn title(s: impl AsRef<str>) -> Block<'static> {
+    Block::bordered().title(Span::styled(
+        format!(" {} ", s.as_ref()),
+        Style::default().add_modifier(Modifier::BOLD),
+    ))
+}
+
+/// Draw the whole workbench.
+pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
+    let area = f.area();
+    let lesson_h = if model.lesson.is_some() { 7 } else { 0 };
+    let chunks = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Min(3),
+            Constraint::Length(lesson_h),
+            Constraint::Length(1),
+        ])
+        .split(area);
+    draw_tabs(f, model, ui, chunks[0]);
+    let body = chunks[1];
+    ui.list_rows.clear();
+    ui.list = Rect::default();
+    ui.items = Rect::default();
+    match model.view {
+        View::Overview => overview(f, model, ui, body),
+        View::Packets => packets(f, model, ui, body),
+        View::Qps => qps(f, model, ui, body),
+        View::Ladder => ladder(f, model, body),
+        View::Retransmissions => retransmissions(f, model, ui, body),
+        View::Slots => slots(f, model, ui, body),
+        View::Profiler => profiler(f, model, body),
+        View::Explain => explain_view(f, model, body),
+        View::Lessons => lessons(f, model, ui, body),
+    }
+    if model.lesson.is_some() {
+        lesson_box(f, model, chunks[2]);
+    }
+    status_bar(f, model, chunks[3]);
+    if model.overlay == Overlay::Help {
+        help(f, area);
+    }
+}
+
+fn draw_tabs(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
+    ui.tabs.clear();
+    let mut spans = Vec::new();
+    let mut x = area.x;
+    for (i, v) in View::ALL.iter().enumerate() {
+        let label = if area.width < 100 {
+            format!(" {}:{} ", i + 1, &v.title()[..v.title().len().min(4)])
+        } else {
+            format!(" {}:{} ", i + 1, v.title())
+        };
+        let w = label.chars().count() as u16;
+        ui.tabs.push((Rect::new(x, area.y, w, 1), *v));
+        x += w;
+        let style = if *v == model.view {
+            Style::default()
+                .fg(Color::Black)
+                .bg(CYAN)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::default()
+        };
+        spans.push(Span::styled(label, style));
+    }
+    let help = Span::styled(" ?:help q:quit", Style::default().fg(DIM));
+    spans.push(help);
+    f.render_widget(Tabs::new(vec![Line::from(spans)]).divider(""), area);
+}

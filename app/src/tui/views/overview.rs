@@ -1,0 +1,215 @@
+//! Overview: throughput per QP, counters, the diagnosis.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Wrap};
+use rocescope_core::Model;
+use rocescope_core::query::human_bytes;
+use rocescope_decoders::analysis::Series;
+
+use super::{CYAN, DIM, GREEN, MAGENTA, RED, UiState, YELLOW, title};
+
+/// Points of a series decimated to about two per column.
+fn series_points(s: &Series, t0: u64, width: u16) -> Vec<(f64, f64)> {
+    let n = s.bins.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let per = (n / (usize::from(width.max(1)) * 2)).max(1);
+    (0..n)
+        .step_by(per)
+        .map(|i| {
+            let end = (i + per).min(n);
+            let mut max = 0.0f64;
+            for j in i..end {
+                max = max.max(s.rate_gbytes_s(j));
+            }
+            ((s.bin_start_ns(i).saturating_sub(t0)) as f64 / 1e6, max)
+        })
+        .collect()
+}
+
+pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
+    let report = model.report();
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
+        .split(area);
+    let t0 = model.store.stats().first_ts_ns.unwrap_or(0);
+    let colors = [
+        GREEN,
+        CYAN,
+        YELLOW,
+        MAGENTA,
+        Color::Blue,
+        RED,
+        Color::White,
+        Color::LightGreen,
+    ];
+    let width = rows[0].width.saturating_sub(10);
+    let data: Vec<Vec<(f64, f64)>> = report
+        .qps
+        .iter()
+        .take(8)
+        .map(|q| series_points(&q.series, t0, width))
+        .collect();
+    let rev: Vec<Vec<(f64, f64)>> = report
+        .qps
+        .iter()
+        .take(8)
+        .map(|q| {
+            q.reverse_series
+                .as_ref()
+                .map(|s| series_points(s, t0, width))
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut max_y = 0.1f64;
+    let mut max_x = 0.001f64;
+    for d in data.iter().chain(rev.iter()) {
+        for (x, y) in d {
+            max_y = max_y.max(*y);
+            max_x = max_x.max(*x);
+        }
+    }
+    let cursor_ms = model.cursor_ns().saturating_sub(t0) as f64 / 1e6;
+    let cursor = [(cursor_ms, 0.0), (cursor_ms, max_y)];
+    let mut datasets: Vec<Dataset<'_>> = Vec::new();
+    for (i, (d, q)) in data.iter().zip(&report.qps).enumerate() {
+        datasets.push(
+            Dataset::default()
+                .name(format!("QP 0x{:x} ->", q.dest_qp))
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::default().fg(colors[i % colors.len()]))
+                .data(d),
+        );
+    }
+    for (i, d) in rev.iter().enumerate() {
+        if !d.is_empty() {
+            datasets.push(
+                Dataset::default()
+                    .marker(Marker::Dot)
+                    .graph_type(GraphType::Line)
+                    .style(
+                        Style::default()
+                            .fg(colors[i % colors.len()])
+                            .add_modifier(Modifier::DIM),
+                    )
+                    .data(d),
+            );
+        }
+    }
+    datasets.push(
+        Dataset::default()
+            .marker(Marker::Block)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(Color::White))
+            .data(&cursor),
+    );
+    let chart = Chart::new(datasets)
+        .block(title(
+            "Throughput per QP, GB/s on the wire (solid: requests, dotted: responses)",
+        ))
+        .x_axis(
+            Axis::default()
+                .bounds([0.0, max_x])
+                .labels(["0 ms".to_owned(), format!("{max_x:.3} ms")])
+                .style(Style::default().fg(DIM)),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, max_y * 1.1])
+                .labels(["0".to_owned(), format!("{max_y:.1}")])
+                .style(Style::default().fg(DIM)),
+        );
+    f.render_widget(chart, rows[0]);
+
+    let bottom = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Length(40), Constraint::Min(20)])
+        .split(rows[1]);
+    let stats = model.store.stats();
+    let c = &report.counters;
+    let mut lines = vec![
+        Line::from(format!("packets        {}", stats.packets)),
+        Line::from(format!("RoCE           {}", stats.roce_packets)),
+        Line::from(format!("wire bytes     {}", human_bytes(stats.wire_bytes))),
+        Line::from(format!("QPs            {}", report.qps.len())),
+        Line::from(Span::styled(
+            format!("retransmitted  {}", c.retransmitted_packets),
+            Style::default().fg(if c.retransmitted_packets > 0 {
+                YELLOW
+            } else {
+                Color::Reset
+            }),
+        )),
+        Line::from(Span::styled(
+            format!("packet_seq_err {}", c.packet_seq_err),
+            Style::default().fg(if c.packet_seq_err > 0 {
+                RED
+            } else {
+                Color::Reset
+            }),
+        )),
+        Line::from(format!("timeouts       {}", c.local_ack_timeout_err)),
+        Line::from(format!(
+            "CNPs / CE      {} / {}",
+            c.np_cnp_sent, c.np_ecn_marked_roce_packets
+        )),
+        Line::from(format!("capture loss   {}", c.capture_loss_packets)),
+        Line::from(format!("ICRC errors    {}", stats.icrc_errors)),
+    ];
+    let status = model.source.status();
+    if model.source.live {
+        lines.push(Line::from(format!(
+            "sim time       {} µs",
+            status
+                .sim_time_ns
+                .load(std::sync::atomic::Ordering::Relaxed)
+                / 1000
+        )));
+    }
+    f.render_widget(Paragraph::new(lines).block(title("Counters")), bottom[0]);
+
+    let inner_h = bottom[1].height.saturating_sub(2) as usize;
+    let first = model.list_index.saturating_sub(inner_h.saturating_sub(1));
+    let items: Vec<Line<'_>> = if report.findings.is_empty() {
+        vec![Line::from(Span::styled(
+            "no throughput drop found (yet)",
+            Style::default().fg(DIM),
+        ))]
+    } else {
+        report
+            .findings
+            .iter()
+            .enumerate()
+            .skip(first)
+            .take(inner_h)
+            .map(|(i, fd)| {
+                let style = if i == model.list_index {
+                    Style::default().add_modifier(Modifier::REVERSED)
+                } else {
+                    Style::default()
+                };
+                Line::from(Span::styled(fd.text.clone(), style))
+            })
+            .collect()
+    };
+    ui.items = Rect::new(
+        bottom[1].x + 1,
+        bottom[1].y + 1,
+        bottom[1].width.saturating_sub(2),
+        inner_h as u16,
+    );
+    ui.items_first = first;
+    f.render_widget(
+        Paragraph::new(items)
+            .block(title("Diagnosis (Enter: open in ladder, f: next)"))
+            .wrap(Wrap { trim: true }),
+        bottom[1],
+    );
+}

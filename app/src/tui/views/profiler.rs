@@ -1,0 +1,79 @@
+//! Profiler: the probes' values over time.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::widgets::{Paragraph, Sparkline};
+use rocescope_core::Model;
+use rocescope_replay::Record;
+
+use super::{GREEN, title};
+
+pub(super) fn profiler(f: &mut Frame<'_>, model: &Model, area: Rect) {
+    let defs: Vec<(u16, String)> = model
+        .store
+        .records_where(|r| matches!(r, Record::ProbeDef(_)))
+        .into_iter()
+        .filter_map(|r| {
+            if let Record::ProbeDef(d) = r {
+                Some((d.probe, d.name))
+            } else {
+                None
+            }
+        })
+        .collect();
+    if defs.is_empty() {
+        f.render_widget(
+            Paragraph::new("No profiler probes in this source.").block(title("Profiler")),
+            area,
+        );
+        return;
+    }
+    let cursor = model.cursor_ns();
+    let samples = model
+        .store
+        .records_where(|r| matches!(r, Record::Profiler(s) if s.ts_ns <= cursor));
+    let per = 3u16;
+    let n = (area.height / per).max(1) as usize;
+    let areas = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints(vec![Constraint::Length(per); n.min(defs.len())])
+        .split(area);
+    for ((probe, name), a) in defs.iter().zip(areas.iter()) {
+        // Step chart: the value held until the next sample, over the last columns.
+        let vals: Vec<(u64, i64)> = samples
+            .iter()
+            .filter_map(|r| {
+                if let Record::Profiler(s) = r {
+                    (s.probe == *probe).then_some((s.ts_ns, s.value))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let width = usize::from(a.width.saturating_sub(2));
+        let span_ns = 200_000u64;
+        let start = cursor.saturating_sub(span_ns);
+        let mut data = vec![0u64; width];
+        let mut vi = 0;
+        let mut cur = 0i64;
+        for (x, slot) in data.iter_mut().enumerate() {
+            let t = start + span_ns * x as u64 / width.max(1) as u64;
+            while vi < vals.len() && vals[vi].0 <= t {
+                cur = vals[vi].1;
+                vi += 1;
+            }
+            *slot = cur.max(0) as u64;
+        }
+        let last = vals.last().map_or(0, |v| v.1);
+        f.render_widget(
+            Sparkline::default()
+                .data(&data)
+                .style(Style::default().fg(GREEN))
+                .block(title(format!(
+                    "{name} = {last} (last 200 µs to the cursor)"
+                ))),
+            *a,
+        );
+    }
+}

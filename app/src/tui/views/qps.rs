@@ -1,0 +1,93 @@
+//! QPs: one row per conversation, the selected one's sparkline.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::widgets::{Row as TRow, Sparkline, Table};
+use rocescope_core::Model;
+use rocescope_core::query::{QP_COLUMNS, addr, human_bytes, naks, qp_state};
+use rocescope_decoders::analysis::Series;
+
+use super::{GREEN, UiState, title};
+
+fn sparkline_data(s: &Series, n: usize) -> Vec<u64> {
+    let start = s.bins.len().saturating_sub(n);
+    s.bins[start..].iter().map(|b| b.wire_bytes).collect()
+}
+
+pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
+    let report = model.report();
+    let chunks = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Min(5), Constraint::Length(5)])
+        .split(area);
+    let rows: Vec<TRow<'_>> = report
+        .qps
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let c = &q.counters;
+            let naks = naks(c);
+            let rtt = q
+                .rtt_p50_ns
+                .map_or("-".into(), |ns| format!("{:.2}µs", ns as f64 / 1e3));
+            let state = qp_state(report, i, model.cursor_ns());
+            let style = if i == model.list_index {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            TRow::new(vec![
+                format!("0x{:x}", q.dest_qp),
+                format!("{}>{}", addr(q.requester), addr(q.responder)),
+                state.to_owned(),
+                q.next_psn.to_string(),
+                q.oldest_unacked_psn.map_or("-".into(), |p| p.to_string()),
+                format!("{}/{}", q.outstanding, q.window_packets),
+                human_bytes(q.wire_bytes),
+                c.retransmitted_packets.to_string(),
+                naks.to_string(),
+                c.np_cnp_sent.to_string(),
+                rtt,
+            ])
+            .style(style)
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(8),
+        Constraint::Length(24),
+        Constraint::Length(11),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(6),
+        Constraint::Length(9),
+        Constraint::Length(6),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(9),
+    ];
+    let t = Table::new(rows, widths)
+        .header(TRow::new(QP_COLUMNS.to_vec()).style(Style::default().add_modifier(Modifier::BOLD)))
+        .block(title("QP conversations (Enter: ladder)"));
+    f.render_widget(t, chunks[0]);
+    ui.items = Rect::new(
+        chunks[0].x + 1,
+        chunks[0].y + 2,
+        chunks[0].width.saturating_sub(2),
+        chunks[0].height.saturating_sub(3),
+    );
+    ui.items_first = 0;
+    if let Some(q) = report.qps.get(model.list_index) {
+        let data = sparkline_data(&q.series, usize::from(chunks[1].width.saturating_sub(2)));
+        f.render_widget(
+            Sparkline::default()
+                .data(&data)
+                .style(Style::default().fg(GREEN))
+                .block(title(format!(
+                    "QP 0x{:x} wire bytes per bin ({} ns bins)",
+                    q.dest_qp, q.series.bin_ns
+                ))),
+            chunks[1],
+        );
+    }
+}
