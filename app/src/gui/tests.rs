@@ -165,7 +165,7 @@ fn each_panel_renders_the_sample() {
                 "0000  ",
             ],
         ),
-        (View::Qps, &["requester > responder", "0x12"]),
+        (View::Qps, &["requester > responder", "0x000012"]),
         (
             View::Ladder,
             &["requester 10.0.0.1", "responder 10.0.0.2", "PSN 101"],
