@@ -14,6 +14,7 @@ pub mod lesson;
 pub mod link;
 pub mod model;
 pub mod query;
+pub mod records;
 pub mod session;
 pub mod source;
 pub mod status;

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use rocescope_decoders::analysis::Report;
 use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, decode};
+use rocescope_replay::TimeBase;
 use rocescope_replay::clock::{PlayState, PlaybackClock};
+use rocescope_replay::record::SlotDecision;
 use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
-use rocescope_replay::{Record, TimeBase};
 
 use rocescope_data::{DataError, ExportSummary, Format, Table};
 
@@ -18,6 +19,7 @@ use crate::command::{Command, View};
 use crate::export::{ExportError, ExportJob, ExportRequest, PacketRows};
 use crate::filter::{FieldLookup, Filter, FilterError, RowField, Value};
 use crate::lesson::Lesson;
+use crate::records::{Derived, Probe};
 use crate::source::SourceHandle;
 
 /// An overlay drawn over the views.
@@ -79,6 +81,8 @@ pub struct Model {
     pub quit: bool,
     report: Report,
     report_at: Option<Instant>,
+    /// Slots and probes, derived with the report.
+    records: Derived,
     now: Instant,
     /// Commands that go to the source (simulator parameters, sniffer filter).
     pub outbox: Vec<Command>,
@@ -148,6 +152,7 @@ impl Model {
                 findings: Vec::new(),
             },
             report_at: None,
+            records: Derived::default(),
             now: Instant::now(),
             outbox: Vec::new(),
             cmdline: String::new(),
@@ -203,6 +208,7 @@ impl Model {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .report();
+            self.records.refresh(&self.store);
             self.report_at = Some(now);
         }
         if self.selected.is_none() && self.horizon() > 0 {
@@ -320,6 +326,16 @@ impl Model {
     /// The analysis report (rebuilt every 250 ms).
     pub fn report(&self) -> &Report {
         &self.report
+    }
+
+    /// The service slots' decisions (derived with the report).
+    pub fn slots(&self) -> &[SlotDecision] {
+        &self.records.slots
+    }
+
+    /// The profiler's probes with their samples (derived with the report).
+    pub fn probes(&self) -> &[Probe] {
+        &self.records.probes
     }
 
     /// Capture time of the time cursor.
@@ -888,10 +904,7 @@ impl Model {
             View::Qps => self.report.qps.len(),
             View::Retransmissions => self.report.episodes.len(),
             View::Overview => self.report.findings.len(),
-            View::Slots => self
-                .store
-                .records_where(|r| matches!(r, Record::Slot(_)))
-                .len(),
+            View::Slots => self.records.slots.len(),
             View::Lessons => crate::lesson::builtin().len(),
             _ => 0,
         }

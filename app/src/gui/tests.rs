@@ -221,10 +221,10 @@ fn profiler_waveform_and_slots_on_a_simulator_run() {
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);
     assert!(
-        !wb.panels.records.probes.is_empty(),
+        !wb.model.probes().is_empty(),
         "the aes scenario records probes"
     );
-    for p in &wb.panels.records.probes {
+    for p in wb.model.probes() {
         assert!(f.has(&p.name), "probe row {} missing: {}", p.name, f.all());
     }
     // Selecting a packet centres the waveform on it.
@@ -245,7 +245,8 @@ fn profiler_waveform_and_slots_on_a_simulator_run() {
 
 #[test]
 fn waveform_columns_hold_values_and_bound_the_work() {
-    use super::panels::profiler::{Sample, columns};
+    use super::panels::profiler::columns;
+    use rocescope_core::records::Sample;
     let samples: Vec<Sample> = (0..100_000u64)
         .map(|i| Sample {
             ts_ns: i * 4,
