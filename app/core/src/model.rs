@@ -47,26 +47,26 @@ const REPORT_EVERY: Duration = Duration::from_millis(250);
 
 /// The workbench state.
 pub struct Model {
-    pub store: Arc<Store>,
-    pub analysis: RcAnalyzer,
-    pub source: SourceHandle,
-    pub view: View,
-    pub overlay: Overlay,
+    pub(crate) store: Arc<Store>,
+    pub(crate) analysis: RcAnalyzer,
+    pub(crate) source: SourceHandle,
+    pub(crate) view: View,
+    pub(crate) overlay: Overlay,
     /// Text in the filter bar (may not compile yet).
-    pub filter_text: String,
-    pub filter_error: Option<FilterError>,
+    pub(crate) filter_text: String,
+    pub(crate) filter_error: Option<FilterError>,
     filter: Option<Filter>,
     matches: Arc<Matches>,
     /// The selected row (store index).
-    pub selected: Option<u64>,
+    pub(crate) selected: Option<u64>,
     /// Replay clock of recordings; live sources follow the newest data.
-    pub clock: PlaybackClock,
-    pub follow_live: bool,
-    pub selected_qp: Option<u32>,
+    pub(crate) clock: PlaybackClock,
+    pub(crate) follow_live: bool,
+    pub(crate) selected_qp: Option<u32>,
     /// Selection in list views (QPs, episodes, findings, slots).
-    pub list_index: usize,
-    pub lesson: Option<Lesson>,
-    pub lesson_step: usize,
+    pub(crate) list_index: usize,
+    pub(crate) lesson: Option<Lesson>,
+    pub(crate) lesson_step: usize,
     /// The step's time cursor waits for the run to reach its time.
     lesson_cursor_due: bool,
     /// The model a lesson replaced, to go back to when it is left.
@@ -75,23 +75,23 @@ pub struct Model {
     resume_on_return: bool,
     /// Selected field of the detail tree (index into the field walk);
     /// `None` selects the packet's BTH (or its first header).
-    pub field_index: Option<usize>,
+    pub(crate) field_index: Option<usize>,
     /// One-line status for the user (errors of commands, hints).
-    pub status: String,
-    pub quit: bool,
+    pub(crate) status: String,
+    pub(crate) quit: bool,
     report: Report,
     report_at: Option<Instant>,
     /// Slots and probes, derived with the report.
     records: Derived,
     now: Instant,
     /// Commands that go to the source (simulator parameters, sniffer filter).
-    pub outbox: Vec<Command>,
+    pub(crate) outbox: Vec<Command>,
     /// Text of the command line while it is open.
-    pub cmdline: String,
+    pub(crate) cmdline: String,
     /// Exports running on their own threads.
     exports: Vec<ExportJob>,
     /// The outcome of the last export that finished (also in `status`).
-    pub last_export: Option<Result<ExportSummary, ExportError>>,
+    pub(crate) last_export: Option<Result<ExportSummary, ExportError>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -116,6 +116,95 @@ pub struct Selected {
 impl Selected {
     pub fn packet(&self) -> Packet<'_> {
         decode(&self.bytes, self.link, &DecodeConfig::default())
+    }
+}
+
+/// Read access to the state; changes go through [`Model::apply`].
+impl Model {
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub fn analysis(&self) -> &RcAnalyzer {
+        &self.analysis
+    }
+
+    pub fn source(&self) -> &SourceHandle {
+        &self.source
+    }
+
+    pub fn view(&self) -> View {
+        self.view
+    }
+
+    pub fn overlay(&self) -> Overlay {
+        self.overlay
+    }
+
+    pub fn filter_text(&self) -> &str {
+        &self.filter_text
+    }
+
+    pub fn filter_error(&self) -> &Option<FilterError> {
+        &self.filter_error
+    }
+
+    pub fn selected(&self) -> Option<u64> {
+        self.selected
+    }
+
+    pub fn clock(&self) -> &PlaybackClock {
+        &self.clock
+    }
+
+    pub fn follow_live(&self) -> bool {
+        self.follow_live
+    }
+
+    pub fn selected_qp(&self) -> Option<u32> {
+        self.selected_qp
+    }
+
+    pub fn list_index(&self) -> usize {
+        self.list_index
+    }
+
+    pub fn lesson(&self) -> &Option<Lesson> {
+        &self.lesson
+    }
+
+    pub fn lesson_step(&self) -> usize {
+        self.lesson_step
+    }
+
+    pub fn field_index(&self) -> Option<usize> {
+        self.field_index
+    }
+
+    pub fn status(&self) -> &str {
+        &self.status
+    }
+
+    pub fn quit(&self) -> bool {
+        self.quit
+    }
+
+    pub fn outbox(&self) -> &[Command] {
+        &self.outbox
+    }
+
+    pub fn cmdline(&self) -> &str {
+        &self.cmdline
+    }
+
+    pub fn last_export(&self) -> &Option<Result<ExportSummary, ExportError>> {
+        &self.last_export
+    }
+
+    /// Commands queued for the source layer, taken (`source::steer` and
+    /// tests drain them).
+    pub fn take_outbox(&mut self) -> Vec<Command> {
+        std::mem::take(&mut self.outbox)
     }
 }
 

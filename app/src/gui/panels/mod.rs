@@ -85,14 +85,14 @@ pub struct PanelState {
 impl PanelState {
     /// Called once a frame before the panels draw.
     pub fn begin_frame(&mut self, model: &Model) {
-        self.selection_moved = model.selected != self.last_selected;
-        self.last_selected = model.selected;
-        if self.sel_cache.as_ref().map(|s| s.index) != model.selected {
+        self.selection_moved = model.selected() != self.last_selected;
+        self.last_selected = model.selected();
+        if self.sel_cache.as_ref().map(|s| s.index) != model.selected() {
             self.sel_cache = model.selected_packet();
         }
-        if self.filter_buf_for.as_deref() != Some(model.filter_text.as_str()) {
-            self.filter_buf = model.filter_text.clone();
-            self.filter_buf_for = Some(model.filter_text.clone());
+        if self.filter_buf_for.as_deref() != Some(model.filter_text()) {
+            self.filter_buf = model.filter_text().to_owned();
+            self.filter_buf_for = Some(model.filter_text().to_owned());
         }
     }
 
@@ -120,11 +120,11 @@ pub fn show(view: View, ui: &mut Ui, model: &Model, st: &mut PanelState, out: &m
 /// Select item `i` of a list view: the list index belongs to the model's
 /// current view, so a click in another view's list switches to it first.
 fn select_item(model: &Model, view: View, i: usize, out: &mut Vec<Command>) {
-    if model.view != view && !out.contains(&Command::ShowView(view)) {
+    if model.view() != view && !out.contains(&Command::ShowView(view)) {
         out.push(Command::ShowView(view));
     }
-    let base = if model.view == view {
-        model.list_index
+    let base = if model.view() == view {
+        model.list_index()
     } else {
         0
     };
@@ -132,12 +132,12 @@ fn select_item(model: &Model, view: View, i: usize, out: &mut Vec<Command>) {
 }
 
 fn selected_item(model: &Model, view: View) -> Option<usize> {
-    (model.view == view).then_some(model.list_index)
+    (model.view() == view).then_some(model.list_index())
 }
 
 /// Milliseconds since the first packet (the plots' x axis).
 fn ms_since_start(model: &Model, ts_ns: u64) -> f64 {
-    let t0 = model.store.stats().first_ts_ns.unwrap_or(0);
+    let t0 = model.store().stats().first_ts_ns.unwrap_or(0);
     (ts_ns as f64 - t0 as f64) / 1e6
 }
 

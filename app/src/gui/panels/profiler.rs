@@ -94,7 +94,7 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         .unwrap_or(0) as f64;
     let cursor = model.cursor_ns() as f64;
     let w = &mut st.wave;
-    let live = model.source.live && model.follow_live;
+    let live = model.source().live && model.follow_live();
     if live && w.init && w.span() > 1000.0 {
         // Follow the newest data, keeping the zoom.
         let span = w.span();
@@ -108,8 +108,8 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         w.init = true;
     }
     let selected_ts = model
-        .selected
-        .and_then(|s| model.store.row(s))
+        .selected()
+        .and_then(|s| model.store().row(s))
         .map(|r| r.ts_ns as f64);
     if st.selection_moved {
         if let Some(t) = selected_ts {
@@ -176,8 +176,8 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
     } else if resp.clicked() {
         if let Some(p) = resp.interact_pointer_pos() {
             let t = w.start_ns + ((p.x - plot.left()) / plot.width()) as f64 * w.span();
-            let row = model.store.seek_time(t.max(0.0) as u64);
-            if row < model.store.len() {
+            let row = model.store().seek_time(t.max(0.0) as u64);
+            if row < model.store().len() {
                 out.push(Command::SelectRow(row));
             }
         }

@@ -25,7 +25,7 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
         .into_iter()
         .enumerate()
         .map(|(i, cells)| {
-            let style = if i == model.list_index {
+            let style = if i == model.list_index() {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
                 Style::default()
@@ -57,7 +57,7 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
         chunks[0].height.saturating_sub(3),
     );
     ui.items_first = 0;
-    if let Some(q) = report.qps.get(model.list_index) {
+    if let Some(q) = report.qps.get(model.list_index()) {
         let data = sparkline_data(&q.series, usize::from(chunks[1].width.saturating_sub(2)));
         f.render_widget(
             Sparkline::default()

@@ -16,7 +16,7 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         .constraints([Constraint::Min(5), Constraint::Length(4)])
         .split(area);
     let h = chunks[0].height.saturating_sub(3) as usize;
-    let first = model.list_index.saturating_sub(h.saturating_sub(1));
+    let first = model.list_index().saturating_sub(h.saturating_sub(1));
     let rows: Vec<TRow<'_>> = report
         .episodes
         .iter()
@@ -24,7 +24,7 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         .skip(first)
         .take(h)
         .map(|(i, e)| {
-            let style = if i == model.list_index {
+            let style = if i == model.list_index() {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
                 Style::default()
@@ -62,7 +62,7 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
     ui.items_first = first;
     let text = report
         .episodes
-        .get(model.list_index)
+        .get(model.list_index())
         .map_or("", |e| explain::episode(e.cause));
     f.render_widget(
         Paragraph::new(text)

@@ -15,7 +15,7 @@ pub(super) fn slots(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Re
     let h = area.height.saturating_sub(3) as usize;
     let visible: Vec<_> = recs.iter().filter(|s| s.ts_ns <= cursor).collect();
     let first = model
-        .list_index
+        .list_index()
         .min(visible.len().saturating_sub(1))
         .saturating_sub(h.saturating_sub(1));
     let mut drops = 0u64;
@@ -36,7 +36,7 @@ pub(super) fn slots(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Re
                 rocescope_replay::record::Verdict::Transformed => Style::default().fg(CYAN),
                 rocescope_replay::record::Verdict::Pass => Style::default(),
             };
-            let style = if i == model.list_index {
+            let style = if i == model.list_index() {
                 style.add_modifier(Modifier::REVERSED)
             } else {
                 style
