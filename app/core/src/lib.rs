@@ -15,6 +15,7 @@ pub mod link;
 pub mod model;
 pub mod query;
 pub mod records;
+mod scan;
 pub mod session;
 pub mod source;
 pub mod status;

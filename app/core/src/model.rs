@@ -1,13 +1,13 @@
 //! The workbench model: everything the TUI and GUI show, changed only by
 //! [`Model::apply`]. Views read it and return [`Command`]s.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rocescope_decoders::analysis::Report;
-use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, decode};
+use rocescope_decoders::{DecodeConfig, LinkLayer, Packet, decode};
 use rocescope_replay::TimeBase;
 use rocescope_replay::clock::{PlayState, PlaybackClock};
 use rocescope_replay::record::SlotDecision;
@@ -17,7 +17,7 @@ use rocescope_data::{DataError, ExportSummary, Format, Table};
 
 use crate::command::{Command, View};
 use crate::export::{ExportError, ExportJob, ExportRequest, PacketRows};
-use crate::filter::{FieldLookup, Filter, FilterError, RowField, Value};
+use crate::filter::{Filter, FilterError};
 use crate::lesson::Lesson;
 use crate::records::{Derived, Probe};
 use crate::source::SourceHandle;
@@ -33,14 +33,9 @@ pub enum Overlay {
     CommandLine,
 }
 
-/// Rows matching the display filter, found by a background scan.
-#[derive(Debug, Default)]
-pub(crate) struct Matches {
-    pub(crate) rows: RwLock<Vec<u64>>,
-    /// Rows of the store examined so far.
-    pub(crate) scanned: AtomicU64,
-    pub(crate) cancel: AtomicBool,
-}
+pub use crate::cmdline::PARTITION_WINDOW_NS;
+pub(crate) use crate::scan::Matches;
+use crate::scan::spawn_scan;
 
 /// How often the analysis report is rebuilt for the views.
 const REPORT_EVERY: Duration = Duration::from_millis(250);
@@ -840,83 +835,11 @@ impl Model {
     }
 
     fn run_command_line(&mut self, line: &str) {
-        let mut words = line.split_whitespace();
-        let verb = words.next().unwrap_or("");
-        let rest: Vec<&str> = words.collect();
-        let arg = rest.join(" ");
-        match verb {
-            "" => {}
-            "set" => match arg.split_once('=') {
-                Some((k, v)) => self.apply(Command::SetSimParam {
-                    key: k.trim().to_owned(),
-                    value: v.trim().to_owned(),
-                }),
-                None => {
-                    self.status = "usage: set KEY=VALUE (see rocescope sim --list-params)".into()
-                }
-            },
-            "sniffer" => {
-                let t = arg.trim();
-                let word = t.strip_prefix("0x").map_or_else(
-                    || t.parse::<u64>().ok(),
-                    |h| u64::from_str_radix(h, 16).ok(),
-                );
-                match word {
-                    Some(w) => self.apply(Command::SetSnifferFilter(w)),
-                    None => {
-                        self.status =
-                            format!("sniffer: {t:?} is not a 64-bit filter word (e.g. 0x80000000)")
-                    }
-                }
-            }
-            "speed" => match arg.trim().trim_start_matches('x').parse::<f64>() {
-                Ok(s) => self.apply(Command::SetSpeed(s)),
-                Err(_) => self.status = "usage: speed X (0.01 .. 100)".into(),
-            },
-            "goto" => match arg
-                .trim()
-                .trim_end_matches("us")
-                .trim_end_matches("µs")
-                .trim()
-                .parse::<f64>()
-            {
-                Ok(us) => {
-                    let t0 = self.store.stats().first_ts_ns.unwrap_or(0);
-                    self.apply(Command::JumpToTime(t0 + (us * 1000.0) as u64));
-                }
-                Err(_) => self.status = "usage: goto MICROSECONDS (from the first packet)".into(),
-            },
-            "filter" => self.apply(Command::SetFilter(arg)),
-            "export" => {
-                let raw = line.trim_start().strip_prefix("export").unwrap_or("");
-                let (raw, partition) = match partition_arg(raw) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        self.status = e;
-                        return;
-                    }
-                };
-                let (path, table) = export_args(&raw);
-                if path.is_empty() {
-                    self.status = format!(
-                        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] [--partition[=WINDOW]] \
-                         (this view: {}); quote a path with spaces at its ends or ending in a \
-                         table's name",
-                        self.export_table()
-                    );
-                } else {
-                    self.apply(Command::Export {
-                        table,
-                        path: PathBuf::from(path),
-                        partition_window_ns: partition,
-                    });
-                }
-            }
-            other => {
-                self.status = format!(
-                    "unknown command {other:?}: try set, sniffer, speed, goto, filter, export"
-                )
-            }
+        let t0_ns = self.store.stats().first_ts_ns.unwrap_or(0);
+        match crate::cmdline::parse(line, t0_ns, self.export_table()) {
+            Ok(Some(cmd)) => self.apply(cmd),
+            Ok(None) => {}
+            Err(message) => self.status = message,
         }
     }
 
@@ -1136,175 +1059,5 @@ impl Model {
                 self.filter_error = Some(e);
             }
         }
-    }
-}
-
-/// Scan the store for rows matching `filter` on a background thread,
-/// following the store as it grows, until cancelled.
-fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
-    let _ = std::thread::Builder::new()
-        .name("rocescope-filter".into())
-        .spawn(move || {
-            let mut needs_packet = filter.needs_packet();
-            let mut buf = Vec::with_capacity(8192);
-            let mut found = Vec::with_capacity(8192);
-            let mut next = 0u64;
-            loop {
-                if out.cancel.load(Ordering::Relaxed) {
-                    return;
-                }
-                let len = store.len();
-                if next >= len {
-                    if store.progress().complete {
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
-                }
-                // Rows a live session's disk ring deleted are not scanned.
-                next = next.max(store.first_row());
-                let end = (next + 8192).min(len);
-                found.clear();
-                if needs_packet {
-                    // Bytes in bulk: one read per span of frames, not per row.
-                    let read = store.for_each_frame(next..end, |index, row, bytes| {
-                        let ctx = RowCtx {
-                            store: &store,
-                            index,
-                            row,
-                            bytes: Some(bytes),
-                        };
-                        if filter.eval(&ctx) {
-                            found.push(index);
-                        }
-                        std::ops::ControlFlow::Continue(())
-                    });
-                    if read.is_err() {
-                        // The backing cannot be read: filter on what the rows hold.
-                        needs_packet = false;
-                        continue;
-                    }
-                } else {
-                    buf.clear();
-                    store.rows(next..end, &mut buf);
-                    for (k, row) in buf.iter().enumerate() {
-                        let ctx = RowCtx {
-                            store: &store,
-                            index: next + k as u64,
-                            row,
-                            bytes: None,
-                        };
-                        if filter.eval(&ctx) {
-                            found.push(next + k as u64);
-                        }
-                    }
-                }
-                out.rows
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend_from_slice(&found);
-                next = end;
-                out.scanned.store(next, Ordering::Relaxed);
-            }
-        });
-}
-
-/// Field values of one row for the filter.
-struct RowCtx<'a> {
-    store: &'a Store,
-    index: u64,
-    row: &'a Row,
-    bytes: Option<&'a [u8]>,
-}
-
-impl FieldLookup for RowCtx<'_> {
-    fn row(&self, f: RowField) -> Option<u64> {
-        let r = self.row;
-        let roce = r.flags.contains(Flags::ROCE);
-        match f {
-            RowField::Psn => roce.then_some(u64::from(r.psn)),
-            RowField::Opcode => roce.then_some(u64::from(r.opcode)),
-            RowField::DestQp => self
-                .store
-                .conversation(r.conversation)
-                .map(|c| u64::from(c.key.dest_qp)),
-            RowField::FrameLen => Some(u64::from(r.origlen)),
-            RowField::CapLen => Some(u64::from(r.caplen)),
-            RowField::FrameNumber => Some(self.index + 1),
-            RowField::Port => Some(u64::from(r.port)),
-            RowField::Flag(bit) => Some(u64::from(r.flags.0 >> bit & 1)),
-            RowField::Conversation => Some(u64::from(r.conversation)),
-        }
-    }
-
-    fn packet(&self, name: &str) -> Vec<Value> {
-        let Some(bytes) = self.bytes else {
-            return Vec::new();
-        };
-        let link = self
-            .store
-            .link_layer(self.row.port)
-            .unwrap_or(LinkLayer::Ethernet);
-        let p = decode(bytes, link, &DecodeConfig::default());
-        let mut out = Vec::new();
-        p.for_each_field(&mut |f| {
-            if f.name == name {
-                out.push(match f.value {
-                    FieldValue::U64(v) => Value::Int(v),
-                    FieldValue::Bool(b) => Value::Int(u64::from(b)),
-                    FieldValue::Ipv4(a) => Value::Addr(a.into()),
-                    FieldValue::Ipv6(a) => Value::Addr(a.into()),
-                    // A header or bytes field: present.
-                    FieldValue::Bytes(_) | FieldValue::Mac(_) => Value::Int(1),
-                });
-            }
-        });
-        out
-    }
-}
-
-/// The time window of partitions when `export` is not given one.
-pub const PARTITION_WINDOW_NS: u64 = 1_000_000_000;
-
-/// `export`'s arguments without its `--partition[=WINDOW]` word, and the
-/// window that word asks for (1 s when it names none).
-fn partition_arg(raw: &str) -> Result<(String, Option<u64>), String> {
-    let mut window = None;
-    let mut rest = Vec::new();
-    for word in raw.split(' ') {
-        match word
-            .strip_prefix("--partition")
-            .map(|w| (w, w.strip_prefix('=')))
-        {
-            Some(("", _)) => window = Some(PARTITION_WINDOW_NS),
-            Some((_, Some(d))) => {
-                window = Some(
-                    crate::units::parse_duration_ns(d)
-                        .map_err(|e| format!("export --partition: {e}"))?,
-                );
-            }
-            _ => rest.push(word),
-        }
-    }
-    Ok((rest.join(" "), window))
-}
-
-/// `export PATH [TABLE]`'s arguments: the path exactly as typed (inner
-/// spaces kept), or in double quotes; a last word naming a table, after
-/// the path, is the table.
-fn export_args(raw: &str) -> (String, Option<Table>) {
-    let raw = raw.trim();
-    if let Some(quoted) = raw.strip_prefix('"')
-        && let Some((path, rest)) = quoted.split_once('"')
-    {
-        let table = Table::from_name(&rest.trim().to_ascii_lowercase()).ok();
-        return (path.to_owned(), table);
-    }
-    match raw.rsplit_once(char::is_whitespace) {
-        Some((path, last)) => match Table::from_name(&last.to_ascii_lowercase()) {
-            Ok(t) => (path.trim_end().to_owned(), Some(t)),
-            Err(_) => (raw.to_owned(), None),
-        },
-        None => (raw.to_owned(), None),
     }
 }
