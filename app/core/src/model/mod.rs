@@ -1,6 +1,10 @@
 //! The workbench model: everything the TUI and GUI show, changed only by
 //! [`Model::apply`]. Views read it and return [`Command`]s.
 
+mod access;
+mod exports;
+mod lessons;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -114,95 +118,6 @@ impl Selected {
     }
 }
 
-/// Read access to the state; changes go through [`Model::apply`].
-impl Model {
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
-    }
-
-    pub fn analysis(&self) -> &RcAnalyzer {
-        &self.analysis
-    }
-
-    pub fn source(&self) -> &SourceHandle {
-        &self.source
-    }
-
-    pub fn view(&self) -> View {
-        self.view
-    }
-
-    pub fn overlay(&self) -> Overlay {
-        self.overlay
-    }
-
-    pub fn filter_text(&self) -> &str {
-        &self.filter_text
-    }
-
-    pub fn filter_error(&self) -> &Option<FilterError> {
-        &self.filter_error
-    }
-
-    pub fn selected(&self) -> Option<u64> {
-        self.selected
-    }
-
-    pub fn clock(&self) -> &PlaybackClock {
-        &self.clock
-    }
-
-    pub fn follow_live(&self) -> bool {
-        self.follow_live
-    }
-
-    pub fn selected_qp(&self) -> Option<u32> {
-        self.selected_qp
-    }
-
-    pub fn list_index(&self) -> usize {
-        self.list_index
-    }
-
-    pub fn lesson(&self) -> &Option<Lesson> {
-        &self.lesson
-    }
-
-    pub fn lesson_step(&self) -> usize {
-        self.lesson_step
-    }
-
-    pub fn field_index(&self) -> Option<usize> {
-        self.field_index
-    }
-
-    pub fn status(&self) -> &str {
-        &self.status
-    }
-
-    pub fn quit(&self) -> bool {
-        self.quit
-    }
-
-    pub fn outbox(&self) -> &[Command] {
-        &self.outbox
-    }
-
-    pub fn cmdline(&self) -> &str {
-        &self.cmdline
-    }
-
-    pub fn last_export(&self) -> &Option<Result<ExportSummary, ExportError>> {
-        &self.last_export
-    }
-
-    /// Commands queued for the source layer, taken (`source::steer` and
-    /// tests drain them).
-    pub fn take_outbox(&mut self) -> Vec<Command> {
-        std::mem::take(&mut self.outbox)
-    }
-}
-
 impl Model {
     pub fn new(store: Arc<Store>, analysis: RcAnalyzer, source: SourceHandle) -> Model {
         let live = source.live;
@@ -300,102 +215,6 @@ impl Model {
         }
         self.place_lesson_cursor();
         self.poll_exports();
-    }
-
-    /// Take the outcome of finished exports into the status line.
-    fn poll_exports(&mut self) {
-        let mut i = 0;
-        while i < self.exports.len() {
-            let Some(outcome) = self.exports[i].poll() else {
-                i += 1;
-                continue;
-            };
-            let job = self.exports.swap_remove(i);
-            self.status = match &outcome {
-                Ok(s) => format!(
-                    "exported {} rows of {} to {} in {:.2} s",
-                    s.rows,
-                    s.table,
-                    match s.files.as_slice() {
-                        [one] => one.display().to_string(),
-                        files => format!("{} files under {}", files.len(), job.path.display()),
-                    },
-                    s.elapsed.as_secs_f64()
-                ),
-                Err(e) => e.to_string(),
-            };
-            self.last_export = Some(outcome);
-        }
-    }
-
-    /// Keep reporting the exports `old` started (its source was replaced
-    /// by this model's): their files are still being written.
-    pub fn adopt_exports(&mut self, old: &mut Model) {
-        self.exports.append(&mut old.exports);
-    }
-
-    /// Take over `old`'s lesson (its source was replaced by this model's)
-    /// and apply its step here, the cursor once this run has data.
-    pub(crate) fn adopt_lesson(&mut self, old: &mut Model) {
-        self.previous = old.previous.take();
-        self.lesson = old.lesson.take();
-        self.lesson_step = old.lesson_step;
-        old.lesson_cursor_due = false;
-        if self.lesson.is_some() {
-            self.enter_lesson_step();
-        }
-    }
-
-    /// Keep `old` to go back to when the lesson is left, unless this model
-    /// already holds the one from before the first lesson. Its simulator
-    /// pauses meanwhile, so that it resumes where the user left it.
-    pub(crate) fn keep_previous(&mut self, mut old: Model) {
-        if self.previous.is_some() {
-            return;
-        }
-        let st = old.source.status();
-        if old.source.kind == crate::source::SourceKind::Sim
-            && !st.finished.load(Ordering::Acquire)
-            && !st.paused.load(Ordering::Acquire)
-        {
-            old.source.send(crate::source::SourceCtl::Pause);
-            old.resume_on_return = true;
-        }
-        self.previous = Some(Box::new(old));
-    }
-
-    /// The model a lesson replaced, which leaving it goes back to.
-    pub fn previous(&self) -> Option<&Model> {
-        self.previous.as_deref()
-    }
-
-    /// The source a lesson replaced.
-    pub fn previous_source_name(&self) -> Option<&str> {
-        self.previous().map(|m| m.source.name.as_str())
-    }
-
-    /// Go back to the model the lesson replaced (as it was left: view,
-    /// filter, selection), keeping the exports still being written.
-    pub(crate) fn return_from_lesson(&mut self) {
-        let Some(mut prev) = self.previous.take() else {
-            return;
-        };
-        prev.adopt_exports(self);
-        if std::mem::take(&mut prev.resume_on_return) {
-            prev.source.send(crate::source::SourceCtl::Resume);
-        }
-        prev.status = format!("lesson left: back to {}", prev.source.name);
-        *self = *prev;
-    }
-
-    /// Whether an export is still running.
-    pub fn exporting(&self) -> bool {
-        !self.exports.is_empty()
-    }
-
-    /// The table an export without a named table writes: the current view's.
-    pub fn export_table(&self) -> Table {
-        crate::export::view_table(self.view)
     }
 
     fn clock_span(&self) -> (u64, u64) {
@@ -763,77 +582,6 @@ impl Model {
         }
     }
 
-    /// Start an export of `table` (the view's by default) to `path`; the
-    /// status line says what is being written and, later, what was.
-    fn start_export(&mut self, table: Option<Table>, path: &Path, partition: Option<u64>) {
-        let table = table.unwrap_or_else(|| self.export_table());
-        let path = crate::export::resolve_path(path);
-        // Checked here so that a bad name is told at once, not by a thread.
-        let format = Format::from_path(&path);
-        let bad_name = match partition {
-            // Partitions go to a folder (any name but a CSV or JSON file's).
-            Some(_) => matches!(format, Ok(Format::Csv | Format::Jsonl))
-                .then(|| DataError::PartitionNeedsParquet { path: path.clone() }),
-            None => format.err(),
-        };
-        if let Some(e) = bad_name {
-            self.status = format!("export of {table}: {e}");
-            return;
-        }
-        let horizon = self.horizon();
-        let (rows, what) = if table != Table::Packets {
-            (PacketRows::All { horizon }, String::new())
-        } else if self.view == View::Ladder {
-            // The ladder shows one QP: its two directions.
-            let q = crate::query::ladder_qp(self);
-            let convs = q.map(|q| crate::query::qp_conversations(self, q));
-            let name = q.map_or_else(String::new, |q| format!(" of QP {:#x}", q.dest_qp));
-            let convs: Vec<u32> = convs
-                .map(|(a, b)| a.into_iter().chain(b).collect())
-                .unwrap_or_default();
-            (PacketRows::Conversations { convs, horizon }, name)
-        } else if let Some(f) = &self.filter {
-            let rows = PacketRows::Matches {
-                matches: Arc::clone(&self.matches),
-                horizon,
-            };
-            // The running filter: the bar may hold text that does not parse.
-            (rows, format!(" matching {:?}", f.text))
-        } else {
-            (PacketRows::All { horizon }, String::new())
-        };
-        let clock = if table == Table::Packets && horizon < self.store.len() {
-            " up to the replay clock"
-        } else {
-            ""
-        };
-        let req = ExportRequest {
-            store: Arc::clone(&self.store),
-            analysis: self.analysis.clone(),
-            capture: crate::export::capture_name(&self.source.name),
-            table,
-            path: path.clone(),
-            rows,
-            partition_window_ns: partition,
-        };
-        let partitions = partition.map_or_else(String::new, |w| {
-            format!(
-                " as Parquet partitions of {}",
-                crate::units::format_duration_ns(w)
-            )
-        });
-        match ExportJob::spawn(req) {
-            Ok(job) => {
-                self.status = format!(
-                    "exporting {table}{what}{clock}{partitions} to {}…",
-                    path.display()
-                );
-                self.exports.push(job);
-            }
-            Err(e) => self.status = e.to_string(),
-        }
-    }
-
     fn run_command_line(&mut self, line: &str) {
         let t0_ns = self.store.stats().first_ts_ns.unwrap_or(0);
         match crate::cmdline::parse(line, t0_ns, self.export_table()) {
@@ -950,91 +698,6 @@ impl Model {
             View::Lessons => self.open_lesson(self.list_index),
             View::Packets => self.view = View::Explain,
             _ => {}
-        }
-    }
-
-    /// Open shipped lesson `i`: the source layer (`source::steer`) starts
-    /// its scenario and applies its first step to that run.
-    fn open_lesson(&mut self, i: usize) {
-        let Some(l) = crate::lesson::builtin().into_iter().nth(i) else {
-            self.status = format!("no lesson {}", i + 1);
-            return;
-        };
-        self.status = format!("lesson: starting {}", l.scenario);
-        self.lesson = Some(l);
-        self.lesson_step = 0;
-        self.lesson_cursor_due = false;
-        self.outbox.push(Command::OpenLesson(i));
-    }
-
-    fn lesson_move(&mut self, d: i64) {
-        let Some(lesson) = &self.lesson else {
-            self.status = "open a lesson first (9, then Enter)".into();
-            return;
-        };
-        let n = lesson.steps.len();
-        if n == 0 {
-            return;
-        }
-        self.lesson_step = (self.lesson_step as i64 + d).clamp(0, n as i64 - 1) as usize;
-        self.enter_lesson_step();
-    }
-
-    /// Apply the current step's view and filter; its time cursor follows
-    /// in `tick`, once the run has reached that time.
-    fn enter_lesson_step(&mut self) {
-        let Some(step) = self
-            .lesson
-            .as_ref()
-            .and_then(|l| l.steps.get(self.lesson_step))
-            .cloned()
-        else {
-            return;
-        };
-        if let Some(v) = step.view {
-            self.view = v;
-        }
-        if let Some(f) = &step.filter {
-            self.set_filter(f.clone());
-        }
-        self.lesson_cursor_due = step.until_us.is_some();
-        self.place_lesson_cursor();
-    }
-
-    /// Move the time cursor to the step's time once the store holds it (a
-    /// paced run gets there later than the step is opened).
-    fn place_lesson_cursor(&mut self) {
-        if !self.lesson_cursor_due {
-            return;
-        }
-        let Some(us) = self
-            .lesson
-            .as_ref()
-            .and_then(|l| l.steps.get(self.lesson_step))
-            .and_then(|s| s.until_us)
-        else {
-            self.lesson_cursor_due = false;
-            return;
-        };
-        let stats = self.store.stats();
-        let (Some(t0), Some(last)) = (stats.first_ts_ns, stats.last_ts_ns) else {
-            return;
-        };
-        let t = t0 + (us * 1000.0) as u64;
-        // A row at or past `t` means every row before it is in.
-        let reached =
-            last >= t || !self.source.live || self.source.status().finished.load(Ordering::Acquire);
-        if !reached {
-            return;
-        }
-        self.lesson_cursor_due = false;
-        self.follow_live = false;
-        self.clock.set_end(last);
-        self.clock.pause(self.now);
-        self.clock.seek(t, self.now);
-        let h = self.horizon();
-        if h > 0 {
-            self.select_row(h - 1);
         }
     }
 
