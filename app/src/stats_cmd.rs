@@ -3,23 +3,20 @@
 //! throughput drops.
 
 use std::io::Write;
-use std::net::{IpAddr, Ipv6Addr};
 use std::path::Path;
 
 use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::analysis::{Counters, Episode, Report};
 use rocescope_replay::store::RcAnalyzer;
+use rocescope_replay::text::{
+    addr, cause_short, episodes_of, naks, qp_route, qpn, recovery_text, rtt_text,
+};
 use serde_json::{Map, Value, json};
 
 use crate::info_cmd::open_store;
 
 /// Drops of a grouped finding the text output lists under it.
 const MAX_ITEMS: usize = 20;
-
-fn addr(a: [u8; 16]) -> IpAddr {
-    let v6 = Ipv6Addr::from(a);
-    v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
-}
 
 fn counters_json(c: &Counters) -> Value {
     Value::Object(
@@ -192,32 +189,18 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
     )?;
     for q in &report.qps {
         let c = &q.counters;
-        let name = format!(
-            "0x{:06x} {}>{}",
-            q.dest_qp,
-            addr(q.requester),
-            addr(q.responder)
-        );
-        let naks = c.packet_seq_err
-            + c.rnr_nak
-            + c.nak_invalid_request
-            + c.nak_remote_access
-            + c.nak_remote_operational;
-        let episodes: u64 = q.episodes_by_cause.iter().map(|(_, n)| n).sum();
-        let rtt = q
-            .rtt_p50_ns
-            .map_or("-".to_owned(), |ns| format!("{:.2} µs", ns as f64 / 1e3));
+        let name = format!("{} {}", qpn(q.dest_qp), qp_route(q));
         writeln!(
             out,
             "{name:<33} {:>9} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>10}",
             q.packets,
             c.retransmitted_packets,
-            episodes,
-            naks,
+            episodes_of(q),
+            naks(c),
             c.np_cnp_sent,
             c.capture_loss_packets,
             q.outstanding,
-            rtt
+            rtt_text(q.rtt_p50_ns)
         )?;
     }
     writeln!(out)?;
@@ -233,17 +216,20 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         for e in report.episodes.iter().take(50) {
             writeln!(
                 out,
-                "  frame {:>8}  QP {}  {:<12} from PSN {:<8} resent {} packets ({} bytes), {}",
+                "  frame {:>8}  QP {}  {:<14} from PSN {:<8} resent {} packets ({} bytes), {}",
                 e.first_index + 1,
-                e.qp,
-                e.cause.name(),
+                report
+                    .qps
+                    .get(e.qp as usize)
+                    .map_or_else(|| format!("#{}", e.qp), |q| qpn(q.dest_qp)),
+                cause_short(e.cause),
                 e.from_psn,
                 e.packets_resent,
                 e.bytes_resent,
                 if e.recovered {
-                    format!("recovery {:.3} µs", e.recovery_ns as f64 / 1e3)
+                    format!("recovery {}", recovery_text(e))
                 } else {
-                    "not recovered".to_owned()
+                    recovery_text(e)
                 }
             )?;
         }

@@ -226,7 +226,10 @@ fn stats_reports_the_rc_analysis() {
     assert_eq!(v["episodes"][0]["packets_resent"], 3);
 
     let text = String::from_utf8(rocescope(&["stats", sample().to_str().unwrap()]).stdout).unwrap();
-    assert!(text.contains("nak_seq_err  from PSN 101"), "{text}");
+    assert!(
+        text.contains(&format!("{:<14} from PSN 101", "NAK")),
+        "{text}"
+    );
 }
 
 #[test]

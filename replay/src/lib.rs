@@ -19,6 +19,7 @@ pub mod record;
 pub mod sniffer;
 pub mod store;
 pub mod synth;
+pub mod text;
 
 pub use capture::{
     CaptureError, CaptureFormat, CaptureFrame, CaptureItem, CaptureReader, CaptureWarning,

@@ -1,6 +1,12 @@
 //! The command line both workbenches open with `:`: the words it takes,
 //! what Tab completes, and the hint drawn beside it. The model runs the
-//! line ([`crate::Command::RunCommandLine`]).
+//! line ([`crate::Command::RunCommandLine`]) through [`parse`].
+
+use std::path::PathBuf;
+
+use rocescope_data::Table;
+
+use crate::Command;
 
 /// The command words, with what each takes.
 pub const VERBS: [(&str, &str); 6] = [
@@ -89,6 +95,123 @@ fn common_prefix<'a>(words: &[&'a str]) -> &'a str {
     }
     let end = first.char_indices().nth(n).map_or(first.len(), |(i, _)| i);
     &first[..end]
+}
+
+/// The command a command line asks for (`None` for an empty line), or the
+/// message to show when it cannot run: its usage or what is wrong with it.
+/// `t0_ns` is the first packet's time (`goto` counts from it), `view_table`
+/// the table `export` writes when it names none.
+pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command>, String> {
+    let mut words = line.split_whitespace();
+    let verb = words.next().unwrap_or("");
+    let rest: Vec<&str> = words.collect();
+    let arg = rest.join(" ");
+    match verb {
+        "" => Ok(None),
+        "set" => match arg.split_once('=') {
+            Some((k, v)) => Ok(Some(Command::SetSimParam {
+                key: k.trim().to_owned(),
+                value: v.trim().to_owned(),
+            })),
+            None => Err("usage: set KEY=VALUE (see rocescope sim --list-params)".into()),
+        },
+        "sniffer" => {
+            let t = arg.trim();
+            let word = t.strip_prefix("0x").map_or_else(
+                || t.parse::<u64>().ok(),
+                |h| u64::from_str_radix(h, 16).ok(),
+            );
+            match word {
+                Some(w) => Ok(Some(Command::SetSnifferFilter(w))),
+                None => Err(format!(
+                    "sniffer: {t:?} is not a 64-bit filter word (e.g. 0x80000000)"
+                )),
+            }
+        }
+        "speed" => match arg.trim().trim_start_matches('x').parse::<f64>() {
+            Ok(s) => Ok(Some(Command::SetSpeed(s))),
+            Err(_) => Err("usage: speed X (0.01 .. 100)".into()),
+        },
+        "goto" => match arg
+            .trim()
+            .trim_end_matches("us")
+            .trim_end_matches("µs")
+            .trim()
+            .parse::<f64>()
+        {
+            Ok(us) => Ok(Some(Command::JumpToTime(t0_ns + (us * 1000.0) as u64))),
+            Err(_) => Err("usage: goto MICROSECONDS (from the first packet)".into()),
+        },
+        "filter" => Ok(Some(Command::SetFilter(arg))),
+        "export" => {
+            let raw = line.trim_start().strip_prefix("export").unwrap_or("");
+            let (raw, partition) = partition_arg(raw)?;
+            let (path, table) = export_args(&raw);
+            if path.is_empty() {
+                Err(format!(
+                    "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] [--partition[=WINDOW]] \
+                     (this view: {}); quote a path with spaces at its ends or ending in a \
+                     table's name",
+                    view_table
+                ))
+            } else {
+                Ok(Some(Command::Export {
+                    table,
+                    path: PathBuf::from(path),
+                    partition_window_ns: partition,
+                }))
+            }
+        }
+        other => Err(format!(
+            "unknown command {other:?}: try set, sniffer, speed, goto, filter, export"
+        )),
+    }
+}
+
+/// The time window of partitions when `export` is not given one.
+pub const PARTITION_WINDOW_NS: u64 = 1_000_000_000;
+
+/// `export`'s arguments without its `--partition[=WINDOW]` word, and the
+/// window that word asks for (1 s when it names none).
+pub(crate) fn partition_arg(raw: &str) -> Result<(String, Option<u64>), String> {
+    let mut window = None;
+    let mut rest = Vec::new();
+    for word in raw.split(' ') {
+        match word
+            .strip_prefix("--partition")
+            .map(|w| (w, w.strip_prefix('=')))
+        {
+            Some(("", _)) => window = Some(PARTITION_WINDOW_NS),
+            Some((_, Some(d))) => {
+                window = Some(
+                    crate::units::parse_duration_ns(d)
+                        .map_err(|e| format!("export --partition: {e}"))?,
+                );
+            }
+            _ => rest.push(word),
+        }
+    }
+    Ok((rest.join(" "), window))
+}
+
+/// `export PATH [TABLE]`'s arguments: the path exactly as typed (inner
+/// spaces kept), or in double quotes; a last word naming a table, after
+/// the path, is the table.
+pub(crate) fn export_args(raw: &str) -> (String, Option<Table>) {
+    let raw = raw.trim();
+    if let Some(quoted) = raw.strip_prefix('"')
+        && let Some((path, rest)) = quoted.split_once('"')
+    {
+        let table = Table::from_name(&rest.trim().to_ascii_lowercase()).ok();
+        return (path.to_owned(), table);
+    }
+    match raw.rsplit_once(char::is_whitespace) {
+        Some((path, last)) => match Table::from_name(&last.to_ascii_lowercase()) {
+            Ok(t) => (path.trim_end().to_owned(), Some(t)),
+            Err(_) => (raw.to_owned(), None),
+        },
+        None => (raw.to_owned(), None),
+    }
 }
 
 #[cfg(test)]

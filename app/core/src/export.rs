@@ -13,7 +13,7 @@ use rocescope_data::{DataError, ExportOptions, ExportSummary, Rows, Source, Tabl
 use rocescope_replay::store::{RcAnalyzer, Store};
 
 use crate::command::View;
-use crate::model::Matches;
+use crate::scan::Matches;
 
 /// The table a view exports when none is named.
 pub fn view_table(view: View) -> Table {

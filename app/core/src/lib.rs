@@ -14,6 +14,8 @@ pub mod lesson;
 pub mod link;
 pub mod model;
 pub mod query;
+pub mod records;
+mod scan;
 pub mod session;
 pub mod source;
 pub mod status;

@@ -1,11 +1,17 @@
-//! Read-only queries and text the front ends share: what the ladder of a QP
-//! shows, throughput resampled to a plot's columns, the analysis flags and
-//! times as text. UI-free, so that the TUI and the GUI compute them once.
+//! Read-only queries the front ends share: what the ladder of a QP shows,
+//! the QP and episode tables' rows as text, times relative to the capture.
+//! UI-free, so that the TUI and the GUI compute them once; the text that
+//! needs no model is `rocescope_replay::text` (re-exported here).
 
-use rocescope_decoders::Opcode;
-use rocescope_decoders::analysis::{Counters, QpReport, Report, Series};
+use rocescope_decoders::analysis::{Episode, QpReport, Report};
 use rocescope_replay::TimeBase;
-use rocescope_replay::store::{Flags, Row};
+use rocescope_replay::store::Row;
+use rocescope_replay::text;
+// The model-free text lives below the core, shared with the report.
+pub use rocescope_replay::text::{
+    EPISODE_COLUMNS, QP_COLUMNS, RowClass, addr, duration_text, field_value, flag_text,
+    human_bytes, naks, resample_rate, row_class, short_opcode,
+};
 
 use crate::Model;
 
@@ -104,127 +110,11 @@ pub fn ladder_rows(model: &Model, q: &QpReport, count: usize) -> Vec<LadderRow> 
         .collect()
 }
 
-/// Wire throughput of `s` (GB/s) resampled to `n` equal columns over
-/// `[start_ns, end_ns)`: each column is the mean rate of the bins it covers,
-/// or the rate of the bin it lies in when bins are wider than columns.
-/// Costs O(n + bins in range), so a plot draws about two points per pixel
-/// whatever the capture's length.
-pub fn resample_rate(s: &Series, start_ns: f64, end_ns: f64, n: usize) -> Vec<f64> {
-    let mut out = vec![0.0; n];
-    if n == 0 || s.bins.is_empty() || s.bin_ns == 0 || end_ns <= start_ns {
-        return out;
-    }
-    let col_ns = (end_ns - start_ns) / n as f64;
-    let bin_ns = s.bin_ns as f64;
-    let origin = s.start_ns as f64;
-    let nb = s.bins.len();
-    for (c, slot) in out.iter_mut().enumerate() {
-        let a = start_ns + c as f64 * col_ns;
-        let b = a + col_ns;
-        let first = ((a - origin) / bin_ns).floor();
-        let last = ((b - origin) / bin_ns).ceil() - 1.0;
-        if last < 0.0 || first >= nb as f64 {
-            continue;
-        }
-        let first = first.max(0.0) as usize;
-        let last = (last as usize).min(nb - 1);
-        let mut sum = 0.0;
-        for i in first..=last {
-            sum += s.rate_gbytes_s(i);
-        }
-        *slot = sum / (last + 1 - first) as f64;
-    }
-    out
-}
-
-/// Analysis verdicts of a row, as short tags (`RETX NAK ...`).
-pub fn flag_text(f: Flags) -> String {
-    let tags = [
-        (Flags::RETRANSMISSION, "RETX"),
-        (Flags::NAK, "NAK"),
-        (Flags::OUT_OF_SEQUENCE, "OOS"),
-        (Flags::DUPLICATE, "DUP"),
-        (Flags::CAPTURE_LOSS, "CAPLOSS"),
-        (Flags::CNP, "CNP"),
-        (Flags::ECN_CE, "CE"),
-        (Flags::ICRC_BAD, "BAD-ICRC"),
-    ];
-    let mut s = String::new();
-    for (flag, tag) in tags {
-        if f.contains(flag) {
-            if !s.is_empty() {
-                s.push(' ');
-            }
-            s.push_str(tag);
-        }
-    }
-    s
-}
-
-/// The kind of event a row is, for colouring: the most serious first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowClass {
-    Error,
-    Retransmission,
-    OutOfOrder,
-    Congestion,
-    NotRoce,
-    Normal,
-}
-
-pub fn row_class(f: Flags) -> RowClass {
-    if f.contains(Flags::ICRC_BAD) || f.contains(Flags::NAK) {
-        RowClass::Error
-    } else if f.contains(Flags::RETRANSMISSION) {
-        RowClass::Retransmission
-    } else if f.contains(Flags::OUT_OF_SEQUENCE) || f.contains(Flags::DUPLICATE) {
-        RowClass::OutOfOrder
-    } else if f.contains(Flags::CNP) || f.contains(Flags::ECN_CE) {
-        RowClass::Congestion
-    } else if !f.contains(Flags::ROCE) {
-        RowClass::NotRoce
-    } else {
-        RowClass::Normal
-    }
-}
-
-/// An opcode name short enough for a list column.
-pub fn short_opcode(op: u8) -> String {
-    Opcode(op)
-        .name()
-        .to_string()
-        .replace("RDMA ", "")
-        .replace("Response", "Resp")
-        .replace("Acknowledge", "ACK")
-}
-
 /// Time relative to the first packet, in seconds with ns digits (`#N` for
 /// captures whose timestamps are packet indices).
 pub fn rel_time(model: &Model, ts_ns: u64) -> String {
     let t0 = model.store.stats().first_ts_ns.unwrap_or(0);
-    if model.store.time_base() == TimeBase::Ordinal {
-        return format!("#{ts_ns}");
-    }
-    let d = ts_ns.saturating_sub(t0);
-    format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000)
-}
-
-pub fn human_bytes(b: u64) -> String {
-    match b {
-        0..1_000 => format!("{b} B"),
-        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        _ => format!("{:.2} GB", b as f64 / 1e9),
-    }
-}
-
-/// NAKs of every kind a QP received.
-pub fn naks(c: &Counters) -> u64 {
-    c.packet_seq_err
-        + c.rnr_nak
-        + c.nak_invalid_request
-        + c.nak_remote_access
-        + c.nak_remote_operational
+    text::rel_time_text(t0, ts_ns, model.store.time_base() == TimeBase::Ordinal)
 }
 
 /// QP `qp`'s state at `ts_ns` (the time cursor) in a word or two, as the
@@ -235,89 +125,16 @@ pub fn qp_state(report: &Report, qp: usize, ts_ns: u64) -> &'static str {
         .map_or("-", |s| s.name())
 }
 
-/// An address as people write it (IPv4-mapped addresses as IPv4).
-pub fn addr(a: [u8; 16]) -> std::net::IpAddr {
-    let v6 = std::net::Ipv6Addr::from(a);
-    v6.to_ipv4_mapped()
-        .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4)
+/// The QP table's rows as text, states as at the time cursor.
+pub fn qp_rows(model: &Model) -> Vec<[String; 11]> {
+    let report = model.report();
+    let ts_ns = model.cursor_ns();
+    (0..report.qps.len())
+        .filter_map(|i| text::qp_cells(report, i, ts_ns))
+        .collect()
 }
 
-/// A field's value as the detail trees show it: addresses, keys, QPNs and
-/// CRCs in hex, the rest in decimal.
-pub fn field_value(name: &str, value: &rocescope_decoders::FieldValue<'_>) -> String {
-    use rocescope_decoders::FieldValue;
-    match value {
-        FieldValue::U64(v) => {
-            if name.ends_with("destqp")
-                || name.ends_with("va")
-                || name.ends_with("r_key")
-                || name.ends_with("crc")
-            {
-                format!("0x{v:x}")
-            } else {
-                v.to_string()
-            }
-        }
-        FieldValue::Bool(b) => u8::from(*b).to_string(),
-        FieldValue::Ipv4(a) => std::net::Ipv4Addr::from(*a).to_string(),
-        FieldValue::Ipv6(a) => std::net::Ipv6Addr::from(*a).to_string(),
-        FieldValue::Mac(m) => m
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(":"),
-        FieldValue::Bytes(b) => format!("{} bytes", b.len()),
-    }
-}
-
-/// Column headings of the QP tables (one row per QP conversation).
-pub const QP_COLUMNS: [&str; 11] = [
-    "QP",
-    "requester > responder",
-    "state",
-    "next PSN",
-    "oldest",
-    "window",
-    "bytes",
-    "retx",
-    "NAKs",
-    "CNPs",
-    "RTT p50",
-];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn resample_keeps_the_mean_and_fills_wide_bins() {
-        let mut s = Series::new(0);
-        let bin = s.bin_ns;
-        for i in 0..100u64 {
-            s.bin_mut(i * bin).wire_bytes = bin * (i % 2);
-        }
-        let start = s.start_ns as f64;
-        let end = start + 100.0 * bin as f64;
-        // 10 columns of 10 bins: mean rate 0.5 GB/s each.
-        let r = resample_rate(&s, start, end, 10);
-        assert!(r.iter().all(|v| (v - 0.5).abs() < 1e-9), "{r:?}");
-        // 1000 columns of a tenth of a bin: every column is its bin's rate.
-        let r = resample_rate(&s, start, end, 1000);
-        assert_eq!(r[5], 0.0);
-        assert!((r[15] - 1.0).abs() < 1e-9);
-        // Outside the series: zero.
-        assert!(
-            resample_rate(&s, end + 1.0, end + 1e6, 4)
-                .iter()
-                .all(|v| *v == 0.0)
-        );
-    }
-
-    #[test]
-    fn flags_as_text() {
-        assert_eq!(flag_text(Flags(0)), "");
-        let f = Flags(Flags::RETRANSMISSION.0 | Flags::NAK.0 | Flags::ROCE.0);
-        assert_eq!(flag_text(f), "RETX NAK");
-        assert_eq!(row_class(f), RowClass::Error);
-    }
+/// Episode `e`'s row as text, its start as the packet list writes times.
+pub fn episode_row(model: &Model, e: &Episode) -> [String; 8] {
+    text::episode_cells(model.report(), e, rel_time(model, e.start_ns))
 }

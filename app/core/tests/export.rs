@@ -67,9 +67,9 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
         partition_window_ns: None,
     });
     assert!(
-        m.status.starts_with("exporting packets matching"),
+        m.status().starts_with("exporting packets matching"),
         "{}",
-        m.status
+        m.status()
     );
     finish(&mut m);
     let shown: Vec<u64> = (0..m.visible_len())
@@ -83,11 +83,11 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
         rows.iter()
             .all(|r| r["retransmission"] == true || r["nak"] == true)
     );
-    let summary = m.last_export.as_ref().unwrap().as_ref().unwrap();
+    let summary = m.last_export().as_ref().unwrap().as_ref().unwrap();
     assert_eq!(summary.rows, 4);
     assert_eq!(summary.table, Table::Packets);
     assert_eq!(
-        m.status,
+        m.status(),
         format!(
             "exported 4 rows of packets to {} in {:.2} s",
             path.display(),
@@ -104,7 +104,7 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
     });
     finish(&mut m);
     let text = std::fs::read_to_string(&csv).unwrap();
-    assert_eq!(text.lines().count() as u64, m.store.len() + 1);
+    assert_eq!(text.lines().count() as u64, m.store().len() + 1);
     assert!(text.starts_with("frame,ts_ns,"), "{}", &text[..40]);
 }
 
@@ -130,9 +130,9 @@ fn each_view_exports_its_own_table() {
         finish(&mut m);
         assert_eq!(jsonl(&path).len(), rows, "{view:?}");
         assert!(
-            m.status.contains(&format!("rows of {table} to")),
+            m.status().contains(&format!("rows of {table} to")),
             "{}",
-            m.status
+            m.status()
         );
     }
     // The ladder: the packets of its QP, both directions.
@@ -143,7 +143,7 @@ fn each_view_exports_its_own_table() {
         path: path.clone(),
         partition_window_ns: None,
     });
-    assert!(m.status.contains("of QP 0x12"), "{}", m.status);
+    assert!(m.status().contains("of QP 0x12"), "{}", m.status());
     finish(&mut m);
     let rows = jsonl(&path);
     let qps: Vec<u64> = rows
@@ -159,7 +159,7 @@ fn each_view_exports_its_own_table() {
         partition_window_ns: None,
     });
     finish(&mut m);
-    assert!(m.status.contains("rows of findings"), "{}", m.status);
+    assert!(m.status().contains("rows of findings"), "{}", m.status());
 }
 
 #[test]
@@ -172,11 +172,11 @@ fn bad_paths_say_what_went_wrong_and_where() {
         partition_window_ns: None,
     });
     assert!(!m.exporting());
-    assert!(m.status.contains("out.txt"), "{}", m.status);
+    assert!(m.status().contains("out.txt"), "{}", m.status());
     assert!(
-        m.status.contains(".parquet, .csv or .jsonl"),
+        m.status().contains(".parquet, .csv or .jsonl"),
         "{}",
-        m.status
+        m.status()
     );
     let missing = dir.join("no/such/folder/out.csv");
     m.apply(Command::Export {
@@ -185,16 +185,16 @@ fn bad_paths_say_what_went_wrong_and_where() {
         partition_window_ns: None,
     });
     finish(&mut m);
-    assert!(matches!(m.last_export, Some(Err(_))));
+    assert!(matches!(m.last_export(), Some(Err(_))));
     assert!(
-        m.status.contains(&missing.display().to_string()),
+        m.status().contains(&missing.display().to_string()),
         "{}",
-        m.status
+        m.status()
     );
     assert!(
-        m.status.starts_with("export of findings to"),
+        m.status().starts_with("export of findings to"),
         "{}",
-        m.status
+        m.status()
     );
 }
 
@@ -203,23 +203,27 @@ fn the_command_line_parses_export_path_and_table() {
     let mut m = sample_model();
     let dir = out_dir("cmdline");
     m.apply(Command::EditExport);
-    assert_eq!(m.cmdline, "export ");
+    assert_eq!(m.cmdline(), "export ");
     let path = dir.join("q.csv");
     m.apply(Command::RunCommandLine(format!(
         "export {} qps",
         path.display()
     )));
     finish(&mut m);
-    assert!(m.status.contains("rows of qps"), "{}", m.status);
+    assert!(m.status().contains("rows of qps"), "{}", m.status());
     assert!(path.exists());
     m.apply(Command::RunCommandLine("export".into()));
-    assert!(m.status.starts_with("usage: export PATH"), "{}", m.status);
+    assert!(
+        m.status().starts_with("usage: export PATH"),
+        "{}",
+        m.status()
+    );
     m.apply(Command::RunCommandLine(format!(
         "export {} bogus",
         dir.join("x.csv").display()
     )));
     // "bogus" is no table: it is part of the path, whose extension is wrong.
-    assert!(m.status.contains("x.csv bogus"), "{}", m.status);
+    assert!(m.status().contains("x.csv bogus"), "{}", m.status());
 
     // Paths keep their spaces as typed; quotes keep a last word that names
     // a table in the path.
@@ -229,16 +233,16 @@ fn the_command_line_parses_export_path_and_table() {
         spaced.display()
     )));
     finish(&mut m);
-    assert!(spaced.exists(), "{}", m.status);
+    assert!(spaced.exists(), "{}", m.status());
     let quoted = dir.join("a qps");
     m.apply(Command::RunCommandLine(format!(
         "export \"{}\"",
         quoted.display()
     )));
     assert!(
-        m.status.contains(&format!("{}", quoted.display())),
+        m.status().contains(&format!("{}", quoted.display())),
         "{}",
-        m.status
+        m.status()
     );
     let quoted_csv = dir.join(" lead.csv");
     m.apply(Command::RunCommandLine(format!(
@@ -246,7 +250,7 @@ fn the_command_line_parses_export_path_and_table() {
         quoted_csv.display()
     )));
     finish(&mut m);
-    assert!(m.status.contains("rows of episodes"), "{}", m.status);
+    assert!(m.status().contains("rows of episodes"), "{}", m.status());
     assert!(quoted_csv.exists());
 }
 
@@ -261,18 +265,19 @@ fn the_command_line_exports_partitions_by_time_window() {
         root.display()
     )));
     assert!(
-        m.status.contains("as Parquet partitions of 2us"),
+        m.status().contains("as Parquet partitions of 2us"),
         "{}",
-        m.status
+        m.status()
     );
     finish(&mut m);
-    let summary = m.last_export.as_ref().unwrap().as_ref().unwrap();
-    assert_eq!(summary.rows, m.store.len());
+    let summary = m.last_export().as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(summary.rows, m.store().len());
     assert!(summary.files.len() > 1, "{:?}", summary.files);
     assert!(
-        m.status.contains(&format!("{} files", summary.files.len())),
+        m.status()
+            .contains(&format!("{} files", summary.files.len())),
         "{}",
-        m.status
+        m.status()
     );
     // Hive folders under the root: capture, then the window's start.
     let capture = root.join("packets").join("capture=sample-write-read");
@@ -291,14 +296,18 @@ fn the_command_line_exports_partitions_by_time_window() {
         "export {} qps --partition",
         dir.join("qps-parts").display()
     )));
-    assert!(m.status.contains("partitions of 1s"), "{}", m.status);
+    assert!(m.status().contains("partitions of 1s"), "{}", m.status());
     finish(&mut m);
-    assert!(m.status.contains("rows of qps"), "{}", m.status);
+    assert!(m.status().contains("rows of qps"), "{}", m.status());
     m.apply(Command::RunCommandLine(format!(
         "export {} --partition=soon",
         dir.join("never").display()
     )));
-    assert!(m.status.starts_with("export --partition:"), "{}", m.status);
+    assert!(
+        m.status().starts_with("export --partition:"),
+        "{}",
+        m.status()
+    );
     assert!(!m.exporting());
     // Partitions are Parquet: a CSV name is refused with its path.
     m.apply(Command::RunCommandLine(format!(
@@ -306,5 +315,5 @@ fn the_command_line_exports_partitions_by_time_window() {
         dir.join("p.csv").display()
     )));
     assert!(!m.exporting());
-    assert!(m.status.contains("p.csv"), "{}", m.status);
+    assert!(m.status().contains("p.csv"), "{}", m.status());
 }

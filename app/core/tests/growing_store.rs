@@ -72,7 +72,7 @@ fn rows_indexed_after_the_first_screen_are_listed_and_filtered() {
         "the list stops where indexing stood"
     );
     assert_eq!(
-        m.clock.state(),
+        m.clock().state(),
         PlayState::Paused,
         "replay starts only when asked"
     );

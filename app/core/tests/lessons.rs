@@ -39,7 +39,7 @@ fn wait_for(m: &mut Model, what: &str, done: impl Fn(&Model) -> bool) {
 }
 
 fn selected_row(m: &Model) -> Row {
-    m.store.row(m.selected.unwrap()).unwrap()
+    m.store().row(m.selected().unwrap()).unwrap()
 }
 
 fn lesson_index(title: &str) -> usize {
@@ -60,24 +60,27 @@ fn opening_a_lesson_starts_its_scenario_and_leaving_goes_back() {
     m.apply(Command::SelectRow(3));
     m.apply(Command::ShowView(View::Lessons));
     m.apply(Command::OpenSelectedQp);
-    assert_eq!(m.outbox, vec![Command::OpenLesson(0)]);
+    assert_eq!(m.outbox(), vec![Command::OpenLesson(0)]);
     steer(&mut m);
 
-    assert_eq!(m.source.name, "sim:teaching-basic");
-    assert!(m.source.live);
-    assert_eq!(m.lesson.as_ref().unwrap().title, "Anatomy of an RDMA WRITE");
+    assert_eq!(m.source().name, "sim:teaching-basic");
+    assert!(m.source().live);
+    assert_eq!(
+        m.lesson().as_ref().unwrap().title,
+        "Anatomy of an RDMA WRITE"
+    );
     assert_eq!(m.previous_source_name(), Some("sample-write-read.pcap"));
     assert!(
-        m.status.contains("lesson: started teaching-basic"),
+        m.status().contains("lesson: started teaching-basic"),
         "{}",
-        m.status
+        m.status()
     );
     let line = rocescope_core::status::status_line(&m);
     assert!(line.message.contains("teaching-basic"), "{line:?}");
     // Step 1 at once: its view; its cursor once the paced run has reached
     // 0.1 µs, on the WRITE First and nothing after it.
-    assert_eq!(m.view, View::Packets);
-    wait_for(&mut m, "step 1's cursor", |m| !m.follow_live);
+    assert_eq!(m.view(), View::Packets);
+    wait_for(&mut m, "step 1's cursor", |m| !m.follow_live());
     assert_eq!(m.horizon(), 1);
     assert_eq!(selected_row(&m).opcode, WRITE_FIRST);
 
@@ -88,20 +91,24 @@ fn opening_a_lesson_starts_its_scenario_and_leaving_goes_back() {
 
     m.apply(Command::LeaveLesson);
     steer(&mut m);
-    assert_eq!(m.source.name, "sample-write-read.pcap");
-    assert!(m.lesson.is_none());
+    assert_eq!(m.source().name, "sample-write-read.pcap");
+    assert!(m.lesson().is_none());
     assert_eq!(m.previous_source_name(), None);
-    assert_eq!(m.view, View::Lessons, "the view the lesson was opened from");
-    assert_eq!(m.selected, Some(3), "the selection as it was left");
-    assert!(m.filter_text.is_empty());
+    assert_eq!(
+        m.view(),
+        View::Lessons,
+        "the view the lesson was opened from"
+    );
+    assert_eq!(m.selected(), Some(3), "the selection as it was left");
+    assert!(m.filter_text().is_empty());
     assert!(
-        m.status.contains("back to sample-write-read.pcap"),
+        m.status().contains("back to sample-write-read.pcap"),
         "{}",
-        m.status
+        m.status()
     );
     m.apply(Command::LeaveLesson);
-    assert_eq!(m.status, "no lesson open");
-    assert!(m.outbox.is_empty());
+    assert_eq!(m.status(), "no lesson open");
+    assert!(m.outbox().is_empty());
 }
 
 #[test]
@@ -113,15 +120,15 @@ fn a_second_lesson_still_goes_back_to_the_first_source_and_a_rerun_keeps_the_les
         "Anatomy of an RDMA WRITE",
     )));
     steer(&mut m);
-    assert_eq!(m.source.name, "sim:teaching-basic");
+    assert_eq!(m.source().name, "sim:teaching-basic");
     m.apply(Command::OpenLesson(lesson_index("READ and its PSN span")));
     steer(&mut m);
-    assert_eq!(m.source.name, "sim:read-heavy");
-    assert_eq!(m.filter_text, "opcode == 0x0c");
+    assert_eq!(m.source().name, "sim:read-heavy");
+    assert_eq!(m.filter_text(), "opcode == 0x0c");
     assert_eq!(m.previous_source_name(), Some("sim:default"));
     wait_for(&mut m, "the default run pauses for the lesson", |m| {
         let prev = m.previous().unwrap();
-        prev.source.status().paused.load(Ordering::Acquire)
+        prev.source().status().paused.load(Ordering::Acquire)
     });
 
     // A parameter change reruns the lesson's scenario, lesson and all.
@@ -130,17 +137,17 @@ fn a_second_lesson_still_goes_back_to_the_first_source_and_a_rerun_keeps_the_les
         value: "8".into(),
     });
     steer(&mut m);
-    assert_eq!(m.source.name, "sim:read-heavy");
-    assert_eq!(m.lesson.as_ref().unwrap().title, "READ and its PSN span");
-    assert_eq!(m.filter_text, "opcode == 0x0c");
+    assert_eq!(m.source().name, "sim:read-heavy");
+    assert_eq!(m.lesson().as_ref().unwrap().title, "READ and its PSN span");
+    assert_eq!(m.filter_text(), "opcode == 0x0c");
     assert_eq!(m.previous_source_name(), Some("sim:default"));
 
     m.apply(Command::LeaveLesson);
     steer(&mut m);
-    assert_eq!(m.source.name, "sim:default");
+    assert_eq!(m.source().name, "sim:default");
     // The simulator paused for the lesson runs again.
     wait_for(&mut m, "the default run resumes", |m| {
-        !m.source.status().paused.load(Ordering::Acquire)
+        !m.source().status().paused.load(Ordering::Acquire)
     });
 }
 
@@ -157,7 +164,7 @@ fn finished_run_with(title: &str) -> Model {
     let mut m = Model::new(store, analysis, handle);
     m.apply(Command::OpenLesson(lesson_index(title)));
     // Played over this run, not a new one: the content is checked here.
-    m.outbox.clear();
+    m.take_outbox();
     m.apply(Command::PrevLessonStep);
     m.tick(Instant::now());
     m
@@ -181,15 +188,15 @@ fn each_step_of_the_write_lesson_shows_what_it_describes() {
     assert_eq!((m.horizon(), selected_row(&m).opcode), (4, WRITE_LAST));
     m.apply(Command::NextLessonStep);
     m.tick(Instant::now());
-    assert_eq!(m.view, View::Ladder);
+    assert_eq!(m.view(), View::Ladder);
     let acks = (0..m.horizon())
-        .filter(|&i| m.store.row(i).unwrap().opcode == ACK)
+        .filter(|&i| m.store().row(i).unwrap().opcode == ACK)
         .count();
     assert_eq!(acks, 2, "the responder's first two ACKs");
     assert!(!selected_row(&m).flags.contains(Flags::NAK));
     m.apply(Command::NextLessonStep);
     m.tick(Instant::now());
-    assert_eq!(m.horizon(), m.store.len(), "both messages, completed");
+    assert_eq!(m.horizon(), m.store().len(), "both messages, completed");
 }
 
 #[test]
@@ -202,12 +209,12 @@ fn each_step_of_the_go_back_n_lesson_shows_what_it_describes() {
     assert!(selected_row(&m).flags.contains(Flags::NAK));
     m.apply(Command::NextLessonStep);
     m.tick(Instant::now());
-    assert_eq!(m.filter_text, "rocescope.retransmission");
+    assert_eq!(m.filter_text(), "rocescope.retransmission");
     assert_eq!(filtered(&mut m), 2, "the two resent packets");
     assert!(selected_row(&m).flags.contains(Flags::RETRANSMISSION));
     m.apply(Command::NextLessonStep);
     m.tick(Instant::now());
-    assert_eq!(m.view, View::Retransmissions);
+    assert_eq!(m.view(), View::Retransmissions);
     assert_eq!(selected_row(&m).opcode, ACK);
     assert_eq!(m.report().episodes.len(), 1);
 }
@@ -220,7 +227,7 @@ fn the_filters_of_the_read_and_congestion_lessons_match_their_scenarios() {
             if step > 0 {
                 m.apply(Command::NextLessonStep);
             }
-            let f = m.filter_text.clone();
+            let f = m.filter_text().to_owned();
             assert!(!f.is_empty());
             assert!(filtered(&mut m) > 0, "{title} step {}: {f}", step + 1);
         }

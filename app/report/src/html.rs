@@ -3,11 +3,10 @@
 
 use std::fmt::Write;
 
-use rocescope_core::query::{human_bytes, naks};
-use rocescope_decoders::analysis::QpReport;
+use rocescope_replay::text::{cause_text, episodes_of, human_bytes, naks, qp_name, qp_route};
 
 use crate::plots::Section;
-use crate::view::{View, cause_text, qp_name, qp_route};
+use crate::view::View;
 
 /// Most episodes the table lists and findings the list gives (the plots
 /// show them all; `rocescope stats --json` lists every one).
@@ -255,10 +254,6 @@ fn summary(h: &mut String, view: &View<'_>) {
     }
 }
 
-fn episodes_of(q: &QpReport) -> u64 {
-    q.episodes_by_cause.iter().map(|(_, n)| n).sum()
-}
-
 fn qp_table(h: &mut String, view: &View<'_>) {
     h.push_str("<h2 id=\"qps\">Queue pairs</h2>\n");
     let qps = &view.report.qps;
@@ -269,7 +264,7 @@ fn qp_table(h: &mut String, view: &View<'_>) {
     h.push_str(
         "<p>One row per QP (both directions). Retransmitted, NAKs and capture loss are marked \
          when not zero. RTT is from a request to the ACK that covered it.</p>\n<div class=\"wide\"><table>\n\
-         <tr><th>QP</th><th>requester → responder</th><th>requester QP</th><th>packets</th>\
+         <tr><th>QP</th><th>requester &gt; responder</th><th>requester QP</th><th>packets</th>\
          <th>bytes</th><th>requests</th><th>responses</th><th>retrans&shy;mitted</th>\
          <th>episodes</th><th>NAKs</th><th>CNPs</th><th>ECN</th><th>capture loss</th>\
          <th>RTT p50</th><th>RTT p99</th><th>unACKed at end</th></tr>\n",

@@ -10,13 +10,16 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, register_font};
-use rocescope_core::query::{flag_text, human_bytes, resample_rate, short_opcode};
-use rocescope_decoders::analysis::{EpisodeCause, QpReport, Series, rtt_bucket_ns};
+use rocescope_decoders::analysis::{EpisodeCause, Series, rtt_bucket_ns};
 use rocescope_replay::store::Flags;
+use rocescope_replay::text::{
+    self, cause_short, cause_text, duration_text, flag_text, human_bytes, qp_name, qp_route,
+    resample_rate, short_opcode,
+};
 
 use crate::ReportError;
 use crate::ladder::{self, Ladder};
-use crate::view::{self, View, cause_short, cause_text, duration_text, qp_name, qp_route};
+use crate::view::View;
 
 type DrawResult = Result<(), Box<dyn Error + Send + Sync>>;
 
@@ -251,14 +254,10 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
 
 /// A QP's legend label.
 fn qp_legend(view: &View<'_>, qp: usize) -> String {
-    view.report.qps.get(qp).map_or_else(String::new, |q| {
-        format!("{}  {}", qp_name(q), plain_route(q))
-    })
-}
-
-/// `10.0.0.1 > 10.0.0.2`: the bundled font has no arrow glyph.
-fn plain_route(q: &QpReport) -> String {
-    qp_route(q).replace('→', ">")
+    view.report
+        .qps
+        .get(qp)
+        .map_or_else(String::new, |q| format!("{}  {}", qp_name(q), qp_route(q)))
 }
 
 /// Centre of column `c` of `n` over the view's time span, in ns.
@@ -575,7 +574,7 @@ impl Plot for Timeline<'_> {
             .collect();
         let has_findings = !findings.is_empty();
         chart.draw_series(findings)?;
-        for cause in view::CAUSES {
+        for cause in text::CAUSES {
             let colour = cause_colour(cause);
             let blocks: Vec<_> = view
                 .report
@@ -608,7 +607,7 @@ impl Plot for Timeline<'_> {
         if has_findings {
             items.push((shade, "throughput drop (finding)".to_owned()));
         }
-        for cause in view::CAUSES {
+        for cause in text::CAUSES {
             if view.report.episodes.iter().any(|e| e.cause == cause) {
                 items.push((
                     cause_colour(cause),
@@ -981,7 +980,7 @@ impl Plot for LadderPlot<'_> {
         let font = |size: i32| TextStyle::from((FONT, size).into_font()).color(&INK);
         let q = view.report.qps.get(l.qp);
         let title = match q {
-            Some(q) => format!("Worst episode: {}  ({})", qp_name(q), plain_route(q)),
+            Some(q) => format!("Worst episode: {}  ({})", qp_name(q), qp_route(q)),
             None => "Worst episode".to_owned(),
         };
         root.draw(&Text::new(title, (20, 14), font(22)))?;
@@ -1011,8 +1010,8 @@ impl Plot for LadderPlot<'_> {
         let head = font(16).pos(Pos::new(HPos::Center, VPos::Bottom));
         let (req_name, resp_name) = match q {
             Some(q) => (
-                format!("requester {}", rocescope_core::query::addr(q.requester)),
-                format!("responder {}", rocescope_core::query::addr(q.responder)),
+                format!("requester {}", text::addr(q.requester)),
+                format!("responder {}", text::addr(q.responder)),
             ),
             None => ("requester".to_owned(), "responder".to_owned()),
         };

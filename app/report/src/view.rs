@@ -1,10 +1,10 @@
 //! What the page and the plots both derive from the capture: the time axis,
 //! the QPs the plots draw, the worst episode, names for people.
 
-use rocescope_core::query::addr;
-use rocescope_decoders::analysis::{EpisodeCause, QpReport, Report};
+use rocescope_decoders::analysis::Report;
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::{Store, StoreStats};
+use rocescope_replay::text::duration_text;
 
 use crate::Input;
 
@@ -124,49 +124,3 @@ impl<'a> View<'a> {
         duration_text(ns)
     }
 }
-
-pub fn duration_text(ns: u64) -> String {
-    match ns {
-        0..1_000 => format!("{ns} ns"),
-        1_000..1_000_000 => format!("{:.2} µs", ns as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.2} ms", ns as f64 / 1e6),
-        _ => format!("{:.3} s", ns as f64 / 1e9),
-    }
-}
-
-/// `QP 0x000011`: the responder's QPN, as the tables name a QP.
-pub fn qp_name(q: &QpReport) -> String {
-    format!("QP 0x{:06x}", q.dest_qp)
-}
-
-/// `10.0.0.1 → 10.0.0.2`: requester to responder.
-pub fn qp_route(q: &QpReport) -> String {
-    format!("{} → {}", addr(q.requester), addr(q.responder))
-}
-
-/// Why an episode started, in words.
-pub fn cause_text(c: EpisodeCause) -> &'static str {
-    match c {
-        EpisodeCause::NakSeqErr => "NAK (PSN sequence error)",
-        EpisodeCause::Rnr => "RNR NAK (no receive buffer)",
-        EpisodeCause::Timeout => "timeout (no NAK, the timer fired)",
-        EpisodeCause::ImpliedNak => "READ response lost (READ re-issued)",
-    }
-}
-
-/// Short form for legends.
-pub fn cause_short(c: EpisodeCause) -> &'static str {
-    match c {
-        EpisodeCause::NakSeqErr => "NAK",
-        EpisodeCause::Rnr => "RNR NAK",
-        EpisodeCause::Timeout => "timeout",
-        EpisodeCause::ImpliedNak => "READ re-issued",
-    }
-}
-
-pub const CAUSES: [EpisodeCause; 4] = [
-    EpisodeCause::NakSeqErr,
-    EpisodeCause::Rnr,
-    EpisodeCause::Timeout,
-    EpisodeCause::ImpliedNak,
-];

@@ -255,7 +255,7 @@ const DEFAULT_PAGE_ROWS: i64 = 20;
 
 impl Workbench {
     pub fn new(model: Model, dock: Option<DockState<View>>) -> Workbench {
-        let last_view = model.view;
+        let last_view = model.view();
         Workbench {
             model,
             dock: dock.unwrap_or_else(default_dock),
@@ -274,7 +274,7 @@ impl Workbench {
         model.adopt_exports(&mut self.model);
         self.model = model;
         self.panels = PanelState::default();
-        self.last_view = self.model.view;
+        self.last_view = self.model.view();
     }
 
     /// One frame: tick, input, draw, apply.
@@ -286,7 +286,7 @@ impl Workbench {
         self.menu_bar(ctx, &mut out);
         self.command_line(ctx, &mut out);
         self.status_bar(ctx, &mut out);
-        if self.model.lesson.is_some() {
+        if self.model.lesson().is_some() {
             egui::TopBottomPanel::bottom("lesson")
                 .resizable(true)
                 .show(ctx, |ui| panels::lesson_box(ui, &self.model, &mut out));
@@ -315,7 +315,7 @@ impl Workbench {
         // A simulator parameter or the sniffer filter reruns the source.
         rocescope_core::source::steer(&mut self.model);
         self.sync_dock();
-        if self.model.quit {
+        if self.model.quit() {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
     }
@@ -323,7 +323,7 @@ impl Workbench {
     /// Show the tab of the model's current view (keys and `ShowView`
     /// commands switch views; the dock follows).
     fn sync_dock(&mut self) {
-        let v = self.model.view;
+        let v = self.model.view();
         if v == self.last_view {
             return;
         }
@@ -377,12 +377,12 @@ impl Workbench {
             self.palette.pick = 0;
             return;
         }
-        if self.palette.open || self.export.open || self.model.overlay == Overlay::CommandLine {
+        if self.palette.open || self.export.open || self.model.overlay() == Overlay::CommandLine {
             return;
         }
         if ctx.wants_keyboard_input() {
             // The filter field has the keys; Esc/Enter leave it.
-            if self.model.overlay == Overlay::FilterEdit
+            if self.model.overlay() == Overlay::FilterEdit
                 && ctx
                     .input(|i| i.key_pressed(egui::Key::Escape) || i.key_pressed(egui::Key::Enter))
             {
@@ -396,7 +396,7 @@ impl Workbench {
         let names = ctx.input(key_names);
         for (i, name) in names.iter().enumerate() {
             let name = name.as_str();
-            if self.model.overlay == Overlay::Help && (name == "?" || name == "Esc") {
+            if self.model.overlay() == Overlay::Help && (name == "?" || name == "Esc") {
                 out.push(Command::CloseOverlay);
                 continue;
             }
@@ -494,7 +494,7 @@ impl Workbench {
         let m = &self.model;
         egui::TopBottomPanel::bottom("status").show(ctx, |ui| {
             ui.horizontal(|ui| {
-                let playing = m.clock.state() == rocescope_replay::clock::PlayState::Playing;
+                let playing = m.clock().state() == rocescope_replay::clock::PlayState::Playing;
                 if ui
                     .button(if playing { "pause" } else { "play" })
                     .on_hover_text(UiCommand::TogglePlay.description())
@@ -527,7 +527,7 @@ impl Workbench {
     /// The command line (`:`): a text field at the bottom that has the
     /// keyboard while open; Tab completes, Enter runs, Esc closes.
     fn command_line(&mut self, ctx: &egui::Context, out: &mut Vec<Command>) {
-        if self.model.overlay != Overlay::CommandLine {
+        if self.model.overlay() != Overlay::CommandLine {
             self.cmdline_open = false;
             return;
         }
@@ -545,7 +545,7 @@ impl Workbench {
             ctx.memory_mut(|m| m.surrender_focus(id));
             return;
         }
-        let mut text = self.model.cmdline.clone();
+        let mut text = self.model.cmdline().to_owned();
         if tab {
             text = cmdline::complete(&text).line;
         }
@@ -581,7 +581,7 @@ impl Workbench {
         if enter {
             out.push(Command::RunCommandLine(text));
             ctx.memory_mut(|m| m.surrender_focus(id));
-        } else if text != self.model.cmdline {
+        } else if text != self.model.cmdline() {
             out.push(Command::SetCommandLine(text));
         }
     }
@@ -757,10 +757,10 @@ impl Workbench {
                     }
                 });
                 if d.sent {
-                    match &m.last_export {
-                        _ if m.exporting() => ui.label(&m.status),
-                        Some(Err(_)) => ui.colored_label(egui::Color32::LIGHT_RED, &m.status),
-                        _ => ui.label(&m.status),
+                    match &m.last_export() {
+                        _ if m.exporting() => ui.label(m.status()),
+                        Some(Err(_)) => ui.colored_label(egui::Color32::LIGHT_RED, m.status()),
+                        _ => ui.label(m.status()),
                     };
                 }
             });
@@ -774,7 +774,7 @@ impl Workbench {
     }
 
     fn help_window(&mut self, ctx: &egui::Context, out: &mut Vec<Command>) {
-        if self.model.overlay != Overlay::Help {
+        if self.model.overlay() != Overlay::Help {
             return;
         }
         let mut open = true;
@@ -869,7 +869,7 @@ impl TabViewer for Viewer<'_> {
     }
 
     fn on_tab_button(&mut self, tab: &mut View, response: &egui::Response) {
-        if response.clicked() && self.model.view != *tab {
+        if response.clicked() && self.model.view() != *tab {
             self.out.push(Command::ShowView(*tab));
         }
     }
@@ -881,7 +881,7 @@ impl TabViewer for Viewer<'_> {
     fn ui(&mut self, ui: &mut egui::Ui, tab: &mut View) {
         // A click inside a panel makes its view the model's current one,
         // so that keys act on it as they do on the TUI's tab.
-        if self.model.view != *tab
+        if self.model.view() != *tab
             && ui.ui_contains_pointer()
             && ui.input(|i| i.pointer.primary_pressed())
         {

@@ -165,7 +165,7 @@ fn each_panel_renders_the_sample() {
                 "0000  ",
             ],
         ),
-        (View::Qps, &["requester > responder", "0x12"]),
+        (View::Qps, &["requester > responder", "0x000012"]),
         (
             View::Ladder,
             &["requester 10.0.0.1", "responder 10.0.0.2", "PSN 101"],
@@ -221,15 +221,15 @@ fn profiler_waveform_and_slots_on_a_simulator_run() {
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);
     assert!(
-        !wb.panels.records.probes.is_empty(),
+        !wb.model.probes().is_empty(),
         "the aes scenario records probes"
     );
-    for p in &wb.panels.records.probes {
+    for p in wb.model.probes() {
         assert!(f.has(&p.name), "probe row {} missing: {}", p.name, f.all());
     }
     // Selecting a packet centres the waveform on it.
-    let row = wb.model.store.len() / 2;
-    let ts = wb.model.store.row(row).unwrap().ts_ns as f64;
+    let row = wb.model.store().len() / 2;
+    let ts = wb.model.store().row(row).unwrap().ts_ns as f64;
     wb.model.apply(Command::SelectRow(row));
     frame(&ctx, &mut wb, Vec::new());
     let w = wb.panels.wave;
@@ -245,7 +245,8 @@ fn profiler_waveform_and_slots_on_a_simulator_run() {
 
 #[test]
 fn waveform_columns_hold_values_and_bound_the_work() {
-    use super::panels::profiler::{Sample, columns};
+    use super::panels::profiler::columns;
+    use rocescope_core::records::Sample;
     let samples: Vec<Sample> = (0..100_000u64)
         .map(|i| Sample {
             ts_ns: i * 4,
@@ -270,8 +271,8 @@ fn keys_come_from_the_one_command_list() {
     let ctx = egui::Context::default();
     settle(&ctx, &mut wb);
     frame(&ctx, &mut wb, vec![Event::Text("2".into())]);
-    assert_eq!(wb.model.view, View::Packets);
-    let sel = wb.model.selected;
+    assert_eq!(wb.model.view(), View::Packets);
+    let sel = wb.model.selected();
     frame(
         &ctx,
         &mut wb,
@@ -283,22 +284,22 @@ fn keys_come_from_the_one_command_list() {
             modifiers: Modifiers::NONE,
         }],
     );
-    assert_eq!(wb.model.selected, sel.map(|s| s + 1));
+    assert_eq!(wb.model.selected(), sel.map(|s| s + 1));
     frame(&ctx, &mut wb, vec![Event::Text("r".into())]);
-    assert_eq!(wb.model.selected, Some(5), "next retransmission");
+    assert_eq!(wb.model.selected(), Some(5), "next retransmission");
     frame(&ctx, &mut wb, vec![Event::Text("4".into())]);
-    assert_eq!(wb.model.view, View::Ladder);
+    assert_eq!(wb.model.view(), View::Ladder);
     // The dock shows the view the keys chose.
     let f = frame(&ctx, &mut wb, Vec::new());
     assert!(f.has("requester 10.0.0.1"), "{}", f.all());
     frame(&ctx, &mut wb, vec![Event::Text("?".into())]);
-    assert_eq!(wb.model.overlay, Overlay::Help);
+    assert_eq!(wb.model.overlay(), Overlay::Help);
     let f = settle(&ctx, &mut wb);
     assert!(f.has(UiCommand::StepEvent.description()));
     frame(&ctx, &mut wb, vec![Event::Text("?".into())]);
-    assert_eq!(wb.model.overlay, Overlay::None);
+    assert_eq!(wb.model.overlay(), Overlay::None);
     frame(&ctx, &mut wb, vec![Event::Text("q".into())]);
-    assert!(wb.model.quit);
+    assert!(wb.model.quit());
 }
 
 #[test]
@@ -337,7 +338,7 @@ fn the_palette_lists_every_command_and_runs_them_through_apply() {
     };
     frame(&ctx, &mut wb, vec![enter]);
     assert!(!wb.palette.open);
-    assert_eq!(wb.model.view, View::Retransmissions);
+    assert_eq!(wb.model.view(), View::Retransmissions);
 }
 
 #[test]
@@ -348,13 +349,13 @@ fn clicking_a_packet_selects_it_and_the_filter_shows_errors_inline() {
     // Row "8" in the No. column.
     let at = f.pos("8").expect("row 8 drawn");
     click(&ctx, &mut wb, at);
-    assert_eq!(wb.model.selected, Some(7));
+    assert_eq!(wb.model.selected(), Some(7));
     wb.model.apply(Command::SetFilter("bth.psn >= ".into()));
     let f = settle(&ctx, &mut wb);
     assert!(f.has("filter error"), "{}", f.all());
     wb.model
         .apply(Command::SetFilter("rocescope.retransmission".into()));
-    while wb.model.filter_progress().0 < wb.model.store.len() {
+    while wb.model.filter_progress().0 < wb.model.store().len() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let f = settle(&ctx, &mut wb);
@@ -370,7 +371,7 @@ fn dropping_a_capture_opens_it() {
     let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
     let ctx = egui::Context::default();
     settle(&ctx, &mut wb);
-    assert!(wb.model.source.name.starts_with("sim:"));
+    assert!(wb.model.source().name.starts_with("sim:"));
     let raw = RawInput {
         screen_rect: Some(Rect::from_min_size(Pos2::ZERO, vec2(1920.0, 1080.0))),
         dropped_files: vec![egui::DroppedFile {
@@ -380,8 +381,8 @@ fn dropping_a_capture_opens_it() {
         ..RawInput::default()
     };
     let _ = ctx.run(raw, |ctx| wb.frame(ctx));
-    assert!(wb.model.source.name.ends_with("sample-write-read.pcap"));
-    wb.model.store.wait();
+    assert!(wb.model.source().name.ends_with("sample-write-read.pcap"));
+    wb.model.store().wait();
     let f = settle(&ctx, &mut wb);
     assert!(f.has("sample-write-read.pcap"));
     assert!(wb.open_error.is_none());
@@ -395,7 +396,7 @@ fn dropping_a_capture_opens_it() {
     };
     let _ = ctx.run(raw, |ctx| wb.frame(ctx));
     assert!(wb.open_error.is_some());
-    assert!(wb.model.source.name.ends_with("sample-write-read.pcap"));
+    assert!(wb.model.source().name.ends_with("sample-write-read.pcap"));
 }
 
 #[test]
@@ -407,7 +408,7 @@ fn a_click_on_the_throughput_plot_moves_the_time_cursor() {
     // The plot fills the top of the panel; click a quarter of the way in.
     click(&ctx, &mut wb, pos2(500.0, 200.0));
     assert!(wb.model.cursor_ns() < before, "cursor moved back");
-    assert!(wb.model.horizon() < wb.model.store.len());
+    assert!(wb.model.horizon() < wb.model.store().len());
 }
 
 /// Click the Export window's button (in frame `f`) and draw frames until
@@ -512,9 +513,9 @@ fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
     let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
     let ctx = egui::Context::default();
     settle(&ctx, &mut wb);
-    let view = wb.model.view;
+    let view = wb.model.view();
     frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
-    assert_eq!(wb.model.overlay, Overlay::CommandLine);
+    assert_eq!(wb.model.overlay(), Overlay::CommandLine);
     let f = frame(&ctx, &mut wb, Vec::new());
     assert!(
         f.has("Tab completes, Enter runs, Esc closes"),
@@ -523,16 +524,16 @@ fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
     );
     // Keys go to the line, not to shortcuts (`2` would show Packets, `q` quit).
     frame(&ctx, &mut wb, vec![Event::Text("set window_p".into())]);
-    assert_eq!(wb.model.cmdline, "set window_p");
+    assert_eq!(wb.model.cmdline(), "set window_p");
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Tab)]);
-    assert_eq!(wb.model.cmdline, "set window_packets=");
+    assert_eq!(wb.model.cmdline(), "set window_packets=");
     frame(&ctx, &mut wb, vec![Event::Text("4".into())]);
-    assert_eq!(wb.model.cmdline, "set window_packets=4");
-    assert_eq!(wb.model.view, view, "4 typed, not the Ladder shortcut");
+    assert_eq!(wb.model.cmdline(), "set window_packets=4");
+    assert_eq!(wb.model.view(), view, "4 typed, not the Ladder shortcut");
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
-    assert_eq!(wb.model.overlay, Overlay::None);
+    assert_eq!(wb.model.overlay(), Overlay::None);
     // The model runs the line: the simulator reruns with the new window.
-    let params = &wb.model.source.scenario().unwrap().params;
+    let params = &wb.model.source().scenario().unwrap().params;
     assert_eq!(params.window_packets, 4);
     assert_ne!(before, 4);
     let f = settle(&ctx, &mut wb);
@@ -547,12 +548,15 @@ fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
     let f = settle(&ctx, &mut wb);
     assert!(f.has("window_packets"), "{}", f.all());
-    assert_eq!(wb.model.source.scenario().unwrap().params.window_packets, 4);
+    assert_eq!(
+        wb.model.source().scenario().unwrap().params.window_packets,
+        4
+    );
     frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
     frame(&ctx, &mut wb, vec![Event::Text("q".into())]);
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Escape)]);
-    assert_eq!(wb.model.overlay, Overlay::None);
-    assert!(!wb.model.quit, "q went to the line");
+    assert_eq!(wb.model.overlay(), Overlay::None);
+    assert!(!wb.model.quit(), "q went to the line");
 }
 
 #[test]
@@ -573,9 +577,9 @@ fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
     let ctx = egui::Context::default();
     settle(&ctx, &mut wb);
     frame(&ctx, &mut wb, vec![Event::Text("9".into())]);
-    assert_eq!(wb.model.view, View::Lessons);
+    assert_eq!(wb.model.view(), View::Lessons);
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
-    assert_eq!(wb.model.source.name, "sim:teaching-basic");
+    assert_eq!(wb.model.source().name, "sim:teaching-basic");
     let f = settle(&ctx, &mut wb);
     assert!(f.has("lesson: started teaching-basic"), "{}", f.all());
     assert!(f.has("sim:teaching-basic"), "{}", f.all());
@@ -586,7 +590,7 @@ fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
         f.all()
     );
     frame(&ctx, &mut wb, vec![Event::Text("L".into())]);
-    assert_eq!(wb.model.source.name, "sample-write-read.pcap");
+    assert_eq!(wb.model.source().name, "sample-write-read.pcap");
     let f = settle(&ctx, &mut wb);
     assert!(
         f.has("lesson left: back to sample-write-read.pcap"),

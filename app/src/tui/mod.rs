@@ -68,8 +68,8 @@ pub fn handle_event(model: &Model, ui: &UiState, ev: &Event) -> Vec<Command> {
     let mut out = Vec::new();
     match ev {
         Event::Key(k) if k.kind != KeyEventKind::Release => {
-            if model.overlay == Overlay::FilterEdit {
-                let mut text = model.filter_text.clone();
+            if model.overlay() == Overlay::FilterEdit {
+                let mut text = model.filter_text().to_owned();
                 match k.code {
                     KeyCode::Enter | KeyCode::Esc => out.push(Command::CloseOverlay),
                     KeyCode::Backspace => {
@@ -87,20 +87,20 @@ pub fn handle_event(model: &Model, ui: &UiState, ev: &Event) -> Vec<Command> {
                 }
                 return out;
             }
-            if model.overlay == Overlay::CommandLine {
+            if model.overlay() == Overlay::CommandLine {
                 match k.code {
-                    KeyCode::Enter => out.push(Command::RunCommandLine(model.cmdline.clone())),
+                    KeyCode::Enter => out.push(Command::RunCommandLine(model.cmdline().to_owned())),
                     KeyCode::Esc => out.push(Command::CloseOverlay),
                     KeyCode::Tab => out.push(Command::SetCommandLine(
-                        rocescope_core::cmdline::complete(&model.cmdline).line,
+                        rocescope_core::cmdline::complete(model.cmdline()).line,
                     )),
                     KeyCode::Backspace => {
-                        let mut s = model.cmdline.clone();
+                        let mut s = model.cmdline().to_owned();
                         s.pop();
                         out.push(Command::SetCommandLine(s));
                     }
                     KeyCode::Char(c) => {
-                        let mut s = model.cmdline.clone();
+                        let mut s = model.cmdline().to_owned();
                         s.push(c);
                         out.push(Command::SetCommandLine(s));
                     }
@@ -108,7 +108,7 @@ pub fn handle_event(model: &Model, ui: &UiState, ev: &Event) -> Vec<Command> {
                 }
                 return out;
             }
-            if model.overlay == Overlay::Help && matches!(k.code, KeyCode::Char('?')) {
+            if model.overlay() == Overlay::Help && matches!(k.code, KeyCode::Char('?')) {
                 out.push(Command::CloseOverlay);
                 return out;
             }
@@ -158,7 +158,7 @@ pub fn run(mut model: Model) -> anyhow::Result<()> {
     terminal.clear()?;
     let mut ui = UiState::default();
     let frame_budget = Duration::from_millis(50);
-    while !model.quit {
+    while !model.quit() {
         model.tick(Instant::now());
         terminal.draw(|f| draw(f, &model, &mut ui))?;
         // Wait for input at most one frame; redraw anyway to show new data.

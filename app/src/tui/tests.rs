@@ -99,7 +99,7 @@ fn the_filter_bar_filters_and_shows_errors_inline() {
     for c in handle_event(&m, &ui, &key(KeyCode::Char('/'))) {
         m.apply(c);
     }
-    assert_eq!(m.overlay, Overlay::FilterEdit);
+    assert_eq!(m.overlay(), Overlay::FilterEdit);
     for ch in "retransmission".chars() {
         for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
             m.apply(c);
@@ -115,7 +115,7 @@ fn the_filter_bar_filters_and_shows_errors_inline() {
     for c in handle_event(&m, &ui, &key(KeyCode::Char('&'))) {
         m.apply(c);
     }
-    assert!(m.filter_error.is_some());
+    assert!(m.filter_error().is_some());
     m.apply(Command::ShowView(View::Packets));
     let text = render(&m, 120, 30);
     assert!(text.contains("filter error at column"), "{text}");
@@ -123,7 +123,7 @@ fn the_filter_bar_filters_and_shows_errors_inline() {
     for c in handle_event(&m, &ui, &key(KeyCode::Esc)) {
         m.apply(c);
     }
-    assert_eq!(m.overlay, Overlay::None);
+    assert_eq!(m.overlay(), Overlay::None);
 }
 
 #[test]
@@ -136,23 +136,23 @@ fn keys_drive_the_model() {
         }
     };
     press(&mut m, KeyCode::Char('2'));
-    assert_eq!(m.view, View::Packets);
+    assert_eq!(m.view(), View::Packets);
     press(&mut m, KeyCode::Home);
     press(&mut m, KeyCode::Down);
-    assert_eq!(m.selected, Some(1));
+    assert_eq!(m.selected(), Some(1));
     press(&mut m, KeyCode::Char('r'));
-    assert_eq!(m.selected, Some(5), "next retransmission");
+    assert_eq!(m.selected(), Some(5), "next retransmission");
     press(&mut m, KeyCode::Tab);
-    assert_eq!(m.view, View::Qps);
+    assert_eq!(m.view(), View::Qps);
     press(&mut m, KeyCode::Enter);
-    assert_eq!(m.view, View::Ladder);
+    assert_eq!(m.view(), View::Ladder);
     press(&mut m, KeyCode::Char('?'));
-    assert_eq!(m.overlay, Overlay::Help);
+    assert_eq!(m.overlay(), Overlay::Help);
     press(&mut m, KeyCode::Esc);
-    assert_eq!(m.overlay, Overlay::None);
+    assert_eq!(m.overlay(), Overlay::None);
     press(&mut m, KeyCode::Char(' '));
     press(&mut m, KeyCode::Char('q'));
-    assert!(m.quit);
+    assert!(m.quit());
 }
 
 #[test]
@@ -190,12 +190,12 @@ fn a_lesson_moves_the_cursor_and_shows_its_text() {
     m.apply(Command::ShowView(View::Lessons));
     m.apply(Command::MoveSelection(2));
     m.apply(Command::OpenSelectedQp);
-    let lesson = m.lesson.clone().unwrap();
+    let lesson = m.lesson().clone().unwrap();
     assert_eq!(lesson.title, "Loss and Go-Back-N");
     let text = render(&m, 120, 40);
     assert!(text.contains("Lesson: Loss and Go-Back-N"), "{text}");
     m.apply(Command::NextLessonStep);
-    assert_eq!(m.lesson_step, 1);
+    assert_eq!(m.lesson_step(), 1);
 }
 
 #[test]
@@ -224,8 +224,8 @@ fn keys_open_a_lesson_on_its_scenario_and_leave_it() {
     );
     assert!(text.contains("(n next, p previous, L leave)"), "{text}");
     press(&mut m, KeyCode::Char('L'));
-    assert_eq!(m.source.name, "sample-write-read.pcap");
-    assert!(m.lesson.is_none());
+    assert_eq!(m.source().name, "sample-write-read.pcap");
+    assert!(m.lesson().is_none());
     let status = status_of(&m);
     assert!(
         status.contains("lesson left: back to sample-write-read.pcap"),
@@ -250,23 +250,23 @@ fn the_command_line_sends_simulator_parameters_and_the_sniffer_filter() {
     for c in handle_event(&m, &ui, &key(KeyCode::Char(':'))) {
         m.apply(c);
     }
-    assert_eq!(m.overlay, Overlay::CommandLine);
+    assert_eq!(m.overlay(), Overlay::CommandLine);
     type_in(&mut m, "set window_packets=32");
-    assert_eq!(m.overlay, Overlay::None);
+    assert_eq!(m.overlay(), Overlay::None);
     assert_eq!(
-        m.outbox,
+        m.outbox(),
         vec![Command::SetSimParam {
             key: "window_packets".into(),
             value: "32".into()
         }]
     );
-    m.outbox.clear();
+    m.take_outbox();
     m.apply(Command::EditCommandLine);
     type_in(&mut m, "sniffer 0x80000000");
-    assert_eq!(m.outbox, vec![Command::SetSnifferFilter(0x8000_0000)]);
+    assert_eq!(m.outbox(), vec![Command::SetSnifferFilter(0x8000_0000)]);
     m.apply(Command::EditCommandLine);
     type_in(&mut m, "bogus 1");
-    assert!(m.status.contains("unknown command"), "{}", m.status);
+    assert!(m.status().contains("unknown command"), "{}", m.status());
 }
 
 #[test]
@@ -281,8 +281,8 @@ fn e_opens_the_command_line_for_an_export_of_the_filtered_packets() {
     for c in handle_event(&m, &ui, &key(KeyCode::Char('E'))) {
         m.apply(c);
     }
-    assert_eq!(m.overlay, Overlay::CommandLine);
-    assert_eq!(m.cmdline, "export ");
+    assert_eq!(m.overlay(), Overlay::CommandLine);
+    assert_eq!(m.cmdline(), "export ");
     assert!(render(&m, 160, 30).contains(":export "));
     for ch in path.display().to_string().chars() {
         for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
@@ -292,7 +292,7 @@ fn e_opens_the_command_line_for_an_export_of_the_filtered_packets() {
     for c in handle_event(&m, &ui, &key(KeyCode::Enter)) {
         m.apply(c);
     }
-    assert_eq!(m.overlay, Overlay::None);
+    assert_eq!(m.overlay(), Overlay::None);
     let t0 = Instant::now();
     while m.exporting() && t0.elapsed().as_secs() < 60 {
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -365,7 +365,7 @@ fn snapshot_of_the_status_line_in_its_states() {
         SourceHandle::external("attach:tcp://127.0.0.1:4790".into()),
     );
     lines.push(say("link", &link));
-    let st = link.source.status();
+    let st = link.source().status();
     st.set_disconnected(Some(
         "connect to 127.0.0.1:4790: Connection refused; retrying in 0.4 s".into(),
     ));
@@ -397,12 +397,12 @@ fn tab_completes_the_command_line_and_enter_runs_it() {
         press(&mut m, KeyCode::Char(ch));
     }
     press(&mut m, KeyCode::Tab);
-    assert_eq!(m.cmdline, "set window_packets=");
-    assert_eq!(m.overlay, Overlay::CommandLine, "Tab stays in the line");
+    assert_eq!(m.cmdline(), "set window_packets=");
+    assert_eq!(m.overlay(), Overlay::CommandLine, "Tab stays in the line");
     press(&mut m, KeyCode::Char('4'));
     press(&mut m, KeyCode::Enter);
     assert_eq!(
-        m.outbox,
+        m.outbox(),
         vec![Command::SetSimParam {
             key: "window_packets".into(),
             value: "4".into()
@@ -410,7 +410,7 @@ fn tab_completes_the_command_line_and_enter_runs_it() {
     );
     // A file does not take simulator parameters: said in the status line.
     rocescope_core::source::steer(&mut m);
-    assert!(m.outbox.is_empty());
+    assert!(m.outbox().is_empty());
     assert!(
         status_of(&m).contains("does not take SetSimParam"),
         "{}",

@@ -68,7 +68,7 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
             (pos2(right, y - 6.0), pos2(left, y + 6.0))
         };
         let mut color = class_color(lr.row.flags, text);
-        let selected = Some(lr.index) == model.selected;
+        let selected = Some(lr.index) == model.selected();
         let row_band = Rect::from_min_max(
             pos2(rect.left(), y - step / 2.0),
             pos2(rect.right(), y + step / 2.0),
@@ -155,7 +155,7 @@ pub fn arrow(painter: &egui::Painter, a: Pos2, b: Pos2, stroke: Stroke) {
 
 /// The student's explanation of row `index` (decoded on demand).
 fn explain_row(ui: &mut Ui, model: &Model, index: u64, row: &Row) {
-    let Ok(bytes) = model.store.frame_bytes(index) else {
+    let Ok(bytes) = model.store().frame_bytes(index) else {
         return;
     };
     let sel = Selected {
@@ -163,7 +163,7 @@ fn explain_row(ui: &mut Ui, model: &Model, index: u64, row: &Row) {
         row: *row,
         bytes,
         link: model
-            .store
+            .store()
             .link_layer(row.port)
             .unwrap_or(rocescope_decoders::LinkLayer::Ethernet),
     };

@@ -33,15 +33,15 @@ pub fn lessons(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     ui.add_space(8.0);
     ui.weak(format!(
         "Opening a lesson starts the scenario it was written for; L leaves it, back to this source: {}.",
-        model.source.name
+        model.source().name
     ));
 }
 
 /// The current lesson step, docked at the bottom while a lesson is open.
 pub fn lesson_box(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
-    let Some(l) = &model.lesson else { return };
+    let Some(l) = &model.lesson() else { return };
     let n = l.steps.len();
-    let i = model.lesson_step.min(n.saturating_sub(1));
+    let i = model.lesson_step().min(n.saturating_sub(1));
     ui.horizontal(|ui| {
         ui.strong(format!("Lesson: {} — step {}/{}", l.title, i + 1, n));
         if ui.button("previous (p)").clicked() {
@@ -55,7 +55,7 @@ pub fn lesson_box(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 out.push(Command::LeaveLesson);
             }
         }
-        ui.weak(format!("on {}", model.source.name));
+        ui.weak(format!("on {}", model.source().name));
     });
     if let Some(step) = l.steps.get(i) {
         ui.label(&step.text);

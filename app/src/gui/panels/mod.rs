@@ -12,15 +12,12 @@ mod retransmissions;
 mod slots;
 
 use eframe::egui;
-use std::time::{Duration, Instant};
 
 use egui::{Color32, Ui};
 use rocescope_core::command::View;
 use rocescope_core::model::Selected;
 use rocescope_core::query::{self, RowClass};
 use rocescope_core::{Command, Model};
-use rocescope_replay::Record;
-use rocescope_replay::record::SlotDecision;
 use rocescope_replay::store::Flags;
 
 pub use explain::explain_panel;
@@ -63,47 +60,6 @@ pub fn class_color(f: Flags, normal: Color32) -> Color32 {
     }
 }
 
-/// Non-frame records the panels show (profiler probes, slot decisions),
-/// re-read from the store only when it holds more, at most 4 times a second.
-#[derive(Debug, Default)]
-pub struct RecordCache {
-    count: usize,
-    at: Option<Instant>,
-    pub probes: Vec<profiler::Probe>,
-    pub slots: Vec<SlotDecision>,
-}
-
-impl RecordCache {
-    fn refresh(&mut self, model: &Model) {
-        if self
-            .at
-            .is_some_and(|t| t.elapsed() < Duration::from_millis(250))
-        {
-            return;
-        }
-        self.at = Some(Instant::now());
-        let n = model.store.record_count();
-        if n == self.count {
-            return;
-        }
-        self.count = n;
-        let recs = model.store.records_where(|r| {
-            matches!(
-                r,
-                Record::Profiler(_) | Record::ProbeDef(_) | Record::Slot(_)
-            )
-        });
-        self.slots = recs
-            .iter()
-            .filter_map(|r| match r {
-                Record::Slot(s) => Some(*s),
-                _ => None,
-            })
-            .collect();
-        self.probes = profiler::probes_from(&recs);
-    }
-}
-
 /// GUI-side view state: scroll positions, zoom, caches. Never model state.
 #[derive(Debug, Default)]
 pub struct PanelState {
@@ -123,22 +79,20 @@ pub struct PanelState {
     /// Give the filter field the keyboard (the `/` key, the palette).
     pub focus_filter: bool,
     sel_cache: Option<Selected>,
-    pub records: RecordCache,
     pub wave: WaveState,
 }
 
 impl PanelState {
     /// Called once a frame before the panels draw.
     pub fn begin_frame(&mut self, model: &Model) {
-        self.selection_moved = model.selected != self.last_selected;
-        self.last_selected = model.selected;
-        if self.sel_cache.as_ref().map(|s| s.index) != model.selected {
+        self.selection_moved = model.selected() != self.last_selected;
+        self.last_selected = model.selected();
+        if self.sel_cache.as_ref().map(|s| s.index) != model.selected() {
             self.sel_cache = model.selected_packet();
         }
-        self.records.refresh(model);
-        if self.filter_buf_for.as_deref() != Some(model.filter_text.as_str()) {
-            self.filter_buf = model.filter_text.clone();
-            self.filter_buf_for = Some(model.filter_text.clone());
+        if self.filter_buf_for.as_deref() != Some(model.filter_text()) {
+            self.filter_buf = model.filter_text().to_owned();
+            self.filter_buf_for = Some(model.filter_text().to_owned());
         }
     }
 
@@ -156,7 +110,7 @@ pub fn show(view: View, ui: &mut Ui, model: &Model, st: &mut PanelState, out: &m
         View::Qps => qps(ui, model, out),
         View::Ladder => ladder(ui, model, out),
         View::Retransmissions => retransmissions(ui, model, out),
-        View::Slots => slots(ui, model, st, out),
+        View::Slots => slots(ui, model, out),
         View::Profiler => profiler::show(ui, model, st, out),
         View::Explain => explain_panel(ui, model, st),
         View::Lessons => lessons(ui, model, out),
@@ -166,11 +120,11 @@ pub fn show(view: View, ui: &mut Ui, model: &Model, st: &mut PanelState, out: &m
 /// Select item `i` of a list view: the list index belongs to the model's
 /// current view, so a click in another view's list switches to it first.
 fn select_item(model: &Model, view: View, i: usize, out: &mut Vec<Command>) {
-    if model.view != view && !out.contains(&Command::ShowView(view)) {
+    if model.view() != view && !out.contains(&Command::ShowView(view)) {
         out.push(Command::ShowView(view));
     }
-    let base = if model.view == view {
-        model.list_index
+    let base = if model.view() == view {
+        model.list_index()
     } else {
         0
     };
@@ -178,12 +132,12 @@ fn select_item(model: &Model, view: View, i: usize, out: &mut Vec<Command>) {
 }
 
 fn selected_item(model: &Model, view: View) -> Option<usize> {
-    (model.view == view).then_some(model.list_index)
+    (model.view() == view).then_some(model.list_index())
 }
 
 /// Milliseconds since the first packet (the plots' x axis).
 fn ms_since_start(model: &Model, ts_ns: u64) -> f64 {
-    let t0 = model.store.stats().first_ts_ns.unwrap_or(0);
+    let t0 = model.store().stats().first_ts_ns.unwrap_or(0);
     (ts_ns as f64 - t0 as f64) / 1e6
 }
 

@@ -31,15 +31,15 @@ pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
 
 fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Command>) {
     let report = model.report();
-    let stats = model.store.stats();
+    let stats = model.store().stats();
     let t0 = stats.first_ts_ns.unwrap_or(0) as f64;
     let span_ms = stats
         .last_ts_ns
         .map_or(1.0, |b| ((b as f64 - t0) / 1e6).max(1e-3));
     let cursor_ms = ms_since_start(model, model.cursor_ns());
     let selected_ms = model
-        .selected
-        .and_then(|s| model.store.row(s))
+        .selected()
+        .and_then(|s| model.store().row(s))
         .map(|r| ms_since_start(model, r.ts_ns));
     // The y axis from the data, the link rate as its ceiling: not from the
     // items (the findings' shading reaches the top and would grow it).
@@ -192,7 +192,7 @@ fn points(xs: &[f64], ys: &[f64]) -> PlotPoints<'static> {
 
 fn counters(ui: &mut Ui, model: &Model) {
     let report = model.report();
-    let stats = model.store.stats();
+    let stats = model.store().stats();
     let c = &report.counters;
     let normal = ui.visuals().text_color();
     let warn = |v: u64, col: Color32| if v > 0 { col } else { normal };
@@ -245,9 +245,9 @@ fn counters(ui: &mut Ui, model: &Model) {
                 stats.icrc_errors.to_string(),
                 warn(stats.icrc_errors, RED),
             );
-            if model.source.live {
+            if model.source().live {
                 let t = model
-                    .source
+                    .source()
                     .status()
                     .sim_time_ns
                     .load(std::sync::atomic::Ordering::Relaxed);

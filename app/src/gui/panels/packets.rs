@@ -25,7 +25,7 @@ pub fn packets(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Co
 fn filter_bar(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Command>) {
     ui.horizontal(|ui| {
         ui.label("filter:");
-        let editing = model.overlay == Overlay::FilterEdit;
+        let editing = model.overlay() == Overlay::FilterEdit;
         let r = ui.add(
             egui::TextEdit::singleline(&mut st.filter_buf)
                 .id(egui::Id::new("rocescope-filter"))
@@ -46,7 +46,7 @@ fn filter_bar(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Com
         if r.lost_focus() && editing {
             out.push(Command::CloseOverlay);
         }
-        if let Some(e) = &model.filter_error {
+        if let Some(e) = &model.filter_error() {
             ui.colored_label(RED, e.to_string());
         } else if model.filter().is_some() {
             let (scanned, len) = model.filter_progress();
@@ -106,7 +106,7 @@ fn packet_list(
     let max_first = total.saturating_sub(rows_fit);
     // Follow the selection when it moved (keys, jumps, other panels).
     if st.selection_moved {
-        if let Some(s) = model.selected {
+        if let Some(s) = model.selected() {
             let pos = model.visible_pos(s);
             if pos < st.packets_first || pos >= st.packets_first + rows_fit {
                 st.packets_first = pos.saturating_sub(rows_fit / 2);
@@ -141,7 +141,7 @@ fn packet_list(
         );
     }
     let rows = model.visible_rows(st.packets_first, rows_fit as usize);
-    let convs = model.store.conversations();
+    let convs = model.store().conversations();
     let click = resp
         .clicked()
         .then(|| resp.interact_pointer_pos())
@@ -149,7 +149,7 @@ fn packet_list(
     for (k, (index, r)) in rows.iter().enumerate() {
         let top = body.top() + k as f32 * ROW_H;
         let row_rect = Rect::from_min_size(pos2(body.left(), top), vec2(body.width(), ROW_H));
-        if Some(*index) == model.selected {
+        if Some(*index) == model.selected() {
             painter.rect_filled(row_rect, 0.0, ui.visuals().selection.bg_fill);
         } else if k % 2 == 1 {
             painter.rect_filled(row_rect, 0.0, ui.visuals().faint_bg_color);

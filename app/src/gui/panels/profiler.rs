@@ -7,78 +7,10 @@
 use eframe::egui;
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Shape, Stroke, Ui, pos2};
 use rocescope_core::query;
+use rocescope_core::records::Sample;
 use rocescope_core::{Command, Model};
-use rocescope_replay::Record;
 
 use super::{CYAN, DIM, GREEN, PanelState};
-
-/// One profiler sample.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Sample {
-    pub ts_ns: u64,
-    pub cycle: u64,
-    pub value: i64,
-}
-
-/// One probe's samples, sorted by time.
-#[derive(Debug, Clone, Default)]
-pub struct Probe {
-    pub id: u16,
-    pub name: String,
-    pub unit: String,
-    pub samples: Vec<Sample>,
-    pub min: i64,
-    pub max: i64,
-    /// Clock period derived from the samples (ns per cycle).
-    pub ns_per_cycle: Option<f64>,
-}
-
-/// Probes from the store's records (definitions, then samples).
-pub fn probes_from(recs: &[Record]) -> Vec<Probe> {
-    let mut probes: Vec<Probe> = Vec::new();
-    for r in recs {
-        if let Record::ProbeDef(d) = r {
-            if !probes.iter().any(|p| p.id == d.probe) {
-                probes.push(Probe {
-                    id: d.probe,
-                    name: d.name.clone(),
-                    unit: d.unit.clone(),
-                    ..Probe::default()
-                });
-            }
-        }
-    }
-    for r in recs {
-        if let Record::Profiler(s) = r {
-            let i = match probes.iter().position(|p| p.id == s.probe) {
-                Some(i) => i,
-                None => {
-                    probes.push(Probe {
-                        id: s.probe,
-                        name: format!("probe {}", s.probe),
-                        ..Probe::default()
-                    });
-                    probes.len() - 1
-                }
-            };
-            probes[i].samples.push(Sample {
-                ts_ns: s.ts_ns,
-                cycle: s.cycle,
-                value: s.value,
-            });
-        }
-    }
-    for p in &mut probes {
-        p.samples.sort_by_key(|s| s.ts_ns);
-        p.min = p.samples.iter().map(|s| s.value).min().unwrap_or(0);
-        p.max = p.samples.iter().map(|s| s.value).max().unwrap_or(0);
-        p.ns_per_cycle = p.samples.windows(2).find_map(|w| {
-            (w[1].cycle > w[0].cycle && w[1].ts_ns > w[0].ts_ns)
-                .then(|| (w[1].ts_ns - w[0].ts_ns) as f64 / (w[1].cycle - w[0].cycle) as f64)
-        });
-    }
-    probes
-}
 
 /// The waveform's visible time window (absolute ns).
 #[derive(Debug, Default, Clone, Copy)]
@@ -143,7 +75,7 @@ pub fn columns(
 }
 
 pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Command>) {
-    let probes = &st.records.probes;
+    let probes = &model.probes();
     if probes.is_empty() {
         ui.weak("No profiler probes in this source (the simulator records them: `rocescope gui --sim default`).");
         return;
@@ -162,7 +94,7 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         .unwrap_or(0) as f64;
     let cursor = model.cursor_ns() as f64;
     let w = &mut st.wave;
-    let live = model.source.live && model.follow_live;
+    let live = model.source().live && model.follow_live();
     if live && w.init && w.span() > 1000.0 {
         // Follow the newest data, keeping the zoom.
         let span = w.span();
@@ -176,8 +108,8 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         w.init = true;
     }
     let selected_ts = model
-        .selected
-        .and_then(|s| model.store.row(s))
+        .selected()
+        .and_then(|s| model.store().row(s))
         .map(|r| r.ts_ns as f64);
     if st.selection_moved {
         if let Some(t) = selected_ts {
@@ -244,8 +176,8 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
     } else if resp.clicked() {
         if let Some(p) = resp.interact_pointer_pos() {
             let t = w.start_ns + ((p.x - plot.left()) / plot.width()) as f64 * w.span();
-            let row = model.store.seek_time(t.max(0.0) as u64);
-            if row < model.store.len() {
+            let row = model.store().seek_time(t.max(0.0) as u64);
+            if row < model.store().len() {
                 out.push(Command::SelectRow(row));
             }
         }

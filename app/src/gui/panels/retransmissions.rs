@@ -18,9 +18,7 @@ pub fn retransmissions(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     ));
     let sel = selected_item(model, View::Retransmissions);
     let why_h = 70.0;
-    let heads = [
-        "frame", "time", "QP", "cause", "from PSN", "resent", "bytes", "recovery",
-    ];
+    let heads = query::EPISODE_COLUMNS;
     let table_h = (ui.available_height() - why_h).max(60.0);
     ui.allocate_ui(vec2(ui.available_width(), table_h), |ui| {
         TableBuilder::new(ui)
@@ -41,24 +39,7 @@ pub fn retransmissions(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                     let i = row.index();
                     let e = &report.episodes[i];
                     row.set_selected(sel == Some(i));
-                    let qp = report
-                        .qps
-                        .get(e.qp as usize)
-                        .map_or(format!("#{}", e.qp), |q| format!("0x{:x}", q.dest_qp));
-                    let cells = [
-                        (e.first_index + 1).to_string(),
-                        query::rel_time(model, e.start_ns),
-                        qp,
-                        e.cause.name().to_owned(),
-                        e.from_psn.to_string(),
-                        e.packets_resent.to_string(),
-                        query::human_bytes(e.bytes_resent),
-                        if e.recovered {
-                            format!("{:.2} µs", e.recovery_ns as f64 / 1e3)
-                        } else {
-                            "not recovered".to_owned()
-                        },
-                    ];
+                    let cells = query::episode_row(model, e);
                     for cell in cells {
                         row.col(|ui| {
                             ui.label(RichText::new(cell).monospace());

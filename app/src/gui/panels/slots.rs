@@ -9,10 +9,10 @@ use rocescope_core::query::{self};
 use rocescope_core::{Command, Model};
 use rocescope_replay::record::Verdict;
 
-use super::{CYAN, PanelState, RED, ROW_H, select_item, selected_item};
+use super::{CYAN, RED, ROW_H, select_item, selected_item};
 
-pub fn slots(ui: &mut Ui, model: &Model, st: &PanelState, out: &mut Vec<Command>) {
-    let all = &st.records.slots;
+pub fn slots(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
+    let all = model.slots();
     if all.is_empty() {
         ui.weak("No service-slot records in this source (run a scenario with slots, e.g. `rocescope gui --sim aes` or `--sim dpi-drop`).");
         return;

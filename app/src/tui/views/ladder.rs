@@ -65,7 +65,7 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
         }
         last_ts = Some(r.ts_ns);
         let mut style = flag_style(r.flags);
-        if Some(*index) == model.selected {
+        if Some(*index) == model.selected() {
             style = style.add_modifier(Modifier::REVERSED);
         }
         lines.push(Line::from(vec![

@@ -13,7 +13,7 @@ pub(super) fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
     let all = rocescope_core::lesson::builtin();
     let mut lines = Vec::new();
     for (i, l) in all.iter().enumerate() {
-        let style = if i == model.list_index {
+        let style = if i == model.list_index() {
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
             Style::default()
@@ -31,7 +31,7 @@ pub(super) fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
-        format!("Enter opens the lesson and starts the scenario it was written for; n / p move through its steps; L leaves it, back to this source: {}.", model.source.name),
+        format!("Enter opens the lesson and starts the scenario it was written for; n / p move through its steps; L leaves it, back to this source: {}.", model.source().name),
         Style::default().fg(DIM),
     )));
     ui.items = Rect::new(
@@ -50,8 +50,8 @@ pub(super) fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
 }
 
 pub(super) fn lesson_box(f: &mut Frame<'_>, model: &Model, area: Rect) {
-    let Some(l) = &model.lesson else { return };
-    let step = &l.steps[model.lesson_step.min(l.steps.len().saturating_sub(1))];
+    let Some(l) = &model.lesson() else { return };
+    let step = &l.steps[model.lesson_step().min(l.steps.len().saturating_sub(1))];
     // The status line names the source leaving goes back to.
     let back = if model.previous().is_some() {
         ", L leave"
@@ -64,9 +64,9 @@ pub(super) fn lesson_box(f: &mut Frame<'_>, model: &Model, area: Rect) {
             .block(title(format!(
                 "Lesson: {} — step {}/{} on {} (n next, p previous{back})",
                 l.title,
-                model.lesson_step + 1,
+                model.lesson_step() + 1,
                 l.steps.len(),
-                model.source.name
+                model.source().name
             ))),
         area,
     );

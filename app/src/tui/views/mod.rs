@@ -96,7 +96,7 @@ fn title(s: impl AsRef<str>) -> Block<'static> {
 /// Draw the whole workbench.
 pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
     let area = f.area();
-    let lesson_h = if model.lesson.is_some() { 7 } else { 0 };
+    let lesson_h = if model.lesson().is_some() { 7 } else { 0 };
     let chunks = Layout::default()
         .direction(Direction::Vertical)
         .constraints([
@@ -111,7 +111,7 @@ pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
     ui.list_rows.clear();
     ui.list = Rect::default();
     ui.items = Rect::default();
-    match model.view {
+    match model.view() {
         View::Overview => overview(f, model, ui, body),
         View::Packets => packets(f, model, ui, body),
         View::Qps => qps(f, model, ui, body),
@@ -122,11 +122,11 @@ pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
         View::Explain => explain_view(f, model, body),
         View::Lessons => lessons(f, model, ui, body),
     }
-    if model.lesson.is_some() {
+    if model.lesson().is_some() {
         lesson_box(f, model, chunks[2]);
     }
     status_bar(f, model, chunks[3]);
-    if model.overlay == Overlay::Help {
+    if model.overlay() == Overlay::Help {
         help(f, area);
     }
 }
@@ -144,7 +144,7 @@ fn draw_tabs(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
         let w = label.chars().count() as u16;
         ui.tabs.push((Rect::new(x, area.y, w, 1), *v));
         x += w;
-        let style = if *v == model.view {
+        let style = if *v == model.view() {
             Style::default()
                 .fg(Color::Black)
                 .bg(CYAN)

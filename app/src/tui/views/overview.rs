@@ -38,7 +38,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         .direction(Direction::Vertical)
         .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
         .split(area);
-    let t0 = model.store.stats().first_ts_ns.unwrap_or(0);
+    let t0 = model.store().stats().first_ts_ns.unwrap_or(0);
     let colors = [
         GREEN,
         CYAN,
@@ -132,7 +132,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         .direction(Direction::Horizontal)
         .constraints([Constraint::Length(40), Constraint::Min(20)])
         .split(rows[1]);
-    let stats = model.store.stats();
+    let stats = model.store().stats();
     let c = &report.counters;
     let mut lines = vec![
         Line::from(format!("packets        {}", stats.packets)),
@@ -163,8 +163,8 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         Line::from(format!("capture loss   {}", c.capture_loss_packets)),
         Line::from(format!("ICRC errors    {}", stats.icrc_errors)),
     ];
-    let status = model.source.status();
-    if model.source.live {
+    let status = model.source().status();
+    if model.source().live {
         lines.push(Line::from(format!(
             "sim time       {} µs",
             status
@@ -176,7 +176,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     f.render_widget(Paragraph::new(lines).block(title("Counters")), bottom[0]);
 
     let inner_h = bottom[1].height.saturating_sub(2) as usize;
-    let first = model.list_index.saturating_sub(inner_h.saturating_sub(1));
+    let first = model.list_index().saturating_sub(inner_h.saturating_sub(1));
     let items: Vec<Line<'_>> = if report.findings.is_empty() {
         vec![Line::from(Span::styled(
             "no throughput drop found (yet)",
@@ -190,7 +190,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
             .skip(first)
             .take(inner_h)
             .map(|(i, fd)| {
-                let style = if i == model.list_index {
+                let style = if i == model.list_index() {
                     Style::default().add_modifier(Modifier::REVERSED)
                 } else {
                     Style::default()

@@ -27,18 +27,18 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         ])
         .split(area);
     // Filter bar with inline errors.
-    let editing = model.overlay == Overlay::FilterEdit;
+    let editing = model.overlay() == Overlay::FilterEdit;
     let mut spans = vec![Span::styled(
         " filter: ",
         Style::default().fg(if editing { YELLOW } else { DIM }),
     )];
-    spans.push(Span::raw(model.filter_text.clone()));
+    spans.push(Span::raw(model.filter_text().to_owned()));
     if editing {
         spans.push(Span::styled("▏", Style::default().fg(YELLOW)));
     }
-    if let Some(e) = &model.filter_error {
+    if let Some(e) = &model.filter_error() {
         spans.push(Span::styled(format!("   {e}"), Style::default().fg(RED)));
-    } else if model.filter_text.is_empty() && !editing {
+    } else if model.filter_text().is_empty() && !editing {
         spans.push(Span::styled(
             "(press / : e.g. bth.psn >= 100 && rocescope.retransmission)",
             Style::default().fg(DIM),
@@ -51,7 +51,7 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
     let inner_h = list_area.height.saturating_sub(3) as usize;
     ui.page_rows = inner_h as u16;
     let total = model.visible_len();
-    let sel_pos = model.selected.map_or(0, |s| model.visible_pos(s));
+    let sel_pos = model.selected().map_or(0, |s| model.visible_pos(s));
     let first = sel_pos
         .saturating_sub(inner_h as u64 / 2)
         .min(total.saturating_sub(inner_h as u64));
@@ -60,12 +60,12 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
     let mut trs = Vec::with_capacity(visible.len());
     for (index, r) in &visible {
         let src_dst = model
-            .store
+            .store()
             .conversation(r.conversation)
             .map(|c| format!("{}→{}", c.key.src_addr(), c.key.dst_addr()))
             .unwrap_or_default();
         let qp = model
-            .store
+            .store()
             .conversation(r.conversation)
             .map(|c| format!("0x{:x}", c.key.dest_qp))
             .unwrap_or_default();
@@ -80,7 +80,7 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         }
         cells.extend([op, qp, psn, r.origlen.to_string(), flag_text(r.flags)]);
         let mut style = flag_style(r.flags);
-        if Some(*index) == model.selected {
+        if Some(*index) == model.selected() {
             style = style.add_modifier(Modifier::REVERSED);
         }
         trs.push(TRow::new(cells).style(style));
@@ -134,7 +134,7 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         fields.push((fl.name, fl.label, fl.depth, fl.offset, fl.len, fl.value))
     });
     let fi = model
-        .field_index
+        .field_index()
         .unwrap_or_else(|| {
             fields
                 .iter()

@@ -5,23 +5,11 @@ use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::widgets::{Paragraph, Sparkline};
 use rocescope_core::Model;
-use rocescope_replay::Record;
 
 use super::{GREEN, title};
 
 pub(super) fn profiler(f: &mut Frame<'_>, model: &Model, area: Rect) {
-    let defs: Vec<(u16, String)> = model
-        .store
-        .records_where(|r| matches!(r, Record::ProbeDef(_)))
-        .into_iter()
-        .filter_map(|r| {
-            if let Record::ProbeDef(d) = r {
-                Some((d.probe, d.name))
-            } else {
-                None
-            }
-        })
-        .collect();
+    let defs = model.probes();
     if defs.is_empty() {
         f.render_widget(
             Paragraph::new("No profiler probes in this source.").block(title("Profiler")),
@@ -30,27 +18,17 @@ pub(super) fn profiler(f: &mut Frame<'_>, model: &Model, area: Rect) {
         return;
     }
     let cursor = model.cursor_ns();
-    let samples = model
-        .store
-        .records_where(|r| matches!(r, Record::Profiler(s) if s.ts_ns <= cursor));
     let per = 3u16;
     let n = (area.height / per).max(1) as usize;
     let areas = Layout::default()
         .direction(Direction::Vertical)
         .constraints(vec![Constraint::Length(per); n.min(defs.len())])
         .split(area);
-    for ((probe, name), a) in defs.iter().zip(areas.iter()) {
+    for (p, a) in defs.iter().zip(areas.iter()) {
+        let name = &p.name;
         // Step chart: the value held until the next sample, over the last columns.
-        let vals: Vec<(u64, i64)> = samples
-            .iter()
-            .filter_map(|r| {
-                if let Record::Profiler(s) = r {
-                    (s.probe == *probe).then_some((s.ts_ns, s.value))
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let n = p.samples.partition_point(|s| s.ts_ns <= cursor);
+        let vals: Vec<(u64, i64)> = p.samples[..n].iter().map(|s| (s.ts_ns, s.value)).collect();
         let width = usize::from(a.width.saturating_sub(2));
         let span_ns = 200_000u64;
         let start = cursor.saturating_sub(span_ns);

@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Row as TRow, Sparkline, Table};
 use rocescope_core::Model;
-use rocescope_core::query::{QP_COLUMNS, addr, human_bytes, naks, qp_state};
+use rocescope_core::query::{QP_COLUMNS, qp_rows};
 use rocescope_decoders::analysis::Series;
 
 use super::{GREEN, UiState, title};
@@ -21,36 +21,16 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
         .direction(Direction::Vertical)
         .constraints([Constraint::Min(5), Constraint::Length(5)])
         .split(area);
-    let rows: Vec<TRow<'_>> = report
-        .qps
-        .iter()
+    let rows: Vec<TRow<'_>> = qp_rows(model)
+        .into_iter()
         .enumerate()
-        .map(|(i, q)| {
-            let c = &q.counters;
-            let naks = naks(c);
-            let rtt = q
-                .rtt_p50_ns
-                .map_or("-".into(), |ns| format!("{:.2}µs", ns as f64 / 1e3));
-            let state = qp_state(report, i, model.cursor_ns());
-            let style = if i == model.list_index {
+        .map(|(i, cells)| {
+            let style = if i == model.list_index() {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
                 Style::default()
             };
-            TRow::new(vec![
-                format!("0x{:x}", q.dest_qp),
-                format!("{}>{}", addr(q.requester), addr(q.responder)),
-                state.to_owned(),
-                q.next_psn.to_string(),
-                q.oldest_unacked_psn.map_or("-".into(), |p| p.to_string()),
-                format!("{}/{}", q.outstanding, q.window_packets),
-                human_bytes(q.wire_bytes),
-                c.retransmitted_packets.to_string(),
-                naks.to_string(),
-                c.np_cnp_sent.to_string(),
-                rtt,
-            ])
-            .style(style)
+            TRow::new(cells.to_vec()).style(style)
         })
         .collect();
     let widths = [
@@ -77,7 +57,7 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
         chunks[0].height.saturating_sub(3),
     );
     ui.items_first = 0;
-    if let Some(q) = report.qps.get(model.list_index) {
+    if let Some(q) = report.qps.get(model.list_index()) {
         let data = sparkline_data(&q.series, usize::from(chunks[1].width.saturating_sub(2)));
         f.render_widget(
             Sparkline::default()

@@ -4,7 +4,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Paragraph, Row as TRow, Table, Wrap};
-use rocescope_core::query::{human_bytes, rel_time};
+use rocescope_core::query::{EPISODE_COLUMNS, episode_row};
 use rocescope_core::{Model, explain};
 
 use super::{UiState, title};
@@ -16,7 +16,7 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         .constraints([Constraint::Min(5), Constraint::Length(4)])
         .split(area);
     let h = chunks[0].height.saturating_sub(3) as usize;
-    let first = model.list_index.saturating_sub(h.saturating_sub(1));
+    let first = model.list_index().saturating_sub(h.saturating_sub(1));
     let rows: Vec<TRow<'_>> = report
         .episodes
         .iter()
@@ -24,30 +24,12 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         .skip(first)
         .take(h)
         .map(|(i, e)| {
-            let qp = report
-                .qps
-                .get(e.qp as usize)
-                .map_or(format!("#{}", e.qp), |q| format!("0x{:x}", q.dest_qp));
-            let style = if i == model.list_index {
+            let style = if i == model.list_index() {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
                 Style::default()
             };
-            TRow::new(vec![
-                (e.first_index + 1).to_string(),
-                rel_time(model, e.start_ns),
-                qp,
-                e.cause.name().to_owned(),
-                e.from_psn.to_string(),
-                e.packets_resent.to_string(),
-                human_bytes(e.bytes_resent),
-                if e.recovered {
-                    format!("{:.2} µs", e.recovery_ns as f64 / 1e3)
-                } else {
-                    "not recovered".to_owned()
-                },
-            ])
-            .style(style)
+            TRow::new(episode_row(model, e).to_vec()).style(style)
         })
         .collect();
     let t = Table::new(
@@ -64,10 +46,7 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         ],
     )
     .header(
-        TRow::new(vec![
-            "frame", "time", "QP", "cause", "from PSN", "resent", "bytes", "recovery",
-        ])
-        .style(Style::default().add_modifier(Modifier::BOLD)),
+        TRow::new(EPISODE_COLUMNS.to_vec()).style(Style::default().add_modifier(Modifier::BOLD)),
     )
     .block(title(format!(
         "Retransmission episodes: {} (Enter: show in ladder)",
@@ -83,7 +62,7 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
     ui.items_first = first;
     let text = report
         .episodes
-        .get(model.list_index)
+        .get(model.list_index())
         .map_or("", |e| explain::episode(e.cause));
     f.render_widget(
         Paragraph::new(text)

@@ -6,17 +6,16 @@ use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Paragraph, Row as TRow, Table, Wrap};
 use rocescope_core::Model;
 use rocescope_core::query::rel_time;
-use rocescope_replay::Record;
 
 use super::{CYAN, RED, UiState, title};
 
 pub(super) fn slots(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
-    let recs = model.store.records_where(|r| matches!(r, Record::Slot(_)));
+    let recs = model.slots();
     let cursor = model.cursor_ns();
     let h = area.height.saturating_sub(3) as usize;
-    let visible: Vec<_> = recs.iter().filter(|r| r.ts_ns() <= cursor).collect();
+    let visible: Vec<_> = recs.iter().filter(|s| s.ts_ns <= cursor).collect();
     let first = model
-        .list_index
+        .list_index()
         .min(visible.len().saturating_sub(1))
         .saturating_sub(h.saturating_sub(1));
     let mut drops = 0u64;
@@ -24,8 +23,7 @@ pub(super) fn slots(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Re
     let rows: Vec<TRow<'_>> = visible
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| {
-            let Record::Slot(s) = r else { return None };
+        .filter_map(|(i, s)| {
             total += 1;
             if matches!(s.verdict, rocescope_replay::record::Verdict::Drop) {
                 drops += 1;
@@ -38,7 +36,7 @@ pub(super) fn slots(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Re
                 rocescope_replay::record::Verdict::Transformed => Style::default().fg(CYAN),
                 rocescope_replay::record::Verdict::Pass => Style::default(),
             };
-            let style = if i == model.list_index {
+            let style = if i == model.list_index() {
                 style.add_modifier(Modifier::REVERSED)
             } else {
                 style

@@ -11,17 +11,17 @@ use rocescope_core::{Model, Overlay, cmdline, status_line};
 use super::{DIM, GREEN, RED, YELLOW};
 
 pub(super) fn status_bar(f: &mut Frame<'_>, model: &Model, area: Rect) {
-    if model.overlay == Overlay::CommandLine {
-        let fits = cmdline::complete(&model.cmdline).candidates;
+    if model.overlay() == Overlay::CommandLine {
+        let fits = cmdline::complete(model.cmdline()).candidates;
         // Candidates once the user has typed something to narrow them.
-        let hint = if fits.len() > 1 && !model.cmdline.trim().is_empty() {
+        let hint = if fits.len() > 1 && !model.cmdline().trim().is_empty() {
             format!("▏  {}", fits.join(" "))
         } else {
             format!("▏  ({})", cmdline::hint())
         };
         let line = Line::from(vec![
             Span::styled(":", Style::default().fg(YELLOW)),
-            Span::raw(model.cmdline.clone()),
+            Span::raw(model.cmdline().to_owned()),
             Span::styled(hint, Style::default().fg(DIM)),
         ]);
         f.render_widget(Paragraph::new(line), area);

@@ -1,23 +1,29 @@
 //! The workbench model: everything the TUI and GUI show, changed only by
 //! [`Model::apply`]. Views read it and return [`Command`]s.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+mod access;
+mod exports;
+mod lessons;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rocescope_decoders::analysis::Report;
-use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, decode};
+use rocescope_decoders::{DecodeConfig, LinkLayer, Packet, decode};
+use rocescope_replay::TimeBase;
 use rocescope_replay::clock::{PlayState, PlaybackClock};
+use rocescope_replay::record::SlotDecision;
 use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
-use rocescope_replay::{Record, TimeBase};
 
 use rocescope_data::{DataError, ExportSummary, Format, Table};
 
 use crate::command::{Command, View};
 use crate::export::{ExportError, ExportJob, ExportRequest, PacketRows};
-use crate::filter::{FieldLookup, Filter, FilterError, RowField, Value};
+use crate::filter::{Filter, FilterError};
 use crate::lesson::Lesson;
+use crate::records::{Derived, Probe};
 use crate::source::SourceHandle;
 
 /// An overlay drawn over the views.
@@ -31,40 +37,35 @@ pub enum Overlay {
     CommandLine,
 }
 
-/// Rows matching the display filter, found by a background scan.
-#[derive(Debug, Default)]
-pub(crate) struct Matches {
-    pub(crate) rows: RwLock<Vec<u64>>,
-    /// Rows of the store examined so far.
-    pub(crate) scanned: AtomicU64,
-    pub(crate) cancel: AtomicBool,
-}
+pub use crate::cmdline::PARTITION_WINDOW_NS;
+pub(crate) use crate::scan::Matches;
+use crate::scan::spawn_scan;
 
 /// How often the analysis report is rebuilt for the views.
 const REPORT_EVERY: Duration = Duration::from_millis(250);
 
 /// The workbench state.
 pub struct Model {
-    pub store: Arc<Store>,
-    pub analysis: RcAnalyzer,
-    pub source: SourceHandle,
-    pub view: View,
-    pub overlay: Overlay,
+    pub(crate) store: Arc<Store>,
+    pub(crate) analysis: RcAnalyzer,
+    pub(crate) source: SourceHandle,
+    pub(crate) view: View,
+    pub(crate) overlay: Overlay,
     /// Text in the filter bar (may not compile yet).
-    pub filter_text: String,
-    pub filter_error: Option<FilterError>,
+    pub(crate) filter_text: String,
+    pub(crate) filter_error: Option<FilterError>,
     filter: Option<Filter>,
     matches: Arc<Matches>,
     /// The selected row (store index).
-    pub selected: Option<u64>,
+    pub(crate) selected: Option<u64>,
     /// Replay clock of recordings; live sources follow the newest data.
-    pub clock: PlaybackClock,
-    pub follow_live: bool,
-    pub selected_qp: Option<u32>,
+    pub(crate) clock: PlaybackClock,
+    pub(crate) follow_live: bool,
+    pub(crate) selected_qp: Option<u32>,
     /// Selection in list views (QPs, episodes, findings, slots).
-    pub list_index: usize,
-    pub lesson: Option<Lesson>,
-    pub lesson_step: usize,
+    pub(crate) list_index: usize,
+    pub(crate) lesson: Option<Lesson>,
+    pub(crate) lesson_step: usize,
     /// The step's time cursor waits for the run to reach its time.
     lesson_cursor_due: bool,
     /// The model a lesson replaced, to go back to when it is left.
@@ -73,21 +74,23 @@ pub struct Model {
     resume_on_return: bool,
     /// Selected field of the detail tree (index into the field walk);
     /// `None` selects the packet's BTH (or its first header).
-    pub field_index: Option<usize>,
+    pub(crate) field_index: Option<usize>,
     /// One-line status for the user (errors of commands, hints).
-    pub status: String,
-    pub quit: bool,
+    pub(crate) status: String,
+    pub(crate) quit: bool,
     report: Report,
     report_at: Option<Instant>,
+    /// Slots and probes, derived with the report.
+    records: Derived,
     now: Instant,
     /// Commands that go to the source (simulator parameters, sniffer filter).
-    pub outbox: Vec<Command>,
+    pub(crate) outbox: Vec<Command>,
     /// Text of the command line while it is open.
-    pub cmdline: String,
+    pub(crate) cmdline: String,
     /// Exports running on their own threads.
     exports: Vec<ExportJob>,
     /// The outcome of the last export that finished (also in `status`).
-    pub last_export: Option<Result<ExportSummary, ExportError>>,
+    pub(crate) last_export: Option<Result<ExportSummary, ExportError>>,
 }
 
 impl std::fmt::Debug for Model {
@@ -143,6 +146,7 @@ impl Model {
             quit: false,
             report: Report::default(),
             report_at: None,
+            records: Derived::default(),
             now: Instant::now(),
             outbox: Vec::new(),
             cmdline: String::new(),
@@ -198,6 +202,7 @@ impl Model {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .report();
+            self.records.refresh(&self.store);
             self.report_at = Some(now);
         }
         if self.selected.is_none() && self.horizon() > 0 {
@@ -205,102 +210,6 @@ impl Model {
         }
         self.place_lesson_cursor();
         self.poll_exports();
-    }
-
-    /// Take the outcome of finished exports into the status line.
-    fn poll_exports(&mut self) {
-        let mut i = 0;
-        while i < self.exports.len() {
-            let Some(outcome) = self.exports[i].poll() else {
-                i += 1;
-                continue;
-            };
-            let job = self.exports.swap_remove(i);
-            self.status = match &outcome {
-                Ok(s) => format!(
-                    "exported {} rows of {} to {} in {:.2} s",
-                    s.rows,
-                    s.table,
-                    match s.files.as_slice() {
-                        [one] => one.display().to_string(),
-                        files => format!("{} files under {}", files.len(), job.path.display()),
-                    },
-                    s.elapsed.as_secs_f64()
-                ),
-                Err(e) => e.to_string(),
-            };
-            self.last_export = Some(outcome);
-        }
-    }
-
-    /// Keep reporting the exports `old` started (its source was replaced
-    /// by this model's): their files are still being written.
-    pub fn adopt_exports(&mut self, old: &mut Model) {
-        self.exports.append(&mut old.exports);
-    }
-
-    /// Take over `old`'s lesson (its source was replaced by this model's)
-    /// and apply its step here, the cursor once this run has data.
-    pub(crate) fn adopt_lesson(&mut self, old: &mut Model) {
-        self.previous = old.previous.take();
-        self.lesson = old.lesson.take();
-        self.lesson_step = old.lesson_step;
-        old.lesson_cursor_due = false;
-        if self.lesson.is_some() {
-            self.enter_lesson_step();
-        }
-    }
-
-    /// Keep `old` to go back to when the lesson is left, unless this model
-    /// already holds the one from before the first lesson. Its simulator
-    /// pauses meanwhile, so that it resumes where the user left it.
-    pub(crate) fn keep_previous(&mut self, mut old: Model) {
-        if self.previous.is_some() {
-            return;
-        }
-        let st = old.source.status();
-        if old.source.kind == crate::source::SourceKind::Sim
-            && !st.finished.load(Ordering::Acquire)
-            && !st.paused.load(Ordering::Acquire)
-        {
-            old.source.send(crate::source::SourceCtl::Pause);
-            old.resume_on_return = true;
-        }
-        self.previous = Some(Box::new(old));
-    }
-
-    /// The model a lesson replaced, which leaving it goes back to.
-    pub fn previous(&self) -> Option<&Model> {
-        self.previous.as_deref()
-    }
-
-    /// The source a lesson replaced.
-    pub fn previous_source_name(&self) -> Option<&str> {
-        self.previous().map(|m| m.source.name.as_str())
-    }
-
-    /// Go back to the model the lesson replaced (as it was left: view,
-    /// filter, selection), keeping the exports still being written.
-    pub(crate) fn return_from_lesson(&mut self) {
-        let Some(mut prev) = self.previous.take() else {
-            return;
-        };
-        prev.adopt_exports(self);
-        if std::mem::take(&mut prev.resume_on_return) {
-            prev.source.send(crate::source::SourceCtl::Resume);
-        }
-        prev.status = format!("lesson left: back to {}", prev.source.name);
-        *self = *prev;
-    }
-
-    /// Whether an export is still running.
-    pub fn exporting(&self) -> bool {
-        !self.exports.is_empty()
-    }
-
-    /// The table an export without a named table writes: the current view's.
-    pub fn export_table(&self) -> Table {
-        crate::export::view_table(self.view)
     }
 
     fn clock_span(&self) -> (u64, u64) {
@@ -315,6 +224,16 @@ impl Model {
     /// The analysis report (rebuilt every 250 ms).
     pub fn report(&self) -> &Report {
         &self.report
+    }
+
+    /// The service slots' decisions (derived with the report).
+    pub fn slots(&self) -> &[SlotDecision] {
+        &self.records.slots
+    }
+
+    /// The profiler's probes with their samples (derived with the report).
+    pub fn probes(&self) -> &[Probe] {
+        &self.records.probes
     }
 
     /// Capture time of the time cursor.
@@ -658,155 +577,12 @@ impl Model {
         }
     }
 
-    /// Start an export of `table` (the view's by default) to `path`; the
-    /// status line says what is being written and, later, what was.
-    fn start_export(&mut self, table: Option<Table>, path: &Path, partition: Option<u64>) {
-        let table = table.unwrap_or_else(|| self.export_table());
-        let path = crate::export::resolve_path(path);
-        // Checked here so that a bad name is told at once, not by a thread.
-        let format = Format::from_path(&path);
-        let bad_name = match partition {
-            // Partitions go to a folder (any name but a CSV or JSON file's).
-            Some(_) => matches!(format, Ok(Format::Csv | Format::Jsonl))
-                .then(|| DataError::PartitionNeedsParquet { path: path.clone() }),
-            None => format.err(),
-        };
-        if let Some(e) = bad_name {
-            self.status = format!("export of {table}: {e}");
-            return;
-        }
-        let horizon = self.horizon();
-        let (rows, what) = if table != Table::Packets {
-            (PacketRows::All { horizon }, String::new())
-        } else if self.view == View::Ladder {
-            // The ladder shows one QP: its two directions.
-            let q = crate::query::ladder_qp(self);
-            let convs = q.map(|q| crate::query::qp_conversations(self, q));
-            let name = q.map_or_else(String::new, |q| format!(" of QP {:#x}", q.dest_qp));
-            let convs: Vec<u32> = convs
-                .map(|(a, b)| a.into_iter().chain(b).collect())
-                .unwrap_or_default();
-            (PacketRows::Conversations { convs, horizon }, name)
-        } else if let Some(f) = &self.filter {
-            let rows = PacketRows::Matches {
-                matches: Arc::clone(&self.matches),
-                horizon,
-            };
-            // The running filter: the bar may hold text that does not parse.
-            (rows, format!(" matching {:?}", f.text))
-        } else {
-            (PacketRows::All { horizon }, String::new())
-        };
-        let clock = if table == Table::Packets && horizon < self.store.len() {
-            " up to the replay clock"
-        } else {
-            ""
-        };
-        let req = ExportRequest {
-            store: Arc::clone(&self.store),
-            analysis: self.analysis.clone(),
-            capture: crate::export::capture_name(&self.source.name),
-            table,
-            path: path.clone(),
-            rows,
-            partition_window_ns: partition,
-        };
-        let partitions = partition.map_or_else(String::new, |w| {
-            format!(
-                " as Parquet partitions of {}",
-                crate::units::format_duration_ns(w)
-            )
-        });
-        match ExportJob::spawn(req) {
-            Ok(job) => {
-                self.status = format!(
-                    "exporting {table}{what}{clock}{partitions} to {}…",
-                    path.display()
-                );
-                self.exports.push(job);
-            }
-            Err(e) => self.status = e.to_string(),
-        }
-    }
-
     fn run_command_line(&mut self, line: &str) {
-        let mut words = line.split_whitespace();
-        let verb = words.next().unwrap_or("");
-        let rest: Vec<&str> = words.collect();
-        let arg = rest.join(" ");
-        match verb {
-            "" => {}
-            "set" => match arg.split_once('=') {
-                Some((k, v)) => self.apply(Command::SetSimParam {
-                    key: k.trim().to_owned(),
-                    value: v.trim().to_owned(),
-                }),
-                None => {
-                    self.status = "usage: set KEY=VALUE (see rocescope sim --list-params)".into()
-                }
-            },
-            "sniffer" => {
-                let t = arg.trim();
-                let word = t.strip_prefix("0x").map_or_else(
-                    || t.parse::<u64>().ok(),
-                    |h| u64::from_str_radix(h, 16).ok(),
-                );
-                match word {
-                    Some(w) => self.apply(Command::SetSnifferFilter(w)),
-                    None => {
-                        self.status =
-                            format!("sniffer: {t:?} is not a 64-bit filter word (e.g. 0x80000000)")
-                    }
-                }
-            }
-            "speed" => match arg.trim().trim_start_matches('x').parse::<f64>() {
-                Ok(s) => self.apply(Command::SetSpeed(s)),
-                Err(_) => self.status = "usage: speed X (0.01 .. 100)".into(),
-            },
-            "goto" => match arg
-                .trim()
-                .trim_end_matches("us")
-                .trim_end_matches("µs")
-                .trim()
-                .parse::<f64>()
-            {
-                Ok(us) => {
-                    let t0 = self.store.stats().first_ts_ns.unwrap_or(0);
-                    self.apply(Command::JumpToTime(t0 + (us * 1000.0) as u64));
-                }
-                Err(_) => self.status = "usage: goto MICROSECONDS (from the first packet)".into(),
-            },
-            "filter" => self.apply(Command::SetFilter(arg)),
-            "export" => {
-                let raw = line.trim_start().strip_prefix("export").unwrap_or("");
-                let (raw, partition) = match partition_arg(raw) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        self.status = e;
-                        return;
-                    }
-                };
-                let (path, table) = export_args(&raw);
-                if path.is_empty() {
-                    self.status = format!(
-                        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] [--partition[=WINDOW]] \
-                         (this view: {}); quote a path with spaces at its ends or ending in a \
-                         table's name",
-                        self.export_table()
-                    );
-                } else {
-                    self.apply(Command::Export {
-                        table,
-                        path: PathBuf::from(path),
-                        partition_window_ns: partition,
-                    });
-                }
-            }
-            other => {
-                self.status = format!(
-                    "unknown command {other:?}: try set, sniffer, speed, goto, filter, export"
-                )
-            }
+        let t0_ns = self.store.stats().first_ts_ns.unwrap_or(0);
+        match crate::cmdline::parse(line, t0_ns, self.export_table()) {
+            Ok(Some(cmd)) => self.apply(cmd),
+            Ok(None) => {}
+            Err(message) => self.status = message,
         }
     }
 
@@ -883,10 +659,7 @@ impl Model {
             View::Qps => self.report.qps.len(),
             View::Retransmissions => self.report.episodes.len(),
             View::Overview => self.report.findings.len(),
-            View::Slots => self
-                .store
-                .records_where(|r| matches!(r, Record::Slot(_)))
-                .len(),
+            View::Slots => self.records.slots.len(),
             View::Lessons => crate::lesson::builtin().len(),
             _ => 0,
         }
@@ -923,91 +696,6 @@ impl Model {
         }
     }
 
-    /// Open shipped lesson `i`: the source layer (`source::steer`) starts
-    /// its scenario and applies its first step to that run.
-    fn open_lesson(&mut self, i: usize) {
-        let Some(l) = crate::lesson::builtin().into_iter().nth(i) else {
-            self.status = format!("no lesson {}", i + 1);
-            return;
-        };
-        self.status = format!("lesson: starting {}", l.scenario);
-        self.lesson = Some(l);
-        self.lesson_step = 0;
-        self.lesson_cursor_due = false;
-        self.outbox.push(Command::OpenLesson(i));
-    }
-
-    fn lesson_move(&mut self, d: i64) {
-        let Some(lesson) = &self.lesson else {
-            self.status = "open a lesson first (9, then Enter)".into();
-            return;
-        };
-        let n = lesson.steps.len();
-        if n == 0 {
-            return;
-        }
-        self.lesson_step = (self.lesson_step as i64 + d).clamp(0, n as i64 - 1) as usize;
-        self.enter_lesson_step();
-    }
-
-    /// Apply the current step's view and filter; its time cursor follows
-    /// in `tick`, once the run has reached that time.
-    fn enter_lesson_step(&mut self) {
-        let Some(step) = self
-            .lesson
-            .as_ref()
-            .and_then(|l| l.steps.get(self.lesson_step))
-            .cloned()
-        else {
-            return;
-        };
-        if let Some(v) = step.view {
-            self.view = v;
-        }
-        if let Some(f) = &step.filter {
-            self.set_filter(f.clone());
-        }
-        self.lesson_cursor_due = step.until_us.is_some();
-        self.place_lesson_cursor();
-    }
-
-    /// Move the time cursor to the step's time once the store holds it (a
-    /// paced run gets there later than the step is opened).
-    fn place_lesson_cursor(&mut self) {
-        if !self.lesson_cursor_due {
-            return;
-        }
-        let Some(us) = self
-            .lesson
-            .as_ref()
-            .and_then(|l| l.steps.get(self.lesson_step))
-            .and_then(|s| s.until_us)
-        else {
-            self.lesson_cursor_due = false;
-            return;
-        };
-        let stats = self.store.stats();
-        let (Some(t0), Some(last)) = (stats.first_ts_ns, stats.last_ts_ns) else {
-            return;
-        };
-        let t = t0 + (us * 1000.0) as u64;
-        // A row at or past `t` means every row before it is in.
-        let reached =
-            last >= t || !self.source.live || self.source.status().finished.load(Ordering::Acquire);
-        if !reached {
-            return;
-        }
-        self.lesson_cursor_due = false;
-        self.follow_live = false;
-        self.clock.set_end(last);
-        self.clock.pause(self.now);
-        self.clock.seek(t, self.now);
-        let h = self.horizon();
-        if h > 0 {
-            self.select_row(h - 1);
-        }
-    }
-
     fn set_filter(&mut self, text: String) {
         self.filter_text = text;
         self.matches.cancel.store(true, Ordering::Relaxed);
@@ -1029,175 +717,5 @@ impl Model {
                 self.filter_error = Some(e);
             }
         }
-    }
-}
-
-/// Scan the store for rows matching `filter` on a background thread,
-/// following the store as it grows, until cancelled.
-fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
-    let _ = std::thread::Builder::new()
-        .name("rocescope-filter".into())
-        .spawn(move || {
-            let mut needs_packet = filter.needs_packet();
-            let mut buf = Vec::with_capacity(8192);
-            let mut found = Vec::with_capacity(8192);
-            let mut next = 0u64;
-            loop {
-                if out.cancel.load(Ordering::Relaxed) {
-                    return;
-                }
-                let len = store.len();
-                if next >= len {
-                    if store.progress().complete {
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_millis(20));
-                    continue;
-                }
-                // Rows a live session's disk ring deleted are not scanned.
-                next = next.max(store.first_row());
-                let end = (next + 8192).min(len);
-                found.clear();
-                if needs_packet {
-                    // Bytes in bulk: one read per span of frames, not per row.
-                    let read = store.for_each_frame(next..end, |index, row, bytes| {
-                        let ctx = RowCtx {
-                            store: &store,
-                            index,
-                            row,
-                            bytes: Some(bytes),
-                        };
-                        if filter.eval(&ctx) {
-                            found.push(index);
-                        }
-                        std::ops::ControlFlow::Continue(())
-                    });
-                    if read.is_err() {
-                        // The backing cannot be read: filter on what the rows hold.
-                        needs_packet = false;
-                        continue;
-                    }
-                } else {
-                    buf.clear();
-                    store.rows(next..end, &mut buf);
-                    for (k, row) in buf.iter().enumerate() {
-                        let ctx = RowCtx {
-                            store: &store,
-                            index: next + k as u64,
-                            row,
-                            bytes: None,
-                        };
-                        if filter.eval(&ctx) {
-                            found.push(next + k as u64);
-                        }
-                    }
-                }
-                out.rows
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend_from_slice(&found);
-                next = end;
-                out.scanned.store(next, Ordering::Relaxed);
-            }
-        });
-}
-
-/// Field values of one row for the filter.
-struct RowCtx<'a> {
-    store: &'a Store,
-    index: u64,
-    row: &'a Row,
-    bytes: Option<&'a [u8]>,
-}
-
-impl FieldLookup for RowCtx<'_> {
-    fn row(&self, f: RowField) -> Option<u64> {
-        let r = self.row;
-        let roce = r.flags.contains(Flags::ROCE);
-        match f {
-            RowField::Psn => roce.then_some(u64::from(r.psn)),
-            RowField::Opcode => roce.then_some(u64::from(r.opcode)),
-            RowField::DestQp => self
-                .store
-                .conversation(r.conversation)
-                .map(|c| u64::from(c.key.dest_qp)),
-            RowField::FrameLen => Some(u64::from(r.origlen)),
-            RowField::CapLen => Some(u64::from(r.caplen)),
-            RowField::FrameNumber => Some(self.index + 1),
-            RowField::Port => Some(u64::from(r.port)),
-            RowField::Flag(bit) => Some(u64::from(r.flags.0 >> bit & 1)),
-            RowField::Conversation => Some(u64::from(r.conversation)),
-        }
-    }
-
-    fn packet(&self, name: &str) -> Vec<Value> {
-        let Some(bytes) = self.bytes else {
-            return Vec::new();
-        };
-        let link = self
-            .store
-            .link_layer(self.row.port)
-            .unwrap_or(LinkLayer::Ethernet);
-        let p = decode(bytes, link, &DecodeConfig::default());
-        let mut out = Vec::new();
-        p.for_each_field(&mut |f| {
-            if f.name == name {
-                out.push(match f.value {
-                    FieldValue::U64(v) => Value::Int(v),
-                    FieldValue::Bool(b) => Value::Int(u64::from(b)),
-                    FieldValue::Ipv4(a) => Value::Addr(a.into()),
-                    FieldValue::Ipv6(a) => Value::Addr(a.into()),
-                    // A header or bytes field: present.
-                    FieldValue::Bytes(_) | FieldValue::Mac(_) => Value::Int(1),
-                });
-            }
-        });
-        out
-    }
-}
-
-/// The time window of partitions when `export` is not given one.
-pub const PARTITION_WINDOW_NS: u64 = 1_000_000_000;
-
-/// `export`'s arguments without its `--partition[=WINDOW]` word, and the
-/// window that word asks for (1 s when it names none).
-fn partition_arg(raw: &str) -> Result<(String, Option<u64>), String> {
-    let mut window = None;
-    let mut rest = Vec::new();
-    for word in raw.split(' ') {
-        match word
-            .strip_prefix("--partition")
-            .map(|w| (w, w.strip_prefix('=')))
-        {
-            Some(("", _)) => window = Some(PARTITION_WINDOW_NS),
-            Some((_, Some(d))) => {
-                window = Some(
-                    crate::units::parse_duration_ns(d)
-                        .map_err(|e| format!("export --partition: {e}"))?,
-                );
-            }
-            _ => rest.push(word),
-        }
-    }
-    Ok((rest.join(" "), window))
-}
-
-/// `export PATH [TABLE]`'s arguments: the path exactly as typed (inner
-/// spaces kept), or in double quotes; a last word naming a table, after
-/// the path, is the table.
-fn export_args(raw: &str) -> (String, Option<Table>) {
-    let raw = raw.trim();
-    if let Some(quoted) = raw.strip_prefix('"')
-        && let Some((path, rest)) = quoted.split_once('"')
-    {
-        let table = Table::from_name(&rest.trim().to_ascii_lowercase()).ok();
-        return (path.to_owned(), table);
-    }
-    match raw.rsplit_once(char::is_whitespace) {
-        Some((path, last)) => match Table::from_name(&last.to_ascii_lowercase()) {
-            Ok(t) => (path.trim_end().to_owned(), Some(t)),
-            Err(_) => (raw.to_owned(), None),
-        },
-        None => (raw.to_owned(), None),
     }
 }

@@ -1,0 +1,145 @@
+//! The display filter's scan: the rows matching a filter, found on a
+//! background thread that follows a growing store.
+
+use std::sync::Arc;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, decode};
+use rocescope_replay::store::{Flags, Row, Store};
+
+use crate::filter::{FieldLookup, Filter, RowField, Value};
+
+/// Rows matching the display filter, found by a background scan.
+#[derive(Debug, Default)]
+pub(crate) struct Matches {
+    pub(crate) rows: RwLock<Vec<u64>>,
+    /// Rows of the store examined so far.
+    pub(crate) scanned: AtomicU64,
+    pub(crate) cancel: AtomicBool,
+}
+
+/// Scan the store for rows matching `filter` on a background thread,
+/// following the store as it grows, until cancelled.
+pub(crate) fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
+    let _ = std::thread::Builder::new()
+        .name("rocescope-filter".into())
+        .spawn(move || {
+            let mut needs_packet = filter.needs_packet();
+            let mut buf = Vec::with_capacity(8192);
+            let mut found = Vec::with_capacity(8192);
+            let mut next = 0u64;
+            loop {
+                if out.cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                let len = store.len();
+                if next >= len {
+                    if store.progress().complete {
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                    continue;
+                }
+                // Rows a live session's disk ring deleted are not scanned.
+                next = next.max(store.first_row());
+                let end = (next + 8192).min(len);
+                found.clear();
+                if needs_packet {
+                    // Bytes in bulk: one read per span of frames, not per row.
+                    let read = store.for_each_frame(next..end, |index, row, bytes| {
+                        let ctx = RowCtx {
+                            store: &store,
+                            index,
+                            row,
+                            bytes: Some(bytes),
+                        };
+                        if filter.eval(&ctx) {
+                            found.push(index);
+                        }
+                        std::ops::ControlFlow::Continue(())
+                    });
+                    if read.is_err() {
+                        // The backing cannot be read: filter on what the rows hold.
+                        needs_packet = false;
+                        continue;
+                    }
+                } else {
+                    buf.clear();
+                    store.rows(next..end, &mut buf);
+                    for (k, row) in buf.iter().enumerate() {
+                        let ctx = RowCtx {
+                            store: &store,
+                            index: next + k as u64,
+                            row,
+                            bytes: None,
+                        };
+                        if filter.eval(&ctx) {
+                            found.push(next + k as u64);
+                        }
+                    }
+                }
+                out.rows
+                    .write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&found);
+                next = end;
+                out.scanned.store(next, Ordering::Relaxed);
+            }
+        });
+}
+
+/// Field values of one row for the filter.
+struct RowCtx<'a> {
+    store: &'a Store,
+    index: u64,
+    row: &'a Row,
+    bytes: Option<&'a [u8]>,
+}
+
+impl FieldLookup for RowCtx<'_> {
+    fn row(&self, f: RowField) -> Option<u64> {
+        let r = self.row;
+        let roce = r.flags.contains(Flags::ROCE);
+        match f {
+            RowField::Psn => roce.then_some(u64::from(r.psn)),
+            RowField::Opcode => roce.then_some(u64::from(r.opcode)),
+            RowField::DestQp => self
+                .store
+                .conversation(r.conversation)
+                .map(|c| u64::from(c.key.dest_qp)),
+            RowField::FrameLen => Some(u64::from(r.origlen)),
+            RowField::CapLen => Some(u64::from(r.caplen)),
+            RowField::FrameNumber => Some(self.index + 1),
+            RowField::Port => Some(u64::from(r.port)),
+            RowField::Flag(bit) => Some(u64::from(r.flags.0 >> bit & 1)),
+            RowField::Conversation => Some(u64::from(r.conversation)),
+        }
+    }
+
+    fn packet(&self, name: &str) -> Vec<Value> {
+        let Some(bytes) = self.bytes else {
+            return Vec::new();
+        };
+        let link = self
+            .store
+            .link_layer(self.row.port)
+            .unwrap_or(LinkLayer::Ethernet);
+        let p = decode(bytes, link, &DecodeConfig::default());
+        let mut out = Vec::new();
+        p.for_each_field(&mut |f| {
+            if f.name == name {
+                out.push(match f.value {
+                    FieldValue::U64(v) => Value::Int(v),
+                    FieldValue::Bool(b) => Value::Int(u64::from(b)),
+                    FieldValue::Ipv4(a) => Value::Addr(a.into()),
+                    FieldValue::Ipv6(a) => Value::Addr(a.into()),
+                    // A header or bytes field: present.
+                    FieldValue::Bytes(_) | FieldValue::Mac(_) => Value::Int(1),
+                });
+            }
+        });
+        out
+    }
+}

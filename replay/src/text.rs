@@ -1,0 +1,354 @@
+//! Text every front end and every output shares (TUI, GUI, `rocescope
+//! stats`, the HTML report): bytes, durations, addresses, the analysis flags
+//! and causes, the cells of the QP and episode tables. Needs no model: only
+//! the store's row types and the analysis report, so that `rocescope-report`
+//! and the workbench core format a QP or an episode the same way.
+
+use std::net::{IpAddr, Ipv6Addr};
+
+use rocescope_decoders::analysis::{Counters, Episode, EpisodeCause, QpReport, Report, Series};
+use rocescope_decoders::{FieldValue, Opcode};
+
+use crate::store::Flags;
+
+/// `1.2 kB`: a byte count in decimal units.
+pub fn human_bytes(b: u64) -> String {
+    match b {
+        0..1_000 => format!("{b} B"),
+        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        _ => format!("{:.2} GB", b as f64 / 1e9),
+    }
+}
+
+/// A duration in words: ns below a microsecond, µs below a millisecond, ms
+/// below a second.
+pub fn duration_text(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.2} µs", ns as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.2} ms", ns as f64 / 1e6),
+        _ => format!("{:.3} s", ns as f64 / 1e9),
+    }
+}
+
+/// Time since `t0_ns` in seconds with ns digits, or `#N` for captures whose
+/// timestamps are packet indices (`ordinal`).
+pub fn rel_time_text(t0_ns: u64, ts_ns: u64, ordinal: bool) -> String {
+    if ordinal {
+        return format!("#{ts_ns}");
+    }
+    let d = ts_ns.saturating_sub(t0_ns);
+    format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000)
+}
+
+/// An address as people write it (IPv4-mapped addresses as IPv4).
+pub fn addr(a: [u8; 16]) -> IpAddr {
+    let v6 = Ipv6Addr::from(a);
+    v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
+}
+
+/// NAKs of every kind a QP received.
+pub fn naks(c: &Counters) -> u64 {
+    c.packet_seq_err
+        + c.rnr_nak
+        + c.nak_invalid_request
+        + c.nak_remote_access
+        + c.nak_remote_operational
+}
+
+/// Retransmission episodes of a QP, of every cause.
+pub fn episodes_of(q: &QpReport) -> u64 {
+    q.episodes_by_cause.iter().map(|(_, n)| n).sum()
+}
+
+/// Analysis verdicts of a row, as short tags (`RETX NAK ...`).
+pub fn flag_text(f: Flags) -> String {
+    let tags = [
+        (Flags::RETRANSMISSION, "RETX"),
+        (Flags::NAK, "NAK"),
+        (Flags::OUT_OF_SEQUENCE, "OOS"),
+        (Flags::DUPLICATE, "DUP"),
+        (Flags::CAPTURE_LOSS, "CAPLOSS"),
+        (Flags::CNP, "CNP"),
+        (Flags::ECN_CE, "CE"),
+        (Flags::ICRC_BAD, "BAD-ICRC"),
+    ];
+    let mut s = String::new();
+    for (flag, tag) in tags {
+        if f.contains(flag) {
+            if !s.is_empty() {
+                s.push(' ');
+            }
+            s.push_str(tag);
+        }
+    }
+    s
+}
+
+/// The kind of event a row is, for colouring: the most serious first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowClass {
+    Error,
+    Retransmission,
+    OutOfOrder,
+    Congestion,
+    NotRoce,
+    Normal,
+}
+
+pub fn row_class(f: Flags) -> RowClass {
+    if f.contains(Flags::ICRC_BAD) || f.contains(Flags::NAK) {
+        RowClass::Error
+    } else if f.contains(Flags::RETRANSMISSION) {
+        RowClass::Retransmission
+    } else if f.contains(Flags::OUT_OF_SEQUENCE) || f.contains(Flags::DUPLICATE) {
+        RowClass::OutOfOrder
+    } else if f.contains(Flags::CNP) || f.contains(Flags::ECN_CE) {
+        RowClass::Congestion
+    } else if !f.contains(Flags::ROCE) {
+        RowClass::NotRoce
+    } else {
+        RowClass::Normal
+    }
+}
+
+/// An opcode name short enough for a list column.
+pub fn short_opcode(op: u8) -> String {
+    Opcode(op)
+        .name()
+        .to_string()
+        .replace("RDMA ", "")
+        .replace("Response", "Resp")
+        .replace("Acknowledge", "ACK")
+}
+
+/// A field's value as the detail trees show it: addresses, keys, QPNs and
+/// CRCs in hex, the rest in decimal.
+pub fn field_value(name: &str, value: &FieldValue<'_>) -> String {
+    match value {
+        FieldValue::U64(v) => {
+            if name.ends_with("destqp")
+                || name.ends_with("va")
+                || name.ends_with("r_key")
+                || name.ends_with("crc")
+            {
+                format!("0x{v:x}")
+            } else {
+                v.to_string()
+            }
+        }
+        FieldValue::Bool(b) => u8::from(*b).to_string(),
+        FieldValue::Ipv4(a) => std::net::Ipv4Addr::from(*a).to_string(),
+        FieldValue::Ipv6(a) => Ipv6Addr::from(*a).to_string(),
+        FieldValue::Mac(m) => m
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":"),
+        FieldValue::Bytes(b) => format!("{} bytes", b.len()),
+    }
+}
+
+/// Wire throughput of `s` (GB/s) resampled to `n` equal columns over
+/// `[start_ns, end_ns)`: each column is the mean rate of the bins it covers,
+/// or the rate of the bin it lies in when bins are wider than columns.
+/// Costs O(n + bins in range), so a plot draws about two points per pixel
+/// whatever the capture's length.
+pub fn resample_rate(s: &Series, start_ns: f64, end_ns: f64, n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n];
+    if n == 0 || s.bins.is_empty() || s.bin_ns == 0 || end_ns <= start_ns {
+        return out;
+    }
+    let col_ns = (end_ns - start_ns) / n as f64;
+    let bin_ns = s.bin_ns as f64;
+    let origin = s.start_ns as f64;
+    let nb = s.bins.len();
+    for (c, slot) in out.iter_mut().enumerate() {
+        let a = start_ns + c as f64 * col_ns;
+        let b = a + col_ns;
+        let first = ((a - origin) / bin_ns).floor();
+        let last = ((b - origin) / bin_ns).ceil() - 1.0;
+        if last < 0.0 || first >= nb as f64 {
+            continue;
+        }
+        let first = first.max(0.0) as usize;
+        let last = (last as usize).min(nb - 1);
+        let mut sum = 0.0;
+        for i in first..=last {
+            sum += s.rate_gbytes_s(i);
+        }
+        *slot = sum / (last + 1 - first) as f64;
+    }
+    out
+}
+
+/// Why an episode started, in words (the report's tables, the plots'
+/// captions).
+pub fn cause_text(c: EpisodeCause) -> &'static str {
+    match c {
+        EpisodeCause::NakSeqErr => "NAK (PSN sequence error)",
+        EpisodeCause::Rnr => "RNR NAK (no receive buffer)",
+        EpisodeCause::Timeout => "timeout (no NAK, the timer fired)",
+        EpisodeCause::ImpliedNak => "READ response lost (READ re-issued)",
+    }
+}
+
+/// Why an episode started, short enough for a legend or a list column.
+pub fn cause_short(c: EpisodeCause) -> &'static str {
+    match c {
+        EpisodeCause::NakSeqErr => "NAK",
+        EpisodeCause::Rnr => "RNR NAK",
+        EpisodeCause::Timeout => "timeout",
+        EpisodeCause::ImpliedNak => "READ re-issued",
+    }
+}
+
+/// Every episode cause, in the order legends list them.
+pub const CAUSES: [EpisodeCause; 4] = [
+    EpisodeCause::NakSeqErr,
+    EpisodeCause::Rnr,
+    EpisodeCause::Timeout,
+    EpisodeCause::ImpliedNak,
+];
+
+/// `0x000011`: a QP number as every table writes it.
+pub fn qpn(n: u32) -> String {
+    format!("0x{n:06x}")
+}
+
+/// `QP 0x000011`: the responder's QPN, as the tables name a QP.
+pub fn qp_name(q: &QpReport) -> String {
+    format!("QP {}", qpn(q.dest_qp))
+}
+
+/// `10.0.0.1 > 10.0.0.2`: requester to responder, as the packet summaries
+/// write a flow.
+pub fn qp_route(q: &QpReport) -> String {
+    format!("{} > {}", addr(q.requester), addr(q.responder))
+}
+
+/// A round trip, or `-` when none was measured.
+pub fn rtt_text(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "-".to_owned(), duration_text)
+}
+
+/// Column headings of the QP tables (one row per QP conversation).
+pub const QP_COLUMNS: [&str; 11] = [
+    "QP",
+    "requester > responder",
+    "state",
+    "next PSN",
+    "oldest",
+    "window",
+    "bytes",
+    "retx",
+    "NAKs",
+    "CNPs",
+    "RTT p50",
+];
+
+/// The cells of QP `i`'s row under [`QP_COLUMNS`], its state as at `ts_ns`
+/// (the time cursor; the end of the capture for a summary). The window is
+/// the analysis' `window_packets`, a parameter of the run, not a constant.
+pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
+    let q = report.qps.get(i)?;
+    let c = &q.counters;
+    let state = report
+        .qp_state_at(i as u32, ts_ns)
+        .map_or("-", |s| s.name());
+    Some([
+        qpn(q.dest_qp),
+        qp_route(q),
+        state.to_owned(),
+        q.next_psn.to_string(),
+        q.oldest_unacked_psn
+            .map_or_else(|| "-".to_owned(), |p| p.to_string()),
+        format!("{}/{}", q.outstanding, q.window_packets),
+        human_bytes(q.wire_bytes),
+        c.retransmitted_packets.to_string(),
+        naks(c).to_string(),
+        c.np_cnp_sent.to_string(),
+        rtt_text(q.rtt_p50_ns),
+    ])
+}
+
+/// Column headings of the episode lists.
+pub const EPISODE_COLUMNS: [&str; 8] = [
+    "frame", "time", "QP", "cause", "from PSN", "resent", "bytes", "recovery",
+];
+
+/// How an episode ended: its recovery time, or that it did not recover.
+pub fn recovery_text(e: &Episode) -> String {
+    if e.recovered {
+        duration_text(e.recovery_ns)
+    } else {
+        "not recovered".to_owned()
+    }
+}
+
+/// The cells of an episode's row under [`EPISODE_COLUMNS`]; `time` is its
+/// start as the caller writes times ([`rel_time_text`]).
+pub fn episode_cells(report: &Report, e: &Episode, time: String) -> [String; 8] {
+    let qp = report
+        .qps
+        .get(e.qp as usize)
+        .map_or_else(|| format!("#{}", e.qp), |q| qpn(q.dest_qp));
+    [
+        (e.first_index + 1).to_string(),
+        time,
+        qp,
+        cause_short(e.cause).to_owned(),
+        e.from_psn.to_string(),
+        e.packets_resent.to_string(),
+        human_bytes(e.bytes_resent),
+        recovery_text(e),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resample_keeps_the_mean_and_fills_wide_bins() {
+        let mut s = Series::new(0);
+        let bin = s.bin_ns;
+        for i in 0..100u64 {
+            s.bin_mut(i * bin).wire_bytes = bin * (i % 2);
+        }
+        let start = s.start_ns as f64;
+        let end = start + 100.0 * bin as f64;
+        // 10 columns of 10 bins: mean rate 0.5 GB/s each.
+        let r = resample_rate(&s, start, end, 10);
+        assert!(r.iter().all(|v| (v - 0.5).abs() < 1e-9), "{r:?}");
+        // 1000 columns of a tenth of a bin: every column is its bin's rate.
+        let r = resample_rate(&s, start, end, 1000);
+        assert_eq!(r[5], 0.0);
+        assert!((r[15] - 1.0).abs() < 1e-9);
+        // Outside the series: zero.
+        assert!(
+            resample_rate(&s, end + 1.0, end + 1e6, 4)
+                .iter()
+                .all(|v| *v == 0.0)
+        );
+    }
+
+    #[test]
+    fn flags_as_text() {
+        assert_eq!(flag_text(Flags(0)), "");
+        let f = Flags(Flags::RETRANSMISSION.0 | Flags::NAK.0 | Flags::ROCE.0);
+        assert_eq!(flag_text(f), "RETX NAK");
+        assert_eq!(row_class(f), RowClass::Error);
+    }
+
+    #[test]
+    fn times_and_sizes_in_words() {
+        assert_eq!(duration_text(999), "999 ns");
+        assert_eq!(duration_text(3_000), "3.00 µs");
+        assert_eq!(human_bytes(9_100), "9.1 kB");
+        assert_eq!(rel_time_text(10, 1_000_000_010, false), "1.000000000");
+        assert_eq!(rel_time_text(0, 7, true), "#7");
+        assert_eq!(qpn(0x12), "0x000012");
+    }
+}
