@@ -49,7 +49,10 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
         .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()))
         .map(layout::series_max_gbytes_s)
         .collect();
-    let link = model.source.scenario().map(|sc| sc.params.link_gbps / 8.0);
+    let link = model
+        .source()
+        .scenario()
+        .map(|sc| sc.params.link_gbps / 8.0);
     let y_top =
         layout::throughput_y_top(layout::throughput_data_max(&maxima, report.qps.len()), link);
     let resp = Plot::new("throughput")
