@@ -35,6 +35,8 @@ pub(crate) fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
                     return;
                 }
                 let len = store.len();
+                // Per pass: a live store learns its settings at its first flush.
+                let decode_cfg = store.decode_config();
                 if next >= len {
                     if store.progress().complete {
                         return;
@@ -51,6 +53,7 @@ pub(crate) fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
                     let read = store.for_each_frame(next..end, |index, row, bytes| {
                         let ctx = RowCtx {
                             store: &store,
+                            decode: &decode_cfg,
                             index,
                             row,
                             bytes: Some(bytes),
@@ -71,6 +74,7 @@ pub(crate) fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
                     for (k, row) in buf.iter().enumerate() {
                         let ctx = RowCtx {
                             store: &store,
+                            decode: &decode_cfg,
                             index: next + k as u64,
                             row,
                             bytes: None,
@@ -93,6 +97,8 @@ pub(crate) fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
 /// Field values of one row for the filter.
 struct RowCtx<'a> {
     store: &'a Store,
+    /// The store's decode settings, read once per scan.
+    decode: &'a DecodeConfig,
     index: u64,
     row: &'a Row,
     bytes: Option<&'a [u8]>,
@@ -126,7 +132,7 @@ impl FieldLookup for RowCtx<'_> {
             .store
             .link_layer(self.row.port)
             .unwrap_or(LinkLayer::Ethernet);
-        let p = decode(bytes, link, &DecodeConfig::default());
+        let p = decode(bytes, link, self.decode);
         let mut out = Vec::new();
         p.for_each_field(&mut |f| {
             if f.name == name {

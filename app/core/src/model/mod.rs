@@ -110,11 +110,13 @@ pub struct Selected {
     pub bytes: Vec<u8>,
     /// How the capture port frames its packets.
     pub link: LinkLayer,
+    /// The settings the store indexed with (the user's RoCE ports).
+    pub decode: DecodeConfig,
 }
 
 impl Selected {
     pub fn packet(&self) -> Packet<'_> {
-        decode(&self.bytes, self.link, &DecodeConfig::default())
+        decode(&self.bytes, self.link, &self.decode)
     }
 }
 
@@ -362,6 +364,7 @@ impl Model {
             row,
             bytes,
             link,
+            decode: self.store.decode_config(),
         })
     }
 

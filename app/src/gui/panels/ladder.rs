@@ -166,6 +166,7 @@ fn explain_row(ui: &mut Ui, model: &Model, index: u64, row: &Row) {
             .store()
             .link_layer(row.port)
             .unwrap_or(rocescope_decoders::LinkLayer::Ethernet),
+        decode: model.store().decode_config(),
     };
     let p = sel.packet();
     let flags: Vec<&str> = row.flags.names().collect();

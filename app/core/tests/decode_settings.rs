@@ -1,0 +1,78 @@
+//! Frames on an extra RoCE port (`--roce-port 4792`) decode as RoCE
+//! everywhere the workbench decodes them again: the detail tree, the hex
+//! highlighting and the field filters use the store's settings, not the
+//! defaults.
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use rocescope_core::source::SourceHandle;
+use rocescope_core::{Command, Model};
+use rocescope_decoders::{DecodeConfig, Opcode, PacketBuilder, Reth};
+use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
+
+#[test]
+fn the_detail_and_the_field_filters_decode_with_the_stores_roce_ports() {
+    let cfg = DecodeConfig {
+        extra_roce_ports: vec![4792],
+    };
+    let analysis = RcAnalyzer::default();
+    let store = Store::live(rocescope_replay::TimeBase::Nanoseconds);
+    let mut ingest = Ingest::new(cfg.clone(), Box::new(analysis.clone()));
+    for i in 0..4u32 {
+        let mut b = PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            Opcode::RC_WRITE_FIRST,
+            0x12,
+            i,
+        );
+        b.udp_dst_port = 4792;
+        b.ext.reth = Reth {
+            va: 0x1000 * u64::from(i + 1),
+            rkey: 7,
+            dma_len: 8192,
+        };
+        let data = b.build(&[0; 64]);
+        let f = IngestFrame {
+            ts_ns: u64::from(i) * 1000,
+            data: &data,
+            origlen: data.len() as u32,
+            linktype: 1,
+            port: 0,
+            dir: None,
+            file_offset: 0,
+        };
+        store.ingest(&mut ingest, &f);
+    }
+    store.finish_live(&mut ingest);
+    assert_eq!(
+        store.decode_config(),
+        cfg,
+        "the store keeps its ingest's settings"
+    );
+
+    let mut m = Model::new(
+        std::sync::Arc::clone(&store),
+        analysis,
+        SourceHandle::file("port-4792.pcap".into()),
+    );
+    m.apply(Command::SelectFirst);
+    let sel = m.selected_packet().unwrap();
+    let p = sel.packet();
+    assert_eq!(
+        p.bth().map(|b| b.dest_qp()),
+        Some(0x12),
+        "the detail decodes RoCE"
+    );
+    assert_eq!(p.ext().reth().map(|r| r.va()), Some(0x1000));
+
+    m.apply(Command::SetFilter("infiniband.reth.va == 0x3000".into()));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while m.filter_progress().0 < 4 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        m.tick(Instant::now());
+    }
+    assert_eq!(m.visible_len(), 1, "the field filter decodes RoCE on 4792");
+    assert_eq!(m.visible_row(0), Some(2));
+}
