@@ -11,6 +11,10 @@ use rocescope_replay::store::{Flags, Row, Store};
 
 use crate::filter::{FieldLookup, Filter, RowField, Value};
 
+/// Matches kept, the newest: 8 bytes each, so a filter that matches most
+/// of a live session's frames stays within 32 MiB for hours.
+pub(crate) const MAX_MATCHES: usize = 1 << 22;
+
 /// Rows matching the display filter, found by a background scan.
 #[derive(Debug, Default)]
 pub(crate) struct Matches {
@@ -18,6 +22,18 @@ pub(crate) struct Matches {
     /// Rows of the store examined so far.
     pub(crate) scanned: AtomicU64,
     pub(crate) cancel: AtomicBool,
+    /// Matches let go past [`MAX_MATCHES`], the oldest first.
+    pub(crate) let_go: AtomicU64,
+}
+
+/// Keep the newest `max` of `rows` once they pass it by an eighth (so the
+/// front is cut now and then, not at every batch); count what went.
+fn keep_newest(rows: &mut Vec<u64>, let_go: &AtomicU64, max: usize) {
+    if rows.len() > max + max / 8 {
+        let excess = rows.len() - max;
+        rows.drain(..excess);
+        let_go.fetch_add(excess as u64, Ordering::Relaxed);
+    }
 }
 
 /// Scan the store for rows matching `filter` on a background thread,
@@ -84,10 +100,11 @@ pub(crate) fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
                         }
                     }
                 }
-                out.rows
-                    .write()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .extend_from_slice(&found);
+                {
+                    let mut rows = out.rows.write().unwrap_or_else(|e| e.into_inner());
+                    rows.extend_from_slice(&found);
+                    keep_newest(&mut rows, &out.let_go, MAX_MATCHES);
+                }
                 next = end;
                 out.scanned.store(next, Ordering::Relaxed);
             }
@@ -147,5 +164,25 @@ impl FieldLookup for RowCtx<'_> {
             }
         });
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_match_list_keeps_the_newest_and_counts_the_rest() {
+        let let_go = AtomicU64::new(0);
+        let mut rows: Vec<u64> = Vec::new();
+        for batch in 0..100u64 {
+            rows.extend(batch * 10..batch * 10 + 10);
+            keep_newest(&mut rows, &let_go, 64);
+            assert!(rows.len() <= 64 + 8, "{}", rows.len());
+        }
+        let total = 1000;
+        assert_eq!(rows.len() as u64 + let_go.load(Ordering::Relaxed), total);
+        assert_eq!(rows.last(), Some(&999), "the newest are kept");
+        assert!(rows.windows(2).all(|w| w[0] < w[1]), "in row order");
     }
 }

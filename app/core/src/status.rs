@@ -86,6 +86,8 @@ pub struct StatusLine {
     pub rows_on_disk: u64,
     pub rows_deleted: u64,
     pub records_deleted: u64,
+    /// Filter matches let go past the match list's bound (the oldest).
+    pub matches_let_go: u64,
     /// The model's message (a command's outcome or error).
     pub message: String,
 }
@@ -195,6 +197,7 @@ pub fn status_line(model: &Model) -> StatusLine {
         rows_on_disk: spill.rows_on_disk,
         rows_deleted: spill.rows_deleted,
         records_deleted: spill.records_deleted,
+        matches_let_go: model.filter_matches_let_go(),
         message: model.status.clone(),
     }
 }
@@ -247,6 +250,12 @@ impl StatusLine {
         if self.records_deleted > 0 {
             out.push(part(
                 format!("{} records let go", self.records_deleted),
+                Tone::Notice,
+            ));
+        }
+        if self.matches_let_go > 0 {
+            out.push(part(
+                format!("{} oldest filter matches let go", self.matches_let_go),
                 Tone::Notice,
             ));
         }
@@ -376,6 +385,7 @@ mod tests {
             rows_on_disk: 0,
             rows_deleted: 0,
             records_deleted: 0,
+            matches_let_go: 0,
             message: String::new(),
         };
         assert_eq!(

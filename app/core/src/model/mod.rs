@@ -283,6 +283,11 @@ impl Model {
     }
 
     /// Matches before this position were deleted by the ring.
+    /// Filter matches let go past the match list's bound (the oldest).
+    pub fn filter_matches_let_go(&self) -> u64 {
+        self.matches.let_go.load(Ordering::Relaxed)
+    }
+
     fn matches_skipped(&self, rows: &[u64]) -> usize {
         let first = self.store.first_row();
         if first == 0 {
