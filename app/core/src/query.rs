@@ -55,6 +55,21 @@ pub fn ladder_qp(model: &Model) -> Option<&QpReport> {
         .or(report.qps.first())
 }
 
+/// The ladder's heading: the QP as the tables name it, its route, the
+/// requester's QPN and the QP's state at the time cursor.
+pub fn ladder_title(model: &Model) -> Option<String> {
+    let report = model.report();
+    let q = ladder_qp(model)?;
+    let index = report.qps.iter().position(|r| std::ptr::eq(r, q))?;
+    Some(format!(
+        "{} {} (requester QP {}), {} at the cursor",
+        text::qp_name(q),
+        text::qp_route(q),
+        q.requester_qp.map_or("?".into(), text::qpn),
+        qp_state(report, index, model.cursor_ns())
+    ))
+}
+
 /// Up to `count` packets of QP `q` (both directions) around the selected
 /// row, up to the time cursor, scanning the store in chunks.
 pub fn ladder_rows(model: &Model, q: &QpReport, count: usize) -> Vec<LadderRow> {

@@ -16,11 +16,8 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         return;
     };
     ui.strong(format!(
-        "QP 0x{:x} {} > {} (requester QP {}) — hover an arrow for its explanation, click to select",
-        q.dest_qp,
-        query::addr(q.requester),
-        query::addr(q.responder),
-        q.requester_qp.map_or("?".into(), |p| format!("0x{p:x}"))
+        "{} — hover an arrow for its explanation, click to select",
+        query::ladder_title(model).unwrap_or_default()
     ));
     let (rect, resp) = ui.allocate_exact_size(ui.available_size(), Sense::click());
     let painter = ui.painter_at(rect);

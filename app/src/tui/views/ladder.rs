@@ -77,11 +77,8 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
         ]));
     }
     let t = format!(
-        "Ladder: QP 0x{:x} {}>{} (requester QP {}) — ↑↓ move, r next retransmission",
-        q.dest_qp,
-        addr(q.requester),
-        addr(q.responder),
-        q.requester_qp.map_or("?".into(), |p| format!("0x{p:x}"))
+        "Ladder: {} — ↑↓ move, r next retransmission",
+        rocescope_core::query::ladder_title(model).unwrap_or_default()
     );
     f.render_widget(Paragraph::new(lines).block(title(&t)), area);
 }
