@@ -239,7 +239,7 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
     }
     writeln!(out)?;
     if report.findings.is_empty() {
-        writeln!(out, "diagnosis: no throughput drop found")?;
+        writeln!(out, "diagnosis: {}", rocescope_replay::text::NO_FINDINGS)?;
     } else {
         writeln!(out, "diagnosis:")?;
         for f in &report.findings {

@@ -12,6 +12,10 @@ use rocescope_decoders::{FieldValue, Opcode};
 use crate::store::Flags;
 
 /// `1.2 kB`: a byte count in decimal units.
+/// What the diagnosis says when it has nothing to tell: no drop, no QP in
+/// error or stuck, no disagreement with the card's counters.
+pub const NO_FINDINGS: &str = "no findings: no throughput drop, no QP in error or stuck";
+
 pub fn human_bytes(b: u64) -> String {
     match b {
         0..1_000 => format!("{b} B"),

@@ -134,7 +134,8 @@ fn verdict(h: &mut String, view: &View<'_>) {
     }
     s.push_str("; ");
     if r.findings.is_empty() {
-        s.push_str("no throughput drop found.");
+        s.push_str(rocescope_replay::text::NO_FINDINGS);
+        s.push('.');
     } else {
         let _ = write!(
             s,

@@ -262,7 +262,7 @@ fn counters(ui: &mut Ui, model: &Model) {
 fn findings(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let report = model.report();
     if report.findings.is_empty() {
-        ui.weak("no throughput drop found (yet)");
+        ui.weak(format!("{} (yet)", rocescope_replay::text::NO_FINDINGS));
         return;
     }
     let sel = selected_item(model, View::Overview);

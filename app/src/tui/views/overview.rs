@@ -179,7 +179,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     let first = model.list_index().saturating_sub(inner_h.saturating_sub(1));
     let items: Vec<Line<'_>> = if report.findings.is_empty() {
         vec![Line::from(Span::styled(
-            "no throughput drop found (yet)",
+            format!("{} (yet)", rocescope_replay::text::NO_FINDINGS),
             Style::default().fg(DIM),
         ))]
     } else {
