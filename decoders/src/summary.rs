@@ -144,18 +144,18 @@ impl fmt::Display for Summary<'_, '_> {
                 write!(f, "EtherType 0x{et:04x}")?;
             }
         }
-        if let Some(e) = p.stop() {
-            if !(e.is_truncation() && p.icrc() == IcrcStatus::Truncated) {
-                write!(
-                    f,
-                    " [{}: {e}]",
-                    if e.is_truncation() {
-                        "cut"
-                    } else {
-                        "malformed"
-                    }
-                )?;
-            }
+        if let Some(e) = p.stop()
+            && !(e.is_truncation() && p.icrc() == IcrcStatus::Truncated)
+        {
+            write!(
+                f,
+                " [{}: {e}]",
+                if e.is_truncation() {
+                    "cut"
+                } else {
+                    "malformed"
+                }
+            )?;
         }
         Ok(())
     }

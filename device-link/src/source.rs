@@ -306,12 +306,12 @@ pub fn parse_counters(text: &str) -> Vec<Counter> {
             // A port's heading: the counters after it are its port's.
             headings += 1;
             prefix.clear();
-            if headings > 1 {
-                if let Some(word) = line.split_whitespace().last() {
-                    prefix = name_of(word);
-                    if !prefix.is_empty() {
-                        prefix.push('_');
-                    }
+            if headings > 1
+                && let Some(word) = line.split_whitespace().last()
+            {
+                prefix = name_of(word);
+                if !prefix.is_empty() {
+                    prefix.push('_');
                 }
             }
             continue;

@@ -99,7 +99,7 @@ impl StreamParser {
                 }
                 self.started = true;
             }
-            if len < 12 || len % 4 != 0 || len > MAX_BLOCK_BYTES {
+            if len < 12 || !len.is_multiple_of(4) || len > MAX_BLOCK_BYTES {
                 return Err(self.bad(&format!("block length {len}")));
             }
             if buf.len() - at < len {

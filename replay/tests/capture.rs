@@ -27,7 +27,7 @@ fn put64(buf: &mut Vec<u8>, be: bool, v: u64) {
 }
 
 fn pad4(buf: &mut Vec<u8>) {
-    while buf.len() % 4 != 0 {
+    while !buf.len().is_multiple_of(4) {
         buf.push(0);
     }
 }

@@ -21,7 +21,7 @@ struct Arena {
 
 impl RecordSink for Arena {
     fn frame(&mut self, f: FrameRef<'_>) {
-        if self.frames % 4096 == 0 {
+        if self.frames.is_multiple_of(4096) {
             self.bytes.clear();
         }
         self.bytes.extend_from_slice(f.data);

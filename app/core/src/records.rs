@@ -32,15 +32,15 @@ pub struct Probe {
 pub fn probes_from(recs: &[Record]) -> Vec<Probe> {
     let mut probes: Vec<Probe> = Vec::new();
     for r in recs {
-        if let Record::ProbeDef(d) = r {
-            if !probes.iter().any(|p| p.id == d.probe) {
-                probes.push(Probe {
-                    id: d.probe,
-                    name: d.name.clone(),
-                    unit: d.unit.clone(),
-                    ..Probe::default()
-                });
-            }
+        if let Record::ProbeDef(d) = r
+            && !probes.iter().any(|p| p.id == d.probe)
+        {
+            probes.push(Probe {
+                id: d.probe,
+                name: d.name.clone(),
+                unit: d.unit.clone(),
+                ..Probe::default()
+            });
         }
     }
     for r in recs {

@@ -475,10 +475,10 @@ fn run_sim(
             }
         }
     }
-    if let Some(w) = &mut record {
-        if let Err(e) = w.flush() {
-            write_error.get_or_insert_with(|| format!("recording: {e}"));
-        }
+    if let Some(w) = &mut record
+        && let Err(e) = w.flush()
+    {
+        write_error.get_or_insert_with(|| format!("recording: {e}"));
     }
     if let Some(e) = write_error {
         *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);

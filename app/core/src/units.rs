@@ -57,7 +57,7 @@ pub fn format_duration_ns(ns: u64) -> String {
         ("ms", 1_000_000),
         ("us", 1_000),
     ] {
-        if ns >= scale && ns % scale == 0 {
+        if ns >= scale && ns.is_multiple_of(scale) {
             return format!("{}{unit}", ns / scale);
         }
     }

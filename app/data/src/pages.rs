@@ -140,11 +140,11 @@ fn bitmap_bytes(bitmap: &Bitmap, out: &mut Vec<u8>) {
                 byte = 0;
             }
         }
-        if len % 8 != 0 {
+        if !len.is_multiple_of(8) {
             out.push(byte);
         }
     }
-    if len % 8 != 0
+    if !len.is_multiple_of(8)
         && let Some(last) = out.last_mut()
     {
         *last &= (1u8 << (len % 8)) - 1;
@@ -231,12 +231,12 @@ fn boolean(a: &BooleanArray, ty: &PrimitiveType, optional: bool) -> PolarsResult
             byte |= u8::from(v) << (i % 8);
             trues += usize::from(v);
             i += 1;
-            if i % 8 == 0 {
+            if i.is_multiple_of(8) {
                 buffer.push(byte);
                 byte = 0;
             }
         }
-        if i % 8 != 0 {
+        if !i.is_multiple_of(8) {
             buffer.push(byte);
         }
         valid = i;

@@ -190,7 +190,7 @@ pub(super) const RTT_SAMPLES_MAX: usize = 1 << 16;
 impl RttSamples {
     pub(super) fn add(&mut self, rtt_ns: u64) {
         let stride = self.stride.max(1);
-        if self.seen % stride == 0 {
+        if self.seen.is_multiple_of(stride) {
             if self.kept.len() == RTT_SAMPLES_MAX {
                 let mut i = 0;
                 self.kept.retain(|_| {
@@ -199,7 +199,7 @@ impl RttSamples {
                 });
                 self.stride = stride * 2;
             }
-            if self.seen % self.stride.max(1) == 0 {
+            if self.seen.is_multiple_of(self.stride.max(1)) {
                 self.kept.push(rtt_ns);
             }
         }

@@ -139,16 +139,16 @@ impl RcAnalysis {
                         clear: Class::OUT_OF_SEQUENCE,
                     });
                 }
-                if let Some(open) = &q.episode {
-                    if psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0 {
-                        // Everything up to the pre-episode frontier is ACKed.
-                        let mut ep = open.episode;
-                        ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
-                        ep.recovered = true;
-                        q.pending_nak = None;
-                        self.episodes.push(ep);
-                        q.episode = None;
-                    }
+                if let Some(open) = &q.episode
+                    && psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0
+                {
+                    // Everything up to the pre-episode frontier is ACKed.
+                    let mut ep = open.episode;
+                    ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
+                    ep.recovered = true;
+                    q.pending_nak = None;
+                    self.episodes.push(ep);
+                    q.episode = None;
                 }
                 // Evidence of a loss an ACK shows recovered is spent (a READ
                 // response's AETH says nothing of the responses before it).
@@ -237,17 +237,17 @@ impl RcAnalysis {
             }
             _ => {}
         }
-        if let Some(psn) = missing_read_psn {
-            if q.pending_nak.is_none() {
-                // A missing READ response: a requester with an implied-NAK
-                // path re-issues the READ from it at once.
-                q.pending_nak = Some(PendingNak {
-                    psn,
-                    ts_ns: o.ts_ns,
-                    index,
-                    cause: EpisodeCause::ImpliedNak,
-                });
-            }
+        if let Some(psn) = missing_read_psn
+            && q.pending_nak.is_none()
+        {
+            // A missing READ response: a requester with an implied-NAK
+            // path re-issues the READ from it at once.
+            q.pending_nak = Some(PendingNak {
+                psn,
+                ts_ns: o.ts_ns,
+                index,
+                cause: EpisodeCause::ImpliedNak,
+            });
         }
         let outstanding = q.outstanding_psns();
         let b = q.series.bin_at(&mut q.cursor, o.ts_ns);

@@ -226,7 +226,7 @@ impl<R: Read, E: LinkEvents> Read for LinkReader<R, E> {
                     }
                     let ty = self.u32_at(0);
                     let len = self.u32_at(4) as usize;
-                    if len < 12 || len % 4 != 0 {
+                    if len < 12 || !len.is_multiple_of(4) {
                         // Damaged: let the capture reader report it.
                         self.split = Split::Raw;
                         continue;

@@ -91,7 +91,7 @@ pub(super) fn check_length(offset: u64, block_type: u32, len: u32) -> Result<(),
             "a pcapng {} needs at least {min} bytes",
             block_name(block_type)
         )
-    } else if len % 4 != 0 && len <= MAX_PCAPNG_BLOCK_BYTES {
+    } else if !len.is_multiple_of(4) && len <= MAX_PCAPNG_BLOCK_BYTES {
         "not a multiple of 4".to_owned()
     } else {
         return Ok(());

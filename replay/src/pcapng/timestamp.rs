@@ -10,10 +10,11 @@
 #[inline]
 pub fn timestamp_ns(units: u64, tsresol: u8, tsoffset_s: i64) -> Result<u64, u64> {
     // Fast path for the usual µs / ns interfaces without offset.
-    if tsresol <= 9 && tsoffset_s == 0 {
-        if let Some(ns) = units.checked_mul(10u64.pow(9 - u32::from(tsresol))) {
-            return Ok(ns);
-        }
+    if tsresol <= 9
+        && tsoffset_s == 0
+        && let Some(ns) = units.checked_mul(10u64.pow(9 - u32::from(tsresol)))
+    {
+        return Ok(ns);
     }
     let n = u32::from(tsresol & 0x7f);
     let ns: u128 = if tsresol & 0x80 != 0 {

@@ -594,7 +594,7 @@ impl<R: Read> TextSource<R> {
         }
         self.next_line_offset = off + LINE_BYTES as u64;
         if self.cur_len == 0 {
-            if off % SLOT_BYTES as u64 != 0 {
+            if !off.is_multiple_of(SLOT_BYTES as u64) {
                 self.skipped_bytes += line.count as u64;
                 self.gap = true;
                 let run = self.unaligned.get_or_insert(UnalignedRun {

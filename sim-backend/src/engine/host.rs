@@ -34,7 +34,7 @@ impl Simulator {
             OpKind::Read => true,
             OpKind::Mixed => id % 2 == 1,
         };
-        let bad = conn.dpi_bad_every != 0 && (id + 1) % conn.dpi_bad_every == 0 && !read;
+        let bad = conn.dpi_bad_every != 0 && (id + 1).is_multiple_of(conn.dpi_bad_every) && !read;
         conn.work_requests.push_back(WorkRequest {
             id,
             read,

@@ -608,28 +608,28 @@ impl Model {
 
     /// Make row `i` visible: move the replay clock up to it.
     fn ensure_visible(&mut self, i: u64) {
-        if i >= self.horizon() {
-            if let Some(r) = self.store.row(i) {
-                self.clock.seek(r.ts_ns, self.now);
-                self.follow_live = false;
-            }
+        if i >= self.horizon()
+            && let Some(r) = self.store.row(i)
+        {
+            self.clock.seek(r.ts_ns, self.now);
+            self.follow_live = false;
         }
     }
 
     fn select_row(&mut self, r: u64) {
         self.selected = Some(r);
         self.field_index = None;
-        if let Some(row) = self.store.row(r) {
-            if let Some(conv) = self.store.conversation(row.conversation) {
-                let k = conv.key;
-                // One lock: a guard held across a second lock() would deadlock.
-                let an = self.analysis.0.lock().unwrap_or_else(|e| e.into_inner());
-                let qp = an
-                    .qp_of(k.src, k.dst, k.dest_qp)
-                    .and_then(|slot| an.slot_to_report().get(slot as usize).copied());
-                drop(an);
-                self.selected_qp = qp.filter(|q| *q != u32::MAX);
-            }
+        if let Some(row) = self.store.row(r)
+            && let Some(conv) = self.store.conversation(row.conversation)
+        {
+            let k = conv.key;
+            // One lock: a guard held across a second lock() would deadlock.
+            let an = self.analysis.0.lock().unwrap_or_else(|e| e.into_inner());
+            let qp = an
+                .qp_of(k.src, k.dst, k.dest_qp)
+                .and_then(|slot| an.slot_to_report().get(slot as usize).copied());
+            drop(an);
+            self.selected_qp = qp.filter(|q| *q != u32::MAX);
         }
     }
 

@@ -84,16 +84,16 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 out.push(Command::SelectRow(lr.index));
             }
         }
-        if let Some(prev) = last_ts {
-            if lr.row.ts_ns.saturating_sub(prev) > 20_000 {
-                painter.text(
-                    pos2((left + right) / 2.0, y - step / 2.0),
-                    Align2::CENTER_CENTER,
-                    format!("… {} µs silent …", (lr.row.ts_ns - prev) / 1000),
-                    FontId::proportional(10.0),
-                    DIM,
-                );
-            }
+        if let Some(prev) = last_ts
+            && lr.row.ts_ns.saturating_sub(prev) > 20_000
+        {
+            painter.text(
+                pos2((left + right) / 2.0, y - step / 2.0),
+                Align2::CENTER_CENTER,
+                format!("… {} µs silent …", (lr.row.ts_ns - prev) / 1000),
+                FontId::proportional(10.0),
+                DIM,
+            );
         }
         last_ts = Some(lr.row.ts_ns);
         painter.text(

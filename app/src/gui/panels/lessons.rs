@@ -50,10 +50,10 @@ pub fn lesson_box(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         if ui.button("next (n)").clicked() {
             out.push(Command::NextLessonStep);
         }
-        if let Some(name) = model.previous_source_name() {
-            if ui.button(format!("leave (L), back to {name}")).clicked() {
-                out.push(Command::LeaveLesson);
-            }
+        if let Some(name) = model.previous_source_name()
+            && ui.button(format!("leave (L), back to {name}")).clicked()
+        {
+            out.push(Command::LeaveLesson);
         }
         ui.weak(format!("on {}", model.source().name));
     });

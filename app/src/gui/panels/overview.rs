@@ -181,11 +181,11 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
             pui.pointer_coordinate()
         });
     // A click moves the shared time cursor (and selects the packet there).
-    if resp.response.clicked() {
-        if let Some(p) = resp.inner {
-            let t = (t0 + p.x.max(0.0) * 1e6) as u64;
-            out.push(Command::JumpToTime(t));
-        }
+    if resp.response.clicked()
+        && let Some(p) = resp.inner
+    {
+        let t = (t0 + p.x.max(0.0) * 1e6) as u64;
+        out.push(Command::JumpToTime(t));
     }
 }
 

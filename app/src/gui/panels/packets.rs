@@ -105,12 +105,12 @@ fn packet_list(
     let total = model.visible_len();
     let max_first = total.saturating_sub(rows_fit);
     // Follow the selection when it moved (keys, jumps, other panels).
-    if st.selection_moved {
-        if let Some(s) = model.selected() {
-            let pos = model.visible_pos(s);
-            if pos < st.packets_first || pos >= st.packets_first + rows_fit {
-                st.packets_first = pos.saturating_sub(rows_fit / 2);
-            }
+    if st.selection_moved
+        && let Some(s) = model.selected()
+    {
+        let pos = model.visible_pos(s);
+        if pos < st.packets_first || pos >= st.packets_first + rows_fit {
+            st.packets_first = pos.saturating_sub(rows_fit / 2);
         }
     }
     let resp = ui.interact(body, ui.id().with("packet-list"), Sense::click());

@@ -111,10 +111,10 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         .selected()
         .and_then(|s| model.store().row(s))
         .map(|r| r.ts_ns as f64);
-    if st.selection_moved {
-        if let Some(t) = selected_ts {
-            w.center_on(t);
-        }
+    if st.selection_moved
+        && let Some(t) = selected_ts
+    {
+        w.center_on(t);
     }
     ui.horizontal(|ui| {
         if ui
@@ -154,15 +154,15 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
     // Interaction: wheel zooms around the pointer, drag pans.
     if resp.hovered() {
         let dy = ui.input(|i| i.smooth_scroll_delta.y);
-        if dy != 0.0 {
-            if let Some(p) = resp.hover_pos() {
-                let frac = ((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) as f64;
-                let at = w.start_ns + frac * w.span();
-                let k = (-(dy as f64) * 0.003).exp();
-                let span = (w.span() * k).max(width as f64 * 0.01);
-                w.start_ns = at - frac * span;
-                w.end_ns = w.start_ns + span;
-            }
+        if dy != 0.0
+            && let Some(p) = resp.hover_pos()
+        {
+            let frac = ((p.x - plot.left()) / plot.width()).clamp(0.0, 1.0) as f64;
+            let at = w.start_ns + frac * w.span();
+            let k = (-(dy as f64) * 0.003).exp();
+            let span = (w.span() * k).max(width as f64 * 0.01);
+            w.start_ns = at - frac * span;
+            w.end_ns = w.start_ns + span;
         }
     }
     if resp.dragged() {
@@ -173,13 +173,13 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
     if resp.double_clicked() {
         w.start_ns = first;
         w.end_ns = last.max(first + 1.0);
-    } else if resp.clicked() {
-        if let Some(p) = resp.interact_pointer_pos() {
-            let t = w.start_ns + ((p.x - plot.left()) / plot.width()) as f64 * w.span();
-            let row = model.store().seek_time(t.max(0.0) as u64);
-            if row < model.store().len() {
-                out.push(Command::SelectRow(row));
-            }
+    } else if resp.clicked()
+        && let Some(p) = resp.interact_pointer_pos()
+    {
+        let t = w.start_ns + ((p.x - plot.left()) / plot.width()) as f64 * w.span();
+        let row = model.store().seek_time(t.max(0.0) as u64);
+        if row < model.store().len() {
+            out.push(Command::SelectRow(row));
         }
     }
     let ns_per_px = w.span() / plot.width() as f64;
@@ -312,29 +312,31 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
                 }
             }
         }
-        if let Some(hp) = hover {
-            if hp.y >= top && hp.y < top + row_h && hp.x >= plot.left() {
-                let t = w.start_ns + (hp.x - plot.left()) as f64 * ns_per_px;
-                let k = p.samples.partition_point(|s| (s.ts_ns as f64) <= t);
-                if k > 0 {
-                    let s = p.samples[k - 1];
-                    let cyc = p.ns_per_cycle.map_or(s.cycle, |per| {
-                        s.cycle + ((t - s.ts_ns as f64) / per).max(0.0) as u64
-                    });
-                    painter.text(
-                        pos2(hp.x + 8.0, top + 2.0),
-                        Align2::LEFT_TOP,
-                        format!(
-                            "{} = {} {} at cycle {cyc} (t={})",
-                            p.name,
-                            s.value,
-                            p.unit,
-                            query::rel_time(model, t as u64)
-                        ),
-                        FontId::proportional(12.0),
-                        Color32::WHITE,
-                    );
-                }
+        if let Some(hp) = hover
+            && hp.y >= top
+            && hp.y < top + row_h
+            && hp.x >= plot.left()
+        {
+            let t = w.start_ns + (hp.x - plot.left()) as f64 * ns_per_px;
+            let k = p.samples.partition_point(|s| (s.ts_ns as f64) <= t);
+            if k > 0 {
+                let s = p.samples[k - 1];
+                let cyc = p.ns_per_cycle.map_or(s.cycle, |per| {
+                    s.cycle + ((t - s.ts_ns as f64) / per).max(0.0) as u64
+                });
+                painter.text(
+                    pos2(hp.x + 8.0, top + 2.0),
+                    Align2::LEFT_TOP,
+                    format!(
+                        "{} = {} {} at cycle {cyc} (t={})",
+                        p.name,
+                        s.value,
+                        p.unit,
+                        query::rel_time(model, t as u64)
+                    ),
+                    FontId::proportional(12.0),
+                    Color32::WHITE,
+                );
             }
         }
     }
@@ -346,16 +348,17 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
             Stroke::new(1.5, Color32::WHITE),
         );
     }
-    if let Some(t) = selected_ts {
-        if t >= w.start_ns && t <= w.end_ns {
-            let x = x_of(t);
-            painter.add(Shape::dashed_line(
-                &[pos2(x, plot.top()), pos2(x, plot.bottom())],
-                Stroke::new(1.5, CYAN),
-                4.0,
-                3.0,
-            ));
-        }
+    if let Some(t) = selected_ts
+        && t >= w.start_ns
+        && t <= w.end_ns
+    {
+        let x = x_of(t);
+        painter.add(Shape::dashed_line(
+            &[pos2(x, plot.top()), pos2(x, plot.bottom())],
+            Stroke::new(1.5, CYAN),
+            4.0,
+            3.0,
+        ));
     }
     if cycle_accurate {
         painter.text(

@@ -51,17 +51,17 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
             format!("|◀{}{label}{}|", "─".repeat(a), "─".repeat(b))
         };
         // A silence of more than 20 µs is drawn, so timeouts show.
-        if let Some(prev) = last_ts {
-            if r.ts_ns.saturating_sub(prev) > 20_000 {
-                lines.push(Line::from(Span::styled(
-                    format!(
-                        "{:<14}|{:^lane$}|",
-                        "",
-                        format!("… {} µs silent …", (r.ts_ns - prev) / 1000)
-                    ),
-                    Style::default().fg(DIM),
-                )));
-            }
+        if let Some(prev) = last_ts
+            && r.ts_ns.saturating_sub(prev) > 20_000
+        {
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "{:<14}|{:^lane$}|",
+                    "",
+                    format!("… {} µs silent …", (r.ts_ns - prev) / 1000)
+                ),
+                Style::default().fg(DIM),
+            )));
         }
         last_ts = Some(r.ts_ns);
         let mut style = flag_style(r.flags);

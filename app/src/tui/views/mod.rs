@@ -55,10 +55,10 @@ impl UiState {
         if let Some((_, v)) = self.tabs.iter().find(|(r, _)| inside(r)) {
             return vec![Command::ShowView(*v)];
         }
-        if inside(&self.list) {
-            if let Some(row) = self.list_rows.get(usize::from(y - self.list.y)) {
-                return vec![Command::SelectRow(*row)];
-            }
+        if inside(&self.list)
+            && let Some(row) = self.list_rows.get(usize::from(y - self.list.y))
+        {
+            return vec![Command::SelectRow(*row)];
         }
         if inside(&self.items) {
             let i = self.items_first + usize::from(y - self.items.y);
