@@ -270,3 +270,33 @@ fn readme_lists_every_key_binding() {
         );
     }
 }
+
+/// The ladder the README shows is the one the snapshot test renders today.
+#[test]
+fn readme_ladder_is_the_snapshot() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    let snap = std::fs::read_to_string(
+        root.join("src/tui/snapshots/rocescope__tui__tests__view_ladder.snap"),
+    )
+    .unwrap();
+    let shown: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("The ladder of the bundled sample"))
+        .skip_while(|l| *l != "```")
+        .skip(1)
+        .take_while(|l| *l != "```")
+        .collect();
+    assert!(shown.len() > 5, "README.md shows no ladder");
+    let rendered: Vec<&str> = snap.lines().skip_while(|l| *l != "---").skip(1).collect();
+    let rendered: Vec<&str> = rendered
+        .into_iter()
+        .skip_while(|l| *l != "---")
+        .skip(1)
+        .collect();
+    assert_eq!(
+        shown,
+        rendered[..shown.len()],
+        "README.md's ladder is stale"
+    );
+}

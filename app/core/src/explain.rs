@@ -86,16 +86,16 @@ fn rc_operation(op: Operation) -> String {
 pub fn episode(cause: EpisodeCause) -> &'static str {
     match cause {
         EpisodeCause::NakSeqErr => {
-            "Go-Back-N after a NAK: the responder saw a PSN gap, NAKed the first missing PSN, and the requester resent everything from there."
+            "NAK (PSN sequence error): the responder saw a PSN gap, NAKed the first missing PSN, and the requester went back to it and resent everything from there (Go-Back-N)."
         }
         EpisodeCause::Timeout => {
-            "Timeout: no ACK came back (the packet or its ACK was lost with nothing after it to trigger a NAK), so the requester's timer fired and it resent from the oldest unacknowledged PSN."
+            "Timeout (no NAK, the timer fired): no ACK came back (the packet or its ACK was lost with nothing after it to trigger a NAK), so the requester's timer fired and it resent from the oldest unacknowledged PSN."
         }
         EpisodeCause::Rnr => {
-            "RNR: the responder had no receive buffer; the requester waited the RNR timer and retried."
+            "RNR NAK (no receive buffer): the responder had no receive buffer; the requester waited the RNR timer and retried."
         }
         EpisodeCause::ImpliedNak => {
-            "Implied NAK: a READ response went missing; the requester re-issued the READ from the first missing PSN."
+            "READ response lost (READ re-issued): a response went missing, which the requester takes as an implied NAK, and it re-issued the READ from the first missing PSN."
         }
     }
 }
@@ -141,6 +141,23 @@ pub fn finding(cause: FindingCause) -> &'static str {
         }
         FindingCause::QpStuck => {
             "Stuck QP: its traffic ends with data unacknowledged, so it is dead (or retrying), not done."
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_replay::text::{CAUSES, cause_text};
+
+    /// The explanation opens with the cause as the tables word it, so a
+    /// reader matches the sentence to the row.
+    #[test]
+    fn episode_explanations_open_with_the_table_wording() {
+        for c in CAUSES {
+            let lead = format!("{}: ", cause_text(c)).to_lowercase();
+            let said = episode(c).to_lowercase();
+            assert!(said.starts_with(&lead), "{c:?}: {}", episode(c));
         }
     }
 }

@@ -152,7 +152,7 @@ fn each_panel_renders_the_sample() {
     let expect: [(View, &[&str]); 9] = [
         (
             View::Overview,
-            &["retransmitted", "packet_seq_err", "QP 0x12"],
+            &["retransmitted", "packet_seq_err", "QP 0x000012"],
         ),
         (
             View::Packets,

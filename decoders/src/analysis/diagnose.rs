@@ -253,7 +253,7 @@ pub(crate) fn diagnose(qps: &[QpReport], cx: &Context<'_>) -> Vec<Finding> {
 
 fn head(qp: &QpReport) -> String {
     format!(
-        "QP 0x{:x} {}>{}",
+        "QP 0x{:06x} {} > {}",
         qp.dest_qp,
         addr(qp.requester),
         addr(qp.responder)

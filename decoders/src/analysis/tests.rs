@@ -323,7 +323,7 @@ fn a_throughput_drop_is_found_and_explained() {
     assert_eq!(f.cause, FindingCause::LossGoBackN);
     assert!(f.before_gbytes_s > 5.0 && f.during_gbytes_s < 5.0, "{f:?}");
     assert!(
-        f.text.starts_with("QP 0x12 10.0.0.1>10.0.0.2: "),
+        f.text.starts_with("QP 0x000012 10.0.0.1 > 10.0.0.2: "),
         "{}",
         f.text
     );
@@ -876,7 +876,7 @@ fn drops_of_one_kind_on_one_qp_are_one_finding_with_each_as_an_item() {
     assert_eq!(f.items.len(), 10);
     assert!(
         f.text.starts_with(
-            "QP 0x12 10.0.0.1>10.0.0.2: 10 drops from loss and Go-Back-N resends from "
+            "QP 0x000012 10.0.0.1 > 10.0.0.2: 10 drops from loss and Go-Back-N resends from "
         ),
         "{}",
         f.text

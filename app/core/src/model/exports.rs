@@ -75,7 +75,9 @@ impl Model {
             // The ladder shows one QP: its two directions.
             let q = crate::query::ladder_qp(self);
             let convs = q.map(|q| crate::query::qp_conversations(self, q));
-            let name = q.map_or_else(String::new, |q| format!(" of QP {:#x}", q.dest_qp));
+            let name = q.map_or_else(String::new, |q| {
+                format!(" of {}", rocescope_replay::text::qp_name(q))
+            });
             let convs: Vec<u32> = convs
                 .map(|(a, b)| a.into_iter().chain(b).collect())
                 .unwrap_or_default();

@@ -2,6 +2,7 @@
 //! and pushes the `Command`s its widgets produce; none changes state.
 
 mod explain;
+mod help;
 mod ladder;
 mod lessons;
 mod overview;
@@ -10,6 +11,7 @@ pub(super) mod profiler;
 mod qps;
 mod retransmissions;
 mod slots;
+mod status;
 
 use eframe::egui;
 

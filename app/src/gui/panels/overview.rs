@@ -84,7 +84,7 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
                     for (t, y) in total.iter_mut().zip(&ys) {
                         *t += y;
                     }
-                    let name = format!("QP 0x{:x}", q.dest_qp);
+                    let name = rocescope_replay::text::qp_name(q);
                     pui.line(
                         Line::new(name.clone(), points(&xs, &ys))
                             .color(color)

@@ -170,7 +170,7 @@ fn packet_list(
             conv.map(|c| format!("{} > {}", c.key.src_addr(), c.key.dst_addr()))
                 .unwrap_or_default(),
             op,
-            conv.map(|c| format!("0x{:x}", c.key.dest_qp))
+            conv.map(|c| rocescope_replay::text::qpn(c.key.dest_qp))
                 .unwrap_or_default(),
             psn,
             r.origlen.to_string(),

@@ -54,7 +54,7 @@ pub fn slots(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 let cells = [
                     query::rel_time(model, s.ts_ns),
                     format!("{:?}", s.slot),
-                    format!("0x{:x}", s.qpn),
+                    rocescope_replay::text::qpn(s.qpn),
                     s.psn.to_string(),
                     format!("{:?}", s.verdict),
                     format!("{} ns", s.latency_ns),

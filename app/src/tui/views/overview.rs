@@ -81,7 +81,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     for (i, (d, q)) in data.iter().zip(&report.qps).enumerate() {
         datasets.push(
             Dataset::default()
-                .name(format!("QP 0x{:x} ->", q.dest_qp))
+                .name(format!("{} ->", rocescope_replay::text::qp_name(q)))
                 .marker(Marker::Braille)
                 .graph_type(GraphType::Line)
                 .style(Style::default().fg(colors[i % colors.len()]))

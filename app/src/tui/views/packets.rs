@@ -67,7 +67,7 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         let qp = model
             .store()
             .conversation(r.conversation)
-            .map(|c| format!("0x{:x}", c.key.dest_qp))
+            .map(|c| rocescope_replay::text::qpn(c.key.dest_qp))
             .unwrap_or_default();
         let (op, psn) = if r.flags.contains(Flags::ROCE) {
             (short_opcode(r.opcode), r.psn.to_string())

@@ -64,8 +64,9 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
                 .data(&data)
                 .style(Style::default().fg(GREEN))
                 .block(title(format!(
-                    "QP 0x{:x} wire bytes per bin ({} ns bins)",
-                    q.dest_qp, q.series.bin_ns
+                    "{} wire bytes per bin ({} ns bins)",
+                    rocescope_replay::text::qp_name(q),
+                    q.series.bin_ns
                 ))),
             chunks[1],
         );

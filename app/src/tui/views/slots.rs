@@ -45,7 +45,7 @@ pub(super) fn slots(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Re
                 TRow::new(vec![
                     rel_time(model, s.ts_ns),
                     format!("{:?}", s.slot),
-                    format!("0x{:x}", s.qpn),
+                    rocescope_replay::text::qpn(s.qpn),
                     s.psn.to_string(),
                     format!("{:?}", s.verdict),
                     format!("{} ns", s.latency_ns),
