@@ -143,7 +143,7 @@ fn each_view_exports_its_own_table() {
         path: path.clone(),
         partition_window_ns: None,
     });
-    assert!(m.status().contains("of QP 0x12"), "{}", m.status());
+    assert!(m.status().contains("of QP 0x000012"), "{}", m.status());
     finish(&mut m);
     let rows = jsonl(&path);
     let qps: Vec<u64> = rows
