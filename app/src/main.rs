@@ -6,6 +6,7 @@ mod attach_cmd;
 mod data_cmd;
 mod decode_cmd;
 mod info_cmd;
+mod lesson_cmd;
 mod report_cmd;
 mod sim_cmd;
 mod stats_cmd;
@@ -51,6 +52,8 @@ enum Command {
     Export(data_cmd::ExportArgs),
     /// SQL over a capture's tables (or over Parquet written by export).
     Query(data_cmd::QueryArgs),
+    /// The RoCE course: list, open, check (--check) or export a lesson.
+    Lesson(lesson_cmd::LessonArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -109,6 +112,7 @@ fn main() -> ExitCode {
         Some(Command::Gui(args)) => rocescope::gui::run(args),
         Some(Command::Export(args)) => data_cmd::run_export(args),
         Some(Command::Query(args)) => data_cmd::run_query(args),
+        Some(Command::Lesson(args)) => lesson_cmd::run(args),
         None => default_run(),
     };
     match result {

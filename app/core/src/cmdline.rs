@@ -9,18 +9,23 @@ use rocescope_data::Table;
 use crate::Command;
 
 /// The command words, with what each takes.
-pub const VERBS: [(&str, &str); 6] = [
+pub const VERBS: [(&str, &str); 8] = [
     ("set", "KEY=VALUE"),
     ("sniffer", "0xWORD"),
     ("speed", "X"),
     ("goto", "µs"),
     ("filter", "EXPR"),
     ("export", "PATH [TABLE] [--partition[=WINDOW]]"),
+    ("answer", "FRAME|NUMBER|CHOICE"),
+    ("hint", ""),
 ];
 
 /// The hint beside the open command line.
 pub fn hint() -> String {
-    let words: Vec<String> = VERBS.iter().map(|(v, a)| format!("{v} {a}")).collect();
+    let words: Vec<String> = VERBS
+        .iter()
+        .map(|(v, a)| format!("{v} {a}").trim_end().to_owned())
+        .collect();
     format!(
         "{}; Tab completes, Enter runs, Esc closes",
         words.join(", ")
@@ -162,8 +167,10 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
                 }))
             }
         }
+        "answer" => Ok(Some(Command::AnswerLesson(arg))),
+        "hint" => Ok(Some(Command::LessonHint)),
         other => Err(format!(
-            "unknown command {other:?}: try set, sniffer, speed, goto, filter, export"
+            "unknown command {other:?}: try set, sniffer, speed, goto, filter, export, answer, hint"
         )),
     }
 }

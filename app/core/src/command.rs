@@ -101,6 +101,11 @@ pub enum Command {
     OpenLesson(usize),
     /// Close the lesson and go back to the source open before it.
     LeaveLesson,
+    /// Answer the step's question: a frame number, a number or a choice
+    /// (empty: the selected packet).
+    AnswerLesson(String),
+    /// Show the step's hint.
+    LessonHint,
     /// Open the command line (`set KEY=VALUE`, `sniffer 0xWORD`, `speed X`, `goto µs`).
     EditCommandLine,
     /// Replace the command line's text while typing.
@@ -181,6 +186,8 @@ pub enum UiCommand {
     NextLessonStep,
     PrevLessonStep,
     LeaveLesson,
+    AnswerLesson,
+    LessonHint,
     NextField,
     PrevField,
     CommandLine,
@@ -191,7 +198,7 @@ pub enum UiCommand {
 }
 
 impl UiCommand {
-    pub const ALL: [UiCommand; 37] = [
+    pub const ALL: [UiCommand; 39] = [
         UiCommand::NextView,
         UiCommand::PrevView,
         UiCommand::Overview,
@@ -222,6 +229,8 @@ impl UiCommand {
         UiCommand::NextLessonStep,
         UiCommand::PrevLessonStep,
         UiCommand::LeaveLesson,
+        UiCommand::AnswerLesson,
+        UiCommand::LessonHint,
         UiCommand::NextField,
         UiCommand::PrevField,
         UiCommand::CommandLine,
@@ -264,6 +273,8 @@ impl UiCommand {
             UiCommand::NextLessonStep => "n",
             UiCommand::PrevLessonStep => "p",
             UiCommand::LeaveLesson => "L",
+            UiCommand::AnswerLesson => "a",
+            UiCommand::LessonHint => "h",
             UiCommand::NextField => "]",
             UiCommand::PrevField => "[",
             UiCommand::CommandLine => ":",
@@ -306,6 +317,10 @@ impl UiCommand {
             UiCommand::NextLessonStep => "lesson: next step",
             UiCommand::PrevLessonStep => "lesson: previous step",
             UiCommand::LeaveLesson => "leave the lesson, back to the source open before it",
+            UiCommand::AnswerLesson => {
+                "lesson: answer with the selected packet (or `:answer X` for a number or choice)"
+            }
+            UiCommand::LessonHint => "lesson: show the hint of the step's question",
             UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
             UiCommand::PrevField => "previous field in the detail tree",
             UiCommand::CommandLine => {
@@ -351,6 +366,8 @@ impl UiCommand {
             UiCommand::NextLessonStep => Command::NextLessonStep,
             UiCommand::PrevLessonStep => Command::PrevLessonStep,
             UiCommand::LeaveLesson => Command::LeaveLesson,
+            UiCommand::AnswerLesson => Command::AnswerLesson(String::new()),
+            UiCommand::LessonHint => Command::LessonHint,
             UiCommand::NextField => Command::MoveField(1),
             UiCommand::PrevField => Command::MoveField(-1),
             UiCommand::CommandLine => Command::EditCommandLine,

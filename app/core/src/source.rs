@@ -202,16 +202,8 @@ impl SourceHandle {
         &self,
         lesson: &crate::lesson::Lesson,
     ) -> Result<(Arc<Store>, RcAnalyzer, SourceHandle), String> {
-        let mut scenario = Scenario::builtin(&lesson.scenario).ok_or_else(|| {
-            format!(
-                "lesson {}: no shipped scenario {}",
-                lesson.title, lesson.scenario
-            )
-        })?;
-        // A lesson is a clip: the scenario's finite run, whose steps the
-        // lesson was written against, even when the scenario is a workload.
+        let scenario = crate::lesson::check::scenario(lesson, &Default::default())?;
         let finite_ns = scenario.duration_ns;
-        scenario.bound_to_ns(finite_ns);
         let pace = Pace::for_lesson(finite_ns);
         let Some(limits) = &self.limits else {
             return Ok(spawn_sim(scenario, pace, None));

@@ -8,12 +8,14 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use rocescope_core::lesson::{AskKind, Lesson, Value, check, progress};
 use rocescope_core::source::{Pace, SourceHandle, spawn_sim, steer};
 use rocescope_core::{Command, Model, View, lesson};
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
 
 fn sample_model() -> Model {
+    keep_progress_in_a_temp_dir();
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/captures/sample-write-read.pcap");
     let analysis = RcAnalyzer::default();
@@ -154,6 +156,7 @@ fn a_second_lesson_still_goes_back_to_the_first_source_and_a_rerun_keeps_the_les
 /// A finished, unpaced run of `scenario` with lesson `title` open on it,
 /// at its first step.
 fn finished_run_with(title: &str) -> Model {
+    keep_progress_in_a_temp_dir();
     let l = &lesson::builtin()[lesson_index(title)];
     let sc = rocescope_sim::Scenario::builtin(&l.scenario).unwrap();
     let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, None);
@@ -232,4 +235,139 @@ fn the_filters_of_the_read_and_congestion_lessons_match_their_scenarios() {
             assert!(filtered(&mut m) > 0, "{title} step {}: {f}", step + 1);
         }
     }
+}
+
+/// The first shipped lesson step asking a `kind` question (a prediction,
+/// with parameters, or not): (lesson, step).
+fn first_ask(kind: AskKind, prediction: bool) -> (usize, usize, Lesson) {
+    for (i, l) in lesson::builtin().into_iter().enumerate() {
+        let step = l.steps.iter().position(|s| {
+            s.ask
+                .as_ref()
+                .is_some_and(|a| a.kind == kind && a.params.is_empty() != prediction)
+        });
+        if let Some(s) = step {
+            return (i, s, l);
+        }
+    }
+    panic!("no shipped lesson asks a {kind:?} question (prediction: {prediction})");
+}
+
+fn keep_progress_in_a_temp_dir() -> std::path::PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("rocescope-lesson-progress-{}", std::process::id()));
+    progress::use_dir(dir.clone());
+    dir
+}
+
+/// The number a question's fact has on a headless run with `params`.
+fn fact_of(l: &Lesson, params: &check::Params, fact: &str) -> f64 {
+    let facts = check::run(check::scenario(l, params).unwrap()).unwrap();
+    match facts.get(fact) {
+        Some(Value::Number(n)) => *n,
+        other => panic!("{fact}: {other:?}"),
+    }
+}
+
+#[test]
+fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
+    let dir = keep_progress_in_a_temp_dir();
+    let (i, step, l) = first_ask(AskKind::Number, false);
+    let mut m = finished_run_with(&l.title);
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    let ask = l.steps[step].ask.clone().unwrap();
+    // The live run and the headless check's run are the same run.
+    let want = fact_of(&l, &Default::default(), ask.fact.as_deref().unwrap());
+    let wrong = want * (1.0 + ask.tolerance_pct / 100.0) + 1000.0;
+    m.apply(Command::AnswerLesson(format!("{wrong}")));
+    let v = m.lesson_verdict().cloned().unwrap();
+    assert!(!v.right, "{v:?}");
+    assert!(v.text.starts_with("Not quite: the answer is"), "{}", v.text);
+    assert!(v.text.ends_with(&ask.explain), "{}", v.text);
+    m.apply(Command::AnswerLesson(format!("{want}")));
+    assert!(
+        m.lesson_verdict().unwrap().right,
+        "{:?}",
+        m.lesson_verdict()
+    );
+    assert_eq!(m.status(), m.lesson_verdict().unwrap().text);
+    // Kept between runs: the file says so, and a new session reads it.
+    let kept = std::fs::read_to_string(dir.join("lessons.json")).unwrap();
+    let p: progress::Progress = serde_json::from_str(&kept).unwrap();
+    assert_eq!(
+        p.lessons[&l.title].answers.get(&(step + 1)),
+        Some(&true),
+        "{kept}"
+    );
+    let again = finished_run_with(&l.title);
+    let shown = again.lesson_progress(&lesson::builtin()[i]);
+    assert!(shown.contains("answered right"), "{shown}");
+    // The hint is there on request.
+    m.apply(Command::LessonHint);
+    assert!(m.lesson_hint_shown());
+    assert_eq!(m.status(), format!("hint: {}", ask.hint));
+}
+
+#[test]
+fn a_packet_question_takes_the_selected_packet() {
+    keep_progress_in_a_temp_dir();
+    let (_, step, l) = first_ask(AskKind::Packet, false);
+    let mut m = finished_run_with(&l.title);
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    let ask = l.steps[step].ask.clone().unwrap();
+    let frame = fact_of(&l, &Default::default(), ask.fact.as_deref().unwrap()) as u64;
+    m.apply(Command::SelectRow(frame)); // not it: the row after
+    m.apply(Command::AnswerLesson(String::new()));
+    assert!(!m.lesson_verdict().unwrap().right);
+    m.apply(Command::SelectRow(frame - 1));
+    m.apply(Command::AnswerLesson(String::new()));
+    assert!(
+        m.lesson_verdict().unwrap().right,
+        "{:?}",
+        m.lesson_verdict()
+    );
+}
+
+#[test]
+fn a_prediction_reruns_the_scenario_with_its_parameters_and_is_judged_there() {
+    keep_progress_in_a_temp_dir();
+    let (i, step, l) = first_ask(AskKind::Number, true);
+    let mut m = sample_model();
+    m.apply(Command::OpenLesson(i));
+    steer(&mut m);
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    let ask = l.steps[step].ask.clone().unwrap();
+    let want = fact_of(&l, &ask.params, ask.fact.as_deref().unwrap());
+    m.apply(Command::AnswerLesson(format!("{want}")));
+    let (key, value) = ask.params.iter().next().unwrap();
+    assert!(
+        m.outbox().contains(&Command::SetSimParam {
+            key: key.clone(),
+            value: value.to_string()
+        }),
+        "{:?}",
+        m.outbox()
+    );
+    assert!(m.lesson_answer_pending());
+    steer(&mut m);
+    assert!(m.status().starts_with("restarted with"), "{}", m.status());
+    assert_eq!(
+        m.lesson_step(),
+        step,
+        "the rerun keeps the lesson at its step"
+    );
+    wait_for(&mut m, "the rerun's verdict", |m| {
+        m.lesson_verdict().is_some()
+    });
+    assert!(
+        m.lesson_verdict().unwrap().right,
+        "{:?}",
+        m.lesson_verdict()
+    );
 }

@@ -1,7 +1,38 @@
 //! The model's side of lessons: opening one on its scenario, its steps,
-//! the model it replaced and the way back.
+//! its questions and their verdicts, the progress kept between runs, the
+//! model it replaced and the way back.
 
 use super::*;
+use crate::lesson::answer::{Verdict, judge};
+use crate::lesson::progress::Progress;
+use crate::lesson::{AskKind, Step, facts};
+
+/// The open lesson's questions: the verdict shown, the hint, an answer
+/// waiting for its run to end, and the progress file.
+#[derive(Debug, Default)]
+pub struct Tutor {
+    /// The verdict on the step (0-based) it answers.
+    pub(crate) verdict: Option<(usize, Verdict)>,
+    pub(crate) hint_shown: bool,
+    /// An answer judged once the run ends (a prediction's rerun, or a
+    /// paced run still going).
+    pending: Option<String>,
+    /// The step whose prediction's parameters this run has.
+    rerun_for: Option<usize>,
+    progress: Option<Progress>,
+}
+
+impl Tutor {
+    fn progress(&mut self, status: &mut String) -> &mut Progress {
+        self.progress.get_or_insert_with(|| {
+            let (p, problem) = Progress::load();
+            if let Some(e) = problem {
+                *status = format!("lesson progress: {e}");
+            }
+            p
+        })
+    }
+}
 
 impl Model {
     /// Take over `old`'s lesson (its source was replaced by this model's)
@@ -10,6 +41,7 @@ impl Model {
         self.previous = old.previous.take();
         self.lesson = old.lesson.take();
         self.lesson_step = old.lesson_step;
+        self.tutor = std::mem::take(&mut old.tutor);
         old.lesson_cursor_due = false;
         if self.lesson.is_some() {
             self.enter_lesson_step();
@@ -68,6 +100,9 @@ impl Model {
         self.status = format!("lesson: starting {}", l.scenario);
         self.lesson = Some(l);
         self.lesson_step = 0;
+        self.tutor.verdict = None;
+        self.tutor.pending = None;
+        self.tutor.rerun_for = None;
         self.lesson_cursor_due = false;
         self.outbox.push(Command::OpenLesson(i));
     }
@@ -82,6 +117,7 @@ impl Model {
             return;
         }
         self.lesson_step = (self.lesson_step as i64 + d).clamp(0, n as i64 - 1) as usize;
+        self.tutor.hint_shown = false;
         self.enter_lesson_step();
     }
 
@@ -104,6 +140,162 @@ impl Model {
         }
         self.lesson_cursor_due = step.until_us.is_some();
         self.place_lesson_cursor();
+        let step = self.lesson_step + 1;
+        self.note_progress(|p| p.reached = p.reached.max(step));
+    }
+
+    /// The open lesson's step and its question.
+    fn current_step(&self) -> Option<Step> {
+        self.lesson.as_ref()?.steps.get(self.lesson_step).cloned()
+    }
+
+    /// The verdict on the current step's question, if answered.
+    pub fn lesson_verdict(&self) -> Option<&Verdict> {
+        self.tutor
+            .verdict
+            .as_ref()
+            .filter(|(s, _)| *s == self.lesson_step)
+            .map(|(_, v)| v)
+    }
+
+    /// The hint is shown (asked for on this step).
+    pub fn lesson_hint_shown(&self) -> bool {
+        self.tutor.hint_shown
+    }
+
+    /// An answer waits for the run to end.
+    pub fn lesson_answer_pending(&self) -> bool {
+        self.tutor.pending.is_some()
+    }
+
+    /// `reached/steps, right/asked` of a shipped lesson, from the progress
+    /// kept between runs.
+    pub fn lesson_progress(&self, l: &Lesson) -> String {
+        let questions = l.steps.iter().filter(|s| s.ask.is_some()).count();
+        self.tutor.progress.as_ref().map_or_else(String::new, |p| {
+            p.summary(&l.title, l.steps.len(), questions)
+        })
+    }
+
+    /// Read the progress kept between runs (once per session).
+    pub(super) fn load_lesson_progress(&mut self) {
+        let mut status = String::new();
+        self.tutor.progress(&mut status);
+        if !status.is_empty() {
+            self.status = status;
+        }
+    }
+
+    pub(super) fn lesson_hint(&mut self) {
+        match self.current_step().and_then(|s| s.ask) {
+            Some(a) => {
+                self.tutor.hint_shown = true;
+                self.status = format!("hint: {}", a.hint);
+            }
+            None => self.status = "this step asks nothing".into(),
+        }
+    }
+
+    /// Answer the step's question: judged on this run's analysis once it
+    /// has ended; a prediction first reruns the scenario with the
+    /// parameters it is about.
+    pub(super) fn answer_lesson(&mut self, given: String) {
+        let Some(a) = self.current_step().and_then(|s| s.ask) else {
+            self.status = if self.lesson.is_some() {
+                "this step asks nothing".into()
+            } else {
+                "open a lesson first (9, then Enter)".into()
+            };
+            return;
+        };
+        let given = match (a.kind, given.trim().is_empty(), self.selected) {
+            (AskKind::Packet, true, Some(row)) => (row + 1).to_string(),
+            _ => given,
+        };
+        if given.trim().is_empty() {
+            self.status = match a.kind {
+                AskKind::Packet => "select the packet first, then answer (a)".into(),
+                AskKind::Number => "type it: :answer N".into(),
+                AskKind::Choice => format!("type it: :answer with one of {}", a.choices.join(", ")),
+            };
+            return;
+        }
+        if !a.params.is_empty() && self.tutor.rerun_for != Some(self.lesson_step) {
+            for (key, value) in &a.params {
+                self.outbox.push(Command::SetSimParam {
+                    key: key.clone(),
+                    value: value.to_string(),
+                });
+            }
+            let set: Vec<String> = a.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            self.status = format!(
+                "your answer: {given}; rerunning with {} to see",
+                set.join(", ")
+            );
+            self.tutor.rerun_for = Some(self.lesson_step);
+            self.tutor.pending = Some(given);
+            return;
+        }
+        self.tutor.pending = Some(given);
+        if !self.judge_pending_answer() {
+            self.status = "answer noted: judged when the run has ended".into();
+        }
+    }
+
+    /// Judge the waiting answer if the run has ended; whether it was.
+    pub(super) fn judge_pending_answer(&mut self) -> bool {
+        if self.tutor.pending.is_none() {
+            return false;
+        }
+        // The run has ended and every row of it is in the store.
+        if !self.store.progress().complete {
+            return false;
+        }
+        let Some(given) = self.tutor.pending.take() else {
+            return false;
+        };
+        let Some(a) = self.current_step().and_then(|s| s.ask) else {
+            return false;
+        };
+        let report = self
+            .analysis
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .report();
+        let facts = facts::facts(&report, &self.store.stats());
+        match judge(&a, &facts, &given) {
+            Ok(v) => {
+                let step = self.lesson_step + 1;
+                let right = v.right;
+                self.status = v.text.clone();
+                self.tutor.verdict = Some((self.lesson_step, v));
+                self.note_progress(|p| {
+                    p.answers.insert(step, right);
+                });
+            }
+            Err(e) => self.status = e,
+        }
+        true
+    }
+
+    /// Change the open lesson's progress and keep it.
+    fn note_progress(&mut self, change: impl FnOnce(&mut crate::lesson::progress::LessonProgress)) {
+        let Some(title) = self.lesson.as_ref().map(|l| l.title.clone()) else {
+            return;
+        };
+        let mut status = String::new();
+        let p = self.tutor.progress(&mut status);
+        let before = p.clone();
+        change(p.lessons.entry(title).or_default());
+        if *p != before
+            && let Err(e) = p.save()
+        {
+            status = format!("lesson progress not kept: {e}");
+        }
+        if !status.is_empty() {
+            self.status = status;
+        }
     }
 
     /// Move the time cursor to the step's time once the store holds it (a

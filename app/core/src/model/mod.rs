@@ -72,6 +72,8 @@ pub struct Model {
     previous: Option<Box<Model>>,
     /// This model's simulator was paused for a lesson: resume it on return.
     resume_on_return: bool,
+    /// The open lesson's answers, hint and the progress kept between runs.
+    pub(crate) tutor: lessons::Tutor,
     /// Selected field of the detail tree (index into the field walk);
     /// `None` selects the packet's BTH (or its first header).
     pub(crate) field_index: Option<usize>,
@@ -143,6 +145,7 @@ impl Model {
             lesson_cursor_due: false,
             previous: None,
             resume_on_return: false,
+            tutor: lessons::Tutor::default(),
             field_index: None,
             status: String::new(),
             quit: false,
@@ -155,6 +158,7 @@ impl Model {
             exports: Vec::new(),
             last_export: None,
         };
+        m.load_lesson_progress();
         m.tick(Instant::now());
         if !live {
             // A recording opens showing everything; play restarts it.
@@ -211,6 +215,7 @@ impl Model {
             self.selected = Some(self.store.first_row());
         }
         self.place_lesson_cursor();
+        self.judge_pending_answer();
         self.poll_exports();
     }
 
@@ -549,6 +554,8 @@ impl Model {
             Command::NextLessonStep => self.lesson_move(1),
             Command::PrevLessonStep => self.lesson_move(-1),
             Command::OpenLesson(i) => self.open_lesson(i),
+            Command::AnswerLesson(given) => self.answer_lesson(given),
+            Command::LessonHint => self.lesson_hint(),
             Command::LeaveLesson => {
                 if self.lesson.take().is_none() && self.previous.is_none() {
                     self.status = "no lesson open".into();

@@ -6,8 +6,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use rocescope_core::Model;
+use rocescope_core::lesson::{AskKind, Step};
 
-use super::{DIM, UiState, title};
+use super::{DIM, GREEN, RED, UiState, YELLOW, title};
 
 pub(super) fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let all = rocescope_core::lesson::builtin();
@@ -20,11 +21,12 @@ pub(super) fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         };
         lines.push(Line::from(Span::styled(
             format!(
-                "{}. {} — {} (scenario: {})",
+                "{}. {} — {} (scenario: {}; {})",
                 i + 1,
                 l.title,
                 l.summary,
-                l.scenario
+                l.scenario,
+                model.lesson_progress(l)
             ),
             style,
         )));
@@ -58,8 +60,10 @@ pub(super) fn lesson_box(f: &mut Frame<'_>, model: &Model, area: Rect) {
     } else {
         ""
     };
+    let mut lines = vec![Line::from(step.text.clone())];
+    lines.extend(question_lines(model, step));
     f.render_widget(
-        Paragraph::new(step.text.clone())
+        Paragraph::new(lines)
             .wrap(Wrap { trim: true })
             .block(title(format!(
                 "Lesson: {} — step {}/{} on {} (n next, p previous{back})",
@@ -70,4 +74,48 @@ pub(super) fn lesson_box(f: &mut Frame<'_>, model: &Model, area: Rect) {
             ))),
         area,
     );
+}
+
+/// The step's question, how to answer, the hint when asked for and the
+/// verdict once answered.
+fn question_lines(model: &Model, step: &Step) -> Vec<Line<'static>> {
+    let Some(a) = &step.ask else {
+        return Vec::new();
+    };
+    let mut lines = vec![
+        Line::from(""),
+        Line::from(Span::styled(
+            format!("Question: {}", a.question),
+            Style::default().fg(YELLOW).add_modifier(Modifier::BOLD),
+        )),
+    ];
+    for (i, c) in a.choices.iter().enumerate() {
+        lines.push(Line::from(format!("  {}. {c}", i + 1)));
+    }
+    let how = match a.kind {
+        AskKind::Packet => "select the packet and press a (or :answer FRAME)",
+        AskKind::Number => "type :answer N",
+        AskKind::Choice => "type :answer and the choice or its number",
+    };
+    lines.push(Line::from(Span::styled(
+        format!("Answer: {how}; h shows a hint."),
+        Style::default().fg(DIM),
+    )));
+    if model.lesson_hint_shown() {
+        lines.push(Line::from(format!("Hint: {}", a.hint)));
+    }
+    if model.lesson_answer_pending() {
+        lines.push(Line::from(Span::styled(
+            "Your answer is judged when the run has ended…",
+            Style::default().fg(DIM),
+        )));
+    }
+    if let Some(v) = model.lesson_verdict() {
+        let color = if v.right { GREEN } else { RED };
+        lines.push(Line::from(Span::styled(
+            v.text.clone(),
+            Style::default().fg(color),
+        )));
+    }
+    lines
 }

@@ -96,7 +96,15 @@ fn title(s: impl AsRef<str>) -> Block<'static> {
 /// Draw the whole workbench.
 pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
     let area = f.area();
-    let lesson_h = if model.lesson().is_some() { 7 } else { 0 };
+    // A step that asks needs room for its question, choices and verdict.
+    let lesson_h = match model.lesson() {
+        None => 0,
+        Some(l) => l
+            .steps
+            .get(model.lesson_step())
+            .and_then(|s| s.ask.as_ref())
+            .map_or(7, |a| 12 + a.choices.len() as u16),
+    };
     let chunks = Layout::default()
         .direction(Direction::Vertical)
         .constraints([

@@ -1,0 +1,156 @@
+//! `lesson --check`: run a lesson's scenario headless (once per set of
+//! parameters its predictions use) and evaluate every claim and question
+//! on the analysis, naming the step that no longer holds.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use rocescope_sim::Scenario;
+
+use super::facts::{facts, holds};
+use super::{AskKind, Lesson, Value};
+use crate::source::{Pace, spawn_sim_into};
+
+/// Simulator parameters by name, as a prediction sets them.
+pub type Params = BTreeMap<String, f64>;
+
+/// The facts of one run.
+pub type Facts = BTreeMap<String, Value>;
+
+/// The lesson's scenario with `params` set: a shipped one, or a scenario
+/// file beside a lesson read from a file.
+pub fn scenario(lesson: &Lesson, params: &Params) -> Result<Scenario, String> {
+    let mut sc = match (Scenario::builtin(&lesson.scenario), &lesson.dir) {
+        (Some(sc), _) => sc,
+        (None, Some(dir)) => {
+            // As the course is laid out: assets/lessons beside assets/scenarios.
+            let name = &lesson.scenario;
+            let candidates = [
+                dir.join(name),
+                dir.join(format!("{name}.toml")),
+                dir.join("../scenarios").join(format!("{name}.toml")),
+            ];
+            let found = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+                format!(
+                    "lesson {}: scenario {name} is neither shipped nor a file ({})",
+                    lesson.title,
+                    candidates
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
+            Scenario::load(found).map_err(|e| e.to_string())?
+        }
+        (None, None) => {
+            return Err(format!(
+                "lesson {}: no shipped scenario {}",
+                lesson.title, lesson.scenario
+            ));
+        }
+    };
+    // A lesson is a clip: the scenario's finite run, whose steps the
+    // lesson was written against, even when the scenario is a workload.
+    let finite_ns = sc.duration_ns;
+    sc.bound_to_ns(finite_ns);
+    for (k, v) in params {
+        sc.params
+            .set_f64(k, *v)
+            .map_err(|e| format!("scenario {}: {e}", lesson.scenario))?;
+    }
+    Ok(sc)
+}
+
+/// Run `sc` to its end as fast as the machine goes and return its facts.
+pub fn run(sc: Scenario) -> Result<Facts, String> {
+    let limits = crate::session::SessionLimits::default();
+    let store = limits.live_store(0).map_err(|e| e.to_string())?;
+    let (store, analysis, handle) = spawn_sim_into(store, sc, Pace::Fast, None);
+    let status = handle.status();
+    while !status.finished.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    store.wait();
+    if let Some(e) = status.error.lock().ok().and_then(|e| e.clone()) {
+        return Err(e);
+    }
+    let report = analysis
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .report();
+    Ok(facts(&report, &store.stats()))
+}
+
+/// One step's problems: claims that do not hold, questions whose answer
+/// the run does not give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepProblem {
+    /// 1-based.
+    pub step: usize,
+    pub problem: String,
+}
+
+/// The runs a lesson's steps are shown on: the scenario as shipped, then
+/// with each prediction's parameters added (answering one reruns it).
+pub fn step_params(lesson: &Lesson) -> Vec<(Params, Option<Params>)> {
+    let mut current = Params::new();
+    let mut out = Vec::new();
+    for s in &lesson.steps {
+        let shown = current.clone();
+        let asked = s.ask.as_ref().filter(|a| !a.params.is_empty()).map(|a| {
+            current.extend(a.params.clone());
+            current.clone()
+        });
+        out.push((shown, asked));
+    }
+    out
+}
+
+/// Check every step of `lesson`; empty when all of it holds.
+pub fn check(lesson: &Lesson) -> Result<Vec<StepProblem>, String> {
+    let mut runs: BTreeMap<String, Facts> = BTreeMap::new();
+    let mut facts_of = |p: &Params| -> Result<Facts, String> {
+        let key = format!("{p:?}");
+        if let Some(f) = runs.get(&key) {
+            return Ok(f.clone());
+        }
+        let f = run(scenario(lesson, p)?)?;
+        runs.insert(key, f.clone());
+        Ok(f)
+    };
+    let mut problems = Vec::new();
+    for (i, (step, (shown, asked))) in lesson.steps.iter().zip(step_params(lesson)).enumerate() {
+        let mut say = |problem: String| {
+            problems.push(StepProblem {
+                step: i + 1,
+                problem,
+            })
+        };
+        let facts = facts_of(&shown)?;
+        for c in &step.checks {
+            if let Err(e) = holds(c, &facts) {
+                say(e);
+            }
+        }
+        let Some(a) = &step.ask else { continue };
+        let facts = match &asked {
+            Some(p) => facts_of(p)?,
+            None => facts,
+        };
+        match (a.kind, &a.fact) {
+            (AskKind::Choice, _) => {}
+            (_, Some(fact)) => match facts.get(fact) {
+                Some(Value::Number(_)) => {}
+                Some(v) => say(format!("the question's answer {fact} is {v}, not a number")),
+                None => say(format!(
+                    "the question's answer {fact} is not a fact of the run"
+                )),
+            },
+            (_, None) => say("the question names no fact".into()),
+        }
+    }
+    Ok(problems)
+}

@@ -1,0 +1,233 @@
+//! Guided lessons (assets/lessons/*.toml): steps that move the time cursor
+//! through a run of the lesson's own scenario, set the filter and switch
+//! views; steps that ask (find a packet, type a number, pick an answer,
+//! predict a parameter change) and check the answer against the analysis;
+//! and checks that keep every claim a step makes true (`lesson --check`).
+//! The format is documented for teachers in assets/lessons/README.md.
+
+pub mod answer;
+pub mod check;
+pub mod facts;
+pub mod progress;
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::command::View;
+
+/// One lesson.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lesson {
+    pub title: String,
+    /// The simulator scenario the lesson is written for.
+    pub scenario: String,
+    /// What it teaches, one phrase (`lesson --list`).
+    pub topic: String,
+    pub summary: String,
+    #[serde(rename = "step")]
+    pub steps: Vec<Step>,
+    /// The folder of a lesson read from a file: a `scenario` that is not a
+    /// shipped one is a scenario file there.
+    #[serde(skip)]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+/// One step: text to read, where to take the workbench, what it claims
+/// and what it asks.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub text: String,
+    /// Move the time cursor to this many µs after the first packet.
+    pub until_us: Option<f64>,
+    /// Replace the display filter ("" clears it).
+    pub filter: Option<String>,
+    /// Switch to this view.
+    pub view: Option<View>,
+    /// The claims the text makes about the scenario, as facts of its
+    /// analysis (`lesson NAME --check` fails when one stops holding).
+    #[serde(default, rename = "check")]
+    pub checks: Vec<Check>,
+    /// A question the student answers before going on.
+    pub ask: Option<Ask>,
+}
+
+/// A claim: `fact` (a name from [`facts::facts`]) equals a value, or lies
+/// within bounds.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub fact: String,
+    pub equals: Option<Value>,
+    pub at_least: Option<f64>,
+    pub at_most: Option<f64>,
+}
+
+/// A fact's value: a count or measure, or a word (a cause, a state).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Number(f64),
+    Text(String),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => write!(f, "{}", *n as i64),
+            Value::Number(n) => write!(f, "{n:.3}"),
+            Value::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// How a question is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AskKind {
+    /// Select a packet (its frame number is the answer).
+    Packet,
+    /// Type a number (a PSN, a count, a rate).
+    Number,
+    /// Pick one of `choices`.
+    Choice,
+}
+
+/// A question. The right answer is the fact `fact` of the analysis (a
+/// packet's frame number, a PSN) or, for a choice, `answer`; a prediction
+/// names the simulator `params` it is about, and is checked on a run with
+/// them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ask {
+    pub question: String,
+    pub kind: AskKind,
+    /// The fact holding the right answer (packet and number questions).
+    pub fact: Option<String>,
+    /// Choices, for `kind = "choice"`.
+    #[serde(default)]
+    pub choices: Vec<String>,
+    /// The right choice (one of `choices`).
+    pub answer: Option<String>,
+    /// How far a typed number may be from the fact, in percent.
+    #[serde(default)]
+    pub tolerance_pct: f64,
+    /// Simulator parameters the question is about: answering reruns the
+    /// scenario with them and checks the answer on that run.
+    #[serde(default)]
+    pub params: BTreeMap<String, f64>,
+    /// Shown on request, before answering.
+    pub hint: String,
+    /// Shown after answering, right or wrong.
+    pub explain: String,
+}
+
+const BUILTIN: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/lessons.rs"));
+
+/// The lessons shipped with rocescope, in order: (file stem, text).
+pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
+    BUILTIN
+}
+
+/// The lessons shipped with rocescope, in order.
+pub fn builtin() -> Vec<Lesson> {
+    BUILTIN
+        .iter()
+        .filter_map(|(_, text)| toml::from_str(text).ok())
+        .collect()
+}
+
+/// A shipped lesson by file stem (`03-go-back-n`), number (`3`) or the
+/// stem without its number (`go-back-n`).
+pub fn find(name: &str) -> Option<(usize, Lesson)> {
+    let i = BUILTIN.iter().position(|(stem, _)| {
+        *stem == name
+            || stem.split_once('-').is_some_and(|(n, rest)| {
+                rest == name || n.trim_start_matches('0') == name.trim_start_matches('0')
+            })
+    })?;
+    builtin().into_iter().nth(i).map(|l| (i, l))
+}
+
+/// Parse a lesson file, with the error naming the problem, and check that
+/// its questions are answerable.
+pub fn parse(text: &str) -> Result<Lesson, String> {
+    let l: Lesson = toml::from_str(text).map_err(|e| e.to_string())?;
+    for (i, s) in l.steps.iter().enumerate() {
+        if let Some(a) = &s.ask {
+            let bad = match a.kind {
+                AskKind::Packet | AskKind::Number if a.fact.is_none() => Some("needs `fact`"),
+                AskKind::Choice if a.choices.len() < 2 => Some("needs two `choices` or more"),
+                AskKind::Choice if !a.answer.as_ref().is_some_and(|x| a.choices.contains(x)) => {
+                    Some("needs `answer`, one of its `choices`")
+                }
+                _ => None,
+            };
+            if let Some(bad) = bad {
+                return Err(format!("step {}: the question {bad}", i + 1));
+            }
+        }
+        for c in &s.checks {
+            if c.equals.is_none() && c.at_least.is_none() && c.at_most.is_none() {
+                return Err(format!(
+                    "step {}: the check of {} says neither equals, at_least nor at_most",
+                    i + 1,
+                    c.fact
+                ));
+            }
+        }
+    }
+    Ok(l)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_lesson_parses_and_names_a_shipped_scenario() {
+        for (name, text) in BUILTIN {
+            let l = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(!l.steps.is_empty(), "{name}");
+            assert!(
+                rocescope_sim::Scenario::builtin(&l.scenario).is_some(),
+                "{name}: scenario {}",
+                l.scenario
+            );
+        }
+        assert_eq!(builtin().len(), BUILTIN.len());
+    }
+
+    #[test]
+    fn lessons_are_found_by_stem_number_and_name() {
+        let (i, l) = find("03-go-back-n").unwrap();
+        assert_eq!(find("3").unwrap().0, i);
+        assert_eq!(find("go-back-n").unwrap().1, l);
+        assert!(find("no-such-lesson").is_none());
+    }
+
+    #[test]
+    fn a_question_without_its_answer_is_refused_naming_the_step() {
+        let text = r#"
+title = "t"
+scenario = "teaching-basic"
+topic = "x"
+summary = "s"
+[[step]]
+text = "a"
+[[step]]
+text = "b"
+[step.ask]
+question = "which?"
+kind = "choice"
+choices = ["a", "b"]
+answer = "c"
+hint = "h"
+explain = "e"
+"#;
+        let e = parse(text).unwrap_err();
+        assert!(e.starts_with("step 2:"), "{e}");
+    }
+}

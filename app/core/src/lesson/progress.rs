@@ -1,0 +1,98 @@
+//! Progress through the lessons, kept between runs in
+//! `$ROCESCOPE_STATE_DIR/lessons.json` (default `$XDG_STATE_HOME/rocescope`,
+//! else `~/.local/state/rocescope`): the furthest step reached and each
+//! question's last verdict, per lesson.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// One lesson's progress.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LessonProgress {
+    /// Steps seen (the furthest, 1-based).
+    pub reached: usize,
+    /// 1-based step number -> answered right.
+    pub answers: BTreeMap<usize, bool>,
+}
+
+/// Every lesson's progress, by lesson title.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Progress {
+    pub lessons: BTreeMap<String, LessonProgress>,
+}
+
+/// A folder set by the process (tests keep their progress out of $HOME).
+static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Keep progress in `dir` for the rest of the process (the first call wins).
+pub fn use_dir(dir: PathBuf) {
+    let _ = DIR.set(dir);
+}
+
+/// Where progress is kept, if a home for it can be found.
+pub fn path() -> Option<PathBuf> {
+    if let Some(d) = DIR.get() {
+        return Some(d.join("lessons.json"));
+    }
+    let dir = std::env::var_os("ROCESCOPE_STATE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_STATE_HOME").map(|d| PathBuf::from(d).join("rocescope")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state/rocescope"))
+        })?;
+    Some(dir.join("lessons.json"))
+}
+
+impl Progress {
+    /// The progress kept, or none yet. A file that cannot be read is
+    /// reported and replaced by an empty progress.
+    pub fn load() -> (Progress, Option<String>) {
+        let Some(p) = path() else {
+            return (Progress::default(), None);
+        };
+        match std::fs::read_to_string(&p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Progress::default(), None),
+            Err(e) => (Progress::default(), Some(format!("{}: {e}", p.display()))),
+            Ok(text) => match serde_json::from_str(&text) {
+                Ok(v) => (v, None),
+                Err(e) => (
+                    Progress::default(),
+                    Some(format!("{}: {e} (progress starts again)", p.display())),
+                ),
+            },
+        }
+    }
+
+    /// Write it (through a temporary file, so a crash never leaves half).
+    pub fn save(&self) -> Result<(), String> {
+        let Some(p) = path() else {
+            return Ok(());
+        };
+        let io = |e: std::io::Error| format!("{}: {e}", p.display());
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let tmp = p.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, &p).map_err(io)
+    }
+
+    /// `reached/steps` and `right/asked` for the lessons list.
+    pub fn summary(&self, title: &str, steps: usize, questions: usize) -> String {
+        let p = self.lessons.get(title).cloned().unwrap_or_default();
+        let right = p.answers.values().filter(|r| **r).count();
+        if p.reached == 0 {
+            return "not started".into();
+        }
+        if questions == 0 {
+            return format!("{}/{steps} steps", p.reached.min(steps));
+        }
+        format!(
+            "{}/{steps} steps, {right}/{questions} answered right",
+            p.reached.min(steps)
+        )
+    }
+}
