@@ -1,13 +1,20 @@
 //! The shipped lessons: every assets/lessons/*.toml, in file-name order,
+//! and the scenarios written for them (assets/lessons/scenarios/*.toml),
 //! compiled in (a new lesson needs no code).
 
 use std::fmt::Write;
 use std::path::Path;
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/lessons");
+    let lessons = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/lessons");
+    table(&lessons, "lessons.rs");
+    table(&lessons.join("scenarios"), "lesson_scenarios.rs");
+}
+
+/// `[(stem, include_str!(path)), ...]` of the folder's TOML files, sorted.
+fn table(dir: &Path, out_name: &str) {
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+    let mut files: Vec<_> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
         .unwrap_or_default();
     files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
@@ -23,7 +30,7 @@ fn main() {
         );
     }
     out.push(']');
-    let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join("lessons.rs");
+    let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join(out_name);
     if let Err(e) = std::fs::write(&dest, out) {
         panic!("cannot write {}: {e}", dest.display());
     }

@@ -35,14 +35,23 @@ pub struct LessonArgs {
 pub fn run(args: LessonArgs) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.list {
-        for (i, (stem, _)) in lesson::builtin_files().iter().enumerate() {
-            let Some(l) = lesson::builtin().into_iter().nth(i) else {
-                continue;
-            };
+        let all: Vec<(&str, Lesson)> = lesson::builtin_files()
+            .iter()
+            .map(|(stem, _)| *stem)
+            .zip(lesson::builtin())
+            .collect();
+        let stem_w = all.iter().map(|(s, _)| s.len()).max().unwrap_or(0);
+        let title_w = all
+            .iter()
+            .map(|(_, l)| l.title.chars().count())
+            .max()
+            .unwrap_or(0);
+        let scenario_w = all.iter().map(|(_, l)| l.scenario.len()).max().unwrap_or(0);
+        for (stem, l) in &all {
             let asks = l.steps.iter().filter(|s| s.ask.is_some()).count();
             writeln!(
                 out,
-                "{stem:<24} {:<36} scenario {:<16} {} steps, {asks} questions: {}",
+                "{stem:<stem_w$}  {:<title_w$}  scenario {:<scenario_w$}  {} steps, {asks} questions: {}",
                 l.title,
                 l.scenario,
                 l.steps.len(),

@@ -5,3 +5,12 @@
 
 pub mod gui;
 pub mod tui;
+
+/// Tests keep the lessons' progress out of the user's state folder (the
+/// first call in the process sets where).
+#[cfg(test)]
+pub(crate) fn keep_test_progress_apart() {
+    rocescope_core::lesson::progress::use_dir(
+        std::env::temp_dir().join(format!("rocescope-test-progress-{}", std::process::id())),
+    );
+}

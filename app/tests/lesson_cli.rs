@@ -73,6 +73,10 @@ text = "Two episodes."
 [[step.check]]
 fact = "episodes.nak_seq_err"
 equals = 2
+
+[[step]]
+text = "A filter with a typo."
+filter = "bth.psn >= "
 "#,
     )
     .unwrap();
@@ -81,6 +85,10 @@ equals = 2
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(
         said.contains("step 2: episodes.nak_seq_err is 1, the step says 2"),
+        "{said}"
+    );
+    assert!(
+        said.contains("step 3: its filter \"bth.psn >= \" does not parse"),
         "{said}"
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -158,4 +166,40 @@ fn tshark_available() -> bool {
         eprintln!("skipped: tshark not found (set ROCESCOPE_REQUIRE_TSHARK to make this fail)");
     }
     ok
+}
+
+/// The README's lesson commands, as printed (the workbench one, without a
+/// terminal, says what it needs).
+#[test]
+fn the_readme_lesson_commands_work_as_printed() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let lines: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("rocescope lesson "))
+        .map(|l| l.split('#').next().unwrap().trim())
+        .collect();
+    assert!(lines.len() >= 4, "{lines:?}");
+    let cwd = tmp("readme");
+    for line in lines {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+            .args(&args)
+            .current_dir(&cwd)
+            .env("ROCESCOPE_STATE_DIR", tmp("state"))
+            .output()
+            .unwrap();
+        if args.len() == 2 && !args[1].starts_with('-') {
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("needs a terminal"), "{line}: {err}");
+        } else {
+            assert!(
+                out.status.success(),
+                "{line}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    assert!(cwd.join("out/report/index.html").is_file());
 }

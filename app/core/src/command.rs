@@ -317,9 +317,7 @@ impl UiCommand {
             UiCommand::NextLessonStep => "lesson: next step",
             UiCommand::PrevLessonStep => "lesson: previous step",
             UiCommand::LeaveLesson => "leave the lesson, back to the source open before it",
-            UiCommand::AnswerLesson => {
-                "lesson: answer with the selected packet (or `:answer X` for a number or choice)"
-            }
+            UiCommand::AnswerLesson => "lesson: answer with the selected packet (or :answer X)",
             UiCommand::LessonHint => "lesson: show the hint of the step's question",
             UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
             UiCommand::PrevField => "previous field in the detail tree",

@@ -57,7 +57,10 @@ fn file_model(path: &std::path::Path, select: u64) -> Model {
     let store = Store::open(path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
     store.wait();
     let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    crate::keep_test_progress_apart();
     let mut m = Model::new(store, analysis, SourceHandle::file(name));
+    // The picture does not depend on what lessons the machine has seen.
+    m.forget_lesson_progress();
     m.tick(std::time::Instant::now());
     m.apply(Command::Pause);
     m.apply(Command::SelectRow(select));

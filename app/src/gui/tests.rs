@@ -29,11 +29,13 @@ pub(crate) fn sample_model() -> Model {
     )
     .unwrap();
     store.wait();
+    crate::keep_test_progress_apart();
     let mut m = Model::new(
         store,
         analysis,
         SourceHandle::file("sample-write-read.pcap".into()),
     );
+    m.forget_lesson_progress();
     m.tick(Instant::now());
     m
 }
@@ -51,7 +53,9 @@ fn sim_model(scenario: &str) -> Model {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     store.wait();
+    crate::keep_test_progress_apart();
     let mut m = Model::new(store, analysis, handle);
+    m.forget_lesson_progress();
     m.apply(Command::Pause);
     m.apply(Command::JumpToTime(u64::MAX));
     m
@@ -368,6 +372,7 @@ fn dropping_a_capture_opens_it() {
     let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
     let (store, analysis, handle) =
         rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    crate::keep_test_progress_apart();
     let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
     let ctx = egui::Context::default();
     settle(&ctx, &mut wb);
@@ -510,6 +515,7 @@ fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
     let before = sc.params.window_packets;
     let (store, analysis, handle) =
         rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    crate::keep_test_progress_apart();
     let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
     let ctx = egui::Context::default();
     settle(&ctx, &mut wb);
@@ -579,10 +585,10 @@ fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
     frame(&ctx, &mut wb, vec![Event::Text("9".into())]);
     assert_eq!(wb.model.view(), View::Lessons);
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
-    assert_eq!(wb.model.source().name, "sim:teaching-basic");
+    assert_eq!(wb.model.source().name, "sim:write-anatomy");
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("lesson: started teaching-basic"), "{}", f.all());
-    assert!(f.has("sim:teaching-basic"), "{}", f.all());
+    assert!(f.has("lesson: started write-anatomy"), "{}", f.all());
+    assert!(f.has("sim:write-anatomy"), "{}", f.all());
     assert!(f.has("Lesson: Anatomy of an RDMA WRITE"), "{}", f.all());
     assert!(
         f.has("leave (L), back to sample-write-read.pcap"),
@@ -598,4 +604,57 @@ fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
         f.all()
     );
     assert!(!f.has("Lesson: Anatomy"), "{}", f.all());
+}
+
+/// The same question step as the terminal's snapshot: the choices are
+/// buttons; a click answers, the hint button shows the hint, and the
+/// verdict is drawn in the lesson box.
+#[test]
+fn a_question_step_is_answered_by_its_buttons() {
+    use rocescope_core::lesson::{self, AskKind, check};
+    crate::keep_test_progress_apart();
+    let (i, step, l) = lesson::builtin()
+        .into_iter()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let s = l.steps.iter().position(|s| {
+                s.ask
+                    .as_ref()
+                    .is_some_and(|a| a.kind == AskKind::Choice && a.params.is_empty())
+            })?;
+            Some((i, s, l))
+        })
+        .expect("a shipped lesson asks a choice");
+    let ask = l.steps[step].ask.clone().unwrap();
+    let sc = check::scenario(&l, &Default::default()).unwrap();
+    let (store, analysis, handle) =
+        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    store.wait();
+    crate::keep_test_progress_apart();
+    let mut m = Model::new(store, analysis, handle);
+    m.forget_lesson_progress();
+    m.apply(Command::OpenLesson(i));
+    m.take_outbox();
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    let mut wb = Workbench::new(m, only(View::Packets));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has(&format!("Question: {}", ask.question)), "{}", f.all());
+    let right = ask.answer.clone().unwrap();
+    let wrong = ask.choices.iter().find(|c| **c != right).unwrap().clone();
+    let at = f.pos(&wrong).unwrap();
+    click(&ctx, &mut wb, at);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("Not quite: the answer is"), "{}", f.all());
+    let at = f.pos("hint (h)").unwrap();
+    click(&ctx, &mut wb, at);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has(&format!("Hint: {}", ask.hint)), "{}", f.all());
+    let at = f.pos(&right).unwrap();
+    click(&ctx, &mut wb, at);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has(&format!("Right. {}", ask.explain)), "{}", f.all());
+    assert!(wb.model.lesson_verdict().unwrap().right);
 }

@@ -20,11 +20,13 @@ fn sample_model() -> Model {
     let analysis = RcAnalyzer::default();
     let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
     store.wait();
+    crate::keep_test_progress_apart();
     let mut m = Model::new(
         store,
         analysis,
         SourceHandle::file("sample-write-read.pcap".into()),
     );
+    m.forget_lesson_progress();
     m.tick(Instant::now());
     m
 }
@@ -212,14 +214,11 @@ fn keys_open_a_lesson_on_its_scenario_and_leave_it() {
     press(&mut m, KeyCode::Char('9'));
     press(&mut m, KeyCode::Enter);
     let status = status_of(&m);
-    assert!(status.contains("sim:teaching-basic"), "{status}");
-    assert!(
-        status.contains("lesson: started teaching-basic"),
-        "{status}"
-    );
+    assert!(status.contains("sim:write-anatomy"), "{status}");
+    assert!(status.contains("lesson: started write-anatomy"), "{status}");
     let text = render(&m, 120, 40);
     assert!(
-        text.contains("Lesson: Anatomy of an RDMA WRITE — step 1/4 on sim:teaching-basic"),
+        text.contains("Lesson: Anatomy of an RDMA WRITE — step 1/3 on sim:write-anatomy"),
         "{text}"
     );
     assert!(text.contains("(n next, p previous, L leave)"), "{text}");
@@ -341,6 +340,7 @@ fn snapshot_of_the_status_line_in_its_states() {
     m.apply(Command::Play);
     lines.push(say("replay", &m));
     // A file still being indexed.
+    crate::keep_test_progress_apart();
     let growing = Model::new(
         Store::live(TimeBase::Nanoseconds),
         RcAnalyzer::default(),
@@ -354,11 +354,14 @@ fn snapshot_of_the_status_line_in_its_states() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     store.wait();
+    crate::keep_test_progress_apart();
     let mut sim = Model::new(store, analysis, handle);
+    sim.forget_lesson_progress();
     sim.tick(Instant::now());
     // The simulator is another crate's: its numbers are not this snapshot's.
     lines.push(mask(say("sim ended", &sim)));
     // A live link: connected, down with drops and reconnects, ended.
+    crate::keep_test_progress_apart();
     let link = Model::new(
         Store::live(TimeBase::Nanoseconds),
         RcAnalyzer::default(),
@@ -416,4 +419,63 @@ fn tab_completes_the_command_line_and_enter_runs_it() {
         "{}",
         status_of(&m)
     );
+}
+
+/// A finished run of the first shipped lesson that asks a choice, open at
+/// that step (played over this run: the content is what is checked).
+fn choice_step() -> (Model, rocescope_core::lesson::Ask) {
+    use rocescope_core::lesson::{self, AskKind, check};
+    use rocescope_core::source::{Pace, spawn_sim};
+    crate::keep_test_progress_apart();
+    let (i, step, l) = lesson::builtin()
+        .into_iter()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let s = l.steps.iter().position(|s| {
+                s.ask
+                    .as_ref()
+                    .is_some_and(|a| a.kind == AskKind::Choice && a.params.is_empty())
+            })?;
+            Some((i, s, l))
+        })
+        .expect("a shipped lesson asks a choice");
+    let sc = check::scenario(&l, &Default::default()).unwrap();
+    let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, None);
+    store.wait();
+    crate::keep_test_progress_apart();
+    let mut m = Model::new(store, analysis, handle);
+    m.forget_lesson_progress();
+    m.apply(Command::OpenLesson(i));
+    m.take_outbox();
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    m.tick(Instant::now());
+    (m, l.steps[step].ask.clone().unwrap())
+}
+
+/// The lesson box: the lines below the view, above the status line.
+fn lesson_box_text(m: &Model) -> String {
+    let text = render(m, 100, 40);
+    let lines: Vec<&str> = text.lines().collect();
+    let top = lines
+        .iter()
+        .rposition(|l| l.starts_with("┌ Lesson:"))
+        .unwrap();
+    lines[top..lines.len() - 1].join("\n")
+}
+
+#[test]
+fn a_question_step_and_its_right_and_wrong_answers() {
+    let (mut m, ask) = choice_step();
+    insta::assert_snapshot!("lesson_question", lesson_box_text(&m));
+    let right = ask.answer.clone().unwrap();
+    let wrong = ask.choices.iter().find(|c| **c != right).unwrap().clone();
+    m.apply(Command::AnswerLesson(wrong));
+    assert!(!m.lesson_verdict().unwrap().right);
+    insta::assert_snapshot!("lesson_question_wrong", lesson_box_text(&m));
+    m.apply(Command::LessonHint);
+    m.apply(Command::AnswerLesson(right));
+    assert!(m.lesson_verdict().unwrap().right);
+    insta::assert_snapshot!("lesson_question_right", lesson_box_text(&m));
 }

@@ -21,15 +21,20 @@ pub type Facts = BTreeMap<String, Value>;
 /// The lesson's scenario with `params` set: a shipped one, or a scenario
 /// file beside a lesson read from a file.
 pub fn scenario(lesson: &Lesson, params: &Params) -> Result<Scenario, String> {
-    let mut sc = match (Scenario::builtin(&lesson.scenario), &lesson.dir) {
-        (Some(sc), _) => sc,
+    let shipped = Scenario::builtin(&lesson.scenario)
+        .map(Ok)
+        .or_else(|| super::lesson_scenario(&lesson.scenario));
+    let mut sc = match (shipped, &lesson.dir) {
+        (Some(sc), _) => sc?,
         (None, Some(dir)) => {
-            // As the course is laid out: assets/lessons beside assets/scenarios.
+            // As the course is laid out: a lesson's scenarios beside it.
             let name = &lesson.scenario;
+            let file = format!("{name}.toml");
             let candidates = [
                 dir.join(name),
-                dir.join(format!("{name}.toml")),
-                dir.join("../scenarios").join(format!("{name}.toml")),
+                dir.join(&file),
+                dir.join("scenarios").join(&file),
+                dir.join("../scenarios").join(&file),
             ];
             let found = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
                 format!(
@@ -129,6 +134,11 @@ pub fn check(lesson: &Lesson) -> Result<Vec<StepProblem>, String> {
                 problem,
             })
         };
+        if let Some(f) = &step.filter
+            && let Err(e) = crate::filter::Filter::parse(f)
+        {
+            say(format!("its filter {f:?} does not parse: {e}"));
+        }
         let facts = facts_of(&shown)?;
         for c in &step.checks {
             if let Err(e) = holds(c, &facts) {

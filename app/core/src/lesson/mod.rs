@@ -126,6 +126,20 @@ pub struct Ask {
 
 const BUILTIN: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/lessons.rs"));
 
+/// The scenarios written for the lessons (assets/lessons/scenarios/), by
+/// name; not among the simulator's workloads (`sim --scenario` takes them
+/// by path).
+const SCENARIOS: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/lesson_scenarios.rs"));
+
+/// A scenario written for a lesson, by name.
+pub fn lesson_scenario(name: &str) -> Option<Result<rocescope_sim::Scenario, String>> {
+    let (_, text) = SCENARIOS.iter().find(|(n, _)| *n == name)?;
+    Some(
+        rocescope_sim::Scenario::from_toml(text, &format!("assets/lessons/scenarios/{name}.toml"))
+            .map_err(|e| e.to_string()),
+    )
+}
+
 /// The lessons shipped with rocescope, in order: (file stem, text).
 pub fn builtin_files() -> &'static [(&'static str, &'static str)] {
     BUILTIN
@@ -191,11 +205,9 @@ mod tests {
         for (name, text) in BUILTIN {
             let l = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(!l.steps.is_empty(), "{name}");
-            assert!(
-                rocescope_sim::Scenario::builtin(&l.scenario).is_some(),
-                "{name}: scenario {}",
-                l.scenario
-            );
+            if let Err(e) = check::scenario(&l, &Default::default()) {
+                panic!("{name}: {e}");
+            }
         }
         assert_eq!(builtin().len(), BUILTIN.len());
     }

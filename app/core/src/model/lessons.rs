@@ -20,11 +20,17 @@ pub struct Tutor {
     /// The step whose prediction's parameters this run has.
     rerun_for: Option<usize>,
     progress: Option<Progress>,
+    /// Progress is not read or written (a fixed picture, a test).
+    forget: bool,
 }
 
 impl Tutor {
     fn progress(&mut self, status: &mut String) -> &mut Progress {
+        let forget = self.forget;
         self.progress.get_or_insert_with(|| {
+            if forget {
+                return Progress::default();
+            }
             let (p, problem) = Progress::load();
             if let Some(e) = problem {
                 *status = format!("lesson progress: {e}");
@@ -177,6 +183,12 @@ impl Model {
         })
     }
 
+    /// Start from no progress and keep none (golden images, tests).
+    pub fn forget_lesson_progress(&mut self) {
+        self.tutor.forget = true;
+        self.tutor.progress = Some(Progress::default());
+    }
+
     /// Read the progress kept between runs (once per session).
     pub(super) fn load_lesson_progress(&mut self) {
         let mut status = String::new();
@@ -285,10 +297,12 @@ impl Model {
             return;
         };
         let mut status = String::new();
+        let forget = self.tutor.forget;
         let p = self.tutor.progress(&mut status);
         let before = p.clone();
         change(p.lessons.entry(title).or_default());
         if *p != before
+            && !forget
             && let Err(e) = p.save()
         {
             status = format!("lesson progress not kept: {e}");
