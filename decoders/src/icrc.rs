@@ -1,4 +1,4 @@
-//! RoCE Invariant CRC.
+//! Invariant CRC of RoCE and native InfiniBand, and IB's Variant CRC.
 //!
 //! CRC-32 (zlib's) over 8 bytes of 0xFF standing in for the IB LRH, then the
 //! IP header (or GRH), UDP header, BTH, extended headers, payload and pad, with
@@ -76,4 +76,54 @@ pub fn icrc_v1(grh: &[u8], transport: &[u8]) -> u32 {
     masked_ipv6_hash(&mut h, grh);
     masked_bth_hash(&mut h, transport);
     h.finalize()
+}
+
+/// ICRC of a native InfiniBand packet: `lrh` the 8-byte LRH, `grh` the GRH
+/// when the LNH says global, `transport` the bytes from the BTH up to the
+/// ICRC. The LRH's VL and the GRH's TClass, FlowLabel and HopLmt are masked
+/// with ones (IBA 7.8.1), as the BTH's resv8a.
+pub fn icrc_ib(lrh: &[u8], grh: Option<&[u8]>, transport: &[u8]) -> u32 {
+    let mut h = Hasher::new();
+    let mut l = [0u8; 8];
+    let n = lrh.len().min(8);
+    if let (Some(dst), Some(src)) = (l.get_mut(..n), lrh.get(..n)) {
+        dst.copy_from_slice(src);
+    }
+    l[0] |= 0xF0; // VL
+    h.update(l.get(..n).unwrap_or(&[]));
+    if let Some(grh) = grh {
+        masked_ipv6_hash(&mut h, grh);
+    }
+    masked_bth_hash(&mut h, transport);
+    h.finalize()
+}
+
+/// IB's Variant CRC over `bytes` (the LRH through the ICRC): CRC-16 with
+/// polynomial 0x100B, reflected (0xD008), initial 0xFFFF, final complement
+/// (IBA 7.8.2); stored least significant byte first, as the ICRC.
+pub fn vcrc(bytes: &[u8]) -> u16 {
+    const TABLE: [u16; 256] = {
+        let mut t = [0u16; 256];
+        let mut n = 0;
+        while n < 256 {
+            let mut c = n as u16;
+            let mut k = 0;
+            while k < 8 {
+                c = if c & 1 != 0 {
+                    0xD008 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+                k += 1;
+            }
+            t[n] = c;
+            n += 1;
+        }
+        t
+    };
+    let mut c: u16 = 0xFFFF;
+    for &b in bytes {
+        c = TABLE[usize::from((c ^ u16::from(b)) as u8)] ^ (c >> 8);
+    }
+    !c
 }

@@ -11,6 +11,7 @@ mod error;
 mod fields;
 mod headers;
 mod icrc;
+pub mod mad;
 mod opcode;
 mod packet;
 pub mod psn;
@@ -21,7 +22,7 @@ pub use build::{NetHeader, PacketBuilder, ext_len};
 pub use error::{DecodeError, DecodeErrorKind, Layer};
 pub use fields::{Field, FieldValue};
 pub use headers::*;
-pub use icrc::{icrc_v1, icrc_v2};
+pub use icrc::{icrc_ib, icrc_v1, icrc_v2, vcrc};
 pub use opcode::{Headers, MessagePosition, Opcode, OpcodeKind, OpcodeName, Operation, Transport};
 pub use packet::{
     DecodeConfig, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, IcrcStatus, IpHeader,
@@ -43,6 +44,8 @@ pub fn exercise(data: &[u8]) -> usize {
         LinkLayer::RawIp,
         LinkLayer::LinuxSll,
         LinkLayer::LinuxSll2,
+        LinkLayer::Infiniband,
+        LinkLayer::Erf,
     ] {
         let p = decode(data, link, &cfg);
         let _ = write!(out, "{}", p.summary());
