@@ -7,6 +7,7 @@
 
 pub mod analysis;
 mod build;
+mod endpoint;
 mod error;
 mod fields;
 mod headers;
@@ -19,6 +20,7 @@ mod summary;
 mod wire;
 
 pub use build::{NetHeader, PacketBuilder, ext_len};
+pub use endpoint::{Endpoint, endpoint_lid, lid_endpoint};
 pub use error::{DecodeError, DecodeErrorKind, Layer};
 pub use fields::{Field, FieldValue};
 pub use headers::*;
