@@ -157,5 +157,67 @@ fn an_ib_capture_decodes_and_its_go_back_n_episode_is_found() {
     let erf_path = tmp("ib-erf.pcap");
     std::fs::write(&erf_path, pcap(197, &records)).unwrap();
     check(&erf_path);
-    let _ = std::fs::remove_dir_all(dlt.parent().unwrap());
+    let _ = std::fs::remove_file(&dlt);
+    let _ = std::fs::remove_file(&erf_path);
+}
+
+/// SENDs both ways on one QP pair: `stats` shows each end's requests as a
+/// row of its own, named by which end sent them.
+#[test]
+fn stats_shows_each_requesting_end_of_a_qp_pair_apart() {
+    let ok = Syndrome::Ack { credits: 31 };
+    let send =
+        |slid, dlid, qp, psn| PacketBuilder::ib(slid, dlid, Opcode(0x04), qp, psn).build(&[1; 64]);
+    let ack = |slid, dlid, qp, psn| {
+        let mut b = PacketBuilder::ib(slid, dlid, Opcode::RC_ACK, qp, psn);
+        b.ext.aeth = Aeth {
+            syndrome: ok.to_u8(),
+            msn: 0,
+        };
+        b.build(&[])
+    };
+    // LID 1 (QP 0x11) sends 2 SENDs to LID 2 (QP 0x12), which sends 5 back.
+    let mut frames = Vec::new();
+    for psn in 0..2 {
+        frames.push(send(1, 2, 0x12, psn));
+        frames.push(ack(2, 1, 0x11, psn));
+    }
+    for psn in 700..705 {
+        frames.push(send(2, 1, 0x11, psn));
+        frames.push(ack(1, 2, 0x12, psn));
+    }
+    let path = tmp("both.pcap");
+    std::fs::write(&path, pcap(247, &frames)).unwrap();
+    let p = path.to_str().unwrap();
+    let out = rocescope(&["stats", p, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let qps = v["qps"].as_array().unwrap();
+    assert_eq!(qps.len(), 2, "{v}");
+    let row = |src: &str| qps.iter().find(|q| q["src_ip"] == src).unwrap();
+    let (one, two) = (row("LID 0x0001"), row("LID 0x0002"));
+    assert_eq!(
+        (one["dest_qp"].as_u64(), one["requests"].as_u64()),
+        (Some(0x12), Some(2))
+    );
+    assert_eq!(
+        (two["dest_qp"].as_u64(), two["requests"].as_u64()),
+        (Some(0x11), Some(5))
+    );
+    assert_eq!(two["next_psn"], 705);
+    assert_eq!(one["both_request"], true);
+    let text = String::from_utf8(rocescope(&["stats", p]).stdout).unwrap();
+    assert!(
+        text.contains("LID 0x0001 > LID 0x0002 (both ends request)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("LID 0x0002 > LID 0x0001 (both ends request)"),
+        "{text}"
+    );
+    let _ = std::fs::remove_file(&path);
 }

@@ -227,9 +227,15 @@ pub fn qp_name(q: &QpReport) -> String {
 }
 
 /// `10.0.0.1 > 10.0.0.2`: requester to responder, as the packet summaries
-/// write a flow.
+/// write a flow; `(both ends request)` where the responder's requests are
+/// the row the other way.
 pub fn qp_route(q: &QpReport) -> String {
-    format!("{} > {}", addr(q.requester), addr(q.responder))
+    let both = if q.both_request {
+        " (both ends request)"
+    } else {
+        ""
+    };
+    format!("{} > {}{both}", addr(q.requester), addr(q.responder))
 }
 
 /// A round trip, or `-` when none was measured.

@@ -52,6 +52,10 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
             "requester_qp".into(),
             q.iter().map(|q| q.requester_qp).collect::<Vec<_>>(),
         ),
+        Column::new(
+            "both_request".into(),
+            q.iter().map(|q| q.both_request).collect::<Vec<_>>(),
+        ),
         col_u64("packets", &|i| q[i].packets),
         col_u64("wire_bytes", &|i| q[i].wire_bytes),
         col_u64("requests", &|i| q[i].requests),
