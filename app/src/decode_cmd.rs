@@ -256,6 +256,9 @@ fn write_jsonl(
     });
     err?;
     write!(out, ",\"icrc\":\"{}\"", p.icrc().as_str())?;
+    if p.lrh().is_some() {
+        write!(out, ",\"vcrc\":\"{}\"", p.vcrc().as_str())?;
+    }
     if p.bth().is_some() {
         write!(
             out,

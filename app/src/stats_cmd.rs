@@ -73,6 +73,7 @@ pub fn report_json(r: &Report) -> Value {
                 "dst_ip": addr(q.responder).to_string(),
                 "dest_qp": q.dest_qp,
                 "requester_qp": q.requester_qp,
+                "both_request": q.both_request,
                 "packets": q.packets,
                 "wire_bytes": q.wire_bytes,
                 "requests": q.requests,

@@ -1,4 +1,5 @@
-//! Decode + ICRC cost per packet, header-only and full 4 KiB frames.
+//! Decode + ICRC cost per packet, header-only and full 4 KiB frames, RoCEv2
+//! and native InfiniBand.
 //!
 //! `cargo bench -p rocescope-decoders --bench decode`
 
@@ -90,6 +91,43 @@ fn bench(c: &mut Criterion) {
             let p = decode(black_box(&full), LinkLayer::Ethernet, &cfg);
             black_box(index_fields(&p))
         })
+    });
+
+    // Native InfiniBand: LRH, BTH, RETH, 4 KiB, ICRC and VCRC (LIDs, not IPs).
+    let mut ib = PacketBuilder::ib(1, 2, Opcode::RC_WRITE_FIRST, 0x12, 811);
+    ib.ext.reth = Reth {
+        va: 0x7f00_0000_1000,
+        rkey: 0x2d5,
+        dma_len: 1 << 20,
+    };
+    let ib_full = ib.build(&[0xA5; 4096]);
+    let p = decode(&ib_full, LinkLayer::Infiniband, &cfg);
+    assert_eq!((p.icrc(), p.vcrc()), (IcrcStatus::Ok, IcrcStatus::Ok));
+    g.bench_function("ib_full_4KiB_write_first_with_icrc_vcrc", |b| {
+        b.iter(|| {
+            let p = decode(black_box(&ib_full), LinkLayer::Infiniband, &cfg);
+            black_box((
+                index_fields(&p),
+                p.vcrc().as_str().len(),
+                p.lrh().map_or(0, |l| l.slid()),
+            ))
+        })
+    });
+    let mut ib_hdr = Vec::new();
+    ib.build_headers_into(4096, &mut ib_hdr);
+    g.bench_function("ib_header_only_write_first_36B", |b| {
+        b.iter(|| {
+            let p = decode(black_box(&ib_hdr), LinkLayer::Infiniband, &cfg);
+            black_box((
+                index_fields(&p),
+                p.vcrc().as_str().len(),
+                p.lrh().map_or(0, |l| l.slid()),
+            ))
+        })
+    });
+    let bytes = vec![0xA5u8; 4096];
+    g.bench_function("vcrc_4KiB", |b| {
+        b.iter(|| black_box(rocescope_decoders::vcrc(black_box(&bytes))))
     });
     g.finish();
 }

@@ -1,12 +1,14 @@
-//! Packet builders: any RoCE packet with correct lengths, pad count,
-//! checksums and ICRC, for the simulator and for tests.
+//! Packet builders: any RoCE or native InfiniBand packet with correct
+//! lengths, pad count, checksums, ICRC (and VCRC), for the simulator and for
+//! tests.
 
 use crate::headers::{
     AtomicAckEthSlice, Bth, CnpSlice, Ext, FethSlice, IethSlice, ImmDtSlice, Ipv4Slice, Ipv6Slice,
-    RdethSlice, UdpSlice, XrcEthSlice, atomic_ack_eth_field, eth_field, feth_field, ieth_field,
-    immdt_field, ipv4_checksum, ipv4_field, ipv6_field, rdeth_field, udp_field, xrceth_field,
+    Lnh, Lrh, LrhSlice, RdethSlice, UdpSlice, XrcEthSlice, atomic_ack_eth_field, eth_field,
+    feth_field, ieth_field, immdt_field, ipv4_checksum, ipv4_field, ipv6_field, rdeth_field,
+    udp_field, xrceth_field,
 };
-use crate::icrc::{icrc_v1, icrc_v2};
+use crate::icrc::{icrc_ib, icrc_v1, icrc_v2, vcrc};
 use crate::opcode::{Headers, Opcode};
 use crate::packet::{
     ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, GRH_NEXT_HEADER_BTH, ROCEV2_UDP_PORT,
@@ -42,7 +44,12 @@ pub struct PacketBuilder {
     /// 802.1Q TCIs, outermost first (at most two; more are ignored).
     pub vlans: Vec<u16>,
     pub version: RoceVersion,
+    /// RoCEv2: the IP header; RoCEv1: the GRH; native IB: the GRH when
+    /// `lrh.lnh` is global (IPv4 values mapped, as for RoCEv1).
     pub net: NetHeader,
+    /// Native IB ([`RoceVersion::Ib`]) only: the LRH (its PktLen is set
+    /// here). No Ethernet header is written for IB.
+    pub lrh: Lrh,
     pub udp_src_port: u16,
     pub udp_dst_port: u16,
     /// `pad_count` is overwritten from the payload length.
@@ -82,7 +89,30 @@ impl PacketBuilder {
             },
             ext: Ext::default(),
             pad_to_min_frame: true,
+            lrh: Lrh::default(),
         }
+    }
+
+    /// A native InfiniBand packet from LID `slid` to LID `dlid` (local: no
+    /// GRH; set `lrh.lnh` to [`Lnh::IbaGlobal`] and `net` for one), VL 0,
+    /// SL 0, P_Key 0xFFFF, AckReq on requests.
+    pub fn ib(slid: u16, dlid: u16, opcode: Opcode, dest_qp: u32, psn: u32) -> Self {
+        let mut b = Self::rocev2_ipv4([0; 4], [0; 4], opcode, dest_qp, psn);
+        b.version = RoceVersion::Ib;
+        b.net = NetHeader::Ipv6 {
+            src: [0; 16],
+            dst: [0; 16],
+            traffic_class: 0,
+            flow_label: 0,
+            hop_limit: 64,
+        };
+        b.pad_to_min_frame = false;
+        b.lrh = Lrh {
+            slid,
+            dlid,
+            ..Lrh::default()
+        };
+        b
     }
 
     /// Build the whole frame with `payload` into a new vector.
@@ -105,6 +135,10 @@ impl PacketBuilder {
                 .unwrap_or(&[]);
             match self.version {
                 RoceVersion::V1 => icrc_v1(net, transport),
+                RoceVersion::Ib => {
+                    let (lrh, grh) = net.split_at(net.len().min(LrhSlice::LEN));
+                    icrc_ib(lrh, (!grh.is_empty()).then_some(grh), transport)
+                }
                 RoceVersion::V2 => {
                     let udp = out
                         .get(layout.udp_offset..layout.udp_offset + 8)
@@ -114,6 +148,11 @@ impl PacketBuilder {
             }
         };
         out.extend_from_slice(&icrc.to_le_bytes());
+        if self.version == RoceVersion::Ib {
+            let v = vcrc(out.get(layout.net_offset..).unwrap_or(&[]));
+            out.extend_from_slice(&v.to_le_bytes());
+            return;
+        }
         if self.pad_to_min_frame && out.len() < 60 {
             out.resize(60, 0);
         }
@@ -129,11 +168,16 @@ impl PacketBuilder {
 
     /// Bytes of link, network and transport headers before the payload.
     pub fn header_len(&self) -> usize {
-        let link = 14 + 4 * self.vlans.len().min(2);
+        let link = match self.version {
+            RoceVersion::Ib => 0,
+            _ => 14 + 4 * self.vlans.len().min(2),
+        };
         let net = match (self.version, self.net) {
             (RoceVersion::V2, NetHeader::Ipv4 { .. }) => 20 + 8,
             (RoceVersion::V2, NetHeader::Ipv6 { .. }) => 40 + 8,
             (RoceVersion::V1, _) => 40,
+            (RoceVersion::Ib, _) if self.lrh.lnh == Lnh::IbaGlobal => 8 + 40,
+            (RoceVersion::Ib, _) => 8,
         };
         link + net + 12 + ext_len(Opcode(self.bth.opcode).headers())
     }
@@ -143,6 +187,9 @@ impl PacketBuilder {
         let hdrs = opcode.headers();
         let pad = (4 - payload_len % 4) % 4;
         let transport_len = 12 + ext_len(hdrs) + payload_len + pad + 4;
+        if self.version == RoceVersion::Ib {
+            return self.write_ib_headers(hdrs, transport_len, pad, out);
+        }
 
         let mut eth = [0u8; eth_field::ETHERTYPE.start];
         eth[eth_field::DST].copy_from_slice(&self.eth_dst);
@@ -159,7 +206,7 @@ impl PacketBuilder {
             out.extend_from_slice(&tci.to_be_bytes());
         }
         let ethertype = match (self.version, self.net) {
-            (RoceVersion::V1, _) => ETHERTYPE_ROCEV1,
+            (RoceVersion::V1 | RoceVersion::Ib, _) => ETHERTYPE_ROCEV1,
             (RoceVersion::V2, NetHeader::Ipv4 { .. }) => ETHERTYPE_IPV4,
             (RoceVersion::V2, NetHeader::Ipv6 { .. }) => ETHERTYPE_IPV6,
         };
@@ -214,17 +261,9 @@ impl PacketBuilder {
                 };
                 let (payload, next) = match version {
                     RoceVersion::V2 => (8 + transport_len, 17),
-                    RoceVersion::V1 => (transport_len, GRH_NEXT_HEADER_BTH),
+                    RoceVersion::V1 | RoceVersion::Ib => (transport_len, GRH_NEXT_HEADER_BTH),
                 };
-                let word0 = (6u32 << 28) | (u32::from(tc) << 20) | (flow & 0xF_FFFF);
-                let mut h = [0u8; Ipv6Slice::LEN];
-                h[ipv6_field::VER_TC_FLOW].copy_from_slice(&word0.to_be_bytes());
-                h[ipv6_field::PAYLOAD_LEN].copy_from_slice(&(payload as u16).to_be_bytes());
-                h[ipv6_field::NEXT_HEADER.start] = next;
-                h[ipv6_field::HOP_LIMIT.start] = hops;
-                h[ipv6_field::SRC].copy_from_slice(&src);
-                h[ipv6_field::DST].copy_from_slice(&dst);
-                out.extend_from_slice(&h);
+                write_ipv6(out, (src, dst, tc, flow, hops), payload, next);
             }
         }
         let net_len = out.len() - net_offset;
@@ -238,6 +277,17 @@ impl PacketBuilder {
             out.extend_from_slice(&h);
         }
 
+        let bth_offset = self.write_bth(hdrs, pad, out);
+        Layout {
+            net_offset,
+            net_len,
+            udp_offset,
+            bth_offset,
+            pad,
+        }
+    }
+
+    fn write_bth(&self, hdrs: Headers, pad: usize, out: &mut Vec<u8>) -> usize {
         let bth_offset = out.len();
         let mut bth = [0u8; 12];
         Bth {
@@ -247,14 +297,73 @@ impl PacketBuilder {
         .write(&mut bth);
         out.extend_from_slice(&bth);
         write_ext(&self.ext, hdrs, out);
+        bth_offset
+    }
+
+    /// LRH, the GRH when the LNH says global, BTH and extended headers.
+    fn write_ib_headers(
+        &self,
+        hdrs: Headers,
+        transport_len: usize,
+        pad: usize,
+        out: &mut Vec<u8>,
+    ) -> Layout {
+        let global = self.lrh.lnh == Lnh::IbaGlobal;
+        let net_len = LrhSlice::LEN + if global { Ipv6Slice::LEN } else { 0 };
+        let mut lrh = [0u8; LrhSlice::LEN];
+        Lrh {
+            pkt_len_words: ((net_len + transport_len) / 4) as u16,
+            ..self.lrh
+        }
+        .write(&mut lrh);
+        out.extend_from_slice(&lrh);
+        if global {
+            let fields = match self.net {
+                NetHeader::Ipv6 {
+                    src,
+                    dst,
+                    traffic_class,
+                    flow_label,
+                    hop_limit,
+                } => (src, dst, traffic_class, flow_label, hop_limit),
+                NetHeader::Ipv4 {
+                    src,
+                    dst,
+                    dscp,
+                    ecn,
+                    ttl,
+                    ..
+                } => (mapped(src), mapped(dst), (dscp << 2) | (ecn & 3), 0, ttl),
+            };
+            write_ipv6(out, fields, transport_len, GRH_NEXT_HEADER_BTH);
+        }
+        let bth_offset = self.write_bth(hdrs, pad, out);
         Layout {
-            net_offset,
+            net_offset: 0,
             net_len,
-            udp_offset,
+            udp_offset: 0,
             bth_offset,
             pad,
         }
     }
+}
+
+/// An IPv6 header or GRH: (src, dst, traffic class, flow label, hop limit).
+fn write_ipv6(
+    out: &mut Vec<u8>,
+    (src, dst, tc, flow, hops): ([u8; 16], [u8; 16], u8, u32, u8),
+    payload: usize,
+    next: u8,
+) {
+    let word0 = (6u32 << 28) | (u32::from(tc) << 20) | (flow & 0xF_FFFF);
+    let mut h = [0u8; Ipv6Slice::LEN];
+    h[ipv6_field::VER_TC_FLOW].copy_from_slice(&word0.to_be_bytes());
+    h[ipv6_field::PAYLOAD_LEN].copy_from_slice(&(payload as u16).to_be_bytes());
+    h[ipv6_field::NEXT_HEADER.start] = next;
+    h[ipv6_field::HOP_LIMIT.start] = hops;
+    h[ipv6_field::SRC].copy_from_slice(&src);
+    h[ipv6_field::DST].copy_from_slice(&dst);
+    out.extend_from_slice(&h);
 }
 
 struct Layout {

@@ -9,6 +9,8 @@ pub enum Layer {
     Vlan,
     LinuxSll,
     LinuxSll2,
+    Erf,
+    Lrh,
     Ipv4,
     Ipv6,
     Udp,
@@ -27,6 +29,7 @@ pub enum Layer {
     Cnp,
     Payload,
     Icrc,
+    Vcrc,
 }
 
 impl Layer {
@@ -37,6 +40,8 @@ impl Layer {
             Layer::Vlan => "802.1Q tag",
             Layer::LinuxSll => "Linux cooked header",
             Layer::LinuxSll2 => "Linux cooked header v2",
+            Layer::Erf => "ERF header",
+            Layer::Lrh => "LRH",
             Layer::Ipv4 => "IPv4",
             Layer::Ipv6 => "IPv6",
             Layer::Udp => "UDP",
@@ -55,6 +60,7 @@ impl Layer {
             Layer::Cnp => "CNP",
             Layer::Payload => "payload",
             Layer::Icrc => "ICRC",
+            Layer::Vcrc => "VCRC",
         }
     }
 }

@@ -328,6 +328,12 @@ impl<'a> Packet<'a> {
             }
             None => {}
         }
+        if let Some(erf) = self.erf() {
+            emit_erf(&mut e, erf);
+        }
+        if let Some(lrh) = self.lrh() {
+            emit_lrh(&mut e, self.net_offset(), lrh);
+        }
         if let Some(udp) = self.udp() {
             let o = self.udp_offset();
             e.header("udp", "User Datagram Protocol", o, udp.as_bytes());
@@ -360,9 +366,99 @@ impl<'a> Packet<'a> {
     }
 }
 
+fn emit_erf<'a>(e: &mut Emit<'_, 'a>, h: ErfSlice<'a>) {
+    e.header("erf", "Extensible Record Format", 0, h.as_bytes());
+    e.u_at("erf.ts", "Timestamp", 0, erf_field::TS, h.ts_raw());
+    e.u_at(
+        "erf.types.type",
+        "Type",
+        0,
+        erf_field::TYPE,
+        h.record_type(),
+    );
+    e.b_at(
+        "erf.types.ext_header",
+        "Extension header present",
+        0,
+        erf_field::TYPE,
+        h.has_ext(),
+    );
+    e.u_at("erf.flags", "Flags", 0, erf_field::FLAGS, h.flags());
+    e.u_at("erf.rlen", "Record length", 0, erf_field::RLEN, h.rlen());
+    e.u_at("erf.lctr", "Loss counter", 0, erf_field::LCTR, h.lctr());
+    e.u_at("erf.wlen", "Wire length", 0, erf_field::WLEN, h.wlen());
+}
+
+fn emit_lrh<'a>(e: &mut Emit<'_, 'a>, o: usize, h: LrhSlice<'a>) {
+    e.header("infiniband.lrh", "Local Route Header", o, h.as_bytes());
+    e.u_at(
+        "infiniband.lrh.vl",
+        "Virtual Lane",
+        o,
+        lrh_field::VL_LVER,
+        h.vl(),
+    );
+    e.u_at(
+        "infiniband.lrh.lver",
+        "Link Version",
+        o,
+        lrh_field::VL_LVER,
+        h.lver(),
+    );
+    e.u_at(
+        "infiniband.lrh.sl",
+        "Service Level",
+        o,
+        lrh_field::SL_LNH,
+        h.sl(),
+    );
+    e.u_at(
+        "infiniband.lrh.reserved2",
+        "Reserved (2 bits)",
+        o,
+        lrh_field::SL_LNH,
+        h.reserved2(),
+    );
+    e.u_at(
+        "infiniband.lrh.lnh",
+        "Link Next Header",
+        o,
+        lrh_field::SL_LNH,
+        h.lnh().bits(),
+    );
+    e.u_at(
+        "infiniband.lrh.dlid",
+        "Destination Local ID",
+        o,
+        lrh_field::DLID,
+        h.dlid(),
+    );
+    e.u_at(
+        "infiniband.lrh.reserved5",
+        "Reserved (5 bits)",
+        o,
+        lrh_field::PKTLEN,
+        h.reserved5(),
+    );
+    e.u_at(
+        "infiniband.lrh.pktlen",
+        "Packet Length",
+        o,
+        lrh_field::PKTLEN,
+        h.pkt_len_words(),
+    );
+    e.u_at(
+        "infiniband.lrh.slid",
+        "Source Local ID",
+        o,
+        lrh_field::SLID,
+        h.slid(),
+    );
+}
+
 fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
     if let Some(grh) = p.grh() {
-        let o = p.net_offset();
+        let o = p.net_offset() + if p.lrh().is_some() { LrhSlice::LEN } else { 0 };
         e.header("infiniband.grh", "Global Route Header", o, grh.as_bytes());
         e.u_at(
             "infiniband.grh.ipver",
@@ -757,7 +853,9 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
         );
     }
     let payload = p.payload();
-    if !payload.is_empty() {
+    if let Some(mad) = p.mad() {
+        emit_mad(e, p.payload_offset(), mad);
+    } else if !payload.is_empty() {
         e.header("infiniband.payload", "Payload", p.payload_offset(), payload);
     }
     if let Some(stored) = p.stored_icrc_be() {
@@ -768,5 +866,78 @@ fn emit_roce<'a>(e: &mut Emit<'_, 'a>, p: &Packet<'a>, b: BthSlice<'a>) {
             4,
             stored,
         );
+    }
+    if let Some(stored) = p.stored_vcrc_be() {
+        e.u(
+            "infiniband.variant.crc",
+            "Variant CRC",
+            p.icrc_offset() + 4,
+            2,
+            stored,
+        );
+    }
+}
+
+fn emit_mad<'a>(e: &mut Emit<'_, 'a>, o: usize, m: crate::mad::MadView<'a>) {
+    use crate::mad::mad_field as f;
+    e.header("infiniband.mad", "MAD Header", o, m.bytes());
+    let fields: [(&'static str, &'static str, Range<usize>, u64); 9] = [
+        (
+            "infiniband.mad.baseversion",
+            "Base Version",
+            f::BASE_VERSION,
+            m.base_version().into(),
+        ),
+        (
+            "infiniband.mad.mgmtclass",
+            "Management Class",
+            f::MGMT_CLASS,
+            m.mgmt_class().into(),
+        ),
+        (
+            "infiniband.mad.classversion",
+            "Class Version",
+            f::CLASS_VERSION,
+            m.class_version().into(),
+        ),
+        (
+            "infiniband.mad.method",
+            "Method",
+            f::METHOD,
+            m.method().into(),
+        ),
+        (
+            "infiniband.mad.status",
+            "Status",
+            f::STATUS,
+            m.status().into(),
+        ),
+        (
+            "infiniband.mad.classspecific",
+            "Class Specific",
+            f::CLASS_SPECIFIC,
+            m.class_specific().into(),
+        ),
+        (
+            "infiniband.mad.transactionid",
+            "Transaction ID",
+            f::TID,
+            m.transaction_id(),
+        ),
+        (
+            "infiniband.mad.attributeid",
+            "Attribute ID",
+            f::ATTRIBUTE_ID,
+            m.attribute_id().into(),
+        ),
+        (
+            "infiniband.mad.attributemodifier",
+            "Attribute Modifier",
+            f::ATTRIBUTE_MODIFIER,
+            m.attribute_modifier().into(),
+        ),
+    ];
+    for (name, label, range, v) in fields {
+        e.u_at(name, label, o, range, v);
     }
 }

@@ -7,10 +7,12 @@
 
 pub mod analysis;
 mod build;
+mod endpoint;
 mod error;
 mod fields;
 mod headers;
 mod icrc;
+pub mod mad;
 mod opcode;
 mod packet;
 pub mod psn;
@@ -18,10 +20,11 @@ mod summary;
 mod wire;
 
 pub use build::{NetHeader, PacketBuilder, ext_len};
+pub use endpoint::{Endpoint, endpoint_lid, lid_endpoint};
 pub use error::{DecodeError, DecodeErrorKind, Layer};
 pub use fields::{Field, FieldValue};
 pub use headers::*;
-pub use icrc::{icrc_v1, icrc_v2};
+pub use icrc::{icrc_ib, icrc_v1, icrc_v2, vcrc};
 pub use opcode::{Headers, MessagePosition, Opcode, OpcodeKind, OpcodeName, Operation, Transport};
 pub use packet::{
     DecodeConfig, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, IcrcStatus, IpHeader,
@@ -43,6 +46,8 @@ pub fn exercise(data: &[u8]) -> usize {
         LinkLayer::RawIp,
         LinkLayer::LinuxSll,
         LinkLayer::LinuxSll2,
+        LinkLayer::Infiniband,
+        LinkLayer::Erf,
     ] {
         let p = decode(data, link, &cfg);
         let _ = write!(out, "{}", p.summary());

@@ -3,7 +3,7 @@
 use crate::error::{DecodeError, Layer, take};
 use crate::headers::ExtKind;
 use crate::headers::*;
-use crate::icrc::{icrc_v1, icrc_v2};
+use crate::icrc::{icrc_ib, icrc_v1, icrc_v2, vcrc};
 use crate::opcode::Headers;
 use crate::wire::u16_at;
 
@@ -26,6 +26,11 @@ pub enum LinkLayer {
     Ipv6,
     LinuxSll,
     LinuxSll2,
+    /// Native InfiniBand from the LRH (LINKTYPE_INFINIBAND, 247).
+    Infiniband,
+    /// An ERF record (LINKTYPE_ERF, 197): its header, then the frame; the
+    /// InfiniBand record type is decoded.
+    Erf,
 }
 
 impl LinkLayer {
@@ -39,6 +44,8 @@ impl LinkLayer {
             229 => LinkLayer::Ipv6,
             113 => LinkLayer::LinuxSll,
             276 => LinkLayer::LinuxSll2,
+            247 => LinkLayer::Infiniband,
+            197 => LinkLayer::Erf,
             _ => return None,
         })
     }
@@ -132,6 +139,9 @@ pub enum RoceVersion {
     V1,
     /// UDP/IP, destination port 4791 (or a configured one).
     V2,
+    /// Native InfiniBand: LRH, GRH when the LNH says global, then the BTH;
+    /// ICRC and VCRC.
+    Ib,
 }
 
 /// ICRC verdict of a frame.
@@ -189,6 +199,12 @@ pub struct Packet<'a> {
     payload_len: u32,
     icrc_offset: u32,
     icrc: IcrcStatus,
+    /// Native IB: the LRH is at `net_offset`.
+    has_lrh: bool,
+    /// Native IB: a GRH follows the LRH.
+    ib_global: bool,
+    /// Native IB: the VCRC's verdict (stored value in the low 16 bits).
+    vcrc: IcrcStatus,
     stop: Option<DecodeError>,
 }
 
@@ -217,6 +233,9 @@ impl<'a> Packet<'a> {
             payload_len: 0,
             icrc_offset: 0,
             icrc: IcrcStatus::None,
+            has_lrh: false,
+            ib_global: false,
+            vcrc: IcrcStatus::None,
             stop: None,
         }
     }
@@ -296,15 +315,57 @@ impl<'a> Packet<'a> {
         self.roce
     }
 
-    /// The GRH of a RoCEv1 frame.
+    /// The GRH of a RoCEv1 frame or of a global native IB frame.
     #[inline]
     pub fn grh(&self) -> Option<Ipv6Slice<'a>> {
         match self.roce {
             Some(RoceVersion::V1) => {
                 Ipv6Slice::from_slice_as(self.frame(), self.net_offset(), Layer::Grh).ok()
             }
+            Some(RoceVersion::Ib) if self.ib_global => Ipv6Slice::from_slice_as(
+                self.frame(),
+                self.net_offset() + LrhSlice::LEN,
+                Layer::Grh,
+            )
+            .ok(),
             _ => None,
         }
+    }
+
+    /// The LRH of a native InfiniBand frame.
+    #[inline]
+    pub fn lrh(&self) -> Option<LrhSlice<'a>> {
+        if !self.has_lrh {
+            return None;
+        }
+        LrhSlice::from_slice(self.frame(), self.net_offset()).ok()
+    }
+
+    /// The ERF record header, when the link layer is ERF.
+    #[inline]
+    pub fn erf(&self) -> Option<ErfSlice<'a>> {
+        match self.link {
+            LinkLayer::Erf => ErfSlice::from_slice(self.frame(), 0).ok(),
+            _ => None,
+        }
+    }
+
+    /// The VCRC verdict of a native IB frame ("none" otherwise). `Bad`
+    /// holds the 16-bit values.
+    #[inline]
+    pub fn vcrc(&self) -> IcrcStatus {
+        self.vcrc
+    }
+
+    /// The VCRC as stored (read big-endian, as Wireshark shows it), if captured.
+    #[inline]
+    pub fn stored_vcrc_be(&self) -> Option<u16> {
+        if self.roce != Some(RoceVersion::Ib) {
+            return None;
+        }
+        take(self.frame(), self.icrc_offset() + 4, 2, Layer::Vcrc)
+            .ok()
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
     }
 
     #[inline]
@@ -340,6 +401,17 @@ impl<'a> Packet<'a> {
         let start = self.payload_offset();
         let end = self.frame().len().min(start + self.payload_len());
         self.frame().get(start..end).unwrap_or(&[])
+    }
+
+    /// The MAD of a UD packet to QP0 or QP1 (management datagrams), when
+    /// its base header was captured.
+    #[inline]
+    pub fn mad(&self) -> Option<crate::mad::MadView<'a>> {
+        let bth = self.bth()?;
+        if bth.dest_qp() > 1 || !matches!(bth.opcode().kind(), crate::OpcodeKind::Ud(_)) {
+            return None;
+        }
+        crate::mad::MadView::new(self.payload())
     }
 
     /// Payload length the length fields announce (without pad), even when the
@@ -451,6 +523,19 @@ fn decode_into<const CHECK_ICRC: bool>(
             let h = take(frame, 0, 20, Layer::LinuxSll2)?;
             (u16_at(h, 0), 20)
         }
+        LinkLayer::Infiniband => return decode_ib::<CHECK_ICRC>(p, frame, 0),
+        LinkLayer::Erf => {
+            let (erf, off) = erf_frame_offset(frame, 0)?;
+            if erf.record_type() != ERF_TYPE_INFINIBAND {
+                return Err(DecodeError::invalid(
+                    Layer::Erf,
+                    erf_field::TYPE.start,
+                    "record type (InfiniBand, 21, is decoded)",
+                    erf.record_type().into(),
+                ));
+            }
+            return decode_ib::<CHECK_ICRC>(p, frame, off);
+        }
         LinkLayer::Ipv4 => (ETHERTYPE_IPV4, 0),
         LinkLayer::Ipv6 => (ETHERTYPE_IPV6, 0),
         LinkLayer::RawIp => match frame.first().map(|b| b >> 4) {
@@ -519,6 +604,63 @@ fn decode_into<const CHECK_ICRC: bool>(
     decode_transport::<CHECK_ICRC>(p, frame, RoceVersion::V2, off, off + UdpSlice::LEN, end)
 }
 
+/// Native InfiniBand from the LRH at `off`: GRH when the LNH says global,
+/// then the transport; the VCRC after the ICRC. Packets whose LNH is raw or
+/// non-IBA stop after the LRH (nothing rocescope analyses follows).
+#[inline(always)]
+fn decode_ib<const CHECK_ICRC: bool>(
+    p: &mut Packet<'_>,
+    frame: &[u8],
+    off: usize,
+) -> Result<(), DecodeError> {
+    const VCRC_LEN: usize = 2;
+    let lrh = LrhSlice::from_slice(frame, off)?;
+    p.has_lrh = true;
+    p.net_offset = offset16(off);
+    let bth_offset = match lrh.lnh() {
+        Lnh::IbaLocal => off + LrhSlice::LEN,
+        Lnh::IbaGlobal => {
+            let at = off + LrhSlice::LEN;
+            let grh = Ipv6Slice::from_slice_as(frame, at, Layer::Grh)?;
+            if grh.next_header() != GRH_NEXT_HEADER_BTH {
+                return Err(DecodeError::invalid(
+                    Layer::Grh,
+                    at,
+                    "next header",
+                    grh.next_header().into(),
+                ));
+            }
+            p.ib_global = true;
+            at + Ipv6Slice::LEN
+        }
+        Lnh::Raw | Lnh::IpNonIba => return Ok(()),
+    };
+    // PktLen counts 4-byte words from the LRH through the ICRC.
+    let end = off + 4 * usize::from(lrh.pkt_len_words());
+    p.vcrc = IcrcStatus::Truncated;
+    decode_transport::<CHECK_ICRC>(p, frame, RoceVersion::Ib, off, bth_offset, end)?;
+    let Some(stored) = frame
+        .get(end..end + VCRC_LEN)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    else {
+        return Ok(());
+    };
+    if !CHECK_ICRC {
+        p.vcrc = IcrcStatus::Unchecked;
+        return Ok(());
+    }
+    let computed = vcrc(frame.get(off..end).unwrap_or(&[]));
+    p.vcrc = if stored == computed {
+        IcrcStatus::Ok
+    } else {
+        IcrcStatus::Bad {
+            stored: stored.into(),
+            computed: computed.into(),
+        }
+    };
+    Ok(())
+}
+
 /// Decode BTH, extended headers, payload and ICRC. `len_at` is the offset of
 /// the header whose length field announced `end`, the offset just after the ICRC.
 #[inline(always)]
@@ -535,6 +677,7 @@ fn decode_transport<const CHECK_ICRC: bool>(
         let layer = match version {
             RoceVersion::V1 => Layer::Grh,
             RoceVersion::V2 => Layer::Udp,
+            RoceVersion::Ib => Layer::Lrh,
         };
         let len = end.saturating_sub(bth_offset) as u64;
         return Err(DecodeError::invalid(
@@ -598,6 +741,13 @@ fn decode_transport<const CHECK_ICRC: bool>(
                 .get(p.udp_offset()..p.udp_offset() + UdpSlice::LEN)
                 .unwrap_or(&[]);
             icrc_v2(net.get(..ip_len).unwrap_or(&[]), udp, transport)
+        }
+        RoceVersion::Ib => {
+            let grh = p.ib_global.then(|| {
+                net.get(LrhSlice::LEN..LrhSlice::LEN + Ipv6Slice::LEN)
+                    .unwrap_or(&[])
+            });
+            icrc_ib(net.get(..LrhSlice::LEN).unwrap_or(&[]), grh, transport)
         }
     };
     let stored = frame

@@ -34,6 +34,11 @@ impl fmt::Display for Summary<'_, '_> {
                 std::net::Ipv6Addr::from(grh.src()),
                 std::net::Ipv6Addr::from(grh.dst())
             )?,
+            (None, None) if p.lrh().is_some() => {
+                if let Some(lrh) = p.lrh() {
+                    write!(f, "LID 0x{:04x} → LID 0x{:04x} ", lrh.slid(), lrh.dlid())?;
+                }
+            }
             (None, None) => {
                 if let Some(eth) = p.eth() {
                     mac(f, eth.src())?;
@@ -47,6 +52,7 @@ impl fmt::Display for Summary<'_, '_> {
             let proto = match version {
                 RoceVersion::V1 => "RoCEv1",
                 RoceVersion::V2 => "RoCEv2",
+                RoceVersion::Ib => "IB",
             };
             write!(
                 f,
@@ -114,6 +120,9 @@ impl fmt::Display for Summary<'_, '_> {
             if let Some(h) = x.atomic_ack_eth() {
                 write!(f, " orig=0x{:x}", h.orig_rem_data())?;
             }
+            if let Some(mad) = p.mad() {
+                write!(f, " {}", mad.name())?;
+            }
             if p.payload_len() > 0 {
                 write!(f, " len={}", p.payload_len())?;
             }
@@ -123,6 +132,14 @@ impl fmt::Display for Summary<'_, '_> {
                     write!(f, " [ICRC BAD 0x{stored:08x}, expected 0x{computed:08x}]")?
                 }
                 IcrcStatus::Truncated => f.write_str(" ICRC not captured")?,
+                IcrcStatus::Unchecked | IcrcStatus::None => {}
+            }
+            match p.vcrc() {
+                IcrcStatus::Ok => f.write_str(" VCRC ok")?,
+                IcrcStatus::Bad { stored, computed } => {
+                    write!(f, " [VCRC BAD 0x{stored:04x}, expected 0x{computed:04x}]")?
+                }
+                IcrcStatus::Truncated => f.write_str(" VCRC not captured")?,
                 IcrcStatus::Unchecked | IcrcStatus::None => {}
             }
         } else if !other_layers(f, p)? {
@@ -140,6 +157,13 @@ impl fmt::Display for Summary<'_, '_> {
                     IpHeader::V6(h) => h.next_header(),
                 };
                 write!(f, "IP proto {proto}")?;
+            } else if let Some(lrh) = p.lrh() {
+                write!(
+                    f,
+                    "IB LNH={} len={}",
+                    lrh.lnh().bits(),
+                    4 * lrh.pkt_len_words()
+                )?;
             } else if let Some(et) = p.ethertype() {
                 write!(f, "EtherType 0x{et:04x}")?;
             }

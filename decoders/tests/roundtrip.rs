@@ -87,10 +87,18 @@ prop_compose! {
     }
 }
 
+fn link(b: &PacketBuilder) -> LinkLayer {
+    match b.version {
+        RoceVersion::Ib => LinkLayer::Infiniband,
+        _ => LinkLayer::Ethernet,
+    }
+}
+
 prop_compose! {
     fn arb_builder()(
         opcode in proptest::sample::select(known_opcodes()),
-        flavour in 0..3u8,
+        flavour in 0..5u8,
+        slid in any::<u16>(), dlid in any::<u16>(), sl in 0..16u8, vl in 0..16u8,
         vlans in proptest::collection::vec(0..0x1000u16, 0..=2),
         src4 in any::<[u8; 4]>(), dst4 in any::<[u8; 4]>(),
         src6 in any::<[u8; 16]>(), dst6 in any::<[u8; 16]>(),
@@ -105,12 +113,14 @@ prop_compose! {
         let (version, net) = match flavour {
             0 => (RoceVersion::V2, NetHeader::Ipv4 { src: src4, dst: dst4, dscp, ecn, ttl, id }),
             1 => (RoceVersion::V2, NetHeader::Ipv6 { src: src6, dst: dst6, traffic_class: (dscp << 2) | ecn, flow_label: flow, hop_limit: ttl }),
+            3 | 4 => (RoceVersion::Ib, NetHeader::Ipv6 { src: src6, dst: dst6, traffic_class: (dscp << 2) | ecn, flow_label: flow, hop_limit: ttl }),
             _ => (RoceVersion::V1, NetHeader::Ipv6 { src: src6, dst: dst6, traffic_class: (dscp << 2) | ecn, flow_label: flow, hop_limit: ttl }),
         };
         PacketBuilder {
             eth_dst: [2, 0, 0, 0, 0, 2],
             eth_src: [2, 0, 0, 0, 0, 1],
-            vlans,
+            // Native IB has no Ethernet header, so no tags.
+            vlans: if flavour >= 3 { Vec::new() } else { vlans },
             version,
             net,
             udp_src_port: sport,
@@ -118,6 +128,11 @@ prop_compose! {
             bth: Bth { opcode, solicited: se, mig_req: m, pad_count: 0, tver, pkey, fecn, becn, dest_qp: qp, ack_req: a, psn },
             ext,
             pad_to_min_frame: true,
+            lrh: Lrh {
+                slid, dlid, sl, vl, lver: 0,
+                lnh: if flavour == 4 { Lnh::IbaGlobal } else { Lnh::IbaLocal },
+                pkt_len_words: 0,
+            },
         }
     }
 }
@@ -130,7 +145,7 @@ proptest! {
         let opcode = Opcode(b.bth.opcode);
         let payload: &[u8] = if opcode.is_cnp() { &[] } else { &payload };
         let frame = b.build(payload);
-        let p = decode(&frame, LinkLayer::Ethernet, &DecodeConfig::default());
+        let p = decode(&frame, link(&b), &DecodeConfig::default());
         prop_assert_eq!(p.stop(), None, "{}", p.summary());
         prop_assert_eq!(p.icrc(), IcrcStatus::Ok);
         prop_assert_eq!(p.roce_version(), Some(b.version));
@@ -153,29 +168,40 @@ proptest! {
                 let grh = p.grh().unwrap();
                 prop_assert_eq!((grh.src(), grh.dst()), (src, dst));
             }
+            (RoceVersion::Ib, NetHeader::Ipv6 { src, dst, .. }, None) => {
+                let lrh = p.lrh().unwrap();
+                prop_assert_eq!((lrh.slid(), lrh.dlid(), lrh.sl(), lrh.vl()), (b.lrh.slid, b.lrh.dlid, b.lrh.sl, b.lrh.vl));
+                prop_assert_eq!(p.vcrc(), IcrcStatus::Ok);
+                match b.lrh.lnh {
+                    Lnh::IbaGlobal => prop_assert_eq!(p.grh().map(|g| (g.src(), g.dst())), Some((src, dst))),
+                    _ => prop_assert!(p.grh().is_none()),
+                }
+            }
             other => prop_assert!(false, "unexpected network layer {:?}", other),
         }
         // Flipping any bit of the invariant part breaks the ICRC.
         let mut bad = frame.clone();
         let i = p.bth_offset();
         bad[i + 2] ^= 0x01; // P_Key
-        let q = decode(&bad, LinkLayer::Ethernet, &DecodeConfig::default());
+        let q = decode(&bad, link(&b), &DecodeConfig::default());
         let is_bad = matches!(q.icrc(), IcrcStatus::Bad { .. });
         prop_assert!(is_bad);
         // ...but the variant FECN/BECN bits do not.
         let mut variant = frame.clone();
         variant[i + 4] ^= 0xC0;
-        prop_assert_eq!(decode(&variant, LinkLayer::Ethernet, &DecodeConfig::default()).icrc(), IcrcStatus::Ok);
+        prop_assert_eq!(decode(&variant, link(&b), &DecodeConfig::default()).icrc(), IcrcStatus::Ok);
     }
 
     #[test]
     fn header_only_frames_decode_all_headers(b in arb_builder(), payload_len in 0usize..9000) {
         let opcode = Opcode(b.bth.opcode);
         let payload_len = if opcode.is_cnp() { 0 } else { payload_len };
+        // An LRH's PktLen (11 bits of words) carries at most an IB MTU of 4096.
+        let payload_len = if b.version == RoceVersion::Ib { payload_len.min(4096) } else { payload_len };
         let mut frame = Vec::new();
         b.build_headers_into(payload_len, &mut frame);
         prop_assert_eq!(frame.len(), b.header_len());
-        let p = decode(&frame, LinkLayer::Ethernet, &DecodeConfig::default());
+        let p = decode(&frame, link(&b), &DecodeConfig::default());
         prop_assert_eq!(p.icrc(), IcrcStatus::Truncated);
         prop_assert_eq!(p.payload_len(), payload_len);
         prop_assert_eq!(p.ext().to_owned(), mask_ext(b.ext, opcode.headers()));
@@ -194,7 +220,7 @@ proptest! {
         let roce_end = b.header_len() + payload.len() + (4 - payload.len() % 4) % 4 + 4;
         for n in 0..frame.len() {
             let cut = &frame[..n];
-            let p = decode(cut, LinkLayer::Ethernet, &DecodeConfig::default());
+            let p = decode(cut, link(&b), &DecodeConfig::default());
             // Cut inside the announced packet: decoding must say where it stopped.
             prop_assert_eq!(p.stop().is_some(), n < roce_end, "n={} {}", n, p.summary());
             if let Some(e) = p.stop() {

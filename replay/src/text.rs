@@ -4,7 +4,7 @@
 //! the store's row types and the analysis report, so that `rocescope-report`
 //! and the workbench core format a QP or an episode the same way.
 
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::Ipv6Addr;
 
 use rocescope_decoders::analysis::{Counters, Episode, EpisodeCause, QpReport, Report, Series};
 use rocescope_decoders::{FieldValue, Opcode};
@@ -46,10 +46,10 @@ pub fn rel_time_text(t0_ns: u64, ts_ns: u64, ordinal: bool) -> String {
     format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000)
 }
 
-/// An address as people write it (IPv4-mapped addresses as IPv4).
-pub fn addr(a: [u8; 16]) -> IpAddr {
-    let v6 = Ipv6Addr::from(a);
-    v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
+/// An address as people write it (IPv4-mapped addresses as IPv4, native
+/// IB LIDs as `LID 0x0001`).
+pub fn addr(a: [u8; 16]) -> rocescope_decoders::Endpoint {
+    rocescope_decoders::Endpoint(a)
 }
 
 /// NAKs of every kind a QP received.
@@ -227,9 +227,15 @@ pub fn qp_name(q: &QpReport) -> String {
 }
 
 /// `10.0.0.1 > 10.0.0.2`: requester to responder, as the packet summaries
-/// write a flow.
+/// write a flow; `(both ends request)` where the responder's requests are
+/// the row the other way.
 pub fn qp_route(q: &QpReport) -> String {
-    format!("{} > {}", addr(q.requester), addr(q.responder))
+    let both = if q.both_request {
+        " (both ends request)"
+    } else {
+        ""
+    };
+    format!("{} > {}{both}", addr(q.requester), addr(q.responder))
 }
 
 /// A round trip, or `-` when none was measured.

@@ -1,8 +1,6 @@
 //! The small tables: QPs, episodes and findings from the analysis report,
 //! profiler samples and slot decisions from the store's records.
 
-use std::net::{IpAddr, Ipv6Addr};
-
 use polars::prelude::*;
 use rocescope_decoders::analysis::{EpisodeCause, Report};
 use rocescope_replay::record::{Record, SlotKind, Verdict};
@@ -11,10 +9,7 @@ use rocescope_replay::store::Store;
 use crate::DataError;
 
 fn addr(a: [u8; 16]) -> String {
-    let v6 = Ipv6Addr::from(a);
-    v6.to_ipv4_mapped()
-        .map_or(IpAddr::V6(v6), IpAddr::V4)
-        .to_string()
+    rocescope_decoders::Endpoint(a).to_string()
 }
 
 fn frame(columns: Vec<Column>) -> Result<DataFrame, DataError> {
@@ -56,6 +51,10 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
         Column::new(
             "requester_qp".into(),
             q.iter().map(|q| q.requester_qp).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "both_request".into(),
+            q.iter().map(|q| q.both_request).collect::<Vec<_>>(),
         ),
         col_u64("packets", &|i| q[i].packets),
         col_u64("wire_bytes", &|i| q[i].wire_bytes),

@@ -24,7 +24,6 @@
 //!   the workload": it is stuck, or in error once its retries ran out.
 
 use std::fmt::Write;
-use std::net::{IpAddr, Ipv6Addr};
 
 use super::{
     AnalysisConfig, CardCounters, Counters, Episode, EpisodeCause, QpErrorReason, QpReport, Series,
@@ -200,9 +199,8 @@ const MIN_LEVEL_GBYTES_S: f64 = 0.05;
 /// data unacknowledged at the end of the capture is stuck.
 const STUCK_RTTS: u64 = 8;
 
-pub(crate) fn addr(a: [u8; 16]) -> IpAddr {
-    let v6 = Ipv6Addr::from(a);
-    v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4)
+pub(crate) fn addr(a: [u8; 16]) -> crate::Endpoint {
+    crate::Endpoint(a)
 }
 
 /// Human duration: ns, µs, ms or s with three significant figures.

@@ -74,6 +74,10 @@ pub(super) struct Flow {
     pub(super) peer: Option<u32>,
     /// QP conversation id this flow belongs to.
     pub(super) qp: u32,
+    /// The conversation slot made with the flow: a flow that joined its
+    /// pair's conversation as the response direction goes back to it when
+    /// it carries requests of its own (both ends post requests).
+    pub(super) own_slot: u32,
     // Requester side: the requests this flow carries.
     pub(super) started: bool,
     pub(super) next_psn: u32,
@@ -116,6 +120,7 @@ impl Flow {
             key,
             peer: None,
             qp,
+            own_slot: qp,
             started: false,
             next_psn: 0,
             outstanding: VecDeque::new(),

@@ -7,7 +7,8 @@ use super::*;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Observation {
     pub ts_ns: u64,
-    /// Source and destination (IPv4 mapped into IPv6, or RoCEv1 GIDs).
+    /// Source and destination (IPv4 mapped into IPv6, RoCEv1 or IB GIDs,
+    /// or a native IB packet's LIDs as [`crate::lid_endpoint`]s).
     pub src: [u8; 16],
     pub dst: [u8; 16],
     pub dest_qp: u32,
@@ -78,9 +79,12 @@ impl Observation {
         let bth = p.bth()?;
         // Each header is looked up once: this runs for every packet indexed.
         let ip = p.ip();
-        let (src, dst) = match ip {
-            Some(ip) => (ip.src_v6(), ip.dst_v6()),
-            None => p.grh().map_or(([0; 16], [0; 16]), |g| (g.src(), g.dst())),
+        // Native IB without a GRH: the LIDs name the ends.
+        let (src, dst) = match (ip, p.grh(), p.lrh()) {
+            (Some(ip), _, _) => (ip.src_v6(), ip.dst_v6()),
+            (None, Some(g), _) => (g.src(), g.dst()),
+            (None, None, Some(l)) => (crate::lid_endpoint(l.slid()), crate::lid_endpoint(l.dlid())),
+            (None, None, None) => ([0; 16], [0; 16]),
         };
         let aeth = p.ext().aeth();
         let dest_qp = bth.dest_qp();

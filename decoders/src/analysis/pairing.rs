@@ -90,9 +90,14 @@ impl RcAnalysis {
     }
 
     /// Make `resp` and `chosen` the two directions of one QP conversation.
+    /// A `resp` that carries requests itself keeps its own conversation:
+    /// each end's requests are tracked and reported apart.
     pub(super) fn join(&mut self, resp: u32, chosen: u32) -> u32 {
         self.flows[resp as usize].peer = Some(chosen);
         self.flows[chosen as usize].peer = Some(resp);
+        if self.flows[resp as usize].started {
+            return chosen;
+        }
         // The response flow joins the requester's QP conversation.
         let qp = self.flows[chosen as usize].qp;
         let old = self.flows[resp as usize].qp;
@@ -102,6 +107,27 @@ impl RcAnalysis {
             self.qps[old as usize] = chosen;
         }
         chosen
+    }
+}
+
+impl RcAnalysis {
+    /// Flow `id` sends its first request: if it joined its pair's
+    /// conversation as the response direction, it takes back its own.
+    pub(super) fn split_requester(&mut self, id: u32) {
+        let f = &mut self.flows[id as usize];
+        if f.qp != f.own_slot {
+            f.qp = f.own_slot;
+            self.qps[f.own_slot as usize] = id;
+        }
+    }
+
+    /// Whether flow `id` and its peer both carry requests (two reports).
+    pub(super) fn both_request(&self, id: u32) -> bool {
+        let f = &self.flows[id as usize];
+        f.peer.is_some_and(|p| {
+            let p = &self.flows[p as usize];
+            f.started && p.started && p.qp == p.own_slot && f.qp == f.own_slot
+        })
     }
 }
 

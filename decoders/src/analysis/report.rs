@@ -7,6 +7,8 @@ use super::*;
 #[derive(Debug, Clone, PartialEq)]
 pub struct QpReport {
     /// Requester and responder addresses and the responder's QPN.
+    /// Where both ends post requests, each end's requests are a report of
+    /// their own, with requester and responder swapped (`both_request`).
     pub requester: [u8; 16],
     pub responder: [u8; 16],
     pub dest_qp: u32,
@@ -40,6 +42,11 @@ pub struct QpReport {
     /// First and last packet of the QP, both directions.
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
+    /// The responder posts requests too: they are the report with this
+    /// one's requester and responder swapped. Counters, requests and RTTs
+    /// here are this direction's requests and the responses to them;
+    /// packets and bytes count both directions.
+    pub both_request: bool,
 }
 
 /// The log-scale bucket holding `ns`: `[lower, upper)`, four buckets per
@@ -188,8 +195,10 @@ impl RcAnalysis {
                 continue;
             }
             let peer = f.peer.map(|p| &self.flows[p as usize]);
+            let both_request = self.both_request(req);
             let mut c = f.counters;
-            if let Some(p) = peer {
+            // Where both ends request, the peer's counters are its own report's.
+            if let Some(p) = peer.filter(|_| !both_request) {
                 c.add(&p.counters);
             }
             let report_index = qps.len() as u32;
@@ -223,8 +232,9 @@ impl RcAnalysis {
                 requester_qp: peer.map(|p| p.key.dest_qp),
                 packets: f.packets + peer.map_or(0, |p| p.packets),
                 wire_bytes: f.wire_bytes + peer.map_or(0, |p| p.wire_bytes),
-                requests: f.requests + peer.map_or(0, |p| p.requests),
-                responses: f.responses + peer.map_or(0, |p| p.responses),
+                requests: f.requests + peer.filter(|_| !both_request).map_or(0, |p| p.requests),
+                responses: peer.map_or(0, |p| p.responses)
+                    + if both_request { 0 } else { f.responses },
                 next_psn: f.next_psn,
                 oldest_unacked_psn: f.outstanding.front().map(|s| s.psn),
                 outstanding: f.outstanding_psns(),
@@ -244,6 +254,7 @@ impl RcAnalysis {
                 error,
                 first_ts_ns: f.first_ts_ns.min(peer.map_or(u64::MAX, |p| p.first_ts_ns)),
                 last_ts_ns: f.last_ts_ns.max(peer.map_or(0, |p| p.last_ts_ns)),
+                both_request,
             });
         }
         let t0 = self.first_ts_ns.unwrap_or(0);

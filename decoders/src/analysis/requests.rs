@@ -111,7 +111,9 @@ impl RcAnalysis {
         if !f.started {
             f.started = true;
             f.next_psn = o.psn;
+            self.split_requester(id);
         }
+        let f = &mut self.flows[id as usize];
         let d = psn_diff(o.psn, f.next_psn);
         if d > 0 && f.last_req_read {
             // The READ before consumed more PSNs than estimated: not a gap.

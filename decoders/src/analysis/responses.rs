@@ -18,16 +18,19 @@ impl RcAnalysis {
         let mut goodput = 0u64;
         // The READ response PSN expected when this one showed a gap.
         let mut missing_read_psn = None;
+        // ACK counts go to the requests they answer (the flow `req`), so
+        // that where both ends request each end's report has its own.
+        let mut answered = Counters::default();
         {
             let r = &mut self.flows[id as usize];
             match syndrome {
                 Some(Syndrome::Ack { .. }) if !read_resp => {
-                    r.counters.acks += 1;
+                    answered.acks += 1;
                     if r.last_ack_psn
                         .is_some_and(|last| psn_diff(o.psn, last) <= 0)
                     {
                         class.add(Class::DUPLICATE);
-                        r.counters.duplicate_acks += 1;
+                        answered.duplicate_acks += 1;
                     }
                     r.last_ack_psn = Some(
                         r.last_ack_psn
@@ -44,7 +47,7 @@ impl RcAnalysis {
                 match r.read_resp_next {
                     Some(next) if psn_diff(o.psn, next) < 0 => {
                         class.add(Class::DUPLICATE);
-                        r.counters.duplicate_read_responses += 1;
+                        answered.duplicate_read_responses += 1;
                     }
                     Some(next) if !first && psn_diff(o.psn, next) > 0 => {
                         class.add(Class::OUT_OF_SEQUENCE);
@@ -62,6 +65,7 @@ impl RcAnalysis {
             r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
         }
         let q = &mut self.flows[req as usize];
+        q.counters.add(&answered);
         if read_resp {
             q.pmtu_bytes = q.pmtu_bytes.max(o.payload_len);
             // Extend the READ's span if the responses run past the estimate.

@@ -33,16 +33,20 @@ macro_rules! fixed_view {
 
 mod aeth;
 mod bth;
+mod erf;
 mod ethernet;
 mod extended;
 mod ip;
+mod lrh;
 #[cfg(test)]
 mod tests;
 mod udp;
 
 pub use aeth::*;
 pub use bth::*;
+pub use erf::*;
 pub use ethernet::*;
 pub use extended::*;
 pub use ip::*;
+pub use lrh::*;
 pub use udp::*;

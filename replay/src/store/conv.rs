@@ -1,12 +1,13 @@
-//! Conversation interning: (source address, destination address, DestQP).
+//! Conversation interning: (source address, destination address, DestQP);
+//! native IB packets without a GRH by their LIDs.
 //!
 //! A RoCE flow is named by its IP pair and destination QP, never by the UDP
 //! source port (load-balancing entropy). Both directions of an RC QP are
 //! separate conversations here; the RC analysis pairs them.
 
+use rocescope_decoders::Endpoint;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::net::{IpAddr, Ipv6Addr};
 
 /// A one-direction RoCE flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -19,19 +20,12 @@ pub struct ConvKey {
 }
 
 impl ConvKey {
-    pub fn src_addr(&self) -> IpAddr {
-        unmap(self.src)
+    /// The source as people write it (IPv4, IPv6 or GID, `LID 0x0001`).
+    pub fn src_addr(&self) -> Endpoint {
+        Endpoint(self.src)
     }
-    pub fn dst_addr(&self) -> IpAddr {
-        unmap(self.dst)
-    }
-}
-
-fn unmap(a: [u8; 16]) -> IpAddr {
-    let v6 = Ipv6Addr::from(a);
-    match v6.to_ipv4_mapped() {
-        Some(v4) => IpAddr::V4(v4),
-        None => IpAddr::V6(v6),
+    pub fn dst_addr(&self) -> Endpoint {
+        Endpoint(self.dst)
     }
 }
 
