@@ -29,6 +29,17 @@ fn run(args: &[&str]) -> Output {
     out
 }
 
+/// The README's fleet commands: the `sh` block after its marker.
+fn readme_fleet_block() -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let (_, after) = readme
+        .split_once("<!-- fleet: app/tests/fleet_engines.rs runs this block as printed -->")
+        .expect("README has the fleet block's marker");
+    let block = after.trim_start().strip_prefix("```sh\n").unwrap();
+    block.split("```").next().unwrap().to_owned()
+}
+
 fn have_engines() -> bool {
     let python = Command::new("python3")
         .args(["-c", "import pyspark, datafusion"])
@@ -96,45 +107,52 @@ fn spark_datafusion_and_rocescope_agree_over_a_fleet_folder() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fleet");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    // Captures named as engines would mistype them: a year and a date.
-    let year = dir.join("1999.pcapng");
-    let date = dir.join("2025-06-01.pcapng");
-    for (scenario, duration, path) in [("lossy-link", "2ms", &year), ("incast", "1ms", &date)] {
-        run(&[
-            "sim",
-            "--headless",
-            "--scenario",
-            scenario,
-            "--duration",
-            duration,
-            "--record",
-            path.to_str().unwrap(),
-        ]);
-    }
-    let sample =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
-    let fleet = dir.join("fleet");
+    // The README's fleet block, as printed, from a folder that has the
+    // repository's assets: captures named as engines would mistype them
+    // (a year, a date) and the sample, exported into one folder.
+    std::os::unix::fs::symlink(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets"),
+        dir.join("assets"),
+    )
+    .unwrap();
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &readme_fleet_block()])
+        .current_dir(&dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the README's fleet block: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("c_1999                 256            391"),
+        "{said}"
+    );
+    let year = dir.join("fleet-demo/1999.pcapng");
+    let date = dir.join("fleet-demo/2025-06-01.pcapng");
+    let sample = dir.join("assets/captures/sample-write-read.pcap");
+    let fleet = dir.join("fleet-demo/fleet");
     let window_ns = 500_000u64;
-    // The year's capture first with another window: its re-export must
-    // replace those partitions, not add to them.
-    run(&[
-        "export",
-        year.to_str().unwrap(),
-        "--to",
-        fleet.to_str().unwrap(),
-        "--partition",
-        "--window",
-        "100us",
-    ]);
-    for cap in [&year, &date, &sample] {
+    // The year's capture again, with another window and then the same one:
+    // each re-export replaces its partitions, never adds to them.
+    for window in ["100us", "500us"] {
         run(&[
             "export",
-            cap.to_str().unwrap(),
+            year.to_str().unwrap(),
             "--to",
             fleet.to_str().unwrap(),
             "--partition",
             "--window",
-            "500us",
+            window,
         ]);
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fleet/engines.py");

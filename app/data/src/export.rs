@@ -572,6 +572,11 @@ impl Partitions {
             if target.exists() {
                 std::fs::remove_dir_all(&target).map_err(io_err("cannot remove", &target))?;
             }
+            // No capture has rows in this table: no folder for it (an
+            // engine would find no schema there). Only an empty one goes.
+            if let Some(dir) = target.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
             return Ok(Vec::new());
         }
         if target.exists() {
