@@ -182,7 +182,7 @@ fn partitions(src: &Source<'_>, dir: &Path, n: u64, index_rate: f64) {
             let df = query_parquet_tables(&tables, &sql).unwrap();
             best = best.min(t.elapsed().as_secs_f64());
             let n = df.column("n").unwrap().cast(&DataType::Int64).unwrap();
-            rows = n.i64().unwrap().sum().unwrap_or(0);
+            rows = n.i64().unwrap().iter().flatten().sum::<i64>();
         }
         println!("rocescope query, {what}: {best:.3} s (best of 3), {rows} rows counted; ts_ns < {cut}");
     }
