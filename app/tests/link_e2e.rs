@@ -786,6 +786,35 @@ fn readme_live_commands_run_as_printed() {
     assert_eq!(n(&v, "reconnects"), 0, "{v}");
     assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
     assert_eq!(v["state"], "stopped", "{v}");
+    // The session as partitions, a window at a time, from the same card.
+    let parts_args =
+        readme_command("rocescope attach tcp://127.0.0.1:4790 --headless --partitions");
+    assert_eq!(
+        parts_args[2..].join(" "),
+        "--headless --partitions fleet/ --window 1s --capture rack-7 --duration 3s"
+    );
+    let out = Command::new(BIN)
+        .args(&parts_args)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("under fleet/packets (capture=rack-7)"),
+        "{said}"
+    );
+    let rows = query_csv(
+        &dir.join("fleet"),
+        "SELECT count(*) AS n FROM packets WHERE capture = 'rack-7'",
+    );
+    assert!(rows[1].parse::<u64>().unwrap() > 1000, "{rows:?}");
+    assert!(dir.join("fleet/qps/capture=rack-7").is_dir());
     assert!(a.child.try_wait().unwrap().is_none(), "the agent exited");
     a.kill();
 }
