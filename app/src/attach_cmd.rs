@@ -1,13 +1,16 @@
 //! `rocescope attach URL`: attach to an agent, a pcap stream on stdin or a
 //! followed file, feed the live store, optionally record, report counts.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
+use rocescope_data::{ExportOptions, Source, Table, export};
+use rocescope_decoders::analysis::Report;
 use rocescope_device_link::client::LinkEvent;
 use rocescope_device_link::protocol::{ProbeSet, Request};
 use rocescope_device_link::{AttachUrl, Client, ClientConfig};
+use rocescope_replay::store::Store;
 
 #[derive(Debug, clap::Args)]
 pub struct AttachArgs {
@@ -53,6 +56,23 @@ pub struct AttachArgs {
     /// cache directory, ~/.cache/rocescope/sessions), removed at exit.
     #[arg(long, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
+    /// Write the session as hive-style Parquet partitions under DIR, the
+    /// layout of `export --partition`: each --window of the packets table
+    /// as soon as it closes (a crash loses at most the open one), the other
+    /// tables when the session ends. Needs --headless (or no terminal).
+    #[arg(long, value_name = "DIR")]
+    pub partitions: Option<PathBuf>,
+    /// Capture time per partition with --partitions, e.g. 1m, 10s, 100ms.
+    #[arg(
+        long,
+        default_value = "1m",
+        value_name = "DURATION",
+        requires = "partitions"
+    )]
+    pub window: String,
+    /// The `capture` name of the partitions (default: live-UNIX_SECONDS).
+    #[arg(long, value_name = "NAME", requires = "partitions")]
+    pub capture: Option<String>,
     /// Throttle ingest to N frames/s (to test drop accounting).
     #[arg(long, hide = true, value_name = "N")]
     pub max_ingest_pps: Option<u64>,
@@ -96,7 +116,14 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     cfg.queue_bytes = args.queue_mb.max(1) << 20;
     cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
+    let mut live = match &args.partitions {
+        Some(dir) => Some(LiveOut::new(dir, &args)?),
+        None => None,
+    };
     if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        if live.is_some() {
+            bail!("--partitions writes from a headless attach: add --headless");
+        }
         // The workbench: the source layer bounds the store and keeps the
         // link's state in the status line.
         let spec = rocescope_core::source::SourceSpec::Attach(Box::new(cfg));
@@ -142,6 +169,9 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         if client.is_finished() || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
+        if let Some(live) = &mut live {
+            live.poll(client.store(), false)?;
+        }
         if !args.headless && last_status.elapsed() >= Duration::from_secs(1) {
             last_status = Instant::now();
             let s = client.stats();
@@ -158,6 +188,15 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     let store = std::sync::Arc::clone(client.store());
     let analysis = client.analysis().clone();
     let s = client.stop();
+    if let Some(live) = &mut live {
+        live.poll(&store, true)?;
+        let report = analysis
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .report();
+        live.finish(&store, &report)?;
+    }
     let elapsed = start.elapsed().as_secs_f64();
     let st = store.stats();
     let spill = store.spill_stats().unwrap_or_default();
@@ -238,4 +277,87 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         bail!("{why}");
     }
     Ok(())
+}
+
+/// `--partitions`: the packets table window by window as the session goes,
+/// the other tables at its end.
+struct LiveOut {
+    dir: PathBuf,
+    capture: String,
+    window_ns: u64,
+    packets: rocescope_data::LivePartitions,
+    last: Instant,
+}
+
+impl LiveOut {
+    fn new(dir: &Path, args: &AttachArgs) -> anyhow::Result<LiveOut> {
+        let window_ns = crate::sim_cmd::parse_duration_ns(&args.window)?;
+        let capture = args.capture.clone().unwrap_or_else(|| {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            format!("live-{secs}")
+        });
+        Ok(LiveOut {
+            dir: dir.to_path_buf(),
+            packets: rocescope_data::LivePartitions::new(dir, &capture, window_ns),
+            capture,
+            window_ns,
+            last: Instant::now(),
+        })
+    }
+
+    /// Write the windows that have closed (at most once a second), or with
+    /// `end` every window left.
+    fn poll(&mut self, store: &Store, end: bool) -> anyhow::Result<()> {
+        if !end && self.last.elapsed() < Duration::from_secs(1) {
+            return Ok(());
+        }
+        self.last = Instant::now();
+        // The packets table needs no analysis report (its verdicts are in
+        // the store's rows).
+        let report = Report::default();
+        let src = Source {
+            store,
+            report: &report,
+            capture: &self.capture,
+        };
+        self.packets
+            .flush(&src, end)
+            .with_context(|| format!("writing partitions under {}", self.dir.display()))?;
+        Ok(())
+    }
+
+    /// The other tables of the session, as `export --partition` writes them.
+    fn finish(&mut self, store: &Store, report: &Report) -> anyhow::Result<()> {
+        let src = Source {
+            store,
+            report,
+            capture: &self.capture,
+        };
+        let opts = ExportOptions {
+            partition_window_ns: Some(self.window_ns),
+            ..ExportOptions::default()
+        };
+        for table in Table::ALL.into_iter().filter(|t| *t != Table::Packets) {
+            export(&src, table, &self.dir, &opts)
+                .with_context(|| format!("writing {table} under {}", self.dir.display()))?;
+        }
+        eprintln!(
+            "rocescope attach: {} packets in {} files under {} (capture={}){}",
+            self.packets.rows_written,
+            self.packets.files_written,
+            self.dir.join("packets").display(),
+            rocescope_data::partition_capture_name(&self.capture),
+            if self.packets.rows_missed > 0 {
+                format!(
+                    "; {} rows deleted by the disk ring before written",
+                    self.packets.rows_missed
+                )
+            } else {
+                String::new()
+            }
+        );
+        Ok(())
+    }
 }

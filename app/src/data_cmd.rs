@@ -51,9 +51,10 @@ pub enum FileFormat {
 pub struct ExportArgs {
     /// Capture file (pcap, pcapng, BALBOA sniffer dump).
     pub file: PathBuf,
-    /// The table to write.
-    #[arg(long, value_enum, default_value_t = TableArg::Packets)]
-    pub table: TableArg,
+    /// The table to write (default: packets; with --partition, every
+    /// table). Repeatable with --partition.
+    #[arg(long, value_enum)]
+    pub table: Vec<TableArg>,
     /// Output file (.parquet, .csv, .jsonl), or a folder with --partition.
     #[arg(long, value_name = "OUT")]
     pub to: PathBuf,
@@ -61,7 +62,8 @@ pub struct ExportArgs {
     #[arg(long, value_enum)]
     pub format: Option<FileFormat>,
     /// Write hive-style Parquet partitions under the OUT folder:
-    /// TABLE/capture=NAME/window_start_ns=N/part-K.parquet.
+    /// TABLE/capture=NAME/window_start_ns=N/part-K.parquet, replacing the
+    /// capture's earlier partitions of each table written.
     #[arg(long)]
     pub partition: bool,
     /// Capture time per partition with --partition, e.g. 1s, 100ms.
@@ -156,6 +158,15 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<()> {
         )?;
         return Ok(());
     }
+    let tables: Vec<Table> = match (args.table.as_slice(), args.partition) {
+        ([], false) => vec![Table::Packets],
+        ([], true) => Table::ALL.to_vec(),
+        ([one], _) => vec![Table::from(*one)],
+        (many, true) => many.iter().map(|&t| Table::from(t)).collect(),
+        (_, false) => {
+            anyhow::bail!("one --table per file: give --partition to write several tables")
+        }
+    };
     let opened = Opened::open(&args.file, args.roce_ports.clone())?;
     let opts = ExportOptions {
         format: args.format.map(|f| match f {
@@ -170,29 +181,29 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<()> {
         },
         ..ExportOptions::default()
     };
-    let summary = export(&opened.source(), args.table.into(), &args.to, &opts)
-        .with_context(|| format!("exporting {} to {}", args.table_name(), args.to.display()))?;
-    let rate = summary.rows as f64 / summary.elapsed.as_secs_f64().max(1e-9);
     let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "{} rows of {} in {:.3} s ({:.2} M rows/s) -> {}",
-        summary.rows,
-        summary.table,
-        summary.elapsed.as_secs_f64(),
-        rate / 1e6,
-        match summary.files.as_slice() {
-            [one] => one.display().to_string(),
-            files => format!("{} files under {}", files.len(), args.to.display()),
-        }
-    )?;
-    Ok(())
-}
-
-impl ExportArgs {
-    fn table_name(&self) -> &'static str {
-        Table::from(self.table).name()
+    for table in tables {
+        let summary = export(&opened.source(), table, &args.to, &opts)
+            .with_context(|| format!("exporting {table} to {}", args.to.display()))?;
+        let rate = summary.rows as f64 / summary.elapsed.as_secs_f64().max(1e-9);
+        let to = match summary.files.as_slice() {
+            [one] if !args.partition => one.display().to_string(),
+            files => format!(
+                "{} files under {}",
+                files.len(),
+                args.to.join(table.name()).display()
+            ),
+        };
+        writeln!(
+            out,
+            "{} rows of {} in {:.3} s ({:.2} M rows/s) -> {to}",
+            summary.rows,
+            summary.table,
+            summary.elapsed.as_secs_f64(),
+            rate / 1e6,
+        )?;
     }
+    Ok(())
 }
 
 pub fn run_query(args: QueryArgs) -> anyhow::Result<()> {
@@ -226,7 +237,7 @@ fn query_exported(path: &Path, sql: &str) -> anyhow::Result<rocescope_data::Data
         let tables: Vec<(&str, PathBuf)> = Table::ALL
             .iter()
             .map(|t| (t.name(), path.join(t.name())))
-            .filter(|(_, p)| p.is_dir())
+            .filter(|(_, p)| has_partitions(p))
             .collect();
         anyhow::ensure!(
             !tables.is_empty(),
@@ -244,4 +255,14 @@ fn query_exported(path: &Path, sql: &str) -> anyhow::Result<rocescope_data::Data
         .find(|t| stem.starts_with(t.name()))
         .map_or("packets", |t| t.name());
     Ok(query_parquet(path, table, sql)?)
+}
+
+/// A table folder holding some capture's partitions (a table with no rows
+/// in any capture has none, and is not a table to query).
+fn has_partitions(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("capture="))
+    })
 }

@@ -281,3 +281,70 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
+    let dir = out_dir("re-export");
+    // A capture named as a year: its `capture=` value gets a prefix.
+    let cap = dir.join("1999.pcap");
+    std::fs::copy(sample(), &cap).unwrap();
+    let fleet = dir.join("fleet");
+    for window in ["2us", "5us"] {
+        let out = run(&[
+            "export",
+            cap.to_str().unwrap(),
+            "--to",
+            fleet.to_str().unwrap(),
+            "--partition",
+            "--window",
+            window,
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        // Every table, each replaced.
+        let said = text(&out.stdout);
+        for table in [
+            "packets", "qps", "episodes", "findings", "profiler", "slots",
+        ] {
+            assert!(said.contains(&format!("rows of {table} ")), "{said}");
+        }
+    }
+    let packets: Vec<String> = std::fs::read_dir(fleet.join("packets"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // No hidden folder left, one capture folder.
+    assert_eq!(packets, ["capture=c_1999"]);
+    let out = run(&[
+        "query",
+        fleet.to_str().unwrap(),
+        "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
+        "--format",
+        "csv",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // 15 frames, in 5 us windows only: the 2 us export is gone.
+    let t = text(&out.stdout);
+    let windows_5us = run(&[
+        "query",
+        sample().to_str().unwrap(),
+        "SELECT count(DISTINCT ts_ns - ts_ns % 5000) AS w FROM packets",
+        "--format",
+        "csv",
+    ]);
+    let w = text(&windows_5us.stdout);
+    let w = w.lines().nth(1).unwrap();
+    assert_eq!(
+        t.lines().nth(1),
+        Some(format!("c_1999,15,{w}").as_str()),
+        "{t}"
+    );
+    // A table with a folder of its own per capture.
+    let out = run(&[
+        "query",
+        fleet.to_str().unwrap(),
+        "SELECT capture, dest_qp, retransmitted_packets FROM qps",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(text(&out.stdout).lines().nth(1), Some("c_1999,18,3"));
+}

@@ -786,6 +786,35 @@ fn readme_live_commands_run_as_printed() {
     assert_eq!(n(&v, "reconnects"), 0, "{v}");
     assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
     assert_eq!(v["state"], "stopped", "{v}");
+    // The session as partitions, a window at a time, from the same card.
+    let parts_args =
+        readme_command("rocescope attach tcp://127.0.0.1:4790 --headless --partitions");
+    assert_eq!(
+        parts_args[2..].join(" "),
+        "--headless --partitions fleet/ --window 1s --capture rack-7 --duration 3s"
+    );
+    let out = Command::new(BIN)
+        .args(&parts_args)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("under fleet/packets (capture=rack-7)"),
+        "{said}"
+    );
+    let rows = query_csv(
+        &dir.join("fleet"),
+        "SELECT count(*) AS n FROM packets WHERE capture = 'rack-7'",
+    );
+    assert!(rows[1].parse::<u64>().unwrap() > 1000, "{rows:?}");
+    assert!(dir.join("fleet/qps/capture=rack-7").is_dir());
     assert!(a.child.try_wait().unwrap().is_none(), "the agent exited");
     a.kill();
 }
@@ -889,4 +918,149 @@ fn evidence_records_arrive_through_the_agent_and_are_recorded() {
     );
     assert_eq!(n(&v, "evidence_records"), dpi, "{v}");
     assert!(a.finish(Duration::from_secs(20)).0);
+}
+
+/// `rocescope query` over a partitions folder, as CSV lines (header first).
+fn query_csv(dir: &Path, sql: &str) -> Vec<String> {
+    let out = Command::new(BIN)
+        .args(["query", dir.to_str().unwrap(), sql, "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn attach_writes_partitions_window_by_window_and_the_tables_at_the_end() {
+    // 20,000 frames 100 ns apart: 2 ms of capture time, 20 windows of 100 us.
+    let total = 20_000u64;
+    let file = write_file(
+        "live-parts.pcapng",
+        &pcapng_bytes(&frames(total as usize, 0), 1_000_000),
+    );
+    let dir = tmp("live-parts");
+    let _ = std::fs::remove_dir_all(&dir);
+    let port = free_port();
+    let a = agent_serving(port, &file, &[]);
+    let c = attach_until_end(
+        port,
+        "60s",
+        &[
+            "--partitions",
+            dir.to_str().unwrap(),
+            "--window",
+            "100us",
+            "--capture",
+            "rack-7",
+        ],
+    );
+    let v = c.summary(Duration::from_secs(60));
+    assert_eq!(n(&v, "frames_received"), total, "{v}");
+    assert!(a.finish(Duration::from_secs(20)).0);
+    let rows = query_csv(
+        &dir,
+        "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
+    );
+    assert_eq!(rows[1], format!("rack-7,{total},20"), "{rows:?}");
+    // Each window's rows are the frames of its time (first at 1 ms).
+    let rows = query_csv(
+        &dir,
+        "SELECT count(*) AS n FROM packets WHERE window_start_ns = 1100000 AND ts_ns >= 1100000 AND ts_ns < 1200000",
+    );
+    assert_eq!(rows[1], "1000", "{rows:?}");
+    // The other tables at the end: 4 QPs.
+    let rows = query_csv(&dir, "SELECT count(*) AS n, sum(packets) AS p FROM qps");
+    assert_eq!(rows[1], format!("4,{total}"), "{rows:?}");
+}
+
+#[test]
+fn attach_partitions_are_written_while_it_runs_and_a_crash_leaves_only_whole_files() {
+    let dir = tmp("live-crash");
+    let _ = std::fs::remove_dir_all(&dir);
+    let port = free_port();
+    // The simulator paced to 0.3 ms of capture time a second: a 100 us
+    // window closes about three times a second.
+    let a = agent(
+        port,
+        &[
+            "--sim",
+            "default",
+            "--sim-pace",
+            "0.0003",
+            "--wait-for-client",
+        ],
+        &[],
+        Stdio::null(),
+    );
+    let mut c = attach(
+        port,
+        &[
+            "--duration",
+            "60s",
+            "--partitions",
+            dir.to_str().unwrap(),
+            "--window",
+            "100us",
+            "--capture",
+            "crashy",
+        ],
+    );
+    let parquet_files = |dir: &Path| -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    };
+    // Written as the session goes: files appear while it runs.
+    let t0 = Instant::now();
+    let visible = |p: &PathBuf| {
+        !p.components().any(|c| {
+            let c = c.as_os_str().to_string_lossy();
+            c.starts_with('.') || c.starts_with('_')
+        })
+    };
+    while parquet_files(&dir).iter().filter(|p| visible(p)).count() < 3 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(40),
+            "no partitions written while attached"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A crash: the attach killed without a chance to finish.
+    c.child.kill().unwrap();
+    let _ = c.child.wait();
+    // The agent's simulator runs until stopped.
+    drop(a);
+    // What a reader sees: whole Parquet files only.
+    let files: Vec<PathBuf> = parquet_files(&dir).into_iter().filter(visible).collect();
+    assert!(files.len() >= 3, "{files:?}");
+    for f in &files {
+        assert_eq!(
+            f.extension().and_then(|e| e.to_str()),
+            Some("parquet"),
+            "{f:?}"
+        );
+    }
+    let rows = query_csv(
+        &dir,
+        "SELECT count(*) AS n, count(DISTINCT window_start_ns) AS w FROM packets",
+    );
+    let nw: Vec<u64> = rows[1].split(',').map(|x| x.parse().unwrap()).collect();
+    assert!(nw[0] > 0 && nw[1] >= 3, "{rows:?}");
 }

@@ -1,5 +1,6 @@
 //! Streaming export to Parquet, CSV or JSON lines, optionally as hive-style
-//! Parquet partitions (`capture=NAME/window_start_ns=N/part-K.parquet`).
+//! Parquet partitions (`TABLE/capture=NAME/window_start_ns=N/part-K.parquet`),
+//! a capture's partitions of a table replaced whole on each export.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -97,7 +98,7 @@ pub fn export(
                     path: out.to_path_buf(),
                 });
             }
-            let mut parts = Partitions::new(out, src.capture, window_ns.max(1));
+            let mut parts = Partitions::new(out, table, src.capture, window_ns.max(1))?;
             let rows = write_table(
                 src,
                 table,
@@ -105,7 +106,7 @@ pub fn export(
                 opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
                 &recycler,
                 None,
-                &mut |b| parts.write(table, b.into_frame()?),
+                &mut |b| parts.write(b.into_frame()?),
             )?;
             (rows, parts.finish()?)
         }
@@ -381,9 +382,18 @@ impl OutFile {
         Ok(())
     }
 
-    fn write(&mut self, mut df: DataFrame) -> Result<(), DataError> {
+    fn write(&mut self, df: DataFrame) -> Result<(), DataError> {
+        self.write_laid_out(df, &[])
+    }
+
+    /// Write a frame, the file's columns laid out as `layout` says.
+    fn write_laid_out(
+        &mut self,
+        mut df: DataFrame,
+        layout: &[ColumnLayout],
+    ) -> Result<(), DataError> {
         if self.writer.is_none() {
-            self.open(&df.schema().clone(), &[])?;
+            self.open(&df.schema().clone(), layout)?;
         }
         // The writers take whole chunks; one batch is one chunk.
         df.rechunk_mut();
@@ -409,102 +419,202 @@ impl OutFile {
     }
 }
 
-/// Hive-style Parquet partitions, one file open at a time: rows come in
-/// capture order, so a window's rows arrive together; a window seen again
-/// (a capture whose times go back) gets another part file.
+/// The `capture=` value for a capture's name: characters other than ASCII
+/// letters, digits and `-_.` become `_`, and a name that does not start
+/// with a letter, or is a word engines read as a value (`true`, `false`,
+/// `null`, `nan`, `infinity`), gets the prefix `c_`. Spark infers a
+/// partition value's type from the folder name (`1999` an integer,
+/// `2025-06-01` a date, `1e3` a number); a value that starts with a letter
+/// stays a string in Spark, DataFusion and polars.
+pub fn partition_capture_name(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let word = ["true", "false", "null", "nan", "infinity"]
+        .iter()
+        .any(|w| clean.eq_ignore_ascii_case(w));
+    if word || !clean.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        format!("c_{clean}")
+    } else {
+        clean
+    }
+}
+
+/// One table's hive-style Parquet partitions of one capture, one file open
+/// at a time: rows come in capture order, so a window's rows arrive
+/// together; a window seen again (a capture whose times go back) gets
+/// another part file.
+///
+/// Files are written under a hidden folder beside the capture's
+/// (`TABLE/.tmp-capture=NAME-PID`: Spark, DataFusion and polars skip names
+/// starting with `.`), which `finish` swaps with `TABLE/capture=NAME` in
+/// one rename: a reader sees the old partitions or the new ones, never
+/// both, never a file being written. Dropped unfinished, it removes its
+/// folder.
 struct Partitions {
-    root: PathBuf,
-    capture: String,
+    table: Table,
+    /// `TABLE/capture=NAME`.
+    target: PathBuf,
+    /// The hidden folder being written.
+    tmp: PathBuf,
     window_ns: u64,
-    open: Option<(Option<u64>, OutFile)>,
-    parts: std::collections::HashMap<Option<u64>, u32>,
+    layout: Vec<ColumnLayout>,
+    open: Option<(Option<i64>, OutFile)>,
+    parts: std::collections::HashMap<Option<i64>, u32>,
+    /// Files written, relative to the capture's folder.
     files: Vec<PathBuf>,
+    finished: bool,
 }
 
 impl Partitions {
-    fn new(root: &Path, capture: &str, window_ns: u64) -> Partitions {
-        // Keep the key usable as a folder name and a hive value.
-        let capture: String = capture
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        Partitions {
-            root: root.to_path_buf(),
-            capture,
+    fn new(root: &Path, table: Table, capture: &str, window_ns: u64) -> Result<Self, DataError> {
+        let dir = root.join(table.name());
+        let key = format!("capture={}", partition_capture_name(capture));
+        let tmp = dir.join(format!(".tmp-{key}-{}", std::process::id()));
+        if tmp.exists() {
+            // Left by a crashed export of this process id.
+            std::fs::remove_dir_all(&tmp).map_err(io_err("cannot remove", &tmp))?;
+        }
+        std::fs::create_dir_all(&tmp).map_err(io_err("cannot create", &tmp))?;
+        Ok(Partitions {
+            table,
+            target: dir.join(key),
+            tmp,
             window_ns,
+            layout: if table == Table::Packets {
+                PacketBatch::parquet_layout()
+            } else {
+                Vec::new()
+            },
             open: None,
             parts: Default::default(),
             files: Vec::new(),
-        }
+            finished: false,
+        })
     }
 
-    fn write(&mut self, table: Table, df: DataFrame) -> Result<(), DataError> {
-        let ts = match table {
+    fn write(&mut self, df: DataFrame) -> Result<(), DataError> {
+        let ts = match self.table {
             Table::Packets | Table::Profiler | Table::Slots => Some("ts_ns"),
             Table::Episodes | Table::Findings => Some("start_ns"),
             Table::Qps => None,
         };
         let Some(ts) = ts else {
-            return self.write_window(table, None, df);
+            return self.write_window(None, df);
         };
-        let ts_col = df.column(ts)?.u64()?.clone();
+        let ts_col = df.column(ts)?.i64()?.clone();
+        let window_ns = i64::try_from(self.window_ns).unwrap_or(i64::MAX);
         // Split the batch where the window changes, keeping row order.
         let mut start = 0usize;
-        let mut current: Option<u64> = None;
+        let mut current: Option<i64> = None;
         for (i, t) in ts_col.iter().enumerate() {
-            let w = t.map(|t| t - t % self.window_ns);
+            let w = t.map(|t| t - t.rem_euclid(window_ns));
             if i > 0 && w != current {
-                self.write_window(table, current, df.slice(start as i64, i - start))?;
+                self.write_window(current, df.slice(start as i64, i - start))?;
                 start = i;
             }
             current = w;
         }
         if start < df.height() {
-            self.write_window(table, current, df.slice(start as i64, df.height() - start))?;
+            self.write_window(current, df.slice(start as i64, df.height() - start))?;
         }
         Ok(())
     }
 
-    fn write_window(
-        &mut self,
-        table: Table,
-        window: Option<u64>,
-        df: DataFrame,
-    ) -> Result<(), DataError> {
+    fn write_window(&mut self, window: Option<i64>, df: DataFrame) -> Result<(), DataError> {
         if self.open.as_ref().is_none_or(|(w, _)| *w != window) {
             self.close()?;
-            let mut dir = self.root.join(table.name());
-            dir.push(format!("capture={}", self.capture));
+            let mut rel = PathBuf::new();
             if let Some(w) = window {
-                dir.push(format!("window_start_ns={w}"));
+                rel.push(format!("window_start_ns={w}"));
             }
+            let dir = self.tmp.join(&rel);
             std::fs::create_dir_all(&dir).map_err(io_err("cannot create", &dir))?;
             let part = self.parts.entry(window).or_insert(0);
-            let path = dir.join(format!("part-{part:05}.parquet"));
+            rel.push(format!("part-{part:05}.parquet"));
             *part += 1;
-            self.open = Some((window, OutFile::create(&path, Format::Parquet)?));
+            self.open = Some((
+                window,
+                OutFile::create(&self.tmp.join(rel), Format::Parquet)?,
+            ));
         }
         if let Some((_, f)) = &mut self.open {
-            f.write(df)?;
+            f.write_laid_out(df, &self.layout)?;
         }
         Ok(())
     }
 
     fn close(&mut self) -> Result<(), DataError> {
         if let Some((_, f)) = self.open.take() {
-            self.files.push(f.finish()?);
+            let path = f.finish()?;
+            let rel = path.strip_prefix(&self.tmp).unwrap_or(&path).to_path_buf();
+            self.files.push(rel);
         }
         Ok(())
     }
 
+    /// Close the last file and put the capture's new partitions in place
+    /// of its old ones; returns the files, as they are named now. A table
+    /// with no rows leaves the capture no folder.
     fn finish(mut self) -> Result<Vec<PathBuf>, DataError> {
         self.close()?;
-        Ok(self.files)
+        self.finished = true;
+        let (tmp, target) = (self.tmp.clone(), self.target.clone());
+        if self.files.is_empty() {
+            std::fs::remove_dir_all(&tmp).map_err(io_err("cannot remove", &tmp))?;
+            if target.exists() {
+                std::fs::remove_dir_all(&target).map_err(io_err("cannot remove", &target))?;
+            }
+            // No capture has rows in this table: no folder for it (an
+            // engine would find no schema there). Only an empty one goes.
+            if let Some(dir) = target.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Ok(Vec::new());
+        }
+        if target.exists() {
+            swap_dirs(&tmp, &target)?;
+            // `tmp` now holds the old partitions, out of readers' sight.
+            std::fs::remove_dir_all(&tmp).map_err(io_err("cannot remove", &tmp))?;
+        } else {
+            std::fs::rename(&tmp, &target).map_err(io_err("cannot write", &target))?;
+        }
+        Ok(self.files.iter().map(|f| target.join(f)).collect())
     }
+}
+
+impl Drop for Partitions {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.open = None;
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
+    }
+}
+
+/// Exchange two folders in one step (Linux's `renameat2(RENAME_EXCHANGE)`).
+#[cfg(target_os = "linux")]
+fn swap_dirs(a: &Path, b: &Path) -> Result<(), DataError> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE)
+        .map_err(|e| io_err("cannot replace", b)(e.into()))
+}
+
+/// Elsewhere: the old folder moved aside, then the new one in (a reader in
+/// between sees the capture missing, never doubled).
+#[cfg(not(target_os = "linux"))]
+fn swap_dirs(a: &Path, b: &Path) -> Result<(), DataError> {
+    let mut aside = a.as_os_str().to_owned();
+    aside.push("-old");
+    let aside = PathBuf::from(aside);
+    std::fs::rename(b, &aside).map_err(io_err("cannot replace", b))?;
+    std::fs::rename(a, b).map_err(io_err("cannot write", b))?;
+    std::fs::rename(&aside, a).map_err(io_err("cannot replace", b))
 }

@@ -8,6 +8,7 @@
 
 mod error;
 mod export;
+mod live;
 mod packets;
 mod pages;
 mod parquet;
@@ -16,7 +17,10 @@ mod tables;
 mod text;
 
 pub use error::DataError;
-pub use export::{BATCH_ROWS, ExportOptions, ExportSummary, Format, Rows, export};
+pub use export::{
+    BATCH_ROWS, ExportOptions, ExportSummary, Format, Rows, export, partition_capture_name,
+};
+pub use live::LivePartitions;
 pub use packets::{PacketBatch, PacketBatches, packets_schema};
 pub use polars::prelude::DataFrame;
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};

@@ -117,6 +117,29 @@ pub(crate) struct Recycler {
     u8s: Mutex<Vec<Vec<u8>>>,
 }
 
+/// Unsigned values as the signed type of the same width, in the same
+/// memory (Spark has no unsigned types; the values fit: times before
+/// 2262, 24-bit numbers, lengths).
+fn signed<U: Copy, S: NativeType>(values: Vec<U>, validity: Option<Bitmap>, f: fn(U) -> S) -> Col {
+    // Same size and alignment: `collect` reuses the allocation.
+    array(values.into_iter().map(f).collect::<Vec<S>>(), validity)
+}
+
+/// Narrow unsigned values widened to a signed type `S` (of width `W`,
+/// whose pool lends the memory); `values` go back to their pool.
+fn widened<U: Pooled, W: Pooled, S: NativeType>(
+    values: Vec<U>,
+    validity: Option<Bitmap>,
+    r: Option<&Recycler>,
+    widen: fn(U) -> W,
+    sign: fn(W) -> S,
+) -> Col {
+    let mut wide: Vec<W> = Recycler::take(r, values.len());
+    wide.extend(values.iter().map(|&v| widen(v)));
+    Recycler::give(r, values);
+    signed(wide, validity, sign)
+}
+
 /// Vectors a [`Recycler`] keeps per element type (a few batches' worth).
 const RECYCLED_MAX: usize = 128;
 
@@ -164,7 +187,10 @@ impl Recycler {
     pub(crate) fn reclaim(&self, arrays: Vec<Box<dyn Array>>) {
         for mut array in arrays {
             let a = array.as_mut();
-            let _ = self.reclaim_values::<u64>(a)
+            let _ = self.reclaim_signed::<i64, u64>(a, |v| v as u64)
+                || self.reclaim_signed::<i32, u32>(a, |v| v as u32)
+                || self.reclaim_signed::<i16, u16>(a, |v| v as u16)
+                || self.reclaim_values::<u64>(a)
                 || self.reclaim_values::<u32>(a)
                 || self.reclaim_values::<u16>(a)
                 || self.reclaim_values::<u8>(a)
@@ -179,6 +205,18 @@ impl Recycler {
         };
         let p = std::mem::replace(p, PrimitiveArray::new_empty(T::PRIMITIVE.into()));
         self.reclaim_buffer(p);
+        true
+    }
+
+    /// A signed column's memory, back to the pool of its unsigned twin.
+    fn reclaim_signed<S: NativeType, U: Pooled>(&self, a: &mut dyn Array, f: fn(S) -> U) -> bool {
+        let Some(p) = a.as_any_mut().downcast_mut::<PrimitiveArray<S>>() else {
+            return false;
+        };
+        let p = std::mem::replace(p, PrimitiveArray::new_empty(S::PRIMITIVE.into()));
+        if let Some(v) = p.into_inner().1.into_mut().right() {
+            Recycler::give(Some(self), v.into_iter().map(f).collect::<Vec<U>>());
+        }
         true
     }
 
@@ -874,11 +912,11 @@ impl<'a> PacketBatches<'a> {
             bth.clone(),
         );
         let mut columns: Vec<(&'static str, Col)> = vec![
-            ("frame", array(c.frame, None)),
-            ("ts_ns", array(c.ts_ns, None)),
-            ("caplen_bytes", array(c.caplen_bytes, None)),
-            ("len_bytes", array(c.len_bytes, None)),
-            ("port", array(c.port, None)),
+            ("frame", signed(c.frame, None, |v| v as i64)),
+            ("ts_ns", signed(c.ts_ns, None, |v| v as i64)),
+            ("caplen_bytes", signed(c.caplen_bytes, None, |v| v as i32)),
+            ("len_bytes", signed(c.len_bytes, None, |v| v as i32)),
+            ("port", widened(c.port, None, r, u16::from, |v| v as i16)),
             (
                 "direction",
                 dict(
@@ -887,11 +925,17 @@ impl<'a> PacketBatches<'a> {
                         .values(|d| if d == 0 { "rx" } else { "tx" }.to_owned()),
                 ),
             ),
-            ("conversation", array(c.conversation, conv.clone())),
+            (
+                "conversation",
+                signed(c.conversation, conv.clone(), |v| v as i32),
+            ),
             ("src_ip", src_ip),
             ("dst_ip", dict(conv_keys, dst_names)),
-            ("dest_qp", array(c.dest_qp, conv)),
-            ("opcode", array(c.opcode, roce.clone())),
+            ("dest_qp", signed(c.dest_qp, conv, |v| v as i32)),
+            (
+                "opcode",
+                widened(c.opcode, roce.clone(), r, u16::from, |v| v as i16),
+            ),
             (
                 "opcode_name",
                 dict(
@@ -900,14 +944,29 @@ impl<'a> PacketBatches<'a> {
                         .values(|op| Opcode(op as u8).name().to_string()),
                 ),
             ),
-            ("psn", array(c.psn, roce)),
-            ("udp_src_port", array(c.udp_src_port, valid(part::UDP))),
-            ("pkey", array(c.pkey, bth.clone())),
+            ("psn", signed(c.psn, roce, |v| v as i32)),
+            (
+                "udp_src_port",
+                widened(c.udp_src_port, valid(part::UDP), r, u32::from, |v| v as i32),
+            ),
+            (
+                "pkey",
+                widened(c.pkey, bth.clone(), r, u32::from, |v| v as i32),
+            ),
             ("solicited", Col::Array(Box::new(solicited))),
-            ("dscp", array(c.dscp, valid(part::IP))),
-            ("reth_va", array(c.reth_va, reth.clone())),
-            ("reth_rkey", array(c.reth_rkey, reth.clone())),
-            ("reth_dma_len_bytes", array(c.reth_dma_len_bytes, reth)),
+            (
+                "dscp",
+                widened(c.dscp, valid(part::IP), r, u16::from, |v| v as i16),
+            ),
+            ("reth_va", signed(c.reth_va, reth.clone(), |v| v as i64)),
+            (
+                "reth_rkey",
+                widened(c.reth_rkey, reth.clone(), r, u64::from, |v| v as i64),
+            ),
+            (
+                "reth_dma_len_bytes",
+                widened(c.reth_dma_len_bytes, reth, r, u64::from, |v| v as i64),
+            ),
             (
                 "aeth_kind",
                 dict(
@@ -921,9 +980,12 @@ impl<'a> PacketBatches<'a> {
                     }),
                 ),
             ),
-            ("aeth_msn", array(c.aeth_msn, aeth)),
-            ("immdt", array(c.immdt, valid(part::IMMDT))),
-            ("payload_bytes", array(c.payload_bytes, bth)),
+            ("aeth_msn", signed(c.aeth_msn, aeth, |v| v as i32)),
+            (
+                "immdt",
+                widened(c.immdt, valid(part::IMMDT), r, u64::from, |v| v as i64),
+            ),
+            ("payload_bytes", signed(c.payload_bytes, bth, |v| v as i32)),
         ];
         let flag_bits = bit_columns(&c.flags);
         // The columns that went into bitmaps and keys.

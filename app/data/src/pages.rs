@@ -41,12 +41,11 @@ pub(crate) fn encode(
     let optional = ty.field_info.repetition != Repetition::Required;
     let any = array.as_any();
     if encoding == Encoding::RleDictionary {
-        let small = if let Some(a) = any.downcast_ref::<PrimitiveArray<u8>>() {
-            int_dictionary(a, ty, optional, |v| u32::from(*v), scratch)?
-        } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u16>>() {
-            int_dictionary(a, ty, optional, |v| u32::from(*v), scratch)?
-        } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u32>>() {
-            int_dictionary(a, ty, optional, |v| *v, scratch)?
+        // Keyed by the INT32's bits.
+        let small = if let Some(a) = any.downcast_ref::<PrimitiveArray<i16>>() {
+            int_dictionary(a, ty, optional, |v| i32::from(*v) as u32, scratch)?
+        } else if let Some(a) = any.downcast_ref::<PrimitiveArray<i32>>() {
+            int_dictionary(a, ty, optional, |v| *v as u32, scratch)?
         } else {
             None
         };
@@ -56,18 +55,16 @@ pub(crate) fn encode(
     }
     let page = if let Some(a) = any.downcast_ref::<BooleanArray>() {
         boolean(a, ty, optional)?
-    } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u8>>() {
+    } else if let Some(a) = any.downcast_ref::<PrimitiveArray<i16>>() {
+        // INT(16, signed) is stored as INT32.
         plain_page(a, ty, optional, |v| i32::from(*v))?
-    } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u16>>() {
-        plain_page(a, ty, optional, |v| i32::from(*v))?
-    } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u32>>() {
-        // UINT_32 is stored as the INT32 of the same bits.
-        plain_page(a, ty, optional, |v| *v as i32)?
-    } else if let Some(a) = any.downcast_ref::<PrimitiveArray<u64>>() {
+    } else if let Some(a) = any.downcast_ref::<PrimitiveArray<i32>>() {
+        plain_page(a, ty, optional, |v| *v)?
+    } else if let Some(a) = any.downcast_ref::<PrimitiveArray<i64>>() {
         if encoding == Encoding::DeltaBinaryPacked && a.null_count() == 0 {
             int64_delta(a, ty, optional)?
         } else {
-            plain_page(a, ty, optional, |v| *v as i64)?
+            plain_page(a, ty, optional, |v| *v)?
         }
     } else if let Some(a) = any.downcast_ref::<DictionaryArray<u32>>() {
         return string_dictionary(a, ty, optional);
@@ -287,7 +284,7 @@ where
 }
 
 /// A `PLAIN` page of integers stored as the physical type `P` (INT32 for
-/// u8, u16 and u32; INT64 for u64: the same bits, unsigned order).
+/// i16 and i32, INT64 for i64), with signed statistics.
 fn plain_page<T, P>(
     a: &PrimitiveArray<T>,
     ty: &PrimitiveType,
@@ -322,10 +319,10 @@ where
     ))
 }
 
-/// A u64 column as `DELTA_BINARY_PACKED` (for counters and clocks: their
+/// An i64 column as `DELTA_BINARY_PACKED` (for counters and clocks: their
 /// deltas pack into a few bits, often none).
 fn int64_delta(
-    a: &PrimitiveArray<u64>,
+    a: &PrimitiveArray<i64>,
     ty: &PrimitiveType,
     optional: bool,
 ) -> PolarsResult<DataPage> {
@@ -333,14 +330,13 @@ fn int64_delta(
     if optional {
         def_levels(None, a.len(), &mut buffer);
     }
-    // UINT_64 is stored as the INT64 of the same bits.
     let extremes = delta_binary_packed(a.values(), &mut buffer);
     let stats = PrimitiveStatistics::<i64> {
         primitive_type: ty.clone(),
         null_count: Some(0),
         distinct_count: None,
-        min_value: extremes.map(|m| m.0 as i64),
-        max_value: extremes.map(|m| m.1 as i64),
+        min_value: extremes.map(|m| m.0),
+        max_value: extremes.map(|m| m.1),
     };
     Ok(data_page(
         buffer,
@@ -363,7 +359,7 @@ fn zigzag(v: i64) -> u64 {
 /// Parquet's `DELTA_BINARY_PACKED`: a header, then per block of 128 values
 /// the smallest delta and four miniblocks of 32 deltas above it, each
 /// bit-packed at its own width. Returns the smallest and largest value.
-fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) -> Option<(u64, u64)> {
+fn delta_binary_packed(values: &[i64], out: &mut Vec<u8>) -> Option<(i64, i64)> {
     uleb128(out, DELTA_BLOCK as u64);
     uleb128(out, DELTA_MINIBLOCKS as u64);
     uleb128(out, values.len() as u64);
@@ -371,7 +367,7 @@ fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) -> Option<(u64, u64)> 
         uleb128(out, 0);
         return None;
     };
-    uleb128(out, zigzag(first as i64));
+    uleb128(out, zigzag(first));
     let (mut lo, mut hi) = (first, first);
     let mut prev = first;
     // A block's deltas on the stack: no allocation a column.
@@ -379,7 +375,7 @@ fn delta_binary_packed(values: &[u64], out: &mut Vec<u8>) -> Option<(u64, u64)> 
     for block in values.get(1..).unwrap_or_default().chunks(DELTA_BLOCK) {
         let mut min = i64::MAX;
         for (d, &v) in deltas.iter_mut().zip(block) {
-            *d = (v as i64).wrapping_sub(prev as i64);
+            *d = v.wrapping_sub(prev);
             min = min.min(*d);
             (lo, hi) = (lo.min(v), hi.max(v));
             prev = v;
@@ -622,13 +618,13 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
         def_levels(a.validity(), a.len(), &mut data);
     }
     write_keys(keys, values.len(), &mut data);
-    // Unsigned order, stored as the INT32 of the same bits.
+    // Signed order (the keys are the INT32's bits).
     let stats = PrimitiveStatistics::<i32> {
         primitive_type: ty.clone(),
         null_count: Some(nulls as i64),
         distinct_count: None,
-        min_value: values.iter().min().map(|&v| v as i32),
-        max_value: values.iter().max().map(|&v| v as i32),
+        min_value: values.iter().map(|&v| v as i32).min(),
+        max_value: values.iter().map(|&v| v as i32).max(),
     };
     Ok(Some((
         DictPage::new(CowBuffer::Owned(dict_bytes), values.len(), false),

@@ -2,7 +2,7 @@
 //! profiler samples and slot decisions from the store's records.
 
 use polars::prelude::*;
-use rocescope_decoders::analysis::{EpisodeCause, Report};
+use rocescope_decoders::analysis::{CARD_QP, EpisodeCause, Report};
 use rocescope_replay::record::{Record, SlotKind, Verdict};
 use rocescope_replay::store::Store;
 
@@ -12,8 +12,44 @@ fn addr(a: [u8; 16]) -> String {
     rocescope_decoders::Endpoint(a).to_string()
 }
 
+/// Columns holding QP numbers and PSNs (24-bit) or the `qp` id: signed
+/// 32-bit. Other unsigned columns (counts, times, lengths) go to signed
+/// 64-bit.
+const INT32_COLUMNS: [&str; 8] = [
+    "qp",
+    "dest_qp",
+    "requester_qp",
+    "next_psn",
+    "oldest_unacked_psn",
+    "from_psn",
+    "qpn",
+    "psn",
+];
+
+/// The signed type a column is written as: Spark has no unsigned types
+/// (it reads UINT_64 as decimal(20,0) and pushes no filter down on one).
+fn signed_type(name: &str, dtype: &DataType) -> Option<DataType> {
+    match dtype {
+        DataType::UInt64 => Some(DataType::Int64),
+        DataType::UInt32 if INT32_COLUMNS.contains(&name) => Some(DataType::Int32),
+        DataType::UInt32 => Some(DataType::Int64),
+        DataType::UInt16 => Some(DataType::Int32),
+        DataType::UInt8 => Some(DataType::Int16),
+        _ => None,
+    }
+}
+
+/// A table of `columns`, every integer column signed (a value that does
+/// not fit is an error naming the column, never a silent wrap).
 fn frame(columns: Vec<Column>) -> Result<DataFrame, DataError> {
     let height = columns.first().map_or(0, |c| c.len());
+    let columns = columns
+        .into_iter()
+        .map(|c| match signed_type(c.name(), c.dtype()) {
+            Some(t) => c.strict_cast(&t),
+            None => Ok(c),
+        })
+        .collect::<PolarsResult<Vec<_>>>()?;
     Ok(DataFrame::new(height, columns)?)
 }
 
@@ -206,7 +242,13 @@ pub fn episodes(r: &Report) -> Result<DataFrame, DataError> {
 pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
     let f = &r.findings;
     frame(vec![
-        Column::new("qp".into(), f.iter().map(|f| f.qp).collect::<Vec<_>>()),
+        // -1: a finding about the card, not a QP.
+        Column::new(
+            "qp".into(),
+            f.iter()
+                .map(|f| if f.qp == CARD_QP { -1 } else { f.qp as i32 })
+                .collect::<Vec<i32>>(),
+        ),
         Column::new(
             "dest_qp".into(),
             f.iter()

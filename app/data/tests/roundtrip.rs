@@ -150,8 +150,8 @@ fn packets_round_trip_through_parquet_csv_and_json_lines() {
     export(&o.source(), Table::Packets, &small, &opts).unwrap();
     assert!(read_parquet(&small).equals_missing(&mem));
     // Typed columns, not strings.
-    assert_eq!(df.column("psn").unwrap().dtype(), &DataType::UInt32);
-    assert_eq!(df.column("opcode").unwrap().dtype(), &DataType::UInt8);
+    assert_eq!(df.column("psn").unwrap().dtype(), &DataType::Int32);
+    assert_eq!(df.column("opcode").unwrap().dtype(), &DataType::Int16);
     assert_eq!(
         df.column("retransmission").unwrap().dtype(),
         &DataType::Boolean
@@ -518,6 +518,7 @@ for name in t.column_names:
     c = t.column(name)
     vals = [v for v in c.to_pylist() if v is not None]
     d = {"nulls": c.null_count}
+    out.setdefault("types", {})[name] = str(f.schema_arrow.field(name).type)
     if pa.types.is_boolean(c.type):
         d["trues"] = sum(1 for v in vals if v)
     elif pa.types.is_integer(c.type):
@@ -570,8 +571,8 @@ fn summary(df: &DataFrame) -> serde_json::Value {
                 d.insert("distinct".into(), v.into());
             }
             _ => {
-                let s = c.cast(&DataType::UInt64).unwrap();
-                let sum: u128 = s.u64().unwrap().iter().flatten().map(u128::from).sum();
+                let s = c.cast(&DataType::Int64).unwrap();
+                let sum: i128 = s.i64().unwrap().iter().flatten().map(i128::from).sum();
                 d.insert("sum".into(), sum.to_string().into());
             }
         }
@@ -623,6 +624,21 @@ fn pyarrow_reads_the_packets_table_as_polars_does() {
     assert!(encodings("frame").contains(&"DELTA_BINARY_PACKED".into()));
     assert!(encodings("src_ip").contains(&"RLE_DICTIONARY".into()));
     assert!(encodings("port").contains(&"RLE_DICTIONARY".into()));
+    // Signed integers (Spark has no unsigned types), as the SCHEMA says.
+    let ty = |col: &str| got["types"][col].as_str().unwrap().to_owned();
+    let types = got["types"].as_object().unwrap();
+    assert!(
+        types
+            .values()
+            .all(|t| !t.as_str().unwrap().starts_with("uint")),
+        "{types:?}"
+    );
+    assert_eq!(ty("ts_ns"), "int64");
+    assert_eq!(ty("psn"), "int32");
+    assert_eq!(ty("opcode"), "int16");
+    assert_eq!(ty("reth_rkey"), "int64");
+    assert_eq!(ty("retransmission"), "bool");
+    assert!(ty("src_ip").starts_with("string"));
     let mem = PacketBatches::new(&o.store, 4096).collect(0..n).unwrap();
     let want = summary(&mem);
     for (name, w) in want.as_object().unwrap() {

@@ -1,0 +1,131 @@
+//! Partitions as a live session goes: each window of capture time of the
+//! packets table written as soon as it closes (a frame of a later window
+//! has arrived), so that a crash loses at most the window still open.
+
+use std::path::{Path, PathBuf};
+
+use crate::export::{ExportOptions, Format, Rows, export, partition_capture_name};
+use crate::{DataError, Source, Table};
+
+/// Rows read from the store at a time while looking for a window's end.
+const SCAN_ROWS: u64 = 4096;
+
+/// The packets table of a growing store, written window by window under
+/// `ROOT/packets/capture=NAME/window_start_ns=N/part-K.parquet` (the
+/// layout of `export --partition`).
+#[derive(Debug)]
+pub struct LivePartitions {
+    root: PathBuf,
+    capture: String,
+    window_ns: u64,
+    /// The first row not yet written.
+    next_row: u64,
+    /// Part files per window so far (a window seen again, times going
+    /// back, gets another).
+    parts: std::collections::HashMap<u64, u32>,
+    /// Rows the store let go (its disk ring) before they were written.
+    pub rows_missed: u64,
+    pub rows_written: u64,
+    pub files_written: u64,
+}
+
+impl LivePartitions {
+    pub fn new(root: &Path, capture: &str, window_ns: u64) -> LivePartitions {
+        LivePartitions {
+            root: root.to_path_buf(),
+            capture: partition_capture_name(capture),
+            window_ns: window_ns.max(1),
+            next_row: 0,
+            parts: Default::default(),
+            rows_missed: 0,
+            rows_written: 0,
+            files_written: 0,
+        }
+    }
+
+    /// Write every window that has closed; with `end`, the open one too.
+    /// Returns the files written by this call.
+    pub fn flush(&mut self, src: &Source<'_>, end: bool) -> Result<Vec<PathBuf>, DataError> {
+        let store = src.store;
+        let mut files = Vec::new();
+        let first = store.first_row();
+        if self.next_row < first {
+            self.rows_missed += first - self.next_row;
+            self.next_row = first;
+        }
+        let len = store.len();
+        let mut rows = Vec::new();
+        while self.next_row < len {
+            let Some(row) = store.row(self.next_row) else {
+                break;
+            };
+            let window = row.ts_ns - row.ts_ns % self.window_ns;
+            // The window's last row: the first row of another window ends it.
+            let mut at = self.next_row + 1;
+            let mut closed = false;
+            'scan: while at < len {
+                rows.clear();
+                store.rows(at..(at + SCAN_ROWS).min(len), &mut rows);
+                if rows.is_empty() {
+                    break;
+                }
+                for r in &rows {
+                    if r.ts_ns - r.ts_ns % self.window_ns != window {
+                        closed = true;
+                        break 'scan;
+                    }
+                    at += 1;
+                }
+            }
+            if !closed && !end {
+                break;
+            }
+            files.push(self.write_window(src, window, self.next_row..at)?);
+            self.rows_written += at - self.next_row;
+            self.next_row = at;
+        }
+        Ok(files)
+    }
+
+    /// One window's rows to a hidden file, then renamed into place: a
+    /// reader never sees a file being written.
+    fn write_window(
+        &mut self,
+        src: &Source<'_>,
+        window: u64,
+        rows: std::ops::Range<u64>,
+    ) -> Result<PathBuf, DataError> {
+        let capture_dir = self
+            .root
+            .join(Table::Packets.name())
+            .join(format!("capture={}", self.capture));
+        let dir = capture_dir.join(format!("window_start_ns={window}"));
+        let part = self.parts.entry(window).or_insert(0);
+        let name = format!("part-{part:05}.parquet");
+        *part += 1;
+        let tmp_dir = capture_dir.join(format!(".tmp-live-{}", std::process::id()));
+        for d in [&tmp_dir, &dir] {
+            std::fs::create_dir_all(d).map_err(|source| DataError::Io {
+                what: "cannot create",
+                path: d.clone(),
+                source,
+            })?;
+        }
+        let tmp = tmp_dir.join(&name);
+        let opts = ExportOptions {
+            format: Some(Format::Parquet),
+            rows: Rows::Range(rows),
+            ..ExportOptions::default()
+        };
+        export(src, Table::Packets, &tmp, &opts)?;
+        let path = dir.join(name);
+        std::fs::rename(&tmp, &path).map_err(|source| DataError::Io {
+            what: "cannot write",
+            path: path.clone(),
+            source,
+        })?;
+        let _ = std::fs::remove_dir(&tmp_dir);
+        self.files_written += 1;
+        Ok(path)
+    }
+}
