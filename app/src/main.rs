@@ -27,7 +27,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Decode every frame of a capture (classic pcap or pcapng), in frame order.
+    /// Decode every frame of a capture (pcap, pcapng, sniffer dump) or of the
+    /// AXI4-Stream interfaces of a waveform (VCD, FST), in frame order.
     Decode(DecodeArgs),
     /// Index a capture as the workbench does and summarise it.
     Info(InfoArgs),
@@ -76,11 +77,22 @@ struct InfoArgs {
 
 #[derive(Debug, clap::Args)]
 struct DecodeArgs {
-    /// Capture file: classic pcap (µs or ns, either byte order) or pcapng.
+    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST).
     file: PathBuf,
     /// Output: one summary line per frame, or one JSON object per frame.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Write the frames as pcapng to this file instead of decoding them
+    /// (a waveform's interfaces become its interfaces).
+    #[arg(long, value_name = "FILE")]
+    to: Option<PathBuf>,
+    /// Waveforms: only this AXI4-Stream interface (scope path or its end).
+    #[arg(long, value_name = "SCOPE")]
+    axis: Option<String>,
+    /// Waveforms: the clock of the interfaces (full path or name), instead
+    /// of the clk/aclk/ap_clk/aclk_i found in scope.
+    #[arg(long, value_name = "SIGNAL")]
+    clock: Option<String>,
     /// Extra UDP destination port to decode as RoCEv2 (4791 always is); repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     roce_ports: Vec<u16>,
@@ -96,7 +108,19 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Decode(args)) => {
-            decode_cmd::run(&args.file, args.format == Format::Jsonl, args.roce_ports)
+            let wave = rocescope_replay::wave::WaveOptions {
+                axis: args.axis,
+                clock: args.clock,
+            };
+            match args.to {
+                Some(to) => decode_cmd::to_pcapng(&args.file, &wave, &to),
+                None => decode_cmd::run(
+                    &args.file,
+                    args.format == Format::Jsonl,
+                    args.roce_ports,
+                    &wave,
+                ),
+            }
         }
         Some(Command::Info(args)) => info_cmd::run(&args.file, args.json, args.roce_ports),
         Some(Command::Stats(args)) => stats_cmd::run(&args.file, args.json, args.roce_ports),
