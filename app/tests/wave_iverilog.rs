@@ -412,11 +412,55 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
         let (_, again, _) = rocescope(&["decode", s(&out), "--format", "jsonl"]);
         assert_eq!(again, want_jsonl);
 
+        // Alignment: a capture of the same traffic on another clock (and
+        // header-only for every other frame, as the card's sniffer cuts
+        // them), with one frame the waveform lacks.
+        let capture = sim.dir.join("capture.pcapng");
+        let shift_ns = 1_700_000_000_123_456_789u64;
+        let mut wr =
+            PcapngWriter::new(std::fs::File::create(&capture).expect("create")).expect("writer");
+        for (k, (f, &t)) in expected.iter().zip(times).enumerate() {
+            let keep = if k % 2 == 0 { f.len() } else { f.len().min(64) };
+            wr.write_frame(t + shift_ns, 0, None, f.len() as u32, &f[..keep])
+                .expect("write");
+        }
+        let stray = rc_frames(1, 0x77, 5)[0].clone();
+        wr.write_frame(
+            shift_ns + 10 * 1_000_000,
+            0,
+            None,
+            stray.len() as u32,
+            &stray,
+        )
+        .expect("write");
+        wr.finish().expect("finish");
+        let (ok, info, stderr) =
+            rocescope(&["info", s(&capture), "--wave", s(&sim.wave), "--json"]);
+        assert!(ok, "{stderr}");
+        let info: serde_json::Value = serde_json::from_str(&info).expect("json");
+        let a = &info["alignment"];
+        assert_eq!(a["offset_ns"], shift_ns, "{a}");
+        assert_eq!(a["spread_ns"], 0, "{a}");
+        assert_eq!(
+            (&a["matched"], &a["capture_unmatched"], &a["wave_unmatched"]),
+            (&24.into(), &1.into(), &0.into()),
+            "{a}"
+        );
+        let (ok, text, _) = rocescope(&["info", s(&capture), "--wave", s(&sim.wave)]);
+        assert!(ok);
+        assert!(
+            text.contains(&format!(
+                "capture = waveform +{shift_ns} ns (spread 0 ns), 24 matched"
+            )),
+            "{text}"
+        );
+
         // The store and the RC analysis: a QP, every WRITE acknowledged.
         let (ok, info, stderr) = rocescope(&["info", s(&sim.wave), "--json"]);
         assert!(ok, "{stderr}");
         let info: serde_json::Value = serde_json::from_str(&info).expect("json");
         assert_eq!(info["packets"], 24, "{info}");
+        assert_eq!(info["interfaces"][0]["name"], "tb.u0", "{info}");
         let (ok, stats, stderr) = rocescope(&["stats", s(&sim.wave), "--json"]);
         assert!(ok, "{stderr}");
         let stats: serde_json::Value = serde_json::from_str(&stats).expect("json");

@@ -16,6 +16,9 @@ mod stream;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub mod align;
+
+pub use align::{Alignment, align};
 pub use axis::{AxisInterface, CLOCK_NAMES};
 pub use beats::{MAX_FRAME_BYTES, WaveFrame};
 pub use stream::WaveStream;
