@@ -548,6 +548,55 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
         stderr.contains("no AXI4-Stream interface \"nope\"") && stderr.contains("tb.u1"),
         "{stderr}"
     );
+    // The README's waveform commands, word for word on these files (all but
+    // `open`, which needs a terminal).
+    let fst = simulate("two", &streams, true);
+    let capture = sim.dir.join("capture.pcapng");
+    let mut wr =
+        PcapngWriter::new(std::fs::File::create(&capture).expect("create")).expect("writer");
+    for f in &frames {
+        wr.write_frame(f.0 + 5_000, 0, None, f.2.len() as u32, &f.2)
+            .expect("write");
+    }
+    wr.finish().expect("finish");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README");
+    let mut ran = 0;
+    for line in readme.lines().filter(|l| l.contains("sim_dump.")) {
+        let Some(cmd) = line.strip_prefix("rocescope ") else {
+            continue;
+        };
+        if cmd.starts_with("open ") {
+            continue;
+        }
+        let args: Vec<String> = cmd
+            .split(" #")
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|w| match w {
+                "sim_dump.vcd" => s(&sim.wave).to_owned(),
+                "sim_dump.fst" => s(&fst.wave).to_owned(),
+                "frames.pcapng" | "capture.pcapng" => s(&sim.dir.join(w)).to_owned(),
+                w => w.to_owned(),
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, stdout, stderr) = rocescope(&args);
+        assert!(ok && !stdout.is_empty(), "README: {line}: {stderr}");
+        if cmd.contains("--wave") {
+            assert!(
+                stdout.contains("capture = waveform +5000 ns"),
+                "{line}: {stdout}"
+            );
+        }
+        ran += 1;
+    }
+    assert_eq!(ran, 5, "the README's waveform commands");
+    if std::env::var_os("KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(&fst.dir);
+    }
+
     // --clock overrides the clock found (here with the same clock by name).
     let (ok, text, stderr) = rocescope(&["decode", s(&sim.wave), "--clock", "tb.clk"]);
     assert!(ok, "{stderr}");
