@@ -103,6 +103,11 @@ pub fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<(
     let out = std::fs::File::create(&partial)
         .with_context(|| format!("cannot create {}", partial.display()))?;
     let mut w = PcapngWriter::new(out).with_context(|| format!("writing {}", partial.display()))?;
+    if let Some(wave) = reader.wave() {
+        for (port, i) in wave.interfaces().iter().enumerate() {
+            w.describe_port(u8::try_from(port).unwrap_or(u8::MAX), &describe(i));
+        }
+    }
     // A read error (a cut waveform) still leaves every frame before it in
     // the file, and is told after.
     let failed = loop {

@@ -411,6 +411,27 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
         assert!(stdout.contains("24 frames written"), "{stdout}");
         let (_, again, _) = rocescope(&["decode", s(&out), "--format", "jsonl"]);
         assert_eq!(again, want_jsonl);
+        // Wireshark names the interface after the waveform's (when tshark is here).
+        if let Ok(t) = Command::new("tshark")
+            .args([
+                "-r",
+                s(&out),
+                "-T",
+                "fields",
+                "-e",
+                "frame.interface_description",
+            ])
+            .output()
+        {
+            let names = String::from_utf8_lossy(&t.stdout);
+            assert!(
+                names.lines().count() == 24
+                    && names
+                        .lines()
+                        .all(|l| l.starts_with("AXI4-Stream tb.u0 (512-bit")),
+                "{names}"
+            );
+        }
 
         // Alignment: a capture of the same traffic on another clock (and
         // header-only for every other frame, as the card's sniffer cuts
