@@ -471,7 +471,7 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
         assert!(ok);
         assert!(
             text.contains(&format!(
-                "capture = waveform +{shift_ns} ns (spread 0 ns), 24 matched"
+                "waveform: 24 matched, 1 capture / 0 waveform frames unmatched, capture = waveform +{shift_ns} ns (spread 0 ns)"
             )),
             "{text}"
         );

@@ -39,25 +39,23 @@ pub struct Alignment {
 
 impl std::fmt::Display for Alignment {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The counts first: a narrow status line cuts the end.
+        write!(
+            f,
+            "waveform: {} matched, {} capture / {} waveform frames unmatched",
+            self.matched, self.capture_unmatched, self.wave_unmatched
+        )?;
         if self.matched == 0 {
-            write!(f, "waveform not aligned: no frame of the capture is in it")?;
+            write!(f, ", not aligned")
         } else if self.ordinal {
-            write!(
-                f,
-                "waveform aligned by content (capture times are packet indexes)"
-            )?;
+            write!(f, ", aligned by content (capture times are packet indexes)")
         } else {
             write!(
                 f,
-                "waveform aligned: capture = waveform {:+} ns (spread {} ns)",
+                ", capture = waveform {:+} ns (spread {} ns)",
                 self.offset_ns, self.spread_ns
-            )?;
+            )
         }
-        write!(
-            f,
-            ", {} matched, {} capture frames and {} waveform frames unmatched",
-            self.matched, self.capture_unmatched, self.wave_unmatched
-        )
     }
 }
 
