@@ -41,7 +41,7 @@ fn open(file: &Path, wave: &WaveOptions) -> anyhow::Result<CaptureReader<std::fs
     match CaptureReader::open_with(file, wave) {
         Ok(r) => Ok(r),
         // The open error already names the path; the others say where in it.
-        Err(e @ CaptureError::Open { .. }) => Err(e.into()),
+        Err(e @ (CaptureError::Open { .. } | CaptureError::Wave(_))) => Err(e.into()),
         Err(e) => Err(anyhow::Error::new(e).context(file.display().to_string())),
     }
 }

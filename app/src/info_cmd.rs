@@ -24,7 +24,9 @@ pub fn open_store(
     let store = match Store::open(file, cfg, analyzer) {
         Ok(s) => s,
         // The open error already names the path; the others say where in it.
-        Err(e @ StoreError::Capture(CaptureError::Open { .. })) => return Err(e.into()),
+        Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {
+            return Err(e.into());
+        }
         Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
     };
     let tty = std::io::stderr().is_terminal();

@@ -227,7 +227,7 @@ fn open(
         Ok(m) => m,
         // A file that is not there says so once, without its path twice.
         Err(OpenError::File {
-            source: e @ StoreError::Capture(CaptureError::Open { .. }),
+            source: e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_)),
             ..
         }) => return Err(e.into()),
         Err(e) => return Err(e.into()),
