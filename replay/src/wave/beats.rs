@@ -18,6 +18,11 @@ use std::collections::BinaryHeap;
 /// stuck `tlast` cannot grow memory without bound.
 pub const MAX_FRAME_BYTES: usize = 64 * 1024;
 
+/// Whole frames held back behind an open frame on another interface, at
+/// most: past it the oldest is released out of order (and counted), so an
+/// interface stalled mid-frame cannot make memory grow without bound.
+pub const MAX_HELD_FRAMES: usize = 65_536;
+
 /// One watched signal's value: little-endian bytes (byte 0 = bits 7:0),
 /// X and Z read as 0 with `known` false.
 #[derive(Debug, Default, Clone)]
@@ -94,6 +99,9 @@ pub(crate) struct Sampler {
     pub warnings: Vec<BeatWarning>,
     pub beats: u64,
     pub oversized_frames: u64,
+    /// Frames released before an earlier open frame (see [`MAX_HELD_FRAMES`]).
+    pub out_of_order: u64,
+    held_limit: usize,
 }
 
 impl Sampler {
@@ -116,7 +124,16 @@ impl Sampler {
             warnings: Vec::new(),
             beats: 0,
             oversized_frames: 0,
+            out_of_order: 0,
+            held_limit: MAX_HELD_FRAMES,
         }
+    }
+
+    /// A smaller [`MAX_HELD_FRAMES`], for tests.
+    #[cfg(test)]
+    fn with_held_limit(mut self, n: usize) -> Self {
+        self.held_limit = n;
+        self
     }
 
     /// The time of the last change seen, in the file's units.
@@ -169,10 +186,23 @@ impl Sampler {
                 .enumerate()
                 .filter_map(|(i, p)| p.start.map(|t| (t, i)))
                 .min();
-            if let Some(open) = first_open
-                && (head.0.time, usize::from(head.0.port)) > open
+            if let Some((open_time, open_port)) = first_open
+                && (head.0.time, usize::from(head.0.port)) > (open_time, open_port)
             {
-                return None;
+                if self.done.len() <= self.held_limit {
+                    return None;
+                }
+                self.out_of_order += 1;
+                if self.out_of_order == 1 {
+                    self.warnings.push(BeatWarning {
+                        time: open_time,
+                        port: u8::try_from(open_port).unwrap_or(u8::MAX),
+                        message: format!(
+                            "a frame open since here holds back more than {} whole frames of other interfaces; they are released out of time order from now on",
+                            self.held_limit
+                        ),
+                    });
+                }
             }
         }
         self.done.pop().map(|r| r.0)
@@ -348,5 +378,42 @@ mod tests {
         assert_eq!((first.time, first.port, first.data.len()), (10, 0, 5));
         let second = s.pop_ready(false).expect("port 1");
         assert_eq!((second.time, second.port), (20, 1));
+    }
+
+    #[test]
+    fn a_stalled_frame_holds_back_a_bounded_number() {
+        let mut b = port();
+        b.tdata = 5;
+        b.tvalid = 6;
+        b.tlast = 7;
+        b.tkeep = None;
+        let mut s = Sampler::new(8, &[port(), b]).with_held_limit(3);
+        for slot in 0..8 {
+            set(&mut s, 0, slot, &[0, 0]);
+        }
+        // Port 0 sends one beat without tlast, then stalls; port 1 sends a
+        // one-beat frame on every edge.
+        set(&mut s, 9, VALID, &[1]);
+        set(&mut s, 9, 6, &[1]);
+        set(&mut s, 9, 7, &[1]);
+        set(&mut s, 10, CLK, &[1]);
+        set(&mut s, 11, VALID, &[0]);
+        let mut released = 0;
+        for k in 1..10u64 {
+            set(&mut s, 10 * k + 5, CLK, &[0]);
+            set(&mut s, 10 * k + 10, CLK, &[1]);
+            while s.pop_ready(false).is_some() {
+                released += 1;
+            }
+        }
+        s.finish();
+        assert_eq!(
+            released,
+            10 - 1 - 3,
+            "all but the held 3 (and the last edge's)"
+        );
+        assert_eq!(s.out_of_order, released);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert_eq!(s.open_frames().count(), 1);
     }
 }
