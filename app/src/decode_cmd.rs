@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::Context;
 use rocescope_decoders::analysis::{Class, Observation, RcAnalysis};
 use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, Syndrome, decode};
-use rocescope_replay::{CaptureError, CaptureReader, TimeBase};
+use rocescope_replay::wave::WaveOptions;
+use rocescope_replay::{CaptureError, CaptureReader, PcapngWriter, TimeBase};
 
 /// A small RC WRITE/READ exchange with one loss and its Go-Back-N recovery,
 /// made by rocescope's own builders (see assets/captures/README.md).
@@ -25,7 +26,7 @@ pub fn tour() -> anyhow::Result<()> {
     )?;
     let cfg = DecodeConfig::default();
     let first = CaptureReader::new(SAMPLE).context("bundled sample capture")?;
-    let verdicts = analyse(first, "bundled sample", &cfg)?;
+    let verdicts = analyse(first, &cfg)?;
     let reader = CaptureReader::new(SAMPLE).context("bundled sample capture")?;
     decode_stream(reader, "bundled sample", false, &cfg, &verdicts, &mut out)?;
     writeln!(
@@ -36,28 +37,116 @@ pub fn tour() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn open(file: &Path) -> anyhow::Result<CaptureReader<std::fs::File>> {
-    match CaptureReader::open(file) {
+fn open(file: &Path, wave: &WaveOptions) -> anyhow::Result<CaptureReader<std::fs::File>> {
+    match CaptureReader::open_with(file, wave) {
         Ok(r) => Ok(r),
         // The open error already names the path; the others say where in it.
-        Err(e @ CaptureError::Open { .. }) => Err(e.into()),
+        Err(e @ (CaptureError::Open { .. } | CaptureError::Wave(_))) => Err(e.into()),
         Err(e) => Err(anyhow::Error::new(e).context(file.display().to_string())),
     }
 }
 
-pub fn run(file: &Path, jsonl: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+pub fn run(
+    file: &Path,
+    jsonl: bool,
+    roce_ports: Vec<u16>,
+    wave: &WaveOptions,
+) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
     let name = file.display().to_string();
     // Two passes: the RC analysis must see the whole capture before a
     // packet's verdict is final (a gap is capture loss only once ACKs cover it).
-    let verdicts = analyse(open(file)?, &name, &cfg)?;
+    let first = open(file, wave)?;
+    tell_interfaces(&name, &first);
+    let verdicts = analyse(first, &cfg)?;
     let out = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, out.lock());
-    decode_stream(open(file)?, &name, jsonl, &cfg, &verdicts, &mut out)?;
+    decode_stream(open(file, wave)?, &name, jsonl, &cfg, &verdicts, &mut out)?;
     out.flush()?;
     Ok(())
+}
+
+/// A waveform's interfaces, one line each on stderr: which port is which.
+fn tell_interfaces<R: io::Read>(name: &str, reader: &CaptureReader<R>) {
+    let Some(w) = reader.wave() else {
+        return;
+    };
+    for (port, i) in w.interfaces().iter().enumerate() {
+        eprintln!("rocescope: {name}: port {port}: {}", describe(i));
+    }
+}
+
+/// One interface in words: `tb.u0 (512-bit tdata, clock tb.clk, tkeep, tready)`.
+pub fn describe(i: &rocescope_replay::wave::AxisInterface) -> String {
+    let mut s = format!(
+        "AXI4-Stream {} ({}-bit tdata, clock {}",
+        i.name, i.width_bits, i.clock_name
+    );
+    s.push_str(if i.has_tkeep { ", tkeep" } else { ", no tkeep" });
+    s.push_str(if i.has_tready {
+        ", tready)"
+    } else {
+        ", no tready)"
+    });
+    s
+}
+
+/// `rocescope decode FILE --to OUT.pcapng`: the frames as pcapng, each
+/// port (a waveform's interface) its own interface.
+pub fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<()> {
+    let name = file.display().to_string();
+    let mut reader = open(file, wave)?;
+    tell_interfaces(&name, &reader);
+    let partial = to.with_extension("pcapng.partial");
+    let out = std::fs::File::create(&partial)
+        .with_context(|| format!("cannot create {}", partial.display()))?;
+    let mut w = PcapngWriter::new(out).with_context(|| format!("writing {}", partial.display()))?;
+    if let Some(wave) = reader.wave() {
+        for (port, i) in wave.interfaces().iter().enumerate() {
+            w.describe_port(u8::try_from(port).unwrap_or(u8::MAX), &describe(i));
+        }
+    }
+    // A read error (a cut waveform) still leaves every frame before it in
+    // the file, and is told after.
+    let failed = loop {
+        match reader.next_frame() {
+            Ok(Some(f)) => {
+                let port = f
+                    .port
+                    .unwrap_or_else(|| u8::try_from(f.interface).unwrap_or(u8::MAX));
+                w.write_frame(f.ts_ns, port, f.direction, f.origlen, f.data)
+                    .with_context(|| format!("writing {}", partial.display()))?;
+            }
+            Ok(None) => break None,
+            Err(e) => break Some(e),
+        }
+    };
+    let frames = w.frames_written();
+    w.finish()
+        .with_context(|| format!("writing {}", partial.display()))?;
+    std::fs::rename(&partial, to).with_context(|| format!("cannot write {}", to.display()))?;
+    print_warnings(&name, &reader);
+    println!("{frames} frames written to {}", to.display());
+    match failed {
+        Some(e) => Err(anyhow::Error::new(e).context(format!("reading {name}"))),
+        None => Ok(()),
+    }
+}
+
+fn print_warnings<R: io::Read>(name: &str, reader: &CaptureReader<R>) {
+    let wave = reader.wave().is_some();
+    for w in reader.warnings() {
+        if wave {
+            eprintln!("rocescope: warning: {name}: {}", w.message);
+        } else {
+            eprintln!(
+                "rocescope: warning: {name}: {} (at byte {})",
+                w.message, w.offset
+            );
+        }
+    }
 }
 
 /// The RC analysis verdict of every frame: its class and QP conversation.
@@ -69,7 +158,6 @@ pub struct Verdicts {
 /// First pass: run the RC analysis over the whole capture.
 fn analyse<R: io::Read>(
     mut reader: CaptureReader<R>,
-    name: &str,
     cfg: &DecodeConfig,
 ) -> anyhow::Result<Verdicts> {
     let mut an = RcAnalysis::default();
@@ -77,10 +165,9 @@ fn analyse<R: io::Read>(
         class: Vec::new(),
         qp: Vec::new(),
     };
-    while let Some(frame) = reader
-        .next_frame()
-        .with_context(|| format!("reading {name}"))?
-    {
+    // An error ends the pass; the second pass prints the frames before it,
+    // then the error.
+    while let Ok(Some(frame)) = reader.next_frame() {
         let index = v.class.len() as u64;
         let obs = LinkLayer::from_linktype(frame.linktype.0).and_then(|link| {
             Observation::from_packet(&decode(frame.data, link, cfg), frame.ts_ns, frame.origlen)
@@ -179,12 +266,7 @@ fn decode_stream<R: io::Read>(
             writeln!(out)?;
         }
     }
-    for w in reader.warnings() {
-        eprintln!(
-            "rocescope: warning: {name}: {} (at byte {})",
-            w.message, w.offset
-        );
-    }
+    print_warnings(name, &reader);
     if unknown_links > 0 {
         eprintln!(
             "rocescope: warning: {name}: {unknown_links} frames of link types rocescope does not decode"

@@ -6,6 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
+
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::CaptureError;
 use rocescope_replay::TimeBase;
@@ -22,7 +24,9 @@ pub fn open_store(
     let store = match Store::open(file, cfg, analyzer) {
         Ok(s) => s,
         // The open error already names the path; the others say where in it.
-        Err(e @ StoreError::Capture(CaptureError::Open { .. })) => return Err(e.into()),
+        Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {
+            return Err(e.into());
+        }
         Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
     };
     let tty = std::io::stderr().is_terminal();
@@ -50,11 +54,42 @@ pub fn open_store(
     Ok(store)
 }
 
-pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+/// A waveform's interfaces (port, then the interface in words); empty for a
+/// capture.
+fn interfaces(file: &Path) -> Vec<(usize, rocescope_replay::wave::AxisInterface)> {
+    let Ok(r) = rocescope_replay::CaptureReader::open(file) else {
+        return Vec::new();
+    };
+    r.wave()
+        .map(|w| w.interfaces().iter().cloned().enumerate().collect())
+        .unwrap_or_default()
+}
+
+pub fn run(
+    file: &Path,
+    json_out: bool,
+    roce_ports: Vec<u16>,
+    wave: Option<&Path>,
+) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
     let store = open_store(file, cfg, Box::new(NoAnalysis))?;
+    let alignment = match wave {
+        Some(w) => Some(
+            rocescope_replay::wave::align(file, w, &Default::default())
+                .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
+        ),
+        None => None,
+    };
+    let ports = if matches!(
+        store.format(),
+        Some(rocescope_replay::CaptureFormat::Wave(_))
+    ) {
+        interfaces(file)
+    } else {
+        Vec::new()
+    };
     let progress = store.progress();
     let stats = store.stats();
     let convs = store.conversations();
@@ -99,6 +134,16 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
             "indexing_s": secs,
             "warnings": warnings.iter().map(|w| json!({"offset": w.offset, "message": w.message})).collect::<Vec<_>>(),
             "error": progress.error,
+            "interfaces": ports.iter().map(|(port, i)| json!({
+                "port": port, "name": i.name, "width_bits": i.width_bits, "clock": i.clock_name,
+                "tkeep": i.has_tkeep, "tready": i.has_tready,
+            })).collect::<Vec<_>>(),
+            "alignment": alignment.as_ref().map(|a| json!({
+                "wave": wave.map(|w| w.display().to_string()),
+                "offset_ns": a.offset_ns, "spread_ns": a.spread_ns, "matched": a.matched,
+                "capture_unmatched": a.capture_unmatched, "wave_unmatched": a.wave_unmatched,
+                "ordinal": a.ordinal,
+            })),
         });
         writeln!(std::io::stdout().lock(), "{v}")?;
     } else {
@@ -155,6 +200,16 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         }
         if convs.len() > 8 {
             writeln!(out, "  ... {} more conversations", convs.len() - 8)?;
+        }
+        for (port, i) in &ports {
+            writeln!(
+                out,
+                "port {port}          {}",
+                crate::decode_cmd::describe(i)
+            )?;
+        }
+        if let Some(a) = &alignment {
+            writeln!(out, "alignment       {a}")?;
         }
     }
     for w in &warnings {

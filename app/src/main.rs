@@ -28,12 +28,13 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Decode every frame of a capture (classic pcap or pcapng), in frame order.
+    /// Decode every frame of a capture (pcap, pcapng, sniffer dump) or of the
+    /// AXI4-Stream interfaces of a waveform (VCD, FST), in frame order.
     Decode(DecodeArgs),
     /// Index a capture as the workbench does and summarise it.
     Info(InfoArgs),
     /// RC analysis: per-QP state, retransmission episodes, counters, diagnosis.
-    Stats(InfoArgs),
+    Stats(StatsArgs),
     /// The capture's report: one HTML page with plots (PNG, SVG) beside it.
     Report(report_cmd::ReportArgs),
     /// Open a capture in the terminal workbench.
@@ -58,8 +59,12 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct OpenArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump).
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
     file: PathBuf,
+    /// A waveform (VCD, FST) of the same traffic: aligned with the capture
+    /// by content at open; the status line shows the offset and matches.
+    #[arg(long, value_name = "WAVE")]
+    wave: Option<PathBuf>,
     /// Extra UDP destination port to decode as RoCEv2; repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     roce_ports: Vec<u16>,
@@ -67,7 +72,23 @@ struct OpenArgs {
 
 #[derive(Debug, clap::Args)]
 struct InfoArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump).
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
+    file: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Extra UDP destination port to decode as RoCEv2; repeatable.
+    #[arg(long = "roce-port", value_name = "N")]
+    roce_ports: Vec<u16>,
+    /// A waveform (VCD, FST) of the same traffic: align it with the capture
+    /// by content and show the offset, the frames matched and unmatched.
+    #[arg(long, value_name = "WAVE")]
+    wave: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct StatsArgs {
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
     file: PathBuf,
     /// Print one JSON object.
     #[arg(long)]
@@ -79,11 +100,22 @@ struct InfoArgs {
 
 #[derive(Debug, clap::Args)]
 struct DecodeArgs {
-    /// Capture file: classic pcap (µs or ns, either byte order) or pcapng.
+    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST).
     file: PathBuf,
     /// Output: one summary line per frame, or one JSON object per frame.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Write the frames as pcapng to this file instead of decoding them
+    /// (a waveform's interfaces become its interfaces).
+    #[arg(long, value_name = "FILE")]
+    to: Option<PathBuf>,
+    /// Waveforms: only this AXI4-Stream interface (scope path or its end).
+    #[arg(long, value_name = "SCOPE")]
+    axis: Option<String>,
+    /// Waveforms: the clock of the interfaces (full path or name), instead
+    /// of the clk/aclk/ap_clk/aclk_i found in scope.
+    #[arg(long, value_name = "SIGNAL")]
+    clock: Option<String>,
     /// Extra UDP destination port to decode as RoCEv2 (4791 always is); repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     roce_ports: Vec<u16>,
@@ -99,12 +131,26 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Decode(args)) => {
-            decode_cmd::run(&args.file, args.format == Format::Jsonl, args.roce_ports)
+            let wave = rocescope_replay::wave::WaveOptions {
+                axis: args.axis,
+                clock: args.clock,
+            };
+            match args.to {
+                Some(to) => decode_cmd::to_pcapng(&args.file, &wave, &to),
+                None => decode_cmd::run(
+                    &args.file,
+                    args.format == Format::Jsonl,
+                    args.roce_ports,
+                    &wave,
+                ),
+            }
         }
-        Some(Command::Info(args)) => info_cmd::run(&args.file, args.json, args.roce_ports),
+        Some(Command::Info(args)) => {
+            info_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
+        }
         Some(Command::Stats(args)) => stats_cmd::run(&args.file, args.json, args.roce_ports),
         Some(Command::Report(args)) => report_cmd::run(args),
-        Some(Command::Open(args)) => open(&args.file, args.roce_ports),
+        Some(Command::Open(args)) => open(&args.file, args.roce_ports, args.wave.as_deref()),
         Some(Command::Sim(args)) => sim_cmd::run(args),
         Some(Command::Tour) => decode_cmd::tour(),
         Some(Command::Agent(args)) => agent_cmd::run(args),
@@ -154,7 +200,11 @@ fn default_run() -> anyhow::Result<()> {
 
 /// `rocescope open FILE`: index the capture in the background and open the
 /// workbench at once.
-fn open(file: &std::path::Path, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+fn open(
+    file: &std::path::Path,
+    roce_ports: Vec<u16>,
+    wave: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
     use rocescope_core::source::{OpenError, SourceSpec, open};
     use rocescope_replay::CaptureError;
     use rocescope_replay::store::StoreError;
@@ -164,15 +214,31 @@ fn open(file: &std::path::Path, roce_ports: Vec<u16>) -> anyhow::Result<()> {
             extra_roce_ports: roce_ports,
         },
     };
-    let model = match open(spec, &Default::default()) {
+    // The alignment reads both files once, before the workbench opens.
+    let aligned = match wave {
+        Some(w) => Some(
+            rocescope_replay::wave::align(file, w, &Default::default()).map_err(|e| {
+                anyhow::Error::new(e).context(format!(
+                    "aligning {} with {}",
+                    w.display(),
+                    file.display()
+                ))
+            })?,
+        ),
+        None => None,
+    };
+    let mut model = match open(spec, &Default::default()) {
         Ok(m) => m,
         // A file that is not there says so once, without its path twice.
         Err(OpenError::File {
-            source: e @ StoreError::Capture(CaptureError::Open { .. }),
+            source: e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_)),
             ..
         }) => return Err(e.into()),
         Err(e) => return Err(e.into()),
     };
+    if let Some(a) = aligned {
+        model.apply(rocescope_core::Command::Notify(a.to_string()));
+    }
     tui::run(model)
 }
 

@@ -5,7 +5,8 @@
 //! by frame without copying packet bytes; it never panics on bad input and
 //! reports cut files as warnings. [`store`] indexes any of them into 32-byte
 //! rows on a background thread, and [`clock`] replays a store like a live
-//! feed.
+//! feed. [`wave`] reads VCD and FST waveforms as captures: the Ethernet
+//! frames on their AXI4-Stream interfaces.
 //!
 //! [`record`] defines [`Record`], the unit every source (file, live link,
 //! simulator) produces; [`pcapng_writer`] records them as pcapng that
@@ -20,6 +21,7 @@ pub mod sniffer;
 pub mod store;
 pub mod synth;
 pub mod text;
+pub mod wave;
 
 pub use capture::{
     CaptureError, CaptureFormat, CaptureFrame, CaptureItem, CaptureReader, CaptureWarning,

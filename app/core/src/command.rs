@@ -129,6 +129,9 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         partition_window_ns: Option<u64>,
     },
+    /// Show a message in the status line (what a source found at open,
+    /// such as a waveform's alignment with the capture).
+    Notify(String),
     Quit,
 }
 

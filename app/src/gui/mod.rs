@@ -89,7 +89,17 @@ pub fn open_file(path: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Model> {
         path: path.to_path_buf(),
         decode,
     };
-    Ok(source::open(spec, &SessionLimits::default())?)
+    use rocescope_replay::CaptureError;
+    use rocescope_replay::store::StoreError;
+    match source::open(spec, &SessionLimits::default()) {
+        Ok(m) => Ok(m),
+        // These already name the path.
+        Err(source::OpenError::File {
+            source: e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_)),
+            ..
+        }) => Err(e.into()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// A simulator run paced as the terminal workbench paces it.

@@ -14,6 +14,10 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CaptureError {
+    /// A waveform (VCD, FST) could not be read as a capture; names the file.
+    #[error(transparent)]
+    Wave(#[from] crate::wave::WaveError),
+
     /// The file could not be opened.
     #[error("cannot open {}", path.display())]
     Open {

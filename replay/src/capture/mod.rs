@@ -117,6 +117,9 @@ pub enum CaptureFormat {
     SnifferText,
     /// The BALBOA card's sniffer slots as raw bytes; ordinal time.
     SnifferRaw,
+    /// A waveform (VCD, FST): the frames on its AXI4-Stream interfaces,
+    /// read by [`crate::wave`], one port per interface.
+    Wave(crate::wave::WaveFormat),
 }
 
 impl fmt::Display for CaptureFormat {
@@ -135,6 +138,7 @@ impl fmt::Display for CaptureFormat {
             Self::Pcapng => f.write_str("pcapng"),
             Self::SnifferText => f.write_str("BALBOA sniffer text dump"),
             Self::SnifferRaw => f.write_str("BALBOA sniffer raw slot dump"),
+            Self::Wave(w) => write!(f, "{w} waveform (AXI4-Stream)"),
         }
     }
 }
@@ -233,6 +237,8 @@ pub(crate) struct Shared {
     /// Offset of the record or block being read, for the closing warning.
     pub(crate) at: u64,
     pub(crate) done: bool,
+    /// Warnings of a waveform's reader already taken into `warnings`.
+    pub(crate) wave_warnings: usize,
 }
 
 impl Shared {
@@ -260,6 +266,7 @@ enum Inner<R: Read> {
     Pcap(pcap::PcapState<R>),
     Pcapng(pcapng::NgState<R>),
     Sniffer(Box<SnifferState<R>>),
+    Wave(Box<crate::wave::WaveStream>),
 }
 
 /// A sniffer dump behind the bytes read to detect it.
@@ -300,8 +307,42 @@ pub struct CaptureReader<R: Read> {
 }
 
 impl CaptureReader<File> {
-    /// Opens a capture file; I/O errors carry its path.
+    /// Opens a capture file; I/O errors carry its path. A waveform (VCD,
+    /// FST) opens with every AXI4-Stream interface found.
     pub fn open(path: &Path) -> Result<Self, CaptureError> {
+        Self::open_with(path, &crate::wave::WaveOptions::default())
+    }
+
+    /// Like [`open`](Self::open), with the interfaces and clock to use when
+    /// the file is a waveform.
+    pub fn open_with(path: &Path, wave: &crate::wave::WaveOptions) -> Result<Self, CaptureError> {
+        let mut file = File::open(path).map_err(|source| CaptureError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        // A capture's magic is checked first: waveforms are detected only
+        // when the file is none of the binary capture formats.
+        let mut magic = Vec::with_capacity(4);
+        read_up_to(&mut file, &mut magic, 4).map_err(|source| CaptureError::Io {
+            name: path.display().to_string(),
+            offset: 0,
+            source,
+        })?;
+        let capture_magic = magic.first_chunk::<4>().is_some_and(|m| {
+            let m = u32::from_le_bytes(*m);
+            [pcap::MAGIC_US, pcap::MAGIC_NS, pcap::MAGIC_MODIFIED]
+                .iter()
+                .any(|&k| m == k || m == k.swap_bytes())
+                || m == crate::pcapng::SHB_TYPE
+        });
+        if !capture_magic && let Some(format) = crate::wave::detect(path) {
+            let stream = crate::wave::WaveStream::open(path, format, wave)?;
+            return Ok(Self {
+                format: CaptureFormat::Wave(format),
+                inner: Inner::Wave(Box::new(stream)),
+                shared: Shared::default(),
+            });
+        }
         let file = File::open(path).map_err(|source| CaptureError::Open {
             path: path.to_path_buf(),
             source,
@@ -414,6 +455,15 @@ impl<R: Read> CaptureReader<R> {
         self.format
     }
 
+    /// A waveform's reader (its interfaces, timescale, end), `None` for
+    /// captures.
+    pub fn wave(&self) -> Option<&crate::wave::WaveStream> {
+        match &self.inner {
+            Inner::Wave(w) => Some(w),
+            _ => None,
+        }
+    }
+
     /// The next frame in file order, `Ok(None)` at the end of the input.
     ///
     /// A file cut mid-record ends with `Ok(None)` and a warning; corruption
@@ -431,6 +481,34 @@ impl<R: Read> CaptureReader<R> {
                 let shared = &mut self.shared;
                 let frame = state.next_into(&mut |w| shared.warn(w.offset, w.message));
                 frame.map(|f| f.map(|f| f.frame))
+            }
+            Inner::Wave(state) => {
+                let index = self.shared.next_index;
+                let next = state.advance();
+                for (_, message) in &state.warnings()[self.shared.wave_warnings..] {
+                    self.shared.warn(0, message.clone());
+                }
+                self.shared.wave_warnings = state.warnings().len();
+                match next.map(|t| t.zip(state.current())) {
+                    Ok(Some((ts_ns, f))) => {
+                        self.shared.next_index += 1;
+                        let len = u32::try_from(f.data.len()).unwrap_or(u32::MAX);
+                        Ok(Some(CaptureFrame {
+                            index,
+                            ts_ns,
+                            caplen: len,
+                            origlen: len,
+                            linktype: LinkType::ETHERNET,
+                            interface: u32::from(f.port),
+                            file_offset: 0,
+                            port: Some(f.port),
+                            direction: None,
+                            data: &f.data,
+                        }))
+                    }
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(e.into()),
+                }
             }
         };
         match result {
@@ -512,6 +590,7 @@ impl<R: Read> CaptureReader<R> {
             Inner::Pcap(state) => state.bytes_read(),
             Inner::Pcapng(state) => state.bytes_read(),
             Inner::Sniffer(state) => state.bytes_read(),
+            Inner::Wave(state) => state.bytes_read(),
         }
     }
 }

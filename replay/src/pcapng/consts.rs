@@ -41,6 +41,8 @@ pub const OPT_ENDOFOPT: u16 = 0;
 pub const OPT_COMMENT: u16 = 1;
 pub const SHB_USERAPPL: u16 = 4;
 pub const IF_NAME: u16 = 2;
+/// `if_description`: free text (a waveform interface's scope path).
+pub const IF_DESCRIPTION: u16 = 3;
 pub const IF_TSRESOL: u16 = 9;
 pub const IF_TSOFFSET: u16 = 14;
 pub const EPB_FLAGS: u16 = 2;

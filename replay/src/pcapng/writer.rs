@@ -4,8 +4,10 @@
 //! - one Section Header Block (`shb_userappl` = `rocescope <version>`);
 //! - one Interface Description Block per (port, direction), declared on first
 //!   use: link type Ethernet, snap length 262144, `if_tsresol` 9 (ns),
-//!   `if_name` like `port0-rx`, and a rocescope custom option holding the
-//!   port and direction so readers need not parse names;
+//!   `if_name` like `port0-rx`, an `if_description` when the port was
+//!   described (a waveform's interface: `AXI4-Stream tb.dut.m_axis_rx`),
+//!   and a rocescope custom option holding the port and direction so
+//!   readers need not parse names;
 //! - an Enhanced Packet Block per frame: ns timestamp, caplen, origlen and,
 //!   when the direction is known, `epb_flags` inbound/outbound;
 //! - a Custom Block (type `0x00000BAD`, copyable, PEN [`ROCESCOPE_PEN`]) per
@@ -74,9 +76,24 @@ pub struct PcapngWriter<W: Write> {
     frames: u64,
     records: u64,
     failed: bool,
+    /// `if_description` per port, for ports described before their first frame.
+    descriptions: Vec<(u8, String)>,
 }
 
 impl<W: Write> PcapngWriter<W> {
+    /// Gives `port`'s interfaces an `if_description` (what Wireshark shows
+    /// in the capture file's properties), e.g. the waveform interface it
+    /// came from. Applies to interfaces declared after the call; at most
+    /// 1,000 bytes are kept.
+    pub fn describe_port(&mut self, port: u8, text: &str) {
+        let mut end = text.len().min(1000);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.descriptions.retain(|(p, _)| *p != port);
+        self.descriptions.push((port, text[..end].to_owned()));
+    }
+
     /// Starts a recording with the default buffer; the section header is
     /// written (buffered) at once.
     pub fn new(inner: W) -> io::Result<Self> {
@@ -94,6 +111,7 @@ impl<W: Write> PcapngWriter<W> {
             frames: 0,
             records: 0,
             failed: false,
+            descriptions: Vec::new(),
         };
         w.write_shb()?;
         Ok(w)
@@ -348,7 +366,16 @@ impl<W: Write> PcapngWriter<W> {
             port,
             direction_code(direction),
         ];
-        let opts = option_len(name_len) + option_len(1) + option_len(custom.len()) + 4;
+        let description = self
+            .descriptions
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|(_, d)| d.clone());
+        let opts = option_len(name_len)
+            + description.as_ref().map_or(0, |d| option_len(d.len()))
+            + option_len(1)
+            + option_len(custom.len())
+            + 4;
         let total = 20 + opts;
         let mut b = [0u8; 16];
         put32(&mut b, 0, IDB_TYPE);
@@ -359,6 +386,9 @@ impl<W: Write> PcapngWriter<W> {
         self.io(|out| {
             out.write_all(&b)?;
             write_option(out, IF_NAME, &name[..name_len])?;
+            if let Some(d) = &description {
+                write_option(out, IF_DESCRIPTION, d.as_bytes())?;
+            }
             write_option(out, IF_TSRESOL, &[9])?;
             write_option(out, OPT_CUSTOM_BINARY, &custom)?;
             out.write_all(&[0; 4])?;

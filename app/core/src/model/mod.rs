@@ -588,6 +588,7 @@ impl Model {
                 path,
                 partition_window_ns,
             } => self.start_export(table, &path, partition_window_ns),
+            Command::Notify(message) => self.status = message,
             Command::Quit => self.quit = true,
         }
     }

@@ -1,0 +1,186 @@
+//! Waveforms (VCD, FST) as captures: Ethernet frames out of AXI4-Stream.
+//!
+//! [`WaveStream::open`] reads only the hierarchy (with `wellen`, the
+//! library Surfer is built on), finds the AXI4-Stream interfaces and their
+//! clocks ([`axis`]), then streams the value changes of just those signals
+//! on a thread of its own through the sampler ([`beats`]), handing whole
+//! frames over a bounded channel: the signal data of a large file is never
+//! held, and rows appear while the rest is read. Each interface is one
+//! capture port, numbered in hierarchy order; frames are numbered in time
+//! order across ports, their time the first beat's edge.
+
+pub mod axis;
+pub mod beats;
+mod stream;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub mod align;
+
+pub use align::{Alignment, align};
+pub use axis::{AxisInterface, CLOCK_NAMES};
+pub use beats::{MAX_FRAME_BYTES, WaveFrame};
+pub use stream::WaveStream;
+
+/// Which interfaces to decode, and on which clock.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WaveOptions {
+    /// Only the interface with this name or scope (`tb.dut.m_axis_rx`, or a
+    /// suffix of it such as `m_axis_rx`); all of them when `None`.
+    pub axis: Option<String>,
+    /// The clock for every interface (full path or plain name), instead of
+    /// the `clk`/`aclk`/`ap_clk`/`aclk_i` found in scope.
+    pub clock: Option<String>,
+}
+
+/// The waveform formats read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WaveFormat {
+    /// Value Change Dump (IEEE 1364), text.
+    Vcd,
+    /// GTKWave's Fast Signal Trace, binary.
+    Fst,
+}
+
+impl fmt::Display for WaveFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Vcd => "VCD",
+            Self::Fst => "FST",
+        })
+    }
+}
+
+/// Why a waveform could not be read as a capture; each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum WaveError {
+    /// wellen could not read the header or the body.
+    #[error("{path}: {message}")]
+    Read {
+        /// The waveform file.
+        path: PathBuf,
+        /// wellen's message, with the time reached when known.
+        message: String,
+    },
+    /// No scope holds `tdata`, `tvalid` and `tlast`.
+    #[error(
+        "{path}: no AXI4-Stream interface (a scope with tdata, tvalid and tlast, or signals sharing a prefix such as m_axis_tdata)"
+    )]
+    NoInterface {
+        /// The waveform file.
+        path: PathBuf,
+    },
+    /// Interfaces were found but no clock for any of them.
+    #[error(
+        "{path}: no clock (one-bit clk, aclk, ap_clk or aclk_i in scope or above) for {names}; name one with --clock"
+    )]
+    NoClock {
+        /// The waveform file.
+        path: PathBuf,
+        /// The interfaces without a clock.
+        names: String,
+    },
+    /// `--axis` names no interface found.
+    #[error("{path}: no AXI4-Stream interface {axis:?}; found: {found}")]
+    NoSuchAxis {
+        /// The waveform file.
+        path: PathBuf,
+        /// What was asked for.
+        axis: String,
+        /// The interfaces there are.
+        found: String,
+    },
+    /// `--clock` names no usable signal.
+    #[error("{path}: {message}")]
+    Clock {
+        /// The waveform file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// More interfaces than capture ports (255).
+    #[error(
+        "{path}: {count} AXI4-Stream interfaces; at most 255 are decoded at once (choose with --axis)"
+    )]
+    TooMany {
+        /// The waveform file.
+        path: PathBuf,
+        /// How many were found.
+        count: usize,
+    },
+}
+
+/// The format of a waveform file, by content; `None` for anything else
+/// (a capture, a sniffer dump).
+pub fn detect(path: &Path) -> Option<WaveFormat> {
+    let file = std::fs::File::open(path).ok()?;
+    let mut input = std::io::BufReader::with_capacity(8192, file);
+    match wellen::viewers::detect_file_format(&mut input) {
+        wellen::FileFormat::Vcd => Some(WaveFormat::Vcd),
+        wellen::FileFormat::Fst => Some(WaveFormat::Fst),
+        _ => None,
+    }
+}
+
+/// A waveform time in the file's units as nanoseconds (sub-nanosecond
+/// parts are cut: edges of one clock stay distinct down to 1 GHz).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timescale {
+    mul: u64,
+    div: u64,
+}
+
+impl Timescale {
+    /// From a factor and a power of ten of seconds (`1`, `-12` for 1 ps).
+    pub fn new(factor: u32, exponent: i8) -> Self {
+        let e = i32::from(exponent) + 9;
+        let pow = |n: i32| 10u64.saturating_pow(n.unsigned_abs());
+        if e >= 0 {
+            Self {
+                mul: u64::from(factor).saturating_mul(pow(e)),
+                div: 1,
+            }
+        } else {
+            Self {
+                mul: u64::from(factor),
+                div: pow(e),
+            }
+        }
+    }
+
+    /// `time` (file units) in nanoseconds.
+    pub fn to_ns(self, time: u64) -> u64 {
+        let ns = u128::from(time) * u128::from(self.mul) / u128::from(self.div.max(1));
+        u64::try_from(ns).unwrap_or(u64::MAX)
+    }
+
+    /// How long one file unit is, in words (`1 ps`, `10 ns`).
+    pub fn unit_text(self) -> String {
+        if self.div == 1 {
+            format!("{} ns", self.mul)
+        } else {
+            let fs = u128::from(self.mul) * 1_000_000 / u128::from(self.div);
+            match fs {
+                f if f % 1000 == 0 => format!("{} ps", f / 1000),
+                f => format!("{f} fs"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timescale;
+
+    #[test]
+    fn timescales_convert_to_nanoseconds() {
+        assert_eq!(Timescale::new(1, -12).to_ns(12_345), 12);
+        assert_eq!(Timescale::new(1, -9).to_ns(7), 7);
+        assert_eq!(Timescale::new(10, -9).to_ns(7), 70);
+        assert_eq!(Timescale::new(100, -12).to_ns(25), 2);
+        assert_eq!(Timescale::new(1, -6).to_ns(3), 3_000);
+        assert_eq!(Timescale::new(1, -12).unit_text(), "1 ps");
+        assert_eq!(Timescale::new(10, -9).unit_text(), "10 ns");
+    }
+}
