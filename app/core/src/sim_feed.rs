@@ -31,7 +31,9 @@ enum Item {
     },
     Record(Record),
     /// A simulation step ended at this simulated time: publish the rows.
-    StepEnd { sim_time_ns: u64 },
+    StepEnd {
+        sim_time_ns: u64,
+    },
 }
 
 /// What the simulator emitted over some steps, with the frames' bytes back
@@ -145,5 +147,97 @@ impl RecordSink for Feed<'_> {
                 .get_or_insert_with(|| format!("recording stopped: {e}"));
         }
         self.batch.items.push(Item::Record(r));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rocescope_decoders::DecodeConfig;
+    use rocescope_replay::TimeBase;
+    use rocescope_sim::{Scenario, Simulator};
+
+    use super::*;
+    use crate::source::{Pace, spawn_sim};
+
+    /// The one-thread pipeline as it was: every frame ingested as the
+    /// simulator emits it, records noted at once, a flush per step.
+    struct Inline<'a> {
+        store: &'a Store,
+        ingest: &'a mut Ingest,
+        analysis: &'a RcAnalyzer,
+    }
+
+    impl RecordSink for Inline<'_> {
+        fn frame(&mut self, f: FrameRef<'_>) {
+            let frame = IngestFrame {
+                ts_ns: f.ts_ns,
+                data: f.data,
+                origlen: f.orig_len,
+                linktype: 1,
+                port: f.port,
+                dir: f.direction,
+                file_offset: 0,
+            };
+            self.store.ingest(self.ingest, &frame);
+        }
+        fn record(&mut self, r: Record) {
+            self.analysis.note_record(&r);
+            self.store.push_record(r);
+        }
+    }
+
+    #[test]
+    fn the_two_thread_pipeline_stores_and_finds_what_one_thread_did() {
+        for name in ["default", "incast", "lossy-link", "dpi-drop"] {
+            let mut sc = Scenario::builtin(name).unwrap();
+            sc.duration_ns = sc.duration_ns.min(1_000_000);
+            let step_ns = (sc.duration_ns / 200).clamp(100, 20_000);
+
+            let store = Store::live(TimeBase::Nanoseconds);
+            let analysis = RcAnalyzer::default();
+            let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
+            let mut sim = Simulator::new(sc.clone());
+            let mut t_ns = 0;
+            loop {
+                t_ns += step_ns;
+                let more = sim.run_until_into(
+                    t_ns,
+                    &mut Inline {
+                        store: &store,
+                        ingest: &mut ingest,
+                        analysis: &analysis,
+                    },
+                );
+                store.flush_live(&mut ingest);
+                if !more {
+                    break;
+                }
+            }
+            store.finish_live(&mut ingest);
+
+            let (two, two_analysis, handle) = spawn_sim(sc, Pace::Fast, None);
+            while !handle.status().finished.load(Ordering::Acquire) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            assert!(store.len() > 100, "{name}: {} frames", store.len());
+            assert_eq!(two.len(), store.len(), "{name}");
+            assert_eq!(two.stats(), store.stats(), "{name}");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            store.rows(0..store.len(), &mut a);
+            two.rows(0..two.len(), &mut b);
+            assert!(a == b, "{name}: rows differ");
+            assert_eq!(two.record_count(), store.record_count(), "{name}");
+            assert_eq!(
+                handle.status().frames.load(Ordering::Relaxed),
+                store.len(),
+                "{name}"
+            );
+            let report = |a: &RcAnalyzer| a.0.lock().unwrap().report();
+            assert!(
+                report(&two_analysis) == report(&analysis),
+                "{name}: the analysis differs"
+            );
+        }
     }
 }
