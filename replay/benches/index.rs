@@ -1,7 +1,7 @@
 //! Indexing a 2M-packet header-only RoCE capture: rate, peak memory per
 //! packet, time to the first rows, against `tshark -r FILE` on the same file.
 //!
-//! `cargo bench -p rocescope-replay --bench index [-- PACKETS]`
+//! `cargo bench -p rocescope-replay --bench index [-- PACKETS] [write|read-mix] [analysis] [no-tshark] [cold]`
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -21,61 +21,91 @@ fn status_kib(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The two captures: the bench's own pcap, and a second one made another
+/// way (pcapng, READs, 24 QPs; `synth::write_read_mix_pcapng`).
+const CAPTURES: [(&str, &str); 2] = [("write", "pcap"), ("read-mix", "pcapng")];
+
+fn capture(dir: &Path, name: &str, ext: &str, n: u64) -> std::path::PathBuf {
+    let path = match name {
+        "write" => dir.join(format!("header-only-{n}.{ext}")),
+        _ => dir.join(format!("header-only-{name}-{n}.{ext}")),
+    };
+    if !path.exists() {
+        match name {
+            "write" => synth::write_header_only_pcap(&path, n).unwrap(),
+            _ => synth::write_read_mix_pcapng(&path, n).unwrap(),
+        }
+    }
+    path
+}
+
+/// `[PACKETS] [write|read-mix] [analysis] [no-tshark] [cold]`: `analysis`
+/// runs only the indexing with the RC analysis (for callgrind), `cold`
+/// drops the page cache before each indexing run (root only).
 fn main() {
-    let n: u64 = std::env::args()
-        .skip(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let has = |w: &str| args.iter().any(|a| a == w);
+    let n: u64 = args
+        .iter()
         .find_map(|a| a.parse().ok())
         .unwrap_or(2_000_000);
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("header-only-{n}.pcap"));
-    if !path.exists() {
-        synth::write_header_only_pcap(&path, n).unwrap();
+    for (name, ext) in CAPTURES {
+        if CAPTURES.iter().any(|(c, _)| has(c)) && !has(name) {
+            continue;
+        }
+        let path = capture(&dir, name, ext, n);
+        bench_one(&path, n, has("analysis"), has("no-tshark"), has("cold"));
     }
-    let size = std::fs::metadata(&path).unwrap().len();
+}
+
+fn drop_caches() -> bool {
+    // Needs root; other users of the machine re-read their files after it.
+    std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok()
+}
+
+fn bench_one(path: &Path, n: u64, analysis_only: bool, no_tshark: bool, cold: bool) {
+    let size = std::fs::metadata(path).unwrap().len();
     println!(
         "capture: {} ({n} packets, {:.1} MB)",
         path.display(),
         size as f64 / 1e6
     );
 
-    // Warm the page cache so both tools read from memory.
-    let _ = std::fs::read(&path).unwrap();
+    // Warm the page cache so both tools read from memory, through a small
+    // buffer so that the process's peak memory stays the indexer's.
+    let mut buf = vec![0u8; 1 << 20];
+    let mut f = std::fs::File::open(path).unwrap();
+    while std::io::Read::read(&mut f, &mut buf).unwrap() > 0 {}
 
-    let tshark_s = Command::new("tshark")
-        .arg("-r")
-        .arg(&path)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .ok()
-        .filter(|s| s.success())
-        .map(|_| ());
-    let tshark_s = tshark_s.map(|_| {
-        let t = Instant::now();
-        let _ = Command::new("tshark")
-            .arg("-r")
-            .arg(&path)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-        t.elapsed().as_secs_f64()
-    });
-
+    let tshark_s = if no_tshark {
+        None
+    } else {
+        tshark_once(path).and_then(|_| tshark_once(path))
+    };
     match tshark_s {
         Some(ts) => println!("tshark -r: {ts:.3} s, {:.0} packets/s", n as f64 / ts),
-        None => println!("tshark not installed: no comparison"),
+        None => println!("tshark not run: no comparison"),
     }
     for (name, analysis) in [("decode only", false), ("with RC analysis", true)] {
+        if analysis_only && !analysis {
+            continue;
+        }
+        if cold && !drop_caches() {
+            println!("  cannot drop the page cache (not root): cold figure not taken");
+            return;
+        }
         let analyzer: Box<dyn Analyzer> = if analysis {
             Box::new(RcAnalyzer::default())
         } else {
             Box::new(NoAnalysis)
         };
-        let (secs, first_rows_ms, index_bytes, per_packet) = index_once(&path, n, analyzer);
+        let (secs, first_rows_ms, index_bytes, per_packet) = index_once(path, n, analyzer);
         let rate = n as f64 / secs;
+        let warmth = if cold { "cold, " } else { "" };
         println!(
-            "rocescope index ({name}): {secs:.3} s, {:.1} Mpackets/s",
+            "rocescope index ({warmth}{name}): {secs:.3} s, {:.1} Mpackets/s",
             rate / 1e6
         );
         println!("  first rows visible after {first_rows_ms:.2} ms");
@@ -86,6 +116,20 @@ fn main() {
             println!("  {:.0}x faster than tshark -r", ts / secs);
         }
     }
+}
+
+/// Seconds of one `tshark -r FILE > /dev/null`, or `None` without tshark.
+fn tshark_once(path: &Path) -> Option<f64> {
+    let t = Instant::now();
+    Command::new("tshark")
+        .arg("-r")
+        .arg(path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .ok()
+        .filter(|s| s.success())
+        .map(|_| t.elapsed().as_secs_f64())
 }
 
 /// Index once; returns (seconds, ms to the first rows, index bytes per

@@ -88,3 +88,96 @@ pub fn write_header_only_pcap(path: &Path, n: u64) -> std::io::Result<()> {
     }
     out.finish()
 }
+
+/// A second header-only capture, made unlike [`write_header_only_pcap`]'s:
+/// pcapng (one interface per direction), 24 QPs, RC READs (a 16 KiB READ
+/// request answered by four READ responses) beside WRITE Only with their
+/// ACKs, uneven gaps and an ECN-CE mark now and then. Seven frames a
+/// transaction: request, four responses, WRITE, ACK.
+pub fn write_read_mix_pcapng(path: &Path, n: u64) -> std::io::Result<()> {
+    use crate::record::Direction;
+    const QPS: usize = 24;
+    const SEGMENT: usize = 4096;
+    let file = File::create(path)?;
+    let mut out = crate::pcapng_writer::PcapngWriter::with_capacity(1 << 20, file)?;
+    let mut psn = [0x00FF_FFF0u32; QPS];
+    let mut t_ns = 1_764_500_000_000_000_000u64;
+    let mut buf = Vec::new();
+    let (a, b) = ([192, 168, 7, 1], [192, 168, 7, 2]);
+    let mut i = 0u64;
+    'out: loop {
+        for (qp, next_psn) in psn.iter_mut().enumerate() {
+            let p = *next_psn;
+            let at = |k: u32| (p + k) & 0xFF_FFFF;
+            let mut frames: [(PacketBuilder, usize, Direction); 7] = [
+                (read_request(a, b, qp, p), 0, Direction::Tx),
+                (
+                    response(b, a, qp, Opcode::RC_READ_RESPONSE_FIRST, p),
+                    SEGMENT,
+                    Direction::Rx,
+                ),
+                (
+                    response(b, a, qp, Opcode::RC_READ_RESPONSE_MIDDLE, at(1)),
+                    SEGMENT,
+                    Direction::Rx,
+                ),
+                (
+                    response(b, a, qp, Opcode::RC_READ_RESPONSE_MIDDLE, at(2)),
+                    SEGMENT,
+                    Direction::Rx,
+                ),
+                (
+                    response(b, a, qp, Opcode::RC_READ_RESPONSE_LAST, at(3)),
+                    SEGMENT,
+                    Direction::Rx,
+                ),
+                (
+                    PacketBuilder::rocev2_ipv4(
+                        a,
+                        b,
+                        Opcode::RC_WRITE_ONLY,
+                        0x4000 + qp as u32,
+                        at(4),
+                    ),
+                    SEGMENT,
+                    Direction::Tx,
+                ),
+                (response(b, a, qp, Opcode::RC_ACK, at(4)), 0, Direction::Rx),
+            ];
+            frames[5].0.ext.reth.dma_len = SEGMENT as u32;
+            frames[6].0.ext.aeth.syndrome = Syndrome::Ack { credits: 20 }.to_u8();
+            for (k, (fb, payload, dir)) in frames.iter_mut().enumerate() {
+                if i == n {
+                    break 'out;
+                }
+                if let rocescope_decoders::NetHeader::Ipv4 { ecn, .. } = &mut fb.net
+                    && i.is_multiple_of(97)
+                {
+                    *ecn = 3;
+                }
+                fb.build_headers_into(*payload, &mut buf);
+                let origlen = (fb.header_len() + *payload + 4) as u32;
+                t_ns += 90 + (i * 37 + k as u64 * 11) % 120;
+                out.write_frame(t_ns, 0, Some(*dir), origlen, &buf)?;
+                i += 1;
+            }
+            *next_psn = at(5);
+        }
+    }
+    out.finish()?;
+    Ok(())
+}
+
+fn read_request(src: [u8; 4], dst: [u8; 4], qp: usize, psn: u32) -> PacketBuilder {
+    let mut b =
+        PacketBuilder::rocev2_ipv4(src, dst, Opcode::RC_READ_REQUEST, 0x4000 + qp as u32, psn);
+    b.ext.reth.dma_len = 4 * 4096;
+    b
+}
+
+/// A frame of the responder's, to the requester's QP.
+fn response(src: [u8; 4], dst: [u8; 4], qp: usize, op: Opcode, psn: u32) -> PacketBuilder {
+    let mut b = PacketBuilder::rocev2_ipv4(src, dst, op, 0x5000 + qp as u32, psn);
+    b.ext.aeth.msn = psn & 0xFFFF;
+    b
+}

@@ -3,14 +3,16 @@
 //! (`Store::open`), the live link arrives through device-link.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
-use rocescope_replay::{PcapngWriter, Record, TimeBase};
-use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
+use rocescope_replay::store::{Ingest, RcAnalyzer, Store};
+use rocescope_replay::{PcapngWriter, TimeBase};
+use rocescope_sim::{Scenario, Simulator};
+
+use crate::sim_feed::{Feed, SimBatch};
 
 /// How fast the simulator runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -418,55 +420,95 @@ fn run_sim(
         Pace::RealTime(_) => Simulator::live(scenario),
         Pace::Fast => Simulator::new(scenario),
     };
-    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
     let start = Instant::now();
     let mut paused_for = Duration::ZERO;
     let mut t_ns = 0u64;
     let mut write_error: Option<String> = None;
     // The scenario ran to its end (not stopped by the workbench).
     let mut ended = false;
-    loop {
-        match rx.try_recv() {
-            Ok(SourceCtl::Stop) | Err(TryRecvError::Disconnected) => break,
-            Ok(SourceCtl::Pause) => {
-                status.paused.store(true, Ordering::Relaxed);
-                let paused_at = Instant::now();
-                match rx.recv() {
-                    Ok(SourceCtl::Resume) => {}
-                    _ => break,
+    // Ingest runs on a thread of its own, batches of records flowing to it
+    // and back empty (`sim_feed`); a few in flight bound the memory.
+    let (full_tx, full_rx) = sync_channel::<SimBatch>(BATCHES_IN_FLIGHT);
+    let (free_tx, free_rx) = channel::<SimBatch>();
+    std::thread::scope(|scope| {
+        let ingest_thread = std::thread::Builder::new()
+            .name("rocescope-sim-ingest".into())
+            .spawn_scoped(scope, || {
+                let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
+                for mut batch in full_rx {
+                    batch.apply(store, &mut ingest, &analysis, status);
+                    // The simulator may have ended: a batch not taken back is dropped.
+                    let _ = free_tx.send(batch);
                 }
-                paused_for += paused_at.elapsed();
-                status.paused.store(false, Ordering::Relaxed);
+                store.finish_live(&mut ingest);
+            });
+        let mut batch = SimBatch::default();
+        // Without the thread (none could be made), ingest runs here.
+        let mut inline_ingest = ingest_thread
+            .is_err()
+            .then(|| Ingest::new(DecodeConfig::default(), Box::new(analysis.clone())));
+        let mut hand_over = |batch: &mut SimBatch| {
+            if batch.is_empty() {
+                return;
             }
-            Ok(SourceCtl::Resume) | Err(TryRecvError::Empty) => {}
-        }
-        t_ns += step_ns;
-        let more = sim.run_until_into(
-            t_ns,
-            &mut Feed {
-                record: &mut record,
-                write_error: &mut write_error,
-                store,
-                ingest: &mut ingest,
-                analysis: &analysis,
-                status,
-            },
-        );
-        store.flush_live(&mut ingest);
-        status.sim_time_ns.store(sim.now_ns(), Ordering::Relaxed);
-        if !more {
-            ended = true;
-            break;
-        }
-        if let Pace::RealTime(factor) = pace {
-            let due = Duration::from_secs_f64(t_ns as f64 / 1e9 / factor.max(1e-9));
-            let elapsed = start.elapsed().saturating_sub(paused_for);
-            if due > elapsed {
-                // Sleep in slices so that Stop is seen quickly.
-                std::thread::sleep((due - elapsed).min(Duration::from_millis(50)));
+            match inline_ingest.as_mut() {
+                Some(ingest) => batch.apply(store, ingest, &analysis, status),
+                None => {
+                    let next = free_rx.try_recv().unwrap_or_default();
+                    let _ = full_tx.send(std::mem::replace(batch, next));
+                }
+            }
+        };
+        loop {
+            match rx.try_recv() {
+                Ok(SourceCtl::Stop) | Err(TryRecvError::Disconnected) => break,
+                Ok(SourceCtl::Pause) => {
+                    // What was simulated before the pause is shown during it.
+                    hand_over(&mut batch);
+                    status.paused.store(true, Ordering::Relaxed);
+                    let paused_at = Instant::now();
+                    match rx.recv() {
+                        Ok(SourceCtl::Resume) => {}
+                        _ => break,
+                    }
+                    paused_for += paused_at.elapsed();
+                    status.paused.store(false, Ordering::Relaxed);
+                }
+                Ok(SourceCtl::Resume) | Err(TryRecvError::Empty) => {}
+            }
+            t_ns += step_ns;
+            let more = sim.run_until_into(
+                t_ns,
+                &mut Feed {
+                    record: &mut record,
+                    write_error: &mut write_error,
+                    batch: &mut batch,
+                },
+            );
+            batch.step_end(sim.now_ns());
+            // A paced run hands over every step so the views follow it.
+            if !more || batch.frames() >= BATCH_FRAMES || matches!(pace, Pace::RealTime(_)) {
+                hand_over(&mut batch);
+            }
+            if !more {
+                ended = true;
+                break;
+            }
+            if let Pace::RealTime(factor) = pace {
+                let due = Duration::from_secs_f64(t_ns as f64 / 1e9 / factor.max(1e-9));
+                let elapsed = start.elapsed().saturating_sub(paused_for);
+                if due > elapsed {
+                    // Sleep in slices so that Stop is seen quickly.
+                    std::thread::sleep((due - elapsed).min(Duration::from_millis(50)));
+                }
             }
         }
-    }
+        hand_over(&mut batch);
+        drop(full_tx);
+        if let Some(ingest) = inline_ingest.as_mut() {
+            store.finish_live(ingest);
+        }
+    });
     if let Some(w) = &mut record
         && let Err(e) = w.flush()
     {
@@ -475,7 +517,6 @@ fn run_sim(
     if let Some(e) = write_error {
         *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
     }
-    store.finish_live(&mut ingest);
     if ended {
         status.end(format!(
             "simulation ended at {}",
@@ -486,50 +527,10 @@ fn run_sim(
     }
 }
 
-/// Where the simulator's records go: the optional recording, then the
-/// store (frames lent by the simulator, so none is allocated on the way).
-struct Feed<'a> {
-    record: &'a mut Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
-    write_error: &'a mut Option<String>,
-    store: &'a Store,
-    ingest: &'a mut Ingest,
-    analysis: &'a RcAnalyzer,
-    status: &'a SourceStatus,
-}
-
-impl RecordSink for Feed<'_> {
-    fn frame(&mut self, f: FrameRef<'_>) {
-        if let Some(w) = self.record.as_mut()
-            && let Err(e) = w.write_frame(f.ts_ns, f.port, f.direction, f.orig_len, f.data)
-        {
-            self.write_error
-                .get_or_insert_with(|| format!("recording stopped: {e}"));
-        }
-        let frame = IngestFrame {
-            ts_ns: f.ts_ns,
-            data: f.data,
-            origlen: f.orig_len,
-            linktype: 1,
-            port: f.port,
-            dir: f.direction,
-            file_offset: 0,
-        };
-        self.store.ingest(self.ingest, &frame);
-        self.status.frames.fetch_add(1, Ordering::Relaxed);
-    }
-
-    fn record(&mut self, r: Record) {
-        if let Some(w) = self.record.as_mut()
-            && let Err(e) = w.write_record(&r)
-        {
-            self.write_error
-                .get_or_insert_with(|| format!("recording stopped: {e}"));
-        }
-        self.analysis.note_record(&r);
-        self.store.push_record(r);
-        self.status.records.fetch_add(1, Ordering::Relaxed);
-    }
-}
+/// Frames per batch handed to the ingest thread by an unpaced run.
+const BATCH_FRAMES: usize = 4096;
+/// Batches queued for the ingest thread before the simulator waits.
+const BATCHES_IN_FLIGHT: usize = 4;
 
 /// Hand the commands the model queued for its source to it: a simulator
 /// reruns with a parameter or sniffer change and the model is replaced,

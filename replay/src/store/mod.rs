@@ -9,6 +9,7 @@
 
 mod columns;
 mod conv;
+mod fast;
 mod frames;
 mod ingest;
 mod prefault;

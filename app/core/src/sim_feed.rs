@@ -1,0 +1,243 @@
+//! The in-process simulator's records on their way to the store, over two
+//! threads: the simulator's thread only simulates and copies what it emits
+//! into a [`SimBatch`]; the ingest thread replays each batch into the store
+//! (decode, RC analysis, append). Before, one thread did both, and the
+//! simulator plus ingest did not keep up with real time on one core.
+//!
+//! The ingest thread makes exactly the calls the one thread made, in the
+//! same order (every frame through `Store::ingest`, every record noted and
+//! pushed, a flush at each step's end), so the store and the analysis come
+//! out the same.
+
+use std::sync::atomic::Ordering;
+
+use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
+use rocescope_replay::{Direction, PcapngWriter, Record};
+use rocescope_sim::{FrameRef, RecordSink};
+
+use crate::source::SourceStatus;
+
+/// One thing the simulator emitted, in order.
+#[derive(Debug)]
+enum Item {
+    /// A frame whose bytes are `bytes[start..start + len]` of the batch.
+    Frame {
+        ts_ns: u64,
+        port: u8,
+        dir: Option<Direction>,
+        orig_len: u32,
+        start: usize,
+        len: usize,
+    },
+    Record(Record),
+    /// A simulation step ended at this simulated time: publish the rows.
+    StepEnd {
+        sim_time_ns: u64,
+    },
+}
+
+/// What the simulator emitted over some steps, with the frames' bytes back
+/// to back; batches are recycled, so the simulator allocates nothing per
+/// frame once they have grown.
+#[derive(Debug, Default)]
+pub(crate) struct SimBatch {
+    bytes: Vec<u8>,
+    items: Vec<Item>,
+    frames: usize,
+}
+
+impl SimBatch {
+    pub(crate) fn frames(&self) -> usize {
+        self.frames
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub(crate) fn step_end(&mut self, sim_time_ns: u64) {
+        self.items.push(Item::StepEnd { sim_time_ns });
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.items.clear();
+        self.frames = 0;
+    }
+
+    /// The store's side: every item in order, as the one thread did it;
+    /// leaves the batch empty for reuse.
+    pub(crate) fn apply(
+        &mut self,
+        store: &Store,
+        ingest: &mut Ingest,
+        analysis: &RcAnalyzer,
+        status: &SourceStatus,
+    ) {
+        for item in self.items.drain(..) {
+            match item {
+                Item::Frame {
+                    ts_ns,
+                    port,
+                    dir,
+                    orig_len,
+                    start,
+                    len,
+                } => {
+                    let frame = IngestFrame {
+                        ts_ns,
+                        data: self.bytes.get(start..start + len).unwrap_or(&[]),
+                        origlen: orig_len,
+                        linktype: 1,
+                        port,
+                        dir,
+                        file_offset: 0,
+                    };
+                    store.ingest(ingest, &frame);
+                    status.frames.fetch_add(1, Ordering::Relaxed);
+                }
+                Item::Record(r) => {
+                    analysis.note_record(&r);
+                    store.push_record(r);
+                    status.records.fetch_add(1, Ordering::Relaxed);
+                }
+                Item::StepEnd { sim_time_ns } => {
+                    store.flush_live(ingest);
+                    status.sim_time_ns.store(sim_time_ns, Ordering::Relaxed);
+                }
+            }
+        }
+        self.clear();
+    }
+}
+
+/// The simulator's sink: the optional recording, then the batch.
+pub(crate) struct Feed<'a> {
+    pub(crate) record: &'a mut Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
+    pub(crate) write_error: &'a mut Option<String>,
+    pub(crate) batch: &'a mut SimBatch,
+}
+
+impl RecordSink for Feed<'_> {
+    fn frame(&mut self, f: FrameRef<'_>) {
+        if let Some(w) = self.record.as_mut()
+            && let Err(e) = w.write_frame(f.ts_ns, f.port, f.direction, f.orig_len, f.data)
+        {
+            self.write_error
+                .get_or_insert_with(|| format!("recording stopped: {e}"));
+        }
+        let b = &mut *self.batch;
+        b.items.push(Item::Frame {
+            ts_ns: f.ts_ns,
+            port: f.port,
+            dir: f.direction,
+            orig_len: f.orig_len,
+            start: b.bytes.len(),
+            len: f.data.len(),
+        });
+        b.bytes.extend_from_slice(f.data);
+        b.frames += 1;
+    }
+
+    fn record(&mut self, r: Record) {
+        if let Some(w) = self.record.as_mut()
+            && let Err(e) = w.write_record(&r)
+        {
+            self.write_error
+                .get_or_insert_with(|| format!("recording stopped: {e}"));
+        }
+        self.batch.items.push(Item::Record(r));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rocescope_decoders::DecodeConfig;
+    use rocescope_replay::TimeBase;
+    use rocescope_sim::{Scenario, Simulator};
+
+    use super::*;
+    use crate::source::{Pace, spawn_sim};
+
+    /// The one-thread pipeline as it was: every frame ingested as the
+    /// simulator emits it, records noted at once, a flush per step.
+    struct Inline<'a> {
+        store: &'a Store,
+        ingest: &'a mut Ingest,
+        analysis: &'a RcAnalyzer,
+    }
+
+    impl RecordSink for Inline<'_> {
+        fn frame(&mut self, f: FrameRef<'_>) {
+            let frame = IngestFrame {
+                ts_ns: f.ts_ns,
+                data: f.data,
+                origlen: f.orig_len,
+                linktype: 1,
+                port: f.port,
+                dir: f.direction,
+                file_offset: 0,
+            };
+            self.store.ingest(self.ingest, &frame);
+        }
+        fn record(&mut self, r: Record) {
+            self.analysis.note_record(&r);
+            self.store.push_record(r);
+        }
+    }
+
+    #[test]
+    fn the_two_thread_pipeline_stores_and_finds_what_one_thread_did() {
+        for name in ["default", "incast", "lossy-link", "dpi-drop"] {
+            let mut sc = Scenario::builtin(name).unwrap();
+            sc.duration_ns = sc.duration_ns.min(1_000_000);
+            let step_ns = (sc.duration_ns / 200).clamp(100, 20_000);
+
+            let store = Store::live(TimeBase::Nanoseconds);
+            let analysis = RcAnalyzer::default();
+            let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
+            let mut sim = Simulator::new(sc.clone());
+            let mut t_ns = 0;
+            loop {
+                t_ns += step_ns;
+                let more = sim.run_until_into(
+                    t_ns,
+                    &mut Inline {
+                        store: &store,
+                        ingest: &mut ingest,
+                        analysis: &analysis,
+                    },
+                );
+                store.flush_live(&mut ingest);
+                if !more {
+                    break;
+                }
+            }
+            store.finish_live(&mut ingest);
+
+            let (two, two_analysis, handle) = spawn_sim(sc, Pace::Fast, None);
+            while !handle.status().finished.load(Ordering::Acquire) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            assert!(store.len() > 100, "{name}: {} frames", store.len());
+            assert_eq!(two.len(), store.len(), "{name}");
+            assert_eq!(two.stats(), store.stats(), "{name}");
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            store.rows(0..store.len(), &mut a);
+            two.rows(0..two.len(), &mut b);
+            assert!(a == b, "{name}: rows differ");
+            assert_eq!(two.record_count(), store.record_count(), "{name}");
+            assert_eq!(
+                handle.status().frames.load(Ordering::Relaxed),
+                store.len(),
+                "{name}"
+            );
+            let report = |a: &RcAnalyzer| a.0.lock().unwrap().report();
+            assert!(
+                report(&two_analysis) == report(&analysis),
+                "{name}: the analysis differs"
+            );
+        }
+    }
+}

@@ -1,0 +1,254 @@
+//! The indexer's fast path for the commonest frame of a header-only
+//! capture: Ethernet II, IPv4 without options, UDP to a RoCE port, a BTH
+//! with no extended header, a RETH or an AETH, cut before the ICRC.
+//!
+//! For such a frame the generic decoder builds a whole `Packet` (every
+//! layer's offset, the extended-header table, the stop error) and the
+//! `Observation` then looks each header up again; here the few fields the
+//! row and the analysis read are taken in one pass. Anything else (VLAN
+//! tags, IP options or fragments, IPv6, other opcodes, a frame whose ICRC
+//! was captured, any length the generic decoder would call invalid)
+//! returns `None` and takes the generic path, so the result is the same
+//! `PacketInfo` bit for bit (checked against `decode_frame` in the tests).
+
+use rocescope_decoders::analysis::Observation;
+use rocescope_decoders::{
+    AethSlice, BthSlice, DecodeConfig, Headers, OpcodeKind, RethSlice, Syndrome,
+};
+
+use super::ingest::{IngestFrame, PacketInfo};
+use super::row::{Flags, Row};
+
+const ETH_LEN: usize = 14;
+const IPV4_LEN: usize = 20;
+const UDP_LEN: usize = 8;
+const BTH_AT: usize = ETH_LEN + IPV4_LEN + UDP_LEN;
+const BTH_LEN: usize = 12;
+const ICRC_LEN: usize = 4;
+/// pcap LINKTYPE_ETHERNET.
+const LINKTYPE_ETHERNET: u32 = 1;
+
+#[inline(always)]
+fn be16(b: &[u8], at: usize) -> u16 {
+    u16::from_be_bytes([b[at], b[at + 1]])
+}
+
+/// The frame's `PacketInfo` when it has the fast path's shape, else `None`.
+#[inline]
+pub(crate) fn decode_header_only(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> Option<PacketInfo> {
+    let d = f.data;
+    if f.linktype != LINKTYPE_ETHERNET || d.len() < BTH_AT + BTH_LEN {
+        return None;
+    }
+    // Ethernet II carrying IPv4 with a 20-byte header, UDP, not a fragment.
+    let ip = &d[ETH_LEN..ETH_LEN + IPV4_LEN];
+    if be16(d, 12) != 0x0800 || ip[0] != 0x45 || ip[9] != 17 || be16(ip, 6) & 0x3FFF != 0 {
+        return None;
+    }
+    let total_len = usize::from(be16(ip, 2));
+    let udp = &d[ETH_LEN + IPV4_LEN..BTH_AT];
+    if !cfg.is_roce_port(be16(udp, 2)) {
+        return None;
+    }
+    let udp_len = usize::from(be16(udp, 4));
+    // The generic decoder's length checks; their errors take its path.
+    if total_len < IPV4_LEN || udp_len < UDP_LEN || udp_len > total_len - IPV4_LEN {
+        return None;
+    }
+    let end = ETH_LEN + IPV4_LEN + udp_len;
+    if end < BTH_AT + BTH_LEN + ICRC_LEN || d.len() >= end {
+        // Too short for a BTH (an error), or the ICRC was captured (verified
+        // by the generic path).
+        return None;
+    }
+    let icrc_offset = end - ICRC_LEN;
+    let bth = BthSlice::from_slice(d, BTH_AT).ok()?;
+    let opcode = bth.opcode();
+    let hdrs = opcode.headers();
+    let ext_at = BTH_AT + BTH_LEN;
+    let (ext_len, reth, aeth) = if hdrs == Headers::NONE {
+        (0, None, None)
+    } else if hdrs == Headers::RETH {
+        let r = RethSlice::from_slice(d, ext_at).ok()?;
+        (RethSlice::LEN, Some(r), None)
+    } else if hdrs == Headers::AETH {
+        let a = AethSlice::from_slice(d, ext_at).ok()?;
+        (AethSlice::LEN, None, Some(a))
+    } else {
+        return None;
+    };
+    let after_headers = ext_at + ext_len;
+    if after_headers > icrc_offset {
+        return None;
+    }
+    let payload_len = icrc_offset.checked_sub(after_headers + usize::from(bth.pad_count()))?;
+
+    let caplen = d.len() as u32;
+    let origlen = f.origlen.max(caplen);
+    let ecn_ce = ip[1] & 3 == 3;
+    let mut src = [0u8; 16];
+    let mut dst = [0u8; 16];
+    src[10] = 0xFF;
+    src[11] = 0xFF;
+    dst[10] = 0xFF;
+    dst[11] = 0xFF;
+    src[12..].copy_from_slice(&ip[12..16]);
+    dst[12..].copy_from_slice(&ip[16..20]);
+    let obs = Observation {
+        ts_ns: f.ts_ns,
+        src,
+        dst,
+        dest_qp: bth.dest_qp(),
+        opcode,
+        psn: bth.psn(),
+        syndrome: aeth.map(|a| a.syndrome_raw()),
+        msn: aeth.map_or(0, |a| a.msn()),
+        dma_len: reth.map(|r| r.dma_len()),
+        payload_len: payload_len as u32,
+        wire_len: origlen,
+        ecn_ce,
+        // CM messages travel on UD opcodes, which carry a DETH: never here.
+        cm: None,
+    };
+
+    // The flags `classify` gives a cut RoCE frame.
+    let mut flags = Flags::CUT | Flags::ROCE;
+    flags.set(Flags::ECN_CE, ecn_ce);
+    flags.set(Flags::ACK_REQ, bth.ack_req());
+    flags.set(Flags::BECN, bth.becn());
+    flags.set(Flags::FECN, bth.fecn());
+    flags.set(Flags::CNP, matches!(opcode.kind(), OpcodeKind::Cnp));
+    flags.set(
+        Flags::RESPONSE,
+        opcode.operation().is_some_and(|op| op.is_response()),
+    );
+    if let Some(a) = aeth {
+        flags.set(Flags::NAK, Syndrome::from_u8(a.syndrome_raw()).is_nak());
+    }
+    Some(PacketInfo {
+        row: Row {
+            ts_ns: f.ts_ns,
+            file_offset: f.file_offset,
+            caplen,
+            origlen,
+            opcode: opcode.0,
+            psn: obs.psn,
+            flags,
+            port: f.port,
+            dir: f.dir,
+            ..Row::default()
+        },
+        obs: Some(obs),
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rocescope_decoders::{Opcode, PacketBuilder, Syndrome};
+
+    use super::*;
+    use crate::store::ingest::{decode_frame, decode_frame_generic};
+
+    fn frame(data: &[u8], origlen: u32, linktype: u32) -> IngestFrame<'_> {
+        IngestFrame {
+            ts_ns: 1_764_400_000_000_000_167,
+            data,
+            origlen,
+            linktype,
+            port: 3,
+            dir: None,
+            file_offset: 4096,
+        }
+    }
+
+    /// Every cut of `full` (and `full` itself), and every one-byte change of
+    /// its first 70 bytes cut to the headers: the indexer's answer must be
+    /// the generic decoder's. Returns how many took the fast path.
+    fn check_all(cfg: &DecodeConfig, full: &[u8], headers_len: usize) -> usize {
+        let mut fast = 0;
+        let mut check = |data: &[u8]| {
+            // Raw IP reads the same bytes as another frame: never fast.
+            for linktype in [1, 101] {
+                for origlen in [0, 9000] {
+                    let f = frame(data, origlen, linktype);
+                    let got = decode_frame(cfg, &f);
+                    assert_eq!(got, decode_frame_generic(cfg, &f), "frame {data:02x?}");
+                    fast += usize::from(decode_header_only(cfg, &f).is_some());
+                }
+            }
+        };
+        for cut in 0..=full.len() {
+            check(&full[..cut]);
+        }
+        let mut cut = full[..headers_len.min(full.len())].to_vec();
+        for at in 0..cut.len().min(70) {
+            let was = cut[at];
+            for v in [0x00, 0xFF, was ^ 0x01, was ^ 0x02, was ^ 0x40, was ^ 0x80] {
+                cut[at] = v;
+                check(&cut);
+            }
+            cut[at] = was;
+        }
+        fast
+    }
+
+    #[test]
+    fn every_opcode_cut_and_mutated_matches_the_generic_decoder() {
+        let cfg = DecodeConfig {
+            extra_roce_ports: vec![4792],
+        };
+        let mut fast = 0;
+        for op in 0..=255u8 {
+            // The payload length sets the pad count.
+            for (ecn, payload, ack_req) in [(0u8, 40usize, false), (3, 42, true), (1, 41, false)] {
+                let mut b = PacketBuilder::rocev2_ipv4(
+                    [10, 0, 0, 1],
+                    [10, 0, 0, 2],
+                    Opcode(op),
+                    0x0012_3456,
+                    0x00FF_FFFE,
+                );
+                b.bth.ack_req = ack_req;
+                b.bth.becn = ack_req;
+                b.ext.reth.dma_len = 16384;
+                b.ext.aeth.syndrome = if ack_req {
+                    Syndrome::Nak(rocescope_decoders::NakCode::PsnSequenceError).to_u8()
+                } else {
+                    Syndrome::Ack { credits: 31 }.to_u8()
+                };
+                b.ext.aeth.msn = 77;
+                if let rocescope_decoders::NetHeader::Ipv4 { ecn: e, .. } = &mut b.net {
+                    *e = ecn;
+                }
+                let full = b.build(&vec![0xA5; payload]);
+                fast += check_all(&cfg, &full, b.header_len());
+            }
+        }
+        // The WRITE, SEND, READ request and ACK opcodes are the fast path's.
+        assert!(fast > 10_000, "fast path taken {fast} times");
+    }
+
+    #[test]
+    fn the_fast_path_takes_the_bench_capture_frames() {
+        let cfg = DecodeConfig::default();
+        for (op, payload) in [
+            (Opcode::RC_WRITE_FIRST, 4096),
+            (Opcode::RC_WRITE_MIDDLE, 4096),
+            (Opcode::RC_ACK, 0),
+            (Opcode::RC_READ_REQUEST, 0),
+        ] {
+            let b = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], op, 0x200, 5);
+            let mut d = Vec::new();
+            b.build_headers_into(payload, &mut d);
+            let origlen = (b.header_len() + payload + 4) as u32;
+            let f = frame(&d, origlen, 1);
+            let info = decode_header_only(&cfg, &f).unwrap();
+            assert_eq!(info, decode_frame_generic(&cfg, &f));
+            assert!(info.row.flags.contains(Flags::CUT | Flags::ROCE));
+            // A whole frame has its ICRC verified by the generic path.
+            let whole = b.build(&vec![0; payload]);
+            assert!(decode_header_only(&cfg, &frame(&whole, 0, 1)).is_none());
+        }
+    }
+}
