@@ -17,6 +17,7 @@ pub mod query;
 pub mod records;
 mod scan;
 pub mod session;
+pub mod signals;
 pub mod source;
 pub mod status;
 pub mod units;
