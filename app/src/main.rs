@@ -214,19 +214,6 @@ fn open(
             extra_roce_ports: roce_ports,
         },
     };
-    // The alignment reads both files once, before the workbench opens.
-    let aligned = match wave {
-        Some(w) => Some(
-            rocescope_replay::wave::align(file, w, &Default::default()).map_err(|e| {
-                anyhow::Error::new(e).context(format!(
-                    "aligning {} with {}",
-                    w.display(),
-                    file.display()
-                ))
-            })?,
-        ),
-        None => None,
-    };
     let mut model = match open(spec, &Default::default()) {
         Ok(m) => m,
         // A file that is not there says so once, without its path twice.
@@ -236,9 +223,7 @@ fn open(
         }) => return Err(e.into()),
         Err(e) => return Err(e.into()),
     };
-    if let Some(a) = aligned {
-        model.apply(rocescope_core::Command::Notify(a.to_string()));
-    }
+    rocescope::with_wave(&mut model, file, wave)?;
     tui::run(model)
 }
 

@@ -9,6 +9,7 @@
 //! (24 MiB), the rest counted and shown; at most [`MAX_CHOSEN`] are chosen.
 //! Times are capture times: the waveform's plus the alignment offset.
 
+pub mod chart;
 pub mod format;
 mod saved;
 
@@ -361,5 +362,28 @@ impl Signals {
             .map(|c| (c.path.clone(), c.radix))
             .collect();
         saved::save(&self.file, &list)
+    }
+}
+
+/// The command that shows a waveform's signals beside the packets: `file`
+/// itself when it is a waveform, else `wave` opened with it, through the
+/// alignment's offset (none for a capture whose times are packet indexes).
+pub fn open_command(
+    file: &Path,
+    wave: Option<(&Path, &rocescope_replay::wave::Alignment)>,
+) -> Option<crate::Command> {
+    match wave {
+        Some((w, a)) => Some(crate::Command::OpenSignals {
+            path: w.to_path_buf(),
+            offset_ns: if a.ordinal || a.matched == 0 {
+                0
+            } else {
+                a.offset_ns
+            },
+        }),
+        None => rocescope_replay::wave::detect(file).map(|_| crate::Command::OpenSignals {
+            path: file.to_path_buf(),
+            offset_ns: 0,
+        }),
     }
 }
