@@ -6,6 +6,9 @@
 pub mod gui;
 pub mod tui;
 
+#[cfg(test)]
+pub(crate) mod test_wave;
+
 /// A file opened in a workbench with its waveform: `wave` (beside a capture)
 /// is aligned by content and the result shown in the status line; the
 /// waveform's signals (of `wave`, or of `file` when it is a waveform) are

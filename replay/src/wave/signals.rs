@@ -74,7 +74,7 @@ pub fn hierarchy(path: &Path) -> Result<Hierarchy, WaveError> {
     let wave = open(path)?;
     let h = wave.hierarchy();
     let mut signals: Vec<SignalInfo> = h
-        .vars()
+        .all_vars()
         .map(|v| SignalInfo {
             path: h[v].full_name(h),
             width_bits: h[v].length(h),
@@ -103,7 +103,7 @@ pub fn load(
     let mut refs = Vec::with_capacity(signals.len());
     for signal in signals {
         let var = h
-            .vars()
+            .all_vars()
             .find(|v| h[*v].full_name(h) == *signal)
             .ok_or_else(|| WaveError::Read {
                 path: path.to_path_buf(),

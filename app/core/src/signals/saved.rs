@@ -77,7 +77,10 @@ pub(super) fn save(file: &Path, list: &[(String, Radix)]) -> Result<(), String> 
     if let Some(dir) = p.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let tmp = p.with_extension("json.tmp");
+    // One temporary name per write: two workbenches may save at once.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = p.with_extension(format!("json.{}.{n}.tmp", std::process::id()));
     let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
     std::fs::write(&tmp, text).map_err(io)?;
     std::fs::rename(&tmp, &p).map_err(io)

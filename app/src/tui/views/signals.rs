@@ -65,25 +65,46 @@ fn browser(f: &mut Frame<'_>, s: &Signals, area: Rect) {
 
 fn charts(f: &mut Frame<'_>, model: &Model, s: &Signals, area: Rect) {
     let cursor = model.wave_cursor_ns().unwrap_or(0);
-    let span = s.span_ns();
+    let inner = title("").inner(area);
+    let width = usize::from(inner.width.max(1));
+    // Whole nanoseconds per column: the span shown rounds up to them.
+    let per_col = s.span_ns().div_ceil(width as u64).max(1);
     let head = format!(
-        "Waveform: cursor {cursor} ns, {span} ns shown (:fmt #N RADIX, :hide #N, :cursor µs)"
+        "Waveform: cursor {cursor} ns, {} ns shown",
+        per_col * width as u64
     );
-    let block = title(head);
-    let inner = block.inner(area);
-    f.render_widget(block, area);
+    f.render_widget(title(head), area);
     if s.chosen().is_empty() {
         f.render_widget(
-            Paragraph::new("No signals shown: search with :signals WORDS, then :show #N."),
+            Paragraph::new(
+                "No signals shown: search with :signals WORDS, then :show #N; \
+                 :fmt #N bin|hex|dec|signed|opcode|psn|aeth, :hide #N, :cursor µs.",
+            )
+            .wrap(ratatui::widgets::Wrap { trim: true }),
             inner,
         );
         return;
     }
-    let width = usize::from(inner.width.max(1));
-    let per_col = span.div_ceil(width as u64).max(1);
     let start = cursor.saturating_sub(per_col * width as u64 / 2);
     let cursor_col = ((cursor - start) / per_col) as usize;
-    let mut lines: Vec<Line> = Vec::new();
+    // The ruler: the window's ends and the cursor's column.
+    let mut ruler: Vec<char> = vec![' '; width];
+    let ends = format!("{start} ns");
+    for (cell, ch) in ruler.iter_mut().zip(ends.chars()) {
+        *cell = ch;
+    }
+    let end = format!("{} ns", start + per_col * width as u64);
+    let at = width.saturating_sub(end.chars().count());
+    for (cell, ch) in ruler[at..].iter_mut().zip(end.chars()) {
+        *cell = ch;
+    }
+    if let Some(c) = ruler.get_mut(cursor_col) {
+        *c = '▼';
+    }
+    let mut lines: Vec<Line> = vec![Line::styled(
+        ruler.into_iter().collect::<String>(),
+        Style::default().fg(DIM),
+    )];
     for (i, c) in s.chosen().iter().enumerate() {
         let now = c.at(cursor).map_or_else(|| "-".into(), |v| c.text(v));
         lines.push(Line::from(vec![
