@@ -125,3 +125,122 @@ pub(crate) fn model(path: &std::path::Path) -> rocescope_core::Model {
     m.tick(std::time::Instant::now());
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rocescope_core::Command;
+    use rocescope_core::signals::{Radix, Trace};
+
+    fn open(path: &std::path::Path) -> rocescope_core::Model {
+        let mut m = super::model(path);
+        m.apply(Command::OpenSignals {
+            path: path.to_path_buf(),
+            offset_ns: 0,
+        });
+        assert!(m.signals().is_some(), "{}", m.status());
+        m
+    }
+
+    fn shown(m: &rocescope_core::Model) -> Vec<(String, Radix)> {
+        m.signals()
+            .unwrap()
+            .chosen()
+            .iter()
+            .map(|c| (c.path.clone(), c.radix))
+            .collect()
+    }
+
+    #[test]
+    fn the_chosen_signals_and_formats_are_restored_per_file() {
+        let Some(vcd) = super::vcd_copy("restore") else {
+            return;
+        };
+        let mut m = open(&vcd);
+        m.apply(Command::RunCommandLine("show tb.u.bth_psn".into()));
+        m.apply(Command::RunCommandLine("show tb.u.tvalid".into()));
+        m.apply(Command::RunCommandLine("fmt #1 signed".into()));
+        drop(m);
+        let mut m = open(&vcd);
+        assert_eq!(
+            shown(&m),
+            [
+                ("tb.u.bth_psn".to_owned(), Radix::Signed),
+                ("tb.u.tvalid".to_owned(), Radix::Binary)
+            ]
+        );
+        // Restored signals are loaded again, from the file.
+        assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        let psn = &m.signals().unwrap().chosen()[0];
+        assert!(matches!(psn.trace, Trace::Loaded { dropped: 0, .. }));
+        assert_eq!(
+            psn.changes().iter().map(|c| c.value).collect::<Vec<_>>(),
+            [0, 100, 101]
+        );
+        // Another copy of the waveform has a selection of its own.
+        let other = super::vcd_copy("restore-other").unwrap();
+        assert!(shown(&open(&other)).is_empty());
+        // Hiding every signal is saved too.
+        m.apply(Command::RemoveSignal("#2".into()));
+        m.apply(Command::RemoveSignal("tb.u.bth_psn".into()));
+        assert!(shown(&open(&vcd)).is_empty());
+    }
+
+    #[test]
+    fn signal_commands_and_the_cursor_link() {
+        let Some(vcd) = super::vcd_copy("commands") else {
+            return;
+        };
+        let mut m = open(&vcd);
+        m.apply(Command::SignalSearch("U. Bth".into()));
+        let found: Vec<&str> = m
+            .signals()
+            .unwrap()
+            .matches()
+            .map(|s| s.path.as_str())
+            .collect();
+        assert_eq!(found, ["tb.u.bth_opcode", "tb.u.bth_psn"]);
+        m.apply(Command::AddSignal("#2".into()));
+        assert_eq!(shown(&m), [("tb.u.bth_psn".to_owned(), Radix::Psn)]);
+        m.apply(Command::AddSignal("#3".into()));
+        assert!(m.status().contains("no match #3"), "{}", m.status());
+        m.apply(Command::AddSignal("tb.nothing".into()));
+        assert!(m.status().contains("no signal tb.nothing"), "{}", m.status());
+        m.apply(Command::AddSignal("tb.u.bth_psn".into()));
+        assert!(m.status().contains("shown already"), "{}", m.status());
+        m.apply(Command::RunCommandLine("fmt #1 octal".into()));
+        assert!(m.status().contains("not one of bin|hex"), "{}", m.status());
+        assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        // Selecting a packet puts the cursor on its first beat, where the
+        // testbench set the PSN to the packet's.
+        let rows: Vec<u64> = (0..3).map(|r| m.store().row(r).unwrap().ts_ns).collect();
+        for (r, psn) in [(0u64, 100u64), (1, 101), (2, 101)] {
+            m.apply(Command::SelectRow(r));
+            let t = m.wave_cursor_ns().unwrap();
+            assert_eq!(t, rows[r as usize]);
+            let c = &m.signals().unwrap().chosen()[0];
+            assert_eq!(c.at(t).map(|v| v.value), Some(psn), "row {r}");
+            assert_eq!(c.text(c.at(t).unwrap()), psn.to_string());
+        }
+        // Moving the cursor selects the packet at or before it and keeps
+        // the cursor where it was put.
+        m.apply(Command::WaveCursor(rows[1] + 3));
+        assert_eq!(m.selected(), Some(1));
+        assert_eq!(m.wave_cursor_ns(), Some(rows[1] + 3));
+        m.apply(Command::WaveCursor(rows[1] - 1));
+        assert_eq!(m.selected(), Some(0));
+        m.apply(Command::MoveSelection(2));
+        assert_eq!(m.wave_cursor_ns(), Some(rows[2]), "selection moves the cursor");
+        // The cap on signals shown.
+        m.apply(Command::SignalSearch(String::new()));
+        for k in 1..=9 {
+            m.apply(Command::AddSignal(format!("#{k}")));
+        }
+        assert_eq!(
+            m.signals().unwrap().chosen().len(),
+            rocescope_core::signals::MAX_CHOSEN
+        );
+        assert!(m.status().contains("at most 8"), "{}", m.status());
+    }
+}
