@@ -243,4 +243,40 @@ mod tests {
         );
         assert!(m.status().contains("at most 8"), "{}", m.status());
     }
+
+    #[test]
+    fn the_chosen_signals_export_as_the_profiler_table() {
+        let Some(vcd) = super::vcd_copy("export") else {
+            return;
+        };
+        let mut m = open(&vcd);
+        m.apply(Command::AddSignal("tb.u.bth_psn".into()));
+        m.apply(Command::AddSignal("tb.u.bth_opcode".into()));
+        assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        m.apply(Command::ShowView(rocescope_core::View::Profiler));
+        let out = vcd.with_file_name("signals-profiler.csv");
+        m.apply(Command::RunCommandLine(format!("export {}", out.display())));
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while m.exporting() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+            m.tick(std::time::Instant::now());
+        }
+        assert!(m.status().contains("exported 6 rows of profiler"), "{}", m.status());
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "ts_ns,cycle,probe,probe_name,unit,module,value");
+        let psn: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.contains("tb.u.bth_psn"))
+            .copied()
+            .collect();
+        let t0 = m.store().row(0).unwrap().ts_ns;
+        // The PSN is set on the cycle before the first beat transfers.
+        assert_eq!(psn.len(), 3, "{csv}");
+        assert!(psn[0].starts_with("0,0,8192,tb.u.bth_psn,psn,wave,0"), "{csv}");
+        let second: Vec<&str> = psn[1].split(',').collect();
+        assert_eq!(second[6], "100");
+        assert_eq!(second[0].parse::<u64>().unwrap(), t0 - 4, "{csv}");
+        assert!(csv.contains(",8193,tb.u.bth_opcode,opcode,wave,10\n"), "{csv}");
+    }
 }

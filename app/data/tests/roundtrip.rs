@@ -61,6 +61,7 @@ impl Opened {
             store: &self.store,
             report: &self.report,
             capture: "test",
+            extra_profiler: &[],
         }
     }
 }
@@ -412,6 +413,7 @@ fn partitions_are_hive_folders_that_query_back_together() {
     let other = Source {
         capture: "other",
         ..o.source()
+        extra_profiler: &[],
     };
     export(&other, Table::Packets, &root, &opts).unwrap();
     export(&o.source(), Table::Qps, &root, &opts).unwrap();

@@ -96,6 +96,14 @@ impl Chosen {
     }
 }
 
+/// Probe ids of the chosen signals in a `profiler` export: this plus
+/// their place in the list (the simulator's probes are below it, the card's
+/// counters at 0x8000).
+pub const WAVE_PROBE_BASE: u16 = 0x2000;
+
+/// The module a chosen signal's probe definition names.
+pub const WAVE_MODULE: &str = "wave";
+
 /// `#N` (1-based) as an index.
 fn nth(s: &str) -> Option<usize> {
     s.strip_prefix('#')?.parse::<usize>().ok()?.checked_sub(1)
@@ -353,6 +361,41 @@ impl Signals {
             }
         }
         true
+    }
+
+    /// The loaded signals as profiler records, for a `profiler` export like
+    /// the probes': a definition (the path as its name, the format as its
+    /// unit, module `wave`), then a sample per change at its capture time,
+    /// its `cycle` the waveform's own time in ns, its value the low 64
+    /// bits (sign-extended when the format is `signed`).
+    pub fn profiler_records(&self) -> Vec<rocescope_replay::Record> {
+        use rocescope_replay::Record;
+        use rocescope_replay::record::{ProbeDef, ProfilerSample};
+        let mut out = Vec::new();
+        for (i, c) in self.chosen.iter().enumerate() {
+            let probe = WAVE_PROBE_BASE + i as u16;
+            out.push(Record::ProbeDef(ProbeDef {
+                probe,
+                name: c.path.clone(),
+                unit: c.radix.word().to_owned(),
+                module: WAVE_MODULE.to_owned(),
+            }));
+            let w = c.width_bits.clamp(1, 64);
+            for ch in c.changes() {
+                let value = if c.radix == Radix::Signed && w < 64 {
+                    ((ch.value << (64 - w)) as i64) >> (64 - w)
+                } else {
+                    ch.value as i64
+                };
+                out.push(Record::Profiler(ProfilerSample {
+                    cycle: ch.ts_ns.saturating_add_signed(-self.offset_ns),
+                    ts_ns: ch.ts_ns,
+                    probe,
+                    value,
+                }));
+            }
+        }
+        out
     }
 
     fn save(&self) -> Result<(), String> {

@@ -60,6 +60,10 @@ pub(super) fn save(file: &Path, list: &[(String, Radix)]) -> Result<(), String> 
     let Some(p) = state_file() else {
         return Ok(());
     };
+    // Read, change, write as one step within the process (each workbench
+    // saves only its own file's entry; across processes the last writer wins).
+    static SAVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = SAVING.lock().unwrap_or_else(|e| e.into_inner());
     let mut all = read_all().unwrap_or_default();
     let entry: Vec<Saved> = list
         .iter()
