@@ -413,7 +413,6 @@ fn partitions_are_hive_folders_that_query_back_together() {
     let other = Source {
         capture: "other",
         ..o.source()
-        extra_profiler: &[],
     };
     export(&other, Table::Packets, &root, &opts).unwrap();
     export(&o.source(), Table::Qps, &root, &opts).unwrap();
