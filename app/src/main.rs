@@ -96,6 +96,10 @@ struct StatsArgs {
     /// Extra UDP destination port to decode as RoCEv2; repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     roce_ports: Vec<u16>,
+    /// A waveform (VCD, FST) of the same traffic: align it with the capture
+    /// by content and show the offset, the frames matched and unmatched.
+    #[arg(long, value_name = "WAVE")]
+    wave: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -148,7 +152,12 @@ fn main() -> ExitCode {
         Some(Command::Info(args)) => {
             info_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
         }
-        Some(Command::Stats(args)) => stats_cmd::run(&args.file, args.json, args.roce_ports),
+        Some(Command::Stats(args)) => stats_cmd::run(
+            &args.file,
+            args.json,
+            args.roce_ports,
+            args.wave.as_deref(),
+        ),
         Some(Command::Report(args)) => report_cmd::run(args),
         Some(Command::Open(args)) => open(&args.file, args.roce_ports, args.wave.as_deref()),
         Some(Command::Sim(args)) => sim_cmd::run(args),

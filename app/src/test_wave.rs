@@ -279,4 +279,55 @@ mod tests {
         assert_eq!(second[0].parse::<u64>().unwrap(), t0 - 4, "{csv}");
         assert!(csv.contains(",8193,tb.u.bth_opcode,opcode,wave,10\n"), "{csv}");
     }
+
+    /// The README's signals commands, as printed, on the waveform.
+    #[test]
+    fn the_readme_signals_commands_work_as_printed() {
+        let Some(vcd) = super::vcd_copy("readme") else {
+            return;
+        };
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let block: Vec<&str> = readme
+            .lines()
+            .skip_while(|l| !l.contains("signals commands: run by app/src/test_wave.rs"))
+            .skip(2)
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        assert_eq!(block.len(), 7, "the README's signals block");
+        let mut m = open(&vcd);
+        m.apply(Command::ShowView(rocescope_core::View::Profiler));
+        let out = vcd.with_file_name("readme-signals.csv");
+        for line in block {
+            let cmd = line
+                .strip_prefix(':')
+                .and_then(|l| l.split("  #").next())
+                .unwrap()
+                .trim()
+                .replace("signals.csv", &out.display().to_string());
+            let before = m.status().to_owned();
+            m.apply(Command::RunCommandLine(cmd.clone()));
+            let st = m.status();
+            assert!(
+                st == before || st.starts_with("exporting"),
+                "README: {line}: {st}"
+            );
+            assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        }
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while m.exporting() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+            m.tick(std::time::Instant::now());
+        }
+        assert_eq!(shown(&m), [("tb.u.bth_opcode".to_owned(), Radix::Opcode)]);
+        let t0 = m.store().row(0).unwrap().ts_ns;
+        assert_eq!(m.wave_cursor_ns(), Some(t0 + 100));
+        assert!(
+            std::fs::read_to_string(&out)
+                .unwrap()
+                .contains("tb.u.bth_opcode,opcode,wave,17"),
+            "{}",
+            m.status()
+        );
+    }
 }
