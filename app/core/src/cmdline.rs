@@ -256,13 +256,42 @@ mod tests {
     #[test]
     fn tab_completes_the_command_word() {
         assert_eq!(complete("se").line, "set ");
-        assert_eq!(complete("s").line, "s", "set, sniffer and speed fit");
-        assert_eq!(complete("s").candidates, ["set", "sniffer", "speed"]);
+        assert_eq!(complete("s").line, "s", "set, sniffer, speed, signals, show fit");
+        assert_eq!(
+            complete("s").candidates,
+            ["set", "sniffer", "speed", "signals", "show"]
+        );
+        assert_eq!(complete("sig").line, "signals ");
         assert_eq!(complete("sn").line, "sniffer ");
         assert_eq!(complete("").candidates.len(), VERBS.len());
         let none = complete("frob");
         assert_eq!(none.line, "frob");
         assert!(none.candidates.is_empty());
+    }
+
+    #[test]
+    fn the_signal_words() {
+        let p = |l: &str| parse(l, 1_000, Table::Profiler);
+        assert_eq!(
+            p("signals rx psn"),
+            Ok(Some(Command::SignalSearch("rx psn".into())))
+        );
+        assert_eq!(p("show #2"), Ok(Some(Command::AddSignal("#2".into()))));
+        assert_eq!(
+            p("hide tb.u.psn"),
+            Ok(Some(Command::RemoveSignal("tb.u.psn".into())))
+        );
+        assert!(p("show").unwrap_err().starts_with("usage: show"));
+        assert_eq!(
+            p("fmt #1 aeth"),
+            Ok(Some(Command::SignalFormat {
+                path: "#1".into(),
+                radix: crate::signals::Radix::Syndrome
+            }))
+        );
+        assert!(p("fmt #1").unwrap_err().contains("bin|hex|dec|signed|opcode|psn|aeth"));
+        assert_eq!(p("cursor 2.5"), Ok(Some(Command::WaveCursor(3_500))));
+        assert!(p("cursor soon").is_err());
     }
 
     #[test]
