@@ -152,12 +152,9 @@ fn main() -> ExitCode {
         Some(Command::Info(args)) => {
             info_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
         }
-        Some(Command::Stats(args)) => stats_cmd::run(
-            &args.file,
-            args.json,
-            args.roce_ports,
-            args.wave.as_deref(),
-        ),
+        Some(Command::Stats(args)) => {
+            stats_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
+        }
         Some(Command::Report(args)) => report_cmd::run(args),
         Some(Command::Open(args)) => open(&args.file, args.roce_ports, args.wave.as_deref()),
         Some(Command::Sim(args)) => sim_cmd::run(args),

@@ -91,7 +91,10 @@ module tb;
         "iverilog failed on {}",
         dir.join("tb.v").display()
     );
-    assert!(ok(Command::new("vvp").args(["-n", "sim.vvp"])), "vvp failed");
+    assert!(
+        ok(Command::new("vvp").args(["-n", "sim.vvp"])),
+        "vvp failed"
+    );
     Some(dir.join("wave.vcd"))
 }
 
@@ -206,7 +209,11 @@ mod tests {
         m.apply(Command::AddSignal("#3".into()));
         assert!(m.status().contains("no match #3"), "{}", m.status());
         m.apply(Command::AddSignal("tb.nothing".into()));
-        assert!(m.status().contains("no signal tb.nothing"), "{}", m.status());
+        assert!(
+            m.status().contains("no signal tb.nothing"),
+            "{}",
+            m.status()
+        );
         m.apply(Command::AddSignal("tb.u.bth_psn".into()));
         assert!(m.status().contains("shown already"), "{}", m.status());
         m.apply(Command::RunCommandLine("fmt #1 octal".into()));
@@ -231,7 +238,11 @@ mod tests {
         m.apply(Command::WaveCursor(rows[1] - 1));
         assert_eq!(m.selected(), Some(0));
         m.apply(Command::MoveSelection(2));
-        assert_eq!(m.wave_cursor_ns(), Some(rows[2]), "selection moves the cursor");
+        assert_eq!(
+            m.wave_cursor_ns(),
+            Some(rows[2]),
+            "selection moves the cursor"
+        );
         // The cap on signals shown.
         m.apply(Command::SignalSearch(String::new()));
         for k in 1..=9 {
@@ -261,7 +272,11 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
             m.tick(std::time::Instant::now());
         }
-        assert!(m.status().contains("exported 6 rows of profiler"), "{}", m.status());
+        assert!(
+            m.status().contains("exported 6 rows of profiler"),
+            "{}",
+            m.status()
+        );
         let csv = std::fs::read_to_string(&out).unwrap();
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0], "ts_ns,cycle,probe,probe_name,unit,module,value");
@@ -273,11 +288,17 @@ mod tests {
         let t0 = m.store().row(0).unwrap().ts_ns;
         // The PSN is set on the cycle before the first beat transfers.
         assert_eq!(psn.len(), 3, "{csv}");
-        assert!(psn[0].starts_with("0,0,8192,tb.u.bth_psn,psn,wave,0"), "{csv}");
+        assert!(
+            psn[0].starts_with("0,0,8192,tb.u.bth_psn,psn,wave,0"),
+            "{csv}"
+        );
         let second: Vec<&str> = psn[1].split(',').collect();
         assert_eq!(second[6], "100");
         assert_eq!(second[0].parse::<u64>().unwrap(), t0 - 4, "{csv}");
-        assert!(csv.contains(",8193,tb.u.bth_opcode,opcode,wave,10\n"), "{csv}");
+        assert!(
+            csv.contains(",8193,tb.u.bth_opcode,opcode,wave,10\n"),
+            "{csv}"
+        );
     }
 
     /// The README's signals commands, as printed, on the waveform.

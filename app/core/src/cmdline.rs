@@ -172,7 +172,13 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
                 _ => Err(format!("usage: fmt SIGNAL|#N {words}")),
             }
         }
-        "cursor" => match arg.trim().trim_end_matches("us").trim_end_matches("µs").trim().parse::<f64>() {
+        "cursor" => match arg
+            .trim()
+            .trim_end_matches("us")
+            .trim_end_matches("µs")
+            .trim()
+            .parse::<f64>()
+        {
             Ok(us) if us >= 0.0 => Ok(Some(Command::WaveCursor(t0_ns + (us * 1000.0) as u64))),
             _ => Err("usage: cursor MICROSECONDS (from the first packet)".into()),
         },
@@ -256,7 +262,11 @@ mod tests {
     #[test]
     fn tab_completes_the_command_word() {
         assert_eq!(complete("se").line, "set ");
-        assert_eq!(complete("s").line, "s", "set, sniffer, speed, signals, show fit");
+        assert_eq!(
+            complete("s").line,
+            "s",
+            "set, sniffer, speed, signals, show fit"
+        );
         assert_eq!(
             complete("s").candidates,
             ["set", "sniffer", "speed", "signals", "show"]
@@ -289,7 +299,11 @@ mod tests {
                 radix: crate::signals::Radix::Syndrome
             }))
         );
-        assert!(p("fmt #1").unwrap_err().contains("bin|hex|dec|signed|opcode|psn|aeth"));
+        assert!(
+            p("fmt #1")
+                .unwrap_err()
+                .contains("bin|hex|dec|signed|opcode|psn|aeth")
+        );
         assert_eq!(p("cursor 2.5"), Ok(Some(Command::WaveCursor(3_500))));
         assert!(p("cursor soon").is_err());
     }

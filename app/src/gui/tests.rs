@@ -680,9 +680,14 @@ fn signals_panel_on_a_real_waveform() {
     let f = settle(&ctx, &mut wb);
     assert!(f.has("9 of 9 signals"), "{}", f.all());
     // Click the PSN in the browser: it is chosen and loaded on a thread.
-    let at = f.pos("tb.u.bth_psn  24").expect("the browser lists bth_psn");
+    let at = f
+        .pos("tb.u.bth_psn  24")
+        .expect("the browser lists bth_psn");
     click(&ctx, &mut wb, at);
-    assert!(wb.model.wait_signals_loaded(std::time::Duration::from_secs(20)));
+    assert!(
+        wb.model
+            .wait_signals_loaded(std::time::Duration::from_secs(20))
+    );
     let shown: Vec<&str> = wb
         .model
         .signals()
@@ -711,6 +716,9 @@ fn signals_panel_on_a_real_waveform() {
     let t = wb.model.wave_cursor_ns().unwrap();
     let first = wb.model.store().row(0).unwrap().ts_ns;
     let second = wb.model.store().row(1).unwrap().ts_ns;
-    assert!(t >= first && t < second, "cursor {t} ns between {first} and {second}");
+    assert!(
+        t >= first && t < second,
+        "cursor {t} ns between {first} and {second}"
+    );
     assert_eq!(wb.model.selected(), Some(0));
 }

@@ -511,7 +511,10 @@ fn signals_beside_packets_on_a_real_waveform() {
     m.apply(Command::SelectRow(2));
     m.tick(Instant::now());
     let text = render(&m, 120, 24);
-    assert!(text.contains("tb.u.bth_opcode [opcode] = RC Acknowledge"), "{text}");
+    assert!(
+        text.contains("tb.u.bth_opcode [opcode] = RC Acknowledge"),
+        "{text}"
+    );
     assert!(text.contains("tb.u.bth_psn [psn] = 101"), "{text}");
     assert!(text.contains("= NAK (PSN sequence error)"), "{text}");
     assert!(text.contains("▔"), "tvalid drawn as a line: {text}");

@@ -70,7 +70,11 @@ pub fn format_value(value: u64, known: bool, width_bits: u32, radix: Radix) -> S
         return "x".into();
     }
     let w = width_bits.clamp(1, 64);
-    let v = if w == 64 { value } else { value & ((1u64 << w) - 1) };
+    let v = if w == 64 {
+        value
+    } else {
+        value & ((1u64 << w) - 1)
+    };
     match radix {
         Radix::Binary => format!("{v:0width$b}", width = w as usize),
         Radix::Hex => format!("0x{v:0width$x}", width = w.div_ceil(4) as usize),
@@ -109,7 +113,10 @@ mod tests {
         assert_eq!(format_value(0x04, true, 8, Radix::Opcode), "RC SEND Only");
         assert_eq!(format_value(0x11, true, 8, Radix::Opcode), "RC Acknowledge");
         assert_eq!(format_value(0xff_ffff, true, 24, Radix::Psn), "16777215");
-        assert_eq!(format_value(0x1f, true, 8, Radix::Syndrome), "ACK credits=31");
+        assert_eq!(
+            format_value(0x1f, true, 8, Radix::Syndrome),
+            "ACK credits=31"
+        );
         assert_eq!(
             format_value(0x60, true, 8, Radix::Syndrome),
             "NAK (PSN sequence error)"

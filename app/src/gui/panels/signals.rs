@@ -104,8 +104,7 @@ fn charts(ui: &mut Ui, model: &Model, s: &Signals, out: &mut Vec<Command>) {
                 out.push(Command::RemoveSignal(c.path.clone()));
             }
         });
-        let (rect, resp) =
-            ui.allocate_exact_size(vec2(width_px, CHART_H), Sense::click());
+        let (rect, resp) = ui.allocate_exact_size(vec2(width_px, CHART_H), Sense::click());
         let painter = ui.painter_at(rect);
         painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
         let cols = columns(c.changes(), start, per_col, ncols);
@@ -154,10 +153,8 @@ fn paint(
                 }
                 Column::Edge { end, .. } => {
                     painter.line_segment([pos2(x_of(k), hi), pos2(x_of(k), lo)], stroke);
-                    painter.line_segment(
-                        [pos2(x_of(k), y(end)), pos2(x_of(k + 1), y(end))],
-                        stroke,
-                    );
+                    painter
+                        .line_segment([pos2(x_of(k), y(end)), pos2(x_of(k + 1), y(end))], stroke);
                 }
             }
         }

@@ -150,7 +150,8 @@ fn chart_line(c: &Chosen, cols: &[Column], cursor_col: usize) -> Line<'static> {
                     while k < cols.len() && matches!(cols[k], Column::Held(_)) {
                         k += 1;
                     }
-                    let text: Vec<char> = v.map(|v| c.text(v)).unwrap_or_default().chars().collect();
+                    let text: Vec<char> =
+                        v.map(|v| c.text(v)).unwrap_or_default().chars().collect();
                     let len = k - from;
                     for cell in &mut cells[from..k] {
                         *cell = '═';
@@ -174,7 +175,10 @@ fn chart_line(c: &Chosen, cols: &[Column], cursor_col: usize) -> Line<'static> {
             Style::default().fg(YELLOW).add_modifier(Modifier::REVERSED),
         ));
     }
-    spans.push(Span::styled(rest.collect::<String>(), Style::default().fg(CYAN)));
+    spans.push(Span::styled(
+        rest.collect::<String>(),
+        Style::default().fg(CYAN),
+    ));
     Line::from(spans)
 }
 
