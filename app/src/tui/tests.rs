@@ -519,4 +519,10 @@ fn signals_beside_packets_on_a_real_waveform() {
     assert!(text.contains("= NAK (PSN sequence error)"), "{text}");
     assert!(text.contains("▔"), "tvalid drawn as a line: {text}");
     insta::assert_snapshot!("signals_beside_packets", text);
+    // Small terminals and a cursor before the first change draw too.
+    for (w, h) in [(80, 24), (30, 8), (12, 4)] {
+        render(&m, w, h);
+    }
+    m.apply(Command::WaveCursor(0));
+    assert!(render(&m, 120, 24).contains("tb.u.bth_psn [psn] = 0"));
 }
