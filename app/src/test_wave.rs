@@ -57,8 +57,10 @@ endmodule
 module tb;
   reg clk = 0; always #2 clk = ~clk;
   rx u(.aclk(clk));
+  reg [8*64-1:0] dump;
   initial begin
-    $dumpfile(\"wave.vcd\"); $dumpvars(0, tb);
+    if (!$value$plusargs(\"dump=%s\", dump)) dump = \"wave.vcd\";
+    $dumpfile(dump); $dumpvars(0, tb);
     repeat (3) @(posedge clk);
 ",
     );
@@ -94,6 +96,11 @@ module tb;
     assert!(
         ok(Command::new("vvp").args(["-n", "sim.vvp"])),
         "vvp failed"
+    );
+    // The same run as FST, for the signals' loads from either format.
+    assert!(
+        ok(Command::new("vvp").args(["-n", "sim.vvp", "-fst", "+dump=wave.fst"])),
+        "vvp -fst failed"
     );
     Some(dir.join("wave.vcd"))
 }
@@ -299,6 +306,33 @@ mod tests {
             csv.contains(",8193,tb.u.bth_opcode,opcode,wave,10\n"),
             "{csv}"
         );
+    }
+
+    #[test]
+    fn a_signal_loads_the_same_from_vcd_and_fst() {
+        use rocescope_replay::wave::signals::{MAX_CHANGES, hierarchy, load};
+        let Some(vcd) = super::vcd() else {
+            return;
+        };
+        let fst = vcd.with_file_name("wave.fst");
+        let names = ["tb.u.bth_psn".to_owned(), "tb.u.tvalid".to_owned()];
+        let a = load(&vcd, &names, MAX_CHANGES).unwrap();
+        let b = load(&fst, &names, MAX_CHANGES).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a[0].changes.len(), 3);
+        assert_eq!(
+            hierarchy(&vcd).unwrap().signals,
+            hierarchy(&fst).unwrap().signals
+        );
+        // The cap: changes past it are counted, not kept.
+        let capped = load(&vcd, &names[1..], 2).unwrap();
+        assert_eq!(capped[0].changes.len(), 2);
+        assert_eq!(capped[0].dropped as usize, a[1].changes.len() - 2);
+        // A name the file lacks is an error naming the file and the signal.
+        let e = load(&vcd, &["tb.nope".to_owned()], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("wave.vcd") && e.contains("tb.nope"), "{e}");
     }
 
     /// The README's signals commands, as printed, on the waveform.
