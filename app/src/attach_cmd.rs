@@ -321,6 +321,7 @@ impl LiveOut {
             store,
             report: &report,
             capture: &self.capture,
+            extra_profiler: &[],
         };
         self.packets
             .flush(&src, end)
@@ -334,6 +335,7 @@ impl LiveOut {
             store,
             report,
             capture: &self.capture,
+            extra_profiler: &[],
         };
         let opts = ExportOptions {
             partition_window_ns: Some(self.window_ns),

@@ -131,6 +131,7 @@ impl Opened {
             store: &self.store,
             report: &self.report,
             capture: &self.name,
+            extra_profiler: &[],
         }
     }
 }

@@ -6,6 +6,36 @@
 pub mod gui;
 pub mod tui;
 
+#[cfg(test)]
+pub(crate) mod test_wave;
+
+/// A file opened in a workbench with its waveform: `wave` (beside a capture)
+/// is aligned by content and the result shown in the status line; the
+/// waveform's signals (of `wave`, or of `file` when it is a waveform) are
+/// shown beside the packets, through the alignment's offset.
+pub fn with_wave(
+    model: &mut rocescope_core::Model,
+    file: &std::path::Path,
+    wave: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    // The alignment reads both files once, before the workbench shows.
+    let aligned = match wave {
+        Some(w) => Some(
+            rocescope_replay::wave::align(file, w, &Default::default())
+                .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
+        ),
+        None => None,
+    };
+    if let Some(c) = rocescope_core::signals::open_command(file, wave.zip(aligned.as_ref())) {
+        model.apply(c);
+    }
+    if let Some(a) = aligned {
+        model.apply(rocescope_core::Command::Notify(a.to_string()));
+    }
+    Ok(())
+}
+
 /// Tests keep the lessons' progress out of the user's state folder (the
 /// first call in the process sets where).
 #[cfg(test)]

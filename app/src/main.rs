@@ -96,6 +96,10 @@ struct StatsArgs {
     /// Extra UDP destination port to decode as RoCEv2; repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     roce_ports: Vec<u16>,
+    /// A waveform (VCD, FST) of the same traffic: align it with the capture
+    /// by content and show the offset, the frames matched and unmatched.
+    #[arg(long, value_name = "WAVE")]
+    wave: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -148,7 +152,9 @@ fn main() -> ExitCode {
         Some(Command::Info(args)) => {
             info_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
         }
-        Some(Command::Stats(args)) => stats_cmd::run(&args.file, args.json, args.roce_ports),
+        Some(Command::Stats(args)) => {
+            stats_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
+        }
         Some(Command::Report(args)) => report_cmd::run(args),
         Some(Command::Open(args)) => open(&args.file, args.roce_ports, args.wave.as_deref()),
         Some(Command::Sim(args)) => sim_cmd::run(args),
@@ -214,19 +220,6 @@ fn open(
             extra_roce_ports: roce_ports,
         },
     };
-    // The alignment reads both files once, before the workbench opens.
-    let aligned = match wave {
-        Some(w) => Some(
-            rocescope_replay::wave::align(file, w, &Default::default()).map_err(|e| {
-                anyhow::Error::new(e).context(format!(
-                    "aligning {} with {}",
-                    w.display(),
-                    file.display()
-                ))
-            })?,
-        ),
-        None => None,
-    };
     let mut model = match open(spec, &Default::default()) {
         Ok(m) => m,
         // A file that is not there says so once, without its path twice.
@@ -236,9 +229,7 @@ fn open(
         }) => return Err(e.into()),
         Err(e) => return Err(e.into()),
     };
-    if let Some(a) = aligned {
-        model.apply(rocescope_core::Command::Notify(a.to_string()));
-    }
+    rocescope::with_wave(&mut model, file, wave)?;
     tui::run(model)
 }
 

@@ -158,10 +158,35 @@ pub fn open_analysed(
     Ok((store, report))
 }
 
-pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<()> {
+pub fn run(
+    file: &Path,
+    json_out: bool,
+    roce_ports: Vec<u16>,
+    wave: Option<&Path>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
     let (store, report) = open_analysed(file, roce_ports)?;
+    let alignment = match wave {
+        Some(w) => Some(
+            rocescope_replay::wave::align(file, w, &Default::default())
+                .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
+        ),
+        None => None,
+    };
     if json_out {
-        writeln!(std::io::stdout().lock(), "{}", report_json(&report))?;
+        let mut v = report_json(&report);
+        if let (Some(a), Some(obj)) = (&alignment, v.as_object_mut()) {
+            obj.insert(
+                "alignment".into(),
+                json!({
+                    "wave": wave.map(|w| w.display().to_string()),
+                    "offset_ns": a.offset_ns, "spread_ns": a.spread_ns, "matched": a.matched,
+                    "capture_unmatched": a.capture_unmatched, "wave_unmatched": a.wave_unmatched,
+                    "ordinal": a.ordinal,
+                }),
+            );
+        }
+        writeln!(std::io::stdout().lock(), "{v}")?;
         return Ok(());
     }
     let mut out = std::io::stdout().lock();
@@ -174,6 +199,9 @@ pub fn run(file: &Path, json_out: bool, roce_ports: Vec<u16>) -> anyhow::Result<
         stats.roce_packets,
         report.qps.len()
     )?;
+    if let (Some(a), Some(w)) = (&alignment, wave) {
+        writeln!(out, "{}: {a}", w.display())?;
+    }
     writeln!(out)?;
     writeln!(
         out,

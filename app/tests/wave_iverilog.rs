@@ -476,6 +476,27 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
             "{text}"
         );
 
+        // `stats` tells the same alignment beside its analysis.
+        let (ok, stats, stderr) =
+            rocescope(&["stats", s(&capture), "--wave", s(&sim.wave), "--json"]);
+        assert!(ok, "{stderr}");
+        let stats: serde_json::Value = serde_json::from_str(&stats).expect("json");
+        assert_eq!(stats["alignment"]["offset_ns"], shift_ns, "{stats}");
+        assert_eq!(stats["alignment"]["matched"], 24, "{stats}");
+        assert!(
+            stats["qps"].as_array().is_some_and(|q| !q.is_empty()),
+            "{stats}"
+        );
+        // `gui --wave` aligns before its window opens: a waveform that is
+        // not there fails there, naming both files.
+        let missing = sim.dir.join("missing.vcd");
+        let (ok, _, stderr) = rocescope(&["gui", s(&capture), "--wave", s(&missing)]);
+        assert!(!ok);
+        assert!(
+            stderr.contains("aligning") && stderr.contains("missing.vcd"),
+            "{stderr}"
+        );
+
         // The store and the RC analysis: a QP, every WRITE acknowledged.
         let (ok, info, stderr) = rocescope(&["info", s(&sim.wave), "--json"]);
         assert!(ok, "{stderr}");
@@ -572,7 +593,7 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
         "{stderr}"
     );
     // The README's waveform commands, word for word on these files (all but
-    // `open`, which needs a terminal).
+    // `open` and `gui`, which need a terminal or a display).
     let fst = simulate("two", &streams, true);
     let capture = sim.dir.join("capture.pcapng");
     let mut wr =
@@ -589,7 +610,7 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
         let Some(cmd) = line.strip_prefix("rocescope ") else {
             continue;
         };
-        if cmd.starts_with("open ") {
+        if cmd.starts_with("open ") || cmd.starts_with("gui ") {
             continue;
         }
         let args: Vec<String> = cmd
@@ -615,7 +636,7 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
         }
         ran += 1;
     }
-    assert_eq!(ran, 5, "the README's waveform commands");
+    assert_eq!(ran, 6, "the README's waveform commands");
     if std::env::var_os("KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&fst.dir);
     }

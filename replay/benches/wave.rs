@@ -3,7 +3,10 @@
 //! it) carrying RoCE WRITEs and ACKs, written to `target/bench-data/` (at
 //! least 1 GB by default, deleted afterwards). Reports the time to the
 //! hierarchy (the interfaces found: the first screen), to the first frame,
-//! and the frames per second decoded.
+//! and the frames per second decoded; then the time to read the hierarchy
+//! for the signal browser and to load one chosen signal (`tvalid`, and the
+//! 512-bit `tdata`) as the workbench's signals view does, with the memory
+//! the loaded signal holds.
 //!
 //! `cargo bench -p rocescope-replay --bench wave [-- MEGABYTES]`
 #![allow(clippy::unwrap_used)]
@@ -152,5 +155,47 @@ fn main() {
         n as f64 / total_s / 1e6,
         size as f64 / total_s / 1e6
     );
+    signals(&path);
     std::fs::remove_file(&path).unwrap();
+}
+
+/// The process's resident memory (kB), from /proc.
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// The signals view's costs: the browser's hierarchy, one signal loaded.
+fn signals(path: &Path) {
+    use rocescope_replay::wave::signals;
+    let t = Instant::now();
+    let h = signals::hierarchy(path).unwrap();
+    println!(
+        "signal browser's hierarchy: {:.1} ms ({} signals)",
+        t.elapsed().as_secs_f64() * 1e3,
+        h.signals.len()
+    );
+    for name in ["tb.rx.tvalid", "tb.rx.tdata"] {
+        let before = rss_kb();
+        let t = Instant::now();
+        let loaded = signals::load(path, &[name.to_owned()], signals::MAX_CHANGES).unwrap();
+        let s = &loaded[0];
+        let secs = t.elapsed().as_secs_f64();
+        let held = (s.changes.capacity() * std::mem::size_of::<signals::Change>()) as f64 / 1e6;
+        println!(
+            "loaded {name} ({} bits): {secs:.2} s, {} changes kept, {} past the cap counted, \
+             {held:.1} MB held ({} bytes a change; RSS +{:.1} MB)",
+            s.width_bits,
+            s.changes.len(),
+            s.dropped,
+            std::mem::size_of::<signals::Change>(),
+            rss_kb().saturating_sub(before) as f64 / 1e3
+        );
+    }
 }

@@ -9,7 +9,7 @@ use rocescope_data::Table;
 use crate::Command;
 
 /// The command words, with what each takes.
-pub const VERBS: [(&str, &str); 8] = [
+pub const VERBS: [(&str, &str); 13] = [
     ("set", "KEY=VALUE"),
     ("sniffer", "0xWORD"),
     ("speed", "X"),
@@ -18,6 +18,11 @@ pub const VERBS: [(&str, &str); 8] = [
     ("export", "PATH [TABLE] [--partition[=WINDOW]]"),
     ("answer", "FRAME|NUMBER|CHOICE"),
     ("hint", ""),
+    ("signals", "WORDS"),
+    ("show", "SIGNAL|#N"),
+    ("hide", "SIGNAL|#N"),
+    ("fmt", "SIGNAL|#N bin|hex|dec|signed|opcode|psn|aeth"),
+    ("cursor", "µs"),
 ];
 
 /// The hint beside the open command line.
@@ -148,6 +153,35 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
             Err(_) => Err("usage: goto MICROSECONDS (from the first packet)".into()),
         },
         "filter" => Ok(Some(Command::SetFilter(arg))),
+        "signals" => Ok(Some(Command::SignalSearch(arg))),
+        "show" if !arg.is_empty() => Ok(Some(Command::AddSignal(arg))),
+        "hide" if !arg.is_empty() => Ok(Some(Command::RemoveSignal(arg))),
+        "show" | "hide" => Err(format!(
+            "usage: {verb} SIGNAL|#N (a full path, or the Nth signal listed)"
+        )),
+        "fmt" => {
+            let words = crate::signals::Radix::ALL.map(|r| r.word()).join("|");
+            match rest.as_slice() {
+                [path, r] => match crate::signals::Radix::from_word(r) {
+                    Some(radix) => Ok(Some(Command::SignalFormat {
+                        path: (*path).to_owned(),
+                        radix,
+                    })),
+                    None => Err(format!("fmt: {r:?} is not one of {words}")),
+                },
+                _ => Err(format!("usage: fmt SIGNAL|#N {words}")),
+            }
+        }
+        "cursor" => match arg
+            .trim()
+            .trim_end_matches("us")
+            .trim_end_matches("µs")
+            .trim()
+            .parse::<f64>()
+        {
+            Ok(us) if us >= 0.0 => Ok(Some(Command::WaveCursor(t0_ns + (us * 1000.0) as u64))),
+            _ => Err("usage: cursor MICROSECONDS (from the first packet)".into()),
+        },
         "export" => {
             let raw = line.trim_start().strip_prefix("export").unwrap_or("");
             let (raw, partition) = partition_arg(raw)?;
@@ -228,13 +262,50 @@ mod tests {
     #[test]
     fn tab_completes_the_command_word() {
         assert_eq!(complete("se").line, "set ");
-        assert_eq!(complete("s").line, "s", "set, sniffer and speed fit");
-        assert_eq!(complete("s").candidates, ["set", "sniffer", "speed"]);
+        assert_eq!(
+            complete("s").line,
+            "s",
+            "set, sniffer, speed, signals, show fit"
+        );
+        assert_eq!(
+            complete("s").candidates,
+            ["set", "sniffer", "speed", "signals", "show"]
+        );
+        assert_eq!(complete("sig").line, "signals ");
         assert_eq!(complete("sn").line, "sniffer ");
         assert_eq!(complete("").candidates.len(), VERBS.len());
         let none = complete("frob");
         assert_eq!(none.line, "frob");
         assert!(none.candidates.is_empty());
+    }
+
+    #[test]
+    fn the_signal_words() {
+        let p = |l: &str| parse(l, 1_000, Table::Profiler);
+        assert_eq!(
+            p("signals rx psn"),
+            Ok(Some(Command::SignalSearch("rx psn".into())))
+        );
+        assert_eq!(p("show #2"), Ok(Some(Command::AddSignal("#2".into()))));
+        assert_eq!(
+            p("hide tb.u.psn"),
+            Ok(Some(Command::RemoveSignal("tb.u.psn".into())))
+        );
+        assert!(p("show").unwrap_err().starts_with("usage: show"));
+        assert_eq!(
+            p("fmt #1 aeth"),
+            Ok(Some(Command::SignalFormat {
+                path: "#1".into(),
+                radix: crate::signals::Radix::Syndrome
+            }))
+        );
+        assert!(
+            p("fmt #1")
+                .unwrap_err()
+                .contains("bin|hex|dec|signed|opcode|psn|aeth")
+        );
+        assert_eq!(p("cursor 2.5"), Ok(Some(Command::WaveCursor(3_500))));
+        assert!(p("cursor soon").is_err());
     }
 
     #[test]

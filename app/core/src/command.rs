@@ -132,6 +132,28 @@ pub enum Command {
     /// Show a message in the status line (what a source found at open,
     /// such as a waveform's alignment with the capture).
     Notify(String),
+    /// Show a waveform's signals beside the packets: read its hierarchy and
+    /// the selection saved for it. `offset_ns` is capture time minus
+    /// waveform time (0 for a waveform opened alone).
+    OpenSignals {
+        path: PathBuf,
+        offset_ns: i64,
+    },
+    /// The hierarchy browser's search (words a signal's path must hold).
+    SignalSearch(String),
+    /// Show a signal (its full path), loaded on a thread.
+    AddSignal(String),
+    RemoveSignal(String),
+    /// How a shown signal's values are written.
+    SignalFormat {
+        path: String,
+        radix: crate::signals::Radix,
+    },
+    /// Move the waveform cursor to a capture time; the packet at or before
+    /// it is selected.
+    WaveCursor(u64),
+    /// The time the signals' charts span (ns).
+    WaveSpan(u64),
     Quit,
 }
 

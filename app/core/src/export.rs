@@ -79,6 +79,8 @@ pub(crate) struct ExportRequest {
     pub rows: PacketRows,
     /// Hive-style Parquet partitions of this many ns (a folder at `path`).
     pub partition_window_ns: Option<u64>,
+    /// Profiler rows beside the store's: the waveform's chosen signals.
+    pub extra_profiler: Vec<rocescope_replay::Record>,
 }
 
 /// An export running on its own thread.
@@ -163,6 +165,7 @@ fn run(req: ExportRequest) -> Result<ExportSummary, ExportError> {
         store: &req.store,
         report: &report,
         capture: &req.capture,
+        extra_profiler: &req.extra_profiler,
     };
     let opts = ExportOptions {
         rows,

@@ -18,6 +18,7 @@ pub mod records;
 mod scan;
 pub mod session;
 mod sim_feed;
+pub mod signals;
 pub mod source;
 pub mod status;
 pub mod units;

@@ -80,6 +80,7 @@ fn main() {
         store: &store,
         report: &report,
         capture: "bench",
+        extra_profiler: &[],
     };
     // Formats named on the command line, or all three.
     let mut formats: Vec<String> = std::env::args()

@@ -28,6 +28,7 @@ pub use tables::{episodes, findings, profiler, qps, slots};
 pub use text::{OutputFormat, write_frame};
 
 use rocescope_decoders::analysis::Report;
+use rocescope_replay::Record;
 use rocescope_replay::store::Store;
 
 /// One of the tables rocescope exposes.
@@ -90,6 +91,9 @@ pub struct Source<'a> {
     pub store: &'a Store,
     pub report: &'a Report,
     pub capture: &'a str,
+    /// Profiler rows from outside the store (`ProbeDef` and `Profiler`
+    /// records): a waveform's chosen signals, exported with the probes.
+    pub extra_profiler: &'a [Record],
 }
 
 impl Source<'_> {
@@ -103,7 +107,7 @@ impl Source<'_> {
             Table::Qps => qps(self.report)?,
             Table::Episodes => episodes(self.report)?,
             Table::Findings => findings(self.report)?,
-            Table::Profiler => profiler(self.store)?,
+            Table::Profiler => profiler(self.store, self.extra_profiler)?,
             Table::Slots => slots(self.store)?,
         })
     }

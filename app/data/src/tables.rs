@@ -292,9 +292,17 @@ pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
     ])
 }
 
-/// One row per profiler sample, with its probe's name, unit and module.
-pub fn profiler(store: &Store) -> Result<DataFrame, DataError> {
-    let records = store.records_where(|r| matches!(r, Record::Profiler(_) | Record::ProbeDef(_)));
+/// One row per profiler sample, with its probe's name, unit and module:
+/// the store's, then those of `extra` (a waveform's chosen signals).
+pub fn profiler(store: &Store, extra: &[Record]) -> Result<DataFrame, DataError> {
+    let mut records =
+        store.records_where(|r| matches!(r, Record::Profiler(_) | Record::ProbeDef(_)));
+    records.extend(
+        extra
+            .iter()
+            .filter(|r| matches!(r, Record::Profiler(_) | Record::ProbeDef(_)))
+            .cloned(),
+    );
     let mut defs = std::collections::HashMap::new();
     for r in &records {
         if let Record::ProbeDef(d) = r {

@@ -61,6 +61,7 @@ impl Opened {
             store: &self.store,
             report: &self.report,
             capture: "test",
+            extra_profiler: &[],
         }
     }
 }

@@ -49,6 +49,10 @@ pub struct GuiArgs {
     /// Extra UDP destination port to decode as RoCEv2; repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     pub roce_ports: Vec<u16>,
+    /// A waveform (VCD, FST) of the same traffic as the capture: aligned by
+    /// content, its signals shown beside the packets.
+    #[arg(long, value_name = "WAVE", requires = "file")]
+    pub wave: Option<PathBuf>,
     /// Memory a live session may hold, e.g. 512MiB (default: 2 GiB, or a
     /// quarter of the machine's memory where less); older frames and rows
     /// move to disk segments and stay queryable.
@@ -389,7 +393,9 @@ pub fn run(args: GuiArgs) -> anyhow::Result<()> {
             &args.limits(),
         )?
     } else if let Some(file) = &args.file {
-        open_file(file, args.roce_ports.clone())?
+        let mut m = open_file(file, args.roce_ports.clone())?;
+        crate::with_wave(&mut m, file, args.wave.as_deref())?;
+        m
     } else {
         sim_model_within(args.sim.as_deref().unwrap_or("default"), &args.limits())?
     };

@@ -658,3 +658,67 @@ fn a_question_step_is_answered_by_its_buttons() {
     assert!(f.has(&format!("Right. {}", ask.explain)), "{}", f.all());
     assert!(wb.model.lesson_verdict().unwrap().right);
 }
+
+/// Signals beside packets in the profiler panel on an Icarus Verilog
+/// waveform: a signal chosen by clicking it in the browser, its value at
+/// the selected packet translated, its format switched, and a click in its
+/// chart moving the cursor and selecting the packet at or before it.
+#[test]
+fn signals_panel_on_a_real_waveform() {
+    let Some(vcd) = crate::test_wave::vcd_copy("gui-signals") else {
+        return;
+    };
+    let mut m = crate::test_wave::model(&vcd);
+    m.apply(Command::OpenSignals {
+        path: vcd.clone(),
+        offset_ns: 0,
+    });
+    m.apply(Command::AddSignal("tb.u.bth_opcode".into()));
+    m.apply(Command::WaveSpan(240));
+    let mut wb = Workbench::new(m, only(View::Profiler));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("9 of 9 signals"), "{}", f.all());
+    // Click the PSN in the browser: it is chosen and loaded on a thread.
+    let at = f
+        .pos("tb.u.bth_psn  24")
+        .expect("the browser lists bth_psn");
+    click(&ctx, &mut wb, at);
+    assert!(
+        wb.model
+            .wait_signals_loaded(std::time::Duration::from_secs(20))
+    );
+    let shown: Vec<&str> = wb
+        .model
+        .signals()
+        .unwrap()
+        .chosen()
+        .iter()
+        .map(|c| c.path.as_str())
+        .collect();
+    assert_eq!(shown, ["tb.u.bth_opcode", "tb.u.bth_psn"]);
+    wb.model.apply(Command::SelectRow(2));
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("= RC Acknowledge"), "{}", f.all());
+    assert!(f.has("= 101"), "{}", f.all());
+    // The bus segments carry their values where they fit.
+    assert!(f.has("RC RDMA WRITE Only"), "{}", f.all());
+    wb.model.apply(Command::SignalFormat {
+        path: "tb.u.bth_psn".into(),
+        radix: rocescope_core::signals::Radix::Hex,
+    });
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("= 0x000065"), "{}", f.all());
+    // A click near the chart's left end: the cursor moves there, and the
+    // packet at or before it (the first WRITE) is selected.
+    let label = f.pos("tb.u.bth_psn [hex]").expect("the PSN's label");
+    click(&ctx, &mut wb, pos2(label.x, label.y + 24.0));
+    let t = wb.model.wave_cursor_ns().unwrap();
+    let first = wb.model.store().row(0).unwrap().ts_ns;
+    let second = wb.model.store().row(1).unwrap().ts_ns;
+    assert!(
+        t >= first && t < second,
+        "cursor {t} ns between {first} and {second}"
+    );
+    assert_eq!(wb.model.selected(), Some(0));
+}

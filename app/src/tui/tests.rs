@@ -479,3 +479,50 @@ fn a_question_step_and_its_right_and_wrong_answers() {
     assert!(m.lesson_verdict().unwrap().right);
     insta::assert_snapshot!("lesson_question_right", lesson_box_text(&m));
 }
+
+/// Signals beside packets on an Icarus Verilog waveform: chosen from the
+/// browser through the command line, translated (opcode, PSN, syndrome),
+/// their charts around the cursor, which follows the selected packet.
+#[test]
+fn signals_beside_packets_on_a_real_waveform() {
+    let Some(vcd) = crate::test_wave::vcd_copy("tui-signals") else {
+        return;
+    };
+    let mut m = crate::test_wave::model(&vcd);
+    assert_eq!(m.store().len(), 3, "the three frames decoded");
+    m.apply(Command::OpenSignals {
+        path: vcd.clone(),
+        offset_ns: 0,
+    });
+    m.apply(Command::ShowView(View::Profiler));
+    for line in [
+        "signals bth",
+        "show #1",
+        "show #2",
+        "signals u.",
+        "show tb.u.aeth_syndrome",
+        "show tb.u.tvalid",
+    ] {
+        m.apply(Command::RunCommandLine(line.into()));
+    }
+    assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
+    m.apply(Command::WaveSpan(240));
+    // The NAK: its first beat's time is the cursor.
+    m.apply(Command::SelectRow(2));
+    m.tick(Instant::now());
+    let text = render(&m, 120, 24);
+    assert!(
+        text.contains("tb.u.bth_opcode [opcode] = RC Acknowledge"),
+        "{text}"
+    );
+    assert!(text.contains("tb.u.bth_psn [psn] = 101"), "{text}");
+    assert!(text.contains("= NAK (PSN sequence error)"), "{text}");
+    assert!(text.contains("▔"), "tvalid drawn as a line: {text}");
+    insta::assert_snapshot!("signals_beside_packets", text);
+    // Small terminals and a cursor before the first change draw too.
+    for (w, h) in [(80, 24), (30, 8), (12, 4)] {
+        render(&m, w, h);
+    }
+    m.apply(Command::WaveCursor(0));
+    assert!(render(&m, 120, 24).contains("tb.u.bth_psn [psn] = 0"));
+}

@@ -17,6 +17,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub mod align;
+pub mod signals;
 
 pub use align::{Alignment, align};
 pub use axis::{AxisInterface, CLOCK_NAMES};

@@ -105,6 +105,10 @@ impl Model {
             path: path.clone(),
             rows,
             partition_window_ns: partition,
+            extra_profiler: match (&self.signals, table) {
+                (Some(s), Table::Profiler) => s.profiler_records(),
+                _ => Vec::new(),
+            },
         };
         let partitions = partition.map_or_else(String::new, |w| {
             format!(

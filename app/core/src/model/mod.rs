@@ -4,6 +4,7 @@
 mod access;
 mod exports;
 mod lessons;
+mod signals;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -93,6 +94,8 @@ pub struct Model {
     exports: Vec<ExportJob>,
     /// The outcome of the last export that finished (also in `status`).
     pub(crate) last_export: Option<Result<ExportSummary, ExportError>>,
+    /// A waveform's signals beside the packets, once opened.
+    pub(crate) signals: Option<crate::signals::Signals>,
 }
 
 impl std::fmt::Debug for Model {
@@ -157,6 +160,7 @@ impl Model {
             cmdline: String::new(),
             exports: Vec::new(),
             last_export: None,
+            signals: None,
         };
         m.load_lesson_progress();
         m.tick(Instant::now());
@@ -217,6 +221,9 @@ impl Model {
         self.place_lesson_cursor();
         self.judge_pending_answer();
         self.poll_exports();
+        if let Some(s) = &mut self.signals {
+            s.poll();
+        }
     }
 
     fn clock_span(&self) -> (u64, u64) {
@@ -589,6 +596,13 @@ impl Model {
                 partition_window_ns,
             } => self.start_export(table, &path, partition_window_ns),
             Command::Notify(message) => self.status = message,
+            Command::OpenSignals { .. }
+            | Command::SignalSearch(_)
+            | Command::AddSignal(_)
+            | Command::RemoveSignal(_)
+            | Command::SignalFormat { .. }
+            | Command::WaveCursor(_)
+            | Command::WaveSpan(_) => self.apply_signals(cmd),
             Command::Quit => self.quit = true,
         }
     }
@@ -626,6 +640,10 @@ impl Model {
 
     fn select_row(&mut self, r: u64) {
         self.selected = Some(r);
+        // The waveform cursor follows the packet now.
+        if let Some(s) = &mut self.signals {
+            s.set_cursor(None);
+        }
         self.field_index = None;
         if let Some(row) = self.store.row(r)
             && let Some(conv) = self.store.conversation(row.conversation)

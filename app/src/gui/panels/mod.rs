@@ -10,6 +10,7 @@ mod packets;
 pub(super) mod profiler;
 mod qps;
 mod retransmissions;
+mod signals;
 mod slots;
 mod status;
 
@@ -82,6 +83,9 @@ pub struct PanelState {
     pub focus_filter: bool,
     sel_cache: Option<Selected>,
     pub wave: WaveState,
+    /// The signal browser's search field (sent to the core as typed).
+    signal_search: String,
+    signal_search_edited: bool,
 }
 
 impl PanelState {

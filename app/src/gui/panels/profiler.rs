@@ -75,6 +75,18 @@ pub fn columns(
 }
 
 pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Command>) {
+    if let Some(s) = model.signals() {
+        // The waveform's signals first; the probes, if any, below them.
+        if model.probes().is_empty() {
+            super::signals::show(ui, model, s, st, out);
+            return;
+        }
+        let h = ui.available_height() * 0.6;
+        ui.allocate_ui(egui::vec2(ui.available_width(), h), |ui| {
+            super::signals::show(ui, model, s, st, out);
+        });
+        ui.separator();
+    }
     let probes = &model.probes();
     if probes.is_empty() {
         ui.weak("No profiler probes in this source (the simulator records them: `rocescope gui --sim default`).");

@@ -9,6 +9,7 @@ mod packets;
 mod profiler;
 mod qps;
 mod retransmissions;
+mod signals;
 mod slots;
 mod status;
 

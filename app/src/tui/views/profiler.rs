@@ -9,6 +9,20 @@ use rocescope_core::Model;
 use super::{GREEN, title};
 
 pub(super) fn profiler(f: &mut Frame<'_>, model: &Model, area: Rect) {
+    let mut area = area;
+    if let Some(s) = model.signals() {
+        // The waveform's signals first; the probes, if any, below them.
+        if model.probes().is_empty() {
+            super::signals::signals(f, model, s, area);
+            return;
+        }
+        let parts = Layout::default()
+            .direction(Direction::Vertical)
+            .constraints([Constraint::Percentage(60), Constraint::Min(3)])
+            .split(area);
+        super::signals::signals(f, model, s, parts[0]);
+        area = parts[1];
+    }
     let defs = model.probes();
     if defs.is_empty() {
         f.render_widget(

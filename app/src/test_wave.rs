@@ -1,0 +1,388 @@
+//! A waveform from a real simulator for the signals views' tests: Icarus
+//! Verilog runs a generated testbench that streams three RoCE frames built
+//! by `PacketBuilder` over a 64-bit AXI4-Stream with idle cycles, and sets
+//! `bth_opcode`, `bth_psn` and `aeth_syndrome` registers to each frame's
+//! values on its first beat. Made once per test process. `None` (the test
+//! skips) without iverilog unless `ROCESCOPE_REQUIRE_IVERILOG=1`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use rocescope_decoders::{Opcode, PacketBuilder};
+
+/// The frames: (opcode, PSN, syndrome, bytes).
+pub(crate) fn frames() -> Vec<(u8, u32, u8, Vec<u8>)> {
+    let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let mut w = PacketBuilder::rocev2_ipv4(a, b, Opcode::RC_WRITE_ONLY, 0x12, 100);
+    w.ext.reth.dma_len = 20;
+    let w0 = w.build(&[7u8; 20]);
+    let mut w = PacketBuilder::rocev2_ipv4(a, b, Opcode::RC_WRITE_ONLY, 0x12, 101);
+    w.ext.reth.dma_len = 20;
+    let w1 = w.build(&[9u8; 20]);
+    let mut n = PacketBuilder::rocev2_ipv4(b, a, Opcode::RC_ACK, 0x13, 101);
+    n.ext.aeth.syndrome = 0x60;
+    let nak = n.build(&[]);
+    vec![
+        (Opcode::RC_WRITE_ONLY.0, 100, 0, w0),
+        (Opcode::RC_WRITE_ONLY.0, 101, 0, w1),
+        (Opcode::RC_ACK.0, 101, 0x60, nak),
+    ]
+}
+
+pub(crate) fn vcd() -> Option<PathBuf> {
+    static MADE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    MADE.get_or_init(make).clone()
+}
+
+fn make() -> Option<PathBuf> {
+    if Command::new("iverilog").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("ROCESCOPE_REQUIRE_IVERILOG").is_none(),
+            "iverilog is required (ROCESCOPE_REQUIRE_IVERILOG is set) but was not found"
+        );
+        eprintln!("skipped: iverilog not found (set ROCESCOPE_REQUIRE_IVERILOG to make this fail)");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!("rocescope-signals-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).ok()?;
+    let mut v = String::from(
+        "`timescale 1ns/1ps
+module rx(input aclk);
+  reg [63:0] tdata = 0; reg [7:0] tkeep = 0; reg tvalid = 0; reg tlast = 0;
+  reg [7:0] bth_opcode = 0; reg [23:0] bth_psn = 0; reg [7:0] aeth_syndrome = 0;
+endmodule
+module tb;
+  reg clk = 0; always #2 clk = ~clk;
+  rx u(.aclk(clk));
+  reg [8*64-1:0] dump;
+  initial begin
+    if (!$value$plusargs(\"dump=%s\", dump)) dump = \"wave.vcd\";
+    $dumpfile(dump); $dumpvars(0, tb);
+    repeat (3) @(posedge clk);
+",
+    );
+    for (op, psn, syn, f) in frames() {
+        for (k, chunk) in f.chunks(8).enumerate() {
+            let mut data = [0u8; 8];
+            data[..chunk.len()].copy_from_slice(chunk);
+            let hex: String = data.iter().rev().map(|b| format!("{b:02x}")).collect();
+            let keep = (1u16 << chunk.len()) - 1;
+            let last = u8::from((k + 1) * 8 >= f.len());
+            let _ = write!(
+                v,
+                "    u.tdata <= 64'h{hex}; u.tkeep <= 8'h{keep:02x}; u.tvalid <= 1; u.tlast <= {last};"
+            );
+            if k == 0 {
+                let _ = write!(
+                    v,
+                    " u.bth_opcode <= 8'h{op:02x}; u.bth_psn <= 24'd{psn}; u.aeth_syndrome <= 8'h{syn:02x};"
+                );
+            }
+            v.push_str(" @(posedge clk);\n");
+        }
+        v.push_str("    u.tvalid <= 0; u.tlast <= 0; repeat (4) @(posedge clk);\n");
+    }
+    v.push_str("    #3 $finish;\n  end\nendmodule\n");
+    std::fs::write(dir.join("tb.v"), v).ok()?;
+    let ok = |c: &mut Command| c.current_dir(&dir).status().is_ok_and(|s| s.success());
+    assert!(
+        ok(Command::new("iverilog").args(["-o", "sim.vvp", "tb.v"])),
+        "iverilog failed on {}",
+        dir.join("tb.v").display()
+    );
+    assert!(
+        ok(Command::new("vvp").args(["-n", "sim.vvp"])),
+        "vvp failed"
+    );
+    // The same run as FST, for the signals' loads from either format.
+    assert!(
+        ok(Command::new("vvp").args(["-n", "sim.vvp", "-fst", "+dump=wave.fst"])),
+        "vvp -fst failed"
+    );
+    Some(dir.join("wave.vcd"))
+}
+
+/// A copy of the waveform for one test: the saved selection is kept per
+/// file, so tests running at once never see each other's.
+pub(crate) fn vcd_copy(name: &str) -> Option<PathBuf> {
+    let src = vcd()?;
+    let dst = src.with_file_name(format!("{name}.vcd"));
+    std::fs::copy(&src, &dst).ok()?;
+    Some(dst)
+}
+
+/// A workbench model of the waveform, indexed.
+pub(crate) fn model(path: &std::path::Path) -> rocescope_core::Model {
+    use rocescope_replay::store::{RcAnalyzer, Store};
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(
+        path,
+        rocescope_decoders::DecodeConfig::default(),
+        Box::new(analysis.clone()),
+    )
+    .expect("the waveform opens as a capture");
+    store.wait();
+    crate::keep_test_progress_apart();
+    let mut m = rocescope_core::Model::new(
+        store,
+        analysis,
+        rocescope_core::source::SourceHandle::file("wave.vcd".into()),
+    );
+    m.forget_lesson_progress();
+    m.tick(std::time::Instant::now());
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rocescope_core::Command;
+    use rocescope_core::signals::{Radix, Trace};
+
+    fn open(path: &std::path::Path) -> rocescope_core::Model {
+        let mut m = super::model(path);
+        m.apply(Command::OpenSignals {
+            path: path.to_path_buf(),
+            offset_ns: 0,
+        });
+        assert!(m.signals().is_some(), "{}", m.status());
+        m
+    }
+
+    fn shown(m: &rocescope_core::Model) -> Vec<(String, Radix)> {
+        m.signals()
+            .unwrap()
+            .chosen()
+            .iter()
+            .map(|c| (c.path.clone(), c.radix))
+            .collect()
+    }
+
+    #[test]
+    fn the_chosen_signals_and_formats_are_restored_per_file() {
+        let Some(vcd) = super::vcd_copy("restore") else {
+            return;
+        };
+        let mut m = open(&vcd);
+        m.apply(Command::RunCommandLine("show tb.u.bth_psn".into()));
+        m.apply(Command::RunCommandLine("show tb.u.tvalid".into()));
+        m.apply(Command::RunCommandLine("fmt #1 signed".into()));
+        drop(m);
+        let mut m = open(&vcd);
+        assert_eq!(
+            shown(&m),
+            [
+                ("tb.u.bth_psn".to_owned(), Radix::Signed),
+                ("tb.u.tvalid".to_owned(), Radix::Binary)
+            ]
+        );
+        // Restored signals are loaded again, from the file.
+        assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        let psn = &m.signals().unwrap().chosen()[0];
+        assert!(matches!(psn.trace, Trace::Loaded { dropped: 0, .. }));
+        assert_eq!(
+            psn.changes().iter().map(|c| c.value).collect::<Vec<_>>(),
+            [0, 100, 101]
+        );
+        // Another copy of the waveform has a selection of its own.
+        let other = super::vcd_copy("restore-other").unwrap();
+        assert!(shown(&open(&other)).is_empty());
+        // Hiding every signal is saved too.
+        m.apply(Command::RemoveSignal("#2".into()));
+        m.apply(Command::RemoveSignal("tb.u.bth_psn".into()));
+        assert!(shown(&open(&vcd)).is_empty());
+    }
+
+    #[test]
+    fn signal_commands_and_the_cursor_link() {
+        let Some(vcd) = super::vcd_copy("commands") else {
+            return;
+        };
+        let mut m = open(&vcd);
+        m.apply(Command::SignalSearch("U. Bth".into()));
+        let found: Vec<&str> = m
+            .signals()
+            .unwrap()
+            .matches()
+            .map(|s| s.path.as_str())
+            .collect();
+        assert_eq!(found, ["tb.u.bth_opcode", "tb.u.bth_psn"]);
+        m.apply(Command::AddSignal("#2".into()));
+        assert_eq!(shown(&m), [("tb.u.bth_psn".to_owned(), Radix::Psn)]);
+        m.apply(Command::AddSignal("#3".into()));
+        assert!(m.status().contains("no match #3"), "{}", m.status());
+        m.apply(Command::AddSignal("tb.nothing".into()));
+        assert!(
+            m.status().contains("no signal tb.nothing"),
+            "{}",
+            m.status()
+        );
+        m.apply(Command::AddSignal("tb.u.bth_psn".into()));
+        assert!(m.status().contains("shown already"), "{}", m.status());
+        m.apply(Command::RunCommandLine("fmt #1 octal".into()));
+        assert!(m.status().contains("not one of bin|hex"), "{}", m.status());
+        assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        // Selecting a packet puts the cursor on its first beat, where the
+        // testbench set the PSN to the packet's.
+        let rows: Vec<u64> = (0..3).map(|r| m.store().row(r).unwrap().ts_ns).collect();
+        for (r, psn) in [(0u64, 100u64), (1, 101), (2, 101)] {
+            m.apply(Command::SelectRow(r));
+            let t = m.wave_cursor_ns().unwrap();
+            assert_eq!(t, rows[r as usize]);
+            let c = &m.signals().unwrap().chosen()[0];
+            assert_eq!(c.at(t).map(|v| v.value), Some(psn), "row {r}");
+            assert_eq!(c.text(c.at(t).unwrap()), psn.to_string());
+        }
+        // Moving the cursor selects the packet at or before it and keeps
+        // the cursor where it was put.
+        m.apply(Command::WaveCursor(rows[1] + 3));
+        assert_eq!(m.selected(), Some(1));
+        assert_eq!(m.wave_cursor_ns(), Some(rows[1] + 3));
+        m.apply(Command::WaveCursor(rows[1] - 1));
+        assert_eq!(m.selected(), Some(0));
+        m.apply(Command::MoveSelection(2));
+        assert_eq!(
+            m.wave_cursor_ns(),
+            Some(rows[2]),
+            "selection moves the cursor"
+        );
+        // The cap on signals shown.
+        m.apply(Command::SignalSearch(String::new()));
+        for k in 1..=9 {
+            m.apply(Command::AddSignal(format!("#{k}")));
+        }
+        assert_eq!(
+            m.signals().unwrap().chosen().len(),
+            rocescope_core::signals::MAX_CHOSEN
+        );
+        assert!(m.status().contains("at most 8"), "{}", m.status());
+    }
+
+    #[test]
+    fn the_chosen_signals_export_as_the_profiler_table() {
+        let Some(vcd) = super::vcd_copy("export") else {
+            return;
+        };
+        let mut m = open(&vcd);
+        m.apply(Command::AddSignal("tb.u.bth_psn".into()));
+        m.apply(Command::AddSignal("tb.u.bth_opcode".into()));
+        assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        m.apply(Command::ShowView(rocescope_core::View::Profiler));
+        let out = vcd.with_file_name("signals-profiler.csv");
+        m.apply(Command::RunCommandLine(format!("export {}", out.display())));
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while m.exporting() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+            m.tick(std::time::Instant::now());
+        }
+        assert!(
+            m.status().contains("exported 6 rows of profiler"),
+            "{}",
+            m.status()
+        );
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0], "ts_ns,cycle,probe,probe_name,unit,module,value");
+        let psn: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.contains("tb.u.bth_psn"))
+            .copied()
+            .collect();
+        let t0 = m.store().row(0).unwrap().ts_ns;
+        // The PSN is set on the cycle before the first beat transfers.
+        assert_eq!(psn.len(), 3, "{csv}");
+        assert!(
+            psn[0].starts_with("0,0,8192,tb.u.bth_psn,psn,wave,0"),
+            "{csv}"
+        );
+        let second: Vec<&str> = psn[1].split(',').collect();
+        assert_eq!(second[6], "100");
+        assert_eq!(second[0].parse::<u64>().unwrap(), t0 - 4, "{csv}");
+        assert!(
+            csv.contains(",8193,tb.u.bth_opcode,opcode,wave,10\n"),
+            "{csv}"
+        );
+    }
+
+    #[test]
+    fn a_signal_loads_the_same_from_vcd_and_fst() {
+        use rocescope_replay::wave::signals::{MAX_CHANGES, hierarchy, load};
+        let Some(vcd) = super::vcd() else {
+            return;
+        };
+        let fst = vcd.with_file_name("wave.fst");
+        let names = ["tb.u.bth_psn".to_owned(), "tb.u.tvalid".to_owned()];
+        let a = load(&vcd, &names, MAX_CHANGES).unwrap();
+        let b = load(&fst, &names, MAX_CHANGES).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a[0].changes.len(), 3);
+        assert_eq!(
+            hierarchy(&vcd).unwrap().signals,
+            hierarchy(&fst).unwrap().signals
+        );
+        // The cap: changes past it are counted, not kept.
+        let capped = load(&vcd, &names[1..], 2).unwrap();
+        assert_eq!(capped[0].changes.len(), 2);
+        assert_eq!(capped[0].dropped as usize, a[1].changes.len() - 2);
+        // A name the file lacks is an error naming the file and the signal.
+        let e = load(&vcd, &["tb.nope".to_owned()], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("wave.vcd") && e.contains("tb.nope"), "{e}");
+    }
+
+    /// The README's signals commands, as printed, on the waveform.
+    #[test]
+    fn the_readme_signals_commands_work_as_printed() {
+        let Some(vcd) = super::vcd_copy("readme") else {
+            return;
+        };
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        let block: Vec<&str> = readme
+            .lines()
+            .skip_while(|l| !l.contains("signals commands: run by app/src/test_wave.rs"))
+            .skip(2)
+            .take_while(|l| !l.starts_with("```"))
+            .collect();
+        assert_eq!(block.len(), 7, "the README's signals block");
+        let mut m = open(&vcd);
+        m.apply(Command::ShowView(rocescope_core::View::Profiler));
+        let out = vcd.with_file_name("readme-signals.csv");
+        for line in block {
+            let cmd = line
+                .strip_prefix(':')
+                .and_then(|l| l.split("  #").next())
+                .unwrap()
+                .trim()
+                .replace("signals.csv", &out.display().to_string());
+            let before = m.status().to_owned();
+            m.apply(Command::RunCommandLine(cmd.clone()));
+            let st = m.status();
+            assert!(
+                st == before || st.starts_with("exporting"),
+                "README: {line}: {st}"
+            );
+            assert!(m.wait_signals_loaded(Duration::from_secs(20)));
+        }
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while m.exporting() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+            m.tick(std::time::Instant::now());
+        }
+        assert_eq!(shown(&m), [("tb.u.bth_opcode".to_owned(), Radix::Opcode)]);
+        let t0 = m.store().row(0).unwrap().ts_ns;
+        assert_eq!(m.wave_cursor_ns(), Some(t0 + 100));
+        assert!(
+            std::fs::read_to_string(&out)
+                .unwrap()
+                .contains("tb.u.bth_opcode,opcode,wave,17"),
+            "{}",
+            m.status()
+        );
+    }
+}

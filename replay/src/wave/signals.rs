@@ -1,0 +1,196 @@
+//! A waveform's signals for viewing beside packets: the hierarchy's names
+//! at once, one signal's changes on demand (only that signal streamed, with
+//! a cap on what is kept).
+
+use std::path::Path;
+
+use wellen::{LoadOptions, SignalValueRef, stream};
+
+use super::{Timescale, WaveError};
+
+/// Changes of one signal kept at most; the rest are counted, not kept.
+/// A change is 24 bytes, so a loaded signal costs at most 24 MiB.
+pub const MAX_CHANGES: usize = 1 << 20;
+
+/// One signal of the hierarchy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignalInfo {
+    /// Full dotted path (`tb.dut.rx_opcode`).
+    pub path: String,
+    /// Bits of a bit vector; `None` for reals and strings (not shown).
+    pub width_bits: Option<u32>,
+}
+
+/// A waveform's signal names and time unit.
+#[derive(Debug, Clone)]
+pub struct Hierarchy {
+    pub signals: Vec<SignalInfo>,
+    pub timescale: Timescale,
+}
+
+/// One change of a signal: its new value from `ts_ns` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Change {
+    pub ts_ns: u64,
+    /// The low 64 bits (X and Z as 0).
+    pub value: u64,
+    /// Every bit was 0 or 1.
+    pub known: bool,
+}
+
+/// One signal's changes, in time order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedSignal {
+    pub path: String,
+    pub width_bits: u32,
+    pub changes: Vec<Change>,
+    /// Changes past [`MAX_CHANGES`], counted and not kept.
+    pub dropped: u64,
+    /// The file ended mid-body: wellen's message (the changes before it kept).
+    pub cut: Option<String>,
+}
+
+fn open(
+    path: &Path,
+) -> Result<stream::StreamingWaveform<std::io::BufReader<std::fs::File>>, WaveError> {
+    let load = LoadOptions {
+        multi_thread: false,
+        remove_scopes_with_empty_name: false,
+    };
+    stream::read_from_file(path, &load).map_err(|e| WaveError::Read {
+        path: path.to_path_buf(),
+        message: flat(&e.to_string()),
+    })
+}
+
+fn timescale_of(h: &wellen::Hierarchy) -> Timescale {
+    h.timescale()
+        .and_then(|t| Some(Timescale::new(t.factor, t.unit.to_exponent()?)))
+        .unwrap_or(Timescale::new(1, -9))
+}
+
+/// Reads the hierarchy only (the header of a VCD, FST's hierarchy block).
+pub fn hierarchy(path: &Path) -> Result<Hierarchy, WaveError> {
+    let wave = open(path)?;
+    let h = wave.hierarchy();
+    let mut signals: Vec<SignalInfo> = h
+        .all_vars()
+        .map(|v| SignalInfo {
+            path: h[v].full_name(h),
+            width_bits: h[v].length(h),
+        })
+        .collect();
+    signals.sort_by(|a, b| a.path.cmp(&b.path));
+    signals.dedup_by(|a, b| a.path == b.path);
+    Ok(Hierarchy {
+        signals,
+        timescale: timescale_of(h),
+    })
+}
+
+/// Streams the changes of the signals at `signals` (full paths) in one
+/// pass over the file, only those signals, keeping at most `max_changes`
+/// of each.
+pub fn load(
+    path: &Path,
+    signals: &[String],
+    max_changes: usize,
+) -> Result<Vec<LoadedSignal>, WaveError> {
+    let mut wave = open(path)?;
+    let h = wave.hierarchy();
+    let ts = timescale_of(h);
+    let mut out = Vec::with_capacity(signals.len());
+    let mut refs = Vec::with_capacity(signals.len());
+    for signal in signals {
+        let var = h
+            .all_vars()
+            .find(|v| h[*v].full_name(h) == *signal)
+            .ok_or_else(|| WaveError::Read {
+                path: path.to_path_buf(),
+                message: format!("no signal named {signal}"),
+            })?;
+        let width_bits = h[var].length(h).ok_or_else(|| WaveError::Read {
+            path: path.to_path_buf(),
+            message: format!("{signal} is a real or a string, not a bit vector"),
+        })?;
+        refs.push(h[var].signal_ref());
+        out.push(LoadedSignal {
+            path: signal.clone(),
+            width_bits,
+            changes: Vec::new(),
+            dropped: 0,
+            cut: None,
+        });
+    }
+    let result = wave.stream_changes(stream::Filter::include_signals(&refs), |time, s, value| {
+        let (v, known) = low_bits(&value);
+        let ts_ns = ts.to_ns(time);
+        let change = Change {
+            ts_ns,
+            value: v,
+            known,
+        };
+        // Two names of one signal (a port and the wire it is bound to) both get it.
+        for (sig, _) in out.iter_mut().zip(&refs).filter(|(_, r)| **r == s) {
+            // A later change at the same time replaces the earlier one.
+            let n = sig.changes.len();
+            if n > 0 && sig.changes[n - 1].ts_ns == ts_ns {
+                sig.changes[n - 1] = change;
+            } else if n < max_changes {
+                sig.changes.push(change);
+            } else {
+                sig.dropped += 1;
+            }
+        }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match result {
+        Ok(()) => {}
+        // A cut file: the changes before the cut are kept, as frames are.
+        Err(stream::StreamError::Wellen(e)) if out.iter().any(|s| !s.changes.is_empty()) => {
+            let why = flat(&e.to_string());
+            for s in &mut out {
+                s.cut = Some(why.clone());
+            }
+        }
+        Err(stream::StreamError::Wellen(e)) => {
+            return Err(WaveError::Read {
+                path: path.to_path_buf(),
+                message: flat(&e.to_string()),
+            });
+        }
+        Err(stream::StreamError::Callback(never)) => match never {},
+    }
+    Ok(out)
+}
+
+/// The low 64 bits of a value; false when a bit was X or Z.
+fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
+    let SignalValueRef::BitVec(bits) = value else {
+        return (0, false);
+    };
+    if let Some(be) = bits.be_bytes() {
+        let v = be
+            .iter()
+            .rev()
+            .take(8)
+            .enumerate()
+            .fold(0u64, |v, (i, b)| v | u64::from(*b) << (8 * i));
+        return (v, true);
+    }
+    let mut v = 0u64;
+    let mut known = true;
+    for i in 0..bits.width() {
+        match u8::from(bits.get_bit(i)) {
+            0 => {}
+            1 if i < 64 => v |= 1 << i,
+            1 => {}
+            _ => known = false,
+        }
+    }
+    (v, known)
+}
+
+fn flat(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
