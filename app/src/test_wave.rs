@@ -60,7 +60,7 @@ module tb;
   reg [8*64-1:0] dump;
   initial begin
     if (!$value$plusargs(\"dump=%s\", dump)) dump = \"wave.vcd\";
-    $dumpfile(dump); $dumpvars(0, tb);
+    $dumpfile(dump); $dumpvars(0, tb.clk, tb.u);
     repeat (3) @(posedge clk);
 ",
     );
