@@ -11,7 +11,7 @@ use crate::{DataError, Source, Table};
 const SCAN_ROWS: u64 = 4096;
 
 /// The packets table of a growing store, written window by window under
-/// `ROOT/packets/capture=NAME/window_start_ns=N/part-K.parquet` (the
+/// `ROOT/packets/capture=NAME/window_start_ns=N/part-TAG-K.parquet` (the
 /// layout of `export --partition`).
 #[derive(Debug)]
 pub struct LivePartitions {
@@ -23,6 +23,9 @@ pub struct LivePartitions {
     /// Part files per window so far (a window seen again, times going
     /// back, gets another).
     parts: std::collections::HashMap<u64, u32>,
+    /// This writer's mark in its file names, so that a session started
+    /// again under the same capture name adds files, never overwrites.
+    tag: String,
     /// Rows the store let go (its disk ring) before they were written.
     pub rows_missed: u64,
     pub rows_written: u64,
@@ -37,6 +40,13 @@ impl LivePartitions {
             window_ns: window_ns.max(1),
             next_row: 0,
             parts: Default::default(),
+            tag: format!(
+                "{:x}-{}",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis()),
+                std::process::id()
+            ),
             rows_missed: 0,
             rows_written: 0,
             files_written: 0,
@@ -101,7 +111,7 @@ impl LivePartitions {
             .join(format!("capture={}", self.capture));
         let dir = capture_dir.join(format!("window_start_ns={window}"));
         let part = self.parts.entry(window).or_insert(0);
-        let name = format!("part-{part:05}.parquet");
+        let name = format!("part-{}-{part:05}.parquet", self.tag);
         *part += 1;
         let tmp_dir = capture_dir.join(format!(".tmp-live-{}", std::process::id()));
         for d in [&tmp_dir, &dir] {

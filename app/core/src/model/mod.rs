@@ -4,6 +4,7 @@
 mod access;
 mod exports;
 mod lessons;
+mod partitions;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -93,6 +94,10 @@ pub struct Model {
     exports: Vec<ExportJob>,
     /// The outcome of the last export that finished (also in `status`).
     pub(crate) last_export: Option<Result<ExportSummary, ExportError>>,
+    /// The writer of live partitions, while one runs.
+    partitions: Option<crate::partitions::LiveWriter>,
+    /// Writers asked to stop, still writing their last window.
+    partitions_done: Vec<crate::partitions::LiveWriter>,
 }
 
 impl std::fmt::Debug for Model {
@@ -157,6 +162,8 @@ impl Model {
             cmdline: String::new(),
             exports: Vec::new(),
             last_export: None,
+            partitions: None,
+            partitions_done: Vec::new(),
         };
         m.load_lesson_progress();
         m.tick(Instant::now());
@@ -217,6 +224,7 @@ impl Model {
         self.place_lesson_cursor();
         self.judge_pending_answer();
         self.poll_exports();
+        self.poll_partitions();
     }
 
     fn clock_span(&self) -> (u64, u64) {
@@ -588,6 +596,18 @@ impl Model {
                 path,
                 partition_window_ns,
             } => self.start_export(table, &path, partition_window_ns),
+            Command::WritePartitions {
+                dir,
+                window_ns,
+                capture,
+            } => self.start_partitions(&dir, window_ns, capture.as_deref()),
+            Command::StopPartitions => {
+                if self.partitions.is_some() {
+                    self.stop_partitions();
+                } else {
+                    self.status = "partitions: none are being written".into();
+                }
+            }
             Command::Notify(message) => self.status = message,
             Command::Quit => self.quit = true,
         }
