@@ -140,12 +140,19 @@ impl LiveWriter {
     }
 }
 
-impl Drop for LiveWriter {
-    fn drop(&mut self) {
+impl LiveWriter {
+    /// Stop and wait for the thread to write what is left.
+    pub fn wait(&mut self) {
         self.request_stop();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+impl Drop for LiveWriter {
+    fn drop(&mut self) {
+        self.wait();
     }
 }
 

@@ -114,13 +114,14 @@ impl LivePartitions {
         let name = format!("part-{}-{part:05}.parquet", self.tag);
         *part += 1;
         let tmp_dir = capture_dir.join(format!(".tmp-live-{}", std::process::id()));
-        for d in [&tmp_dir, &dir] {
+        let mkdir = |d: &PathBuf| {
             std::fs::create_dir_all(d).map_err(|source| DataError::Io {
                 what: "cannot create",
                 path: d.clone(),
                 source,
-            })?;
-        }
+            })
+        };
+        mkdir(&tmp_dir)?;
         let tmp = tmp_dir.join(&name);
         let opts = ExportOptions {
             format: Some(Format::Parquet),
@@ -128,6 +129,8 @@ impl LivePartitions {
             ..ExportOptions::default()
         };
         export(src, Table::Packets, &tmp, &opts)?;
+        // The window's folder once its file is whole: no empty folders.
+        mkdir(&dir)?;
         let path = dir.join(name);
         std::fs::rename(&tmp, &path).map_err(|source| DataError::Io {
             what: "cannot write",

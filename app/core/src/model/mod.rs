@@ -94,7 +94,9 @@ pub struct Model {
     exports: Vec<ExportJob>,
     /// The outcome of the last export that finished (also in `status`).
     pub(crate) last_export: Option<Result<ExportSummary, ExportError>>,
-    /// The writer of live partitions, while one runs.
+    /// The writer of live partitions, while one runs. Declared after
+    /// `source`: a model dropped stops its source before the writer
+    /// writes the last window.
     partitions: Option<crate::partitions::LiveWriter>,
     /// Writers asked to stop, still writing their last window.
     partitions_done: Vec<crate::partitions::LiveWriter>,

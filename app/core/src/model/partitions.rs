@@ -73,11 +73,36 @@ impl Model {
         self.partitions.is_some() || !self.partitions_done.is_empty()
     }
 
-    /// Wait for every writer to write what is left (at quit).
-    pub fn finish_partitions(&mut self) {
+    /// Stop the source and wait for every writer to write what is left
+    /// (at quit), and say what each wrote.
+    pub fn finish_partitions(&mut self) -> Vec<String> {
+        if !self.writing_partitions() {
+            return Vec::new();
+        }
+        // The source stops first, so that the last window and the tables
+        // written after it tell the same session.
+        self.source.stop();
+        self.source.link = None;
         self.stop_partitions();
-        // Dropping a writer waits for its thread.
-        self.partitions_done.clear();
+        self.partitions_done
+            .drain(..)
+            .map(|w| {
+                // Dropping a writer waits for its thread.
+                let mut w = w;
+                w.wait();
+                match w.error() {
+                    Some(e) => format!("{}; {e}", w.summary()),
+                    None => w.summary(),
+                }
+            })
+            .collect()
+    }
+
+    /// Another source replaced `old` (a file dropped on the window): its
+    /// writer finishes there without holding up the front end.
+    pub fn keep_finishing_partitions(&mut self, old: &mut Model) {
+        old.stop_partitions();
+        self.partitions_done.append(&mut old.partitions_done);
     }
 
     /// A rerun of the simulator (a parameter change) replaced `old`: its
