@@ -171,11 +171,12 @@ fn run(
     let mut live = LivePartitions::new(&spec.dir, &capture, spec.window_ns);
     // The packets table needs no report (its verdicts are in the rows).
     let no_report = Report::default();
-    let mut last = Instant::now();
+    // The windows closed already are written at once.
+    let mut last: Option<Instant> = None;
     loop {
         let end = stop.load(Ordering::Acquire);
-        if end || last.elapsed() >= FLUSH_EVERY {
-            last = Instant::now();
+        if end || last.is_none_or(|t| t.elapsed() >= FLUSH_EVERY) {
+            last = Some(Instant::now());
             let src = Source {
                 store,
                 report: &no_report,
