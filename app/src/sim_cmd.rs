@@ -127,7 +127,9 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     let sc = scenario(&args)?;
     let limits = args.limits();
     if args.headless && args.parts.partitions.is_some() {
-        bail!("--partitions writes from the workbench; headless, use `rocescope sim --headless --record X.pcapng` then `rocescope export X.pcapng --partition`");
+        bail!(
+            "--partitions writes from the workbench; headless, use `rocescope sim --headless --record X.pcapng` then `rocescope export X.pcapng --partition`"
+        );
     }
     if args.headless {
         let record = match &args.record {

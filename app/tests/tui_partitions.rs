@@ -140,7 +140,10 @@ fn the_workbench_writes_partitions_as_it_runs() {
         .output();
     assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
     let said = std::fs::read_to_string(dir.join("stderr")).unwrap();
-    assert!(said.contains("(capture=sim-1):") && said.contains(", done"), "{said}");
+    assert!(
+        said.contains("(capture=sim-1):") && said.contains(", done"),
+        "{said}"
+    );
     // Every packet of the session is in the partitions, once: the
     // recording's stats, the packets table and the qps table agree.
     let stats = Command::new(BIN)
@@ -176,14 +179,16 @@ fn the_workbench_writes_partitions_as_it_runs() {
     let pid = tmux(&["list-panes", "-t", &session, "-F", "#{pane_pid}"]);
     let shell: u32 = pid.trim().parse().unwrap();
     // The workbench is the shell's child.
-    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
-        .unwrap_or_default();
+    let children =
+        std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap_or_default();
     let child = children.split_whitespace().next().unwrap().to_owned();
-    assert!(Command::new("kill")
-        .args(["-9", &child])
-        .status()
-        .unwrap()
-        .success());
+    assert!(
+        Command::new("kill")
+            .args(["-9", &child])
+            .status()
+            .unwrap()
+            .success()
+    );
     let status = crash.join("status");
     let t0 = Instant::now();
     while !status.exists() && t0.elapsed() < Duration::from_secs(20) {

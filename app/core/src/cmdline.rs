@@ -301,7 +301,10 @@ mod tests {
                 capture: None,
             }))
         );
-        assert_eq!(parse("partitions off", 0, t), Ok(Some(Command::StopPartitions)));
+        assert_eq!(
+            parse("partitions off", 0, t),
+            Ok(Some(Command::StopPartitions))
+        );
         assert!(parse("partitions", 0, t).unwrap_err().starts_with("usage"));
         assert!(parse("partitions fleet soon", 0, t).is_err());
         assert!(parse("partitions a 1s b c", 0, t).is_err());

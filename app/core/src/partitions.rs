@@ -189,7 +189,9 @@ fn run(
             status
                 .rows_written
                 .store(live.rows_written, Ordering::Relaxed);
-            status.rows_missed.store(live.rows_missed, Ordering::Relaxed);
+            status
+                .rows_missed
+                .store(live.rows_missed, Ordering::Relaxed);
             match r {
                 Ok(_) => set_error(status, None),
                 Err(e) => set_error(

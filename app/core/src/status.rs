@@ -205,9 +205,9 @@ pub fn status_line(model: &Model) -> StatusLine {
         records_deleted: spill.records_deleted,
         matches_let_go: model.filter_matches_let_go(),
         partitions: model.partitions().map(|w| w.summary()),
-        partitions_missed: model.partitions().map_or(0, |w| {
-            w.status().rows_missed.load(Ordering::Relaxed)
-        }),
+        partitions_missed: model
+            .partitions()
+            .map_or(0, |w| w.status().rows_missed.load(Ordering::Relaxed)),
         partitions_error: model.partitions().and_then(|w| w.error()),
         message: model.status.clone(),
     }
@@ -451,7 +451,11 @@ mod tests {
         let parts = line.parts();
         let p = parts.iter().find(|p| p.text.contains("3 windows")).unwrap();
         assert_eq!(p.tone, Tone::Bad, "rows missed are not hidden");
-        assert!(parts.iter().any(|p| p.text.ends_with("disk full") && p.tone == Tone::Bad));
+        assert!(
+            parts
+                .iter()
+                .any(|p| p.text.ends_with("disk full") && p.tone == Tone::Bad)
+        );
         // Narrow: the counts, then the cursor, make room for the rest.
         let all = line.parts();
         let narrow = line.parts_within(line.text().chars().count() - 1);

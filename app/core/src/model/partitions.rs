@@ -17,7 +17,8 @@ impl Model {
             },
             str::to_owned,
         );
-        let spec = crate::partitions::spec(&crate::export::resolve_path(dir), window_ns, Some(&capture));
+        let spec =
+            crate::partitions::spec(&crate::export::resolve_path(dir), window_ns, Some(&capture));
         self.stop_partitions();
         self.spawn_partitions(spec);
     }
