@@ -56,23 +56,8 @@ pub struct AttachArgs {
     /// cache directory, ~/.cache/rocescope/sessions), removed at exit.
     #[arg(long, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
-    /// Write the session as hive-style Parquet partitions under DIR, the
-    /// layout of `export --partition`: each --window of the packets table
-    /// as soon as it closes (a crash loses at most the open one), the other
-    /// tables when the session ends. Needs --headless (or no terminal).
-    #[arg(long, value_name = "DIR")]
-    pub partitions: Option<PathBuf>,
-    /// Capture time per partition with --partitions, e.g. 1m, 10s, 100ms.
-    #[arg(
-        long,
-        default_value = "1m",
-        value_name = "DURATION",
-        requires = "partitions"
-    )]
-    pub window: String,
-    /// The `capture` name of the partitions (default: live-UNIX_SECONDS).
-    #[arg(long, value_name = "NAME", requires = "partitions")]
-    pub capture: Option<String>,
+    #[command(flatten)]
+    pub parts: rocescope::live_parts::PartitionArgs,
     /// Throttle ingest to N frames/s (to test drop accounting).
     #[arg(long, hide = true, value_name = "N")]
     pub max_ingest_pps: Option<u64>,
@@ -116,18 +101,16 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     cfg.queue_bytes = args.queue_mb.max(1) << 20;
     cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
-    let mut live = match &args.partitions {
+    let mut live = match &args.parts.partitions {
         Some(dir) => Some(LiveOut::new(dir, &args)?),
         None => None,
     };
     if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        if live.is_some() {
-            bail!("--partitions writes from a headless attach: add --headless");
-        }
         // The workbench: the source layer bounds the store and keeps the
-        // link's state in the status line.
+        // link's state in the status line; the core writes the partitions.
         let spec = rocescope_core::source::SourceSpec::Attach(Box::new(cfg));
-        return rocescope::tui::run(rocescope_core::source::open(spec, &limits)?);
+        let model = rocescope_core::source::open(spec, &limits)?;
+        return rocescope::tui::run(args.parts.start(model)?);
     }
     let queue_bytes = limits.queue_bytes(cfg.queue_bytes as u64);
     cfg.queue_bytes = queue_bytes as usize;
@@ -291,13 +274,12 @@ struct LiveOut {
 
 impl LiveOut {
     fn new(dir: &Path, args: &AttachArgs) -> anyhow::Result<LiveOut> {
-        let window_ns = crate::sim_cmd::parse_duration_ns(&args.window)?;
-        let capture = args.capture.clone().unwrap_or_else(|| {
-            let secs = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
-            format!("live-{secs}")
-        });
+        let window_ns = args.parts.window_ns()?;
+        let capture = args
+            .parts
+            .capture
+            .clone()
+            .unwrap_or_else(rocescope_core::partitions::default_capture_name);
         Ok(LiveOut {
             dir: dir.to_path_buf(),
             packets: rocescope_data::LivePartitions::new(dir, &capture, window_ns),

@@ -4,6 +4,7 @@
 //! subcommands live in `main.rs`.
 
 pub mod gui;
+pub mod live_parts;
 pub mod tui;
 
 #[cfg(test)]

@@ -201,6 +201,11 @@ fn default_run() -> anyhow::Result<()> {
         experiment: None,
         max_memory: None,
         max_disk: None,
+        parts: rocescope::live_parts::PartitionArgs {
+            partitions: None,
+            window: "1m".into(),
+            capture: None,
+        },
     })
 }
 

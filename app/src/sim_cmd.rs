@@ -59,6 +59,8 @@ pub struct SimArgs {
     /// (a ring), counted and shown.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_disk: Option<u64>,
+    #[command(flatten)]
+    pub parts: rocescope::live_parts::PartitionArgs,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -124,6 +126,11 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
     }
     let sc = scenario(&args)?;
     let limits = args.limits();
+    if args.headless && args.parts.partitions.is_some() {
+        bail!(
+            "--partitions writes from the workbench; headless, use `rocescope sim --headless --record X.pcapng` then `rocescope export X.pcapng --partition`"
+        );
+    }
     if args.headless {
         let record = match &args.record {
             Some(p) => {
@@ -152,7 +159,8 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         pace,
         record: args.record.clone(),
     };
-    rocescope::tui::run(source::open(spec, &limits)?)
+    let model = source::open(spec, &limits)?;
+    rocescope::tui::run(args.parts.start(model)?)
 }
 
 fn headless(

@@ -9,13 +9,14 @@ use rocescope_data::Table;
 use crate::Command;
 
 /// The command words, with what each takes.
-pub const VERBS: [(&str, &str); 13] = [
+pub const VERBS: [(&str, &str); 14] = [
     ("set", "KEY=VALUE"),
     ("sniffer", "0xWORD"),
     ("speed", "X"),
     ("goto", "µs"),
     ("filter", "EXPR"),
     ("export", "PATH [TABLE] [--partition[=WINDOW]]"),
+    ("partitions", "DIR [WINDOW] [CAPTURE] | off"),
     ("answer", "FRAME|NUMBER|CHOICE"),
     ("hint", ""),
     ("signals", "WORDS"),
@@ -201,13 +202,42 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
                 }))
             }
         }
+        "partitions" => partitions_args(&rest),
         "answer" => Ok(Some(Command::AnswerLesson(arg))),
         "hint" => Ok(Some(Command::LessonHint)),
         other => Err(format!(
-            "unknown command {other:?}: try set, sniffer, speed, goto, filter, export, answer, hint"
+            "unknown command {other:?}: try set, sniffer, speed, goto, filter, export, partitions, answer, hint"
         )),
     }
 }
+
+/// `partitions DIR [WINDOW] [CAPTURE]` starts writing live partitions
+/// (window 1 m by default, as `attach --partitions`); `partitions off`
+/// stops.
+fn partitions_args(words: &[&str]) -> Result<Option<Command>, String> {
+    const USAGE: &str = "usage: partitions DIR [WINDOW, e.g. 1m, 10s] [CAPTURE] | partitions off";
+    match words {
+        [] => Err(USAGE.into()),
+        ["off"] => Ok(Some(Command::StopPartitions)),
+        [dir, more @ ..] if more.len() <= 2 => {
+            let window_ns = match more.first() {
+                Some(w) => crate::units::parse_duration_ns(w)
+                    .map_err(|e| format!("partitions: {e}; {USAGE}"))?,
+                None => LIVE_PARTITION_WINDOW_NS,
+            };
+            Ok(Some(Command::WritePartitions {
+                dir: PathBuf::from(dir),
+                window_ns,
+                capture: more.get(1).map(|c| (*c).to_owned()),
+            }))
+        }
+        _ => Err(USAGE.into()),
+    }
+}
+
+/// The window of live partitions when none is named (`attach --window`'s
+/// default).
+pub const LIVE_PARTITION_WINDOW_NS: u64 = 60_000_000_000;
 
 /// The time window of partitions when `export` is not given one.
 pub const PARTITION_WINDOW_NS: u64 = 1_000_000_000;
@@ -321,6 +351,34 @@ mod tests {
             "set window_packets=3"
         );
         assert_eq!(complete("goto 12").line, "goto 12");
+    }
+
+    #[test]
+    fn partitions_starts_and_stops_live_partitions() {
+        let t = Table::Packets;
+        assert_eq!(
+            parse("partitions fleet 10s rack-7", 0, t),
+            Ok(Some(Command::WritePartitions {
+                dir: PathBuf::from("fleet"),
+                window_ns: 10_000_000_000,
+                capture: Some("rack-7".into()),
+            }))
+        );
+        assert_eq!(
+            parse("partitions fleet", 0, t),
+            Ok(Some(Command::WritePartitions {
+                dir: PathBuf::from("fleet"),
+                window_ns: LIVE_PARTITION_WINDOW_NS,
+                capture: None,
+            }))
+        );
+        assert_eq!(
+            parse("partitions off", 0, t),
+            Ok(Some(Command::StopPartitions))
+        );
+        assert!(parse("partitions", 0, t).unwrap_err().starts_with("usage"));
+        assert!(parse("partitions fleet soon", 0, t).is_err());
+        assert!(parse("partitions a 1s b c", 0, t).is_err());
     }
 
     #[test]

@@ -129,6 +129,19 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         partition_window_ns: Option<u64>,
     },
+    /// Write the session's packets as hive-style Parquet partitions under
+    /// `dir` as each `window_ns` of capture time closes (on a thread of
+    /// its own; the other tables when stopped), as `attach --partitions`
+    /// does. `capture` names the partition (default `live-UNIX_SECONDS`).
+    WritePartitions {
+        dir: PathBuf,
+        window_ns: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        capture: Option<String>,
+    },
+    /// Stop writing partitions: the open window and the other tables are
+    /// written, then the status line says what was.
+    StopPartitions,
     /// Show a message in the status line (what a source found at open,
     /// such as a waveform's alignment with the capture).
     Notify(String),

@@ -13,6 +13,7 @@ pub mod filter;
 pub mod lesson;
 pub mod link;
 pub mod model;
+pub mod partitions;
 pub mod query;
 pub mod records;
 mod scan;

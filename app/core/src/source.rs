@@ -561,6 +561,7 @@ pub fn steer(model: &mut crate::Model) {
                     next.view = model.view;
                     next.adopt_exports(model);
                     next.adopt_lesson(model);
+                    next.adopt_partitions(model);
                     next.status = format!("restarted with {}", change_text(&c));
                     *model = next;
                 }

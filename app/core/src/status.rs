@@ -88,6 +88,12 @@ pub struct StatusLine {
     pub records_deleted: u64,
     /// Filter matches let go past the match list's bound (the oldest).
     pub matches_let_go: u64,
+    /// Live partitions being written: what so far (windows, rows, rows
+    /// the disk ring deleted before they were written).
+    pub partitions: Option<String>,
+    pub partitions_missed: u64,
+    /// The writer's last failed write (it tries again a second later).
+    pub partitions_error: Option<String>,
     /// The model's message (a command's outcome or error).
     pub message: String,
 }
@@ -198,6 +204,11 @@ pub fn status_line(model: &Model) -> StatusLine {
         rows_deleted: spill.rows_deleted,
         records_deleted: spill.records_deleted,
         matches_let_go: model.filter_matches_let_go(),
+        partitions: model.partitions().map(|w| w.summary()),
+        partitions_missed: model
+            .partitions()
+            .map_or(0, |w| w.status().rows_missed.load(Ordering::Relaxed)),
+        partitions_error: model.partitions().and_then(|w| w.error()),
         message: model.status.clone(),
     }
 }
@@ -258,6 +269,17 @@ impl StatusLine {
                 format!("{} oldest filter matches let go", self.matches_let_go),
                 Tone::Notice,
             ));
+        }
+        if let Some(p) = &self.partitions {
+            let tone = if self.partitions_missed > 0 {
+                Tone::Bad
+            } else {
+                Tone::Normal
+            };
+            out.push(part(p.clone(), tone));
+        }
+        if let Some(e) = &self.partitions_error {
+            out.push(part(e.clone(), Tone::Bad));
         }
         if let Some(e) = &self.error {
             out.push(part(e.clone(), Tone::Bad));
@@ -386,6 +408,9 @@ mod tests {
             rows_deleted: 0,
             records_deleted: 0,
             matches_let_go: 0,
+            partitions: None,
+            partitions_missed: 0,
+            partitions_error: None,
             message: String::new(),
         };
         assert_eq!(
@@ -420,6 +445,17 @@ mod tests {
         ] {
             assert!(text.contains(want), "{want:?} in {text}");
         }
+        line.partitions = Some("partitions /f (capture=c_x): 3 windows (900 rows)".into());
+        line.partitions_missed = 5;
+        line.partitions_error = Some("partitions under /f: disk full".into());
+        let parts = line.parts();
+        let p = parts.iter().find(|p| p.text.contains("3 windows")).unwrap();
+        assert_eq!(p.tone, Tone::Bad, "rows missed are not hidden");
+        assert!(
+            parts
+                .iter()
+                .any(|p| p.text.ends_with("disk full") && p.tone == Tone::Bad)
+        );
         // Narrow: the counts, then the cursor, make room for the rest.
         let all = line.parts();
         let narrow = line.parts_within(line.text().chars().count() - 1);

@@ -11,7 +11,7 @@ use crate::{DataError, Source, Table};
 const SCAN_ROWS: u64 = 4096;
 
 /// The packets table of a growing store, written window by window under
-/// `ROOT/packets/capture=NAME/window_start_ns=N/part-K.parquet` (the
+/// `ROOT/packets/capture=NAME/window_start_ns=N/part-TAG-K.parquet` (the
 /// layout of `export --partition`).
 #[derive(Debug)]
 pub struct LivePartitions {
@@ -23,6 +23,9 @@ pub struct LivePartitions {
     /// Part files per window so far (a window seen again, times going
     /// back, gets another).
     parts: std::collections::HashMap<u64, u32>,
+    /// This writer's mark in its file names, so that a session started
+    /// again under the same capture name adds files, never overwrites.
+    tag: String,
     /// Rows the store let go (its disk ring) before they were written.
     pub rows_missed: u64,
     pub rows_written: u64,
@@ -37,6 +40,13 @@ impl LivePartitions {
             window_ns: window_ns.max(1),
             next_row: 0,
             parts: Default::default(),
+            tag: format!(
+                "{:x}-{}",
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis()),
+                std::process::id()
+            ),
             rows_missed: 0,
             rows_written: 0,
             files_written: 0,
@@ -101,16 +111,17 @@ impl LivePartitions {
             .join(format!("capture={}", self.capture));
         let dir = capture_dir.join(format!("window_start_ns={window}"));
         let part = self.parts.entry(window).or_insert(0);
-        let name = format!("part-{part:05}.parquet");
+        let name = format!("part-{}-{part:05}.parquet", self.tag);
         *part += 1;
         let tmp_dir = capture_dir.join(format!(".tmp-live-{}", std::process::id()));
-        for d in [&tmp_dir, &dir] {
+        let mkdir = |d: &PathBuf| {
             std::fs::create_dir_all(d).map_err(|source| DataError::Io {
                 what: "cannot create",
                 path: d.clone(),
                 source,
-            })?;
-        }
+            })
+        };
+        mkdir(&tmp_dir)?;
         let tmp = tmp_dir.join(&name);
         let opts = ExportOptions {
             format: Some(Format::Parquet),
@@ -118,6 +129,8 @@ impl LivePartitions {
             ..ExportOptions::default()
         };
         export(src, Table::Packets, &tmp, &opts)?;
+        // The window's folder once its file is whole: no empty folders.
+        mkdir(&dir)?;
         let path = dir.join(name);
         std::fs::rename(&tmp, &path).map_err(|source| DataError::Io {
             what: "cannot write",

@@ -62,6 +62,8 @@ pub struct GuiArgs {
     /// deleted (a ring), counted and shown.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_disk: Option<u64>,
+    #[command(flatten)]
+    pub parts: crate::live_parts::PartitionArgs,
     /// Close the window after this many seconds (smoke tests, demos).
     #[arg(long, value_name = "SECONDS", hide = true)]
     pub exit_after: Option<f64>,
@@ -184,6 +186,8 @@ impl Workbench {
     pub fn replace_model(&mut self, mut model: Model) {
         // Exports of the old capture are still being written: keep telling.
         model.adopt_exports(&mut self.model);
+        // So are its partitions: they finish without holding up the window.
+        model.keep_finishing_partitions(&mut self.model);
         self.model = model;
         self.panels = PanelState::default();
         self.last_view = self.model.view();
@@ -399,6 +403,7 @@ pub fn run(args: GuiArgs) -> anyhow::Result<()> {
     } else {
         sim_model_within(args.sim.as_deref().unwrap_or("default"), &args.limits())?
     };
+    let model = args.parts.start(model)?;
     let exit_at = args
         .exit_after
         .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));

@@ -16,6 +16,8 @@ use rocescope_replay::store::{RcAnalyzer, Store};
 
 use super::{PaletteItem, Workbench, command_for_key};
 
+mod partitions;
+
 fn sample_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
 }

@@ -175,5 +175,14 @@ pub fn run(mut model: Model) -> anyhow::Result<()> {
             }
         }
     }
+    // Back to the shell, then the partitions' last window and tables.
+    drop(terminal);
+    drop(_guard);
+    if model.writing_partitions() {
+        eprintln!("rocescope: writing the last window and the other tables of the partitions…");
+        for line in model.finish_partitions() {
+            eprintln!("rocescope: {line}");
+        }
+    }
     Ok(())
 }

@@ -4,6 +4,7 @@
 mod access;
 mod exports;
 mod lessons;
+mod partitions;
 mod signals;
 
 use std::path::Path;
@@ -96,6 +97,12 @@ pub struct Model {
     pub(crate) last_export: Option<Result<ExportSummary, ExportError>>,
     /// A waveform's signals beside the packets, once opened.
     pub(crate) signals: Option<crate::signals::Signals>,
+    /// The writer of live partitions, while one runs. Declared after
+    /// `source`: a model dropped stops its source before the writer
+    /// writes the last window.
+    partitions: Option<crate::partitions::LiveWriter>,
+    /// Writers asked to stop, still writing their last window.
+    partitions_done: Vec<crate::partitions::LiveWriter>,
 }
 
 impl std::fmt::Debug for Model {
@@ -161,6 +168,8 @@ impl Model {
             exports: Vec::new(),
             last_export: None,
             signals: None,
+            partitions: None,
+            partitions_done: Vec::new(),
         };
         m.load_lesson_progress();
         m.tick(Instant::now());
@@ -224,6 +233,7 @@ impl Model {
         if let Some(s) = &mut self.signals {
             s.poll();
         }
+        self.poll_partitions();
     }
 
     fn clock_span(&self) -> (u64, u64) {
@@ -595,6 +605,18 @@ impl Model {
                 path,
                 partition_window_ns,
             } => self.start_export(table, &path, partition_window_ns),
+            Command::WritePartitions {
+                dir,
+                window_ns,
+                capture,
+            } => self.start_partitions(&dir, window_ns, capture.as_deref()),
+            Command::StopPartitions => {
+                if self.partitions.is_some() {
+                    self.stop_partitions();
+                } else {
+                    self.status = "partitions: none are being written".into();
+                }
+            }
             Command::Notify(message) => self.status = message,
             Command::OpenSignals { .. }
             | Command::SignalSearch(_)

@@ -1,0 +1,252 @@
+//! Partitions as a workbench session goes: a thread of its own writes the
+//! packets table of the live store window by window as each window closes
+//! (`rocescope_data::LivePartitions`), and the other tables when it is
+//! stopped. The UIs never wait for it: they read its [`PartitionStatus`].
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rocescope_data::{ExportOptions, LivePartitions, Source, Table, export};
+use rocescope_decoders::analysis::Report;
+use rocescope_replay::store::{RcAnalyzer, Store};
+
+/// How often closed windows are looked for.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// How often the thread looks at its stop flag.
+const POLL: Duration = Duration::from_millis(50);
+
+/// What the writer has done, for the status line (shared with its thread).
+#[derive(Debug, Default)]
+pub struct PartitionStatus {
+    /// Part files of the packets table written (one per closed window,
+    /// more for a window seen again).
+    pub files_written: AtomicU64,
+    pub rows_written: AtomicU64,
+    /// Rows the store's disk ring deleted before they were written.
+    pub rows_missed: AtomicU64,
+    /// The last write that failed (the window is tried again a second
+    /// later); cleared by the next write that succeeds.
+    pub error: Mutex<Option<String>>,
+    /// The thread has written the last window and the other tables.
+    pub finished: AtomicBool,
+}
+
+/// What a writer was started with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionSpec {
+    pub dir: PathBuf,
+    pub window_ns: u64,
+    /// The `capture` partition's name (made a safe string by the data crate).
+    pub capture: String,
+    /// Reruns of the simulator after a parameter change: each run is its
+    /// own capture, `NAME-runN`.
+    pub run: u32,
+}
+
+impl PartitionSpec {
+    /// The capture name this run's partitions take.
+    pub fn capture_name(&self) -> String {
+        if self.run == 0 {
+            self.capture.clone()
+        } else {
+            format!("{}-run{}", self.capture, self.run)
+        }
+    }
+}
+
+/// A running writer. Dropping it stops it and waits for the open window
+/// and the other tables to be written.
+#[derive(Debug)]
+pub struct LiveWriter {
+    pub spec: PartitionSpec,
+    status: Arc<PartitionStatus>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LiveWriter {
+    /// Start writing `store`'s packets under `spec.dir`.
+    pub fn start(
+        store: Arc<Store>,
+        analysis: RcAnalyzer,
+        spec: PartitionSpec,
+    ) -> std::io::Result<LiveWriter> {
+        let status = Arc::new(PartitionStatus::default());
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (status, stop, spec) = (Arc::clone(&status), Arc::clone(&stop), spec.clone());
+            std::thread::Builder::new()
+                .name("rocescope-partitions".into())
+                .spawn(move || run(&store, &analysis, &spec, &status, &stop))?
+        };
+        Ok(LiveWriter {
+            spec,
+            status,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn status(&self) -> &PartitionStatus {
+        &self.status
+    }
+
+    /// Ask the thread to write what is left and end (without waiting).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
+    pub fn finished(&self) -> bool {
+        self.status.finished.load(Ordering::Acquire)
+    }
+
+    /// One line of what has been written, for the status line.
+    pub fn summary(&self) -> String {
+        let s = &*self.status;
+        let files = s.files_written.load(Ordering::Relaxed);
+        let mut text = format!(
+            "partitions {} (capture={}): {} window{} ({} rows)",
+            self.spec.dir.display(),
+            rocescope_data::partition_capture_name(&self.spec.capture_name()),
+            files,
+            if files == 1 { "" } else { "s" },
+            s.rows_written.load(Ordering::Relaxed)
+        );
+        let missed = s.rows_missed.load(Ordering::Relaxed);
+        if missed > 0 {
+            text.push_str(&format!(", {missed} rows MISSED (disk ring)"));
+        }
+        if self.finished() {
+            text.push_str(", done");
+        } else if self.stopping() {
+            text.push_str(", finishing");
+        }
+        text
+    }
+
+    /// The last error, if the last write failed.
+    pub fn error(&self) -> Option<String> {
+        self.status
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+impl LiveWriter {
+    /// Stop and wait for the thread to write what is left.
+    pub fn wait(&mut self) {
+        self.request_stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for LiveWriter {
+    fn drop(&mut self) {
+        self.wait();
+    }
+}
+
+fn set_error(status: &PartitionStatus, e: Option<String>) {
+    *status.error.lock().unwrap_or_else(|e| e.into_inner()) = e;
+}
+
+fn run(
+    store: &Store,
+    analysis: &RcAnalyzer,
+    spec: &PartitionSpec,
+    status: &PartitionStatus,
+    stop: &AtomicBool,
+) {
+    let capture = spec.capture_name();
+    let mut live = LivePartitions::new(&spec.dir, &capture, spec.window_ns);
+    // The packets table needs no report (its verdicts are in the rows).
+    let no_report = Report::default();
+    // The windows closed already are written at once.
+    let mut last: Option<Instant> = None;
+    loop {
+        let end = stop.load(Ordering::Acquire);
+        if end || last.is_none_or(|t| t.elapsed() >= FLUSH_EVERY) {
+            last = Some(Instant::now());
+            let src = Source {
+                store,
+                report: &no_report,
+                capture: &capture,
+                extra_profiler: &[],
+            };
+            let r = live.flush(&src, end);
+            status
+                .files_written
+                .store(live.files_written, Ordering::Relaxed);
+            status
+                .rows_written
+                .store(live.rows_written, Ordering::Relaxed);
+            status
+                .rows_missed
+                .store(live.rows_missed, Ordering::Relaxed);
+            match r {
+                Ok(_) => set_error(status, None),
+                Err(e) => set_error(
+                    status,
+                    Some(format!("partitions under {}: {e}", spec.dir.display())),
+                ),
+            }
+            if end {
+                break;
+            }
+        }
+        std::thread::sleep(POLL);
+    }
+    // The other tables of the session, as `export --partition` writes them.
+    let report = analysis
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .report();
+    let src = Source {
+        store,
+        report: &report,
+        capture: &capture,
+        extra_profiler: &[],
+    };
+    let opts = ExportOptions {
+        partition_window_ns: Some(spec.window_ns),
+        ..ExportOptions::default()
+    };
+    for table in Table::ALL.into_iter().filter(|t| *t != Table::Packets) {
+        if let Err(e) = export(&src, table, &spec.dir, &opts) {
+            set_error(
+                status,
+                Some(format!("{table} under {}: {e}", spec.dir.display())),
+            );
+        }
+    }
+    status.finished.store(true, Ordering::Release);
+}
+
+/// A capture name for a session that names none: `live-UNIX_SECONDS`.
+pub fn default_capture_name() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    format!("live-{secs}")
+}
+
+/// The spec for `dir` with the defaults of a session.
+pub fn spec(dir: &Path, window_ns: u64, capture: Option<&str>) -> PartitionSpec {
+    PartitionSpec {
+        dir: dir.to_path_buf(),
+        window_ns: window_ns.max(1),
+        capture: capture.map_or_else(default_capture_name, str::to_owned),
+        run: 0,
+    }
+}

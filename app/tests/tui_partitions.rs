@@ -1,0 +1,215 @@
+//! The terminal workbench writing partitions as its session goes: the real
+//! binary in tmux, on the README's `rocescope sim ... --partitions` line.
+//! The partitions appear while it runs and the status line counts them;
+//! after `q` they read back to the recording's `rocescope stats`; a
+//! workbench killed with SIGKILL leaves only whole Parquet files. Skipped
+//! where tmux is missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in
+//! .ci/run).
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The screen once it holds `needle` (or after `secs`).
+fn wait_for(session: &str, needle: &str, secs: u64) -> String {
+    let t0 = Instant::now();
+    loop {
+        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
+        if screen.contains(needle) || t0.elapsed() > Duration::from_secs(secs) {
+            return screen;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The README's line that starts so, without `rocescope` and its comment.
+fn readme_command(starts: &str) -> String {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with(starts))
+        .unwrap_or_else(|| panic!("README has no line starting {starts:?}"));
+    let cmd = line.split(" #").next().unwrap().trim();
+    cmd.strip_prefix("rocescope ").unwrap().to_owned()
+}
+
+/// `rocescope query` over a partitions folder: the first row, as CSV.
+fn query_row(dir: &Path, sql: &str) -> Vec<u64> {
+    let out = Command::new(BIN)
+        .args(["query", dir.to_str().unwrap(), sql, "--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let row = text.lines().nth(1).unwrap_or_else(|| panic!("{text}"));
+    row.split(',').map(|x| x.parse().unwrap()).collect()
+}
+
+/// Files under `dir` a reader sees (hidden and `_` folders are not read).
+fn visible_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name.starts_with('_') {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The README's command, run in tmux in `dir` with its stderr kept and
+/// its exit status written to `dir/status`.
+fn start(session: &str, dir: &Path, extra: &str) {
+    let cmd = format!(
+        "cd {} && {BIN} {} {extra} 2>stderr; echo $? > status",
+        dir.display(),
+        readme_command("rocescope sim --scenario default --pace 0.0003 --partitions"),
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "220",
+        "-y",
+        "30",
+        &cmd,
+    ]);
+}
+
+#[test]
+fn the_workbench_writes_partitions_as_it_runs() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("ROCESCOPE_REQUIRE_TMUX").is_none(),
+            "tmux is required here but not installed"
+        );
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rocescope-tui-parts-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fleet = dir.join("fleet");
+    let session = format!("rocescope-parts-{}", std::process::id());
+    start(&session, &dir, "--record run.pcapng");
+    // Windows are written while it runs, and the status line counts them.
+    let t0 = Instant::now();
+    while visible_files(&fleet).len() < 3 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no partitions while the workbench runs: {}",
+            tmux(&["capture-pane", "-t", &session, "-p"])
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let screen = wait_for(&session, "windows (", 20);
+    assert!(screen.contains("(capture=sim-1):"), "{screen}");
+    assert!(screen.contains("windows ("), "{screen}");
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let status = dir.join("status");
+    let t0 = Instant::now();
+    while !status.exists() && t0.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .output();
+    assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
+    let said = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    assert!(
+        said.contains("(capture=sim-1):") && said.contains(", done"),
+        "{said}"
+    );
+    // Every packet of the session is in the partitions, once: the
+    // recording's stats, the packets table and the qps table agree.
+    let stats = Command::new(BIN)
+        .args(["stats", dir.join("run.pcapng").to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let qps = stats["qps"].as_array().unwrap();
+    let packets: u64 = qps.iter().map(|q| q["packets"].as_u64().unwrap()).sum();
+    let retx = stats["counters"]["retransmitted_packets"].as_u64().unwrap();
+    assert!(packets > 1000, "{packets} packets recorded");
+    let got = query_row(
+        &fleet,
+        "SELECT count(*) AS n, sum(CAST(retransmission AS BIGINT)) AS r, \
+         count(DISTINCT window_start_ns) AS w FROM packets WHERE capture = 'sim-1'",
+    );
+    assert_eq!(got[..2], [packets, retx], "{got:?}");
+    assert!(got[2] >= 3, "{got:?}");
+    let got = query_row(&fleet, "SELECT count(*) AS n, sum(packets) AS p FROM qps");
+    assert_eq!(got, [qps.len() as u64, packets]);
+
+    // A crash: the workbench killed with SIGKILL loses at most its open
+    // window, and a reader sees whole files only.
+    let crash = dir.join("crash");
+    std::fs::create_dir_all(&crash).unwrap();
+    start(&session, &crash, "");
+    let fleet = crash.join("fleet");
+    let t0 = Instant::now();
+    while visible_files(&fleet).len() < 3 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no partitions");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let pid = tmux(&["list-panes", "-t", &session, "-F", "#{pane_pid}"]);
+    let shell: u32 = pid.trim().parse().unwrap();
+    // The workbench is the shell's child.
+    let children =
+        std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap_or_default();
+    let child = children.split_whitespace().next().unwrap().to_owned();
+    assert!(
+        Command::new("kill")
+            .args(["-9", &child])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = crash.join("status");
+    let t0 = Instant::now();
+    while !status.exists() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .output();
+    assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "137");
+    let files = visible_files(&fleet);
+    assert!(files.len() >= 3, "{files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| f.extension().is_some_and(|e| e == "parquet")),
+        "{files:?}"
+    );
+    let got = query_row(
+        &fleet,
+        "SELECT count(*) AS n, count(DISTINCT window_start_ns) AS w FROM packets",
+    );
+    assert!(got[0] > 0 && got[1] >= 3, "{got:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
