@@ -56,6 +56,7 @@ const ACK: u8 = 0x11;
 
 #[test]
 fn opening_a_lesson_starts_its_scenario_and_leaving_goes_back() {
+    let _progress = progress_lock();
     let mut m = sample_model();
     m.apply(Command::ShowView(View::Packets));
     m.apply(Command::SelectRow(3));
@@ -106,6 +107,7 @@ fn opening_a_lesson_starts_its_scenario_and_leaving_goes_back() {
 
 #[test]
 fn a_second_lesson_still_goes_back_to_the_first_source_and_a_rerun_keeps_the_lesson() {
+    let _progress = progress_lock();
     let sc = rocescope_sim::Scenario::builtin("default").unwrap();
     let (store, analysis, handle) = spawn_sim(sc, Pace::RealTime(1e-3), None);
     let mut m = Model::new(store, analysis, handle);
@@ -175,6 +177,7 @@ fn filtered(m: &mut Model) -> u64 {
 
 #[test]
 fn each_step_of_the_go_back_n_lesson_shows_what_it_describes() {
+    let _progress = progress_lock();
     let mut m = finished_run_with("Loss and Go-Back-N");
     assert_eq!(selected_row(&m).opcode, WRITE_LAST);
     assert!(!selected_row(&m).flags.contains(Flags::RETRANSMISSION));
@@ -196,6 +199,7 @@ fn each_step_of_the_go_back_n_lesson_shows_what_it_describes() {
 /// A step's filter shows what its text points at: some rows of its run.
 #[test]
 fn every_filter_of_the_course_matches_its_run() {
+    let _progress = progress_lock();
     for l in lesson::builtin() {
         let mut m = finished_run_with(&l.title);
         for (step, s) in l.steps.iter().enumerate() {
@@ -232,6 +236,14 @@ fn first_ask(kind: AskKind, prediction: bool) -> (usize, usize, Lesson) {
     panic!("no shipped lesson asks a {kind:?} question (prediction: {prediction})");
 }
 
+/// Every test here saves lesson progress to the one file of this process
+/// (`progress::use_dir` is set once): each holds this lock for its whole
+/// run, so no test reads back a file another has just overwritten.
+fn progress_lock() -> std::sync::MutexGuard<'static, ()> {
+    static PROGRESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn keep_progress_in_a_temp_dir() -> std::path::PathBuf {
     let dir =
         std::env::temp_dir().join(format!("rocescope-lesson-progress-{}", std::process::id()));
@@ -250,6 +262,7 @@ fn fact_of(l: &Lesson, params: &check::Params, fact: &str) -> f64 {
 
 #[test]
 fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
+    let _progress = progress_lock();
     let dir = keep_progress_in_a_temp_dir();
     let (i, step, l) = first_ask(AskKind::Number, false);
     let mut m = finished_run_with(&l.title);
@@ -291,6 +304,7 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
 
 #[test]
 fn a_packet_question_takes_the_selected_packet() {
+    let _progress = progress_lock();
     keep_progress_in_a_temp_dir();
     let (_, step, l) = first_ask(AskKind::Packet, false);
     let mut m = finished_run_with(&l.title);
@@ -313,6 +327,7 @@ fn a_packet_question_takes_the_selected_packet() {
 
 #[test]
 fn a_prediction_reruns_the_scenario_with_its_parameters_and_is_judged_there() {
+    let _progress = progress_lock();
     keep_progress_in_a_temp_dir();
     let (i, step, l) = first_ask(AskKind::Number, true);
     let mut m = sample_model();

@@ -74,7 +74,11 @@ impl Progress {
         if let Some(dir) = p.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        let tmp = p.with_extension("json.tmp");
+        // A temporary name of this save's own: two models of one process
+        // saving at once must not rename each other's file.
+        static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = p.with_extension(format!("json.{}-{n}.tmp", std::process::id()));
         let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
         std::fs::write(&tmp, text).map_err(io)?;
         std::fs::rename(&tmp, &p).map_err(io)
