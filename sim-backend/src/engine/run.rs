@@ -17,7 +17,6 @@ impl Simulator {
                 ip: [10, 0, 0, (i + 1) as u8],
                 tx_free_ps: 0,
                 tx_wake_at_ps: NEVER,
-                tx_wake_seq: 0,
                 paused_until_ps: 0,
                 ctrl_queue: VecDeque::new(),
                 streams: Vec::new(),
@@ -154,7 +153,6 @@ impl Simulator {
             now_ps: 0,
             end_ps: end,
             until_stopped: false,
-            seq: 0,
             events: EventQueue::new(),
             rng,
             nodes,
@@ -413,16 +411,14 @@ impl Simulator {
         });
     }
 
-    /// Schedules `ev` at `t` (not before now); returns its sequence number.
-    pub(super) fn schedule(&mut self, t: Ps, ev: Event) -> u64 {
-        self.seq += 1;
+    /// Schedules `ev` at `t` (not before now), after every event already
+    /// due then.
+    pub(super) fn schedule(&mut self, t: Ps, ev: Event) {
         self.events.push(Pending {
             t: t.max(self.now_ps),
-            seq: self.seq,
             ev,
         });
         self.stats.queue_peak = self.stats.queue_peak.max(self.events.len() as u64);
-        self.seq
     }
 
     pub(super) fn start(&mut self) {

@@ -11,14 +11,14 @@ impl Simulator {
         let n = &mut self.nodes[node];
         let t = at.max(n.tx_free_ps).max(n.paused_until_ps).max(self.now_ps);
         if t < n.tx_wake_at_ps {
+            let ev = Event::TxWake(node as u16);
             if n.tx_wake_at_ps != NEVER {
-                let (old_t, old_seq) = (n.tx_wake_at_ps, n.tx_wake_seq);
-                self.events.remove(old_t, old_seq);
+                // The node's one pending wake-up.
+                let old_t = n.tx_wake_at_ps;
+                self.events.remove(old_t, ev);
             }
-            let seq = self.schedule(t, Event::TxWake(node as u16));
-            let n = &mut self.nodes[node];
-            n.tx_wake_at_ps = t;
-            n.tx_wake_seq = seq;
+            self.schedule(t, ev);
+            self.nodes[node].tx_wake_at_ps = t;
         }
     }
 
