@@ -12,13 +12,14 @@ impl Simulator {
         let t = at.max(n.tx_free_ps).max(n.paused_until_ps).max(self.now_ps);
         if t < n.tx_wake_at_ps {
             let ev = Event::TxWake(node as u16);
-            if n.tx_wake_at_ps != NEVER {
-                // The node's one pending wake-up.
-                let old_t = n.tx_wake_at_ps;
-                self.events.remove(old_t, ev);
+            let old_t = n.tx_wake_at_ps;
+            n.tx_wake_at_ps = t;
+            if old_t != NEVER {
+                // The node's one pending wake-up, moved earlier.
+                self.events.move_earlier(old_t, t.max(self.now_ps), ev);
+            } else {
+                self.schedule(t, ev);
             }
-            self.schedule(t, ev);
-            self.nodes[node].tx_wake_at_ps = t;
         }
     }
 
