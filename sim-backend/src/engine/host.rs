@@ -74,8 +74,26 @@ impl Simulator {
             };
             if n.dma_tags[newest].1 <= at {
                 let mut done = (at + lat).max(n.dma_last_ps);
-                let mut i = h;
                 let rest = bytes % mrrs;
+                let full = (bytes / mrrs) as usize;
+                if h + chunks < tags
+                    && let Some(run) = n.dma_tags.get_mut(h..h + full)
+                {
+                    // The tags in one run from the head (no wrap): a plain
+                    // slice loop.
+                    for slot in run {
+                        done += mrrs_ps;
+                        *slot = (at, done);
+                    }
+                    if rest > 0 {
+                        done += (rest as f64 * ps_per_byte) as Ps;
+                        n.dma_tags[h + full] = (at, done);
+                    }
+                    n.dma_tag_head = h + chunks;
+                    n.dma_last_ps = done;
+                    return done;
+                }
+                let mut i = h;
                 for _ in 0..bytes / mrrs {
                     done += mrrs_ps;
                     n.dma_tags[i] = (at, done);
