@@ -123,8 +123,7 @@ impl Simulator {
         }
         let cap_len = if direct { want } else { buf.len() };
         let now = self.now_ps;
-        let rate = self.params.sniffer_gbytes_s / 1000.0; // bytes per ps
-        let cap = self.params.sniffer_buffer_bytes as f64;
+        let (rate, cap) = (self.sniffer_bytes_per_ps, self.sniffer_cap_bytes);
         let (qpn, psn_w) = (p.dest_qp, p.psn);
         let Some(sn) = &mut self.sniffer else {
             return;
@@ -169,8 +168,7 @@ impl Simulator {
     /// (the same records, bytes and counters as the general path).
     fn capture_headers(&mut self, id: u32, dir: Direction, own: CutFlags, tag: bool, want: usize) {
         let now = self.now_ps;
-        let rate = self.params.sniffer_gbytes_s / 1000.0; // bytes per ps
-        let cap = self.params.sniffer_buffer_bytes as f64;
+        let (rate, cap) = (self.sniffer_bytes_per_ps, self.sniffer_cap_bytes);
         let Some(sn) = &mut self.sniffer else {
             return;
         };

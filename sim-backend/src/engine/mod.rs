@@ -396,6 +396,13 @@ pub struct Simulator {
     ser_ps_cache: Vec<Ps>,
     /// Constants of the DCQCN reaction points.
     dcqcn_cfg: DcqcnConfig,
+    /// PCIe transfer time per byte, and of a whole MRRS chunk (the
+    /// parameters never change during a run).
+    pcie_ps_per_byte: f64,
+    pcie_mrrs_ps: Ps,
+    /// The sniffer's drain rate and buffer, as its backlog counts them.
+    sniffer_bytes_per_ps: f64,
+    sniffer_cap_bytes: f64,
 }
 
 fn ps_of_ns(ns: u64) -> Ps {

@@ -144,6 +144,10 @@ impl Simulator {
                     .collect()
             })
             .collect();
+        let pcie_ps_per_byte = 1000.0 / p.pcie_gbytes_s;
+        let pcie_mrrs_ps = (p.pcie_mrrs_bytes as f64 * pcie_ps_per_byte) as Ps;
+        let sniffer_bytes_per_ps = p.sniffer_gbytes_s / 1000.0;
+        let sniffer_cap_bytes = p.sniffer_buffer_bytes as f64;
         Simulator {
             fault_hits: vec![0; scenario.faults.len()],
             fault_period: vec![0; scenario.faults.len()],
@@ -175,6 +179,10 @@ impl Simulator {
             ops: template::op_table(),
             ser_ps_cache: Vec::new(),
             dcqcn_cfg,
+            pcie_ps_per_byte,
+            pcie_mrrs_ps,
+            sniffer_bytes_per_ps,
+            sniffer_cap_bytes,
         }
     }
 
