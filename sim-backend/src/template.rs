@@ -65,20 +65,9 @@ pub(crate) struct HdrFields {
     pub aeth: Aeth,
 }
 
-fn ipv4_checksum(h: &[u8; 20]) -> u16 {
-    let mut sum: u32 = 0;
-    for pair in h.chunks_exact(2) {
-        sum += u32::from(u16::from_be_bytes([pair[0], pair[1]]));
-    }
-    while sum > 0xFFFF {
-        sum = (sum & 0xFFFF) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
 /// Writes the headers of a packet (lengths of the whole packet) into `out`;
 /// returns their length. `info` must be `simple` and belong to `f.opcode`.
-#[inline]
+#[inline(always)]
 pub(crate) fn write_headers(f: &HdrFields, info: &OpInfo, out: &mut [u8; MAX_HDR]) -> usize {
     let (s, d) = (f.src_ip, f.dst_ip);
     out[..14].copy_from_slice(&[
@@ -87,18 +76,20 @@ pub(crate) fn write_headers(f: &HdrFields, info: &OpInfo, out: &mut [u8; MAX_HDR
     let pad = (4 - f.payload_len % 4) % 4;
     let transport_len = 12 + usize::from(info.ext) + f.payload_len + pad + 4;
     let dscp: u8 = if f.opcode == Opcode::CNP.0 { 48 } else { 0 };
-    let mut h = [0u8; 20];
-    h[0] = 0x45;
-    h[1] = (dscp << 2) | (f.ecn & 3);
-    h[2..4].copy_from_slice(&((20 + 8 + transport_len) as u16).to_be_bytes());
-    h[6] = 0x40;
-    h[8] = 64;
-    h[9] = 17;
-    h[12..16].copy_from_slice(&s);
-    h[16..20].copy_from_slice(&d);
-    let csum = ipv4_checksum(&h);
-    h[10..12].copy_from_slice(&csum.to_be_bytes());
-    out[14..34].copy_from_slice(&h);
+    let tos = (dscp << 2) | (f.ecn & 3);
+    let total = ((20 + 8 + transport_len) as u16).to_be_bytes();
+    // The header checksum from its 16-bit words (the constant ones summed
+    // here: version/IHL, flags, TTL/protocol); ten words cannot overflow.
+    let word = |a: u8, b: u8| u32::from(u16::from_be_bytes([a, b]));
+    let mut sum = word(0x45, tos) + word(total[0], total[1]) + 0x4000 + word(64, 17);
+    sum += word(s[0], s[1]) + word(s[2], s[3]) + word(d[0], d[1]) + word(d[2], d[3]);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    let csum = (!(sum as u16)).to_be_bytes();
+    out[14..34].copy_from_slice(&[
+        0x45, tos, total[0], total[1], 0, 0, 0x40, 0, 64, 17, csum[0], csum[1], s[0], s[1], s[2],
+        s[3], d[0], d[1], d[2], d[3],
+    ]);
     let sp = f.udp_src_port.to_be_bytes();
     let ul = ((8 + transport_len) as u16).to_be_bytes();
     out[34..42].copy_from_slice(&[sp[0], sp[1], 0x12, 0xB7, ul[0], ul[1], 0, 0]);

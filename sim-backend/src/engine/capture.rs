@@ -42,6 +42,22 @@ impl Simulator {
             }
             return;
         }
+        // The usual case once the card has decided: header-only capture of
+        // an opcode the template covers, written straight into the output.
+        if info.simple
+            && let Some(d) = known
+            && d != Capture::Ignore
+        {
+            let hdr = 54 + usize::from(info.ext);
+            let want = match d {
+                Capture::Ignore | Capture::Whole => full_len,
+                Capture::Cut(n) => n.min(full_len),
+            };
+            if want <= hdr {
+                self.capture_headers(id, dir, own, tag, want);
+                return;
+            }
+        }
         // Headers from the template writer (the builder only for opcodes
         // it does not cover); the builder again only when payload is wanted.
         let mut hdr_bytes = [0u8; template::MAX_HDR];
@@ -107,8 +123,7 @@ impl Simulator {
         }
         let cap_len = if direct { want } else { buf.len() };
         let now = self.now_ps;
-        let rate = self.params.sniffer_gbytes_s / 1000.0; // bytes per ps
-        let cap = self.params.sniffer_buffer_bytes as f64;
+        let (rate, cap) = (self.sniffer_bytes_per_ps, self.sniffer_cap_bytes);
         let (qpn, psn_w) = (p.dest_qp, p.psn);
         let Some(sn) = &mut self.sniffer else {
             return;
@@ -146,5 +161,59 @@ impl Simulator {
             len: cap_len as u32,
         });
         self.buf = buf;
+    }
+
+    /// A capture of `want` bytes, all within the template's headers: the
+    /// sniffer's accounting, then the headers written into `out_bytes`
+    /// (the same records, bytes and counters as the general path).
+    fn capture_headers(&mut self, id: u32, dir: Direction, own: CutFlags, tag: bool, want: usize) {
+        let now = self.now_ps;
+        let (rate, cap) = (self.sniffer_bytes_per_ps, self.sniffer_cap_bytes);
+        let Some(sn) = &mut self.sniffer else {
+            return;
+        };
+        if dir == Direction::Tx {
+            sn.last_tx_flags = own;
+        }
+        sn.backlog = (sn.backlog - (now - sn.last_ps) as f64 * rate).max(0.0);
+        sn.last_ps = now;
+        let slots = sniffer::dump_slot_bytes(want) as f64;
+        let p = &self.packets[id as usize];
+        if sn.backlog + slots > cap {
+            sn.dropped += 1;
+            let dropped = sn.dropped;
+            let (qpn, psn_w) = (p.dest_qp, p.psn);
+            self.stats.capture_drops += 1;
+            self.truth(qpn, psn_w, TruthEvent::CaptureDrop);
+            self.emit(Record::Drops(DropCount {
+                ts_ns: now / NS,
+                interface: 0,
+                dropped,
+                reason: DropReason::CaptureLoss,
+            }));
+            return;
+        }
+        sn.backlog += slots;
+        self.stats.frames_captured += 1;
+        let info = self.ops[usize::from(p.opcode)];
+        let fields = self.hdr_fields(p);
+        let orig_len = p.frame_len_bytes;
+        let start = self.out_bytes.len();
+        self.out_bytes.resize(start + template::MAX_HDR, 0);
+        if let Some(dst) = self
+            .out_bytes
+            .get_mut(start..start + template::MAX_HDR)
+            .and_then(|s| <&mut [u8; template::MAX_HDR]>::try_from(s).ok())
+        {
+            template::write_headers(&fields, &info, dst);
+        }
+        self.out_bytes.truncate(start + want);
+        self.out.push(Out::Frame {
+            ts_ns: now / NS,
+            direction: tag.then_some(dir),
+            orig_len,
+            start: start as u32,
+            len: want as u32,
+        });
     }
 }

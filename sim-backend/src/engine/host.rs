@@ -54,9 +54,9 @@ impl Simulator {
         let tags = self.params.pcie_read_tags as usize;
         let mrrs = self.params.pcie_mrrs_bytes;
         let lat = ps_of_ns(self.params.pcie_read_latency_ns);
-        let ps_per_byte = 1000.0 / self.params.pcie_gbytes_s;
+        let ps_per_byte = self.pcie_ps_per_byte;
         // The transfer time of a whole MRRS chunk, as computed per chunk below.
-        let mrrs_ps = (mrrs as f64 * ps_per_byte) as Ps;
+        let mrrs_ps = self.pcie_mrrs_ps;
         let n = &mut self.nodes[node];
         let tags = tags.max(1);
         let bytes = bytes.max(1);
@@ -74,8 +74,26 @@ impl Simulator {
             };
             if n.dma_tags[newest].1 <= at {
                 let mut done = (at + lat).max(n.dma_last_ps);
-                let mut i = h;
                 let rest = bytes % mrrs;
+                let full = (bytes / mrrs) as usize;
+                if h + chunks < tags
+                    && let Some(run) = n.dma_tags.get_mut(h..h + full)
+                {
+                    // The tags in one run from the head (no wrap): a plain
+                    // slice loop.
+                    for slot in run {
+                        done += mrrs_ps;
+                        *slot = (at, done);
+                    }
+                    if rest > 0 {
+                        done += (rest as f64 * ps_per_byte) as Ps;
+                        n.dma_tags[h + full] = (at, done);
+                    }
+                    n.dma_tag_head = h + chunks;
+                    n.dma_last_ps = done;
+                    return done;
+                }
+                let mut i = h;
                 for _ in 0..bytes / mrrs {
                     done += mrrs_ps;
                     n.dma_tags[i] = (at, done);
@@ -120,7 +138,7 @@ impl Simulator {
 
     /// Writes `bytes` to host memory; returns when they are visible.
     pub(super) fn dma_write(&mut self, node: usize, at: Ps, bytes: u64) -> Ps {
-        let ps_per_byte = 1000.0 / self.params.pcie_gbytes_s;
+        let ps_per_byte = self.pcie_ps_per_byte;
         let n = &mut self.nodes[node];
         let done = at.max(n.dma_write_free_ps) + (bytes as f64 * ps_per_byte) as Ps;
         n.dma_write_free_ps = done;

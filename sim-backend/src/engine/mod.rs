@@ -2,8 +2,8 @@
 //! endpoints, one switch, links with faults, service slots, the sniffer and
 //! the profiler.
 //!
-//! Time is kept in picoseconds. Events are ordered by `(time_ps, sequence)`,
-//! the sequence being the order they were scheduled in, and every random
+//! Time is kept in picoseconds. Events are ordered by time, those due at the
+//! same time in the order they were scheduled, and every random
 //! choice comes from one seeded generator, so the same scenario and seed give
 //! the same records bit for bit. Records are handed out as they happen; the
 //! simulator holds only what is in flight (bounded by the windows and queues).
@@ -124,8 +124,6 @@ struct Node {
     ip: [u8; 4],
     tx_free_ps: Ps,
     tx_wake_at_ps: Ps,
-    /// Sequence number of the pending wake-up at `tx_wake_at_ps`.
-    tx_wake_seq: u64,
     paused_until_ps: Ps,
     ctrl_queue: VecDeque<(Ps, u32)>,
     streams: Vec<Stream>,
@@ -364,7 +362,6 @@ pub struct Simulator {
     end_ps: Ps,
     /// Runs until stopped: no event left is idleness, not the end.
     until_stopped: bool,
-    seq: u64,
     events: EventQueue<Event>,
     rng: Rng,
     nodes: Vec<Node>,
@@ -399,6 +396,13 @@ pub struct Simulator {
     ser_ps_cache: Vec<Ps>,
     /// Constants of the DCQCN reaction points.
     dcqcn_cfg: DcqcnConfig,
+    /// PCIe transfer time per byte, and of a whole MRRS chunk (the
+    /// parameters never change during a run).
+    pcie_ps_per_byte: f64,
+    pcie_mrrs_ps: Ps,
+    /// The sniffer's drain rate and buffer, as its backlog counts them.
+    sniffer_bytes_per_ps: f64,
+    sniffer_cap_bytes: f64,
 }
 
 fn ps_of_ns(ns: u64) -> Ps {

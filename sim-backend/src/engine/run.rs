@@ -17,7 +17,6 @@ impl Simulator {
                 ip: [10, 0, 0, (i + 1) as u8],
                 tx_free_ps: 0,
                 tx_wake_at_ps: NEVER,
-                tx_wake_seq: 0,
                 paused_until_ps: 0,
                 ctrl_queue: VecDeque::new(),
                 streams: Vec::new(),
@@ -145,6 +144,10 @@ impl Simulator {
                     .collect()
             })
             .collect();
+        let pcie_ps_per_byte = 1000.0 / p.pcie_gbytes_s;
+        let pcie_mrrs_ps = (p.pcie_mrrs_bytes as f64 * pcie_ps_per_byte) as Ps;
+        let sniffer_bytes_per_ps = p.sniffer_gbytes_s / 1000.0;
+        let sniffer_cap_bytes = p.sniffer_buffer_bytes as f64;
         Simulator {
             fault_hits: vec![0; scenario.faults.len()],
             fault_period: vec![0; scenario.faults.len()],
@@ -154,7 +157,6 @@ impl Simulator {
             now_ps: 0,
             end_ps: end,
             until_stopped: false,
-            seq: 0,
             events: EventQueue::new(),
             rng,
             nodes,
@@ -177,6 +179,10 @@ impl Simulator {
             ops: template::op_table(),
             ser_ps_cache: Vec::new(),
             dcqcn_cfg,
+            pcie_ps_per_byte,
+            pcie_mrrs_ps,
+            sniffer_bytes_per_ps,
+            sniffer_cap_bytes,
         }
     }
 
@@ -386,16 +392,6 @@ impl Simulator {
         };
         self.now_ps = e.t;
         self.stats.events += 1;
-        let k = match e.ev {
-            Event::Post(_) => 0,
-            Event::TxWake(_) => 1,
-            Event::SwitchArrive(_) => 2,
-            Event::NodeArrive(_) => 3,
-            Event::FsmReady(_) => 4,
-            Event::Timer(_) => 5,
-            Event::ProfTick => 6,
-        };
-        self.stats.events_by_kind[k] += 1;
         self.handle(e.ev);
         true
     }
@@ -413,16 +409,14 @@ impl Simulator {
         });
     }
 
-    /// Schedules `ev` at `t` (not before now); returns its sequence number.
-    pub(super) fn schedule(&mut self, t: Ps, ev: Event) -> u64 {
-        self.seq += 1;
+    /// Schedules `ev` at `t` (not before now), after every event already
+    /// due then.
+    pub(super) fn schedule(&mut self, t: Ps, ev: Event) {
         self.events.push(Pending {
             t: t.max(self.now_ps),
-            seq: self.seq,
             ev,
         });
         self.stats.queue_peak = self.stats.queue_peak.max(self.events.len() as u64);
-        self.seq
     }
 
     pub(super) fn start(&mut self) {
@@ -461,14 +455,37 @@ impl Simulator {
 
     #[inline]
     pub(super) fn handle(&mut self, ev: Event) {
+        // Counted by kind here, in the one dispatch (constant indices).
+        let by_kind = &mut self.stats.events_by_kind;
         match ev {
-            Event::Post(c) => self.on_post(c as usize),
-            Event::TxWake(n) => self.on_tx_wake(n as usize),
-            Event::SwitchArrive(id) => self.on_switch_arrive(id),
-            Event::NodeArrive(id) => self.on_node_arrive(id),
-            Event::FsmReady(n) => self.on_fsm_ready(n as usize),
-            Event::Timer(c) => self.on_timer(c as usize),
-            Event::ProfTick => self.on_prof_tick(),
+            Event::Post(c) => {
+                by_kind[0] += 1;
+                self.on_post(c as usize);
+            }
+            Event::TxWake(n) => {
+                by_kind[1] += 1;
+                self.on_tx_wake(n as usize);
+            }
+            Event::SwitchArrive(id) => {
+                by_kind[2] += 1;
+                self.on_switch_arrive(id);
+            }
+            Event::NodeArrive(id) => {
+                by_kind[3] += 1;
+                self.on_node_arrive(id);
+            }
+            Event::FsmReady(n) => {
+                by_kind[4] += 1;
+                self.on_fsm_ready(n as usize);
+            }
+            Event::Timer(c) => {
+                by_kind[5] += 1;
+                self.on_timer(c as usize);
+            }
+            Event::ProfTick => {
+                by_kind[6] += 1;
+                self.on_prof_tick();
+            }
         }
     }
 }

@@ -11,14 +11,15 @@ impl Simulator {
         let n = &mut self.nodes[node];
         let t = at.max(n.tx_free_ps).max(n.paused_until_ps).max(self.now_ps);
         if t < n.tx_wake_at_ps {
-            if n.tx_wake_at_ps != NEVER {
-                let (old_t, old_seq) = (n.tx_wake_at_ps, n.tx_wake_seq);
-                self.events.remove(old_t, old_seq);
-            }
-            let seq = self.schedule(t, Event::TxWake(node as u16));
-            let n = &mut self.nodes[node];
+            let ev = Event::TxWake(node as u16);
+            let old_t = n.tx_wake_at_ps;
             n.tx_wake_at_ps = t;
-            n.tx_wake_seq = seq;
+            if old_t != NEVER {
+                // The node's one pending wake-up, moved earlier.
+                self.events.move_earlier(old_t, t.max(self.now_ps), ev);
+            } else {
+                self.schedule(t, ev);
+            }
         }
     }
 
@@ -46,25 +47,27 @@ impl Simulator {
             self.kick_next(node);
             return;
         }
-        let mut earliest = self.nodes[node].ctrl_queue.front().map_or(NEVER, |x| x.0);
-        let ns = self.nodes[node].streams.len();
-        let start = self.nodes[node].next_stream;
-        for k in 0..ns {
-            let i = if start + k >= ns {
-                start + k - ns
-            } else {
-                start + k
-            };
-            let s = self.nodes[node].streams[i];
+        // Round robin from `next_stream`: the first stream with a frame
+        // ready now, else the earliest time one will be.
+        let n = &self.nodes[node];
+        let mut earliest = n.ctrl_queue.front().map_or(NEVER, |x| x.0);
+        let (ns, start) = (n.streams.len(), n.next_stream.min(n.streams.len()));
+        let (before, after) = n.streams.split_at(start);
+        let mut pick = None;
+        for (i, &s) in (start..).zip(after).chain((0..).zip(before)) {
             let ready = self.stream_ready(s);
             if ready <= now {
-                self.nodes[node].next_stream = if i + 1 == ns { 0 } else { i + 1 };
-                let id = self.take_from_stream(s);
-                self.transmit(node, id);
-                self.kick_next(node);
-                return;
+                pick = Some((i, s));
+                break;
             }
             earliest = earliest.min(ready);
+        }
+        if let Some((i, s)) = pick {
+            self.nodes[node].next_stream = if i + 1 == ns { 0 } else { i + 1 };
+            let id = self.take_from_stream(s);
+            self.transmit(node, id);
+            self.kick_next(node);
+            return;
         }
         if earliest != NEVER {
             self.kick(node, earliest);
