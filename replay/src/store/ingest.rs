@@ -31,7 +31,7 @@ pub struct PacketInfo {
 impl PacketInfo {
     /// The one-direction flow of a RoCE frame.
     pub fn key(&self) -> Option<ConvKey> {
-        self.obs.map(|o| ConvKey {
+        self.obs.as_ref().map(|o| ConvKey {
             src: o.src,
             dst: o.dst,
             dest_qp: o.dest_qp,
