@@ -1186,3 +1186,116 @@ fn real_cnp_capture() {
     assert_eq!(frames[0].linktype, LinkType::ETHERNET);
     assert!(r.warnings().is_empty());
 }
+
+// ------------------------------------------------ buffered runs of records
+
+/// Reads `bytes` with runs of `for_each_buffered_frame` (at most `max` a
+/// run) and `next_frame` between them; returns the frames, warnings,
+/// bytes read and time base, or the error.
+fn read_in_runs(bytes: &[u8], size: usize, max: usize) -> Result<ReadOut, String> {
+    let mut r = CaptureReader::with_buffer_size(bytes, size).map_err(|e| e.to_string())?;
+    let mut got = Vec::new();
+    let mut bases = Vec::new();
+    loop {
+        let n = r.for_each_buffered_frame(max, |f| got.push(own(f)));
+        if n > 0 {
+            assert!(n <= max);
+            bases.push((got.len(), r.time_base(), r.bytes_read()));
+            continue;
+        }
+        match r.next_frame() {
+            Ok(Some(f)) => got.push(own(&f)),
+            Ok(None) => break,
+            Err(e) => return Err(e.to_string()),
+        }
+        bases.push((got.len(), r.time_base(), r.bytes_read()));
+    }
+    assert!(r.next_frame().unwrap().is_none());
+    assert_eq!(
+        r.for_each_buffered_frame(max, |_| panic!("after the end")),
+        0
+    );
+    Ok((
+        got,
+        r.warnings().to_vec(),
+        r.bytes_read(),
+        r.time_base(),
+        bases,
+    ))
+}
+
+type ReadOut = (
+    Vec<Owned>,
+    Vec<rocescope_replay::capture::CaptureWarning>,
+    u64,
+    TimeBase,
+    Vec<(usize, TimeBase, u64)>,
+);
+
+/// The same, one `next_frame` at a time, noting the time base and bytes
+/// read after each frame.
+fn read_one_by_one(bytes: &[u8], size: usize) -> Result<ReadOut, String> {
+    let mut r = CaptureReader::with_buffer_size(bytes, size).map_err(|e| e.to_string())?;
+    let mut got = Vec::new();
+    let mut bases = Vec::new();
+    loop {
+        match r.next_frame() {
+            Ok(Some(f)) => got.push(own(&f)),
+            Ok(None) => break,
+            Err(e) => return Err(e.to_string()),
+        }
+        bases.push((got.len(), r.time_base(), r.bytes_read()));
+    }
+    Ok((
+        got,
+        r.warnings().to_vec(),
+        r.bytes_read(),
+        r.time_base(),
+        bases,
+    ))
+}
+
+#[test]
+fn buffered_runs_give_what_next_frame_gives() {
+    let broken = ordinal_file(
+        65535,
+        1,
+        &[(0, 0), (1, 0), (2, 0), (1_700_000_000, 42), (4, 0)],
+    );
+    let balboa = ordinal_file(65535, 1, &[(1, 0), (2, 0), (3, 0), (4, 0)]);
+    let files = [
+        sample_pcap(false, false),
+        sample_pcap(true, true),
+        sample_pcap(false, true),
+        broken,
+        balboa,
+        sample_pcapng(),
+    ];
+    for w in &files {
+        for cut in 0..=w.bytes.len() {
+            let input = &w.bytes[..cut];
+            for size in [64, 100, 4096] {
+                let plain = read_one_by_one(input, size);
+                for max in [1, 2, 3, usize::MAX] {
+                    let runs = read_in_runs(input, size, max);
+                    match (&plain, &runs) {
+                        (Ok(p), Ok(r)) => {
+                            assert_eq!(p.0, r.0, "cut {cut}, buffer {size}, runs of {max}");
+                            assert_eq!(p.1, r.1, "cut {cut}, buffer {size}, runs of {max}");
+                            assert_eq!(p.2, r.2, "cut {cut}, buffer {size}, runs of {max}");
+                            assert_eq!(p.3, r.3, "cut {cut}, buffer {size}, runs of {max}");
+                            // After each run, what one-by-one reading says
+                            // after the same frame.
+                            for &(n, base, read) in &r.4 {
+                                let at = p.4.iter().find(|b| b.0 == n);
+                                assert_eq!(at, Some(&(n, base, read)), "cut {cut}, frame {n}");
+                            }
+                        }
+                        (Err(p), Err(r)) => assert_eq!(p, r, "cut {cut}"),
+                        _ => panic!("cut {cut}, buffer {size}: {plain:?} vs {runs:?}"),
+                    }
+                }
+            }
+        }
+    }
+}
