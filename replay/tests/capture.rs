@@ -1197,14 +1197,14 @@ fn read_in_runs(bytes: &[u8], size: usize, max: usize) -> Result<ReadOut, String
     let mut got = Vec::new();
     let mut bases = Vec::new();
     loop {
-        let n = r.for_each_buffered_frame(max, |f| got.push(own(f)));
+        let n = r.for_each_buffered_frame(max, |f| got.push(own_all(f)));
         if n > 0 {
             assert!(n <= max);
             bases.push((got.len(), r.time_base(), r.bytes_read()));
             continue;
         }
         match r.next_frame() {
-            Ok(Some(f)) => got.push(own(&f)),
+            Ok(Some(f)) => got.push(own_all(&f)),
             Ok(None) => break,
             Err(e) => return Err(e.to_string()),
         }
@@ -1224,8 +1224,23 @@ fn read_in_runs(bytes: &[u8], size: usize, max: usize) -> Result<ReadOut, String
     ))
 }
 
+/// A frame with its port and direction too.
+fn own_all(
+    f: &CaptureFrame<'_>,
+) -> (
+    Owned,
+    Option<u8>,
+    Option<rocescope_replay::record::Direction>,
+) {
+    (own(f), f.port, f.direction)
+}
+
 type ReadOut = (
-    Vec<Owned>,
+    Vec<(
+        Owned,
+        Option<u8>,
+        Option<rocescope_replay::record::Direction>,
+    )>,
     Vec<rocescope_replay::capture::CaptureWarning>,
     u64,
     TimeBase,
@@ -1240,7 +1255,7 @@ fn read_one_by_one(bytes: &[u8], size: usize) -> Result<ReadOut, String> {
     let mut bases = Vec::new();
     loop {
         match r.next_frame() {
-            Ok(Some(f)) => got.push(own(&f)),
+            Ok(Some(f)) => got.push(own_all(&f)),
             Ok(None) => break,
             Err(e) => return Err(e.to_string()),
         }
@@ -1263,7 +1278,28 @@ fn buffered_runs_give_what_next_frame_gives() {
         &[(0, 0), (1, 0), (2, 0), (1_700_000_000, 42), (4, 0)],
     );
     let balboa = ordinal_file(65535, 1, &[(1, 0), (2, 0), (3, 0), (4, 0)]);
+    // EPBs with direction flags, and one whose option overruns its block
+    // (a warning: the run leaves it to `next_frame`).
+    let mut bad_opts = Vec::new();
+    for v in [0u32, 0, 0, 4, 4] {
+        bad_opts.extend_from_slice(&v.to_le_bytes());
+    }
+    bad_opts.extend_from_slice(&[1, 2, 3, 4]);
+    bad_opts.extend_from_slice(&2u16.to_le_bytes());
+    bad_opts.extend_from_slice(&40u16.to_le_bytes());
+    bad_opts.extend_from_slice(&[0; 4]);
+    let flagged = NgWriter::new()
+        .shb(false, &[])
+        .idb(1, 0, &[])
+        .idb(1, 0, &[])
+        .epb(0, 1, 1_000, &payload(20, 1), &[(2, &1u32.to_le_bytes())])
+        .epb(0, 2, 2_000, &payload(21, 2), &[(2, &2u32.to_le_bytes())])
+        .other(6, &bad_opts)
+        .epb(0, 3, 3_000, &payload(22, 3), &[(2, &3u32.to_le_bytes())])
+        .epb(1, 4, 4_000, &payload(23, 4), &[])
+        .done();
     let files = [
+        flagged,
         sample_pcap(false, false),
         sample_pcap(true, true),
         sample_pcap(false, true),
@@ -1271,6 +1307,11 @@ fn buffered_runs_give_what_next_frame_gives() {
         balboa,
         sample_pcapng(),
     ];
+    let (frames, warnings, ..) = read_one_by_one(&files[0].bytes, 4096).unwrap();
+    assert_eq!(frames.len(), 5);
+    assert!(frames[0].2 == Some(rocescope_replay::record::Direction::Rx));
+    assert!(frames[1].2 == Some(rocescope_replay::record::Direction::Tx));
+    assert!(warnings.iter().any(|w| w.message.contains("overruns")));
     for w in &files {
         for cut in 0..=w.bytes.len() {
             let input = &w.bytes[..cut];

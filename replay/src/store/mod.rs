@@ -513,8 +513,8 @@ impl Store {
             let mut decode_here = false;
             let mut noted = frames::NotedPorts::default();
             loop {
-                // Classic pcap: every record already whole in the read
-                // buffer in one tight loop, up to the batch's end.
+                // Every record (pcap) or EPB (pcapng) already whole in the
+                // read buffer in one tight loop, up to the batch's end.
                 let room = batch_limit.saturating_sub(batch.len());
                 let n = reader.for_each_buffered_frame(room, |f| {
                     self.take_frame(
