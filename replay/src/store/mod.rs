@@ -296,6 +296,11 @@ const DECODE_CHUNK: usize = 1024;
 /// write lock is rare, small enough that the first rows show at once.
 const FIRST_BATCH_ROWS: usize = 256;
 pub(crate) const BATCH_ROWS: usize = 16 * 1024;
+/// Frames per hand-over from the file indexer's reader to its append
+/// thread: up to six batches are in flight (four queued, one filling, one
+/// appending), so their size sets the indexer's transient memory; half a
+/// live batch costs nothing measurable in hand-overs.
+const INDEX_BATCH_ROWS: usize = 8 * 1024;
 
 impl Store {
     fn new(
@@ -537,7 +542,7 @@ impl Store {
                         {
                             break;
                         }
-                        batch_limit = BATCH_ROWS;
+                        batch_limit = INDEX_BATCH_ROWS;
                         decode_here = backlog.load(Ordering::Relaxed) >= 2;
                     }
                     continue;
@@ -571,7 +576,7 @@ impl Store {
                             {
                                 break;
                             }
-                            batch_limit = BATCH_ROWS;
+                            batch_limit = INDEX_BATCH_ROWS;
                             decode_here = backlog.load(Ordering::Relaxed) >= 2;
                         }
                     }
