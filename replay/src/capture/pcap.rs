@@ -61,7 +61,7 @@ impl Ordinal {
 
     /// Record `index`'s time: its index while the file keeps the BALBOA
     /// pattern (warning once when a record breaks it), else its timestamp.
-    #[inline]
+    #[inline(always)]
     fn ts_ns(
         &mut self,
         index: u64,
@@ -76,15 +76,7 @@ impl Ordinal {
             return index;
         }
         if was_ordinal {
-            shared.warn(
-                off,
-                format!(
-                    "record {index} at byte {off} has timestamp {}.{:06} and breaks the \
-                     BALBOA pattern (ts_sec = index, ts_usec = 0): timestamps from here on \
-                     are real times",
-                    h.ts_sec, h.ts_frac
-                ),
-            );
+            broke_pattern(index, off, h, shared);
         }
         let frac_ns = if nanos {
             u64::from(h.ts_frac)
@@ -396,6 +388,22 @@ impl<R: Read> PcapState<R> {
         );
         Ok(())
     }
+}
+
+/// The warning for the record that ends the BALBOA pattern (out of line:
+/// the time computation around it runs for every record).
+#[cold]
+#[inline(never)]
+fn broke_pattern(index: u64, off: u64, h: RecordHeader, shared: &mut Shared) {
+    shared.warn(
+        off,
+        format!(
+            "record {index} at byte {off} has timestamp {}.{:06} and breaks the \
+             BALBOA pattern (ts_sec = index, ts_usec = 0): timestamps from here on \
+             are real times",
+            h.ts_sec, h.ts_frac
+        ),
+    );
 }
 
 /// Decodes the record header at the start of `d`, if `d` holds one.
