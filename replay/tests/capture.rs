@@ -1186,3 +1186,157 @@ fn real_cnp_capture() {
     assert_eq!(frames[0].linktype, LinkType::ETHERNET);
     assert!(r.warnings().is_empty());
 }
+
+// ------------------------------------------------ buffered runs of records
+
+/// Reads `bytes` with runs of `for_each_buffered_frame` (at most `max` a
+/// run) and `next_frame` between them; returns the frames, warnings,
+/// bytes read and time base, or the error.
+fn read_in_runs(bytes: &[u8], size: usize, max: usize) -> Result<ReadOut, String> {
+    let mut r = CaptureReader::with_buffer_size(bytes, size).map_err(|e| e.to_string())?;
+    let mut got = Vec::new();
+    let mut bases = Vec::new();
+    loop {
+        let n = r.for_each_buffered_frame(max, |f| got.push(own_all(f)));
+        if n > 0 {
+            assert!(n <= max);
+            bases.push((got.len(), r.time_base(), r.bytes_read()));
+            continue;
+        }
+        match r.next_frame() {
+            Ok(Some(f)) => got.push(own_all(&f)),
+            Ok(None) => break,
+            Err(e) => return Err(e.to_string()),
+        }
+        bases.push((got.len(), r.time_base(), r.bytes_read()));
+    }
+    assert!(r.next_frame().unwrap().is_none());
+    assert_eq!(
+        r.for_each_buffered_frame(max, |_| panic!("after the end")),
+        0
+    );
+    Ok((
+        got,
+        r.warnings().to_vec(),
+        r.bytes_read(),
+        r.time_base(),
+        bases,
+    ))
+}
+
+/// A frame with its port and direction too.
+fn own_all(
+    f: &CaptureFrame<'_>,
+) -> (
+    Owned,
+    Option<u8>,
+    Option<rocescope_replay::record::Direction>,
+) {
+    (own(f), f.port, f.direction)
+}
+
+type ReadOut = (
+    Vec<(
+        Owned,
+        Option<u8>,
+        Option<rocescope_replay::record::Direction>,
+    )>,
+    Vec<rocescope_replay::capture::CaptureWarning>,
+    u64,
+    TimeBase,
+    Vec<(usize, TimeBase, u64)>,
+);
+
+/// The same, one `next_frame` at a time, noting the time base and bytes
+/// read after each frame.
+fn read_one_by_one(bytes: &[u8], size: usize) -> Result<ReadOut, String> {
+    let mut r = CaptureReader::with_buffer_size(bytes, size).map_err(|e| e.to_string())?;
+    let mut got = Vec::new();
+    let mut bases = Vec::new();
+    loop {
+        match r.next_frame() {
+            Ok(Some(f)) => got.push(own_all(&f)),
+            Ok(None) => break,
+            Err(e) => return Err(e.to_string()),
+        }
+        bases.push((got.len(), r.time_base(), r.bytes_read()));
+    }
+    Ok((
+        got,
+        r.warnings().to_vec(),
+        r.bytes_read(),
+        r.time_base(),
+        bases,
+    ))
+}
+
+#[test]
+fn buffered_runs_give_what_next_frame_gives() {
+    let broken = ordinal_file(
+        65535,
+        1,
+        &[(0, 0), (1, 0), (2, 0), (1_700_000_000, 42), (4, 0)],
+    );
+    let balboa = ordinal_file(65535, 1, &[(1, 0), (2, 0), (3, 0), (4, 0)]);
+    // EPBs with direction flags, and one whose option overruns its block
+    // (a warning: the run leaves it to `next_frame`).
+    let mut bad_opts = Vec::new();
+    for v in [0u32, 0, 0, 4, 4] {
+        bad_opts.extend_from_slice(&v.to_le_bytes());
+    }
+    bad_opts.extend_from_slice(&[1, 2, 3, 4]);
+    bad_opts.extend_from_slice(&2u16.to_le_bytes());
+    bad_opts.extend_from_slice(&40u16.to_le_bytes());
+    bad_opts.extend_from_slice(&[0; 4]);
+    let flagged = NgWriter::new()
+        .shb(false, &[])
+        .idb(1, 0, &[])
+        .idb(1, 0, &[])
+        .epb(0, 1, 1_000, &payload(20, 1), &[(2, &1u32.to_le_bytes())])
+        .epb(0, 2, 2_000, &payload(21, 2), &[(2, &2u32.to_le_bytes())])
+        .other(6, &bad_opts)
+        .epb(0, 3, 3_000, &payload(22, 3), &[(2, &3u32.to_le_bytes())])
+        .epb(1, 4, 4_000, &payload(23, 4), &[])
+        .done();
+    let files = [
+        flagged,
+        sample_pcap(false, false),
+        sample_pcap(true, true),
+        sample_pcap(false, true),
+        broken,
+        balboa,
+        sample_pcapng(),
+    ];
+    let (frames, warnings, ..) = read_one_by_one(&files[0].bytes, 4096).unwrap();
+    assert_eq!(frames.len(), 5);
+    assert!(frames[0].2 == Some(rocescope_replay::record::Direction::Rx));
+    assert!(frames[1].2 == Some(rocescope_replay::record::Direction::Tx));
+    assert!(warnings.iter().any(|w| w.message.contains("overruns")));
+    for w in &files {
+        for cut in 0..=w.bytes.len() {
+            let input = &w.bytes[..cut];
+            for size in [64, 100, 4096] {
+                let plain = read_one_by_one(input, size);
+                for max in [1, 2, 3, usize::MAX] {
+                    let runs = read_in_runs(input, size, max);
+                    match (&plain, &runs) {
+                        (Ok(p), Ok(r)) => {
+                            assert_eq!(p.0, r.0, "cut {cut}, buffer {size}, runs of {max}");
+                            assert_eq!(p.1, r.1, "cut {cut}, buffer {size}, runs of {max}");
+                            assert_eq!(p.2, r.2, "cut {cut}, buffer {size}, runs of {max}");
+                            assert_eq!(p.3, r.3, "cut {cut}, buffer {size}, runs of {max}");
+                            // After each run, what one-by-one reading says
+                            // after the same frame.
+                            for &(n, base, read) in &r.4 {
+                                let at = p.4.iter().find(|b| b.0 == n);
+                                assert_eq!(at, Some(&(n, base, read)), "cut {cut}, frame {n}");
+                            }
+                        }
+                        (Err(p), Err(r)) => assert_eq!(p, r, "cut {cut}"),
+                        _ => panic!("cut {cut}, buffer {size}: {plain:?} vs {runs:?}"),
+                    }
+                }
+            }
+        }
+    }
+}

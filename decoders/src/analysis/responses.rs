@@ -19,18 +19,21 @@ impl RcAnalysis {
         // The READ response PSN expected when this one showed a gap.
         let mut missing_read_psn = None;
         // ACK counts go to the requests they answer (the flow `req`), so
-        // that where both ends request each end's report has its own.
-        let mut answered = Counters::default();
+        // that where both ends request each end's report has its own (three
+        // counters, not a whole `Counters` zeroed and summed per packet).
+        let mut acks = 0u64;
+        let mut duplicate_acks = 0u64;
+        let mut duplicate_read_responses = 0u64;
         {
             let r = &mut self.flows[id as usize];
             match syndrome {
                 Some(Syndrome::Ack { .. }) if !read_resp => {
-                    answered.acks += 1;
+                    acks += 1;
                     if r.last_ack_psn
                         .is_some_and(|last| psn_diff(o.psn, last) <= 0)
                     {
                         class.add(Class::DUPLICATE);
-                        answered.duplicate_acks += 1;
+                        duplicate_acks += 1;
                     }
                     r.last_ack_psn = Some(
                         r.last_ack_psn
@@ -47,7 +50,7 @@ impl RcAnalysis {
                 match r.read_resp_next {
                     Some(next) if psn_diff(o.psn, next) < 0 => {
                         class.add(Class::DUPLICATE);
-                        answered.duplicate_read_responses += 1;
+                        duplicate_read_responses += 1;
                     }
                     Some(next) if !first && psn_diff(o.psn, next) > 0 => {
                         class.add(Class::OUT_OF_SEQUENCE);
@@ -65,7 +68,9 @@ impl RcAnalysis {
             r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
         }
         let q = &mut self.flows[req as usize];
-        q.counters.add(&answered);
+        q.counters.acks += acks;
+        q.counters.duplicate_acks += duplicate_acks;
+        q.counters.duplicate_read_responses += duplicate_read_responses;
         if read_resp {
             q.pmtu_bytes = q.pmtu_bytes.max(o.payload_len);
             // Extend the READ's span if the responses run past the estimate.
@@ -123,25 +128,28 @@ impl RcAnalysis {
                         break;
                     }
                 }
-                // Gaps the ACK covers without NAK or resend: capture loss.
-                let mut resolved = Vec::new();
-                q.gaps.retain(|g| {
-                    let last = psn_add(g.first_psn, g.psn_count - 1);
-                    if psn_diff(acked_through, last) >= 0 && q.pending_nak.is_none() {
-                        resolved.push(*g);
-                        false
-                    } else {
-                        true
-                    }
-                });
-                for g in resolved {
-                    q.counters.capture_loss_packets += u64::from(g.psn_count);
-                    q.counters.out_of_sequence = q.counters.out_of_sequence.saturating_sub(1);
-                    self.late.push(LateClass {
-                        index: g.index,
-                        set: Class::CAPTURE_LOSS,
-                        clear: Class::OUT_OF_SEQUENCE,
+                // Gaps the ACK covers without NAK or resend: capture loss
+                // (mostly there are none: skip the walk and its list).
+                if !q.gaps.is_empty() {
+                    let mut resolved = Vec::new();
+                    q.gaps.retain(|g| {
+                        let last = psn_add(g.first_psn, g.psn_count - 1);
+                        if psn_diff(acked_through, last) >= 0 && q.pending_nak.is_none() {
+                            resolved.push(*g);
+                            false
+                        } else {
+                            true
+                        }
                     });
+                    for g in resolved {
+                        q.counters.capture_loss_packets += u64::from(g.psn_count);
+                        q.counters.out_of_sequence = q.counters.out_of_sequence.saturating_sub(1);
+                        self.late.push(LateClass {
+                            index: g.index,
+                            set: Class::CAPTURE_LOSS,
+                            clear: Class::OUT_OF_SEQUENCE,
+                        });
+                    }
                 }
                 if let Some(open) = &q.episode
                     && psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0

@@ -106,7 +106,10 @@ impl Series {
             self.coarsen();
             i = (ts_ns.saturating_sub(self.start_ns) / self.bin_ns) as usize;
         }
-        if i >= self.bins.len() {
+        if i == self.bins.len() {
+            // The common case: time moved into the next bin.
+            self.bins.push(Bin::default());
+        } else if i > self.bins.len() {
             self.bins.resize(i + 1, Bin::default());
         }
         i
@@ -115,7 +118,10 @@ impl Series {
     fn coarsen(&mut self) {
         let width = self.bin_ns * 2;
         let start = self.start_ns - self.start_ns % width;
-        let mut merged = vec![Bin::default(); self.bins.len() / 2 + 2];
+        // As much room as the bins had: the series grows back to the
+        // budget without reallocating (and copying) on the way.
+        let mut merged = Vec::with_capacity(self.bins.capacity().max(self.bins.len() / 2 + 2));
+        merged.resize(self.bins.len() / 2 + 2, Bin::default());
         for (i, b) in self.bins.iter().enumerate() {
             let t = self.start_ns + i as u64 * self.bin_ns;
             merged[((t - start) / width) as usize].merge(b);

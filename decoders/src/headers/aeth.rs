@@ -163,6 +163,14 @@ impl Syndrome {
         matches!(self, Syndrome::Nak(_) | Syndrome::RnrNak { .. })
     }
 
+    /// `Syndrome::from_u8(s).is_nak()` from the raw byte, without building
+    /// the syndrome (the indexer asks it of every ACK): bit 7 clear and the
+    /// kind bits 01 (RNR NAK) or 11 (NAK).
+    #[inline(always)]
+    pub fn is_nak_raw(s: u8) -> bool {
+        s & 0x80 == 0 && (s >> 5) & 1 == 1
+    }
+
     /// The kind names, indexed by [`Syndrome::kind_index`].
     pub const KIND_NAMES: [&'static str; 9] = [
         "ack",
@@ -197,5 +205,21 @@ impl Syndrome {
     #[inline]
     pub fn kind_name(self) -> &'static str {
         Self::KIND_NAMES[usize::from(self.kind_index())]
+    }
+}
+
+#[cfg(test)]
+mod is_nak_raw_tests {
+    use super::Syndrome;
+
+    #[test]
+    fn is_nak_raw_agrees_with_the_syndrome_for_every_byte() {
+        for s in 0..=u8::MAX {
+            assert_eq!(
+                Syndrome::is_nak_raw(s),
+                Syndrome::from_u8(s).is_nak(),
+                "{s:#04x}"
+            );
+        }
     }
 }

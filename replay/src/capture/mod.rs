@@ -524,6 +524,30 @@ impl<R: Read> CaptureReader<R> {
         }
     }
 
+    /// Hands `f`, in one loop, up to `max` frames whose records (pcap) or
+    /// Enhanced Packet Blocks (pcapng) are already whole in the read buffer;
+    /// returns how many. The
+    /// same frames, in the same order and with the same warnings, as that
+    /// many calls of [`next_frame`](Self::next_frame) (each frame borrows
+    /// the buffer only during its call). 0 means: call `next_frame` or
+    /// [`next_item`](Self::next_item), which refill, end, fail or read a
+    /// block that is not an EPB (and always 0 for other formats).
+    #[inline]
+    pub fn for_each_buffered_frame<F: FnMut(&CaptureFrame<'_>)>(
+        &mut self,
+        max: usize,
+        f: F,
+    ) -> usize {
+        if self.shared.done {
+            return 0;
+        }
+        match &mut self.inner {
+            Inner::Pcap(state) => state.for_each_buffered(&mut self.shared, max, f),
+            Inner::Pcapng(state) => state.for_each_buffered(&mut self.shared, max, f),
+            _ => 0,
+        }
+    }
+
     /// The next frame or record in file order, `Ok(None)` at the end.
     ///
     /// Like [`next_frame`](Self::next_frame), plus the records of a rocescope

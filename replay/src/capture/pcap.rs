@@ -59,6 +59,34 @@ impl Ordinal {
         self.checked = index + 1;
     }
 
+    /// Record `index`'s time: its index while the file keeps the BALBOA
+    /// pattern (warning once when a record breaks it), else its timestamp.
+    #[inline(always)]
+    fn ts_ns(
+        &mut self,
+        index: u64,
+        off: u64,
+        h: RecordHeader,
+        nanos: bool,
+        shared: &mut Shared,
+    ) -> u64 {
+        let was_ordinal = self.is_ordinal();
+        self.check(index, h);
+        if self.is_ordinal() {
+            return index;
+        }
+        if was_ordinal {
+            broke_pattern(index, off, h, shared);
+        }
+        let frac_ns = if nanos {
+            u64::from(h.ts_frac)
+        } else {
+            u64::from(h.ts_frac) * 1_000
+        };
+        // At most 4.3e18 + 4.3e12, below u64::MAX: no overflow.
+        u64::from(h.ts_sec) * 1_000_000_000 + frac_ns
+    }
+
     /// At least two records are needed: one record with `ts_sec` 0 is just
     /// a capture from 1970 as far as anyone can tell.
     fn is_ordinal(&self) -> bool {
@@ -210,30 +238,7 @@ impl<R: Read> PcapState<R> {
         };
         let need = RECORD_HEADER_BYTES + h.caplen as usize;
         let index = shared.next_index;
-        let was_ordinal = self.ordinal.is_ordinal();
-        self.ordinal.check(index, h);
-        let ts_ns = if self.ordinal.is_ordinal() {
-            index
-        } else {
-            if was_ordinal {
-                shared.warn(
-                    off,
-                    format!(
-                        "record {index} at byte {off} has timestamp {}.{:06} and breaks the \
-                         BALBOA pattern (ts_sec = index, ts_usec = 0): timestamps from here on \
-                         are real times",
-                        h.ts_sec, h.ts_frac
-                    ),
-                );
-            }
-            let frac_ns = if self.nanos {
-                u64::from(h.ts_frac)
-            } else {
-                u64::from(h.ts_frac) * 1_000
-            };
-            // At most 4.3e18 + 4.3e12, below u64::MAX: no overflow.
-            u64::from(h.ts_sec) * 1_000_000_000 + frac_ns
-        };
+        let ts_ns = self.ordinal.ts_ns(index, off, h, self.nanos, shared);
         shared.next_index += 1;
         self.input.pending = need;
         // The record is buffered and its header checked above: slice it here
@@ -258,6 +263,59 @@ impl<R: Read> PcapState<R> {
             direction: None,
             data,
         }))
+    }
+
+    /// Hands `f` up to `max` records that are already whole in the buffer,
+    /// in one loop (no refill, no per-record state checks and hand-offs);
+    /// returns how many. The same frames, offsets, timestamps and warnings
+    /// as that many calls of [`next`](Self::next); 0 when the next record is
+    /// not whole in the buffer (then `next` refills, or ends, or fails).
+    #[inline]
+    pub(crate) fn for_each_buffered<F: FnMut(&CaptureFrame<'_>)>(
+        &mut self,
+        shared: &mut Shared,
+        max: usize,
+        mut f: F,
+    ) -> usize {
+        self.input.settle();
+        let base = self.input.pos;
+        let d = self.input.rd.data();
+        let mut at = 0usize;
+        let mut n = 0usize;
+        while n < max {
+            let Some(h) = d.get(at..).and_then(|r| header(r, self.big_endian)) else {
+                break;
+            };
+            let need = RECORD_HEADER_BYTES + h.caplen as usize;
+            if h.caplen > MAX_PCAP_RECORD_BYTES || d.len() - at < need {
+                break;
+            }
+            let off = base + at as u64;
+            shared.at = off;
+            let index = shared.next_index;
+            let ts_ns = self.ordinal.ts_ns(index, off, h, self.nanos, shared);
+            shared.next_index += 1;
+            let Some(data) = d.get(at + RECORD_HEADER_BYTES..at + need) else {
+                break;
+            };
+            f(&CaptureFrame {
+                index,
+                ts_ns,
+                caplen: h.caplen,
+                origlen: h.origlen,
+                linktype: self.linktype,
+                interface: 0,
+                file_offset: off + RECORD_HEADER_BYTES as u64,
+                port: None,
+                direction: None,
+                data,
+            });
+            at += need;
+            n += 1;
+        }
+        // Consumed at the next call, as `next` leaves its record.
+        self.input.pending = at;
+        n
     }
 
     /// Slow path of [`next`](Self::next): refills until the record at `off`
@@ -330,6 +388,22 @@ impl<R: Read> PcapState<R> {
         );
         Ok(())
     }
+}
+
+/// The warning for the record that ends the BALBOA pattern (out of line:
+/// the time computation around it runs for every record).
+#[cold]
+#[inline(never)]
+fn broke_pattern(index: u64, off: u64, h: RecordHeader, shared: &mut Shared) {
+    shared.warn(
+        off,
+        format!(
+            "record {index} at byte {off} has timestamp {}.{:06} and breaks the \
+             BALBOA pattern (ts_sec = index, ts_usec = 0): timestamps from here on \
+             are real times",
+            h.ts_sec, h.ts_frac
+        ),
+    );
 }
 
 /// Decodes the record header at the start of `d`, if `d` holds one.

@@ -23,7 +23,7 @@ pub(super) const HEAD_BYTES: usize = 28;
 /// valid and wholly in `d`, `None` if more data is needed (or the length
 /// is over the limit, which the slow path handles), an error if it cannot
 /// be right.
-#[inline]
+#[inline(always)]
 pub(super) fn framing(
     d: &[u8],
     section_be: bool,
@@ -53,8 +53,14 @@ pub(super) fn framing(
         });
     }
     let mut head = [0u8; HEAD_BYTES];
-    let n = len_usize.min(HEAD_BYTES);
-    head[..n].copy_from_slice(&d[..n]);
+    match d.first_chunk::<HEAD_BYTES>() {
+        // A fixed-size copy (every packet block is this long), not a call.
+        Some(h) if len_usize >= HEAD_BYTES => head = *h,
+        _ => {
+            let n = len_usize.min(HEAD_BYTES);
+            head[..n].copy_from_slice(&d[..n]);
+        }
+    }
     Ok(Some(Framed {
         block_type,
         len,
@@ -86,21 +92,30 @@ pub(super) fn check_length(offset: u64, block_type: u32, len: u32) -> Result<(),
         SPB_TYPE => 16,
         _ => 12,
     };
+    if len >= min && (len.is_multiple_of(4) || len > MAX_PCAPNG_BLOCK_BYTES) {
+        return Ok(());
+    }
+    Err(length_error(offset, block_type, len, min))
+}
+
+/// Why `len` is no length for the block (kept out of line: the check
+/// above runs for every block).
+#[cold]
+#[inline(never)]
+fn length_error(offset: u64, block_type: u32, len: u32, min: u32) -> CaptureError {
     let reason = if len < min {
         format!(
             "a pcapng {} needs at least {min} bytes",
             block_name(block_type)
         )
-    } else if !len.is_multiple_of(4) && len <= MAX_PCAPNG_BLOCK_BYTES {
-        "not a multiple of 4".to_owned()
     } else {
-        return Ok(());
+        "not a multiple of 4".to_owned()
     };
-    Err(CaptureError::BlockLength {
+    CaptureError::BlockLength {
         offset,
         len,
         reason,
-    })
+    }
 }
 
 pub(super) fn block_name(block_type: u32) -> &'static str {

@@ -176,6 +176,63 @@ impl<R: Read> NgState<R> {
         }
     }
 
+    /// Hands `f` up to `max` frames of Enhanced Packet Blocks that are
+    /// already whole in the buffer, in one loop; returns how many. The run
+    /// stops before any other block, and before any EPB that would fail or
+    /// warn: [`next_item`](Self::next_item) then takes it, so the frames,
+    /// records, errors and warnings are those of one-at-a-time reading.
+    #[inline]
+    pub(crate) fn for_each_buffered<F: FnMut(&CaptureFrame<'_>)>(
+        &mut self,
+        shared: &mut Shared,
+        max: usize,
+        mut f: F,
+    ) -> usize {
+        self.input.settle();
+        let base = self.input.pos;
+        let d = self.input.rd.data();
+        let mut at = 0usize;
+        let mut n = 0usize;
+        while n < max {
+            let Some(rest) = d.get(at..) else { break };
+            let off = base + at as u64;
+            let Ok(Some(block)) = framing(rest, self.big_endian, off) else {
+                break;
+            };
+            if block.block_type != EPB_TYPE {
+                break;
+            }
+            let Some((frame, iface)) = clean_epb(rest, &block, &self.interfaces) else {
+                break;
+            };
+            let Some(data) = rest.get(EPB_DATA_OFFSET..EPB_DATA_OFFSET + frame.caplen as usize)
+            else {
+                break;
+            };
+            shared.at = off;
+            let index = shared.next_index;
+            shared.next_index += 1;
+            self.last_ts_ns = frame.ts_ns;
+            f(&CaptureFrame {
+                index,
+                ts_ns: frame.ts_ns,
+                caplen: frame.caplen,
+                origlen: frame.origlen,
+                linktype: iface.linktype,
+                interface: frame.interface,
+                file_offset: off + EPB_DATA_OFFSET as u64,
+                port: iface.port,
+                direction: frame.direction,
+                data,
+            });
+            at += block.len as usize;
+            n += 1;
+        }
+        // Consumed at the next call, as `lend` leaves its block.
+        self.input.pending = at;
+        n
+    }
+
     /// Slow path of [`next`](Self::next): refills until the block at `off`
     /// is buffered. `None` when the input ends first (a cut is warned about).
     fn load_block(
@@ -629,6 +686,46 @@ struct FrameMeta {
     interface: u32,
     ts_ns: u64,
     direction: Option<Direction>,
+}
+
+/// What [`NgState::packet`] makes of an EPB whose block `d` starts with,
+/// when it neither fails nor warns; `None` otherwise (then `packet` says why).
+#[inline]
+fn clean_epb(d: &[u8], block: &Framed, interfaces: &[Interface]) -> Option<(FrameMeta, Interface)> {
+    let (be, len, h) = (block.big_endian, block.len, &block.head);
+    let interface = u32_at(h, 8, be);
+    let units = (u64::from(u32_at(h, 12, be)) << 32) | u64::from(u32_at(h, 16, be));
+    let caplen = u32_at(h, 20, be);
+    let origlen = u32_at(h, 24, be);
+    if caplen > len - 32 {
+        return None;
+    }
+    let iface = *interfaces.get(interface as usize)?;
+    let ts_ns = timestamp_ns(units, iface.tsresol, iface.tsoffset_s).ok()?;
+    let mut direction = iface.direction;
+    let opts_at = EPB_DATA_OFFSET + (caplen as usize).div_ceil(4) * 4;
+    if opts_at < len as usize - 4 {
+        let opts = d.get(opts_at..len as usize - 4);
+        for_each_option(opts.unwrap_or_default(), be, |code, value| {
+            if code == EPB_FLAGS && value.len() == 4 {
+                match u32_at(value, 0, be) & 3 {
+                    EPB_FLAG_INBOUND => direction = Some(Direction::Rx),
+                    EPB_FLAG_OUTBOUND => direction = Some(Direction::Tx),
+                    _ => {}
+                }
+            }
+        })
+        .ok()?;
+    }
+    let frame = FrameMeta {
+        data_offset: EPB_DATA_OFFSET,
+        caplen,
+        origlen,
+        interface,
+        ts_ns,
+        direction,
+    };
+    Some((frame, iface))
 }
 
 fn malformed(what: &'static str, offset: u64, detail: &str) -> CaptureError {

@@ -327,8 +327,9 @@ impl Columns {
                 return;
             };
             let part = rest.clone().take(CHUNK_ROWS - c.len());
+            let k = part.clone().count();
             // Grow by doubling up to a chunk, as row-by-row pushes would.
-            let want = c.len() + part.clone().count();
+            let want = c.len() + k;
             if want > c.ts_ns.capacity() {
                 c.reserve_to(want.next_power_of_two().min(CHUNK_ROWS));
             }
@@ -354,22 +355,19 @@ impl Columns {
                 };
                 u32::from(r.flags.0) | (u32::from(r.port) << 16) | (dir << 24)
             }));
-            let mut n = 0u64;
-            for r in part {
+            // The last pass walks `rest` itself: it ends past this part.
+            for (n, r) in rest.by_ref().take(k).enumerate() {
                 if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
-                    self.big_lens.insert(first + n, (r.caplen, r.origlen));
+                    self.big_lens
+                        .insert(first + n as u64, (r.caplen, r.origlen));
                 }
                 c.max_ts_ns = c.max_ts_ns.max(r.ts_ns);
                 if r.ts_ns < self.last_ts_ns {
                     self.sorted = false;
                 }
                 self.last_ts_ns = r.ts_ns;
-                n += 1;
             }
-            self.len += n;
-            for _ in 0..n {
-                rest.next();
-            }
+            self.len += k as u64;
         }
     }
 

@@ -85,12 +85,33 @@ impl Hasher for WordHash {
 /// Slots of the direct-mapped cache in front of the hash map.
 const CACHE_SLOTS: usize = 64;
 
+/// A key as five words, so that a cache probe is five word compares.
+type KeyWords = [u64; 5];
+
+#[inline]
+fn key_words(key: &ConvKey) -> KeyWords {
+    let (s0, s1) = key.src.split_at(8);
+    let (d0, d1) = key.dst.split_at(8);
+    let w = |b: &[u8]| b.try_into().map_or(0, u64::from_ne_bytes);
+    [w(s0), w(s1), w(d0), w(d1), u64::from(key.dest_qp)]
+}
+
+/// An empty cache slot: id `u32::MAX`, never a real one (ids are dense
+/// from 0).
+const EMPTY_SLOT: (KeyWords, u32) = ([0; 5], u32::MAX);
+
+/// Whether two keys' words are equal, without branches or a `bcmp` call.
+#[inline]
+fn same_words(a: &KeyWords, b: &KeyWords) -> bool {
+    a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 pub(crate) struct ConvTable {
     pub(crate) list: Vec<Conversation>,
     ids: HashMap<ConvKey, u32, BuildHasherDefault<WordHash>>,
     /// A capture interleaves a handful of busy flows: a small direct-mapped
     /// cache answers most packets with one compare instead of a hash.
-    cache: [Option<(ConvKey, u32)>; CACHE_SLOTS],
+    cache: [(KeyWords, u32); CACHE_SLOTS],
 }
 
 impl Default for ConvTable {
@@ -98,42 +119,43 @@ impl Default for ConvTable {
         ConvTable {
             list: Vec::new(),
             ids: HashMap::default(),
-            cache: [None; CACHE_SLOTS],
+            cache: [EMPTY_SLOT; CACHE_SLOTS],
         }
     }
 }
 
+/// The cache slot of a key: its DestQP and the low address bytes (the
+/// words holding them), mixed. Only where a key is cached depends on it,
+/// never its id.
 #[inline]
-fn cache_slot(key: &ConvKey) -> usize {
-    let mix = key.dest_qp
-        ^ (u32::from(key.src[15]) << 5)
-        ^ (u32::from(key.dst[15]) << 11)
-        ^ u32::from(key.src[14]);
-    (mix.wrapping_mul(0x9E37_79B1) >> 26) as usize % CACHE_SLOTS
+fn cache_slot(w: &KeyWords) -> usize {
+    let mix = w[4] ^ (w[1] >> 40) ^ (w[3] >> 29);
+    (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % CACHE_SLOTS
 }
 
 impl ConvTable {
     /// Intern `key` for a packet at `row` and count it.
     #[inline]
     pub(crate) fn observe(&mut self, key: ConvKey, row: u64, wire_bytes: u32) -> u32 {
-        let slot = cache_slot(&key);
-        let id = match self.cache[slot] {
-            Some((k, id)) if k == key => id,
-            _ => {
-                let next = self.list.len() as u32;
-                let id = *self.ids.entry(key).or_insert(next);
-                if id == next {
-                    self.list.push(Conversation {
-                        key,
-                        first_row: row,
-                        last_row: row,
-                        packets: 0,
-                        wire_bytes: 0,
-                    });
-                }
-                self.cache[slot] = Some((key, id));
-                id
+        let words = key_words(&key);
+        let slot = cache_slot(&words);
+        let cached = &self.cache[slot];
+        let id = if cached.1 != u32::MAX && same_words(&cached.0, &words) {
+            cached.1
+        } else {
+            let next = self.list.len() as u32;
+            let id = *self.ids.entry(key).or_insert(next);
+            if id == next {
+                self.list.push(Conversation {
+                    key,
+                    first_row: row,
+                    last_row: row,
+                    packets: 0,
+                    wire_bytes: 0,
+                });
             }
+            self.cache[slot] = (words, id);
+            id
         };
         if let Some(c) = self.list.get_mut(id as usize) {
             c.last_row = row;

@@ -123,7 +123,7 @@ pub(crate) fn decode_header_only(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> Opt
         opcode.operation().is_some_and(|op| op.is_response()),
     );
     if let Some(a) = aeth {
-        flags.set(Flags::NAK, Syndrome::from_u8(a.syndrome_raw()).is_nak());
+        flags.set(Flags::NAK, Syndrome::is_nak_raw(a.syndrome_raw()));
     }
     Some(PacketInfo {
         row: Row {

@@ -31,7 +31,7 @@ pub struct PacketInfo {
 impl PacketInfo {
     /// The one-direction flow of a RoCE frame.
     pub fn key(&self) -> Option<ConvKey> {
-        self.obs.map(|o| ConvKey {
+        self.obs.as_ref().map(|o| ConvKey {
             src: o.src,
             dst: o.dst,
             dest_qp: o.dest_qp,
@@ -293,6 +293,20 @@ impl Appender {
         convs: &mut ConvTable,
         stats: &mut StoreStats,
     ) {
+        self.append_counted(infos, None, cols, convs, stats);
+    }
+
+    /// [`Appender::append`] for rows whose counters `counted` already holds
+    /// (the reader counts the rows it decodes, which takes that work off
+    /// this thread, the indexer's busier one).
+    pub(crate) fn append_counted(
+        &mut self,
+        infos: &mut [PacketInfo],
+        counted: Option<&StoreStats>,
+        cols: &mut Columns,
+        convs: &mut ConvTable,
+        stats: &mut StoreStats,
+    ) {
         let first_index = cols.len();
         for (i, info) in infos.iter_mut().enumerate() {
             if let Some(key) = info.key() {
@@ -302,8 +316,13 @@ impl Appender {
         }
         self.late.clear();
         self.analyzer.batch(first_index, infos, &mut self.late);
-        for info in infos.iter() {
-            count(stats, &info.row);
+        match counted {
+            Some(c) => stats.merge(c),
+            None => {
+                for info in infos.iter() {
+                    count(stats, &info.row);
+                }
+            }
         }
         cols.extend(infos.iter().map(|i| &i.row));
         for l in &self.late {

@@ -81,6 +81,29 @@ pub struct StoreStats {
     pub last_ts_ns: Option<u64>,
 }
 
+impl StoreStats {
+    /// Add the counters of rows counted apart (the same as counting them
+    /// here: sums, and the earliest and latest time).
+    pub(crate) fn merge(&mut self, o: &StoreStats) {
+        self.packets += o.packets;
+        self.roce_packets += o.roce_packets;
+        self.icrc_errors += o.icrc_errors;
+        self.truncated += o.truncated;
+        self.malformed += o.malformed;
+        self.undecoded += o.undecoded;
+        self.captured_bytes += o.captured_bytes;
+        self.wire_bytes += o.wire_bytes;
+        self.first_ts_ns = match (self.first_ts_ns, o.first_ts_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.last_ts_ns = match (self.last_ts_ns, o.last_ts_ns) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
 /// Where the store is in reading its source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Progress {
@@ -170,6 +193,9 @@ struct RawBatch {
     frames: Vec<RawFrame>,
     /// Frames decoded by the reader; then `frames` is empty.
     decoded: Vec<PacketInfo>,
+    /// The counters of `decoded`, one per `DECODE_CHUNK` of it (the
+    /// reader counts what it decodes; the append thread adds them up).
+    decoded_stats: Vec<StoreStats>,
     /// Records read with these frames that carry the diagnosis' evidence
     /// (a recording of the simulator's PFC pauses and DPI drops): the
     /// append thread hands them to the analyzer.
@@ -215,6 +241,9 @@ impl RawBatch {
         f: &crate::capture::CaptureFrame<'_>,
         file_offset: u64,
     ) {
+        if self.decoded.len().is_multiple_of(DECODE_CHUNK) {
+            self.decoded_stats.push(StoreStats::default());
+        }
         self.decoded.push(decode_frame(
             cfg,
             &IngestFrame {
@@ -227,6 +256,9 @@ impl RawBatch {
                 file_offset,
             },
         ));
+        if let (Some(s), Some(info)) = (self.decoded_stats.last_mut(), self.decoded.last()) {
+            ingest::count(s, &info.row);
+        }
     }
 
     fn len(&self) -> usize {
@@ -237,6 +269,7 @@ impl RawBatch {
         self.bytes.clear();
         self.frames.clear();
         self.decoded.clear();
+        self.decoded_stats.clear();
         self.evidence.clear();
     }
 }
@@ -263,6 +296,11 @@ const DECODE_CHUNK: usize = 1024;
 /// write lock is rare, small enough that the first rows show at once.
 const FIRST_BATCH_ROWS: usize = 256;
 pub(crate) const BATCH_ROWS: usize = 16 * 1024;
+/// Frames per hand-over from the file indexer's reader to its append
+/// thread: up to six batches are in flight (four queued, one filling, one
+/// appending), so their size sets the indexer's transient memory; half a
+/// live batch costs nothing measurable in hand-overs.
+const INDEX_BATCH_ROWS: usize = 8 * 1024;
 
 impl Store {
     fn new(
@@ -444,12 +482,13 @@ impl Store {
                         }
                         // A chunk at a time, so that the infos stay in cache
                         // and the write lock is short.
-                        for chunk in raw.decoded.chunks_mut(DECODE_CHUNK) {
+                        for (k, chunk) in raw.decoded.chunks_mut(DECODE_CHUNK).enumerate() {
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                             let Inner {
                                 cols, convs, stats, ..
                             } = &mut *inner;
-                            appender.append(chunk, cols, convs, stats);
+                            let counted = raw.decoded_stats.get(k);
+                            appender.append_counted(chunk, counted, cols, convs, stats);
                         }
                         for chunk in raw.frames.chunks(DECODE_CHUNK) {
                             infos.clear();
@@ -479,6 +518,35 @@ impl Store {
             let mut decode_here = false;
             let mut noted = frames::NotedPorts::default();
             loop {
+                // Every record (pcap) or EPB (pcapng) already whole in the
+                // read buffer in one tight loop, up to the batch's end.
+                let room = batch_limit.saturating_sub(batch.len());
+                let n = reader.for_each_buffered_frame(room, |f| {
+                    self.take_frame(
+                        &mut batch,
+                        &mut noted,
+                        decode_here,
+                        &reader_cfg,
+                        keep_bytes,
+                        f,
+                    );
+                });
+                if n > 0 {
+                    if batch.len() >= batch_limit {
+                        let next = empty_rx.try_recv().unwrap_or_default();
+                        let full = std::mem::replace(&mut batch, next);
+                        backlog.fetch_add(1, Ordering::Relaxed);
+                        if full_tx
+                            .send((full, reader.bytes_read(), reader.time_base()))
+                            .is_err()
+                        {
+                            break;
+                        }
+                        batch_limit = INDEX_BATCH_ROWS;
+                        decode_here = backlog.load(Ordering::Relaxed) >= 2;
+                    }
+                    continue;
+                }
                 match reader.next_item() {
                     Ok(Some(CaptureItem::Record(r))) => {
                         if ingest::for_analysis(&r) {
@@ -490,20 +558,14 @@ impl Store {
                             .push_back(r);
                     }
                     Ok(Some(CaptureItem::Frame(f))) => {
-                        let file_offset = if keep_bytes {
-                            self.keep(f.data)
-                        } else {
-                            f.file_offset
-                        };
-                        let port = frame_port(&f);
-                        if noted.first_time(port) {
-                            self.note_link(port, f.linktype.0);
-                        }
-                        if decode_here {
-                            batch.push_decoded(&reader_cfg, &f, file_offset);
-                        } else {
-                            batch.push(&f, file_offset);
-                        }
+                        self.take_frame(
+                            &mut batch,
+                            &mut noted,
+                            decode_here,
+                            &reader_cfg,
+                            keep_bytes,
+                            &f,
+                        );
                         if batch.len() >= batch_limit {
                             let next = empty_rx.try_recv().unwrap_or_default();
                             let full = std::mem::replace(&mut batch, next);
@@ -514,7 +576,7 @@ impl Store {
                             {
                                 break;
                             }
-                            batch_limit = BATCH_ROWS;
+                            batch_limit = INDEX_BATCH_ROWS;
                             decode_here = backlog.load(Ordering::Relaxed) >= 2;
                         }
                     }
@@ -537,6 +599,35 @@ impl Store {
         self.elapsed_ns
             .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.mark_complete();
+    }
+
+    /// The reader's share of one frame: its bytes kept (a store without a
+    /// file), its link type noted, then into the batch, decoded here when
+    /// the append thread is behind.
+    #[inline]
+    fn take_frame(
+        &self,
+        batch: &mut RawBatch,
+        noted: &mut frames::NotedPorts,
+        decode_here: bool,
+        cfg: &DecodeConfig,
+        keep_bytes: bool,
+        f: &crate::capture::CaptureFrame<'_>,
+    ) {
+        let file_offset = if keep_bytes {
+            self.keep(f.data)
+        } else {
+            f.file_offset
+        };
+        let port = frame_port(f);
+        if noted.first_time(port) {
+            self.note_link(port, f.linktype.0);
+        }
+        if decode_here {
+            batch.push_decoded(cfg, f, file_offset);
+        } else {
+            batch.push(f, file_offset);
+        }
     }
 
     fn mark_complete(&self) {
