@@ -31,8 +31,9 @@ pub fn open_store(
     };
     let tty = std::io::stderr().is_terminal();
     let mut drew = false;
-    while !store.progress().complete {
-        std::thread::sleep(Duration::from_millis(100));
+    // Woken at the end, not at the next tick: a 100 ms sleep made every
+    // `info` and `stats` take a whole number of ticks.
+    while !store.wait_timeout(Duration::from_millis(100)) {
         let p = store.progress();
         if tty && !p.complete && p.bytes_total > 0 {
             let pct = p.bytes_done as f64 * 100.0 / p.bytes_total as f64;

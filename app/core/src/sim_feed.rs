@@ -17,19 +17,21 @@ use rocescope_sim::{FrameRef, RecordSink};
 
 use crate::source::SourceStatus;
 
-/// One thing the simulator emitted, in order.
+/// One thing the simulator emitted, in order. A frame's item is 32 bytes:
+/// the rare other records are boxed, or every frame would be written and
+/// read back at the size of the largest record (88 bytes).
 #[derive(Debug)]
 enum Item {
     /// A frame whose bytes are `bytes[start..start + len]` of the batch.
     Frame {
         ts_ns: u64,
+        start: usize,
+        orig_len: u32,
+        len: u32,
         port: u8,
         dir: Option<Direction>,
-        orig_len: u32,
-        start: usize,
-        len: usize,
     },
-    Record(Record),
+    Record(Box<Record>),
     /// A simulation step ended at this simulated time: publish the rows.
     StepEnd {
         sim_time_ns: u64,
@@ -74,6 +76,9 @@ impl SimBatch {
         analysis: &RcAnalyzer,
         status: &SourceStatus,
     ) {
+        // Frames are counted per step, not per frame: one shared counter
+        // touched 4,096 times a batch cost the ingest thread for nothing.
+        let mut frames = 0u64;
         for item in self.items.drain(..) {
             match item {
                 Item::Frame {
@@ -86,7 +91,7 @@ impl SimBatch {
                 } => {
                     let frame = IngestFrame {
                         ts_ns,
-                        data: self.bytes.get(start..start + len).unwrap_or(&[]),
+                        data: self.bytes.get(start..start + len as usize).unwrap_or(&[]),
                         origlen: orig_len,
                         linktype: 1,
                         port,
@@ -94,19 +99,23 @@ impl SimBatch {
                         file_offset: 0,
                     };
                     store.ingest(ingest, &frame);
-                    status.frames.fetch_add(1, Ordering::Relaxed);
+                    frames += 1;
                 }
                 Item::Record(r) => {
                     analysis.note_record(&r);
-                    store.push_record(r);
+                    store.push_record(*r);
                     status.records.fetch_add(1, Ordering::Relaxed);
                 }
                 Item::StepEnd { sim_time_ns } => {
                     store.flush_live(ingest);
+                    status
+                        .frames
+                        .fetch_add(std::mem::take(&mut frames), Ordering::Relaxed);
                     status.sim_time_ns.store(sim_time_ns, Ordering::Relaxed);
                 }
             }
         }
+        status.frames.fetch_add(frames, Ordering::Relaxed);
         self.clear();
     }
 }
@@ -129,11 +138,13 @@ impl RecordSink for Feed<'_> {
         let b = &mut *self.batch;
         b.items.push(Item::Frame {
             ts_ns: f.ts_ns,
+            start: b.bytes.len(),
+            orig_len: f.orig_len,
+            // A frame is at most its u32 original length (the simulator's
+            // frames are a few kilobytes).
+            len: u32::try_from(f.data.len()).unwrap_or(u32::MAX),
             port: f.port,
             dir: f.direction,
-            orig_len: f.orig_len,
-            start: b.bytes.len(),
-            len: f.data.len(),
         });
         b.bytes.extend_from_slice(f.data);
         b.frames += 1;
@@ -146,7 +157,7 @@ impl RecordSink for Feed<'_> {
             self.write_error
                 .get_or_insert_with(|| format!("recording stopped: {e}"));
         }
-        self.batch.items.push(Item::Record(r));
+        self.batch.items.push(Item::Record(Box::new(r)));
     }
 }
 
@@ -185,6 +196,11 @@ mod tests {
             self.analysis.note_record(&r);
             self.store.push_record(r);
         }
+    }
+
+    #[test]
+    fn a_frame_item_stays_small() {
+        assert!(std::mem::size_of::<Item>() <= 32);
     }
 
     #[test]

@@ -808,6 +808,18 @@ impl Store {
         }
     }
 
+    /// [`wait`](Self::wait) for at most `timeout`: whether indexing has
+    /// finished. For a caller that shows progress meanwhile and must not
+    /// sleep past the end (a fixed sleep rounds every run up to a tick).
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> bool {
+        let (lock, cv) = &self.done;
+        let done = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let (done, _) = cv
+            .wait_timeout_while(done, timeout, |done| !*done)
+            .unwrap_or_else(|e| e.into_inner());
+        *done
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
         self.inner.read().unwrap_or_else(|e| e.into_inner())
     }
