@@ -48,7 +48,6 @@ pub fn open_store(
             drew = true;
         }
     }
-    store.wait();
     if drew {
         eprint!("\r{}\r", " ".repeat(70));
     }

@@ -123,33 +123,11 @@ impl Simulator {
         }
         let cap_len = if direct { want } else { buf.len() };
         let now = self.now_ps;
-        let (rate, cap) = (self.sniffer_bytes_per_ps, self.sniffer_cap_bytes);
         let (qpn, psn_w) = (p.dest_qp, p.psn);
-        let Some(sn) = &mut self.sniffer else {
-            return;
-        };
-        if dir == Direction::Tx {
-            sn.last_tx_flags = own;
-        }
-        sn.backlog = (sn.backlog - (now - sn.last_ps) as f64 * rate).max(0.0);
-        sn.last_ps = now;
-        let slots = sniffer::dump_slot_bytes(cap_len) as f64;
-        if sn.backlog + slots > cap {
-            sn.dropped += 1;
-            let dropped = sn.dropped;
+        if !self.sniffer_admit(dir, own, cap_len, qpn, psn_w) {
             self.buf = buf;
-            self.stats.capture_drops += 1;
-            self.truth(qpn, psn_w, TruthEvent::CaptureDrop);
-            self.emit(Record::Drops(DropCount {
-                ts_ns: now / NS,
-                interface: 0,
-                dropped,
-                reason: DropReason::CaptureLoss,
-            }));
             return;
         }
-        sn.backlog += slots;
-        self.stats.frames_captured += 1;
         let start = self.out_bytes.len() as u32;
         self.out_bytes
             .extend_from_slice(if direct { &hdr_bytes[..want] } else { &buf });
@@ -168,33 +146,11 @@ impl Simulator {
     /// (the same records, bytes and counters as the general path).
     fn capture_headers(&mut self, id: u32, dir: Direction, own: CutFlags, tag: bool, want: usize) {
         let now = self.now_ps;
-        let (rate, cap) = (self.sniffer_bytes_per_ps, self.sniffer_cap_bytes);
-        let Some(sn) = &mut self.sniffer else {
-            return;
-        };
-        if dir == Direction::Tx {
-            sn.last_tx_flags = own;
-        }
-        sn.backlog = (sn.backlog - (now - sn.last_ps) as f64 * rate).max(0.0);
-        sn.last_ps = now;
-        let slots = sniffer::dump_slot_bytes(want) as f64;
         let p = &self.packets[id as usize];
-        if sn.backlog + slots > cap {
-            sn.dropped += 1;
-            let dropped = sn.dropped;
-            let (qpn, psn_w) = (p.dest_qp, p.psn);
-            self.stats.capture_drops += 1;
-            self.truth(qpn, psn_w, TruthEvent::CaptureDrop);
-            self.emit(Record::Drops(DropCount {
-                ts_ns: now / NS,
-                interface: 0,
-                dropped,
-                reason: DropReason::CaptureLoss,
-            }));
+        if !self.sniffer_admit(dir, own, want, p.dest_qp, p.psn) {
             return;
         }
-        sn.backlog += slots;
-        self.stats.frames_captured += 1;
+        let p = &self.packets[id as usize];
         let info = self.ops[usize::from(p.opcode)];
         let fields = self.hdr_fields(p);
         let orig_len = p.frame_len_bytes;
@@ -215,5 +171,46 @@ impl Simulator {
             start: start as u32,
             len: want as u32,
         });
+    }
+
+    /// The sniffer's dump buffer for a capture of `cap_len` bytes now:
+    /// whether it fits. One that does not is counted and leaves its ground
+    /// truth and a drop record; both capture paths account alike.
+    #[inline]
+    fn sniffer_admit(
+        &mut self,
+        dir: Direction,
+        own: CutFlags,
+        cap_len: usize,
+        qpn: u32,
+        psn: u32,
+    ) -> bool {
+        let now = self.now_ps;
+        let (rate, cap) = (self.sniffer_bytes_per_ps, self.sniffer_cap_bytes);
+        let Some(sn) = &mut self.sniffer else {
+            return false;
+        };
+        if dir == Direction::Tx {
+            sn.last_tx_flags = own;
+        }
+        sn.backlog = (sn.backlog - (now - sn.last_ps) as f64 * rate).max(0.0);
+        sn.last_ps = now;
+        let slots = sniffer::dump_slot_bytes(cap_len) as f64;
+        if sn.backlog + slots > cap {
+            sn.dropped += 1;
+            let dropped = sn.dropped;
+            self.stats.capture_drops += 1;
+            self.truth(qpn, psn, TruthEvent::CaptureDrop);
+            self.emit(Record::Drops(DropCount {
+                ts_ns: now / NS,
+                interface: 0,
+                dropped,
+                reason: DropReason::CaptureLoss,
+            }));
+            return false;
+        }
+        sn.backlog += slots;
+        self.stats.frames_captured += 1;
+        true
     }
 }

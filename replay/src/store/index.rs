@@ -1,0 +1,297 @@
+//! The file indexer: a reader thread that walks the capture and copies (or
+//! decodes) frames into batches, and an append thread that decodes,
+//! classifies, runs the analysis and appends them to the store.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::ingest::{self, Analyzer, Appender, IngestFrame, PacketInfo, decode_frame};
+use super::{Backing, Inner, Store, StoreStats, frames};
+use crate::capture::{CaptureItem, CaptureReader, TimeBase};
+use crate::record::Record;
+use rocescope_decoders::DecodeConfig;
+
+/// A hand-over from the reader to the append thread: frames read but not
+/// decoded yet (their bytes in one buffer), or, when the append thread is
+/// behind, frames the reader decoded itself.
+#[derive(Default)]
+struct RawBatch {
+    bytes: Vec<u8>,
+    frames: Vec<RawFrame>,
+    /// Frames decoded by the reader; then `frames` is empty.
+    decoded: Vec<PacketInfo>,
+    /// The counters of `decoded`, one per `DECODE_CHUNK` of it (the
+    /// reader counts what it decodes; the append thread adds them up).
+    decoded_stats: Vec<StoreStats>,
+    /// Records read with these frames that carry the diagnosis' evidence
+    /// (a recording of the simulator's PFC pauses and DPI drops): the
+    /// append thread hands them to the analyzer.
+    evidence: Vec<Record>,
+}
+
+struct RawFrame {
+    ts_ns: u64,
+    file_offset: u64,
+    origlen: u32,
+    linktype: u32,
+    start: u32,
+    len: u32,
+    port: u8,
+    dir: Option<crate::record::Direction>,
+}
+
+/// The card port of a frame: its own, else its interface id (255 above).
+fn frame_port(f: &crate::capture::CaptureFrame<'_>) -> u8 {
+    f.port.unwrap_or(f.interface.min(255) as u8)
+}
+
+impl RawBatch {
+    fn push(&mut self, f: &crate::capture::CaptureFrame<'_>, file_offset: u64) {
+        let start = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(f.data);
+        self.frames.push(RawFrame {
+            ts_ns: f.ts_ns,
+            file_offset,
+            origlen: f.origlen,
+            linktype: f.linktype.0,
+            start,
+            len: f.data.len() as u32,
+            port: frame_port(f),
+            dir: f.direction,
+        });
+    }
+
+    /// Decode the frame here, straight from the reader's buffer.
+    fn push_decoded(
+        &mut self,
+        cfg: &DecodeConfig,
+        f: &crate::capture::CaptureFrame<'_>,
+        file_offset: u64,
+    ) {
+        if self.decoded.len().is_multiple_of(DECODE_CHUNK) {
+            self.decoded_stats.push(StoreStats::default());
+        }
+        self.decoded.push(decode_frame(
+            cfg,
+            &IngestFrame {
+                ts_ns: f.ts_ns,
+                data: f.data,
+                origlen: f.origlen,
+                linktype: f.linktype.0,
+                port: frame_port(f),
+                dir: f.direction,
+                file_offset,
+            },
+        ));
+        if let (Some(s), Some(info)) = (self.decoded_stats.last_mut(), self.decoded.last()) {
+            ingest::count(s, &info.row);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.frames.len() + self.decoded.len()
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.frames.clear();
+        self.decoded.clear();
+        self.decoded_stats.clear();
+        self.evidence.clear();
+    }
+}
+
+impl RawFrame {
+    fn frame<'b>(&self, bytes: &'b [u8]) -> IngestFrame<'b> {
+        let start = self.start as usize;
+        IngestFrame {
+            ts_ns: self.ts_ns,
+            data: bytes.get(start..start + self.len as usize).unwrap_or(&[]),
+            origlen: self.origlen,
+            linktype: self.linktype,
+            port: self.port,
+            dir: self.dir,
+            file_offset: self.file_offset,
+        }
+    }
+}
+
+/// Frames decoded per append under the store's write lock.
+const DECODE_CHUNK: usize = 1024;
+
+/// Frames in the first hand-over: small, so that the first rows show at
+/// once.
+const FIRST_BATCH_ROWS: usize = 256;
+/// Frames per hand-over from the file indexer's reader to its append
+/// thread: up to six batches are in flight (four queued, one filling, one
+/// appending), so their size sets the indexer's transient memory; half a
+/// live batch costs nothing measurable in hand-overs.
+const INDEX_BATCH_ROWS: usize = 8 * 1024;
+
+impl Store {
+    /// Index a capture on two threads: this one reads frames and copies
+    /// their bytes into a batch; a scoped one decodes, classifies, runs the
+    /// analysis and appends. When the append thread falls behind (two
+    /// batches waiting), the reader decodes the next batch itself, straight
+    /// from its read buffer: the two cores share the decoding in whatever
+    /// proportion keeps both busy (decode-only indexing leaves the append
+    /// thread little else to do; the RC analysis gives it more). Batches go
+    /// back and forth through bounded channels, so memory stays flat.
+    pub(super) fn index<R: std::io::Read>(
+        &self,
+        mut reader: CaptureReader<R>,
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+    ) {
+        let start = std::time::Instant::now();
+        let keep_bytes = matches!(self.backing, Backing::Memory(_));
+        let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(RawBatch, u64, TimeBase)>(4);
+        let (empty_tx, empty_rx) = std::sync::mpsc::channel::<RawBatch>();
+        // Batches sent and not yet appended.
+        let backlog = AtomicUsize::new(0);
+        let reader_cfg = cfg.clone();
+        std::thread::scope(|scope| {
+            let backlog = &backlog;
+            let appender_thread = std::thread::Builder::new()
+                .name("rocescope-append".into())
+                .spawn_scoped(scope, move || {
+                    let mut appender = Appender::new(analyzer);
+                    let mut infos: Vec<PacketInfo> = Vec::with_capacity(DECODE_CHUNK);
+                    for (mut raw, bytes_done, time_base) in full_rx {
+                        for r in &raw.evidence {
+                            appender.record(r);
+                        }
+                        // A chunk at a time, so that the infos stay in cache
+                        // and the write lock is short.
+                        for (k, chunk) in raw.decoded.chunks_mut(DECODE_CHUNK).enumerate() {
+                            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+                            let Inner {
+                                cols, convs, stats, ..
+                            } = &mut *inner;
+                            let counted = raw.decoded_stats.get(k);
+                            appender.append_counted(chunk, counted, cols, convs, stats);
+                        }
+                        for chunk in raw.frames.chunks(DECODE_CHUNK) {
+                            infos.clear();
+                            infos.extend(
+                                chunk
+                                    .iter()
+                                    .map(|f| decode_frame(&cfg, &f.frame(&raw.bytes))),
+                            );
+                            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+                            let Inner {
+                                cols, convs, stats, ..
+                            } = &mut *inner;
+                            appender.append(&mut infos, cols, convs, stats);
+                        }
+                        *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
+                        self.bytes_done.store(bytes_done, Ordering::Relaxed);
+                        self.elapsed_ns
+                            .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                        backlog.fetch_sub(1, Ordering::Relaxed);
+                        raw.clear();
+                        let _ = empty_tx.send(raw);
+                    }
+                    appender.finish();
+                });
+            let mut batch = RawBatch::default();
+            let mut batch_limit = FIRST_BATCH_ROWS;
+            let mut decode_here = false;
+            let mut noted = frames::NotedPorts::default();
+            loop {
+                // Every record (pcap) or EPB (pcapng) already whole in the
+                // read buffer in one tight loop, up to the batch's end.
+                let room = batch_limit.saturating_sub(batch.len());
+                let n = reader.for_each_buffered_frame(room, |f| {
+                    self.take_frame(
+                        &mut batch,
+                        &mut noted,
+                        decode_here,
+                        &reader_cfg,
+                        keep_bytes,
+                        f,
+                    );
+                });
+                if n == 0 {
+                    match reader.next_item() {
+                        Ok(Some(CaptureItem::Record(r))) => {
+                            if ingest::for_analysis(&r) {
+                                batch.evidence.push(r.clone());
+                            }
+                            self.records
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push_back(r);
+                        }
+                        Ok(Some(CaptureItem::Frame(f))) => self.take_frame(
+                            &mut batch,
+                            &mut noted,
+                            decode_here,
+                            &reader_cfg,
+                            keep_bytes,
+                            &f,
+                        ),
+                        Ok(None) => break,
+                        Err(e) => {
+                            *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                                Some(e.to_string());
+                            break;
+                        }
+                    }
+                }
+                if batch.len() >= batch_limit {
+                    let next = empty_rx.try_recv().unwrap_or_default();
+                    let full = std::mem::replace(&mut batch, next);
+                    backlog.fetch_add(1, Ordering::Relaxed);
+                    if full_tx
+                        .send((full, reader.bytes_read(), reader.time_base()))
+                        .is_err()
+                    {
+                        break;
+                    }
+                    batch_limit = INDEX_BATCH_ROWS;
+                    decode_here = backlog.load(Ordering::Relaxed) >= 2;
+                }
+            }
+            backlog.fetch_add(1, Ordering::Relaxed);
+            let _ = full_tx.send((batch, reader.bytes_read(), reader.time_base()));
+            drop(full_tx);
+            if appender_thread.is_ok_and(|t| t.join().is_err()) {
+                *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some("the append thread failed".into());
+            }
+        });
+        *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = reader.warnings().to_vec();
+        self.elapsed_ns
+            .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        self.mark_complete();
+    }
+
+    /// The reader's share of one frame: its bytes kept (a store without a
+    /// file), its link type noted, then into the batch, decoded here when
+    /// the append thread is behind.
+    #[inline]
+    fn take_frame(
+        &self,
+        batch: &mut RawBatch,
+        noted: &mut frames::NotedPorts,
+        decode_here: bool,
+        cfg: &DecodeConfig,
+        keep_bytes: bool,
+        f: &crate::capture::CaptureFrame<'_>,
+    ) {
+        let file_offset = if keep_bytes {
+            self.keep(f.data)
+        } else {
+            f.file_offset
+        };
+        let port = frame_port(f);
+        if noted.first_time(port) {
+            self.note_link(port, f.linktype.0);
+        }
+        if decode_here {
+            batch.push_decoded(cfg, f, file_offset);
+        } else {
+            batch.push(f, file_offset);
+        }
+    }
+}
