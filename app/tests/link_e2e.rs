@@ -220,6 +220,27 @@ fn n(v: &serde_json::Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
 }
 
+/// Nothing lost silently: every frame the client read off the link was
+/// stored or counted as dropped, and the drops add up. Where the drops fall
+/// (queue full while running, or left at stop) depends on how fast a debug
+/// build ingests beside the other tests, so only the sums are asserted.
+fn assert_every_frame_counted(v: &serde_json::Value) {
+    assert_eq!(
+        n(v, "frames_read"),
+        n(v, "frames_received") + n(v, "frames_dropped_client"),
+        "{v}"
+    );
+    assert_eq!(
+        n(v, "frames_dropped"),
+        n(v, "frames_dropped_agent") + n(v, "frames_dropped_client"),
+        "{v}"
+    );
+    assert!(
+        n(v, "frames_dropped_at_stop") <= n(v, "frames_dropped_client"),
+        "{v}"
+    );
+}
+
 /// Frames and records of a recording.
 fn read_recording(p: &Path) -> (u64, Vec<Record>) {
     let mut r = CaptureReader::open(p).unwrap();
@@ -780,11 +801,7 @@ fn readme_live_commands_run_as_printed() {
     assert!(t0.elapsed() < Duration::from_secs(30), "{:?}", t0.elapsed());
     assert!(v["error"].is_null(), "{v}");
     assert!(n(&v, "frames_received") > 1000, "{v}");
-    assert_eq!(
-        n(&v, "frames_dropped"),
-        n(&v, "frames_dropped_at_stop"),
-        "{v}"
-    );
+    assert_every_frame_counted(&v);
     assert_eq!(n(&v, "reconnects"), 0, "{v}");
     assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
     assert_eq!(v["state"], "stopped", "{v}");
@@ -830,12 +847,7 @@ fn a_simulated_card_serves_two_clients_one_after_another() {
         let v = attach(port, &["--duration", "3s"]).summary(Duration::from_secs(120));
         assert!(v["error"].is_null(), "{v}");
         assert_eq!(v["state"], "stopped", "{v}");
-        // Only what a debug build had not stored 2 s after the duration.
-        assert_eq!(
-            n(&v, "frames_dropped"),
-            n(&v, "frames_dropped_at_stop"),
-            "{v}"
-        );
+        assert_every_frame_counted(&v);
         assert_eq!(v["source_ended"], false, "{v}");
         got.push(n(&v, "frames_received"));
         std::thread::sleep(Duration::from_secs(1));
