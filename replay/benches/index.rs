@@ -1,7 +1,7 @@
 //! Indexing a 2M-packet header-only RoCE capture: rate, peak memory per
 //! packet, time to the first rows, against `tshark -r FILE` on the same file.
 //!
-//! `cargo bench -p rocescope-replay --bench index [-- PACKETS] [write|read-mix] [analysis] [no-tshark] [cold]`
+//! `cargo bench -p rocescope-replay --bench index [-- PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [FILE.pcap|FILE.pcapng]`
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -39,9 +39,10 @@ fn capture(dir: &Path, name: &str, ext: &str, n: u64) -> std::path::PathBuf {
     path
 }
 
-/// `[PACKETS] [write|read-mix] [analysis] [no-tshark] [cold]`: `analysis`
-/// runs only the indexing with the RC analysis (for callgrind), `cold`
-/// drops the page cache before each indexing run (root only).
+/// `[PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [FILE]`:
+/// `analysis` runs only the indexing with the RC analysis (for callgrind),
+/// `cold` drops the page cache before each indexing run (root only), a
+/// `.pcap` or `.pcapng` FILE is indexed instead of the bench's own two.
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |w: &str| args.iter().any(|a| a == w);
@@ -49,6 +50,17 @@ fn main() {
         .iter()
         .find_map(|a| a.parse().ok())
         .unwrap_or(2_000_000);
+    // A capture of the user's (one the simulator recorded, a card's): its
+    // frames are counted by the indexing itself.
+    if let Some(file) = args
+        .iter()
+        .find(|a| a.ends_with(".pcap") || a.ends_with(".pcapng"))
+    {
+        let path = Path::new(file);
+        let frames = count_frames(path);
+        bench_one(path, frames, has("analysis"), has("no-tshark"), has("cold"));
+        return;
+    }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
     std::fs::create_dir_all(&dir).unwrap();
     for (name, ext) in CAPTURES {
@@ -58,6 +70,13 @@ fn main() {
         let path = capture(&dir, name, ext, n);
         bench_one(&path, n, has("analysis"), has("no-tshark"), has("cold"));
     }
+}
+
+/// Frames in a capture, by a decode-only indexing run (also warms the cache).
+fn count_frames(path: &Path) -> u64 {
+    let store = Store::open(path, DecodeConfig::default(), Box::new(NoAnalysis)).unwrap();
+    store.wait();
+    store.len()
 }
 
 fn drop_caches() -> bool {
