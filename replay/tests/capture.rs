@@ -1298,8 +1298,61 @@ fn buffered_runs_give_what_next_frame_gives() {
         .epb(0, 3, 3_000, &payload(22, 3), &[(2, &3u32.to_le_bytes())])
         .epb(1, 4, 4_000, &payload(23, 4), &[])
         .done();
+    // A big-endian section (ns, binary and offset resolutions; the flags
+    // alone, beside a comment, after one, neither way; a timestamp that
+    // does not fit, which warns), then a little-endian one; and a block
+    // whose trailer disagrees (an error).
+    let be_flags = 1u32.to_be_bytes();
+    let be_out = 2u32.to_be_bytes();
+    let be_both = 3u32.to_be_bytes();
+    let offset = 7i64.to_be_bytes();
+    let sections = NgWriter::new()
+        .shb(true, &[])
+        .idb(1, 0, &[(9, &[9])])
+        .idb(1, 0, &[(9, &[0x80 | 20])])
+        .idb(1, 0, &[(14, &offset)])
+        .epb(0, 5, 5, &payload(30, 1), &[(2, &be_flags)])
+        .epb(0, 6, 6, &payload(31, 2), &[(2, &be_out), (1, b"note")])
+        .epb(
+            1,
+            1 << 20,
+            1_000_000_000,
+            &payload(32, 3),
+            &[(1, b"x"), (2, &be_flags)],
+        )
+        .epb(2, 8, 7_000_008_000, &payload(33, 4), &[(2, &be_both)])
+        .epb(0, 9, 9, &payload(34, 5), &[])
+        .epb(2, u64::MAX, 0, &payload(35, 6), &[(2, &be_out)])
+        .epb(0, 10, 10, &payload(36, 7), &[(2, &be_out)])
+        .shb(false, &[])
+        .idb(1, 0, &[(9, &[9])])
+        .epb(0, 11, 11, &payload(37, 8), &[(2, &2u32.to_le_bytes())])
+        .epb(0, 12, 12, &payload(38, 9), &[(2, &1u32.to_le_bytes())])
+        .done();
+    let mut bad_trailer = NgWriter::new()
+        .shb(false, &[])
+        .idb(1, 0, &[])
+        .epb(0, 1, 1_000, &payload(20, 1), &[(2, &1u32.to_le_bytes())])
+        .epb(0, 2, 2_000, &payload(21, 2), &[])
+        .epb(0, 3, 3_000, &payload(22, 3), &[])
+        .done();
+    let second_end = bad_trailer.bounds[bad_trailer.bounds.len() - 2];
+    bad_trailer.bytes[second_end - 4] ^= 4;
+    let (frames, warnings, ..) = read_one_by_one(&sections.bytes, 4096).unwrap();
+    assert_eq!(frames.len(), 9);
+    assert!(frames[1].2 == Some(rocescope_replay::record::Direction::Tx));
+    assert!(frames[2].2 == Some(rocescope_replay::record::Direction::Rx));
+    assert!(frames[3].2.is_none() && frames[4].2.is_none());
+    assert!(frames[8].2 == Some(rocescope_replay::record::Direction::Rx));
+    assert!(
+        warnings.iter().any(|w| w.message.contains("clamped")),
+        "{warnings:?}"
+    );
+    assert!(read_one_by_one(&bad_trailer.bytes, 4096).is_err());
     let files = [
         flagged,
+        sections,
+        bad_trailer,
         sample_pcap(false, false),
         sample_pcap(true, true),
         sample_pcap(false, true),
