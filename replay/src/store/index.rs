@@ -269,7 +269,7 @@ impl Store {
     /// The reader's share of one frame: its bytes kept (a store without a
     /// file), its link type noted, then into the batch, decoded here when
     /// the append thread is behind.
-    #[inline]
+    #[inline(always)]
     fn take_frame(
         &self,
         batch: &mut RawBatch,
