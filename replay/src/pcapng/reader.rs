@@ -11,7 +11,7 @@ use pcap_parser::{PcapBlockOwned, PcapNGReader};
 use super::block::{Framed, block_name, check_length, framing, section_byte_order};
 use super::consts::*;
 use super::options::for_each_option;
-use super::timestamp::timestamp_ns;
+use super::timestamp::{ns_per_unit, timestamp_ns};
 use super::writer::direction_from;
 use crate::capture::input::{Input, Source, Start, describe};
 use crate::capture::{
@@ -33,9 +33,8 @@ struct Interface {
     /// From rocescope's custom option: the card port and direction.
     port: Option<u8>,
     direction: Option<Direction>,
-    /// Nanoseconds per timestamp unit when that is all a timestamp needs
-    /// (a decimal resolution of at most 1 ns, no offset): the buffered run's
-    /// one multiply, `timestamp_ns`'s own fast path.
+    /// `timestamp_ns`'s fast-path factor, once per interface: the buffered
+    /// run's timestamp is then one multiply.
     ns_per_unit: Option<u64>,
 }
 
@@ -408,8 +407,7 @@ impl<R: Read> NgState<R> {
                     tsoffset_s,
                     port: ours.map(|(port, _)| port),
                     direction: ours.and_then(|(_, dir)| dir),
-                    ns_per_unit: (tsresol <= 9 && tsoffset_s == 0)
-                        .then(|| 10u64.pow(9 - u32::from(tsresol))),
+                    ns_per_unit: ns_per_unit(tsresol, tsoffset_s),
                 }
             }
             Ok(_) => {
@@ -713,15 +711,8 @@ fn buffered_epb<const BE: bool>(
     d: &[u8],
     interfaces: &[Interface],
 ) -> Option<(FrameMeta, Interface, usize)> {
-    let h = d.first_chunk::<EPB_DATA_OFFSET>()?;
-    let word = |at: usize| {
-        let w = [h[at], h[at + 1], h[at + 2], h[at + 3]];
-        if BE {
-            u32::from_be_bytes(w)
-        } else {
-            u32::from_le_bytes(w)
-        }
-    };
+    let h: &[u8] = d.first_chunk::<EPB_DATA_OFFSET>()?;
+    let word = |at: usize| u32_at(h, at, BE);
     // `framing`: the type, a length at least an EPB's, a multiple of 4,
     // within the limit, the block whole in `d`, its trailer equal.
     let len = word(4);

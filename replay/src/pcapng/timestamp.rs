@@ -10,10 +10,7 @@
 #[inline]
 pub fn timestamp_ns(units: u64, tsresol: u8, tsoffset_s: i64) -> Result<u64, u64> {
     // Fast path for the usual µs / ns interfaces without offset.
-    if tsresol <= 9
-        && tsoffset_s == 0
-        && let Some(ns) = units.checked_mul(10u64.pow(9 - u32::from(tsresol)))
-    {
+    if let Some(ns) = ns_per_unit(tsresol, tsoffset_s).and_then(|m| units.checked_mul(m)) {
         return Ok(ns);
     }
     let n = u32::from(tsresol & 0x7f);
@@ -30,6 +27,14 @@ pub fn timestamp_ns(units: u64, tsresol: u8, tsoffset_s: i64) -> Result<u64, u64
     // |tsoffset_s| * 1e9 < 9.3e27 and ns < 2^94: fits in i128.
     let total = ns as i128 + i128::from(tsoffset_s) * 1_000_000_000;
     u64::try_from(total).map_err(|_| if total < 0 { 0 } else { u64::MAX })
+}
+
+/// Nanoseconds per unit where a timestamp is one multiply away (a decimal
+/// resolution of at most 1 ns, no offset): [`timestamp_ns`]'s fast path,
+/// which a reader can compute once per interface.
+#[inline]
+pub(crate) fn ns_per_unit(tsresol: u8, tsoffset_s: i64) -> Option<u64> {
+    (tsresol <= 9 && tsoffset_s == 0).then(|| 10u64.pow(9 - u32::from(tsresol)))
 }
 
 #[cfg(test)]
