@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{IngestFrame, PacketInfo, decode_frame};
+use rocescope_replay::store::{IngestFrame, PacketInfo, decode_frame_into};
 use rocescope_replay::{CaptureFrame, Direction, Record};
 
 /// Where a frame's bytes sit in [`Batch::bytes`] and what else it carries.
@@ -167,19 +167,21 @@ impl Batch {
             if let Item::Frame(meta) = it {
                 let s = meta.start as usize;
                 let data = self.bytes.get(s..s + meta.len as usize).unwrap_or_default();
-                self.infos.push(decode_frame(
-                    cfg,
-                    &IngestFrame {
-                        ts_ns: meta.ts_ns,
-                        data,
-                        origlen: meta.orig_len,
-                        linktype: 1,
-                        port: meta.port,
-                        dir: meta.direction,
-                        // Where the bytes are in this batch.
-                        file_offset: u64::from(meta.start),
-                    },
-                ));
+                let frame = IngestFrame {
+                    ts_ns: meta.ts_ns,
+                    data,
+                    origlen: meta.orig_len,
+                    linktype: 1,
+                    port: meta.port,
+                    dir: meta.direction,
+                    // Where the bytes are in this batch.
+                    file_offset: u64::from(meta.start),
+                };
+                // Decoded in place (see `decode_frame_into`).
+                self.infos.push(PacketInfo::default());
+                if let Some(slot) = self.infos.last_mut() {
+                    decode_frame_into(cfg, &frame, slot);
+                }
             }
         }
     }

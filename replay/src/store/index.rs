@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::ingest::{self, Analyzer, Appender, IngestFrame, PacketInfo, decode_frame};
+use super::ingest::{self, Analyzer, Appender, IngestFrame, PacketInfo};
 use super::{Backing, Inner, Store, StoreStats, frames};
 use crate::capture::{CaptureItem, CaptureReader, TimeBase};
 use crate::record::Record;
@@ -60,17 +60,17 @@ impl RawBatch {
         });
     }
 
-    /// Decode the frame here, straight from the reader's buffer.
+    /// Decode the frame here, straight from the reader's buffer, into the
+    /// batch's next row; every `DECODE_CHUNK` rows, count them.
+    #[inline(always)]
     fn push_decoded(
         &mut self,
         cfg: &DecodeConfig,
         f: &crate::capture::CaptureFrame<'_>,
         file_offset: u64,
     ) {
-        if self.decoded.len().is_multiple_of(DECODE_CHUNK) {
-            self.decoded_stats.push(StoreStats::default());
-        }
-        self.decoded.push(decode_frame(
+        ingest::push_decoded(
+            &mut self.decoded,
             cfg,
             &IngestFrame {
                 ts_ns: f.ts_ns,
@@ -81,9 +81,25 @@ impl RawBatch {
                 dir: f.direction,
                 file_offset,
             },
-        ));
-        if let (Some(s), Some(info)) = (self.decoded_stats.last_mut(), self.decoded.last()) {
-            ingest::count(s, &info.row);
+        );
+        if self.decoded.len().is_multiple_of(DECODE_CHUNK) {
+            self.count_decoded();
+        }
+    }
+
+    /// Counts the decoded rows not counted yet, one `StoreStats` per
+    /// `DECODE_CHUNK` of them. A pass of its own over rows already in the
+    /// batch, not a running sum as each is decoded: the running sum read
+    /// each row back while its stores were still in flight (see
+    /// `fast::decode_header_only`).
+    fn count_decoded(&mut self) {
+        let done = self.decoded_stats.len() * DECODE_CHUNK;
+        for chunk in self.decoded.get(done..).unwrap_or(&[]).chunks(DECODE_CHUNK) {
+            let mut s = StoreStats::default();
+            for info in chunk {
+                ingest::count(&mut s, &info.row);
+            }
+            self.decoded_stats.push(s);
         }
     }
 
@@ -172,11 +188,9 @@ impl Store {
                         }
                         for chunk in raw.frames.chunks(DECODE_CHUNK) {
                             infos.clear();
-                            infos.extend(
-                                chunk
-                                    .iter()
-                                    .map(|f| decode_frame(&cfg, &f.frame(&raw.bytes))),
-                            );
+                            for f in chunk {
+                                ingest::push_decoded(&mut infos, &cfg, &f.frame(&raw.bytes));
+                            }
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                             let Inner {
                                 cols, convs, stats, ..
@@ -239,6 +253,7 @@ impl Store {
                     }
                 }
                 if batch.len() >= batch_limit {
+                    batch.count_decoded();
                     let next = empty_rx.try_recv().unwrap_or_default();
                     let full = std::mem::replace(&mut batch, next);
                     backlog.fetch_add(1, Ordering::Relaxed);
@@ -253,6 +268,7 @@ impl Store {
                 }
             }
             backlog.fetch_add(1, Ordering::Relaxed);
+            batch.count_decoded();
             let _ = full_tx.send((batch, reader.bytes_read(), reader.time_base()));
             drop(full_tx);
             if appender_thread.is_ok_and(|t| t.join().is_err()) {

@@ -180,14 +180,33 @@ pub struct IngestFrame<'a> {
 /// commonest shape through the fast path, the same result with less work).
 #[inline]
 pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
-    match super::fast::decode_header_only(cfg, f) {
-        Some(info) => info,
-        None => decode_frame_generic(cfg, f),
+    let mut info = PacketInfo::default();
+    decode_frame_into(cfg, f, &mut info);
+    info
+}
+
+/// [`decode_frame`] into a slot of the caller's (a batch's next row):
+/// what the per-packet loops use, so that the row is written once, where
+/// it stays (see `fast::decode_header_only`).
+#[inline(always)]
+pub fn decode_frame_into(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) {
+    if !super::fast::decode_header_only(cfg, f, out) {
+        *out = decode_frame_generic(cfg, f);
     }
 }
 
-/// Stage one through the generic decoder, for every frame.
-#[inline]
+/// Pushes `f`'s decoded row onto `rows`, written in place.
+#[inline(always)]
+pub(crate) fn push_decoded(rows: &mut Vec<PacketInfo>, cfg: &DecodeConfig, f: &IngestFrame<'_>) {
+    rows.push(PacketInfo::default());
+    if let Some(slot) = rows.last_mut() {
+        decode_frame_into(cfg, f, slot);
+    }
+}
+
+/// Stage one through the generic decoder, for every frame. Out of line:
+/// the per-packet loops inline the fast path and call this for the rest.
+#[inline(never)]
 pub fn decode_frame_generic(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
     let mut info = PacketInfo {
         row: Row {
@@ -377,7 +396,7 @@ impl Ingest {
     /// Decode and classify one frame; it is appended at the next flush.
     #[inline]
     pub fn push(&mut self, f: &IngestFrame<'_>) {
-        self.pending.push(decode_frame(&self.cfg, f));
+        push_decoded(&mut self.pending, &self.cfg, f);
     }
 
     /// A frame decoded elsewhere; appended at the next flush.
