@@ -8,7 +8,7 @@
 //! row and the analysis read are taken in one pass. Anything else (VLAN
 //! tags, IP options or fragments, IPv6, other opcodes, a frame whose ICRC
 //! was captured, any length the generic decoder would call invalid)
-//! returns `None` and takes the generic path, so the result is the same
+//! returns false and takes the generic path, so the result is the same
 //! `PacketInfo` bit for bit (checked against `decode_frame` in the tests).
 
 use rocescope_decoders::analysis::Observation;
