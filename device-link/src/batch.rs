@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{IngestFrame, PacketInfo, decode_frame_into};
+use rocescope_replay::store::{IngestFrame, PacketInfo, decode_onto};
 use rocescope_replay::{CaptureFrame, Direction, Record};
 
 /// Where a frame's bytes sit in [`Batch::bytes`] and what else it carries.
@@ -178,10 +178,7 @@ impl Batch {
                     file_offset: u64::from(meta.start),
                 };
                 // Decoded in place (see `decode_frame_into`).
-                self.infos.push(PacketInfo::default());
-                if let Some(slot) = self.infos.last_mut() {
-                    decode_frame_into(cfg, &frame, slot);
-                }
+                decode_onto(&mut self.infos, cfg, &frame);
             }
         }
     }

@@ -69,7 +69,7 @@ impl RawBatch {
         f: &crate::capture::CaptureFrame<'_>,
         file_offset: u64,
     ) {
-        ingest::push_decoded(
+        ingest::decode_onto(
             &mut self.decoded,
             cfg,
             &IngestFrame {
@@ -193,7 +193,7 @@ impl Store {
                         for chunk in raw.frames.chunks(DECODE_CHUNK) {
                             infos.clear();
                             for f in chunk {
-                                ingest::push_decoded(&mut infos, &cfg, &f.frame(&raw.bytes));
+                                ingest::decode_onto(&mut infos, &cfg, &f.frame(&raw.bytes));
                             }
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                             let Inner {

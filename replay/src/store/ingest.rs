@@ -195,9 +195,9 @@ pub fn decode_frame_into(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut Pack
     }
 }
 
-/// Pushes `f`'s decoded row onto `rows`, written in place.
+/// Decodes `f` onto the end of `rows`, the row written in place.
 #[inline(always)]
-pub(crate) fn push_decoded(rows: &mut Vec<PacketInfo>, cfg: &DecodeConfig, f: &IngestFrame<'_>) {
+pub fn decode_onto(rows: &mut Vec<PacketInfo>, cfg: &DecodeConfig, f: &IngestFrame<'_>) {
     rows.push(PacketInfo::default());
     if let Some(slot) = rows.last_mut() {
         decode_frame_into(cfg, f, slot);
@@ -403,7 +403,7 @@ impl Ingest {
     /// Decode and classify one frame; it is appended at the next flush.
     #[inline]
     pub fn push(&mut self, f: &IngestFrame<'_>) {
-        push_decoded(&mut self.pending, &self.cfg, f);
+        decode_onto(&mut self.pending, &self.cfg, f);
     }
 
     /// A frame decoded elsewhere; appended at the next flush.
