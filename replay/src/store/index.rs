@@ -315,3 +315,77 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rocescope_decoders::{Opcode, PacketBuilder};
+
+    use super::*;
+    use crate::capture::{CaptureFrame, LinkType};
+
+    /// Rows the reader decodes are counted a chunk at a time, the last
+    /// chunk when the batch is handed over: the counts add up to counting
+    /// every row, whatever the batch's length, each chunk's counts are its
+    /// own rows', and counting again counts nothing twice.
+    #[test]
+    fn the_reader_counts_its_rows_per_chunk() {
+        let cfg = DecodeConfig::default();
+        let mut cut = Vec::new();
+        let b = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_ACK, 9, 1);
+        b.build_headers_into(0, &mut cut);
+        let whole = b.build(&[]);
+        for n in [
+            0,
+            1,
+            DECODE_CHUNK - 1,
+            DECODE_CHUNK,
+            DECODE_CHUNK + 1,
+            3 * DECODE_CHUNK + 7,
+        ] {
+            let mut batch = RawBatch::default();
+            let mut all = StoreStats::default();
+            for i in 0..n {
+                // Cut and whole frames, and one too short for its headers.
+                let data: &[u8] = match i % 3 {
+                    0 => &cut,
+                    1 => &whole,
+                    _ => &whole[..10],
+                };
+                let f = CaptureFrame {
+                    index: i as u64,
+                    ts_ns: 1_000 + (i as u64 * 7919) % 1_000,
+                    caplen: data.len() as u32,
+                    origlen: whole.len() as u32 + 4,
+                    linktype: LinkType(1),
+                    interface: 0,
+                    file_offset: 100 * i as u64,
+                    port: None,
+                    direction: None,
+                    data,
+                };
+                batch.push_decoded(&cfg, &f, f.file_offset);
+                ingest::count(&mut all, &batch.decoded[i].row);
+            }
+            for _ in 0..2 {
+                batch.count_decoded();
+                assert_eq!(
+                    batch.decoded_stats.len(),
+                    n.div_ceil(DECODE_CHUNK),
+                    "{n} rows"
+                );
+                let mut summed = StoreStats::default();
+                for (k, (s, rows)) in batch
+                    .decoded_stats
+                    .iter()
+                    .zip(batch.decoded.chunks(DECODE_CHUNK))
+                    .enumerate()
+                {
+                    assert_eq!(s.packets, rows.len() as u64, "chunk {k} of {n} rows");
+                    summed.merge(s);
+                }
+                assert_eq!(summed, all, "{n} rows");
+            }
+        }
+    }
+}
