@@ -177,7 +177,7 @@ impl Batch {
                     // Where the bytes are in this batch.
                     file_offset: u64::from(meta.start),
                 };
-                // Decoded in place (see `decode_frame_into`).
+                // Decoded in place (see `decode_onto`).
                 decode_onto(&mut self.infos, cfg, &frame);
             }
         }

@@ -189,7 +189,7 @@ pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
 /// what the per-packet loops use, so that the row is written once, where
 /// it stays (see `fast::decode_header_only`).
 #[inline(always)]
-pub fn decode_frame_into(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) {
+fn decode_frame_into(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) {
     if !super::fast::decode_header_only(cfg, f, out) {
         *out = decode_frame_generic(cfg, f);
     }
@@ -474,16 +474,16 @@ pub(crate) fn count(stats: &mut StoreStats, row: &Row) {
 /// How far ahead of the row it reads the append thread asks for rows.
 const PREFETCH_ROWS: usize = 16;
 
-/// Asks the CPU to bring `p`'s two cache lines (a `PacketInfo`) in.
+/// Asks the CPU to bring a row's two cache lines in.
 #[inline(always)]
-fn prefetch<T>(p: &T) {
+fn prefetch(p: &PacketInfo) {
     #[cfg(target_arch = "x86_64")]
     #[allow(unsafe_code)]
     // SAFETY: a prefetch is a hint; it reads no byte, cannot fault, and
     // the address is of a live value (and the line after it).
     unsafe {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let q = (p as *const T).cast::<i8>();
+        let q = (p as *const PacketInfo).cast::<i8>();
         _mm_prefetch::<_MM_HINT_T0>(q);
         _mm_prefetch::<_MM_HINT_T0>(q.wrapping_add(64));
     }

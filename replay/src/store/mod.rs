@@ -26,7 +26,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 pub use conv::{ConvKey, Conversation};
 pub use ingest::{
     Analyzer, Appender, Ingest, IngestFrame, LateFlags, NoAnalysis, PacketInfo, RcAnalyzer,
-    decode_frame, decode_frame_into, decode_onto, evidence,
+    decode_frame, decode_onto, evidence,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
 pub use spill::{SpillConfig, SpillStats};
