@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::row::{Flags, NO_CONVERSATION, Row};
+use super::slab::{Cols, ROW_BYTES, Slab};
 use super::spill::Spill;
 use crate::record::Direction;
 
@@ -19,15 +20,12 @@ pub(crate) const CHUNK_ROWS: usize = 1 << 16;
 const LEN_ESCAPE: u32 = 0xFFFF;
 
 struct Chunk {
-    ts_ns: Vec<u64>,
-    file_offset: Vec<u64>,
-    /// caplen (low 16) | origlen (high 16), `LEN_ESCAPE` = see side table.
-    lens: Vec<u32>,
-    conversation: Vec<u32>,
-    /// psn (low 24) | opcode (high 8).
-    psn_opcode: Vec<u32>,
-    /// flags (low 16) | port (bits 16..24) | dir (bits 24..26: 0 none, 1 rx, 2 tx).
-    meta: Vec<u32>,
+    /// caplen and origlen are packed as low 16 | high 16 bits in `lens`,
+    /// `LEN_ESCAPE` = see the side table; psn (low 24) | opcode (high 8)
+    /// in `psn_opcode`; flags (low 16) | port (bits 16..24) | dir (bits
+    /// 24..26: 0 none, 1 rx, 2 tx) in `meta`.
+    slab: Slab,
+    len: usize,
     /// Largest timestamp in the chunk, for time searches on unsorted captures.
     max_ts_ns: u64,
 }
@@ -37,56 +35,55 @@ struct Chunk {
 const FIRST_CHUNK_ROWS: usize = 1024;
 
 impl Chunk {
+    /// An empty chunk with room for `rows`; a whole chunk is faulted in at
+    /// once (one huge page where the kernel has them), not a page at a time
+    /// as rows arrive.
     fn new(rows: usize) -> Chunk {
         Chunk {
-            ts_ns: Vec::with_capacity(rows),
-            file_offset: Vec::with_capacity(rows),
-            lens: Vec::with_capacity(rows),
-            conversation: Vec::with_capacity(rows),
-            psn_opcode: Vec::with_capacity(rows),
-            meta: Vec::with_capacity(rows),
+            slab: Slab::new(rows),
+            len: 0,
             max_ts_ns: 0,
         }
     }
 
-    /// Fault in all the chunk's columns at once (2 MiB), not a page at a
-    /// time as rows arrive.
-    fn prefault(&mut self) {
-        use super::prefault::populate;
-        populate(self.ts_ns.spare_capacity_mut());
-        populate(self.file_offset.spare_capacity_mut());
-        populate(self.lens.spare_capacity_mut());
-        populate(self.conversation.spare_capacity_mut());
-        populate(self.psn_opcode.spare_capacity_mut());
-        populate(self.meta.spare_capacity_mut());
-    }
-
     fn heap_bytes(&self) -> u64 {
-        (self.ts_ns.capacity() * 8
-            + self.file_offset.capacity() * 8
-            + self.lens.capacity() * 4
-            + self.conversation.capacity() * 4
-            + self.psn_opcode.capacity() * 4
-            + self.meta.capacity() * 4) as u64
+        self.slab.bytes() as u64
     }
 
     fn len(&self) -> usize {
-        self.ts_ns.len()
+        self.len
     }
 
+    /// The rows stored, a slice per column.
+    fn cols(&self) -> Cols<'_> {
+        let c = self.slab.cols();
+        let n = self.len;
+        Cols {
+            ts_ns: &c.ts_ns[..n],
+            file_offset: &c.file_offset[..n],
+            lens: &c.lens[..n],
+            conversation: &c.conversation[..n],
+            psn_opcode: &c.psn_opcode[..n],
+            meta: &c.meta[..n],
+        }
+    }
+
+    /// Room for `rows` in every column: a bigger slab, the rows copied over.
     fn reserve_to(&mut self, rows: usize) {
-        let more = rows.saturating_sub(self.len());
-        self.ts_ns.reserve_exact(more);
-        self.file_offset.reserve_exact(more);
-        self.lens.reserve_exact(more);
-        self.conversation.reserve_exact(more);
-        self.psn_opcode.reserve_exact(more);
-        self.meta.reserve_exact(more);
+        if rows <= self.slab.cap() {
+            return;
+        }
+        let mut bigger = Slab::new(rows);
+        let (from, to, n) = (self.slab.cols(), bigger.cols_mut(), self.len);
+        to.ts_ns[..n].copy_from_slice(&from.ts_ns[..n]);
+        to.file_offset[..n].copy_from_slice(&from.file_offset[..n]);
+        to.lens[..n].copy_from_slice(&from.lens[..n]);
+        to.conversation[..n].copy_from_slice(&from.conversation[..n]);
+        to.psn_opcode[..n].copy_from_slice(&from.psn_opcode[..n]);
+        to.meta[..n].copy_from_slice(&from.meta[..n]);
+        self.slab = bigger;
     }
 }
-
-/// Bytes a row takes in a chunk's columns (and in its segment file).
-const ROW_BYTES: usize = 8 + 8 + 4 + 4 + 4 + 4;
 
 /// A full chunk written to disk: its columns one after the other.
 struct ColdChunk {
@@ -122,7 +119,7 @@ impl Slot {
 
     fn first_ts_ns(&self) -> u64 {
         match self {
-            Slot::Hot(c) => c.ts_ns.first().copied().unwrap_or(0),
+            Slot::Hot(c) => c.cols().ts_ns.first().copied().unwrap_or(0),
             Slot::Cold(c) => c.first_ts_ns,
             Slot::Gone(c) => c.first_ts_ns,
         }
@@ -251,7 +248,7 @@ impl Columns {
             };
             let cold = ColdChunk {
                 len: c.len(),
-                first_ts_ns: c.ts_ns.first().copied().unwrap_or(0),
+                first_ts_ns: c.cols().ts_ns.first().copied().unwrap_or(0),
                 max_ts_ns: c.max_ts_ns,
                 file,
                 path,
@@ -316,11 +313,7 @@ impl Columns {
                 } else {
                     CHUNK_ROWS
                 };
-                let mut c = Chunk::new(rows);
-                if rows == CHUNK_ROWS {
-                    c.prefault();
-                }
-                self.chunks.push(Slot::Hot(c));
+                self.chunks.push(Slot::Hot(Chunk::new(rows)));
             }
             let first = self.len;
             let Some(Slot::Hot(c)) = self.chunks.last_mut() else {
@@ -330,31 +323,58 @@ impl Columns {
             let k = part.clone().count();
             // Grow by doubling up to a chunk, as row-by-row pushes would.
             let want = c.len() + k;
-            if want > c.ts_ns.capacity() {
+            if want > c.slab.cap() {
                 c.reserve_to(want.next_power_of_two().min(CHUNK_ROWS));
             }
-            c.ts_ns.extend(part.clone().map(|r| r.ts_ns));
-            c.file_offset.extend(part.clone().map(|r| r.file_offset));
-            c.lens.extend(part.clone().map(|r| {
-                if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
-                    LEN_ESCAPE | (LEN_ESCAPE << 16)
-                } else {
-                    r.caplen | (r.origlen << 16)
+            let at = c.len();
+            let cols = c.slab.cols_mut();
+            fn fill<T>(col: &mut [T], at: usize, k: usize, values: impl Iterator<Item = T>) {
+                let to = col.get_mut(at..at + k).unwrap_or(&mut []);
+                for (slot, v) in to.iter_mut().zip(values) {
+                    *slot = v;
                 }
-            }));
-            c.conversation.extend(part.clone().map(|r| r.conversation));
-            c.psn_opcode.extend(
+            }
+            fill(cols.ts_ns, at, k, part.clone().map(|r| r.ts_ns));
+            fill(cols.file_offset, at, k, part.clone().map(|r| r.file_offset));
+            fill(
+                cols.lens,
+                at,
+                k,
+                part.clone().map(|r| {
+                    if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
+                        LEN_ESCAPE | (LEN_ESCAPE << 16)
+                    } else {
+                        r.caplen | (r.origlen << 16)
+                    }
+                }),
+            );
+            fill(
+                cols.conversation,
+                at,
+                k,
+                part.clone().map(|r| r.conversation),
+            );
+            fill(
+                cols.psn_opcode,
+                at,
+                k,
                 part.clone()
                     .map(|r| (r.psn & 0xFF_FFFF) | (u32::from(r.opcode) << 24)),
             );
-            c.meta.extend(part.clone().map(|r| {
-                let dir = match r.dir {
-                    None => 0,
-                    Some(Direction::Rx) => 1,
-                    Some(Direction::Tx) => 2,
-                };
-                u32::from(r.flags.0) | (u32::from(r.port) << 16) | (dir << 24)
-            }));
+            fill(
+                cols.meta,
+                at,
+                k,
+                part.clone().map(|r| {
+                    let dir = match r.dir {
+                        None => 0,
+                        Some(Direction::Rx) => 1,
+                        Some(Direction::Tx) => 2,
+                    };
+                    u32::from(r.flags.0) | (u32::from(r.port) << 16) | (dir << 24)
+                }),
+            );
+            c.len += k;
             // The last pass walks `rest` itself: it ends past this part.
             for (n, r) in rest.by_ref().take(k).enumerate() {
                 if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
@@ -379,7 +399,7 @@ impl Columns {
         let Some(chunk) = self.chunk(ci) else {
             return Some(self.placeholder(ci));
         };
-        let chunk = chunk.get();
+        let chunk = chunk.get().cols();
         let i = (index % CHUNK_ROWS as u64) as usize;
         let lens = *chunk.lens.get(i)?;
         let (caplen, origlen) = if lens & 0xFFFF == LEN_ESCAPE {
@@ -423,22 +443,22 @@ impl Columns {
                 }
                 continue;
             };
-            let chunk = chunk.get();
+            let chunk = chunk.get().cols();
             let lo = (at - first) as usize;
-            let hi = ((range.end - first) as usize).min(chunk.len());
+            let hi = ((range.end - first) as usize).min(chunk.ts_ns.len());
             if lo >= hi {
                 return;
             }
             fn part<T>(v: &[T], lo: usize, hi: usize) -> &[T] {
                 v.get(lo..hi).unwrap_or(&[])
             }
-            let rows = part(&chunk.ts_ns, lo, hi)
+            let rows = part(chunk.ts_ns, lo, hi)
                 .iter()
-                .zip(part(&chunk.file_offset, lo, hi))
-                .zip(part(&chunk.lens, lo, hi))
-                .zip(part(&chunk.conversation, lo, hi))
-                .zip(part(&chunk.psn_opcode, lo, hi))
-                .zip(part(&chunk.meta, lo, hi));
+                .zip(part(chunk.file_offset, lo, hi))
+                .zip(part(chunk.lens, lo, hi))
+                .zip(part(chunk.conversation, lo, hi))
+                .zip(part(chunk.psn_opcode, lo, hi))
+                .zip(part(chunk.meta, lo, hi));
             for (k, (((((&ts_ns, &file_offset), &lens), &conversation), &po), &meta)) in
                 rows.enumerate()
             {
@@ -474,7 +494,8 @@ impl Columns {
         };
         match self.chunks.get_mut(ci) {
             Some(Slot::Hot(c)) => {
-                if let Some(m) = c.meta.get_mut(i) {
+                let len = c.len;
+                if let Some(m) = c.slab.cols_mut().meta[..len].get_mut(i) {
                     *m = patch(*m);
                 }
             }
@@ -522,7 +543,7 @@ impl Columns {
                 base + slot.len() as u64
             };
         };
-        let ts = &chunk.get().ts_ns;
+        let ts = chunk.get().cols().ts_ns;
         let i = if self.sorted {
             ts.partition_point(|t| *t < ts_ns)
         } else {
@@ -572,11 +593,12 @@ impl ChunkRef<'_> {
 
 /// A chunk's columns as they go to disk: each column whole, little-endian.
 fn write_chunk(c: &Chunk, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    for v in c.ts_ns.iter().chain(&c.file_offset) {
+    let c = c.cols();
+    for v in c.ts_ns.iter().chain(c.file_offset) {
         w.write_all(&v.to_le_bytes())?;
     }
-    for col in [&c.lens, &c.conversation, &c.psn_opcode, &c.meta] {
-        for v in col.iter() {
+    for col in [c.lens, c.conversation, c.psn_opcode, c.meta] {
+        for v in col {
             w.write_all(&v.to_le_bytes())?;
         }
     }
@@ -587,27 +609,27 @@ fn load_chunk(c: &ColdChunk) -> std::io::Result<Chunk> {
     let mut buf = vec![0u8; c.len * ROW_BYTES];
     super::read_exact_at(&c.file, &mut buf, 0)?;
     let n = c.len;
-    let u64s = |from: usize| -> Vec<u64> {
-        buf[from..from + n * 8]
-            .chunks_exact(8)
-            .map(|b| u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
-            .collect()
+    let mut chunk = Chunk::new(n);
+    chunk.len = n;
+    chunk.max_ts_ns = c.max_ts_ns;
+    let cols = chunk.slab.cols_mut();
+    let u64s = |to: &mut [u64], from: usize| {
+        for (v, b) in to.iter_mut().zip(buf[from..from + n * 8].chunks_exact(8)) {
+            *v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+        }
     };
-    let u32s = |from: usize| -> Vec<u32> {
-        buf[from..from + n * 4]
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect()
+    u64s(cols.ts_ns, 0);
+    u64s(cols.file_offset, n * 8);
+    let u32s = |to: &mut [u32], from: usize| {
+        for (v, b) in to.iter_mut().zip(buf[from..from + n * 4].chunks_exact(4)) {
+            *v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
     };
-    Ok(Chunk {
-        ts_ns: u64s(0),
-        file_offset: u64s(n * 8),
-        lens: u32s(n * 16),
-        conversation: u32s(n * 20),
-        psn_opcode: u32s(n * 24),
-        meta: u32s(n * 28),
-        max_ts_ns: c.max_ts_ns,
-    })
+    u32s(cols.lens, n * 16);
+    u32s(cols.conversation, n * 20);
+    u32s(cols.psn_opcode, n * 24);
+    u32s(cols.meta, n * 28);
+    Ok(chunk)
 }
 
 #[cfg(unix)]

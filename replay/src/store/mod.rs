@@ -15,6 +15,7 @@ mod index;
 mod ingest;
 mod prefault;
 mod row;
+mod slab;
 mod spill;
 
 use std::fs::File;
