@@ -40,22 +40,33 @@ fn advise_populate_write(addr: usize, len: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_populate_write(_addr: usize, _len: usize) {}
 
+/// Minor page faults this thread has taken (Linux), for tests.
+#[cfg(test)]
+pub(crate) fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command's closing parenthesis; minflt is the 10th
+    // field overall, the 8th after it.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(7)?
+        .parse()
+        .ok()
+}
+
+/// Whether the kernel has MADV_POPULATE_WRITE (Linux 5.14), for tests.
+#[cfg(test)]
+pub(crate) fn has_populate_write() -> bool {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut nums = kernel
+        .split(['.', '-'])
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    (nums.next().unwrap_or(0), nums.next().unwrap_or(0)) >= (5, 14)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Minor page faults this thread has taken (Linux).
-    fn minor_faults() -> Option<u64> {
-        let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-        // Fields after the command's closing parenthesis; minflt is the 10th
-        // field overall, the 8th after it.
-        stat.rsplit_once(')')?
-            .1
-            .split_whitespace()
-            .nth(7)?
-            .parse()
-            .ok()
-    }
 
     /// Faulting in leaves every byte as it was, and the writes that fill
     /// the faulted range then take (almost) no page faults.
@@ -79,12 +90,8 @@ mod tests {
         let (Some(before), Some(after)) = (before, after) else {
             return; // no per-thread fault counts here
         };
-        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-        let mut nums = kernel
-            .split(['.', '-'])
-            .map(|n| n.parse::<u32>().unwrap_or(0));
-        if (nums.next().unwrap_or(0), nums.next().unwrap_or(0)) < (5, 14) {
-            return; // MADV_POPULATE_WRITE came in Linux 5.14
+        if !has_populate_write() {
+            return;
         }
         // 8 MiB is 2,048 pages; faulted in ahead, a handful at most.
         assert!(after - before < 64, "{} faults", after - before);

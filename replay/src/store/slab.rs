@@ -1,14 +1,15 @@
 //! A chunk's memory: its six columns in one zeroed block, a whole chunk
-//! (2 MiB) on one huge page where the kernel has them.
+//! (2 MiB) mapped on its own and faulted in with one system call.
 //!
-//! Six columns in separate allocations of 4 KiB pages cost the indexer's
-//! append thread about a tenth of its time in the kernel: 512 pages to
-//! fault in (or populate) per chunk, each with its own bookkeeping. One
-//! block aligned to 2 MiB and advised as a huge page is one fault, and its
-//! rows take no TLB misses (BENCHMARKS.md, "Huge pages for the index").
+//! Six columns in separate heap allocations, each faulted in on its own,
+//! cost the indexer about a tenth more time than one mapping per chunk
+//! (BENCHMARKS.md, "One mapping per chunk"). Huge pages would save the
+//! page faults too, but on a virtual machine that hands free memory back
+//! to its host they made a first run after a pause twice as slow: the
+//! 2 MiB blocks they need are the ones the host took back.
 
-/// Bytes of an x86-64 or AArch64 (4 KiB granule) transparent huge page.
-const HUGE_PAGE_BYTES: usize = 2 << 20;
+/// Slabs this large or larger are mapped on their own: a whole chunk.
+const MAPPED_MIN_BYTES: usize = 2 << 20;
 
 /// Bytes a row takes: two 8-byte columns, four 4-byte ones.
 pub(crate) const ROW_BYTES: usize = 8 + 8 + 4 + 4 + 4 + 4;
@@ -22,11 +23,7 @@ pub(crate) struct Slab {
 
 enum Mem {
     Heap(Vec<u64>),
-    /// `HUGE_PAGE_BYTES`-aligned window of a mapping, starting `at` bytes in.
-    Mapped {
-        map: memmap2::MmapMut,
-        at: usize,
-    },
+    Mapped(memmap2::MmapMut),
 }
 
 /// All six columns of a slab, each `cap` rows long.
@@ -50,13 +47,13 @@ pub(crate) struct ColsMut<'a> {
 }
 
 impl Slab {
-    /// Zeroed room for `cap` rows. A slab of whole huge pages is mapped on
-    /// its own, aligned, advised as huge and faulted in at once; smaller
-    /// ones (a small capture's first chunk) come from the heap.
+    /// Zeroed room for `cap` rows. A whole chunk is mapped on its own and
+    /// faulted in at once; smaller slabs (a small capture's first chunk)
+    /// come from the heap.
     pub(crate) fn new(cap: usize) -> Slab {
         let bytes = cap * ROW_BYTES;
-        let mem = if bytes >= HUGE_PAGE_BYTES && bytes.is_multiple_of(HUGE_PAGE_BYTES) {
-            map_aligned(bytes)
+        let mem = if bytes >= MAPPED_MIN_BYTES {
+            map_populated(bytes)
         } else {
             None
         };
@@ -77,23 +74,16 @@ impl Slab {
     fn words(&self) -> &[u64] {
         let words: &[u64] = match &self.mem {
             Mem::Heap(v) => v,
-            // `map_aligned` checked that the window casts.
-            Mem::Mapped { map, at } => map
-                .get(*at..*at + self.bytes())
-                .and_then(|b| bytemuck::try_cast_slice(b).ok())
-                .unwrap_or(&[]),
+            // `map_populated` checked that the mapping casts.
+            Mem::Mapped(map) => bytemuck::try_cast_slice(map).unwrap_or(&[]),
         };
         words
     }
 
     fn words_mut(&mut self) -> &mut [u64] {
-        let bytes = self.bytes();
         match &mut self.mem {
             Mem::Heap(v) => v,
-            Mem::Mapped { map, at } => map
-                .get_mut(*at..*at + bytes)
-                .and_then(|b| bytemuck::try_cast_slice_mut(b).ok())
-                .unwrap_or(&mut []),
+            Mem::Mapped(map) => bytemuck::try_cast_slice_mut(map).unwrap_or(&mut []),
         }
     }
 
@@ -134,33 +124,18 @@ impl Slab {
     }
 }
 
-/// An anonymous mapping of `bytes` aligned to a huge page, advised as huge
-/// and faulted in. Linux 6.7 and later align mappings of this size by
-/// themselves; elsewhere a mapping a huge page larger is cut to an
-/// aligned window (the rest is never touched, so it costs address space,
-/// not memory). `None` when the system refuses the mapping.
-fn map_aligned(bytes: usize) -> Option<Mem> {
-    let aligned = |map: &memmap2::MmapMut| (map.as_ptr() as usize).is_multiple_of(HUGE_PAGE_BYTES);
+/// An anonymous mapping of `bytes`, faulted in for writing with one
+/// system call. `None` when the system refuses the mapping (the slab then
+/// comes from the heap).
+fn map_populated(bytes: usize) -> Option<Mem> {
     let map = memmap2::MmapMut::map_anon(bytes).ok()?;
-    let (map, at) = if aligned(&map) {
-        (map, 0)
-    } else {
-        drop(map);
-        let map = memmap2::MmapMut::map_anon(bytes + HUGE_PAGE_BYTES).ok()?;
-        let at = (HUGE_PAGE_BYTES - map.as_ptr() as usize % HUGE_PAGE_BYTES) % HUGE_PAGE_BYTES;
-        (map, at)
-    };
-    // Hints: where the kernel has no huge pages, or no MADV_POPULATE_WRITE
-    // (before Linux 5.14), the pages fault in one at a time as rows arrive.
+    // A hint: before Linux 5.14 (no MADV_POPULATE_WRITE) the pages fault in
+    // one at a time as rows arrive.
     #[cfg(target_os = "linux")]
-    {
-        use memmap2::Advice;
-        let _ = map.advise_range(Advice::HugePage, at, bytes);
-        let _ = map.advise_range(Advice::PopulateWrite, at, bytes);
-    }
-    let window = map.get(at..at + bytes)?;
-    bytemuck::try_cast_slice::<u8, u64>(window).ok()?;
-    Some(Mem::Mapped { map, at })
+    let _ = map.advise_range(memmap2::Advice::PopulateWrite, 0, bytes);
+    // Page-aligned, so it casts; checked once here rather than trusted.
+    bytemuck::try_cast_slice::<u8, u64>(&map).ok()?;
+    Some(Mem::Mapped(map))
 }
 
 #[cfg(test)]
@@ -174,8 +149,8 @@ mod tests {
         for cap in [
             1,
             1024,
-            HUGE_PAGE_BYTES / ROW_BYTES,
-            2 * HUGE_PAGE_BYTES / ROW_BYTES,
+            MAPPED_MIN_BYTES / ROW_BYTES,
+            2 * MAPPED_MIN_BYTES / ROW_BYTES,
         ] {
             let mut s = Slab::new(cap);
             assert_eq!(s.cap(), cap);
@@ -211,14 +186,22 @@ mod tests {
         }
     }
 
-    /// A whole chunk is mapped, aligned to a huge page, so that the kernel
-    /// can back it with one.
+    /// A whole chunk is mapped on its own and already faulted in: filling
+    /// it takes (almost) no page faults.
     #[test]
-    fn a_whole_chunk_is_mapped_on_a_huge_page_boundary() {
-        let s = Slab::new(HUGE_PAGE_BYTES / ROW_BYTES);
-        #[cfg(unix)]
-        assert!(matches!(s.mem, Mem::Mapped { .. }), "a chunk is mapped");
-        assert_eq!(s.cols().ts_ns.as_ptr() as usize % HUGE_PAGE_BYTES, 0);
+    fn a_whole_chunk_is_mapped_and_faulted_in() {
+        let mut s = Slab::new(MAPPED_MIN_BYTES / ROW_BYTES);
+        assert!(matches!(s.mem, Mem::Mapped(_)), "a chunk is mapped");
         assert!(matches!(Slab::new(1024).mem, Mem::Heap(_)));
+        let before = super::super::prefault::minor_faults();
+        s.words_mut().fill(7);
+        let after = super::super::prefault::minor_faults();
+        assert!(s.words().iter().all(|&w| w == 7));
+        if let (Some(before), Some(after)) = (before, after)
+            && super::super::prefault::has_populate_write()
+        {
+            // 2 MiB is 512 pages; faulted in ahead, a handful at most.
+            assert!(after - before < 16, "{} faults", after - before);
+        }
     }
 }
