@@ -36,8 +36,7 @@ const FIRST_CHUNK_ROWS: usize = 1024;
 
 impl Chunk {
     /// An empty chunk with room for `rows`; a whole chunk is faulted in at
-    /// once (one huge page where the kernel has them), not a page at a time
-    /// as rows arrive.
+    /// once, not a page at a time as rows arrive.
     fn new(rows: usize) -> Chunk {
         Chunk {
             slab: Slab::new(rows),
@@ -56,15 +55,18 @@ impl Chunk {
 
     /// The rows stored, a slice per column.
     fn cols(&self) -> Cols<'_> {
+        fn head<T>(col: &[T], n: usize) -> &[T] {
+            col.get(..n).unwrap_or(col)
+        }
         let c = self.slab.cols();
         let n = self.len;
         Cols {
-            ts_ns: &c.ts_ns[..n],
-            file_offset: &c.file_offset[..n],
-            lens: &c.lens[..n],
-            conversation: &c.conversation[..n],
-            psn_opcode: &c.psn_opcode[..n],
-            meta: &c.meta[..n],
+            ts_ns: head(c.ts_ns, n),
+            file_offset: head(c.file_offset, n),
+            lens: head(c.lens, n),
+            conversation: head(c.conversation, n),
+            psn_opcode: head(c.psn_opcode, n),
+            meta: head(c.meta, n),
         }
     }
 
@@ -494,8 +496,12 @@ impl Columns {
         };
         match self.chunks.get_mut(ci) {
             Some(Slot::Hot(c)) => {
-                let len = c.len;
-                if let Some(m) = c.slab.cols_mut().meta[..len].get_mut(i) {
+                let m = if i < c.len {
+                    c.slab.cols_mut().meta.get_mut(i)
+                } else {
+                    None
+                };
+                if let Some(m) = m {
                     *m = patch(*m);
                 }
             }
