@@ -58,6 +58,12 @@ pub trait Analyzer: Send {
     fn record(&mut self, _r: &crate::record::Record) {}
     /// The source ended.
     fn finish(&mut self) {}
+    /// Whether the analysis keeps the append thread busier than the
+    /// reader: the file indexer's reader then decodes every frame itself
+    /// instead of only when the append thread falls behind.
+    fn is_costly(&self) -> bool {
+        false
+    }
 }
 
 /// The analyzer that does nothing (decode-only indexing).
@@ -139,6 +145,10 @@ pub fn evidence(r: &crate::record::Record) -> Option<(u64, FindingCause)> {
 impl Analyzer for RcAnalyzer {
     fn record(&mut self, r: &crate::record::Record) {
         self.note_record(r);
+    }
+
+    fn is_costly(&self) -> bool {
+        true
     }
 
     fn batch(&mut self, first_index: u64, batch: &mut [PacketInfo], late: &mut Vec<LateFlags>) {
