@@ -156,8 +156,8 @@ impl Store {
     /// proportion keeps both busy (decode-only indexing leaves the append
     /// thread little else to do). A costly analysis (the RC analysis) keeps
     /// the append thread the busier one throughout: the reader then decodes
-    /// every batch after the first. Batches go
-    /// back and forth through bounded channels, so memory stays flat.
+    /// every batch after the first. Batches go back and forth through
+    /// bounded channels, so memory stays flat.
     pub(super) fn index<R: std::io::Read>(
         &self,
         mut reader: CaptureReader<R>,
@@ -172,8 +172,9 @@ impl Store {
         let backlog = AtomicUsize::new(0);
         let reader_cfg = cfg.clone();
         // With the RC analysis the append thread is the busier one even
-        // when the reader decodes everything (0.94-0.98x wall against
-        // deciding per batch); decode-only, sharing by backlog wins.
+        // when the reader decodes everything (CPU 0.96-0.98x and 4-5 MiB
+        // less memory than deciding per batch); decode-only, deciding by
+        // the backlog is faster (BENCHMARKS.md, "One mapping per chunk").
         let always_decode_here = analyzer.is_costly();
         std::thread::scope(|scope| {
             let backlog = &backlog;
