@@ -425,3 +425,51 @@ fn the_link_type_of_a_raw_ip_capture_is_kept_per_port() {
         })
         .unwrap();
 }
+
+/// A capture several index chunks long: every row as written, with and
+/// without the RC analysis (the reader then decodes the batches itself),
+/// and when indexing ends the index holds its chunks and nothing more (a
+/// chunk made ready ahead and not used goes back).
+#[test]
+fn a_capture_of_several_chunks_keeps_every_row_and_no_spare() {
+    use rocescope_replay::store::RcAnalyzer;
+    const CHUNK_ROWS: u64 = 1 << 16;
+    let n = 3 * CHUNK_ROWS + 5;
+    let path = tmp("chunks.pcap");
+    let frame = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_ACK, 0x12, 0)
+        .build(&[]);
+    // Cut before the ICRC, as a header-only capture is.
+    let mut cut = frame[..frame.len() - 4].to_vec();
+    let mut file = Vec::with_capacity(24 + n as usize * (16 + cut.len()));
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        file.extend_from_slice(&v.to_le_bytes());
+    }
+    for i in 0..n {
+        // The PSN, the BTH's last three bytes.
+        cut[42 + 9..42 + 12].copy_from_slice(&(i as u32).to_be_bytes()[1..]);
+        file.extend_from_slice(&(i as u32 / 1_000_000).to_le_bytes());
+        file.extend_from_slice(&(i as u32 % 1_000_000).to_le_bytes());
+        file.extend_from_slice(&(cut.len() as u32).to_le_bytes());
+        file.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        file.extend_from_slice(&cut);
+    }
+    std::fs::write(&path, &file).unwrap();
+    let analyses: [Box<dyn rocescope_replay::store::Analyzer>; 2] =
+        [Box::new(NoAnalysis), Box::new(RcAnalyzer::default())];
+    for analysis in analyses {
+        let store = Store::open(&path, DecodeConfig::default(), analysis).unwrap();
+        store.wait();
+        assert_eq!(store.len(), n);
+        let mut rows = Vec::new();
+        store.rows(0..n, &mut rows);
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(r.psn, i as u32 & 0xFF_FFFF, "row {i}");
+            assert_eq!(r.ts_ns, i as u64 * 1_000, "row {i}");
+            assert!(r.flags.contains(Flags::ROCE | Flags::CUT), "row {i}");
+        }
+        assert_eq!(store.stats().truncated, n);
+        // Four chunks of 65,536 rows of 32 bytes: the last holds 5 rows.
+        assert_eq!(store.index_bytes(), 4 * CHUNK_ROWS * 32);
+    }
+    let _ = std::fs::remove_file(&path);
+}

@@ -38,8 +38,12 @@ impl Chunk {
     /// An empty chunk with room for `rows`; a whole chunk is faulted in at
     /// once, not a page at a time as rows arrive.
     fn new(rows: usize) -> Chunk {
+        Chunk::from_slab(Slab::new(rows))
+    }
+
+    fn from_slab(slab: Slab) -> Chunk {
         Chunk {
-            slab: Slab::new(rows),
+            slab,
             len: 0,
             max_ts_ns: 0,
         }
@@ -154,6 +158,9 @@ pub(crate) struct Columns {
     /// True while every timestamp is >= the one before.
     pub(crate) sorted: bool,
     last_ts_ns: u64,
+    /// A whole chunk's memory made ready by another thread (the file
+    /// indexer's chunk thread), taken by the next chunk.
+    spare: Option<Slab>,
 }
 
 impl Columns {
@@ -174,6 +181,25 @@ impl Columns {
 
     pub(crate) fn len(&self) -> u64 {
         self.len
+    }
+
+    /// Whether a whole chunk's memory made elsewhere would be used: the
+    /// rows have reached whole chunks and none is waiting.
+    pub(crate) fn wants_spare(&self) -> bool {
+        self.spare.is_none()
+            && matches!(self.chunks.last(), Some(Slot::Hot(c)) if c.slab.cap() == CHUNK_ROWS)
+    }
+
+    /// Memory for the next whole chunk, zeroed and faulted in elsewhere.
+    pub(crate) fn give_spare(&mut self, slab: Slab) {
+        if slab.cap() == CHUNK_ROWS {
+            self.spare = Some(slab);
+        }
+    }
+
+    /// The rows are all in: a spare not taken goes back.
+    pub(crate) fn drop_spare(&mut self) {
+        self.spare = None;
     }
 
     /// The first row the ring has not deleted.
@@ -310,12 +336,15 @@ impl Columns {
                 return;
             }
             if !matches!(self.chunks.last(), Some(Slot::Hot(c)) if c.len() < CHUNK_ROWS) {
-                let rows = if self.chunks.is_empty() {
-                    FIRST_CHUNK_ROWS
+                let chunk = if self.chunks.is_empty() {
+                    Chunk::new(FIRST_CHUNK_ROWS)
                 } else {
-                    CHUNK_ROWS
+                    match self.spare.take() {
+                        Some(slab) => Chunk::from_slab(slab),
+                        None => Chunk::new(CHUNK_ROWS),
+                    }
                 };
-                self.chunks.push(Slot::Hot(Chunk::new(rows)));
+                self.chunks.push(Slot::Hot(chunk));
             }
             let first = self.len;
             let Some(Slot::Hot(c)) = self.chunks.last_mut() else {
@@ -567,7 +596,8 @@ impl Columns {
     /// Bytes the index has allocated in memory (rows and the room reserved
     /// for growth).
     pub(crate) fn heap_bytes(&self) -> u64 {
-        self.hot_chunk_bytes() + self.big_lens.len() as u64 * 32
+        let spare = self.spare.as_ref().map_or(0, |s| s.bytes() as u64);
+        self.hot_chunk_bytes() + spare + self.big_lens.len() as u64 * 32
     }
 
     /// Memory of the chunks held in memory (not those on disk).
@@ -685,6 +715,56 @@ fn row(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn row(i: u64) -> Row {
+        Row {
+            ts_ns: 1_000 + i,
+            file_offset: 24 + i * 90,
+            caplen: 60,
+            origlen: 1_000,
+            psn: i as u32 & 0xFF_FFFF,
+            ..Row::default()
+        }
+    }
+
+    /// Memory made ready elsewhere becomes the next whole chunk, is
+    /// counted while it waits, is asked for only once the rows fill whole
+    /// chunks, and goes back when the rows are all in.
+    #[test]
+    fn a_spare_becomes_the_next_chunk() {
+        let mut c = Columns::new();
+        assert!(!c.wants_spare(), "no rows yet");
+        let rows: Vec<Row> = (0..CHUNK_ROWS as u64 + 10).map(row).collect();
+        c.extend(rows[..1000].iter());
+        assert!(!c.wants_spare(), "the first chunk is still small");
+        c.extend(rows[1000..40_000].iter());
+        assert!(
+            c.wants_spare(),
+            "the first chunk has reached a whole chunk's room"
+        );
+        let before = c.heap_bytes();
+        // A slab of another size is not taken.
+        c.give_spare(Slab::new(CHUNK_ROWS / 2));
+        assert!(c.wants_spare());
+        let spare = Slab::new(CHUNK_ROWS);
+        let at = spare.cols().ts_ns.as_ptr();
+        c.give_spare(spare);
+        assert!(!c.wants_spare(), "one spare at a time");
+        assert_eq!(c.heap_bytes(), before + (CHUNK_ROWS * ROW_BYTES) as u64);
+        c.extend(rows[40_000..].iter());
+        let Some(Slot::Hot(second)) = c.chunks.get(1) else {
+            panic!("no second chunk")
+        };
+        assert_eq!(second.slab.cols().ts_ns.as_ptr(), at, "the spare's memory");
+        assert!(c.wants_spare(), "the spare was taken");
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(c.get(i as u64).as_ref(), Some(r), "row {i}");
+        }
+        let held = c.heap_bytes();
+        c.give_spare(Slab::new(CHUNK_ROWS));
+        c.drop_spare();
+        assert_eq!(c.heap_bytes(), held);
+    }
 
     #[test]
     fn rows_round_trip_through_32_bytes() {

@@ -4,7 +4,9 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::columns::CHUNK_ROWS;
 use super::ingest::{self, Analyzer, Appender, IngestFrame, PacketInfo};
+use super::slab::Slab;
 use super::{Backing, Inner, Store, StoreStats, frames};
 use crate::capture::{CaptureItem, CaptureReader, TimeBase};
 use crate::record::Record;
@@ -116,6 +118,32 @@ impl RawBatch {
     }
 }
 
+/// The append thread's end of the chunk thread.
+struct Spares {
+    ask: std::sync::mpsc::SyncSender<()>,
+    ready: std::sync::mpsc::Receiver<Slab>,
+    /// A spare was asked for and not taken yet.
+    asked: bool,
+}
+
+impl Spares {
+    /// Hands the columns a chunk made ready, when they will use one, and
+    /// asks for the next.
+    fn offer(&mut self, cols: &mut super::columns::Columns) {
+        if !cols.wants_spare() {
+            return;
+        }
+        match self.ready.try_recv() {
+            Ok(slab) => {
+                cols.give_spare(slab);
+                self.asked = false;
+            }
+            Err(_) if !self.asked => self.asked = self.ask.try_send(()).is_ok(),
+            Err(_) => {}
+        }
+    }
+}
+
 impl RawFrame {
     fn frame<'b>(&self, bytes: &'b [u8]) -> IngestFrame<'b> {
         let start = self.start as usize;
@@ -176,12 +204,34 @@ impl Store {
         // less memory than deciding per batch); decode-only, deciding by
         // the backlog is faster (BENCHMARKS.md, "One mapping per chunk").
         let always_decode_here = analyzer.is_costly();
+        // Whole chunks' memory, mapped and faulted in by a thread of its
+        // own one chunk ahead of the append thread: the scheduler runs it
+        // on whichever core waits (the reader's, when the append thread is
+        // the busier one), where the append thread faulted each chunk in
+        // itself. Asked for once the rows fill whole chunks, so a small
+        // capture maps nothing more.
+        let (ask_tx, ask_rx) = std::sync::mpsc::sync_channel::<()>(1);
+        let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<Slab>(1);
         std::thread::scope(|scope| {
             let backlog = &backlog;
+            let _ = std::thread::Builder::new()
+                .name("rocescope-chunks".into())
+                .spawn_scoped(scope, move || {
+                    for () in ask_rx {
+                        if spare_tx.send(Slab::new(CHUNK_ROWS)).is_err() {
+                            break;
+                        }
+                    }
+                });
             let appender_thread = std::thread::Builder::new()
                 .name("rocescope-append".into())
                 .spawn_scoped(scope, move || {
                     let mut appender = Appender::new(analyzer);
+                    let mut spares = Spares {
+                        ask: ask_tx,
+                        ready: spare_rx,
+                        asked: false,
+                    };
                     let mut infos: Vec<PacketInfo> = Vec::with_capacity(DECODE_CHUNK);
                     for (mut raw, bytes_done, time_base) in full_rx {
                         for r in &raw.evidence {
@@ -194,6 +244,7 @@ impl Store {
                             let Inner {
                                 cols, convs, stats, ..
                             } = &mut *inner;
+                            spares.offer(cols);
                             let counted = raw.decoded_stats.get(k);
                             appender.append_counted(chunk, counted, cols, convs, stats);
                         }
@@ -206,6 +257,7 @@ impl Store {
                             let Inner {
                                 cols, convs, stats, ..
                             } = &mut *inner;
+                            spares.offer(cols);
                             appender.append(&mut infos, cols, convs, stats);
                         }
                         *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
@@ -217,6 +269,8 @@ impl Store {
                         let _ = empty_tx.send(raw);
                     }
                     appender.finish();
+                    let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+                    inner.cols.drop_spare();
                 });
             let mut batch = RawBatch::default();
             let mut batch_limit = FIRST_BATCH_ROWS;
@@ -330,6 +384,50 @@ mod tests {
 
     use super::*;
     use crate::capture::{CaptureFrame, LinkType};
+
+    /// The append thread asks the chunk thread for one spare chunk once
+    /// the rows fill whole chunks, takes it when it is ready, and asks
+    /// again only after the columns used it.
+    #[test]
+    fn spares_are_asked_for_one_ahead() {
+        let (ask_tx, ask_rx) = std::sync::mpsc::sync_channel(1);
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let mut spares = Spares {
+            ask: ask_tx,
+            ready: ready_rx,
+            asked: false,
+        };
+        let mut cols = super::super::columns::Columns::new();
+        let row = crate::store::Row::default();
+        cols.extend(std::iter::repeat_n(&row, 1000));
+        spares.offer(&mut cols);
+        assert!(
+            ask_rx.try_recv().is_err(),
+            "a small capture asks for nothing"
+        );
+        cols.extend(std::iter::repeat_n(&row, 40_000));
+        spares.offer(&mut cols);
+        spares.offer(&mut cols);
+        assert!(
+            ask_rx.try_recv().is_ok(),
+            "asked once the first chunk is whole"
+        );
+        assert!(ask_rx.try_recv().is_err(), "and only once");
+        ready_tx.send(Slab::new(CHUNK_ROWS)).unwrap();
+        spares.offer(&mut cols);
+        assert!(!cols.wants_spare(), "the spare was handed over");
+        spares.offer(&mut cols);
+        assert!(
+            ask_rx.try_recv().is_err(),
+            "no second spare while one waits"
+        );
+        cols.extend(std::iter::repeat_n(&row, CHUNK_ROWS));
+        spares.offer(&mut cols);
+        assert!(
+            ask_rx.try_recv().is_ok(),
+            "asked again once the spare was used"
+        );
+    }
 
     /// Rows the reader decodes are counted a chunk at a time, the last
     /// chunk when the batch is handed over: the counts add up to counting
