@@ -11,6 +11,7 @@ mod endpoint;
 mod error;
 mod fields;
 mod headers;
+pub mod hint;
 mod icrc;
 pub mod mad;
 mod opcode;

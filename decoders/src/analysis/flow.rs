@@ -81,7 +81,14 @@ pub(super) struct Flow {
     // Requester side: the requests this flow carries.
     pub(super) started: bool,
     pub(super) next_psn: u32,
+    /// Requests sent and not yet acknowledged, oldest first: pushed by
+    /// [`Flow::track_sent`], taken off by [`Flow::pop_sent`].
     pub(super) outstanding: VecDeque<Sent>,
+    /// The PSN of `outstanding`'s front, kept beside it (a send's PSN never
+    /// changes): a capture of one direction keeps 65,536 sends outstanding,
+    /// and reading the front of that ring for every packet missed the
+    /// cache, a sixth of the analysis' time.
+    front_psn: u32,
     pub(super) last_req_ts_ns: u64,
     pub(super) last_req_read: bool,
     pub(super) pmtu_bytes: u32,
@@ -114,6 +121,9 @@ pub(super) struct Flow {
     pub(super) responses: u64,
 }
 
+/// How many sends ahead of the front [`Flow::pop_sent`] prefetches.
+const PREFETCH_SENDS: usize = 8;
+
 impl Flow {
     pub(super) fn new(key: FlowKey, qp: u32, ts_ns: u64) -> Flow {
         Flow {
@@ -124,6 +134,7 @@ impl Flow {
             started: false,
             next_psn: 0,
             outstanding: VecDeque::new(),
+            front_psn: 0,
             last_req_ts_ns: ts_ns,
             last_req_read: false,
             pmtu_bytes: 0,
@@ -153,16 +164,34 @@ impl Flow {
 
     pub(super) fn track_sent(&mut self, sent: Sent) {
         if self.outstanding.len() >= MAX_TRACKED_SENDS {
-            self.outstanding.pop_front();
+            self.pop_sent();
             self.counters.untracked_sends += 1;
+        }
+        if self.outstanding.is_empty() {
+            self.front_psn = sent.psn;
         }
         self.outstanding.push_back(sent);
     }
 
+    /// Takes the oldest outstanding send off.
+    pub(super) fn pop_sent(&mut self) {
+        self.outstanding.pop_front();
+        // Sends come off in order: ask for the one a few pops ahead, which
+        // a long ring holds out of the cache (with 65,536 outstanding the
+        // read of the next front below missed for every packet).
+        if let Some(ahead) = self.outstanding.get(PREFETCH_SENDS) {
+            crate::hint::prefetch(ahead);
+        }
+        if let Some(next) = self.outstanding.front() {
+            self.front_psn = next.psn;
+        }
+    }
+
     pub(super) fn outstanding_psns(&self) -> u32 {
-        match self.outstanding.front() {
-            Some(first) if self.started => psn_diff(self.next_psn, first.psn).max(0) as u32,
-            _ => 0,
+        if self.started && !self.outstanding.is_empty() {
+            psn_diff(self.next_psn, self.front_psn).max(0) as u32
+        } else {
+            0
         }
     }
 

@@ -123,7 +123,7 @@ impl RcAnalysis {
                                 (q.rtt_avg_ns * 7 + rtt) / 8
                             };
                         }
-                        q.outstanding.pop_front();
+                        q.pop_sent();
                     } else {
                         break;
                     }

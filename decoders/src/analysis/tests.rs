@@ -407,6 +407,26 @@ fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
     assert_eq!(h, vec![(896, 3), (1_024, 1), (4_096, 1)]);
 }
 
+/// An ACK takes the sends it acknowledges off; what stays outstanding is
+/// counted from the oldest left, in the report and in the series.
+#[test]
+fn an_ack_leaves_the_sends_after_it_outstanding() {
+    let mut t = Trace::new();
+    for psn in 100..105 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
+    }
+    t.ack(101, 100);
+    let r = t.an.report();
+    let q = &r.qps[0];
+    assert_eq!((q.outstanding, q.oldest_unacked_psn), (3, Some(102)));
+    t.ack(104, 100);
+    let r = t.an.report();
+    assert_eq!(
+        (r.qps[0].outstanding, r.qps[0].oldest_unacked_psn),
+        (0, None)
+    );
+}
+
 #[test]
 fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest() {
     let mut an = RcAnalysis::default();
@@ -421,7 +441,12 @@ fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest()
     }
     let flow = &an.flows[0];
     assert_eq!(flow.outstanding.len(), MAX_TRACKED_SENDS);
+    // The front's PSN kept beside the ring follows the sends dropped off it.
+    assert_eq!(flow.outstanding.front().map(|s| s.psn), Some(10));
+    assert_eq!(flow.outstanding_psns(), MAX_TRACKED_SENDS as u32);
     let r = an.report();
+    assert_eq!(r.qps[0].oldest_unacked_psn, Some(10));
+    assert_eq!(r.qps[0].outstanding, MAX_TRACKED_SENDS as u32);
     assert_eq!(r.counters.untracked_sends, 10);
     assert_eq!(r.counters.retransmitted_packets, 0);
     assert!(r.counters.named().contains(&("untracked_sends", 10)));

@@ -342,7 +342,7 @@ impl Appender {
         // twentieth of the indexing time, BENCHMARKS.md "the hand-over").
         for i in 0..infos.len() {
             if let Some(ahead) = infos.get(i + PREFETCH_ROWS) {
-                prefetch(ahead);
+                rocescope_decoders::hint::prefetch(ahead);
             }
             let Some(info) = infos.get_mut(i) else { break };
             if let Some(key) = info.key() {
@@ -483,20 +483,3 @@ pub(crate) fn count(stats: &mut StoreStats, row: &Row) {
 
 /// How far ahead of the row it reads the append thread asks for rows.
 const PREFETCH_ROWS: usize = 16;
-
-/// Asks the CPU to bring a row's two cache lines in.
-#[inline(always)]
-fn prefetch(p: &PacketInfo) {
-    #[cfg(target_arch = "x86_64")]
-    #[allow(unsafe_code)]
-    // SAFETY: a prefetch is a hint; it reads no byte, cannot fault, and
-    // the address is of a live value (and the line after it).
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let q = (p as *const PacketInfo).cast::<i8>();
-        _mm_prefetch::<_MM_HINT_T0>(q);
-        _mm_prefetch::<_MM_HINT_T0>(q.wrapping_add(64));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
