@@ -60,17 +60,39 @@ pub fn rtt_bucket_ns(ns: u64) -> (u64, u64) {
     (lower, lower.saturating_add(1 << shift))
 }
 
-/// Histogram of sorted samples: one pass, equal buckets are adjacent.
-pub(super) fn rtt_histogram(sorted_ns: &[u64]) -> Vec<(u64, u64)> {
-    let mut out: Vec<(u64, u64)> = Vec::new();
-    for &ns in sorted_ns {
-        let (lower, _) = rtt_bucket_ns(ns);
-        match out.last_mut() {
-            Some((l, n)) if *l == lower => *n += 1,
-            _ => out.push((lower, 1)),
+/// Buckets of [`rtt_bucket_ns`]: eight of one nanosecond, then four per
+/// power of two up to 2^64.
+const RTT_BUCKETS: usize = 8 + 61 * 4;
+
+/// Where `ns`'s bucket stands among all buckets, lowest first.
+fn rtt_bucket_index(ns: u64) -> usize {
+    if ns < 8 {
+        return ns as usize;
+    }
+    let shift = 63 - ns.leading_zeros() - 2;
+    8 + (shift as usize - 1) * 4 + ((ns >> shift) as usize - 4)
+}
+
+/// Histogram of samples in any order: each non-empty bucket's lower bound
+/// and count, lowest first. Counted into fixed buckets, not sorted: a
+/// report of a long capture has 65,536 samples a flow.
+pub(super) fn rtt_histogram(samples_ns: &[u64]) -> Vec<(u64, u64)> {
+    let mut counts = [(0u64, 0u64); RTT_BUCKETS];
+    for &ns in samples_ns {
+        if let Some((lower, n)) = counts.get_mut(rtt_bucket_index(ns)) {
+            *lower = rtt_bucket_ns(ns).0;
+            *n += 1;
         }
     }
-    out
+    counts.into_iter().filter(|(_, n)| *n > 0).collect()
+}
+
+/// The sample at fraction `p` of the samples in order (`None` without
+/// samples); reorders them.
+pub(super) fn rtt_percentile(samples_ns: &mut [u64], p: f64) -> Option<u64> {
+    let last = samples_ns.len().checked_sub(1)?;
+    let at = ((last as f64 * p) as usize).min(last);
+    Some(*samples_ns.select_nth_unstable(at).1)
 }
 
 /// Everything the analysis found.
@@ -221,10 +243,10 @@ impl RcAnalysis {
                         .collect()
                 })
                 .unwrap_or_default();
+            // Two selections, not a sort: a flow keeps up to 65,536.
             let mut rtt = f.rtt_ns.kept.clone();
-            rtt.sort_unstable();
-            let pct =
-                |p: f64| (!rtt.is_empty()).then(|| rtt[((rtt.len() - 1) as f64 * p) as usize]);
+            let rtt_p50_ns = rtt_percentile(&mut rtt, 0.5);
+            let rtt_p99_ns = rtt_percentile(&mut rtt, 0.99);
             qps.push(QpReport {
                 requester: f.key.src,
                 responder: f.key.dst,
@@ -240,8 +262,8 @@ impl RcAnalysis {
                 outstanding: f.outstanding_psns(),
                 counters: c,
                 episodes_by_cause: by_cause,
-                rtt_p50_ns: pct(0.5),
-                rtt_p99_ns: pct(0.99),
+                rtt_p50_ns,
+                rtt_p99_ns,
                 rtt_histogram: rtt_histogram(&rtt),
                 series: f.series.clone(),
                 reverse_series: peer.map(|p| p.series.clone()),

@@ -405,6 +405,38 @@ fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
     }
     let h = rtt_histogram(&[900, 950, 1_000, 1_100, 5_000]);
     assert_eq!(h, vec![(896, 3), (1_024, 1), (4_096, 1)]);
+    // In any order, and over every bucket: what sorting the samples and
+    // merging equal buckets gives.
+    let mut samples: Vec<u64> = (0..64)
+        .flat_map(|b: u32| {
+            [0u64, 1, 2, 3].map(move |k| (1u64 << b).wrapping_add(k << b.saturating_sub(2)))
+        })
+        .chain([0, 5, 7, u64::MAX, u64::MAX - 1, 1_000, 1_000])
+        .collect();
+    samples.reverse();
+    let mut sorted = samples.clone();
+    sorted.sort_unstable();
+    let mut want: Vec<(u64, u64)> = Vec::new();
+    for &ns in &sorted {
+        let lower = rtt_bucket_ns(ns).0;
+        match want.last_mut() {
+            Some((l, n)) if *l == lower => *n += 1,
+            _ => want.push((lower, 1)),
+        }
+    }
+    assert_eq!(rtt_histogram(&samples), want);
+    assert!(want.len() > 200, "{} buckets", want.len());
+}
+
+/// The percentiles select the sample a sort would put there.
+#[test]
+fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
+    let samples: Vec<u64> = (0..1_001u64).map(|i| (i * 7_919) % 1_001).collect();
+    let mut v = samples.clone();
+    assert_eq!(rtt_percentile(&mut v, 0.5), Some(500));
+    assert_eq!(rtt_percentile(&mut v, 0.99), Some(990));
+    assert_eq!(rtt_percentile(&mut [42], 0.99), Some(42));
+    assert_eq!(rtt_percentile(&mut [], 0.5), None);
 }
 
 /// An ACK takes the sends it acknowledges off; what stays outstanding is
