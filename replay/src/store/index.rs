@@ -204,25 +204,31 @@ impl Store {
         // less memory than deciding per batch); decode-only, deciding by
         // the backlog is faster (BENCHMARKS.md, "One mapping per chunk").
         let always_decode_here = analyzer.is_costly();
-        // Whole chunks' memory, mapped and faulted in by a thread of its
-        // own one chunk ahead of the append thread: the scheduler runs it
-        // on whichever core waits (the reader's, when the append thread is
-        // the busier one), where the append thread faulted each chunk in
-        // itself. Asked for once the rows fill whole chunks, so a small
+        // Under a costly analysis, whole chunks' memory is mapped and
+        // faulted in by a thread of its own, one chunk ahead of the append
+        // thread: the scheduler runs it on whichever core waits, where the
+        // append thread, the busier one, faulted each chunk in itself.
+        // Decode-only, the append thread has time to spare and the chunk
+        // thread only took the reader's (BENCHMARKS.md, "The chunk
+        // thread"). Asked for once the rows fill whole chunks, so a small
         // capture maps nothing more.
         let (ask_tx, ask_rx) = std::sync::mpsc::sync_channel::<()>(1);
         let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<Slab>(1);
         std::thread::scope(|scope| {
             let backlog = &backlog;
-            let _ = std::thread::Builder::new()
-                .name("rocescope-chunks".into())
-                .spawn_scoped(scope, move || {
-                    for () in ask_rx {
-                        if spare_tx.send(Slab::new(CHUNK_ROWS)).is_err() {
-                            break;
+            if always_decode_here {
+                let _ = std::thread::Builder::new()
+                    .name("rocescope-chunks".into())
+                    .spawn_scoped(scope, move || {
+                        for () in ask_rx {
+                            if spare_tx.send(Slab::new(CHUNK_ROWS)).is_err() {
+                                break;
+                            }
                         }
-                    }
-                });
+                    });
+            } else {
+                drop((ask_rx, spare_tx));
+            }
             let appender_thread = std::thread::Builder::new()
                 .name("rocescope-append".into())
                 .spawn_scoped(scope, move || {
