@@ -217,6 +217,8 @@ impl Store {
         std::thread::scope(|scope| {
             let backlog = &backlog;
             if always_decode_here {
+                // A thread that cannot start drops its channels: the
+                // append thread then faults its chunks in itself.
                 let _ = std::thread::Builder::new()
                     .name("rocescope-chunks".into())
                     .spawn_scoped(scope, move || {
