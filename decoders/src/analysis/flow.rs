@@ -67,58 +67,66 @@ pub(super) struct RnrRun {
 }
 
 /// State of one flow (one direction of one QP connection).
+///
+/// Laid out in declaration order, what every packet touches first: with
+/// dozens of flows interleaved, the fields a packet reads were spread over
+/// a dozen cache lines of a 728-byte struct and the analysis waited on
+/// them; now they share the first lines, each flow starting on a line.
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 pub(super) struct Flow {
-    pub(super) key: FlowKey,
+    // Every packet of the flow.
+    pub(super) packets: u64,
+    pub(super) last_ts_ns: u64,
+    pub(super) wire_bytes: u64,
+    /// The series bin last used (see `Series::bin_at`).
+    pub(super) cursor: BinCursor,
+    pub(super) requests: u64,
+    pub(super) responses: u64,
+    pub(super) series: Series,
     /// The reverse flow, once paired.
     pub(super) peer: Option<u32>,
-    /// QP conversation id this flow belongs to.
-    pub(super) qp: u32,
-    /// The conversation slot made with the flow: a flow that joined its
-    /// pair's conversation as the response direction goes back to it when
-    /// it carries requests of its own (both ends post requests).
-    pub(super) own_slot: u32,
     // Requester side: the requests this flow carries.
     pub(super) started: bool,
+    pub(super) last_req_read: bool,
     pub(super) next_psn: u32,
-    /// Requests sent and not yet acknowledged, oldest first: pushed by
-    /// [`Flow::track_sent`], taken off by [`Flow::pop_sent`].
-    pub(super) outstanding: VecDeque<Sent>,
     /// The PSN of `outstanding`'s front, kept beside it (a send's PSN never
     /// changes): a capture of one direction keeps 65,536 sends outstanding,
     /// and reading the front of that ring for every packet missed the
     /// cache, a sixth of the analysis' time.
     front_psn: u32,
-    pub(super) last_req_ts_ns: u64,
-    pub(super) last_req_read: bool,
-    pub(super) pmtu_bytes: u32,
-    pub(super) gaps: Vec<Gap>,
-    pub(super) pending_nak: Option<PendingNak>,
-    pub(super) episode: Option<OpenEpisode>,
-    pub(super) expiries: Vec<TimerExpiry>,
-    pub(super) error: Option<QpError>,
-    /// RNR NAKs in a row on one PSN, until an ACK passes it.
-    pub(super) rnr_run: Option<RnrRun>,
-    /// Smoothed ACK round trip (1/8 gain), 0 before the first sample.
-    pub(super) rtt_avg_ns: u64,
-    pub(super) peak_outstanding: u32,
-    pub(super) first_ts_ns: u64,
-    pub(super) last_ts_ns: u64,
+    /// Requests sent and not yet acknowledged, oldest first: pushed by
+    /// [`Flow::track_sent`], taken off by [`Flow::pop_sent`].
+    pub(super) outstanding: VecDeque<Sent>,
     // Responder side (responses this flow carries for the peer's requests).
     pub(super) last_ack_psn: Option<u32>,
     pub(super) read_resp_next: Option<u32>,
     /// The first READ response PSN found missing, until it arrives: the
     /// READ it belongs to is not done, whatever later AETHs acknowledge.
     pub(super) read_gap: Option<u32>,
-    pub(super) series: Series,
-    /// The series bin last used (see `Series::bin_at`).
-    pub(super) cursor: BinCursor,
-    pub(super) counters: Counters,
-    pub(super) packets: u64,
-    pub(super) wire_bytes: u64,
+    pub(super) pmtu_bytes: u32,
+    pub(super) peak_outstanding: u32,
+    pub(super) last_req_ts_ns: u64,
+    /// Smoothed ACK round trip (1/8 gain), 0 before the first sample.
+    pub(super) rtt_avg_ns: u64,
     pub(super) rtt_ns: RttSamples,
-    pub(super) requests: u64,
-    pub(super) responses: u64,
+    pub(super) gaps: Vec<Gap>,
+    pub(super) pending_nak: Option<PendingNak>,
+    /// RNR NAKs in a row on one PSN, until an ACK passes it.
+    pub(super) rnr_run: Option<RnrRun>,
+    pub(super) counters: Counters,
+    pub(super) episode: Option<OpenEpisode>,
+    // Rarely: pairing, conversations, errors, timer expiries.
+    pub(super) key: FlowKey,
+    /// QP conversation id this flow belongs to.
+    pub(super) qp: u32,
+    /// The conversation slot made with the flow: a flow that joined its
+    /// pair's conversation as the response direction goes back to it when
+    /// it carries requests of its own (both ends post requests).
+    pub(super) own_slot: u32,
+    pub(super) expiries: Vec<TimerExpiry>,
+    pub(super) error: Option<QpError>,
+    pub(super) first_ts_ns: u64,
 }
 
 /// How many sends ahead of the front [`Flow::pop_sent`] prefetches.

@@ -22,7 +22,7 @@ pub use series::{Bin, MAX_BINS, Series};
 pub use state::QpState;
 
 use crate::headers::{NakCode, Syndrome};
-use crate::opcode::{Opcode, Operation};
+use crate::opcode::{Opcode, OpcodeKind, Operation};
 use crate::packet::Packet;
 use crate::psn::{psn_add, psn_diff};
 

@@ -36,7 +36,17 @@ impl RcAnalysis {
         self.last_ts_ns = self.last_ts_ns.max(o.ts_ns);
         self.first_ts_ns = Some(self.first_ts_ns.map_or(o.ts_ns, |t| t.min(o.ts_ns)));
         let mut class = Class::default();
-        let op = o.opcode.operation();
+        // The opcode's kind once (a table lookup each time it is asked).
+        let kind = o.opcode.kind();
+        let cnp = matches!(kind, OpcodeKind::Cnp);
+        let op = match kind {
+            OpcodeKind::Rc(op)
+            | OpcodeKind::Uc(op)
+            | OpcodeKind::Rd(op)
+            | OpcodeKind::Ud(op)
+            | OpcodeKind::Xrc(op) => Some(op),
+            OpcodeKind::Cnp | OpcodeKind::Unknown(_) => None,
+        };
         {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
@@ -49,11 +59,11 @@ impl RcAnalysis {
                 f.counters.np_ecn_marked_roce_packets += 1;
                 b.ecn_marked += 1;
             }
-            if o.opcode.is_cnp() {
+            if cnp {
                 b.cnps += 1;
             }
         }
-        if o.opcode.is_cnp() {
+        if cnp {
             self.flows[id as usize].counters.np_cnp_sent += 1;
             if let Some(peer) = self.flows[id as usize].peer.or_else(|| self.pair_any(id)) {
                 self.flows[peer as usize].counters.rp_cnp_handled += 1;
@@ -93,13 +103,8 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
-        let silence = o
-            .ts_ns
-            .saturating_sub(self.flows[id as usize].last_req_ts_ns);
-        let peer_acked = self.flows[id as usize]
-            .peer
-            .and_then(|p| self.flows[p as usize].last_ack_psn);
         let f = &mut self.flows[id as usize];
+        let silence = o.ts_ns.saturating_sub(f.last_req_ts_ns);
         let read = op == Operation::ReadRequest;
         if matches!(
             op,
@@ -126,6 +131,13 @@ impl RcAnalysis {
             f.next_psn = o.psn;
         }
         let d = psn_diff(o.psn, f.next_psn);
+        // What the responder had ACKed (the peer flow's state): a resend
+        // only needs it.
+        let peer_acked = match f.peer {
+            Some(p) if d < 0 => self.flows[p as usize].last_ack_psn,
+            _ => None,
+        };
+        let f = &mut self.flows[id as usize];
         let mut goodput = 0u64;
         if d == 0 {
             f.next_psn = psn_add(o.psn, span);

@@ -65,7 +65,9 @@ impl RcAnalysis {
                     r.read_gap = missing_read_psn;
                 }
             }
-            r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
+            if goodput > 0 {
+                r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
+            }
         }
         let q = &mut self.flows[req as usize];
         q.counters.acks += acks;

@@ -1275,3 +1275,51 @@ fn rtt_samples_stay_bounded_and_spread_over_the_whole_flow() {
         "all kept below the bound"
     );
 }
+
+/// What most packets read and write of their flow stays within its first
+/// three cache lines, each flow starting on a line (the layout the
+/// analysis' speed depends on: a field moved to the end shows here).
+#[test]
+fn a_flows_hot_fields_share_its_first_three_cache_lines() {
+    use std::mem::{align_of, offset_of, size_of};
+    assert_eq!(align_of::<Flow>(), 64);
+    let every_packet = [
+        ("packets", offset_of!(Flow, packets), size_of::<u64>()),
+        ("last_ts_ns", offset_of!(Flow, last_ts_ns), size_of::<u64>()),
+        ("wire_bytes", offset_of!(Flow, wire_bytes), size_of::<u64>()),
+        ("cursor", offset_of!(Flow, cursor), size_of::<BinCursor>()),
+        ("requests", offset_of!(Flow, requests), size_of::<u64>()),
+        ("responses", offset_of!(Flow, responses), size_of::<u64>()),
+    ];
+    for (name, at, len) in every_packet {
+        assert!(at + len <= 64, "{name} at {at}: past the first line");
+    }
+    let requests_and_acks = [
+        ("series", offset_of!(Flow, series), size_of::<Series>()),
+        ("peer", offset_of!(Flow, peer), 8),
+        ("started", offset_of!(Flow, started), 1),
+        ("last_req_read", offset_of!(Flow, last_req_read), 1),
+        ("next_psn", offset_of!(Flow, next_psn), 4),
+        ("outstanding", offset_of!(Flow, outstanding), 32),
+        ("last_ack_psn", offset_of!(Flow, last_ack_psn), 8),
+        ("read_resp_next", offset_of!(Flow, read_resp_next), 8),
+        ("read_gap", offset_of!(Flow, read_gap), 8),
+        ("pmtu_bytes", offset_of!(Flow, pmtu_bytes), 4),
+        ("peak_outstanding", offset_of!(Flow, peak_outstanding), 4),
+    ];
+    for (name, at, len) in requests_and_acks {
+        assert!(at + len <= 192, "{name} at {at}: past the third line");
+    }
+    // A requester's fourth line: its last request's time and the ACK
+    // round trips.
+    for (name, at, len) in [
+        ("last_req_ts_ns", offset_of!(Flow, last_req_ts_ns), 8),
+        ("rtt_avg_ns", offset_of!(Flow, rtt_avg_ns), 8),
+        ("rtt_ns", offset_of!(Flow, rtt_ns), size_of::<RttSamples>()),
+    ] {
+        assert!(
+            (192..=256).contains(&(at + len)),
+            "{name} at {at}: not in the fourth line"
+        );
+    }
+}
