@@ -281,6 +281,21 @@ pub enum OpcodeKind {
     Unknown(u8),
 }
 
+impl OpcodeKind {
+    /// The operation, for opcodes the tables define (not CNP or unknown).
+    #[inline]
+    pub fn operation(self) -> Option<Operation> {
+        match self {
+            OpcodeKind::Rc(op)
+            | OpcodeKind::Uc(op)
+            | OpcodeKind::Rd(op)
+            | OpcodeKind::Ud(op)
+            | OpcodeKind::Xrc(op) => Some(op),
+            OpcodeKind::Cnp | OpcodeKind::Unknown(_) => None,
+        }
+    }
+}
+
 /// A BTH opcode byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Opcode(pub u8);
@@ -339,14 +354,7 @@ impl Opcode {
     /// The operation, for opcodes the tables define (not CNP or unknown).
     #[inline]
     pub fn operation(self) -> Option<Operation> {
-        match self.kind() {
-            OpcodeKind::Rc(op)
-            | OpcodeKind::Uc(op)
-            | OpcodeKind::Rd(op)
-            | OpcodeKind::Ud(op)
-            | OpcodeKind::Xrc(op) => Some(op),
-            OpcodeKind::Cnp | OpcodeKind::Unknown(_) => None,
-        }
+        self.kind().operation()
     }
 
     #[inline]

@@ -39,14 +39,7 @@ impl RcAnalysis {
         // The opcode's kind once (a table lookup each time it is asked).
         let kind = o.opcode.kind();
         let cnp = matches!(kind, OpcodeKind::Cnp);
-        let op = match kind {
-            OpcodeKind::Rc(op)
-            | OpcodeKind::Uc(op)
-            | OpcodeKind::Rd(op)
-            | OpcodeKind::Ud(op)
-            | OpcodeKind::Xrc(op) => Some(op),
-            OpcodeKind::Cnp | OpcodeKind::Unknown(_) => None,
-        };
+        let op = kind.operation();
         {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
