@@ -1277,8 +1277,9 @@ fn rtt_samples_stay_bounded_and_spread_over_the_whole_flow() {
 }
 
 /// What most packets read and write of their flow stays within its first
-/// three cache lines, each flow starting on a line (the layout the
-/// analysis' speed depends on: a field moved to the end shows here).
+/// three cache lines, a requester's round trips in the fourth, each flow
+/// starting on a line (the layout the analysis' speed depends on: a field
+/// moved to the end shows here).
 #[test]
 fn a_flows_hot_fields_share_its_first_three_cache_lines() {
     use std::mem::{align_of, offset_of, size_of};
