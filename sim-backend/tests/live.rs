@@ -216,3 +216,79 @@ every_ns = 100_000
     let e = Scenario::from_toml(&bad, "bad.toml").unwrap_err();
     assert_eq!(e.key, "fault[1].every_ns", "{e}");
 }
+
+/// A client that joins a running card starts mid-stream: one QP's READ
+/// responses can come before any of its requests, another QP's requests
+/// first. Wherever the capture starts, every row the analysis calls out of
+/// sequence, duplicate or resent is a packet the simulator resent.
+#[test]
+fn a_capture_joined_anywhere_flags_only_what_the_card_resent() {
+    use std::collections::HashSet;
+
+    use rocescope_decoders::DecodeConfig;
+    use rocescope_replay::TimeBase;
+    use rocescope_replay::store::{Flags, Ingest, IngestFrame, RcAnalyzer, Store};
+
+    let mut sc = builtin("default");
+    sc.duration_ns = 4_000_000;
+    let (mut frames, mut resent) = (Vec::new(), Vec::new());
+    Simulator::new(sc).run(&mut |r| match r {
+        Record::Frame {
+            ts_ns,
+            port,
+            direction,
+            orig_len,
+            data,
+        } => frames.push((ts_ns, port, direction, orig_len, data)),
+        Record::Truth(t) if matches!(t.event, TruthEvent::Retransmit { .. }) => {
+            resent.push((t.ts_ns, t.qpn, t.psn))
+        }
+        _ => {}
+    });
+    // Starts 301 frames apart, 3,000 frames each: about one start in nine
+    // began with a QP's responses and paired them with the wrong requester.
+    const WINDOW: usize = 3_000;
+    let mut starts = 0;
+    for start in (0..frames.len().saturating_sub(WINDOW)).step_by(301) {
+        let window = &frames[start..start + WINDOW];
+        let store = Store::live(TimeBase::Nanoseconds);
+        let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(RcAnalyzer::default()));
+        for (ts_ns, port, dir, origlen, data) in window {
+            let f = IngestFrame {
+                ts_ns: *ts_ns,
+                data,
+                origlen: *origlen,
+                linktype: 1,
+                port: *port,
+                dir: *dir,
+                file_offset: 0,
+            };
+            store.ingest(&mut ingest, &f);
+        }
+        store.finish_live(&mut ingest);
+        let (t0, t1) = (window[0].0, window[WINDOW - 1].0);
+        let truth: HashSet<(u32, u32)> = resent
+            .iter()
+            .filter(|(ts, ..)| (t0..=t1).contains(ts))
+            .map(|&(_, qpn, psn)| (qpn, psn))
+            .collect();
+        let flagged = Flags::OUT_OF_SEQUENCE | Flags::DUPLICATE | Flags::RETRANSMISSION;
+        for i in 0..store.len() {
+            let row = store.row(i).unwrap();
+            if row.flags.0 & flagged.0 == 0 {
+                continue;
+            }
+            let qpn = store.conversation(row.conversation).map(|c| c.key.dest_qp);
+            assert!(
+                qpn.is_some_and(|q| truth.contains(&(q, row.psn))),
+                "joined at frame {start}: row {i} (opcode {}, PSN {}, QP {qpn:?}) is {:?}, \
+                 which the simulator did not resend",
+                row.opcode,
+                row.psn,
+                row.flags
+            );
+        }
+        starts += 1;
+    }
+    assert!(starts > 20, "{starts} starts");
+}

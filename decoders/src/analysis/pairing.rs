@@ -79,13 +79,13 @@ impl RcAnalysis {
                 .any(|s| psn_diff(o.psn, s.psn) >= 0 && psn_diff(o.psn, s.psn) < s.psn_count as i32)
                 || psn_diff(o.psn, f.next_psn) == -1
         };
-        let chosen = match candidates.as_slice() {
-            [one] => Some(*one),
-            many => many
-                .iter()
-                .copied()
-                .find(|c| answers(&self.flows[*c as usize])),
-        }?;
+        // Even a lone candidate must have sent what this answers: a capture
+        // that starts mid-stream can see one QP's responses before their
+        // requests and another QP's requests first.
+        let chosen = candidates
+            .iter()
+            .copied()
+            .find(|c| answers(&self.flows[*c as usize]))?;
         Some(self.join(resp, chosen))
     }
 

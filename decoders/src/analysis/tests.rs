@@ -215,6 +215,63 @@ fn read_span_consumes_psns_and_duplicate_responses_are_flagged() {
     assert_eq!(r.qps[0].next_psn, 205);
 }
 
+/// A READ request on the QP whose responder's QPN is `qp` (its requester's
+/// is `qp - 1`), or one of its responses.
+fn read_on(t: &mut Trace, qp: u32, op: Opcode, psn: u32) -> Class {
+    let request = op == Opcode::RC_READ_REQUEST;
+    let (src, dst, dest_qp) = if request { (A, B, qp) } else { (B, A, qp - 1) };
+    let mut b = PacketBuilder::rocev2_ipv4(src, dst, op, dest_qp, psn);
+    b.ext.reth = Reth {
+        va: 0,
+        rkey: 1,
+        dma_len: 4096 * 4,
+    };
+    b.ext.aeth.syndrome = ACK.to_u8();
+    let payload = if request { vec![] } else { vec![0; 4096] };
+    t.push(b.build(&payload), 300)
+}
+
+#[test]
+fn responses_seen_before_any_request_pair_with_the_qp_they_answer() {
+    // A capture that starts mid-stream: QP 0x12's READ responses come
+    // first, then QP 0x22's request (the one requester that has sent
+    // anything), then QP 0x12's own next requests, in sequence.
+    let mut t = Trace::new();
+    read_on(&mut t, 0x12, Opcode::RC_READ_RESPONSE_MIDDLE, 96);
+    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5000);
+    read_on(&mut t, 0x12, Opcode::RC_READ_RESPONSE_LAST, 97);
+    read_on(&mut t, 0x12, Opcode::RC_READ_REQUEST, 100);
+    for (i, op) in [
+        Opcode::RC_READ_RESPONSE_FIRST,
+        Opcode::RC_READ_RESPONSE_MIDDLE,
+        Opcode::RC_READ_RESPONSE_MIDDLE,
+        Opcode::RC_READ_RESPONSE_LAST,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        read_on(&mut t, 0x22, op, 5000 + i as u32);
+        read_on(&mut t, 0x12, op, 100 + i as u32);
+    }
+    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5004);
+    read_on(&mut t, 0x12, Opcode::RC_READ_REQUEST, 104);
+    assert!(
+        t.classes.iter().all(|c| *c == Class::default()),
+        "{:?}",
+        t.classes
+    );
+    let r = t.an.report();
+    let qp = |dest_qp: u32| r.qps.iter().find(|q| q.dest_qp == dest_qp).unwrap();
+    assert_eq!(
+        (qp(0x12).next_psn, qp(0x12).requester_qp),
+        (108, Some(0x11))
+    );
+    assert_eq!(
+        (qp(0x22).next_psn, qp(0x22).requester_qp),
+        (5008, Some(0x21))
+    );
+}
+
 #[test]
 fn a_missing_read_response_is_an_implied_nak() {
     let mut t = Trace::new();
