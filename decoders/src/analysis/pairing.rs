@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// How far behind a requester's next PSN a response may be and still
+/// answer it when the capture did not see the request: more PSNs than a
+/// 100 Gb/s link keeps in flight at 4 KiB a packet.
+const NEAR_PSNS: i32 = 4096;
+
 impl RcAnalysis {
     pub(super) fn flow_id(&mut self, o: &Observation) -> u32 {
         let key = FlowKey {
@@ -79,13 +84,18 @@ impl RcAnalysis {
                 .any(|s| psn_diff(o.psn, s.psn) >= 0 && psn_diff(o.psn, s.psn) < s.psn_count as i32)
                 || psn_diff(o.psn, f.next_psn) == -1
         };
-        // Even a lone candidate must have sent what this answers: a capture
-        // that starts mid-stream can see one QP's responses before their
-        // requests and another QP's requests first.
+        // What the capture did not see sent: a response to a request from
+        // before the capture began is just behind the requester's next PSN.
+        // QPs start their PSNs at random in 2^24, so another QP's requests
+        // are not that close; a capture joined mid-stream can see one QP's
+        // responses before its requests and only another QP's requests.
+        let near = |f: &Flow| (1..=NEAR_PSNS).contains(&psn_diff(f.next_psn, o.psn));
+        let flow = |c: &u32| &self.flows[*c as usize];
         let chosen = candidates
             .iter()
-            .copied()
-            .find(|c| answers(&self.flows[*c as usize]))?;
+            .find(|c| answers(flow(c)))
+            .or_else(|| candidates.iter().find(|c| near(flow(c))))
+            .copied()?;
         Some(self.join(resp, chosen))
     }
 

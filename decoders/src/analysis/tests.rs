@@ -238,7 +238,7 @@ fn responses_seen_before_any_request_pair_with_the_qp_they_answer() {
     // anything), then QP 0x12's own next requests, in sequence.
     let mut t = Trace::new();
     read_on(&mut t, 0x12, Opcode::RC_READ_RESPONSE_MIDDLE, 96);
-    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5000);
+    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5_000_000);
     read_on(&mut t, 0x12, Opcode::RC_READ_RESPONSE_LAST, 97);
     read_on(&mut t, 0x12, Opcode::RC_READ_REQUEST, 100);
     for (i, op) in [
@@ -250,10 +250,10 @@ fn responses_seen_before_any_request_pair_with_the_qp_they_answer() {
     .into_iter()
     .enumerate()
     {
-        read_on(&mut t, 0x22, op, 5000 + i as u32);
+        read_on(&mut t, 0x22, op, 5_000_000 + i as u32);
         read_on(&mut t, 0x12, op, 100 + i as u32);
     }
-    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5004);
+    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5_000_004);
     read_on(&mut t, 0x12, Opcode::RC_READ_REQUEST, 104);
     assert!(
         t.classes.iter().all(|c| *c == Class::default()),
@@ -268,8 +268,21 @@ fn responses_seen_before_any_request_pair_with_the_qp_they_answer() {
     );
     assert_eq!(
         (qp(0x22).next_psn, qp(0x22).requester_qp),
-        (5008, Some(0x21))
+        (5_000_008, Some(0x21))
     );
+}
+
+#[test]
+fn an_ack_of_what_was_sent_before_the_capture_pairs_with_its_requester() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 100, 0);
+    // ACKs through PSNs sent before the capture began.
+    assert_eq!(t.ack(98, 100), Class::default());
+    t.req(Opcode::RC_WRITE_MIDDLE, 101, 100);
+    t.ack(99, 100);
+    let r = t.an.report();
+    assert_eq!(r.qps.len(), 1, "one conversation: {:?}", r.qps);
+    assert_eq!((r.qps[0].responses, r.qps[0].requester_qp), (2, Some(0x11)));
 }
 
 #[test]
