@@ -99,7 +99,9 @@ fn a_simulated_card_serves_one_client_after_another_until_stopped() {
         assert!(!agent.is_finished(), "round {round}: the agent ended");
         // The second client starts mid-stream (mid-message, PSNs far from
         // the first): the analysis takes its first packets as they come,
-        // not as a storm of gaps and resends.
+        // not as a storm of gaps and resends. (What it flags is only what
+        // the card resent, from any start: the simulator's test
+        // `a_capture_joined_anywhere_flags_only_what_the_card_resent`.)
         let odd = (0..store.len())
             .filter(|&i| {
                 let f = store.row(i).unwrap().flags;
