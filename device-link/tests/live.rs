@@ -116,7 +116,7 @@ fn a_simulated_card_serves_one_client_after_another_until_stopped() {
         let flagged = Flags::OUT_OF_SEQUENCE | Flags::DUPLICATE | Flags::RETRANSMISSION;
         let unexplained: Vec<_> = (0..store.len())
             .map(|i| store.row(i).unwrap())
-            .filter(|r| r.flags.0 & flagged.0 != 0)
+            .filter(|r| r.flags.intersects(flagged))
             .filter(|r| {
                 let qpn = store.conversation(r.conversation).map(|c| c.key.dest_qp);
                 !qpn.is_some_and(|q| resent.contains(&(q, r.psn)))

@@ -275,7 +275,7 @@ fn a_capture_joined_anywhere_flags_only_what_the_card_resent() {
         let flagged = Flags::OUT_OF_SEQUENCE | Flags::DUPLICATE | Flags::RETRANSMISSION;
         for i in 0..store.len() {
             let row = store.row(i).unwrap();
-            if row.flags.0 & flagged.0 == 0 {
+            if !row.flags.intersects(flagged) {
                 continue;
             }
             let qpn = store.conversation(row.conversation).map(|c| c.key.dest_qp);

@@ -39,9 +39,15 @@ impl Flags {
     /// The link type is not one rocescope decodes.
     pub const UNDECODED: Flags = Flags(1 << 15);
 
+    /// Every flag of `f` is set.
     #[inline]
     pub fn contains(self, f: Flags) -> bool {
         self.0 & f.0 == f.0
+    }
+    /// Any flag of `f` is set.
+    #[inline]
+    pub fn intersects(self, f: Flags) -> bool {
+        self.0 & f.0 != 0
     }
     #[inline]
     pub fn set(&mut self, f: Flags, on: bool) {
@@ -133,5 +139,20 @@ impl Default for Row {
             port: 0,
             dir: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contains_asks_for_all_and_intersects_for_any() {
+        let f = Flags::ROCE | Flags::NAK;
+        assert!(f.contains(Flags::ROCE));
+        assert!(!f.contains(Flags::ROCE | Flags::CNP));
+        assert!(f.intersects(Flags::ROCE | Flags::CNP));
+        assert!(!f.intersects(Flags::CNP | Flags::ECN_CE));
+        assert!(!f.intersects(Flags::default()));
     }
 }

@@ -492,13 +492,13 @@ impl Model {
             }
             Command::StepEvent => {
                 let h = self.horizon();
-                let events = Flags::RETRANSMISSION.0
-                    | Flags::NAK.0
-                    | Flags::CNP.0
-                    | Flags::OUT_OF_SEQUENCE.0
-                    | Flags::CAPTURE_LOSS.0
-                    | Flags::ICRC_BAD.0;
-                if let Some(i) = self.find_row(h, |r| r.flags.0 & events != 0) {
+                let events = Flags::RETRANSMISSION
+                    | Flags::NAK
+                    | Flags::CNP
+                    | Flags::OUT_OF_SEQUENCE
+                    | Flags::CAPTURE_LOSS
+                    | Flags::ICRC_BAD;
+                if let Some(i) = self.find_row(h, |r| r.flags.intersects(events)) {
                     if let Some(r) = self.store.row(i) {
                         self.clock.step_to(r.ts_ns);
                     }
