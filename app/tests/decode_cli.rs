@@ -141,10 +141,10 @@ fn info_summarises_through_the_store() {
     assert_eq!(v["time_base"], "ns");
     assert_eq!(v["span_ns"], 21_400);
     assert!(v["indexing_rate_pps"].as_f64().unwrap() > 0.0);
-    // The index a packet holds (32-byte rows), not a 15-row capture's
+    // The index a packet holds (24-byte rows), not a 15-row capture's
     // reserved room divided among 15 packets.
-    assert_eq!(v["index_bytes_per_packet"], 32.0);
-    assert!(v["index_bytes_allocated"].as_u64().unwrap() >= 15 * 32);
+    assert_eq!(v["index_bytes_per_packet"], 24.0);
+    assert!(v["index_bytes_allocated"].as_u64().unwrap() >= 15 * 24);
 
     let text = rocescope(&["info", sample().to_str().unwrap()]);
     let text = String::from_utf8(text.stdout).unwrap();

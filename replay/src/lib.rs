@@ -3,7 +3,7 @@
 //! [`capture`] reads classic pcap, pcapng and (through [`sniffer`]) the
 //! BALBOA card's own text and raw slot dumps, recognised by content, frame
 //! by frame without copying packet bytes; it never panics on bad input and
-//! reports cut files as warnings. [`store`] indexes any of them into 32-byte
+//! reports cut files as warnings. [`store`] indexes any of them into 24-byte
 //! rows on a background thread, and [`clock`] replays a store like a live
 //! feed. [`wave`] reads VCD and FST waveforms as captures: the Ethernet
 //! frames on their AXI4-Stream interfaces.

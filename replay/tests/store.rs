@@ -468,8 +468,8 @@ fn a_capture_of_several_chunks_keeps_every_row_and_no_spare() {
             assert!(r.flags.contains(Flags::ROCE | Flags::CUT), "row {i}");
         }
         assert_eq!(store.stats().truncated, n);
-        // Four chunks of 65,536 rows of 32 bytes: the last holds 5 rows.
-        assert_eq!(store.index_bytes(), 4 * CHUNK_ROWS * 32);
+        // Four chunks of 65,536 rows of 24 bytes: the last holds 5 rows.
+        assert_eq!(store.index_bytes(), 4 * CHUNK_ROWS * 24);
     }
     let _ = std::fs::remove_file(&path);
 }

@@ -1,4 +1,5 @@
-//! The columnar, chunked row storage: 32 bytes per packet, no reallocation.
+//! The columnar, chunked row storage: 24 bytes per packet (32 in a chunk
+//! whose times or offsets do not fit 32-bit steps), no reallocation.
 //!
 //! Columns grow in fixed chunks so that appending never copies what is
 //! already stored (a doubling `Vec` would briefly hold twice the index) and
@@ -9,11 +10,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use super::row::{Flags, NO_CONVERSATION, Row};
-use super::slab::{Cols, ROW_BYTES, Slab};
+use super::slab::{Col64, Col64Mut, Cols, Layout, STEP_ROW_BYTES, Slab};
 use super::spill::Spill;
 use crate::record::Direction;
 
-/// Rows per chunk: 2 MiB of index.
+/// Rows per chunk: 1.5 MiB of index (2 MiB wide).
 pub(crate) const CHUNK_ROWS: usize = 1 << 16;
 
 /// Lengths at or above this are kept in a side table.
@@ -65,8 +66,8 @@ impl Chunk {
         let c = self.slab.cols();
         let n = self.len;
         Cols {
-            ts_ns: head(c.ts_ns, n),
-            file_offset: head(c.file_offset, n),
+            ts_ns: c.ts_ns.range(0, n.min(c.ts_ns.len())),
+            file_offset: c.file_offset.range(0, n.min(c.file_offset.len())),
             lens: head(c.lens, n),
             conversation: head(c.conversation, n),
             psn_opcode: head(c.psn_opcode, n),
@@ -79,21 +80,32 @@ impl Chunk {
         if rows <= self.slab.cap() {
             return;
         }
-        let mut bigger = Slab::new(rows);
-        let (from, to, n) = (self.slab.cols(), bigger.cols_mut(), self.len);
-        to.ts_ns[..n].copy_from_slice(&from.ts_ns[..n]);
-        to.file_offset[..n].copy_from_slice(&from.file_offset[..n]);
-        to.lens[..n].copy_from_slice(&from.lens[..n]);
-        to.conversation[..n].copy_from_slice(&from.conversation[..n]);
-        to.psn_opcode[..n].copy_from_slice(&from.psn_opcode[..n]);
-        to.meta[..n].copy_from_slice(&from.meta[..n]);
+        let mut bigger = Slab::with_layout(rows, self.slab.layout());
+        self.slab.copy_into(&mut bigger, self.len);
         self.slab = bigger;
+    }
+
+    /// Makes room for the rows `rows` in the chunk's layout: bases the steps
+    /// of an empty chunk on its first row, and widens the chunk when one of
+    /// them does not fit as steps.
+    fn take_layout<'r>(&mut self, rows: impl Iterator<Item = &'r Row> + Clone) {
+        if self.len == 0
+            && let Some(first) = rows.clone().next()
+        {
+            self.slab
+                .set_layout(Layout::steps_from(first.ts_ns, first.file_offset));
+        }
+        let layout = self.slab.layout();
+        if !rows.fold(true, |all, r| all & layout.fits(r.ts_ns, r.file_offset)) {
+            self.slab = self.slab.widened(self.len, self.slab.cap());
+        }
     }
 }
 
 /// A full chunk written to disk: its columns one after the other.
 struct ColdChunk {
     len: usize,
+    layout: Layout,
     first_ts_ns: u64,
     max_ts_ns: u64,
     file: File,
@@ -104,6 +116,8 @@ struct ColdChunk {
 /// placeholders with the chunk's first time.
 struct GoneChunk {
     len: usize,
+    /// Bytes a row took.
+    row_bytes: usize,
     first_ts_ns: u64,
     max_ts_ns: u64,
 }
@@ -125,9 +139,18 @@ impl Slot {
 
     fn first_ts_ns(&self) -> u64 {
         match self {
-            Slot::Hot(c) => c.cols().ts_ns.first().copied().unwrap_or(0),
+            Slot::Hot(c) => c.cols().ts_ns.get(0).unwrap_or(0),
             Slot::Cold(c) => c.first_ts_ns,
             Slot::Gone(c) => c.first_ts_ns,
+        }
+    }
+
+    /// Bytes a row takes in memory or on disk.
+    fn row_bytes(&self) -> usize {
+        match self {
+            Slot::Hot(c) => c.slab.layout().row_bytes(),
+            Slot::Cold(c) => c.layout.row_bytes(),
+            Slot::Gone(c) => c.row_bytes,
         }
     }
 
@@ -253,18 +276,24 @@ impl Columns {
     pub(crate) fn bound(&mut self) -> Option<u64> {
         let spill = self.spill.clone()?;
         // The cache of chunks read back counts against the share too.
-        let share_chunks =
-            (spill.cfg.index_memory_bytes() / (CHUNK_ROWS * ROW_BYTES) as u64) as usize;
-        let budget_chunks = share_chunks.saturating_sub(COLD_CACHE_CHUNKS).max(1);
-        let hot: Vec<usize> = self
-            .chunks
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| matches!(c, Slot::Hot(_)))
-            .map(|(i, _)| i)
-            .collect();
-        // The newest chunk is being filled and always stays.
-        for &ci in hot.iter().take(hot.len().saturating_sub(budget_chunks)) {
+        let budget_bytes = spill
+            .cfg
+            .index_memory_bytes()
+            .saturating_sub((COLD_CACHE_CHUNKS * CHUNK_ROWS * STEP_ROW_BYTES) as u64);
+        // The newest hot chunks that fit the budget stay, and the newest
+        // one, being filled, always; the older ones go to disk.
+        let mut kept_bytes = 0u64;
+        let mut hot: Vec<usize> = Vec::new();
+        for (ci, c) in self.chunks.iter().enumerate().rev() {
+            if let Slot::Hot(c) = c {
+                kept_bytes += c.heap_bytes();
+                if kept_bytes > budget_bytes && ci + 1 != self.chunks.len() {
+                    hot.push(ci);
+                }
+            }
+        }
+        hot.reverse();
+        for &ci in &hot {
             if ci + 1 == self.chunks.len() || spill.failed() {
                 break;
             }
@@ -276,7 +305,8 @@ impl Columns {
             };
             let cold = ColdChunk {
                 len: c.len(),
-                first_ts_ns: c.cols().ts_ns.first().copied().unwrap_or(0),
+                layout: c.slab.layout(),
+                first_ts_ns: c.cols().ts_ns.get(0).unwrap_or(0),
                 max_ts_ns: c.max_ts_ns,
                 file,
                 path,
@@ -293,7 +323,8 @@ impl Columns {
                 break;
             };
             let len = c.len;
-            let size = (len * ROW_BYTES) as u64;
+            let row_bytes = c.layout.row_bytes();
+            let size = (len * row_bytes) as u64;
             spill.delete_segment(&c.path, size);
             spill
                 .rows_on_disk
@@ -303,6 +334,7 @@ impl Columns {
                 .fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
             let gone = GoneChunk {
                 len,
+                row_bytes,
                 first_ts_ns: c.first_ts_ns,
                 max_ts_ns: c.max_ts_ns,
             };
@@ -357,6 +389,7 @@ impl Columns {
             if want > c.slab.cap() {
                 c.reserve_to(want.next_power_of_two().min(CHUNK_ROWS));
             }
+            c.take_layout(part.clone());
             let at = c.len();
             let cols = c.slab.cols_mut();
             fn fill<T>(col: &mut [T], at: usize, k: usize, values: impl Iterator<Item = T>) {
@@ -365,8 +398,9 @@ impl Columns {
                     *slot = v;
                 }
             }
-            fill(cols.ts_ns, at, k, part.clone().map(|r| r.ts_ns));
-            fill(cols.file_offset, at, k, part.clone().map(|r| r.file_offset));
+            cols.ts_ns.fill(at, part.clone().map(|r| r.ts_ns));
+            cols.file_offset
+                .fill(at, part.clone().map(|r| r.file_offset));
             fill(
                 cols.lens,
                 at,
@@ -442,8 +476,8 @@ impl Columns {
             (lens & 0xFFFF, lens >> 16)
         };
         Some(row(
-            chunk.ts_ns[i],
-            chunk.file_offset[i],
+            chunk.ts_ns.get(i)?,
+            chunk.file_offset.get(i)?,
             (caplen, origlen),
             chunk.conversation[i],
             chunk.psn_opcode[i],
@@ -483,14 +517,16 @@ impl Columns {
             fn part<T>(v: &[T], lo: usize, hi: usize) -> &[T] {
                 v.get(lo..hi).unwrap_or(&[])
             }
-            let rows = part(chunk.ts_ns, lo, hi)
+            let rows = chunk
+                .ts_ns
+                .range(lo, hi)
                 .iter()
-                .zip(part(chunk.file_offset, lo, hi))
+                .zip(chunk.file_offset.range(lo, hi).iter())
                 .zip(part(chunk.lens, lo, hi))
                 .zip(part(chunk.conversation, lo, hi))
                 .zip(part(chunk.psn_opcode, lo, hi))
                 .zip(part(chunk.meta, lo, hi));
-            for (k, (((((&ts_ns, &file_offset), &lens), &conversation), &po), &meta)) in
+            for (k, (((((ts_ns, file_offset), &lens), &conversation), &po), &meta)) in
                 rows.enumerate()
             {
                 let (caplen, origlen) = if lens & 0xFFFF == LEN_ESCAPE {
@@ -537,7 +573,7 @@ impl Columns {
             // A late verdict on a row already on disk: patch its meta word
             // in the segment and forget the cached copy.
             Some(Slot::Cold(c)) if i < c.len => {
-                let at = (c.len * (ROW_BYTES - 4) + i * 4) as u64;
+                let at = (c.len * (c.layout.row_bytes() - 4) + i * 4) as u64;
                 let mut word = [0u8; 4];
                 if super::read_exact_at(&c.file, &mut word, at).is_ok() {
                     let m = patch(u32::from_le_bytes(word)).to_le_bytes();
@@ -580,9 +616,9 @@ impl Columns {
         };
         let ts = chunk.get().cols().ts_ns;
         let i = if self.sorted {
-            ts.partition_point(|t| *t < ts_ns)
+            ts.partition_point(|t| t < ts_ns)
         } else {
-            ts.iter().position(|t| *t >= ts_ns).unwrap_or(ts.len())
+            ts.iter().position(|t| t >= ts_ns).unwrap_or(ts.len())
         };
         base + i as u64
     }
@@ -590,7 +626,12 @@ impl Columns {
     /// Bytes the index's rows take (in memory or on disk), without the
     /// room reserved for growth.
     pub(crate) fn held_bytes(&self) -> u64 {
-        self.len() * ROW_BYTES as u64 + self.big_lens.len() as u64 * 32
+        let rows: u64 = self
+            .chunks
+            .iter()
+            .map(|c| (c.len() * c.row_bytes()) as u64)
+            .sum();
+        rows + self.big_lens.len() as u64 * 32
     }
 
     /// Bytes the index has allocated in memory (rows and the room reserved
@@ -627,11 +668,21 @@ impl ChunkRef<'_> {
     }
 }
 
-/// A chunk's columns as they go to disk: each column whole, little-endian.
+/// A chunk's columns as they go to disk: each column whole, little-endian
+/// (the time and the offset as steps in a stepped chunk).
 fn write_chunk(c: &Chunk, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     let c = c.cols();
-    for v in c.ts_ns.iter().chain(c.file_offset) {
-        w.write_all(&v.to_le_bytes())?;
+    match (c.ts_ns, c.file_offset) {
+        (Col64::Steps(_, ts), Col64::Steps(_, off)) => {
+            for v in ts.iter().chain(off) {
+                w.write_all(&v.to_le_bytes())?;
+            }
+        }
+        (ts, off) => {
+            for v in ts.iter().chain(off.iter()) {
+                w.write_all(&v.to_le_bytes())?;
+            }
+        }
     }
     for col in [c.lens, c.conversation, c.psn_opcode, c.meta] {
         for v in col {
@@ -642,29 +693,43 @@ fn write_chunk(c: &Chunk, w: &mut dyn std::io::Write) -> std::io::Result<()> {
 }
 
 fn load_chunk(c: &ColdChunk) -> std::io::Result<Chunk> {
-    let mut buf = vec![0u8; c.len * ROW_BYTES];
-    super::read_exact_at(&c.file, &mut buf, 0)?;
     let n = c.len;
-    let mut chunk = Chunk::new(n);
+    let mut buf = vec![0u8; n * c.layout.row_bytes()];
+    super::read_exact_at(&c.file, &mut buf, 0)?;
+    let mut chunk = Chunk::from_slab(Slab::with_layout(n, c.layout));
     chunk.len = n;
     chunk.max_ts_ns = c.max_ts_ns;
-    let cols = chunk.slab.cols_mut();
-    let u64s = |to: &mut [u64], from: usize| {
-        for (v, b) in to.iter_mut().zip(buf[from..from + n * 8].chunks_exact(8)) {
-            *v = u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-        }
-    };
-    u64s(cols.ts_ns, 0);
-    u64s(cols.file_offset, n * 8);
     let u32s = |to: &mut [u32], from: usize| {
         for (v, b) in to.iter_mut().zip(buf[from..from + n * 4].chunks_exact(4)) {
             *v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         }
     };
-    u32s(cols.lens, n * 16);
-    u32s(cols.conversation, n * 20);
-    u32s(cols.psn_opcode, n * 24);
-    u32s(cols.meta, n * 28);
+    let cols = chunk.slab.cols_mut();
+    // Where the four 32-bit columns start.
+    let narrow = match (cols.ts_ns, cols.file_offset) {
+        (Col64Mut::Steps(_, ts), Col64Mut::Steps(_, off)) => {
+            u32s(ts, 0);
+            u32s(off, n * 4);
+            n * 8
+        }
+        (ts, off) => {
+            let u64s = |to: Col64Mut<'_>, from: usize| {
+                to.fill(
+                    0,
+                    buf[from..from + n * 8].chunks_exact(8).map(|b| {
+                        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+                    }),
+                );
+            };
+            u64s(ts, 0);
+            u64s(off, n * 8);
+            n * 16
+        }
+    };
+    u32s(cols.lens, narrow);
+    u32s(cols.conversation, narrow + n * 4);
+    u32s(cols.psn_opcode, narrow + n * 8);
+    u32s(cols.meta, narrow + n * 12);
     Ok(chunk)
 }
 
@@ -747,15 +812,18 @@ mod tests {
         c.give_spare(Slab::new(CHUNK_ROWS / 2));
         assert!(c.wants_spare());
         let spare = Slab::new(CHUNK_ROWS);
-        let at = spare.cols().ts_ns.as_ptr();
+        let at = spare.cols().meta.as_ptr();
         c.give_spare(spare);
         assert!(!c.wants_spare(), "one spare at a time");
-        assert_eq!(c.heap_bytes(), before + (CHUNK_ROWS * ROW_BYTES) as u64);
+        assert_eq!(
+            c.heap_bytes(),
+            before + (CHUNK_ROWS * STEP_ROW_BYTES) as u64
+        );
         c.extend(rows[40_000..].iter());
         let Some(Slot::Hot(second)) = c.chunks.get(1) else {
             panic!("no second chunk")
         };
-        assert_eq!(second.slab.cols().ts_ns.as_ptr(), at, "the spare's memory");
+        assert_eq!(second.slab.cols().meta.as_ptr(), at, "the spare's memory");
         assert!(c.wants_spare(), "the spare was taken");
         for (i, r) in rows.iter().enumerate() {
             assert_eq!(c.get(i as u64).as_ref(), Some(r), "row {i}");
@@ -767,7 +835,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_round_trip_through_32_bytes() {
+    fn rows_round_trip_through_24_bytes() {
         let mut c = Columns::new();
         let mut rows = Vec::new();
         for i in 0..(CHUNK_ROWS as u64 * 2 + 10) {
@@ -811,7 +879,7 @@ mod tests {
         assert_eq!(c.seek(1_000 + 7 * 100 + 1), 101);
         assert_eq!(c.seek(0), 0);
         assert_eq!(c.seek(u64::MAX), rows.len() as u64);
-        let rows_bytes = 3 * CHUNK_ROWS as u64 * 32;
+        let rows_bytes = 3 * CHUNK_ROWS as u64 * 24;
         assert_eq!(c.heap_bytes(), rows_bytes + c.big_lens.len() as u64 * 32);
     }
 
@@ -862,5 +930,144 @@ mod tests {
         assert_eq!(c.seek(25), 1);
         assert_eq!(c.seek(36), 3);
         assert_eq!(c.seek(41), 5);
+    }
+
+    /// Every row read back as written, by row, by range and by time,
+    /// whichever layout its chunk took.
+    fn assert_reads_back(c: &Columns, rows: &[Row]) {
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(c.get(i as u64).as_ref(), Some(r), "row {i}");
+        }
+        let mut got = Vec::new();
+        c.extend_rows(0..rows.len() as u64, &mut got);
+        assert_eq!(got, rows);
+        if c.sorted {
+            for (i, r) in rows.iter().enumerate().step_by(997) {
+                let first = rows.partition_point(|x| x.ts_ns < r.ts_ns);
+                assert_eq!(c.seek(r.ts_ns), first as u64, "seek to row {i}");
+            }
+        }
+    }
+
+    /// A chunk whose rows do not all fit 32-bit steps (a time more than
+    /// four seconds on, an offset 4 GiB on, a time before the chunk's
+    /// first) turns wide, 32 bytes a row, and keeps every row; the next
+    /// chunk starts stepped again.
+    #[test]
+    fn a_chunk_turns_wide_when_a_step_does_not_fit() {
+        let n = CHUNK_ROWS as u64 * 4;
+        let rows: Vec<Row> = (0..n)
+            .map(|i| {
+                let chunk = i / CHUNK_ROWS as u64;
+                let k = i % CHUNK_ROWS as u64;
+                let mut r = row(i);
+                r.ts_ns = (1 << 40) + i * 1_000;
+                // A long pause in the middle of the second chunk.
+                if chunk > 1 || (chunk == 1 && k >= 30_000) {
+                    r.ts_ns += 5_000_000_000;
+                }
+                // A frame 4 GiB into a file, in the third.
+                if chunk == 2 && k == 40_000 {
+                    r.file_offset += 1 << 32;
+                }
+                r
+            })
+            .collect();
+        for batch in [1usize, 128, 5_000] {
+            let mut c = Columns::new();
+            for part in rows.chunks(batch) {
+                c.extend(part.iter());
+            }
+            assert!(c.sorted);
+            assert_reads_back(&c, &rows);
+            let layouts: Vec<Layout> = c
+                .chunks
+                .iter()
+                .map(|s| match s {
+                    Slot::Hot(h) => h.slab.layout(),
+                    _ => panic!("all in memory"),
+                })
+                .collect();
+            assert!(matches!(layouts[0], Layout::Steps { .. }), "{layouts:?}");
+            assert_eq!(layouts[1..3], [Layout::Wide, Layout::Wide], "{batch}");
+            assert!(matches!(layouts[3], Layout::Steps { .. }), "{layouts:?}");
+            let held = CHUNK_ROWS as u64 * (2 * 24 + 2 * 32);
+            assert_eq!(c.held_bytes(), held + c.big_lens.len() as u64 * 32);
+        }
+        // Out of order by more than the slack before the first time.
+        let mut c = Columns::new();
+        let back: Vec<Row> = [10_000_000_000u64, 9_000_000_000, 11_000_000_000]
+            .iter()
+            .map(|&ts_ns| Row {
+                ts_ns,
+                ..Row::default()
+            })
+            .collect();
+        c.extend(back.iter());
+        assert!(!c.sorted);
+        assert_reads_back(&c, &back);
+        assert_eq!(c.seek(9_500_000_000), 0, "file order on unsorted rows");
+    }
+
+    /// Chunks of both layouts go to disk past the memory share, read back
+    /// the same, and take late flags there.
+    #[test]
+    fn stepped_and_wide_chunks_spill_and_read_back() {
+        let dir =
+            std::env::temp_dir().join(format!("rocescope-columns-spill-{}", std::process::id()));
+        let spill = Spill::new(super::super::spill::SpillConfig {
+            dir: dir.clone(),
+            // An index share of about two chunks.
+            max_memory_bytes: 16 << 20,
+            max_disk_bytes: None,
+            remove_on_drop: true,
+        })
+        .unwrap();
+        let mut c = Columns::bounded(spill);
+        let n = CHUNK_ROWS as u64 * 6 + 3;
+        let mut rows: Vec<Row> = (0..n)
+            .map(|i| {
+                let mut r = row(i);
+                r.ts_ns = 1_000 + i * 1_000;
+                // Chunks 1 and 4 wide: a frame 4 GiB on in each.
+                if i == CHUNK_ROWS as u64 + 9 || i == 4 * CHUNK_ROWS as u64 + 9 {
+                    r.file_offset += 1 << 32;
+                }
+                r.flags = Flags::ROCE;
+                r
+            })
+            .collect();
+        for part in rows.chunks(4_096) {
+            c.extend(part.iter());
+            c.bound();
+        }
+        let cold = c
+            .chunks
+            .iter()
+            .filter(|s| matches!(s, Slot::Cold(_)))
+            .count();
+        assert!(cold >= 3, "{cold} chunks on disk");
+        assert!(matches!(
+            c.chunks[1],
+            Slot::Cold(ColdChunk {
+                layout: Layout::Wide,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.chunks[0],
+            Slot::Cold(ColdChunk {
+                layout: Layout::Steps { .. },
+                ..
+            })
+        ));
+        assert_reads_back(&c, &rows);
+        for i in [5u64, CHUNK_ROWS as u64 + 70, n - 1] {
+            c.update_flags(i, Flags::RETRANSMISSION, Flags::ROCE);
+            rows[i as usize].flags = Flags::RETRANSMISSION;
+        }
+        assert_reads_back(&c, &rows);
+        drop(c);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,6 +1,6 @@
 //! The indexed capture store every view reads.
 //!
-//! Each frame is decoded once at ingest into a 32-byte row (time, file
+//! Each frame is decoded once at ingest into a 24-byte row (time, file
 //! offset, lengths, direction, conversation, opcode, PSN, flags); the packet
 //! bytes stay in the capture file and are read back by offset when a view
 //! needs them. The store grows while a source appends (a file being indexed
@@ -586,8 +586,8 @@ impl Store {
         self.read().cols.heap_bytes()
     }
 
-    /// Bytes the index's rows take, 32 a row, without reserved room: what a
-    /// capture costs per packet, whatever its size.
+    /// Bytes the index's rows take, 24 a row (32 in a wide chunk), without
+    /// reserved room: what a capture costs per packet, whatever its size.
     pub fn index_bytes_held(&self) -> u64 {
         self.read().cols.held_bytes()
     }

@@ -101,8 +101,8 @@ impl fmt::Debug for Flags {
 /// Conversation id of frames that belong to none (not RoCE, or undecoded).
 pub const NO_CONVERSATION: u32 = u32::MAX;
 
-/// One indexed packet, as queries return it. The store keeps it in 32 bytes
-/// of columns; this struct is the unpacked view.
+/// One indexed packet, as queries return it. The store keeps it in 24 bytes
+/// of columns (32 in a chunk whose times or offsets do not fit 32-bit steps); this struct is the unpacked view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row {
     /// Capture time in ns since the epoch, or the ordinal index (see

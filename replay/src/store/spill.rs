@@ -39,7 +39,7 @@ pub struct SpillConfig {
 
 impl SpillConfig {
     /// Memory for hot index chunks: a third of what the records leave (a
-    /// header-only frame is 32 bytes of row and about 64 of bytes).
+    /// header-only frame is 24 bytes of row and about 64 of bytes).
     pub(crate) fn index_memory_bytes(&self) -> u64 {
         (self.max_memory_bytes - self.records_memory_bytes()) / 3
     }
