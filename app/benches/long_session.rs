@@ -63,6 +63,15 @@ fn main() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start the client: {e}"));
+    // Its summary read as it comes: a long session's findings outgrow the
+    // pipe's buffer, and a client blocked writing them would never exit.
+    let summary = client.stdout.take().map(|mut o| {
+        std::thread::spawn(move || {
+            let mut out = String::new();
+            let _ = o.read_to_string(&mut out);
+            out
+        })
+    });
     // The client's RSS over time, sampled every second.
     let pid = client.id();
     let mut rss_mib = Vec::new();
@@ -78,12 +87,12 @@ fn main() {
         }
     }
     let wall_s = start.elapsed().as_secs_f64();
-    let mut out = String::new();
-    if let Some(mut o) = client.stdout.take() {
-        let _ = o.read_to_string(&mut out);
-    }
+    let out = summary.and_then(|t| t.join().ok()).unwrap_or_default();
     let _ = agent.kill();
     let _ = agent.wait();
+    // The segments are the bench's, not a recording to keep (tens of GB a
+    // minute at line rate).
+    let _ = std::fs::remove_dir_all(&session);
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| {
         eprintln!("long_session: the client printed no summary ({e}): {out:?}");
         std::process::exit(1)
