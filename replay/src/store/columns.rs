@@ -9,22 +9,17 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::row::{Flags, NO_CONVERSATION, Row};
-use super::slab::{Col64, Col64Mut, Cols, Layout, STEP_ROW_BYTES, Slab};
+use super::row::{Flags, LEN_ESCAPE, NO_CONVERSATION, Row};
+use super::slab::{Cols, Layout, STEP_ROW_BYTES, Slab};
 use super::spill::Spill;
-use crate::record::Direction;
 
 /// Rows per chunk: 1.5 MiB of index (2 MiB wide).
 pub(crate) const CHUNK_ROWS: usize = 1 << 16;
 
-/// Lengths at or above this are kept in a side table.
-const LEN_ESCAPE: u32 = 0xFFFF;
-
 struct Chunk {
-    /// caplen and origlen are packed as low 16 | high 16 bits in `lens`,
-    /// `LEN_ESCAPE` = see the side table; psn (low 24) | opcode (high 8)
-    /// in `psn_opcode`; flags (low 16) | port (bits 16..24) | dir (bits
-    /// 24..26: 0 none, 1 rx, 2 tx) in `meta`.
+    /// The rows' columns: the time and the file offset (see `Layout`), and
+    /// the packed words of `Row::packed_lens`, `packed_psn_opcode` and
+    /// `packed_meta`.
     slab: Slab,
     len: usize,
     /// Largest timestamp in the chunk, for time searches on unsorted captures.
@@ -401,18 +396,7 @@ impl Columns {
             cols.ts_ns.fill(at, part.clone().map(|r| r.ts_ns));
             cols.file_offset
                 .fill(at, part.clone().map(|r| r.file_offset));
-            fill(
-                cols.lens,
-                at,
-                k,
-                part.clone().map(|r| {
-                    if r.caplen >= LEN_ESCAPE || r.origlen >= LEN_ESCAPE {
-                        LEN_ESCAPE | (LEN_ESCAPE << 16)
-                    } else {
-                        r.caplen | (r.origlen << 16)
-                    }
-                }),
-            );
+            fill(cols.lens, at, k, part.clone().map(Row::packed_lens));
             fill(
                 cols.conversation,
                 at,
@@ -423,22 +407,9 @@ impl Columns {
                 cols.psn_opcode,
                 at,
                 k,
-                part.clone()
-                    .map(|r| (r.psn & 0xFF_FFFF) | (u32::from(r.opcode) << 24)),
+                part.clone().map(Row::packed_psn_opcode),
             );
-            fill(
-                cols.meta,
-                at,
-                k,
-                part.clone().map(|r| {
-                    let dir = match r.dir {
-                        None => 0,
-                        Some(Direction::Rx) => 1,
-                        Some(Direction::Tx) => 2,
-                    };
-                    u32::from(r.flags.0) | (u32::from(r.port) << 16) | (dir << 24)
-                }),
-            );
+            fill(cols.meta, at, k, part.clone().map(Row::packed_meta));
             c.len += k;
             // The last pass walks `rest` itself: it ends past this part.
             for (n, r) in rest.by_ref().take(k).enumerate() {
@@ -456,6 +427,19 @@ impl Columns {
         }
     }
 
+    /// Row `index`'s (caplen, origlen) from its packed word, or from the
+    /// side table when they did not fit it.
+    fn lens(&self, index: u64, lens: u32) -> (u32, u32) {
+        if lens & 0xFFFF == LEN_ESCAPE {
+            self.big_lens
+                .get(&index)
+                .copied()
+                .unwrap_or((LEN_ESCAPE, LEN_ESCAPE))
+        } else {
+            (lens & 0xFFFF, lens >> 16)
+        }
+    }
+
     pub(crate) fn get(&self, index: u64) -> Option<Row> {
         if index >= self.len {
             return None;
@@ -466,19 +450,10 @@ impl Columns {
         };
         let chunk = chunk.get().cols();
         let i = (index % CHUNK_ROWS as u64) as usize;
-        let lens = *chunk.lens.get(i)?;
-        let (caplen, origlen) = if lens & 0xFFFF == LEN_ESCAPE {
-            self.big_lens
-                .get(&index)
-                .copied()
-                .unwrap_or((LEN_ESCAPE, LEN_ESCAPE))
-        } else {
-            (lens & 0xFFFF, lens >> 16)
-        };
-        Some(row(
+        Some(Row::from_packed(
             chunk.ts_ns.get(i)?,
             chunk.file_offset.get(i)?,
-            (caplen, origlen),
+            self.lens(index, *chunk.lens.get(i)?),
             chunk.conversation[i],
             chunk.psn_opcode[i],
             chunk.meta[i],
@@ -529,18 +504,10 @@ impl Columns {
             for (k, (((((ts_ns, file_offset), &lens), &conversation), &po), &meta)) in
                 rows.enumerate()
             {
-                let (caplen, origlen) = if lens & 0xFFFF == LEN_ESCAPE {
-                    self.big_lens
-                        .get(&(first + (lo + k) as u64))
-                        .copied()
-                        .unwrap_or((LEN_ESCAPE, LEN_ESCAPE))
-                } else {
-                    (lens & 0xFFFF, lens >> 16)
-                };
-                out.push(row(
+                out.push(Row::from_packed(
                     ts_ns,
                     file_offset,
-                    (caplen, origlen),
+                    self.lens(first + (lo + k) as u64, lens),
                     conversation,
                     po,
                     meta,
@@ -573,11 +540,11 @@ impl Columns {
             // A late verdict on a row already on disk: patch its meta word
             // in the segment and forget the cached copy.
             Some(Slot::Cold(c)) if i < c.len => {
-                let at = (c.len * (c.layout.row_bytes() - 4) + i * 4) as u64;
+                let at = c.layout.segment_meta_at(c.len, i);
                 let mut word = [0u8; 4];
                 if super::read_exact_at(&c.file, &mut word, at).is_ok() {
                     let m = patch(u32::from_le_bytes(word)).to_le_bytes();
-                    let _ = write_all_at(&c.file, &m, at);
+                    let _ = super::write_all_at(&c.file, &m, at);
                 }
                 self.cache
                     .lock()
@@ -668,118 +635,22 @@ impl ChunkRef<'_> {
     }
 }
 
-/// A chunk's columns as they go to disk: each column whole, little-endian
-/// (the time and the offset as steps in a stepped chunk).
+/// A chunk's rows as they go to disk (see [`Slab::write_rows`]).
 fn write_chunk(c: &Chunk, w: &mut dyn std::io::Write) -> std::io::Result<()> {
-    let c = c.cols();
-    match (c.ts_ns, c.file_offset) {
-        (Col64::Steps(_, ts), Col64::Steps(_, off)) => {
-            for v in ts.iter().chain(off) {
-                w.write_all(&v.to_le_bytes())?;
-            }
-        }
-        (ts, off) => {
-            for v in ts.iter().chain(off.iter()) {
-                w.write_all(&v.to_le_bytes())?;
-            }
-        }
-    }
-    for col in [c.lens, c.conversation, c.psn_opcode, c.meta] {
-        for v in col {
-            w.write_all(&v.to_le_bytes())?;
-        }
-    }
-    Ok(())
+    c.slab.write_rows(c.len, w)
 }
 
 fn load_chunk(c: &ColdChunk) -> std::io::Result<Chunk> {
-    let n = c.len;
-    let mut buf = vec![0u8; n * c.layout.row_bytes()];
-    super::read_exact_at(&c.file, &mut buf, 0)?;
-    let mut chunk = Chunk::from_slab(Slab::with_layout(n, c.layout));
-    chunk.len = n;
+    let mut chunk = Chunk::from_slab(Slab::read_rows(&c.file, c.len, c.layout)?);
+    chunk.len = c.len;
     chunk.max_ts_ns = c.max_ts_ns;
-    let u32s = |to: &mut [u32], from: usize| {
-        for (v, b) in to.iter_mut().zip(buf[from..from + n * 4].chunks_exact(4)) {
-            *v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }
-    };
-    let cols = chunk.slab.cols_mut();
-    // Where the four 32-bit columns start.
-    let narrow = match (cols.ts_ns, cols.file_offset) {
-        (Col64Mut::Steps(_, ts), Col64Mut::Steps(_, off)) => {
-            u32s(ts, 0);
-            u32s(off, n * 4);
-            n * 8
-        }
-        (ts, off) => {
-            let u64s = |to: Col64Mut<'_>, from: usize| {
-                to.fill(
-                    0,
-                    buf[from..from + n * 8].chunks_exact(8).map(|b| {
-                        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
-                    }),
-                );
-            };
-            u64s(ts, 0);
-            u64s(off, n * 8);
-            n * 16
-        }
-    };
-    u32s(cols.lens, narrow);
-    u32s(cols.conversation, narrow + n * 4);
-    u32s(cols.psn_opcode, narrow + n * 8);
-    u32s(cols.meta, narrow + n * 12);
     Ok(chunk)
-}
-
-#[cfg(unix)]
-fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.write_all_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    let mut done = 0;
-    while done < buf.len() {
-        done += file.seek_write(&buf[done..], offset + done as u64)?;
-    }
-    Ok(())
-}
-
-/// A row from its stored columns.
-#[inline]
-fn row(
-    ts_ns: u64,
-    file_offset: u64,
-    (caplen, origlen): (u32, u32),
-    conversation: u32,
-    psn_opcode: u32,
-    meta: u32,
-) -> Row {
-    Row {
-        ts_ns,
-        file_offset,
-        caplen,
-        origlen,
-        conversation,
-        opcode: (psn_opcode >> 24) as u8,
-        psn: psn_opcode & 0xFF_FFFF,
-        flags: Flags(meta as u16),
-        port: (meta >> 16) as u8,
-        dir: match (meta >> 24) & 3 {
-            1 => Some(Direction::Rx),
-            2 => Some(Direction::Tx),
-            _ => None,
-        },
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Direction;
 
     fn row(i: u64) -> Row {
         Row {

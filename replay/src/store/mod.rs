@@ -719,6 +719,22 @@ fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()
     Ok(())
 }
 
+#[cfg(unix)]
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        done += file.seek_write(&buf[done..], offset + done as u64)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     /// A live store's bytes come out as they went in, across windows

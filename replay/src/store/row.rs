@@ -101,6 +101,68 @@ impl fmt::Debug for Flags {
 /// Conversation id of frames that belong to none (not RoCE, or undecoded).
 pub const NO_CONVERSATION: u32 = u32::MAX;
 
+/// Lengths at or above this are kept in a side table, not in a row's
+/// packed lengths word.
+pub(crate) const LEN_ESCAPE: u32 = 0xFFFF;
+
+/// The packed 32-bit words a row is stored as (`columns.rs`): caplen (low
+/// 16) | origlen (high 16), both `LEN_ESCAPE` when either does not fit;
+/// psn (low 24) | opcode (high 8); flags (low 16) | port (bits 16..24) |
+/// dir (bits 24..26: 0 none, 1 rx, 2 tx).
+impl Row {
+    #[inline]
+    pub(crate) fn packed_lens(&self) -> u32 {
+        if self.caplen >= LEN_ESCAPE || self.origlen >= LEN_ESCAPE {
+            LEN_ESCAPE | (LEN_ESCAPE << 16)
+        } else {
+            self.caplen | (self.origlen << 16)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn packed_psn_opcode(&self) -> u32 {
+        (self.psn & 0xFF_FFFF) | (u32::from(self.opcode) << 24)
+    }
+
+    #[inline]
+    pub(crate) fn packed_meta(&self) -> u32 {
+        let dir = match self.dir {
+            None => 0,
+            Some(Direction::Rx) => 1,
+            Some(Direction::Tx) => 2,
+        };
+        u32::from(self.flags.0) | (u32::from(self.port) << 16) | (dir << 24)
+    }
+
+    /// A row from its stored columns (the lengths already unescaped).
+    #[inline]
+    pub(crate) fn from_packed(
+        ts_ns: u64,
+        file_offset: u64,
+        (caplen, origlen): (u32, u32),
+        conversation: u32,
+        psn_opcode: u32,
+        meta: u32,
+    ) -> Row {
+        Row {
+            ts_ns,
+            file_offset,
+            caplen,
+            origlen,
+            conversation,
+            opcode: (psn_opcode >> 24) as u8,
+            psn: psn_opcode & 0xFF_FFFF,
+            flags: Flags(meta as u16),
+            port: (meta >> 16) as u8,
+            dir: match (meta >> 24) & 3 {
+                1 => Some(Direction::Rx),
+                2 => Some(Direction::Tx),
+                _ => None,
+            },
+        }
+    }
+}
+
 /// One indexed packet, as queries return it. The store keeps it in 24 bytes
 /// of columns (32 in a chunk whose times or offsets do not fit 32-bit steps); this struct is the unpacked view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -56,6 +56,13 @@ impl Layout {
         }
     }
 
+    /// Where row `i`'s meta word (flags, port, direction) sits in a
+    /// segment of `len` rows written by [`Slab::write_rows`]: the last
+    /// column, 32 bits a row.
+    pub(crate) fn segment_meta_at(self, len: usize, i: usize) -> u64 {
+        (len * (self.row_bytes() - 4) + i * 4) as u64
+    }
+
     /// Whether a row with these values can be stored in this layout.
     #[inline]
     pub(crate) fn fits(self, ts_ns: u64, file_offset: u64) -> bool {
@@ -264,6 +271,77 @@ impl Slab {
                 to.copy_from_slice(from);
             }
         }
+    }
+
+    /// The first `len` rows as a segment file holds them: each column
+    /// whole, little-endian, in the slab's order (the time and the offset
+    /// as steps in a stepped slab; the layout's bases are kept by the
+    /// caller).
+    pub(crate) fn write_rows(&self, len: usize, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let c = self.cols();
+        match (c.ts_ns.range(0, len), c.file_offset.range(0, len)) {
+            (Col64::Steps(_, ts), Col64::Steps(_, off)) => {
+                for v in ts.iter().chain(off) {
+                    w.write_all(&v.to_le_bytes())?;
+                }
+            }
+            (ts, off) => {
+                for v in ts.iter().chain(off.iter()) {
+                    w.write_all(&v.to_le_bytes())?;
+                }
+            }
+        }
+        for col in [c.lens, c.conversation, c.psn_opcode, c.meta] {
+            for v in col.get(..len).unwrap_or(col) {
+                w.write_all(&v.to_le_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A slab of exactly `len` rows read back from a segment that
+    /// [`Slab::write_rows`] wrote in `layout`.
+    pub(crate) fn read_rows(
+        file: &std::fs::File,
+        len: usize,
+        layout: Layout,
+    ) -> std::io::Result<Slab> {
+        let n = len;
+        let mut buf = vec![0u8; n * layout.row_bytes()];
+        super::read_exact_at(file, &mut buf, 0)?;
+        let mut slab = Slab::with_layout(n, layout);
+        let u32s = |to: &mut [u32], from: usize| {
+            for (v, b) in to.iter_mut().zip(buf[from..from + n * 4].chunks_exact(4)) {
+                *v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        };
+        let cols = slab.cols_mut();
+        // Where the four 32-bit columns start.
+        let narrow = match (cols.ts_ns, cols.file_offset) {
+            (Col64Mut::Steps(_, ts), Col64Mut::Steps(_, off)) => {
+                u32s(ts, 0);
+                u32s(off, n * 4);
+                n * 8
+            }
+            (ts, off) => {
+                let u64s = |to: Col64Mut<'_>, from: usize| {
+                    to.fill(
+                        0,
+                        buf[from..from + n * 8].chunks_exact(8).map(|b| {
+                            u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+                        }),
+                    );
+                };
+                u64s(ts, 0);
+                u64s(off, n * 8);
+                n * 16
+            }
+        };
+        u32s(cols.lens, narrow);
+        u32s(cols.conversation, narrow + n * 4);
+        u32s(cols.psn_opcode, narrow + n * 8);
+        u32s(cols.meta, narrow + n * 12);
+        Ok(slab)
     }
 
     fn words(&self) -> &[u64] {
