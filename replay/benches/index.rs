@@ -1,7 +1,7 @@
 //! Indexing a 2M-packet header-only RoCE capture: rate, peak memory per
 //! packet, time to the first rows, against `tshark -r FILE` on the same file.
 //!
-//! `cargo bench -p rocescope-replay --bench index [-- PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [FILE.pcap|FILE.pcapng]`
+//! `cargo bench -p rocescope-replay --bench index [-- PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [reread] [FILE.pcap|FILE.pcapng]`
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -39,10 +39,14 @@ fn capture(dir: &Path, name: &str, ext: &str, n: u64) -> std::path::PathBuf {
     path
 }
 
-/// `[PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [FILE]`:
+/// `[PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [reread] [FILE]`:
 /// `analysis` runs only the indexing with the RC analysis (for callgrind),
-/// `cold` drops the page cache before each indexing run (root only), a
-/// `.pcap` or `.pcapng` FILE is indexed instead of the bench's own two.
+/// `cold` drops the page cache before each indexing run (root only),
+/// `reread` first evicts the capture's own pages from the page cache (no
+/// root needed) so that the warm-up read caches it the way a first read
+/// does, whatever wrote it (BENCHMARKS.md, "How the file sits in the page
+/// cache"), a `.pcap` or `.pcapng` FILE is indexed instead of the bench's
+/// own two.
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |w: &str| args.iter().any(|a| a == w);
@@ -58,7 +62,7 @@ fn main() {
     {
         let path = Path::new(file);
         let frames = count_frames(path);
-        bench_one(path, frames, has("analysis"), has("no-tshark"), has("cold"));
+        bench_one(path, frames, &Modes::from_args(&has));
         return;
     }
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
@@ -68,8 +72,38 @@ fn main() {
             continue;
         }
         let path = capture(&dir, name, ext, n);
-        bench_one(&path, n, has("analysis"), has("no-tshark"), has("cold"));
+        bench_one(&path, n, &Modes::from_args(&has));
     }
+}
+
+/// The run's switches.
+#[derive(Clone, Copy)]
+struct Modes {
+    analysis_only: bool,
+    no_tshark: bool,
+    cold: bool,
+    reread: bool,
+}
+
+impl Modes {
+    fn from_args(has: &dyn Fn(&str) -> bool) -> Modes {
+        Modes {
+            analysis_only: has("analysis"),
+            no_tshark: has("no-tshark"),
+            cold: has("cold"),
+            reread: has("reread"),
+        }
+    }
+}
+
+/// Evicts the file's clean pages from the page cache (GNU dd's
+/// `iflag=nocache count=0`, POSIX_FADV_DONTNEED on the whole file).
+fn evict(path: &Path) -> bool {
+    Command::new("dd")
+        .arg(format!("if={}", path.display()))
+        .args(["iflag=nocache", "count=0", "status=none"])
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Frames in a capture, by a decode-only indexing run (also warms the cache).
@@ -84,7 +118,13 @@ fn drop_caches() -> bool {
     std::fs::write("/proc/sys/vm/drop_caches", "1").is_ok()
 }
 
-fn bench_one(path: &Path, n: u64, analysis_only: bool, no_tshark: bool, cold: bool) {
+fn bench_one(path: &Path, n: u64, modes: &Modes) {
+    let Modes {
+        analysis_only,
+        no_tshark,
+        cold,
+        reread,
+    } = *modes;
     let size = std::fs::metadata(path).unwrap().len();
     println!(
         "capture: {} ({n} packets, {:.1} MB)",
@@ -92,6 +132,17 @@ fn bench_one(path: &Path, n: u64, analysis_only: bool, no_tshark: bool, cold: bo
         size as f64 / 1e6
     );
 
+    if reread {
+        let evicted = evict(path);
+        println!(
+            "page cache: {}",
+            if evicted {
+                "the capture evicted, then read back once"
+            } else {
+                "could not evict the capture (dd failed): as it was"
+            }
+        );
+    }
     // Warm the page cache so both tools read from memory, through a small
     // buffer so that the process's peak memory stays the indexer's.
     let mut buf = vec![0u8; 1 << 20];
