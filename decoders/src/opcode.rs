@@ -191,7 +191,7 @@ impl Operation {
 
     /// READ responses, ACKs and atomic ACKs.
     #[inline]
-    pub fn is_response(self) -> bool {
+    pub const fn is_response(self) -> bool {
         use Operation::*;
         matches!(
             self,
@@ -284,7 +284,7 @@ pub enum OpcodeKind {
 impl OpcodeKind {
     /// The operation, for opcodes the tables define (not CNP or unknown).
     #[inline]
-    pub fn operation(self) -> Option<Operation> {
+    pub const fn operation(self) -> Option<Operation> {
         match self {
             OpcodeKind::Rc(op)
             | OpcodeKind::Uc(op)
@@ -318,8 +318,8 @@ impl Opcode {
     /// Decode the opcode byte against the IBTA tables. A table lookup: the
     /// indexer and the RC analysis ask this several times per packet.
     #[inline]
-    pub fn kind(self) -> OpcodeKind {
-        KIND_TABLE[usize::from(self.0)]
+    pub const fn kind(self) -> OpcodeKind {
+        KIND_TABLE[self.0 as usize]
     }
 
     /// Build an opcode from transport and operation, if the pair exists.
@@ -353,7 +353,7 @@ impl Opcode {
 
     /// The operation, for opcodes the tables define (not CNP or unknown).
     #[inline]
-    pub fn operation(self) -> Option<Operation> {
+    pub const fn operation(self) -> Option<Operation> {
         self.kind().operation()
     }
 

@@ -275,6 +275,23 @@ impl<R: Read> PcapState<R> {
         &mut self,
         shared: &mut Shared,
         max: usize,
+        f: F,
+    ) -> usize {
+        // The file's byte order and time unit as constants: each field read
+        // is then one load (and a swap), not a branch.
+        match (self.big_endian, self.nanos) {
+            (false, false) => self.buffered_run::<false, false, F>(shared, max, f),
+            (false, true) => self.buffered_run::<false, true, F>(shared, max, f),
+            (true, false) => self.buffered_run::<true, false, F>(shared, max, f),
+            (true, true) => self.buffered_run::<true, true, F>(shared, max, f),
+        }
+    }
+
+    #[inline(always)]
+    fn buffered_run<const BE: bool, const NANOS: bool, F: FnMut(&CaptureFrame<'_>)>(
+        &mut self,
+        shared: &mut Shared,
+        max: usize,
         mut f: F,
     ) -> usize {
         self.input.settle();
@@ -283,7 +300,7 @@ impl<R: Read> PcapState<R> {
         let mut at = 0usize;
         let mut n = 0usize;
         while n < max {
-            let Some(h) = d.get(at..).and_then(|r| header(r, self.big_endian)) else {
+            let Some(h) = d.get(at..).and_then(|r| header(r, BE)) else {
                 break;
             };
             let need = RECORD_HEADER_BYTES + h.caplen as usize;
@@ -293,7 +310,7 @@ impl<R: Read> PcapState<R> {
             let off = base + at as u64;
             shared.at = off;
             let index = shared.next_index;
-            let ts_ns = self.ordinal.ts_ns(index, off, h, self.nanos, shared);
+            let ts_ns = self.ordinal.ts_ns(index, off, h, NANOS, shared);
             shared.next_index += 1;
             let Some(data) = d.get(at + RECORD_HEADER_BYTES..at + need) else {
                 break;

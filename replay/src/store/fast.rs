@@ -13,7 +13,7 @@
 
 use rocescope_decoders::analysis::Observation;
 use rocescope_decoders::{
-    AethSlice, BthSlice, DecodeConfig, Headers, OpcodeKind, RethSlice, Syndrome,
+    AethSlice, BthSlice, DecodeConfig, Headers, Opcode, OpcodeKind, RethSlice, Syndrome,
 };
 
 use super::ingest::{IngestFrame, PacketInfo};
@@ -27,6 +27,32 @@ const BTH_LEN: usize = 12;
 const ICRC_LEN: usize = 4;
 /// pcap LINKTYPE_ETHERNET.
 const LINKTYPE_ETHERNET: u32 = 1;
+
+/// The flags an opcode alone gives a RoCE frame: CNP, and RESPONSE for
+/// READ responses and ACKs.
+static OPCODE_FLAGS: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let op = Opcode(i as u8);
+        if matches!(op.kind(), OpcodeKind::Cnp) {
+            t[i] |= Flags::CNP.0;
+        }
+        if let Some(o) = op.operation()
+            && o.is_response()
+        {
+            t[i] |= Flags::RESPONSE.0;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// `f` if `on`, else no flag: a mask, not a branch.
+#[inline(always)]
+fn flag_if(f: Flags, on: bool) -> u16 {
+    f.0 & 0u16.wrapping_sub(u16::from(on))
+}
 
 #[inline(always)]
 fn be16(b: &[u8], at: usize) -> u16 {
@@ -128,20 +154,19 @@ fn shape(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) -> Optio
         cm: None,
     };
 
-    // The flags `classify` gives a cut RoCE frame.
-    let mut flags = Flags::CUT | Flags::ROCE;
-    flags.set(Flags::ECN_CE, ecn_ce);
-    flags.set(Flags::ACK_REQ, bth.ack_req());
-    flags.set(Flags::BECN, bth.becn());
-    flags.set(Flags::FECN, bth.fecn());
-    flags.set(Flags::CNP, matches!(opcode.kind(), OpcodeKind::Cnp));
-    flags.set(
-        Flags::RESPONSE,
-        opcode.operation().is_some_and(|op| op.is_response()),
+    // The flags `classify` gives a cut RoCE frame, or-ed together from
+    // zero: no branch per flag.
+    let nak = aeth.is_some_and(|a| Syndrome::is_nak_raw(a.syndrome_raw()));
+    let flags = Flags(
+        Flags::CUT.0
+            | Flags::ROCE.0
+            | OPCODE_FLAGS[usize::from(opcode.0)]
+            | flag_if(Flags::ECN_CE, ecn_ce)
+            | flag_if(Flags::ACK_REQ, bth.ack_req())
+            | flag_if(Flags::BECN, bth.becn())
+            | flag_if(Flags::FECN, bth.fecn())
+            | flag_if(Flags::NAK, nak),
     );
-    if let Some(a) = aeth {
-        flags.set(Flags::NAK, Syndrome::is_nak_raw(a.syndrome_raw()));
-    }
     *out = PacketInfo {
         row: Row {
             ts_ns: f.ts_ns,
