@@ -36,6 +36,21 @@ use std::path::Path;
 
 pub use error::CaptureError;
 
+/// What takes the frames of [`CaptureReader::for_each_buffered_frame`]: a
+/// closure, or a type whose [`FrameSink::frame`] the run inlines into its
+/// loop (the file indexer's: a closure that large is called, not inlined,
+/// and each frame then crosses a call through memory).
+pub trait FrameSink {
+    fn frame(&mut self, f: &CaptureFrame<'_>);
+}
+
+impl<F: FnMut(&CaptureFrame<'_>)> FrameSink for F {
+    #[inline(always)]
+    fn frame(&mut self, f: &CaptureFrame<'_>) {
+        self(f)
+    }
+}
+
 use crate::record::{Direction, Record, SkippedRecords};
 
 use crate::pcapng::reader as pcapng;
@@ -538,6 +553,13 @@ impl<R: Read> CaptureReader<R> {
         max: usize,
         f: F,
     ) -> usize {
+        self.sink_buffered_frames(max, f)
+    }
+
+    /// [`for_each_buffered_frame`](Self::for_each_buffered_frame) into a
+    /// [`FrameSink`].
+    #[inline]
+    pub fn sink_buffered_frames<S: FrameSink>(&mut self, max: usize, f: S) -> usize {
         if self.shared.done {
             return 0;
         }

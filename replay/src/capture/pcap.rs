@@ -271,7 +271,7 @@ impl<R: Read> PcapState<R> {
     /// as that many calls of [`next`](Self::next); 0 when the next record is
     /// not whole in the buffer (then `next` refills, or ends, or fails).
     #[inline]
-    pub(crate) fn for_each_buffered<F: FnMut(&CaptureFrame<'_>)>(
+    pub(crate) fn for_each_buffered<F: super::FrameSink>(
         &mut self,
         shared: &mut Shared,
         max: usize,
@@ -288,7 +288,7 @@ impl<R: Read> PcapState<R> {
     }
 
     #[inline(always)]
-    fn buffered_run<const BE: bool, const NANOS: bool, F: FnMut(&CaptureFrame<'_>)>(
+    fn buffered_run<const BE: bool, const NANOS: bool, F: super::FrameSink>(
         &mut self,
         shared: &mut Shared,
         max: usize,
@@ -315,7 +315,7 @@ impl<R: Read> PcapState<R> {
             let Some(data) = d.get(at + RECORD_HEADER_BYTES..at + need) else {
                 break;
             };
-            f(&CaptureFrame {
+            f.frame(&CaptureFrame {
                 index,
                 ts_ns,
                 caplen: h.caplen,

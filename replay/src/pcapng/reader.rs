@@ -185,7 +185,7 @@ impl<R: Read> NgState<R> {
     /// warn: [`next_item`](Self::next_item) then takes it, so the frames,
     /// records, errors and warnings are those of one-at-a-time reading.
     #[inline]
-    pub(crate) fn for_each_buffered<F: FnMut(&CaptureFrame<'_>)>(
+    pub(crate) fn for_each_buffered<F: crate::capture::FrameSink>(
         &mut self,
         shared: &mut Shared,
         max: usize,
@@ -201,7 +201,7 @@ impl<R: Read> NgState<R> {
     }
 
     #[inline(always)]
-    fn buffered_run<const BE: bool, F: FnMut(&CaptureFrame<'_>)>(
+    fn buffered_run<const BE: bool, F: crate::capture::FrameSink>(
         &mut self,
         shared: &mut Shared,
         max: usize,
@@ -226,7 +226,7 @@ impl<R: Read> NgState<R> {
             let index = shared.next_index;
             shared.next_index += 1;
             self.last_ts_ns = frame.ts_ns;
-            f(&CaptureFrame {
+            f.frame(&CaptureFrame {
                 index,
                 ts_ns: frame.ts_ns,
                 caplen: frame.caplen,

@@ -8,7 +8,7 @@ use super::columns::CHUNK_ROWS;
 use super::ingest::{self, Analyzer, Appender, IngestFrame, PacketInfo};
 use super::slab::Slab;
 use super::{Backing, Inner, Store, StoreStats, frames};
-use crate::capture::{CaptureItem, CaptureReader, TimeBase};
+use crate::capture::{CaptureItem, CaptureReader, FrameSink, TimeBase};
 use crate::record::Record;
 use rocescope_decoders::DecodeConfig;
 
@@ -115,6 +115,31 @@ impl RawBatch {
         self.decoded.clear();
         self.decoded_stats.clear();
         self.evidence.clear();
+    }
+}
+
+/// The reader's share of each frame of a buffered run, inlined into the
+/// run's loop (see [`FrameSink`]).
+struct Taker<'a> {
+    store: &'a Store,
+    batch: &'a mut RawBatch,
+    noted: &'a mut frames::NotedPorts,
+    decode_here: bool,
+    cfg: &'a DecodeConfig,
+    keep_bytes: bool,
+}
+
+impl FrameSink for Taker<'_> {
+    #[inline(always)]
+    fn frame(&mut self, f: &crate::capture::CaptureFrame<'_>) {
+        self.store.take_frame(
+            self.batch,
+            self.noted,
+            self.decode_here,
+            self.cfg,
+            self.keep_bytes,
+            f,
+        );
     }
 }
 
@@ -288,16 +313,17 @@ impl Store {
                 // Every record (pcap) or EPB (pcapng) already whole in the
                 // read buffer in one tight loop, up to the batch's end.
                 let room = batch_limit.saturating_sub(batch.len());
-                let n = reader.for_each_buffered_frame(room, |f| {
-                    self.take_frame(
-                        &mut batch,
-                        &mut noted,
+                let n = reader.sink_buffered_frames(
+                    room,
+                    Taker {
+                        store: self,
+                        batch: &mut batch,
+                        noted: &mut noted,
                         decode_here,
-                        &reader_cfg,
+                        cfg: &reader_cfg,
                         keep_bytes,
-                        f,
-                    );
-                });
+                    },
+                );
                 if n == 0 {
                     match reader.next_item() {
                         Ok(Some(CaptureItem::Record(r))) => {
