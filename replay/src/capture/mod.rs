@@ -36,7 +36,7 @@ use std::path::Path;
 
 pub use error::CaptureError;
 
-/// What takes the frames of [`CaptureReader::for_each_buffered_frame`]: a
+/// What takes the frames of [`CaptureReader::sink_buffered_frames`]: a
 /// closure, or a type whose [`FrameSink::frame`] the run inlines into its
 /// loop (the file indexer's: a closure that large is called, not inlined,
 /// and each frame then crosses a call through memory).
