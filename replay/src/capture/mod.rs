@@ -36,6 +36,11 @@ use std::path::Path;
 
 pub use error::CaptureError;
 
+use crate::record::{Direction, Record, SkippedRecords};
+
+use crate::pcapng::reader as pcapng;
+use input::Start;
+
 /// What takes the frames of [`CaptureReader::sink_buffered_frames`]: a
 /// closure, or a type whose [`FrameSink::frame`] the run inlines into its
 /// loop (the file indexer's: a closure that large is called, not inlined,
@@ -50,11 +55,6 @@ impl<F: FnMut(&CaptureFrame<'_>)> FrameSink for F {
         self(f)
     }
 }
-
-use crate::record::{Direction, Record, SkippedRecords};
-
-use crate::pcapng::reader as pcapng;
-use input::Start;
 
 /// Default read buffer: large enough that refills are rare and every legal
 /// pcap record fits; growth beyond it happens only for big pcapng blocks.
@@ -551,15 +551,15 @@ impl<R: Read> CaptureReader<R> {
     pub fn for_each_buffered_frame<F: FnMut(&CaptureFrame<'_>)>(
         &mut self,
         max: usize,
-        f: F,
+        mut f: F,
     ) -> usize {
-        self.sink_buffered_frames(max, f)
+        self.sink_buffered_frames(max, &mut f)
     }
 
     /// [`for_each_buffered_frame`](Self::for_each_buffered_frame) into a
     /// [`FrameSink`].
     #[inline]
-    pub fn sink_buffered_frames<S: FrameSink>(&mut self, max: usize, f: S) -> usize {
+    pub fn sink_buffered_frames<S: FrameSink>(&mut self, max: usize, f: &mut S) -> usize {
         if self.shared.done {
             return 0;
         }

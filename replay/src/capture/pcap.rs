@@ -275,7 +275,7 @@ impl<R: Read> PcapState<R> {
         &mut self,
         shared: &mut Shared,
         max: usize,
-        f: F,
+        f: &mut F,
     ) -> usize {
         // The file's byte order and time unit as constants: each field read
         // is then one load (and a swap), not a branch.
@@ -292,7 +292,7 @@ impl<R: Read> PcapState<R> {
         &mut self,
         shared: &mut Shared,
         max: usize,
-        mut f: F,
+        f: &mut F,
     ) -> usize {
         self.input.settle();
         let base = self.input.pos;

@@ -189,7 +189,7 @@ impl<R: Read> NgState<R> {
         &mut self,
         shared: &mut Shared,
         max: usize,
-        f: F,
+        f: &mut F,
     ) -> usize {
         // The section's byte order as a constant: each field read is then
         // one load (and a swap), not a branch.
@@ -205,7 +205,7 @@ impl<R: Read> NgState<R> {
         &mut self,
         shared: &mut Shared,
         max: usize,
-        mut f: F,
+        f: &mut F,
     ) -> usize {
         self.input.settle();
         let base = self.input.pos;

@@ -130,16 +130,25 @@ struct Taker<'a> {
 }
 
 impl FrameSink for Taker<'_> {
+    /// The reader's share of one frame: its bytes kept (a store without a
+    /// file), its link type noted, then into the batch, decoded here when
+    /// the append thread is behind.
     #[inline(always)]
     fn frame(&mut self, f: &crate::capture::CaptureFrame<'_>) {
-        self.store.take_frame(
-            self.batch,
-            self.noted,
-            self.decode_here,
-            self.cfg,
-            self.keep_bytes,
-            f,
-        );
+        let file_offset = if self.keep_bytes {
+            self.store.keep(f.data)
+        } else {
+            f.file_offset
+        };
+        let port = frame_port(f);
+        if self.noted.first_time(port) {
+            self.store.note_link(port, f.linktype.0);
+        }
+        if self.decode_here {
+            self.batch.push_decoded(self.cfg, f, file_offset);
+        } else {
+            self.batch.push(f, file_offset);
+        }
     }
 }
 
@@ -313,36 +322,27 @@ impl Store {
                 // Every record (pcap) or EPB (pcapng) already whole in the
                 // read buffer in one tight loop, up to the batch's end.
                 let room = batch_limit.saturating_sub(batch.len());
-                let n = reader.sink_buffered_frames(
-                    room,
-                    Taker {
-                        store: self,
-                        batch: &mut batch,
-                        noted: &mut noted,
-                        decode_here,
-                        cfg: &reader_cfg,
-                        keep_bytes,
-                    },
-                );
+                let mut taker = Taker {
+                    store: self,
+                    batch: &mut batch,
+                    noted: &mut noted,
+                    decode_here,
+                    cfg: &reader_cfg,
+                    keep_bytes,
+                };
+                let n = reader.sink_buffered_frames(room, &mut taker);
                 if n == 0 {
                     match reader.next_item() {
                         Ok(Some(CaptureItem::Record(r))) => {
                             if ingest::for_analysis(&r) {
-                                batch.evidence.push(r.clone());
+                                taker.batch.evidence.push(r.clone());
                             }
                             self.records
                                 .lock()
                                 .unwrap_or_else(|e| e.into_inner())
                                 .push_back(r);
                         }
-                        Ok(Some(CaptureItem::Frame(f))) => self.take_frame(
-                            &mut batch,
-                            &mut noted,
-                            decode_here,
-                            &reader_cfg,
-                            keep_bytes,
-                            &f,
-                        ),
+                        Ok(Some(CaptureItem::Frame(f))) => taker.frame(&f),
                         Ok(None) => break,
                         Err(e) => {
                             *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -379,35 +379,6 @@ impl Store {
         self.elapsed_ns
             .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.mark_complete();
-    }
-
-    /// The reader's share of one frame: its bytes kept (a store without a
-    /// file), its link type noted, then into the batch, decoded here when
-    /// the append thread is behind.
-    #[inline(always)]
-    fn take_frame(
-        &self,
-        batch: &mut RawBatch,
-        noted: &mut frames::NotedPorts,
-        decode_here: bool,
-        cfg: &DecodeConfig,
-        keep_bytes: bool,
-        f: &crate::capture::CaptureFrame<'_>,
-    ) {
-        let file_offset = if keep_bytes {
-            self.keep(f.data)
-        } else {
-            f.file_offset
-        };
-        let port = frame_port(f);
-        if noted.first_time(port) {
-            self.note_link(port, f.linktype.0);
-        }
-        if decode_here {
-            batch.push_decoded(cfg, f, file_offset);
-        } else {
-            batch.push(f, file_offset);
-        }
     }
 }
 
