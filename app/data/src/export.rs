@@ -12,6 +12,7 @@ use polars::prelude::*;
 
 use crate::packets::{PacketBatch, Recycler};
 use crate::parquet::{ColumnLayout, EncodedGroup, ParquetOut};
+use crate::rows::{RowFormat, RowWriter};
 use crate::{DataError, PacketBatches, Source, Table};
 
 /// Rows per batch of the packets table: large enough for good Parquet row
@@ -305,8 +306,7 @@ fn batch_rows(rows: &Rows, k: u64, batch: usize) -> Rows {
 
 enum Writer {
     Parquet(Box<ParquetOut<BufWriter<File>>>),
-    Csv(polars::io::csv::write::BatchedWriter<BufWriter<File>>),
-    Jsonl(polars::io::json::BatchedWriter<BufWriter<File>>),
+    Rows(RowWriter<BufWriter<File>>),
 }
 
 /// One output file, written to `NAME.partial` and renamed when complete so
@@ -376,8 +376,8 @@ impl OutFile {
         let file = BufWriter::with_capacity(1 << 20, file);
         self.writer = Some(match self.format {
             Format::Parquet => Writer::Parquet(Box::new(ParquetOut::new(file, schema, layout)?)),
-            Format::Csv => Writer::Csv(CsvWriter::new(file).include_header(true).batched(schema)?),
-            Format::Jsonl => Writer::Jsonl(polars::io::json::BatchedWriter::new(file)),
+            Format::Csv => Writer::Rows(RowWriter::new(file, RowFormat::Csv, schema)?),
+            Format::Jsonl => Writer::Rows(RowWriter::new(file, RowFormat::Jsonl, schema)?),
         });
         Ok(())
     }
@@ -399,8 +399,7 @@ impl OutFile {
         df.rechunk_mut();
         match &mut self.writer {
             Some(Writer::Parquet(w)) => w.write_frame(&df)?,
-            Some(Writer::Csv(w)) => w.write_batch(&df)?,
-            Some(Writer::Jsonl(w)) => w.write_batch(&df)?,
+            Some(Writer::Rows(w)) => w.write_frame(&df)?,
             None => {}
         }
         Ok(())
@@ -411,8 +410,10 @@ impl OutFile {
             Some(Writer::Parquet(w)) => {
                 w.finish()?;
             }
-            Some(Writer::Csv(mut w)) => w.finish()?,
-            Some(Writer::Jsonl(_)) | None => {}
+            Some(Writer::Rows(w)) => {
+                w.finish().map_err(io_err("cannot write", &self.path))?;
+            }
+            None => {}
         }
         std::fs::rename(&self.partial, &self.path).map_err(io_err("cannot write", &self.path))?;
         Ok(self.path)

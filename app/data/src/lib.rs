@@ -12,6 +12,8 @@ mod live;
 mod packets;
 mod pages;
 mod parquet;
+mod rows;
+mod scan;
 mod sql;
 mod tables;
 mod text;
@@ -23,6 +25,7 @@ pub use export::{
 pub use live::LivePartitions;
 pub use packets::{PacketBatch, PacketBatches, packets_schema};
 pub use polars::prelude::DataFrame;
+pub use scan::{ParquetTable, ScanTally, read_parquet};
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
 pub use tables::{episodes, findings, profiler, qps, slots};
 pub use text::{OutputFormat, write_frame};

@@ -6,14 +6,16 @@ use polars::prelude::*;
 use polars::sql::SQLContext;
 
 use crate::export::{ExportOptions, Format, export};
+use crate::scan::ParquetTable;
 use crate::{DataError, Source, Table};
 
 /// How a query runs.
 #[derive(Debug, Clone)]
 pub struct QueryOptions {
     /// Above this many packets, the packets table is spooled to a
-    /// temporary Parquet file and scanned by the streaming engine instead of
-    /// being built in memory.
+    /// temporary Parquet file and scanned row group by row group (only the
+    /// columns the query names, each group filtered as it is read) instead
+    /// of being built in memory whole.
     pub in_memory_rows: u64,
     /// Where the spool goes (default: the system's temporary folder).
     pub spool_dir: Option<PathBuf>,
@@ -80,8 +82,7 @@ pub fn query(src: &Source<'_>, sql: &str, opts: &QueryOptions) -> Result<DataFra
         };
         ctx.register(table.name(), lf);
     }
-    let lf = ctx.execute(sql)?;
-    collect(lf)
+    Ok(ctx.execute(sql)?.collect()?)
 }
 
 /// Run `sql` over Parquet written by `rocescope export` (a file, or a
@@ -98,26 +99,9 @@ pub fn query_parquet_tables(tables: &[(&str, PathBuf)], sql: &str) -> Result<Dat
     for (name, path) in tables {
         ctx.register(name, scan_parquet(path)?);
     }
-    collect(ctx.execute(sql)?)
+    Ok(ctx.execute(sql)?.collect()?)
 }
 
 fn scan_parquet(path: &Path) -> Result<LazyFrame, DataError> {
-    let s = path.to_string_lossy();
-    let mut args = ScanArgsParquet::default();
-    if path.is_dir() {
-        args.hive_options.enabled = Some(true);
-        // The keys rocescope writes are a name and a number; date parsing
-        // is not compiled in.
-        args.hive_options.try_parse_dates = false;
-    }
-    Ok(LazyFrame::scan_parquet(PlRefPath::new(s.as_ref()), args)?)
-}
-
-fn collect(lf: LazyFrame) -> Result<DataFrame, DataError> {
-    match lf.collect_with_engine(Engine::Streaming)? {
-        polars_core::query_result::QueryResult::Single(df) => Ok(df),
-        polars_core::query_result::QueryResult::Multiple(mut dfs) => {
-            Ok(dfs.pop().unwrap_or_default())
-        }
-    }
+    Ok(ParquetTable::open(path)?.lazy()?)
 }

@@ -7,6 +7,7 @@ use polars::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::DataError;
+use crate::rows::{RowFormat, RowWriter};
 
 /// How `rocescope query` prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,7 +35,9 @@ pub fn write_frame(
     };
     match format {
         OutputFormat::Csv => {
-            CsvWriter::new(out).include_header(true).finish(df)?;
+            let mut w = RowWriter::new(out, RowFormat::Csv, df.schema())?;
+            w.write_frame(df)?;
+            w.finish().map_err(io)?;
         }
         OutputFormat::Json => {
             let rows: Vec<Value> = (0..df.height())

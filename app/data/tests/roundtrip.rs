@@ -1,5 +1,5 @@
-//! Tables out and back: exports read back with polars (and serde for JSON
-//! lines) carry the store's rows and the analysis's figures; SQL answers
+//! Tables out and back: exports read back with rocescope's Parquet scan, an
+//! independent CSV reader and serde (JSON lines) carry the store's rows and the analysis's figures; SQL answers
 //! agree with the analysis; partitions, spooling and bad SQL.
 #![allow(clippy::unwrap_used)]
 
@@ -67,19 +67,37 @@ impl Opened {
 }
 
 fn read_parquet(path: &Path) -> DataFrame {
-    ParquetReader::new(std::fs::File::open(path).unwrap())
-        .finish()
-        .unwrap()
+    rocescope_data::read_parquet(path).unwrap()
 }
 
+/// A CSV file as a frame, read by an independent CSV reader: a column of
+/// integers (or empty cells, null) is Int64, of `true`/`false` Boolean,
+/// else String.
 fn read_csv(path: &Path) -> DataFrame {
-    CsvReadOptions::default()
-        .with_has_header(true)
-        .with_infer_schema_length(None)
-        .try_into_reader_with_file_path(Some(path.to_path_buf()))
-        .unwrap()
-        .finish()
-        .unwrap()
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let names: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
+    let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
+    let columns = names
+        .iter()
+        .enumerate()
+        .map(|(j, name)| {
+            let cells: Vec<&str> = rows.iter().map(|r| &r[j]).collect();
+            let name = PlSmallStr::from(name.as_str());
+            if cells
+                .iter()
+                .all(|c| c.is_empty() || c.parse::<i64>().is_ok())
+            {
+                let v: Vec<Option<i64>> = cells.iter().map(|c| c.parse().ok()).collect();
+                Column::new(name, v)
+            } else if cells.iter().all(|c| matches!(*c, "" | "true" | "false")) {
+                let v: Vec<Option<bool>> = cells.iter().map(|c| c.parse().ok()).collect();
+                Column::new(name, v)
+            } else {
+                Column::new(name, cells)
+            }
+        })
+        .collect();
+    DataFrame::new_infer_height(columns).unwrap()
 }
 
 fn u64s(df: &DataFrame, name: &str) -> Vec<Option<u64>> {
@@ -434,6 +452,65 @@ fn partitions_are_hive_folders_that_query_back_together() {
     )
     .unwrap();
     assert_eq!(u64s(&df, "n"), vec![Some(0)]);
+}
+
+/// A filter on time or capture reads only the row groups and partitions
+/// that can hold its rows, and answers as the in-memory table does.
+#[test]
+fn a_filtered_scan_skips_what_its_statistics_rule_out() {
+    let dir = out_dir("skip");
+    let cap = record("default", 1_000_000, &dir);
+    let o = Opened::open(&cap);
+    let n = o.store.len();
+    let last_ts = o.store.row(n - 1).unwrap().ts_ns;
+    let pq = dir.join("p.parquet");
+    // Row groups of 1,000 rows: the late ones are past the filter's time.
+    let opts = ExportOptions {
+        batch_rows: Some(1000),
+        ..ExportOptions::default()
+    };
+    export(&o.source(), Table::Packets, &pq, &opts).unwrap();
+    let cut = o.store.row(n * 3 / 4).unwrap().ts_ns;
+    let sql = format!(
+        "SELECT count(*) AS n, sum(len_bytes) AS bytes, max(ts_ns) AS last FROM packets \
+         WHERE ts_ns >= {cut}"
+    );
+    let table = rocescope_data::ParquetTable::open(&pq).unwrap();
+    let mut ctx = polars::sql::SQLContext::new();
+    ctx.register("packets", table.lazy().unwrap());
+    let got = ctx.execute(&sql).unwrap().collect().unwrap();
+    let want = query(&o.source(), &sql, &QueryOptions::default()).unwrap();
+    assert!(got.equals(&want), "{got:?}\n{want:?}");
+    assert_eq!(u64s(&got, "last"), vec![Some(last_ts)]);
+    let t = table.tally();
+    let groups = n.div_ceil(1000);
+    assert_eq!(t.row_groups_read + t.row_groups_skipped, groups);
+    // About three quarters of the groups end before the cut.
+    assert!(t.row_groups_skipped >= groups * 2 / 3, "{t:?} of {groups}");
+
+    // A fleet of two captures: a filter on one opens none of the other's
+    // files.
+    let root = dir.join("fleet");
+    let part = ExportOptions {
+        partition_window_ns: Some(100_000),
+        ..ExportOptions::default()
+    };
+    let s = export(&o.source(), Table::Packets, &root, &part).unwrap();
+    let other = Source {
+        capture: "other",
+        ..o.source()
+    };
+    export(&other, Table::Packets, &root, &part).unwrap();
+    let table = rocescope_data::ParquetTable::open(&root.join("packets")).unwrap();
+    let mut ctx = polars::sql::SQLContext::new();
+    ctx.register("packets", table.lazy().unwrap());
+    let df = ctx
+        .execute("SELECT count(*) AS n FROM packets WHERE capture = 'other'")
+        .unwrap()
+        .collect()
+        .unwrap();
+    assert_eq!(u64s(&df, "n"), vec![Some(n)]);
+    assert_eq!(table.tally().files_skipped, s.files.len() as u64);
 }
 
 #[test]

@@ -1,0 +1,304 @@
+//! A frame's rows as CSV or JSON lines.
+//!
+//! Cells are formatted a column at a time over a slice of rows (one typed
+//! loop per column, no per-cell dispatch), then laid out row by row; the
+//! slice keeps the text in cache and the memory flat whatever the batch.
+
+use std::io::Write;
+
+use polars::prelude::*;
+
+/// Rows formatted per round: a few hundred KB of text.
+const SLICE_ROWS: usize = 8 * 1024;
+
+/// The text formats rows are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowFormat {
+    /// A header line, then comma-separated values; null is empty, a string
+    /// is quoted when it holds a comma, quote or line break, or is empty.
+    Csv,
+    /// One JSON object per row.
+    Jsonl,
+}
+
+/// Writes frames' rows to `out`, one call per batch.
+pub(crate) struct RowWriter<W: Write> {
+    out: W,
+    format: RowFormat,
+    /// Per column: its formatted cells for the current slice.
+    cells: Vec<Cells>,
+    /// JSON lines: each column's `"name":` (and the comma before it).
+    keys: Vec<Vec<u8>>,
+    line: Vec<u8>,
+}
+
+/// One column's cells for a slice of rows: the text, and where each ends.
+#[derive(Default)]
+struct Cells {
+    text: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl<W: Write> RowWriter<W> {
+    /// A writer for frames with `schema`'s columns (CSV: the header is
+    /// written now).
+    pub(crate) fn new(mut out: W, format: RowFormat, schema: &Schema) -> PolarsResult<Self> {
+        let names: Vec<&str> = schema.iter_names().map(|n| n.as_str()).collect();
+        let mut keys = Vec::new();
+        match format {
+            RowFormat::Csv => {
+                let mut line = Vec::new();
+                for (j, name) in names.iter().enumerate() {
+                    if j > 0 {
+                        line.push(b',');
+                    }
+                    csv_str(&mut line, name);
+                }
+                line.push(b'\n');
+                out.write_all(&line)?;
+            }
+            RowFormat::Jsonl => {
+                for (j, name) in names.iter().enumerate() {
+                    let mut k = Vec::new();
+                    k.push(if j == 0 { b'{' } else { b',' });
+                    json_str(&mut k, name);
+                    k.push(b':');
+                    keys.push(k);
+                }
+            }
+        }
+        Ok(RowWriter {
+            out,
+            format,
+            cells: (0..names.len()).map(|_| Cells::default()).collect(),
+            keys,
+            line: Vec::new(),
+        })
+    }
+
+    /// Write `df`'s rows (its columns those of the schema given to `new`).
+    pub(crate) fn write_frame(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        if df.width() != self.cells.len() {
+            polars_bail!(ShapeMismatch: "a frame of {} columns for a writer of {}", df.width(), self.cells.len());
+        }
+        let mut start = 0;
+        while start < df.height() {
+            let len = SLICE_ROWS.min(df.height() - start);
+            for (c, cells) in df.columns().iter().zip(&mut self.cells) {
+                cells.text.clear();
+                cells.ends.clear();
+                let s = c.as_materialized_series().slice(start as i64, len);
+                format_cells(&s, self.format, cells)?;
+            }
+            self.lay_out(len)?;
+            start += len;
+        }
+        Ok(())
+    }
+
+    /// Lay the slice's `rows` rows out as lines and write them.
+    fn lay_out(&mut self, rows: usize) -> std::io::Result<()> {
+        let line = &mut self.line;
+        line.clear();
+        let mut from = vec![0usize; self.cells.len()];
+        for i in 0..rows {
+            for (j, cells) in self.cells.iter().enumerate() {
+                match self.format {
+                    RowFormat::Csv if j > 0 => line.push(b','),
+                    RowFormat::Csv => {}
+                    RowFormat::Jsonl => line.extend_from_slice(&self.keys[j]),
+                }
+                let end = cells.ends[i];
+                line.extend_from_slice(&cells.text[from[j]..end]);
+                from[j] = end;
+            }
+            if self.format == RowFormat::Jsonl {
+                line.extend_from_slice(if self.cells.is_empty() { b"{}" } else { b"}" });
+            }
+            line.push(b'\n');
+        }
+        self.out.write_all(line)
+    }
+
+    /// Flush and hand the output back.
+    pub(crate) fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Format every cell of `s` into `cells`, typed loop by type.
+fn format_cells(s: &Series, format: RowFormat, cells: &mut Cells) -> PolarsResult<()> {
+    let null: &[u8] = match format {
+        RowFormat::Csv => b"",
+        RowFormat::Jsonl => b"null",
+    };
+    let Cells { text, ends } = cells;
+    macro_rules! ints {
+        ($ca:expr) => {{
+            let mut buf = itoa::Buffer::new();
+            for v in $ca.iter() {
+                match v {
+                    Some(v) => text.extend_from_slice(buf.format(v).as_bytes()),
+                    None => text.extend_from_slice(null),
+                }
+                ends.push(text.len());
+            }
+        }};
+    }
+    macro_rules! floats {
+        ($ca:expr) => {{
+            for v in $ca.iter() {
+                match v {
+                    Some(v) => float(text, f64::from(v), format),
+                    None => text.extend_from_slice(null),
+                }
+                ends.push(text.len());
+            }
+        }};
+    }
+    match s.dtype() {
+        DataType::UInt8 => ints!(s.u8()?),
+        DataType::UInt16 => ints!(s.u16()?),
+        DataType::UInt32 => ints!(s.u32()?),
+        DataType::UInt64 => ints!(s.u64()?),
+        DataType::Int16 => ints!(s.i16()?),
+        DataType::Int32 => ints!(s.i32()?),
+        DataType::Int64 => ints!(s.i64()?),
+        DataType::Float32 => floats!(s.f32()?),
+        DataType::Float64 => floats!(s.f64()?),
+        DataType::Boolean => {
+            for v in s.bool()?.iter() {
+                text.extend_from_slice(match v {
+                    Some(true) => b"true",
+                    Some(false) => b"false",
+                    None => null,
+                });
+                ends.push(text.len());
+            }
+        }
+        DataType::String => {
+            for v in s.str()?.iter() {
+                match (v, format) {
+                    (None, _) => text.extend_from_slice(null),
+                    (Some(v), RowFormat::Csv) => csv_str(text, v),
+                    (Some(v), RowFormat::Jsonl) => json_str(text, v),
+                }
+                ends.push(text.len());
+            }
+        }
+        // Types the tables do not have but a query can make (dates,
+        // lists): the engine's own text of the value.
+        _ => {
+            for i in 0..s.len() {
+                match s.get(i)? {
+                    AnyValue::Null => text.extend_from_slice(null),
+                    v => {
+                        let v = v.to_string();
+                        match format {
+                            RowFormat::Csv => csv_str(text, &v),
+                            RowFormat::Jsonl => json_str(text, &v),
+                        }
+                    }
+                }
+                ends.push(text.len());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A float the shortest way that reads back to it (`1.0`, `0.1`, `1e-7`);
+/// JSON has no NaN or infinity, so those are null there.
+fn float(text: &mut Vec<u8>, v: f64, format: RowFormat) {
+    if v.is_finite() {
+        let mut buf = ryu::Buffer::new();
+        text.extend_from_slice(buf.format_finite(v).as_bytes());
+    } else if format == RowFormat::Jsonl {
+        text.extend_from_slice(b"null");
+    } else if v.is_nan() {
+        text.extend_from_slice(b"NaN");
+    } else if v > 0.0 {
+        text.extend_from_slice(b"inf");
+    } else {
+        text.extend_from_slice(b"-inf");
+    }
+}
+
+/// A CSV string cell: as is, or quoted (quotes doubled) when it holds a
+/// comma, quote or line break, or is empty (so that it is not null).
+fn csv_str(text: &mut Vec<u8>, v: &str) {
+    if !v.is_empty() && !v.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        text.extend_from_slice(v.as_bytes());
+        return;
+    }
+    text.push(b'"');
+    for b in v.bytes() {
+        if b == b'"' {
+            text.push(b'"');
+        }
+        text.push(b);
+    }
+    text.push(b'"');
+}
+
+/// A JSON string with its escapes.
+fn json_str(text: &mut Vec<u8>, v: &str) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *text, v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(df: &DataFrame, format: RowFormat) -> String {
+        let mut w = RowWriter::new(Vec::new(), format, df.schema()).unwrap();
+        w.write_frame(df).unwrap();
+        String::from_utf8(w.finish().unwrap()).unwrap()
+    }
+
+    fn frame() -> DataFrame {
+        df! {
+            "n" => [Some(1i64), None, Some(-3)],
+            "u8" => [Some(7u8), Some(0), None],
+            "f" => [Some(1.0f64), Some(0.1), Some(f64::NAN)],
+            "b" => [Some(true), None, Some(false)],
+            "s" => [Some("plain"), Some("a,\"b\"\nc"), Some("")],
+        }
+        .unwrap()
+    }
+
+    #[test]
+    fn csv_quotes_only_where_a_reader_needs_it() {
+        assert_eq!(
+            write(&frame(), RowFormat::Csv),
+            "n,u8,f,b,s\n1,7,1.0,true,plain\n,0,0.1,,\"a,\"\"b\"\"\nc\"\n-3,,NaN,false,\"\"\n"
+        );
+    }
+
+    #[test]
+    fn json_lines_are_objects_with_nulls_and_escapes() {
+        let text = write(&frame(), RowFormat::Jsonl);
+        let rows: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(
+            rows[1],
+            serde_json::json!({"n": null, "u8": 0, "f": 0.1, "b": null, "s": "a,\"b\"\nc"})
+        );
+        assert_eq!(rows[2]["f"], serde_json::Value::Null);
+        assert_eq!(rows[0]["f"], serde_json::json!(1.0));
+        assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn a_frame_longer_than_a_slice_keeps_its_rows_in_order() {
+        let n = SLICE_ROWS * 2 + 5;
+        let df = df! { "i" => (0..n as i64).collect::<Vec<_>>() }.unwrap();
+        let text = write(&df, RowFormat::Csv);
+        let got: Vec<i64> = text.lines().skip(1).map(|l| l.parse().unwrap()).collect();
+        assert_eq!(got, (0..n as i64).collect::<Vec<_>>());
+    }
+}
