@@ -1,12 +1,16 @@
 //! A frame's rows as CSV or JSON lines.
 //!
 //! Cells are formatted a column at a time over a slice of rows (one typed
-//! loop per column, no per-cell dispatch), then laid out row by row; the
-//! slice keeps the text in cache and the memory flat whatever the batch.
+//! loop per column, no per-cell dispatch, columns side by side on polars'
+//! threads), then laid out row by row (pieces of the slice side by side);
+//! the slice keeps the text in cache and the memory flat whatever the
+//! batch.
 
 use std::io::Write;
 
 use polars::prelude::*;
+use polars_core::runtime::RAYON;
+use rayon::prelude::*;
 
 /// Rows formatted per round: a few hundred KB of text.
 const SLICE_ROWS: usize = 8 * 1024;
@@ -29,7 +33,8 @@ pub(crate) struct RowWriter<W: Write> {
     cells: Vec<Cells>,
     /// JSON lines: each column's `"name":` (and the comma before it).
     keys: Vec<Vec<u8>>,
-    line: Vec<u8>,
+    /// The slice's lines, one piece per thread.
+    lines: Vec<Vec<u8>>,
 }
 
 /// One column's cells for a slice of rows: the text, and where each ends.
@@ -72,7 +77,7 @@ impl<W: Write> RowWriter<W> {
             format,
             cells: (0..names.len()).map(|_| Cells::default()).collect(),
             keys,
-            line: Vec::new(),
+            lines: Vec::new(),
         })
     }
 
@@ -81,49 +86,70 @@ impl<W: Write> RowWriter<W> {
         if df.width() != self.cells.len() {
             polars_bail!(ShapeMismatch: "a frame of {} columns for a writer of {}", df.width(), self.cells.len());
         }
+        let format = self.format;
+        let pieces = RAYON.current_num_threads().max(1);
+        self.lines.resize_with(pieces, Vec::new);
         let mut start = 0;
         while start < df.height() {
             let len = SLICE_ROWS.min(df.height() - start);
-            for (c, cells) in df.columns().iter().zip(&mut self.cells) {
-                cells.text.clear();
-                cells.ends.clear();
-                let s = c.as_materialized_series().slice(start as i64, len);
-                format_cells(&s, self.format, cells)?;
+            // The columns formatted side by side on polars' threads, then
+            // the rows laid out in pieces side by side, written in order.
+            RAYON.install(|| {
+                self.cells
+                    .par_iter_mut()
+                    .zip(df.columns().par_iter())
+                    .try_for_each(|(cells, c)| {
+                        cells.text.clear();
+                        cells.ends.clear();
+                        let s = c.as_materialized_series().slice(start as i64, len);
+                        format_cells(&s, format, cells)
+                    })
+            })?;
+            let per = len.div_ceil(pieces);
+            let (cells, keys) = (&self.cells, &self.keys);
+            RAYON.install(|| {
+                self.lines.par_iter_mut().enumerate().for_each(|(p, line)| {
+                    line.clear();
+                    lay_out(cells, keys, format, p * per..((p + 1) * per).min(len), line);
+                });
+            });
+            for line in &self.lines {
+                self.out.write_all(line)?;
             }
-            self.lay_out(len)?;
             start += len;
         }
         Ok(())
-    }
-
-    /// Lay the slice's `rows` rows out as lines and write them.
-    fn lay_out(&mut self, rows: usize) -> std::io::Result<()> {
-        let line = &mut self.line;
-        line.clear();
-        let mut from = vec![0usize; self.cells.len()];
-        for i in 0..rows {
-            for (j, cells) in self.cells.iter().enumerate() {
-                match self.format {
-                    RowFormat::Csv if j > 0 => line.push(b','),
-                    RowFormat::Csv => {}
-                    RowFormat::Jsonl => line.extend_from_slice(&self.keys[j]),
-                }
-                let end = cells.ends[i];
-                line.extend_from_slice(&cells.text[from[j]..end]);
-                from[j] = end;
-            }
-            if self.format == RowFormat::Jsonl {
-                line.extend_from_slice(if self.cells.is_empty() { b"{}" } else { b"}" });
-            }
-            line.push(b'\n');
-        }
-        self.out.write_all(line)
     }
 
     /// Flush and hand the output back.
     pub(crate) fn finish(mut self) -> std::io::Result<W> {
         self.out.flush()?;
         Ok(self.out)
+    }
+}
+
+/// Lay rows `rows` of the slice's formatted `cells` out as lines.
+fn lay_out(
+    cells: &[Cells],
+    keys: &[Vec<u8>],
+    format: RowFormat,
+    rows: std::ops::Range<usize>,
+    line: &mut Vec<u8>,
+) {
+    for i in rows {
+        for (j, c) in cells.iter().enumerate() {
+            match format {
+                RowFormat::Csv if j > 0 => line.push(b','),
+                RowFormat::Csv => {}
+                RowFormat::Jsonl => line.extend_from_slice(&keys[j]),
+            }
+            let from = if i == 0 { 0 } else { c.ends[i - 1] };
+            line.extend_from_slice(&c.text[from..c.ends[i]]);
+        }
+        if format == RowFormat::Jsonl {
+            line.extend_from_slice(if cells.is_empty() { b"{}" } else { b"}" });
+        }
+        line.push(b'\n');
     }
 }
 

@@ -5,8 +5,9 @@
 //! a cloud-storage stack into the build (BENCHMARKS.md, "Build"). This scan
 //! decodes with the same page decoders (polars-parquet), reads only the
 //! column chunks a query names, filters each row group as it is read (so a
-//! selective query holds only what it keeps), and skips row groups and
-//! whole partitions whose statistics or hive keys rule the filter out.
+//! selective query holds only what it keeps), skips row groups and whole
+//! partitions whose statistics or hive keys rule the filter out, and reads
+//! the rest on polars' threads.
 
 use std::any::Any;
 use std::cmp::Ordering;
@@ -19,11 +20,13 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use polars::prelude::*;
 use polars_arrow::datatypes::{ArrowSchema, Field as ArrowField};
 use polars_buffer::Buffer;
+use polars_core::runtime::RAYON;
 use polars_parquet::parquet::statistics::Statistics;
 use polars_parquet::read::{
     BasicDecompressor, ColumnChunkMetadata, FileMetadata, PageReader, RowGroupMetadata,
     column_iter_to_arrays, infer_schema, read_metadata,
 };
+use rayon::prelude::*;
 
 /// Exported Parquet (a file, or a folder of hive-style partitions) as a
 /// table SQL can scan.
@@ -273,9 +276,10 @@ impl Inner {
             (None, None) => self.schema.clone(),
         };
         let out_names: Vec<PlSmallStr> = out_schema.iter_names().cloned().collect();
+        let predicate = args.predicate.as_ref().and_then(applicable);
         // Read what the output and the filter name.
         let mut needed = out_names.clone();
-        if let Some(p) = &args.predicate {
+        if let Some(p) = &predicate {
             for e in p.into_iter() {
                 if let Expr::Column(name) = e
                     && !needed.contains(name)
@@ -287,26 +291,13 @@ impl Inner {
         let file_cols: Vec<usize> = (0..self.file_fields.len())
             .filter(|&i| needed.iter().any(|n| *n == self.file_fields[i].name))
             .collect();
-        let limit = args.n_rows.unwrap_or(usize::MAX);
-        let mut frames = Vec::new();
-        let mut rows = 0usize;
-        for part in &self.parts {
-            if rows >= limit {
-                break;
-            }
-            let hive_bound = |name: &str| -> Option<Bounds> {
-                let k = self.hive_keys.iter().position(|(n, _)| n == name)?;
-                let v = part.hive[k].as_deref()?;
-                let b = match &self.hive_keys[k].1 {
-                    DataType::Int64 => Value::Int(i128::from(v.parse::<i64>().ok()?)),
-                    _ => Value::Str(v.as_bytes().to_vec()),
-                };
-                Some(Bounds {
-                    min: b.clone(),
-                    max: b,
-                })
-            };
-            if let Some(p) = &args.predicate
+        // Which files and row groups can hold rows the filter keeps: the
+        // footers are read here, one file after another.
+        let mut footers = Vec::new();
+        let mut tasks = Vec::new();
+        for (i, part) in self.parts.iter().enumerate() {
+            let hive_bound = |name: &str| self.hive_bounds(part, name);
+            if let Some(p) = &predicate
                 && may_match(p, &hive_bound) == Some(false)
             {
                 self.counts
@@ -321,13 +312,8 @@ impl Inner {
                     format!("columns differ from {}'s", self.parts[0].path.display()),
                 ));
             }
-            let mut file =
-                File::open(&part.path).map_err(|e| err(&part.path, format!("cannot open: {e}")))?;
-            for rg in &md.row_groups {
-                if rows >= limit {
-                    break;
-                }
-                if let Some(p) = &args.predicate {
+            for (g, rg) in md.row_groups.iter().enumerate() {
+                if let Some(p) = &predicate {
                     let bound =
                         |name: &str| hive_bound(name).or_else(|| self.stats_bounds(rg, &md, name));
                     if may_match(p, &bound) == Some(false) {
@@ -337,36 +323,105 @@ impl Inner {
                         continue;
                     }
                 }
-                self.counts
-                    .row_groups_read
-                    .fetch_add(1, AtomicOrdering::Relaxed);
-                let mut df = self.read_row_group(&mut file, &part.path, rg, &file_cols)?;
-                self.add_hive_columns(&mut df, part, &needed)?;
-                if let Some(p) = &args.predicate {
-                    df = df.lazy().filter(p.clone()).collect()?;
-                }
-                let mut df = df.select(out_names.iter().cloned())?;
-                if rows + df.height() > limit {
-                    df = df.slice(0, limit - rows);
-                }
-                rows += df.height();
-                frames.push(df);
+                tasks.push((footers.len(), g));
             }
+            footers.push((i, md));
         }
+        // Each row group read, filtered and cut to the output's columns.
+        let read = |&(f, g): &(usize, usize)| -> PolarsResult<DataFrame> {
+            let (i, md) = &footers[f];
+            let part = &self.parts[*i];
+            self.counts
+                .row_groups_read
+                .fetch_add(1, AtomicOrdering::Relaxed);
+            let mut df = self.read_row_group(&part.path, &md.row_groups[g], &file_cols)?;
+            self.add_hive_columns(&mut df, part, &needed)?;
+            if let Some(p) = &predicate {
+                df = df.lazy().filter(p.clone()).collect()?;
+            }
+            df.select(out_names.iter().cloned())
+        };
+        let mut frames = match args.n_rows {
+            // All of them, on polars' threads, in order.
+            None => {
+                RAYON.install(|| tasks.par_iter().map(read).collect::<PolarsResult<Vec<_>>>())?
+            }
+            // A limit: one group after another until it is reached.
+            Some(limit) => {
+                let mut frames = Vec::new();
+                let mut rows = 0;
+                for task in &tasks {
+                    if rows >= limit {
+                        break;
+                    }
+                    let df = read(task)?;
+                    let df = df.slice(0, limit - rows);
+                    rows += df.height();
+                    frames.push(df);
+                }
+                frames
+            }
+        };
         if frames.is_empty() {
             return Ok(DataFrame::empty_with_arc_schema(out_schema));
         }
-        polars_core::utils::accumulate_dataframes_vertical(frames)
+        // A hive key with one value in every file read (one capture, or a
+        // filter on it) stays one scalar column: stacked, it would become a
+        // column of as many strings as rows, and grouping on it a hash of
+        // each.
+        let mut uniform = Vec::new();
+        for (k, (name, _)) in self.hive_keys.iter().enumerate() {
+            let Some(at) = out_names.iter().position(|n| n == name) else {
+                continue;
+            };
+            let mut values = tasks
+                .iter()
+                .map(|&(f, _)| &self.parts[footers[f].0].hive[k]);
+            if let Some(first) = values.next()
+                && values.all(|v| v == first)
+            {
+                uniform.push((at, name.clone(), self.hive_scalar(k, first)));
+            }
+        }
+        let height: usize = frames.iter().map(DataFrame::height).sum();
+        let mut df = if uniform.len() == out_names.len() {
+            DataFrame::new(height, Vec::new())?
+        } else {
+            for df in &mut frames {
+                for (_, name, _) in &uniform {
+                    df.drop_in_place(name)?;
+                }
+            }
+            polars_core::utils::accumulate_dataframes_vertical(frames)?
+        };
+        for (at, name, scalar) in uniform {
+            df.insert_column(at, Column::new_scalar(name, scalar, height))?;
+        }
+        Ok(df)
+    }
+
+    /// A hive key's value in `part` as bounds (exact), if `name` is a key.
+    fn hive_bounds(&self, part: &Part, name: &str) -> Option<Bounds> {
+        let k = self.hive_keys.iter().position(|(n, _)| n == name)?;
+        let v = part.hive[k].as_deref()?;
+        let b = match &self.hive_keys[k].1 {
+            DataType::Int64 => Value::Int(i128::from(v.parse::<i64>().ok()?)),
+            _ => Value::Str(v.as_bytes().to_vec()),
+        };
+        Some(Bounds {
+            min: b.clone(),
+            max: b,
+        })
     }
 
     /// One row group's `cols` (indices into the files' columns).
     fn read_row_group(
         &self,
-        file: &mut File,
         path: &Path,
         rg: &RowGroupMetadata,
         cols: &[usize],
     ) -> PolarsResult<DataFrame> {
+        let mut file = File::open(path).map_err(|e| err(path, format!("cannot open: {e}")))?;
         let mut columns = Vec::with_capacity(cols.len());
         for &i in cols {
             let field = &self.file_fields[i];
@@ -380,7 +435,7 @@ impl Inner {
             let mut pages = Vec::with_capacity(chunks.len());
             let mut types = Vec::with_capacity(chunks.len());
             for meta in chunks {
-                let bytes = read_range(file, path, meta.byte_range())?;
+                let bytes = read_range(&mut file, path, meta.byte_range())?;
                 let max_page = bytes.len();
                 let reader =
                     PageReader::new(Cursor::new(Buffer::from_vec(bytes)), meta, vec![], max_page);
@@ -401,23 +456,26 @@ impl Inner {
         part: &Part,
         needed: &[PlSmallStr],
     ) -> PolarsResult<()> {
-        for (k, (name, dtype)) in self.hive_keys.iter().enumerate() {
+        for (k, (name, _)) in self.hive_keys.iter().enumerate() {
             if !needed.contains(name) {
                 continue;
             }
-            let value = match (&part.hive[k], dtype) {
-                (None, _) => AnyValue::Null,
-                (Some(v), DataType::Int64) => AnyValue::Int64(v.parse().unwrap_or_default()),
-                (Some(v), _) => AnyValue::StringOwned(v.as_str().into()),
-            };
             let height = df.height();
-            df.with_column(Column::new_scalar(
-                name.clone(),
-                Scalar::new(dtype.clone(), value),
-                height,
-            ))?;
+            let scalar = self.hive_scalar(k, &part.hive[k]);
+            df.with_column(Column::new_scalar(name.clone(), scalar, height))?;
         }
         Ok(())
+    }
+
+    /// Hive key `k`'s value as its column's scalar.
+    fn hive_scalar(&self, k: usize, value: &Option<String>) -> Scalar {
+        let dtype = &self.hive_keys[k].1;
+        let value = match (value, dtype) {
+            (None, _) => AnyValue::Null,
+            (Some(v), DataType::Int64) => AnyValue::Int64(v.parse().unwrap_or_default()),
+            (Some(v), _) => AnyValue::StringOwned(v.as_str().into()),
+        };
+        Scalar::new(dtype.clone(), value)
     }
 
     /// A file column's min and max in one row group, from its statistics.
@@ -542,6 +600,30 @@ fn may_match(e: &Expr, bounds: &dyn Fn(&str) -> Option<Bounds>) -> Option<bool> 
             })
         }
         _ => None,
+    }
+}
+
+/// The filter without the conjuncts polars cannot take back: a top-k's
+/// dynamic bound comes through as `Expr::Display`, which polars refuses to
+/// plan again (it panics). That bound only narrows rows for the sort and
+/// limit above the scan, whose answer stands without it; pushed-down
+/// filters never hold aggregations, the other thing shown so.
+fn applicable(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::BinaryExpr {
+            left,
+            op: op @ (Operator::And | Operator::LogicalAnd),
+            right,
+        } => match (applicable(left), applicable(right)) {
+            (Some(l), Some(r)) => Some(Expr::BinaryExpr {
+                left: Arc::new(l),
+                op: *op,
+                right: Arc::new(r),
+            }),
+            (one, None) | (None, one) => one,
+        },
+        e if e.into_iter().any(|n| matches!(n, Expr::Display { .. })) => None,
+        e => Some(e.clone()),
     }
 }
 
