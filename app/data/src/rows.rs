@@ -1,16 +1,12 @@
 //! A frame's rows as CSV or JSON lines.
 //!
 //! Cells are formatted a column at a time over a slice of rows (one typed
-//! loop per column, no per-cell dispatch, columns side by side on polars'
-//! threads), then laid out row by row (pieces of the slice side by side);
-//! the slice keeps the text in cache and the memory flat whatever the
-//! batch.
+//! loop per column, no per-cell dispatch), then laid out row by row; the
+//! slice keeps the text in cache and the memory flat whatever the batch.
 
 use std::io::Write;
 
 use polars::prelude::*;
-use polars_core::runtime::RAYON;
-use rayon::prelude::*;
 
 /// Rows formatted per round: a few hundred KB of text.
 const SLICE_ROWS: usize = 8 * 1024;
@@ -33,8 +29,8 @@ pub(crate) struct RowWriter<W: Write> {
     cells: Vec<Cells>,
     /// JSON lines: each column's `"name":` (and the comma before it).
     keys: Vec<Vec<u8>>,
-    /// The slice's lines, one piece per thread.
-    lines: Vec<Vec<u8>>,
+    /// The slice's lines.
+    line: Vec<u8>,
 }
 
 /// One column's cells for a slice of rows: the text, and where each ends.
@@ -77,45 +73,29 @@ impl<W: Write> RowWriter<W> {
             format,
             cells: (0..names.len()).map(|_| Cells::default()).collect(),
             keys,
-            lines: Vec::new(),
+            line: Vec::new(),
         })
     }
 
     /// Write `df`'s rows (its columns those of the schema given to `new`).
+    /// One thread: an export builds its batches on the other cores, and
+    /// formatting on them too only added work (BENCHMARKS.md, "Build").
     pub(crate) fn write_frame(&mut self, df: &DataFrame) -> PolarsResult<()> {
         if df.width() != self.cells.len() {
             polars_bail!(ShapeMismatch: "a frame of {} columns for a writer of {}", df.width(), self.cells.len());
         }
-        let format = self.format;
-        let pieces = RAYON.current_num_threads().max(1);
-        self.lines.resize_with(pieces, Vec::new);
         let mut start = 0;
         while start < df.height() {
             let len = SLICE_ROWS.min(df.height() - start);
-            // The columns formatted side by side on polars' threads, then
-            // the rows laid out in pieces side by side, written in order.
-            RAYON.install(|| {
-                self.cells
-                    .par_iter_mut()
-                    .zip(df.columns().par_iter())
-                    .try_for_each(|(cells, c)| {
-                        cells.text.clear();
-                        cells.ends.clear();
-                        let s = c.as_materialized_series().slice(start as i64, len);
-                        format_cells(&s, format, cells)
-                    })
-            })?;
-            let per = len.div_ceil(pieces);
-            let (cells, keys) = (&self.cells, &self.keys);
-            RAYON.install(|| {
-                self.lines.par_iter_mut().enumerate().for_each(|(p, line)| {
-                    line.clear();
-                    lay_out(cells, keys, format, p * per..((p + 1) * per).min(len), line);
-                });
-            });
-            for line in &self.lines {
-                self.out.write_all(line)?;
+            for (c, cells) in df.columns().iter().zip(&mut self.cells) {
+                cells.text.clear();
+                cells.ends.clear();
+                let s = c.as_materialized_series().slice(start as i64, len);
+                format_cells(&s, self.format, cells)?;
             }
+            self.line.clear();
+            lay_out(&self.cells, &self.keys, self.format, 0..len, &mut self.line);
+            self.out.write_all(&self.line)?;
             start += len;
         }
         Ok(())

@@ -21,6 +21,7 @@ use polars::prelude::*;
 use polars_arrow::datatypes::{ArrowSchema, Field as ArrowField};
 use polars_buffer::Buffer;
 use polars_core::runtime::RAYON;
+use polars_parquet::parquet::compression::Compression;
 use polars_parquet::parquet::statistics::Statistics;
 use polars_parquet::read::{
     BasicDecompressor, ColumnChunkMetadata, FileMetadata, PageReader, RowGroupMetadata,
@@ -435,6 +436,19 @@ impl Inner {
             let mut pages = Vec::with_capacity(chunks.len());
             let mut types = Vec::with_capacity(chunks.len());
             for meta in chunks {
+                // Snappy and none are what rocescope writes (and the only
+                // codecs compiled in: the others are C libraries to build).
+                let codec = meta.compression();
+                if !matches!(codec, Compression::Uncompressed | Compression::Snappy) {
+                    return Err(err(
+                        path,
+                        format!(
+                            "column {} is compressed with {codec:?}; rocescope reads Parquet \
+                             compressed with Snappy or not at all, as it writes it",
+                            field.name
+                        ),
+                    ));
+                }
                 let bytes = read_range(&mut file, path, meta.byte_range())?;
                 let max_page = bytes.len();
                 let reader =

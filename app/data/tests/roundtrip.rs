@@ -666,8 +666,8 @@ fn summary(df: &DataFrame) -> serde_json::Value {
     cols.into()
 }
 
-#[test]
-fn pyarrow_reads_the_packets_table_as_polars_does() {
+/// python3 with pyarrow, or a skip (an error where CI requires it).
+fn have_pyarrow() -> bool {
     let have = std::process::Command::new("python3")
         .args(["-c", "import pyarrow"])
         .output()
@@ -678,6 +678,47 @@ fn pyarrow_reads_the_packets_table_as_polars_does() {
             "ROCESCOPE_REQUIRE_PYARROW is set but python3 cannot import pyarrow"
         );
         eprintln!("skipped: needs python3 with pyarrow (.ci/run installs it)");
+    }
+    have
+}
+
+/// Parquet from another writer: read back when Snappy-compressed, an error
+/// naming the file, the column and the codec when compressed otherwise.
+#[test]
+fn parquet_from_pyarrow_reads_back_or_names_its_codec() {
+    if !have_pyarrow() {
+        return;
+    }
+    let dir = out_dir("codecs");
+    let script = "import sys, pyarrow as pa, pyarrow.parquet as pq\n\
+                  t = pa.table({'qpn': [7, 8, 9], 'note': ['a', None, 'c']})\n\
+                  pq.write_table(t, sys.argv[1], compression='snappy')\n\
+                  pq.write_table(t, sys.argv[2], compression='zstd')\n";
+    let (snappy, zstd) = (dir.join("snappy.parquet"), dir.join("zstd.parquet"));
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .args([&snappy, &zstd])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let df = rocescope_data::read_parquet(&snappy).unwrap();
+    assert_eq!(u64s(&df, "qpn"), vec![Some(7), Some(8), Some(9)]);
+    let notes: Vec<Option<&str>> = df.column("note").unwrap().str().unwrap().iter().collect();
+    assert_eq!(notes, vec![Some("a"), None, Some("c")]);
+    let e = rocescope_data::read_parquet(&zstd).unwrap_err().to_string();
+    assert!(
+        e.contains("zstd.parquet") && e.contains("column qpn") && e.contains("Zstd"),
+        "{e}"
+    );
+}
+
+#[test]
+fn pyarrow_reads_the_packets_table_as_polars_does() {
+    if !have_pyarrow() {
         return;
     }
     let dir = out_dir("pyarrow");
