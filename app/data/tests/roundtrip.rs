@@ -682,6 +682,21 @@ fn have_pyarrow() -> bool {
     have
 }
 
+/// Run a python3 `script` with `args`; its standard output.
+fn python3(script: &str, args: &[&Path]) -> Vec<u8> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Parquet from another writer: read back when Snappy-compressed, an error
 /// naming the file, the column and the codec when compressed otherwise.
 #[test]
@@ -695,16 +710,7 @@ fn parquet_from_pyarrow_reads_back_or_names_its_codec() {
                   pq.write_table(t, sys.argv[1], compression='snappy')\n\
                   pq.write_table(t, sys.argv[2], compression='zstd')\n";
     let (snappy, zstd) = (dir.join("snappy.parquet"), dir.join("zstd.parquet"));
-    let out = std::process::Command::new("python3")
-        .args(["-c", script])
-        .args([&snappy, &zstd])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    python3(script, &[&snappy, &zstd]);
     let df = rocescope_data::read_parquet(&snappy).unwrap();
     assert_eq!(u64s(&df, "qpn"), vec![Some(7), Some(8), Some(9)]);
     let notes: Vec<Option<&str>> = df.column("note").unwrap().str().unwrap().iter().collect();
@@ -731,17 +737,7 @@ fn pyarrow_reads_the_packets_table_as_polars_does() {
         ..ExportOptions::default()
     };
     export(&o.source(), Table::Packets, &pq, &opts).unwrap();
-    let out = std::process::Command::new("python3")
-        .args(["-c", PYARROW_CHECK])
-        .arg(&pq)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got: serde_json::Value = serde_json::from_slice(&python3(PYARROW_CHECK, &[&pq])).unwrap();
     let n = o.store.len();
     assert_eq!(got["rows"], n);
     assert_eq!(got["row_groups"], n.div_ceil(500));
