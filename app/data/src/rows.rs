@@ -1,4 +1,4 @@
-//! A frame's rows as CSV or JSON lines.
+//! A frame's rows as CSV, JSON lines or a JSON array.
 //!
 //! Cells are formatted a column at a time over a slice of rows (one typed
 //! loop per column, no per-cell dispatch), then laid out row by row; the
@@ -19,6 +19,8 @@ pub(crate) enum RowFormat {
     Csv,
     /// One JSON object per row.
     Jsonl,
+    /// One JSON array of the rows' objects.
+    JsonArray,
 }
 
 /// Writes frames' rows to `out`, one call per batch.
@@ -27,8 +29,10 @@ pub(crate) struct RowWriter<W: Write> {
     format: RowFormat,
     /// Per column: its formatted cells for the current slice.
     cells: Vec<Cells>,
-    /// JSON lines: each column's `"name":` (and the comma before it).
+    /// JSON: each column's `"name":` (and the comma before it).
     keys: Vec<Vec<u8>>,
+    /// Rows written so far.
+    rows: usize,
     /// The slice's lines.
     line: Vec<u8>,
 }
@@ -58,7 +62,7 @@ impl<W: Write> RowWriter<W> {
                 line.push(b'\n');
                 out.write_all(&line)?;
             }
-            RowFormat::Jsonl => {
+            RowFormat::Jsonl | RowFormat::JsonArray => {
                 for (j, name) in names.iter().enumerate() {
                     let mut k = Vec::new();
                     k.push(if j == 0 { b'{' } else { b',' });
@@ -73,6 +77,7 @@ impl<W: Write> RowWriter<W> {
             format,
             cells: (0..names.len()).map(|_| Cells::default()).collect(),
             keys,
+            rows: 0,
             line: Vec::new(),
         })
     }
@@ -91,54 +96,73 @@ impl<W: Write> RowWriter<W> {
                 cells.text.clear();
                 cells.ends.clear();
                 let s = c.as_materialized_series().slice(start as i64, len);
-                format_cells(&s, self.format, cells)?;
+                format_cells(&s, self.format != RowFormat::Csv, cells)?;
             }
             self.line.clear();
-            lay_out(&self.cells, &self.keys, self.format, 0..len, &mut self.line);
+            let first = self.rows == 0;
+            lay_out(
+                &self.cells,
+                &self.keys,
+                self.format,
+                first,
+                len,
+                &mut self.line,
+            );
             self.out.write_all(&self.line)?;
+            self.rows += len;
             start += len;
         }
         Ok(())
     }
 
-    /// Flush and hand the output back.
+    /// End the output (a JSON array's bracket), flush and hand it back.
     pub(crate) fn finish(mut self) -> std::io::Result<W> {
+        if self.format == RowFormat::JsonArray {
+            self.out
+                .write_all(if self.rows == 0 { b"[]\n" } else { b"]\n" })?;
+        }
         self.out.flush()?;
         Ok(self.out)
     }
 }
 
-/// Lay rows `rows` of the slice's formatted `cells` out as lines.
+/// Lay the slice's `rows` rows of formatted `cells` out as lines (`first`:
+/// the output's first rows).
 fn lay_out(
     cells: &[Cells],
     keys: &[Vec<u8>],
     format: RowFormat,
-    rows: std::ops::Range<usize>,
+    first: bool,
+    rows: usize,
     line: &mut Vec<u8>,
 ) {
-    for i in rows {
+    for i in 0..rows {
+        // A JSON array: `[` before the first row, a comma before the others.
+        if format == RowFormat::JsonArray {
+            line.extend_from_slice(if first && i == 0 { b"[" } else { b",\n" });
+        }
         for (j, c) in cells.iter().enumerate() {
             match format {
                 RowFormat::Csv if j > 0 => line.push(b','),
                 RowFormat::Csv => {}
-                RowFormat::Jsonl => line.extend_from_slice(&keys[j]),
+                RowFormat::Jsonl | RowFormat::JsonArray => line.extend_from_slice(&keys[j]),
             }
             let from = if i == 0 { 0 } else { c.ends[i - 1] };
             line.extend_from_slice(&c.text[from..c.ends[i]]);
         }
-        if format == RowFormat::Jsonl {
+        if format != RowFormat::Csv {
             line.extend_from_slice(if cells.is_empty() { b"{}" } else { b"}" });
         }
-        line.push(b'\n');
+        if format != RowFormat::JsonArray {
+            line.push(b'\n');
+        }
     }
 }
 
-/// Format every cell of `s` into `cells`, typed loop by type.
-fn format_cells(s: &Series, format: RowFormat, cells: &mut Cells) -> PolarsResult<()> {
-    let null: &[u8] = match format {
-        RowFormat::Csv => b"",
-        RowFormat::Jsonl => b"null",
-    };
+/// Format every cell of `s` into `cells` as CSV or JSON values, typed
+/// loop by type.
+fn format_cells(s: &Series, json: bool, cells: &mut Cells) -> PolarsResult<()> {
+    let null: &[u8] = if json { b"null" } else { b"" };
     let Cells { text, ends } = cells;
     macro_rules! ints {
         ($ca:expr) => {{
@@ -156,7 +180,7 @@ fn format_cells(s: &Series, format: RowFormat, cells: &mut Cells) -> PolarsResul
         ($ca:expr) => {{
             for v in $ca.iter() {
                 match v {
-                    Some(v) => float(text, f64::from(v), format),
+                    Some(v) => float(text, f64::from(v), json),
                     None => text.extend_from_slice(null),
                 }
                 ends.push(text.len());
@@ -185,10 +209,10 @@ fn format_cells(s: &Series, format: RowFormat, cells: &mut Cells) -> PolarsResul
         }
         DataType::String => {
             for v in s.str()?.iter() {
-                match (v, format) {
-                    (None, _) => text.extend_from_slice(null),
-                    (Some(v), RowFormat::Csv) => csv_str(text, v),
-                    (Some(v), RowFormat::Jsonl) => json_str(text, v),
+                match v {
+                    None => text.extend_from_slice(null),
+                    Some(v) if json => json_str(text, v),
+                    Some(v) => csv_str(text, v),
                 }
                 ends.push(text.len());
             }
@@ -201,9 +225,10 @@ fn format_cells(s: &Series, format: RowFormat, cells: &mut Cells) -> PolarsResul
                     AnyValue::Null => text.extend_from_slice(null),
                     v => {
                         let v = v.to_string();
-                        match format {
-                            RowFormat::Csv => csv_str(text, &v),
-                            RowFormat::Jsonl => json_str(text, &v),
+                        if json {
+                            json_str(text, &v);
+                        } else {
+                            csv_str(text, &v);
                         }
                     }
                 }
@@ -216,11 +241,11 @@ fn format_cells(s: &Series, format: RowFormat, cells: &mut Cells) -> PolarsResul
 
 /// A float the shortest way that reads back to it (`1.0`, `0.1`, `1e-7`);
 /// JSON has no NaN or infinity, so those are null there.
-fn float(text: &mut Vec<u8>, v: f64, format: RowFormat) {
+fn float(text: &mut Vec<u8>, v: f64, json: bool) {
     if v.is_finite() {
         let mut buf = ryu::Buffer::new();
         text.extend_from_slice(buf.format_finite(v).as_bytes());
-    } else if format == RowFormat::Jsonl {
+    } else if json {
         text.extend_from_slice(b"null");
     } else if v.is_nan() {
         text.extend_from_slice(b"NaN");
@@ -297,6 +322,25 @@ mod tests {
         assert_eq!(rows[2]["f"], serde_json::Value::Null);
         assert_eq!(rows[0]["f"], serde_json::json!(1.0));
         assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn a_json_array_spans_every_frame_written_and_may_be_empty() {
+        let df = frame();
+        let mut w = RowWriter::new(Vec::new(), RowFormat::JsonArray, df.schema()).unwrap();
+        w.write_frame(&df).unwrap();
+        w.write_frame(&df.slice(0, 1)).unwrap();
+        let text = String::from_utf8(w.finish().unwrap()).unwrap();
+        let rows: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(rows.as_array().unwrap().len(), 4);
+        assert_eq!(rows[3], rows[0]);
+        // Keys in the columns' order.
+        assert!(
+            text.starts_with(r#"[{"n":1,"u8":7,"f":1.0,"b":true,"s":"plain"},"#),
+            "{text}"
+        );
+        let w = RowWriter::new(Vec::new(), RowFormat::JsonArray, df.schema()).unwrap();
+        assert_eq!(w.finish().unwrap(), b"[]\n");
     }
 
     #[test]

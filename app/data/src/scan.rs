@@ -93,22 +93,19 @@ impl ParquetTable {
     /// do). The schema is the first file's; every file is checked against
     /// it when read.
     pub fn open(path: &Path) -> PolarsResult<ParquetTable> {
-        let parts = if path.is_dir() {
-            let mut parts = Vec::new();
-            walk(path, path, &mut parts)?;
-            parts.sort_by(|a, b| a.path.cmp(&b.path));
-            if parts.is_empty() {
+        let found = if path.is_dir() {
+            let mut found = Vec::new();
+            walk(path, &[], &mut found)?;
+            found.sort_by(|a, b| a.0.cmp(&b.0));
+            if found.is_empty() {
                 return Err(err(path, "no Parquet files in this folder"));
             }
-            parts
+            found
         } else {
-            vec![Part {
-                path: path.to_path_buf(),
-                hive: Vec::new(),
-            }]
+            vec![(path.to_path_buf(), Vec::new())]
         };
-        let key_names = hive_key_names(path, &parts)?;
-        let (_, arrow) = read_footer(&parts[0].path)?;
+        let key_names = hive_key_names(&found)?;
+        let (_, arrow) = read_footer(&found[0].0)?;
         let file_fields: Vec<ArrowField> = arrow.iter_values().cloned().collect();
         let mut schema = Schema::from_arrow_schema(&arrow);
         let mut hive_keys = Vec::new();
@@ -118,8 +115,9 @@ impl ParquetTable {
             }
             // A key is a number if every partition's value reads as one
             // (rocescope writes `window_start_ns` so), a string otherwise.
-            let int = parts.iter().all(|p| {
-                p.hive[k]
+            let int = found.iter().all(|(_, keys)| {
+                keys[k]
+                    .1
                     .as_deref()
                     .is_none_or(|v| v.parse::<i64>().is_ok())
             });
@@ -132,16 +130,15 @@ impl ParquetTable {
             hive_keys.push((name.clone(), dtype));
         }
         // Keys the files hold themselves are read from the files.
-        let parts = parts
+        let parts = found
             .into_iter()
-            .map(|p| Part {
-                hive: key_names
-                    .iter()
-                    .zip(p.hive)
-                    .filter(|(n, _)| hive_keys.iter().any(|(k, _)| k == *n))
+            .map(|(path, keys)| Part {
+                hive: keys
+                    .into_iter()
+                    .filter(|(n, _)| hive_keys.iter().any(|(k, _)| k == n))
                     .map(|(_, v)| v)
                     .collect(),
-                path: p.path,
+                path,
             })
             .collect();
         Ok(ParquetTable {
@@ -178,8 +175,17 @@ impl ParquetTable {
     }
 }
 
-/// Every `.parquet` file under `dir` with the `KEY=VALUE` folders above it.
-fn walk(root: &Path, dir: &Path, parts: &mut Vec<Part>) -> PolarsResult<()> {
+/// A key's name and value, from a `KEY=VALUE` folder (`None`: the
+/// default partition, null).
+type HiveValue = (PlSmallStr, Option<String>);
+
+/// Every `.parquet` file under `dir`, with the `KEY=VALUE` folders above
+/// it (`keys`: those above `dir`).
+fn walk(
+    dir: &Path,
+    keys: &[HiveValue],
+    found: &mut Vec<(PathBuf, Vec<HiveValue>)>,
+) -> PolarsResult<()> {
     let entries = std::fs::read_dir(dir).map_err(|e| err(dir, format!("cannot read: {e}")))?;
     for entry in entries {
         let entry = entry.map_err(|e| err(dir, format!("cannot read: {e}")))?;
@@ -190,19 +196,13 @@ fn walk(root: &Path, dir: &Path, parts: &mut Vec<Part>) -> PolarsResult<()> {
         }
         let path = entry.path();
         if path.is_dir() {
-            walk(root, &path, parts)?;
+            let mut keys = keys.to_vec();
+            if let Some((k, v)) = name.split_once('=') {
+                keys.push((k.into(), (v != HIVE_NULL).then(|| v.to_owned())));
+            }
+            walk(&path, &keys, found)?;
         } else if name.ends_with(".parquet") {
-            let hive = path
-                .parent()
-                .and_then(|p| p.strip_prefix(root).ok())
-                .into_iter()
-                .flat_map(|rel| rel.components())
-                .filter_map(|c| {
-                    let (_, v) = c.as_os_str().to_str()?.split_once('=')?;
-                    Some((v != HIVE_NULL).then(|| v.to_owned()))
-                })
-                .collect();
-            parts.push(Part { path, hive });
+            found.push((path, keys.to_vec()));
         }
     }
     Ok(())
@@ -210,24 +210,20 @@ fn walk(root: &Path, dir: &Path, parts: &mut Vec<Part>) -> PolarsResult<()> {
 
 /// The hive keys' names, the same at every file (else an error naming the
 /// file that differs).
-fn hive_key_names(root: &Path, parts: &[Part]) -> PolarsResult<Vec<PlSmallStr>> {
-    let keys = |p: &Part| -> Vec<PlSmallStr> {
-        p.path
-            .parent()
-            .and_then(|d| d.strip_prefix(root).ok())
-            .into_iter()
-            .flat_map(|rel| rel.components())
-            .filter_map(|c| Some(c.as_os_str().to_str()?.split_once('=')?.0.into()))
-            .collect()
-    };
-    let first = parts.first().map(keys).unwrap_or_default();
-    for p in parts {
-        if keys(p) != first {
+fn hive_key_names(found: &[(PathBuf, Vec<HiveValue>)]) -> PolarsResult<Vec<PlSmallStr>> {
+    let names =
+        |keys: &[HiveValue]| -> Vec<PlSmallStr> { keys.iter().map(|(k, _)| k.clone()).collect() };
+    let first = found
+        .first()
+        .map(|(_, keys)| names(keys))
+        .unwrap_or_default();
+    for (path, keys) in found {
+        if names(keys) != first {
             return Err(err(
-                &p.path,
+                path,
                 format!(
                     "partition keys differ from {}'s ({})",
-                    parts[0].path.display(),
+                    found[0].0.display(),
                     first.join(", ")
                 ),
             ));
@@ -423,6 +419,7 @@ impl Inner {
         cols: &[usize],
     ) -> PolarsResult<DataFrame> {
         let mut file = File::open(path).map_err(|e| err(path, format!("cannot open: {e}")))?;
+        let size = file.metadata().map_or(0, |m| m.len());
         let mut columns = Vec::with_capacity(cols.len());
         for &i in cols {
             let field = &self.file_fields[i];
@@ -449,7 +446,7 @@ impl Inner {
                         ),
                     ));
                 }
-                let bytes = read_range(&mut file, path, meta.byte_range())?;
+                let bytes = read_range(&mut file, path, size, meta.byte_range())?;
                 let max_page = bytes.len();
                 let reader =
                     PageReader::new(Cursor::new(Buffer::from_vec(bytes)), meta, vec![], max_page);
@@ -515,10 +512,16 @@ impl Inner {
     }
 }
 
-fn read_range(file: &mut File, path: &Path, range: std::ops::Range<u64>) -> PolarsResult<Vec<u8>> {
+/// A column chunk's bytes, checked against the file's `size` first (a
+/// damaged footer must not make a huge allocation).
+fn read_range(
+    file: &mut File,
+    path: &Path,
+    size: u64,
+    range: std::ops::Range<u64>,
+) -> PolarsResult<Vec<u8>> {
     let len = usize::try_from(range.end.saturating_sub(range.start))
         .map_err(|_| err(path, "column chunk too large"))?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if range.end > size {
         return Err(err(
             path,
@@ -729,6 +732,15 @@ mod tests {
         std::fs::create_dir_all(&empty).unwrap();
         let e = ParquetTable::open(&empty).err().unwrap();
         assert!(e.to_string().contains("no Parquet files"), "{e}");
+        // Files at different depths of partition folders.
+        std::fs::create_dir_all(empty.join("capture=x")).unwrap();
+        std::fs::write(empty.join("capture=x/p.parquet"), b"").unwrap();
+        std::fs::write(empty.join("q.parquet"), b"").unwrap();
+        let e = ParquetTable::open(&empty).err().unwrap();
+        assert!(
+            e.to_string().contains("q.parquet: partition keys differ"),
+            "{e}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -4,7 +4,6 @@
 use std::io::Write;
 
 use polars::prelude::*;
-use serde_json::{Map, Value};
 
 use crate::DataError;
 use crate::rows::{RowFormat, RowWriter};
@@ -40,18 +39,9 @@ pub fn write_frame(
             w.finish().map_err(io)?;
         }
         OutputFormat::Json => {
-            let rows: Vec<Value> = (0..df.height())
-                .map(|i| {
-                    Value::Object(
-                        df.columns()
-                            .iter()
-                            .map(|c| (c.name().to_string(), json_value(c.get(i).ok())))
-                            .collect::<Map<_, _>>(),
-                    )
-                })
-                .collect();
-            serde_json::to_writer(&mut *out, &rows).map_err(|e| io(e.into()))?;
-            writeln!(out).map_err(io)?;
+            let mut w = RowWriter::new(out, RowFormat::JsonArray, df.schema())?;
+            w.write_frame(df)?;
+            w.finish().map_err(io)?;
         }
         OutputFormat::Table { max_rows } => {
             let shown = df.height().min(max_rows);
@@ -137,29 +127,5 @@ fn format_float(f: f64) -> String {
         s.trim_end_matches('0').to_owned()
     } else {
         f.to_string()
-    }
-}
-
-fn json_value(v: Option<AnyValue<'_>>) -> Value {
-    match v {
-        None | Some(AnyValue::Null) => Value::Null,
-        Some(AnyValue::Boolean(b)) => Value::Bool(b),
-        Some(AnyValue::UInt8(n)) => n.into(),
-        Some(AnyValue::UInt16(n)) => n.into(),
-        Some(AnyValue::UInt32(n)) => n.into(),
-        Some(AnyValue::UInt64(n)) => n.into(),
-        Some(AnyValue::Int8(n)) => n.into(),
-        Some(AnyValue::Int16(n)) => n.into(),
-        Some(AnyValue::Int32(n)) => n.into(),
-        Some(AnyValue::Int64(n)) => n.into(),
-        Some(AnyValue::Float32(f)) => {
-            serde_json::Number::from_f64(f64::from(f)).map_or(Value::Null, Value::Number)
-        }
-        Some(AnyValue::Float64(f)) => {
-            serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)
-        }
-        Some(AnyValue::String(s)) => Value::String(s.to_owned()),
-        Some(AnyValue::StringOwned(s)) => Value::String(s.to_string()),
-        Some(v) => Value::String(v.to_string()),
     }
 }
