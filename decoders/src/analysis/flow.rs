@@ -10,17 +10,6 @@ pub(super) struct FlowKey {
     pub(super) dest_qp: u32,
 }
 
-/// A request sent and not yet acknowledged.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Sent {
-    pub(super) psn: u32,
-    /// PSNs it consumes (READ: one per response packet).
-    pub(super) psn_count: u32,
-    pub(super) ts_ns: u64,
-    pub(super) resent: bool,
-    pub(super) read: bool,
-}
-
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Gap {
     /// First missing PSN and how many.
@@ -98,7 +87,7 @@ pub(super) struct Flow {
     front_psn: u32,
     /// Requests sent and not yet acknowledged, oldest first: pushed by
     /// [`Flow::track_sent`], taken off by [`Flow::pop_sent`].
-    pub(super) outstanding: VecDeque<Sent>,
+    pub(super) outstanding: SendQueue,
     // Responder side (responses this flow carries for the peer's requests).
     pub(super) last_ack_psn: Option<u32>,
     pub(super) read_resp_next: Option<u32>,
@@ -142,7 +131,7 @@ impl Flow {
             own_slot: qp,
             started: false,
             next_psn: 0,
-            outstanding: VecDeque::new(),
+            outstanding: SendQueue::default(),
             front_psn: 0,
             last_req_ts_ns: ts_ns,
             last_req_read: false,
@@ -177,7 +166,7 @@ impl Flow {
             self.counters.untracked_sends += 1;
         }
         if self.outstanding.is_empty() {
-            self.front_psn = sent.psn;
+            self.front_psn = sent.psn();
         }
         self.outstanding.push_back(sent);
     }
@@ -192,7 +181,7 @@ impl Flow {
             crate::hint::prefetch(ahead);
         }
         if let Some(next) = self.outstanding.front() {
-            self.front_psn = next.psn;
+            self.front_psn = next.psn();
         }
     }
 

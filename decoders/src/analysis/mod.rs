@@ -33,12 +33,14 @@ mod pairing;
 mod report;
 mod requests;
 mod responses;
+mod sends;
 mod verdicts;
 
 pub use counters::*;
 use flow::*;
 pub use observation::*;
 pub use report::*;
+use sends::{SendQueue, Sent};
 pub use verdicts::*;
 
 /// Tunables of the analysis.

@@ -79,10 +79,9 @@ impl RcAnalysis {
             .map(|(i, _)| i as u32)
             .collect();
         let answers = |f: &Flow| {
-            f.outstanding
-                .iter()
-                .any(|s| psn_diff(o.psn, s.psn) >= 0 && psn_diff(o.psn, s.psn) < s.psn_count as i32)
-                || psn_diff(o.psn, f.next_psn) == -1
+            f.outstanding.iter().any(|s| {
+                psn_diff(o.psn, s.psn()) >= 0 && psn_diff(o.psn, s.psn()) < s.psn_count as i32
+            }) || psn_diff(o.psn, f.next_psn) == -1
         };
         // What the capture did not see sent: a response to a request from
         // before the capture began is just behind the requester's next PSN.

@@ -258,7 +258,7 @@ impl RcAnalysis {
                 responses: peer.map_or(0, |p| p.responses)
                     + if both_request { 0 } else { f.responses },
                 next_psn: f.next_psn,
-                oldest_unacked_psn: f.outstanding.front().map(|s| s.psn),
+                oldest_unacked_psn: f.outstanding.front().map(|s| s.psn()),
                 outstanding: f.outstanding_psns(),
                 counters: c,
                 episodes_by_cause: by_cause,

@@ -134,13 +134,7 @@ impl RcAnalysis {
         let mut goodput = 0u64;
         if d == 0 {
             f.next_psn = psn_add(o.psn, span);
-            f.track_sent(Sent {
-                psn: o.psn,
-                psn_count: span,
-                ts_ns: o.ts_ns,
-                resent: false,
-                read,
-            });
+            f.track_sent(Sent::new(o.psn, span, o.ts_ns, read));
             goodput = u64::from(o.payload_len);
             // New data after a resend closes the episode.
             if let Some(open) = f.episode.take() {
@@ -164,13 +158,7 @@ impl RcAnalysis {
                 index,
             });
             f.next_psn = psn_add(o.psn, span);
-            f.track_sent(Sent {
-                psn: o.psn,
-                psn_count: span,
-                ts_ns: o.ts_ns,
-                resent: false,
-                read,
-            });
+            f.track_sent(Sent::new(o.psn, span, o.ts_ns, read));
             goodput = u64::from(o.payload_len);
         } else {
             // A PSN already sent: a retransmission.
@@ -181,8 +169,8 @@ impl RcAnalysis {
                 // The responder had ACKed this PSN: it sees a duplicate request.
                 f.counters.duplicate_request += 1;
             }
-            for s in f.outstanding.iter_mut().filter(|s| s.psn == o.psn) {
-                s.resent = true;
+            for s in f.outstanding.iter_mut().filter(|s| s.psn() == o.psn) {
+                s.mark_resent();
             }
             // Missing PSNs now re-sent were lost on the wire, not by the capture.
             f.gaps.retain(|g| {

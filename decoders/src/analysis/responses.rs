@@ -80,13 +80,13 @@ impl RcAnalysis {
                 .outstanding
                 .iter_mut()
                 .rev()
-                .find(|s| s.read && psn_diff(o.psn, s.psn) >= 0)
+                .find(|s| s.read() && psn_diff(o.psn, s.psn()) >= 0)
             {
-                let need = (psn_diff(o.psn, s.psn) + 1) as u32;
+                let need = (psn_diff(o.psn, s.psn()) + 1) as u32;
                 if need > s.psn_count {
                     let grow = need - s.psn_count;
                     s.psn_count = need;
-                    if psn_diff(psn_add(s.psn, s.psn_count), q.next_psn) > 0 {
+                    if psn_diff(psn_add(s.psn(), s.psn_count), q.next_psn) > 0 {
                         q.next_psn = psn_add(q.next_psn, grow);
                     }
                 }
@@ -114,9 +114,9 @@ impl RcAnalysis {
             }
             {
                 while let Some(s) = q.outstanding.front() {
-                    let last = psn_add(s.psn, s.psn_count - 1);
+                    let last = psn_add(s.psn(), s.psn_count - 1);
                     if psn_diff(acked_through, last) >= 0 {
-                        if !s.resent && !s.read {
+                        if !s.resent() && !s.read() {
                             let rtt = o.ts_ns.saturating_sub(s.ts_ns);
                             q.rtt_ns.add(rtt);
                             q.rtt_avg_ns = if q.rtt_avg_ns == 0 {

@@ -544,7 +544,7 @@ fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest()
     let flow = &an.flows[0];
     assert_eq!(flow.outstanding.len(), MAX_TRACKED_SENDS);
     // The front's PSN kept beside the ring follows the sends dropped off it.
-    assert_eq!(flow.outstanding.front().map(|s| s.psn), Some(10));
+    assert_eq!(flow.outstanding.front().map(|s| s.psn()), Some(10));
     assert_eq!(flow.outstanding_psns(), MAX_TRACKED_SENDS as u32);
     let r = an.report();
     assert_eq!(r.qps[0].oldest_unacked_psn, Some(10));
