@@ -119,9 +119,6 @@ pub(super) struct Flow {
     pub(super) first_ts_ns: u64,
 }
 
-/// How many sends ahead of the front [`Flow::pop_sent`] prefetches.
-const PREFETCH_SENDS: usize = 8;
-
 impl Flow {
     pub(super) fn new(key: FlowKey, qp: u32, ts_ns: u64) -> Flow {
         Flow {
@@ -174,12 +171,6 @@ impl Flow {
     /// Takes the oldest outstanding send off.
     pub(super) fn pop_sent(&mut self) {
         self.outstanding.pop_front();
-        // Sends come off in order: ask for the one a few pops ahead, which
-        // a long ring holds out of the cache (with 65,536 outstanding the
-        // read of the next front below missed for every packet).
-        if let Some(ahead) = self.outstanding.get(PREFETCH_SENDS) {
-            crate::hint::prefetch(ahead);
-        }
         if let Some(next) = self.outstanding.front() {
             self.front_psn = next.psn();
         }

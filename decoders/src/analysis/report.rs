@@ -87,12 +87,25 @@ pub(super) fn rtt_histogram(samples_ns: &[u64]) -> Vec<(u64, u64)> {
     counts.into_iter().filter(|(_, n)| *n > 0).collect()
 }
 
-/// The sample at fraction `p` of the samples in order (`None` without
-/// samples); reorders them.
-pub(super) fn rtt_percentile(samples_ns: &mut [u64], p: f64) -> Option<u64> {
-    let last = samples_ns.len().checked_sub(1)?;
-    let at = ((last as f64 * p) as usize).min(last);
-    Some(*samples_ns.select_nth_unstable(at).1)
+/// The samples at fractions `ps` (ascending) of the samples in order
+/// (`None` without samples); reorders them. Each selection after the first
+/// looks only above the one before: it leaves the larger samples there.
+pub(super) fn rtt_percentiles<const N: usize>(
+    samples_ns: &mut [u64],
+    ps: [f64; N],
+) -> [Option<u64>; N] {
+    let mut out = [None; N];
+    let Some(last) = samples_ns.len().checked_sub(1) else {
+        return out;
+    };
+    let mut from = 0;
+    for (o, p) in out.iter_mut().zip(ps) {
+        let at = ((last as f64 * p) as usize).clamp(from, last);
+        let above = samples_ns.get_mut(from..).unwrap_or_default();
+        *o = Some(*above.select_nth_unstable(at - from).1);
+        from = at;
+    }
+    out
 }
 
 /// Everything the analysis found.
@@ -245,8 +258,7 @@ impl RcAnalysis {
                 .unwrap_or_default();
             // Two selections, not a sort: a flow keeps up to 65,536.
             let mut rtt = f.rtt_ns.kept.clone();
-            let rtt_p50_ns = rtt_percentile(&mut rtt, 0.5);
-            let rtt_p99_ns = rtt_percentile(&mut rtt, 0.99);
+            let [rtt_p50_ns, rtt_p99_ns] = rtt_percentiles(&mut rtt, [0.5, 0.99]);
             qps.push(QpReport {
                 requester: f.key.src,
                 responder: f.key.dst,

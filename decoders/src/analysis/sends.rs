@@ -132,7 +132,7 @@ impl SendQueue {
     }
 
     /// The `i`th send from the front.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn get(&self, i: usize) -> Option<&Sent> {
         let at = self.head as usize + i;
         self.blocks.get(at / BLOCK)?.get(at % BLOCK)

@@ -503,10 +503,21 @@ fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
 fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
     let samples: Vec<u64> = (0..1_001u64).map(|i| (i * 7_919) % 1_001).collect();
     let mut v = samples.clone();
-    assert_eq!(rtt_percentile(&mut v, 0.5), Some(500));
-    assert_eq!(rtt_percentile(&mut v, 0.99), Some(990));
-    assert_eq!(rtt_percentile(&mut [42], 0.99), Some(42));
-    assert_eq!(rtt_percentile(&mut [], 0.5), None);
+    assert_eq!(rtt_percentiles(&mut v, [0.5, 0.99]), [Some(500), Some(990)]);
+    let mut v = samples.clone();
+    assert_eq!(
+        rtt_percentiles(&mut v, [0.0, 0.25, 1.0]),
+        [Some(0), Some(250), Some(1_000)]
+    );
+    // Many equal samples: each rank still names one of them.
+    let mut same = vec![5u64; 300];
+    same.extend([9, 1]);
+    assert_eq!(rtt_percentiles(&mut same, [0.5, 0.99]), [Some(5), Some(5)]);
+    assert_eq!(
+        rtt_percentiles(&mut [42], [0.5, 0.99]),
+        [Some(42), Some(42)]
+    );
+    assert_eq!(rtt_percentiles(&mut [], [0.5]), [None]);
 }
 
 /// An ACK takes the sends it acknowledges off; what stays outstanding is
