@@ -1,0 +1,569 @@
+//! Hand-built traces, one per rule: the classification and pairing here,
+//! the diagnosis in `diagnosis.rs`.
+
+use super::*;
+use crate::analysis::QpState;
+use crate::{DecodeConfig, LinkLayer, NakCode, PacketBuilder, Reth, decode};
+
+const A: [u8; 4] = [10, 0, 0, 1];
+const B: [u8; 4] = [10, 0, 0, 2];
+
+struct Trace {
+    an: RcAnalysis,
+    t: u64,
+    index: u64,
+    classes: Vec<Class>,
+}
+
+impl Trace {
+    fn new() -> Trace {
+        Trace {
+            an: RcAnalysis::default(),
+            t: 1_000_000,
+            index: 0,
+            classes: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, frame: Vec<u8>, gap_ns: u64) -> Class {
+        self.t += gap_ns;
+        let p = decode(&frame, LinkLayer::Ethernet, &DecodeConfig::default());
+        let o = Observation::from_packet(&p, self.t, frame.len() as u32).unwrap();
+        let c = self.an.observe(self.index, &o);
+        self.index += 1;
+        self.classes.push(c);
+        for late in self.an.drain_late().collect::<Vec<_>>() {
+            let c = &mut self.classes[late.index as usize];
+            c.0 = (c.0 & !late.clear.0) | late.set.0;
+        }
+        c
+    }
+
+    fn req(&mut self, op: Opcode, psn: u32, gap_ns: u64) -> Class {
+        let mut b = PacketBuilder::rocev2_ipv4(A, B, op, 0x12, psn);
+        b.ext.reth = Reth {
+            va: 0,
+            rkey: 1,
+            dma_len: 4096 * 4,
+        };
+        let payload = if op == Opcode::RC_READ_REQUEST {
+            vec![]
+        } else {
+            vec![0; 4096]
+        };
+        self.push(b.build(&payload), gap_ns)
+    }
+
+    fn resp(&mut self, op: Opcode, psn: u32, syndrome: Syndrome, gap_ns: u64) -> Class {
+        let mut b = PacketBuilder::rocev2_ipv4(B, A, op, 0x11, psn);
+        b.ext.aeth.syndrome = syndrome.to_u8();
+        let payload = if op.operation().is_some_and(|o| o != Operation::Acknowledge) {
+            vec![0; 4096]
+        } else {
+            vec![]
+        };
+        self.push(b.build(&payload), gap_ns)
+    }
+
+    fn ack(&mut self, psn: u32, gap_ns: u64) -> Class {
+        self.resp(Opcode::RC_ACK, psn, Syndrome::Ack { credits: 31 }, gap_ns)
+    }
+}
+
+const ACK: Syndrome = Syndrome::Ack { credits: 31 };
+
+#[test]
+fn clean_write_stream_is_all_new_and_pairs_the_flows() {
+    let mut t = Trace::new();
+    for psn in 100..110 {
+        assert_eq!(t.req(Opcode::RC_WRITE_MIDDLE, psn, 400), Class::default());
+        assert_eq!(t.ack(psn, 100), Class::default());
+    }
+    let r = t.an.report();
+    assert_eq!(
+        r.qps.len(),
+        1,
+        "{:?}",
+        r.qps.iter().map(|q| q.dest_qp).collect::<Vec<_>>()
+    );
+    let q = &r.qps[0];
+    assert_eq!((q.dest_qp, q.requester_qp), (0x12, Some(0x11)));
+    assert_eq!((q.requests, q.responses, q.outstanding), (10, 10, 0));
+    assert_eq!(q.next_psn, 110);
+    assert_eq!(q.rtt_p50_ns, Some(100));
+    assert!(r.episodes.is_empty());
+    assert_eq!(r.counters.retransmitted_packets, 0);
+}
+
+#[test]
+fn nak_then_go_back_n_is_one_episode_with_its_cost() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 100, 0);
+    t.ack(100, 100);
+    // 101 lost before the capture point (a responder-side capture).
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 102, 100),
+        Class::OUT_OF_SEQUENCE
+    );
+    t.resp(
+        Opcode::RC_ACK,
+        101,
+        Syndrome::Nak(NakCode::PsnSequenceError),
+        100,
+    );
+    t.req(Opcode::RC_WRITE_MIDDLE, 103, 10);
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 101, 2000),
+        Class::RETRANSMISSION
+    );
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 102, 10),
+        Class::RETRANSMISSION
+    );
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 103, 10),
+        Class::RETRANSMISSION
+    );
+    t.ack(101, 100);
+    t.ack(102, 10);
+    t.ack(103, 10);
+    assert_eq!(t.req(Opcode::RC_WRITE_MIDDLE, 104, 10), Class::default());
+    let r = t.an.report();
+    assert_eq!(r.episodes.len(), 1);
+    let e = r.episodes[0];
+    assert_eq!(e.cause, EpisodeCause::NakSeqErr);
+    assert_eq!(
+        (e.from_psn, e.packets_resent, e.bytes_resent),
+        (101, 3, 3 * 4096)
+    );
+    assert_eq!(e.first_index, 3, "the NAK is the first evidence");
+    assert!(e.recovery_ns >= 2000);
+    let c = r.qps[0].counters;
+    assert_eq!(
+        (
+            c.packet_seq_err,
+            c.retransmitted_packets,
+            c.capture_loss_packets
+        ),
+        (1, 3, 0)
+    );
+    assert_eq!(
+        r.qps[0].episodes_by_cause,
+        vec![(EpisodeCause::NakSeqErr, 1)]
+    );
+}
+
+#[test]
+fn a_resend_without_nak_after_silence_is_a_timeout() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 5, 0);
+    t.req(Opcode::RC_WRITE_MIDDLE, 6, 100);
+    t.ack(5, 100);
+    // ACK of 6 lost; after 1 ms the requester resends 6.
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 6, 1_000_000),
+        Class::RETRANSMISSION
+    );
+    t.ack(6, 100);
+    let r = t.an.report();
+    assert_eq!(r.episodes.len(), 1);
+    assert_eq!(r.episodes[0].cause, EpisodeCause::Timeout);
+    assert!(r.episodes[0].silence_ns >= 1_000_000);
+    assert_eq!(r.counters.local_ack_timeout_err, 1);
+}
+
+#[test]
+fn a_gap_that_acks_cover_is_capture_loss_not_a_retransmission() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 10, 0);
+    // 11 and 12 went over the wire but the sniffer missed them.
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 13, 100),
+        Class::OUT_OF_SEQUENCE
+    );
+    t.ack(13, 100);
+    assert_eq!(
+        t.classes[1],
+        Class::CAPTURE_LOSS,
+        "the late verdict replaces out-of-sequence"
+    );
+    let r = t.an.report();
+    assert_eq!(r.counters.capture_loss_packets, 2);
+    assert_eq!(r.counters.retransmitted_packets, 0);
+    assert_eq!(r.counters.out_of_sequence, 0);
+    assert!(r.episodes.is_empty());
+}
+
+#[test]
+fn read_span_consumes_psns_and_duplicate_responses_are_flagged() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_READ_REQUEST, 200, 0); // 16 KiB: 4 PSNs at PMTU 4096
+    t.resp(Opcode::RC_READ_RESPONSE_FIRST, 200, ACK, 1000);
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 201, ACK, 10);
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 202, ACK, 10);
+    t.resp(Opcode::RC_READ_RESPONSE_LAST, 203, ACK, 10);
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 204, 10),
+        Class::default(),
+        "the READ consumed 200..203"
+    );
+    assert_eq!(
+        t.resp(Opcode::RC_READ_RESPONSE_LAST, 203, ACK, 10),
+        Class::DUPLICATE
+    );
+    let r = t.an.report();
+    assert_eq!(r.counters.duplicate_read_responses, 1);
+    assert_eq!(r.qps[0].next_psn, 205);
+}
+
+/// A READ request on the QP whose responder's QPN is `qp` (its requester's
+/// is `qp - 1`), or one of its responses.
+fn read_on(t: &mut Trace, qp: u32, op: Opcode, psn: u32) -> Class {
+    let request = op == Opcode::RC_READ_REQUEST;
+    let (src, dst, dest_qp) = if request { (A, B, qp) } else { (B, A, qp - 1) };
+    let mut b = PacketBuilder::rocev2_ipv4(src, dst, op, dest_qp, psn);
+    b.ext.reth = Reth {
+        va: 0,
+        rkey: 1,
+        dma_len: 4096 * 4,
+    };
+    b.ext.aeth.syndrome = ACK.to_u8();
+    let payload = if request { vec![] } else { vec![0; 4096] };
+    t.push(b.build(&payload), 300)
+}
+
+#[test]
+fn responses_seen_before_any_request_pair_with_the_qp_they_answer() {
+    // A capture that starts mid-stream: QP 0x12's READ responses come
+    // first, then QP 0x22's request (the one requester that has sent
+    // anything), then QP 0x12's own next requests, in sequence.
+    let mut t = Trace::new();
+    read_on(&mut t, 0x12, Opcode::RC_READ_RESPONSE_MIDDLE, 96);
+    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5_000_000);
+    read_on(&mut t, 0x12, Opcode::RC_READ_RESPONSE_LAST, 97);
+    read_on(&mut t, 0x12, Opcode::RC_READ_REQUEST, 100);
+    for (i, op) in [
+        Opcode::RC_READ_RESPONSE_FIRST,
+        Opcode::RC_READ_RESPONSE_MIDDLE,
+        Opcode::RC_READ_RESPONSE_MIDDLE,
+        Opcode::RC_READ_RESPONSE_LAST,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        read_on(&mut t, 0x22, op, 5_000_000 + i as u32);
+        read_on(&mut t, 0x12, op, 100 + i as u32);
+    }
+    read_on(&mut t, 0x22, Opcode::RC_READ_REQUEST, 5_000_004);
+    read_on(&mut t, 0x12, Opcode::RC_READ_REQUEST, 104);
+    assert!(
+        t.classes.iter().all(|c| *c == Class::default()),
+        "{:?}",
+        t.classes
+    );
+    let r = t.an.report();
+    let qp = |dest_qp: u32| r.qps.iter().find(|q| q.dest_qp == dest_qp).unwrap();
+    assert_eq!(
+        (qp(0x12).next_psn, qp(0x12).requester_qp),
+        (108, Some(0x11))
+    );
+    assert_eq!(
+        (qp(0x22).next_psn, qp(0x22).requester_qp),
+        (5_000_008, Some(0x21))
+    );
+}
+
+#[test]
+fn an_ack_of_what_was_sent_before_the_capture_pairs_with_its_requester() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 100, 0);
+    // ACKs through PSNs sent before the capture began.
+    assert_eq!(t.ack(98, 100), Class::default());
+    t.req(Opcode::RC_WRITE_MIDDLE, 101, 100);
+    t.ack(99, 100);
+    let r = t.an.report();
+    assert_eq!(r.qps.len(), 1, "one conversation: {:?}", r.qps);
+    assert_eq!((r.qps[0].responses, r.qps[0].requester_qp), (2, Some(0x11)));
+}
+
+#[test]
+fn a_missing_read_response_is_an_implied_nak() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_READ_REQUEST, 50, 0);
+    t.resp(Opcode::RC_READ_RESPONSE_FIRST, 50, ACK, 1000);
+    assert_eq!(
+        t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 52, ACK, 10),
+        Class::OUT_OF_SEQUENCE
+    );
+    assert_eq!(
+        t.req(Opcode::RC_READ_REQUEST, 51, 500),
+        Class::RETRANSMISSION
+    );
+    let r = t.an.report();
+    assert_eq!(r.episodes[0].cause, EpisodeCause::ImpliedNak);
+    assert_eq!(r.counters.implied_nak_seq_err, 1);
+}
+
+#[test]
+fn duplicate_acks_rnr_and_other_naks_are_counted() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 1, 0);
+    t.ack(1, 10);
+    assert_eq!(t.ack(1, 10), Class::DUPLICATE);
+    t.req(Opcode::RC_WRITE_MIDDLE, 2, 10);
+    t.resp(Opcode::RC_ACK, 2, Syndrome::RnrNak { timer: 14 }, 10);
+    t.resp(
+        Opcode::RC_ACK,
+        2,
+        Syndrome::Nak(NakCode::RemoteAccessError),
+        10,
+    );
+    let r = t.an.report();
+    assert_eq!(r.counters.duplicate_acks, 1);
+    assert_eq!(r.counters.rnr_nak, 1);
+    assert_eq!(r.counters.nak_remote_access, 1);
+}
+
+#[test]
+fn psns_wrap_at_24_bits() {
+    let mut t = Trace::new();
+    for psn in [0xFF_FFFE, 0xFF_FFFF, 0, 1] {
+        assert_eq!(
+            t.req(Opcode::RC_WRITE_MIDDLE, psn, 100),
+            Class::default(),
+            "psn {psn:#x}"
+        );
+        t.ack(psn, 50);
+    }
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 0xFF_FFFF, 100),
+        Class::RETRANSMISSION
+    );
+    assert_eq!(t.an.report().qps[0].next_psn, 2);
+}
+
+#[test]
+fn cnp_and_ecn_are_counted_on_the_qp() {
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 1, 0);
+    let mut b = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_MIDDLE, 0x12, 2);
+    if let crate::NetHeader::Ipv4 { ecn, .. } = &mut b.net {
+        *ecn = 3;
+    }
+    t.push(b.build(&[0; 64]), 10);
+    let mut cnp = PacketBuilder::rocev2_ipv4(B, A, Opcode::CNP, 0x11, 0);
+    cnp.bth.becn = true;
+    t.ack(2, 10);
+    t.push(cnp.build(&[]), 10);
+    let r = t.an.report();
+    assert_eq!(r.counters.np_ecn_marked_roce_packets, 1);
+    assert_eq!(r.counters.np_cnp_sent, 1);
+    assert_eq!(r.counters.rp_cnp_handled, 1);
+}
+
+#[test]
+fn a_throughput_drop_is_found_and_explained() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    // Steady: a 4 KiB WRITE every 400 ns (10 GB/s) for 100 µs.
+    for _ in 0..250 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
+        t.ack(psn, 0);
+        psn += 1;
+    }
+    // Loss: NAK, 20 µs stall, resend.
+    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+    t.resp(
+        Opcode::RC_ACK,
+        psn,
+        Syndrome::Nak(NakCode::PsnSequenceError),
+        100,
+    );
+    t.req(Opcode::RC_WRITE_MIDDLE, psn, 20_000);
+    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
+    t.ack(psn + 1, 0);
+    psn += 2;
+    for _ in 0..250 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
+        t.ack(psn, 0);
+        psn += 1;
+    }
+    let r = t.an.report();
+    assert_eq!(r.findings.len(), 1, "{:#?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!(f.cause, FindingCause::LossGoBackN);
+    assert!(f.before_gbytes_s > 5.0 && f.during_gbytes_s < 5.0, "{f:?}");
+    assert!(
+        f.text.starts_with("QP 0x000012 10.0.0.1 > 10.0.0.2: "),
+        "{}",
+        f.text
+    );
+    assert!(
+        f.text
+            .contains("NAK (PSN sequence error) at PSN 250, Go-Back-N resent 2 packets"),
+        "{}",
+        f.text
+    );
+    assert_eq!(f.first_index, Some(501));
+}
+
+fn cm(src: [u8; 4], dst: [u8; 4], rep: bool, comm: u32, remote: u32, qpn: u32) -> Vec<u8> {
+    let mut mad = vec![0u8; 256];
+    mad[0] = 1;
+    mad[1] = 0x07;
+    mad[2] = 2;
+    mad[3] = 3;
+    let attr: u16 = if rep { 0x0013 } else { 0x0010 };
+    mad[16..18].copy_from_slice(&attr.to_be_bytes());
+    mad[24..28].copy_from_slice(&comm.to_be_bytes());
+    if rep {
+        mad[28..32].copy_from_slice(&remote.to_be_bytes());
+        mad[36..40].copy_from_slice(&(qpn << 8).to_be_bytes());
+    } else {
+        mad[56..60].copy_from_slice(&(qpn << 8).to_be_bytes());
+    }
+    let mut b = PacketBuilder::rocev2_ipv4(src, dst, Opcode::UD_SEND_ONLY, 1, 7);
+    b.ext.deth = crate::Deth {
+        qkey: 0x8001_0000,
+        src_qp: 1,
+    };
+    b.build(&mad)
+}
+
+#[test]
+fn the_cm_exchange_pairs_flows_the_psns_cannot() {
+    let mut t = Trace::new();
+    // Two connections between the same hosts: A's QP 0x30 <-> B's 0x20 and
+    // A's 0x31 <-> B's 0x21.
+    t.push(cm(A, B, false, 0x111, 0, 0x30), 10);
+    t.push(cm(B, A, true, 0x222, 0x111, 0x20), 10);
+    t.push(cm(A, B, false, 0x333, 0, 0x31), 10);
+    t.push(cm(B, A, true, 0x444, 0x333, 0x21), 10);
+    // Same PSNs on both: the PSNs cannot tell which ACK flow is whose.
+    for qp in [0x20, 0x21] {
+        let b = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_ONLY, qp, 5);
+        t.push(b.build(&[0; 64]), 10);
+    }
+    let mut ack = PacketBuilder::rocev2_ipv4(B, A, Opcode::RC_ACK, 0x31, 5);
+    ack.ext.aeth.syndrome = ACK.to_u8();
+    t.push(ack.build(&[]), 10);
+    let r = t.an.report();
+    let q21 = r.qps.iter().find(|q| q.dest_qp == 0x21).unwrap();
+    assert_eq!(
+        q21.requester_qp,
+        Some(0x31),
+        "{:?}",
+        r.qps
+            .iter()
+            .map(|q| (q.dest_qp, q.requester_qp))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(q21.outstanding, 0, "the ACK acknowledged QP 0x21's request");
+    let q20 = r.qps.iter().find(|q| q.dest_qp == 0x20).unwrap();
+    assert_eq!(q20.outstanding, 1);
+}
+
+#[test]
+fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
+    assert_eq!(rtt_bucket_ns(0), (0, 1));
+    assert_eq!(rtt_bucket_ns(7), (7, 8));
+    assert_eq!(rtt_bucket_ns(8), (8, 10));
+    assert_eq!(rtt_bucket_ns(1_000), (896, 1_024));
+    assert_eq!(rtt_bucket_ns(1_024), (1_024, 1_280));
+    for ns in [9u64, 1_500, 123_456_789, u64::MAX] {
+        let (lo, hi) = rtt_bucket_ns(ns);
+        assert!(lo <= ns && (ns < hi || hi == u64::MAX), "{ns}: {lo}..{hi}");
+    }
+    let h = rtt_histogram(&[900, 950, 1_000, 1_100, 5_000]);
+    assert_eq!(h, vec![(896, 3), (1_024, 1), (4_096, 1)]);
+    // In any order, and over every bucket: what sorting the samples and
+    // merging equal buckets gives.
+    let mut samples: Vec<u64> = (0..64)
+        .flat_map(|b: u32| {
+            [0u64, 1, 2, 3].map(move |k| (1u64 << b).wrapping_add(k << b.saturating_sub(2)))
+        })
+        .chain([0, 5, 7, u64::MAX, u64::MAX - 1, 1_000, 1_000])
+        .collect();
+    samples.reverse();
+    let mut sorted = samples.clone();
+    sorted.sort_unstable();
+    let mut want: Vec<(u64, u64)> = Vec::new();
+    for &ns in &sorted {
+        let lower = rtt_bucket_ns(ns).0;
+        match want.last_mut() {
+            Some((l, n)) if *l == lower => *n += 1,
+            _ => want.push((lower, 1)),
+        }
+    }
+    assert_eq!(rtt_histogram(&samples), want);
+    assert!(want.len() > 200, "{} buckets", want.len());
+}
+
+/// The percentiles select the sample a sort would put there.
+#[test]
+fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
+    let samples: Vec<u64> = (0..1_001u64).map(|i| (i * 7_919) % 1_001).collect();
+    let mut v = samples.clone();
+    assert_eq!(rtt_percentiles(&mut v, [0.5, 0.99]), [Some(500), Some(990)]);
+    let mut v = samples.clone();
+    assert_eq!(
+        rtt_percentiles(&mut v, [0.0, 0.25, 1.0]),
+        [Some(0), Some(250), Some(1_000)]
+    );
+    // Many equal samples: each rank still names one of them.
+    let mut same = vec![5u64; 300];
+    same.extend([9, 1]);
+    assert_eq!(rtt_percentiles(&mut same, [0.5, 0.99]), [Some(5), Some(5)]);
+    assert_eq!(
+        rtt_percentiles(&mut [42], [0.5, 0.99]),
+        [Some(42), Some(42)]
+    );
+    assert_eq!(rtt_percentiles(&mut [], [0.5]), [None]);
+}
+
+/// An ACK takes the sends it acknowledges off; what stays outstanding is
+/// counted from the oldest left, in the report and in the series.
+#[test]
+fn an_ack_leaves_the_sends_after_it_outstanding() {
+    let mut t = Trace::new();
+    for psn in 100..105 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
+    }
+    t.ack(101, 100);
+    let r = t.an.report();
+    let q = &r.qps[0];
+    assert_eq!((q.outstanding, q.oldest_unacked_psn), (3, Some(102)));
+    t.ack(104, 100);
+    let r = t.an.report();
+    assert_eq!(
+        (r.qps[0].outstanding, r.qps[0].oldest_unacked_psn),
+        (0, None)
+    );
+}
+
+#[test]
+fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest() {
+    let mut an = RcAnalysis::default();
+    let frame = PacketBuilder::rocev2_ipv4(A, B, Opcode::RC_WRITE_MIDDLE, 0x12, 0).build(&[0; 64]);
+    let p = decode(&frame, LinkLayer::Ethernet, &DecodeConfig::default());
+    let mut o = Observation::from_packet(&p, 0, frame.len() as u32).unwrap();
+    let n = MAX_TRACKED_SENDS as u64 + 10;
+    for i in 0..n {
+        o.psn = (i as u32) & 0xFF_FFFF;
+        o.ts_ns = 1_000 + i * 100;
+        an.observe(i, &o);
+    }
+    let flow = &an.flows[0];
+    assert_eq!(flow.outstanding.len(), MAX_TRACKED_SENDS);
+    // The front's PSN kept beside the ring follows the sends dropped off it.
+    assert_eq!(flow.outstanding.front().map(|s| s.psn()), Some(10));
+    assert_eq!(flow.outstanding_psns(), MAX_TRACKED_SENDS as u32);
+    let r = an.report();
+    assert_eq!(r.qps[0].oldest_unacked_psn, Some(10));
+    assert_eq!(r.qps[0].outstanding, MAX_TRACKED_SENDS as u32);
+    assert_eq!(r.counters.untracked_sends, 10);
+    assert_eq!(r.counters.retransmitted_packets, 0);
+    assert!(r.counters.named().contains(&("untracked_sends", 10)));
+}
+
+mod diagnosis;
