@@ -145,17 +145,29 @@ pub fn open_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
+    let (store, analysis) = index_analysed(file, roce_ports)?;
+    Ok((store, report_of(&analysis)))
+}
+
+/// `file` indexed with the RC analysis, and the analysis.
+fn index_analysed(
+    file: &Path,
+    roce_ports: Vec<u16>,
+) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
     let analysis = RcAnalyzer::default();
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
     let store = open_store(file, cfg, Box::new(analysis.clone()))?;
-    let report = analysis
+    Ok((store, analysis))
+}
+
+fn report_of(analysis: &RcAnalyzer) -> Report {
+    analysis
         .0
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .report();
-    Ok((store, report))
+        .report()
 }
 
 pub fn run(
@@ -165,7 +177,15 @@ pub fn run(
     wave: Option<&Path>,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    let (store, report) = open_analysed(file, roce_ports)?;
+    let (store, analysis) = index_analysed(file, roce_ports)?;
+    let stats = store.stats();
+    // The index is not read again: its pages go back on another thread
+    // while this one writes the report (else the process's exit gives them
+    // back after the output, a few ms on one core).
+    let give_back = std::thread::Builder::new()
+        .name("rocescope-free".into())
+        .spawn(move || drop(store));
+    let report = report_of(&analysis);
     let alignment = match wave {
         Some(w) => Some(
             rocescope_replay::wave::align(file, w, &Default::default())
@@ -187,10 +207,10 @@ pub fn run(
             );
         }
         writeln!(std::io::stdout().lock(), "{v}")?;
+        let _ = give_back.map(|t| t.join());
         return Ok(());
     }
     let mut out = std::io::stdout().lock();
-    let stats = store.stats();
     writeln!(
         out,
         "{}: {} packets, {} RoCE, {} QP conversations",
@@ -284,5 +304,6 @@ pub fn run(
             }
         }
     }
+    let _ = give_back.map(|t| t.join());
     Ok(())
 }
