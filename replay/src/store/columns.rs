@@ -177,7 +177,7 @@ pub(crate) struct Columns {
     pub(crate) sorted: bool,
     last_ts_ns: u64,
     /// A whole chunk's memory made ready by another thread (the file
-    /// indexer's chunk thread), taken by the next chunk.
+    /// indexer's, in its spare time), taken by the next chunk.
     spare: Option<Slab>,
 }
 

@@ -3,6 +3,7 @@
 //! classifies, runs the analysis and appends them to the store.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{TryRecvError, TrySendError};
 
 use super::columns::CHUNK_ROWS;
 use super::ingest::{self, Analyzer, Appender, IngestFrame, PacketInfo};
@@ -152,29 +153,61 @@ impl FrameSink for Taker<'_> {
     }
 }
 
-/// The append thread's end of the chunk thread.
-struct Spares {
-    ask: std::sync::mpsc::SyncSender<()>,
-    ready: std::sync::mpsc::Receiver<Slab>,
-    /// A spare was asked for and not taken yet.
-    asked: bool,
+/// The index's next whole chunk (`CHUNK_ROWS` rows, mapped and faulted
+/// in: about half a millisecond of page faults), made by whichever
+/// indexing thread would otherwise wait: the reader when the hand-over
+/// queue is full, the append thread when it is empty. A thread of its own
+/// for it ran on the append thread's core in every run profiled, also
+/// when that core was the busier one and the reader's idled.
+#[derive(Default)]
+struct SpareChunk {
+    state: std::sync::Mutex<SpareState>,
 }
 
-impl Spares {
-    /// Hands the columns a chunk made ready, when they will use one, and
-    /// asks for the next.
-    fn offer(&mut self, cols: &mut super::columns::Columns) {
+#[derive(Default)]
+enum SpareState {
+    /// The columns have a spare, or do not fill whole chunks yet.
+    #[default]
+    Idle,
+    /// The columns will take one; nobody is making it.
+    Wanted,
+    /// A thread is making it.
+    Making,
+    Ready(Slab),
+}
+
+impl SpareChunk {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SpareState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The append thread, before each chunk of rows: hands the columns a
+    /// spare made ready, or notes that they want one.
+    fn offer(&self, cols: &mut super::columns::Columns) {
         if !cols.wants_spare() {
             return;
         }
-        match self.ready.try_recv() {
-            Ok(slab) => {
-                cols.give_spare(slab);
-                self.asked = false;
-            }
-            Err(_) if !self.asked => self.asked = self.ask.try_send(()).is_ok(),
-            Err(_) => {}
+        let mut state = self.lock();
+        match std::mem::take(&mut *state) {
+            SpareState::Ready(slab) => cols.give_spare(slab),
+            SpareState::Idle => *state = SpareState::Wanted,
+            busy => *state = busy,
         }
+    }
+
+    /// Either thread, with nothing else to do: makes the spare the
+    /// columns want, if nobody is making it. Returns whether it did.
+    fn make_if_wanted(&self) -> bool {
+        {
+            let mut state = self.lock();
+            if !matches!(*state, SpareState::Wanted) {
+                return false;
+            }
+            *state = SpareState::Making;
+        }
+        let slab = Slab::new(CHUNK_ROWS);
+        *self.lock() = SpareState::Ready(slab);
+        true
     }
 }
 
@@ -238,44 +271,30 @@ impl Store {
         // less memory than deciding per batch); decode-only, deciding by
         // the backlog is faster (BENCHMARKS.md, "One mapping per chunk").
         let always_decode_here = analyzer.is_costly();
-        // Under a costly analysis, whole chunks' memory is mapped and
-        // faulted in by a thread of its own, one chunk ahead of the append
-        // thread: the scheduler runs it on whichever core waits, where the
-        // append thread, the busier one, faulted each chunk in itself.
-        // Decode-only, the append thread has time to spare and the chunk
-        // thread only took the reader's (BENCHMARKS.md, "The chunk
-        // thread"). Asked for once the rows fill whole chunks, so a small
-        // capture maps nothing more.
-        let (ask_tx, ask_rx) = std::sync::mpsc::sync_channel::<()>(1);
-        let (spare_tx, spare_rx) = std::sync::mpsc::sync_channel::<Slab>(1);
+        // The index's next whole chunk is mapped and faulted in one chunk
+        // ahead of the append thread, by whichever thread would otherwise
+        // wait (`SpareChunk`); asked for once the rows fill whole chunks,
+        // so a small capture maps nothing more.
+        let spare = SpareChunk::default();
         std::thread::scope(|scope| {
             let backlog = &backlog;
-            if always_decode_here {
-                // A thread that cannot start drops its channels: the
-                // append thread then faults its chunks in itself.
-                let _ = std::thread::Builder::new()
-                    .name("rocescope-chunks".into())
-                    .spawn_scoped(scope, move || {
-                        for () in ask_rx {
-                            if spare_tx.send(Slab::new(CHUNK_ROWS)).is_err() {
-                                break;
-                            }
-                        }
-                    });
-            } else {
-                drop((ask_rx, spare_tx));
-            }
+            let spare = &spare;
             let appender_thread = std::thread::Builder::new()
                 .name("rocescope-append".into())
                 .spawn_scoped(scope, move || {
                     let mut appender = Appender::new(analyzer);
-                    let mut spares = Spares {
-                        ask: ask_tx,
-                        ready: spare_rx,
-                        asked: false,
-                    };
                     let mut infos: Vec<PacketInfo> = Vec::with_capacity(DECODE_CHUNK);
-                    for (mut raw, bytes_done, time_base) in full_rx {
+                    loop {
+                        let (mut raw, bytes_done, time_base) = match full_rx.try_recv() {
+                            Ok(next) => next,
+                            // Nothing to append: make the next chunk now.
+                            Err(TryRecvError::Empty) if spare.make_if_wanted() => continue,
+                            Err(TryRecvError::Empty) => match full_rx.recv() {
+                                Ok(next) => next,
+                                Err(_) => break,
+                            },
+                            Err(TryRecvError::Disconnected) => break,
+                        };
                         for r in &raw.evidence {
                             appender.record(r);
                         }
@@ -286,7 +305,7 @@ impl Store {
                             let Inner {
                                 cols, convs, stats, ..
                             } = &mut *inner;
-                            spares.offer(cols);
+                            spare.offer(cols);
                             let counted = raw.decoded_stats.get(k);
                             appender.append_counted(chunk, counted, cols, convs, stats);
                         }
@@ -299,7 +318,7 @@ impl Store {
                             let Inner {
                                 cols, convs, stats, ..
                             } = &mut *inner;
-                            spares.offer(cols);
+                            spare.offer(cols);
                             appender.append(&mut infos, cols, convs, stats);
                         }
                         *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
@@ -314,6 +333,16 @@ impl Store {
                     let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                     inner.cols.drop_spare();
                 });
+            // A full queue means the append thread is behind: make the next
+            // chunk before waiting.
+            let hand_over = |msg| match full_tx.try_send(msg) {
+                Ok(()) => true,
+                Err(TrySendError::Full(msg)) => {
+                    spare.make_if_wanted();
+                    full_tx.send(msg).is_ok()
+                }
+                Err(TrySendError::Disconnected(_)) => false,
+            };
             let mut batch = RawBatch::default();
             let mut batch_limit = FIRST_BATCH_ROWS;
             let mut decode_here = false;
@@ -356,10 +385,7 @@ impl Store {
                     let next = empty_rx.try_recv().unwrap_or_default();
                     let full = std::mem::replace(&mut batch, next);
                     backlog.fetch_add(1, Ordering::Relaxed);
-                    if full_tx
-                        .send((full, reader.bytes_read(), reader.time_base()))
-                        .is_err()
-                    {
+                    if !hand_over((full, reader.bytes_read(), reader.time_base())) {
                         break;
                     }
                     batch_limit = INDEX_BATCH_ROWS;
@@ -368,7 +394,7 @@ impl Store {
             }
             backlog.fetch_add(1, Ordering::Relaxed);
             batch.count_decoded();
-            let _ = full_tx.send((batch, reader.bytes_read(), reader.time_base()));
+            hand_over((batch, reader.bytes_read(), reader.time_base()));
             drop(full_tx);
             if appender_thread.is_ok_and(|t| t.join().is_err()) {
                 *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -390,48 +416,53 @@ mod tests {
     use super::*;
     use crate::capture::{CaptureFrame, LinkType};
 
-    /// The append thread asks the chunk thread for one spare chunk once
-    /// the rows fill whole chunks, takes it when it is ready, and asks
-    /// again only after the columns used it.
+    /// The append thread asks for one spare chunk once the rows fill
+    /// whole chunks; one thread makes it, once; the columns take it when
+    /// it is ready, and ask again only after they used it.
     #[test]
     fn spares_are_asked_for_one_ahead() {
-        let (ask_tx, ask_rx) = std::sync::mpsc::sync_channel(1);
-        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
-        let mut spares = Spares {
-            ask: ask_tx,
-            ready: ready_rx,
-            asked: false,
-        };
+        let spare = SpareChunk::default();
         let mut cols = super::super::columns::Columns::new();
         let row = crate::store::Row::default();
         cols.extend(std::iter::repeat_n(&row, 1000));
-        spares.offer(&mut cols);
-        assert!(
-            ask_rx.try_recv().is_err(),
-            "a small capture asks for nothing"
-        );
+        spare.offer(&mut cols);
+        assert!(!spare.make_if_wanted(), "a small capture asks for nothing");
         cols.extend(std::iter::repeat_n(&row, 40_000));
-        spares.offer(&mut cols);
-        spares.offer(&mut cols);
+        spare.offer(&mut cols);
+        spare.offer(&mut cols);
         assert!(
-            ask_rx.try_recv().is_ok(),
+            spare.make_if_wanted(),
             "asked once the first chunk is whole"
         );
-        assert!(ask_rx.try_recv().is_err(), "and only once");
-        ready_tx.send(Slab::new(CHUNK_ROWS)).unwrap();
-        spares.offer(&mut cols);
+        assert!(!spare.make_if_wanted(), "and made only once");
+        assert!(cols.wants_spare(), "not handed over before the next offer");
+        spare.offer(&mut cols);
         assert!(!cols.wants_spare(), "the spare was handed over");
-        spares.offer(&mut cols);
-        assert!(
-            ask_rx.try_recv().is_err(),
-            "no second spare while one waits"
-        );
+        spare.offer(&mut cols);
+        assert!(!spare.make_if_wanted(), "no second spare while one waits");
         cols.extend(std::iter::repeat_n(&row, CHUNK_ROWS));
-        spares.offer(&mut cols);
+        spare.offer(&mut cols);
         assert!(
-            ask_rx.try_recv().is_ok(),
+            spare.make_if_wanted(),
             "asked again once the spare was used"
         );
+    }
+
+    /// The two indexing threads racing for a wanted spare: exactly one
+    /// makes it, whichever comes first.
+    #[test]
+    fn one_thread_makes_the_spare() {
+        for _ in 0..20 {
+            let spare = SpareChunk::default();
+            *spare.lock() = SpareState::Wanted;
+            let made: usize = std::thread::scope(|s| {
+                let a = s.spawn(|| usize::from(spare.make_if_wanted()));
+                let b = usize::from(spare.make_if_wanted());
+                a.join().unwrap() + b
+            });
+            assert_eq!(made, 1);
+            assert!(matches!(*spare.lock(), SpareState::Ready(_)));
+        }
     }
 
     /// Rows the reader decodes are counted a chunk at a time, the last
