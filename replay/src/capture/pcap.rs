@@ -299,6 +299,11 @@ impl<R: Read> PcapState<R> {
         let d = self.input.rd.data();
         let mut at = 0usize;
         let mut n = 0usize;
+        // The run's index and position in locals, written back once after
+        // the loop (in it only a warning, which names its own offset, takes
+        // `shared`).
+        let first_index = shared.next_index;
+        let mut last_off = None;
         while n < max {
             let Some(h) = d.get(at..).and_then(|r| header(r, BE)) else {
                 break;
@@ -308,10 +313,9 @@ impl<R: Read> PcapState<R> {
                 break;
             }
             let off = base + at as u64;
-            shared.at = off;
-            let index = shared.next_index;
+            let index = first_index + n as u64;
             let ts_ns = self.ordinal.ts_ns(index, off, h, NANOS, shared);
-            shared.next_index += 1;
+            last_off = Some(off);
             let Some(data) = d.get(at + RECORD_HEADER_BYTES..at + need) else {
                 break;
             };
@@ -329,6 +333,10 @@ impl<R: Read> PcapState<R> {
             });
             at += need;
             n += 1;
+        }
+        shared.next_index = first_index + n as u64;
+        if let Some(off) = last_off {
+            shared.at = off;
         }
         // Consumed at the next call, as `next` leaves its record.
         self.input.pending = at;

@@ -212,6 +212,10 @@ impl<R: Read> NgState<R> {
         let d = self.input.rd.data();
         let mut at = 0usize;
         let mut n = 0usize;
+        // The run's position, index and last time in locals, written back
+        // once after the loop (nothing in it reads them back).
+        let first_index = shared.next_index;
+        let mut last = None;
         while n < max {
             let Some(rest) = d.get(at..) else { break };
             let Some((frame, iface, len)) = buffered_epb::<BE>(rest, &self.interfaces) else {
@@ -222,10 +226,8 @@ impl<R: Read> NgState<R> {
                 break;
             };
             let off = base + at as u64;
-            shared.at = off;
-            let index = shared.next_index;
-            shared.next_index += 1;
-            self.last_ts_ns = frame.ts_ns;
+            let index = first_index + n as u64;
+            last = Some((off, frame.ts_ns));
             f.frame(&CaptureFrame {
                 index,
                 ts_ns: frame.ts_ns,
@@ -240,6 +242,11 @@ impl<R: Read> NgState<R> {
             });
             at += len;
             n += 1;
+        }
+        shared.next_index = first_index + n as u64;
+        if let Some((off, ts_ns)) = last {
+            shared.at = off;
+            self.last_ts_ns = ts_ns;
         }
         // Consumed at the next call, as `lend` leaves its block.
         self.input.pending = at;

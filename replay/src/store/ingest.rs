@@ -201,7 +201,11 @@ pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
 #[inline(always)]
 fn decode_frame_into(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) {
     if !super::fast::decode_header_only(cfg, f, out) {
-        *out = decode_frame_generic(cfg, f);
+        // The out-of-line call takes a copy: `f`'s own address is then
+        // never taken, and the caller's frame stays in registers on the
+        // fast path instead of being stored for this call first.
+        let copy = *f;
+        *out = decode_frame_generic(cfg, &copy);
     }
 }
 
