@@ -157,15 +157,27 @@ impl Flow {
         }
     }
 
-    pub(super) fn track_sent(&mut self, sent: Sent) {
+    /// Tracks a send of `psn` consuming `psn_count` PSNs. The send is made
+    /// after the cap check, not before: kept across that call it was
+    /// written to the stack field by field and read back whole, a
+    /// store-forwarding stall on every request (a seventh of the analysis).
+    #[inline(always)]
+    pub(super) fn track_sent(&mut self, psn: u32, psn_count: u32, ts_ns: u64, read: bool) {
         if self.outstanding.len() >= MAX_TRACKED_SENDS {
-            self.pop_sent();
-            self.counters.untracked_sends += 1;
+            self.untrack_oldest();
         }
         if self.outstanding.is_empty() {
-            self.front_psn = sent.psn();
+            self.front_psn = psn & PSN_MASK;
         }
-        self.outstanding.push_back(sent);
+        self.outstanding
+            .push_back(Sent::new(psn, psn_count, ts_ns, read));
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn untrack_oldest(&mut self) {
+        self.pop_sent();
+        self.counters.untracked_sends += 1;
     }
 
     /// Takes the oldest outstanding send off.

@@ -40,7 +40,7 @@ pub use counters::*;
 use flow::*;
 pub use observation::*;
 pub use report::*;
-use sends::{SendQueue, Sent};
+use sends::{PSN_MASK, SendQueue, Sent};
 pub use verdicts::*;
 
 /// Tunables of the analysis.

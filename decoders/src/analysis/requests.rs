@@ -134,7 +134,7 @@ impl RcAnalysis {
         let mut goodput = 0u64;
         if d == 0 {
             f.next_psn = psn_add(o.psn, span);
-            f.track_sent(Sent::new(o.psn, span, o.ts_ns, read));
+            f.track_sent(o.psn, span, o.ts_ns, read);
             goodput = u64::from(o.payload_len);
             // New data after a resend closes the episode.
             if let Some(open) = f.episode.take() {
@@ -158,7 +158,7 @@ impl RcAnalysis {
                 index,
             });
             f.next_psn = psn_add(o.psn, span);
-            f.track_sent(Sent::new(o.psn, span, o.ts_ns, read));
+            f.track_sent(o.psn, span, o.ts_ns, read);
             goodput = u64::from(o.payload_len);
         } else {
             // A PSN already sent: a retransmission.

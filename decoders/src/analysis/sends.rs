@@ -17,7 +17,7 @@ pub(super) struct Sent {
     pub(super) ts_ns: u64,
 }
 
-const PSN_MASK: u32 = 0xFF_FFFF;
+pub(super) const PSN_MASK: u32 = 0xFF_FFFF;
 const RESENT: u32 = 1 << 24;
 const READ: u32 = 1 << 25;
 
@@ -76,23 +76,32 @@ impl SendQueue {
 
     #[inline]
     pub(super) fn push_back(&mut self, sent: Sent) {
-        match self.blocks.last_mut() {
-            Some(b) if b.len() < BLOCK => b.push(sent),
-            _ => self.push_block(sent),
+        // Room first, then the push: a send handed to the cold path as well
+        // was built on the stack field by field and copied whole, a
+        // store-forwarding stall on every request.
+        let room = match self.blocks.last() {
+            Some(b) => b.len() < b.capacity(),
+            None => false,
+        };
+        if !room {
+            self.make_room();
+        }
+        if let Some(b) = self.blocks.last_mut() {
+            b.push(sent);
         }
         self.len += 1;
     }
 
+    /// Room for one more send at the back: the first block grows as a
+    /// `Vec` does (a quiet QP stays small); later blocks are whole.
     #[cold]
-    fn push_block(&mut self, sent: Sent) {
-        // The first block grows as a `Vec` does; later ones are whole.
-        let mut b = if self.blocks.is_empty() {
-            Vec::new()
-        } else {
-            Vec::with_capacity(BLOCK)
-        };
-        b.push(sent);
-        self.blocks.push(b);
+    #[inline(never)]
+    fn make_room(&mut self) {
+        match self.blocks.last_mut() {
+            Some(b) if b.len() < BLOCK => b.reserve(b.len().max(4)),
+            Some(_) => self.blocks.push(Vec::with_capacity(BLOCK)),
+            None => self.blocks.push(Vec::with_capacity(4)),
+        }
     }
 
     #[inline]

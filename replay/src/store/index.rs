@@ -424,10 +424,10 @@ mod tests {
         let spare = SpareChunk::default();
         let mut cols = super::super::columns::Columns::new();
         let row = crate::store::Row::default();
-        cols.extend(std::iter::repeat_n(&row, 1000));
+        cols.extend(&vec![row; 1000]);
         spare.offer(&mut cols);
         assert!(!spare.make_if_wanted(), "a small capture asks for nothing");
-        cols.extend(std::iter::repeat_n(&row, 40_000));
+        cols.extend(&vec![row; 40_000]);
         spare.offer(&mut cols);
         spare.offer(&mut cols);
         assert!(
@@ -440,7 +440,7 @@ mod tests {
         assert!(!cols.wants_spare(), "the spare was handed over");
         spare.offer(&mut cols);
         assert!(!spare.make_if_wanted(), "no second spare while one waits");
-        cols.extend(std::iter::repeat_n(&row, CHUNK_ROWS));
+        cols.extend(&vec![row; CHUNK_ROWS]);
         spare.offer(&mut cols);
         assert!(
             spare.make_if_wanted(),

@@ -39,6 +39,13 @@ impl PacketInfo {
     }
 }
 
+impl super::row::AsRow for PacketInfo {
+    #[inline]
+    fn row(&self) -> &Row {
+        &self.row
+    }
+}
+
 /// A flag change the analysis made after the fact, for an earlier row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LateFlags {
@@ -364,7 +371,7 @@ impl Appender {
                 }
             }
         }
-        cols.extend(infos.iter().map(|i| &i.row));
+        cols.extend(infos);
         for l in &self.late {
             cols.update_flags(l.index, l.set, l.clear);
         }

@@ -104,6 +104,8 @@ pub const NO_CONVERSATION: u32 = u32::MAX;
 /// Lengths at or above this are kept in a side table, not in a row's
 /// packed lengths word.
 pub(crate) const LEN_ESCAPE: u32 = 0xFFFF;
+/// The packed lengths of a row whose lengths do not fit the word.
+pub(crate) const ESCAPED_LENS: u32 = LEN_ESCAPE | (LEN_ESCAPE << 16);
 
 /// The packed 32-bit words a row is stored as (`columns.rs`): caplen (low
 /// 16) | origlen (high 16), both `LEN_ESCAPE` when either does not fit;
@@ -113,7 +115,7 @@ impl Row {
     #[inline]
     pub(crate) fn packed_lens(&self) -> u32 {
         if self.caplen >= LEN_ESCAPE || self.origlen >= LEN_ESCAPE {
-            LEN_ESCAPE | (LEN_ESCAPE << 16)
+            ESCAPED_LENS
         } else {
             self.caplen | (self.origlen << 16)
         }
@@ -185,6 +187,18 @@ pub struct Row {
     /// Capture interface / card port.
     pub port: u8,
     pub dir: Option<Direction>,
+}
+
+/// What holds a row: the columns take rows from a slice of these.
+pub(crate) trait AsRow {
+    fn row(&self) -> &Row;
+}
+
+impl AsRow for Row {
+    #[inline]
+    fn row(&self) -> &Row {
+        self
+    }
 }
 
 impl Default for Row {

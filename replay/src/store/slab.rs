@@ -157,6 +157,29 @@ impl<'a> Col64<'a> {
         }
     }
 
+    /// The largest value, and whether the values never go down from
+    /// `prev` on: loops over the stored words that the compiler
+    /// vectorizes. `(0, true)` when empty.
+    pub(crate) fn max_and_order(self, prev: u64) -> (u64, bool) {
+        fn scan<T: Copy + Ord + Default>(v: &[T]) -> (T, bool) {
+            let max = v.iter().fold(T::default(), |m, &x| m.max(x));
+            let rest = v.get(1..).unwrap_or(&[]);
+            let ordered = v.iter().zip(rest).fold(true, |ok, (a, b)| ok & (a <= b));
+            (max, ordered)
+        }
+        let Some(first) = self.get(0) else {
+            return (0, true);
+        };
+        let (max, ordered) = match self {
+            Col64::Wide(v) => scan(v),
+            Col64::Steps(base, v) => {
+                let (max, ordered) = scan(v);
+                (base + u64::from(max), ordered)
+            }
+        };
+        (max, ordered && first >= prev)
+    }
+
     /// The first row for which `below` is false, on a column where it is
     /// true of a prefix (`slice::partition_point`).
     pub(crate) fn partition_point(self, below: impl Fn(u64) -> bool) -> usize {
