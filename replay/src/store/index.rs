@@ -378,7 +378,16 @@ impl Store {
                 }
                 if batch.len() >= batch_limit {
                     batch.count_decoded();
-                    let next = empty_rx.try_recv().unwrap_or_default();
+                    // A new batch has room for a whole one from the start,
+                    // rather than copying its rows at every doubling.
+                    let next = empty_rx.try_recv().unwrap_or_else(|_| RawBatch {
+                        decoded: Vec::with_capacity(if always_decode_here {
+                            INDEX_BATCH_ROWS
+                        } else {
+                            0
+                        }),
+                        ..RawBatch::default()
+                    });
                     let full = std::mem::replace(&mut batch, next);
                     backlog.fetch_add(1, Ordering::Relaxed);
                     if !hand_over((full, reader.bytes_read(), reader.time_base())) {
