@@ -27,6 +27,11 @@ impl RcAnalysis {
         id
     }
 
+    /// A CM REQ or REP: rare (one per connection), so out of line and cold.
+    /// Inlined into the per-packet `observe_flow`, its code made every
+    /// packet's path longer (8 instructions a packet on the bench pcap).
+    #[cold]
+    #[inline(never)]
     pub(super) fn note_cm(&mut self, o: &Observation, cm: CmMessage) {
         if cm.rep {
             // A REP from B answers A's REQ: A -> B requests go to B's QPN,
@@ -43,10 +48,20 @@ impl RcAnalysis {
     /// Pair response flow `resp` with the reverse flow whose outstanding
     /// requests this response answers: by the CM exchange where the capture
     /// has one, else by addresses and PSNs.
+    #[inline]
     pub(super) fn pair(&mut self, resp: u32, o: &Observation) -> Option<u32> {
-        if let Some(p) = self.flows[resp as usize].peer {
-            return Some(p);
+        match self.flows[resp as usize].peer {
+            Some(p) => Some(p),
+            None => self.find_pair(resp, o),
         }
+    }
+
+    /// [`RcAnalysis::pair`] for a flow not paired yet: a search, until the
+    /// flow's first answer finds its requests. Out of line and cold: inlined
+    /// into every response's path, its code lengthened that path.
+    #[cold]
+    #[inline(never)]
+    fn find_pair(&mut self, resp: u32, o: &Observation) -> Option<u32> {
         let key = self.flows[resp as usize].key;
         let by_cm = self
             .cm_pairs
@@ -142,6 +157,8 @@ impl RcAnalysis {
 
 impl RcAnalysis {
     /// A CNP's flow pairs with any reverse flow of the same hosts.
+    #[cold]
+    #[inline(never)]
     pub(super) fn pair_any(&mut self, id: u32) -> Option<u32> {
         let key = self.flows[id as usize].key;
         let peer = self
