@@ -180,6 +180,59 @@ impl Flow {
         self.counters.untracked_sends += 1;
     }
 
+    /// `psn` was sent again: its sends are marked resent (no round trip is
+    /// taken from them), and a gap it falls in was lost on the wire, not by
+    /// the capture. Out of line and cold, as are the other walks of the
+    /// sends and gaps: inlined, they lengthened every packet's path.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn note_resent(&mut self, psn: u32) {
+        for s in self.outstanding.iter_mut().filter(|s| s.psn() == psn) {
+            s.mark_resent();
+        }
+        self.gaps.retain(|g| {
+            !(psn_diff(psn, g.first_psn) >= 0 && psn_diff(psn, g.first_psn) < g.psn_count as i32)
+        });
+    }
+
+    /// A NAK for `psn`: the gap at or just before it was lost on the wire,
+    /// not by the capture.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn forget_gaps_at(&mut self, psn: u32) {
+        self.gaps.retain(|g| {
+            !(psn_diff(psn, g.first_psn) >= 0 && psn_diff(psn, g.first_psn) <= g.psn_count as i32)
+        });
+    }
+
+    /// Gaps an ACK through `acked_through` covers with no NAK pending:
+    /// lost by the capture, not on the wire; their packets' classes change
+    /// after the fact (`late`).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn resolve_gaps(&mut self, acked_through: u32, late: &mut Vec<LateClass>) {
+        let mut resolved = Vec::new();
+        let nak_pending = self.pending_nak.is_some();
+        self.gaps.retain(|g| {
+            let last = psn_add(g.first_psn, g.psn_count - 1);
+            if psn_diff(acked_through, last) >= 0 && !nak_pending {
+                resolved.push(*g);
+                false
+            } else {
+                true
+            }
+        });
+        for g in resolved {
+            self.counters.capture_loss_packets += u64::from(g.psn_count);
+            self.counters.out_of_sequence = self.counters.out_of_sequence.saturating_sub(1);
+            late.push(LateClass {
+                index: g.index,
+                set: Class::CAPTURE_LOSS,
+                clear: Class::OUT_OF_SEQUENCE,
+            });
+        }
+    }
+
     /// Takes the oldest outstanding send off.
     pub(super) fn pop_sent(&mut self) {
         self.outstanding.pop_front();

@@ -169,14 +169,7 @@ impl RcAnalysis {
                 // The responder had ACKed this PSN: it sees a duplicate request.
                 f.counters.duplicate_request += 1;
             }
-            for s in f.outstanding.iter_mut().filter(|s| s.psn() == o.psn) {
-                s.mark_resent();
-            }
-            // Missing PSNs now re-sent were lost on the wire, not by the capture.
-            f.gaps.retain(|g| {
-                !(psn_diff(o.psn, g.first_psn) >= 0
-                    && psn_diff(o.psn, g.first_psn) < g.psn_count as i32)
-            });
+            f.note_resent(o.psn);
             // A resend at or before the last one resent starts a new
             // Go-Back-N pass: a retry, caused by a NAK or the timer.
             let continues = f

@@ -133,25 +133,7 @@ impl RcAnalysis {
                 // Gaps the ACK covers without NAK or resend: capture loss
                 // (mostly there are none: skip the walk and its list).
                 if !q.gaps.is_empty() {
-                    let mut resolved = Vec::new();
-                    q.gaps.retain(|g| {
-                        let last = psn_add(g.first_psn, g.psn_count - 1);
-                        if psn_diff(acked_through, last) >= 0 && q.pending_nak.is_none() {
-                            resolved.push(*g);
-                            false
-                        } else {
-                            true
-                        }
-                    });
-                    for g in resolved {
-                        q.counters.capture_loss_packets += u64::from(g.psn_count);
-                        q.counters.out_of_sequence = q.counters.out_of_sequence.saturating_sub(1);
-                        self.late.push(LateClass {
-                            index: g.index,
-                            set: Class::CAPTURE_LOSS,
-                            clear: Class::OUT_OF_SEQUENCE,
-                        });
-                    }
+                    q.resolve_gaps(acked_through, &mut self.late);
                 }
                 if let Some(open) = &q.episode
                     && psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0
@@ -223,11 +205,7 @@ impl RcAnalysis {
                         });
                     }
                 }
-                // The NAKed PSN was lost on the wire: its gap is not capture loss.
-                q.gaps.retain(|g| {
-                    !(psn_diff(o.psn, g.first_psn) >= 0
-                        && psn_diff(o.psn, g.first_psn) <= g.psn_count as i32)
-                });
+                q.forget_gaps_at(o.psn);
             }
             Some(Syndrome::RnrNak { timer }) => {
                 q.counters.rnr_nak += 1;
