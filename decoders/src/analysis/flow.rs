@@ -280,17 +280,25 @@ impl RttSamples {
         let stride = self.stride.max(1);
         if self.seen.is_multiple_of(stride) {
             if self.kept.len() == RTT_SAMPLES_MAX {
-                let mut i = 0;
-                self.kept.retain(|_| {
-                    i += 1;
-                    i % 2 == 1
-                });
-                self.stride = stride * 2;
+                self.thin(stride);
             }
             if self.seen.is_multiple_of(self.stride.max(1)) {
                 self.kept.push(rtt_ns);
             }
         }
         self.seen += 1;
+    }
+
+    /// The store is full: every other sample dropped, the stride doubled.
+    /// Once per 64 Ki samples kept, so out of every ACK's path.
+    #[cold]
+    #[inline(never)]
+    fn thin(&mut self, stride: u64) {
+        let mut i = 0;
+        self.kept.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
+        self.stride = stride * 2;
     }
 }
