@@ -84,7 +84,9 @@ pub struct RcAnalysis {
     qps: Vec<u32>,
     episodes: EpisodeLog,
     late: Vec<LateClass>,
-    first_ts_ns: Option<u64>,
+    /// The earliest time seen, `u64::MAX` before any (a plain minimum on
+    /// every packet's path, not an `Option`).
+    first_ts_ns: u64,
     last_ts_ns: u64,
     /// Evidence only other sources can give (simulator ground truth, the
     /// card's counters): PFC pauses and DPI drops with their times.
@@ -130,7 +132,7 @@ impl RcAnalysis {
             qps: Vec::new(),
             episodes: EpisodeLog::default(),
             late: Vec::new(),
-            first_ts_ns: None,
+            first_ts_ns: u64::MAX,
             last_ts_ns: 0,
             notes: VecDeque::new(),
             notes_let_go: 0,

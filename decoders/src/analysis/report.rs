@@ -291,7 +291,11 @@ impl RcAnalysis {
                 both_request,
             });
         }
-        let t0 = self.first_ts_ns.unwrap_or(0);
+        let t0 = if self.first_ts_ns == u64::MAX {
+            0
+        } else {
+            self.first_ts_ns
+        };
         let findings = diagnose::diagnose(
             &qps,
             &diagnose::Context {

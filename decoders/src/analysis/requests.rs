@@ -34,7 +34,7 @@ impl RcAnalysis {
 
     pub(super) fn observe_flow(&mut self, index: u64, id: u32, o: &Observation) -> Class {
         self.last_ts_ns = self.last_ts_ns.max(o.ts_ns);
-        self.first_ts_ns = Some(self.first_ts_ns.map_or(o.ts_ns, |t| t.min(o.ts_ns)));
+        self.first_ts_ns = self.first_ts_ns.min(o.ts_ns);
         let mut class = Class::default();
         // The opcode's kind once (a table lookup each time it is asked).
         let kind = o.opcode.kind();
