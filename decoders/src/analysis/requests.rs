@@ -278,7 +278,8 @@ impl RcAnalysis {
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
         f.peak_outstanding = f.peak_outstanding.max(outstanding);
-        let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
+        // `observe_flow` looked this packet's bin up already.
+        let b = f.series.bin_again(&mut f.cursor, o.ts_ns);
         b.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);

@@ -100,6 +100,18 @@ impl Series {
         &mut self.bins[i]
     }
 
+    /// The bin the last [`Series::bin_at`] through `cursor` returned, for a
+    /// packet's later updates of its own bin without the time checks: only
+    /// right after that call, for the same time (nothing between changes
+    /// the series). An index outside the series looks the bin up instead.
+    #[inline]
+    pub(crate) fn bin_again(&mut self, cursor: &mut BinCursor, ts_ns: u64) -> &mut Bin {
+        if cursor.index < self.bins.len() {
+            return &mut self.bins[cursor.index];
+        }
+        self.bin_at(cursor, ts_ns)
+    }
+
     fn bin_index(&mut self, ts_ns: u64) -> usize {
         let mut i = (ts_ns.saturating_sub(self.start_ns) / self.bin_ns) as usize;
         while i >= MAX_BINS {
@@ -185,6 +197,22 @@ impl Series {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Right after `bin_at`, `bin_again` is the same bin, also when the
+    /// lookup grew or coarsened the series.
+    #[test]
+    fn the_bin_again_is_the_bin_just_looked_up() {
+        let mut s = Series::new(1_000);
+        let mut cursor = BinCursor::default();
+        for k in 0..50_000u64 {
+            let t = 1_000 + k * k * 13;
+            s.bin_at(&mut cursor, t).packets += 1;
+            s.bin_again(&mut cursor, t).wire_bytes += 1;
+            let i = s.bin_index(t);
+            assert_eq!(s.bins[i].packets, s.bins[i].wire_bytes, "time {t}");
+        }
+        assert!(s.bin_ns > FIRST_BIN_NS, "the series coarsened on the way");
+    }
 
     #[test]
     fn coarsens_without_losing_a_byte() {
