@@ -234,6 +234,7 @@ impl Flow {
     }
 
     /// Takes the oldest outstanding send off.
+    #[inline]
     pub(super) fn pop_sent(&mut self) {
         self.outstanding.pop_front();
         if let Some(next) = self.outstanding.front() {
