@@ -140,15 +140,26 @@ impl Series {
             0 => 0,
             n => (n + shift).div_ceil(2),
         };
-        for t in 0..len {
-            let mut b = (2 * t)
-                .checked_sub(shift)
-                .and_then(|i| self.bins.get(i).copied())
-                .unwrap_or_default();
-            if let Some(later) = self.bins.get(2 * t + 1 - shift) {
-                b.merge(later);
+        // Old bin `j` goes to new bin `(j + shift) / 2`, in order: new bin
+        // `t` is written only after every old bin below `2t + 2 - shift`
+        // was read (each loop below reads ahead of where it writes).
+        if shift == 1 {
+            // The old bin 0 alone makes the new bin 0.
+            for t in 1..len {
+                let mut b = self.bins[2 * t - 1];
+                if let Some(later) = self.bins.get(2 * t) {
+                    b.merge(later);
+                }
+                self.bins[t] = b;
             }
-            self.bins[t] = b;
+        } else {
+            for t in 0..len {
+                let mut b = self.bins[2 * t];
+                if let Some(later) = self.bins.get(2 * t + 1) {
+                    b.merge(later);
+                }
+                self.bins[t] = b;
+            }
         }
         self.bins.truncate(len);
         while self.bins.last().is_some_and(|b| *b == Bin::default()) {
