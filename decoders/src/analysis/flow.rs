@@ -160,7 +160,8 @@ impl Flow {
     /// Tracks a send of `psn` consuming `psn_count` PSNs. The send is made
     /// after the cap check, not before: kept across that call it was
     /// written to the stack field by field and read back whole, a
-    /// store-forwarding stall on every request (a seventh of the analysis).
+    /// store-forwarding stall on every request (`perf annotate` put a
+    /// sixth of the analysis' samples on the copy).
     #[inline(always)]
     pub(super) fn track_sent(&mut self, psn: u32, psn_count: u32, ts_ns: u64, read: bool) {
         if self.outstanding.len() >= MAX_TRACKED_SENDS {
