@@ -140,6 +140,10 @@ pub(super) struct EpisodeLog {
 }
 
 impl EpisodeLog {
+    /// A closed episode: a few per QP at most, so out of the per-packet
+    /// path.
+    #[cold]
+    #[inline(never)]
     pub(super) fn push(&mut self, ep: Episode) {
         let qp = ep.qp as usize;
         if self.by_qp.len() <= qp {
