@@ -196,6 +196,14 @@ impl Flow {
         });
     }
 
+    /// PSNs the capture did not see (yet) before a request: out of line, as
+    /// a gap is rare.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn note_gap(&mut self, gap: Gap) {
+        self.gaps.push(gap);
+    }
+
     /// A NAK for `psn`: the gap at or just before it was lost on the wire,
     /// not by the capture.
     #[cold]

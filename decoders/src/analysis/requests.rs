@@ -152,7 +152,7 @@ impl RcAnalysis {
             // Beyond the next PSN: PSNs the capture did not see (yet).
             class.add(Class::OUT_OF_SEQUENCE);
             f.counters.out_of_sequence += 1;
-            f.gaps.push(Gap {
+            f.note_gap(Gap {
                 first_psn: f.next_psn,
                 psn_count: d as u32,
                 index,
