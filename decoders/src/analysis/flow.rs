@@ -196,6 +196,20 @@ impl Flow {
         });
     }
 
+    /// The open episode recovered at `ts_ns`: closed, its loss evidence
+    /// spent, and logged. Out of line: once per episode.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn close_episode(&mut self, ts_ns: u64, log: &mut EpisodeLog) {
+        if let Some(open) = self.episode.take() {
+            let mut ep = open.episode;
+            ep.recovery_ns = ts_ns.saturating_sub(ep.start_ns);
+            ep.recovered = true;
+            self.pending_nak = None;
+            log.push(ep);
+        }
+    }
+
     /// PSNs the capture did not see (yet) before a request: out of line, as
     /// a gap is rare.
     #[cold]

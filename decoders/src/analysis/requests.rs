@@ -137,16 +137,11 @@ impl RcAnalysis {
             f.track_sent(o.psn, span, o.ts_ns, read);
             goodput = u64::from(o.payload_len);
             // New data after a resend closes the episode.
-            if let Some(open) = f.episode.take() {
-                if psn_diff(o.psn, open.resume_psn) >= 0 {
-                    let mut ep = open.episode;
-                    ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
-                    ep.recovered = true;
-                    f.pending_nak = None;
-                    self.episodes.push(ep);
-                } else {
-                    f.episode = Some(open);
-                }
+            if f.episode
+                .as_ref()
+                .is_some_and(|open| psn_diff(o.psn, open.resume_psn) >= 0)
+            {
+                f.close_episode(o.ts_ns, &mut self.episodes);
             }
         } else if d > 0 {
             // Beyond the next PSN: PSNs the capture did not see (yet).

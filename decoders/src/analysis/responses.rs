@@ -135,16 +135,11 @@ impl RcAnalysis {
                 if !q.gaps.is_empty() {
                     q.resolve_gaps(acked_through, &mut self.late);
                 }
-                if let Some(open) = &q.episode
-                    && psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0
-                {
+                if q.episode.as_ref().is_some_and(|open| {
+                    psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0
+                }) {
                     // Everything up to the pre-episode frontier is ACKed.
-                    let mut ep = open.episode;
-                    ep.recovery_ns = o.ts_ns.saturating_sub(ep.start_ns);
-                    ep.recovered = true;
-                    q.pending_nak = None;
-                    self.episodes.push(ep);
-                    q.episode = None;
+                    q.close_episode(o.ts_ns, &mut self.episodes);
                 }
                 // Evidence of a loss an ACK shows recovered is spent (a READ
                 // response's AETH says nothing of the responses before it).
