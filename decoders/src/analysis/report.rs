@@ -87,25 +87,92 @@ pub(super) fn rtt_histogram(samples_ns: &[u64]) -> Vec<(u64, u64)> {
     counts.into_iter().filter(|(_, n)| *n > 0).collect()
 }
 
-/// The samples at fractions `ps` (ascending) of the samples in order
-/// (`None` without samples); reorders them. Each selection after the first
-/// looks only above the one before: it leaves the larger samples there.
+/// The samples at fractions `ps` of the samples in order (`None` without
+/// samples), read off `histogram` (theirs, from [`rtt_histogram`]) and
+/// the samples themselves, which are neither copied nor reordered: the
+/// histogram names the bucket holding each rank, and counting passes over
+/// the samples narrow that bucket down to the one value (one pass for
+/// round trips under about 16 us, a few more for longer ones).
 pub(super) fn rtt_percentiles<const N: usize>(
-    samples_ns: &mut [u64],
+    samples_ns: &[u64],
+    histogram: &[(u64, u64)],
     ps: [f64; N],
 ) -> [Option<u64>; N] {
     let mut out = [None; N];
     let Some(last) = samples_ns.len().checked_sub(1) else {
         return out;
     };
-    let mut from = 0;
     for (o, p) in out.iter_mut().zip(ps) {
-        let at = ((last as f64 * p) as usize).clamp(from, last);
-        let above = samples_ns.get_mut(from..).unwrap_or_default();
-        *o = Some(*above.select_nth_unstable(at - from).1);
-        from = at;
+        let mut rank = ((last as f64 * p) as u64).min(last as u64);
+        for &(lower, n) in histogram {
+            if rank < n {
+                let top = rtt_bucket_ns(lower).1.saturating_sub(1);
+                *o = Some(nth_within(samples_ns, lower, top, rank));
+                break;
+            }
+            rank -= n;
+        }
     }
     out
+}
+
+/// Ranges a counting pass splits its span into.
+const NARROW_BITS: u32 = 10;
+
+/// The sample at `rank` (from 0) in order among those in `lo..=hi`: each
+/// pass counts them into 1,024 equal ranges and keeps the one holding the
+/// rank, until a range is one value wide. Four sets of counts, taken in
+/// turn, so that samples falling in one range (round trips cluster) do not
+/// wait on each other's increments.
+fn nth_within(samples_ns: &[u64], mut lo: u64, mut hi: u64, mut rank: u64) -> u64 {
+    const RANGES: usize = 1 << NARROW_BITS;
+    let mut counts = vec![[0u32; RANGES]; 4];
+    while lo < hi {
+        let span = hi - lo;
+        let shift = (u64::BITS - span.leading_zeros()).saturating_sub(NARROW_BITS);
+        for c in counts.iter_mut() {
+            c.fill(0);
+        }
+        let [c0, c1, c2, c3] = counts.as_mut_slice() else {
+            return lo;
+        };
+        let count = |c: &mut [u32; RANGES], ns: u64| {
+            let d = ns.wrapping_sub(lo);
+            if d <= span
+                && let Some(n) = c.get_mut((d >> shift) as usize)
+            {
+                *n += 1;
+            }
+        };
+        let mut quads = samples_ns.chunks_exact(4);
+        for q in &mut quads {
+            if let &[a, b, c, d] = q {
+                count(c0, a);
+                count(c1, b);
+                count(c2, c);
+                count(c3, d);
+            }
+        }
+        for &ns in quads.remainder() {
+            count(c0, ns);
+        }
+        let mut range = RANGES - 1;
+        for i in 0..RANGES {
+            let n = u64::from(c0[i]) + u64::from(c1[i]) + u64::from(c2[i]) + u64::from(c3[i]);
+            if rank < n {
+                range = i;
+                break;
+            }
+            rank -= n;
+        }
+        let base = lo.saturating_add((range as u64) << shift);
+        if shift == 0 {
+            return base;
+        }
+        hi = hi.min(base.saturating_add((1u64 << shift) - 1));
+        lo = base;
+    }
+    lo
 }
 
 /// Everything the analysis found.
@@ -260,9 +327,10 @@ impl RcAnalysis {
                         .collect()
                 })
                 .unwrap_or_default();
-            // Two selections, not a sort: a flow keeps up to 65,536.
-            let mut rtt = f.rtt_ns.kept.clone();
-            let [rtt_p50_ns, rtt_p99_ns] = rtt_percentiles(&mut rtt, [0.5, 0.99]);
+            // A flow keeps up to 65,536: counted, not copied and sorted.
+            let rtt = &f.rtt_ns.kept;
+            let rtt_histogram = rtt_histogram(rtt);
+            let [rtt_p50_ns, rtt_p99_ns] = rtt_percentiles(rtt, &rtt_histogram, [0.5, 0.99]);
             qps.push(QpReport {
                 requester: f.key.src,
                 responder: f.key.dst,
@@ -280,7 +348,7 @@ impl RcAnalysis {
                 episodes_by_cause: by_cause,
                 rtt_p50_ns,
                 rtt_p99_ns,
-                rtt_histogram: rtt_histogram(&rtt),
+                rtt_histogram,
                 series: f.series.clone(),
                 reverse_series: peer.map(|p| p.series.clone()),
                 window_packets: if self.config.window_packets > 0 {

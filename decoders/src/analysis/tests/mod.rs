@@ -499,26 +499,47 @@ fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
     assert!(want.len() > 200, "{} buckets", want.len());
 }
 
-/// The percentiles select the sample a sort would put there.
+/// The percentiles name the sample a sort would put there.
 #[test]
 fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
+    let at = |v: &[u64], ps: [f64; 3]| rtt_percentiles(v, &rtt_histogram(v), ps);
     let samples: Vec<u64> = (0..1_001u64).map(|i| (i * 7_919) % 1_001).collect();
-    let mut v = samples.clone();
-    assert_eq!(rtt_percentiles(&mut v, [0.5, 0.99]), [Some(500), Some(990)]);
-    let mut v = samples.clone();
+    assert_eq!(at(&samples, [0.5, 0.99, 0.0]), [Some(500), Some(990), Some(0)]);
     assert_eq!(
-        rtt_percentiles(&mut v, [0.0, 0.25, 1.0]),
+        at(&samples, [0.0, 0.25, 1.0]),
         [Some(0), Some(250), Some(1_000)]
     );
     // Many equal samples: each rank still names one of them.
     let mut same = vec![5u64; 300];
     same.extend([9, 1]);
-    assert_eq!(rtt_percentiles(&mut same, [0.5, 0.99]), [Some(5), Some(5)]);
-    assert_eq!(
-        rtt_percentiles(&mut [42], [0.5, 0.99]),
-        [Some(42), Some(42)]
-    );
-    assert_eq!(rtt_percentiles(&mut [], [0.5]), [None]);
+    assert_eq!(at(&same, [0.5, 0.99, 1.0]), [Some(5), Some(5), Some(9)]);
+    assert_eq!(at(&[42], [0.5, 0.99, 0.0]), [Some(42), Some(42), Some(42)]);
+    assert_eq!(at(&[], [0.5, 0.99, 0.0]), [None, None, None]);
+    // Clustered, spread over decades, and at the top of the range: the
+    // counting passes narrow buckets of every width down to one value.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for case in 0..60 {
+        let n = 1 + (next() % 5_000) as usize;
+        let v: Vec<u64> = (0..n)
+            .map(|_| match case % 4 {
+                0 => 2_000 + next() % 300,
+                1 => next() >> (next() % 64),
+                2 => u64::MAX - next() % 100_000,
+                _ => [1_000, 1_001, 70_000_000][(next() % 3) as usize],
+            })
+            .collect();
+        let mut sorted = v.clone();
+        sorted.sort_unstable();
+        let ps = [0.5, 0.99, (next() % 1_000) as f64 / 999.0];
+        let want = ps.map(|p| sorted.get(((n - 1) as f64 * p) as usize).copied());
+        assert_eq!(at(&v, ps), want, "case {case}, {n} samples");
+    }
 }
 
 /// An ACK takes the sends it acknowledges off; what stays outstanding is
