@@ -504,7 +504,10 @@ fn rtt_buckets_are_quarter_octaves_and_cover_every_sample() {
 fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
     let at = |v: &[u64], ps: [f64; 3]| rtt_percentiles(v, &rtt_histogram(v), ps);
     let samples: Vec<u64> = (0..1_001u64).map(|i| (i * 7_919) % 1_001).collect();
-    assert_eq!(at(&samples, [0.5, 0.99, 0.0]), [Some(500), Some(990), Some(0)]);
+    assert_eq!(
+        at(&samples, [0.5, 0.99, 0.0]),
+        [Some(500), Some(990), Some(0)]
+    );
     assert_eq!(
         at(&samples, [0.0, 0.25, 1.0]),
         [Some(0), Some(250), Some(1_000)]
