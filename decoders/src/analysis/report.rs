@@ -75,16 +75,42 @@ fn rtt_bucket_index(ns: u64) -> usize {
 
 /// Histogram of samples in any order: each non-empty bucket's lower bound
 /// and count, lowest first. Counted into fixed buckets, not sorted: a
-/// report of a long capture has 65,536 samples a flow.
+/// report of a long capture has 65,536 samples a flow. Four sets of
+/// counts, taken in turn, so that samples in one bucket (round trips
+/// cluster) do not wait on each other's increments.
 pub(super) fn rtt_histogram(samples_ns: &[u64]) -> Vec<(u64, u64)> {
-    let mut counts = [(0u64, 0u64); RTT_BUCKETS];
-    for &ns in samples_ns {
-        if let Some((lower, n)) = counts.get_mut(rtt_bucket_index(ns)) {
-            *lower = rtt_bucket_ns(ns).0;
+    let mut counts = [[0u64; RTT_BUCKETS]; 4];
+    let [c0, c1, c2, c3] = &mut counts;
+    let count = |c: &mut [u64; RTT_BUCKETS], ns: u64| {
+        if let Some(n) = c.get_mut(rtt_bucket_index(ns)) {
             *n += 1;
         }
+    };
+    let mut quads = samples_ns.chunks_exact(4);
+    for q in &mut quads {
+        if let &[a, b, c, d] = q {
+            count(c0, a);
+            count(c1, b);
+            count(c2, c);
+            count(c3, d);
+        }
     }
-    counts.into_iter().filter(|(_, n)| *n > 0).collect()
+    for &ns in quads.remainder() {
+        count(c0, ns);
+    }
+    (0..RTT_BUCKETS)
+        .map(|i| (rtt_bucket_lower_ns(i), c0[i] + c1[i] + c2[i] + c3[i]))
+        .filter(|&(_, n)| n > 0)
+        .collect()
+}
+
+/// The lower bound of the bucket at `index` (see [`rtt_bucket_index`]).
+fn rtt_bucket_lower_ns(index: usize) -> u64 {
+    if index < 8 {
+        return index as u64;
+    }
+    let k = index - 8;
+    ((k % 4 + 4) as u64) << (k / 4 + 1)
 }
 
 /// The samples at fractions `ps` of the samples in order (`None` without
@@ -92,7 +118,8 @@ pub(super) fn rtt_histogram(samples_ns: &[u64]) -> Vec<(u64, u64)> {
 /// the samples themselves, which are neither copied nor reordered: the
 /// histogram names the bucket holding each rank, and counting passes over
 /// the samples narrow that bucket down to the one value (one pass for
-/// round trips under about 16 us, a few more for longer ones).
+/// round trips under about 16 us, shared by the ranks in one bucket; a few
+/// more for longer ones).
 pub(super) fn rtt_percentiles<const N: usize>(
     samples_ns: &[u64],
     histogram: &[(u64, u64)],
@@ -102,15 +129,33 @@ pub(super) fn rtt_percentiles<const N: usize>(
     let Some(last) = samples_ns.len().checked_sub(1) else {
         return out;
     };
-    for (o, p) in out.iter_mut().zip(ps) {
+    // Each rank's bucket (its lower bound) and its rank within it.
+    let at = ps.map(|p| {
         let mut rank = ((last as f64 * p) as u64).min(last as u64);
         for &(lower, n) in histogram {
             if rank < n {
-                let top = rtt_bucket_ns(lower).1.saturating_sub(1);
-                *o = Some(nth_within(samples_ns, lower, top, rank));
-                break;
+                return Some((lower, rank));
             }
             rank -= n;
+        }
+        None
+    });
+    for (i, first) in at.iter().enumerate() {
+        let (Some((lower, _)), None) = (first, out.get(i).copied().flatten()) else {
+            continue;
+        };
+        // The top bucket's bound saturates at u64::MAX, which it holds.
+        let top = match rtt_bucket_ns(*lower).1 {
+            u64::MAX => u64::MAX,
+            upper => upper - 1,
+        };
+        let ranges = Ranges::count(samples_ns, *lower, top);
+        for (o, a) in out.iter_mut().zip(&at).skip(i) {
+            if let Some((l, rank)) = a
+                && l == lower
+            {
+                *o = Some(ranges.nth(samples_ns, *rank));
+            }
         }
     }
     out
@@ -118,30 +163,31 @@ pub(super) fn rtt_percentiles<const N: usize>(
 
 /// Ranges a counting pass splits its span into.
 const NARROW_BITS: u32 = 10;
+const RANGES: usize = 1 << NARROW_BITS;
 
-/// The sample at `rank` (from 0) in order among those in `lo..=hi`: each
-/// pass counts them into 1,024 equal ranges and keeps the one holding the
-/// rank, until a range is one value wide. Four sets of counts, taken in
-/// turn, so that samples falling in one range (round trips cluster) do not
-/// wait on each other's increments.
-fn nth_within(samples_ns: &[u64], mut lo: u64, mut hi: u64, mut rank: u64) -> u64 {
-    const RANGES: usize = 1 << NARROW_BITS;
-    let mut counts = vec![[0u32; RANGES]; 4];
-    while lo < hi {
-        let span = hi - lo;
+/// The samples in `lo..=hi` counted into 1,024 equal ranges.
+struct Ranges {
+    lo: u64,
+    hi: u64,
+    shift: u32,
+    counts: [u64; RANGES],
+}
+
+impl Ranges {
+    /// One pass over the samples. Four sets of counts, taken in turn, so
+    /// that samples falling in one range do not wait on each other's
+    /// increments.
+    fn count(samples_ns: &[u64], lo: u64, hi: u64) -> Ranges {
+        let span = hi.saturating_sub(lo);
         let shift = (u64::BITS - span.leading_zeros()).saturating_sub(NARROW_BITS);
-        for c in counts.iter_mut() {
-            c.fill(0);
-        }
-        let [c0, c1, c2, c3] = counts.as_mut_slice() else {
-            return lo;
-        };
+        let mut counts = [[0u32; RANGES]; 4];
+        let [c0, c1, c2, c3] = &mut counts;
         let count = |c: &mut [u32; RANGES], ns: u64| {
             let d = ns.wrapping_sub(lo);
-            if d <= span
-                && let Some(n) = c.get_mut((d >> shift) as usize)
-            {
-                *n += 1;
+            if d <= span {
+                // In range already (`span >> shift` < RANGES); the mask
+                // only spares the bounds check.
+                c[(d >> shift) as usize & (RANGES - 1)] += 1;
             }
         };
         let mut quads = samples_ns.chunks_exact(4);
@@ -156,23 +202,37 @@ fn nth_within(samples_ns: &[u64], mut lo: u64, mut hi: u64, mut rank: u64) -> u6
         for &ns in quads.remainder() {
             count(c0, ns);
         }
+        let mut sums = [0u64; RANGES];
+        for (i, s) in sums.iter_mut().enumerate() {
+            *s = u64::from(c0[i]) + u64::from(c1[i]) + u64::from(c2[i]) + u64::from(c3[i]);
+        }
+        Ranges {
+            lo,
+            hi,
+            shift,
+            counts: sums,
+        }
+    }
+
+    /// The sample at `rank` (from 0) in order among those counted: the
+    /// range holding it, narrowed by further passes until one value wide.
+    fn nth(&self, samples_ns: &[u64], mut rank: u64) -> u64 {
         let mut range = RANGES - 1;
-        for i in 0..RANGES {
-            let n = u64::from(c0[i]) + u64::from(c1[i]) + u64::from(c2[i]) + u64::from(c3[i]);
+        for (i, &n) in self.counts.iter().enumerate() {
             if rank < n {
                 range = i;
                 break;
             }
             rank -= n;
         }
-        let base = lo.saturating_add((range as u64) << shift);
-        if shift == 0 {
+        let base = self.lo.saturating_add((range as u64) << self.shift);
+        let top = self.hi.min(base.saturating_add((1u64 << self.shift) - 1));
+        if self.shift == 0 || base >= top {
             return base;
         }
-        hi = hi.min(base.saturating_add((1u64 << shift) - 1));
-        lo = base;
+        // At most six levels: each takes ten bits off the span.
+        Ranges::count(samples_ns, base, top).nth(samples_ns, rank)
     }
-    lo
 }
 
 /// Everything the analysis found.
