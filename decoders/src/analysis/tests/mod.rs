@@ -533,7 +533,7 @@ fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
             .map(|_| match case % 4 {
                 0 => 2_000 + next() % 300,
                 1 => next() >> (next() % 64),
-                2 if n % 2 == 0 => u64::MAX - next() % 100_000,
+                2 if n.is_multiple_of(2) => u64::MAX - next() % 100_000,
                 2 => u64::MAX - next() % 3,
                 _ => [1_000, 1_001, 70_000_000][(next() % 3) as usize],
             })
