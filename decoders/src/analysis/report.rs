@@ -75,14 +75,28 @@ fn rtt_bucket_index(ns: u64) -> usize {
 
 /// Histogram of samples in any order: each non-empty bucket's lower bound
 /// and count, lowest first. Counted into fixed buckets, not sorted: a
-/// report of a long capture has 65,536 samples a flow. Four sets of
-/// counts, taken in turn, so that samples in one bucket (round trips
-/// cluster) do not wait on each other's increments.
+/// report of a long capture has 65,536 samples a flow.
 pub(super) fn rtt_histogram(samples_ns: &[u64]) -> Vec<(u64, u64)> {
-    let mut counts = [[0u64; RTT_BUCKETS]; 4];
-    let [c0, c1, c2, c3] = &mut counts;
-    let count = |c: &mut [u64; RTT_BUCKETS], ns: u64| {
-        if let Some(n) = c.get_mut(rtt_bucket_index(ns)) {
+    let counts = count_in_turn::<RTT_BUCKETS>(samples_ns, |ns| Some(rtt_bucket_index(ns)));
+    (0..RTT_BUCKETS)
+        .zip(counts)
+        .map(|(i, n)| (rtt_bucket_lower_ns(i), n))
+        .filter(|&(_, n)| n > 0)
+        .collect()
+}
+
+/// The samples counted into `K` counts, `at` naming each one's (`None`:
+/// not counted). Four sets of counts, taken in turn, then summed, so that
+/// samples landing in one count (round trips cluster) do not wait on each
+/// other's increments.
+fn count_in_turn<const K: usize>(
+    samples_ns: &[u64],
+    at: impl Fn(u64) -> Option<usize>,
+) -> [u64; K] {
+    let mut sets = [[0u64; K]; 4];
+    let [c0, c1, c2, c3] = &mut sets;
+    let count = |c: &mut [u64; K], ns: u64| {
+        if let Some(n) = at(ns).and_then(|i| c.get_mut(i)) {
             *n += 1;
         }
     };
@@ -98,10 +112,11 @@ pub(super) fn rtt_histogram(samples_ns: &[u64]) -> Vec<(u64, u64)> {
     for &ns in quads.remainder() {
         count(c0, ns);
     }
-    (0..RTT_BUCKETS)
-        .map(|i| (rtt_bucket_lower_ns(i), c0[i] + c1[i] + c2[i] + c3[i]))
-        .filter(|&(_, n)| n > 0)
-        .collect()
+    let mut sums = [0u64; K];
+    for (i, s) in sums.iter_mut().enumerate() {
+        *s = c0[i] + c1[i] + c2[i] + c3[i];
+    }
+    sums
 }
 
 /// The lower bound of the bucket at `index` (see [`rtt_bucket_index`]).
@@ -174,43 +189,21 @@ struct Ranges {
 }
 
 impl Ranges {
-    /// One pass over the samples. Four sets of counts, taken in turn, so
-    /// that samples falling in one range do not wait on each other's
-    /// increments.
+    /// One pass over the samples.
     fn count(samples_ns: &[u64], lo: u64, hi: u64) -> Ranges {
         let span = hi.saturating_sub(lo);
         let shift = (u64::BITS - span.leading_zeros()).saturating_sub(NARROW_BITS);
-        let mut counts = [[0u32; RANGES]; 4];
-        let [c0, c1, c2, c3] = &mut counts;
-        let count = |c: &mut [u32; RANGES], ns: u64| {
+        // In range when within the span (`span >> shift` < RANGES); the
+        // mask only spares the bounds check.
+        let counts = count_in_turn::<RANGES>(samples_ns, |ns| {
             let d = ns.wrapping_sub(lo);
-            if d <= span {
-                // In range already (`span >> shift` < RANGES); the mask
-                // only spares the bounds check.
-                c[(d >> shift) as usize & (RANGES - 1)] += 1;
-            }
-        };
-        let mut quads = samples_ns.chunks_exact(4);
-        for q in &mut quads {
-            if let &[a, b, c, d] = q {
-                count(c0, a);
-                count(c1, b);
-                count(c2, c);
-                count(c3, d);
-            }
-        }
-        for &ns in quads.remainder() {
-            count(c0, ns);
-        }
-        let mut sums = [0u64; RANGES];
-        for (i, s) in sums.iter_mut().enumerate() {
-            *s = u64::from(c0[i]) + u64::from(c1[i]) + u64::from(c2[i]) + u64::from(c3[i]);
-        }
+            (d <= span).then_some((d >> shift) as usize & (RANGES - 1))
+        });
         Ranges {
             lo,
             hi,
             shift,
-            counts: sums,
+            counts,
         }
     }
 
