@@ -133,8 +133,8 @@ fn rtt_bucket_lower_ns(index: usize) -> u64 {
 /// the samples themselves, which are neither copied nor reordered: the
 /// histogram names the bucket holding each rank, and counting passes over
 /// the samples narrow that bucket down to the one value (one pass for
-/// round trips under about 16 us, shared by the ranks in one bucket; a few
-/// more for longer ones).
+/// round trips under 8 us, shared by the ranks in one bucket; a few more
+/// for longer ones).
 pub(super) fn rtt_percentiles<const N: usize>(
     samples_ns: &[u64],
     histogram: &[(u64, u64)],
@@ -155,8 +155,9 @@ pub(super) fn rtt_percentiles<const N: usize>(
         }
         None
     });
-    for (i, first) in at.iter().enumerate() {
-        let (Some((lower, _)), None) = (first, out.get(i).copied().flatten()) else {
+    for i in 0..N {
+        // Resolved already with an earlier rank in the same bucket.
+        let (Some(Some((lower, _))), Some(None)) = (at.get(i), out.get(i)) else {
             continue;
         };
         // The top bucket's bound saturates at u64::MAX, which it holds.

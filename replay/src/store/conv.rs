@@ -86,6 +86,7 @@ impl Hasher for WordHash {
 /// a few dozen busy flows rarely share one (with 64, the 48 flows of the
 /// bench's `read-mix` sent 2% more work to the map).
 const CACHE_SLOTS: usize = 256;
+const _: () = assert!(CACHE_SLOTS.is_power_of_two());
 
 /// A key as five words, so that a cache probe is five word compares.
 type KeyWords = [u64; 5];
@@ -132,7 +133,9 @@ impl Default for ConvTable {
 #[inline]
 fn cache_slot(w: &KeyWords) -> usize {
     let mix = w[4] ^ (w[1] >> 40) ^ (w[3] >> 29);
-    (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % CACHE_SLOTS
+    // The product's top bits, as many as the slots need.
+    (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (u64::BITS - CACHE_SLOTS.trailing_zeros())) as usize
+        % CACHE_SLOTS
 }
 
 impl ConvTable {
