@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{IngestFrame, PacketInfo, decode_onto};
+use rocescope_replay::store::{Decoded, IngestFrame, decode_onto};
 use rocescope_replay::{CaptureFrame, Direction, Record};
 
 /// Where a frame's bytes sit in [`Batch::bytes`] and what else it carries.
@@ -43,7 +43,7 @@ pub struct Batch {
     frames: u64,
     /// Every frame decoded, in order, when [`Batch::decode`] ran; else
     /// empty.
-    infos: Vec<PacketInfo>,
+    infos: Decoded,
 }
 
 /// A frame lent out of a batch.
@@ -59,7 +59,7 @@ impl Batch {
             items: Vec::with_capacity(items),
             bytes: Vec::with_capacity(bytes),
             frames: 0,
-            infos: Vec::new(),
+            infos: Decoded::default(),
         }
     }
 
@@ -143,9 +143,7 @@ impl Batch {
 
     /// Approximate heap bytes held, for queue limits.
     pub fn cost_bytes(&self) -> usize {
-        self.bytes.len()
-            + self.items.len() * std::mem::size_of::<Item>()
-            + self.infos.len() * std::mem::size_of::<PacketInfo>()
+        self.bytes.len() + self.items.len() * std::mem::size_of::<Item>() + self.infos.heap_bytes()
     }
 
     /// Empties the batch, keeping its allocations.
@@ -162,7 +160,7 @@ impl Batch {
     /// not decoded.
     pub fn decode(&mut self, cfg: &DecodeConfig) {
         self.infos.clear();
-        self.infos.reserve(self.frames as usize);
+        self.infos.rows.reserve(self.frames as usize);
         for it in &self.items {
             if let Item::Frame(meta) = it {
                 let s = meta.start as usize;
@@ -185,14 +183,14 @@ impl Batch {
 
     /// The decoded frames, in order, if [`Batch::decode`] ran on all of
     /// them.
-    pub fn decoded(&self) -> Option<&[PacketInfo]> {
+    pub fn decoded(&self) -> Option<&Decoded> {
         (self.frames > 0 && self.infos.len() as u64 == self.frames).then_some(&self.infos)
     }
 
     /// The frames' bytes (back to back) and, if [`Batch::decode`] ran on
     /// all of them, their decoded rows, each `row.file_offset` being where
     /// the frame starts in the bytes: for ingest to append in place.
-    pub fn decoded_mut(&mut self) -> Option<(&[u8], &mut [PacketInfo])> {
+    pub fn decoded_mut(&mut self) -> Option<(&[u8], &mut Decoded)> {
         (self.frames > 0 && self.infos.len() as u64 == self.frames)
             .then_some((&self.bytes, &mut self.infos))
     }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::record::{GroundTruth, TruthEvent};
-use rocescope_replay::store::{Analyzer, LateFlags, PacketInfo, Store};
+use rocescope_replay::store::{Analyzer, LateFlags, PacketInfo, Store, Wide};
 use rocescope_replay::{PcapngWriter, Record};
 
 /// Counts frames and keeps the records it is handed, in order.
@@ -20,7 +20,7 @@ struct Seen {
 }
 
 impl Analyzer for Seen {
-    fn batch(&mut self, _: u64, batch: &mut [PacketInfo], _: &mut Vec<LateFlags>) {
+    fn batch(&mut self, _: u64, batch: &mut [PacketInfo], _: &[Wide], _: &mut Vec<LateFlags>) {
         self.frames.fetch_add(batch.len(), Ordering::Relaxed);
     }
     fn record(&mut self, r: &Record) {

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, Opcode, PacketBuilder, decode};
-use rocescope_replay::store::{Flags, Ingest, IngestFrame, NoAnalysis, Store, decode_frame};
+use rocescope_replay::store::{
+    Decoded, Flags, Ingest, IngestFrame, NoAnalysis, Store, decode_onto,
+};
 use rocescope_replay::{CaptureReader, TimeBase};
 
 fn sample() -> PathBuf {
@@ -170,10 +172,11 @@ fn live_blocks_store_the_same_rows_and_bytes_as_single_frames() {
     );
     blocks.ingest(&mut ingest, &frame(150, 0));
     let (bytes, starts) = block(151..300);
-    let mut infos: Vec<_> = (151..300)
-        .map(|i| decode_frame(&cfg, &frame(i, starts[i - 151])))
-        .collect();
-    blocks.ingest_decoded_block(&mut ingest, &bytes, &mut infos, 1);
+    let mut decoded = Decoded::default();
+    for i in 151..300 {
+        decode_onto(&mut decoded, &cfg, &frame(i, starts[i - 151]));
+    }
+    blocks.ingest_decoded_block(&mut ingest, &bytes, &mut decoded, 1);
     blocks.finish_live(&mut ingest);
 
     assert_eq!(blocks.len(), one.len());

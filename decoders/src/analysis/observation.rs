@@ -27,6 +27,28 @@ pub struct Observation {
     pub cm: Option<CmMessage>,
 }
 
+/// All zero (opcode 0, no AETH, RETH or CM): a slot for a caller to fill
+/// in (see `RcAnalysis::observe_keyed_filling`).
+impl Default for Observation {
+    fn default() -> Self {
+        Observation {
+            ts_ns: 0,
+            src: [0; 16],
+            dst: [0; 16],
+            dest_qp: 0,
+            opcode: Opcode(0),
+            psn: 0,
+            syndrome: None,
+            msn: 0,
+            dma_len: None,
+            payload_len: 0,
+            wire_len: 0,
+            ecn_ce: false,
+            cm: None,
+        }
+    }
+}
+
 /// The part of a CM REQ or REP that pairs the two flows of a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CmMessage {

@@ -32,6 +32,29 @@ impl RcAnalysis {
         self.observe_flow(index, id, o)
     }
 
+    /// [`RcAnalysis::observe_keyed`] for a caller that fills the
+    /// observation's ends (`src`, `dst`) only when the analysis reads them:
+    /// `ends` is called first when `key_id` is new or `o.cm` is set (the
+    /// CM pairs connections by address); otherwise the flow's own key names
+    /// the ends, and `o.src` and `o.dst` may still hold another packet's.
+    /// The store's ingest reuses one observation across a batch this way.
+    #[inline]
+    pub fn observe_keyed_filling(
+        &mut self,
+        index: u64,
+        key_id: u32,
+        o: &mut Observation,
+        ends: impl FnOnce(&mut Observation),
+    ) -> Class {
+        match self.by_key_id.get(key_id as usize) {
+            Some(&id) if id != u32::MAX && o.cm.is_none() => self.observe_flow(index, id, o),
+            _ => {
+                ends(o);
+                self.observe_keyed(index, key_id, o)
+            }
+        }
+    }
+
     pub(super) fn observe_flow(&mut self, index: u64, id: u32, o: &Observation) -> Class {
         self.last_ts_ns = self.last_ts_ns.max(o.ts_ns);
         self.first_ts_ns = self.first_ts_ns.min(o.ts_ns);

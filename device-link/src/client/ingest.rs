@@ -107,12 +107,15 @@ pub(super) fn ingest_batch(
         return evidence;
     }
     // Decoded, and shared with the recorder.
-    let mut decoded = b.decoded().unwrap_or_default().iter();
+    let Some(decoded) = b.decoded() else {
+        return evidence;
+    };
+    let mut rows = decoded.rows.iter();
     for e in b.iter() {
         if let Entry::Frame(f) = e
-            && let Some(info) = decoded.next()
+            && let Some(info) = rows.next()
         {
-            store.ingest_decoded(ingest, info, f.data, 1);
+            store.ingest_decoded(ingest, info, &decoded.wide, f.data, 1);
         }
     }
     store.flush_live(ingest);

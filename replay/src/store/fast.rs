@@ -11,7 +11,6 @@
 //! returns false and takes the generic path, so the result is the same
 //! `PacketInfo` bit for bit (checked against `decode_frame` in the tests).
 
-use rocescope_decoders::analysis::Observation;
 use rocescope_decoders::{
     AethSlice, BthSlice, DecodeConfig, Headers, Opcode, OpcodeKind, RethSlice, Syndrome,
 };
@@ -129,30 +128,7 @@ fn shape(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) -> Optio
     let caplen = d.len() as u32;
     let origlen = f.origlen.max(caplen);
     let ecn_ce = ip[1] & 3 == 3;
-    let mut src = [0u8; 16];
-    let mut dst = [0u8; 16];
-    src[10] = 0xFF;
-    src[11] = 0xFF;
-    dst[10] = 0xFF;
-    dst[11] = 0xFF;
-    src[12..].copy_from_slice(&ip[12..16]);
-    dst[12..].copy_from_slice(&ip[16..20]);
-    let obs = Observation {
-        ts_ns: f.ts_ns,
-        src,
-        dst,
-        dest_qp: bth.dest_qp(),
-        opcode,
-        psn: bth.psn(),
-        syndrome: aeth.map(|a| a.syndrome_raw()),
-        msn: aeth.map_or(0, |a| a.msn()),
-        dma_len: reth.map(|r| r.dma_len()),
-        payload_len: payload_len as u32,
-        wire_len: origlen,
-        ecn_ce,
-        // CM messages travel on UD opcodes, which carry a DETH: never here.
-        cm: None,
-    };
+    let psn = bth.psn();
 
     // The flags `classify` gives a cut RoCE frame, or-ed together from
     // zero: no branch per flag.
@@ -167,28 +143,36 @@ fn shape(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) -> Optio
             | flag_if(Flags::FECN, bth.fecn())
             | flag_if(Flags::NAK, nak),
     );
-    *out = PacketInfo {
-        row: Row {
-            ts_ns: f.ts_ns,
-            file_offset: f.file_offset,
-            caplen,
-            origlen,
-            opcode: opcode.0,
-            psn: obs.psn,
-            flags,
-            port: f.port,
-            dir: f.dir,
-            ..Row::default()
-        },
-        obs: Some(obs),
+    out.row = Row {
+        ts_ns: f.ts_ns,
+        file_offset: f.file_offset,
+        caplen,
+        origlen,
+        opcode: opcode.0,
+        psn,
+        flags,
+        port: f.port,
+        dir: f.dir,
+        ..Row::default()
     };
+    // The observation's time, PSN, opcode and wire length are the row's.
+    out.set_v4(
+        [ip[12], ip[13], ip[14], ip[15]],
+        [ip[16], ip[17], ip[18], ip[19]],
+        bth.dest_qp(),
+        aeth.map(|a| (a.syndrome_raw(), a.msn())),
+        reth.map(|r| r.dma_len()),
+        payload_len as u32,
+        ecn_ce,
+    );
     Some(())
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use rocescope_decoders::{Opcode, PacketBuilder, Syndrome};
+    use rocescope_decoders::analysis::Observation;
+    use rocescope_decoders::{LinkLayer, Opcode, PacketBuilder, Syndrome, decode};
 
     use super::*;
     use crate::store::ingest::{decode_frame, decode_frame_generic};
@@ -217,6 +201,12 @@ mod tests {
                     let f = frame(data, origlen, linktype);
                     let got = decode_frame(cfg, &f);
                     assert_eq!(got, decode_frame_generic(cfg, &f), "frame {data:02x?}");
+                    // The row's observation is the decoder's, bit for bit.
+                    let want = LinkLayer::from_linktype(linktype).and_then(|l| {
+                        let origlen = got.rows[0].row.origlen;
+                        Observation::from_packet(&decode(data, l, cfg), f.ts_ns, origlen)
+                    });
+                    assert_eq!(got.rows[0].obs(&got.wide), want, "frame {data:02x?}");
                     let mut info = PacketInfo::default();
                     fast += usize::from(decode_header_only(cfg, &f, &mut info));
                 }
@@ -289,7 +279,7 @@ mod tests {
             let f = frame(&d, origlen, 1);
             let mut info = PacketInfo::default();
             assert!(decode_header_only(&cfg, &f, &mut info));
-            assert_eq!(info, decode_frame_generic(&cfg, &f));
+            assert_eq!(info, decode_frame_generic(&cfg, &f).rows[0]);
             assert!(info.row.flags.contains(Flags::CUT | Flags::ROCE));
             // A whole frame has its ICRC verified by the generic path.
             let whole = b.build(&vec![0; payload]);

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{TryRecvError, TrySendError};
 
 use super::columns::CHUNK_ROWS;
-use super::ingest::{self, Analyzer, Appender, IngestFrame, PacketInfo};
+use super::ingest::{self, Analyzer, Appender, Decoded, IngestFrame};
 use super::slab::Slab;
 use super::{Backing, Inner, Store, StoreStats, frames};
 use crate::capture::{CaptureItem, CaptureReader, FrameSink, TimeBase};
@@ -21,7 +21,7 @@ struct RawBatch {
     bytes: Vec<u8>,
     frames: Vec<RawFrame>,
     /// Frames decoded by the reader; then `frames` is empty.
-    decoded: Vec<PacketInfo>,
+    decoded: Decoded,
     /// The counters of `decoded`, one per `DECODE_CHUNK` of it (the
     /// reader counts what it decodes; the append thread adds them up).
     decoded_stats: Vec<StoreStats>,
@@ -85,7 +85,7 @@ impl RawBatch {
                 file_offset,
             },
         );
-        if self.decoded.len().is_multiple_of(DECODE_CHUNK) {
+        if self.decoded.rows.len().is_multiple_of(DECODE_CHUNK) {
             self.count_decoded();
         }
     }
@@ -97,7 +97,13 @@ impl RawBatch {
     /// `fast::decode_header_only`).
     fn count_decoded(&mut self) {
         let done = self.decoded_stats.len() * DECODE_CHUNK;
-        for chunk in self.decoded.get(done..).unwrap_or(&[]).chunks(DECODE_CHUNK) {
+        for chunk in self
+            .decoded
+            .rows
+            .get(done..)
+            .unwrap_or(&[])
+            .chunks(DECODE_CHUNK)
+        {
             self.decoded_stats.push(ingest::count_rows(chunk));
         }
     }
@@ -279,7 +285,7 @@ impl Store {
                 .name("rocescope-append".into())
                 .spawn_scoped(scope, move || {
                     let mut appender = Appender::new(analyzer);
-                    let mut infos: Vec<PacketInfo> = Vec::with_capacity(DECODE_CHUNK);
+                    let mut infos = Decoded::with_capacity(DECODE_CHUNK);
                     loop {
                         let (mut raw, bytes_done, time_base) = match full_rx.try_recv() {
                             Ok(next) => next,
@@ -296,14 +302,15 @@ impl Store {
                         }
                         // A chunk at a time, so that the infos stay in cache
                         // and the write lock is short.
-                        for (k, chunk) in raw.decoded.chunks_mut(DECODE_CHUNK).enumerate() {
+                        let Decoded { rows, wide } = &mut raw.decoded;
+                        for (k, chunk) in rows.chunks_mut(DECODE_CHUNK).enumerate() {
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                             let Inner {
                                 cols, convs, stats, ..
                             } = &mut *inner;
                             spare.offer(cols);
                             let counted = raw.decoded_stats.get(k);
-                            appender.append_counted(chunk, counted, cols, convs, stats);
+                            appender.append_counted(chunk, wide, counted, cols, convs, stats);
                         }
                         for chunk in raw.frames.chunks(DECODE_CHUNK) {
                             infos.clear();
@@ -315,7 +322,8 @@ impl Store {
                                 cols, convs, stats, ..
                             } = &mut *inner;
                             spare.offer(cols);
-                            appender.append(&mut infos, cols, convs, stats);
+                            let Decoded { rows, wide } = &mut infos;
+                            appender.append(rows, wide, cols, convs, stats);
                         }
                         *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
                         self.bytes_done.store(bytes_done, Ordering::Relaxed);
@@ -381,7 +389,7 @@ impl Store {
                     // A new batch has room for a whole one from the start,
                     // rather than copying its rows at every doubling.
                     let next = empty_rx.try_recv().unwrap_or_else(|_| RawBatch {
-                        decoded: Vec::with_capacity(if always_decode_here {
+                        decoded: Decoded::with_capacity(if always_decode_here {
                             INDEX_BATCH_ROWS
                         } else {
                             0
@@ -544,7 +552,7 @@ mod tests {
                     data,
                 };
                 batch.push_decoded(&cfg, &f, f.file_offset);
-                ingest::count(&mut all, &batch.decoded[i].row);
+                ingest::count(&mut all, &batch.decoded.rows[i].row);
             }
             for _ in 0..2 {
                 batch.count_decoded();
@@ -557,7 +565,7 @@ mod tests {
                 for (k, (s, rows)) in batch
                     .decoded_stats
                     .iter()
-                    .zip(batch.decoded.chunks(DECODE_CHUNK))
+                    .zip(batch.decoded.rows.chunks(DECODE_CHUNK))
                     .enumerate()
                 {
                     assert_eq!(s.packets, rows.len() as u64, "chunk {k} of {n} rows");

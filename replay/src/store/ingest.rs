@@ -9,9 +9,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use rocescope_decoders::analysis::{Class, FindingCause, Observation, RcAnalysis};
+use rocescope_decoders::analysis::{Class, CmMessage, FindingCause, Observation, RcAnalysis};
 use rocescope_decoders::{
-    DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, Packet, Syndrome, decode,
+    DecodeConfig, IcrcStatus, LinkLayer, Opcode, OpcodeKind, Packet, Syndrome, decode,
 };
 
 use super::StoreStats;
@@ -21,21 +21,242 @@ use super::row::{Flags, Row};
 use crate::record::Direction;
 
 /// What ingest keeps of a decoded frame: its row plus, for RoCE frames,
-/// the header values the RC analysis needs.
+/// what the RC analysis needs beyond the row, in 64 bytes (one cache
+/// line). The reader thread writes a batch of these and the append thread
+/// reads them back from the other core: at 128 bytes (the row and a whole
+/// [`Observation`]) that traffic was a tenth of the indexing time
+/// (BENCHMARKS.md, "A row of one cache line"). The observation's time,
+/// PSN, opcode and wire length are the row's own; IPv4 ends fit here, and
+/// the rest (IPv6 and GID ends, LIDs, a CM message) goes to the batch's
+/// [`Wide`] list, which [`PacketInfo::obs`] reads it back from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PacketInfo {
     pub row: Row,
-    pub obs: Option<Observation>,
+    roce: RoceFields,
+}
+
+const _: () = assert!(std::mem::size_of::<PacketInfo>() == 64);
+
+/// The observation's fields the row does not hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct RoceFields {
+    /// DestQP (24 bits) | `HAS_*` (the high 8).
+    qp_and_has: u32,
+    /// AETH MSN (24 bits) | syndrome (the high 8).
+    msn_and_syndrome: u32,
+    dma_len: u32,
+    payload_len: u32,
+    /// Source and destination IPv4 addresses; with `WIDE`, the first is
+    /// the index of the frame's [`Wide`] in its batch.
+    ends: [[u8; 4]; 2],
+}
+
+/// The frame is RoCE (its observation is present).
+const HAS_OBS: u32 = 1 << 24;
+const HAS_SYNDROME: u32 = 1 << 25;
+const HAS_DMA_LEN: u32 = 1 << 26;
+const ECN_CE: u32 = 1 << 27;
+/// The ends (and a CM message) are in the batch's [`Wide`] list.
+const WIDE: u32 = 1 << 28;
+const LOW_24: u32 = 0x00FF_FFFF;
+
+/// What a [`PacketInfo`] has no room for: the ends of a frame that are
+/// not both IPv4 (IPv6, GIDs, LIDs) and a CM message. Kept beside the
+/// batch's rows, in a list of its own ([`Decoded::wide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wide {
+    src: [u8; 16],
+    dst: [u8; 16],
+    cm: Option<CmMessage>,
+}
+
+/// IPv4 mapped into IPv6 (`::ffff:a.b.c.d`), as the decoder gives it.
+#[inline(always)]
+fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
+    let mut m = [0u8; 16];
+    m[10] = 0xFF;
+    m[11] = 0xFF;
+    m[12..].copy_from_slice(&a);
+    m
+}
+
+/// The IPv4 address `a` maps, if it is one.
+#[inline]
+fn v4_of(a: &[u8; 16]) -> Option<[u8; 4]> {
+    (a[..10] == [0; 10] && a[10] == 0xFF && a[11] == 0xFF).then(|| [a[12], a[13], a[14], a[15]])
 }
 
 impl PacketInfo {
-    /// The one-direction flow of a RoCE frame.
-    pub fn key(&self) -> Option<ConvKey> {
-        self.obs.as_ref().map(|o| ConvKey {
-            src: o.src,
-            dst: o.dst,
-            dest_qp: o.dest_qp,
+    /// Whether the frame is RoCE (it has an observation).
+    #[inline]
+    pub fn is_roce(&self) -> bool {
+        self.roce.qp_and_has & HAS_OBS != 0
+    }
+
+    /// The RC analysis' view of a RoCE frame; `wide` is the list of the
+    /// batch the row came in.
+    #[inline(always)]
+    pub fn obs(&self, wide: &[Wide]) -> Option<Observation> {
+        let r = &self.roce;
+        let has = r.qp_and_has;
+        if has & HAS_OBS == 0 {
+            return None;
+        }
+        let (src, dst, cm) = self.ends(wide);
+        let syndrome = (r.msn_and_syndrome >> 24) as u8;
+        Some(Observation {
+            ts_ns: self.row.ts_ns,
+            src,
+            dst,
+            dest_qp: has & LOW_24,
+            opcode: Opcode(self.row.opcode),
+            psn: self.row.psn,
+            syndrome: (has & HAS_SYNDROME != 0).then_some(syndrome),
+            msn: r.msn_and_syndrome & LOW_24,
+            dma_len: (has & HAS_DMA_LEN != 0).then_some(r.dma_len),
+            payload_len: r.payload_len,
+            wire_len: self.row.origlen,
+            ecn_ce: has & ECN_CE != 0,
+            cm,
         })
+    }
+
+    #[inline(always)]
+    fn ends(&self, wide: &[Wide]) -> ([u8; 16], [u8; 16], Option<CmMessage>) {
+        let [src, dst] = self.roce.ends;
+        if self.roce.qp_and_has & WIDE == 0 {
+            return (v4_mapped(src), v4_mapped(dst), None);
+        }
+        // Rows only meet the list they were decoded with; a wrong one
+        // gives no ends rather than a panic.
+        match wide.get(u32::from_ne_bytes(src) as usize) {
+            Some(w) => (w.src, w.dst, w.cm),
+            None => ([0; 16], [0; 16], None),
+        }
+    }
+
+    /// Writes the observation of a RoCE frame into `o`, all but its ends
+    /// (`src`, `dst`) when they are IPv4, which [`PacketInfo::fill_ends`]
+    /// writes: the analysis reads them only for a flow's first packet
+    /// (see `RcAnalysis::observe_keyed_filling`), and building the whole
+    /// observation for every packet cost the append thread 70
+    /// instructions a packet. Returns false, `o` untouched, if the frame
+    /// is not RoCE.
+    #[inline(always)]
+    pub fn fill_obs(&self, o: &mut Observation, wide: &[Wide]) -> bool {
+        let r = &self.roce;
+        let has = r.qp_and_has;
+        if has & HAS_OBS == 0 {
+            return false;
+        }
+        o.ts_ns = self.row.ts_ns;
+        o.dest_qp = has & LOW_24;
+        o.opcode = Opcode(self.row.opcode);
+        o.psn = self.row.psn;
+        o.syndrome = (has & HAS_SYNDROME != 0).then_some((r.msn_and_syndrome >> 24) as u8);
+        o.msn = r.msn_and_syndrome & LOW_24;
+        o.dma_len = (has & HAS_DMA_LEN != 0).then_some(r.dma_len);
+        o.payload_len = r.payload_len;
+        o.wire_len = self.row.origlen;
+        o.ecn_ce = has & ECN_CE != 0;
+        o.cm = None;
+        if has & WIDE != 0 {
+            self.fill_ends(o, wide);
+        }
+        true
+    }
+
+    /// Writes the ends (and a CM message) of a RoCE frame into `o`.
+    #[inline]
+    pub fn fill_ends(&self, o: &mut Observation, wide: &[Wide]) {
+        (o.src, o.dst, o.cm) = self.ends(wide);
+    }
+
+    /// The one-direction flow of a RoCE frame.
+    #[inline(always)]
+    pub fn key(&self, wide: &[Wide]) -> Option<ConvKey> {
+        if !self.is_roce() {
+            return None;
+        }
+        let (src, dst, _) = self.ends(wide);
+        Some(ConvKey {
+            src,
+            dst,
+            dest_qp: self.roce.qp_and_has & LOW_24,
+        })
+    }
+
+    /// The RoCE fields of a header-only frame with IPv4 ends (the fast
+    /// path's), written in place.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn set_v4(
+        &mut self,
+        src: [u8; 4],
+        dst: [u8; 4],
+        dest_qp: u32,
+        syndrome_msn: Option<(u8, u32)>,
+        dma_len: Option<u32>,
+        payload_len: u32,
+        ecn_ce: bool,
+    ) {
+        let mut has = HAS_OBS | (dest_qp & LOW_24);
+        has |= HAS_SYNDROME & 0u32.wrapping_sub(u32::from(syndrome_msn.is_some()));
+        has |= HAS_DMA_LEN & 0u32.wrapping_sub(u32::from(dma_len.is_some()));
+        has |= ECN_CE & 0u32.wrapping_sub(u32::from(ecn_ce));
+        let (syndrome, msn) = syndrome_msn.unwrap_or((0, 0));
+        self.roce = RoceFields {
+            qp_and_has: has,
+            msn_and_syndrome: (msn & LOW_24) | (u32::from(syndrome) << 24),
+            dma_len: dma_len.unwrap_or(0),
+            payload_len,
+            ends: [src, dst],
+        };
+    }
+
+    /// The RoCE fields from a whole observation (the generic decoder's),
+    /// what does not fit pushed onto `wide`. The row's time, PSN, opcode
+    /// and wire length must already be the observation's.
+    pub(crate) fn set_obs(&mut self, o: &Observation, wide: &mut Vec<Wide>) {
+        debug_assert_eq!(
+            (
+                self.row.ts_ns,
+                self.row.psn,
+                self.row.opcode,
+                self.row.origlen
+            ),
+            (o.ts_ns, o.psn, o.opcode.0, o.wire_len)
+        );
+        // A DestQP and an MSN are 24 bits on the wire.
+        let mut has = HAS_OBS | (o.dest_qp & LOW_24);
+        if o.syndrome.is_some() {
+            has |= HAS_SYNDROME;
+        }
+        if o.dma_len.is_some() {
+            has |= HAS_DMA_LEN;
+        }
+        if o.ecn_ce {
+            has |= ECN_CE;
+        }
+        let ends = match (v4_of(&o.src), v4_of(&o.dst), o.cm) {
+            (Some(s), Some(d), None) => [s, d],
+            _ => {
+                has |= WIDE;
+                wide.push(Wide {
+                    src: o.src,
+                    dst: o.dst,
+                    cm: o.cm,
+                });
+                [((wide.len() - 1) as u32).to_ne_bytes(), [0; 4]]
+            }
+        };
+        self.roce = RoceFields {
+            qp_and_has: has,
+            msn_and_syndrome: (o.msn & LOW_24) | (u32::from(o.syndrome.unwrap_or(0)) << 24),
+            dma_len: o.dma_len.unwrap_or(0),
+            payload_len: o.payload_len,
+            ends,
+        };
     }
 }
 
@@ -43,6 +264,54 @@ impl super::row::AsRow for PacketInfo {
     #[inline]
     fn row(&self) -> &Row {
         &self.row
+    }
+}
+
+/// Decoded frames on their way to the store: a row each, and the [`Wide`]
+/// parts of the few that have one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Decoded {
+    pub rows: Vec<PacketInfo>,
+    pub wide: Vec<Wide>,
+}
+
+impl Decoded {
+    pub fn with_capacity(rows: usize) -> Decoded {
+        Decoded {
+            rows: Vec::with_capacity(rows),
+            wide: Vec::new(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.wide.clear();
+    }
+
+    /// Appends a row decoded into another batch (`wide` is that batch's
+    /// list), its wide part copied over.
+    pub fn push_from(&mut self, info: &PacketInfo, wide: &[Wide]) {
+        let mut info = *info;
+        if info.roce.qp_and_has & WIDE != 0 {
+            let (src, dst, cm) = info.ends(wide);
+            info.roce.ends[0] = (self.wide.len() as u32).to_ne_bytes();
+            self.wide.push(Wide { src, dst, cm });
+        }
+        self.rows.push(info);
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.rows.capacity() * std::mem::size_of::<PacketInfo>()
+            + self.wide.capacity() * std::mem::size_of::<Wide>()
     }
 }
 
@@ -58,8 +327,15 @@ pub struct LateFlags {
 /// It sees a batch at a time (so shared state is locked once per batch) and
 /// may set the packets' flags, or earlier packets' flags through `late`.
 pub trait Analyzer: Send {
-    /// `first_index` is the row number of `batch[0]`.
-    fn batch(&mut self, first_index: u64, batch: &mut [PacketInfo], late: &mut Vec<LateFlags>);
+    /// `first_index` is the row number of `batch[0]`; `wide` is the list
+    /// the rows' wide parts are in (see [`PacketInfo::obs`]).
+    fn batch(
+        &mut self,
+        first_index: u64,
+        batch: &mut [PacketInfo],
+        wide: &[Wide],
+        late: &mut Vec<LateFlags>,
+    );
     /// A non-frame record of the source (the diagnosis takes its
     /// evidence: a PFC pause, a DPI drop), in source order with the frames.
     fn record(&mut self, _r: &crate::record::Record) {}
@@ -78,7 +354,7 @@ pub trait Analyzer: Send {
 pub struct NoAnalysis;
 
 impl Analyzer for NoAnalysis {
-    fn batch(&mut self, _: u64, _: &mut [PacketInfo], _: &mut Vec<LateFlags>) {}
+    fn batch(&mut self, _: u64, _: &mut [PacketInfo], _: &[Wide], _: &mut Vec<LateFlags>) {}
 }
 
 /// The RC analysis, shared with whoever reads its results (the workbench,
@@ -158,15 +434,26 @@ impl Analyzer for RcAnalyzer {
         true
     }
 
-    fn batch(&mut self, first_index: u64, batch: &mut [PacketInfo], late: &mut Vec<LateFlags>) {
+    fn batch(
+        &mut self,
+        first_index: u64,
+        batch: &mut [PacketInfo],
+        wide: &[Wide],
+        late: &mut Vec<LateFlags>,
+    ) {
         let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // One observation for the batch, each row's fields written into it.
+        let mut o = Observation::default();
         for (i, info) in batch.iter_mut().enumerate() {
-            if let Some(obs) = &info.obs {
+            if info.fill_obs(&mut o, wide) {
                 let index = first_index + i as u64;
                 let class = if info.row.conversation == super::NO_CONVERSATION {
-                    an.observe(index, obs)
+                    info.fill_ends(&mut o, wide);
+                    an.observe(index, &o)
                 } else {
-                    an.observe_keyed(index, info.row.conversation, obs)
+                    an.observe_keyed_filling(index, info.row.conversation, &mut o, |o| {
+                        info.fill_ends(o, wide)
+                    })
                 };
                 info.row.flags.0 |= class_flags(class).0;
             }
@@ -195,41 +482,52 @@ pub struct IngestFrame<'a> {
 
 /// Stage one: decode and classify a frame (a header-only RoCE frame of the
 /// commonest shape through the fast path, the same result with less work).
-#[inline]
-pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
-    let mut info = PacketInfo::default();
-    decode_frame_into(cfg, f, &mut info);
-    info
+pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> Decoded {
+    let mut d = Decoded::with_capacity(1);
+    decode_onto(&mut d, cfg, f);
+    d
 }
 
-/// [`decode_frame`] into a slot of the caller's (a batch's next row):
-/// what the per-packet loops use, so that the row is written once, where
-/// it stays (see `fast::decode_header_only`).
+/// Decodes `f` onto the end of `d`, the row written in place, where it
+/// stays (see `fast::decode_header_only`).
 #[inline(always)]
-fn decode_frame_into(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) {
-    if !super::fast::decode_header_only(cfg, f, out) {
+pub fn decode_onto(d: &mut Decoded, cfg: &DecodeConfig, f: &IngestFrame<'_>) {
+    d.rows.push(PacketInfo::default());
+    let Decoded { rows, wide } = d;
+    if let Some(slot) = rows.last_mut()
+        && !super::fast::decode_header_only(cfg, f, slot)
+    {
         // The out-of-line call takes a copy: `f`'s own address is then
         // never taken, and the caller's frame stays in registers on the
         // fast path instead of being stored for this call first.
         let copy = *f;
-        *out = decode_frame_generic(cfg, &copy);
+        decode_generic_into(cfg, &copy, slot, wide);
     }
 }
 
-/// Decodes `f` onto the end of `rows`, the row written in place.
-#[inline(always)]
-pub fn decode_onto(rows: &mut Vec<PacketInfo>, cfg: &DecodeConfig, f: &IngestFrame<'_>) {
-    rows.push(PacketInfo::default());
+/// Stage one through the generic decoder, for every frame (the reference
+/// the fast path is tested against).
+#[cfg(test)]
+pub(crate) fn decode_frame_generic(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> Decoded {
+    let mut d = Decoded::with_capacity(1);
+    d.rows.push(PacketInfo::default());
+    let Decoded { rows, wide } = &mut d;
     if let Some(slot) = rows.last_mut() {
-        decode_frame_into(cfg, f, slot);
+        decode_generic_into(cfg, f, slot, wide);
     }
+    d
 }
 
-/// Stage one through the generic decoder, for every frame. Out of line:
-/// the per-packet loops inline the fast path and call this for the rest.
+/// The generic decoder into a row slot. Out of line: the per-packet loops
+/// inline the fast path and call this for the rest.
 #[inline(never)]
-pub fn decode_frame_generic(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketInfo {
-    let mut info = PacketInfo {
+fn decode_generic_into(
+    cfg: &DecodeConfig,
+    f: &IngestFrame<'_>,
+    out: &mut PacketInfo,
+    wide: &mut Vec<Wide>,
+) {
+    *out = PacketInfo {
         row: Row {
             ts_ns: f.ts_ns,
             file_offset: f.file_offset,
@@ -244,12 +542,14 @@ pub fn decode_frame_generic(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> PacketIn
     match LinkLayer::from_linktype(f.linktype) {
         Some(link) => {
             let p = decode(f.data, link, cfg);
-            info.obs = Observation::from_packet(&p, f.ts_ns, info.row.origlen);
-            classify(&p, info.obs.as_ref(), &mut info.row);
+            let obs = Observation::from_packet(&p, f.ts_ns, out.row.origlen);
+            classify(&p, obs.as_ref(), &mut out.row);
+            if let Some(o) = &obs {
+                out.set_obs(o, wide);
+            }
         }
-        None => info.row.flags = Flags::UNDECODED,
+        None => out.row.flags = Flags::UNDECODED,
     }
-    info
 }
 
 /// Fill the row's RoCE fields and flags from the decoded packet and its
@@ -329,11 +629,12 @@ impl Appender {
     pub(crate) fn append(
         &mut self,
         infos: &mut [PacketInfo],
+        wide: &[Wide],
         cols: &mut Columns,
         convs: &mut ConvTable,
         stats: &mut StoreStats,
     ) {
-        self.append_counted(infos, None, cols, convs, stats);
+        self.append_counted(infos, wide, None, cols, convs, stats);
     }
 
     /// [`Appender::append`] for rows whose counters `counted` already holds
@@ -342,6 +643,7 @@ impl Appender {
     pub(crate) fn append_counted(
         &mut self,
         infos: &mut [PacketInfo],
+        wide: &[Wide],
         counted: Option<&StoreStats>,
         cols: &mut Columns,
         convs: &mut ConvTable,
@@ -356,13 +658,14 @@ impl Appender {
                 rocescope_decoders::hint::prefetch(ahead);
             }
             let Some(info) = infos.get_mut(i) else { break };
-            if let Some(key) = info.key() {
+            if let Some(key) = info.key(wide) {
                 info.row.conversation =
                     convs.observe(key, first_index + i as u64, info.row.origlen);
             }
         }
         self.late.clear();
-        self.analyzer.batch(first_index, infos, &mut self.late);
+        self.analyzer
+            .batch(first_index, infos, wide, &mut self.late);
         match counted {
             Some(c) => stats.merge(c),
             None => stats.merge(&count_rows(infos)),
@@ -381,7 +684,7 @@ impl Appender {
 /// Both stages on one thread, for live sources.
 pub struct Ingest {
     cfg: DecodeConfig,
-    pending: Vec<PacketInfo>,
+    pending: Decoded,
     /// Bytes of the pending live frames (see `Store::ingest`).
     bytes: Vec<u8>,
     appender: Appender,
@@ -401,7 +704,7 @@ impl Ingest {
     pub fn new(cfg: DecodeConfig, analyzer: Box<dyn Analyzer>) -> Ingest {
         Ingest {
             cfg,
-            pending: Vec::with_capacity(super::BATCH_ROWS),
+            pending: Decoded::with_capacity(super::BATCH_ROWS),
             bytes: Vec::new(),
             appender: Appender::new(analyzer),
             noted: Default::default(),
@@ -423,9 +726,13 @@ impl Ingest {
         decode_onto(&mut self.pending, &self.cfg, f);
     }
 
-    /// A frame decoded elsewhere; appended at the next flush.
-    pub(crate) fn push_decoded(&mut self, info: PacketInfo) {
-        self.pending.push(info);
+    /// A frame decoded elsewhere (`wide` the list of its batch), its
+    /// bytes at `file_offset` of this batch's; appended at the next flush.
+    pub(crate) fn push_decoded(&mut self, info: &PacketInfo, wide: &[Wide], file_offset: u64) {
+        self.pending.push_from(info, wide);
+        if let Some(last) = self.pending.rows.last_mut() {
+            last.row.file_offset = file_offset;
+        }
     }
 
     /// Keep a live frame's bytes until the next flush; returns their offset
@@ -442,7 +749,7 @@ impl Ingest {
 
     /// The batch's bytes now start at `base` in the store's memory.
     pub(crate) fn rebase_pending(&mut self, base: u64) {
-        for p in &mut self.pending {
+        for p in &mut self.pending.rows {
             p.row.file_offset += base;
         }
         self.bytes.clear();
@@ -454,19 +761,21 @@ impl Ingest {
         convs: &mut ConvTable,
         stats: &mut StoreStats,
     ) {
-        self.appender.append(&mut self.pending, cols, convs, stats);
+        let Decoded { rows, wide } = &mut self.pending;
+        self.appender.append(rows, wide, cols, convs, stats);
         self.pending.clear();
     }
 
     /// Appends rows decoded elsewhere straight from the caller's slice.
     pub(crate) fn append_in_place(
         &mut self,
-        infos: &mut [PacketInfo],
+        decoded: &mut Decoded,
         cols: &mut Columns,
         convs: &mut ConvTable,
         stats: &mut StoreStats,
     ) {
-        self.appender.append(infos, cols, convs, stats);
+        let Decoded { rows, wide } = decoded;
+        self.appender.append(rows, wide, cols, convs, stats);
     }
 
     pub(crate) fn finish(&mut self) {
@@ -556,3 +865,201 @@ pub(crate) fn count_rows<T: super::row::AsRow>(rows: &[T]) -> StoreStats {
 
 /// How far ahead of the row it reads the append thread asks for rows.
 const PREFETCH_ROWS: usize = 16;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rocescope_decoders::analysis::AnalysisConfig;
+    use rocescope_decoders::{Deth, Lnh, NetHeader, Opcode, PacketBuilder, RoceVersion};
+
+    use super::*;
+
+    /// A CM REQ or REP over UD QP 1, as the analysis reads it.
+    fn cm(src: [u8; 4], dst: [u8; 4], rep: bool, comm: u32, remote: u32, qpn: u32) -> Vec<u8> {
+        let mut mad = vec![0u8; 256];
+        mad[..4].copy_from_slice(&[1, 0x07, 2, 3]);
+        let attr: u16 = if rep { 0x0013 } else { 0x0010 };
+        mad[16..18].copy_from_slice(&attr.to_be_bytes());
+        mad[24..28].copy_from_slice(&comm.to_be_bytes());
+        if rep {
+            mad[28..32].copy_from_slice(&remote.to_be_bytes());
+            mad[36..40].copy_from_slice(&(qpn << 8).to_be_bytes());
+        } else {
+            mad[56..60].copy_from_slice(&(qpn << 8).to_be_bytes());
+        }
+        let mut b = PacketBuilder::rocev2_ipv4(src, dst, Opcode::UD_SEND_ONLY, 1, 7);
+        b.ext.deth = Deth {
+            qkey: 0x8001_0000,
+            src_qp: 1,
+        };
+        b.build(&mad)
+    }
+
+    /// Frames of every kind of ends: IPv4 (cut and whole), IPv6, native
+    /// IB by LID and with a GRH, CM messages, and frames that are not RoCE;
+    /// with their link types.
+    fn mixed() -> Vec<(Vec<u8>, u32)> {
+        let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+        let v6 = |x: u8| {
+            let mut g = [0u8; 16];
+            g[0] = 0xFE;
+            g[1] = 0x80;
+            g[15] = x;
+            g
+        };
+        let mut out = vec![
+            (cm(a, b, false, 0x111, 0, 0x30), 1),
+            (cm(b, a, true, 0x222, 0x111, 0x20), 1),
+        ];
+        for psn in 0..40u32 {
+            let mut w = PacketBuilder::rocev2_ipv4(a, b, Opcode::RC_WRITE_ONLY, 0x20, psn);
+            w.ext.reth.dma_len = 64;
+            let mut d = Vec::new();
+            w.build_headers_into(64, &mut d);
+            out.push((d, 1));
+            let mut ack = PacketBuilder::rocev2_ipv4(b, a, Opcode::RC_ACK, 0x30, psn);
+            ack.ext.aeth.msn = psn + 1;
+            out.push((ack.build(&[]), 1));
+            let mut w6 = w.clone();
+            w6.net = NetHeader::Ipv6 {
+                src: v6(1),
+                dst: v6(2),
+                traffic_class: 3,
+                flow_label: 0,
+                hop_limit: 64,
+            };
+            out.push((w6.build(&[0; 64]), 1));
+            let ib = PacketBuilder::ib(1, 2, Opcode::RC_WRITE_ONLY, 0x44, psn);
+            out.push((ib.build(&[0; 64]), 247));
+            let mut grh = ib.clone();
+            grh.lrh.lnh = Lnh::IbaGlobal;
+            grh.net = NetHeader::Ipv6 {
+                src: v6(3),
+                dst: v6(4),
+                traffic_class: 0,
+                flow_label: 0,
+                hop_limit: 64,
+            };
+            assert_eq!(grh.version, RoceVersion::Ib);
+            out.push((grh.build(&[0; 64]), 247));
+            out.push((vec![0u8; 60], 1));
+            out.push((vec![0u8; 60], 9999));
+        }
+        // A resend over PSNs already sent and acknowledged, and one past a
+        // gap: the analysis has verdicts to give.
+        for psn in [12, 13, 50] {
+            let mut d = Vec::new();
+            PacketBuilder::rocev2_ipv4(a, b, Opcode::RC_WRITE_ONLY, 0x20, psn)
+                .build_headers_into(64, &mut d);
+            out.push((d, 1));
+        }
+        out
+    }
+
+    fn ingest_frame(data: &[u8], linktype: u32, i: usize) -> IngestFrame<'_> {
+        IngestFrame {
+            ts_ns: 1_000 * i as u64,
+            data,
+            origlen: data.len() as u32 + 4,
+            linktype,
+            port: 0,
+            dir: None,
+            file_offset: 0,
+        }
+    }
+
+    #[test]
+    fn a_rows_observation_is_the_decoders_whatever_its_ends() {
+        let cfg = DecodeConfig::default();
+        let frames = mixed();
+        let mut d = Decoded::default();
+        for (i, (data, lt)) in frames.iter().enumerate() {
+            decode_onto(&mut d, &cfg, &ingest_frame(data, *lt, i));
+        }
+        // Only the IPv4 frames without a CM message keep their ends inline.
+        assert_eq!(d.wide.len(), 2 + 3 * 40);
+        let want: Vec<Option<Observation>> = frames
+            .iter()
+            .enumerate()
+            .map(|(i, (data, lt))| {
+                let f = ingest_frame(data, *lt, i);
+                LinkLayer::from_linktype(*lt).and_then(|l| {
+                    let origlen = f.origlen.max(data.len() as u32);
+                    Observation::from_packet(&decode(data, l, &cfg), f.ts_ns, origlen)
+                })
+            })
+            .collect();
+        assert_eq!(want.iter().filter(|o| o.is_some()).count(), 2 + 5 * 40 + 3);
+        for (i, info) in d.rows.iter().enumerate() {
+            assert_eq!(info.obs(&d.wide), want[i], "frame {i}");
+            assert_eq!(info.is_roce(), want[i].is_some());
+            // Filled into a slot another frame left behind, the same.
+            let mut o = want[(i + 7) % want.len()].unwrap_or_default();
+            if info.fill_obs(&mut o, &d.wide) {
+                info.fill_ends(&mut o, &d.wide);
+                assert_eq!(Some(o), want[i], "frame {i}");
+            }
+        }
+        // Moved into another batch in another order, the wide parts follow.
+        let mut moved = Decoded::default();
+        for info in d.rows.iter().rev() {
+            moved.push_from(info, &d.wide);
+        }
+        for (i, info) in moved.rows.iter().rev().enumerate() {
+            assert_eq!(info.obs(&moved.wide), want[i], "frame {i}");
+        }
+    }
+
+    /// The store's analysis (rows keyed by conversation, each observation
+    /// filled into one slot, its ends only when asked) classifies as the
+    /// analysis fed whole observations does, CM pairing included.
+    #[test]
+    fn the_batch_analysis_matches_whole_observations() {
+        let cfg = DecodeConfig::default();
+        let frames = mixed();
+        let mut d = Decoded::default();
+        for (i, (data, lt)) in frames.iter().enumerate() {
+            decode_onto(&mut d, &cfg, &ingest_frame(data, *lt, i));
+        }
+        let mut whole = RcAnalysis::new(AnalysisConfig::default());
+        let want: Vec<Class> = d
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, info)| {
+                info.obs(&d.wide)
+                    .map_or(Class::default(), |o| whole.observe(i as u64, &o))
+            })
+            .collect();
+        let mut convs = ConvTable::default();
+        for (i, info) in d.rows.iter_mut().enumerate() {
+            info.row.conversation = match info.key(&d.wide) {
+                // Every third RoCE row unkeyed, as a store without
+                // conversations would hand it.
+                Some(_) if i % 3 == 0 => super::super::NO_CONVERSATION,
+                Some(k) => convs.observe(k, i as u64, info.row.origlen),
+                None => super::super::NO_CONVERSATION,
+            };
+        }
+        let shared = RcAnalyzer::default();
+        let mut an = shared.clone();
+        let mut late = Vec::new();
+        // Two batches, so that the slot outlives neither.
+        let (first, second) = d.rows.split_at_mut(101);
+        an.batch(0, first, &d.wide, &mut late);
+        an.batch(101, second, &d.wide, &mut late);
+        let verdicts = class_flags(Class(u8::MAX));
+        for (i, info) in d.rows.iter().enumerate() {
+            assert_eq!(
+                info.row.flags.0 & verdicts.0,
+                class_flags(want[i]).0,
+                "row {i}"
+            );
+        }
+        assert!(
+            want.iter().filter(|c| class_flags(**c).0 != 0).count() >= 3,
+            "{want:?}"
+        );
+        assert_eq!(shared.0.lock().unwrap().report(), whole.report());
+    }
+}

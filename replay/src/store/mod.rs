@@ -26,8 +26,8 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 pub use conv::{ConvKey, Conversation};
 pub use ingest::{
-    Analyzer, Appender, Ingest, IngestFrame, LateFlags, NoAnalysis, PacketInfo, RcAnalyzer,
-    decode_frame, decode_onto, evidence,
+    Analyzer, Appender, Decoded, Ingest, IngestFrame, LateFlags, NoAnalysis, PacketInfo,
+    RcAnalyzer, Wide, decode_frame, decode_onto, evidence,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
 pub use spill::{SpillConfig, SpillStats};
@@ -368,21 +368,22 @@ impl Store {
     }
 
     /// [`Store::ingest`] for a frame another thread already ran through
-    /// [`decode_frame`] (a live link's socket thread decodes when ingest is
-    /// behind, as the file indexer's reader does); `data` is its bytes.
+    /// [`decode_onto`] (a live link's socket thread decodes when ingest is
+    /// behind, as the file indexer's reader does); `wide` is the list of
+    /// the batch it was decoded into, `data` its bytes.
     pub fn ingest_decoded(
         &self,
         ingest: &mut Ingest,
         info: &PacketInfo,
+        wide: &[Wide],
         data: &[u8],
         linktype: u32,
     ) {
         if ingest.noted.first_time(info.row.port) {
             self.note_link(info.row.port, linktype);
         }
-        let mut info = *info;
-        info.row.file_offset = ingest.keep_bytes(data);
-        ingest.push_decoded(info);
+        let at = ingest.keep_bytes(data);
+        ingest.push_decoded(info, wide, at);
         if ingest.pending() >= BATCH_ROWS {
             self.flush_live(ingest);
         }
@@ -412,17 +413,17 @@ impl Store {
     }
 
     /// [`Store::ingest_block`] for frames another thread already ran
-    /// through [`decode_frame`] (their `row.file_offset` is where their
+    /// through [`decode_onto`] (their `row.file_offset` is where their
     /// bytes start in `bytes`): appended in place, no copy of the rows.
     pub fn ingest_decoded_block(
         &self,
         ingest: &mut Ingest,
         bytes: &[u8],
-        infos: &mut [PacketInfo],
+        decoded: &mut Decoded,
         linktype: u32,
     ) {
         let base = self.keep_block(ingest, bytes);
-        for info in infos.iter_mut() {
+        for info in decoded.rows.iter_mut() {
             if ingest.noted.first_time(info.row.port) {
                 self.note_link(info.row.port, linktype);
             }
@@ -432,7 +433,7 @@ impl Store {
         let Inner {
             cols, convs, stats, ..
         } = &mut *inner;
-        ingest.append_in_place(infos, cols, convs, stats);
+        ingest.append_in_place(decoded, cols, convs, stats);
         drop(inner);
         self.bound();
     }
