@@ -265,6 +265,7 @@ impl Flow {
         }
     }
 
+    #[inline]
     pub(super) fn outstanding_psns(&self) -> u32 {
         if self.started && !self.outstanding.is_empty() {
             psn_diff(self.next_psn, self.front_psn).max(0) as u32
@@ -274,6 +275,7 @@ impl Flow {
     }
 
     /// PSNs a READ of `dma_len` bytes consumes, with the PMTU seen so far.
+    #[inline]
     pub(super) fn read_span(&self, dma_len: Option<u32>) -> u32 {
         let pmtu = if self.pmtu_bytes == 0 {
             4096
@@ -300,6 +302,7 @@ pub(super) struct RttSamples {
 pub(super) const RTT_SAMPLES_MAX: usize = 1 << 16;
 
 impl RttSamples {
+    #[inline]
     pub(super) fn add(&mut self, rtt_ns: u64) {
         let stride = self.stride.max(1);
         if self.seen.is_multiple_of(stride) {

@@ -10,11 +10,12 @@ use super::*;
 const NEAR_PSNS: i32 = 4096;
 
 impl RcAnalysis {
-    pub(super) fn flow_id(&mut self, o: &Observation) -> u32 {
+    pub(super) fn flow_id<O: Observed>(&mut self, o: &O) -> u32 {
+        let (src, dst) = o.ends();
         let key = FlowKey {
-            src: o.src,
-            dst: o.dst,
-            dest_qp: o.dest_qp,
+            src,
+            dst,
+            dest_qp: o.dest_qp(),
         };
         if let Some(id) = self.flow_ids.get(&key) {
             return *id;
@@ -22,7 +23,7 @@ impl RcAnalysis {
         let id = self.flows.len() as u32;
         let qp = self.qps.len() as u32;
         self.qps.push(id);
-        self.flows.push(Flow::new(key, qp, o.ts_ns));
+        self.flows.push(Flow::new(key, qp, o.ts_ns()));
         self.flow_ids.insert(key, id);
         id
     }
@@ -32,16 +33,17 @@ impl RcAnalysis {
     /// packet's path longer (8 instructions a packet on the bench pcap).
     #[cold]
     #[inline(never)]
-    pub(super) fn note_cm(&mut self, o: &Observation, cm: CmMessage) {
+    pub(super) fn note_cm<O: Observed>(&mut self, o: &O, cm: CmMessage) {
+        let (src, dst) = o.ends();
         if cm.rep {
             // A REP from B answers A's REQ: A -> B requests go to B's QPN,
             // B -> A responses to A's.
-            if let Some(req_qpn) = self.cm_reqs.get(&(o.dst, o.src, cm.remote_comm_id)) {
-                self.cm_pairs.push((o.dst, o.src, cm.local_qpn, *req_qpn));
+            if let Some(req_qpn) = self.cm_reqs.get(&(dst, src, cm.remote_comm_id)) {
+                self.cm_pairs.push((dst, src, cm.local_qpn, *req_qpn));
             }
         } else {
             self.cm_reqs
-                .insert((o.src, o.dst, cm.local_comm_id), cm.local_qpn);
+                .insert((src, dst, cm.local_comm_id), cm.local_qpn);
         }
     }
 
@@ -49,7 +51,7 @@ impl RcAnalysis {
     /// requests this response answers: by the CM exchange where the capture
     /// has one, else by addresses and PSNs.
     #[inline]
-    pub(super) fn pair(&mut self, resp: u32, o: &Observation) -> Option<u32> {
+    pub(super) fn pair<O: Observed>(&mut self, resp: u32, o: &O) -> Option<u32> {
         match self.flows[resp as usize].peer {
             Some(p) => Some(p),
             None => self.find_pair(resp, o),
@@ -61,7 +63,7 @@ impl RcAnalysis {
     /// into every response's path, its code lengthened that path.
     #[cold]
     #[inline(never)]
-    fn find_pair(&mut self, resp: u32, o: &Observation) -> Option<u32> {
+    fn find_pair<O: Observed>(&mut self, resp: u32, o: &O) -> Option<u32> {
         let key = self.flows[resp as usize].key;
         let by_cm = self
             .cm_pairs
@@ -95,15 +97,15 @@ impl RcAnalysis {
             .collect();
         let answers = |f: &Flow| {
             f.outstanding.iter().any(|s| {
-                psn_diff(o.psn, s.psn()) >= 0 && psn_diff(o.psn, s.psn()) < s.psn_count as i32
-            }) || psn_diff(o.psn, f.next_psn) == -1
+                psn_diff(o.psn(), s.psn()) >= 0 && psn_diff(o.psn(), s.psn()) < s.psn_count as i32
+            }) || psn_diff(o.psn(), f.next_psn) == -1
         };
         // What the capture did not see sent: a response to a request from
         // before the capture began is just behind the requester's next PSN.
         // QPs start their PSNs at random in 2^24, so another QP's requests
         // are not that close; a capture joined mid-stream can see one QP's
         // responses before its requests and only another QP's requests.
-        let near = |f: &Flow| (1..=NEAR_PSNS).contains(&psn_diff(f.next_psn, o.psn));
+        let near = |f: &Flow| (1..=NEAR_PSNS).contains(&psn_diff(f.next_psn, o.psn()));
         let flow = |c: &u32| &self.flows[*c as usize];
         let chosen = candidates
             .iter()

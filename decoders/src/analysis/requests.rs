@@ -5,7 +5,7 @@ use super::*;
 
 impl RcAnalysis {
     /// Classify one packet; `index` is its row number.
-    pub fn observe(&mut self, index: u64, o: &Observation) -> Class {
+    pub fn observe<O: Observed>(&mut self, index: u64, o: &O) -> Class {
         let id = self.flow_id(o);
         self.observe_flow(index, id, o)
     }
@@ -16,7 +16,7 @@ impl RcAnalysis {
     /// into the caller's loop: the lookup is a few instructions, the call
     /// around it was more.
     #[inline]
-    pub fn observe_keyed(&mut self, index: u64, key_id: u32, o: &Observation) -> Class {
+    pub fn observe_keyed<O: Observed>(&mut self, index: u64, key_id: u32, o: &O) -> Class {
         let slot = key_id as usize;
         let id = match self.by_key_id.get(slot) {
             Some(&id) if id != u32::MAX => id,
@@ -32,46 +32,23 @@ impl RcAnalysis {
         self.observe_flow(index, id, o)
     }
 
-    /// [`RcAnalysis::observe_keyed`] for a caller that fills the
-    /// observation's ends (`src`, `dst`) only when the analysis reads them:
-    /// `ends` is called first when `key_id` is new or `o.cm` is set (the
-    /// CM pairs connections by address); otherwise the flow's own key names
-    /// the ends, and `o.src` and `o.dst` may still hold another packet's.
-    /// The store's ingest reuses one observation across a batch this way.
-    #[inline]
-    pub fn observe_keyed_filling(
-        &mut self,
-        index: u64,
-        key_id: u32,
-        o: &mut Observation,
-        ends: impl FnOnce(&mut Observation),
-    ) -> Class {
-        match self.by_key_id.get(key_id as usize) {
-            Some(&id) if id != u32::MAX && o.cm.is_none() => self.observe_flow(index, id, o),
-            _ => {
-                ends(o);
-                self.observe_keyed(index, key_id, o)
-            }
-        }
-    }
-
-    pub(super) fn observe_flow(&mut self, index: u64, id: u32, o: &Observation) -> Class {
-        self.last_ts_ns = self.last_ts_ns.max(o.ts_ns);
-        self.first_ts_ns = self.first_ts_ns.min(o.ts_ns);
+    pub(super) fn observe_flow<O: Observed>(&mut self, index: u64, id: u32, o: &O) -> Class {
+        self.last_ts_ns = self.last_ts_ns.max(o.ts_ns());
+        self.first_ts_ns = self.first_ts_ns.min(o.ts_ns());
         let mut class = Class::default();
         // The opcode's kind once (a table lookup each time it is asked).
-        let kind = o.opcode.kind();
+        let kind = o.opcode().kind();
         let cnp = matches!(kind, OpcodeKind::Cnp);
         let op = kind.operation();
         {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
-            f.last_ts_ns = f.last_ts_ns.max(o.ts_ns);
-            f.wire_bytes += u64::from(o.wire_len);
-            let b = f.series.bin_at(&mut f.cursor, o.ts_ns);
+            f.last_ts_ns = f.last_ts_ns.max(o.ts_ns());
+            f.wire_bytes += u64::from(o.wire_len());
+            let b = f.series.bin_at(&mut f.cursor, o.ts_ns());
             b.packets += 1;
-            b.wire_bytes += u64::from(o.wire_len);
-            if o.ecn_ce {
+            b.wire_bytes += u64::from(o.wire_len());
+            if o.ecn_ce() {
                 f.counters.np_ecn_marked_roce_packets += 1;
                 b.ecn_marked += 1;
             }
@@ -86,7 +63,7 @@ impl RcAnalysis {
             }
             return class;
         }
-        if let Some(cm) = o.cm {
+        if let Some(cm) = o.cm() {
             self.note_cm(o, cm);
             return class;
         }
@@ -103,7 +80,7 @@ impl RcAnalysis {
         if class.contains(Class::RETRANSMISSION) {
             let f = &mut self.flows[id as usize];
             f.series
-                .bin_at(&mut f.cursor, o.ts_ns)
+                .bin_at(&mut f.cursor, o.ts_ns())
                 .retransmitted_packets += 1;
         }
         class
@@ -111,16 +88,16 @@ impl RcAnalysis {
 }
 
 impl RcAnalysis {
-    pub(super) fn request(
+    pub(super) fn request<O: Observed>(
         &mut self,
         index: u64,
         id: u32,
-        o: &Observation,
+        o: &O,
         op: Operation,
         class: &mut Class,
     ) {
         let f = &mut self.flows[id as usize];
-        let silence = o.ts_ns.saturating_sub(f.last_req_ts_ns);
+        let silence = o.ts_ns().saturating_sub(f.last_req_ts_ns);
         let read = op == Operation::ReadRequest;
         if matches!(
             op,
@@ -129,24 +106,24 @@ impl RcAnalysis {
                 | Operation::SendFirst
                 | Operation::SendMiddle
         ) {
-            f.pmtu_bytes = f.pmtu_bytes.max(o.payload_len);
+            f.pmtu_bytes = f.pmtu_bytes.max(o.payload_len());
         }
-        let span = if read { f.read_span(o.dma_len) } else { 1 };
+        let span = if read { f.read_span(o.dma_len()) } else { 1 };
         if !f.started {
             f.started = true;
-            f.next_psn = o.psn;
+            f.next_psn = o.psn();
             self.split_requester(id);
         }
         let f = &mut self.flows[id as usize];
-        let d = psn_diff(o.psn, f.next_psn);
+        let d = psn_diff(o.psn(), f.next_psn);
         if d > 0 && f.last_req_read {
             // The READ before consumed more PSNs than estimated: not a gap.
             if let Some(last) = f.outstanding.back_mut() {
                 last.psn_count += d as u32;
             }
-            f.next_psn = o.psn;
+            f.next_psn = o.psn();
         }
-        let d = psn_diff(o.psn, f.next_psn);
+        let d = psn_diff(o.psn(), f.next_psn);
         // What the responder had ACKed (the peer flow's state): a resend
         // only needs it.
         let peer_acked = match f.peer {
@@ -156,15 +133,15 @@ impl RcAnalysis {
         let f = &mut self.flows[id as usize];
         let mut goodput = 0u64;
         if d == 0 {
-            f.next_psn = psn_add(o.psn, span);
-            f.track_sent(o.psn, span, o.ts_ns, read);
-            goodput = u64::from(o.payload_len);
+            f.next_psn = psn_add(o.psn(), span);
+            f.track_sent(o.psn(), span, o.ts_ns(), read);
+            goodput = u64::from(o.payload_len());
             // New data after a resend closes the episode.
             if f.episode
                 .as_ref()
-                .is_some_and(|open| psn_diff(o.psn, open.resume_psn) >= 0)
+                .is_some_and(|open| psn_diff(o.psn(), open.resume_psn) >= 0)
             {
-                f.close_episode(o.ts_ns, &mut self.episodes);
+                f.close_episode(o.ts_ns(), &mut self.episodes);
             }
         } else if d > 0 {
             // Beyond the next PSN: PSNs the capture did not see (yet).
@@ -175,32 +152,32 @@ impl RcAnalysis {
                 psn_count: d as u32,
                 index,
             });
-            f.next_psn = psn_add(o.psn, span);
-            f.track_sent(o.psn, span, o.ts_ns, read);
-            goodput = u64::from(o.payload_len);
+            f.next_psn = psn_add(o.psn(), span);
+            f.track_sent(o.psn(), span, o.ts_ns(), read);
+            goodput = u64::from(o.payload_len());
         } else {
             // A PSN already sent: a retransmission.
             class.add(Class::RETRANSMISSION);
             f.counters.retransmitted_packets += 1;
-            f.counters.retransmitted_bytes += u64::from(o.payload_len);
-            if peer_acked.is_some_and(|a| psn_diff(o.psn, a) <= 0) {
+            f.counters.retransmitted_bytes += u64::from(o.payload_len());
+            if peer_acked.is_some_and(|a| psn_diff(o.psn(), a) <= 0) {
                 // The responder had ACKed this PSN: it sees a duplicate request.
                 f.counters.duplicate_request += 1;
             }
-            f.note_resent(o.psn);
+            f.note_resent(o.psn());
             // A resend at or before the last one resent starts a new
             // Go-Back-N pass: a retry, caused by a NAK or the timer.
             let continues = f
                 .episode
                 .as_ref()
-                .is_some_and(|open| psn_diff(o.psn, open.last_psn) > 0);
+                .is_some_and(|open| psn_diff(o.psn(), open.last_psn) > 0);
             if continues {
                 if let Some(open) = &mut f.episode {
                     open.episode.last_index = index;
-                    open.episode.end_ns = o.ts_ns;
+                    open.episode.end_ns = o.ts_ns();
                     open.episode.packets_resent += 1;
-                    open.episode.bytes_resent += u64::from(o.payload_len);
-                    open.last_psn = o.psn;
+                    open.episode.bytes_resent += u64::from(o.payload_len());
+                    open.last_psn = o.psn();
                 }
             } else {
                 // What made the requester resend. Evidence it waited on far
@@ -214,7 +191,7 @@ impl RcAnalysis {
                 let (cause, start_ns, first_index, inferred, unacted) = match pending {
                     Some(p)
                         if p.cause != EpisodeCause::Rnr
-                            && o.ts_ns.saturating_sub(p.ts_ns) >= timer_ns =>
+                            && o.ts_ns().saturating_sub(p.ts_ns) >= timer_ns =>
                     {
                         let unacted = Unacted {
                             cause: p.cause,
@@ -222,16 +199,22 @@ impl RcAnalysis {
                             index: p.index,
                             psn: p.psn,
                         };
-                        (EpisodeCause::Timeout, o.ts_ns, index, false, Some(unacted))
+                        (
+                            EpisodeCause::Timeout,
+                            o.ts_ns(),
+                            index,
+                            false,
+                            Some(unacted),
+                        )
                     }
                     Some(p) => (p.cause, p.ts_ns, p.index, false, None),
                     // A resend with no NAK before it: the requester's timer,
                     // unless the silence was too short for any timer, which
                     // means the NAK went by unseen (a cut AETH, a missed frame).
                     None if silence < self.config.timeout_silence_ns => {
-                        (EpisodeCause::NakSeqErr, o.ts_ns, index, true, None)
+                        (EpisodeCause::NakSeqErr, o.ts_ns(), index, true, None)
                     }
-                    None => (EpisodeCause::Timeout, o.ts_ns, index, false, None),
+                    None => (EpisodeCause::Timeout, o.ts_ns(), index, false, None),
                 };
                 let timer = cause == EpisodeCause::Timeout;
                 match cause {
@@ -239,9 +222,9 @@ impl RcAnalysis {
                         f.counters.local_ack_timeout_err += 1;
                         if f.expiries.len() < MAX_EXPIRIES {
                             f.expiries.push(TimerExpiry {
-                                ts_ns: o.ts_ns,
+                                ts_ns: o.ts_ns(),
                                 index,
-                                psn: o.psn,
+                                psn: o.psn(),
                                 silence_ns: silence,
                             });
                         }
@@ -252,9 +235,9 @@ impl RcAnalysis {
                 match &mut f.episode {
                     Some(open) => {
                         open.episode.last_index = index;
-                        open.episode.end_ns = o.ts_ns;
+                        open.episode.end_ns = o.ts_ns();
                         open.episode.packets_resent += 1;
-                        open.episode.bytes_resent += u64::from(o.payload_len);
+                        open.episode.bytes_resent += u64::from(o.payload_len());
                         open.episode.retries += 1;
                         open.episode.timer_expiries += u32::from(timer);
                         if timer {
@@ -263,7 +246,7 @@ impl RcAnalysis {
                         if open.episode.unacted.is_none() {
                             open.episode.unacted = unacted;
                         }
-                        open.last_psn = o.psn;
+                        open.last_psn = o.psn();
                     }
                     None => {
                         f.episode = Some(OpenEpisode {
@@ -273,10 +256,10 @@ impl RcAnalysis {
                                 first_index,
                                 last_index: index,
                                 start_ns,
-                                end_ns: o.ts_ns,
-                                from_psn: o.psn,
+                                end_ns: o.ts_ns(),
+                                from_psn: o.psn(),
                                 packets_resent: 1,
-                                bytes_resent: u64::from(o.payload_len),
+                                bytes_resent: u64::from(o.payload_len()),
                                 recovery_ns: 0,
                                 silence_ns: if timer { silence } else { 0 },
                                 nak_inferred: inferred,
@@ -286,18 +269,18 @@ impl RcAnalysis {
                                 recovered: false,
                             },
                             resume_psn: f.next_psn,
-                            last_psn: o.psn,
+                            last_psn: o.psn(),
                         });
                     }
                 }
             }
         }
-        f.last_req_ts_ns = o.ts_ns;
+        f.last_req_ts_ns = o.ts_ns();
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
         f.peak_outstanding = f.peak_outstanding.max(outstanding);
         // `observe_flow` looked this packet's bin up already.
-        let b = f.series.bin_again(&mut f.cursor, o.ts_ns);
+        let b = f.series.bin_again(&mut f.cursor, o.ts_ns());
         b.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);

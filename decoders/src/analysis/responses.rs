@@ -4,16 +4,16 @@
 use super::*;
 
 impl RcAnalysis {
-    pub(super) fn response(
+    pub(super) fn response<O: Observed>(
         &mut self,
         index: u64,
         id: u32,
         req: u32,
-        o: &Observation,
+        o: &O,
         op: Operation,
         class: &mut Class,
     ) {
-        let syndrome = o.syndrome.map(Syndrome::from_u8);
+        let syndrome = o.syndrome().map(Syndrome::from_u8);
         let read_resp = is_read_response(Some(op));
         let mut goodput = 0u64;
         // The READ response PSN expected when this one showed a gap.
@@ -30,15 +30,14 @@ impl RcAnalysis {
                 Some(Syndrome::Ack { .. }) if !read_resp => {
                     acks += 1;
                     if r.last_ack_psn
-                        .is_some_and(|last| psn_diff(o.psn, last) <= 0)
+                        .is_some_and(|last| psn_diff(o.psn(), last) <= 0)
                     {
                         class.add(Class::DUPLICATE);
                         duplicate_acks += 1;
                     }
-                    r.last_ack_psn = Some(
-                        r.last_ack_psn
-                            .map_or(o.psn, |l| if psn_diff(o.psn, l) > 0 { o.psn } else { l }),
-                    );
+                    r.last_ack_psn = Some(r.last_ack_psn.map_or(o.psn(), |l| {
+                        if psn_diff(o.psn(), l) > 0 { o.psn() } else { l }
+                    }));
                 }
                 _ => {}
             }
@@ -48,25 +47,25 @@ impl RcAnalysis {
                     Operation::ReadResponseFirst | Operation::ReadResponseOnly
                 );
                 match r.read_resp_next {
-                    Some(next) if psn_diff(o.psn, next) < 0 => {
+                    Some(next) if psn_diff(o.psn(), next) < 0 => {
                         class.add(Class::DUPLICATE);
                         duplicate_read_responses += 1;
                     }
-                    Some(next) if !first && psn_diff(o.psn, next) > 0 => {
+                    Some(next) if !first && psn_diff(o.psn(), next) > 0 => {
                         class.add(Class::OUT_OF_SEQUENCE);
                         missing_read_psn = Some(next);
                     }
-                    _ => goodput = u64::from(o.payload_len),
+                    _ => goodput = u64::from(o.payload_len()),
                 }
-                r.read_resp_next = Some(psn_add(o.psn, 1));
-                if r.read_gap == Some(o.psn) {
+                r.read_resp_next = Some(psn_add(o.psn(), 1));
+                if r.read_gap == Some(o.psn()) {
                     r.read_gap = None;
                 } else if r.read_gap.is_none() {
                     r.read_gap = missing_read_psn;
                 }
             }
             if goodput > 0 {
-                r.series.bin_at(&mut r.cursor, o.ts_ns).goodput_bytes += goodput;
+                r.series.bin_at(&mut r.cursor, o.ts_ns()).goodput_bytes += goodput;
             }
         }
         let q = &mut self.flows[req as usize];
@@ -74,15 +73,15 @@ impl RcAnalysis {
         q.counters.duplicate_acks += duplicate_acks;
         q.counters.duplicate_read_responses += duplicate_read_responses;
         if read_resp {
-            q.pmtu_bytes = q.pmtu_bytes.max(o.payload_len);
+            q.pmtu_bytes = q.pmtu_bytes.max(o.payload_len());
             // Extend the READ's span if the responses run past the estimate.
             if let Some(s) = q
                 .outstanding
                 .iter_mut()
                 .rev()
-                .find(|s| s.read() && psn_diff(o.psn, s.psn()) >= 0)
+                .find(|s| s.read() && psn_diff(o.psn(), s.psn()) >= 0)
             {
-                let need = (psn_diff(o.psn, s.psn()) + 1) as u32;
+                let need = (psn_diff(o.psn(), s.psn()) + 1) as u32;
                 if need > s.psn_count {
                     let grow = need - s.psn_count;
                     s.psn_count = need;
@@ -102,8 +101,8 @@ impl RcAnalysis {
             Some(Syndrome::Ack { .. }) if read_resp && read_gap.is_some() => {
                 read_gap.map(|m| psn_add(m, 0xFF_FFFF))
             }
-            Some(Syndrome::Ack { .. }) => Some(o.psn),
-            None if op == Operation::Acknowledge => Some(psn_add(o.psn, 0xFF_FFFF)),
+            Some(Syndrome::Ack { .. }) => Some(o.psn()),
+            None if op == Operation::Acknowledge => Some(psn_add(o.psn(), 0xFF_FFFF)),
             _ => None,
         };
         if let Some(acked_through) = acked_through {
@@ -117,7 +116,7 @@ impl RcAnalysis {
                     let last = psn_add(s.psn(), s.psn_count - 1);
                     if psn_diff(acked_through, last) >= 0 {
                         if !s.resent() && !s.read() {
-                            let rtt = o.ts_ns.saturating_sub(s.ts_ns);
+                            let rtt = o.ts_ns().saturating_sub(s.ts_ns);
                             q.rtt_ns.add(rtt);
                             q.rtt_avg_ns = if q.rtt_avg_ns == 0 {
                                 rtt
@@ -139,7 +138,7 @@ impl RcAnalysis {
                     psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0
                 }) {
                     // Everything up to the pre-episode frontier is ACKed.
-                    q.close_episode(o.ts_ns, &mut self.episodes);
+                    q.close_episode(o.ts_ns(), &mut self.episodes);
                 }
                 // Evidence of a loss an ACK shows recovered is spent (a READ
                 // response's AETH says nothing of the responses before it).
@@ -164,9 +163,9 @@ impl RcAnalysis {
                     // Fatal for the requester (IBTA 9.9.3): its QP goes to
                     // the error state; nothing it sends after is answered.
                     q.error = Some(QpError {
-                        ts_ns: o.ts_ns,
+                        ts_ns: o.ts_ns(),
                         index,
-                        psn: o.psn,
+                        psn: o.psn(),
                         reason: QpErrorReason::Nak(code),
                     });
                 }
@@ -193,30 +192,30 @@ impl RcAnalysis {
                     // Also during an episode: a NAK there starts the next pass.
                     if q.pending_nak.is_none() {
                         q.pending_nak = Some(PendingNak {
-                            psn: o.psn,
-                            ts_ns: o.ts_ns,
+                            psn: o.psn(),
+                            ts_ns: o.ts_ns(),
                             index,
                             cause,
                         });
                     }
                 }
-                q.forget_gaps_at(o.psn);
+                q.forget_gaps_at(o.psn());
             }
             Some(Syndrome::RnrNak { timer }) => {
                 q.counters.rnr_nak += 1;
                 let wait_ns = Syndrome::rnr_timer_ns(timer);
-                let naks = q.rnr_run.filter(|r| r.psn == o.psn).map_or(0, |r| r.naks);
+                let naks = q.rnr_run.filter(|r| r.psn == o.psn()).map_or(0, |r| r.naks);
                 q.rnr_run = Some(RnrRun {
-                    psn: o.psn,
+                    psn: o.psn(),
                     naks: naks + 1,
-                    ts_ns: o.ts_ns,
+                    ts_ns: o.ts_ns(),
                     index,
                     wait_ns,
                 });
                 if q.pending_nak.is_none() {
                     q.pending_nak = Some(PendingNak {
-                        psn: o.psn,
-                        ts_ns: o.ts_ns,
+                        psn: o.psn(),
+                        ts_ns: o.ts_ns(),
                         index,
                         cause: EpisodeCause::Rnr,
                     });
@@ -231,13 +230,13 @@ impl RcAnalysis {
             // path re-issues the READ from it at once.
             q.pending_nak = Some(PendingNak {
                 psn,
-                ts_ns: o.ts_ns,
+                ts_ns: o.ts_ns(),
                 index,
                 cause: EpisodeCause::ImpliedNak,
             });
         }
         let outstanding = q.outstanding_psns();
-        let b = q.series.bin_at(&mut q.cursor, o.ts_ns);
+        let b = q.series.bin_at(&mut q.cursor, o.ts_ns());
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);
     }

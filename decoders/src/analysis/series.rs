@@ -80,6 +80,7 @@ impl Series {
     /// returned bin covers: a packet asks for its bin up to three times and
     /// the next packet mostly lands in the same one, so most lookups skip
     /// the division. `cursor` must only ever be used with this series.
+    #[inline]
     pub(crate) fn bin_at(&mut self, cursor: &mut BinCursor, ts_ns: u64) -> &mut Bin {
         // The series changes its bins only in `bin_index` (growing never
         // moves a bin's range; coarsening happens only for a time outside

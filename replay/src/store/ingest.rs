@@ -9,7 +9,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use rocescope_decoders::analysis::{Class, CmMessage, FindingCause, Observation, RcAnalysis};
+use rocescope_decoders::analysis::{
+    Class, CmMessage, FindingCause, Observation, Observed, RcAnalysis,
+};
 use rocescope_decoders::{
     DecodeConfig, IcrcStatus, LinkLayer, Opcode, OpcodeKind, Packet, Syndrome, decode,
 };
@@ -93,31 +95,31 @@ impl PacketInfo {
         self.roce.qp_and_has & HAS_OBS != 0
     }
 
-    /// The RC analysis' view of a RoCE frame; `wide` is the list of the
-    /// batch the row came in.
+    /// The RC analysis' view of a RoCE frame, read in place; `wide` is
+    /// the list of the batch the row came in.
     #[inline(always)]
+    pub fn observed<'a>(&'a self, wide: &'a [Wide]) -> Option<RowObs<'a>> {
+        self.is_roce().then_some(RowObs { info: self, wide })
+    }
+
+    /// The observation of a RoCE frame, as the decoder gives it.
     pub fn obs(&self, wide: &[Wide]) -> Option<Observation> {
-        let r = &self.roce;
-        let has = r.qp_and_has;
-        if has & HAS_OBS == 0 {
-            return None;
-        }
-        let (src, dst, cm) = self.ends(wide);
-        let syndrome = (r.msn_and_syndrome >> 24) as u8;
+        let v = self.observed(wide)?;
+        let (src, dst) = v.ends();
         Some(Observation {
-            ts_ns: self.row.ts_ns,
+            ts_ns: v.ts_ns(),
             src,
             dst,
-            dest_qp: has & LOW_24,
-            opcode: Opcode(self.row.opcode),
-            psn: self.row.psn,
-            syndrome: (has & HAS_SYNDROME != 0).then_some(syndrome),
-            msn: r.msn_and_syndrome & LOW_24,
-            dma_len: (has & HAS_DMA_LEN != 0).then_some(r.dma_len),
-            payload_len: r.payload_len,
-            wire_len: self.row.origlen,
-            ecn_ce: has & ECN_CE != 0,
-            cm,
+            dest_qp: v.dest_qp(),
+            opcode: v.opcode(),
+            psn: v.psn(),
+            syndrome: v.syndrome(),
+            msn: v.msn(),
+            dma_len: v.dma_len(),
+            payload_len: v.payload_len(),
+            wire_len: v.wire_len(),
+            ecn_ce: v.ecn_ce(),
+            cm: v.cm(),
         })
     }
 
@@ -133,43 +135,6 @@ impl PacketInfo {
             Some(w) => (w.src, w.dst, w.cm),
             None => ([0; 16], [0; 16], None),
         }
-    }
-
-    /// Writes the observation of a RoCE frame into `o`, all but its ends
-    /// (`src`, `dst`) when they are IPv4, which [`PacketInfo::fill_ends`]
-    /// writes: the analysis reads them only for a flow's first packet
-    /// (see `RcAnalysis::observe_keyed_filling`), and building the whole
-    /// observation for every packet cost the append thread 70
-    /// instructions a packet. Returns false, `o` untouched, if the frame
-    /// is not RoCE.
-    #[inline(always)]
-    pub fn fill_obs(&self, o: &mut Observation, wide: &[Wide]) -> bool {
-        let r = &self.roce;
-        let has = r.qp_and_has;
-        if has & HAS_OBS == 0 {
-            return false;
-        }
-        o.ts_ns = self.row.ts_ns;
-        o.dest_qp = has & LOW_24;
-        o.opcode = Opcode(self.row.opcode);
-        o.psn = self.row.psn;
-        o.syndrome = (has & HAS_SYNDROME != 0).then_some((r.msn_and_syndrome >> 24) as u8);
-        o.msn = r.msn_and_syndrome & LOW_24;
-        o.dma_len = (has & HAS_DMA_LEN != 0).then_some(r.dma_len);
-        o.payload_len = r.payload_len;
-        o.wire_len = self.row.origlen;
-        o.ecn_ce = has & ECN_CE != 0;
-        o.cm = None;
-        if has & WIDE != 0 {
-            self.fill_ends(o, wide);
-        }
-        true
-    }
-
-    /// Writes the ends (and a CM message) of a RoCE frame into `o`.
-    #[inline]
-    pub fn fill_ends(&self, o: &mut Observation, wide: &[Wide]) {
-        (o.src, o.dst, o.cm) = self.ends(wide);
     }
 
     /// The one-direction flow of a RoCE frame.
@@ -257,6 +222,71 @@ impl PacketInfo {
             payload_len: o.payload_len,
             ends,
         };
+    }
+}
+
+/// A RoCE row as the RC analysis reads a packet: in place, the row's own
+/// time, PSN, opcode and wire length, the rest unpacked as read.
+#[derive(Debug, Clone, Copy)]
+pub struct RowObs<'a> {
+    info: &'a PacketInfo,
+    wide: &'a [Wide],
+}
+
+impl Observed for RowObs<'_> {
+    #[inline(always)]
+    fn ts_ns(&self) -> u64 {
+        self.info.row.ts_ns
+    }
+    #[inline]
+    fn ends(&self) -> ([u8; 16], [u8; 16]) {
+        let (src, dst, _) = self.info.ends(self.wide);
+        (src, dst)
+    }
+    #[inline(always)]
+    fn dest_qp(&self) -> u32 {
+        self.info.roce.qp_and_has & LOW_24
+    }
+    #[inline(always)]
+    fn opcode(&self) -> Opcode {
+        Opcode(self.info.row.opcode)
+    }
+    #[inline(always)]
+    fn psn(&self) -> u32 {
+        self.info.row.psn
+    }
+    #[inline(always)]
+    fn syndrome(&self) -> Option<u8> {
+        let r = &self.info.roce;
+        (r.qp_and_has & HAS_SYNDROME != 0).then_some((r.msn_and_syndrome >> 24) as u8)
+    }
+    #[inline(always)]
+    fn msn(&self) -> u32 {
+        self.info.roce.msn_and_syndrome & LOW_24
+    }
+    #[inline(always)]
+    fn dma_len(&self) -> Option<u32> {
+        let r = &self.info.roce;
+        (r.qp_and_has & HAS_DMA_LEN != 0).then_some(r.dma_len)
+    }
+    #[inline(always)]
+    fn payload_len(&self) -> u32 {
+        self.info.roce.payload_len
+    }
+    #[inline(always)]
+    fn wire_len(&self) -> u32 {
+        self.info.row.origlen
+    }
+    #[inline(always)]
+    fn ecn_ce(&self) -> bool {
+        self.info.roce.qp_and_has & ECN_CE != 0
+    }
+    #[inline(always)]
+    fn cm(&self) -> Option<CmMessage> {
+        if self.info.roce.qp_and_has & WIDE == 0 {
+            return None;
+        }
+        self.info.ends(self.wide).2
     }
 }
 
@@ -442,18 +472,13 @@ impl Analyzer for RcAnalyzer {
         late: &mut Vec<LateFlags>,
     ) {
         let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        // One observation for the batch, each row's fields written into it.
-        let mut o = Observation::default();
         for (i, info) in batch.iter_mut().enumerate() {
-            if info.fill_obs(&mut o, wide) {
+            if let Some(o) = info.observed(wide) {
                 let index = first_index + i as u64;
                 let class = if info.row.conversation == super::NO_CONVERSATION {
-                    info.fill_ends(&mut o, wide);
                     an.observe(index, &o)
                 } else {
-                    an.observe_keyed_filling(index, info.row.conversation, &mut o, |o| {
-                        info.fill_ends(o, wide)
-                    })
+                    an.observe_keyed(index, info.row.conversation, &o)
                 };
                 info.row.flags.0 |= class_flags(class).0;
             }
@@ -993,12 +1018,6 @@ mod tests {
         for (i, info) in d.rows.iter().enumerate() {
             assert_eq!(info.obs(&d.wide), want[i], "frame {i}");
             assert_eq!(info.is_roce(), want[i].is_some());
-            // Filled into a slot another frame left behind, the same.
-            let mut o = want[(i + 7) % want.len()].unwrap_or_default();
-            if info.fill_obs(&mut o, &d.wide) {
-                info.fill_ends(&mut o, &d.wide);
-                assert_eq!(Some(o), want[i], "frame {i}");
-            }
         }
         // Moved into another batch in another order, the wide parts follow.
         let mut moved = Decoded::default();
@@ -1010,9 +1029,9 @@ mod tests {
         }
     }
 
-    /// The store's analysis (rows keyed by conversation, each observation
-    /// filled into one slot, its ends only when asked) classifies as the
-    /// analysis fed whole observations does, CM pairing included.
+    /// The store's analysis (rows keyed by conversation, read in place)
+    /// classifies as the analysis fed whole observations does, CM pairing
+    /// included.
     #[test]
     fn the_batch_analysis_matches_whole_observations() {
         let cfg = DecodeConfig::default();
@@ -1044,7 +1063,6 @@ mod tests {
         let shared = RcAnalyzer::default();
         let mut an = shared.clone();
         let mut late = Vec::new();
-        // Two batches, so that the slot outlives neither.
         let (first, second) = d.rows.split_at_mut(101);
         an.batch(0, first, &d.wide, &mut late);
         an.batch(101, second, &d.wide, &mut late);
