@@ -26,7 +26,7 @@ use crate::record::Direction;
 /// what the RC analysis needs beyond the row, in 64 bytes (one cache
 /// line). The reader thread writes a batch of these and the append thread
 /// reads them back from the other core: at 128 bytes (the row and a whole
-/// [`Observation`]) that traffic was a tenth of the indexing time
+/// [`Observation`]) that traffic cost 6-7% of the indexing time
 /// (BENCHMARKS.md, "A row of one cache line"). The observation's time,
 /// PSN, opcode and wire length are the row's own; IPv4 ends fit here, and
 /// the rest (IPv6 and GID ends, LIDs, a CM message) goes to the batch's
