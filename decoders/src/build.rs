@@ -115,6 +115,39 @@ impl PacketBuilder {
         b
     }
 
+    /// A whole RoCEv2/IPv4 frame carrying an RDMA CM REQ (`rep` false) or
+    /// REP over UD QP 1, with the fields the RC analysis pairs connections
+    /// by: the sender's communication id, for a REP the REQ's it answers,
+    /// and the sender's QPN.
+    pub fn cm_frame(
+        src: [u8; 4],
+        dst: [u8; 4],
+        rep: bool,
+        local_comm_id: u32,
+        remote_comm_id: u32,
+        local_qpn: u32,
+    ) -> Vec<u8> {
+        // A MAD: base version 1, the CM class (7), class version 2,
+        // method 3 (Send); the attribute at 16, the message from 24.
+        let mut mad = vec![0u8; 256];
+        mad[..4].copy_from_slice(&[1, 0x07, 2, 3]);
+        let attr: u16 = if rep { 0x0013 } else { 0x0010 };
+        mad[16..18].copy_from_slice(&attr.to_be_bytes());
+        mad[24..28].copy_from_slice(&local_comm_id.to_be_bytes());
+        if rep {
+            mad[28..32].copy_from_slice(&remote_comm_id.to_be_bytes());
+            mad[36..40].copy_from_slice(&(local_qpn << 8).to_be_bytes());
+        } else {
+            mad[56..60].copy_from_slice(&(local_qpn << 8).to_be_bytes());
+        }
+        let mut b = PacketBuilder::rocev2_ipv4(src, dst, Opcode::UD_SEND_ONLY, 1, 7);
+        b.ext.deth = crate::Deth {
+            qkey: 0x8001_0000,
+            src_qp: 1,
+        };
+        b.build(&mad)
+    }
+
     /// Build the whole frame with `payload` into a new vector.
     pub fn build(&self, payload: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(128 + payload.len());

@@ -895,30 +895,9 @@ const PREFETCH_ROWS: usize = 16;
 #[allow(clippy::unwrap_used)]
 mod tests {
     use rocescope_decoders::analysis::AnalysisConfig;
-    use rocescope_decoders::{Deth, Lnh, NetHeader, Opcode, PacketBuilder, RoceVersion};
+    use rocescope_decoders::{Lnh, NetHeader, Opcode, PacketBuilder, RoceVersion};
 
     use super::*;
-
-    /// A CM REQ or REP over UD QP 1, as the analysis reads it.
-    fn cm(src: [u8; 4], dst: [u8; 4], rep: bool, comm: u32, remote: u32, qpn: u32) -> Vec<u8> {
-        let mut mad = vec![0u8; 256];
-        mad[..4].copy_from_slice(&[1, 0x07, 2, 3]);
-        let attr: u16 = if rep { 0x0013 } else { 0x0010 };
-        mad[16..18].copy_from_slice(&attr.to_be_bytes());
-        mad[24..28].copy_from_slice(&comm.to_be_bytes());
-        if rep {
-            mad[28..32].copy_from_slice(&remote.to_be_bytes());
-            mad[36..40].copy_from_slice(&(qpn << 8).to_be_bytes());
-        } else {
-            mad[56..60].copy_from_slice(&(qpn << 8).to_be_bytes());
-        }
-        let mut b = PacketBuilder::rocev2_ipv4(src, dst, Opcode::UD_SEND_ONLY, 1, 7);
-        b.ext.deth = Deth {
-            qkey: 0x8001_0000,
-            src_qp: 1,
-        };
-        b.build(&mad)
-    }
 
     /// Frames of every kind of ends: IPv4 (cut and whole), IPv6, native
     /// IB by LID and with a GRH, CM messages, and frames that are not RoCE;
@@ -933,8 +912,8 @@ mod tests {
             g
         };
         let mut out = vec![
-            (cm(a, b, false, 0x111, 0, 0x30), 1),
-            (cm(b, a, true, 0x222, 0x111, 0x20), 1),
+            (PacketBuilder::cm_frame(a, b, false, 0x111, 0, 0x30), 1),
+            (PacketBuilder::cm_frame(b, a, true, 0x222, 0x111, 0x20), 1),
         ];
         for psn in 0..40u32 {
             let mut w = PacketBuilder::rocev2_ipv4(a, b, Opcode::RC_WRITE_ONLY, 0x20, psn);
@@ -993,14 +972,19 @@ mod tests {
         }
     }
 
+    fn decoded(cfg: &DecodeConfig, frames: &[(Vec<u8>, u32)]) -> Decoded {
+        let mut d = Decoded::default();
+        for (i, (data, lt)) in frames.iter().enumerate() {
+            decode_onto(&mut d, cfg, &ingest_frame(data, *lt, i));
+        }
+        d
+    }
+
     #[test]
     fn a_rows_observation_is_the_decoders_whatever_its_ends() {
         let cfg = DecodeConfig::default();
         let frames = mixed();
-        let mut d = Decoded::default();
-        for (i, (data, lt)) in frames.iter().enumerate() {
-            decode_onto(&mut d, &cfg, &ingest_frame(data, *lt, i));
-        }
+        let d = decoded(&cfg, &frames);
         // Only the IPv4 frames without a CM message keep their ends inline.
         assert_eq!(d.wide.len(), 2 + 3 * 40);
         let want: Vec<Option<Observation>> = frames
@@ -1036,10 +1020,7 @@ mod tests {
     fn the_batch_analysis_matches_whole_observations() {
         let cfg = DecodeConfig::default();
         let frames = mixed();
-        let mut d = Decoded::default();
-        for (i, (data, lt)) in frames.iter().enumerate() {
-            decode_onto(&mut d, &cfg, &ingest_frame(data, *lt, i));
-        }
+        let mut d = decoded(&cfg, &frames);
         let mut whole = RcAnalysis::new(AnalysisConfig::default());
         let want: Vec<Class> = d
             .rows

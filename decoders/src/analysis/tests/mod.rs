@@ -408,26 +408,7 @@ fn a_throughput_drop_is_found_and_explained() {
 }
 
 fn cm(src: [u8; 4], dst: [u8; 4], rep: bool, comm: u32, remote: u32, qpn: u32) -> Vec<u8> {
-    let mut mad = vec![0u8; 256];
-    mad[0] = 1;
-    mad[1] = 0x07;
-    mad[2] = 2;
-    mad[3] = 3;
-    let attr: u16 = if rep { 0x0013 } else { 0x0010 };
-    mad[16..18].copy_from_slice(&attr.to_be_bytes());
-    mad[24..28].copy_from_slice(&comm.to_be_bytes());
-    if rep {
-        mad[28..32].copy_from_slice(&remote.to_be_bytes());
-        mad[36..40].copy_from_slice(&(qpn << 8).to_be_bytes());
-    } else {
-        mad[56..60].copy_from_slice(&(qpn << 8).to_be_bytes());
-    }
-    let mut b = PacketBuilder::rocev2_ipv4(src, dst, Opcode::UD_SEND_ONLY, 1, 7);
-    b.ext.deth = crate::Deth {
-        qkey: 0x8001_0000,
-        src_qp: 1,
-    };
-    b.build(&mad)
+    PacketBuilder::cm_frame(src, dst, rep, comm, remote, qpn)
 }
 
 #[test]
