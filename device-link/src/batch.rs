@@ -143,7 +143,7 @@ impl Batch {
 
     /// Approximate heap bytes held, for queue limits.
     pub fn cost_bytes(&self) -> usize {
-        self.bytes.len() + self.items.len() * std::mem::size_of::<Item>() + self.infos.heap_bytes()
+        self.bytes.len() + self.items.len() * std::mem::size_of::<Item>() + self.infos.bytes()
     }
 
     /// Empties the batch, keeping its allocations.

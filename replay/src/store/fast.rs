@@ -15,7 +15,8 @@ use rocescope_decoders::{
     AethSlice, BthSlice, DecodeConfig, Headers, Opcode, OpcodeKind, RethSlice, Syndrome,
 };
 
-use super::ingest::{IngestFrame, PacketInfo};
+use super::decoded::PacketInfo;
+use super::ingest::IngestFrame;
 use super::row::{Flags, Row};
 
 const ETH_LEN: usize = 14;

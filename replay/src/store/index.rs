@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{TryRecvError, TrySendError};
 
 use super::columns::CHUNK_ROWS;
-use super::ingest::{self, Analyzer, Appender, Decoded, IngestFrame};
+use super::decoded::Decoded;
+use super::ingest::{self, Analyzer, Appender, IngestFrame};
 use super::slab::Slab;
 use super::{Backing, Inner, Store, StoreStats, frames};
 use crate::capture::{CaptureItem, CaptureReader, FrameSink, TimeBase};

@@ -9,6 +9,7 @@
 
 mod columns;
 mod conv;
+mod decoded;
 mod fast;
 mod frames;
 mod index;
@@ -25,9 +26,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 pub use conv::{ConvKey, Conversation};
+pub use decoded::{Decoded, PacketInfo, RowObs, Wide};
 pub use ingest::{
-    Analyzer, Appender, Decoded, Ingest, IngestFrame, LateFlags, NoAnalysis, PacketInfo,
-    RcAnalyzer, Wide, decode_frame, decode_onto, evidence,
+    Analyzer, Appender, Ingest, IngestFrame, LateFlags, NoAnalysis, RcAnalyzer, decode_frame,
+    decode_onto, evidence,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
 pub use spill::{SpillConfig, SpillStats};
