@@ -29,11 +29,7 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
         extra_roce_ports: args.roce_ports,
     };
     let store = open_store(&args.file, cfg, Box::new(analysis.clone()))?;
-    let report = analysis
-        .0
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .report();
+    let report = analysis.finish_report();
     let name = args.file.display().to_string();
     let input = rocescope_report::Input {
         name: &name,

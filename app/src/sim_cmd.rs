@@ -182,11 +182,7 @@ fn headless(
     if let Some(e) = status.error.lock().ok().and_then(|e| e.clone()) {
         bail!("{e}");
     }
-    let report = analysis
-        .0
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .report();
+    let report = analysis.finish_report();
     let stats = store.stats();
     let spill = store.spill_stats().unwrap_or_default();
     let mut out = std::io::stdout().lock();

@@ -146,7 +146,7 @@ pub fn open_analysed(
     roce_ports: Vec<u16>,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
     let (store, analysis) = index_analysed(file, roce_ports)?;
-    Ok((store, report_of(&analysis)))
+    Ok((store, analysis.finish_report()))
 }
 
 /// `file` indexed with the RC analysis, and the analysis.
@@ -160,14 +160,6 @@ fn index_analysed(
     };
     let store = open_store(file, cfg, Box::new(analysis.clone()))?;
     Ok((store, analysis))
-}
-
-fn report_of(analysis: &RcAnalyzer) -> Report {
-    analysis
-        .0
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .report()
 }
 
 /// Heap room for the report, asked for before indexing. The report is
@@ -212,7 +204,7 @@ pub fn run(
     let give_back = std::thread::Builder::new()
         .name("rocescope-free".into())
         .spawn(move || drop(store));
-    let report = report_of(&analysis);
+    let report = analysis.finish_report();
     let alignment = match wave {
         Some(w) => Some(
             rocescope_replay::wave::align(file, w, &Default::default())

@@ -88,6 +88,10 @@ fn sends_both_ways_are_two_request_flows_each_with_its_acks_rtt_and_episodes() {
 
     let r = t.an.report();
     assert_eq!(r.qps.len(), 2, "{:#?}", r.qps);
+    // Each flow's series is in both rows (as one's series and the other's
+    // reverse): moved into the report of the finished analysis, the same.
+    assert!(r.qps.iter().all(|q| !q.series.bins.is_empty()));
+    assert_eq!(t.an.clone().into_report(), r);
     let mapped = |a: [u8; 4]| {
         let mut m = [0u8; 16];
         m[10] = 0xFF;

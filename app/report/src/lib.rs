@@ -89,11 +89,7 @@ pub fn from_file(
     // A capture cut short still gets a report of what was read; the page
     // says where indexing stopped.
     store.wait();
-    let report = analysis
-        .0
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .report();
+    let report = analysis.finish_report();
     let name = capture.display().to_string();
     write(
         &Input {

@@ -279,9 +279,85 @@ impl EpisodeLog {
     }
 }
 
+/// Where a report's series come from.
+enum SeriesOf {
+    /// Copies of the flows' own: the analysis goes on.
+    Copied,
+    /// Taken out of the flows (by flow id), each with the number of times
+    /// the report still hands it out: copied for all but the last.
+    Moved { series: Vec<Series>, uses: Vec<u32> },
+}
+
+impl SeriesOf {
+    fn hand_out(&mut self, flows: &[Flow], id: u32) -> Series {
+        let id = id as usize;
+        match self {
+            SeriesOf::Copied => flows[id].series.clone(),
+            SeriesOf::Moved { series, uses } => {
+                uses[id] = uses[id].saturating_sub(1);
+                if uses[id] > 0 {
+                    series[id].clone()
+                } else {
+                    let s = &mut series[id];
+                    std::mem::replace(s, Series::empty_like(s))
+                }
+            }
+        }
+    }
+}
+
 impl RcAnalysis {
-    /// Close open episodes (the source ended) and build the report.
+    /// Close open episodes (the source ended) and build the report. The
+    /// analysis can go on: each QP's series is copied into it.
     pub fn report(&self) -> Report {
+        self.build_report(SeriesOf::Copied)
+    }
+
+    /// The report of an analysis that sees no more packets (`rocescope
+    /// stats`, `report`, `sim --headless`): each flow's series moves into
+    /// it instead of being copied.
+    /// For a capture of many QPs the copies were megabytes of fresh pages,
+    /// faulted in at the end of the run while nothing else was left to do.
+    pub fn into_report(mut self) -> Report {
+        let mut uses = vec![0u32; self.flows.len()];
+        for (req, peer) in self.reported_flows() {
+            uses[req as usize] += 1;
+            if let Some(p) = peer {
+                uses[p as usize] += 1;
+            }
+        }
+        let series = self
+            .flows
+            .iter_mut()
+            .map(|f| {
+                let empty = Series::empty_like(&f.series);
+                std::mem::replace(&mut f.series, empty)
+            })
+            .collect();
+        self.build_report(SeriesOf::Moved { series, uses })
+    }
+
+    /// The flows the report has a row for, with their peers, in QP order:
+    /// a slot whose flow joined another QP has none.
+    fn reported_flows(&self) -> impl Iterator<Item = (u32, Option<u32>)> + '_ {
+        self.qps
+            .iter()
+            .enumerate()
+            .filter(|&(qp_id, &req)| self.flows[req as usize].qp as usize == qp_id)
+            .map(|(_, &req)| (req, self.flows[req as usize].peer))
+    }
+
+    fn build_report(&self, mut series_of: SeriesOf) -> Report {
+        let t0 = if self.first_ts_ns == u64::MAX {
+            0
+        } else {
+            self.first_ts_ns
+        };
+        // From every flow's series, before the QPs' rows take them.
+        let card_findings = match &series_of {
+            SeriesOf::Copied => self.card_findings(self.flows.iter().map(|f| &f.series), t0),
+            SeriesOf::Moved { series, .. } => self.card_findings(series.iter(), t0),
+        };
         let mut episodes: Vec<Episode> = self.episodes.kept.iter().copied().collect();
         // Closed episodes by QP conversation and cause, then the open ones.
         let mut by_qp = self.episodes.by_qp.clone();
@@ -348,13 +424,9 @@ impl RcAnalysis {
         }
         let mut counters = Counters::default();
         let mut qps = Vec::new();
-        for (qp_id, &req) in self.qps.iter().enumerate() {
+        for (req, peer_id) in self.reported_flows() {
             let f = &self.flows[req as usize];
-            // Slots whose flow joined another QP are skipped.
-            if f.qp as usize != qp_id {
-                continue;
-            }
-            let peer = f.peer.map(|p| &self.flows[p as usize]);
+            let peer = peer_id.map(|p| &self.flows[p as usize]);
             let both_request = self.both_request(req);
             let mut c = f.counters;
             // Where both ends request, the peer's counters are its own report's.
@@ -403,8 +475,8 @@ impl RcAnalysis {
                 rtt_p50_ns,
                 rtt_p99_ns,
                 rtt_histogram,
-                series: f.series.clone(),
-                reverse_series: peer.map(|p| p.series.clone()),
+                series: series_of.hand_out(&self.flows, req),
+                reverse_series: peer_id.map(|p| series_of.hand_out(&self.flows, p)),
                 window_packets: if self.config.window_packets > 0 {
                     self.config.window_packets
                 } else {
@@ -417,11 +489,6 @@ impl RcAnalysis {
                 both_request,
             });
         }
-        let t0 = if self.first_ts_ns == u64::MAX {
-            0
-        } else {
-            self.first_ts_ns
-        };
         let findings = diagnose::diagnose(
             &qps,
             &diagnose::Context {
@@ -433,21 +500,7 @@ impl RcAnalysis {
             },
         );
         let mut findings = findings;
-        let mut card = self.card.clone();
-        card.extend(self.card_pending);
-        findings.extend(diagnose::card(
-            &card,
-            self.flows.iter().map(|f| &f.series),
-            &self
-                .flows
-                .iter()
-                .map(|f| f.counters)
-                .fold(Counters::default(), |mut a, c| {
-                    a.add(&c);
-                    a
-                }),
-            t0,
-        ));
+        findings.extend(card_findings);
         findings.sort_by_key(|f| (f.start_ns, f.qp));
         Report {
             qps,
@@ -457,5 +510,26 @@ impl RcAnalysis {
             episodes_let_go: self.episodes.let_go,
             notes_let_go: self.notes_let_go,
         }
+    }
+}
+
+impl RcAnalysis {
+    /// Findings from the card's counters against `series`, every flow's.
+    fn card_findings<'a>(
+        &self,
+        series: impl Iterator<Item = &'a Series>,
+        t0_ns: u64,
+    ) -> Vec<Finding> {
+        let mut card = self.card.clone();
+        card.extend(self.card_pending);
+        let totals = self
+            .flows
+            .iter()
+            .map(|f| f.counters)
+            .fold(Counters::default(), |mut a, c| {
+                a.add(&c);
+                a
+            });
+        diagnose::card(&card, series, &totals, t0_ns)
     }
 }

@@ -61,6 +61,16 @@ impl Bin {
 }
 
 impl Series {
+    /// A series of `s`'s start and bin width with no bins: what a flow keeps
+    /// once its series moved into a report.
+    pub(crate) fn empty_like(s: &Series) -> Series {
+        Series {
+            start_ns: s.start_ns,
+            bin_ns: s.bin_ns,
+            bins: Vec::new(),
+        }
+    }
+
     pub fn new(start_ns: u64) -> Series {
         Series {
             start_ns: start_ns - start_ns % FIRST_BIN_NS,

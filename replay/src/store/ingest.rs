@@ -79,6 +79,14 @@ fn class_flags(c: Class) -> Flags {
 }
 
 impl RcAnalyzer {
+    /// The report of an analysis whose source has ended (its store
+    /// waited on): the analysis moves into it, its series uncopied
+    /// ([`RcAnalysis::into_report`]), and a fresh one takes its place.
+    pub fn finish_report(&self) -> rocescope_decoders::analysis::Report {
+        let done = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        done.into_report()
+    }
+
     /// Feeds the diagnosis the evidence a record carries that frames cannot
     /// show (a simulator's PFC pause or DPI drop); other records are
     /// ignored. Every source calls it the same way (the in-process
