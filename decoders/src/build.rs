@@ -12,7 +12,7 @@ use crate::icrc::{icrc_ib, icrc_v1, icrc_v2, vcrc};
 use crate::opcode::{Headers, Opcode};
 use crate::packet::{
     ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, GRH_NEXT_HEADER_BTH, ROCEV2_UDP_PORT,
-    RoceVersion,
+    RoceVersion, v4_mapped,
 };
 
 /// Network header of a built packet.
@@ -290,7 +290,13 @@ impl PacketBuilder {
                         ecn,
                         ttl,
                         ..
-                    } => (mapped(src), mapped(dst), (dscp << 2) | (ecn & 3), 0, ttl),
+                    } => (
+                        v4_mapped(src),
+                        v4_mapped(dst),
+                        (dscp << 2) | (ecn & 3),
+                        0,
+                        ttl,
+                    ),
                 };
                 let (payload, next) = match version {
                     RoceVersion::V2 => (8 + transport_len, 17),
@@ -366,7 +372,13 @@ impl PacketBuilder {
                     ecn,
                     ttl,
                     ..
-                } => (mapped(src), mapped(dst), (dscp << 2) | (ecn & 3), 0, ttl),
+                } => (
+                    v4_mapped(src),
+                    v4_mapped(dst),
+                    (dscp << 2) | (ecn & 3),
+                    0,
+                    ttl,
+                ),
             };
             write_ipv6(out, fields, transport_len, GRH_NEXT_HEADER_BTH);
         }
@@ -405,14 +417,6 @@ struct Layout {
     udp_offset: usize,
     bth_offset: usize,
     pad: usize,
-}
-
-fn mapped(a: [u8; 4]) -> [u8; 16] {
-    let mut m = [0u8; 16];
-    m[10] = 0xFF;
-    m[11] = 0xFF;
-    m[12..].copy_from_slice(&a);
-    m
 }
 
 /// Total length of the extended headers in `hdrs`.

@@ -29,7 +29,7 @@ pub use icrc::{icrc_ib, icrc_v1, icrc_v2, vcrc};
 pub use opcode::{Headers, MessagePosition, Opcode, OpcodeKind, OpcodeName, Operation, Transport};
 pub use packet::{
     DecodeConfig, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, IcrcStatus, IpHeader,
-    LinkLayer, Packet, ROCEV2_UDP_PORT, RoceVersion, decode, decode_headers,
+    LinkLayer, Packet, ROCEV2_UDP_PORT, RoceVersion, decode, decode_headers, v4_mapped,
 };
 pub use summary::Summary;
 

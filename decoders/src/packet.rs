@@ -124,7 +124,11 @@ impl<'a> IpHeader<'a> {
     }
 }
 
-fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
+/// An IPv4 address mapped into the v6 space (`::ffff:a.b.c.d`), as
+/// packets, observations and conversation keys hold it. Always inlined:
+/// the indexer maps the ends of every row it keys.
+#[inline(always)]
+pub fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
     let mut m = [0u8; 16];
     m[10] = 0xFF;
     m[11] = 0xFF;

@@ -511,9 +511,7 @@ impl RcAnalysis {
             notes_let_go: self.notes_let_go,
         }
     }
-}
 
-impl RcAnalysis {
     /// Findings from the card's counters against `series`, every flow's.
     fn card_findings<'a>(
         &self,

@@ -3,8 +3,8 @@
 //! frames' [`Wide`] parts beside them in a [`Decoded`] batch, and
 //! [`RowObs`], a row read as the RC analysis reads a packet.
 
-use rocescope_decoders::Opcode;
 use rocescope_decoders::analysis::{CmMessage, Observation, Observed};
+use rocescope_decoders::{Opcode, v4_mapped};
 
 use super::conv::ConvKey;
 use super::row::Row;
@@ -57,16 +57,6 @@ pub struct Wide {
     src: [u8; 16],
     dst: [u8; 16],
     cm: Option<CmMessage>,
-}
-
-/// IPv4 mapped into IPv6 (`::ffff:a.b.c.d`), as the decoder gives it.
-#[inline(always)]
-fn v4_mapped(a: [u8; 4]) -> [u8; 16] {
-    let mut m = [0u8; 16];
-    m[10] = 0xFF;
-    m[11] = 0xFF;
-    m[12..].copy_from_slice(&a);
-    m
 }
 
 /// The IPv4 address `a` maps, if it is one.
