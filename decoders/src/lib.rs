@@ -23,7 +23,7 @@ mod wire;
 pub use build::{NetHeader, PacketBuilder, ext_len};
 pub use endpoint::{Endpoint, endpoint_lid, lid_endpoint};
 pub use error::{DecodeError, DecodeErrorKind, Layer};
-pub use fields::{Field, FieldValue};
+pub use fields::{FIELD_NAMES, Field, FieldValue};
 pub use headers::*;
 pub use icrc::{icrc_ib, icrc_v1, icrc_v2, vcrc};
 pub use opcode::{Headers, MessagePosition, Opcode, OpcodeKind, OpcodeName, Operation, Transport};

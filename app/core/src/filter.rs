@@ -99,6 +99,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("icrc_bad", "rocescope.icrc_bad"),
     ("cut", "rocescope.cut"),
     ("capture_loss", "rocescope.capture_loss"),
+    ("infiniband", "infiniband.bth"),
 ];
 
 /// Full name of a field written with or without the `infiniband.` prefix
@@ -127,9 +128,9 @@ fn canonical(name: &str) -> String {
     name.to_owned()
 }
 
-fn resolve(name: &str) -> Field {
-    let full = canonical(name);
-    let row = match full.as_str() {
+/// Row fields by their full name.
+fn row_field(full: &str) -> Option<RowField> {
+    Some(match full {
         "infiniband.bth.psn" => RowField::Psn,
         "infiniband.bth.opcode" => RowField::Opcode,
         "infiniband.bth.destqp" => RowField::DestQp,
@@ -151,9 +152,145 @@ fn resolve(name: &str) -> Field {
         "rocescope.duplicate" => RowField::Flag(11),
         "rocescope.out_of_sequence" => RowField::Flag(12),
         "rocescope.capture_loss" => RowField::Flag(13),
-        _ => return Field::Packet(full),
+        _ => return None,
+    })
+}
+
+/// The row fields' names, for suggestions (`row_field` answers them).
+const ROW_NAMES: &[&str] = &[
+    "frame.len",
+    "frame.cap_len",
+    "frame.number",
+    "frame.interface_id",
+    "roce",
+    "rocescope.port",
+    "rocescope.conversation",
+    "rocescope.roce",
+    "rocescope.icrc_bad",
+    "rocescope.cut",
+    "rocescope.malformed",
+    "rocescope.ecn_ce",
+    "rocescope.becn",
+    "rocescope.fecn",
+    "rocescope.nak",
+    "rocescope.cnp",
+    "rocescope.retransmission",
+    "rocescope.duplicate",
+    "rocescope.out_of_sequence",
+    "rocescope.capture_loss",
+];
+
+/// Wireshark's names for "either end": true when the source or the
+/// destination matches.
+const EITHER_END: &[(&str, [&str; 2])] = &[
+    ("eth.addr", ["eth.src", "eth.dst"]),
+    ("ip.addr", ["ip.src", "ip.dst"]),
+    ("ipv6.addr", ["ipv6.src", "ipv6.dst"]),
+    ("udp.port", ["udp.srcport", "udp.dstport"]),
+];
+
+/// Protocols rocescope recognises but does not dissect: a frame has one
+/// when its IP protocol or EtherType says so.
+const UNDISSECTED: &[(&str, &[(&str, u64)])] = &[
+    ("tcp", &[("ip.proto", 6), ("ipv6.nxt", 6)]),
+    ("icmp", &[("ip.proto", 1)]),
+    ("icmpv6", &[("ipv6.nxt", 58)]),
+    ("arp", &[("eth.type", 0x0806), ("vlan.etype", 0x0806)]),
+];
+
+/// The expression a field name (and its comparison, if any) stands for, or
+/// why the name is refused. Unknown names are refused rather than matching
+/// nothing, which would show an empty list with no reason.
+fn term(name: &str, cmp: Option<(Op, Value)>) -> Result<Expr, String> {
+    let full = canonical(name);
+    let leaf = |field: Field| match &cmp {
+        Some((op, v)) => Expr::Cmp(field, *op, v.clone()),
+        None => Expr::Has(field),
     };
-    Field::Row(row)
+    if let Some(row) = row_field(&full) {
+        return Ok(leaf(Field::Row(row)));
+    }
+    if rocescope_decoders::FIELD_NAMES
+        .binary_search(&full.as_str())
+        .is_ok()
+    {
+        return Ok(leaf(Field::Packet(full)));
+    }
+    if let Some((_, [a, b])) = EITHER_END.iter().find(|(n, _)| *n == full) {
+        return Ok(Expr::Or(
+            Box::new(leaf(Field::Packet((*a).to_owned()))),
+            Box::new(leaf(Field::Packet((*b).to_owned()))),
+        ));
+    }
+    if let Some((proto, tests)) = UNDISSECTED.iter().find(|(n, _)| *n == full) {
+        if cmp.is_some() {
+            return Err(format!(
+                "'{proto}' is a protocol: use it alone, without a comparison"
+            ));
+        }
+        let mut alts = tests.iter().map(|(field, value)| {
+            Expr::Cmp(
+                Field::Packet((*field).to_owned()),
+                Op::Eq,
+                Value::Int(*value),
+            )
+        });
+        let first = alts
+            .next()
+            .ok_or_else(|| format!("'{proto}' has no test"))?;
+        return Ok(alts.fold(first, |e, alt| Expr::Or(Box::new(e), Box::new(alt))));
+    }
+    if let Some((proto, _)) = UNDISSECTED.iter().find(|(p, _)| {
+        full.strip_prefix(p)
+            .is_some_and(|rest| rest.starts_with('.'))
+    }) {
+        return Err(format!(
+            "rocescope does not decode {proto}'s fields; '{proto}' alone matches its frames"
+        ));
+    }
+    Err(match nearest_name(name) {
+        Some(near) => format!("unknown field '{name}'; did you mean '{near}'?"),
+        None => format!(
+            "unknown field '{name}' (fields are Wireshark's, e.g. ip.src, bth.psn, \
+             reth.dmalen, or rocescope's: retransmission, nak, cnp; see decoders/FIELDS.md)"
+        ),
+    })
+}
+
+/// The known name nearest to `name` by edit distance, written the way the
+/// user wrote theirs (with or without `infiniband.`), when it is close.
+fn nearest_name(name: &str) -> Option<String> {
+    let short = |full: &str| full.strip_prefix("infiniband.").map(str::to_owned);
+    let mut candidates: Vec<String> = Vec::new();
+    for full in rocescope_decoders::FIELD_NAMES.iter().chain(ROW_NAMES) {
+        candidates.push((*full).to_owned());
+        candidates.extend(short(full));
+    }
+    candidates.extend(ALIASES.iter().map(|(a, _)| (*a).to_owned()));
+    candidates.extend(EITHER_END.iter().map(|(n, _)| (*n).to_owned()));
+    candidates.extend(UNDISSECTED.iter().map(|(n, _)| (*n).to_owned()));
+    let (dist, best) = candidates
+        .into_iter()
+        .map(|c| (edit_distance(name, &c), c))
+        .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.len().cmp(&b.1.len())))?;
+    // Close enough to be a typo: a quarter of the name, at least one edit.
+    (dist <= (name.len() / 4).max(1)).then_some(best)
+}
+
+/// Levenshtein distance over bytes (names are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b = b.as_bytes();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.bytes().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let subst = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = subst.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -328,9 +465,9 @@ impl Parser {
                 Ok(e)
             }
             Some(Tok::Ident(name)) => {
+                let column = self.column();
                 self.pos += 1;
-                let field = resolve(&name);
-                if let Some(Tok::Op(op)) = self.peek().cloned() {
+                let cmp = if let Some(Tok::Op(op)) = self.peek().cloned() {
                     self.pos += 1;
                     let v = match self.peek().cloned() {
                         Some(Tok::Num(n)) => Value::Int(n),
@@ -338,10 +475,11 @@ impl Parser {
                         _ => return Err(self.err("expected a number or an address")),
                     };
                     self.pos += 1;
-                    Ok(Expr::Cmp(field, op, v))
+                    Some((op, v))
                 } else {
-                    Ok(Expr::Has(field))
-                }
+                    None
+                };
+                term(&name, cmp).map_err(|message| FilterError { column, message })
             }
             Some(_) => Err(self.err("expected a field name, '!' or '('")),
             None => Err(self.err("the filter ends too early")),
@@ -516,5 +654,65 @@ mod tests {
         assert!(Filter::parse("psn @ 3").is_err());
         assert!(Filter::parse(&"(".repeat(200)).is_err());
         assert!(Filter::parse(&"!".repeat(5000)).is_err());
+    }
+
+    /// Unknown names are refused with the nearest known one, where the
+    /// filter used to match nothing and show an empty list with no reason.
+    #[test]
+    fn unknown_fields_are_refused_with_the_nearest() {
+        let e = Filter::parse("bth.pssn == 3").unwrap_err();
+        assert_eq!(e.column, 0);
+        assert_eq!(
+            e.message,
+            "unknown field 'bth.pssn'; did you mean 'bth.psn'?"
+        );
+        let e = Filter::parse("psn > 3 && retransmision").unwrap_err();
+        assert_eq!(e.column, 11);
+        assert!(e.message.contains("did you mean 'retransmission'?"), "{e}");
+        let e = Filter::parse("infiniband.reth.dmalenn > 0").unwrap_err();
+        assert!(e.message.contains("'infiniband.reth.dmalen'"), "{e}");
+        let e = Filter::parse("foo.bar == 1").unwrap_err();
+        assert!(
+            e.message.starts_with("unknown field 'foo.bar' (fields are"),
+            "{e}"
+        );
+        let e = Filter::parse("tcp.port == 80").unwrap_err();
+        assert!(e.message.contains("does not decode tcp's fields"), "{e}");
+        assert!(Filter::parse("tcp == 1").is_err());
+        // Every name the field walk emits, short or long, and every alias parses.
+        for name in rocescope_decoders::FIELD_NAMES.iter().chain(ROW_NAMES) {
+            assert!(Filter::parse(name).is_ok(), "{name}");
+        }
+        for (alias, _) in ALIASES {
+            assert!(Filter::parse(alias).is_ok(), "{alias}");
+        }
+    }
+
+    /// Wireshark's either-end names and the protocols rocescope only
+    /// recognises.
+    #[test]
+    fn either_end_names_and_undissected_protocols() {
+        struct Tcp;
+        impl FieldLookup for Tcp {
+            fn row(&self, _: RowField) -> Option<u64> {
+                None
+            }
+            fn packet(&self, name: &str) -> Vec<Value> {
+                match name {
+                    "ip.proto" => vec![Value::Int(6)],
+                    "ip.dst" => vec![Value::Addr("10.0.0.9".parse().unwrap())],
+                    "ip.src" => vec![Value::Addr("10.0.0.1".parse().unwrap())],
+                    _ => vec![],
+                }
+            }
+        }
+        let yes = |f: &str| Filter::parse(f).unwrap().unwrap().eval(&Tcp);
+        assert!(yes("tcp"));
+        assert!(!yes("icmp"));
+        assert!(!yes("arp"));
+        assert!(yes("ip.addr == 10.0.0.9"));
+        assert!(yes("ip.addr == 10.0.0.1"));
+        assert!(!yes("ip.addr == 10.0.0.2"));
+        assert!(!yes("udp.port == 4791"));
     }
 }

@@ -122,6 +122,12 @@ fn the_filter_bar_filters_and_shows_errors_inline() {
     let text = render(&m, 120, 30);
     assert!(text.contains("filter error at column"), "{text}");
     assert_eq!(m.visible_len(), 3, "the last good filter keeps running");
+    // An unknown field is refused (it used to match nothing: "Packets 1-0
+    // of 0" and no word why), naming the nearest, the last result kept.
+    m.apply(Command::SetFilter("bth.pssn == 3".into()));
+    let text = render(&m, 120, 30);
+    assert!(text.contains("did you mean 'bth.psn'?"), "{text}");
+    assert_eq!(m.visible_len(), 3, "the last good filter keeps running");
     for c in handle_event(&m, &ui, &key(KeyCode::Esc)) {
         m.apply(c);
     }
