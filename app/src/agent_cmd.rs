@@ -16,7 +16,8 @@ pub struct AgentArgs {
     /// Address to listen on; anything but loopback needs --token-file.
     #[arg(long, default_value = "127.0.0.1:4790", value_name = "ADDR")]
     pub listen: SocketAddr,
-    /// Serve a pcap/pcapng stream read from standard input.
+    /// Serve a pcap/pcapng stream read from standard input. Reading waits
+    /// for the first client (standard input cannot be read twice).
     #[arg(long, group = "source")]
     pub pcap_stdin: bool,
     /// Serve a capture file, following it as it grows.
@@ -82,7 +83,8 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
     if let Some(p) = &args.token_file {
         cfg.token = Some(read_token_file(p)?);
     }
-    cfg.wait_for_client = args.wait_for_client;
+    // A finite stream published to nobody would be gone: wait for a client.
+    cfg.wait_for_client = args.wait_for_client || args.pcap_stdin;
     cfg.client_queue_bytes = args.client_queue_mb.max(1) << 20;
     if let Some(cmd) = &args.control_cmd {
         cfg.control = Some(CardControl::new(cmd).context("--control-cmd is empty")?);

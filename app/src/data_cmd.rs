@@ -14,8 +14,8 @@ use rocescope_data::{
 use rocescope_decoders::analysis::Report;
 use rocescope_replay::store::Store;
 
+use crate::opened::{open_analysed, warn_store};
 use crate::sim_cmd::parse_duration_ns;
-use crate::stats_cmd::open_analysed;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
@@ -116,6 +116,7 @@ struct Opened {
 impl Opened {
     fn open(file: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Opened> {
         let (store, report) = open_analysed(file, roce_ports)?;
+        warn_store(file, &store);
         let name = file
             .file_stem()
             .map_or_else(|| "capture".into(), |s| s.to_string_lossy().into_owned());

@@ -1,58 +1,17 @@
 //! `rocescope info`: open a capture exactly as the workbench does (the same
 //! store, indexed on its background thread) and summarise it.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_replay::CaptureError;
 use rocescope_replay::TimeBase;
-use rocescope_replay::store::{Analyzer, NoAnalysis, Store, StoreError};
+use rocescope_replay::store::NoAnalysis;
 use serde_json::json;
 
-/// Open `file` in a store and wait for the index, drawing a progress bar on
-/// a terminal when indexing takes a while.
-pub fn open_store(
-    file: &Path,
-    cfg: DecodeConfig,
-    analyzer: Box<dyn Analyzer>,
-) -> anyhow::Result<Arc<Store>> {
-    let store = match Store::open(file, cfg, analyzer) {
-        Ok(s) => s,
-        // The open error already names the path; the others say where in it.
-        Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {
-            return Err(e.into());
-        }
-        Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
-    };
-    let tty = std::io::stderr().is_terminal();
-    let mut drew = false;
-    // Woken at the end, not at the next tick: a 100 ms sleep made every
-    // `info` and `stats` take a whole number of ticks.
-    while !store.wait_timeout(Duration::from_millis(100)) {
-        let p = store.progress();
-        if tty && !p.complete && p.bytes_total > 0 {
-            let pct = p.bytes_done as f64 * 100.0 / p.bytes_total as f64;
-            let width = 30;
-            let filled = ((pct / 100.0) * width as f64) as usize;
-            eprint!(
-                "\rindexing [{}{}] {pct:5.1}% {} packets",
-                "#".repeat(filled.min(width)),
-                " ".repeat(width - filled.min(width)),
-                p.rows
-            );
-            drew = true;
-        }
-    }
-    if drew {
-        eprint!("\r{}\r", " ".repeat(70));
-    }
-    Ok(store)
-}
+use crate::opened::open_store;
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
@@ -132,7 +91,7 @@ pub fn run(
             "index_bytes_allocated": store.index_bytes(),
             "indexing_rate_pps": rate_pps,
             "indexing_s": secs,
-            "warnings": warnings.iter().map(|w| json!({"offset": w.offset, "message": w.message})).collect::<Vec<_>>(),
+            "warnings": crate::opened::unread_json(&warnings, None).0,
             "error": progress.error,
             "interfaces": ports.iter().map(|(port, i)| json!({
                 "port": port, "name": i.name, "width_bits": i.width_bits, "clock": i.clock_name,
@@ -212,19 +171,6 @@ pub fn run(
             writeln!(out, "alignment       {a}")?;
         }
     }
-    for w in &warnings {
-        eprintln!(
-            "rocescope: warning: {}: {} (at byte {})",
-            file.display(),
-            w.message,
-            w.offset
-        );
-    }
-    if let Some(e) = progress.error {
-        eprintln!(
-            "rocescope: warning: {}: indexing stopped early: {e}",
-            file.display()
-        );
-    }
+    crate::opened::warn_unread(file, &warnings, progress.error.as_deref());
     Ok(())
 }

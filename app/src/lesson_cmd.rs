@@ -165,8 +165,7 @@ fn export(l: &Lesson, dir: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     drop(handle);
     // The report is of the file as written: what the student will open.
     let analysis = rocescope_replay::store::RcAnalyzer::default();
-    let store =
-        crate::info_cmd::open_store(&pcapng, Default::default(), Box::new(analysis.clone()))?;
+    let store = crate::opened::open_store(&pcapng, Default::default(), Box::new(analysis.clone()))?;
     let report = analysis
         .0
         .lock()

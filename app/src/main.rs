@@ -7,6 +7,7 @@ mod data_cmd;
 mod decode_cmd;
 mod info_cmd;
 mod lesson_cmd;
+mod opened;
 mod report_cmd;
 mod sim_cmd;
 mod stats_cmd;

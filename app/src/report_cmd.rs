@@ -9,7 +9,7 @@ use anyhow::Context;
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::RcAnalyzer;
 
-use crate::info_cmd::open_store;
+use crate::opened::{open_store, warn_store};
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
@@ -30,6 +30,8 @@ pub fn run(args: ReportArgs) -> anyhow::Result<()> {
     };
     let store = open_store(&args.file, cfg, Box::new(analysis.clone()))?;
     let report = analysis.finish_report();
+    // The page lists them too, under the summary.
+    warn_store(&args.file, &store);
     let name = args.file.display().to_string();
     let input = rocescope_report::Input {
         name: &name,

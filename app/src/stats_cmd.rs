@@ -5,15 +5,13 @@
 use std::io::Write;
 use std::path::Path;
 
-use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::analysis::{Counters, Episode, Report};
-use rocescope_replay::store::RcAnalyzer;
 use rocescope_replay::text::{
     addr, cause_short, episodes_of, naks, qp_route, qpn, recovery_text, rtt_text,
 };
 use serde_json::{Map, Value, json};
 
-use crate::info_cmd::open_store;
+use crate::opened::{index_analysed, unread_json, warn_unread};
 
 /// Drops of a grouped finding the text output lists under it.
 const MAX_ITEMS: usize = 20;
@@ -139,29 +137,6 @@ pub fn report_json(r: &Report) -> Value {
     })
 }
 
-/// Open `file` as the workbench does, with the RC analysis, and take its
-/// report once indexing is done.
-pub fn open_analysed(
-    file: &Path,
-    roce_ports: Vec<u16>,
-) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
-    let (store, analysis) = index_analysed(file, roce_ports)?;
-    Ok((store, analysis.finish_report()))
-}
-
-/// `file` indexed with the RC analysis, and the analysis.
-fn index_analysed(
-    file: &Path,
-    roce_ports: Vec<u16>,
-) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
-    let analysis = RcAnalyzer::default();
-    let cfg = DecodeConfig {
-        extra_roce_ports: roce_ports,
-    };
-    let store = open_store(file, cfg, Box::new(analysis.clone()))?;
-    Ok((store, analysis))
-}
-
 /// Heap room for the report, asked for before indexing. The report is
 /// built while other threads give the index and the hand-over batches
 /// back (`munmap`, which holds the address-space lock), and glibc grows
@@ -198,6 +173,8 @@ pub fn run(
     pad_heap();
     let (store, analysis) = index_analysed(file, roce_ports)?;
     let stats = store.stats();
+    let warnings = store.warnings();
+    let read_error = store.progress().error;
     // The index is not read again: its pages go back on another thread
     // while this one writes the report (else the process's exit gives them
     // back after the output, a few ms on one core).
@@ -214,6 +191,11 @@ pub fn run(
     };
     if json_out {
         let mut v = report_json(&report);
+        if let Some(obj) = v.as_object_mut() {
+            let (w, e) = unread_json(&warnings, read_error.as_deref());
+            obj.insert("warnings".into(), w);
+            obj.insert("error".into(), e);
+        }
         if let (Some(a), Some(obj)) = (&alignment, v.as_object_mut()) {
             obj.insert(
                 "alignment".into(),
@@ -226,6 +208,7 @@ pub fn run(
             );
         }
         writeln!(std::io::stdout().lock(), "{v}")?;
+        warn_unread(file, &warnings, read_error.as_deref());
         let _ = give_back.map(|t| t.join());
         return Ok(());
     }
@@ -323,6 +306,8 @@ pub fn run(
             }
         }
     }
+    drop(out);
+    warn_unread(file, &warnings, read_error.as_deref());
     let _ = give_back.map(|t| t.join());
     Ok(())
 }

@@ -72,12 +72,8 @@ pub enum AgentError {
     TokenRequired { addr: SocketAddr },
     #[error("token: {0}")]
     BadToken(String),
-    #[error("listen on {addr}: {source}")]
-    Listen {
-        addr: SocketAddr,
-        #[source]
-        source: io::Error,
-    },
+    #[error("listen on {addr}: {cause}")]
+    Listen { addr: SocketAddr, cause: io::Error },
     #[error("source {name}: {error}")]
     Source { name: String, error: String },
 }
@@ -297,15 +293,15 @@ impl Agent {
         if !cfg.listen.ip().is_loopback() && cfg.token.is_none() {
             return Err(AgentError::TokenRequired { addr: cfg.listen });
         }
-        let listener = TcpListener::bind(cfg.listen).map_err(|source| AgentError::Listen {
+        let listener = TcpListener::bind(cfg.listen).map_err(|cause| AgentError::Listen {
             addr: cfg.listen,
-            source,
+            cause,
         })?;
         listener
             .set_nonblocking(true)
-            .map_err(|source| AgentError::Listen {
+            .map_err(|cause| AgentError::Listen {
                 addr: cfg.listen,
-                source,
+                cause,
             })?;
         Ok(Agent {
             listener,

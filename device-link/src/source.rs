@@ -29,12 +29,8 @@ pub const BATCH_ITEMS: usize = 4096;
 pub enum SourceError {
     #[error("{0}")]
     Capture(#[from] rocescope_replay::CaptureError),
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        #[source]
-        source: io::Error,
-    },
+    #[error("{what}: {cause}")]
+    Io { what: String, cause: io::Error },
     #[error("{0}")]
     Other(String),
 }
@@ -210,9 +206,9 @@ impl CaptureSource {
 
     /// A file followed as it grows.
     pub fn follow(path: &Path) -> Result<CaptureSource, SourceError> {
-        let f = FollowFile::open(path).map_err(|source| SourceError::Io {
+        let f = FollowFile::open(path).map_err(|cause| SourceError::Io {
             what: format!("open {}", path.display()),
-            source,
+            cause,
         })?;
         Ok(CaptureSource::new(format!("follow:{}", path.display()), f))
     }

@@ -14,8 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::params::{ParamError, Params};
 
 /// A scenario that could not be loaded.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{file}:{line}: {key}: {message}", line = line.map_or_else(|| "?".to_owned(), |l| l.to_string()))]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ScenarioError {
     /// The file (or the name given to text loaded from memory).
     pub file: String,
@@ -26,6 +25,22 @@ pub struct ScenarioError {
     /// What is wrong.
     pub message: String,
 }
+
+/// `FILE:LINE: KEY: MESSAGE`, without the parts that are not known.
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if !self.key.is_empty() {
+            write!(f, ": {}", self.key)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
 
 /// Kind of RoCE endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -756,7 +771,7 @@ impl Scenario {
         let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
             file: file.clone(),
             line: None,
-            key: "(file)".to_owned(),
+            key: String::new(),
             message: e.to_string(),
         })?;
         Scenario::from_toml(&text, &file)
@@ -778,7 +793,20 @@ impl Scenario {
         if let Some((_, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
             return Scenario::from_toml(text, &format!("assets/scenarios/{name_or_path}.toml"));
         }
-        Scenario::load(Path::new(name_or_path))
+        let path = Path::new(name_or_path);
+        if !path.exists() {
+            // Most often a shipped scenario's name mistyped: name them.
+            return Err(ScenarioError {
+                file: name_or_path.to_owned(),
+                line: None,
+                key: String::new(),
+                message: format!(
+                    "neither a shipped scenario ({}) nor a scenario file",
+                    Scenario::builtin_names().join(", ")
+                ),
+            });
+        }
+        Scenario::load(path)
     }
 
     /// Bounds every run to `ns` of simulated time (`--duration`): the

@@ -30,12 +30,11 @@ pub fn view_table(view: View) -> Table {
 /// Why an export from the workbench failed; every message names the path.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("export of {table} to {path} failed: {source}")]
+    #[error("export of {table} to {path} failed: {cause}")]
     Data {
         table: Table,
         path: PathBuf,
-        #[source]
-        source: DataError,
+        cause: DataError,
     },
     #[error(
         "export of {table} to {path} stopped: the display filter changed before its scan finished"
@@ -43,12 +42,11 @@ pub enum ExportError {
     FilterChanged { table: Table, path: PathBuf },
     #[error("export of {table} to {path} stopped: the display filter scan made no progress")]
     FilterStalled { table: Table, path: PathBuf },
-    #[error("export of {table} to {path} failed: cannot start its thread: {source}")]
+    #[error("export of {table} to {path} failed: cannot start its thread: {cause}")]
     Spawn {
         table: Table,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("export of {table} to {path} failed: its thread stopped without a result")]
     Lost { table: Table, path: PathBuf },
@@ -102,10 +100,10 @@ impl ExportJob {
                 // The receiver may be gone (the model was replaced): nothing to tell.
                 let _ = tx.send(run(req));
             })
-            .map_err(|source| ExportError::Spawn {
+            .map_err(|cause| ExportError::Spawn {
                 table,
                 path: path.clone(),
-                source,
+                cause,
             })?;
         Ok(ExportJob { table, path, done })
     }
@@ -172,11 +170,7 @@ fn run(req: ExportRequest) -> Result<ExportSummary, ExportError> {
         partition_window_ns: req.partition_window_ns,
         ..ExportOptions::default()
     };
-    export(&src, table, &req.path, &opts).map_err(|source| ExportError::Data {
-        table,
-        path,
-        source,
-    })
+    export(&src, table, &req.path, &opts).map_err(|cause| ExportError::Data { table, path, cause })
 }
 
 /// Rows below `horizon` whose conversation is one of `convs`.

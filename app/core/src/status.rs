@@ -81,6 +81,9 @@ pub struct StatusLine {
     pub reconnects: u64,
     /// The source's error (a recording that failed, a fatal link error).
     pub error: Option<String>,
+    /// What of the capture could not be read (a cut file, a damaged
+    /// block): the first reader warning, and how many more.
+    pub unread: Option<String>,
     /// A bounded live session: rows whose index lies on disk, rows and
     /// records let go (the disk ring, the records' share).
     pub rows_on_disk: u64,
@@ -200,6 +203,15 @@ pub fn status_line(model: &Model) -> StatusLine {
         error: lock(&src.error)
             .or(progress.error.map(|e| format!("indexing stopped: {e}")))
             .or(model.store.spill_error()),
+        unread: model.store.first_warning().map(|(w, n)| match n {
+            1 => format!("{} (byte {})", w.message, w.offset),
+            n => format!(
+                "{} (byte {}) and {} more warnings",
+                w.message,
+                w.offset,
+                n - 1
+            ),
+        }),
         rows_on_disk: spill.rows_on_disk,
         rows_deleted: spill.rows_deleted,
         records_deleted: spill.records_deleted,
@@ -283,6 +295,9 @@ impl StatusLine {
         }
         if let Some(e) = &self.error {
             out.push(part(e.clone(), Tone::Bad));
+        }
+        if let Some(u) = &self.unread {
+            out.push(part(u.clone(), Tone::Notice));
         }
         if !self.message.is_empty() {
             out.push(part(self.message.clone(), Tone::Normal));
@@ -404,6 +419,7 @@ mod tests {
             dropped: 0,
             reconnects: 0,
             error: None,
+            unread: None,
             rows_on_disk: 0,
             rows_deleted: 0,
             records_deleted: 0,

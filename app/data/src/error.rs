@@ -9,12 +9,11 @@ pub enum DataError {
     UnknownFormat { path: PathBuf },
     #[error("--partition writes Parquet folders; {path} is not a .parquet path or a folder")]
     PartitionNeedsParquet { path: PathBuf },
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {path}: {cause}")]
     Io {
         what: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("reading frames back from the capture")]
     Store(#[from] rocescope_replay::store::StoreError),

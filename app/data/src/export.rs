@@ -250,10 +250,10 @@ fn write_table(
                     }
                     Ok(built)
                 })
-                .map_err(|source| DataError::Io {
+                .map_err(|cause| DataError::Io {
                     what: "cannot start a thread for",
                     path: PathBuf::from("the export"),
-                    source,
+                    cause,
                 })?;
             queues.push(rx);
             builders.push(builder);
@@ -320,10 +320,10 @@ struct OutFile {
 }
 
 fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> DataError + 'a {
-    move |source| DataError::Io {
+    move |cause| DataError::Io {
         what,
         path: path.to_path_buf(),
-        source,
+        cause,
     }
 }
 

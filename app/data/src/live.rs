@@ -115,10 +115,10 @@ impl LivePartitions {
         *part += 1;
         let tmp_dir = capture_dir.join(format!(".tmp-live-{}", std::process::id()));
         let mkdir = |d: &PathBuf| {
-            std::fs::create_dir_all(d).map_err(|source| DataError::Io {
+            std::fs::create_dir_all(d).map_err(|cause| DataError::Io {
                 what: "cannot create",
                 path: d.clone(),
-                source,
+                cause,
             })
         };
         mkdir(&tmp_dir)?;
@@ -132,10 +132,10 @@ impl LivePartitions {
         // The window's folder once its file is whole: no empty folders.
         mkdir(&dir)?;
         let path = dir.join(name);
-        std::fs::rename(&tmp, &path).map_err(|source| DataError::Io {
+        std::fs::rename(&tmp, &path).map_err(|cause| DataError::Io {
             what: "cannot write",
             path: path.clone(),
-            source,
+            cause,
         })?;
         let _ = std::fs::remove_dir(&tmp_dir);
         self.files_written += 1;

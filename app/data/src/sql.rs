@@ -82,7 +82,7 @@ pub fn query(src: &Source<'_>, sql: &str, opts: &QueryOptions) -> Result<DataFra
         };
         ctx.register(table.name(), lf);
     }
-    Ok(ctx.execute(sql)?.collect()?)
+    named_as_written(ctx.execute(sql)?.collect()?, sql)
 }
 
 /// Run `sql` over Parquet written by `rocescope export` (a file, or a
@@ -99,7 +99,62 @@ pub fn query_parquet_tables(tables: &[(&str, PathBuf)], sql: &str) -> Result<Dat
     for (name, path) in tables {
         ctx.register(name, scan_parquet(path)?);
     }
-    Ok(ctx.execute(sql)?.collect()?)
+    named_as_written(ctx.execute(sql)?.collect()?, sql)
+}
+
+/// The result's computed columns named by their text in the query, as
+/// SQLite, DuckDB and Spark name them: polars calls `count(*)` "len" and
+/// `max(psn)` "psn". Columns named in the query (or aliased) keep their
+/// name; a query with `*` in its select list is left as polars names it.
+fn named_as_written(mut df: DataFrame, sql: &str) -> Result<DataFrame, DataError> {
+    let Some(names) = computed_column_names(sql) else {
+        return Ok(df);
+    };
+    if names.len() != df.width() {
+        return Ok(df);
+    }
+    let mut taken: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    for (i, name) in names.into_iter().enumerate() {
+        // Two columns of one name would be refused: keep polars' then.
+        if let Some(name) = name
+            && !taken.contains(&name)
+        {
+            let old = std::mem::replace(&mut taken[i], name.clone());
+            df.rename(&old, name.into())?;
+        }
+    }
+    Ok(df)
+}
+
+/// Per item of the outermost select list, the name a computed column
+/// takes (`None`: a column or an alias, named already); `None` when the
+/// list has a wildcard or the query is not one plain SELECT.
+fn computed_column_names(sql: &str) -> Option<Vec<Option<String>>> {
+    use sqlparser::ast::{Expr, SelectItem, SetExpr, Statement};
+    let statements =
+        sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::GenericDialect {}, sql).ok()?;
+    let [Statement::Query(query)] = statements.as_slice() else {
+        return None;
+    };
+    let SetExpr::Select(select) = query.body.as_ref() else {
+        return None;
+    };
+    select
+        .projection
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(Expr::Identifier(_) | Expr::CompoundIdentifier(_)) => {
+                Some(None)
+            }
+            SelectItem::UnnamedExpr(e) => Some(Some(e.to_string())),
+            SelectItem::ExprWithAlias { .. } | SelectItem::ExprWithAliases { .. } => Some(None),
+            SelectItem::QualifiedWildcard(..) | SelectItem::Wildcard(..) => None,
+        })
+        .collect()
 }
 
 fn scan_parquet(path: &Path) -> Result<LazyFrame, DataError> {

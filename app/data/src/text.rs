@@ -27,10 +27,10 @@ pub fn write_frame(
     format: OutputFormat,
     out: &mut dyn Write,
 ) -> Result<(), DataError> {
-    let io = |source| DataError::Io {
+    let io = |cause| DataError::Io {
         what: "cannot write",
         path: "standard output".into(),
-        source,
+        cause,
     };
     match format {
         OutputFormat::Csv => {

@@ -309,6 +309,21 @@ fn sql_answers_agree_with_the_analysis() {
     assert!(!from_sql.is_empty());
     assert_eq!(from_sql, from_analysis);
 
+    // Computed columns are named as written (polars says `len` and `psn`);
+    // columns and aliases keep their names.
+    let df = query(
+        &src,
+        "SELECT count(*), max(psn), dest_qp, min(psn) AS first FROM packets GROUP BY dest_qp",
+        &opts,
+    )
+    .unwrap();
+    let names: Vec<String> = df
+        .get_column_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert_eq!(names, ["count(*)", "max(psn)", "dest_qp", "first"]);
+
     // Episodes and the NAKs the analysis counted.
     let df = query(&src, "SELECT count(*) AS n FROM episodes", &opts).unwrap();
     assert_eq!(u64s(&df, "n")[0], Some(o.report.episodes.len() as u64));

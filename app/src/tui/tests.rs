@@ -31,6 +31,28 @@ fn sample_model() -> Model {
     m
 }
 
+/// A capture cut mid-record says so in the status line (it was silent in
+/// the workbench), with the whole frames before the cut listed.
+#[test]
+fn a_cut_capture_says_so_in_the_status_line() {
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
+    let bytes = std::fs::read(&sample).unwrap();
+    let dir = std::env::temp_dir().join(format!("rocescope-tui-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &bytes[..5000]).unwrap();
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(&cut, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
+    store.wait();
+    let mut m = Model::new(store, analysis, SourceHandle::file("cut.pcap".into()));
+    m.tick(Instant::now());
+    let text = render(&m, 200, 30);
+    assert!(text.contains("file cut mid-record"), "{text}");
+    assert_eq!(m.visible_len(), 6);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn render(model: &Model, w: u16, h: u16) -> String {
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
     let mut ui = UiState::default();

@@ -167,14 +167,14 @@ impl Client {
         };
         let recorder = match &cfg.record {
             Some(path) => {
-                let file = File::create(path).map_err(|source| ClientError::Record {
+                let file = File::create(path).map_err(|cause| ClientError::Record {
                     path: path.clone(),
-                    source,
+                    cause,
                 })?;
                 let w = PcapngWriter::with_capacity(1 << 20, BufWriter::new(file)).map_err(
-                    |source| ClientError::Record {
+                    |cause| ClientError::Record {
                         path: path.clone(),
-                        source,
+                        cause,
                     },
                 )?;
                 let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<Batch>>(64);

@@ -44,6 +44,14 @@ impl Rx {
                         self.control.set(None);
                         ended
                     }
+                    // A first connection that fails is a wrong address or
+                    // no agent: an error, not a link to wait on. Losses
+                    // after it reconnect.
+                    Err(e) if self.stats.connections.load(Ordering::Relaxed) == 0 => {
+                        Ended::Fatal(format!(
+                            "cannot connect to {host}:{port}: {e} (is `rocescope agent --listen {host}:{port}` running there?)"
+                        ))
+                    }
                     Err(e) => Ended::Broken(format!("connect to {host}:{port}: {e}")),
                 },
                 AttachUrl::Stdin => self.serve(Box::new(io::stdin()), false, "stdin"),

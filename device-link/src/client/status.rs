@@ -191,12 +191,8 @@ impl std::fmt::Display for SourceEnd {
 /// Why the client could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    #[error("recording {path}: {source}")]
-    Record {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    #[error("recording {path}: {cause}")]
+    Record { path: PathBuf, cause: io::Error },
     #[error("{0}")]
     Spawn(io::Error),
     #[error(transparent)]

@@ -637,6 +637,13 @@ impl Store {
             .clone()
     }
 
+    /// The first reader warning and how many there are, without copying
+    /// them all (the status line asks every frame).
+    pub fn first_warning(&self) -> Option<(CaptureWarning, usize)> {
+        let warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        warnings.first().map(|w| (w.clone(), warnings.len()))
+    }
+
     pub fn progress(&self) -> Progress {
         Progress {
             bytes_done: self.bytes_done.load(Ordering::Relaxed),

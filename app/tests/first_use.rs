@@ -1,0 +1,180 @@
+//! What a first-time user meets (issue 53): careless input gets one clear
+//! error and a non-zero exit, never a hang, a repeated cause or an empty
+//! success. Each test runs the real binary.
+#![allow(clippy::unwrap_used)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child ended with the test, however the test ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits for a child to exit, killing it (and failing) past `limit`.
+fn wait_exit(child: &mut Reaped, limit: Duration) -> std::process::ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(t0.elapsed() < limit, "still running after {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A port in use: the cause said once ("Address already in use (os error
+/// 98): Address already in use (os error 98)" before).
+#[test]
+fn a_port_in_use_is_said_once() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let o = run(&["agent", "--listen", &addr, "--sim", "default"]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains(&format!("listen on {addr}")), "{err}");
+    assert_eq!(err.matches("in use").count(), 1, "{err}");
+}
+
+/// An unknown scenario names the shipped ones ("nosuch:?: (file): No such
+/// file or directory" before).
+#[test]
+fn an_unknown_scenario_names_the_shipped_ones() {
+    let o = run(&["sim", "--scenario", "nosuch", "--headless"]);
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("nosuch: neither a shipped scenario (default, "),
+        "{err}"
+    );
+    assert!(err.contains("window-stall"), "{err}");
+    assert!(!err.contains(":?:") && !err.contains("(file)"), "{err}");
+}
+
+/// Attaching to a port nobody listens on is an error at once ("connection
+/// lost" and exit 0 with 0 frames before).
+#[test]
+fn attach_to_a_closed_port_fails() {
+    let url = format!("tcp://127.0.0.1:{}", free_port());
+    let t0 = Instant::now();
+    let o = run(&["attach", &url, "--headless", "--duration", "10s"]);
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("cannot connect to 127.0.0.1:"), "{err}");
+    assert!(!err.contains("connection lost"), "{err}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "it waited for --duration"
+    );
+}
+
+/// `cat trace | agent --pcap-stdin` keeps the stream for its first client
+/// (it published the whole file to nobody and served 0 clients before).
+#[test]
+fn a_stdin_agent_waits_for_its_first_client() {
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/captures/sample-write-read.pcap"
+    );
+    let mut reader = rocescope_replay::CaptureReader::open(std::path::Path::new(sample)).unwrap();
+    let mut frames = 0u64;
+    while reader.next_frame().unwrap().is_some() {
+        frames += 1;
+    }
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut agent = Reaped(
+        Command::new(BIN)
+            .args(["agent", "--listen", &listen, "--pcap-stdin"])
+            .stdin(std::fs::File::open(sample).unwrap())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Long enough for the whole file to go, were it read at once.
+    std::thread::sleep(Duration::from_millis(1500));
+    let o = run(&[
+        "attach",
+        &format!("tcp://{listen}"),
+        "--headless",
+        "--json",
+        "--duration",
+        "20s",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["frames_received"], frames, "{v}");
+    assert_eq!(v["source_ended"], true, "{v}");
+    assert!(wait_exit(&mut agent, Duration::from_secs(10)).success());
+}
+
+/// A capture cut mid-record: every command that reads it says what it
+/// could not read, on stderr and in `--json` (`stats` printed its summary
+/// with nothing on stderr before; `export` and `query` were silent too).
+#[test]
+fn a_cut_capture_is_told_by_every_command() {
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/captures/sample-write-read.pcap"
+    );
+    let dir = std::env::temp_dir().join(format!("rocescope-first-use-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, &std::fs::read(sample).unwrap()[..5000]).unwrap();
+    let cut = cut.to_str().unwrap();
+    let csv = dir.join("p.csv");
+    let html = dir.join("report");
+    for args in [
+        vec!["info", cut],
+        vec!["stats", cut],
+        vec!["stats", cut, "--json"],
+        vec![
+            "export",
+            cut,
+            "--table",
+            "packets",
+            "--to",
+            csv.to_str().unwrap(),
+        ],
+        vec!["query", cut, "SELECT count(*) FROM packets"],
+        vec!["report", cut, "-o", html.to_str().unwrap()],
+    ] {
+        let o = run(&args);
+        let err = stderr(&o);
+        assert!(o.status.success(), "{args:?}: {err}");
+        assert!(
+            err.contains("cut.pcap: file cut mid-record: the record at byte 4588"),
+            "{args:?}: {err}"
+        );
+    }
+    let o = run(&["stats", cut, "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["warnings"][0]["offset"], 4588, "{v}");
+    assert!(v["error"].is_null());
+    assert_eq!(v["qps"][0]["packets"], 6, "the whole frames before the cut");
+    let _ = std::fs::remove_dir_all(&dir);
+}
