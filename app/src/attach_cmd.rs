@@ -49,7 +49,8 @@ pub struct AttachArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
     /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
-    /// are deleted (a ring), counted and shown (default: no limit).
+    /// are deleted (a ring), counted and shown (default: the smaller of
+    /// 8 GiB and a tenth of the free space).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_disk: Option<u64>,
     /// Folder for the session's segments (default: a new folder under the
@@ -208,6 +209,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "memory_bytes": spill.memory_bytes,
             "disk_bytes": spill.disk_bytes,
             "disk_written_bytes": spill.disk_written_bytes,
+            "max_disk_bytes": spill.max_disk_bytes,
             "rows_on_disk": spill.rows_on_disk,
             "rows_deleted": spill.rows_deleted,
             "records_deleted": spill.records_deleted,

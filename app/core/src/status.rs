@@ -8,6 +8,7 @@ use rocescope_replay::clock::PlayState;
 
 use crate::Model;
 use crate::source::SourceKind;
+use crate::units::format_size_bytes;
 
 /// What the source and the views are doing, in one word and a reason.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,6 +88,9 @@ pub struct StatusLine {
     /// A bounded live session: rows whose index lies on disk, rows and
     /// records let go (the disk ring, the records' share).
     pub rows_on_disk: u64,
+    /// Segment bytes on disk, and the disk ring's cap.
+    pub disk_bytes: u64,
+    pub disk_cap_bytes: Option<u64>,
     pub rows_deleted: u64,
     pub records_deleted: u64,
     /// Filter matches let go past the match list's bound (the oldest).
@@ -213,6 +217,8 @@ pub fn status_line(model: &Model) -> StatusLine {
             ),
         }),
         rows_on_disk: spill.rows_on_disk,
+        disk_bytes: spill.disk_bytes,
+        disk_cap_bytes: spill.max_disk_bytes,
         rows_deleted: spill.rows_deleted,
         records_deleted: spill.records_deleted,
         matches_let_go: model.filter_matches_let_go(),
@@ -262,7 +268,18 @@ impl StatusLine {
             ));
         }
         if self.rows_on_disk > 0 {
-            out.push(part(format!("{} on disk", self.rows_on_disk), Tone::Normal));
+            out.push(part(
+                match self.disk_cap_bytes {
+                    Some(cap) => format!(
+                        "{} rows on disk ({} of {})",
+                        self.rows_on_disk,
+                        format_size_bytes(self.disk_bytes),
+                        format_size_bytes(cap)
+                    ),
+                    None => format!("{} rows on disk", self.rows_on_disk),
+                },
+                Tone::Normal,
+            ));
         }
         if self.rows_deleted > 0 {
             out.push(part(
@@ -421,6 +438,8 @@ mod tests {
             error: None,
             unread: None,
             rows_on_disk: 0,
+            disk_bytes: 0,
+            disk_cap_bytes: None,
             rows_deleted: 0,
             records_deleted: 0,
             matches_let_go: 0,
@@ -451,11 +470,13 @@ mod tests {
         line.reconnects = 2;
         assert!(line.text().contains("2 reconnects"));
         line.rows_on_disk = 65_536;
+        line.disk_bytes = 3 << 30;
+        line.disk_cap_bytes = Some(8 << 30);
         line.rows_deleted = 131_072;
         line.records_deleted = 7;
         let text = line.text();
         for want in [
-            "65536 on disk",
+            "65536 rows on disk (3.0 GiB of 8.0 GiB)",
             "131072 rows deleted by the disk ring",
             "7 records let go",
         ] {

@@ -58,8 +58,9 @@ pub struct GuiArgs {
     /// move to disk segments and stay queryable.
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_memory: Option<u64>,
-    /// Disk a live session's segments may take; past it the oldest are
-    /// deleted (a ring), counted and shown.
+    /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
+    /// are deleted (a ring), counted and shown (default: the smaller of
+    /// 8 GiB and a tenth of the free space).
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_disk: Option<u64>,
     #[command(flatten)]

@@ -87,6 +87,8 @@ pub struct SpillStats {
     pub segments_deleted: u64,
     /// Non-frame records let go past their share of memory (the oldest).
     pub records_deleted: u64,
+    /// The disk ring's cap (`SpillConfig::max_disk_bytes`).
+    pub max_disk_bytes: Option<u64>,
 }
 
 /// Counters and file naming shared by the bytes and the index of one store.
@@ -148,6 +150,7 @@ impl Spill {
             bytes_deleted: get(&self.bytes_deleted),
             segments_deleted: get(&self.segments_deleted),
             records_deleted: get(&self.records_deleted),
+            max_disk_bytes: self.cfg.max_disk_bytes,
         }
     }
 
