@@ -1,16 +1,17 @@
 //! `rocescope attach URL`: attach to an agent, a pcap stream on stdin or a
 //! followed file, feed the live store, optionally record, report counts.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use rocescope_data::{ExportOptions, Source, Table, export};
-use rocescope_decoders::analysis::Report;
+use rocescope_core::partitions::{self, LiveWriter};
+use rocescope_core::units::format_time_ns;
 use rocescope_device_link::client::LinkEvent;
 use rocescope_device_link::protocol::{ProbeSet, Request};
 use rocescope_device_link::{AttachUrl, Client, ClientConfig};
-use rocescope_replay::store::Store;
 
 #[derive(Debug, clap::Args)]
 pub struct AttachArgs {
@@ -102,10 +103,6 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     cfg.queue_bytes = args.queue_mb.max(1) << 20;
     cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
-    let mut live = match &args.parts.partitions {
-        Some(dir) => Some(LiveOut::new(dir, &args)?),
-        None => None,
-    };
     if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         // The workbench: the source layer bounds the store and keeps the
         // link's state in the status line; the core writes the partitions.
@@ -116,7 +113,21 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     let queue_bytes = limits.queue_bytes(cfg.queue_bytes as u64);
     cfg.queue_bytes = queue_bytes as usize;
     cfg.spill = Some(limits.spill_config(queue_bytes));
+    let window_ns = args.parts.window_ns()?;
     let client = Client::start(cfg)?;
+    // The packets table window by window on a thread of its own, so that
+    // a writer behind the source never holds the session past --duration.
+    let mut writer = match &args.parts.partitions {
+        Some(dir) => Some(
+            LiveWriter::start(
+                Arc::clone(client.store()),
+                client.analysis().clone(),
+                partitions::spec(dir, window_ns, args.parts.capture.as_deref()),
+            )
+            .with_context(|| format!("starting the partition writer for {}", dir.display()))?,
+        ),
+        None => None,
+    };
     let start = Instant::now();
     let deadline = args.duration.map(|d| start + d);
     let mut fatal = None;
@@ -153,9 +164,6 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         if client.is_finished() || deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        if let Some(live) = &mut live {
-            live.poll(client.store(), false)?;
-        }
         if !args.headless && last_status.elapsed() >= Duration::from_secs(1) {
             last_status = Instant::now();
             let s = client.stats();
@@ -169,18 +177,13 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let store = std::sync::Arc::clone(client.store());
+    let store = Arc::clone(client.store());
     let analysis = client.analysis().clone();
     let s = client.stop();
-    if let Some(live) = &mut live {
-        live.poll(&store, true)?;
-        let report = analysis
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .report();
-        live.finish(&store, &report)?;
-    }
+    let parts = writer.as_mut().map(|w| {
+        w.finish_by(Instant::now() + WRITER_GRACE);
+        written(w)
+    });
     let elapsed = start.elapsed().as_secs_f64();
     let st = store.stats();
     let spill = store.spill_stats().unwrap_or_default();
@@ -220,6 +223,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "analysis": crate::stats_cmd::report_json(
                 &analysis.0.lock().unwrap_or_else(|e| e.into_inner()).report()
             ),
+            "partitions": parts.as_ref().map(|p| p.json()),
             "error": fatal,
         });
         println!("{v}");
@@ -258,92 +262,92 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             println!("store: {e}");
         }
     }
+    if let Some(p) = &parts {
+        eprintln!("rocescope attach: {}", p.text());
+        if let Some(e) = &p.error {
+            bail!("{e}");
+        }
+    }
     if let Some(why) = fatal {
         bail!("{why}");
     }
     Ok(())
 }
 
-/// `--partitions`: the packets table window by window as the session goes,
-/// the other tables at its end.
-struct LiveOut {
+/// How long the partition writer may go on writing once the session has
+/// ended (the client stopped): what it has not written then is counted and
+/// told, and only whole files remain.
+const WRITER_GRACE: Duration = Duration::from_secs(2);
+
+/// What the partition writer wrote of the session.
+struct Written {
     dir: PathBuf,
     capture: String,
-    window_ns: u64,
-    packets: rocescope_data::LivePartitions,
-    last: Instant,
+    files: u64,
+    rows: u64,
+    missed: u64,
+    unwritten: u64,
+    unwritten_span_ns: Option<(u64, u64)>,
+    error: Option<String>,
 }
 
-impl LiveOut {
-    fn new(dir: &Path, args: &AttachArgs) -> anyhow::Result<LiveOut> {
-        let window_ns = args.parts.window_ns()?;
-        let capture = args
-            .parts
-            .capture
-            .clone()
-            .unwrap_or_else(rocescope_core::partitions::default_capture_name);
-        Ok(LiveOut {
-            dir: dir.to_path_buf(),
-            packets: rocescope_data::LivePartitions::new(dir, &capture, window_ns),
-            capture,
-            window_ns,
-            last: Instant::now(),
-        })
+fn written(w: &LiveWriter) -> Written {
+    let st = w.status();
+    Written {
+        dir: w.spec.dir.clone(),
+        capture: rocescope_data::partition_capture_name(&w.spec.capture_name()),
+        files: st.files_written.load(Ordering::Relaxed),
+        rows: st.rows_written.load(Ordering::Relaxed),
+        missed: st.rows_missed.load(Ordering::Relaxed),
+        unwritten: st.rows_unwritten.load(Ordering::Relaxed),
+        unwritten_span_ns: *st
+            .unwritten_span_ns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()),
+        error: w.error(),
     }
+}
 
-    /// Write the windows that have closed (at most once a second), or with
-    /// `end` every window left.
-    fn poll(&mut self, store: &Store, end: bool) -> anyhow::Result<()> {
-        if !end && self.last.elapsed() < Duration::from_secs(1) {
-            return Ok(());
-        }
-        self.last = Instant::now();
-        // The packets table needs no analysis report (its verdicts are in
-        // the store's rows).
-        let report = Report::default();
-        let src = Source {
-            store,
-            report: &report,
-            capture: &self.capture,
-            extra_profiler: &[],
-        };
-        self.packets
-            .flush(&src, end)
-            .with_context(|| format!("writing partitions under {}", self.dir.display()))?;
-        Ok(())
-    }
-
-    /// The other tables of the session, as `export --partition` writes them.
-    fn finish(&mut self, store: &Store, report: &Report) -> anyhow::Result<()> {
-        let src = Source {
-            store,
-            report,
-            capture: &self.capture,
-            extra_profiler: &[],
-        };
-        let opts = ExportOptions {
-            partition_window_ns: Some(self.window_ns),
-            ..ExportOptions::default()
-        };
-        for table in Table::ALL.into_iter().filter(|t| *t != Table::Packets) {
-            export(&src, table, &self.dir, &opts)
-                .with_context(|| format!("writing {table} under {}", self.dir.display()))?;
-        }
-        eprintln!(
-            "rocescope attach: {} packets in {} files under {} (capture={}){}",
-            self.packets.rows_written,
-            self.packets.files_written,
+impl Written {
+    fn text(&self) -> String {
+        let mut t = format!(
+            "{} packets in {} files under {} (capture={})",
+            self.rows,
+            self.files,
             self.dir.join("packets").display(),
-            rocescope_data::partition_capture_name(&self.capture),
-            if self.packets.rows_missed > 0 {
-                format!(
-                    "; {} rows deleted by the disk ring before written",
-                    self.packets.rows_missed
-                )
-            } else {
-                String::new()
-            }
+            self.capture
         );
-        Ok(())
+        if self.missed > 0 {
+            t.push_str(&format!(
+                "; {} rows deleted by the disk ring before written",
+                self.missed
+            ));
+        }
+        if self.unwritten > 0 {
+            let span = self.unwritten_span_ns.map_or_else(String::new, |(a, b)| {
+                format!(
+                    " (capture time {} to {})",
+                    format_time_ns(a),
+                    format_time_ns(b)
+                )
+            });
+            t.push_str(&format!(
+                "; {} rows{span} NOT written: the writer was behind when the session ended",
+                self.unwritten
+            ));
+        }
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "dir": self.dir.display().to_string(),
+            "capture": self.capture,
+            "files_written": self.files,
+            "rows_written": self.rows,
+            "rows_missed": self.missed,
+            "rows_unwritten": self.unwritten,
+            "error": self.error,
+        })
     }
 }

@@ -178,3 +178,95 @@ fn a_cut_capture_is_told_by_every_command() {
     assert_eq!(v["qps"][0]["packets"], 6, "the whole frames before the cut");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Files under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.push(p.clone());
+            out.extend(files_under(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `attach --partitions --duration` ends on time however far the writer
+/// is behind the source (it never ended before, leaving
+/// `.tmp-live-*/part-*.parquet.partial`), says what it did not write, and
+/// leaves only whole files, which read back.
+#[test]
+fn attach_with_partitions_ends_on_time() {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let _agent = Reaped(
+        Command::new(BIN)
+            .args(["agent", "--listen", &listen, "--sim", "default"])
+            .args(["--sim-pace", "max", "--wait-for-client"])
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let dir =
+        std::env::temp_dir().join(format!("rocescope-first-use-fleet-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let t0 = Instant::now();
+    let o = Command::new(BIN)
+        .args(["attach", &format!("tcp://{listen}"), "--headless", "--json"])
+        .args(["--partitions", dir.to_str().unwrap(), "--window", "10ms"])
+        .args(["--capture", "rack-7", "--duration", "3s"])
+        .output()
+        .unwrap();
+    let wall = t0.elapsed();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    // 3 s, the client's 2 s to stop, the writer's 2 s grace, the tables.
+    assert!(wall < Duration::from_secs(10), "took {wall:?}: {err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let p = &v["partitions"];
+    let (written, unwritten) = (
+        p["rows_written"].as_u64().unwrap(),
+        p["rows_unwritten"].as_u64().unwrap(),
+    );
+    assert!(written > 0, "{v}");
+    assert_eq!(
+        written + unwritten + p["rows_missed"].as_u64().unwrap(),
+        v["store_rows"].as_u64().unwrap(),
+        "every row written or counted: {v}"
+    );
+    if unwritten > 0 {
+        assert!(err.contains("NOT written"), "{err}");
+    }
+    let leftovers: Vec<_> = files_under(&dir)
+        .into_iter()
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.ends_with(".partial") || name.starts_with(".tmp")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let q = run(&[
+        "query",
+        dir.to_str().unwrap(),
+        "SELECT count(*) AS n FROM packets",
+        "--format",
+        "csv",
+    ]);
+    assert!(q.status.success(), "{}", stderr(&q));
+    let n: u64 = String::from_utf8_lossy(&q.stdout)
+        .lines()
+        .nth(1)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(n, written, "the files read back whole");
+    let _ = std::fs::remove_dir_all(&dir);
+}

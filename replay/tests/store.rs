@@ -120,6 +120,72 @@ fn a_live_store_grows_and_is_queryable_while_it_grows() {
     assert_eq!(store.time_window(10_000, 20_000), 100..200);
 }
 
+/// A visitor of a live store's frames may wait on another thread that
+/// appends (an export's workers hand batches over a channel while the
+/// ingest goes on): the bytes' lock is not held across the visit. It was,
+/// and `attach --partitions` deadlocked on its first window: the appending
+/// ingest waited for the lock, and with a writer waiting, no other reader
+/// got in.
+#[test]
+fn a_frame_visitor_may_wait_for_an_append() {
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let store = Store::live(TimeBase::Nanoseconds);
+    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(NoAnalysis));
+    let mut buf = Vec::new();
+    let mut feed = |store: &Store, ingest: &mut Ingest, i: u32| {
+        PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 7, i)
+            .build_into(&[1, 2, 3, 4], &mut buf);
+        store.ingest(
+            ingest,
+            &IngestFrame {
+                ts_ns: u64::from(i) * 100,
+                data: &buf,
+                origlen: buf.len() as u32,
+                linktype: 1,
+                port: 0,
+                dir: None,
+                file_offset: 0,
+            },
+        );
+    };
+    for i in 0..100 {
+        feed(&store, &mut ingest, i);
+    }
+    store.flush_live(&mut ingest);
+    let (appended_tx, appended_rx) = mpsc::channel();
+    std::thread::scope(|s| {
+        let store = &store;
+        let visitor = s.spawn(move || {
+            let mut waited = None;
+            store
+                .for_each_frame(0..100, |i, _, _| {
+                    if i == 0 {
+                        // Let the append happen, and wait for it.
+                        waited = Some(appended_rx.recv_timeout(Duration::from_secs(10)).is_ok());
+                    }
+                    std::ops::ControlFlow::Continue(())
+                })
+                .unwrap();
+            waited
+        });
+        s.spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            for i in 100..200 {
+                feed(store, &mut ingest, i);
+            }
+            store.flush_live(&mut ingest);
+            let _ = appended_tx.send(());
+        });
+        assert_eq!(
+            visitor.join().unwrap(),
+            Some(true),
+            "the append waited on the visit"
+        );
+    });
+    assert_eq!(store.len(), 200);
+}
+
 /// Blocks of frames (bytes back to back), raw or decoded elsewhere, mixed
 /// with single frames: the same rows and bytes as one frame at a time.
 #[test]

@@ -26,11 +26,17 @@ pub struct PartitionStatus {
     pub rows_written: AtomicU64,
     /// Rows the store's disk ring deleted before they were written.
     pub rows_missed: AtomicU64,
+    /// Rows not written when the writer was stopped by a deadline (it was
+    /// behind), and the capture time they span.
+    pub rows_unwritten: AtomicU64,
+    pub unwritten_span_ns: Mutex<Option<(u64, u64)>>,
     /// The last write that failed (the window is tried again a second
     /// later); cleared by the next write that succeeds.
     pub error: Mutex<Option<String>>,
     /// The thread has written the last window and the other tables.
     pub finished: AtomicBool,
+    /// The packets table is done (written or abandoned).
+    pub packets_done: AtomicBool,
 }
 
 /// What a writer was started with.
@@ -63,6 +69,8 @@ pub struct LiveWriter {
     pub spec: PartitionSpec,
     status: Arc<PartitionStatus>,
     stop: Arc<AtomicBool>,
+    /// Abandons the write under way (its file removed) and what is left.
+    cancel: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -75,16 +83,23 @@ impl LiveWriter {
     ) -> std::io::Result<LiveWriter> {
         let status = Arc::new(PartitionStatus::default());
         let stop = Arc::new(AtomicBool::new(false));
+        let cancel = Arc::new(AtomicBool::new(false));
         let thread = {
-            let (status, stop, spec) = (Arc::clone(&status), Arc::clone(&stop), spec.clone());
+            let (status, stop, cancel, spec) = (
+                Arc::clone(&status),
+                Arc::clone(&stop),
+                Arc::clone(&cancel),
+                spec.clone(),
+            );
             std::thread::Builder::new()
                 .name("rocescope-partitions".into())
-                .spawn(move || run(&store, &analysis, &spec, &status, &stop))?
+                .spawn(move || run(&store, &analysis, &spec, &status, &stop, cancel))?
         };
         Ok(LiveWriter {
             spec,
             status,
             stop,
+            cancel,
             thread: Some(thread),
         })
     }
@@ -122,6 +137,10 @@ impl LiveWriter {
         if missed > 0 {
             text.push_str(&format!(", {missed} rows MISSED (disk ring)"));
         }
+        let unwritten = s.rows_unwritten.load(Ordering::Relaxed);
+        if unwritten > 0 {
+            text.push_str(&format!(", {unwritten} rows NOT WRITTEN (stopped behind)"));
+        }
         if self.finished() {
             text.push_str(", done");
         } else if self.stopping() {
@@ -148,6 +167,28 @@ impl LiveWriter {
             let _ = t.join();
         }
     }
+
+    /// Stop, and wait for the thread to write what is left until
+    /// `deadline`; past it the window being written is abandoned (its file
+    /// removed, so only whole files remain) and the rest counted as not
+    /// written. The other tables are written either way. True when every
+    /// row was written.
+    pub fn finish_by(&mut self, deadline: Instant) -> bool {
+        self.request_stop();
+        while !self.writing_done() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !self.writing_done() {
+            self.cancel.store(true, Ordering::Release);
+        }
+        self.wait();
+        self.status.rows_unwritten.load(Ordering::Relaxed) == 0
+    }
+
+    /// The packets table is written (or abandoned); the small tables follow.
+    fn writing_done(&self) -> bool {
+        self.finished() || self.status.packets_done.load(Ordering::Acquire)
+    }
 }
 
 impl Drop for LiveWriter {
@@ -166,9 +207,11 @@ fn run(
     spec: &PartitionSpec,
     status: &PartitionStatus,
     stop: &AtomicBool,
+    cancel: Arc<AtomicBool>,
 ) {
     let capture = spec.capture_name();
     let mut live = LivePartitions::new(&spec.dir, &capture, spec.window_ns);
+    live.cancel_on(Arc::clone(&cancel));
     // The packets table needs no report (its verdicts are in the rows).
     let no_report = Report::default();
     // The windows closed already are written at once.
@@ -195,17 +238,25 @@ fn run(
                 .store(live.rows_missed, Ordering::Relaxed);
             match r {
                 Ok(_) => set_error(status, None),
+                Err(rocescope_data::DataError::Cancelled) => {}
                 Err(e) => set_error(
                     status,
                     Some(format!("partitions under {}: {e}", spec.dir.display())),
                 ),
             }
-            if end {
+            if end || cancel.load(Ordering::Acquire) {
                 break;
             }
         }
         std::thread::sleep(POLL);
     }
+    let (unwritten, span) = live.unwritten(store);
+    status.rows_unwritten.store(unwritten, Ordering::Relaxed);
+    *status
+        .unwritten_span_ns
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = span;
+    status.packets_done.store(true, Ordering::Release);
     // The other tables of the session, as `export --partition` writes them.
     let report = analysis
         .0

@@ -19,6 +19,9 @@ pub enum DataError {
     Store(#[from] rocescope_replay::store::StoreError),
     #[error("the export's writer stopped before the table was written")]
     WriterStopped,
+    /// Its `ExportOptions::cancel` was set; what it was writing is removed.
+    #[error("the export was stopped before the table was written")]
+    Cancelled,
     /// The engine's own message (bad SQL, a type error, a failed write).
     #[error(transparent)]
     Polars(#[from] polars::prelude::PolarsError),

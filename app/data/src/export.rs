@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use polars::prelude::*;
@@ -70,6 +72,18 @@ pub struct ExportOptions {
     /// Rows per batch of the packets table, which is a Parquet row group
     /// (default [`BATCH_ROWS`]).
     pub batch_rows: Option<usize>,
+    /// Set to stop the export at its next batch ([`DataError::Cancelled`]);
+    /// the file being written is removed, so only whole files remain.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl ExportOptions {
+    fn check_cancel(&self) -> Result<(), DataError> {
+        match &self.cancel {
+            Some(c) if c.load(Ordering::Acquire) => Err(DataError::Cancelled),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// What an export wrote.
@@ -107,7 +121,10 @@ pub fn export(
                 opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
                 &recycler,
                 None,
-                &mut |b| parts.write(b.into_frame()?),
+                &mut |b| {
+                    opts.check_cancel()?;
+                    parts.write(b.into_frame()?)
+                },
             )?;
             (rows, parts.finish()?)
         }
@@ -149,7 +166,10 @@ pub fn export(
                 opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
                 &recycler,
                 Some(&encode),
-                &mut |b| file.write_batch(b, &recycler),
+                &mut |b| {
+                    opts.check_cancel()?;
+                    file.write_batch(b, &recycler)
+                },
             )?;
             if file.writer.is_none() {
                 // No rows at all: still a valid file with the schema.
@@ -310,13 +330,23 @@ enum Writer {
 }
 
 /// One output file, written to `NAME.partial` and renamed when complete so
-/// that a failed export never leaves a file that looks whole.
+/// that a failed export never leaves a file that looks whole; one that
+/// does not complete (an error, a cancel) removes its partial file.
 struct OutFile {
     path: PathBuf,
     partial: PathBuf,
     format: Format,
     file: Option<File>,
     writer: Option<Writer>,
+    renamed: bool,
+}
+
+impl Drop for OutFile {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
 }
 
 fn io_err<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> DataError + 'a {
@@ -339,6 +369,7 @@ impl OutFile {
             format,
             file: Some(file),
             writer: None,
+            renamed: false,
         })
     }
 
@@ -416,7 +447,8 @@ impl OutFile {
             None => {}
         }
         std::fs::rename(&self.partial, &self.path).map_err(io_err("cannot write", &self.path))?;
-        Ok(self.path)
+        self.renamed = true;
+        Ok(self.path.clone())
     }
 }
 

@@ -3,6 +3,10 @@
 //! has arrived), so that a crash loses at most the window still open.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use rocescope_replay::store::Store;
 
 use crate::export::{ExportOptions, Format, Rows, export, partition_capture_name};
 use crate::{DataError, Source, Table};
@@ -26,6 +30,9 @@ pub struct LivePartitions {
     /// This writer's mark in its file names, so that a session started
     /// again under the same capture name adds files, never overwrites.
     tag: String,
+    /// Stops a write at its next batch (the file being written is
+    /// removed): `--duration` ends a session whatever the backlog.
+    cancel: Option<Arc<AtomicBool>>,
     /// Rows the store let go (its disk ring) before they were written.
     pub rows_missed: u64,
     pub rows_written: u64,
@@ -47,10 +54,30 @@ impl LivePartitions {
                     .map_or(0, |d| d.as_millis()),
                 std::process::id()
             ),
+            cancel: None,
             rows_missed: 0,
             rows_written: 0,
             files_written: 0,
         }
+    }
+
+    /// Writes stop (with [`DataError::Cancelled`]) once `flag` is set.
+    pub fn cancel_on(&mut self, flag: Arc<AtomicBool>) {
+        self.cancel = Some(flag);
+    }
+
+    /// Rows of `store` not written yet, and the capture time they span.
+    pub fn unwritten(&self, store: &Store) -> (u64, Option<(u64, u64)>) {
+        let first = self.next_row.max(store.first_row());
+        let len = store.len();
+        let span = match (
+            store.row(first),
+            len.checked_sub(1).and_then(|l| store.row(l)),
+        ) {
+            (Some(a), Some(b)) if first < len => Some((a.ts_ns, b.ts_ns)),
+            _ => None,
+        };
+        (len.saturating_sub(first), span)
     }
 
     /// Write every window that has closed; with `end`, the open one too.
@@ -126,9 +153,14 @@ impl LivePartitions {
         let opts = ExportOptions {
             format: Some(Format::Parquet),
             rows: Rows::Range(rows),
+            cancel: self.cancel.clone(),
             ..ExportOptions::default()
         };
-        export(src, Table::Packets, &tmp, &opts)?;
+        if let Err(e) = export(src, Table::Packets, &tmp, &opts) {
+            // The export removed its partial file; no empty folder either.
+            let _ = std::fs::remove_dir(&tmp_dir);
+            return Err(e);
+        }
         // The window's folder once its file is whole: no empty folders.
         mkdir(&dir)?;
         let path = dir.join(name);

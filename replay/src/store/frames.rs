@@ -119,13 +119,20 @@ impl Store {
                 Ok(f(buf))
             }
             Backing::Memory(mem) => {
-                let mem = mem.read().unwrap_or_else(|e| e.into_inner());
-                if let Some(bytes) = mem.slice(lo, hi) {
-                    return Ok(f(bytes));
-                }
+                // Copied out, the lock let go before `f` runs: `f` may wait
+                // (an export's workers hand batches over a channel), and a
+                // writer waiting on the lock (the ingest appending) would
+                // then hold off every other reader: the export deadlocked.
                 buf.resize((hi - lo) as usize, 0);
-                mem.read(lo, buf)
-                    .map_err(|e| self.bytes_error(row, lo, e))?;
+                {
+                    let mem = mem.read().unwrap_or_else(|e| e.into_inner());
+                    match mem.slice(lo, hi) {
+                        Some(bytes) => buf.copy_from_slice(bytes),
+                        None => mem
+                            .read(lo, buf)
+                            .map_err(|e| self.bytes_error(row, lo, e))?,
+                    }
+                }
                 Ok(f(buf))
             }
         }
