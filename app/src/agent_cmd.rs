@@ -60,6 +60,23 @@ pub struct AgentArgs {
     /// whole batches (counted and reported to it).
     #[arg(long, default_value_t = 64, value_name = "MIB")]
     pub client_queue_mb: usize,
+    /// What the agent logs on stderr: error, warn, info (clients coming and
+    /// going, control commands, drops, its source), debug (every request),
+    /// trace, or off.
+    #[arg(long, default_value = "info", value_name = "LEVEL")]
+    pub log_level: tracing_subscriber::filter::LevelFilter,
+}
+
+/// The agent's events, one line each on stderr with the time (UTC) and
+/// the level.
+fn init_log(level: tracing_subscriber::filter::LevelFilter) {
+    use std::io::IsTerminal;
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
 }
 
 /// Simulated seconds per wall second; `None`: as fast as possible.
@@ -79,6 +96,7 @@ fn parse_pace(s: &str) -> Result<Pace, String> {
 }
 
 pub fn run(args: AgentArgs) -> anyhow::Result<()> {
+    init_log(args.log_level);
     let mut cfg = AgentConfig::new(args.listen);
     if let Some(p) = &args.token_file {
         cfg.token = Some(read_token_file(p)?);
@@ -118,16 +136,13 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
     };
     let agent = Agent::bind(cfg)?;
     let addr = agent.local_addr()?;
-    eprintln!(
-        "rocescope agent: listening on {addr}, serving {}",
-        main.describe()
-    );
+    tracing::info!("listening on {addr}, serving {}", main.describe());
     let stats = agent.stats();
     let status = agent.run(main, side)?;
     use std::sync::atomic::Ordering::Relaxed;
     let clients = stats.clients_accepted.load(Relaxed);
-    eprintln!(
-        "rocescope agent: {}; {} frames published, {} sent, {} dropped for slow clients; {} client{} served",
+    tracing::info!(
+        "{}; {} frames published, {} sent, {} dropped for slow clients; {} client{} served",
         match status {
             SourceStatus::End => "the source ended (clients were told END)",
             SourceStatus::Stopped => "stopped",

@@ -351,6 +351,7 @@ impl Agent {
                 })?
         };
         if self.cfg.wait_for_client {
+            tracing::info!("waiting for a client before reading the source");
             while self.hub.count() == 0 && !self.stop.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -367,7 +368,7 @@ impl Agent {
                 .name("agent-side-source".into())
                 .spawn(move || {
                     if let Err(e) = s.run(&out) {
-                        eprintln!("rocescope agent: source {name}: {e}");
+                        tracing::error!("source {name}: {e}");
                     }
                 })
             {
@@ -381,6 +382,11 @@ impl Agent {
             .with_pool(pool)
             .with_audience(move || audience.count());
         let result = main.run(&out);
+        match &result {
+            Ok(SourceStatus::End) => tracing::info!("source {} ended", main.describe()),
+            Ok(SourceStatus::Stopped) => tracing::info!("stopping"),
+            Err(e) => tracing::error!("source {} failed: {e}", main.describe()),
+        }
         side_stop.store(true, Ordering::Relaxed);
         for t in side_threads {
             let _ = t.join();
@@ -424,9 +430,14 @@ fn accept_loop(
                 live.retain(|h| !h.is_finished());
                 if live.len() >= cfg.max_clients {
                     hub.stats.clients_rejected.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        "client {next_id} from {peer} refused: {} clients already",
+                        cfg.max_clients
+                    );
                     reject(stream, "too many clients");
                     continue;
                 }
+                tracing::info!("client {next_id} from {peer} connected");
                 let conn = Conn {
                     id: next_id,
                     peer,
@@ -478,6 +489,12 @@ struct Conn {
     source: String,
 }
 
+/// What the writer sent a client, for the log line when it leaves.
+#[derive(Debug, Default)]
+struct SentCounts {
+    frames: u64,
+}
+
 /// Consecutive protocol errors after which a client is disconnected.
 const MAX_ERRORS: u32 = 8;
 
@@ -514,8 +531,20 @@ impl Conn {
                 .spawn(move || control_loop(rs, &slot, &authed, &cfg, &hub, &stop))
                 .ok()
         });
-        if let Err(e) = self.write_loop(&stream, &slot) {
-            let _ = e; // The client went away or stalled: nothing to tell it.
+        let (id, peer) = (self.id, self.peer);
+        let mut sent = SentCounts::default();
+        match self.write_loop(&stream, &slot, &mut sent) {
+            Ok(()) => tracing::info!(
+                "client {id} from {peer} left: {} frames sent, {} dropped for a full queue",
+                sent.frames,
+                slot.queue.drops.frames()
+            ),
+            // The client went away or stalled: nothing to tell it.
+            Err(e) => tracing::info!(
+                "client {id} from {peer} gone ({e}): {} frames sent, {} dropped for a full queue",
+                sent.frames,
+                slot.queue.drops.frames()
+            ),
         }
         slot.closed.store(true, Ordering::Relaxed);
         self.hub.leave(self.id);
@@ -524,10 +553,14 @@ impl Conn {
         if let Some(r) = reader {
             let _ = r.join();
         }
-        let _ = self.peer;
     }
 
-    fn write_loop(&self, stream: &TcpStream, slot: &Arc<Slot>) -> io::Result<()> {
+    fn write_loop(
+        &self,
+        stream: &TcpStream,
+        slot: &Arc<Slot>,
+        counts: &mut SentCounts,
+    ) -> io::Result<()> {
         let mut raw = stream;
         let mut w = PcapngWriter::with_capacity(256 * 1024, stream)?;
         w.flush()?;
@@ -536,6 +569,7 @@ impl Conn {
         let mut seq = 0u64;
         let mut sent_frames = 0u64;
         let mut told_dropped = 0u64;
+        let mut last_drop_log: Option<Instant> = None;
         let probes_all = |slot: &Slot| {
             matches!(
                 *slot.probes.lock().unwrap_or_else(|e| e.into_inner()),
@@ -563,8 +597,18 @@ impl Conn {
                 w.flush()?;
                 return Ok(());
             }
+            counts.frames = sent_frames;
             let dropped = slot.queue.drops.frames();
             if dropped != told_dropped {
+                // Once a second at most: a slow client drops often.
+                if last_drop_log.is_none_or(|t: Instant| t.elapsed() >= Duration::from_secs(1)) {
+                    last_drop_log = Some(Instant::now());
+                    tracing::warn!(
+                        "client {} from {} reads slower than the source: {dropped} frames dropped so far",
+                        self.id,
+                        self.peer
+                    );
+                }
                 told_dropped = dropped;
                 w.write_record(&Record::Drops(DropCount {
                     ts_ns: now_ns(),
@@ -625,6 +669,7 @@ impl Conn {
                 }
                 Pop::Empty => w.flush()?,
                 Pop::Closed => {
+                    counts.frames = sent_frames;
                     // The source ended (or the agent stops): final counts.
                     let dropped = slot.queue.drops.frames();
                     w.write_record(&Record::Drops(DropCount {
@@ -688,7 +733,9 @@ fn control_loop(
             .push(r);
     };
     let close = || slot.closed.store(true, Ordering::Relaxed);
+    let id = slot.id;
     let err = |code: ErrorCode, text: String, errors: &mut u32| {
+        tracing::warn!("client {id}: ERR {} {text}", code.as_str());
         hub.stats.protocol_errors.fetch_add(1, Ordering::Relaxed);
         reply(Reply::Err { code, text });
         *errors += 1;
@@ -702,6 +749,7 @@ fn control_loop(
     };
     while !slot.closed.load(Ordering::Relaxed) {
         if !authed.load(Ordering::Relaxed) && Instant::now() > deadline {
+            tracing::warn!("client {id}: no AUTH in time, closing");
             hub.stats.auth_failures.fetch_add(1, Ordering::Relaxed);
             reply(Reply::Err {
                 code: ErrorCode::Timeout,
@@ -764,6 +812,11 @@ fn control_loop(
                 continue;
             }
         };
+        match &req {
+            // The token never goes to the log.
+            Request::Auth { .. } => tracing::debug!("client {id}: AUTH"),
+            r => tracing::debug!("client {id}: {r}"),
+        }
         errors = 0;
         match req {
             Request::Hello { version, .. } if version != PROTOCOL_VERSION => {
@@ -787,6 +840,7 @@ fn control_loop(
                 Some(expected) => {
                     if token_matches(token.as_bytes(), expected) {
                         if !authed.swap(true, Ordering::Relaxed) {
+                            tracing::info!("client {id} authenticated");
                             hub.join(slot);
                         }
                         reply(Reply::Ok {
@@ -794,6 +848,7 @@ fn control_loop(
                             detail: String::new(),
                         });
                     } else {
+                        tracing::warn!("client {id}: wrong token, closing");
                         hub.stats.auth_failures.fetch_add(1, Ordering::Relaxed);
                         reply(Reply::Err {
                             code: ErrorCode::Auth,
@@ -843,7 +898,14 @@ fn control_loop(
                     Request::Start => vec!["start".into()],
                     _ => vec!["stop".into()],
                 };
-                match ctl.run(&args) {
+                let outcome = ctl.run(&args);
+                match &outcome {
+                    Ok(out) => tracing::info!("client {id}: {verb}: {}: {out}", args.join(" ")),
+                    Err(e) => {
+                        tracing::error!("client {id}: {verb}: {} failed: {e}", args.join(" "))
+                    }
+                }
+                match outcome {
                     Ok(out) => {
                         let ts_ns = now_ns();
                         let record = match req {
