@@ -157,6 +157,80 @@ fn keys_drive_the_model() {
     assert!(m.quit());
 }
 
+/// `r` in the ladder, whose title offers it, moves to the next resend of
+/// the ladder's QP and stays in the ladder.
+#[test]
+fn r_in_the_ladder_selects_the_next_resend_there() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    let press = |m: &mut Model, k: KeyCode| {
+        for c in handle_event(m, &ui, &key(k)) {
+            m.apply(c);
+        }
+    };
+    press(&mut m, KeyCode::Char('4'));
+    press(&mut m, KeyCode::Home);
+    assert!(render(&m, 120, 32).contains("r next retransmission"));
+    for want in [5, 6, 7] {
+        press(&mut m, KeyCode::Char('r'));
+        assert_eq!(m.view(), View::Ladder, "r keeps the ladder");
+        assert_eq!(m.selected(), Some(want), "the next resend");
+    }
+    press(&mut m, KeyCode::Char('r'));
+    assert_eq!(m.selected(), Some(7), "no resend after the last");
+    assert!(
+        m.status().contains("no retransmission of QP 0x000012"),
+        "{}",
+        m.status()
+    );
+    // From a view that does not show packets, r opens the packet list.
+    press(&mut m, KeyCode::Char('3'));
+    press(&mut m, KeyCode::Home);
+    press(&mut m, KeyCode::Char('r'));
+    assert_eq!(m.view(), View::Packets);
+}
+
+/// An invalid command line says why and changes nothing: not the clock,
+/// not the selection, not the speed.
+#[test]
+fn an_invalid_command_line_changes_nothing() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    m.apply(Command::ShowView(View::Packets));
+    m.apply(Command::SelectRow(9));
+    let before = (
+        m.cursor_ns(),
+        m.selected(),
+        m.clock().state(),
+        m.clock().speed(),
+    );
+    for line in ["goto -5", "goto later", "speed -1", "speed 0"] {
+        for c in handle_event(&m, &ui, &key(KeyCode::Char(':'))) {
+            m.apply(c);
+        }
+        for ch in line.chars() {
+            for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
+                m.apply(c);
+            }
+        }
+        for c in handle_event(&m, &ui, &key(KeyCode::Enter)) {
+            m.apply(c);
+        }
+        m.tick(Instant::now());
+        assert!(m.status().contains("usage:"), "{line}: {}", m.status());
+        assert_eq!(
+            (
+                m.cursor_ns(),
+                m.selected(),
+                m.clock().state(),
+                m.clock().speed()
+            ),
+            before,
+            "{line} changed the workbench"
+        );
+    }
+}
+
 #[test]
 fn every_binding_maps_to_its_command_and_help_lists_them_all() {
     let mut m = sample_model();
