@@ -224,7 +224,7 @@ impl Model {
             self.records.refresh(&self.store);
             self.report_at = Some(now);
         }
-        if self.selected.is_none() && self.horizon() > 0 {
+        if self.selected.is_none() && self.horizon() > 0 && !self.lesson_awaits_pick() {
             self.selected = Some(self.store.first_row());
         }
         self.place_lesson_cursor();
