@@ -471,7 +471,8 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
         assert!(ok);
         assert!(
             text.contains(&format!(
-                "waveform: 24 matched, 1 capture / 0 waveform frames unmatched, capture = waveform +{shift_ns} ns (spread 0 ns)"
+                "waveform: 24 matched, 1 capture / 0 waveform frames unmatched, waveform time 0 = capture time {} (the capture's clock is wall time, the waveform's counts from 0) (spread 0 ns)",
+                rocescope_replay::text::utc_text(shift_ns)
             )),
             "{text}"
         );

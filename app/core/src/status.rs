@@ -81,12 +81,12 @@ pub struct StatusLine {
     pub reconnects: u64,
     /// The source's error (a recording that failed, a fatal link error).
     pub error: Option<String>,
-    /// A bounded live session: rows whose index lies on disk, rows and
-    /// records let go (the disk ring, the records' share).
+    /// A bounded live session: rows whose index lies on disk, rows the
+    /// disk ring deleted, records dropped past the records' share.
     pub rows_on_disk: u64,
     pub rows_deleted: u64,
     pub records_deleted: u64,
-    /// Filter matches let go past the match list's bound (the oldest).
+    /// Filter matches dropped past the match list's bound (the oldest).
     pub matches_let_go: u64,
     /// Live partitions being written: what so far (windows, rows, rows
     /// the disk ring deleted before they were written).
@@ -260,13 +260,29 @@ impl StatusLine {
         }
         if self.records_deleted > 0 {
             out.push(part(
-                format!("{} records let go", self.records_deleted),
+                format!(
+                    "{} oldest probe/slot {} dropped (memory cap)",
+                    self.records_deleted,
+                    if self.records_deleted == 1 {
+                        "record"
+                    } else {
+                        "records"
+                    }
+                ),
                 Tone::Notice,
             ));
         }
         if self.matches_let_go > 0 {
             out.push(part(
-                format!("{} oldest filter matches let go", self.matches_let_go),
+                format!(
+                    "{} oldest filter {} dropped (list full)",
+                    self.matches_let_go,
+                    if self.matches_let_go == 1 {
+                        "match"
+                    } else {
+                        "matches"
+                    }
+                ),
                 Tone::Notice,
             ));
         }
@@ -441,7 +457,7 @@ mod tests {
         for want in [
             "65536 on disk",
             "131072 rows deleted by the disk ring",
-            "7 records let go",
+            "7 oldest probe/slot records dropped (memory cap)",
         ] {
             assert!(text.contains(want), "{want:?} in {text}");
         }
