@@ -82,6 +82,33 @@ fn snapshots_of_each_view() {
     }
 }
 
+/// Each view on an 80x24 terminal: whole cells (QP, route, state, times),
+/// the legend off the chart, the keys offered.
+#[test]
+fn snapshots_of_each_view_at_80x24() {
+    let mut m = sample_model();
+    m.apply(Command::SelectRow(5));
+    for v in View::ALL {
+        m.apply(Command::ShowView(v));
+        if v == View::Retransmissions || v == View::Qps {
+            m.apply(Command::SelectFirst);
+        }
+        let text = render(&m, 80, 24);
+        match v {
+            View::Qps => {
+                let row = text.lines().find(|l| l.contains("0x000012 ")).unwrap();
+                assert!(row.contains("10.0.0.1 > 10.0.0.2"), "{text}");
+                assert!(row.contains(" idle "), "{text}");
+            }
+            View::Retransmissions => assert!(text.contains("0.000006000"), "{text}"),
+            View::Ladder => assert!(text.contains("r next retransmission"), "{text}"),
+            View::Overview => assert!(!text.contains("┌───"), "{text}"),
+            _ => {}
+        }
+        insta::assert_snapshot!(format!("view_{}_80x24", v.title().to_lowercase()), text);
+    }
+}
+
 #[test]
 fn packets_view_shows_flags_and_the_detail_tree() {
     let mut m = sample_model();
