@@ -49,6 +49,13 @@ impl std::fmt::Display for Alignment {
             write!(f, ", not aligned")
         } else if self.ordinal {
             write!(f, ", aligned by content (capture times are packet indexes)")
+        } else if self.offset_ns >= WALL_CLOCK_NS {
+            write!(
+                f,
+                ", {} (the capture on wall-clock time; spread {} ns)",
+                self.offset_text(),
+                self.spread_ns
+            )
         } else {
             write!(f, ", {} (spread {} ns)", self.offset_text(), self.spread_ns)
         }
@@ -68,8 +75,7 @@ impl Alignment {
         let d = self.offset_ns;
         if d >= WALL_CLOCK_NS {
             format!(
-                "waveform time 0 = capture time {} (the capture's clock is wall time, \
-                 the waveform's counts from 0)",
+                "waveform time 0 = capture time {}",
                 crate::text::utc_text(d.unsigned_abs())
             )
         } else if d.unsigned_abs() >= 1_000_000_000 {
