@@ -288,8 +288,8 @@ pub fn run(
         writeln!(out, "retransmission episodes:")?;
         writeln!(
             out,
-            "{:>8}  {:<8}  {:<14}  {:>8}  {:>6}  {:>8}  {}",
-            "frame", "QP", "cause", "from PSN", "resent", "bytes", "recovery"
+            "{:>8}  {:<8}  {:<14}  {:>8}  {:>6}  {:>8}  recovery",
+            "frame", "QP", "cause", "from PSN", "resent", "bytes"
         )?;
         for e in report.episodes.iter().take(50) {
             writeln!(

@@ -230,7 +230,7 @@ fn check_layout(w: u16, h: u16) {
     t.type_text("goto -5");
     t.keys(&["Enter"]);
     let refused = t.wait_for(&["usage: goto"]);
-    check(refused.contains("usage: goto"), format!("{refused}"));
+    check(refused.contains("usage: goto"), refused.clone());
     check(
         refused.contains("of 6166") && refused.contains("paused"),
         format!("goto -5 moved the cursor at {w}x{h}: {refused}"),
@@ -244,7 +244,7 @@ fn check_layout(w: u16, h: u16) {
         empty.contains("Packets: no packet matches the filter"),
         format!("{w}x{h}: {empty}"),
     );
-    check(!empty.contains("1-0 of 0"), format!("{empty}"));
+    check(!empty.contains("1-0 of 0"), empty.clone());
     t.keys(&["q"]);
     assert!(
         problems.is_empty(),
