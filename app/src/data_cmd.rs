@@ -13,6 +13,7 @@ use rocescope_data::{
 };
 use rocescope_decoders::analysis::Report;
 use rocescope_replay::store::Store;
+use rocescope_replay::text::{counted, rows_rate_text};
 
 use crate::opened::{open_analysed, warn_store};
 use crate::sim_cmd::parse_duration_ns;
@@ -187,22 +188,21 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<()> {
     for table in tables {
         let summary = export(&opened.source(), table, &args.to, &opts)
             .with_context(|| format!("exporting {table} to {}", args.to.display()))?;
-        let rate = summary.rows as f64 / summary.elapsed.as_secs_f64().max(1e-9);
         let to = match summary.files.as_slice() {
             [one] if !args.partition => one.display().to_string(),
             files => format!(
-                "{} files under {}",
-                files.len(),
+                "{} under {}",
+                counted(files.len() as u64, "file", "files"),
                 args.to.join(table.name()).display()
             ),
         };
         writeln!(
             out,
-            "{} rows of {} in {:.3} s ({:.2} M rows/s) -> {to}",
-            summary.rows,
+            "{} of {} in {:.3} s ({}) -> {to}",
+            counted(summary.rows, "row", "rows"),
             summary.table,
             summary.elapsed.as_secs_f64(),
-            rate / 1e6,
+            rows_rate_text(summary.rows, summary.elapsed.as_secs_f64()),
         )?;
     }
     Ok(())

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use rocescope_core::lesson::{self, Lesson, check};
 use rocescope_core::source::{self, Pace, SourceSpec, steer};
+use rocescope_replay::text::counted;
 
 #[derive(Debug, clap::Args)]
 pub struct LessonArgs {
@@ -51,10 +52,11 @@ pub fn run(args: LessonArgs) -> anyhow::Result<()> {
             let asks = l.steps.iter().filter(|s| s.ask.is_some()).count();
             writeln!(
                 out,
-                "{stem:<stem_w$}  {:<title_w$}  scenario {:<scenario_w$}  {} steps, {asks} questions: {}",
+                "{stem:<stem_w$}  {:<title_w$}  scenario {:<scenario_w$}  {}, {}: {}",
                 l.title,
                 l.scenario,
-                l.steps.len(),
+                counted(l.steps.len() as u64, "step", "steps"),
+                counted(asks as u64, "question", "questions"),
                 l.topic
             )?;
         }

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use rocescope_decoders::analysis::{Counters, Episode, Report};
 use rocescope_replay::text::{
-    addr, cause_short, episodes_of, naks, qp_route, qpn, recovery_text, rtt_text,
+    addr, cause_short, counted, episodes_of, human_bytes, naks, qp_route, qpn, recovery_text,
+    rtt_text,
 };
 use serde_json::{Map, Value, json};
 
@@ -215,35 +216,38 @@ pub fn run(
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "{}: {} packets, {} RoCE, {} QP conversations",
+        "{}: {} packets, {} RoCE, {}",
         file.display(),
         stats.packets,
         stats.roce_packets,
-        report.qps.len()
+        counted(
+            report.qps.len() as u64,
+            "QP conversation",
+            "QP conversations"
+        )
     )?;
     if let (Some(a), Some(w)) = (&alignment, wave) {
         writeln!(out, "{}: {a}", w.display())?;
     }
     writeln!(out)?;
+    // Whole words in 80 columns: two heading lines, and each QP's route
+    // on a line of its own below its numbers.
     writeln!(
         out,
-        "{:<33} {:>9} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>10}",
-        "QP (requester > responder)",
-        "packets",
-        "retrans",
-        "episod",
-        "NAKs",
-        "CNPs",
-        "cap.los",
-        "outst",
-        "RTT p50"
+        "{:<8} {:>9} {:>7} {:>9} {:>6} {:>6} {:>8} {:>8} {:>10}",
+        "", "", "", "", "", "", "capture", "unACKed", "RTT"
+    )?;
+    writeln!(
+        out,
+        "{:<8} {:>9} {:>7} {:>9} {:>6} {:>6} {:>8} {:>8} {:>10}",
+        "QP", "packets", "resent", "episodes", "NAKs", "CNPs", "loss", "at end", "p50"
     )?;
     for q in &report.qps {
         let c = &q.counters;
-        let name = format!("{} {}", qpn(q.dest_qp), qp_route(q));
         writeln!(
             out,
-            "{name:<33} {:>9} {:>8} {:>7} {:>6} {:>6} {:>7} {:>5} {:>10}",
+            "{:<8} {:>9} {:>7} {:>9} {:>6} {:>6} {:>8} {:>8} {:>10}",
+            qpn(q.dest_qp),
             q.packets,
             c.retransmitted_packets,
             episodes_of(q),
@@ -253,6 +257,7 @@ pub fn run(
             q.outstanding,
             rtt_text(q.rtt_p50_ns)
         )?;
+        writeln!(out, "  {}", qp_route(q))?;
     }
     writeln!(out)?;
     writeln!(out, "counters (mlx5/rxe names where they match):")?;
@@ -264,10 +269,15 @@ pub fn run(
     if !report.episodes.is_empty() {
         writeln!(out)?;
         writeln!(out, "retransmission episodes:")?;
+        writeln!(
+            out,
+            "{:>8}  {:<8}  {:<14}  {:>8}  {:>6}  {:>8}  recovery",
+            "frame", "QP", "cause", "from PSN", "resent", "bytes"
+        )?;
         for e in report.episodes.iter().take(50) {
             writeln!(
                 out,
-                "  frame {:>8}  QP {}  {:<14} from PSN {:<8} resent {} packets ({} bytes), {}",
+                "{:>8}  {:<8}  {:<14}  {:>8}  {:>6}  {:>8}  {}",
                 e.first_index + 1,
                 report
                     .qps
@@ -276,12 +286,8 @@ pub fn run(
                 cause_short(e.cause),
                 e.from_psn,
                 e.packets_resent,
-                e.bytes_resent,
-                if e.recovered {
-                    format!("recovery {}", recovery_text(e))
-                } else {
-                    recovery_text(e)
-                }
+                human_bytes(e.bytes_resent),
+                recovery_text(e)
             )?;
         }
         if report.episodes.len() > 50 {

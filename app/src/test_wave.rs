@@ -1,16 +1,20 @@
 //! A waveform from a real simulator for the signals views' tests: Icarus
-//! Verilog runs a generated testbench that streams three RoCE frames built
-//! by `PacketBuilder` over a 64-bit AXI4-Stream with idle cycles, and sets
-//! `bth_opcode`, `bth_psn` and `aeth_syndrome` registers to each frame's
-//! values on its first beat. Made once per test process. `None` (the test
-//! skips) without iverilog unless `ROCESCOPE_REQUIRE_IVERILOG=1`.
+//! Verilog runs the shipped testbench `assets/waveforms/axis_replay.v` on
+//! three RoCE frames built by `PacketBuilder`, written as its beats
+//! ([`beats_hex`]): a 64-bit AXI4-Stream with idle cycles, and
+//! `bth_opcode`, `bth_psn` and `aeth_syndrome` registers set to each
+//! frame's values on its first beat. Made once per test process. `None`
+//! (the test skips) without iverilog unless `ROCESCOPE_REQUIRE_IVERILOG=1`.
+//! The README's `sim_dump.vcd` is the same testbench on the bundled
+//! sample's frames (`assets/waveforms/sample-write-read.hex`, checked here
+//! to be what [`sample_beats`] makes of the sample).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use rocescope_decoders::{Opcode, PacketBuilder};
+use rocescope_decoders::{DecodeConfig, LinkLayer, Opcode, PacketBuilder, decode};
 
 /// The frames: (opcode, PSN, syndrome, bytes).
 pub(crate) fn frames() -> Vec<(u8, u32, u8, Vec<u8>)> {
@@ -31,6 +35,68 @@ pub(crate) fn frames() -> Vec<(u8, u32, u8, Vec<u8>)> {
     ]
 }
 
+/// The shipped testbench.
+pub(crate) fn testbench() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/waveforms/axis_replay.v")
+}
+
+/// The testbench's `+frames` file: one 35-digit word a beat, `{1, idle
+/// cycles before the beat (16 bits), first, last, tkeep, tdata (byte 0 in
+/// the low bits), BTH opcode, PSN, AETH syndrome}`. `frames` are (idle
+/// cycles before the frame, bytes).
+pub(crate) fn beats_hex(frames: &[(u16, &[u8])]) -> String {
+    let mut out = String::from(
+        "// Beats for assets/waveforms/axis_replay.v, one a line:\n\
+         // {1, idle cycles before it [15:0], first, last, tkeep[7:0], tdata[63:0], BTH opcode, PSN[23:0], AETH syndrome}\n",
+    );
+    for (idle, f) in frames {
+        let p = decode(f, LinkLayer::Ethernet, &DecodeConfig::default());
+        let (op, psn) = p.bth().map_or((0, 0), |b| (b.opcode().0, b.psn()));
+        let syn = p.ext().aeth().map_or(0, |a| a.syndrome_raw());
+        let beats = f.chunks(8).count();
+        for (k, chunk) in f.chunks(8).enumerate() {
+            let mut data = [0u8; 8];
+            data[..chunk.len()].copy_from_slice(chunk);
+            let hex: String = data.iter().rev().map(|b| format!("{b:02x}")).collect();
+            let keep = (1u16 << chunk.len()) - 1;
+            let idle = if k == 0 { *idle } else { 0 };
+            let first = u8::from(k == 0);
+            let last = u8::from(k + 1 == beats);
+            let _ = writeln!(
+                out,
+                "1{idle:04x}{first}{last}{keep:02x}{hex}{op:02x}{psn:06x}{syn:02x}"
+            );
+        }
+    }
+    out
+}
+
+/// The bundled sample capture's frames as beats, each frame's first beat
+/// on the 4 ns cycle nearest its capture time (the first after 3 idle
+/// cycles), so that the waveform aligns with the capture.
+pub(crate) fn sample_beats() -> String {
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
+    let mut r = rocescope_replay::CaptureReader::open(&sample).expect("the sample opens");
+    let mut frames: Vec<(u64, Vec<u8>)> = Vec::new();
+    while let Some(f) = r.next_frame().expect("the sample reads") {
+        frames.push((f.ts_ns, f.data.to_vec()));
+    }
+    let t0 = frames.first().map_or(0, |f| f.0);
+    let mut next_free = 0u64;
+    let mut with_gaps = Vec::new();
+    for (ts, bytes) in &frames {
+        let cycle = 3 + (ts - t0).div_ceil(4);
+        let idle = cycle.saturating_sub(next_free);
+        next_free = next_free + idle + bytes.chunks(8).count() as u64;
+        with_gaps.push((
+            u16::try_from(idle).expect("gaps under 262 µs"),
+            bytes.as_slice(),
+        ));
+    }
+    beats_hex(&with_gaps)
+}
+
 pub(crate) fn vcd() -> Option<PathBuf> {
     static MADE: OnceLock<Option<PathBuf>> = OnceLock::new();
     MADE.get_or_init(make).clone()
@@ -48,58 +114,35 @@ fn make() -> Option<PathBuf> {
     let dir = std::env::temp_dir().join(format!("rocescope-signals-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).ok()?;
-    let mut v = String::from(
-        "`timescale 1ns/1ps
-module rx(input aclk);
-  reg [63:0] tdata = 0; reg [7:0] tkeep = 0; reg tvalid = 0; reg tlast = 0;
-  reg [7:0] bth_opcode = 0; reg [23:0] bth_psn = 0; reg [7:0] aeth_syndrome = 0;
-endmodule
-module tb;
-  reg clk = 0; always #2 clk = ~clk;
-  rx u(.aclk(clk));
-  reg [8*64-1:0] dump;
-  initial begin
-    if (!$value$plusargs(\"dump=%s\", dump)) dump = \"wave.vcd\";
-    $dumpfile(dump); $dumpvars(0, tb.clk, tb.u);
-    repeat (3) @(posedge clk);
-",
-    );
-    for (op, psn, syn, f) in frames() {
-        for (k, chunk) in f.chunks(8).enumerate() {
-            let mut data = [0u8; 8];
-            data[..chunk.len()].copy_from_slice(chunk);
-            let hex: String = data.iter().rev().map(|b| format!("{b:02x}")).collect();
-            let keep = (1u16 << chunk.len()) - 1;
-            let last = u8::from((k + 1) * 8 >= f.len());
-            let _ = write!(
-                v,
-                "    u.tdata <= 64'h{hex}; u.tkeep <= 8'h{keep:02x}; u.tvalid <= 1; u.tlast <= {last};"
-            );
-            if k == 0 {
-                let _ = write!(
-                    v,
-                    " u.bth_opcode <= 8'h{op:02x}; u.bth_psn <= 24'd{psn}; u.aeth_syndrome <= 8'h{syn:02x};"
-                );
-            }
-            v.push_str(" @(posedge clk);\n");
-        }
-        v.push_str("    u.tvalid <= 0; u.tlast <= 0; repeat (4) @(posedge clk);\n");
-    }
-    v.push_str("    #3 $finish;\n  end\nendmodule\n");
-    std::fs::write(dir.join("tb.v"), v).ok()?;
+    // Three idle cycles before the first frame, four between frames.
+    let frames = frames();
+    let gaps: Vec<(u16, &[u8])> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (if i == 0 { 3 } else { 4 }, f.3.as_slice()))
+        .collect();
+    std::fs::write(dir.join("frames.hex"), beats_hex(&gaps)).ok()?;
     let ok = |c: &mut Command| c.current_dir(&dir).status().is_ok_and(|s| s.success());
     assert!(
-        ok(Command::new("iverilog").args(["-o", "sim.vvp", "tb.v"])),
+        ok(Command::new("iverilog")
+            .args(["-o", "sim.vvp"])
+            .arg(testbench())),
         "iverilog failed on {}",
-        dir.join("tb.v").display()
+        testbench().display()
     );
     assert!(
-        ok(Command::new("vvp").args(["-n", "sim.vvp"])),
+        ok(Command::new("vvp").args(["-n", "sim.vvp", "+frames=frames.hex"])),
         "vvp failed"
     );
     // The same run as FST, for the signals' loads from either format.
     assert!(
-        ok(Command::new("vvp").args(["-n", "sim.vvp", "-fst", "+dump=wave.fst"])),
+        ok(Command::new("vvp").args([
+            "-n",
+            "sim.vvp",
+            "-fst",
+            "+frames=frames.hex",
+            "+dump=wave.fst"
+        ])),
         "vvp -fst failed"
     );
     Some(dir.join("wave.vcd"))
@@ -160,6 +203,45 @@ mod tests {
             .iter()
             .map(|c| (c.path.clone(), c.radix))
             .collect()
+    }
+
+    /// The testbench's registers take each frame's values from its bytes:
+    /// the ones the frames were built with.
+    #[test]
+    fn the_beats_carry_each_frames_opcode_psn_and_syndrome() {
+        let frames = super::frames();
+        let gaps: Vec<(u16, &[u8])> = frames.iter().map(|f| (4, f.3.as_slice())).collect();
+        let hex = super::beats_hex(&gaps);
+        let firsts: Vec<&str> = hex
+            .lines()
+            .filter(|l| !l.starts_with("//") && l.as_bytes()[5] == b'1')
+            .collect();
+        assert_eq!(firsts.len(), frames.len());
+        for (line, (op, psn, syn, _)) in firsts.iter().zip(&frames) {
+            assert!(
+                line.ends_with(&format!("{op:02x}{psn:06x}{syn:02x}")),
+                "{line}"
+            );
+            assert_eq!(line.len(), 35, "{line}");
+        }
+    }
+
+    /// assets/waveforms/sample-write-read.hex is what the sample capture
+    /// makes (ROCESCOPE_WRITE_SAMPLE_BEATS=1 writes it again).
+    #[test]
+    fn the_shipped_sample_beats_are_the_sample_capture() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/waveforms/sample-write-read.hex");
+        let want = super::sample_beats();
+        if std::env::var_os("ROCESCOPE_WRITE_SAMPLE_BEATS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+        }
+        let shipped = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            shipped == want,
+            "{} is stale: run ROCESCOPE_WRITE_SAMPLE_BEATS=1 cargo test -p rocescope --lib test_wave",
+            path.display()
+        );
     }
 
     #[test]

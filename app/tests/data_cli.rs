@@ -88,6 +88,41 @@ fn bad_sql_is_one_line_on_stderr_and_a_failure() {
     }
 }
 
+/// The export's line counts rows and files in the number they take and a
+/// small table's rate in rows/s, not `0.00 M rows/s`.
+#[test]
+fn an_export_says_its_rows_and_rate_in_words() {
+    let dir = out_dir("words");
+    let s = sample();
+    let to = dir.join("qps.csv");
+    let out = run(&[
+        "export",
+        s.to_str().unwrap(),
+        "--table",
+        "qps",
+        "--to",
+        to.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let line = text(&out.stdout);
+    assert!(line.starts_with("1 row of qps in "), "{line}");
+    assert!(!line.contains("M rows/s"), "{line}");
+    assert!(line.contains(" rows/s) -> "), "{line}");
+    let parts = dir.join("parts");
+    let out = run(&[
+        "export",
+        s.to_str().unwrap(),
+        "--table",
+        "qps",
+        "--to",
+        parts.to_str().unwrap(),
+        "--partition",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let line = text(&out.stdout);
+    assert!(line.contains(" -> 1 file under "), "{line}");
+}
+
 #[test]
 fn export_then_query_the_parquet_partitions() {
     let dir = out_dir("partitions");
@@ -305,7 +340,11 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
         for table in [
             "packets", "qps", "episodes", "findings", "profiler", "slots",
         ] {
-            assert!(said.contains(&format!("rows of {table} ")), "{said}");
+            assert!(
+                said.contains(&format!("rows of {table} "))
+                    || said.contains(&format!("1 row of {table} ")),
+                "{said}"
+            );
         }
     }
     let packets: Vec<String> = std::fs::read_dir(fleet.join("packets"))

@@ -226,8 +226,81 @@ fn stats_reports_the_rc_analysis() {
     assert_eq!(v["episodes"][0]["packets_resent"], 3);
 
     let text = String::from_utf8(rocescope(&["stats", sample().to_str().unwrap()]).stdout).unwrap();
+    let episode: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "retransmission episodes:")
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        episode,
+        [
+            "4", "0x000012", "NAK", "101", "3", "3.1", "kB", "5.10", "µs"
+        ],
+        "{text}"
+    );
+}
+
+/// `stats` as text fits an 80-column terminal with whole headings, and
+/// counts in the number they take.
+#[test]
+fn stats_text_fits_80_columns_with_whole_headings() {
+    let out = rocescope(&["stats", sample().to_str().unwrap()]);
+    assert!(out.status.success());
     assert!(
-        text.contains(&format!("{:<14} from PSN 101", "NAK")),
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The tables, after the first line (the file's name as given) and
+    // before the diagnosis (sentences).
+    for line in text
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("diagnosis"))
+    {
+        assert!(
+            line.chars().count() <= 80,
+            "{} wide: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(
+        text.contains(": 15 packets, 15 RoCE, 1 QP conversation\n"),
+        "{text}"
+    );
+    let heading: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("QP "))
+        .take(1)
+        .flat_map(|l| l.split_whitespace())
+        .collect();
+    assert_eq!(
+        heading,
+        [
+            "QP", "packets", "resent", "episodes", "NAKs", "CNPs", "loss", "at", "end", "p50"
+        ],
+        "{text}"
+    );
+    for cut in ["episod ", "cap.los", "outst "] {
+        assert!(!text.contains(cut), "{cut:?} in {text}");
+    }
+    // The QP's numbers, then its route.
+    let row: Vec<&str> = text
+        .lines()
+        .find(|l| l.starts_with("0x000012"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row[..8],
+        ["0x000012", "15", "3", "1", "1", "1", "0", "0"],
+        "{text}"
+    );
+    assert!(
+        text.contains("0x000012 ") && text.contains("\n  10.0.0.1 > 10.0.0.2\n"),
         "{text}"
     );
 }

@@ -40,10 +40,15 @@ fn the_course_lists_at_least_fifteen_lessons_with_scenario_and_topic() {
     assert!(lines.len() >= 15, "{text}");
     for l in &lines {
         assert!(l.contains(" scenario "), "{l}");
-        assert!(l.contains(" questions: "), "{l}");
+        assert!(
+            l.contains(" 1 question: ") || l.contains(" questions: "),
+            "{l}"
+        );
     }
-    // Every lesson asks something.
+    // Every lesson asks something; one question is not "1 questions".
     assert!(!text.contains(" 0 questions"), "{text}");
+    assert!(!text.contains(" 1 questions"), "{text}");
+    assert!(!text.contains(" 1 steps"), "{text}");
 }
 
 #[test]

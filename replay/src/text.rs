@@ -46,6 +46,52 @@ pub fn rel_time_text(t0_ns: u64, ts_ns: u64, ordinal: bool) -> String {
     format!("{}.{:09}", d / 1_000_000_000, d % 1_000_000_000)
 }
 
+/// A wall-clock time (ns since the Unix epoch) as UTC with every digit:
+/// `2025-11-29 07:06:40.000005662 UTC`.
+pub fn utc_text(ns: u64) -> String {
+    let secs = ns / 1_000_000_000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil_from_days, for days since 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:09} UTC",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60,
+        ns % 1_000_000_000
+    )
+}
+
+/// `1 question`, `2 questions`: a count and its noun in the number it takes.
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// A rate of rows a second in the unit that suits it: `2.15 M rows/s`,
+/// `10.7 k rows/s`, `9 rows/s` (not `0.00 M rows/s` for a small table).
+pub fn rows_rate_text(rows: u64, secs: f64) -> String {
+    let rate = rows as f64 / secs.max(1e-9);
+    if rate >= 1e6 {
+        format!("{:.2} M rows/s", rate / 1e6)
+    } else if rate >= 1e3 {
+        format!("{:.1} k rows/s", rate / 1e3)
+    } else {
+        format!("{rate:.0} rows/s")
+    }
+}
+
 /// An address as people write it (IPv4-mapped addresses as IPv4, native
 /// IB LIDs as `LID 0x0001`).
 pub fn addr(a: [u8; 16]) -> rocescope_decoders::Endpoint {
@@ -360,5 +406,20 @@ mod tests {
         assert_eq!(rel_time_text(10, 1_000_000_010, false), "1.000000000");
         assert_eq!(rel_time_text(0, 7, true), "#7");
         assert_eq!(qpn(0x12), "0x000012");
+        assert_eq!(utc_text(0), "1970-01-01 00:00:00.000000000 UTC");
+        assert_eq!(
+            utc_text(1_764_400_000_000_005_662),
+            "2025-11-29 07:06:40.000005662 UTC"
+        );
+        assert_eq!(
+            utc_text(951_782_400_000_000_000),
+            "2000-02-29 00:00:00.000000000 UTC"
+        );
+        assert_eq!(counted(1, "question", "questions"), "1 question");
+        assert_eq!(counted(0, "question", "questions"), "0 questions");
+        assert_eq!(rows_rate_text(6_166, 0.578), "10.7 k rows/s");
+        assert_eq!(rows_rate_text(1, 0.117), "9 rows/s");
+        assert_eq!(rows_rate_text(2_000_000, 0.1), "20.00 M rows/s");
+        assert_eq!(rows_rate_text(0, 0.0), "0 rows/s");
     }
 }

@@ -139,19 +139,28 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
                 )),
             }
         }
+        // A value out of range is refused, not clamped: an invalid
+        // command changes nothing.
         "speed" => match arg.trim().trim_start_matches('x').parse::<f64>() {
-            Ok(s) => Ok(Some(Command::SetSpeed(s))),
-            Err(_) => Err("usage: speed X (0.01 .. 100)".into()),
+            Ok(s)
+                if (rocescope_replay::clock::MIN_SPEED..=rocescope_replay::clock::MAX_SPEED)
+                    .contains(&s) =>
+            {
+                Ok(Some(Command::SetSpeed(s)))
+            }
+            _ => Err(format!(
+                "speed: {:?} is not a replay speed; usage: speed X ({} .. {})",
+                arg.trim(),
+                rocescope_replay::clock::MIN_SPEED,
+                rocescope_replay::clock::MAX_SPEED
+            )),
         },
-        "goto" => match arg
-            .trim()
-            .trim_end_matches("us")
-            .trim_end_matches("µs")
-            .trim()
-            .parse::<f64>()
-        {
-            Ok(us) => Ok(Some(Command::JumpToTime(t0_ns + (us * 1000.0) as u64))),
-            Err(_) => Err("usage: goto MICROSECONDS (from the first packet)".into()),
+        "goto" => match micros(&arg) {
+            Some(us) => Ok(Some(Command::JumpToTime(t0_ns + (us * 1000.0) as u64))),
+            None => Err(format!(
+                "goto: {:?} is not a time; usage: goto MICROSECONDS (0 or more, from the first packet)",
+                arg.trim()
+            )),
         },
         "filter" => Ok(Some(Command::SetFilter(arg))),
         "signals" => Ok(Some(Command::SignalSearch(arg))),
@@ -173,15 +182,9 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
                 _ => Err(format!("usage: fmt SIGNAL|#N {words}")),
             }
         }
-        "cursor" => match arg
-            .trim()
-            .trim_end_matches("us")
-            .trim_end_matches("µs")
-            .trim()
-            .parse::<f64>()
-        {
-            Ok(us) if us >= 0.0 => Ok(Some(Command::WaveCursor(t0_ns + (us * 1000.0) as u64))),
-            _ => Err("usage: cursor MICROSECONDS (from the first packet)".into()),
+        "cursor" => match micros(&arg) {
+            Some(us) => Ok(Some(Command::WaveCursor(t0_ns + (us * 1000.0) as u64))),
+            None => Err("usage: cursor MICROSECONDS (0 or more, from the first packet)".into()),
         },
         "export" => {
             let raw = line.trim_start().strip_prefix("export").unwrap_or("");
@@ -206,9 +209,23 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
         "answer" => Ok(Some(Command::AnswerLesson(arg))),
         "hint" => Ok(Some(Command::LessonHint)),
         other => Err(format!(
-            "unknown command {other:?}: try set, sniffer, speed, goto, filter, export, partitions, answer, hint"
+            "unknown command {other:?}: try {}",
+            VERBS.map(|(v, _)| v).join(", ")
         )),
     }
+}
+
+/// A time in µs after the first packet (`12`, `12us`, `12 µs`): finite and
+/// not negative, or `None`.
+fn micros(arg: &str) -> Option<f64> {
+    let us = arg
+        .trim()
+        .trim_end_matches("us")
+        .trim_end_matches("µs")
+        .trim()
+        .parse::<f64>()
+        .ok()?;
+    (us.is_finite() && us >= 0.0).then_some(us)
 }
 
 /// `partitions DIR [WINDOW] [CAPTURE]` starts writing live partitions
@@ -379,6 +396,38 @@ mod tests {
         assert!(parse("partitions", 0, t).unwrap_err().starts_with("usage"));
         assert!(parse("partitions fleet soon", 0, t).is_err());
         assert!(parse("partitions a 1s b c", 0, t).is_err());
+    }
+
+    #[test]
+    fn times_and_speeds_out_of_range_are_refused_not_clamped() {
+        let t = Table::Packets;
+        assert_eq!(
+            parse("goto 2.5us", 1_000, t),
+            Ok(Some(Command::JumpToTime(3_500)))
+        );
+        assert_eq!(
+            parse("goto 0", 1_000, t),
+            Ok(Some(Command::JumpToTime(1_000)))
+        );
+        for bad in [
+            "goto -5",
+            "goto -0.1",
+            "goto inf",
+            "goto NaN",
+            "goto soon",
+            "goto",
+        ] {
+            let e = parse(bad, 1_000, t).unwrap_err();
+            assert!(e.contains("usage: goto MICROSECONDS"), "{bad}: {e}");
+        }
+        assert!(parse("cursor -1", 0, t).is_err());
+        assert_eq!(parse("speed x4", 0, t), Ok(Some(Command::SetSpeed(4.0))));
+        for bad in ["speed -1", "speed 0", "speed 1000", "speed fast"] {
+            let e = parse(bad, 0, t).unwrap_err();
+            assert!(e.contains("usage: speed X"), "{bad}: {e}");
+        }
+        let e = parse("frob", 0, t).unwrap_err();
+        assert!(e.contains("signals") && e.contains("cursor"), "{e}");
     }
 
     #[test]

@@ -58,15 +58,29 @@ pub fn ladder_qp(model: &Model) -> Option<&QpReport> {
 /// The ladder's heading: the QP as the tables name it, its route, the
 /// requester's QPN and the QP's state at the time cursor.
 pub fn ladder_title(model: &Model) -> Option<String> {
+    ladder_title_within(model, usize::MAX)
+}
+
+/// [`ladder_title`] in at most `width` characters where it can be: the
+/// requester's QPN is left out first, as the least needed part.
+pub fn ladder_title_within(model: &Model, width: usize) -> Option<String> {
     let report = model.report();
     let q = ladder_qp(model)?;
     let index = report.qps.iter().position(|r| std::ptr::eq(r, q))?;
-    Some(format!(
-        "{} {} (requester QP {}), {} at the cursor",
+    let state = qp_state(report, index, model.cursor_ns());
+    let full = format!(
+        "{} {} (requester QP {}), {state} at the cursor",
         text::qp_name(q),
         text::qp_route(q),
         q.requester_qp.map_or("?".into(), text::qpn),
-        qp_state(report, index, model.cursor_ns())
+    );
+    if full.chars().count() <= width {
+        return Some(full);
+    }
+    Some(format!(
+        "{} {}, {state} at the cursor",
+        text::qp_name(q),
+        text::qp_route(q)
     ))
 }
 
@@ -152,4 +166,82 @@ pub fn qp_rows(model: &Model) -> Vec<[String; 11]> {
 /// Episode `e`'s row as text, its start as the packet list writes times.
 pub fn episode_row(model: &Model, e: &Episode) -> [String; 8] {
     text::episode_cells(model.report(), e, rel_time(model, e.start_ns))
+}
+
+/// Why the packet list is empty, in a few words (both front ends show it
+/// where the rows would be): nothing matches the filter (or nothing yet,
+/// while its scan runs), the replay clock is before the first packet, or
+/// the source has given nothing (yet).
+pub fn empty_list_text(model: &Model) -> String {
+    if model.filter().is_some() {
+        let (scanned, len) = model.filter_progress();
+        return if scanned < len {
+            format!("no match yet (filtering {}%)", scanned * 100 / len.max(1))
+        } else {
+            "no packet matches the filter".into()
+        };
+    }
+    if model.store.len() > model.store.first_row() {
+        return "none before the time cursor".into();
+    }
+    if model.store.progress().complete {
+        "none in this source".into()
+    } else {
+        "none yet".into()
+    }
+}
+
+/// Which columns of a table fit in `width` (characters or pixels), each
+/// column `widths[i]` wide with `gap` between neighbours: all of them if
+/// they fit, else the columns of `drop_order` are left out in that order,
+/// one at a time, until the rest fit (or none is left to drop: the caller
+/// then cuts the last column). Both front ends lay their tables out by it,
+/// so that a narrow window hides whole columns instead of cutting every
+/// cell.
+pub fn fit_columns(widths: &[u32], drop_order: &[usize], gap: u32, width: u32) -> Vec<bool> {
+    let mut keep = vec![true; widths.len()];
+    let total = |keep: &[bool]| {
+        let kept: Vec<u32> = widths
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(w, _)| *w)
+            .collect();
+        kept.iter().sum::<u32>() + gap * (kept.len().saturating_sub(1) as u32)
+    };
+    for &i in drop_order {
+        if total(&keep) <= width {
+            break;
+        }
+        if let Some(k) = keep.get_mut(i) {
+            *k = false;
+        }
+    }
+    keep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_dropped_whole_in_their_order_until_the_rest_fit() {
+        let w = [8, 19, 16, 8, 8];
+        assert_eq!(fit_columns(&w, &[3, 4], 1, 100), [true; 5]);
+        // 8+19+16+8+8 + 4 gaps = 63: without column 3, 54.
+        assert_eq!(
+            fit_columns(&w, &[3, 4], 1, 60),
+            [true, true, true, false, true]
+        );
+        assert_eq!(
+            fit_columns(&w, &[3, 4], 1, 50),
+            [true, true, true, false, false]
+        );
+        // Nothing more to drop: the rest is kept (and cut by the caller).
+        assert_eq!(
+            fit_columns(&w, &[3, 4], 1, 10),
+            [true, true, true, false, false]
+        );
+        assert_eq!(fit_columns(&[], &[], 1, 0), Vec::<bool>::new());
+    }
 }

@@ -85,15 +85,15 @@ pub struct StatusLine {
     /// What of the capture could not be read (a cut file, a damaged
     /// block): the first reader warning, and how many more.
     pub unread: Option<String>,
-    /// A bounded live session: rows whose index lies on disk, rows and
-    /// records let go (the disk ring, the records' share).
+    /// A bounded live session: rows whose index lies on disk, rows the
+    /// disk ring deleted, records dropped past the records' share.
     pub rows_on_disk: u64,
     /// Segment bytes on disk, and the disk ring's cap.
     pub disk_bytes: u64,
     pub disk_cap_bytes: Option<u64>,
     pub rows_deleted: u64,
     pub records_deleted: u64,
-    /// Filter matches let go past the match list's bound (the oldest).
+    /// Filter matches dropped past the match list's bound (the oldest).
     pub matches_let_go: u64,
     /// Live partitions being written: what so far (windows, rows, rows
     /// the disk ring deleted before they were written).
@@ -289,13 +289,29 @@ impl StatusLine {
         }
         if self.records_deleted > 0 {
             out.push(part(
-                format!("{} records let go", self.records_deleted),
+                format!(
+                    "{} oldest probe/slot {} dropped (memory cap)",
+                    self.records_deleted,
+                    if self.records_deleted == 1 {
+                        "record"
+                    } else {
+                        "records"
+                    }
+                ),
                 Tone::Notice,
             ));
         }
         if self.matches_let_go > 0 {
             out.push(part(
-                format!("{} oldest filter matches let go", self.matches_let_go),
+                format!(
+                    "{} oldest filter {} dropped (list full)",
+                    self.matches_let_go,
+                    if self.matches_let_go == 1 {
+                        "match"
+                    } else {
+                        "matches"
+                    }
+                ),
                 Tone::Notice,
             ));
         }
@@ -478,7 +494,7 @@ mod tests {
         for want in [
             "65536 rows on disk (3.0 GiB of 8.0 GiB)",
             "131072 rows deleted by the disk ring",
-            "7 records let go",
+            "7 oldest probe/slot records dropped (memory cap)",
         ] {
             assert!(text.contains(want), "{want:?} in {text}");
         }

@@ -183,7 +183,11 @@ fn each_step_of_the_go_back_n_lesson_shows_what_it_describes() {
     assert!(!selected_row(&m).flags.contains(Flags::RETRANSMISSION));
     m.apply(Command::NextLessonStep);
     m.tick(Instant::now());
-    assert!(selected_row(&m).flags.contains(Flags::NAK));
+    // The step asks for the NAK: the cursor stops just after it, and the
+    // student selects it; the lesson does not.
+    assert_eq!(m.selected(), None, "the asked-for packet is not selected");
+    let last = m.store().row(m.horizon() - 1).unwrap();
+    assert!(last.flags.contains(Flags::NAK));
     m.apply(Command::NextLessonStep);
     m.tick(Instant::now());
     assert_eq!(m.filter_text(), "rocescope.retransmission");
@@ -286,16 +290,22 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
     );
     assert_eq!(m.status(), m.lesson_verdict().unwrap().text);
     // Kept between runs: the file says so, and a new session reads it.
+    // Wrong, then right, is kept as wrong at the first answer.
     let kept = std::fs::read_to_string(dir.join("lessons.json")).unwrap();
     let p: progress::Progress = serde_json::from_str(&kept).unwrap();
     assert_eq!(
         p.lessons[&l.title].answers.get(&(step + 1)),
-        Some(&true),
+        Some(&false),
+        "{kept}"
+    );
+    assert!(
+        p.lessons[&l.title].right_later.contains(&(step + 1)),
         "{kept}"
     );
     let again = finished_run_with(&l.title);
     let shown = again.lesson_progress(&lesson::builtin()[i]);
-    assert!(shown.contains("answered right"), "{shown}");
+    assert!(shown.contains(" 0/"), "{shown}");
+    assert!(shown.contains("right first time, 1 more later"), "{shown}");
     // The hint is there on request.
     m.apply(Command::LessonHint);
     assert!(m.lesson_hint_shown());
@@ -323,6 +333,87 @@ fn a_packet_question_takes_the_selected_packet() {
         "{:?}",
         m.lesson_verdict()
     );
+}
+
+/// The packet a question asks for is the student's to find: not selected
+/// by the step, and `a` with nothing picked answers nothing.
+#[test]
+fn a_packet_question_waits_for_the_student_to_pick_the_packet() {
+    let _progress = progress_lock();
+    keep_progress_in_a_temp_dir();
+    let (_, step, l) = first_ask(AskKind::Packet, false);
+    let mut m = finished_run_with(&l.title);
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    for _ in 0..3 {
+        m.tick(Instant::now());
+    }
+    assert_eq!(m.selected(), None, "nothing picked for the student");
+    m.apply(Command::AnswerLesson(String::new()));
+    assert!(m.lesson_verdict().is_none());
+    assert!(
+        m.status().starts_with("select the packet first"),
+        "{}",
+        m.status()
+    );
+    // Once answered, the selection is the student's again.
+    m.apply(Command::SelectRow(0));
+    m.apply(Command::AnswerLesson(String::new()));
+    assert!(m.lesson_verdict().is_some());
+}
+
+/// A prediction cannot be skipped: the steps after it are about the run
+/// with its parameters. Back before it, the lesson reruns without them.
+#[test]
+fn a_prediction_is_answered_before_the_lesson_goes_on_and_each_step_is_on_its_run() {
+    let _progress = progress_lock();
+    keep_progress_in_a_temp_dir();
+    let (i, step, l) = first_ask(AskKind::Number, true);
+    let ask = l.steps[step].ask.clone().unwrap();
+    let (key, value) = ask.params.iter().next().unwrap();
+    let base = check::scenario(&l, &Default::default()).unwrap();
+    let before = base.params.get(key).unwrap();
+    assert_ne!(before, *value);
+    let mut m = sample_model();
+    m.apply(Command::OpenLesson(i));
+    steer(&mut m);
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    assert_eq!(m.lesson_step(), step);
+    m.apply(Command::NextLessonStep);
+    assert_eq!(m.lesson_step(), step, "the prediction is not skipped");
+    assert!(m.status().starts_with("predict first"), "{}", m.status());
+    assert!(m.outbox().is_empty(), "{:?}", m.outbox());
+    // Answered: rerun with its parameters, then the lesson goes on there.
+    let want = fact_of(&l, &ask.params, ask.fact.as_deref().unwrap());
+    m.apply(Command::AnswerLesson(format!("{want}")));
+    steer(&mut m);
+    wait_for(&mut m, "the rerun's verdict", |m| {
+        m.lesson_verdict().is_some()
+    });
+    m.apply(Command::NextLessonStep);
+    assert_eq!(m.lesson_step(), step + 1);
+    assert!(
+        m.outbox().is_empty(),
+        "already on its run: {:?}",
+        m.outbox()
+    );
+    let param = |m: &Model| m.source().scenario().unwrap().params.get(key).unwrap();
+    assert_eq!(param(&m), *value);
+    // Back before the prediction: the run that step describes again.
+    for _ in 0..2 {
+        m.apply(Command::PrevLessonStep);
+        steer(&mut m);
+    }
+    assert_eq!(m.lesson_step(), step - 1);
+    assert_eq!(param(&m), before, "{}", m.status());
+    // Forward to the answered prediction: its run, its verdict.
+    m.apply(Command::NextLessonStep);
+    steer(&mut m);
+    assert_eq!(param(&m), *value);
+    assert!(m.lesson_verdict().is_some());
 }
 
 #[test]

@@ -128,15 +128,23 @@ impl Workbench {
                         }
                         send |= r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                         ui.end_row();
+                        // The window on a row of its own: beside the
+                        // checkbox it ran past the window's edge.
                         ui.label("partitions");
+                        ui.checkbox(
+                            &mut d.partition,
+                            "hive-style Parquet folders by time window",
+                        );
+                        ui.end_row();
+                        ui.label("window");
                         ui.horizontal(|ui| {
-                            ui.checkbox(&mut d.partition, "hive-style Parquet folders, windows of");
                             ui.add_enabled(
                                 d.partition,
                                 egui::TextEdit::singleline(&mut d.window)
                                     .hint_text("1s")
-                                    .desired_width(60.0),
+                                    .desired_width(80.0),
                             );
+                            ui.weak("of capture time a folder (1s, 100ms, 500us)");
                         });
                         ui.end_row();
                     });

@@ -79,7 +79,12 @@ fn sample_model() -> Model {
 
 /// Draw `wb` until it settles; check its text and its image `name`.
 fn check(name: &str, wb: &mut Workbench) -> Vec<String> {
-    let mut h = Headless::new(W, H);
+    check_at(name, wb, W, H)
+}
+
+/// [`check`] in a window of `w` x `h`.
+fn check_at(name: &str, wb: &mut Workbench, w: f32, h: f32) -> Vec<String> {
+    let mut h = Headless::new(w, h);
     let out = h.settle(wb);
     let texts = h.texts(&out);
     let mut problems: Vec<String> = overlaps(&texts, 1.0)
@@ -206,4 +211,142 @@ fn a_missing_glyph_is_caught() {
     let h = Headless::new(W, H);
     let texts = h.texts_in(&ctx, &out);
     assert!(texts.iter().any(|t| t.missing.contains(&'→')), "{texts:?}");
+}
+
+/// A smaller screen: 1024x768, the default layout.
+const SMALL: (f32, f32) = (1024.0, 768.0);
+
+#[test]
+fn the_whole_window_is_drawn_right_at_1024x768() {
+    let mut problems = check_at(
+        "lossy-window-1024x768",
+        &mut Workbench::new(lossy_model(), None),
+        SMALL.0,
+        SMALL.1,
+    );
+    problems.extend(check_at(
+        "sample-window-1024x768",
+        &mut Workbench::new(sample_model(), None),
+        SMALL.0,
+        SMALL.1,
+    ));
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// Every shape of `out`, flattened.
+fn shapes(out: &egui::FullOutput) -> Vec<egui::Shape> {
+    fn walk(s: &egui::Shape, v: &mut Vec<egui::Shape>) {
+        match s {
+            egui::Shape::Vec(inner) => inner.iter().for_each(|s| walk(s, v)),
+            s => v.push(s.clone()),
+        }
+    }
+    let mut v = Vec::new();
+    for c in &out.shapes {
+        walk(&c.shape, &mut v);
+    }
+    v
+}
+
+/// The default layout at 1024x768 on lossy-link: the packet list keeps
+/// QP, PSN, Len and Analysis (dropping whole columns it has no room for),
+/// the hex view does not wrap, the first finding is whole, the probes'
+/// names end before the waveform, the legend is off the plot and the
+/// episodes leave the series readable.
+#[test]
+fn the_default_layout_at_1024x768_keeps_its_parts_whole() {
+    let mut wb = Workbench::new(lossy_model(), None);
+    let mut h = Headless::new(SMALL.0, SMALL.1);
+    let out = h.settle(&mut wb);
+    let texts = h.texts(&out);
+    let mut problems = Vec::new();
+    let drawn = |t: &'static str| texts.iter().filter(move |d| d.text == t);
+    for heading in ["No.", "Opcode", "QP", "PSN", "Len", "Analysis"] {
+        match drawn(heading).next() {
+            Some(d) if !d.clipped => {}
+            Some(_) => problems.push(format!("the packet list's {heading:?} is cut")),
+            None => problems.push(format!("the packet list lost {heading:?}")),
+        }
+    }
+    for d in texts.iter().filter(|d| d.text.starts_with("0000  ")) {
+        if d.rows.len() > 1 || d.clipped {
+            problems.push(format!("a hex line wraps or is cut: {:?}", d.text));
+        }
+    }
+    let finding = &wb.model.report().findings[0].text;
+    match texts.iter().find(|d| d.text == *finding) {
+        Some(d) if !d.clipped => {}
+        _ => problems.push(format!("the diagnosis is cut: {finding}")),
+    }
+    let name_w = wb.panels.wave.name_w;
+    for p in wb.model.probes() {
+        let Some(d) = texts.iter().find(|d| {
+            d.text == p.name
+                || (d.text.ends_with('…') && p.name.starts_with(d.text.trim_end_matches('…')))
+        }) else {
+            // Below the panel's last row.
+            continue;
+        };
+        // Names start 4 px into the panel; the waveform `name_w` in.
+        let r = d.rows[0];
+        if r.right() > r.left() - 4.0 + name_w {
+            problems.push(format!("probe {} runs into the waveform", p.name));
+        }
+    }
+    let mem = egui_plot::PlotMemory::load(&h.ctx, egui::Id::new(THROUGHPUT_PLOT_ID)).unwrap();
+    let frame = *mem.transform().frame();
+    for t in ["time cursor", "retransmission episodes", "QP 0x000100"] {
+        for d in drawn(t) {
+            if d.rows.iter().any(|r| r.intersects(frame)) {
+                problems.push(format!("the legend's {t:?} is over the plot"));
+            }
+        }
+    }
+    let mark = super::panels::EPISODE_MARK;
+    let tall = shapes(&out).iter().any(|s| {
+        let (color, rect) = match s {
+            egui::Shape::LineSegment { points, stroke } => {
+                (stroke.color, egui::Rect::from_two_pos(points[0], points[1]))
+            }
+            egui::Shape::Path(p) => match &p.stroke.color {
+                egui::epaint::ColorMode::Solid(c) => (*c, egui::Rect::from_points(&p.points)),
+                _ => return false,
+            },
+            _ => return false,
+        };
+        // The episodes' colour (and the one they were drawn in before),
+        // inside the plot, a tenth of it high or more.
+        [mark, mark.gamma_multiply(0.7)].contains(&color)
+            && frame.expand(1.0).contains_rect(rect)
+            && rect.height() >= frame.height() * 0.1
+    });
+    if tall {
+        problems.push("episodes drawn over the series' height".into());
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// The Export window at 1024x768, asked for partitions: its window field
+/// is inside the window, not cut at its edge.
+#[test]
+fn the_export_window_at_1024x768_shows_its_window_field() {
+    let mut m = sample_model();
+    m.apply(Command::ShowView(View::Packets));
+    let mut wb = Workbench::new(m, None);
+    wb.export.show(&wb.model);
+    wb.export.partition = true;
+    wb.export.window = "100ms".into();
+    // A window over the panels: its text lies over theirs by design, so
+    // only its image is compared.
+    let mut h = Headless::new(SMALL.0, SMALL.1);
+    let out = h.settle(&mut wb);
+    let texts = h.texts(&out);
+    let field = texts.iter().find(|d| d.text == "100ms");
+    assert!(
+        field.is_some_and(|d| !d.clipped),
+        "the window field is cut: {field:?}"
+    );
+    if let Err(e) = check_golden("export-window-1024x768", &h.render(&out)) {
+        panic!("{e}");
+    }
 }

@@ -37,6 +37,8 @@ pub struct DrawnText {
     pub text: String,
     pub rows: Vec<Rect>,
     pub missing: Vec<char>,
+    /// Some of its glyphs lie outside its clip rect (cut off).
+    pub clipped: bool,
 }
 
 impl Headless {
@@ -164,6 +166,7 @@ fn texts_of(ctx: &egui::Context, shape: &Shape, clip: Rect, v: &mut Vec<DrawnTex
         Shape::Text(t) => {
             let g = &t.galley;
             let mut rows = Vec::new();
+            let mut clipped = false;
             for row in &g.rows {
                 let visible: Vec<_> = row
                     .glyphs
@@ -189,7 +192,10 @@ fn texts_of(ctx: &egui::Context, shape: &Shape, clip: Rect, v: &mut Vec<DrawnTex
                     local.right_bottom(),
                 ]
                 .map(|c| t.pos + rot * c.to_vec2());
-                let r = Rect::from_points(&corners).intersect(clip);
+                let whole = Rect::from_points(&corners);
+                // Half a pixel of slack: glyph edges are not pixel-exact.
+                clipped |= !clip.expand(0.5).contains_rect(whole);
+                let r = whole.intersect(clip);
                 if r.is_positive() {
                     rows.push(r);
                 }
@@ -214,6 +220,7 @@ fn texts_of(ctx: &egui::Context, shape: &Shape, clip: Rect, v: &mut Vec<DrawnTex
                     text: g.text().to_owned(),
                     rows,
                     missing,
+                    clipped,
                 });
             }
         }

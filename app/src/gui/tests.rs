@@ -724,3 +724,69 @@ fn signals_panel_on_a_real_waveform() {
     );
     assert_eq!(wb.model.selected(), Some(0));
 }
+
+/// The packet question's button does not name the answer: the step selects
+/// nothing, so the button asks the student to pick; after a pick it names
+/// the student's packet.
+#[test]
+fn a_packet_question_waits_for_the_students_pick() {
+    use rocescope_core::lesson::{self, AskKind, check};
+    crate::keep_test_progress_apart();
+    let (i, step, l) = lesson::builtin()
+        .into_iter()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let s = l.steps.iter().position(|s| {
+                s.ask
+                    .as_ref()
+                    .is_some_and(|a| a.kind == AskKind::Packet && a.params.is_empty())
+            })?;
+            Some((i, s, l))
+        })
+        .expect("a shipped lesson asks for a packet");
+    let sc = check::scenario(&l, &Default::default()).unwrap();
+    let (store, analysis, handle) =
+        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    store.wait();
+    crate::keep_test_progress_apart();
+    let mut m = Model::new(store, analysis, handle);
+    m.forget_lesson_progress();
+    m.apply(Command::OpenLesson(i));
+    m.take_outbox();
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    let mut wb = Workbench::new(m, only(View::Ladder));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("select a packet"), "{}", f.all());
+    assert!(
+        !f.has("answer: frame"),
+        "the answer given away: {}",
+        f.all()
+    );
+    wb.model.apply(Command::SelectRow(1));
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("answer: frame 2 (a)"), "{}", f.all());
+}
+
+/// `r` in the ladder stays in the ladder; `:goto -5` changes nothing.
+#[test]
+fn r_in_the_ladder_and_an_invalid_goto_in_the_gui() {
+    let mut wb = Workbench::new(sample_model(), None);
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    frame(&ctx, &mut wb, vec![Event::Text("4".into())]);
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Home)]);
+    frame(&ctx, &mut wb, vec![Event::Text("r".into())]);
+    assert_eq!(wb.model.view(), View::Ladder);
+    assert_eq!(wb.model.selected(), Some(5));
+    let cursor = wb.model.cursor_ns();
+    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
+    frame(&ctx, &mut wb, vec![Event::Text("goto -5".into())]);
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("usage: goto"), "{}", f.all());
+    assert_eq!(wb.model.cursor_ns(), cursor);
+    assert_eq!(wb.model.selected(), Some(5));
+}

@@ -104,6 +104,33 @@ fn snapshots_of_each_view() {
     }
 }
 
+/// Each view on an 80x24 terminal: whole cells (QP, route, state, times),
+/// the legend off the chart, the keys offered.
+#[test]
+fn snapshots_of_each_view_at_80x24() {
+    let mut m = sample_model();
+    m.apply(Command::SelectRow(5));
+    for v in View::ALL {
+        m.apply(Command::ShowView(v));
+        if v == View::Retransmissions || v == View::Qps {
+            m.apply(Command::SelectFirst);
+        }
+        let text = render(&m, 80, 24);
+        match v {
+            View::Qps => {
+                let row = text.lines().find(|l| l.contains("0x000012 ")).unwrap();
+                assert!(row.contains("10.0.0.1 > 10.0.0.2"), "{text}");
+                assert!(row.contains(" idle "), "{text}");
+            }
+            View::Retransmissions => assert!(text.contains("0.000006000"), "{text}"),
+            View::Ladder => assert!(text.contains("r next retransmission"), "{text}"),
+            View::Overview => assert!(!text.contains("┌───"), "{text}"),
+            _ => {}
+        }
+        insta::assert_snapshot!(format!("view_{}_80x24", v.title().to_lowercase()), text);
+    }
+}
+
 #[test]
 fn packets_view_shows_flags_and_the_detail_tree() {
     let mut m = sample_model();
@@ -183,6 +210,80 @@ fn keys_drive_the_model() {
     press(&mut m, KeyCode::Char(' '));
     press(&mut m, KeyCode::Char('q'));
     assert!(m.quit());
+}
+
+/// `r` in the ladder, whose title offers it, moves to the next resend of
+/// the ladder's QP and stays in the ladder.
+#[test]
+fn r_in_the_ladder_selects_the_next_resend_there() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    let press = |m: &mut Model, k: KeyCode| {
+        for c in handle_event(m, &ui, &key(k)) {
+            m.apply(c);
+        }
+    };
+    press(&mut m, KeyCode::Char('4'));
+    press(&mut m, KeyCode::Home);
+    assert!(render(&m, 120, 32).contains("r next retransmission"));
+    for want in [5, 6, 7] {
+        press(&mut m, KeyCode::Char('r'));
+        assert_eq!(m.view(), View::Ladder, "r keeps the ladder");
+        assert_eq!(m.selected(), Some(want), "the next resend");
+    }
+    press(&mut m, KeyCode::Char('r'));
+    assert_eq!(m.selected(), Some(7), "no resend after the last");
+    assert!(
+        m.status().contains("no retransmission of QP 0x000012"),
+        "{}",
+        m.status()
+    );
+    // From a view that does not show packets, r opens the packet list.
+    press(&mut m, KeyCode::Char('3'));
+    press(&mut m, KeyCode::Home);
+    press(&mut m, KeyCode::Char('r'));
+    assert_eq!(m.view(), View::Packets);
+}
+
+/// An invalid command line says why and changes nothing: not the clock,
+/// not the selection, not the speed.
+#[test]
+fn an_invalid_command_line_changes_nothing() {
+    let mut m = sample_model();
+    let ui = UiState::default();
+    m.apply(Command::ShowView(View::Packets));
+    m.apply(Command::SelectRow(9));
+    let before = (
+        m.cursor_ns(),
+        m.selected(),
+        m.clock().state(),
+        m.clock().speed(),
+    );
+    for line in ["goto -5", "goto later", "speed -1", "speed 0"] {
+        for c in handle_event(&m, &ui, &key(KeyCode::Char(':'))) {
+            m.apply(c);
+        }
+        for ch in line.chars() {
+            for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
+                m.apply(c);
+            }
+        }
+        for c in handle_event(&m, &ui, &key(KeyCode::Enter)) {
+            m.apply(c);
+        }
+        m.tick(Instant::now());
+        assert!(m.status().contains("usage:"), "{line}: {}", m.status());
+        assert_eq!(
+            (
+                m.cursor_ns(),
+                m.selected(),
+                m.clock().state(),
+                m.clock().speed()
+            ),
+            before,
+            "{line} changed the workbench"
+        );
+    }
 }
 
 #[test]

@@ -38,6 +38,17 @@ impl QpState {
             QpState::Error { .. } => "error",
         }
     }
+
+    /// Every [`QpState::name`], so that a table can be as wide as the
+    /// longest before it is shown.
+    pub const NAMES: [&'static str; 6] = [
+        "idle",
+        "RTS",
+        "window full",
+        "waiting on timer",
+        "recovering",
+        "error",
+    ];
 }
 
 impl Report {

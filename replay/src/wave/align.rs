@@ -49,12 +49,45 @@ impl std::fmt::Display for Alignment {
             write!(f, ", not aligned")
         } else if self.ordinal {
             write!(f, ", aligned by content (capture times are packet indexes)")
-        } else {
+        } else if self.offset_ns >= WALL_CLOCK_NS {
             write!(
                 f,
-                ", capture = waveform {:+} ns (spread {} ns)",
-                self.offset_ns, self.spread_ns
+                ", {} (the capture on wall-clock time; spread {} ns)",
+                self.offset_text(),
+                self.spread_ns
             )
+        } else {
+            write!(f, ", {} (spread {} ns)", self.offset_text(), self.spread_ns)
+        }
+    }
+}
+
+/// An offset this large is not a delay between two clocks: the capture's
+/// times are wall-clock (Unix) times and the waveform's count from its
+/// simulation's time 0.
+const WALL_CLOCK_NS: i64 = 86_400 * 1_000_000_000;
+
+impl Alignment {
+    /// The offset in words: `capture = waveform +5000 ns` for two clocks of
+    /// the same kind, `+12.000000500 s` past a second; a capture on wall-clock
+    /// time and a waveform from time 0 as the time its time 0 was.
+    pub fn offset_text(&self) -> String {
+        let d = self.offset_ns;
+        if d >= WALL_CLOCK_NS {
+            format!(
+                "waveform time 0 = capture time {}",
+                crate::text::utc_text(d.unsigned_abs())
+            )
+        } else if d.unsigned_abs() >= 1_000_000_000 {
+            let a = d.unsigned_abs();
+            let sign = if d < 0 { '-' } else { '+' };
+            format!(
+                "capture = waveform {sign}{}.{:09} s",
+                a / 1_000_000_000,
+                a % 1_000_000_000
+            )
+        } else {
+            format!("capture = waveform {d:+} ns")
         }
     }
 }
@@ -120,4 +153,38 @@ pub fn align(
         wave_unmatched: wave_frames - matched,
         ordinal,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn aligned(offset_ns: i64) -> String {
+        Alignment {
+            offset_ns,
+            spread_ns: 0,
+            matched: 3,
+            capture_unmatched: 0,
+            wave_unmatched: 0,
+            ordinal: false,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn offsets_are_told_in_readable_words() {
+        assert!(aligned(5_000).ends_with("capture = waveform +5000 ns (spread 0 ns)"));
+        assert!(aligned(-20).ends_with("capture = waveform -20 ns (spread 0 ns)"));
+        assert!(
+            aligned(12_000_000_500).ends_with("capture = waveform +12.000000500 s (spread 0 ns)")
+        );
+        // The sample capture's wall-clock times beside a waveform from 0:
+        // not "+1764400000000005662 ns".
+        let wall = aligned(1_764_400_000_000_005_662);
+        assert!(
+            wall.contains("waveform time 0 = capture time 2025-11-29 07:06:40.000005662 UTC"),
+            "{wall}"
+        );
+        assert!(!wall.contains("1764400000000005662"), "{wall}");
+    }
 }

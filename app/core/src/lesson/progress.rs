@@ -3,7 +3,7 @@
 //! else `~/.local/state/rocescope`): the furthest step reached and each
 //! question's last verdict, per lesson.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -13,8 +13,12 @@ use serde::{Deserialize, Serialize};
 pub struct LessonProgress {
     /// Steps seen (the furthest, 1-based).
     pub reached: usize,
-    /// 1-based step number -> answered right.
+    /// 1-based step number -> the first answer was right. Later answers
+    /// never change it.
     pub answers: BTreeMap<usize, bool>,
+    /// Steps answered right after a wrong first answer.
+    #[serde(default)]
+    pub right_later: BTreeSet<usize>,
 }
 
 /// Every lesson's progress, by lesson title.
@@ -84,7 +88,8 @@ impl Progress {
         std::fs::rename(&tmp, &p).map_err(io)
     }
 
-    /// `reached/steps` and `right/asked` for the lessons list.
+    /// `reached/steps` and `right/asked` for the lessons list: right at
+    /// the first answer, and how many more were right on a later one.
     pub fn summary(&self, title: &str, steps: usize, questions: usize) -> String {
         let p = self.lessons.get(title).cloned().unwrap_or_default();
         let right = p.answers.values().filter(|r| **r).count();
@@ -94,9 +99,31 @@ impl Progress {
         if questions == 0 {
             return format!("{}/{steps} steps", p.reached.min(steps));
         }
+        let later = match p.right_later.len() {
+            0 => String::new(),
+            n => format!(", {n} more later"),
+        };
         format!(
-            "{}/{steps} steps, {right}/{questions} answered right",
+            "{}/{steps} steps, {right}/{questions} right first time{later}",
             p.reached.min(steps)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_of_before_right_later_reads_and_the_summary_counts_first_answers() {
+        let old = r#"{"lessons":{"T":{"reached":3,"answers":{"2":true,"3":false}}}}"#;
+        let mut p: Progress = serde_json::from_str(old).unwrap();
+        assert_eq!(p.summary("T", 4, 2), "3/4 steps, 1/2 right first time");
+        p.lessons.get_mut("T").unwrap().right_later.insert(3);
+        assert_eq!(
+            p.summary("T", 4, 2),
+            "3/4 steps, 1/2 right first time, 1 more later"
+        );
+        assert_eq!(p.summary("U", 4, 2), "not started");
     }
 }

@@ -122,9 +122,88 @@ impl Model {
         if n == 0 {
             return;
         }
+        // The steps after a prediction are about the run it asks for: the
+        // student predicts before seeing it, and the lesson goes on there.
+        if d > 0
+            && let Some(a) = self.current_ask().filter(|a| !a.params.is_empty())
+            && self.lesson_verdict().is_none()
+            && self.tutor.pending.is_none()
+        {
+            let set: Vec<String> = a.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            self.status = format!(
+                "predict first (:answer, h for a hint): the next steps are on the run with {}",
+                set.join(", ")
+            );
+            return;
+        }
         self.lesson_step = (self.lesson_step as i64 + d).clamp(0, n as i64 - 1) as usize;
         self.tutor.hint_shown = false;
         self.enter_lesson_step();
+        self.rerun_for_step();
+    }
+
+    /// Rerun the scenario when the step is about another run than this
+    /// one: a step before a prediction is on the run without its
+    /// parameters, the prediction's own step (once answered) and those
+    /// after it on the run with them.
+    fn rerun_for_step(&mut self) {
+        let Some(l) = &self.lesson else { return };
+        let plan = crate::lesson::check::step_params(l);
+        let Some((shown, asked)) = plan.get(self.lesson_step) else {
+            return;
+        };
+        let want = match asked {
+            Some(asked) if self.tutor.rerun_for == Some(self.lesson_step) => asked,
+            _ => shown,
+        };
+        let (Ok(base), Some(run)) = (
+            crate::lesson::check::scenario(l, &Default::default()),
+            self.source.scenario(),
+        ) else {
+            return;
+        };
+        let keys: std::collections::BTreeSet<&String> = plan
+            .iter()
+            .flat_map(|(s, a)| s.keys().chain(a.iter().flat_map(|a| a.keys())))
+            .collect();
+        let mut changes = Vec::new();
+        for k in keys {
+            let Some(target) = want.get(k).copied().or_else(|| base.params.get(k)) else {
+                continue;
+            };
+            if run.params.get(k) != Some(target) {
+                changes.push(format!("{k}={target}"));
+                self.outbox.push(Command::SetSimParam {
+                    key: k.clone(),
+                    value: target.to_string(),
+                });
+            }
+        }
+        if !changes.is_empty() {
+            self.status = format!(
+                "this step is about another run: rerunning with {}",
+                changes.join(", ")
+            );
+        }
+    }
+
+    /// The open lesson's current question, if its step asks one.
+    fn current_ask(&self) -> Option<&crate::lesson::Ask> {
+        self.lesson
+            .as_ref()?
+            .steps
+            .get(self.lesson_step)?
+            .ask
+            .as_ref()
+    }
+
+    /// The step asks for a packet and is not answered yet: the student
+    /// picks it; the lesson selects nothing for them (the packet at its
+    /// cursor is often the answer).
+    pub(crate) fn lesson_awaits_pick(&self) -> bool {
+        self.current_ask()
+            .is_some_and(|a| a.kind == AskKind::Packet)
+            && self.lesson_verdict().is_none()
     }
 
     /// Apply the current step's view and filter; its time cursor follows
@@ -143,6 +222,10 @@ impl Model {
         }
         if let Some(f) = &step.filter {
             self.set_filter(f.clone());
+        }
+        if self.lesson_awaits_pick() {
+            self.selected = None;
+            self.field_index = None;
         }
         self.lesson_cursor_due = step.until_us.is_some();
         self.place_lesson_cursor();
@@ -282,8 +365,13 @@ impl Model {
                 let right = v.right;
                 self.status = v.text.clone();
                 self.tutor.verdict = Some((self.lesson_step, v));
+                // The first answer's verdict is the one kept: wrong, then
+                // right, is not right first time.
                 self.note_progress(|p| {
-                    p.answers.insert(step, right);
+                    let first = *p.answers.entry(step).or_insert(right);
+                    if right && !first {
+                        p.right_later.insert(step);
+                    }
                 });
             }
             Err(e) => self.status = e,
@@ -344,7 +432,7 @@ impl Model {
         self.clock.pause(self.now);
         self.clock.seek(t, self.now);
         let h = self.horizon();
-        if h > 0 {
+        if h > 0 && !self.lesson_awaits_pick() {
             self.select_row(h - 1);
         }
     }

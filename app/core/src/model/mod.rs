@@ -224,7 +224,7 @@ impl Model {
             self.records.refresh(&self.store);
             self.report_at = Some(now);
         }
-        if self.selected.is_none() && self.horizon() > 0 {
+        if self.selected.is_none() && self.horizon() > 0 && !self.lesson_awaits_pick() {
             self.selected = Some(self.store.first_row());
         }
         self.place_lesson_cursor();
@@ -517,17 +517,7 @@ impl Model {
                     self.select_row(r);
                 }
             }
-            Command::JumpNextRetransmission => {
-                let from = self.selected.map_or(0, |s| s + 1);
-                match self.find_row(from, |r| r.flags.contains(Flags::RETRANSMISSION)) {
-                    Some(i) => {
-                        self.ensure_visible(i);
-                        self.select_row(i);
-                        self.view = View::Packets;
-                    }
-                    None => self.status = "no retransmission after the selection".into(),
-                }
-            }
+            Command::JumpNextRetransmission => self.jump_next_retransmission(),
             Command::JumpNextFinding => {
                 let cursor = self
                     .selected
@@ -626,6 +616,45 @@ impl Model {
             | Command::WaveCursor(_)
             | Command::WaveSpan(_) => self.apply_signals(cmd),
             Command::Quit => self.quit = true,
+        }
+    }
+
+    /// Select the next resend after the selection. The ladder stays and
+    /// looks in its own QP; the views that show the selected packet
+    /// (packets, explain, profiler) stay; the others open the packet list.
+    fn jump_next_retransmission(&mut self) {
+        let from = self.selected.map_or(0, |s| s + 1);
+        let ladder = (self.view == View::Ladder)
+            .then(|| {
+                let q = crate::query::ladder_qp(self)?;
+                Some((
+                    crate::query::qp_conversations(self, q),
+                    rocescope_replay::text::qp_name(q),
+                ))
+            })
+            .flatten();
+        let found = match &ladder {
+            Some(((req, resp), _)) => self.find_row(from, |r| {
+                r.flags.contains(Flags::RETRANSMISSION)
+                    && (Some(r.conversation) == *req || Some(r.conversation) == *resp)
+            }),
+            None => self.find_row(from, |r| r.flags.contains(Flags::RETRANSMISSION)),
+        };
+        match (found, ladder) {
+            (Some(i), _) => {
+                self.ensure_visible(i);
+                self.select_row(i);
+                if !matches!(
+                    self.view,
+                    View::Packets | View::Ladder | View::Explain | View::Profiler
+                ) {
+                    self.view = View::Packets;
+                }
+            }
+            (None, Some((_, qp))) => {
+                self.status = format!("no retransmission of {qp} after the selection")
+            }
+            (None, None) => self.status = "no retransmission after the selection".into(),
         }
     }
 

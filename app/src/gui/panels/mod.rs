@@ -26,6 +26,8 @@ use rocescope_replay::store::Flags;
 pub use explain::explain_panel;
 pub use ladder::ladder;
 pub use lessons::{lesson_box, lessons};
+#[cfg(test)]
+pub(crate) use overview::EPISODE_MARK;
 pub use overview::overview;
 pub use packets::packets;
 use profiler::WaveState;

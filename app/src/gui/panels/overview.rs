@@ -9,24 +9,112 @@ use rocescope_core::query::{self};
 use rocescope_core::{Command, Model, explain};
 
 use super::super::layout;
-use super::{CYAN, QP_COLORS, RED, YELLOW, ms_since_start, select_item, selected_item};
+use super::{CYAN, DIM, QP_COLORS, RED, YELLOW, ms_since_start, select_item, selected_item};
+
+/// The colour of the episodes' marks along the plot's floor.
+pub(crate) const EPISODE_MARK: Color32 = YELLOW;
+
+/// How far up the plot the episodes' marks reach (a share of its height):
+/// a rug along the floor, so that the series above stays readable however
+/// many episodes a live run has.
+pub(crate) const EPISODE_MARK_SHARE: f64 = 0.06;
 
 pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let h = ui.available_height();
-    let plot_h = (h * 0.6).max(120.0);
+    legend(ui, model);
+    let plot_h = (h * 0.55).max(120.0);
     throughput_plot(ui, model, plot_h, out);
     ui.separator();
+    // The counters and the findings scroll in what is left, never cut.
+    let rest = ui.available_height();
     ui.horizontal_top(|ui| {
         ui.vertical(|ui| {
-            ui.set_width(260.0);
-            counters(ui, model);
+            egui::ScrollArea::vertical()
+                .id_salt("counters")
+                .max_height(rest)
+                .show(ui, |ui| counters(ui, model));
         });
         ui.separator();
         ui.vertical(|ui| {
-            ui.strong("Diagnosis (click: select, double-click: open in the ladder)");
+            ui.strong("Diagnosis")
+                .on_hover_text("click: select, double-click: open in the ladder");
             findings(ui, model, out);
         });
     });
+}
+
+/// What each line and mark of the plot is, in a row above it (egui_plot's
+/// own legend is drawn over the data).
+fn legend(ui: &mut Ui, model: &Model) {
+    let report = model.report();
+    let swatch = |ui: &mut Ui, kind: Swatch, color: Color32, text: &str| {
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(18.0, 10.0), egui::Sense::hover());
+        let p = ui.painter();
+        let (l, r, y) = (rect.left(), rect.right(), rect.center().y);
+        match kind {
+            Swatch::Line => {
+                p.line_segment(
+                    [egui::pos2(l, y), egui::pos2(r, y)],
+                    Stroke::new(2.0, color),
+                );
+            }
+            Swatch::Dashed => {
+                p.add(egui::Shape::dashed_line(
+                    &[egui::pos2(l, y), egui::pos2(r, y)],
+                    Stroke::new(1.5, color),
+                    3.0,
+                    2.0,
+                ));
+            }
+            Swatch::Area => {
+                p.rect_filled(rect, 0.0, color);
+            }
+            Swatch::Tick => {
+                let x = rect.center().x;
+                p.line_segment(
+                    [egui::pos2(x, rect.bottom()), egui::pos2(x, rect.top())],
+                    Stroke::new(2.0, color),
+                );
+            }
+        }
+        ui.label(RichText::new(text).small());
+    };
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for (i, q) in report.qps.iter().take(QP_COLORS.len()).enumerate() {
+            swatch(
+                ui,
+                Swatch::Line,
+                QP_COLORS[i],
+                &rocescope_replay::text::qp_name(q),
+            );
+        }
+        if report.qps.len() > QP_COLORS.len() {
+            ui.label(RichText::new(format!("+{} QPs", report.qps.len() - QP_COLORS.len())).small());
+        }
+        if report.qps.iter().any(|q| q.reverse_series.is_some()) {
+            swatch(ui, Swatch::Dashed, DIM, "responses");
+        }
+        if report.qps.len() > 1 {
+            swatch(ui, Swatch::Line, Color32::WHITE, "aggregate");
+        }
+        if !report.findings.is_empty() {
+            swatch(ui, Swatch::Area, RED.gamma_multiply(0.4), "findings");
+        }
+        if !report.episodes.is_empty() {
+            swatch(ui, Swatch::Tick, EPISODE_MARK, "retransmission episodes");
+        }
+        swatch(ui, Swatch::Dashed, CYAN, "selected packet");
+        swatch(ui, Swatch::Line, Color32::WHITE, "time cursor");
+    });
+}
+
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line,
+    Dashed,
+    Area,
+    Tick,
 }
 
 fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Command>) {
@@ -58,7 +146,6 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
     let resp = Plot::new("throughput")
         .id(egui::Id::new(layout::THROUGHPUT_PLOT_ID))
         .height(height)
-        .legend(egui_plot::Legend::default())
         .x_axis_label("ms since the first packet")
         .y_axis_label("GB/s on the wire")
         .default_y_bounds(0.0, y_top)
@@ -68,9 +155,47 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
         .show(ui, |pui| {
             let bounds = pui.plot_bounds();
             let width_px = pui.transform().frame().width().max(1.0);
+            let (x0, x1) = (bounds.min()[0].max(0.0), bounds.max()[0].min(span_ms));
+            let (ymin, ymax) = (bounds.min()[1], bounds.max()[1]);
+            let px_ms = ((x1 - x0) / width_px as f64).max(f64::MIN_POSITIVE);
+            // Under the series: the findings as light spans, the episodes
+            // as short marks along the floor (at most one a pixel).
+            let mut drops = Vec::new();
+            for f in &report.findings {
+                let a = ms_since_start(model, f.start_ns);
+                let b = ms_since_start(model, f.end_ns).max(a + px_ms);
+                if b < x0 || a > x1 {
+                    continue;
+                }
+                pui.polygon(
+                    Polygon::new(
+                        "findings",
+                        PlotPoints::new(vec![[a, 0.0], [b, 0.0], [b, ymax], [a, ymax]]),
+                    )
+                    .fill_color(RED.gamma_multiply(0.08))
+                    .stroke(Stroke::new(1.0, RED.gamma_multiply(0.25))),
+                );
+                drops.push(a);
+            }
+            let mark = (ymax - ymin) * EPISODE_MARK_SHARE;
+            let mut last_px = f64::NEG_INFINITY;
+            for e in &report.episodes {
+                let x = ms_since_start(model, e.start_ns);
+                if x < x0 || x > x1 || x - last_px < px_ms {
+                    continue;
+                }
+                last_px = x;
+                pui.line(
+                    Line::new(
+                        "retransmission episodes",
+                        PlotPoints::new(vec![[x, ymin], [x, ymin + mark]]),
+                    )
+                    .color(EPISODE_MARK)
+                    .width(1.5),
+                );
+            }
             // Two points per pixel over the visible range only.
             let n = (width_px * 2.0) as usize;
-            let (x0, x1) = (bounds.min()[0].max(0.0), bounds.max()[0].min(span_ms));
             if x1 > x0 {
                 let a_ns = t0 + x0 * 1e6;
                 let b_ns = t0 + x1 * 1e6;
@@ -110,39 +235,19 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
                     );
                 }
             }
-            // Findings as shaded spans, episodes as thin lines (at most one a pixel).
-            let (ymin, ymax) = (bounds.min()[1], bounds.max()[1]);
-            let mut drops = Vec::new();
-            for f in &report.findings {
-                let a = ms_since_start(model, f.start_ns);
-                let b = ms_since_start(model, f.end_ns).max(a + (x1 - x0) / width_px as f64);
-                if b < x0 || a > x1 {
-                    continue;
-                }
-                pui.polygon(
-                    Polygon::new(
-                        "findings",
-                        PlotPoints::new(vec![[a, 0.0], [b, 0.0], [b, ymax], [a, ymax]]),
-                    )
-                    .fill_color(RED.gamma_multiply(0.15))
-                    .stroke(Stroke::new(1.0, RED.gamma_multiply(0.6))),
-                );
-                drops.push(a);
-            }
-            // "drop" labels stacked on a few rows at the bottom, thinned so
-            // that none covers another (the legend has the top).
+            // "drop" labels stacked on a few rows at the top, thinned so
+            // that none covers another (the episodes have the floor).
             let font = egui::TextStyle::Small.resolve(&pui.ctx().style());
             let size = pui
                 .ctx()
                 .fonts(|f| f.layout_no_wrap("drop".into(), font, RED).size());
-            let px_ms = ((x1 - x0) / width_px as f64).max(f64::MIN_POSITIVE);
             let px_y = (ymax - ymin) / f64::from(pui.transform().frame().height().max(1.0));
             let at: Vec<(f32, f32)> = drops
                 .iter()
                 .map(|a| (((a.max(x0) - x0) / px_ms) as f32, size.x))
                 .collect();
             for p in layout::place_labels(&at, 3, 4.0) {
-                let y = ymin + px_y * (2.0 + f64::from(size.y + 1.0) * p.row as f64);
+                let y = ymax - px_y * (2.0 + f64::from(size.y + 1.0) * p.row as f64);
                 pui.text(
                     Text::new(
                         "findings",
@@ -150,20 +255,7 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
                         "drop",
                     )
                     .color(RED)
-                    .anchor(Align2::LEFT_BOTTOM),
-                );
-            }
-            let mut last_px = f64::NEG_INFINITY;
-            for e in &report.episodes {
-                let x = ms_since_start(model, e.start_ns);
-                if x < x0 || x > x1 || x - last_px < px_ms {
-                    continue;
-                }
-                last_px = x;
-                pui.vline(
-                    VLine::new("retransmission episodes", x)
-                        .color(YELLOW.gamma_multiply(0.7))
-                        .width(1.0),
+                    .anchor(Align2::LEFT_TOP),
                 );
             }
             pui.vline(

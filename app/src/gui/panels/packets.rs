@@ -57,17 +57,24 @@ fn filter_bar(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Com
     });
 }
 
-/// Columns of the packet list: (title, width in px).
-const PACKET_COLS: [(&str, f32); 8] = [
-    ("No.", 80.0),
-    ("Time", 110.0),
-    ("Source > Destination", 190.0),
-    ("Opcode", 150.0),
-    ("QP", 70.0),
-    ("PSN", 80.0),
-    ("Len", 50.0),
-    ("Analysis", 120.0),
+/// Headings of the packet list's columns.
+const PACKET_COLS: [&str; 8] = [
+    "No.",
+    "Time",
+    "Source > Destination",
+    "Opcode",
+    "QP",
+    "PSN",
+    "Len",
+    "Analysis",
 ];
+
+/// Columns left out, in this order, when the panel is too narrow for all:
+/// the addresses (the detail tree has them), then the length, then the time.
+const PACKET_DROP_ORDER: [usize; 3] = [2, 6, 1];
+
+/// Pixels between two columns of the packet list.
+const PACKET_GAP: f32 = 10.0;
 
 /// The virtualized packet list: only the rows in view are fetched, and
 /// positions are u64 so that tens of millions of rows scroll exactly
@@ -81,21 +88,10 @@ fn packet_list(
 ) {
     let painter = ui.painter_at(rect);
     let font = FontId::monospace(12.0);
+    let head_font = FontId::proportional(12.0);
     let text_color = ui.visuals().text_color();
     let bar_w = 12.0;
     let header = Rect::from_min_size(rect.min, vec2(rect.width(), ROW_H));
-    painter.rect_filled(header, 0.0, ui.visuals().faint_bg_color);
-    let mut x = rect.left() + 4.0;
-    for (t, w) in PACKET_COLS {
-        painter.text(
-            pos2(x, header.center().y),
-            Align2::LEFT_CENTER,
-            t,
-            FontId::proportional(12.0),
-            text_color,
-        );
-        x += w;
-    }
     let body = Rect::from_min_max(
         pos2(rect.left(), header.bottom()),
         pos2(rect.right() - bar_w, rect.bottom()),
@@ -142,11 +138,102 @@ fn packet_list(
     }
     let rows = model.visible_rows(st.packets_first, rows_fit as usize);
     let convs = model.store().conversations();
+    let cells: Vec<[String; 8]> = rows
+        .iter()
+        .map(|(index, r)| {
+            let conv = convs.get(r.conversation as usize);
+            let (op, psn) = if r.flags.contains(Flags::ROCE) {
+                (query::short_opcode(r.opcode), r.psn.to_string())
+            } else {
+                ("-".into(), String::new())
+            };
+            [
+                (index + 1).to_string(),
+                query::rel_time(model, r.ts_ns),
+                conv.map(|c| format!("{} > {}", c.key.src_addr(), c.key.dst_addr()))
+                    .unwrap_or_default(),
+                op,
+                conv.map(|c| rocescope_replay::text::qpn(c.key.dest_qp))
+                    .unwrap_or_default(),
+                psn,
+                r.origlen.to_string(),
+                query::flag_text(r.flags),
+            ]
+        })
+        .collect();
+    // Each column as wide as its heading and the cells in view (the frame
+    // number and the time as wide as the capture's last); whole columns
+    // are left out when the panel is narrow, never cells cut.
+    let (char_w, head_w) = ui.fonts(|f| {
+        let head: Vec<f32> = PACKET_COLS
+            .iter()
+            .map(|t| {
+                f.layout_no_wrap((*t).to_owned(), head_font.clone(), text_color)
+                    .size()
+                    .x
+            })
+            .collect();
+        (f.glyph_width(&font, '0'), head)
+    });
+    let last_ts = model.store().stats().last_ts_ns.unwrap_or(0);
+    let mut chars = [
+        model.store().len().max(1).to_string().len(),
+        query::rel_time(model, last_ts).chars().count(),
+        0,
+        0,
+        8,
+        0,
+        0,
+        0,
+    ];
+    for row in &cells {
+        for (c, cell) in chars.iter_mut().zip(row) {
+            *c = (*c).max(cell.chars().count());
+        }
+    }
+    let widths: Vec<f32> = chars
+        .iter()
+        .zip(&head_w)
+        .map(|(c, h)| (*c as f32 * char_w).max(*h).ceil())
+        .collect();
+    let avail = body.width() - 4.0;
+    let keep = query::fit_columns(
+        &widths.iter().map(|w| *w as u32).collect::<Vec<_>>(),
+        &PACKET_DROP_ORDER,
+        PACKET_GAP as u32,
+        avail as u32,
+    );
+    let xs: Vec<Option<f32>> = {
+        let mut x = rect.left() + 4.0;
+        widths
+            .iter()
+            .zip(&keep)
+            .map(|(w, k)| {
+                k.then(|| {
+                    let at = x;
+                    x += w + PACKET_GAP;
+                    at
+                })
+            })
+            .collect()
+    };
+    painter.rect_filled(header, 0.0, ui.visuals().faint_bg_color);
+    for (t, x) in PACKET_COLS.iter().zip(&xs) {
+        if let Some(x) = x {
+            painter.text(
+                pos2(*x, header.center().y),
+                Align2::LEFT_CENTER,
+                *t,
+                head_font.clone(),
+                text_color,
+            );
+        }
+    }
     let click = resp
         .clicked()
         .then(|| resp.interact_pointer_pos())
         .flatten();
-    for (k, (index, r)) in rows.iter().enumerate() {
+    for (k, ((index, r), row)) in rows.iter().zip(&cells).enumerate() {
         let top = body.top() + k as f32 * ROW_H;
         let row_rect = Rect::from_min_size(pos2(body.left(), top), vec2(body.width(), ROW_H));
         if Some(*index) == model.selected() {
@@ -158,41 +245,23 @@ fn packet_list(
             out.push(Command::SelectRow(*index));
         }
         let color = class_color(r.flags, text_color);
-        let conv = convs.get(r.conversation as usize);
-        let (op, psn) = if r.flags.contains(Flags::ROCE) {
-            (query::short_opcode(r.opcode), r.psn.to_string())
-        } else {
-            ("-".into(), String::new())
-        };
-        let cells = [
-            (index + 1).to_string(),
-            query::rel_time(model, r.ts_ns),
-            conv.map(|c| format!("{} > {}", c.key.src_addr(), c.key.dst_addr()))
-                .unwrap_or_default(),
-            op,
-            conv.map(|c| rocescope_replay::text::qpn(c.key.dest_qp))
-                .unwrap_or_default(),
-            psn,
-            r.origlen.to_string(),
-            query::flag_text(r.flags),
-        ];
-        let mut x = body.left() + 4.0;
-        for (cell, (_, w)) in cells.iter().zip(PACKET_COLS) {
-            painter.text(
-                pos2(x, top + ROW_H / 2.0),
-                Align2::LEFT_CENTER,
-                cell,
-                font.clone(),
-                color,
-            );
-            x += w;
+        for (cell, x) in row.iter().zip(&xs) {
+            if let Some(x) = x {
+                painter.text(
+                    pos2(*x, top + ROW_H / 2.0),
+                    Align2::LEFT_CENTER,
+                    cell,
+                    font.clone(),
+                    color,
+                );
+            }
         }
     }
     if total == 0 {
         painter.text(
             body.center(),
             Align2::CENTER_CENTER,
-            "no packets (yet)",
+            query::empty_list_text(model),
             FontId::proportional(14.0),
             DIM,
         );
@@ -276,19 +345,28 @@ fn hex_view(ui: &mut Ui, model: &Model, st: &PanelState) {
     ));
     let font = FontId::monospace(12.0);
     let normal = ui.visuals().text_color();
+    // 16 bytes a line where they fit, else 8 or 4: a line never wraps.
+    let char_w = ui.fonts(|f| f.glyph_width(&font, '0'));
+    let room = ui.available_width() - ui.spacing().scroll.bar_width - 4.0;
+    let per_line = [16usize, 8, 4]
+        .into_iter()
+        // `0000  ` and `xx ` a byte, the last one's space not needed.
+        .find(|n| (5 + 3 * n) as f32 * char_w <= room)
+        .unwrap_or(4);
     egui::ScrollArea::vertical()
         .id_salt("hex")
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            for (line, chunk) in sel.bytes.chunks(16).enumerate() {
+            for (line, chunk) in sel.bytes.chunks(per_line).enumerate() {
                 let mut job = egui::text::LayoutJob::default();
+                job.wrap.max_width = f32::INFINITY;
                 job.append(
-                    &format!("{:04x}  ", line * 16),
+                    &format!("{:04x}  ", line * per_line),
                     0.0,
                     egui::TextFormat::simple(font.clone(), DIM),
                 );
                 for (j, b) in chunk.iter().enumerate() {
-                    let off = line * 16 + j;
+                    let off = line * per_line + j;
                     let on = off >= range.0 && off < range.0 + range.1;
                     let mut fmt = egui::TextFormat::simple(
                         font.clone(),
@@ -300,7 +378,7 @@ fn hex_view(ui: &mut Ui, model: &Model, st: &PanelState) {
                     job.append(&format!("{b:02x}"), 0.0, fmt);
                     job.append(" ", 0.0, egui::TextFormat::simple(font.clone(), normal));
                 }
-                ui.label(job);
+                ui.add(egui::Label::new(job).wrap_mode(egui::TextWrapMode::Extend));
             }
         });
 }

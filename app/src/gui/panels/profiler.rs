@@ -18,6 +18,9 @@ pub struct WaveState {
     pub start_ns: f64,
     pub end_ns: f64,
     init: bool,
+    /// The width of the probes' names (px): the longest, up to 40 % of
+    /// the panel; the waveform starts after it.
+    pub name_w: f32,
 }
 
 impl WaveState {
@@ -156,7 +159,22 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         ));
     });
     let (rect, resp) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
-    let name_w = 150.0;
+    // The names' column as wide as the longest name (a longer one than 40 %
+    // of the panel is cut with an ellipsis), so that no name runs into the
+    // waveform and its values.
+    let name_font = FontId::proportional(12.0);
+    let longest = ui.fonts(|f| {
+        probes
+            .iter()
+            .map(|p| {
+                f.layout_no_wrap(p.name.clone(), name_font.clone(), Color32::WHITE)
+                    .size()
+                    .x
+            })
+            .fold(0.0, f32::max)
+    });
+    let name_w = (longest + 16.0).clamp(60.0, (rect.width() * 0.4).max(60.0));
+    w.name_w = name_w;
     let axis_h = 18.0;
     let plot = Rect::from_min_max(pos2(rect.left() + name_w, rect.top() + axis_h), rect.max);
     if plot.width() < 10.0 || plot.height() < 10.0 {
@@ -234,11 +252,13 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
             pos2(plot.left(), top + 3.0),
             pos2(plot.right(), top + row_h - 3.0),
         );
-        painter.text(
-            pos2(rect.left() + 4.0, band.center().y),
-            Align2::LEFT_CENTER,
-            &p.name,
-            FontId::proportional(12.0),
+        let mut job =
+            egui::text::LayoutJob::simple_singleline(p.name.clone(), name_font.clone(), text);
+        job.wrap = egui::text::TextWrapping::truncate_at_width(name_w - 12.0);
+        let galley = ui.fonts(|f| f.layout_job(job));
+        painter.galley(
+            pos2(rect.left() + 4.0, band.center().y - galley.size().y / 2.0),
+            galley,
             text,
         );
         painter.line_segment(

@@ -76,9 +76,18 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
             Span::styled(arrow, style),
         ]));
     }
+    // The keys below, so that the heading keeps the QP and its state.
     let t = format!(
-        "Ladder: {} — ↑↓ move, r next retransmission",
-        rocescope_core::query::ladder_title(model).unwrap_or_default()
+        "Ladder: {}",
+        rocescope_core::query::ladder_title_within(model, w.saturating_sub(10)).unwrap_or_default()
     );
-    f.render_widget(Paragraph::new(lines).block(title(&t)), area);
+    let keys = Line::from(Span::styled(
+        " ↑↓ move, r next retransmission ",
+        Style::default().fg(DIM),
+    ))
+    .right_aligned();
+    f.render_widget(
+        Paragraph::new(lines).block(title(&t).title_bottom(keys)),
+        area,
+    );
 }

@@ -87,6 +87,94 @@ const GREEN: Color = Color::Green;
 const MAGENTA: Color = Color::Magenta;
 const DIM: Color = Color::DarkGray;
 
+/// A table's columns laid out in `width` cells: each as wide as its
+/// widest text (heading or cell, at least `min`), whole columns left out in
+/// `drop_order` when they do not all fit (`query::fit_columns`), never a
+/// cell cut short.
+struct Fitted {
+    /// The columns shown, by index, and their widths.
+    keep: Vec<usize>,
+    widths: Vec<Constraint>,
+    /// The headings of the columns left out.
+    hidden: Vec<&'static str>,
+    /// Cells between columns: more where the width has room for it.
+    gap: u16,
+}
+
+impl Fitted {
+    fn new(
+        header: &[&'static str],
+        rows: &[Vec<String>],
+        min: &[u16],
+        drop_order: &[usize],
+        width: u16,
+    ) -> Fitted {
+        let need: Vec<u32> = header
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                rows.iter()
+                    .filter_map(|r| r.get(i))
+                    .map(|c| c.chars().count())
+                    .chain([
+                        h.chars().count(),
+                        usize::from(min.get(i).copied().unwrap_or(0)),
+                    ])
+                    .max()
+                    .unwrap_or(0) as u32
+            })
+            .collect();
+        let total = |gap: u32| need.iter().sum::<u32>() + gap * need.len().saturating_sub(1) as u32;
+        let gap = [3u16, 2]
+            .into_iter()
+            .find(|g| total(u32::from(*g)) <= u32::from(width))
+            .unwrap_or(1);
+        let mask =
+            rocescope_core::query::fit_columns(&need, drop_order, u32::from(gap), u32::from(width));
+        let keep: Vec<usize> = (0..header.len()).filter(|i| mask[*i]).collect();
+        let widths = keep
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let w = need[i] as u16;
+                // The last column takes what is left.
+                if k + 1 == keep.len() {
+                    Constraint::Min(w)
+                } else {
+                    Constraint::Length(w)
+                }
+            })
+            .collect();
+        let hidden = (0..header.len())
+            .filter(|i| !mask[*i])
+            .map(|i| header[i])
+            .collect();
+        Fitted {
+            keep,
+            widths,
+            hidden,
+            gap,
+        }
+    }
+
+    /// The kept cells of a row.
+    fn cells(&self, row: &[String]) -> Vec<String> {
+        self.keep
+            .iter()
+            .map(|&i| row.get(i).cloned().unwrap_or_default())
+            .collect()
+    }
+
+    /// `NAME (HINT)`, with the columns this width leaves out.
+    fn title(&self, name: &str, hint: &str) -> String {
+        if self.hidden.is_empty() {
+            format!("{name} ({hint})")
+        } else {
+            format!("{name} ({hint}; hidden: {})", self.hidden.join(", "))
+        }
+    }
+}
+
 fn title(s: impl AsRef<str>) -> Block<'static> {
     Block::bordered().title(Span::styled(
         format!(" {} ", s.as_ref()),

@@ -78,10 +78,9 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     let cursor_ms = model.cursor_ns().saturating_sub(t0) as f64 / 1e6;
     let cursor = [(cursor_ms, 0.0), (cursor_ms, max_y)];
     let mut datasets: Vec<Dataset<'_>> = Vec::new();
-    for (i, (d, q)) in data.iter().zip(&report.qps).enumerate() {
+    for (i, d) in data.iter().enumerate() {
         datasets.push(
             Dataset::default()
-                .name(format!("{} ->", rocescope_replay::text::qp_name(q)))
                 .marker(Marker::Braille)
                 .graph_type(GraphType::Line)
                 .style(Style::default().fg(colors[i % colors.len()]))
@@ -110,10 +109,29 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
             .style(Style::default().fg(Color::White))
             .data(&cursor),
     );
+    // The legend on the bottom border, never over the data.
+    let mut legend = vec![Span::raw(" ")];
+    for (i, q) in report.qps.iter().take(8).enumerate() {
+        legend.push(Span::styled(
+            "━━ ",
+            Style::default().fg(colors[i % colors.len()]),
+        ));
+        legend.push(Span::raw(format!(
+            "{}  ",
+            rocescope_replay::text::qp_name(q)
+        )));
+    }
+    if report.qps.len() > 8 {
+        legend.push(Span::raw(format!("+{} QPs  ", report.qps.len() - 8)));
+    }
+    legend.push(Span::styled("█ ", Style::default().fg(Color::White)));
+    legend.push(Span::raw("time cursor "));
     let chart = Chart::new(datasets)
-        .block(title(
-            "Throughput per QP, GB/s on the wire (solid: requests, dotted: responses)",
-        ))
+        .legend_position(None)
+        .block(
+            title("Throughput per QP, GB/s on the wire (solid: requests, dotted: responses)")
+                .title_bottom(Line::from(legend)),
+        )
         .x_axis(
             Axis::default()
                 .bounds([0.0, max_x])
@@ -208,7 +226,15 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     ui.items_first = first;
     f.render_widget(
         Paragraph::new(items)
-            .block(title("Diagnosis (Enter: open in ladder, f: next)"))
+            .block(
+                title("Diagnosis").title_bottom(
+                    Line::from(Span::styled(
+                        " Enter: open in ladder, f: next ",
+                        Style::default().fg(DIM),
+                    ))
+                    .right_aligned(),
+                ),
+            )
             .wrap(Wrap { trim: true }),
         bottom[1],
     );

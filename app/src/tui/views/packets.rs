@@ -85,7 +85,13 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         }
         trs.push(TRow::new(cells).style(style));
     }
-    let mut widths = vec![Constraint::Length(8), Constraint::Length(12)];
+    // Frame numbers and times as wide as the capture's largest, so that
+    // the later columns keep their whole headings on 80 columns.
+    let no_w = (model.store().len().max(1).ilog10() as u16 + 1).max(3);
+    let time_w = rel_time(model, model.store().stats().last_ts_ns.unwrap_or(0))
+        .chars()
+        .count() as u16;
+    let mut widths = vec![Constraint::Length(no_w), Constraint::Length(time_w)];
     let mut header = vec!["No.", "Time"];
     if wide {
         widths.push(Constraint::Length(26));
@@ -96,17 +102,12 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         Constraint::Length(8),
         Constraint::Length(9),
         Constraint::Length(6),
-        Constraint::Min(6),
+        Constraint::Min(8),
     ]);
     header.extend(["Opcode", "QP", "PSN", "Len", "Analysis"]);
     let table = Table::new(trs, widths)
         .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
-        .block(title(format!(
-            "Packets {}-{} of {}",
-            first + 1,
-            first + visible.len() as u64,
-            total
-        )));
+        .block(title(list_title(model, first, visible.len() as u64, total)));
     f.render_widget(table, list_area);
     ui.list = Rect::new(
         list_area.x + 1,
@@ -174,7 +175,12 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
     );
 
     let (hl_off, hl_len) = fields.get(fi).map_or((0, 0), |x| (x.3, x.4));
-    let per_line = 16usize;
+    // 16 bytes a line where they fit, else 8 or 4: never a line cut.
+    let hex_w = usize::from(bottom[1].width.saturating_sub(2));
+    let per_line = [16usize, 8, 4]
+        .into_iter()
+        .find(|n| 5 + 3 * n <= hex_w + 1)
+        .unwrap_or(4);
     let hh = bottom[1].height.saturating_sub(2) as usize;
     let first_line = (hl_off / per_line).saturating_sub(hh / 2);
     let mut hex = Vec::new();
@@ -208,4 +214,12 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         ))),
         bottom[1],
     );
+}
+
+/// `Packets 1-20 of 6166`, or why the list is empty.
+fn list_title(model: &Model, first: u64, shown: u64, total: u64) -> String {
+    if total == 0 {
+        return format!("Packets: {}", rocescope_core::query::empty_list_text(model));
+    }
+    format!("Packets {}-{} of {}", first + 1, first + shown, total)
 }

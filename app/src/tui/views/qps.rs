@@ -8,7 +8,9 @@ use rocescope_core::Model;
 use rocescope_core::query::{QP_COLUMNS, qp_rows};
 use rocescope_decoders::analysis::Series;
 
-use super::{GREEN, UiState, title};
+use rocescope_decoders::analysis::QpState;
+
+use super::{Fitted, GREEN, UiState, title};
 
 fn sparkline_data(s: &Series, n: usize) -> Vec<u64> {
     let start = s.bins.len().saturating_sub(n);
@@ -21,34 +23,34 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
         .direction(Direction::Vertical)
         .constraints([Constraint::Min(5), Constraint::Length(5)])
         .split(area);
-    let rows: Vec<TRow<'_>> = qp_rows(model)
-        .into_iter()
+    let cells: Vec<Vec<String>> = qp_rows(model).into_iter().map(|c| c.to_vec()).collect();
+    // The state column as wide as its longest word, so that it does not
+    // jump as the cursor moves; the least needed columns go first.
+    let state_w = QpState::NAMES.iter().map(|n| n.len()).max().unwrap_or(0) as u16;
+    let fit = Fitted::new(
+        &QP_COLUMNS,
+        &cells,
+        &[0, 0, state_w],
+        &[4, 9, 3, 6, 10, 8, 7],
+        chunks[0].width.saturating_sub(2),
+    );
+    let rows: Vec<TRow<'_>> = cells
+        .iter()
         .enumerate()
-        .map(|(i, cells)| {
+        .map(|(i, c)| {
             let style = if i == model.list_index() {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
                 Style::default()
             };
-            TRow::new(cells.to_vec()).style(style)
+            TRow::new(fit.cells(c)).style(style)
         })
         .collect();
-    let widths = [
-        Constraint::Length(8),
-        Constraint::Length(24),
-        Constraint::Length(11),
-        Constraint::Length(9),
-        Constraint::Length(9),
-        Constraint::Length(6),
-        Constraint::Length(9),
-        Constraint::Length(6),
-        Constraint::Length(5),
-        Constraint::Length(5),
-        Constraint::Length(9),
-    ];
-    let t = Table::new(rows, widths)
-        .header(TRow::new(QP_COLUMNS.to_vec()).style(Style::default().add_modifier(Modifier::BOLD)))
-        .block(title("QP conversations (Enter: ladder)"));
+    let header: Vec<&str> = fit.keep.iter().map(|&i| QP_COLUMNS[i]).collect();
+    let t = Table::new(rows, fit.widths.clone())
+        .column_spacing(fit.gap)
+        .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
+        .block(title(fit.title("QP conversations", "Enter: ladder")));
     f.render_widget(t, chunks[0]);
     ui.items = Rect::new(
         chunks[0].x + 1,

@@ -4,10 +4,11 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::widgets::{Paragraph, Row as TRow, Table, Wrap};
-use rocescope_core::query::{EPISODE_COLUMNS, episode_row};
+use rocescope_core::query::{EPISODE_COLUMNS, episode_row, rel_time};
 use rocescope_core::{Model, explain};
+use rocescope_replay::text::{CAUSES, cause_short};
 
-use super::{UiState, title};
+use super::{Fitted, UiState, title};
 
 pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
@@ -17,41 +18,50 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         .split(area);
     let h = chunks[0].height.saturating_sub(3) as usize;
     let first = model.list_index().saturating_sub(h.saturating_sub(1));
-    let rows: Vec<TRow<'_>> = report
+    let cells: Vec<Vec<String>> = report
         .episodes
         .iter()
-        .enumerate()
         .skip(first)
         .take(h)
-        .map(|(i, e)| {
-            let style = if i == model.list_index() {
+        .map(|e| episode_row(model, e).to_vec())
+        .collect();
+    // Times, causes and recoveries as wide as their longest, so that the
+    // columns stand still while the list scrolls.
+    let time_w = rel_time(model, model.store().stats().last_ts_ns.unwrap_or(0))
+        .chars()
+        .count() as u16;
+    let cause_w = CAUSES
+        .iter()
+        .map(|c| cause_short(*c).len())
+        .max()
+        .unwrap_or(0) as u16;
+    let fit = Fitted::new(
+        &EPISODE_COLUMNS,
+        &cells,
+        &[0, time_w, 8, cause_w, 8, 0, 8, 0],
+        &[6, 5, 4, 0],
+        chunks[0].width.saturating_sub(2),
+    );
+    let rows: Vec<TRow<'_>> = cells
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let style = if first + k == model.list_index() {
                 Style::default().add_modifier(Modifier::REVERSED)
             } else {
                 Style::default()
             };
-            TRow::new(episode_row(model, e).to_vec()).style(style)
+            TRow::new(fit.cells(c)).style(style)
         })
         .collect();
-    let t = Table::new(
-        rows,
-        [
-            Constraint::Length(9),
-            Constraint::Length(12),
-            Constraint::Length(8),
-            Constraint::Length(12),
-            Constraint::Length(9),
-            Constraint::Length(7),
-            Constraint::Length(10),
-            Constraint::Length(12),
-        ],
-    )
-    .header(
-        TRow::new(EPISODE_COLUMNS.to_vec()).style(Style::default().add_modifier(Modifier::BOLD)),
-    )
-    .block(title(format!(
-        "Retransmission episodes: {} (Enter: show in ladder)",
-        report.episodes.len()
-    )));
+    let header: Vec<&str> = fit.keep.iter().map(|&i| EPISODE_COLUMNS[i]).collect();
+    let t = Table::new(rows, fit.widths.clone())
+        .column_spacing(fit.gap)
+        .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
+        .block(title(fit.title(
+            &format!("Retransmission episodes: {}", report.episodes.len()),
+            "Enter: show in ladder",
+        )));
     f.render_widget(t, chunks[0]);
     ui.items = Rect::new(
         chunks[0].x + 1,

@@ -1,0 +1,152 @@
+//! The README's files, made and read as printed: its block that makes
+//! `trace.pcapng` and `trace.pcap` (the simulator's recording, the bundled
+//! sample, a lesson's export), then every README command that reads them;
+//! its block that makes `sim_dump.vcd` and `.fst` with the Icarus Verilog
+//! testbench the tests use, then every README command that reads those.
+//! Each line runs through `sh` in a folder of its own (with the
+//! repository's `assets` beside it), `rocescope` on the PATH and
+//! `./target/release/rocescope` read as `rocescope`. The commands that need
+//! a terminal or a display (`open`, `gui`) are left out. The waveform part
+//! is skipped without iverilog unless ROCESCOPE_REQUIRE_IVERILOG is set.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn readme() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap()
+}
+
+/// The lines of the code block after the comment that starts `marker`.
+fn block(readme: &str, marker: &str) -> Vec<String> {
+    readme
+        .lines()
+        .skip_while(|l| !l.starts_with(marker))
+        .skip(1)
+        .skip_while(|l| l.starts_with("```"))
+        .take_while(|l| !l.starts_with("```"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The README's `rocescope` commands (in any block) that name one of
+/// `files` and need neither a terminal nor a display.
+fn commands_reading(readme: &str, files: &[&str]) -> Vec<String> {
+    readme
+        .lines()
+        .map(|l| l.replace("./target/release/rocescope ", "rocescope "))
+        .filter(|l| l.starts_with("rocescope "))
+        .filter(|l| {
+            let words: Vec<&str> = l.split(" #").next().unwrap().split_whitespace().collect();
+            files.iter().any(|f| words.contains(f))
+        })
+        .filter(|l| !l.starts_with("rocescope open ") && !l.starts_with("rocescope gui "))
+        .collect()
+}
+
+/// A folder with the repository's `assets` beside what the lines write.
+fn workdir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("readme-files")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
+    std::os::unix::fs::symlink(assets.canonicalize().unwrap(), dir.join("assets")).unwrap();
+    dir
+}
+
+/// Run `line` as printed; its stdout, or a failure naming it.
+fn sh(dir: &Path, line: &str) -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .args(["-c", line])
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("ROCESCOPE_STATE_DIR", dir.join("state"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "README: {line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_readme_makes_its_captures_and_reads_them_as_printed() {
+    let readme = readme();
+    let dir = workdir("captures");
+    let make = block(&readme, "<!-- captures:");
+    assert_eq!(make.len(), 3, "{make:?}");
+    for line in &make {
+        sh(&dir, line);
+    }
+    for f in ["trace.pcapng", "trace.pcap", "lesson/teaching-basic.pcapng"] {
+        assert!(dir.join(f).is_file(), "the README makes {f}");
+    }
+    let reading = commands_reading(&readme, &["trace.pcap", "trace.pcapng"]);
+    assert!(reading.len() >= 8, "{reading:?}");
+    for line in &reading {
+        let out = sh(&dir, line);
+        assert!(
+            !out.is_empty() || line.contains(" --to "),
+            "README: {line}: no output"
+        );
+    }
+    for f in ["packets.parquet", "episodes.csv", "annotated.pcapng"] {
+        assert!(dir.join(f).is_file(), "the README writes {f}");
+    }
+}
+
+#[test]
+fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() {
+    if Command::new("iverilog").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("ROCESCOPE_REQUIRE_IVERILOG").is_none(),
+            "iverilog is required (ROCESCOPE_REQUIRE_IVERILOG is set) but was not found"
+        );
+        eprintln!("skipped: iverilog not found (set ROCESCOPE_REQUIRE_IVERILOG to make this fail)");
+        return;
+    }
+    let readme = readme();
+    let dir = workdir("waveforms");
+    let make = block(&readme, "<!-- waveforms:");
+    assert!(make.iter().any(|l| l.starts_with("iverilog ")), "{make:?}");
+    for line in &make {
+        sh(&dir, line);
+    }
+    for f in ["sim_dump.vcd", "sim_dump.fst", "capture.pcap"] {
+        assert!(dir.join(f).is_file(), "the README makes {f}");
+    }
+    let reading = commands_reading(&readme, &["sim_dump.vcd", "sim_dump.fst"]);
+    assert_eq!(reading.len(), 6, "{reading:?}");
+    for line in &reading {
+        let out = sh(&dir, line);
+        assert!(
+            !out.is_empty() || line.contains(" --to "),
+            "README: {line}: no output"
+        );
+        if line.contains("--wave") {
+            // The sample on wall-clock time beside a waveform from 0: when
+            // that 0 was, not a 19-digit count of ns.
+            assert!(
+                out.contains(
+                    "waveform: 15 matched, 0 capture / 0 waveform frames unmatched, \
+                     waveform time 0 = capture time 2025-11-29 07:06:39.999999986 UTC \
+                     (the capture on wall-clock time; spread 888 ns)"
+                ),
+                "README: {line}: {out}"
+            );
+        }
+    }
+    // The frames come back out as the sample has them.
+    let decoded = sh(&dir, "rocescope decode frames.pcapng");
+    assert_eq!(decoded.lines().count(), 15, "{decoded}");
+}
