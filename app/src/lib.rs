@@ -1,10 +1,10 @@
 //! The front ends of rocescope over the UI-free core (`rocescope-core`):
 //! the terminal workbench (`tui`) and the desktop workbench (`gui`). Both
-//! open their sources through `rocescope_core::source::open`. The binary's
-//! subcommands live in `main.rs`.
+//! open their sources through `rocescope_core::source::open`. The
+//! commands of the `rocescope` binary are in `cli`, one file each.
 
+pub mod cli;
 pub mod gui;
-pub mod live_parts;
 pub mod tui;
 
 #[cfg(test)]

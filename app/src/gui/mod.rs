@@ -64,7 +64,7 @@ pub struct GuiArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_disk: Option<u64>,
     #[command(flatten)]
-    pub parts: crate::live_parts::PartitionArgs,
+    pub parts: crate::cli::partitions::PartitionArgs,
     /// Close the window after this many seconds (smoke tests, demos).
     #[arg(long, value_name = "SECONDS", hide = true)]
     pub exit_after: Option<f64>,

@@ -121,7 +121,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
         let mut scenario =
             rocescope_sim::Scenario::resolve(s).map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(d) = &args.sim_duration {
-            scenario.bound_to_ns(crate::sim_cmd::parse_duration_ns(d)?);
+            scenario.bound_to_ns(crate::cli::sim::parse_duration_ns(d)?);
         }
         Some(Box::new(SimSource::new(scenario, args.sim_pace.0)))
     } else {

@@ -167,7 +167,8 @@ fn export(l: &Lesson, dir: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     drop(handle);
     // The report is of the file as written: what the student will open.
     let analysis = rocescope_replay::store::RcAnalyzer::default();
-    let store = crate::opened::open_store(&pcapng, Default::default(), Box::new(analysis.clone()))?;
+    let store =
+        crate::cli::capture::open_store(&pcapng, Default::default(), Box::new(analysis.clone()))?;
     let report = analysis
         .0
         .lock()
@@ -202,5 +203,5 @@ fn open(l: &Lesson, index: usize) -> anyhow::Result<()> {
     let mut model = source::open(spec, &Default::default())?;
     model.apply(rocescope_core::Command::OpenLesson(index));
     steer(&mut model);
-    rocescope::tui::run(model)
+    crate::tui::run(model)
 }

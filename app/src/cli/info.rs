@@ -11,7 +11,7 @@ use rocescope_replay::TimeBase;
 use rocescope_replay::store::NoAnalysis;
 use serde_json::json;
 
-use crate::opened::open_store;
+use crate::cli::capture::open_store;
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
@@ -91,7 +91,7 @@ pub fn run(
             "index_bytes_allocated": store.index_bytes(),
             "indexing_rate_pps": rate_pps,
             "indexing_s": secs,
-            "warnings": crate::opened::unread_json(&warnings, None).0,
+            "warnings": crate::cli::capture::unread_json(&warnings, None).0,
             "error": progress.error,
             "interfaces": ports.iter().map(|(port, i)| json!({
                 "port": port, "name": i.name, "width_bits": i.width_bits, "clock": i.clock_name,
@@ -164,13 +164,13 @@ pub fn run(
             writeln!(
                 out,
                 "port {port}          {}",
-                crate::decode_cmd::describe(i)
+                crate::cli::decode::describe(i)
             )?;
         }
         if let Some(a) = &alignment {
             writeln!(out, "alignment       {a}")?;
         }
     }
-    crate::opened::warn_unread(file, &warnings, progress.error.as_deref());
+    crate::cli::capture::warn_unread(file, &warnings, progress.error.as_deref());
     Ok(())
 }

@@ -13,7 +13,7 @@ use rocescope_replay::PcapngWriter;
 use rocescope_sim::{Params, Scenario, experiments};
 use serde_json::json;
 
-use crate::stats_cmd::report_json;
+use crate::cli::stats::report_json;
 
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
@@ -61,7 +61,7 @@ pub struct SimArgs {
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
     pub max_disk: Option<u64>,
     #[command(flatten)]
-    pub parts: rocescope::live_parts::PartitionArgs,
+    pub parts: crate::cli::partitions::PartitionArgs,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -161,7 +161,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         record: args.record.clone(),
     };
     let model = source::open(spec, &limits)?;
-    rocescope::tui::run(args.parts.start(model)?)
+    crate::tui::run(args.parts.start(model)?)
 }
 
 fn headless(

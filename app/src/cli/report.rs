@@ -9,7 +9,7 @@ use anyhow::Context;
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::RcAnalyzer;
 
-use crate::opened::{open_store, warn_store};
+use crate::cli::capture::{open_store, warn_store};
 
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {

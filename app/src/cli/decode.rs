@@ -12,7 +12,7 @@ use rocescope_replay::{CaptureError, CaptureReader, PcapngWriter, TimeBase};
 
 /// A small RC WRITE/READ exchange with one loss and its Go-Back-N recovery,
 /// made by rocescope's own builders (see assets/captures/README.md).
-const SAMPLE: &[u8] = include_bytes!("../../assets/captures/sample-write-read.pcap");
+const SAMPLE: &[u8] = include_bytes!("../../../assets/captures/sample-write-read.pcap");
 
 /// What `cargo run --release` shows until the workbench lands: the bundled
 /// sample decoded, and how to go on.

@@ -12,7 +12,7 @@ use rocescope_replay::text::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::opened::{index_analysed, unread_json, warn_unread};
+use crate::cli::capture::{index_analysed, unread_json, warn_unread};
 
 /// Drops of a grouped finding the text output lists under it.
 const MAX_ITEMS: usize = 20;

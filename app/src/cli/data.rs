@@ -15,8 +15,8 @@ use rocescope_decoders::analysis::Report;
 use rocescope_replay::store::Store;
 use rocescope_replay::text::{counted, rows_rate_text};
 
-use crate::opened::{open_analysed, warn_store};
-use crate::sim_cmd::parse_duration_ns;
+use crate::cli::capture::{open_analysed, warn_store};
+use crate::cli::sim::parse_duration_ns;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TableArg {
@@ -152,7 +152,8 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<()> {
         }
         let opened = Opened::open(&args.file, args.roce_ports.clone())?;
         let started = std::time::Instant::now();
-        let (frames, annotated) = crate::annotate::write(&opened.store, &opened.report, &args.to)?;
+        let (frames, annotated) =
+            crate::cli::annotate::write(&opened.store, &opened.report, &args.to)?;
         writeln!(
             std::io::stdout().lock(),
             "{frames} frames, {annotated} with a verdict, in {:.3} s -> {}",

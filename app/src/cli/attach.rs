@@ -59,7 +59,7 @@ pub struct AttachArgs {
     #[arg(long, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
     #[command(flatten)]
-    pub parts: rocescope::live_parts::PartitionArgs,
+    pub parts: crate::cli::partitions::PartitionArgs,
     /// Throttle ingest to N frames/s (to test drop accounting).
     #[arg(long, hide = true, value_name = "N")]
     pub max_ingest_pps: Option<u64>,
@@ -108,7 +108,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         // link's state in the status line; the core writes the partitions.
         let spec = rocescope_core::source::SourceSpec::Attach(Box::new(cfg));
         let model = rocescope_core::source::open(spec, &limits)?;
-        return rocescope::tui::run(args.parts.start(model)?);
+        return crate::tui::run(args.parts.start(model)?);
     }
     let queue_bytes = limits.queue_bytes(cfg.queue_bytes as u64);
     cfg.queue_bytes = queue_bytes as usize;
@@ -220,7 +220,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "segments_deleted": spill.segments_deleted,
             "peak_rss_bytes": peak_rss,
             "spill_error": store.spill_error(),
-            "analysis": crate::stats_cmd::report_json(
+            "analysis": crate::cli::stats::report_json(
                 &analysis.0.lock().unwrap_or_else(|e| e.into_inner()).report()
             ),
             "partitions": parts.as_ref().map(|p| p.json()),
