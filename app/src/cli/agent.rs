@@ -12,7 +12,7 @@ use rocescope_device_link::{
 };
 
 #[derive(Debug, clap::Args)]
-pub struct AgentArgs {
+pub struct Args {
     /// Address to listen on; anything but loopback needs --token-file.
     #[arg(long, default_value = "127.0.0.1:4790", value_name = "ADDR")]
     pub listen: SocketAddr,
@@ -38,8 +38,8 @@ pub struct AgentArgs {
     pub sim_pace: Pace,
     /// With --sim: end the simulated run after this much simulated time,
     /// e.g. 10ms, 2s (default: until the agent is stopped).
-    #[arg(long, value_name = "D")]
-    pub sim_duration: Option<String>,
+    #[arg(long, value_name = "D", value_parser = super::args::duration)]
+    pub sim_duration: Option<std::time::Duration>,
     /// Poll the card driver's counter file into profiler samples.
     #[arg(long, value_name = "PATH")]
     pub counters: Option<PathBuf>,
@@ -95,7 +95,7 @@ fn parse_pace(s: &str) -> Result<Pace, String> {
     }
 }
 
-pub fn run(args: AgentArgs) -> anyhow::Result<()> {
+pub fn run(args: Args) -> anyhow::Result<()> {
     init_log(args.log_level);
     let mut cfg = AgentConfig::new(args.listen);
     if let Some(p) = &args.token_file {
@@ -121,7 +121,7 @@ pub fn run(args: AgentArgs) -> anyhow::Result<()> {
         let mut scenario =
             rocescope_sim::Scenario::resolve(s).map_err(|e| anyhow::anyhow!("{e}"))?;
         if let Some(d) = &args.sim_duration {
-            scenario.bound_to_ns(crate::cli::sim::parse_duration_ns(d)?);
+            scenario.bound_to_ns(super::args::ns(*d));
         }
         Some(Box::new(SimSource::new(scenario, args.sim_pace.0)))
     } else {

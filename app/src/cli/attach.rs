@@ -9,12 +9,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use rocescope_core::partitions::{self, LiveWriter};
 use rocescope_core::units::format_time_ns;
+
+use super::args::SessionArgs;
 use rocescope_device_link::client::LinkEvent;
 use rocescope_device_link::protocol::{ProbeSet, Request};
 use rocescope_device_link::{AttachUrl, Client, ClientConfig};
 
 #[derive(Debug, clap::Args)]
-pub struct AttachArgs {
+pub struct Args {
     /// tcp://HOST:PORT (an agent), - (pcap/pcapng on stdin) or file:PATH[?follow].
     pub url: String,
     /// Write everything received to this pcapng file (flushed every second).
@@ -29,7 +31,7 @@ pub struct AttachArgs {
     pub headless: bool,
     /// How long to stay attached, e.g. 30s, 500ms, 2m, 12h (default: until
     /// the source ends or Ctrl-C).
-    #[arg(long, value_name = "D", value_parser = parse_duration)]
+    #[arg(long, value_name = "D", value_parser = super::args::long_duration)]
     pub duration: Option<Duration>,
     /// Print the summary as one JSON object.
     #[arg(long)]
@@ -44,20 +46,8 @@ pub struct AttachArgs {
     /// Queue between socket and ingest, MiB.
     #[arg(long, default_value_t = 256, value_name = "MIB")]
     pub queue_mb: usize,
-    /// Memory the session may hold, e.g. 512MiB, 4GiB (default: 2 GiB, or a
-    /// quarter of the machine's memory where that is less). Older frames
-    /// and index rows move to disk segments and stay queryable.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_memory: Option<u64>,
-    /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
-    /// are deleted (a ring), counted and shown (default: the smaller of
-    /// 8 GiB and a tenth of the free space).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_disk: Option<u64>,
-    /// Folder for the session's segments (default: a new folder under the
-    /// cache directory, ~/.cache/rocescope/sessions), removed at exit.
-    #[arg(long, value_name = "DIR")]
-    pub session_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArgs,
     #[command(flatten)]
     pub parts: crate::cli::partitions::PartitionArgs,
     /// Throttle ingest to N frames/s (to test drop accounting).
@@ -65,17 +55,7 @@ pub struct AttachArgs {
     pub max_ingest_pps: Option<u64>,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    rocescope_core::units::parse_size_bytes(s)
-}
-
-/// Up to a week: a soak may run for days.
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    const WEEK_NS: u64 = 7 * 24 * 3_600_000_000_000;
-    rocescope_core::units::parse_duration_ns_up_to(s, WEEK_NS).map(Duration::from_nanos)
-}
-
-pub fn run(args: AttachArgs) -> anyhow::Result<()> {
+pub fn run(args: Args) -> anyhow::Result<()> {
     let url = AttachUrl::parse(&args.url)?;
     let mut cfg = ClientConfig::new(url.clone());
     if let Some(p) = &args.token_file {
@@ -93,13 +73,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
         cfg.probes = ProbeSet::All;
     }
     cfg.record = args.record.clone();
-    let limits = rocescope_core::session::SessionLimits {
-        max_memory_bytes: args
-            .max_memory
-            .unwrap_or_else(rocescope_core::session::default_max_memory_bytes),
-        max_disk_bytes: args.max_disk,
-        dir: args.session_dir.clone(),
-    };
+    let limits = args.session.limits();
     cfg.queue_bytes = args.queue_mb.max(1) << 20;
     cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
@@ -113,7 +87,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
     let queue_bytes = limits.queue_bytes(cfg.queue_bytes as u64);
     cfg.queue_bytes = queue_bytes as usize;
     cfg.spill = Some(limits.spill_config(queue_bytes));
-    let window_ns = args.parts.window_ns()?;
+    let window_ns = args.parts.window_ns();
     let client = Client::start(cfg)?;
     // The packets table window by window on a thread of its own, so that
     // a writer behind the source never holds the session past --duration.
@@ -220,7 +194,7 @@ pub fn run(args: AttachArgs) -> anyhow::Result<()> {
             "segments_deleted": spill.segments_deleted,
             "peak_rss_bytes": peak_rss,
             "spill_error": store.spill_error(),
-            "analysis": crate::cli::stats::report_json(
+            "analysis": super::output::report_json(
                 &analysis.0.lock().unwrap_or_else(|e| e.into_inner()).report()
             ),
             "partitions": parts.as_ref().map(|p| p.json()),

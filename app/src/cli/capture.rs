@@ -7,12 +7,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rocescope_data::Source;
 use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::analysis::Report;
 use rocescope_replay::CaptureError;
 use rocescope_replay::CaptureWarning;
 use rocescope_replay::store::{Analyzer, RcAnalyzer, Store, StoreError};
 use serde_json::{Value, json};
+
+use super::args::DecodeOpts;
 
 /// Open `file` in a store and wait for the index, drawing a progress bar on
 /// a terminal when indexing takes a while.
@@ -113,4 +116,35 @@ pub fn unread_json(warnings: &[CaptureWarning], error: Option<&str>) -> (Value, 
             .into(),
         error.map_or(Value::Null, |e| e.into()),
     )
+}
+
+/// A capture opened with the RC analysis, as the workbench opens it.
+pub struct Opened {
+    pub store: Arc<Store>,
+    pub report: Report,
+    pub name: String,
+}
+
+impl Opened {
+    pub fn open(file: &Path, decode: &DecodeOpts) -> anyhow::Result<Opened> {
+        let (store, report) = open_analysed(file, decode.roce_ports.clone())?;
+        warn_store(file, &store);
+        let name = file
+            .file_stem()
+            .map_or_else(|| "capture".into(), |s| s.to_string_lossy().into_owned());
+        Ok(Opened {
+            store,
+            report,
+            name,
+        })
+    }
+
+    pub fn source(&self) -> Source<'_> {
+        Source {
+            store: &self.store,
+            report: &self.report,
+            capture: &self.name,
+            extra_profiler: &[],
+        }
+    }
 }

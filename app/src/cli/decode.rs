@@ -2,7 +2,7 @@
 //! (Wireshark field names, integer values).
 
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use rocescope_decoders::analysis::{Class, Observation, RcAnalysis};
@@ -10,31 +10,50 @@ use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, Syndrome, 
 use rocescope_replay::wave::WaveOptions;
 use rocescope_replay::{CaptureError, CaptureReader, PcapngWriter, TimeBase};
 
-/// A small RC WRITE/READ exchange with one loss and its Go-Back-N recovery,
-/// made by rocescope's own builders (see assets/captures/README.md).
-const SAMPLE: &[u8] = include_bytes!("../../../assets/captures/sample-write-read.pcap");
+use super::args::DecodeOpts;
 
-/// What `cargo run --release` shows until the workbench lands: the bundled
-/// sample decoded, and how to go on.
-pub fn tour() -> anyhow::Result<()> {
-    let out = io::stdout();
-    let mut out = BufWriter::new(out.lock());
-    writeln!(
-        out,
-        "rocescope {} - decoding the bundled sample capture (RC WRITE + READ, one lost packet):\n",
-        env!("CARGO_PKG_VERSION")
-    )?;
-    let cfg = DecodeConfig::default();
-    let first = CaptureReader::new(SAMPLE).context("bundled sample capture")?;
-    let verdicts = analyse(first, &cfg)?;
-    let reader = CaptureReader::new(SAMPLE).context("bundled sample capture")?;
-    decode_stream(reader, "bundled sample", false, &cfg, &verdicts, &mut out)?;
-    writeln!(
-        out,
-        "\nNext: rocescope decode FILE [--format jsonl]   (rocescope --help for more)"
-    )?;
-    out.flush()?;
-    Ok(())
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST).
+    file: PathBuf,
+    /// Output: one summary line per frame, or one JSON object per frame.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the frames as pcapng to this file instead of decoding them
+    /// (a waveform's interfaces become its interfaces).
+    #[arg(long, value_name = "FILE")]
+    to: Option<PathBuf>,
+    /// Waveforms: only this AXI4-Stream interface (scope path or its end).
+    #[arg(long, value_name = "SCOPE")]
+    axis: Option<String>,
+    /// Waveforms: the clock of the interfaces (full path or name), instead
+    /// of the clk/aclk/ap_clk/aclk_i found in scope.
+    #[arg(long, value_name = "SIGNAL")]
+    clock: Option<String>,
+    #[command(flatten)]
+    decode: DecodeOpts,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Text,
+    Jsonl,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let wave = WaveOptions {
+        axis: args.axis,
+        clock: args.clock,
+    };
+    match args.to {
+        Some(to) => to_pcapng(&args.file, &wave, &to),
+        None => decode_file(
+            &args.file,
+            args.format == Format::Jsonl,
+            &args.decode.config(),
+            &wave,
+        ),
+    }
 }
 
 fn open(file: &Path, wave: &WaveOptions) -> anyhow::Result<CaptureReader<std::fs::File>> {
@@ -46,24 +65,21 @@ fn open(file: &Path, wave: &WaveOptions) -> anyhow::Result<CaptureReader<std::fs
     }
 }
 
-pub fn run(
+fn decode_file(
     file: &Path,
     jsonl: bool,
-    roce_ports: Vec<u16>,
+    cfg: &DecodeConfig,
     wave: &WaveOptions,
 ) -> anyhow::Result<()> {
-    let cfg = DecodeConfig {
-        extra_roce_ports: roce_ports,
-    };
     let name = file.display().to_string();
     // Two passes: the RC analysis must see the whole capture before a
     // packet's verdict is final (a gap is capture loss only once ACKs cover it).
     let first = open(file, wave)?;
     tell_interfaces(&name, &first);
-    let verdicts = analyse(first, &cfg)?;
+    let verdicts = analyse(first, cfg)?;
     let out = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, out.lock());
-    decode_stream(open(file, wave)?, &name, jsonl, &cfg, &verdicts, &mut out)?;
+    decode_stream(open(file, wave)?, &name, jsonl, cfg, &verdicts, &mut out)?;
     out.flush()?;
     Ok(())
 }
@@ -95,7 +111,7 @@ pub fn describe(i: &rocescope_replay::wave::AxisInterface) -> String {
 
 /// `rocescope decode FILE --to OUT.pcapng`: the frames as pcapng, each
 /// port (a waveform's interface) its own interface.
-pub fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<()> {
+fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<()> {
     let name = file.display().to_string();
     let mut reader = open(file, wave)?;
     tell_interfaces(&name, &reader);
@@ -156,7 +172,7 @@ pub struct Verdicts {
 }
 
 /// First pass: run the RC analysis over the whole capture.
-fn analyse<R: io::Read>(
+pub(super) fn analyse<R: io::Read>(
     mut reader: CaptureReader<R>,
     cfg: &DecodeConfig,
 ) -> anyhow::Result<Verdicts> {
@@ -192,7 +208,7 @@ fn analyse<R: io::Read>(
     Ok(v)
 }
 
-fn decode_stream<R: io::Read>(
+pub(super) fn decode_stream<R: io::Read>(
     mut reader: CaptureReader<R>,
     name: &str,
     jsonl: bool,

@@ -2,7 +2,7 @@
 //! store, indexed on its background thread) and summarise it.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -11,6 +11,7 @@ use rocescope_replay::TimeBase;
 use rocescope_replay::store::NoAnalysis;
 use serde_json::json;
 
+use super::args::{DecodeOpts, WaveOpts};
 use crate::cli::capture::open_store;
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
@@ -24,7 +25,29 @@ fn interfaces(file: &Path) -> Vec<(usize, rocescope_replay::wave::AxisInterface)
         .unwrap_or_default()
 }
 
-pub fn run(
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
+    file: PathBuf,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    decode: DecodeOpts,
+    #[command(flatten)]
+    wave: WaveOpts,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    summarise(
+        &args.file,
+        args.json,
+        args.decode.roce_ports,
+        args.wave.wave.as_deref(),
+    )
+}
+
+fn summarise(
     file: &Path,
     json_out: bool,
     roce_ports: Vec<u16>,

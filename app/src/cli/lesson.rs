@@ -12,7 +12,7 @@ use rocescope_core::source::{self, Pace, SourceSpec, steer};
 use rocescope_replay::text::counted;
 
 #[derive(Debug, clap::Args)]
-pub struct LessonArgs {
+pub struct Args {
     /// A shipped lesson (`03-go-back-n`, `go-back-n` or `3`) or a lesson TOML file.
     name: Option<String>,
     /// List the lessons with their scenario and topic.
@@ -33,7 +33,7 @@ pub struct LessonArgs {
     export: Option<PathBuf>,
 }
 
-pub fn run(args: LessonArgs) -> anyhow::Result<()> {
+pub fn run(args: Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.list {
         let all: Vec<(&str, Lesson)> = lesson::builtin_files()

@@ -1,27 +1,32 @@
 //! The command line: one file per command, owning its arguments and its
-//! `run`; `capture` opens captures for any of them and `partitions` is the
-//! option group of the live sessions.
+//! `run`. `args` holds the option groups and value parsers the commands
+//! share, `capture` what they share about a capture (opening it, telling
+//! what could not be read), `output` the report as JSON; no command owns
+//! them.
 
 mod agent;
 mod annotate;
+mod args;
 mod attach;
 mod capture;
-mod data;
 mod decode;
+mod export;
+mod gui;
 mod info;
 mod lesson;
+mod open;
+mod output;
 pub mod partitions;
+mod query;
 mod report;
 mod sim;
 mod stats;
-
-use crate::tui;
+mod tour;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
 #[command(name = "rocescope", version, about = "See inside RDMA over Converged Ethernet", long_about = None)]
@@ -34,141 +39,49 @@ struct Cli {
 enum Command {
     /// Decode every frame of a capture (pcap, pcapng, sniffer dump) or of the
     /// AXI4-Stream interfaces of a waveform (VCD, FST), in frame order.
-    Decode(DecodeArgs),
+    Decode(decode::Args),
     /// Index a capture as the workbench does and summarise it.
-    Info(InfoArgs),
+    Info(info::Args),
     /// RC analysis: per-QP state, retransmission episodes, counters, diagnosis.
-    Stats(StatsArgs),
+    Stats(stats::Args),
     /// The capture's report: one HTML page with plots (PNG, SVG) beside it.
-    Report(report::ReportArgs),
+    Report(report::Args),
     /// Open a capture in the terminal workbench.
-    Open(OpenArgs),
+    Open(open::Args),
     /// Run the bundled BALBOA simulator (in the workbench, or --headless).
-    Sim(sim::SimArgs),
+    Sim(sim::Args),
     /// Decode the bundled sample capture: a two-minute tour without a terminal UI.
     Tour,
     /// Serve a live source (card sniffer/counters, pcap stream) to attach clients.
-    Agent(agent::AgentArgs),
+    Agent(agent::Args),
     /// Attach to an agent, a pcap stream on stdin or a growing file.
-    Attach(attach::AttachArgs),
+    Attach(attach::Args),
     /// The desktop workbench (egui): a capture, a live link or the simulator.
-    Gui(crate::gui::GuiArgs),
+    Gui(gui::Args),
     /// Write a table (packets, qps, episodes, ...) to Parquet, CSV or JSON lines.
-    Export(data::ExportArgs),
+    Export(export::Args),
     /// SQL over a capture's tables (or over Parquet written by export).
-    Query(data::QueryArgs),
+    Query(query::Args),
     /// The RoCE course: list, open, check (--check) or export a lesson.
-    Lesson(lesson::LessonArgs),
-}
-
-#[derive(Debug, clap::Args)]
-struct OpenArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
-    file: PathBuf,
-    /// A waveform (VCD, FST) of the same traffic: aligned with the capture
-    /// by content at open; the status line shows the offset and matches.
-    #[arg(long, value_name = "WAVE")]
-    wave: Option<PathBuf>,
-    /// Extra UDP destination port to decode as RoCEv2; repeatable.
-    #[arg(long = "roce-port", value_name = "N")]
-    roce_ports: Vec<u16>,
-}
-
-#[derive(Debug, clap::Args)]
-struct InfoArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
-    file: PathBuf,
-    /// Print one JSON object.
-    #[arg(long)]
-    json: bool,
-    /// Extra UDP destination port to decode as RoCEv2; repeatable.
-    #[arg(long = "roce-port", value_name = "N")]
-    roce_ports: Vec<u16>,
-    /// A waveform (VCD, FST) of the same traffic: align it with the capture
-    /// by content and show the offset, the frames matched and unmatched.
-    #[arg(long, value_name = "WAVE")]
-    wave: Option<PathBuf>,
-}
-
-#[derive(Debug, clap::Args)]
-struct StatsArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
-    file: PathBuf,
-    /// Print one JSON object.
-    #[arg(long)]
-    json: bool,
-    /// Extra UDP destination port to decode as RoCEv2; repeatable.
-    #[arg(long = "roce-port", value_name = "N")]
-    roce_ports: Vec<u16>,
-    /// A waveform (VCD, FST) of the same traffic: align it with the capture
-    /// by content and show the offset, the frames matched and unmatched.
-    #[arg(long, value_name = "WAVE")]
-    wave: Option<PathBuf>,
-}
-
-#[derive(Debug, clap::Args)]
-struct DecodeArgs {
-    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST).
-    file: PathBuf,
-    /// Output: one summary line per frame, or one JSON object per frame.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-    /// Write the frames as pcapng to this file instead of decoding them
-    /// (a waveform's interfaces become its interfaces).
-    #[arg(long, value_name = "FILE")]
-    to: Option<PathBuf>,
-    /// Waveforms: only this AXI4-Stream interface (scope path or its end).
-    #[arg(long, value_name = "SCOPE")]
-    axis: Option<String>,
-    /// Waveforms: the clock of the interfaces (full path or name), instead
-    /// of the clk/aclk/ap_clk/aclk_i found in scope.
-    #[arg(long, value_name = "SIGNAL")]
-    clock: Option<String>,
-    /// Extra UDP destination port to decode as RoCEv2 (4791 always is); repeatable.
-    #[arg(long = "roce-port", value_name = "N")]
-    roce_ports: Vec<u16>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    Text,
-    Jsonl,
+    Lesson(lesson::Args),
 }
 
 /// Parse the command line, run the command, print its error.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Decode(args)) => {
-            let wave = rocescope_replay::wave::WaveOptions {
-                axis: args.axis,
-                clock: args.clock,
-            };
-            match args.to {
-                Some(to) => decode::to_pcapng(&args.file, &wave, &to),
-                None => decode::run(
-                    &args.file,
-                    args.format == Format::Jsonl,
-                    args.roce_ports,
-                    &wave,
-                ),
-            }
-        }
-        Some(Command::Info(args)) => {
-            info::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
-        }
-        Some(Command::Stats(args)) => {
-            stats::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
-        }
+        Some(Command::Decode(args)) => decode::run(args),
+        Some(Command::Info(args)) => info::run(args),
+        Some(Command::Stats(args)) => stats::run(args),
         Some(Command::Report(args)) => report::run(args),
-        Some(Command::Open(args)) => open(&args.file, args.roce_ports, args.wave.as_deref()),
+        Some(Command::Open(args)) => open::run(args),
         Some(Command::Sim(args)) => sim::run(args),
-        Some(Command::Tour) => decode::tour(),
+        Some(Command::Tour) => tour::run(),
         Some(Command::Agent(args)) => agent::run(args),
         Some(Command::Attach(args)) => attach::run(args),
-        Some(Command::Gui(args)) => crate::gui::run(args),
-        Some(Command::Export(args)) => data::run_export(args),
-        Some(Command::Query(args)) => data::run_query(args),
+        Some(Command::Gui(args)) => gui::run(args),
+        Some(Command::Export(args)) => export::run(args),
+        Some(Command::Query(args)) => query::run(args),
         Some(Command::Lesson(args)) => lesson::run(args),
         None => default_run(),
     };
@@ -183,64 +96,21 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The main job: the workbench on the simulator's default scenario. Without
-/// a terminal (a pipe, CI) it prints the tour instead, and says so.
+/// The main job: `rocescope sim` with its defaults, the workbench on the
+/// simulator's default scenario. Without a terminal (a pipe, CI) it prints
+/// the tour instead, and says so.
 fn default_run() -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "rocescope: no terminal: printing the tour (run in a terminal for the workbench)"
         );
-        return decode::tour();
+        return tour::run();
     }
-    sim::run(sim::SimArgs {
-        scenario: "default".into(),
-        duration: None,
-        seed: None,
-        set: Vec::new(),
-        record: None,
-        headless: false,
-        json: false,
-        pace: None,
-        list_params: false,
-        experiment: None,
-        max_memory: None,
-        max_disk: None,
-        parts: crate::cli::partitions::PartitionArgs {
-            partitions: None,
-            window: "1m".into(),
-            capture: None,
-        },
-    })
-}
-
-/// `rocescope open FILE`: index the capture in the background and open the
-/// workbench at once.
-fn open(
-    file: &std::path::Path,
-    roce_ports: Vec<u16>,
-    wave: Option<&std::path::Path>,
-) -> anyhow::Result<()> {
-    use rocescope_core::source::{OpenError, SourceSpec, open};
-    use rocescope_replay::CaptureError;
-    use rocescope_replay::store::StoreError;
-    let spec = SourceSpec::File {
-        path: file.to_path_buf(),
-        decode: rocescope_decoders::DecodeConfig {
-            extra_roce_ports: roce_ports,
-        },
-    };
-    let mut model = match open(spec, &Default::default()) {
-        Ok(m) => m,
-        // A file that is not there says so once, without its path twice.
-        Err(OpenError::File {
-            source: e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_)),
-            ..
-        }) => return Err(e.into()),
-        Err(e) => return Err(e.into()),
-    };
-    crate::with_wave(&mut model, file, wave)?;
-    tui::run(model)
+    match Cli::try_parse_from(["rocescope", "sim"])?.command {
+        Some(Command::Sim(args)) => sim::run(args),
+        _ => anyhow::bail!("the main job is `rocescope sim`"),
+    }
 }
 
 /// `rocescope decode x.pcap | head` must end quietly.
@@ -249,4 +119,93 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own checks of every command and flag (names, groups, defaults).
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    /// Values are parsed by clap: a bad one fails at once, naming its flag,
+    /// not later inside the command.
+    #[test]
+    fn bad_values_name_their_flag() {
+        for (args, flag) in [
+            (
+                &["rocescope", "sim", "--duration", "soon"][..],
+                "--duration",
+            ),
+            (
+                &["rocescope", "sim", "--max-memory", "lots"],
+                "--max-memory",
+            ),
+            (
+                &["rocescope", "attach", "-", "--duration", "5 parsecs"],
+                "--duration",
+            ),
+            (
+                &[
+                    "rocescope",
+                    "attach",
+                    "-",
+                    "--partitions",
+                    "d",
+                    "--window",
+                    "x",
+                ],
+                "--window",
+            ),
+            (
+                &[
+                    "rocescope",
+                    "export",
+                    "f.pcap",
+                    "--to",
+                    "o",
+                    "--window",
+                    "1 fortnight",
+                ],
+                "--window",
+            ),
+            (
+                &[
+                    "rocescope",
+                    "agent",
+                    "--sim",
+                    "default",
+                    "--sim-duration",
+                    "1",
+                ],
+                "--sim-duration",
+            ),
+            (&["rocescope", "gui", "--max-disk", "big"], "--max-disk"),
+        ] {
+            let e = Cli::try_parse_from(args).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{args:?}"
+            );
+            assert!(e.to_string().contains(flag), "{args:?}: {e}");
+        }
+        // The option groups flatten into each command alike.
+        for cmd in [
+            "info", "stats", "open", "report", "export", "query", "decode",
+        ] {
+            let mut args = vec!["rocescope", cmd, "f.pcap", "--roce-port", "4792"];
+            match cmd {
+                "report" => args.extend(["-o", "out"]),
+                "export" => args.extend(["--to", "out.csv"]),
+                "query" => args.insert(3, "SELECT 1"),
+                _ => {}
+            }
+            assert!(Cli::try_parse_from(&args).is_ok(), "{args:?}");
+        }
+    }
 }

@@ -20,36 +20,35 @@ pub struct PartitionArgs {
         long,
         default_value = "1m",
         value_name = "DURATION",
+        value_parser = super::args::duration,
         requires = "partitions"
     )]
-    pub window: String,
+    pub window: std::time::Duration,
     /// The `capture` name of the partitions (default: live-UNIX_SECONDS).
     #[arg(long, value_name = "NAME", requires = "partitions")]
     pub capture: Option<String>,
 }
 
 impl PartitionArgs {
-    /// The window in ns (checked before a session starts).
-    pub fn window_ns(&self) -> anyhow::Result<u64> {
-        rocescope_core::units::parse_duration_ns(&self.window)
-            .map_err(|e| anyhow::anyhow!("--window {}: {e}", self.window))
+    /// The window in ns.
+    pub fn window_ns(&self) -> u64 {
+        super::args::ns(self.window)
     }
 
     /// The command that starts the writer, when --partitions is given.
-    pub fn command(&self) -> anyhow::Result<Option<Command>> {
-        let Some(dir) = &self.partitions else {
-            return Ok(None);
-        };
-        Ok(Some(Command::WritePartitions {
-            dir: dir.clone(),
-            window_ns: self.window_ns()?,
-            capture: self.capture.clone(),
-        }))
+    pub fn command(&self) -> Option<Command> {
+        self.partitions
+            .as_ref()
+            .map(|dir| Command::WritePartitions {
+                dir: dir.clone(),
+                window_ns: self.window_ns(),
+                capture: self.capture.clone(),
+            })
     }
 
     /// Start writing partitions of `model`'s session, when asked.
     pub fn start(&self, mut model: Model) -> anyhow::Result<Model> {
-        if let Some(c) = self.command()? {
+        if let Some(c) = self.command() {
             model.apply(c);
             if model.partitions().is_none() {
                 anyhow::bail!("{}", rocescope_core::status_line(&model).message);

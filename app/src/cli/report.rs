@@ -6,29 +6,25 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::RcAnalyzer;
 
+use super::args::DecodeOpts;
 use crate::cli::capture::{open_store, warn_store};
 
 #[derive(Debug, clap::Args)]
-pub struct ReportArgs {
+pub struct Args {
     /// Capture file (pcap, pcapng, BALBOA sniffer dump).
     file: PathBuf,
     /// Directory to write index.html and the plots into (created if missing).
     #[arg(short = 'o', long = "out", value_name = "DIR")]
     out: PathBuf,
-    /// Extra UDP destination port to decode as RoCEv2; repeatable.
-    #[arg(long = "roce-port", value_name = "N")]
-    roce_ports: Vec<u16>,
+    #[command(flatten)]
+    decode: DecodeOpts,
 }
 
-pub fn run(args: ReportArgs) -> anyhow::Result<()> {
+pub fn run(args: Args) -> anyhow::Result<()> {
     let analysis = RcAnalyzer::default();
-    let cfg = DecodeConfig {
-        extra_roce_ports: args.roce_ports,
-    };
-    let store = open_store(&args.file, cfg, Box::new(analysis.clone()))?;
+    let store = open_store(&args.file, args.decode.config(), Box::new(analysis.clone()))?;
     let report = analysis.finish_report();
     // The page lists them too, under the summary.
     warn_store(&args.file, &store);

@@ -7,24 +7,24 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use rocescope_core::session::SessionLimits;
 use rocescope_core::source::{self, Pace, SourceSpec, spawn_sim_into};
 use rocescope_replay::PcapngWriter;
 use rocescope_sim::{Params, Scenario, experiments};
 use serde_json::json;
 
-use crate::cli::stats::report_json;
+use super::args::SessionArgs;
+use super::output::report_json;
 
 #[derive(Debug, clap::Args)]
-pub struct SimArgs {
+pub struct Args {
     /// A shipped scenario (default, lossy-link, incast, window-stall,
     /// read-heavy, aes, dpi-drop, teaching-basic, line-rate, dcqcn) or a
     /// scenario TOML file.
     #[arg(long, default_value = "default")]
     pub scenario: String,
     /// Simulated time to run, e.g. 10ms, 500us, 2s (default: the scenario's).
-    #[arg(long)]
-    pub duration: Option<String>,
+    #[arg(long, value_parser = super::args::duration)]
+    pub duration: Option<std::time::Duration>,
     /// Seed of every random choice (default: the scenario's).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -50,47 +50,17 @@ pub struct SimArgs {
     /// Reproduce a measurement of the paper: throughput, fairness, retransmission.
     #[arg(long)]
     pub experiment: Option<String>,
-    /// Memory the session may hold, e.g. 512MiB (default: 2 GiB, or a
-    /// quarter of the machine's memory where less); older frames and rows
-    /// move to disk segments and stay queryable.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_memory: Option<u64>,
-    /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
-    /// are deleted (a ring), counted and shown (default: the smaller of
-    /// 8 GiB and a tenth of the free space).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_disk: Option<u64>,
+    #[command(flatten)]
+    pub session: SessionArgs,
     #[command(flatten)]
     pub parts: crate::cli::partitions::PartitionArgs,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    rocescope_core::units::parse_size_bytes(s)
-}
-
-impl SimArgs {
-    /// The session's limits from the command line.
-    pub fn limits(&self) -> SessionLimits {
-        SessionLimits {
-            max_memory_bytes: self
-                .max_memory
-                .unwrap_or_else(rocescope_core::session::default_max_memory_bytes),
-            max_disk_bytes: self.max_disk,
-            dir: None,
-        }
-    }
-}
-
-/// "10ms" -> 10_000_000 (the workbench's parser, for the same spelling).
-pub fn parse_duration_ns(s: &str) -> anyhow::Result<u64> {
-    rocescope_core::units::parse_duration_ns(s).map_err(anyhow::Error::msg)
-}
-
 /// The scenario with the command line's overrides applied.
-pub fn scenario(args: &SimArgs) -> anyhow::Result<Scenario> {
+pub fn scenario(args: &Args) -> anyhow::Result<Scenario> {
     let mut sc = Scenario::resolve(&args.scenario).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if let Some(d) = &args.duration {
-        sc.bound_to_ns(parse_duration_ns(d)?);
+    if let Some(d) = args.duration {
+        sc.bound_to_ns(super::args::ns(d));
     }
     if let Some(seed) = args.seed {
         sc.seed = seed;
@@ -105,7 +75,7 @@ pub fn scenario(args: &SimArgs) -> anyhow::Result<Scenario> {
     Ok(sc)
 }
 
-pub fn run(args: SimArgs) -> anyhow::Result<()> {
+pub fn run(args: Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.list_params {
         for p in Params::list() {
@@ -126,7 +96,7 @@ pub fn run(args: SimArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let sc = scenario(&args)?;
-    let limits = args.limits();
+    let limits = args.session.limits();
     if args.headless && args.parts.partitions.is_some() {
         bail!(
             "--partitions writes from the workbench; headless, use `rocescope sim --headless --record X.pcapng` then `rocescope export X.pcapng --partition`"
@@ -168,7 +138,7 @@ fn headless(
     sc: Scenario,
     record: Option<PcapngWriter<std::io::BufWriter<std::fs::File>>>,
     json_out: bool,
-    limits: &SessionLimits,
+    limits: &rocescope_core::session::SessionLimits,
 ) -> anyhow::Result<()> {
     let name = sc.name.clone();
     let start = Instant::now();

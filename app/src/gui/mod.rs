@@ -24,7 +24,7 @@ mod headless;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use egui_dock::{DockArea, DockState, NodeIndex, TabViewer};
@@ -34,57 +34,6 @@ use rocescope_core::source;
 use rocescope_core::{Command, Model, UiCommand};
 
 pub use panels::PanelState;
-
-/// `rocescope gui [FILE | --attach URL | --sim SCENARIO]`.
-#[derive(Debug, clap::Args)]
-pub struct GuiArgs {
-    /// Capture file to open (pcap, pcapng, BALBOA sniffer dump).
-    pub file: Option<PathBuf>,
-    /// Attach to a live source: tcp://HOST:PORT, - (stdin) or file:PATH[?follow].
-    #[arg(long, value_name = "URL", conflicts_with_all = ["file", "sim"])]
-    pub attach: Option<String>,
-    /// Run a simulator scenario (default when no file is given: `default`).
-    #[arg(long, value_name = "SCENARIO", conflicts_with = "file")]
-    pub sim: Option<String>,
-    /// Extra UDP destination port to decode as RoCEv2; repeatable.
-    #[arg(long = "roce-port", value_name = "N")]
-    pub roce_ports: Vec<u16>,
-    /// A waveform (VCD, FST) of the same traffic as the capture: aligned by
-    /// content, its signals shown beside the packets.
-    #[arg(long, value_name = "WAVE", requires = "file")]
-    pub wave: Option<PathBuf>,
-    /// Memory a live session may hold, e.g. 512MiB (default: 2 GiB, or a
-    /// quarter of the machine's memory where less); older frames and rows
-    /// move to disk segments and stay queryable.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_memory: Option<u64>,
-    /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
-    /// are deleted (a ring), counted and shown (default: the smaller of
-    /// 8 GiB and a tenth of the free space).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub max_disk: Option<u64>,
-    #[command(flatten)]
-    pub parts: crate::cli::partitions::PartitionArgs,
-    /// Close the window after this many seconds (smoke tests, demos).
-    #[arg(long, value_name = "SECONDS", hide = true)]
-    pub exit_after: Option<f64>,
-}
-
-fn parse_size(s: &str) -> Result<u64, String> {
-    rocescope_core::units::parse_size_bytes(s)
-}
-
-impl GuiArgs {
-    fn limits(&self) -> SessionLimits {
-        SessionLimits {
-            max_memory_bytes: self
-                .max_memory
-                .unwrap_or_else(rocescope_core::session::default_max_memory_bytes),
-            max_disk_bytes: self.max_disk,
-            dir: None,
-        }
-    }
-}
 
 /// Open a capture as `rocescope open` does: a new store indexing in the
 /// background and a new model over it.
@@ -389,25 +338,10 @@ impl TabViewer for Viewer<'_> {
     }
 }
 
-/// Run the desktop workbench until its window closes.
-pub fn run(args: GuiArgs) -> anyhow::Result<()> {
-    let model = if let Some(url) = &args.attach {
-        let url = rocescope_device_link::AttachUrl::parse(url)?;
-        source::open(
-            source::SourceSpec::Attach(Box::new(rocescope_device_link::ClientConfig::new(url))),
-            &args.limits(),
-        )?
-    } else if let Some(file) = &args.file {
-        let mut m = open_file(file, args.roce_ports.clone())?;
-        crate::with_wave(&mut m, file, args.wave.as_deref())?;
-        m
-    } else {
-        sim_model_within(args.sim.as_deref().unwrap_or("default"), &args.limits())?
-    };
-    let model = args.parts.start(model)?;
-    let exit_at = args
-        .exit_after
-        .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+/// Run the desktop workbench on `model` until its window closes (or
+/// `exit_after` seconds, for smoke tests and demos).
+pub fn run(model: Model, exit_after: Option<f64>) -> anyhow::Result<()> {
+    let exit_at = exit_after.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("rocescope")

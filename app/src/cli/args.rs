@@ -1,0 +1,88 @@
+//! Option groups several commands share, flattened into their `Args`, and
+//! the value parsers every command uses: a bad value fails in clap, naming
+//! the flag.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rocescope_core::session::{SessionLimits, default_max_memory_bytes};
+use rocescope_decoders::DecodeConfig;
+
+/// How frames are decoded: the UDP ports taken for RoCEv2.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DecodeOpts {
+    /// Extra UDP destination port to decode as RoCEv2 (4791 always is);
+    /// repeatable.
+    #[arg(long = "roce-port", value_name = "N")]
+    pub roce_ports: Vec<u16>,
+}
+
+impl DecodeOpts {
+    pub fn config(&self) -> DecodeConfig {
+        DecodeConfig {
+            extra_roce_ports: self.roce_ports.clone(),
+        }
+    }
+}
+
+/// A waveform beside a capture.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WaveOpts {
+    /// A waveform (VCD, FST) of the same traffic: aligned with the capture
+    /// by content; the offset and the frames matched and unmatched are
+    /// shown (in the workbench, in its status line).
+    #[arg(long, value_name = "WAVE")]
+    pub wave: Option<PathBuf>,
+}
+
+/// What a live session may hold (the simulator, an attached link).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SessionArgs {
+    /// Memory the session may hold, e.g. 512MiB, 4GiB (default: 2 GiB, or a
+    /// quarter of the machine's memory where that is less). Older frames
+    /// and index rows move to disk segments and stay queryable.
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub max_memory: Option<u64>,
+    /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
+    /// are deleted (a ring), counted and shown (default: the smaller of
+    /// 8 GiB and a tenth of the free space).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub max_disk: Option<u64>,
+    /// Folder for the session's segments (default: a new folder under the
+    /// cache directory, ~/.cache/rocescope/sessions), removed at exit.
+    #[arg(long, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+}
+
+impl SessionArgs {
+    pub fn limits(&self) -> SessionLimits {
+        SessionLimits {
+            max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory_bytes),
+            max_disk_bytes: self.max_disk,
+            dir: self.session_dir.clone(),
+        }
+    }
+}
+
+/// A size: `512MiB`, `4GiB`, `1.5G`.
+pub fn size(s: &str) -> Result<u64, String> {
+    rocescope_core::units::parse_size_bytes(s)
+}
+
+/// A duration of capture or simulated time, up to an hour: `100us`, `10ms`,
+/// `2s`, `1m`.
+pub fn duration(s: &str) -> Result<Duration, String> {
+    rocescope_core::units::parse_duration_ns(s).map(Duration::from_nanos)
+}
+
+/// A wall-clock duration up to a week (a soak may run for days): `30s`,
+/// `12h`.
+pub fn long_duration(s: &str) -> Result<Duration, String> {
+    const WEEK_NS: u64 = 7 * 24 * 3_600_000_000_000;
+    rocescope_core::units::parse_duration_ns_up_to(s, WEEK_NS).map(Duration::from_nanos)
+}
+
+/// Nanoseconds of a parsed duration (within u64 by the parsers' bounds).
+pub fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}

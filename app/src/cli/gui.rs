@@ -1,0 +1,53 @@
+//! `rocescope gui [FILE | --attach URL | --sim SCENARIO]`: the desktop
+//! workbench on a capture, a live link or the simulator.
+
+use std::path::PathBuf;
+
+use rocescope_core::source;
+
+use super::args::{DecodeOpts, SessionArgs};
+use super::partitions::PartitionArgs;
+use crate::gui::{open_file, sim_model_within};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Capture file to open (pcap, pcapng, BALBOA sniffer dump).
+    pub file: Option<PathBuf>,
+    /// Attach to a live source: tcp://HOST:PORT, - (stdin) or file:PATH[?follow].
+    #[arg(long, value_name = "URL", conflicts_with_all = ["file", "sim"])]
+    pub attach: Option<String>,
+    /// Run a simulator scenario (default when no file is given: `default`).
+    #[arg(long, value_name = "SCENARIO", conflicts_with = "file")]
+    pub sim: Option<String>,
+    #[command(flatten)]
+    pub decode: DecodeOpts,
+    /// A waveform (VCD, FST) of the same traffic as the capture: aligned by
+    /// content, its signals shown beside the packets.
+    #[arg(long, value_name = "WAVE", requires = "file")]
+    pub wave: Option<PathBuf>,
+    #[command(flatten)]
+    pub session: SessionArgs,
+    #[command(flatten)]
+    pub parts: PartitionArgs,
+    /// Close the window after this many seconds (smoke tests, demos).
+    #[arg(long, value_name = "SECONDS", hide = true)]
+    pub exit_after: Option<f64>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let limits = args.session.limits();
+    let model = if let Some(url) = &args.attach {
+        let url = rocescope_device_link::AttachUrl::parse(url)?;
+        source::open(
+            source::SourceSpec::Attach(Box::new(rocescope_device_link::ClientConfig::new(url))),
+            &limits,
+        )?
+    } else if let Some(file) = &args.file {
+        let mut m = open_file(file, args.decode.roce_ports.clone())?;
+        crate::with_wave(&mut m, file, args.wave.as_deref())?;
+        m
+    } else {
+        sim_model_within(args.sim.as_deref().unwrap_or("default"), &limits)?
+    };
+    crate::gui::run(args.parts.start(model)?, args.exit_after)
+}
