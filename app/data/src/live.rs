@@ -14,6 +14,10 @@ use crate::{DataError, Source, Table};
 /// Rows read from the store at a time while looking for a window's end.
 const SCAN_ROWS: u64 = 4096;
 
+/// Rows per part file of what is left when the session ends (a window
+/// closed on time is one file): four row groups.
+const END_PART_ROWS: u64 = 1 << 18;
+
 /// The packets table of a growing store, written window by window under
 /// `ROOT/packets/capture=NAME/window_start_ns=N/part-TAG-K.parquet` (the
 /// layout of `export --partition`).
@@ -117,9 +121,15 @@ impl LivePartitions {
             if !closed && !end {
                 break;
             }
-            files.push(self.write_window(src, window, self.next_row..at)?);
-            self.rows_written += at - self.next_row;
-            self.next_row = at;
+            // At the end the writer may be stopped by a deadline: the rows
+            // left go in parts, so what is written by then is whole files.
+            let part_rows = if end { END_PART_ROWS } else { u64::MAX };
+            while self.next_row < at {
+                let part_end = at.min(self.next_row.saturating_add(part_rows));
+                files.push(self.write_window(src, window, self.next_row..part_end)?);
+                self.rows_written += part_end - self.next_row;
+                self.next_row = part_end;
+            }
         }
         Ok(files)
     }
