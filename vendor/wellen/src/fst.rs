@@ -474,14 +474,14 @@ fn convert_var_direction(tpe: FstVarDirection) -> VarDirection {
 
 /// GHDL does not seem to encode any actual information in the VHDL variable type.
 /// Variables are always Signal or None.
-pub fn deal_with_vhdl_var_type(tpe: FstVhdlVarType, var_name: &str) {
-    if !matches!(tpe, FstVhdlVarType::None | FstVhdlVarType::Signal) {
-        println!("INFO: detected a VHDL Var Type that is not Signal!: {tpe:?} for {var_name}");
-    }
-}
+/// (rocescope: its note went to the process's stdout; nothing is lost
+/// without it.)
+pub fn deal_with_vhdl_var_type(_tpe: FstVhdlVarType, _var_name: &str) {}
 
 /// GHDL only uses a small combination of VCD variable and VHDL data types.
-/// Here we merge them together into a single VarType.
+/// Here we merge them together into a single VarType. (rocescope: without
+/// the `println!`s to the process's stdout for Unsigned, Signed and
+/// Character, which keep the VCD type.)
 pub fn merge_vhdl_data_and_var_type(vcd: VarType, vhdl: FstVhdlDataType) -> VarType {
     match vhdl {
         FstVhdlDataType::None => vcd,
@@ -493,11 +493,9 @@ pub fn merge_vhdl_data_and_var_type(vcd: VarType, vhdl: FstVhdlDataType) -> VarT
         FstVhdlDataType::Logic => VarType::StdLogic,
         FstVhdlDataType::LogicVector => VarType::StdLogicVector,
         FstVhdlDataType::Unsigned => {
-            println!("TODO: handle {vcd:?} {vhdl:?} better!");
             vcd
         }
         FstVhdlDataType::Signed => {
-            println!("TODO: handle {vcd:?} {vhdl:?} better!");
             vcd
         }
         FstVhdlDataType::Integer => VarType::Integer,
@@ -506,7 +504,6 @@ pub fn merge_vhdl_data_and_var_type(vcd: VarType, vhdl: FstVhdlDataType) -> VarT
         FstVhdlDataType::Positive => VarType::Integer,
         FstVhdlDataType::Time => VarType::Time,
         FstVhdlDataType::Character => {
-            println!("TODO: handle {vcd:?} {vhdl:?} better!");
             vcd
         }
         FstVhdlDataType::String => VarType::String,

@@ -406,7 +406,7 @@ where
 
         // emit a fake time step
         if self.time.is_none_or(|t| time > t) {
-            self.time_change(time);
+            let _ = self.time_change(time);
         }
 
         // check to see if the signal should be included
@@ -432,17 +432,19 @@ where
         Ok(())
     }
 
-    pub(crate) fn time_change(&mut self, time: u64) {
+    /// Returns the previous time when `time` is before it (the step is
+    /// skipped); the caller reports it. (rocescope: was a `println!` to the
+    /// process's stdout.)
+    pub(crate) fn time_change(&mut self, time: u64) -> Option<u64> {
         // sanity check to make sure that time is increasing
         if let Some(prev_time) = self.time {
             match prev_time.cmp(&time) {
                 std::cmp::Ordering::Equal => {
-                    return; // ignore calls to time_change that do not actually change anything
+                    return None; // ignore calls to time_change that do not actually change anything
                 }
                 std::cmp::Ordering::Greater => {
-                    println!("WARN: time decreased from {prev_time} to {time}. Skipping!");
                     self.skipping_time_step = true;
-                    return;
+                    return Some(prev_time);
                 }
                 std::cmp::Ordering::Less => {
                     // this is the normal situation where we actually increment the time
@@ -453,6 +455,7 @@ where
         // TODO: check filter to see if we are done or what!
         self.time = Some(time);
         self.skipping_time_step = false;
+        None
     }
 
     pub(crate) fn time_is_none(&self) -> bool {

@@ -48,6 +48,10 @@ pub enum VcdParseError {
     VcdUnexpectedBodyToken(String),
     #[error("[vcd] expected an id for a value change, but did not find one")]
     VcdEmptyId,
+    /// (rocescope: the steps were skipped, their changes dropped, with a
+    /// note on stdout.)
+    #[error("[vcd] time goes back from #{0} to #{1}")]
+    VcdTimeDecreased(u64, u64),
     /// This is not really an error, but our parser has to terminate and start a new attempt
     /// at interpreting ids. This error should never reach any user.
     #[error("[vcd] non-contiguous ids detected, applying a work around.")]
@@ -1495,8 +1499,10 @@ where
 {
     #[inline]
     fn time(&mut self, value: u64) -> VcdOrResult<(), E> {
-        self.enc.time_change(value);
-        Ok(())
+        match self.enc.time_change(value) {
+            None => Ok(()),
+            Some(before) => Err(VcdParseError::VcdTimeDecreased(before, value).into()),
+        }
     }
 
     #[inline]
