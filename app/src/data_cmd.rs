@@ -111,11 +111,14 @@ struct Opened {
     store: Arc<Store>,
     report: Report,
     name: String,
+    /// Why indexing stopped early: the command fails after its output.
+    failed: Option<String>,
 }
 
 impl Opened {
     fn open(file: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Opened> {
         let (store, report) = open_analysed(file, roce_ports)?;
+        let failed = crate::info_cmd::indexing_error(file, &store);
         let name = file
             .file_stem()
             .map_or_else(|| "capture".into(), |s| s.to_string_lossy().into_owned());
@@ -123,7 +126,16 @@ impl Opened {
             store,
             report,
             name,
+            failed,
         })
+    }
+
+    /// Ok when the whole file was read, else its error (after the output
+    /// of what was read).
+    fn finished(&self) -> anyhow::Result<()> {
+        self.failed
+            .as_ref()
+            .map_or(Ok(()), |e| Err(anyhow::anyhow!(e.clone())))
     }
 
     fn source(&self) -> Source<'_> {
@@ -157,7 +169,7 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64(),
             args.to.display()
         )?;
-        return Ok(());
+        return opened.finished();
     }
     let tables: Vec<Table> = match (args.table.as_slice(), args.partition) {
         ([], false) => vec![Table::Packets],
@@ -204,7 +216,7 @@ pub fn run_export(args: ExportArgs) -> anyhow::Result<()> {
             rate / 1e6,
         )?;
     }
-    Ok(())
+    opened.finished()
 }
 
 pub fn run_query(args: QueryArgs) -> anyhow::Result<()> {
@@ -213,10 +225,12 @@ pub fn run_query(args: QueryArgs) -> anyhow::Result<()> {
             .file
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    let mut failed = None;
     let mut df = if parquet {
         query_exported(&args.file, &args.sql)?
     } else {
         let opened = Opened::open(&args.file, args.roce_ports)?;
+        failed = opened.failed.clone();
         query(&opened.source(), &args.sql, &QueryOptions::default())?
     };
     let format = match args.format {
@@ -228,7 +242,7 @@ pub fn run_query(args: QueryArgs) -> anyhow::Result<()> {
     };
     let mut out = std::io::stdout().lock();
     write_frame(&mut df, format, &mut out)?;
-    Ok(())
+    failed.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)))
 }
 
 /// SQL over exported Parquet: a folder's table sub-folders, or one file as

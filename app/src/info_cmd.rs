@@ -220,11 +220,21 @@ pub fn run(
             w.offset
         );
     }
-    if let Some(e) = progress.error {
-        eprintln!(
-            "rocescope: warning: {}: indexing stopped early: {e}",
-            file.display()
-        );
+    // The summary above is of what was read; the run fails with the reason.
+    match indexing_error(file, &store) {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// Why indexing `file` stopped before its end, naming the file, `None`
+/// when it read to the end.
+pub fn indexing_error(file: &Path, store: &Store) -> Option<String> {
+    let e = store.progress().error?;
+    let name = file.display().to_string();
+    Some(if e.contains(&name) {
+        e
+    } else {
+        format!("{name}: indexing stopped early: {e}")
+    })
 }

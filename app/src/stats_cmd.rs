@@ -198,6 +198,9 @@ pub fn run(
     pad_heap();
     let (store, analysis) = index_analysed(file, roce_ports)?;
     let stats = store.stats();
+    // A source that stopped early is told, and the run fails after what
+    // it read (as `decode` does): never an analysis that looks whole.
+    let failed = crate::info_cmd::indexing_error(file, &store);
     // The index is not read again: its pages go back on another thread
     // while this one writes the report (else the process's exit gives them
     // back after the output, a few ms on one core).
@@ -225,9 +228,12 @@ pub fn run(
                 }),
             );
         }
+        if let (Some(e), Some(obj)) = (&failed, v.as_object_mut()) {
+            obj.insert("error".into(), e.as_str().into());
+        }
         writeln!(std::io::stdout().lock(), "{v}")?;
         let _ = give_back.map(|t| t.join());
-        return Ok(());
+        return failed.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)));
     }
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -324,5 +330,5 @@ pub fn run(
         }
     }
     let _ = give_back.map(|t| t.join());
-    Ok(())
+    failed.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)))
 }

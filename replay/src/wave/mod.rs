@@ -11,6 +11,8 @@
 
 pub mod axis;
 pub mod beats;
+mod check;
+pub mod contain;
 mod stream;
 
 use std::fmt;
@@ -112,16 +114,79 @@ pub enum WaveError {
     },
 }
 
-/// The format of a waveform file, by content; `None` for anything else
-/// (a capture, a sniffer dump).
-pub fn detect(path: &Path) -> Option<WaveFormat> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut input = std::io::BufReader::with_capacity(8192, file);
-    match wellen::viewers::detect_file_format(&mut input) {
-        wellen::FileFormat::Vcd => Some(WaveFormat::Vcd),
-        wellen::FileFormat::Fst => Some(WaveFormat::Fst),
-        _ => None,
+/// Read `data` as a waveform file the way rocescope does (detection, the
+/// frames through [`crate::CaptureReader`], the signals' hierarchy and the
+/// first signals loaded): the body of the fuzz target `wave`, also run
+/// over its corpus by the tests. Returns the frames read and the error
+/// that ended reading, if any; a panic here is a bug (the parsers' own are
+/// contained and come back as that error).
+#[doc(hidden)]
+pub fn exercise(data: &[u8]) -> (usize, Option<String>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "rocescope-wave-exercise-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    if std::fs::write(&path, data).is_err() {
+        return (0, Some("cannot write a temporary file".into()));
     }
+    let mut frames = 0;
+    let mut error = None;
+    match crate::CaptureReader::open(&path) {
+        Ok(mut r) => loop {
+            match r.next_frame() {
+                Ok(Some(_)) => frames += 1,
+                Ok(None) => break,
+                Err(e) => {
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+        },
+        Err(e) => error = Some(e.to_string()),
+    }
+    if let Ok(h) = signals::hierarchy(&path) {
+        let some: Vec<String> = h
+            .signals
+            .iter()
+            .filter(|s| s.width_bits.is_some())
+            .take(4)
+            .map(|s| s.path.clone())
+            .collect();
+        let _ = signals::load(&path, &some, 1024);
+    }
+    let _ = std::fs::remove_file(&path);
+    (frames, error)
+}
+
+/// The format of a waveform file, by content; `None` for anything else
+/// (a capture, a sniffer dump). Told from the first bytes, without the
+/// parsers: fst-reader's own test walks every block of any file it is
+/// given and loops forever on a block of length 0 (`check` walks them
+/// safely before an FST is parsed).
+pub fn detect(path: &Path) -> Option<WaveFormat> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::with_capacity(512);
+    file.take(512).read_to_end(&mut head).ok()?;
+    // An FST begins with its header block (type 0; 255 while a writer
+    // still has it open) of 329 bytes, or is a gzip-wrapped FST (254).
+    if let Some((&ty, rest)) = head.split_first()
+        && let Some(len) = rest.first_chunk::<8>()
+    {
+        let len = u64::from_be_bytes(*len);
+        if (matches!(ty, 0 | 255) && len == 329) || (ty == 254 && len >= 8) {
+            return Some(WaveFormat::Fst);
+        }
+    }
+    // A VCD begins with a command: `$date`, `$version`, `$timescale`,
+    // `$scope`, `$comment`... after any white space.
+    let text = head.trim_ascii_start();
+    let word = text.strip_prefix(b"$")?;
+    let n = word.iter().take_while(|b| b.is_ascii_lowercase()).count();
+    (n >= 3 && word.get(n).is_some_and(u8::is_ascii_whitespace)).then_some(WaveFormat::Vcd)
 }
 
 /// A waveform time in the file's units as nanoseconds (sub-nanosecond

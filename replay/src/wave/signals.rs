@@ -6,6 +6,7 @@ use std::path::Path;
 
 use wellen::{LoadOptions, SignalValueRef, stream};
 
+use super::contain::contain;
 use super::{Timescale, WaveError};
 
 /// Changes of one signal kept at most; the rest are counted, not kept.
@@ -57,10 +58,20 @@ fn open(
         multi_thread: false,
         remove_scopes_with_empty_name: false,
     };
-    stream::read_from_file(path, &load).map_err(|e| WaveError::Read {
+    let format = super::detect(path).ok_or_else(|| WaveError::Read {
         path: path.to_path_buf(),
-        message: flat(&e.to_string()),
-    })
+        message: "not a VCD or FST waveform".into(),
+    })?;
+    super::check::before_parsing(path, format)?;
+    contain(|| stream::read_from_file(path, &load))
+        .map_err(|why| WaveError::Read {
+            path: path.to_path_buf(),
+            message: format!("the parser failed on the header: {why}"),
+        })?
+        .map_err(|e| WaveError::Read {
+            path: path.to_path_buf(),
+            message: flat(&e.to_string()),
+        })
 }
 
 fn timescale_of(h: &wellen::Hierarchy) -> Timescale {
@@ -73,13 +84,18 @@ fn timescale_of(h: &wellen::Hierarchy) -> Timescale {
 pub fn hierarchy(path: &Path) -> Result<Hierarchy, WaveError> {
     let wave = open(path)?;
     let h = wave.hierarchy();
-    let mut signals: Vec<SignalInfo> = h
-        .all_vars()
-        .map(|v| SignalInfo {
-            path: h[v].full_name(h),
-            width_bits: h[v].length(h),
-        })
-        .collect();
+    let mut signals: Vec<SignalInfo> = contain(|| {
+        h.all_vars()
+            .map(|v| SignalInfo {
+                path: h[v].full_name(h),
+                width_bits: h[v].length(h),
+            })
+            .collect()
+    })
+    .map_err(|why| WaveError::Read {
+        path: path.to_path_buf(),
+        message: format!("the hierarchy could not be read: {why}"),
+    })?;
     signals.sort_by(|a, b| a.path.cmp(&b.path));
     signals.dedup_by(|a, b| a.path == b.path);
     Ok(Hierarchy {
@@ -122,46 +138,55 @@ pub fn load(
             cut: None,
         });
     }
-    let result = wave.stream_changes(stream::Filter::include_signals(&refs), |time, s, value| {
-        let (v, known) = low_bits(&value);
-        let ts_ns = ts.to_ns(time);
-        let change = Change {
-            ts_ns,
-            value: v,
-            known,
-        };
-        // Two names of one signal (a port and the wire it is bound to) both get it.
-        for (sig, _) in out.iter_mut().zip(&refs).filter(|(_, r)| **r == s) {
-            // A later change at the same time replaces the earlier one.
-            let n = sig.changes.len();
-            if n > 0 && sig.changes[n - 1].ts_ns == ts_ns {
-                sig.changes[n - 1] = change;
-            } else if n < max_changes {
-                sig.changes.push(change);
-            } else {
-                sig.dropped += 1;
+    let streamed = contain(|| {
+        wave.stream_changes(stream::Filter::include_signals(&refs), |time, s, value| {
+            let (v, known) = low_bits(&value);
+            let ts_ns = ts.to_ns(time);
+            let change = Change {
+                ts_ns,
+                value: v,
+                known,
+            };
+            // Two names of one signal (a port and the wire it is bound to) both get it.
+            for (sig, _) in out.iter_mut().zip(&refs).filter(|(_, r)| **r == s) {
+                // A later change at the same time replaces the earlier one.
+                let n = sig.changes.len();
+                if n > 0 && sig.changes[n - 1].ts_ns == ts_ns {
+                    sig.changes[n - 1] = change;
+                } else if n < max_changes {
+                    sig.changes.push(change);
+                } else {
+                    sig.dropped += 1;
+                }
             }
-        }
-        Ok::<(), std::convert::Infallible>(())
+            Ok::<(), std::convert::Infallible>(())
+        })
     });
-    match result {
-        Ok(()) => {}
-        // A cut file: the changes before the cut are kept, as frames are.
-        Err(stream::StreamError::Wellen(e)) if out.iter().any(|s| !s.changes.is_empty()) => {
-            let why = flat(&e.to_string());
+    let why = match streamed {
+        Ok(Ok(())) => return Ok(out),
+        Ok(Err(stream::StreamError::Wellen(e))) => flat(&e.to_string()),
+        Ok(Err(stream::StreamError::Callback(never))) => match never {},
+        Err(panic) => format!("the parser failed: {panic}"),
+    };
+    // A cut or damaged file: the changes before it are kept, as frames are.
+    let last_ns = out
+        .iter()
+        .filter_map(|s| s.changes.last())
+        .map(|c| c.ts_ns)
+        .max();
+    match last_ns {
+        Some(t) => {
+            let why = format!("unreadable past {t} ns: {why}");
             for s in &mut out {
                 s.cut = Some(why.clone());
             }
+            Ok(out)
         }
-        Err(stream::StreamError::Wellen(e)) => {
-            return Err(WaveError::Read {
-                path: path.to_path_buf(),
-                message: flat(&e.to_string()),
-            });
-        }
-        Err(stream::StreamError::Callback(never)) => match never {},
+        None => Err(WaveError::Read {
+            path: path.to_path_buf(),
+            message: why,
+        }),
     }
-    Ok(out)
 }
 
 /// The low 64 bits of a value; false when a bit was X or Z.

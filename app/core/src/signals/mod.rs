@@ -297,8 +297,19 @@ impl Signals {
             .spawn({
                 let paths = paths.clone();
                 move || {
-                    let r = wave::load(&file, &paths, wave::MAX_CHANGES)
-                        .map_err(|e| (paths, e.to_string()));
+                    // The parser's panics are contained inside `load`; this
+                    // holds any other, so the signal fails rather than
+                    // loading forever.
+                    let r = rocescope_replay::wave::contain::contain(|| {
+                        wave::load(&file, &paths, wave::MAX_CHANGES)
+                    })
+                    .unwrap_or_else(|why| {
+                        Err(rocescope_replay::wave::WaveError::Read {
+                            path: file.clone(),
+                            message: format!("loading failed: {why}"),
+                        })
+                    })
+                    .map_err(|e| (paths, e.to_string()));
                     let _ = tx.send(r);
                 }
             });
