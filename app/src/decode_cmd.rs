@@ -130,6 +130,8 @@ pub fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<(
     print_warnings(&name, &reader);
     println!("{frames} frames written to {}", to.display());
     match failed {
+        // A waveform's error names the file itself.
+        Some(e @ CaptureError::Wave(_)) => Err(e.into()),
         Some(e) => Err(anyhow::Error::new(e).context(format!("reading {name}"))),
         None => Ok(()),
     }
@@ -205,9 +207,11 @@ fn decode_stream<R: io::Read>(
     loop {
         // The reader decides the time base by looking ahead when it opens.
         let ordinal = reader.time_base() == TimeBase::Ordinal;
-        let Some(frame) = reader
-            .next_frame()
-            .with_context(|| format!("reading {name}"))?
+        let Some(frame) = reader.next_frame().map_err(|e| match e {
+            // A waveform's error names the file itself.
+            e @ CaptureError::Wave(_) => anyhow::Error::new(e),
+            e => anyhow::Error::new(e).context(format!("reading {name}")),
+        })?
         else {
             break;
         };

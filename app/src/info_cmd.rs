@@ -12,6 +12,7 @@ use rocescope_decoders::DecodeConfig;
 use rocescope_replay::CaptureError;
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::{Analyzer, NoAnalysis, Store, StoreError};
+use rocescope_replay::wave::WaveOptions;
 use serde_json::json;
 
 /// Open `file` in a store and wait for the index, drawing a progress bar on
@@ -21,7 +22,17 @@ pub fn open_store(
     cfg: DecodeConfig,
     analyzer: Box<dyn Analyzer>,
 ) -> anyhow::Result<Arc<Store>> {
-    let store = match Store::open(file, cfg, analyzer) {
+    open_store_with(file, cfg, analyzer, &WaveOptions::default())
+}
+
+/// [`open_store`] with how a waveform or ILA capture is read.
+pub fn open_store_with(
+    file: &Path,
+    cfg: DecodeConfig,
+    analyzer: Box<dyn Analyzer>,
+    wave: &WaveOptions,
+) -> anyhow::Result<Arc<Store>> {
+    let store = match Store::open_with(file, cfg, analyzer, wave) {
         Ok(s) => s,
         // The open error already names the path; the others say where in it.
         Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {
@@ -56,8 +67,11 @@ pub fn open_store(
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
-fn interfaces(file: &Path) -> Vec<(usize, rocescope_replay::wave::AxisInterface)> {
-    let Ok(r) = rocescope_replay::CaptureReader::open(file) else {
+fn interfaces(
+    file: &Path,
+    options: &WaveOptions,
+) -> Vec<(usize, rocescope_replay::wave::AxisInterface)> {
+    let Ok(r) = rocescope_replay::CaptureReader::open_with(file, options) else {
         return Vec::new();
     };
     r.wave()
@@ -70,14 +84,15 @@ pub fn run(
     json_out: bool,
     roce_ports: Vec<u16>,
     wave: Option<&Path>,
+    options: &WaveOptions,
 ) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
-    let store = open_store(file, cfg, Box::new(NoAnalysis))?;
+    let store = open_store_with(file, cfg, Box::new(NoAnalysis), options)?;
     let alignment = match wave {
         Some(w) => Some(
-            rocescope_replay::wave::align(file, w, &Default::default())
+            rocescope_replay::wave::align(file, w, options)
                 .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
         ),
         None => None,
@@ -86,7 +101,7 @@ pub fn run(
         store.format(),
         Some(rocescope_replay::CaptureFormat::Wave(_))
     ) {
-        interfaces(file)
+        interfaces(file, options)
     } else {
         Vec::new()
     };
@@ -138,6 +153,7 @@ pub fn run(
                 "port": port, "name": i.name, "width_bits": i.width_bits, "clock": i.clock_name,
                 "tkeep": i.has_tkeep, "tready": i.has_tready,
             })).collect::<Vec<_>>(),
+            "ila": store.ila().as_ref().map(ila_json),
             "alignment": alignment.as_ref().map(|a| json!({
                 "wave": wave.map(|w| w.display().to_string()),
                 "offset_ns": a.offset_ns, "spread_ns": a.spread_ns, "matched": a.matched,
@@ -208,6 +224,9 @@ pub fn run(
                 crate::decode_cmd::describe(i)
             )?;
         }
+        if let Some(ila) = store.ila() {
+            writeln!(out, "capture         {}", ila.describe())?;
+        }
         if let Some(a) = &alignment {
             writeln!(out, "alignment       {a}")?;
         }
@@ -225,6 +244,23 @@ pub fn run(
         Some(e) => Err(anyhow::anyhow!(e)),
         None => Ok(()),
     }
+}
+
+/// An ILA capture's windows as JSON (`info`, `stats`).
+pub fn ila_json(ila: &rocescope_replay::wave::ila::IlaSummary) -> serde_json::Value {
+    json!({
+        "sample_clock_hz": ila.sample_clock_hz,
+        "windows": ila.windows.iter().map(|w| json!({
+            "first_sample": w.first_sample, "samples": w.samples,
+            "first_ns": ila.sample_ns(w.first_sample),
+            "trigger_sample": w.trigger_sample,
+        })).collect::<Vec<_>>(),
+        "triggers_ns": ila.triggers_ns(),
+        "cut_at_window_start": ila.cut_at_start,
+        "cut_at_window_end": ila.cut_at_end,
+        "between_windows": "unknown: the windows' samples are placed end to end",
+        "summary": ila.describe(),
+    })
 }
 
 /// Why indexing `file` stopped before its end, naming the file, `None`

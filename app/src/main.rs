@@ -59,7 +59,8 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct OpenArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST,
+    /// a Vivado ILA capture as CSV or VCD).
     file: PathBuf,
     /// A waveform (VCD, FST) of the same traffic: aligned with the capture
     /// by content at open; the status line shows the offset and matches.
@@ -68,11 +69,14 @@ struct OpenArgs {
     /// Extra UDP destination port to decode as RoCEv2; repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     roce_ports: Vec<u16>,
+    #[command(flatten)]
+    wave_args: rocescope::WaveArgs,
 }
 
 #[derive(Debug, clap::Args)]
 struct InfoArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST,
+    /// a Vivado ILA capture as CSV or VCD).
     file: PathBuf,
     /// Print one JSON object.
     #[arg(long)]
@@ -84,11 +88,14 @@ struct InfoArgs {
     /// by content and show the offset, the frames matched and unmatched.
     #[arg(long, value_name = "WAVE")]
     wave: Option<PathBuf>,
+    #[command(flatten)]
+    wave_args: rocescope::WaveArgs,
 }
 
 #[derive(Debug, clap::Args)]
 struct StatsArgs {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST,
+    /// a Vivado ILA capture as CSV or VCD).
     file: PathBuf,
     /// Print one JSON object.
     #[arg(long)]
@@ -100,11 +107,14 @@ struct StatsArgs {
     /// by content and show the offset, the frames matched and unmatched.
     #[arg(long, value_name = "WAVE")]
     wave: Option<PathBuf>,
+    #[command(flatten)]
+    wave_args: rocescope::WaveArgs,
 }
 
 #[derive(Debug, clap::Args)]
 struct DecodeArgs {
-    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST).
+    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST,
+    /// a Vivado ILA capture as CSV or VCD).
     file: PathBuf,
     /// Output: one summary line per frame, or one JSON object per frame.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -113,13 +123,8 @@ struct DecodeArgs {
     /// (a waveform's interfaces become its interfaces).
     #[arg(long, value_name = "FILE")]
     to: Option<PathBuf>,
-    /// Waveforms: only this AXI4-Stream interface (scope path or its end).
-    #[arg(long, value_name = "SCOPE")]
-    axis: Option<String>,
-    /// Waveforms: the clock of the interfaces (full path or name), instead
-    /// of the clk/aclk/ap_clk/aclk_i found in scope.
-    #[arg(long, value_name = "SIGNAL")]
-    clock: Option<String>,
+    #[command(flatten)]
+    wave_args: rocescope::WaveArgs,
     /// Extra UDP destination port to decode as RoCEv2 (4791 always is); repeatable.
     #[arg(long = "roce-port", value_name = "N")]
     roce_ports: Vec<u16>,
@@ -135,10 +140,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Decode(args)) => {
-            let wave = rocescope_replay::wave::WaveOptions {
-                axis: args.axis,
-                clock: args.clock,
-            };
+            let wave = args.wave_args.options();
             match args.to {
                 Some(to) => decode_cmd::to_pcapng(&args.file, &wave, &to),
                 None => decode_cmd::run(
@@ -149,14 +151,27 @@ fn main() -> ExitCode {
                 ),
             }
         }
-        Some(Command::Info(args)) => {
-            info_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
-        }
-        Some(Command::Stats(args)) => {
-            stats_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
-        }
+        Some(Command::Info(args)) => info_cmd::run(
+            &args.file,
+            args.json,
+            args.roce_ports,
+            args.wave.as_deref(),
+            &args.wave_args.options(),
+        ),
+        Some(Command::Stats(args)) => stats_cmd::run(
+            &args.file,
+            args.json,
+            args.roce_ports,
+            args.wave.as_deref(),
+            &args.wave_args.options(),
+        ),
         Some(Command::Report(args)) => report_cmd::run(args),
-        Some(Command::Open(args)) => open(&args.file, args.roce_ports, args.wave.as_deref()),
+        Some(Command::Open(args)) => open(
+            &args.file,
+            args.roce_ports,
+            args.wave.as_deref(),
+            &args.wave_args.options(),
+        ),
         Some(Command::Sim(args)) => sim_cmd::run(args),
         Some(Command::Tour) => decode_cmd::tour(),
         Some(Command::Agent(args)) => agent_cmd::run(args),
@@ -215,6 +230,7 @@ fn open(
     file: &std::path::Path,
     roce_ports: Vec<u16>,
     wave: Option<&std::path::Path>,
+    options: &rocescope_replay::wave::WaveOptions,
 ) -> anyhow::Result<()> {
     use rocescope_core::source::{OpenError, SourceSpec, open};
     use rocescope_replay::CaptureError;
@@ -224,6 +240,7 @@ fn open(
         decode: rocescope_decoders::DecodeConfig {
             extra_roce_ports: roce_ports,
         },
+        wave: options.clone(),
     };
     let mut model = match open(spec, &Default::default()) {
         Ok(m) => m,
@@ -234,7 +251,7 @@ fn open(
         }) => return Err(e.into()),
         Err(e) => return Err(e.into()),
     };
-    rocescope::with_wave(&mut model, file, wave)?;
+    rocescope::with_wave(&mut model, file, wave, options)?;
     tui::run(model)
 }
 

@@ -13,8 +13,6 @@ use rocescope_replay::text::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::info_cmd::open_store;
-
 /// Drops of a grouped finding the text output lists under it.
 const MAX_ITEMS: usize = 20;
 
@@ -145,7 +143,7 @@ pub fn open_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
-    let (store, analysis) = index_analysed(file, roce_ports)?;
+    let (store, analysis) = index_analysed(file, roce_ports, &Default::default())?;
     Ok((store, analysis.finish_report()))
 }
 
@@ -153,12 +151,13 @@ pub fn open_analysed(
 fn index_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
+    wave: &rocescope_replay::wave::WaveOptions,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
     let analysis = RcAnalyzer::default();
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
-    let store = open_store(file, cfg, Box::new(analysis.clone()))?;
+    let store = crate::info_cmd::open_store_with(file, cfg, Box::new(analysis.clone()), wave)?;
     Ok((store, analysis))
 }
 
@@ -193,14 +192,16 @@ pub fn run(
     json_out: bool,
     roce_ports: Vec<u16>,
     wave: Option<&Path>,
+    options: &rocescope_replay::wave::WaveOptions,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     pad_heap();
-    let (store, analysis) = index_analysed(file, roce_ports)?;
+    let (store, analysis) = index_analysed(file, roce_ports, options)?;
     let stats = store.stats();
     // A source that stopped early is told, and the run fails after what
     // it read (as `decode` does): never an analysis that looks whole.
     let failed = crate::info_cmd::indexing_error(file, &store);
+    let ila = store.ila();
     // The index is not read again: its pages go back on another thread
     // while this one writes the report (else the process's exit gives them
     // back after the output, a few ms on one core).
@@ -210,7 +211,7 @@ pub fn run(
     let report = analysis.finish_report();
     let alignment = match wave {
         Some(w) => Some(
-            rocescope_replay::wave::align(file, w, &Default::default())
+            rocescope_replay::wave::align(file, w, options)
                 .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
         ),
         None => None,
@@ -227,6 +228,9 @@ pub fn run(
                     "ordinal": a.ordinal,
                 }),
             );
+        }
+        if let (Some(ila), Some(obj)) = (&ila, v.as_object_mut()) {
+            obj.insert("ila".into(), crate::info_cmd::ila_json(ila));
         }
         if let (Some(e), Some(obj)) = (&failed, v.as_object_mut()) {
             obj.insert("error".into(), e.as_str().into());
@@ -246,6 +250,9 @@ pub fn run(
     )?;
     if let (Some(a), Some(w)) = (&alignment, wave) {
         writeln!(out, "{}: {a}", w.display())?;
+    }
+    if let Some(ila) = &ila {
+        writeln!(out, "{}", ila.describe())?;
     }
     writeln!(out)?;
     writeln!(

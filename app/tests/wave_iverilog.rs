@@ -580,7 +580,7 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
         &sim.wave,
         &WaveOptions {
             axis: Some("m_axis_rx".into()),
-            clock: None,
+            ..WaveOptions::default()
         },
     );
     assert_eq!(only.len(), streams[0].frames.len());
@@ -713,7 +713,9 @@ fn a_cut_waveform_keeps_every_whole_frame_and_says_where() {
     let stats: serde_json::Value = serde_json::from_str(&stats).expect("json");
     assert_eq!(stats["qps"][0]["packets"], frames.len(), "{stats}");
     assert!(
-        stats["error"].as_str().is_some_and(|e| e.contains("cut short")),
+        stats["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cut short")),
         "{stats}"
     );
     if std::env::var_os("KEEP").is_none() {

@@ -1,4 +1,5 @@
 //! Damaged waveforms: mutated copies of a small Icarus Verilog VCD and FST
+//! and of an ILA capture's CSV and VCD as ChipScoPy writes them
 //! (the fuzz target's seeds in `decoders/fuzz/corpus/wave/`: bit flips,
 //! cut spans, truncation, repeated spans, extreme lengths and values, from
 //! fixed seeds) through the real binary, `rocescope stats FILE --json` and
@@ -280,7 +281,7 @@ fn mutants(seed_name: &str, rng_seed: u64) -> (usize, Vec<String>) {
         .join("../decoders/fuzz/corpus/wave")
         .join(seed_name);
     let seed = std::fs::read(&seed_path).expect("the committed seed");
-    let text = seed_name.ends_with(".vcd");
+    let text = !seed_name.ends_with(".fst");
     let dir: PathBuf = std::env::temp_dir().join(format!(
         "rocescope-mutants-{seed_name}-{}",
         std::process::id()
@@ -294,7 +295,7 @@ fn mutants(seed_name: &str, rng_seed: u64) -> (usize, Vec<String>) {
         "the seed decodes: {}",
         seed_run.stderr
     );
-    assert!(seed_run.stdout.lines().count() >= 4, "{}", seed_run.stdout);
+    assert!(seed_run.stdout.lines().count() >= 3, "{}", seed_run.stdout);
     let whole = seed_run.stdout;
     let mut rng = Rng(rng_seed);
     let cases: Vec<(PathBuf, String)> = (0..CASES)
@@ -352,4 +353,11 @@ fn mutated_vcds_fail_cleanly_or_read() {
 #[test]
 fn mutated_fsts_fail_cleanly_or_read() {
     check("icarus.fst", 0x49_0002);
+}
+
+/// A Vivado ILA capture as ChipScoPy writes it, CSV and VCD.
+#[test]
+fn mutated_ila_captures_fail_cleanly_or_read() {
+    check("chipscopy-ila.csv", 0x49_0003);
+    check("chipscopy-ila.vcd", 0x49_0004);
 }

@@ -53,6 +53,8 @@ pub struct GuiArgs {
     /// content, its signals shown beside the packets.
     #[arg(long, value_name = "WAVE", requires = "file")]
     pub wave: Option<PathBuf>,
+    #[command(flatten)]
+    pub wave_args: crate::WaveArgs,
     /// Memory a live session may hold, e.g. 512MiB (default: 2 GiB, or a
     /// quarter of the machine's memory where less); older frames and rows
     /// move to disk segments and stay queryable.
@@ -87,13 +89,18 @@ impl GuiArgs {
 
 /// Open a capture as `rocescope open` does: a new store indexing in the
 /// background and a new model over it.
-pub fn open_file(path: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Model> {
+pub fn open_file(
+    path: &Path,
+    roce_ports: Vec<u16>,
+    wave: &rocescope_replay::wave::WaveOptions,
+) -> anyhow::Result<Model> {
     let decode = rocescope_decoders::DecodeConfig {
         extra_roce_ports: roce_ports,
     };
     let spec = source::SourceSpec::File {
         path: path.to_path_buf(),
         decode,
+        wave: wave.clone(),
     };
     use rocescope_replay::CaptureError;
     use rocescope_replay::store::StoreError;
@@ -256,7 +263,7 @@ impl Workbench {
     fn dropped_files(&mut self, ctx: &egui::Context) {
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         if let Some(path) = dropped.into_iter().find_map(|f| f.path) {
-            match open_file(&path, Vec::new()) {
+            match open_file(&path, Vec::new(), &Default::default()) {
                 Ok(m) => {
                     self.replace_model(m);
                     self.open_error = None;
@@ -397,8 +404,9 @@ pub fn run(args: GuiArgs) -> anyhow::Result<()> {
             &args.limits(),
         )?
     } else if let Some(file) = &args.file {
-        let mut m = open_file(file, args.roce_ports.clone())?;
-        crate::with_wave(&mut m, file, args.wave.as_deref())?;
+        let options = args.wave_args.options();
+        let mut m = open_file(file, args.roce_ports.clone(), &options)?;
+        crate::with_wave(&mut m, file, args.wave.as_deref(), &options)?;
         m
     } else {
         sim_model_within(args.sim.as_deref().unwrap_or("default"), &args.limits())?

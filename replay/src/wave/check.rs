@@ -53,7 +53,9 @@ pub(crate) fn before_parsing(path: &Path, format: WaveFormat) -> Result<(), Wave
     match format {
         // wellen reads a VCD's header line by line and its body as a
         // stream: nothing in it sizes a buffer ahead.
-        WaveFormat::Vcd => Ok(()),
+        WaveFormat::Vcd | WaveFormat::IlaVcd => Ok(()),
+        // Read a line at a time, each bounded (`ila::CsvReader`).
+        WaveFormat::IlaCsv => Ok(()),
         WaveFormat::Fst => fst_blocks(&mut file, len).map_err(|e| fail(e.to_string())),
     }
 }

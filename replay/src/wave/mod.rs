@@ -7,12 +7,18 @@
 //! frames over a bounded channel: the signal data of a large file is never
 //! held, and rows appear while the rest is read. Each interface is one
 //! capture port, numbered in hierarchy order; frames are numbered in time
-//! order across ports, their time the first beat's edge.
+//! order across ports, their time the first beat's edge. A Vivado ILA
+//! capture (CSV, or a VCD with `_TRIGGER` and `_WINDOW`) reads the same
+//! way, a sample per cycle of its sample clock ([`ila`]).
 
 pub mod axis;
 pub mod beats;
 mod check;
 pub mod contain;
+pub mod ila;
+mod ila_open;
+mod ila_signals;
+mod ila_stream;
 mod stream;
 
 use std::fmt;
@@ -30,11 +36,17 @@ pub use stream::WaveStream;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WaveOptions {
     /// Only the interface with this name or scope (`tb.dut.m_axis_rx`, or a
-    /// suffix of it such as `m_axis_rx`); all of them when `None`.
+    /// suffix of it such as `m_axis_rx`); all of them when `None`. For an
+    /// ILA capture also a mapping of probes to signals,
+    /// `tdata=probe0,tkeep=probe1,tvalid=probe2,tlast=probe3,tready=probe4`
+    /// ([`ila::AxisMap`]: a list of `KEY=VALUE` is a mapping).
     pub axis: Option<String>,
     /// The clock for every interface (full path or plain name), instead of
     /// the `clk`/`aclk`/`ap_clk`/`aclk_i` found in scope.
     pub clock: Option<String>,
+    /// An ILA capture's sample clock in Hz (`--sample-clock`); the card's
+    /// 250 MHz ([`ila::DEFAULT_SAMPLE_CLOCK_HZ`]) when `None`.
+    pub sample_clock_hz: Option<u64>,
 }
 
 /// The waveform formats read.
@@ -44,6 +56,11 @@ pub enum WaveFormat {
     Vcd,
     /// GTKWave's Fast Signal Trace, binary.
     Fst,
+    /// A Vivado ILA capture written as CSV ([`ila`]).
+    IlaCsv,
+    /// A Vivado ILA capture written as VCD: a sample per time step, with
+    /// `_TRIGGER` and `_WINDOW` ([`ila`]).
+    IlaVcd,
 }
 
 impl fmt::Display for WaveFormat {
@@ -51,6 +68,8 @@ impl fmt::Display for WaveFormat {
         f.write_str(match self {
             Self::Vcd => "VCD",
             Self::Fst => "FST",
+            Self::IlaCsv => "ILA CSV",
+            Self::IlaVcd => "ILA VCD",
         })
     }
 }
@@ -181,6 +200,11 @@ pub fn detect(path: &Path) -> Option<WaveFormat> {
             return Some(WaveFormat::Fst);
         }
     }
+    // An ILA's CSV begins with its fixed columns.
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
+    if text.starts_with(ila::CSV_HEAD.as_bytes()) {
+        return Some(WaveFormat::IlaCsv);
+    }
     // A VCD begins with a command: `$date`, `$version`, `$timescale`,
     // `$scope`, `$comment`... after any white space.
     let text = head.trim_ascii_start();
@@ -212,6 +236,14 @@ impl Timescale {
                 mul: u64::from(factor),
                 div: pow(e),
             }
+        }
+    }
+
+    /// One unit per sample of a clock at `hz` (an ILA capture's time).
+    pub fn per_sample(hz: u64) -> Self {
+        Self {
+            mul: 1_000_000_000,
+            div: hz.max(1),
         }
     }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use wellen::{LoadOptions, SignalValueRef, stream};
 
 use super::contain::contain;
-use super::{Timescale, WaveError};
+use super::{Timescale, WaveError, WaveFormat, WaveOptions};
 
 /// Changes of one signal kept at most; the rest are counted, not kept.
 /// A change is 24 bytes, so a loaded signal costs at most 24 MiB.
@@ -27,6 +27,27 @@ pub struct SignalInfo {
 pub struct Hierarchy {
     pub signals: Vec<SignalInfo>,
     pub timescale: Timescale,
+    /// Times to mark on the charts: an ILA capture's triggers and window
+    /// starts.
+    pub markers: Vec<Marker>,
+}
+
+/// A time marked on the signal charts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    /// In the waveform's time (ns).
+    pub ts_ns: u64,
+    pub kind: MarkerKind,
+}
+
+/// What a marker marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// An ILA capture's trigger.
+    Trigger,
+    /// The first sample of an ILA capture window after the first (the
+    /// time between windows is unknown).
+    Window,
 }
 
 /// One change of a signal: its new value from `ts_ns` on.
@@ -51,7 +72,7 @@ pub struct LoadedSignal {
     pub cut: Option<String>,
 }
 
-fn open(
+pub(super) fn open(
     path: &Path,
 ) -> Result<stream::StreamingWaveform<std::io::BufReader<std::fs::File>>, WaveError> {
     let load = LoadOptions {
@@ -82,7 +103,26 @@ fn timescale_of(h: &wellen::Hierarchy) -> Timescale {
 
 /// Reads the hierarchy only (the header of a VCD, FST's hierarchy block).
 pub fn hierarchy(path: &Path) -> Result<Hierarchy, WaveError> {
-    let wave = open(path)?;
+    hierarchy_with(path, &WaveOptions::default())
+}
+
+/// [`hierarchy`], with an ILA capture's sample clock from `options`; an
+/// ILA capture's markers are read from its body (a capture is small).
+pub fn hierarchy_with(path: &Path, options: &WaveOptions) -> Result<Hierarchy, WaveError> {
+    let hz = options
+        .sample_clock_hz
+        .unwrap_or(super::ila::DEFAULT_SAMPLE_CLOCK_HZ);
+    if super::detect(path) == Some(WaveFormat::IlaCsv) {
+        return super::ila_signals::csv_hierarchy(path, hz);
+    }
+    let mut wave = open(path)?;
+    let ila = contain(|| super::ila_open::vcd_probes(wave.hierarchy()))
+        .ok()
+        .flatten();
+    let markers = match &ila {
+        Some(v) => super::ila_signals::vcd_markers(&mut wave, v, hz)?,
+        None => Vec::new(),
+    };
     let h = wave.hierarchy();
     let mut signals: Vec<SignalInfo> = contain(|| {
         h.all_vars()
@@ -100,7 +140,12 @@ pub fn hierarchy(path: &Path) -> Result<Hierarchy, WaveError> {
     signals.dedup_by(|a, b| a.path == b.path);
     Ok(Hierarchy {
         signals,
-        timescale: timescale_of(h),
+        timescale: if ila.is_some() {
+            Timescale::per_sample(hz)
+        } else {
+            timescale_of(h)
+        },
+        markers,
     })
 }
 
@@ -112,9 +157,30 @@ pub fn load(
     signals: &[String],
     max_changes: usize,
 ) -> Result<Vec<LoadedSignal>, WaveError> {
+    load_with(path, signals, max_changes, &WaveOptions::default())
+}
+
+/// [`load`], with an ILA capture's sample clock from `options`.
+pub fn load_with(
+    path: &Path,
+    signals: &[String],
+    max_changes: usize,
+    options: &WaveOptions,
+) -> Result<Vec<LoadedSignal>, WaveError> {
+    let hz = options
+        .sample_clock_hz
+        .unwrap_or(super::ila::DEFAULT_SAMPLE_CLOCK_HZ);
+    if super::detect(path) == Some(WaveFormat::IlaCsv) {
+        return super::ila_signals::csv_load(path, signals, max_changes, hz);
+    }
     let mut wave = open(path)?;
     let h = wave.hierarchy();
-    let ts = timescale_of(h);
+    let ila = contain(|| super::ila_open::vcd_probes(h).is_some()).unwrap_or(false);
+    let ts = if ila {
+        Timescale::per_sample(hz)
+    } else {
+        timescale_of(h)
+    };
     let mut out = Vec::with_capacity(signals.len());
     let mut refs = Vec::with_capacity(signals.len());
     for signal in signals {
@@ -190,7 +256,7 @@ pub fn load(
 }
 
 /// The low 64 bits of a value; false when a bit was X or Z.
-fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
+pub(super) fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
     let SignalValueRef::BitVec(bits) = value else {
         return (0, false);
     };
@@ -216,6 +282,6 @@ fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
     (v, known)
 }
 
-fn flat(s: &str) -> String {
+pub(super) fn flat(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -11,12 +11,14 @@ use super::contain::contain;
 use super::{Timescale, WaveError, WaveFormat, WaveOptions};
 
 /// Frames per message from the reading thread.
-const BATCH_FRAMES: usize = 256;
+pub(super) const BATCH_FRAMES: usize = 256;
 
 /// What the reading thread sends.
 #[derive(Debug)]
-enum Msg {
+pub(super) enum Msg {
     Frames(Vec<WaveFrame>),
+    /// An ILA capture's windows and cut frames, before its end.
+    Ila(super::ila::IlaSummary),
     /// Something odd that did not stop reading: (time in ns, message).
     Warning(u64, String),
     /// Reading failed after the frames before it.
@@ -42,6 +44,8 @@ pub struct WaveStream {
     open_ms: f64,
     /// The reading thread, joined on drop once it has said its last.
     thread: Option<std::thread::JoinHandle<()>>,
+    /// An ILA capture's windows, once read.
+    ila: Option<super::ila::IlaSummary>,
 }
 
 impl Drop for WaveStream {
@@ -71,6 +75,9 @@ impl WaveStream {
             remove_scopes_with_empty_name: false,
         };
         super::check::before_parsing(path, format)?;
+        if format == WaveFormat::IlaCsv {
+            return Self::open_ila_csv(path, options, started);
+        }
         let wave = contain(|| stream::read_from_file(path, &load))
             .map_err(|why| WaveError::Read {
                 path: path.to_path_buf(),
@@ -78,6 +85,9 @@ impl WaveStream {
             })?
             .map_err(read_err)?;
         let h = wave.hierarchy();
+        if let Some(ila) = contain(|| super::ila_open::vcd_probes(h)).ok().flatten() {
+            return Self::open_ila_vcd(path, wave, ila, options, started);
+        }
         let timescale = h
             .timescale()
             .and_then(|t| Some(Timescale::new(t.factor, t.unit.to_exponent()?)))
@@ -161,7 +171,22 @@ impl WaveStream {
                 path: path.to_path_buf(),
                 message: format!("cannot start the reading thread: {e}"),
             })?;
-        Ok(Self {
+        Ok(Self::reading(
+            path, format, interfaces, timescale, rx, thread, open_ms,
+        ))
+    }
+
+    /// A stream whose thread has started.
+    pub(super) fn reading(
+        path: &Path,
+        format: WaveFormat,
+        interfaces: Vec<AxisInterface>,
+        timescale: Timescale,
+        rx: Receiver<Msg>,
+        thread: std::thread::JoinHandle<()>,
+        open_ms: f64,
+    ) -> Self {
+        Self {
             path: path.to_path_buf(),
             format,
             interfaces,
@@ -174,12 +199,19 @@ impl WaveStream {
             file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
             open_ms,
             thread: Some(thread),
-        })
+            ila: None,
+        }
     }
 
-    /// VCD or FST.
+    /// VCD, FST, or an ILA capture's CSV or VCD.
     pub fn format(&self) -> WaveFormat {
         self.format
+    }
+
+    /// An ILA capture's windows, sample clock and frames cut at window
+    /// edges, once the end was reached; `None` for a simulator's waveform.
+    pub fn ila(&self) -> Option<&super::ila::IlaSummary> {
+        self.ila.as_ref()
     }
 
     /// The interfaces decoded, port `i` being `interfaces()[i]`.
@@ -245,6 +277,7 @@ impl WaveStream {
             }
             match self.rx.recv() {
                 Ok(Msg::Frames(v)) => self.batch = v.into_iter(),
+                Ok(Msg::Ila(summary)) => self.ila = Some(summary),
                 Ok(Msg::Warning(t, m)) => self.warnings.push((t, m)),
                 Ok(Msg::Failed(e)) => {
                     self.end = Some((0, 0));
@@ -275,7 +308,7 @@ struct Job {
 }
 
 /// Whether the file's last byte is not a newline.
-fn ends_mid_line(path: &Path) -> bool {
+pub(super) fn ends_mid_line(path: &Path) -> bool {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut f) = std::fs::File::open(path) else {
         return false;
@@ -286,7 +319,7 @@ fn ends_mid_line(path: &Path) -> bool {
 
 /// The receiver went away: stop streaming.
 #[derive(Debug)]
-struct Gone;
+pub(super) struct Gone;
 
 impl Job {
     fn run<R: std::io::BufRead + std::io::Seek>(
@@ -424,7 +457,7 @@ impl Job {
     }
 }
 
-fn flush_warnings(
+pub(super) fn flush_warnings(
     sampler: &mut Sampler,
     sent: &mut usize,
     ts: Timescale,
@@ -446,7 +479,7 @@ fn flush_warnings(
 
 /// Writes a value as little-endian bytes (X and Z as 0); true when every
 /// bit was 0 or 1.
-fn little_endian(value: &SignalValueRef<'_>, out: &mut Vec<u8>) -> bool {
+pub(super) fn little_endian(value: &SignalValueRef<'_>, out: &mut Vec<u8>) -> bool {
     let SignalValueRef::BitVec(bits) = value else {
         return false;
     };
@@ -468,6 +501,6 @@ fn little_endian(value: &SignalValueRef<'_>, out: &mut Vec<u8>) -> bool {
 }
 
 /// wellen's messages span lines; ours are one.
-fn flat(s: &str) -> String {
+pub(super) fn flat(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
