@@ -18,17 +18,20 @@ pub fn with_wave(
     model: &mut rocescope_core::Model,
     file: &std::path::Path,
     wave: Option<&std::path::Path>,
+    options: &rocescope_replay::wave::WaveOptions,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     // The alignment reads both files once, before the workbench shows.
     let aligned = match wave {
         Some(w) => Some(
-            rocescope_replay::wave::align(file, w, &Default::default())
+            rocescope_replay::wave::align(file, w, options)
                 .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
         ),
         None => None,
     };
-    if let Some(c) = rocescope_core::signals::open_command(file, wave.zip(aligned.as_ref())) {
+    if let Some(c) =
+        rocescope_core::signals::open_command(file, wave.zip(aligned.as_ref()), options)
+    {
         model.apply(c);
     }
     if let Some(a) = aligned {

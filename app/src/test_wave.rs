@@ -157,6 +157,49 @@ pub(crate) fn vcd_copy(name: &str) -> Option<PathBuf> {
     Some(dst)
 }
 
+/// A small Vivado ILA capture as CSV, written here (ChipScoPy's format is
+/// checked against ChipScoPy itself in `tests/wave_ila.rs`): the three
+/// frames on a 64-bit AXI4-Stream (`u/tdata`, `u/tkeep`, `u/tvalid`,
+/// `u/tlast`), the first two in a window of 32 samples with its trigger at
+/// sample 3, the third in a second window, its trigger at sample 4 of it.
+pub(crate) fn ila_csv(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rocescope-ila-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("{name}.csv"));
+    let mut out = String::from(
+        "Sample in Buffer,Sample in Window,TRIGGER,u/tdata[63:0],u/tkeep[7:0],u/tvalid,u/tlast\n\
+         Radix - UNSIGNED,UNSIGNED,UNSIGNED,HEX,HEX,HEX,HEX\n",
+    );
+    let f = frames();
+    let windows: [(&[usize], usize); 2] = [(&[0, 1], 3), (&[2], 4)];
+    let mut sample = 0;
+    for (w, (which, trigger)) in windows.iter().enumerate() {
+        let mut rows: Vec<(u64, u8, u8, u8)> = vec![(0, 0, 0, 0); 2];
+        for &k in *which {
+            let beats = f[k].3.chunks(8).count();
+            for (b, chunk) in f[k].3.chunks(8).enumerate() {
+                let mut word = [0u8; 8];
+                word[..chunk.len()].copy_from_slice(chunk);
+                let keep = ((1u16 << chunk.len()) - 1) as u8;
+                rows.push((u64::from_le_bytes(word), keep, 1, u8::from(b + 1 == beats)));
+            }
+            rows.push((0, 0, 0, 0));
+        }
+        rows.resize(32, (0, 0, 0, 0));
+        for (i, (data, keep, valid, last)) in rows.into_iter().enumerate() {
+            let trig = u8::from(i == *trigger);
+            let _ = writeln!(
+                out,
+                "{sample},{i},{trig},{data:016X},{keep:02X},{valid},{last}"
+            );
+            sample += 1;
+        }
+        let _ = w;
+    }
+    std::fs::write(&path, out).expect("ILA CSV written");
+    path
+}
+
 /// A workbench model of the waveform, indexed.
 pub(crate) fn model(path: &std::path::Path) -> rocescope_core::Model {
     use rocescope_replay::store::{RcAnalyzer, Store};
@@ -191,6 +234,7 @@ mod tests {
         m.apply(Command::OpenSignals {
             path: path.to_path_buf(),
             offset_ns: 0,
+            sample_clock_hz: None,
         });
         assert!(m.signals().is_some(), "{}", m.status());
         m

@@ -581,7 +581,7 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
         &sim.wave,
         &WaveOptions {
             axis: Some("m_axis_rx".into()),
-            clock: None,
+            ..WaveOptions::default()
         },
     );
     assert_eq!(only.len(), streams[0].frames.len());
@@ -667,8 +667,10 @@ fn a_cut_waveform_keeps_every_whole_frame_and_says_where() {
         "every whole frame printed"
     );
     assert!(stderr.contains(&err), "{stderr}");
-    // The workbench's store keeps the frames and shows the error.
-    let (_, info, _) = rocescope(&["info", s(&cut), "--json"]);
+    // The workbench's store keeps the frames and shows the error; `info`
+    // and `stats` tell what was read, then fail with it.
+    let (ok, info, stderr) = rocescope(&["info", s(&cut), "--json"]);
+    assert!(!ok && stderr.contains(&err), "{stderr}");
     let info: serde_json::Value = serde_json::from_str(&info).expect("json");
     assert_eq!(info["packets"], frames.len(), "{info}");
     assert!(
@@ -677,7 +679,57 @@ fn a_cut_waveform_keeps_every_whole_frame_and_says_where() {
             .is_some_and(|e| e.contains("cut short")),
         "{info}"
     );
+    let (ok, stats, stderr) = rocescope(&["stats", s(&cut), "--json"]);
+    assert!(!ok && stderr.contains(&err), "{stderr}");
+    let stats: serde_json::Value = serde_json::from_str(&stats).expect("json");
+    assert_eq!(stats["qps"][0]["packets"], frames.len(), "{stats}");
+    assert!(
+        stats["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("cut short")),
+        "{stats}"
+    );
     if std::env::var_os("KEEP").is_none() {
         let _ = std::fs::remove_dir_all(&sim.dir);
+    }
+}
+
+/// The waveform fuzz target's valid seeds (`decoders/fuzz/corpus/wave/`):
+/// a small Icarus VCD and FST of one 64-bit stream with backpressure. The
+/// committed files read back as the frames they were made from (Icarus
+/// writes a date into a VCD, so they are checked by content, not bytes);
+/// `ROCESCOPE_WRITE_WAVE_SEEDS=1` writes them again.
+#[test]
+fn the_wave_fuzz_seeds_are_icarus_waveforms_of_known_frames() {
+    if !iverilog_available() {
+        return;
+    }
+    let stream = Stream {
+        naming: Naming::Scope,
+        width_bits: 64,
+        tkeep: true,
+        tready: true,
+        seed: 0x5eed_0049,
+        frames: rc_frames(2, 0x12, 100),
+    };
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../decoders/fuzz/corpus/wave");
+    for fst in [false, true] {
+        let name = if fst { "icarus.fst" } else { "icarus.vcd" };
+        let seed = corpus.join(name);
+        if std::env::var_os("ROCESCOPE_WRITE_WAVE_SEEDS").is_some() {
+            let sim = simulate("seeds", std::slice::from_ref(&stream), fst);
+            std::fs::create_dir_all(&corpus).expect("corpus folder");
+            std::fs::copy(&sim.wave, &seed).expect("seed written");
+            let _ = std::fs::remove_dir_all(&sim.dir);
+        }
+        let (frames, err) = read_all(&seed, &WaveOptions::default());
+        assert_eq!(err, None, "{name}");
+        let got: Vec<Vec<u8>> = frames.into_iter().map(|f| f.2).collect();
+        assert_eq!(got, stream.expected(), "{name}");
+        let len = std::fs::metadata(&seed).expect("seed").len();
+        assert!(
+            len < 16 * 1024,
+            "{name} is {len} bytes: keep the seeds small"
+        );
     }
 }

@@ -151,6 +151,9 @@ pub enum Command {
     OpenSignals {
         path: PathBuf,
         offset_ns: i64,
+        /// An ILA capture's sample clock (Hz; the card's 250 MHz when
+        /// `None`): where its samples are in time.
+        sample_clock_hz: Option<u64>,
     },
     /// The hierarchy browser's search (words a signal's path must hold).
     SignalSearch(String),

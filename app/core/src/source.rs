@@ -262,6 +262,8 @@ pub enum SourceSpec {
     File {
         path: std::path::PathBuf,
         decode: DecodeConfig,
+        /// How a waveform or ILA capture is read (interfaces, clocks).
+        wave: rocescope_replay::wave::WaveOptions,
     },
     /// The bundled simulator on a scenario, paced to wall time (or not),
     /// optionally recorded as pcapng.
@@ -303,14 +305,12 @@ pub fn open(
     limits: &crate::session::SessionLimits,
 ) -> Result<crate::Model, OpenError> {
     match spec {
-        SourceSpec::File { path, decode } => {
+        SourceSpec::File { path, decode, wave } => {
             let analysis = RcAnalyzer::default();
-            let store =
-                Store::open(&path, decode, Box::new(analysis.clone())).map_err(|source| {
-                    OpenError::File {
-                        path: path.display().to_string(),
-                        source,
-                    }
+            let store = Store::open_with(&path, decode, Box::new(analysis.clone()), &wave)
+                .map_err(|source| OpenError::File {
+                    path: path.display().to_string(),
+                    source,
                 })?;
             let source = SourceHandle::file(path.display().to_string());
             Ok(crate::Model::new(store, analysis, source))

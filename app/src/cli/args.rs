@@ -25,14 +25,44 @@ impl DecodeOpts {
     }
 }
 
-/// A waveform beside a capture.
+/// A waveform beside a capture, aligned with it.
 #[derive(Debug, Clone, Default, clap::Args)]
-pub struct WaveOpts {
+pub struct AlignArgs {
     /// A waveform (VCD, FST) of the same traffic: aligned with the capture
     /// by content; the offset and the frames matched and unmatched are
     /// shown (in the workbench, in its status line).
     #[arg(long, value_name = "WAVE")]
     pub wave: Option<PathBuf>,
+}
+
+/// How a waveform or ILA capture is read: `--axis`, `--clock`,
+/// `--sample-clock` (`decode`, `info`, `stats`, `open`, `gui`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WaveArgs {
+    /// Waveforms: only this AXI4-Stream interface (scope path or its end);
+    /// or, for an ILA capture with generic probe names, which probe is
+    /// which: tdata=probe0,tkeep=probe1,tvalid=probe2,tlast=probe3,tready=probe4.
+    #[arg(long, value_name = "SCOPE|MAP")]
+    pub axis: Option<String>,
+    /// Waveforms: the clock of the interfaces (full path or name), instead
+    /// of the clk/aclk/ap_clk/aclk_i found in scope.
+    #[arg(long, value_name = "SIGNAL")]
+    pub clock: Option<String>,
+    /// ILA captures: the clock the ILA sampled at (250MHz, 322.265625MHz,
+    /// 4ns), which the file does not hold [default: 250MHz, the card's].
+    #[arg(long, value_name = "FREQ", value_parser = rocescope_replay::wave::ila::parse_sample_clock)]
+    pub sample_clock: Option<u64>,
+}
+
+impl WaveArgs {
+    /// As the reader takes them.
+    pub fn options(&self) -> rocescope_replay::wave::WaveOptions {
+        rocescope_replay::wave::WaveOptions {
+            axis: self.axis.clone(),
+            clock: self.clock.clone(),
+            sample_clock_hz: self.sample_clock,
+        }
+    }
 }
 
 /// What a live session may hold (the simulator, an attached link).

@@ -13,6 +13,7 @@ use rocescope_decoders::analysis::Report;
 use rocescope_replay::CaptureError;
 use rocescope_replay::CaptureWarning;
 use rocescope_replay::store::{Analyzer, RcAnalyzer, Store, StoreError};
+use rocescope_replay::wave::WaveOptions;
 use serde_json::{Value, json};
 
 use super::args::DecodeOpts;
@@ -24,7 +25,17 @@ pub fn open_store(
     cfg: DecodeConfig,
     analyzer: Box<dyn Analyzer>,
 ) -> anyhow::Result<Arc<Store>> {
-    let store = match Store::open(file, cfg, analyzer) {
+    open_store_with(file, cfg, analyzer, &WaveOptions::default())
+}
+
+/// [`open_store`] with how a waveform or ILA capture is read.
+pub fn open_store_with(
+    file: &Path,
+    cfg: DecodeConfig,
+    analyzer: Box<dyn Analyzer>,
+    wave: &WaveOptions,
+) -> anyhow::Result<Arc<Store>> {
+    let store = match Store::open_with(file, cfg, analyzer, wave) {
         Ok(s) => s,
         // The open error already names the path; the others say where in it.
         Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {
@@ -63,7 +74,7 @@ pub fn open_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
-    let (store, analysis) = index_analysed(file, roce_ports)?;
+    let (store, analysis) = index_analysed(file, roce_ports, &WaveOptions::default())?;
     Ok((store, analysis.finish_report()))
 }
 
@@ -71,19 +82,21 @@ pub fn open_analysed(
 pub fn index_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
+    wave: &WaveOptions,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
     let analysis = RcAnalyzer::default();
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
-    let store = open_store(file, cfg, Box::new(analysis.clone()))?;
+    let store = open_store_with(file, cfg, Box::new(analysis.clone()), wave)?;
     Ok((store, analysis))
 }
 
 /// Says on stderr what of `file` could not be read (a cut record, a
-/// damaged block, indexing stopped early): the whole frames before it were
-/// read and are what the command shows.
-pub fn warn_unread(file: &Path, warnings: &[CaptureWarning], error: Option<&str>) {
+/// damaged block): the whole frames before it were read and are what the
+/// command shows. (Indexing that stopped early is the command's error:
+/// [`indexing_error`].)
+pub fn warn_unread(file: &Path, warnings: &[CaptureWarning]) {
     for w in warnings {
         eprintln!(
             "rocescope: warning: {}: {} (at byte {})",
@@ -92,30 +105,50 @@ pub fn warn_unread(file: &Path, warnings: &[CaptureWarning], error: Option<&str>
             w.offset
         );
     }
-    if let Some(e) = error {
-        eprintln!(
-            "rocescope: warning: {}: indexing stopped early: {e}",
-            file.display()
-        );
-    }
 }
 
-/// The store's reading problems, told on stderr once indexing is done.
+/// The store's reader warnings, told on stderr once indexing is done.
 pub fn warn_store(file: &Path, store: &Store) {
-    warn_unread(file, &store.warnings(), store.progress().error.as_deref());
+    warn_unread(file, &store.warnings());
 }
 
-/// What could not be read, for a `--json` output: `warnings` (offset,
-/// message) and `error` (why indexing stopped early, or null).
-pub fn unread_json(warnings: &[CaptureWarning], error: Option<&str>) -> (Value, Value) {
-    (
-        warnings
-            .iter()
-            .map(|w| json!({"offset": w.offset, "message": w.message}))
-            .collect::<Vec<_>>()
-            .into(),
-        error.map_or(Value::Null, |e| e.into()),
-    )
+/// The reader warnings, for a `--json` output: `[{offset, message}]`.
+pub fn warnings_json(warnings: &[CaptureWarning]) -> Value {
+    warnings
+        .iter()
+        .map(|w| json!({"offset": w.offset, "message": w.message}))
+        .collect::<Vec<_>>()
+        .into()
+}
+
+/// Why indexing `file` stopped before its end, naming the file, `None`
+/// when it read to the end: the command fails with it, after its output
+/// of what was read.
+pub fn indexing_error(file: &Path, store: &Store) -> Option<String> {
+    let e = store.progress().error?;
+    let name = file.display().to_string();
+    Some(if e.contains(&name) {
+        e
+    } else {
+        format!("{name}: indexing stopped early: {e}")
+    })
+}
+
+/// An ILA capture's windows as JSON (`info`, `stats`).
+pub fn ila_json(ila: &rocescope_replay::wave::ila::IlaSummary) -> Value {
+    json!({
+        "sample_clock_hz": ila.sample_clock_hz,
+        "windows": ila.windows.iter().map(|w| json!({
+            "first_sample": w.first_sample, "samples": w.samples,
+            "first_ns": ila.sample_ns(w.first_sample),
+            "trigger_sample": w.trigger_sample,
+        })).collect::<Vec<_>>(),
+        "triggers_ns": ila.triggers_ns(),
+        "cut_at_window_start": ila.cut_at_start,
+        "cut_at_window_end": ila.cut_at_end,
+        "between_windows": "unknown: the windows' samples are placed end to end",
+        "summary": ila.describe(),
+    })
 }
 
 /// A capture opened with the RC analysis, as the workbench opens it.
@@ -123,12 +156,15 @@ pub struct Opened {
     pub store: Arc<Store>,
     pub report: Report,
     pub name: String,
+    /// Why indexing stopped early: the command fails after its output.
+    pub failed: Option<String>,
 }
 
 impl Opened {
     pub fn open(file: &Path, decode: &DecodeOpts) -> anyhow::Result<Opened> {
         let (store, report) = open_analysed(file, decode.roce_ports.clone())?;
         warn_store(file, &store);
+        let failed = indexing_error(file, &store);
         let name = file
             .file_stem()
             .map_or_else(|| "capture".into(), |s| s.to_string_lossy().into_owned());
@@ -136,7 +172,16 @@ impl Opened {
             store,
             report,
             name,
+            failed,
         })
+    }
+
+    /// Ok when the whole file was read, else its error (after the output
+    /// of what was read).
+    pub fn finished(&self) -> anyhow::Result<()> {
+        self.failed
+            .as_ref()
+            .map_or(Ok(()), |e| Err(anyhow::anyhow!(e.clone())))
     }
 
     pub fn source(&self) -> Source<'_> {

@@ -10,11 +10,12 @@ use rocescope_decoders::{DecodeConfig, FieldValue, LinkLayer, Packet, Syndrome, 
 use rocescope_replay::wave::WaveOptions;
 use rocescope_replay::{CaptureError, CaptureReader, PcapngWriter, TimeBase};
 
-use super::args::DecodeOpts;
+use super::args::{DecodeOpts, WaveArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST).
+    /// Capture file (classic pcap, pcapng, sniffer dump) or waveform (VCD, FST,
+    /// a Vivado ILA capture as CSV or VCD).
     file: PathBuf,
     /// Output: one summary line per frame, or one JSON object per frame.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -23,13 +24,8 @@ pub struct Args {
     /// (a waveform's interfaces become its interfaces).
     #[arg(long, value_name = "FILE")]
     to: Option<PathBuf>,
-    /// Waveforms: only this AXI4-Stream interface (scope path or its end).
-    #[arg(long, value_name = "SCOPE")]
-    axis: Option<String>,
-    /// Waveforms: the clock of the interfaces (full path or name), instead
-    /// of the clk/aclk/ap_clk/aclk_i found in scope.
-    #[arg(long, value_name = "SIGNAL")]
-    clock: Option<String>,
+    #[command(flatten)]
+    wave_args: WaveArgs,
     #[command(flatten)]
     decode: DecodeOpts,
 }
@@ -41,10 +37,7 @@ enum Format {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let wave = WaveOptions {
-        axis: args.axis,
-        clock: args.clock,
-    };
+    let wave = args.wave_args.options();
     match args.to {
         Some(to) => to_pcapng(&args.file, &wave, &to),
         None => decode_file(
@@ -146,6 +139,8 @@ fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<()> {
     print_warnings(&name, &reader);
     println!("{frames} frames written to {}", to.display());
     match failed {
+        // A waveform's error names the file itself.
+        Some(e @ CaptureError::Wave(_)) => Err(e.into()),
         Some(e) => Err(anyhow::Error::new(e).context(format!("reading {name}"))),
         None => Ok(()),
     }
@@ -221,9 +216,11 @@ pub(super) fn decode_stream<R: io::Read>(
     loop {
         // The reader decides the time base by looking ahead when it opens.
         let ordinal = reader.time_base() == TimeBase::Ordinal;
-        let Some(frame) = reader
-            .next_frame()
-            .with_context(|| format!("reading {name}"))?
+        let Some(frame) = reader.next_frame().map_err(|e| match e {
+            // A waveform's error names the file itself.
+            e @ CaptureError::Wave(_) => anyhow::Error::new(e),
+            e => anyhow::Error::new(e).context(format!("reading {name}")),
+        })?
         else {
             break;
         };

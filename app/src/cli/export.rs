@@ -96,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64(),
             args.to.display()
         )?;
-        return Ok(());
+        return opened.finished();
     }
     let tables: Vec<Table> = match (args.table.as_slice(), args.partition) {
         ([], false) => vec![Table::Packets],
@@ -142,5 +142,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             rows_rate_text(summary.rows, summary.elapsed.as_secs_f64()),
         )?;
     }
-    Ok(())
+    opened.finished()
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use rocescope_core::source;
 
-use super::args::{DecodeOpts, SessionArgs};
+use super::args::{DecodeOpts, SessionArgs, WaveArgs};
 use super::partitions::PartitionArgs;
 use crate::gui::{open_file, sim_model_within};
 
@@ -26,6 +26,8 @@ pub struct Args {
     #[arg(long, value_name = "WAVE", requires = "file")]
     pub wave: Option<PathBuf>,
     #[command(flatten)]
+    pub wave_args: WaveArgs,
+    #[command(flatten)]
     pub session: SessionArgs,
     #[command(flatten)]
     pub parts: PartitionArgs,
@@ -43,8 +45,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &limits,
         )?
     } else if let Some(file) = &args.file {
-        let mut m = open_file(file, args.decode.roce_ports.clone())?;
-        crate::with_wave(&mut m, file, args.wave.as_deref())?;
+        let options = args.wave_args.options();
+        let mut m = open_file(file, args.decode.roce_ports.clone(), &options)?;
+        crate::with_wave(&mut m, file, args.wave.as_deref(), &options)?;
         m
     } else {
         sim_model_within(args.sim.as_deref().unwrap_or("default"), &limits)?

@@ -9,15 +9,19 @@ use anyhow::Context;
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::NoAnalysis;
+use rocescope_replay::wave::WaveOptions;
 use serde_json::json;
 
-use super::args::{DecodeOpts, WaveOpts};
-use crate::cli::capture::open_store;
+use super::args::{AlignArgs, DecodeOpts, WaveArgs};
+use super::capture::{ila_json, indexing_error, open_store_with};
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
-fn interfaces(file: &Path) -> Vec<(usize, rocescope_replay::wave::AxisInterface)> {
-    let Ok(r) = rocescope_replay::CaptureReader::open(file) else {
+fn interfaces(
+    file: &Path,
+    options: &WaveOptions,
+) -> Vec<(usize, rocescope_replay::wave::AxisInterface)> {
+    let Ok(r) = rocescope_replay::CaptureReader::open_with(file, options) else {
         return Vec::new();
     };
     r.wave()
@@ -27,7 +31,8 @@ fn interfaces(file: &Path) -> Vec<(usize, rocescope_replay::wave::AxisInterface)
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST,
+    /// a Vivado ILA capture as CSV or VCD).
     file: PathBuf,
     /// Print one JSON object.
     #[arg(long)]
@@ -35,7 +40,9 @@ pub struct Args {
     #[command(flatten)]
     decode: DecodeOpts,
     #[command(flatten)]
-    wave: WaveOpts,
+    align: AlignArgs,
+    #[command(flatten)]
+    wave_args: WaveArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -43,7 +50,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &args.file,
         args.json,
         args.decode.roce_ports,
-        args.wave.wave.as_deref(),
+        args.align.wave.as_deref(),
+        &args.wave_args.options(),
     )
 }
 
@@ -52,14 +60,15 @@ fn summarise(
     json_out: bool,
     roce_ports: Vec<u16>,
     wave: Option<&Path>,
+    options: &WaveOptions,
 ) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
-    let store = open_store(file, cfg, Box::new(NoAnalysis))?;
+    let store = open_store_with(file, cfg, Box::new(NoAnalysis), options)?;
     let alignment = match wave {
         Some(w) => Some(
-            rocescope_replay::wave::align(file, w, &Default::default())
+            rocescope_replay::wave::align(file, w, options)
                 .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
         ),
         None => None,
@@ -68,7 +77,7 @@ fn summarise(
         store.format(),
         Some(rocescope_replay::CaptureFormat::Wave(_))
     ) {
-        interfaces(file)
+        interfaces(file, options)
     } else {
         Vec::new()
     };
@@ -114,8 +123,9 @@ fn summarise(
             "index_bytes_allocated": store.index_bytes(),
             "indexing_rate_pps": rate_pps,
             "indexing_s": secs,
-            "warnings": crate::cli::capture::unread_json(&warnings, None).0,
+            "warnings": crate::cli::capture::warnings_json(&warnings),
             "error": progress.error,
+            "ila": store.ila().as_ref().map(ila_json),
             "interfaces": ports.iter().map(|(port, i)| json!({
                 "port": port, "name": i.name, "width_bits": i.width_bits, "clock": i.clock_name,
                 "tkeep": i.has_tkeep, "tready": i.has_tready,
@@ -190,10 +200,17 @@ fn summarise(
                 crate::cli::decode::describe(i)
             )?;
         }
+        if let Some(ila) = store.ila() {
+            writeln!(out, "capture         {}", ila.describe())?;
+        }
         if let Some(a) = &alignment {
             writeln!(out, "alignment       {a}")?;
         }
     }
-    crate::cli::capture::warn_unread(file, &warnings, progress.error.as_deref());
-    Ok(())
+    crate::cli::capture::warn_unread(file, &warnings);
+    // The summary above is of what was read; the run fails with the reason.
+    match indexing_error(file, &store) {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(()),
+    }
 }

@@ -40,10 +40,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .file
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("parquet"));
+    let mut failed = None;
     let mut df = if parquet {
         query_exported(&args.file, &args.sql)?
     } else {
         let opened = Opened::open(&args.file, &args.decode)?;
+        failed = opened.failed.clone();
         query(&opened.source(), &args.sql, &QueryOptions::default())?
     };
     let format = match args.format {
@@ -55,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let mut out = std::io::stdout().lock();
     write_frame(&mut df, format, &mut out)?;
-    Ok(())
+    failed.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)))
 }
 
 /// SQL over exported Parquet: a folder's table sub-folders, or one file as

@@ -37,5 +37,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let written = rocescope_report::write(&input, &args.out)
         .with_context(|| format!("writing the report into {}", args.out.display()))?;
     writeln!(std::io::stdout().lock(), "{}", written.index_html.display())?;
-    Ok(())
+    // The report is of what was read; a source that stopped early fails.
+    match crate::cli::capture::indexing_error(&args.file, &store) {
+        Some(e) => Err(anyhow::anyhow!(e)),
+        None => Ok(()),
+    }
 }

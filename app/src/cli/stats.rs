@@ -10,9 +10,9 @@ use rocescope_replay::text::{
 };
 use serde_json::json;
 
-use super::args::{DecodeOpts, WaveOpts};
+use super::args::{AlignArgs, DecodeOpts, WaveArgs};
 use super::output::report_json;
-use crate::cli::capture::{index_analysed, unread_json, warn_unread};
+use crate::cli::capture::{ila_json, index_analysed, indexing_error, warn_unread, warnings_json};
 
 /// Drops of a grouped finding the text output lists under it.
 const MAX_ITEMS: usize = 20;
@@ -45,7 +45,8 @@ fn pad_heap() {}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST).
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST,
+    /// a Vivado ILA capture as CSV or VCD).
     file: PathBuf,
     /// Print one JSON object.
     #[arg(long)]
@@ -53,7 +54,9 @@ pub struct Args {
     #[command(flatten)]
     decode: DecodeOpts,
     #[command(flatten)]
-    wave: WaveOpts,
+    align: AlignArgs,
+    #[command(flatten)]
+    wave_args: WaveArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -61,7 +64,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &args.file,
         args.json,
         args.decode.roce_ports,
-        args.wave.wave.as_deref(),
+        args.align.wave.as_deref(),
+        &args.wave_args.options(),
     )
 }
 
@@ -70,13 +74,17 @@ fn analyse(
     json_out: bool,
     roce_ports: Vec<u16>,
     wave: Option<&Path>,
+    options: &rocescope_replay::wave::WaveOptions,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     pad_heap();
-    let (store, analysis) = index_analysed(file, roce_ports)?;
+    let (store, analysis) = index_analysed(file, roce_ports, options)?;
     let stats = store.stats();
     let warnings = store.warnings();
-    let read_error = store.progress().error;
+    // A source that stopped early is told, and the run fails after what
+    // it read (as `decode` does): never an analysis that looks whole.
+    let failed = indexing_error(file, &store);
+    let ila = store.ila();
     // The index is not read again: its pages go back on another thread
     // while this one writes the report (else the process's exit gives them
     // back after the output, a few ms on one core).
@@ -86,7 +94,7 @@ fn analyse(
     let report = analysis.finish_report();
     let alignment = match wave {
         Some(w) => Some(
-            rocescope_replay::wave::align(file, w, &Default::default())
+            rocescope_replay::wave::align(file, w, options)
                 .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
         ),
         None => None,
@@ -94,9 +102,11 @@ fn analyse(
     if json_out {
         let mut v = report_json(&report);
         if let Some(obj) = v.as_object_mut() {
-            let (w, e) = unread_json(&warnings, read_error.as_deref());
-            obj.insert("warnings".into(), w);
-            obj.insert("error".into(), e);
+            obj.insert("warnings".into(), warnings_json(&warnings));
+            obj.insert("error".into(), failed.as_deref().into());
+            if let Some(ila) = &ila {
+                obj.insert("ila".into(), ila_json(ila));
+            }
         }
         if let (Some(a), Some(obj)) = (&alignment, v.as_object_mut()) {
             obj.insert(
@@ -110,9 +120,9 @@ fn analyse(
             );
         }
         writeln!(std::io::stdout().lock(), "{v}")?;
-        warn_unread(file, &warnings, read_error.as_deref());
+        warn_unread(file, &warnings);
         let _ = give_back.map(|t| t.join());
-        return Ok(());
+        return failed.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)));
     }
     let mut out = std::io::stdout().lock();
     writeln!(
@@ -129,6 +139,9 @@ fn analyse(
     )?;
     if let (Some(a), Some(w)) = (&alignment, wave) {
         writeln!(out, "{}: {a}", w.display())?;
+    }
+    if let Some(ila) = &ila {
+        writeln!(out, "{}", ila.describe())?;
     }
     writeln!(out)?;
     // Whole words in 80 columns: two heading lines, and each QP's route
@@ -214,7 +227,7 @@ fn analyse(
         }
     }
     drop(out);
-    warn_unread(file, &warnings, read_error.as_deref());
+    warn_unread(file, &warnings);
     let _ = give_back.map(|t| t.join());
-    Ok(())
+    failed.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)))
 }

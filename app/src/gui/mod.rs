@@ -37,13 +37,18 @@ pub use panels::PanelState;
 
 /// Open a capture as `rocescope open` does: a new store indexing in the
 /// background and a new model over it.
-pub fn open_file(path: &Path, roce_ports: Vec<u16>) -> anyhow::Result<Model> {
+pub fn open_file(
+    path: &Path,
+    roce_ports: Vec<u16>,
+    wave: &rocescope_replay::wave::WaveOptions,
+) -> anyhow::Result<Model> {
     let decode = rocescope_decoders::DecodeConfig {
         extra_roce_ports: roce_ports,
     };
     let spec = source::SourceSpec::File {
         path: path.to_path_buf(),
         decode,
+        wave: wave.clone(),
     };
     use rocescope_replay::CaptureError;
     use rocescope_replay::store::StoreError;
@@ -206,7 +211,7 @@ impl Workbench {
     fn dropped_files(&mut self, ctx: &egui::Context) {
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         if let Some(path) = dropped.into_iter().find_map(|f| f.path) {
-            match open_file(&path, Vec::new()) {
+            match open_file(&path, Vec::new(), &Default::default()) {
                 Ok(m) => {
                     self.replace_model(m);
                     self.open_error = None;

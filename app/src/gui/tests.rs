@@ -674,6 +674,7 @@ fn signals_panel_on_a_real_waveform() {
     m.apply(Command::OpenSignals {
         path: vcd.clone(),
         offset_ns: 0,
+        sample_clock_hz: None,
     });
     m.apply(Command::AddSignal("tb.u.bth_opcode".into()));
     m.apply(Command::WaveSpan(240));
@@ -789,4 +790,31 @@ fn r_in_the_ladder_and_an_invalid_goto_in_the_gui() {
     assert!(f.has("usage: goto"), "{}", f.all());
     assert_eq!(wb.model.cursor_ns(), cursor);
     assert_eq!(wb.model.selected(), Some(5));
+}
+
+/// An ILA capture's signals: the charts mark its trigger and the second
+/// window's start, with their legend.
+#[test]
+fn the_signals_panel_marks_an_ila_captures_trigger() {
+    let csv = crate::test_wave::ila_csv("gui-markers");
+    let mut m = crate::test_wave::model(&csv);
+    m.apply(Command::OpenSignals {
+        path: csv.clone(),
+        offset_ns: 0,
+        sample_clock_hz: None,
+    });
+    m.apply(Command::AddSignal("u/tvalid".into()));
+    assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
+    m.apply(Command::WaveSpan(400));
+    m.apply(Command::WaveCursor(144));
+    let mut wb = Workbench::new(m, only(View::Profiler));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("| trigger"), "{}", f.all());
+    assert!(f.has("| a capture window starts"), "{}", f.all());
+    // Far from both, no legend.
+    wb.model.apply(Command::WaveSpan(40));
+    wb.model.apply(Command::WaveCursor(300));
+    let f = settle(&ctx, &mut wb);
+    assert!(!f.has("| trigger"), "{}", f.all());
 }

@@ -147,7 +147,11 @@ fn restore() {
 pub fn run(mut model: Model) -> anyhow::Result<()> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        restore();
+        // A waveform parser's panic is an error the workbench shows; the
+        // terminal stays the workbench's.
+        if !rocescope_replay::wave::contain::panic_contained() {
+            restore();
+        }
         previous(info);
     }));
     enable_raw_mode()?;

@@ -622,6 +622,7 @@ fn signals_beside_packets_on_a_real_waveform() {
     m.apply(Command::OpenSignals {
         path: vcd.clone(),
         offset_ns: 0,
+        sample_clock_hz: None,
     });
     m.apply(Command::ShowView(View::Profiler));
     for line in [
@@ -654,4 +655,37 @@ fn signals_beside_packets_on_a_real_waveform() {
     }
     m.apply(Command::WaveCursor(0));
     assert!(render(&m, 120, 24).contains("tb.u.bth_psn [psn] = 0"));
+}
+
+/// An ILA capture's signals: the ruler marks its triggers (T) and the
+/// second window's start (¦), and says what the marks are.
+#[test]
+fn the_signals_ruler_marks_an_ila_captures_trigger_and_windows() {
+    let csv = crate::test_wave::ila_csv("tui-markers");
+    let mut m = crate::test_wave::model(&csv);
+    assert_eq!(m.store().len(), 3, "the three frames decoded");
+    m.apply(Command::OpenSignals {
+        path: csv.clone(),
+        offset_ns: 0,
+        sample_clock_hz: None,
+    });
+    m.apply(Command::ShowView(View::Profiler));
+    m.apply(Command::RunCommandLine("show u/tvalid".into()));
+    assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
+    m.apply(Command::WaveSpan(400));
+    // The second window's trigger: sample 32 + 4 at 4 ns a sample.
+    m.apply(Command::WaveCursor(144));
+    m.tick(Instant::now());
+    let text = render(&m, 120, 24);
+    assert!(text.contains("T trigger, ¦ window start"), "{text}");
+    let ruler = text.lines().find(|l| l.contains('▼')).expect("the ruler");
+    let (cursor, window) = (ruler.find('▼').unwrap(), ruler.find('¦').expect("¦"));
+    assert!(
+        window < cursor,
+        "the window starts before its trigger: {ruler}"
+    );
+    assert!(
+        ruler.contains('T'),
+        "the first window's trigger at 12 ns: {ruler}"
+    );
 }

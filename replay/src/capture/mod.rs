@@ -353,7 +353,8 @@ impl CaptureReader<File> {
         if !capture_magic && let Some(format) = crate::wave::detect(path) {
             let stream = crate::wave::WaveStream::open(path, format, wave)?;
             return Ok(Self {
-                format: CaptureFormat::Wave(format),
+                // A VCD may turn out to be an ILA capture's.
+                format: CaptureFormat::Wave(stream.format()),
                 inner: Inner::Wave(Box::new(stream)),
                 shared: Shared::default(),
             });

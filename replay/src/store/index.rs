@@ -416,6 +416,8 @@ impl Store {
             }
         });
         *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = reader.warnings().to_vec();
+        *self.ila.lock().unwrap_or_else(|e| e.into_inner()) =
+            reader.wave().and_then(|w| w.ila().cloned());
         self.elapsed_ns
             .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.mark_complete();

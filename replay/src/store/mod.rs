@@ -161,6 +161,8 @@ pub struct Store {
     format: Option<CaptureFormat>,
     time_base: RwLock<TimeBase>,
     warnings: Mutex<Vec<CaptureWarning>>,
+    /// An ILA capture's windows and cut frames, once indexed.
+    ila: Mutex<Option<crate::wave::ila::IlaSummary>>,
     /// Non-frame records (profiler samples, slot decisions, QP state,
     /// ground truth, drop counts, annotations) in source order.
     records: Mutex<std::collections::VecDeque<Record>>,
@@ -215,6 +217,7 @@ impl Store {
             format,
             time_base: RwLock::new(time_base),
             warnings: Mutex::new(Vec::new()),
+            ila: Mutex::new(None),
             records: Mutex::new(std::collections::VecDeque::new()),
             links: RwLock::new(Vec::new()),
             spill,
@@ -300,7 +303,18 @@ impl Store {
         cfg: DecodeConfig,
         analyzer: Box<dyn Analyzer>,
     ) -> Result<Arc<Store>, StoreError> {
-        let reader = CaptureReader::open(path)?;
+        Self::open_with(path, cfg, analyzer, &crate::wave::WaveOptions::default())
+    }
+
+    /// [`open`](Self::open), with the interfaces, clock and sample clock to
+    /// use when the file is a waveform or an ILA capture.
+    pub fn open_with(
+        path: &Path,
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+        wave: &crate::wave::WaveOptions,
+    ) -> Result<Arc<Store>, StoreError> {
+        let reader = CaptureReader::open_with(path, wave)?;
         let bytes_total = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let file = File::open(path).map_err(|source| CaptureError::Open {
             path: path.to_path_buf(),
@@ -627,6 +641,12 @@ impl Store {
     /// How many non-frame records the store holds.
     pub fn record_count(&self) -> usize {
         self.records.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// An ILA capture's windows, sample clock and frames cut at window
+    /// edges, known once indexing completes; `None` for other files.
+    pub fn ila(&self) -> Option<crate::wave::ila::IlaSummary> {
+        self.ila.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Reader warnings (cut file, ...), known once indexing completes.

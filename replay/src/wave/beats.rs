@@ -61,6 +61,10 @@ struct Port {
     /// The open frame grew past [`MAX_FRAME_BYTES`]: its beats are skipped
     /// until its `tlast`.
     oversized: bool,
+    /// A capture window began: the beats up to the next `tlast` may be the
+    /// end of a frame whose start was not captured. That frame is kept only
+    /// when its bytes prove it whole ([`provably_whole`]).
+    unsure: bool,
 }
 
 /// A whole frame: its first beat's edge (in the file's time units), its
@@ -101,6 +105,12 @@ pub(crate) struct Sampler {
     pub oversized_frames: u64,
     /// Frames released before an earlier open frame (see [`MAX_HELD_FRAMES`]).
     pub out_of_order: u64,
+    /// Frames not kept because a capture window began inside them (their
+    /// first beats were not captured, or their bytes could not prove
+    /// otherwise).
+    pub cut_at_start: u64,
+    /// Frames not kept because their capture window ended inside them.
+    pub cut_at_end: u64,
     held_limit: usize,
 }
 
@@ -115,6 +125,7 @@ impl Sampler {
                     frame: Vec::new(),
                     start: None,
                     oversized: false,
+                    unsure: false,
                 })
                 .collect(),
             changed: Vec::new(),
@@ -125,6 +136,8 @@ impl Sampler {
             beats: 0,
             oversized_frames: 0,
             out_of_order: 0,
+            cut_at_start: 0,
+            cut_at_end: 0,
             held_limit: MAX_HELD_FRAMES,
         }
     }
@@ -164,6 +177,21 @@ impl Sampler {
     pub fn finish(&mut self) {
         if self.time.is_some() {
             self.step();
+        }
+    }
+
+    /// A capture window begins (an ILA's windows are separate stretches of
+    /// time): frames still open are cut at the old window's end, dropped and
+    /// counted; in the new one, the beats up to each interface's first
+    /// `tlast` are kept only if their bytes prove them a whole frame.
+    pub fn new_window(&mut self) {
+        for p in &mut self.ports {
+            if p.start.take().is_some() && !p.oversized {
+                self.cut_at_end += 1;
+            }
+            p.frame.clear();
+            p.oversized = false;
+            p.unsure = true;
         }
     }
 
@@ -279,7 +307,10 @@ impl Sampler {
         if last {
             let start = port.start.take().unwrap_or(time);
             let data = std::mem::take(&mut port.frame);
-            if !std::mem::replace(&mut port.oversized, false) {
+            let oversized = std::mem::replace(&mut port.oversized, false);
+            if std::mem::replace(&mut port.unsure, false) && !oversized && !provably_whole(&data) {
+                self.cut_at_start += 1;
+            } else if !oversized {
                 self.done.push(Reverse(WaveFrame {
                     time: start,
                     port: port_id,
@@ -288,6 +319,57 @@ impl Sampler {
             }
         }
     }
+}
+
+/// Whether a frame's bytes show it whole from its first byte: an Ethernet
+/// frame (802.1Q/802.1ad tags allowed) carrying IPv4 with a valid header
+/// checksum, or IPv6, whose IP length is what the frame holds (plus the
+/// padding to 60 bytes, or a 4-byte FCS). Anything else cannot be told
+/// from a frame's tail, so it is not kept where that is the question.
+pub fn provably_whole(frame: &[u8]) -> bool {
+    let be16 = |at: usize| {
+        frame
+            .get(at..at + 2)
+            .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    };
+    let mut l2 = 12;
+    while matches!(be16(l2), Some(0x8100 | 0x88a8)) {
+        l2 += 4;
+    }
+    let Some(ethertype) = be16(l2) else {
+        return false;
+    };
+    let l3 = l2 + 2;
+    let ip_len = match ethertype {
+        0x0800 => {
+            let Some(&vihl) = frame.get(l3) else {
+                return false;
+            };
+            let ihl = usize::from(vihl & 0x0f) * 4;
+            let Some(header) = frame.get(l3..l3 + ihl) else {
+                return false;
+            };
+            let mut sum: u32 = header
+                .chunks(2)
+                .map(|c| u32::from(u16::from_be_bytes([c[0], c.get(1).copied().unwrap_or(0)])))
+                .sum();
+            while sum > 0xffff {
+                sum = (sum & 0xffff) + (sum >> 16);
+            }
+            if vihl >> 4 != 4 || ihl < 20 || sum != 0xffff {
+                return false;
+            }
+            be16(l3 + 2)
+        }
+        0x86dd => be16(l3 + 4).map(|payload| payload + 40),
+        _ => None,
+    };
+    let Some(ip_len) = ip_len else {
+        return false;
+    };
+    let carried = l3 + ip_len;
+    let n = frame.len();
+    n == carried || n == carried + 4 || (carried < 60 && (n == 60 || n == 64))
 }
 
 #[cfg(test)]
@@ -415,5 +497,62 @@ mod tests {
         assert_eq!(s.out_of_order, released);
         assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
         assert_eq!(s.open_frames().count(), 1);
+    }
+
+    /// An ILA's windows: a frame open at a window's end is cut and counted;
+    /// in the next window the beats up to the first `tlast` are kept only
+    /// when they prove a whole frame.
+    #[test]
+    fn a_new_window_cuts_open_frames_and_doubts_its_first() {
+        let frame = rocescope_decoders::PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            rocescope_decoders::Opcode::RC_SEND_ONLY,
+            7,
+            1,
+        )
+        .build(&[1, 2, 3, 4, 5, 6]);
+        assert!(provably_whole(&frame));
+        assert!(!provably_whole(&frame[2..]), "a tail is not whole");
+        assert!(
+            !provably_whole(&frame[..frame.len() - 8]),
+            "a head is not whole"
+        );
+        let mut s = Sampler::new(5, &[port()]);
+        let mut t = 0;
+        let mut beat = |s: &mut Sampler, bytes: &[u8], last: bool| {
+            t += 10;
+            set(s, t, VALID, &[1]);
+            set(s, t, DATA, &[bytes[0], bytes.get(1).copied().unwrap_or(0)]);
+            set(s, t, LAST, &[u8::from(last)]);
+            set(s, t, KEEP, &[if bytes.len() == 2 { 3 } else { 1 }]);
+            set(s, t + 5, CLK, &[1]);
+            set(s, t + 6, CLK, &[0]);
+        };
+        for slot in 0..5 {
+            set(&mut s, 0, slot, &[0, 0]);
+        }
+        // An open frame when the window ends.
+        beat(&mut s, &[1, 2], false);
+        s.new_window();
+        // The new window begins inside a frame: its tail is not kept...
+        beat(&mut s, &[3, 4], true);
+        // ...and a whole frame after it is.
+        let n = frame.chunks(2).count();
+        for (k, c) in frame.chunks(2).enumerate() {
+            beat(&mut s, c, k + 1 == n);
+        }
+        s.new_window();
+        // A whole frame first in a window proves itself.
+        for (k, c) in frame.chunks(2).enumerate() {
+            beat(&mut s, c, k + 1 == n);
+        }
+        s.finish();
+        let mut kept = Vec::new();
+        while let Some(f) = s.pop_ready(true) {
+            kept.push(f.data);
+        }
+        assert_eq!(kept, vec![frame.clone(), frame]);
+        assert_eq!((s.cut_at_start, s.cut_at_end), (1, 1));
     }
 }

@@ -7,10 +7,18 @@
 //! frames over a bounded channel: the signal data of a large file is never
 //! held, and rows appear while the rest is read. Each interface is one
 //! capture port, numbered in hierarchy order; frames are numbered in time
-//! order across ports, their time the first beat's edge.
+//! order across ports, their time the first beat's edge. A Vivado ILA
+//! capture (CSV, or a VCD with `_TRIGGER` and `_WINDOW`) reads the same
+//! way, a sample per cycle of its sample clock ([`ila`]).
 
 pub mod axis;
 pub mod beats;
+mod check;
+pub mod contain;
+pub mod ila;
+mod ila_open;
+mod ila_signals;
+mod ila_stream;
 mod stream;
 
 use std::fmt;
@@ -28,11 +36,17 @@ pub use stream::WaveStream;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WaveOptions {
     /// Only the interface with this name or scope (`tb.dut.m_axis_rx`, or a
-    /// suffix of it such as `m_axis_rx`); all of them when `None`.
+    /// suffix of it such as `m_axis_rx`); all of them when `None`. For an
+    /// ILA capture also a mapping of probes to signals,
+    /// `tdata=probe0,tkeep=probe1,tvalid=probe2,tlast=probe3,tready=probe4`
+    /// ([`ila::AxisMap`]: a list of `KEY=VALUE` is a mapping).
     pub axis: Option<String>,
     /// The clock for every interface (full path or plain name), instead of
     /// the `clk`/`aclk`/`ap_clk`/`aclk_i` found in scope.
     pub clock: Option<String>,
+    /// An ILA capture's sample clock in Hz (`--sample-clock`); the card's
+    /// 250 MHz ([`ila::DEFAULT_SAMPLE_CLOCK_HZ`]) when `None`.
+    pub sample_clock_hz: Option<u64>,
 }
 
 /// The waveform formats read.
@@ -42,6 +56,11 @@ pub enum WaveFormat {
     Vcd,
     /// GTKWave's Fast Signal Trace, binary.
     Fst,
+    /// A Vivado ILA capture written as CSV ([`ila`]).
+    IlaCsv,
+    /// A Vivado ILA capture written as VCD: a sample per time step, with
+    /// `_TRIGGER` and `_WINDOW` ([`ila`]).
+    IlaVcd,
 }
 
 impl fmt::Display for WaveFormat {
@@ -49,6 +68,8 @@ impl fmt::Display for WaveFormat {
         f.write_str(match self {
             Self::Vcd => "VCD",
             Self::Fst => "FST",
+            Self::IlaCsv => "ILA CSV",
+            Self::IlaVcd => "ILA VCD",
         })
     }
 }
@@ -112,16 +133,84 @@ pub enum WaveError {
     },
 }
 
-/// The format of a waveform file, by content; `None` for anything else
-/// (a capture, a sniffer dump).
-pub fn detect(path: &Path) -> Option<WaveFormat> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut input = std::io::BufReader::with_capacity(8192, file);
-    match wellen::viewers::detect_file_format(&mut input) {
-        wellen::FileFormat::Vcd => Some(WaveFormat::Vcd),
-        wellen::FileFormat::Fst => Some(WaveFormat::Fst),
-        _ => None,
+/// Read `data` as a waveform file the way rocescope does (detection, the
+/// frames through [`crate::CaptureReader`], the signals' hierarchy and the
+/// first signals loaded): the body of the fuzz target `wave`, also run
+/// over its corpus by the tests. Returns the frames read and the error
+/// that ended reading, if any; a panic here is a bug (the parsers' own are
+/// contained and come back as that error).
+#[doc(hidden)]
+pub fn exercise(data: &[u8]) -> (usize, Option<String>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "rocescope-wave-exercise-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    if std::fs::write(&path, data).is_err() {
+        return (0, Some("cannot write a temporary file".into()));
     }
+    let mut frames = 0;
+    let mut error = None;
+    match crate::CaptureReader::open(&path) {
+        Ok(mut r) => loop {
+            match r.next_frame() {
+                Ok(Some(_)) => frames += 1,
+                Ok(None) => break,
+                Err(e) => {
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+        },
+        Err(e) => error = Some(e.to_string()),
+    }
+    if let Ok(h) = signals::hierarchy(&path) {
+        let some: Vec<String> = h
+            .signals
+            .iter()
+            .filter(|s| s.width_bits.is_some())
+            .take(4)
+            .map(|s| s.path.clone())
+            .collect();
+        let _ = signals::load(&path, &some, 1024);
+    }
+    let _ = std::fs::remove_file(&path);
+    (frames, error)
+}
+
+/// The format of a waveform file, by content; `None` for anything else
+/// (a capture, a sniffer dump). Told from the first bytes, without the
+/// parsers: fst-reader's own test walks every block of any file it is
+/// given and loops forever on a block of length 0 (`check` walks them
+/// safely before an FST is parsed).
+pub fn detect(path: &Path) -> Option<WaveFormat> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let mut head = Vec::with_capacity(512);
+    file.take(512).read_to_end(&mut head).ok()?;
+    // An FST begins with its header block (type 0; 255 while a writer
+    // still has it open) of 329 bytes, or is a gzip-wrapped FST (254).
+    if let Some((&ty, rest)) = head.split_first()
+        && let Some(len) = rest.first_chunk::<8>()
+    {
+        let len = u64::from_be_bytes(*len);
+        if (matches!(ty, 0 | 255) && len == 329) || (ty == 254 && len >= 8) {
+            return Some(WaveFormat::Fst);
+        }
+    }
+    // An ILA's CSV begins with its fixed columns.
+    let text = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&head);
+    if text.starts_with(ila::CSV_HEAD.as_bytes()) {
+        return Some(WaveFormat::IlaCsv);
+    }
+    // A VCD begins with a command: `$date`, `$version`, `$timescale`,
+    // `$scope`, `$comment`... after any white space.
+    let text = head.trim_ascii_start();
+    let word = text.strip_prefix(b"$")?;
+    let n = word.iter().take_while(|b| b.is_ascii_lowercase()).count();
+    (n >= 3 && word.get(n).is_some_and(u8::is_ascii_whitespace)).then_some(WaveFormat::Vcd)
 }
 
 /// A waveform time in the file's units as nanoseconds (sub-nanosecond
@@ -147,6 +236,14 @@ impl Timescale {
                 mul: u64::from(factor),
                 div: pow(e),
             }
+        }
+    }
+
+    /// One unit per sample of a clock at `hz` (an ILA capture's time).
+    pub fn per_sample(hz: u64) -> Self {
+        Self {
+            mul: 1_000_000_000,
+            div: hz.max(1),
         }
     }
 

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use wellen::{LoadOptions, SignalValueRef, stream};
 
-use super::{Timescale, WaveError};
+use super::contain::contain;
+use super::{Timescale, WaveError, WaveFormat, WaveOptions};
 
 /// Changes of one signal kept at most; the rest are counted, not kept.
 /// A change is 24 bytes, so a loaded signal costs at most 24 MiB.
@@ -26,6 +27,27 @@ pub struct SignalInfo {
 pub struct Hierarchy {
     pub signals: Vec<SignalInfo>,
     pub timescale: Timescale,
+    /// Times to mark on the charts: an ILA capture's triggers and window
+    /// starts.
+    pub markers: Vec<Marker>,
+}
+
+/// A time marked on the signal charts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Marker {
+    /// In the waveform's time (ns).
+    pub ts_ns: u64,
+    pub kind: MarkerKind,
+}
+
+/// What a marker marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkerKind {
+    /// An ILA capture's trigger.
+    Trigger,
+    /// The first sample of an ILA capture window after the first (the
+    /// time between windows is unknown).
+    Window,
 }
 
 /// One change of a signal: its new value from `ts_ns` on.
@@ -50,17 +72,27 @@ pub struct LoadedSignal {
     pub cut: Option<String>,
 }
 
-fn open(
+pub(super) fn open(
     path: &Path,
 ) -> Result<stream::StreamingWaveform<std::io::BufReader<std::fs::File>>, WaveError> {
     let load = LoadOptions {
         multi_thread: false,
         remove_scopes_with_empty_name: false,
     };
-    stream::read_from_file(path, &load).map_err(|e| WaveError::Read {
+    let format = super::detect(path).ok_or_else(|| WaveError::Read {
         path: path.to_path_buf(),
-        message: flat(&e.to_string()),
-    })
+        message: "not a VCD or FST waveform".into(),
+    })?;
+    super::check::before_parsing(path, format)?;
+    contain(|| stream::read_from_file(path, &load))
+        .map_err(|why| WaveError::Read {
+            path: path.to_path_buf(),
+            message: format!("the parser failed on the header: {why}"),
+        })?
+        .map_err(|e| WaveError::Read {
+            path: path.to_path_buf(),
+            message: flat(&e.to_string()),
+        })
 }
 
 fn timescale_of(h: &wellen::Hierarchy) -> Timescale {
@@ -71,20 +103,49 @@ fn timescale_of(h: &wellen::Hierarchy) -> Timescale {
 
 /// Reads the hierarchy only (the header of a VCD, FST's hierarchy block).
 pub fn hierarchy(path: &Path) -> Result<Hierarchy, WaveError> {
-    let wave = open(path)?;
+    hierarchy_with(path, &WaveOptions::default())
+}
+
+/// [`hierarchy`], with an ILA capture's sample clock from `options`; an
+/// ILA capture's markers are read from its body (a capture is small).
+pub fn hierarchy_with(path: &Path, options: &WaveOptions) -> Result<Hierarchy, WaveError> {
+    let hz = options
+        .sample_clock_hz
+        .unwrap_or(super::ila::DEFAULT_SAMPLE_CLOCK_HZ);
+    if super::detect(path) == Some(WaveFormat::IlaCsv) {
+        return super::ila_signals::csv_hierarchy(path, hz);
+    }
+    let mut wave = open(path)?;
+    let ila = contain(|| super::ila_open::vcd_probes(wave.hierarchy()))
+        .ok()
+        .flatten();
+    let markers = match &ila {
+        Some(v) => super::ila_signals::vcd_markers(&mut wave, v, hz)?,
+        None => Vec::new(),
+    };
     let h = wave.hierarchy();
-    let mut signals: Vec<SignalInfo> = h
-        .all_vars()
-        .map(|v| SignalInfo {
-            path: h[v].full_name(h),
-            width_bits: h[v].length(h),
-        })
-        .collect();
+    let mut signals: Vec<SignalInfo> = contain(|| {
+        h.all_vars()
+            .map(|v| SignalInfo {
+                path: h[v].full_name(h),
+                width_bits: h[v].length(h),
+            })
+            .collect()
+    })
+    .map_err(|why| WaveError::Read {
+        path: path.to_path_buf(),
+        message: format!("the hierarchy could not be read: {why}"),
+    })?;
     signals.sort_by(|a, b| a.path.cmp(&b.path));
     signals.dedup_by(|a, b| a.path == b.path);
     Ok(Hierarchy {
         signals,
-        timescale: timescale_of(h),
+        timescale: if ila.is_some() {
+            Timescale::per_sample(hz)
+        } else {
+            timescale_of(h)
+        },
+        markers,
     })
 }
 
@@ -96,9 +157,30 @@ pub fn load(
     signals: &[String],
     max_changes: usize,
 ) -> Result<Vec<LoadedSignal>, WaveError> {
+    load_with(path, signals, max_changes, &WaveOptions::default())
+}
+
+/// [`load`], with an ILA capture's sample clock from `options`.
+pub fn load_with(
+    path: &Path,
+    signals: &[String],
+    max_changes: usize,
+    options: &WaveOptions,
+) -> Result<Vec<LoadedSignal>, WaveError> {
+    let hz = options
+        .sample_clock_hz
+        .unwrap_or(super::ila::DEFAULT_SAMPLE_CLOCK_HZ);
+    if super::detect(path) == Some(WaveFormat::IlaCsv) {
+        return super::ila_signals::csv_load(path, signals, max_changes, hz);
+    }
     let mut wave = open(path)?;
     let h = wave.hierarchy();
-    let ts = timescale_of(h);
+    let ila = contain(|| super::ila_open::vcd_probes(h).is_some()).unwrap_or(false);
+    let ts = if ila {
+        Timescale::per_sample(hz)
+    } else {
+        timescale_of(h)
+    };
     let mut out = Vec::with_capacity(signals.len());
     let mut refs = Vec::with_capacity(signals.len());
     for signal in signals {
@@ -122,50 +204,59 @@ pub fn load(
             cut: None,
         });
     }
-    let result = wave.stream_changes(stream::Filter::include_signals(&refs), |time, s, value| {
-        let (v, known) = low_bits(&value);
-        let ts_ns = ts.to_ns(time);
-        let change = Change {
-            ts_ns,
-            value: v,
-            known,
-        };
-        // Two names of one signal (a port and the wire it is bound to) both get it.
-        for (sig, _) in out.iter_mut().zip(&refs).filter(|(_, r)| **r == s) {
-            // A later change at the same time replaces the earlier one.
-            let n = sig.changes.len();
-            if n > 0 && sig.changes[n - 1].ts_ns == ts_ns {
-                sig.changes[n - 1] = change;
-            } else if n < max_changes {
-                sig.changes.push(change);
-            } else {
-                sig.dropped += 1;
+    let streamed = contain(|| {
+        wave.stream_changes(stream::Filter::include_signals(&refs), |time, s, value| {
+            let (v, known) = low_bits(&value);
+            let ts_ns = ts.to_ns(time);
+            let change = Change {
+                ts_ns,
+                value: v,
+                known,
+            };
+            // Two names of one signal (a port and the wire it is bound to) both get it.
+            for (sig, _) in out.iter_mut().zip(&refs).filter(|(_, r)| **r == s) {
+                // A later change at the same time replaces the earlier one.
+                let n = sig.changes.len();
+                if n > 0 && sig.changes[n - 1].ts_ns == ts_ns {
+                    sig.changes[n - 1] = change;
+                } else if n < max_changes {
+                    sig.changes.push(change);
+                } else {
+                    sig.dropped += 1;
+                }
             }
-        }
-        Ok::<(), std::convert::Infallible>(())
+            Ok::<(), std::convert::Infallible>(())
+        })
     });
-    match result {
-        Ok(()) => {}
-        // A cut file: the changes before the cut are kept, as frames are.
-        Err(stream::StreamError::Wellen(e)) if out.iter().any(|s| !s.changes.is_empty()) => {
-            let why = flat(&e.to_string());
+    let why = match streamed {
+        Ok(Ok(())) => return Ok(out),
+        Ok(Err(stream::StreamError::Wellen(e))) => flat(&e.to_string()),
+        Ok(Err(stream::StreamError::Callback(never))) => match never {},
+        Err(panic) => format!("the parser failed: {panic}"),
+    };
+    // A cut or damaged file: the changes before it are kept, as frames are.
+    let last_ns = out
+        .iter()
+        .filter_map(|s| s.changes.last())
+        .map(|c| c.ts_ns)
+        .max();
+    match last_ns {
+        Some(t) => {
+            let why = format!("unreadable past {t} ns: {why}");
             for s in &mut out {
                 s.cut = Some(why.clone());
             }
+            Ok(out)
         }
-        Err(stream::StreamError::Wellen(e)) => {
-            return Err(WaveError::Read {
-                path: path.to_path_buf(),
-                message: flat(&e.to_string()),
-            });
-        }
-        Err(stream::StreamError::Callback(never)) => match never {},
+        None => Err(WaveError::Read {
+            path: path.to_path_buf(),
+            message: why,
+        }),
     }
-    Ok(out)
 }
 
 /// The low 64 bits of a value; false when a bit was X or Z.
-fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
+pub(super) fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
     let SignalValueRef::BitVec(bits) = value else {
         return (0, false);
     };
@@ -191,6 +282,6 @@ fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
     (v, known)
 }
 
-fn flat(s: &str) -> String {
+pub(super) fn flat(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -7,15 +7,18 @@ use wellen::{LoadOptions, SignalRef, SignalValueRef, stream};
 
 use super::axis::{self, AxisInterface};
 use super::beats::{PortSlots, Sampler, WaveFrame};
+use super::contain::contain;
 use super::{Timescale, WaveError, WaveFormat, WaveOptions};
 
 /// Frames per message from the reading thread.
-const BATCH_FRAMES: usize = 256;
+pub(super) const BATCH_FRAMES: usize = 256;
 
 /// What the reading thread sends.
 #[derive(Debug)]
-enum Msg {
+pub(super) enum Msg {
     Frames(Vec<WaveFrame>),
+    /// An ILA capture's windows and cut frames, before its end.
+    Ila(super::ila::IlaSummary),
     /// Something odd that did not stop reading: (time in ns, message).
     Warning(u64, String),
     /// Reading failed after the frames before it.
@@ -39,6 +42,23 @@ pub struct WaveStream {
     end: Option<(u64, u64)>,
     file_bytes: u64,
     open_ms: f64,
+    /// The reading thread, joined on drop once it has said its last.
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// An ILA capture's windows, once read.
+    ila: Option<super::ila::IlaSummary>,
+}
+
+impl Drop for WaveStream {
+    fn drop(&mut self) {
+        // After the end or a failure the thread is returning: wait for it,
+        // so nothing of it outlives the stream. Before that it may be deep
+        // in a long parse; it stops at its next send, on its own.
+        if self.end.is_some()
+            && let Some(t) = self.thread.take()
+        {
+            let _ = t.join();
+        }
+    }
 }
 
 impl WaveStream {
@@ -48,20 +68,36 @@ impl WaveStream {
         let started = std::time::Instant::now();
         let read_err = |e: wellen::WellenError| WaveError::Read {
             path: path.to_path_buf(),
-            message: flat(&e.to_string()),
+            message: format!("its header cannot be read: {}", flat(&e.to_string())),
         };
         let load = LoadOptions {
             multi_thread: false,
             remove_scopes_with_empty_name: false,
         };
-        let wave = stream::read_from_file(path, &load).map_err(read_err)?;
+        super::check::before_parsing(path, format)?;
+        if format == WaveFormat::IlaCsv {
+            return Self::open_ila_csv(path, options, started);
+        }
+        let wave = contain(|| stream::read_from_file(path, &load))
+            .map_err(|why| WaveError::Read {
+                path: path.to_path_buf(),
+                message: format!("the {format} parser failed on the header: {why}"),
+            })?
+            .map_err(read_err)?;
         let h = wave.hierarchy();
+        if let Some(ila) = contain(|| super::ila_open::vcd_probes(h)).ok().flatten() {
+            return Self::open_ila_vcd(path, wave, ila, options, started);
+        }
         let timescale = h
             .timescale()
             .and_then(|t| Some(Timescale::new(t.factor, t.unit.to_exponent()?)))
             .unwrap_or(Timescale::new(1, -9));
-        let found =
-            axis::find(h, options.clock.as_deref()).map_err(|message| WaveError::Clock {
+        let found = contain(|| axis::find(h, options.clock.as_deref()))
+            .map_err(|why| WaveError::Read {
+                path: path.to_path_buf(),
+                message: format!("the hierarchy could not be read: {why}"),
+            })?
+            .map_err(|message| WaveError::Clock {
                 path: path.to_path_buf(),
                 message,
             })?;
@@ -112,18 +148,45 @@ impl WaveStream {
         let (tx, rx) = sync_channel(8);
         let job = Job {
             path: path.to_path_buf(),
+            format,
             interfaces: interfaces.clone(),
             timescale,
             cut_mid_line: format == WaveFormat::Vcd && ends_mid_line(path),
         };
-        std::thread::Builder::new()
+        let thread_path = path.to_path_buf();
+        let thread = std::thread::Builder::new()
             .name("rocescope-wave".into())
-            .spawn(move || job.run(wave, &tx))
+            .spawn(move || {
+                // A panic past the one `run` contains itself (in the
+                // sampler, not the parser) still ends the stream with an
+                // error, never with an end that looks whole.
+                if let Err(why) = contain(|| job.run(wave, &tx)) {
+                    let _ = tx.send(Msg::Failed(WaveError::Read {
+                        path: thread_path,
+                        message: format!("the waveform reader failed: {why}"),
+                    }));
+                }
+            })
             .map_err(|e| WaveError::Read {
                 path: path.to_path_buf(),
                 message: format!("cannot start the reading thread: {e}"),
             })?;
-        Ok(Self {
+        Ok(Self::reading(
+            path, format, interfaces, timescale, rx, thread, open_ms,
+        ))
+    }
+
+    /// A stream whose thread has started.
+    pub(super) fn reading(
+        path: &Path,
+        format: WaveFormat,
+        interfaces: Vec<AxisInterface>,
+        timescale: Timescale,
+        rx: Receiver<Msg>,
+        thread: std::thread::JoinHandle<()>,
+        open_ms: f64,
+    ) -> Self {
+        Self {
             path: path.to_path_buf(),
             format,
             interfaces,
@@ -135,12 +198,20 @@ impl WaveStream {
             end: None,
             file_bytes: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
             open_ms,
-        })
+            thread: Some(thread),
+            ila: None,
+        }
     }
 
-    /// VCD or FST.
+    /// VCD, FST, or an ILA capture's CSV or VCD.
     pub fn format(&self) -> WaveFormat {
         self.format
+    }
+
+    /// An ILA capture's windows, sample clock and frames cut at window
+    /// edges, once the end was reached; `None` for a simulator's waveform.
+    pub fn ila(&self) -> Option<&super::ila::IlaSummary> {
+        self.ila.as_ref()
     }
 
     /// The interfaces decoded, port `i` being `interfaces()[i]`.
@@ -206,6 +277,7 @@ impl WaveStream {
             }
             match self.rx.recv() {
                 Ok(Msg::Frames(v)) => self.batch = v.into_iter(),
+                Ok(Msg::Ila(summary)) => self.ila = Some(summary),
                 Ok(Msg::Warning(t, m)) => self.warnings.push((t, m)),
                 Ok(Msg::Failed(e)) => {
                     self.end = Some((0, 0));
@@ -227,6 +299,7 @@ impl WaveStream {
 /// What the reading thread needs.
 struct Job {
     path: PathBuf,
+    format: WaveFormat,
     interfaces: Vec<AxisInterface>,
     timescale: Timescale,
     /// A VCD whose last line has no newline: cut while being written or
@@ -235,7 +308,7 @@ struct Job {
 }
 
 /// Whether the file's last byte is not a newline.
-fn ends_mid_line(path: &Path) -> bool {
+pub(super) fn ends_mid_line(path: &Path) -> bool {
     use std::io::{Read, Seek, SeekFrom};
     let Ok(mut f) = std::fs::File::open(path) else {
         return false;
@@ -246,7 +319,7 @@ fn ends_mid_line(path: &Path) -> bool {
 
 /// The receiver went away: stop streaming.
 #[derive(Debug)]
-struct Gone;
+pub(super) struct Gone;
 
 impl Job {
     fn run<R: std::io::BufRead + std::io::Seek>(
@@ -285,31 +358,48 @@ impl Job {
         let mut out: Vec<WaveFrame> = Vec::with_capacity(BATCH_FRAMES);
         let mut warned = 0usize;
         let ts = self.timescale;
-        let result = wave.stream_changes(
-            stream::Filter::include_signals(&refs),
-            |time, signal, value| {
-                let Some(&s) = slot_of.get(signal.index()) else {
-                    return Ok(());
-                };
-                if s == usize::MAX {
-                    return Ok(());
-                }
-                sampler.change(time, s, |v| little_endian(&value, v));
-                flush_warnings(&mut sampler, &mut warned, ts, tx)?;
-                while let Some(f) = sampler.pop_ready(false) {
-                    out.push(f);
-                    if out.len() >= BATCH_FRAMES {
-                        let full = std::mem::replace(&mut out, Vec::with_capacity(BATCH_FRAMES));
-                        tx.send(Msg::Frames(full)).map_err(|_| Gone)?;
+        let format = self.format;
+        let result = contain(|| {
+            wave.stream_changes(
+                stream::Filter::include_signals(&refs),
+                |time, signal, value| {
+                    let Some(&s) = slot_of.get(signal.index()) else {
+                        return Ok(());
+                    };
+                    if s == usize::MAX {
+                        return Ok(());
                     }
-                }
-                Ok::<(), Gone>(())
-            },
-        );
+                    sampler.change(time, s, |v| little_endian(&value, v));
+                    flush_warnings(&mut sampler, &mut warned, ts, tx)?;
+                    while let Some(f) = sampler.pop_ready(false) {
+                        out.push(f);
+                        if out.len() >= BATCH_FRAMES {
+                            let full =
+                                std::mem::replace(&mut out, Vec::with_capacity(BATCH_FRAMES));
+                            tx.send(Msg::Frames(full)).map_err(|_| Gone)?;
+                        }
+                    }
+                    Ok::<(), Gone>(())
+                },
+            )
+        });
+        // Why the body stopped before its end: (what, wellen's words).
         let failed = match result {
-            Ok(()) => None,
-            Err(stream::StreamError::Callback(Gone)) => return,
-            Err(stream::StreamError::Wellen(e)) => Some(e),
+            Ok(Ok(())) => None,
+            Ok(Err(stream::StreamError::Callback(Gone))) => return,
+            // A VCD whose last line is cut was cut while written or
+            // copied: that is what stopped the parser.
+            Ok(Err(stream::StreamError::Wellen(e))) if self.cut_mid_line => Some((
+                "is cut short at",
+                format!("its last line is incomplete: {}", flat(&e.to_string())),
+            )),
+            Ok(Err(stream::StreamError::Wellen(e))) => {
+                Some(("cannot be read past", flat(&e.to_string())))
+            }
+            Err(why) => Some((
+                "cannot be read past",
+                format!("the {format} parser failed: {why}"),
+            )),
         };
         sampler.finish();
         let last_ns = sampler.time().map_or(0, |t| ts.to_ns(t));
@@ -335,7 +425,7 @@ impl Job {
             ));
         }
         let open_text = open_text.join("; ");
-        let cut = |why: String| {
+        let cut = |what: &str, why: String| {
             let open = if open_text.is_empty() {
                 String::new()
             } else {
@@ -344,13 +434,15 @@ impl Job {
             Msg::Failed(WaveError::Read {
                 path: self.path.clone(),
                 message: format!(
-                    "the waveform is cut short at {last_ns} ns ({why}); every whole frame before it was kept{open}"
+                    "the waveform {what} {last_ns} ns ({why}); every whole frame before it was kept{open}"
                 ),
             })
         };
         let last = match failed {
-            Some(e) => cut(flat(&e.to_string())),
-            None if self.cut_mid_line => cut("its last line is incomplete".into()),
+            Some((what, why)) => cut(what, why),
+            None if self.cut_mid_line => {
+                cut("is cut short at", "its last line is incomplete".into())
+            }
             None => {
                 if !open_text.is_empty() {
                     let message = format!("the waveform ends at {last_ns} ns: {open_text}");
@@ -365,7 +457,7 @@ impl Job {
     }
 }
 
-fn flush_warnings(
+pub(super) fn flush_warnings(
     sampler: &mut Sampler,
     sent: &mut usize,
     ts: Timescale,
@@ -387,7 +479,7 @@ fn flush_warnings(
 
 /// Writes a value as little-endian bytes (X and Z as 0); true when every
 /// bit was 0 or 1.
-fn little_endian(value: &SignalValueRef<'_>, out: &mut Vec<u8>) -> bool {
+pub(super) fn little_endian(value: &SignalValueRef<'_>, out: &mut Vec<u8>) -> bool {
     let SignalValueRef::BitVec(bits) = value else {
         return false;
     };
@@ -409,6 +501,6 @@ fn little_endian(value: &SignalValueRef<'_>, out: &mut Vec<u8>) -> bool {
 }
 
 /// wellen's messages span lines; ours are one.
-fn flat(s: &str) -> String {
+pub(super) fn flat(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -30,8 +30,17 @@ impl Model {
     }
 
     pub(super) fn apply_signals(&mut self, cmd: Command) {
-        if let Command::OpenSignals { path, offset_ns } = &cmd {
-            match Signals::open(path, *offset_ns) {
+        if let Command::OpenSignals {
+            path,
+            offset_ns,
+            sample_clock_hz,
+        } = &cmd
+        {
+            let options = rocescope_replay::wave::WaveOptions {
+                sample_clock_hz: *sample_clock_hz,
+                ..Default::default()
+            };
+            match Signals::open(path, *offset_ns, &options) {
                 Ok((s, warning)) => {
                     if let Some(w) = warning {
                         self.status = w;

@@ -2,7 +2,7 @@
 //! what both workbenches draw its step chart from. Bounded work per
 //! column (two binary searches), however many changes a signal has.
 
-use rocescope_replay::wave::signals::Change;
+use rocescope_replay::wave::signals::{Change, Marker, MarkerKind};
 
 /// One column of a chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +23,32 @@ impl Column {
             Column::Held(c) | Column::Edge { end: c, .. } => Some(c),
         }
     }
+}
+
+/// The markers (an ILA capture's triggers and window starts) that fall in
+/// `width` columns from `start_ns`, each `ns_per_col` long: (column, kind),
+/// a trigger kept over a window start in the same column.
+pub fn marker_columns(
+    markers: &[Marker],
+    start_ns: u64,
+    ns_per_col: u64,
+    width: usize,
+) -> Vec<(usize, MarkerKind)> {
+    let step = ns_per_col.max(1);
+    let end = start_ns.saturating_add(step.saturating_mul(width as u64));
+    let mut out: Vec<(usize, MarkerKind)> = Vec::new();
+    for m in markers
+        .iter()
+        .filter(|m| m.ts_ns >= start_ns && m.ts_ns < end)
+    {
+        let col = ((m.ts_ns - start_ns) / step) as usize;
+        match out.iter_mut().find(|(c, _)| *c == col) {
+            Some(slot) if m.kind == MarkerKind::Trigger => slot.1 = MarkerKind::Trigger,
+            Some(_) => {}
+            None => out.push((col, m.kind)),
+        }
+    }
+    out
 }
 
 /// `width` columns from `start_ns`, each `ns_per_col` long (at least 1).

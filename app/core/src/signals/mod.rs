@@ -16,7 +16,8 @@ mod saved;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use rocescope_replay::wave::signals::{self as wave, Change, LoadedSignal, SignalInfo};
+use rocescope_replay::wave::WaveOptions;
+use rocescope_replay::wave::signals::{self as wave, Change, LoadedSignal, Marker, SignalInfo};
 
 pub use format::{Radix, format_value};
 
@@ -118,6 +119,11 @@ pub struct Signals {
     /// Capture time minus waveform time (ns).
     offset_ns: i64,
     hierarchy: Vec<SignalInfo>,
+    /// How the file is read (an ILA capture's sample clock).
+    options: WaveOptions,
+    /// Times marked on the charts (an ILA capture's triggers and window
+    /// starts), in capture time.
+    markers: Vec<Marker>,
     search: String,
     chosen: Vec<Chosen>,
     /// Set by moving the waveform cursor; selecting a packet clears it
@@ -132,13 +138,27 @@ pub struct Signals {
 impl Signals {
     /// Reads `file`'s hierarchy and the selection saved for it, and starts
     /// loading that selection.
-    pub fn open(file: &Path, offset_ns: i64) -> Result<(Signals, Option<String>), String> {
-        let h = wave::hierarchy(file).map_err(|e| e.to_string())?;
+    pub fn open(
+        file: &Path,
+        offset_ns: i64,
+        options: &WaveOptions,
+    ) -> Result<(Signals, Option<String>), String> {
+        let h = wave::hierarchy_with(file, options).map_err(|e| e.to_string())?;
         let (tx, rx) = channel();
+        let markers = h
+            .markers
+            .into_iter()
+            .map(|m| Marker {
+                ts_ns: m.ts_ns.saturating_add_signed(offset_ns),
+                ..m
+            })
+            .collect();
         let mut s = Signals {
             file: file.to_path_buf(),
             offset_ns,
             hierarchy: h.signals,
+            options: options.clone(),
+            markers,
             search: String::new(),
             chosen: Vec::new(),
             cursor_ns: None,
@@ -163,6 +183,12 @@ impl Signals {
 
     pub fn offset_ns(&self) -> i64 {
         self.offset_ns
+    }
+
+    /// Times to mark on the charts (an ILA capture's triggers and window
+    /// starts), in capture time, in time order.
+    pub fn markers(&self) -> &[Marker] {
+        &self.markers
     }
 
     /// Every signal of the hierarchy, sorted by path.
@@ -292,13 +318,25 @@ impl Signals {
         }
         let tx = self.tx.clone();
         let file = self.file.clone();
+        let options = self.options.clone();
         let spawned = std::thread::Builder::new()
             .name("rocescope-signal".into())
             .spawn({
                 let paths = paths.clone();
                 move || {
-                    let r = wave::load(&file, &paths, wave::MAX_CHANGES)
-                        .map_err(|e| (paths, e.to_string()));
+                    // The parser's panics are contained inside `load`; this
+                    // holds any other, so the signal fails rather than
+                    // loading forever.
+                    let r = rocescope_replay::wave::contain::contain(|| {
+                        wave::load_with(&file, &paths, wave::MAX_CHANGES, &options)
+                    })
+                    .unwrap_or_else(|why| {
+                        Err(rocescope_replay::wave::WaveError::Read {
+                            path: file.clone(),
+                            message: format!("loading failed: {why}"),
+                        })
+                    })
+                    .map_err(|e| (paths, e.to_string()));
                     let _ = tx.send(r);
                 }
             });
@@ -414,6 +452,7 @@ impl Signals {
 pub fn open_command(
     file: &Path,
     wave: Option<(&Path, &rocescope_replay::wave::Alignment)>,
+    options: &WaveOptions,
 ) -> Option<crate::Command> {
     match wave {
         Some((w, a)) => Some(crate::Command::OpenSignals {
@@ -423,10 +462,12 @@ pub fn open_command(
             } else {
                 a.offset_ns
             },
+            sample_clock_hz: options.sample_clock_hz,
         }),
         None => rocescope_replay::wave::detect(file).map(|_| crate::Command::OpenSignals {
             path: file.to_path_buf(),
             offset_ns: 0,
+            sample_clock_hz: options.sample_clock_hz,
         }),
     }
 }

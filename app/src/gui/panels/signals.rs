@@ -7,13 +7,17 @@
 
 use eframe::egui;
 use egui::{Align2, Color32, FontId, Rect, Sense, Stroke, Ui, pos2, vec2};
-use rocescope_core::signals::chart::{Column, columns};
+use rocescope_core::signals::chart::{Column, columns, marker_columns};
 use rocescope_core::signals::{Chosen, Radix, Signals};
 use rocescope_core::{Command, Model};
+use rocescope_replay::wave::signals::MarkerKind;
 
 use super::{CYAN, DIM, GREEN, PanelState};
 
 const CHART_H: f32 = 26.0;
+/// An ILA capture's trigger, and a capture window's start, on the charts.
+const TRIGGER: Color32 = Color32::from_rgb(0xff, 0x55, 0x55);
+const WINDOW: Color32 = Color32::from_rgb(0x88, 0x88, 0xaa);
 
 pub fn show(ui: &mut Ui, model: &Model, s: &Signals, st: &mut PanelState, out: &mut Vec<Command>) {
     ui.horizontal_top(|ui| {
@@ -83,6 +87,16 @@ fn charts(ui: &mut Ui, model: &Model, s: &Signals, out: &mut Vec<Command>) {
         "cursor {cursor} ns, {start} .. {} ns; click a chart to move the cursor, wheel to zoom",
         start + per_col * ncols as u64
     ));
+    let marks = marker_columns(s.markers(), start, per_col, ncols);
+    if !marks.is_empty() {
+        ui.horizontal(|ui| {
+            ui.label(egui::RichText::new("| trigger").color(TRIGGER));
+            ui.label(
+                egui::RichText::new("| a capture window starts (the time before it unknown)")
+                    .color(WINDOW),
+            );
+        });
+    }
     for c in s.chosen() {
         ui.horizontal(|ui| {
             ui.label(egui::RichText::new(c.label()).color(CYAN));
@@ -109,6 +123,17 @@ fn charts(ui: &mut Ui, model: &Model, s: &Signals, out: &mut Vec<Command>) {
         painter.rect_filled(rect, 0.0, ui.visuals().extreme_bg_color);
         let cols = columns(c.changes(), start, per_col, ncols);
         paint(&painter, c, &cols, rect, col_w, ui.visuals().text_color());
+        for &(col, kind) in &marks {
+            let x = rect.left() + (col as f32 + 0.5) * col_w;
+            let (color, width) = match kind {
+                MarkerKind::Trigger => (TRIGGER, 2.0),
+                MarkerKind::Window => (WINDOW, 1.0),
+            };
+            painter.line_segment(
+                [pos2(x, rect.top()), pos2(x, rect.bottom())],
+                Stroke::new(width, color),
+            );
+        }
         let x = rect.left() + ((cursor - start) / per_col) as f32 * col_w;
         painter.line_segment(
             [pos2(x, rect.top()), pos2(x, rect.bottom())],

@@ -9,8 +9,9 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use rocescope_core::Model;
-use rocescope_core::signals::chart::{Column, columns};
+use rocescope_core::signals::chart::{Column, columns, marker_columns};
 use rocescope_core::signals::{Chosen, Signals};
+use rocescope_replay::wave::signals::MarkerKind;
 
 use super::{CYAN, DIM, GREEN, YELLOW, title};
 
@@ -69,8 +70,16 @@ fn charts(f: &mut Frame<'_>, model: &Model, s: &Signals, area: Rect) {
     let width = usize::from(inner.width.max(1));
     // Whole nanoseconds per column: the span shown rounds up to them.
     let per_col = s.span_ns().div_ceil(width as u64).max(1);
+    let start = cursor.saturating_sub(per_col * width as u64 / 2);
+    let marks = marker_columns(s.markers(), start, per_col, width);
+    // What the ruler's marks mean, when it has any.
+    let legend = if marks.is_empty() {
+        ""
+    } else {
+        "; T trigger, ¦ window start"
+    };
     let head = format!(
-        "Waveform: cursor {cursor} ns, {} ns shown",
+        "Waveform: cursor {cursor} ns, {} ns shown{legend}",
         per_col * width as u64
     );
     f.render_widget(title(head), area);
@@ -85,7 +94,6 @@ fn charts(f: &mut Frame<'_>, model: &Model, s: &Signals, area: Rect) {
         );
         return;
     }
-    let start = cursor.saturating_sub(per_col * width as u64 / 2);
     let cursor_col = ((cursor - start) / per_col) as usize;
     // The ruler: the window's ends and the cursor's column.
     let mut ruler: Vec<char> = vec![' '; width];
@@ -97,6 +105,14 @@ fn charts(f: &mut Frame<'_>, model: &Model, s: &Signals, area: Rect) {
     let at = width.saturating_sub(end.chars().count());
     for (cell, ch) in ruler[at..].iter_mut().zip(end.chars()) {
         *cell = ch;
+    }
+    for &(col, kind) in &marks {
+        if let Some(c) = ruler.get_mut(col) {
+            *c = match kind {
+                MarkerKind::Trigger => 'T',
+                MarkerKind::Window => '¦',
+            };
+        }
     }
     if let Some(c) = ruler.get_mut(cursor_col) {
         *c = '▼';
