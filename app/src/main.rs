@@ -8,6 +8,7 @@ mod decode_cmd;
 mod info_cmd;
 mod lesson_cmd;
 mod report_cmd;
+mod signals_cmd;
 mod sim_cmd;
 mod stats_cmd;
 
@@ -55,6 +56,9 @@ enum Command {
     Query(data_cmd::QueryArgs),
     /// The RoCE course: list, open, check (--check) or export a lesson.
     Lesson(lesson_cmd::LessonArgs),
+    /// A waveform's signals: list them, or write chosen ones as the
+    /// profiler table's rows (loaded as the signals view loads them).
+    Signals(signals_cmd::SignalsArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -180,6 +184,7 @@ fn main() -> ExitCode {
         Some(Command::Export(args)) => data_cmd::run_export(args),
         Some(Command::Query(args)) => data_cmd::run_query(args),
         Some(Command::Lesson(args)) => lesson_cmd::run(args),
+        Some(Command::Signals(args)) => signals_cmd::run(args),
         None => default_run(),
     };
     match result {
