@@ -258,9 +258,12 @@ pub const QP_COLUMNS: [&str; 11] = [
     "RTT p50",
 ];
 
-/// The cells of QP `i`'s row under [`QP_COLUMNS`], its state as at `ts_ns`
-/// (the time cursor; the end of the capture for a summary). The window is
-/// the analysis' `window_packets`, a parameter of the run, not a constant.
+/// The cells of QP `i`'s row under [`QP_COLUMNS`], its state and
+/// outstanding packets as at `ts_ns` (the time cursor; the end of the
+/// capture for a summary), so that "window full" and the count beside it
+/// tell the same time. The window is the analysis' `window_packets`, a
+/// parameter of the run, not a constant; `≥N` when the capture shows
+/// only that the window is at least the most outstanding.
 pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
     let q = report.qps.get(i)?;
     let c = &q.counters;
@@ -274,7 +277,12 @@ pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
         q.next_psn.to_string(),
         q.oldest_unacked_psn
             .map_or_else(|| "-".to_owned(), |p| p.to_string()),
-        format!("{}/{}", q.outstanding, q.window_packets),
+        format!(
+            "{}/{}{}",
+            report.outstanding_at(i as u32, ts_ns).unwrap_or(0),
+            if q.window_seen { "" } else { "≥" },
+            q.window_packets
+        ),
         human_bytes(q.wire_bytes),
         c.retransmitted_packets.to_string(),
         naks(c).to_string(),

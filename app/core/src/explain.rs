@@ -122,6 +122,9 @@ pub fn finding(cause: FindingCause) -> &'static str {
         FindingCause::DpiDrop => {
             "DPI drop: the DPI slot rejected packets, which are NAKed and resent."
         }
+        FindingCause::CaptureLoss => {
+            "Capture loss: the sniffer or a queue on the way to rocescope dropped frames there; the rate fell in what was captured, not in what was sent."
+        }
         FindingCause::SenderIdle => "The sender had nothing to send.",
         FindingCause::Unexplained => "No evidence in the capture explains it.",
         FindingCause::RetriesExceeded => {

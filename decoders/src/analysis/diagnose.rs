@@ -58,6 +58,10 @@ pub enum FindingCause {
     ReadTagLimit,
     /// The DPI slot dropped packets.
     DpiDrop,
+    /// The capture missed frames then (a sniffer's or a live link's
+    /// drops, or PSNs ACKs show were sent): a gap in what was captured,
+    /// not a fall in what was sent.
+    CaptureLoss,
     /// The sender had nothing to send: no requests and nothing outstanding.
     /// Never a finding of its own (idle time is not a drop); kept for
     /// evidence notes.
@@ -93,6 +97,7 @@ impl FindingCause {
             FindingCause::PfcPause => "pfc_pause",
             FindingCause::ReadTagLimit => "read_tag_limit",
             FindingCause::DpiDrop => "dpi_drop",
+            FindingCause::CaptureLoss => "capture_loss",
             FindingCause::SenderIdle => "sender_idle",
             FindingCause::Unexplained => "unexplained",
             FindingCause::RetriesExceeded => "retries_exceeded",
@@ -116,6 +121,7 @@ impl FindingCause {
             FindingCause::PfcPause => "drops under PFC pauses",
             FindingCause::ReadTagLimit => "drops at the PCIe read-tag limit",
             FindingCause::DpiDrop => "drops from DPI-slot drops",
+            FindingCause::CaptureLoss => "drops where the capture missed frames",
             FindingCause::SenderIdle => "idle stretches",
             FindingCause::Unexplained => "unexplained drops",
             FindingCause::RetriesExceeded => "retry exhaustions",
@@ -128,11 +134,16 @@ impl FindingCause {
     }
 }
 
-/// Evidence from outside the frames.
+/// Evidence from outside the frames (and frames the capture missed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Note {
     pub ts_ns: u64,
     pub what: FindingCause,
+    /// How many (frames the capture missed; 1 for the others).
+    pub count: u64,
+    /// Capture loss the analysis found in the PSNs (gaps ACKs covered),
+    /// not counted by the source: the two may count the same frames.
+    pub from_psns: bool,
 }
 
 /// One drop or event a finding tells.
@@ -511,6 +522,73 @@ fn drops(qp_id: u32, qp: &QpReport, qps: &[QpReport], cx: &Context<'_>) -> Vec<I
         i = end + HISTORY_BINS;
         anchor = None;
     }
+    out.extend(episodes_between_drops(qp_id, qp, &bins, cx, &out));
+    out
+}
+
+/// Loss the requester recovered from that no drop above tells: a
+/// Go-Back-N episode shorter than the series' bins can show (a run long
+/// enough to coarsen them to tens of µs hides a 40 µs recovery) or on a
+/// stream too bursty to have a level. Told whatever the bin width, so that
+/// a long live session says what a short recording of it says. Episodes
+/// not recovered are the QP's error or stuck end (`qp_events`).
+fn episodes_between_drops(
+    qp_id: u32,
+    qp: &QpReport,
+    bins: &Bins,
+    cx: &Context<'_>,
+    told: &[Item],
+) -> Vec<Item> {
+    let s = &qp.series;
+    let mut out = Vec::new();
+    for e in cx.episodes.iter().filter(|e| e.qp == qp_id && e.recovered) {
+        let end_ns = e.end_ns.max(e.start_ns + e.recovery_ns).max(e.start_ns + 1);
+        // A drop above already tells it (its evidence starts two bins early).
+        if told.iter().any(|t| {
+            t.item.start_ns.saturating_sub(2 * s.bin_ns) < end_ns && e.start_ns < t.item.end_ns
+        }) {
+            continue;
+        }
+        let (Some(first), Some(last)) = (s.index_at(e.start_ns), s.index_at(end_ns - 1)) else {
+            continue;
+        };
+        let mean = |r: std::ops::Range<usize>| {
+            let n = r.len().max(1);
+            r.map(|b| bins.rate[b]).sum::<f64>() / n as f64
+        };
+        let before = mean(first.saturating_sub(HISTORY_BINS)..first);
+        let during = mean(first..last + 1);
+        let (cause, mut evidence, rows) = episode_evidence(qp, e);
+        if last + 1 - first < MIN_DROP_BINS {
+            let _ = write!(
+                evidence,
+                " (shorter than the {} bins of the rate series can show as a drop)",
+                human_ns(s.bin_ns)
+            );
+        }
+        let text = format!(
+            "{}: {:.1} -> {:.1} GB/s at {:.6} s for {}: {evidence}",
+            head(qp),
+            before,
+            during,
+            secs(e.start_ns, cx.t0_ns),
+            human_ns(end_ns - e.start_ns),
+        );
+        out.push(Item {
+            cause,
+            item: FindingItem {
+                start_ns: e.start_ns,
+                end_ns,
+                before_gbytes_s: before,
+                during_gbytes_s: during,
+                first_index: Some(e.first_index),
+                text,
+            },
+            evidence,
+            rows,
+            series: &["goodput_bytes", "retransmitted_packets"],
+        });
+    }
     out
 }
 
@@ -695,10 +773,17 @@ fn explain(
         evidence = ev;
         rows = r;
         (c, &["goodput_bytes", "retransmitted_packets"])
+    } else if let Some(missed) = Some(missed_frames(cx, from, end_ns)).filter(|&n| n > 0) {
+        let _ = write!(
+            evidence,
+            "the capture missed {missed} frame{} then: a gap in what was captured, not a fall in what was sent",
+            if missed == 1 { "" } else { "s" }
+        );
+        (FindingCause::CaptureLoss, &["goodput_bytes"])
     } else if let Some(note) = cx
         .notes
         .iter()
-        .find(|n| n.ts_ns >= from && n.ts_ns < end_ns)
+        .find(|n| n.what != FindingCause::CaptureLoss && n.ts_ns >= from && n.ts_ns < end_ns)
     {
         evidence.push_str(match note.what {
             FindingCause::PfcPause => "the link was paused (PFC)",
@@ -731,12 +816,13 @@ fn explain(
     } else if shared {
         // Healthy: other QPs on the same hosts took the bandwidth.
         return None;
-    } else if range
-        .clone()
-        .filter(|&b| window_full(bins.max_outstanding[b], qp.window_packets))
-        .count()
-        * 2
-        >= range.len()
+    } else if qp.window_seen
+        && range
+            .clone()
+            .filter(|&b| window_full(bins.max_outstanding[b], qp.window_packets))
+            .count()
+            * 2
+            >= range.len()
     {
         // What it sat at: the outstanding count at the end of most bins.
         let mut sat: Vec<u32> = range.clone().map(|b| bins.outstanding[b]).collect();
@@ -748,7 +834,7 @@ fn explain(
             if cx.cfg.window_packets > 0 {
                 "the configured window is"
             } else {
-                "the most this QP had outstanding in the capture is"
+                "the capture shows the sender held at"
             },
             qp.window_packets
         );
@@ -792,9 +878,25 @@ fn explain(
     })
 }
 
-/// Outstanding packets that fill a window of `window`: the capture may
-/// see a packet or two more in flight than the sender allows (an ACK that
-/// passes the sniffer after the next request), so the top eighth counts.
+/// Frames the capture missed in `from..end_ns`: the source's count, or
+/// the PSNs the ACKs showed were sent where it counts fewer (both may
+/// count the same frames).
+fn missed_frames(cx: &Context<'_>, from: u64, end_ns: u64) -> u64 {
+    let (mut counted, mut psns) = (0, 0);
+    for n in cx
+        .notes
+        .iter()
+        .filter(|n| n.what == FindingCause::CaptureLoss && n.ts_ns >= from && n.ts_ns < end_ns)
+    {
+        *if n.from_psns { &mut psns } else { &mut counted } += n.count;
+    }
+    counted.max(psns)
+}
+
+/// A bin's most outstanding packets that fill a window of `window`: a
+/// sniffer on the responder's side sees an ACK before the requester does
+/// and a request after it left, so it may count a packet or two fewer in
+/// flight than the sender has: the top eighth counts.
 pub(crate) fn window_full(outstanding: u32, window: u32) -> bool {
     window >= 2 && outstanding >= window - window / 8
 }

@@ -92,6 +92,8 @@ pub struct RcAnalysis {
     /// card's counters): PFC pauses and DPI drops with their times.
     notes: VecDeque<diagnose::Note>,
     notes_let_go: u64,
+    /// The last reading of each running drop count (`capture_drop_total`).
+    drop_totals: Vec<(u64, u64)>,
     /// Readings of the card's own counters, in time order: the first, the
     /// first with STRM down, the latest (all the diagnosis reads, so that
     /// hours of polling hold three).
@@ -136,6 +138,7 @@ impl RcAnalysis {
             last_ts_ns: 0,
             notes: VecDeque::new(),
             notes_let_go: 0,
+            drop_totals: Vec::new(),
             card: Vec::new(),
             card_probes: Vec::new(),
             card_pending: None,
@@ -145,11 +148,63 @@ impl RcAnalysis {
     /// Record evidence the frames cannot show (a PFC pause, a DPI drop, the
     /// READ tag limit), for the diagnosis.
     pub fn note(&mut self, ts_ns: u64, what: FindingCause) {
+        self.push_note(diagnose::Note {
+            ts_ns,
+            what,
+            count: 1,
+            from_psns: false,
+        });
+    }
+
+    fn push_note(&mut self, note: diagnose::Note) {
         if self.notes.len() == MAX_NOTES {
             self.notes.pop_front();
             self.notes_let_go += 1;
         }
-        self.notes.push_back(diagnose::Note { ts_ns, what });
+        self.notes.push_back(note);
+    }
+
+    /// The capture missed `frames` frames at about `ts_ns` (`from_psns`:
+    /// PSNs the ACKs showed were sent, else a source's count): a fall in
+    /// the rate there is a gap in what was captured, not in what was sent.
+    pub(super) fn capture_loss(&mut self, ts_ns: u64, frames: u64, from_psns: bool) {
+        if frames > 0 {
+            self.push_note(diagnose::Note {
+                ts_ns,
+                what: FindingCause::CaptureLoss,
+                count: frames,
+                from_psns,
+            });
+        }
+    }
+
+    /// A running count of frames lost before the analysis (a sniffer's
+    /// drops, a live link's queues), read at `ts_ns`, `source` naming the
+    /// counter: what it grew by since its last reading is capture loss
+    /// then. A reading from another clock (a client's wall clock against a
+    /// simulator's time) is placed where the stream is now, after the last
+    /// frame seen.
+    pub fn capture_drop_total(&mut self, source: u64, total: u64, ts_ns: u64) {
+        let i = match self.drop_totals.iter().position(|(s, _)| *s == source) {
+            Some(i) => i,
+            None => {
+                self.drop_totals.push((source, 0));
+                self.drop_totals.len() - 1
+            }
+        };
+        let last = &mut self.drop_totals[i].1;
+        let grew = total.saturating_sub(*last);
+        *last = (*last).max(total);
+        let at = if self.first_ts_ns == u64::MAX {
+            0
+        } else if (self.first_ts_ns..=self.last_ts_ns.saturating_add(1_000_000_000))
+            .contains(&ts_ns)
+        {
+            ts_ns
+        } else {
+            self.last_ts_ns
+        };
+        self.capture_loss(at, grew, false);
     }
 
     /// Record a reading of the card's own counters: the diagnosis compares

@@ -32,9 +32,14 @@ pub struct QpReport {
     /// Request direction and response direction series.
     pub series: Series,
     pub reverse_series: Option<Series>,
-    /// The window in packets: the configured one, else the most this QP
-    /// had outstanding in the capture.
+    /// The window in packets: the configured one, else the most
+    /// outstanding at which the capture shows the sender held, else the
+    /// most this QP had outstanding in the capture (then only a floor of
+    /// the window: `window_seen` is false).
     pub window_packets: u32,
+    /// The window is configured or the capture shows the sender held at
+    /// it; without, the QP is never said to have its window full.
+    pub window_seen: bool,
     /// Every expiry of the requester's timer seen (at most 4096).
     pub timer_expiries: Vec<TimerExpiry>,
     /// The QP went to the error state (a fatal NAK, retries exceeded).
@@ -479,9 +484,12 @@ impl RcAnalysis {
                 reverse_series: peer_id.map(|p| series_of.hand_out(&self.flows, p)),
                 window_packets: if self.config.window_packets > 0 {
                     self.config.window_packets
+                } else if f.window_held > 0 {
+                    f.window_held
                 } else {
                     f.peak_outstanding
                 },
+                window_seen: self.config.window_packets > 0 || f.window_held > 0,
                 timer_expiries: f.expiries.clone(),
                 error,
                 first_ts_ns: f.first_ts_ns.min(peer.map_or(u64::MAX, |p| p.first_ts_ns)),

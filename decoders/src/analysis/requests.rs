@@ -133,6 +133,15 @@ impl RcAnalysis {
         let f = &mut self.flows[id as usize];
         let mut goodput = 0u64;
         if d == 0 {
+            // Held by the window: silent for longer than the ACK that
+            // ended the wait took to bring this packet out.
+            let ack = f.first_free_ack_ts_ns;
+            if ack > f.last_req_ts_ns
+                && o.ts_ns().saturating_sub(ack) <= ACK_TURNAROUND_NS
+                && ack - f.last_req_ts_ns > o.ts_ns().saturating_sub(ack)
+            {
+                f.window_held = f.window_held.max(f.level_after_req);
+            }
             f.next_psn = psn_add(o.psn(), span);
             f.track_sent(o.psn(), span, o.ts_ns(), read);
             goodput = u64::from(o.payload_len());
@@ -151,6 +160,7 @@ impl RcAnalysis {
                 first_psn: f.next_psn,
                 psn_count: d as u32,
                 index,
+                ts_ns: o.ts_ns(),
             });
             f.next_psn = psn_add(o.psn(), span);
             f.track_sent(o.psn(), span, o.ts_ns(), read);
@@ -279,6 +289,9 @@ impl RcAnalysis {
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
         f.peak_outstanding = f.peak_outstanding.max(outstanding);
+        if d >= 0 {
+            f.level_after_req = outstanding;
+        }
         // `observe_flow` looked this packet's bin up already.
         let b = f.series.bin_again(&mut f.cursor, o.ts_ns());
         b.goodput_bytes += goodput;

@@ -92,9 +92,15 @@ impl RcAnalysis {
             }
         }
         // Cumulative: an ACK acknowledges through its PSN. An Acknowledge
-        // whose AETH the capture cut may be an ACK or a NAK; both imply
-        // everything before its PSN arrived, so that much is safe.
+        // whose AETH the capture cut (a header-only sniffer's RX cut) may be
+        // an ACK or a NAK of its PSN; it is read as the ACK it nearly always
+        // is. Read as acknowledging only what is before its PSN, every cut
+        // ACK left one packet more outstanding than the sender had (17 on
+        // BALBOA's window of 16); a NAK read as an ACK is told by the resend
+        // it causes (a Go-Back-N episode, its NAK inferred).
         let read_gap = self.flows[id as usize].read_gap;
+        // Packets the capture missed (gaps the ACK covers), for the notes.
+        let mut missed = Vec::new();
         let q = &mut self.flows[req as usize];
         let acked_through = match syndrome {
             // A READ response past a missing one acknowledges only up to it.
@@ -102,7 +108,7 @@ impl RcAnalysis {
                 read_gap.map(|m| psn_add(m, 0xFF_FFFF))
             }
             Some(Syndrome::Ack { .. }) => Some(o.psn()),
-            None if op == Operation::Acknowledge => Some(psn_add(o.psn(), 0xFF_FFFF)),
+            None if op == Operation::Acknowledge => Some(o.psn()),
             _ => None,
         };
         if let Some(acked_through) = acked_through {
@@ -115,6 +121,9 @@ impl RcAnalysis {
                 while let Some(s) = q.outstanding.front() {
                     let last = psn_add(s.psn(), s.psn_count - 1);
                     if psn_diff(acked_through, last) >= 0 {
+                        if q.first_free_ack_ts_ns <= q.last_req_ts_ns {
+                            q.first_free_ack_ts_ns = o.ts_ns();
+                        }
                         if !s.resent() && !s.read() {
                             let rtt = o.ts_ns().saturating_sub(s.ts_ns);
                             q.rtt_ns.add(rtt);
@@ -132,7 +141,7 @@ impl RcAnalysis {
                 // Gaps the ACK covers without NAK or resend: capture loss
                 // (mostly there are none: skip the walk and its list).
                 if !q.gaps.is_empty() {
-                    q.resolve_gaps(acked_through, &mut self.late);
+                    q.resolve_gaps(acked_through, &mut self.late, &mut missed);
                 }
                 if q.episode.as_ref().is_some_and(|open| {
                     psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0
@@ -239,5 +248,8 @@ impl RcAnalysis {
         let b = q.series.bin_at(&mut q.cursor, o.ts_ns());
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);
+        for (ts_ns, packets) in missed {
+            self.capture_loss(ts_ns, packets, true);
+        }
     }
 }

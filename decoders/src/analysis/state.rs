@@ -11,7 +11,8 @@ pub enum QpState {
     /// Sending and acknowledged as it goes (RTS, nothing wrong).
     Ready,
     /// As many packets outstanding as the window the QP has (configured,
-    /// else the most the capture shows): sending waits on ACKs.
+    /// else the one the capture shows the sender held at): sending waits
+    /// on ACKs.
     WindowFull { window_packets: u32 },
     /// Silent with data unacknowledged until its retransmission timer
     /// fires (a later resend shows it did), or to the end of the capture.
@@ -41,6 +42,21 @@ impl QpState {
 }
 
 impl Report {
+    /// QP `qp`'s outstanding packets at `ts_ns`, as far as the series
+    /// tells it: the count after the last request or response of the bin
+    /// holding `ts_ns`, the count at the end after the QP's last packet;
+    /// `None` for no such QP or before its first packet.
+    pub fn outstanding_at(&self, qp: u32, ts_ns: u64) -> Option<u32> {
+        let q = self.qps.get(qp as usize)?;
+        if ts_ns < q.first_ts_ns {
+            return None;
+        }
+        Some(match q.series.index_at(ts_ns) {
+            Some(i) if ts_ns < q.last_ts_ns => q.series.outstanding_at_end(i),
+            _ => q.outstanding,
+        })
+    }
+
     /// The state of QP `qp` (index into [`Report::qps`]) at `ts_ns`, or
     /// `None` if there is no such QP or it had not started then.
     pub fn qp_state_at(&self, qp: u32, ts_ns: u64) -> Option<QpState> {
@@ -80,10 +96,14 @@ impl Report {
             });
         }
         let s = &q.series;
-        let Some(i) = s.index_at(ts_ns) else {
-            // After the QP's last request or response.
+        let Some(i) = s.index_at(ts_ns).filter(|_| ts_ns < q.last_ts_ns) else {
+            // At or after the QP's last request or response.
             return Some(if q.outstanding == 0 {
                 QpState::Idle
+            } else if q.window_seen && q.outstanding >= q.window_packets {
+                QpState::WindowFull {
+                    window_packets: q.window_packets,
+                }
             } else {
                 QpState::WaitingOnTimer {
                     since_ns: q.last_ts_ns,
@@ -91,11 +111,13 @@ impl Report {
             });
         };
         let b = s.bins[i];
+        // The count then, not the most of the bin: a bin in which the
+        // window filled and then emptied ends with nothing outstanding.
         let carried = s.outstanding_at_end(i);
         if b.packets == 0 && carried == 0 {
             return Some(QpState::Idle);
         }
-        if super::diagnose::window_full(b.max_outstanding.max(carried), q.window_packets) {
+        if q.window_seen && carried >= q.window_packets {
             return Some(QpState::WindowFull {
                 window_packets: q.window_packets,
             });

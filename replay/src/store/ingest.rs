@@ -88,8 +88,8 @@ impl RcAnalyzer {
     }
 
     /// Feeds the diagnosis the evidence a record carries that frames cannot
-    /// show (a simulator's PFC pause or DPI drop); other records are
-    /// ignored. Every source calls it the same way (the in-process
+    /// show (a simulator's PFC pause or DPI drop, frames the capture or a
+    /// queue before the analysis dropped); other records are ignored. Every source calls it the same way (the in-process
     /// simulator, the live link, a recording), so one scenario gives the
     /// same findings however it was opened. Returns whether it was evidence.
     pub fn note_record(&self, r: &crate::record::Record) -> bool {
@@ -105,6 +105,14 @@ impl RcAnalyzer {
             Record::Profiler(s) => {
                 an.card_counter_sample(s.ts_ns, s.probe, s.value);
                 false
+            }
+            // A running count per interface and reason: what it grew by is
+            // capture loss, which a fall in the rate then is.
+            Record::Drops(d) => {
+                let source = u64::from(d.interface)
+                    | u64::from(crate::record::drop_reason_code(d.reason)) << 32;
+                an.capture_drop_total(source, d.dropped, d.ts_ns);
+                true
             }
             _ => match evidence(r) {
                 Some((ts_ns, what)) => {
@@ -123,7 +131,7 @@ pub fn for_analysis(r: &crate::record::Record) -> bool {
     use crate::record::Record;
     match r {
         Record::ProbeDef(d) => d.module == "counters",
-        Record::Profiler(_) => true,
+        Record::Profiler(_) | Record::Drops(_) => true,
         _ => evidence(r).is_some(),
     }
 }
