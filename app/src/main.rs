@@ -100,6 +100,10 @@ struct StatsArgs {
     /// by content and show the offset, the frames matched and unmatched.
     #[arg(long, value_name = "WAVE")]
     wave: Option<PathBuf>,
+    /// The link rate in Gb/s for the time by state (default: the one a
+    /// simulator's recording gives, else the fastest the capture shows).
+    #[arg(long, value_name = "GBPS")]
+    link_gbps: Option<f64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -152,9 +156,13 @@ fn main() -> ExitCode {
         Some(Command::Info(args)) => {
             info_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
         }
-        Some(Command::Stats(args)) => {
-            stats_cmd::run(&args.file, args.json, args.roce_ports, args.wave.as_deref())
-        }
+        Some(Command::Stats(args)) => stats_cmd::run(
+            &args.file,
+            args.json,
+            args.roce_ports,
+            args.wave.as_deref(),
+            args.link_gbps,
+        ),
         Some(Command::Report(args)) => report_cmd::run(args),
         Some(Command::Open(args)) => open(&args.file, args.roce_ports, args.wave.as_deref()),
         Some(Command::Sim(args)) => sim_cmd::run(args),

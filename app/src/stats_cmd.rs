@@ -6,10 +6,11 @@ use std::io::Write;
 use std::path::Path;
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::{Counters, Episode, Report};
+use rocescope_decoders::analysis::{AnalysisConfig, Counters, Episode, Report, TimeState};
 use rocescope_replay::store::RcAnalyzer;
 use rocescope_replay::text::{
     addr, cause_short, episodes_of, naks, qp_route, qpn, recovery_text, rtt_text,
+    time_by_state_text,
 };
 use serde_json::{Map, Value, json};
 
@@ -62,7 +63,12 @@ pub fn report_json(r: &Report) -> Value {
         .enumerate()
         .map(|(i, q)| {
             let c = &q.counters;
-            let state = r.qp_state_at(i as u32, end_ns).map(|s| s.name());
+            // From the same runs as its time by state.
+            let state = r.time_state_at(i as u32, end_ns).map(|s| s.name());
+            let by_state: Map<String, Value> = TimeState::ALL
+                .iter()
+                .map(|&s| (s.name().to_owned(), json!(q.states.totals_ns[s as usize])))
+                .collect();
             let by_cause: Map<String, Value> = q
                 .episodes_by_cause
                 .iter()
@@ -83,6 +89,10 @@ pub fn report_json(r: &Report) -> Value {
                 "outstanding_packets": q.outstanding,
                 "window_packets": q.window_packets,
                 "state_at_end": state,
+                // Every ns of its span, from its first request to the end of
+                // its last packet, in one state: they sum to span_ns.
+                "span_ns": q.states.end_ns - q.states.start_ns,
+                "time_by_state_ns": by_state,
                 "error": q.error.map(|e| json!({
                     "ts_ns": e.ts_ns,
                     "psn": e.psn,
@@ -113,6 +123,7 @@ pub fn report_json(r: &Report) -> Value {
         .collect();
     json!({
         "qps": qps,
+        "link_gbps": r.link_gbps,
         "counters": counters_json(&r.counters),
         "episodes": r.episodes.iter().map(episode_json).collect::<Vec<_>>(),
         "findings": r.findings.iter().map(|f| json!({
@@ -145,16 +156,21 @@ pub fn open_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
-    let (store, analysis) = index_analysed(file, roce_ports)?;
+    let (store, analysis) = index_analysed(file, roce_ports, 0.0)?;
     Ok((store, analysis.finish_report()))
 }
 
-/// `file` indexed with the RC analysis, and the analysis.
+/// `file` indexed with the RC analysis (its link rate `link_gbps`, 0 for
+/// the source's or the fastest the capture shows), and the analysis.
 fn index_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
+    link_gbps: f64,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
-    let analysis = RcAnalyzer::default();
+    let analysis = RcAnalyzer::with_config(AnalysisConfig {
+        link_gbps,
+        ..AnalysisConfig::default()
+    });
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
@@ -193,10 +209,16 @@ pub fn run(
     json_out: bool,
     roce_ports: Vec<u16>,
     wave: Option<&Path>,
+    link_gbps: Option<f64>,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     pad_heap();
-    let (store, analysis) = index_analysed(file, roce_ports)?;
+    if let Some(g) = link_gbps
+        && !(g.is_finite() && g > 0.0)
+    {
+        anyhow::bail!("--link-gbps {g}: the link rate must be a positive number of Gb/s");
+    }
+    let (store, analysis) = index_analysed(file, roce_ports, link_gbps.unwrap_or(0.0))?;
     let stats = store.stats();
     // The index is not read again: its pages go back on another thread
     // while this one writes the report (else the process's exit gives them
@@ -269,6 +291,21 @@ pub fn run(
             c.capture_loss_packets,
             q.outstanding,
             rtt_text(q.rtt_p50_ns)
+        )?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "time by state (each QP's span, from its first request; link {} Gb/s):",
+        report.link_gbps
+    )?;
+    for q in &report.qps {
+        let name = format!("{} {}", qpn(q.dest_qp), qp_route(q));
+        writeln!(
+            out,
+            "  {name:<33} {:>10}  {}",
+            rocescope_replay::text::duration_text(q.states.end_ns - q.states.start_ns),
+            time_by_state_text(q)
         )?;
     }
     writeln!(out)?;

@@ -1,7 +1,7 @@
 //! The window as the real binary tells it (issue 53): a recording of the
 //! `window-stall` scenario reads the window BALBOA keeps (16 packets, not
 //! 17; 32 with `--set window_packets=32`), and no shipped scenario ends a QP
-//! "window full" with fewer packets outstanding than its window.
+//! "window_full" with fewer packets outstanding than its window.
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -62,7 +62,7 @@ fn the_window_is_the_one_the_sender_keeps_and_full_only_when_it_is() {
     let q = &qps(&ws)[0];
     assert_eq!(q["window_packets"], 16, "{q}");
     assert_eq!(q["outstanding_packets"], 16, "{q}");
-    assert_eq!(q["state_at_end"], "window full", "{q}");
+    assert_eq!(q["state_at_end"], "window_full", "{q}");
 
     let ws32 = record(&dir, "window-stall", &["window_packets=32"]);
     let q = &qps(&ws32)[0];
@@ -82,7 +82,7 @@ fn the_window_is_the_one_the_sender_keeps_and_full_only_when_it_is() {
     ] {
         let path = record(&dir, scenario, &[]);
         for q in qps(&path) {
-            if q["state_at_end"] == "window full" {
+            if q["state_at_end"] == "window_full" {
                 assert!(
                     q["outstanding_packets"].as_u64() >= q["window_packets"].as_u64(),
                     "{scenario}: {q}"

@@ -6,7 +6,9 @@
 
 use std::net::Ipv6Addr;
 
-use rocescope_decoders::analysis::{Counters, Episode, EpisodeCause, QpReport, Report, Series};
+use rocescope_decoders::analysis::{
+    Counters, Episode, EpisodeCause, QpReport, Report, Series, TimeState,
+};
 use rocescope_decoders::{FieldValue, Opcode};
 
 use crate::store::Flags;
@@ -268,7 +270,7 @@ pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
     let q = report.qps.get(i)?;
     let c = &q.counters;
     let state = report
-        .qp_state_at(i as u32, ts_ns)
+        .time_state_at(i as u32, ts_ns)
         .map_or("-", |s| s.name());
     Some([
         qpn(q.dest_qp),
@@ -289,6 +291,27 @@ pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
         c.np_cnp_sent.to_string(),
         rtt_text(q.rtt_p50_ns),
     ])
+}
+
+/// Where QP `q`'s time went: "window_full 97.1%, sending 2.9%", the
+/// states of at least 0.1% of its span, the largest first; `-` without
+/// accounted time.
+pub fn time_by_state_text(q: &QpReport) -> String {
+    let s = &q.states;
+    let span = s.end_ns.saturating_sub(s.start_ns);
+    if span == 0 {
+        return "-".to_owned();
+    }
+    let mut by: Vec<(u64, &str)> = TimeState::ALL
+        .iter()
+        .map(|&st| (s.totals_ns[st as usize], st.name()))
+        .filter(|&(ns, _)| ns * 1000 >= span)
+        .collect();
+    by.sort_by_key(|b| std::cmp::Reverse(b.0));
+    by.iter()
+        .map(|(ns, name)| format!("{name} {:.1}%", *ns as f64 * 100.0 / span as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Column headings of the episode lists.

@@ -132,11 +132,12 @@ pub fn rel_time(model: &Model, ts_ns: u64) -> String {
     text::rel_time_text(t0, ts_ns, model.store.time_base() == TimeBase::Ordinal)
 }
 
-/// QP `qp`'s state at `ts_ns` (the time cursor) in a word or two, as the
-/// QP views show it: what it is doing then, not what it ever did.
+/// QP `qp`'s state at `ts_ns` (the time cursor), as the QP views show it:
+/// what it is doing then, not what it ever did; from the runs its time by
+/// state is summed from.
 pub fn qp_state(report: &Report, qp: usize, ts_ns: u64) -> &'static str {
     report
-        .qp_state_at(qp as u32, ts_ns)
+        .time_state_at(qp as u32, ts_ns)
         .map_or("-", |s| s.name())
 }
 

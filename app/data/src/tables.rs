@@ -145,7 +145,7 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
         Column::new(
             "state_at_end".into(),
             (0..q.len() as u32)
-                .map(|i| r.qp_state_at(i, end_ns).map(|s| s.name()))
+                .map(|i| r.time_state_at(i, end_ns).map(|s| s.name()))
                 .collect::<Vec<_>>(),
         ),
         Column::new(

@@ -27,7 +27,7 @@ use std::fmt::Write;
 
 use super::{
     AnalysisConfig, CardCounters, Counters, Episode, EpisodeCause, QpErrorReason, QpReport, Series,
-    TimerExpiry,
+    TIME_STATES, TimeState, TimerExpiry,
 };
 use crate::headers::NakCode;
 
@@ -66,7 +66,14 @@ pub enum FindingCause {
     /// Never a finding of its own (idle time is not a drop); kept for
     /// evidence notes.
     SenderIdle,
-    /// None of the above was seen.
+    /// The QP's requests were waiting on its host: mid-message, window
+    /// open, the link free, no signal in the capture (the host, PCIe, the
+    /// card's payload fetch).
+    HostLimited,
+    /// Other QPs took the link the QP sends on: it waited its turn.
+    LinkShared,
+    /// Nothing tells it: the capture holds none of the QP's requests, so
+    /// its time by state is not known.
     Unexplained,
     /// The retry count ran out: the QP is in error.
     RetriesExceeded,
@@ -99,6 +106,8 @@ impl FindingCause {
             FindingCause::DpiDrop => "dpi_drop",
             FindingCause::CaptureLoss => "capture_loss",
             FindingCause::SenderIdle => "sender_idle",
+            FindingCause::HostLimited => "host_limited",
+            FindingCause::LinkShared => "link_shared",
             FindingCause::Unexplained => "unexplained",
             FindingCause::RetriesExceeded => "retries_exceeded",
             FindingCause::RnrRetriesExceeded => "rnr_retries_exceeded",
@@ -122,7 +131,9 @@ impl FindingCause {
             FindingCause::ReadTagLimit => "drops at the PCIe read-tag limit",
             FindingCause::DpiDrop => "drops from DPI-slot drops",
             FindingCause::CaptureLoss => "drops where the capture missed frames",
-            FindingCause::SenderIdle => "idle stretches",
+            FindingCause::SenderIdle => "drops with the sender idle between messages",
+            FindingCause::HostLimited => "drops waiting on the host",
+            FindingCause::LinkShared => "drops sharing the link with other QPs",
             FindingCause::Unexplained => "unexplained drops",
             FindingCause::RetriesExceeded => "retry exhaustions",
             FindingCause::RnrRetriesExceeded => "RNR retry exhaustions",
@@ -490,11 +501,20 @@ fn drops(qp_id: u32, qp: &QpReport, qps: &[QpReport], cx: &Context<'_>) -> Vec<I
             // A QP in error sends nothing: its error finding tells it.
             break;
         }
-        let idle = (start..end)
-            .filter(|&b| bins.requests[b] == 0 && bins.outstanding[b] == 0)
-            .count();
-        if idle * 2 >= end - start {
-            // The sender paused with nothing outstanding: idle, not a drop.
+        // The sender had nothing posted for most of it: idle, not a drop.
+        // Its time by state tells (a pause frame holds a sender with
+        // nothing outstanding, which is not idle); without it, bins with
+        // nothing sent and nothing outstanding.
+        let idle = match shares(qp, start_ns, end_ns) {
+            Some(sh) => sh[TimeState::Idle as usize] >= 0.5,
+            None => {
+                let n = (start..end)
+                    .filter(|&b| bins.requests[b] == 0 && bins.outstanding[b] == 0)
+                    .count();
+                n * 2 >= end - start
+            }
+        };
+        if idle {
             i = end;
             continue;
         }
@@ -816,44 +836,69 @@ fn explain(
     } else if shared {
         // Healthy: other QPs on the same hosts took the bandwidth.
         return None;
-    } else if qp.window_seen
-        && range
-            .clone()
-            .filter(|&b| window_full(bins.max_outstanding[b], qp.window_packets))
-            .count()
-            * 2
-            >= range.len()
-    {
-        // What it sat at: the outstanding count at the end of most bins.
-        let mut sat: Vec<u32> = range.clone().map(|b| bins.outstanding[b]).collect();
-        sat.sort_unstable();
-        let _ = write!(
-            evidence,
-            "{} packets outstanding (window full: {} {})",
-            sat[sat.len() / 2],
-            if cx.cfg.window_packets > 0 {
-                "the configured window is"
-            } else {
-                "the capture shows the sender held at"
-            },
-            qp.window_packets
-        );
-        if let Some(rtt) = qp.rtt_p50_ns {
-            let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
+    } else if let Some(grown) = grown_state(qp, start_ns, end_ns, s.bin_ns) {
+        let cause = match grown {
+            TimeState::WindowFull => FindingCause::WindowLimited,
+            TimeState::Recovering => FindingCause::LossGoBackN,
+            TimeState::WaitingOnTimer => FindingCause::TimeoutStall,
+            TimeState::RnrWait => FindingCause::ReceiverNotReady,
+            TimeState::Paused => FindingCause::PfcPause,
+            TimeState::RateLimited => FindingCause::Congestion,
+            TimeState::Sharing => FindingCause::LinkShared,
+            TimeState::Idle => FindingCause::SenderIdle,
+            TimeState::HostLimited | TimeState::Sending | TimeState::Error => {
+                FindingCause::HostLimited
+            }
+        };
+        if cause == FindingCause::WindowLimited {
+            // What it sat at: the outstanding count at the end of most bins.
+            let mut sat: Vec<u32> = range.clone().map(|b| bins.outstanding[b]).collect();
+            sat.sort_unstable();
+            let _ = write!(
+                evidence,
+                "{} packets outstanding (window full: {} {})",
+                sat[sat.len() / 2],
+                if cx.cfg.window_packets > 0 {
+                    "the configured window is"
+                } else if qp.window_seen {
+                    "the capture shows the sender held at"
+                } else {
+                    "at least"
+                },
+                qp.window_packets
+            );
+            if let Some(rtt) = qp.rtt_p50_ns {
+                let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
+            }
+        } else {
+            evidence.push_str(match grown {
+                TimeState::Paused => "the link was paused (PFC)",
+                TimeState::RateLimited => "paced after CNPs (congestion control)",
+                TimeState::Sharing => "other QPs took the link it sends on",
+                TimeState::Idle => "the sender had nothing posted between messages",
+                TimeState::Recovering => "recovering from loss",
+                TimeState::WaitingOnTimer => "waiting on the retransmission timer",
+                TimeState::RnrWait => "waiting on RNR NAKs",
+                _ => "waiting on the host (mid-message, window open, the link free: the host, PCIe or the card's payload fetch)",
+            });
         }
         (
-            FindingCause::WindowLimited,
-            &["goodput_bytes", "max_outstanding"],
+            cause,
+            &["goodput_bytes", "end_outstanding", "time_by_state"],
         )
     } else {
         evidence.push_str(
-            "no loss, congestion, full window or idle sender in the capture (goodput and outstanding series)",
+            "the capture holds none of this QP's requests: its time by state is not known",
         );
         (
             FindingCause::Unexplained,
             &["goodput_bytes", "end_outstanding"],
         )
     };
+    // Every drop names where its time went, against before it.
+    if let Some(t) = states_text(qp, start_ns, end_ns, s.bin_ns) {
+        let _ = write!(evidence, "; time: {t}");
+    }
     let text = format!(
         "{}: {:.1} -> {:.1} GB/s at {:.6} s for {}: {evidence}",
         head(qp),
@@ -878,6 +923,58 @@ fn explain(
     })
 }
 
+/// Bins of history whose time by state a drop is held against.
+fn before_of(start_ns: u64, bin_ns: u64) -> u64 {
+    start_ns.saturating_sub(HISTORY_BINS as u64 * bin_ns)
+}
+
+/// Shares of each state in `from..to` of QP `qp`'s span (none without
+/// accounted time).
+fn shares(qp: &QpReport, from: u64, to: u64) -> Option<[f64; TIME_STATES]> {
+    let ns = qp.states.between(from, to);
+    let total: u64 = ns.iter().sum();
+    (total > 0).then(|| ns.map(|n| n as f64 / total as f64))
+}
+
+/// The state (other than sending) whose share of the drop grew the most
+/// against the bins before it.
+fn grown_state(qp: &QpReport, start_ns: u64, end_ns: u64, bin_ns: u64) -> Option<TimeState> {
+    let during = shares(qp, start_ns, end_ns)?;
+    let before = shares(qp, before_of(start_ns, bin_ns), start_ns).unwrap_or([0.0; TIME_STATES]);
+    TimeState::ALL
+        .into_iter()
+        .filter(|&s| s != TimeState::Sending)
+        .max_by(|&a, &b| {
+            let g = |s: TimeState| during[s as usize] - before[s as usize];
+            g(a).total_cmp(&g(b))
+        })
+}
+
+/// "window_full 81% (12% before), recovering 12% (0% before)": the
+/// states of at least 5% of the drop, the largest first (at most four).
+fn states_text(qp: &QpReport, start_ns: u64, end_ns: u64, bin_ns: u64) -> Option<String> {
+    let during = shares(qp, start_ns, end_ns)?;
+    let before = shares(qp, before_of(start_ns, bin_ns), start_ns).unwrap_or([0.0; TIME_STATES]);
+    let mut by: Vec<TimeState> = TimeState::ALL
+        .into_iter()
+        .filter(|&s| during[s as usize] >= 0.05)
+        .collect();
+    by.sort_by(|&a, &b| during[b as usize].total_cmp(&during[a as usize]));
+    let parts: Vec<String> = by
+        .iter()
+        .take(4)
+        .map(|&s| {
+            format!(
+                "{} {:.0}% ({:.0}% before)",
+                s.name(),
+                during[s as usize] * 100.0,
+                before[s as usize] * 100.0
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
 /// Frames the capture missed in `from..end_ns`: the source's count, or
 /// the PSNs the ACKs showed were sent where it counts fewer (both may
 /// count the same frames).
@@ -891,14 +988,6 @@ fn missed_frames(cx: &Context<'_>, from: u64, end_ns: u64) -> u64 {
         *if n.from_psns { &mut psns } else { &mut counted } += n.count;
     }
     counted.max(psns)
-}
-
-/// A bin's most outstanding packets that fill a window of `window`: a
-/// sniffer on the responder's side sees an ACK before the requester does
-/// and a request after it left, so it may count a packet or two fewer in
-/// flight than the sender has: the top eighth counts.
-pub(crate) fn window_full(outstanding: u32, window: u32) -> bool {
-    window >= 2 && outstanding >= window - window / 8
 }
 
 fn nak_name(code: NakCode) -> &'static str {

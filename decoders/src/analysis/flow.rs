@@ -82,6 +82,8 @@ pub(super) struct Flow {
     pub(super) series: Series,
     /// The reverse flow, once paired.
     pub(super) peer: Option<u32>,
+    /// The sending host (its link's bytes, `accounting.rs`).
+    pub(super) src_host: u32,
     // Requester side: the requests this flow carries.
     pub(super) started: bool,
     pub(super) last_req_read: bool,
@@ -133,13 +135,18 @@ pub(super) struct Flow {
     pub(super) expiries: Vec<TimerExpiry>,
     pub(super) error: Option<QpError>,
     pub(super) first_ts_ns: u64,
+    /// Its time-by-state account once it sends a request
+    /// (`accounting::NO_ACCT` before).
+    pub(super) acct: u32,
 }
 
 impl Flow {
-    pub(super) fn new(key: FlowKey, qp: u32, ts_ns: u64) -> Flow {
+    pub(super) fn new(key: FlowKey, qp: u32, ts_ns: u64, src_host: u32) -> Flow {
         Flow {
             key,
             peer: None,
+            src_host,
+            acct: accounting::NO_ACCT,
             qp,
             own_slot: qp,
             started: false,

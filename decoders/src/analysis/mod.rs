@@ -10,9 +10,11 @@
 //! collected with their cause and cost; PSN gaps that ACKs later cover with
 //! no NAK and no resend are capture loss, told apart from wire loss.
 
+mod accounting;
 mod diagnose;
 mod series;
 mod state;
+mod time_states;
 
 use std::collections::{HashMap, VecDeque};
 
@@ -20,6 +22,7 @@ pub use diagnose::{CARD_QP, Finding, FindingCause, FindingItem, MAX_EVIDENCE_ROW
 use series::BinCursor;
 pub use series::{Bin, MAX_BINS, Series};
 pub use state::QpState;
+pub use time_states::{MAX_RUNS, StateRuns, TIME_STATES, TimeState};
 
 use crate::headers::{NakCode, Syndrome};
 use crate::opcode::{Opcode, OpcodeKind, Operation};
@@ -55,6 +58,9 @@ pub struct AnalysisConfig {
     /// Retries of one PSN before the requester gives up (IBTA retry_cnt,
     /// 3 bits: 7; BALBOA's RTL: 12) for `req_transport_retries_exceeded`.
     pub retry_limit: u32,
+    /// The link rate in Gb/s (`--link-gbps`), 0 to take the source's (a
+    /// simulator's scenario) or the fastest the capture shows.
+    pub link_gbps: f64,
 }
 
 impl Default for AnalysisConfig {
@@ -63,6 +69,7 @@ impl Default for AnalysisConfig {
             timeout_silence_ns: 100_000,
             window_packets: 0,
             retry_limit: 7,
+            link_gbps: 0.0,
         }
     }
 }
@@ -102,6 +109,18 @@ pub struct RcAnalysis {
     /// reading their samples are building.
     card_probes: Vec<(u16, CardCounter)>,
     card_pending: Option<(u64, CardCounters)>,
+    // Time by state (`accounting.rs`): each sending host's link, the
+    // requester flows' accounts, pauses, what the source knows.
+    hosts: Vec<accounting::Host>,
+    host_ids: HashMap<[u8; 16], u32>,
+    accts: Vec<time_states::Acct>,
+    pauses: VecDeque<time_states::Pause>,
+    /// The fastest pair of frames from one host: (ns apart, the first's
+    /// bytes on the wire).
+    fastest: (u64, u64),
+    source_link_gbps: Option<f64>,
+    /// Windows the source gives: (DestQP, requester QPN, packets).
+    qp_windows: Vec<(u32, u32, u32)>,
 }
 
 impl Default for RcAnalysis {
@@ -142,6 +161,13 @@ impl RcAnalysis {
             card: Vec::new(),
             card_probes: Vec::new(),
             card_pending: None,
+            hosts: Vec::new(),
+            host_ids: HashMap::new(),
+            accts: Vec::new(),
+            pauses: VecDeque::new(),
+            fastest: (0, 0),
+            source_link_gbps: None,
+            qp_windows: Vec::new(),
         }
     }
 

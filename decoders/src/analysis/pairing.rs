@@ -23,7 +23,8 @@ impl RcAnalysis {
         let id = self.flows.len() as u32;
         let qp = self.qps.len() as u32;
         self.qps.push(id);
-        self.flows.push(Flow::new(key, qp, o.ts_ns()));
+        let host = self.host_of(src);
+        self.flows.push(Flow::new(key, qp, o.ts_ns(), host));
         self.flow_ids.insert(key, id);
         id
     }

@@ -47,6 +47,10 @@ pub struct QpReport {
     /// First and last packet of the QP, both directions.
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
+    /// Its time by state from its first request to the end of its last
+    /// packet: the runs and the time in each state (`states.totals_ns`,
+    /// summing to the span).
+    pub states: StateRuns,
     /// The responder posts requests too: they are the report with this
     /// one's requester and responder swapped. Counters, requests and RTTs
     /// here are this direction's requests and the responses to them;
@@ -247,6 +251,8 @@ pub struct Report {
     pub episodes_let_go: u64,
     /// Evidence notes (PFC pauses, DPI drops) let go past [`MAX_NOTES`].
     pub notes_let_go: u64,
+    /// The link rate the time by state was reckoned at, Gb/s.
+    pub link_gbps: f64,
 }
 
 /// Episodes kept for the report: a live session on a lossy link closes
@@ -441,6 +447,8 @@ impl RcAnalysis {
             let report_index = qps.len() as u32;
             // The first cause of error stands: a fatal NAK, else retries.
             let error = f.error.or_else(|| exhausted.get(&req).copied());
+            let last_ts_ns = f.last_ts_ns.max(peer.map_or(0, |p| p.last_ts_ns));
+            let states = self.report_states(req, last_ts_ns, error.as_ref());
             match error.map(|e| e.reason) {
                 Some(QpErrorReason::RetriesExceeded) => c.req_transport_retries_exceeded += 1,
                 Some(QpErrorReason::RnrRetriesExceeded { .. }) => c.rnr_nak_retry_err += 1,
@@ -493,7 +501,8 @@ impl RcAnalysis {
                 timer_expiries: f.expiries.clone(),
                 error,
                 first_ts_ns: f.first_ts_ns.min(peer.map_or(u64::MAX, |p| p.first_ts_ns)),
-                last_ts_ns: f.last_ts_ns.max(peer.map_or(0, |p| p.last_ts_ns)),
+                last_ts_ns,
+                states,
                 both_request,
             });
         }
@@ -517,6 +526,7 @@ impl RcAnalysis {
             findings,
             episodes_let_go: self.episodes.let_go,
             notes_let_go: self.notes_let_go,
+            link_gbps: self.link_gbps(),
         }
     }
 

@@ -56,10 +56,13 @@ impl RcAnalysis {
                 b.cnps += 1;
             }
         }
+        let host = self.flows[id as usize].src_host;
+        self.on_link(host, o.ts_ns(), o.wire_len());
         if cnp {
             self.flows[id as usize].counters.np_cnp_sent += 1;
             if let Some(peer) = self.flows[id as usize].peer.or_else(|| self.pair_any(id)) {
                 self.flows[peer as usize].counters.rp_cnp_handled += 1;
+                self.account_cnp(peer);
             }
             return class;
         }
@@ -132,6 +135,11 @@ impl RcAnalysis {
         };
         let f = &mut self.flows[id as usize];
         let mut goodput = 0u64;
+        // What ended the requester's wait, for its time by state.
+        let mut end = time_states::WaitEnd {
+            span,
+            ..Default::default()
+        };
         if d == 0 {
             // Held by the window: silent for longer than the ACK that
             // ended the wait took to bring this packet out.
@@ -141,6 +149,7 @@ impl RcAnalysis {
                 && ack - f.last_req_ts_ns > o.ts_ns().saturating_sub(ack)
             {
                 f.window_held = f.window_held.max(f.level_after_req);
+                end.held = true;
             }
             f.next_psn = psn_add(o.psn(), span);
             f.track_sent(o.psn(), span, o.ts_ns(), read);
@@ -228,6 +237,11 @@ impl RcAnalysis {
                 };
                 let timer = cause == EpisodeCause::Timeout;
                 match cause {
+                    EpisodeCause::Timeout => end.timer = true,
+                    EpisodeCause::Rnr => end.rnr_from = Some(start_ns),
+                    _ => end.recovering_from = Some(start_ns),
+                }
+                match cause {
                     EpisodeCause::Timeout => {
                         f.counters.local_ack_timeout_err += 1;
                         if f.expiries.len() < MAX_EXPIRIES {
@@ -297,5 +311,14 @@ impl RcAnalysis {
         b.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);
+        // A new request continues its message unless it is the last of it.
+        let mid = (d >= 0).then_some(matches!(
+            op,
+            Operation::WriteFirst
+                | Operation::WriteMiddle
+                | Operation::SendFirst
+                | Operation::SendMiddle
+        ));
+        self.account_request(id, o.ts_ns(), o.wire_len(), d < 0, end, mid, o.tx_port());
     }
 }

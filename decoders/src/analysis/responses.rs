@@ -102,6 +102,11 @@ impl RcAnalysis {
         // Packets the capture missed (gaps the ACK covers), for the notes.
         let mut missed = Vec::new();
         let q = &mut self.flows[req as usize];
+        // For the requester's time by state: an episode closed, the QP in
+        // error, sends taken off by this response.
+        let had_episode = q.episode.is_some();
+        let had_error = q.error.is_some();
+        let mut progress = false;
         let acked_through = match syndrome {
             // A READ response past a missing one acknowledges only up to it.
             Some(Syndrome::Ack { .. }) if read_resp && read_gap.is_some() => {
@@ -124,6 +129,7 @@ impl RcAnalysis {
                         if q.first_free_ack_ts_ns <= q.last_req_ts_ns {
                             q.first_free_ack_ts_ns = o.ts_ns();
                         }
+                        progress = true;
                         if !s.resent() && !s.read() {
                             let rtt = o.ts_ns().saturating_sub(s.ts_ns);
                             q.rtt_ns.add(rtt);
@@ -248,8 +254,11 @@ impl RcAnalysis {
         let b = q.series.bin_at(&mut q.cursor, o.ts_ns());
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);
+        let recovered = had_episode && q.episode.is_none();
+        let error = !had_error && q.error.is_some();
         for (ts_ns, packets) in missed {
             self.capture_loss(ts_ns, packets, true);
         }
+        self.account_response(req, o.ts_ns(), progress, recovered, error);
     }
 }

@@ -79,6 +79,11 @@ fn class_flags(c: Class) -> Flags {
 }
 
 impl RcAnalyzer {
+    /// An analysis with `config` (a link rate, a window given).
+    pub fn with_config(config: rocescope_decoders::analysis::AnalysisConfig) -> RcAnalyzer {
+        RcAnalyzer(Arc::new(Mutex::new(RcAnalysis::new(config))))
+    }
+
     /// The report of an analysis whose source has ended (its store
     /// waited on): the analysis moves into it, its series uncopied
     /// ([`RcAnalysis::into_report`]), and a fresh one takes its place.
@@ -174,6 +179,14 @@ impl Analyzer for RcAnalyzer {
                     an.observe_keyed(index, info.row.conversation, &o)
                 };
                 info.row.flags.0 |= class_flags(class).0;
+            } else if let Some(quanta) = info.pause_quanta() {
+                // A pause received on a port holds what is sent there; one
+                // the capture's own host sent holds the switch, not it.
+                match info.row.dir {
+                    Some(Direction::Tx) => {}
+                    Some(Direction::Rx) => an.pause(info.row.ts_ns, Some(info.row.port), quanta),
+                    None => an.pause(info.row.ts_ns, None, quanta),
+                }
             }
         }
         late.extend(an.drain_late().map(|l| LateFlags {
@@ -262,6 +275,8 @@ fn decode_generic_into(
             classify(&p, obs.as_ref(), &mut out.row);
             if let Some(o) = &obs {
                 out.set_obs(o, wide);
+            } else if let Some(q) = p.pause_quanta() {
+                out.set_pause(q);
             }
         }
         None => out.row.flags = Flags::UNDECODED,

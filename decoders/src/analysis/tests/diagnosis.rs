@@ -3,6 +3,7 @@
 //! the analysis keeps.
 
 use super::*;
+use crate::analysis::TimeState;
 
 impl Trace {
     /// A request with a payload of `len` bytes.
@@ -18,7 +19,7 @@ impl Trace {
         self.push(b.build(&[0; 64]), gap_ns);
     }
 
-    fn cnp_to_requester(&mut self, gap_ns: u64) {
+    pub(super) fn cnp_to_requester(&mut self, gap_ns: u64) {
         let mut cnp = PacketBuilder::rocev2_ipv4(B, A, Opcode::CNP, 0x11, 0);
         cnp.bth.becn = true;
         self.push(cnp.build(&[0; 16]), gap_ns);
@@ -30,8 +31,23 @@ impl Trace {
         self.push(cnp.build(&[0; 16]), gap_ns);
     }
 
+    /// A message of `n` 4 KiB WRITEs (First, Middles, Last) every 400 ns,
+    /// each ACKed 100 ns later.
+    fn message(&mut self, psn: &mut u32, n: u32) {
+        for k in 0..n {
+            let op = match k {
+                0 => Opcode::RC_WRITE_FIRST,
+                k if k + 1 == n => Opcode::RC_WRITE_LAST,
+                _ => Opcode::RC_WRITE_MIDDLE,
+            };
+            self.req(op, *psn, 300);
+            self.ack(*psn, 100);
+            *psn += 1;
+        }
+    }
+
     /// `n` 4 KiB WRITEs every 400 ns (10 GB/s), each ACKed 100 ns later.
-    fn steady(&mut self, psn: &mut u32, n: u32) {
+    pub(super) fn steady(&mut self, psn: &mut u32, n: u32) {
         for _ in 0..n {
             self.req(Opcode::RC_WRITE_MIDDLE, *psn, 300);
             self.ack(*psn, 100);
@@ -51,7 +67,7 @@ fn healthy_messages_with_idle_gaps_raise_no_finding() {
     // 20 messages of 64 packets at 10 GB/s, 50 µs apart, all ACKed: the
     // gaps have nothing outstanding.
     for _ in 0..20 {
-        t.steady(&mut psn, 64);
+        t.message(&mut psn, 64);
         t.t += 50_000;
     }
     let r = t.an.report();
@@ -113,11 +129,15 @@ fn seven_timeouts_on_one_psn_exhaust_the_retries_and_the_qp_is_in_error() {
         f.text
     );
     assert_eq!(f.rows.len(), 7, "the seven resends: {:?}", f.rows);
-    assert_eq!(
-        r.qp_state_at(0, last_retry_ns - 1_000_000),
-        Some(QpState::WaitingOnTimer {
-            since_ns: last_retry_ns - 64_000_000
-        })
+    // Waiting since the resend before left the wire.
+    let before = last_retry_ns - 64_000_000;
+    assert!(
+        matches!(
+            r.qp_state_at(0, last_retry_ns - 1_000_000),
+            Some(QpState::WaitingOnTimer { since_ns }) if since_ns > before && since_ns < before + 1_000
+        ),
+        "{:?}",
+        r.qp_state_at(0, last_retry_ns - 1_000_000)
     );
     assert!(matches!(
         r.qp_state_at(0, err.ts_ns + 1),
@@ -673,6 +693,45 @@ fn a_loss_is_told_however_long_the_capture() {
     );
 }
 
+/// Every drop is told by where its time went (issue 48): a 197 µs PFC
+/// pause toward the requester, its PAUSE and XON frames in the capture and
+/// no other evidence, is a `pfc_pause` finding naming the paused time.
+#[test]
+fn a_pause_frame_toward_the_requester_tells_the_drop_it_causes() {
+    let mut t = Trace::new();
+    let mut psn = 0u32;
+    t.message(&mut psn, 250);
+    let first = psn;
+    t.req(Opcode::RC_WRITE_FIRST, first, 300);
+    t.ack(first, 100);
+    psn += 1;
+    // PAUSE for 38,477 quanta (197 µs at 100 Gb/s), XON after 197 µs.
+    t.an.pause(t.t + 300, None, 38_477);
+    t.t += 300;
+    t.an.pause(t.t + 197_000, None, 0);
+    t.t += 197_000;
+    for _ in 0..250 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
+        t.ack(psn, 100);
+        psn += 1;
+    }
+    let r = t.an.report();
+    assert_eq!(
+        t.causes(),
+        vec![FindingCause::PfcPause],
+        "{:#?}",
+        r.findings
+    );
+    let f = &r.findings[0];
+    assert!(
+        f.text.contains("the link was paused (PFC); time: paused 9"),
+        "{}",
+        f.text
+    );
+    let paused = r.qps[0].states.totals_ns[TimeState::Paused as usize];
+    assert_eq!(paused, 197_000, "XON ends the pause");
+}
+
 #[test]
 fn the_cards_counters_are_checked_against_the_capture() {
     let card = |psn_drops, retransmissions, stream_down| CardCounters {
@@ -758,7 +817,7 @@ fn the_cards_counters_are_checked_against_the_capture() {
 fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
     // QP 0x12 alone at 10 GB/s, then at 3 GB/s for 200 µs. With a second
     // QP between the same hosts taking the rest of the link, that is
-    // sharing; alone, it is a drop nothing explains.
+    // sharing; alone, it is a drop its time by state tells: the host.
     for shared in [true, false] {
         let mut t = Trace::new();
         let mut psn = 0u32;
@@ -796,7 +855,15 @@ fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
             assert_eq!(r.qps.len(), 2);
             assert_eq!(mine, vec![], "{:#?}", r.findings);
         } else {
-            assert_eq!(mine, vec![FindingCause::Unexplained], "{:#?}", r.findings);
+            // Told by where its time went: waiting on its host.
+            assert_eq!(mine, vec![FindingCause::HostLimited], "{:#?}", r.findings);
+            assert!(
+                r.findings[0]
+                    .text
+                    .contains("; time: host_limited 81% (16% before), sending 19% (84% before)"),
+                "{}",
+                r.findings[0].text
+            );
         }
     }
 }

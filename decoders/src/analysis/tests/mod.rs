@@ -405,6 +405,13 @@ fn a_throughput_drop_is_found_and_explained() {
         f.text
     );
     assert_eq!(f.first_index, Some(501));
+    // The sentence README.md shows.
+    assert!(
+        f.text
+            .ends_with("recovery took 20.400 µs; time: recovering 100% (3% before)"),
+        "{}",
+        f.text
+    );
 }
 
 fn cm(src: [u8; 4], dst: [u8; 4], rep: bool, comm: u32, remote: u32, qpn: u32) -> Vec<u8> {
@@ -625,3 +632,4 @@ fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest()
 }
 
 mod diagnosis;
+mod time_states;
