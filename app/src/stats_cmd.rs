@@ -87,6 +87,9 @@ pub fn report_json(r: &Report) -> Value {
                 "next_psn": q.next_psn,
                 "oldest_unacked_psn": q.oldest_unacked_psn,
                 "outstanding_packets": q.outstanding,
+                // As the requester counts them: its card may not have taken
+                // the last responses yet.
+                "outstanding_counted": q.outstanding_counted,
                 "window_packets": q.window_packets,
                 "state_at_end": state,
                 // Every ns of its span, from its first request to the end of

@@ -35,6 +35,9 @@ fn every_qp_span_is_accounted_to_the_nanosecond() {
         "dpi-drop",
         "teaching-basic",
         "dcqcn",
+        "pfc",
+        "rnr",
+        "host-stall",
     ];
     let states = [
         "error",

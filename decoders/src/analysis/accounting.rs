@@ -3,16 +3,23 @@
 //! pauses, the windows the source gives, and the hooks the request and
 //! response paths call.
 
-use super::time_states::{Acct, LabelCx, MAX_PAUSES, Pause, StateRuns, WaitEnd, wire_bytes};
+use super::time_states::{
+    Acct, LINK_FRAMES, LabelCx, MAX_PAUSES, Pause, StateRuns, WaitEnd, wire_bytes,
+};
 use super::*;
 
 /// One sending host's link as the capture shows it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Host {
     /// Bytes on the wire so far (frames, FCS, preamble and gap).
     pub(super) busy_bytes: u64,
     pub(super) last_ts_ns: u64,
     pub(super) last_bytes: u64,
+    /// When its card can take the next response (when the source tells
+    /// how long it takes one).
+    pub(super) responses_free_ns: u64,
+    /// Its latest frames: (time, bytes on the wire).
+    pub(super) frames: VecDeque<(u64, u64)>,
 }
 
 /// Standard Ethernet rates, Gb/s: the fastest rate the capture shows is
@@ -27,6 +34,9 @@ const MIN_RATE_SAMPLE_BYTES: u64 = 1_000;
 
 /// The link rate until the capture shows one (BALBOA's).
 const DEFAULT_LINK_GBPS: f64 = 100.0;
+
+/// No frames (a host the analysis has not seen).
+const NO_FRAMES: &VecDeque<(u64, u64)> = &VecDeque::new();
 
 /// "No accounting" in `Flow::acct`.
 pub(super) const NO_ACCT: u32 = u32::MAX;
@@ -70,6 +80,10 @@ impl RcAnalysis {
         h.busy_bytes += bytes;
         h.last_ts_ns = ts_ns;
         h.last_bytes = bytes;
+        if h.frames.len() == LINK_FRAMES {
+            h.frames.pop_front();
+        }
+        h.frames.push_back((ts_ns, bytes));
     }
 
     /// The link rate: configured, given by the source, else the fastest the
@@ -116,6 +130,51 @@ impl RcAnalysis {
         }
     }
 
+    /// How the requester's card of the QP whose requests go to QPN
+    /// `dest_qp` from requester QPN `requester_qp` takes responses (a
+    /// simulator's scenario: BALBOA's response FSM, 80 ns behind the MAC,
+    /// then 356 ns each): `latency_ns` after arriving, one at a time,
+    /// `each_ns` apart.
+    pub fn qp_response_time(
+        &mut self,
+        dest_qp: u32,
+        requester_qp: u32,
+        latency_ns: u64,
+        each_ns: u64,
+    ) {
+        match self
+            .qp_response_times
+            .iter_mut()
+            .find(|(d, r, ..)| *d == dest_qp && *r == requester_qp)
+        {
+            Some(w) => (w.2, w.3) = (latency_ns, each_ns),
+            None => self
+                .qp_response_times
+                .push((dest_qp, requester_qp, latency_ns, each_ns)),
+        }
+    }
+
+    /// Whether the requester of the QP whose requests go to QPN `dest_qp`
+    /// from requester QPN `requester_qp` slows down on CNPs, as the source
+    /// knows it (a simulator's BALBOA does not): without, a CNP paces.
+    pub fn qp_congestion_control(&mut self, dest_qp: u32, requester_qp: u32, reacts: bool) {
+        self.qp_unpaced
+            .retain(|&(d, r)| (d, r) != (dest_qp, requester_qp));
+        if !reacts {
+            self.qp_unpaced.push((dest_qp, requester_qp));
+        }
+    }
+
+    /// The response time the source gave for requester flow `id`'s QP.
+    fn response_time_of(&self, id: u32) -> Option<(u64, u64)> {
+        let f = &self.flows[id as usize];
+        let rq = f.peer.map(|p| self.flows[p as usize].key.dest_qp)?;
+        self.qp_response_times
+            .iter()
+            .find(|w| w.0 == f.key.dest_qp && w.1 == rq)
+            .map(|w| (w.2, w.3))
+    }
+
     /// A PFC or PAUSE frame at `ts_ns` on capture port `port` (any, when
     /// the capture does not say): `quanta` of 512 bit times hold the link;
     /// 0 releases it.
@@ -149,6 +208,13 @@ impl RcAnalysis {
             return Some(self.config.window_packets);
         }
         let f = &self.flows[id as usize];
+        self.window_given(id)
+            .or((f.window_held > 0).then_some(f.window_held))
+    }
+
+    /// The window the source gave for flow `id`'s QP.
+    pub(super) fn window_given(&self, id: u32) -> Option<u32> {
+        let f = &self.flows[id as usize];
         let requester_qp = f.peer.map(|p| self.flows[p as usize].key.dest_qp);
         let mut on_qp = self.qp_windows.iter().filter(|w| w.0 == f.key.dest_qp);
         match requester_qp {
@@ -156,7 +222,6 @@ impl RcAnalysis {
             None => on_qp.next(),
         }
         .map(|w| w.2)
-        .or((f.window_held > 0).then_some(f.window_held))
     }
 
     /// Outstanding PSNs of requester flow `id` as the requester counts
@@ -185,14 +250,16 @@ impl RcAnalysis {
         f.acct as usize
     }
 
-    /// A request of flow `id` on the wire at `ts_ns`: the wait before it
-    /// labelled by what ended it, then its own time on the wire.
+    /// A request of flow `id` on the wire at `ts_ns` (the capture showing
+    /// `before` PSNs outstanding before it): the wait before it labelled
+    /// by what ended it, then its own time on the wire.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn account_request(
         &mut self,
         id: u32,
         ts_ns: u64,
         frame_bytes: u32,
+        before: u32,
         resend: bool,
         end: WaitEnd,
         mid_message: Option<bool>,
@@ -219,13 +286,19 @@ impl RcAnalysis {
             pauses: &self.pauses,
             // The link before this packet.
             busy_bytes: busy.saturating_sub(own),
+            frames: self
+                .hosts
+                .get(f.src_host as usize)
+                .map_or(NO_FRAMES, |h| &h.frames),
         };
         let a = &mut self.accts[k];
         if port.is_some() {
             a.port = port;
         }
         let was_mid = a.mid_message;
+        a.take_effects(ts_ns, before, cx.busy_bytes);
         a.close_wait(ts_ns, &end, &cx);
+        let out_after = a.as_counted(out_after);
         let own_ns = (own as f64 * 8.0 / gbps) as u64;
         // Back at the link's rate after a CNP, packets back to back: no
         // longer paced.
@@ -241,13 +314,15 @@ impl RcAnalysis {
         a.restart(out_after, busy);
     }
 
-    /// A response changed requester flow `req`'s wait at `ts_ns`: sends
-    /// taken off (`progress`), an episode closed (`recovered`), the QP in
-    /// error (`error`).
+    /// A response changed requester flow `req`'s wait at `ts_ns`: the
+    /// outstanding PSNs the capture shows went from `before` to the count
+    /// now, sends taken off (`progress`), an episode closed (`recovered`),
+    /// the QP in error (`error`).
     pub(super) fn account_response(
         &mut self,
         req: u32,
         ts_ns: u64,
+        before: u32,
         progress: bool,
         recovered: bool,
         error: bool,
@@ -256,39 +331,70 @@ impl RcAnalysis {
         if k == NO_ACCT {
             return;
         }
-        let out = self.acct_outstanding(req);
+        let seen = self.acct_outstanding(req);
         let host = self.flows[req as usize].src_host;
         let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
+        // When the requester's card takes it: after those before it on the
+        // same card, each its processing time.
+        let effect = self.response_time_of(req).map(|(latency, each)| {
+            let h = &mut self.hosts[host as usize];
+            let start = (ts_ns + latency).max(h.responses_free_ns);
+            h.responses_free_ns = start + each;
+            (start, ts_ns + latency)
+        });
+        let out = self.accts[k as usize].as_counted(seen);
         if recovered || error {
             let cx = LabelCx {
                 link_gbps: self.link_gbps(),
                 window: self.window_of(req),
                 pauses: &self.pauses,
                 busy_bytes: busy,
+                frames: self
+                    .hosts
+                    .get(host as usize)
+                    .map_or(NO_FRAMES, |h| &h.frames),
             };
             let a = &mut self.accts[k as usize];
             a.close_wait(ts_ns, &WaitEnd::default(), &cx);
             if recovered {
                 a.recovering_since = None;
             }
-            if error {
-                a.error_since.get_or_insert(ts_ns);
-            }
+            // A fatal NAK's error is the report's to place: the QP is in
+            // error from it unless its requester is seen going on after it.
+            let _ = error;
             a.restart(out, busy);
         } else {
-            self.accts[k as usize].outstanding_now(ts_ns, out, busy);
+            self.accts[k as usize].response(ts_ns, before, seen, effect, busy);
         }
         if progress {
             self.accts[k as usize].last_progress_ns = ts_ns;
         }
     }
 
-    /// A CNP reached requester flow `req`: its sender is paced.
+    /// A CNP reached requester flow `req`: its sender is paced, unless
+    /// the source says it does not react to CNPs.
     pub(super) fn account_cnp(&mut self, req: u32) {
-        let k = self.flows[req as usize].acct;
+        let f = &self.flows[req as usize];
+        if let Some(rq) = f.peer.map(|p| self.flows[p as usize].key.dest_qp)
+            && self.qp_unpaced.contains(&(f.key.dest_qp, rq))
+        {
+            return;
+        }
+        let k = f.acct;
         if let Some(a) = self.accts.get_mut(k as usize) {
             a.rate_limited = true;
         }
+    }
+
+    /// Requester flow `id`'s outstanding PSNs as its requester counts them
+    /// at `ts_ns` (the last packet): those the capture shows and those
+    /// freed by responses its card has not taken then.
+    pub(super) fn outstanding_counted(&self, id: u32, ts_ns: u64) -> u32 {
+        let seen = self.acct_outstanding(id);
+        let f = &self.flows[id as usize];
+        self.accts
+            .get(f.acct as usize)
+            .map_or(seen, |a| seen + a.pending_after(ts_ns))
     }
 
     /// Requester flow `id`'s runs for a report: its open wait labelled to
@@ -308,6 +414,10 @@ impl RcAnalysis {
             window: self.window_of(id),
             pauses: &self.pauses,
             busy_bytes: busy,
+            frames: self
+                .hosts
+                .get(f.src_host as usize)
+                .map_or(NO_FRAMES, |h| &h.frames),
         };
         // One nanosecond past its last packet, so that the span ends in the
         // state that packet left it in (the ACK that emptied the window).
@@ -322,9 +432,11 @@ impl RcAnalysis {
                 .map(|_| a.last_progress_ns.max(a.runs.end_ns)),
             ..WaitEnd::default()
         };
+        let seen = self.acct_outstanding(id);
+        a.take_effects(end_ns, seen, busy);
         a.close_wait(end_ns, &end, &cx);
         let mut runs = a.runs;
-        if let Some(e) = error {
+        if let Some(e) = error.filter(|_| !f.went_on_after_error) {
             runs.in_state_from(e.ts_ns, TimeState::Error);
         }
         runs

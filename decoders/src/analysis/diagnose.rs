@@ -27,7 +27,7 @@ use std::fmt::Write;
 
 use super::{
     AnalysisConfig, CardCounters, Counters, Episode, EpisodeCause, QpErrorReason, QpReport, Series,
-    TIME_STATES, TimeState, TimerExpiry,
+    TIME_STATES, TimeState, TimerExpiry, WindowFrom,
 };
 use crate::headers::NakCode;
 
@@ -851,21 +851,16 @@ fn explain(
             }
         };
         if cause == FindingCause::WindowLimited {
-            // What it sat at: the outstanding count at the end of most bins.
-            let mut sat: Vec<u32> = range.clone().map(|b| bins.outstanding[b]).collect();
-            sat.sort_unstable();
             let _ = write!(
                 evidence,
-                "{} packets outstanding (window full: {} {})",
-                sat[sat.len() / 2],
-                if cx.cfg.window_packets > 0 {
-                    "the configured window is"
-                } else if qp.window_seen {
-                    "the capture shows the sender held at"
-                } else {
-                    "at least"
+                "the window full at {} packets ({})",
+                qp.window_packets,
+                match qp.window_from {
+                    WindowFrom::Configured => "the configured window",
+                    WindowFrom::Source => "the source's window",
+                    WindowFrom::Held => "the capture shows the sender held at it",
+                    WindowFrom::MostOutstanding => "the most outstanding seen",
                 },
-                qp.window_packets
             );
             if let Some(rtt) = qp.rtt_p50_ns {
                 let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
@@ -937,18 +932,28 @@ fn shares(qp: &QpReport, from: u64, to: u64) -> Option<[f64; TIME_STATES]> {
 }
 
 /// The state (other than sending) whose share of the drop grew the most
-/// against the bins before it.
+/// against the bins before it, by a tenth of the drop at least; else the
+/// one that held most of the drop (the QP was already held there, and
+/// what held it gave less).
 fn grown_state(qp: &QpReport, start_ns: u64, end_ns: u64, bin_ns: u64) -> Option<TimeState> {
     let during = shares(qp, start_ns, end_ns)?;
     let before = shares(qp, before_of(start_ns, bin_ns), start_ns).unwrap_or([0.0; TIME_STATES]);
-    TimeState::ALL
+    let waits = TimeState::ALL
         .into_iter()
-        .filter(|&s| s != TimeState::Sending)
-        .max_by(|&a, &b| {
-            let g = |s: TimeState| during[s as usize] - before[s as usize];
-            g(a).total_cmp(&g(b))
-        })
+        .filter(|&s| s != TimeState::Sending);
+    let grown = waits.clone().max_by(|&a, &b| {
+        let g = |s: TimeState| during[s as usize] - before[s as usize];
+        g(a).total_cmp(&g(b))
+    })?;
+    if during[grown as usize] - before[grown as usize] >= GREW {
+        return Some(grown);
+    }
+    waits.max_by(|&a, &b| during[a as usize].total_cmp(&during[b as usize]))
 }
+
+/// A state's share of a drop that grew this much against before it names
+/// the drop.
+const GREW: f64 = 0.1;
 
 /// "window_full 81% (12% before), recovering 12% (0% before)": the
 /// states of at least 5% of the drop, the largest first (at most four).

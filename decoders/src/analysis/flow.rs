@@ -138,6 +138,9 @@ pub(super) struct Flow {
     /// Its time-by-state account once it sends a request
     /// (`accounting::NO_ACCT` before).
     pub(super) acct: u32,
+    /// A request sent after its fatal NAK was acknowledged: the requester
+    /// went on (a simulated BALBOA does), so its time is not in error.
+    pub(super) went_on_after_error: bool,
 }
 
 impl Flow {
@@ -147,6 +150,7 @@ impl Flow {
             peer: None,
             src_host,
             acct: accounting::NO_ACCT,
+            went_on_after_error: false,
             qp,
             own_slot: qp,
             started: false,

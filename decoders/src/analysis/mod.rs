@@ -121,6 +121,11 @@ pub struct RcAnalysis {
     source_link_gbps: Option<f64>,
     /// Windows the source gives: (DestQP, requester QPN, packets).
     qp_windows: Vec<(u32, u32, u32)>,
+    /// How the requester's card takes responses, as the source gives it:
+    /// (DestQP, requester QPN, latency ns, ns each).
+    qp_response_times: Vec<(u32, u32, u64, u64)>,
+    /// QPs whose requester the source says does not slow down on CNPs.
+    qp_unpaced: Vec<(u32, u32)>,
 }
 
 impl Default for RcAnalysis {
@@ -168,6 +173,8 @@ impl RcAnalysis {
             fastest: (0, 0),
             source_link_gbps: None,
             qp_windows: Vec::new(),
+            qp_response_times: Vec::new(),
+            qp_unpaced: Vec::new(),
         }
     }
 

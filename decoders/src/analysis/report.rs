@@ -21,6 +21,10 @@ pub struct QpReport {
     pub next_psn: u32,
     pub oldest_unacked_psn: Option<u32>,
     pub outstanding: u32,
+    /// Outstanding as the requester counts them when the capture ends:
+    /// `outstanding` and those its card has not taken the responses for
+    /// yet (when the source says how long its card takes one).
+    pub outstanding_counted: u32,
     pub counters: Counters,
     pub episodes_by_cause: Vec<(EpisodeCause, u64)>,
     /// Median and 99th percentile ACK round trip, ns.
@@ -40,6 +44,8 @@ pub struct QpReport {
     /// The window is configured or the capture shows the sender held at
     /// it; without, the QP is never said to have its window full.
     pub window_seen: bool,
+    /// Where `window_packets` comes from.
+    pub window_from: WindowFrom,
     /// Every expiry of the requester's timer seen (at most 4096).
     pub timer_expiries: Vec<TimerExpiry>,
     /// The QP went to the error state (a fatal NAK, retries exceeded).
@@ -56,6 +62,19 @@ pub struct QpReport {
     /// here are this direction's requests and the responses to them;
     /// packets and bytes count both directions.
     pub both_request: bool,
+}
+
+/// Where a QP's window comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowFrom {
+    /// `AnalysisConfig::window_packets`.
+    Configured,
+    /// The source's (a simulator's scenario, in its records).
+    Source,
+    /// The most outstanding the capture shows the sender held at.
+    Held,
+    /// Only the most outstanding seen: a floor of the window.
+    MostOutstanding,
 }
 
 /// The log-scale bucket holding `ns`: `[lower, upper)`, four buckets per
@@ -483,6 +502,7 @@ impl RcAnalysis {
                 next_psn: f.next_psn,
                 oldest_unacked_psn: f.outstanding.front().map(|s| s.psn()),
                 outstanding: f.outstanding_psns(),
+                outstanding_counted: self.outstanding_counted(req, last_ts_ns),
                 counters: c,
                 episodes_by_cause: by_cause,
                 rtt_p50_ns,
@@ -490,14 +510,17 @@ impl RcAnalysis {
                 rtt_histogram,
                 series: series_of.hand_out(&self.flows, req),
                 reverse_series: peer_id.map(|p| series_of.hand_out(&self.flows, p)),
-                window_packets: if self.config.window_packets > 0 {
-                    self.config.window_packets
+                window_packets: self.window_of(req).unwrap_or(f.peak_outstanding),
+                window_seen: self.window_of(req).is_some(),
+                window_from: if self.config.window_packets > 0 {
+                    WindowFrom::Configured
+                } else if self.window_given(req).is_some() {
+                    WindowFrom::Source
                 } else if f.window_held > 0 {
-                    f.window_held
+                    WindowFrom::Held
                 } else {
-                    f.peak_outstanding
+                    WindowFrom::MostOutstanding
                 },
-                window_seen: self.config.window_packets > 0 || f.window_held > 0,
                 timer_expiries: f.expiries.clone(),
                 error,
                 first_ts_ns: f.first_ts_ns.min(peer.map_or(u64::MAX, |p| p.first_ts_ns)),

@@ -99,6 +99,7 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
+        let seen_before = self.acct_outstanding(id);
         let f = &mut self.flows[id as usize];
         let silence = o.ts_ns().saturating_sub(f.last_req_ts_ns);
         let read = op == Operation::ReadRequest;
@@ -319,6 +320,15 @@ impl RcAnalysis {
                 | Operation::SendFirst
                 | Operation::SendMiddle
         ));
-        self.account_request(id, o.ts_ns(), o.wire_len(), d < 0, end, mid, o.tx_port());
+        self.account_request(
+            id,
+            o.ts_ns(),
+            o.wire_len(),
+            seen_before,
+            d < 0,
+            end,
+            mid,
+            o.tx_port(),
+        );
     }
 }

@@ -13,6 +13,13 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
+        // What the requester's capture shows outstanding before it (for
+        // its time by state).
+        let before = if self.flows[req as usize].acct == accounting::NO_ACCT {
+            0
+        } else {
+            self.acct_outstanding(req)
+        };
         let syndrome = o.syndrome().map(Syndrome::from_u8);
         let read_resp = is_read_response(Some(op));
         let mut goodput = 0u64;
@@ -130,6 +137,9 @@ impl RcAnalysis {
                             q.first_free_ack_ts_ns = o.ts_ns();
                         }
                         progress = true;
+                        if q.error.is_some_and(|e| s.ts_ns > e.ts_ns) {
+                            q.went_on_after_error = true;
+                        }
                         if !s.resent() && !s.read() {
                             let rtt = o.ts_ns().saturating_sub(s.ts_ns);
                             q.rtt_ns.add(rtt);
@@ -259,6 +269,6 @@ impl RcAnalysis {
         for (ts_ns, packets) in missed {
             self.capture_loss(ts_ns, packets, true);
         }
-        self.account_response(req, o.ts_ns(), progress, recovered, error);
+        self.account_response(req, o.ts_ns(), before, progress, recovered, error);
     }
 }

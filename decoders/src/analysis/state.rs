@@ -68,12 +68,14 @@ impl Report {
         if s.is_empty() || ts_ns < s.start_ns {
             return None;
         }
-        // An error the end of the capture showed may come after its last
-        // packet.
-        if q.error.is_some_and(|e| e.ts_ns <= ts_ns) {
-            return Some(TimeState::Error);
-        }
         if ts_ns >= s.end_ns {
+            // An error the end of the capture showed may come after its
+            // last packet.
+            if q.error
+                .is_some_and(|e| e.ts_ns >= s.end_ns && e.ts_ns <= ts_ns)
+            {
+                return Some(TimeState::Error);
+            }
             return s.last_state();
         }
         s.at(ts_ns)

@@ -359,7 +359,17 @@ pub(crate) struct LabelCx<'a> {
     pub pauses: &'a VecDeque<Pause>,
     /// The requester host's link: bytes on the wire so far.
     pub busy_bytes: u64,
+    /// ...and its latest frames, (first bit's time, bytes on the wire), in
+    /// time order: where in a wait the other QPs' frames were.
+    pub frames: &'a VecDeque<(u64, u64)>,
 }
+
+/// Frames a host's link keeps for placing other QPs' frames in a wait.
+pub(crate) const LINK_FRAMES: usize = 1024;
+
+/// No frame is longer on the wire than this (a 9 KB jumbo at 10 Gb/s):
+/// one starting this long before a time cannot reach it.
+const MAX_FRAME_NS: u64 = 10_000;
 
 /// Bytes an Ethernet frame of `frame_bytes` (no FCS) takes on the wire:
 /// padding, FCS, preamble and the inter-frame gap.
@@ -391,13 +401,18 @@ pub(crate) struct Acct {
     /// A CNP came, and the sender has not been seen at the link's rate
     /// since.
     pub rate_limited: bool,
-    /// In the error state from then on.
-    pub error_since: Option<u64>,
     /// The capture port its requests leave by, when it says.
     pub port: Option<u8>,
     /// How long the wait just closed was (whether the sender is back at
     /// the link's rate after a CNP).
     pub last_wait_ns: u64,
+    /// Responses seen whose effect the requester has not taken yet (its
+    /// card processes them one at a time): (when it will, the earliest it
+    /// could have, PSNs they free).
+    pending: VecDeque<(u64, u64, u32)>,
+    pending_psns: u32,
+    /// The last event's time and link bytes, for a change between events.
+    last_event: (u64, u64),
 }
 
 impl Acct {
@@ -411,17 +426,85 @@ impl Acct {
             last_progress_ns: start_ns,
             recovering_since: None,
             rate_limited: false,
-            error_since: None,
             port: None,
             last_wait_ns: 0,
+            pending: VecDeque::new(),
+            pending_psns: 0,
+            last_event: (start_ns, 0),
         }
     }
 
-    /// Outstanding PSNs changed at `ts_ns` (an ACK, a READ response).
+    /// PSNs freed by responses the requester takes after `ts_ns`.
+    pub fn pending_after(&self, ts_ns: u64) -> u32 {
+        self.pending
+            .iter()
+            .filter(|p| p.0 > ts_ns)
+            .map(|p| p.2)
+            .sum()
+    }
+
+    /// Outstanding PSNs as the requester counts them: those the capture
+    /// shows (`seen`) and those freed by responses it has not processed.
+    pub fn as_counted(&self, seen: u32) -> u32 {
+        seen + self.pending_psns
+    }
+
+    /// A response at `ts_ns` took the outstanding PSNs the capture shows
+    /// from `before` to `after`; the requester takes it at `effect_ns`
+    /// (its card's processing: `None` at once).
     #[inline]
-    pub fn outstanding_now(&mut self, ts_ns: u64, outstanding: u32, busy_bytes: u64) {
+    pub fn response(
+        &mut self,
+        ts_ns: u64,
+        before: u32,
+        after: u32,
+        effect_ns: Option<(u64, u64)>,
+        busy_bytes: u64,
+    ) {
+        self.take_effects(ts_ns, before, busy_bytes);
+        let freed = before.saturating_sub(after);
+        match effect_ns.filter(|&(e, _)| e > ts_ns) {
+            Some((e, earliest)) if freed > 0 => {
+                self.pending.push_back((e, earliest, freed));
+                self.pending_psns += freed;
+            }
+            _ => self.change(ts_ns, after + self.pending_psns, busy_bytes),
+        }
+        self.last_event = (ts_ns, busy_bytes);
+    }
+
+    /// The responses the requester took before `upto`, the capture showing
+    /// `seen` outstanding since the last event: changes of the count at
+    /// their times.
+    pub fn take_effects(&mut self, upto: u64, seen: u32, busy_bytes: u64) {
+        while let Some(&(at, _, freed)) = self.pending.front() {
+            if at >= upto {
+                break;
+            }
+            self.pending.pop_front();
+            self.pending_psns -= freed;
+            // The link's bytes then, between the last event's and now's.
+            let (t0, b0) = self.last_event;
+            let busy = if upto > t0 && at > t0 {
+                b0 + ((busy_bytes.saturating_sub(b0)) as f64 * (at - t0) as f64
+                    / (upto - t0) as f64) as u64
+            } else {
+                b0
+            };
+            self.change(at, seen + self.pending_psns, busy);
+        }
+    }
+
+    /// From `ts_ns` the requester counts `outstanding`: a change inside
+    /// the time already labelled (its own packet's) is the count the wait
+    /// after it starts from.
+    fn change(&mut self, ts_ns: u64, outstanding: u32, busy_bytes: u64) {
+        if ts_ns <= self.runs.end_ns {
+            self.out_at_mark = outstanding;
+            return;
+        }
         let last = self.segs.last().map_or(self.out_at_mark, |s| s.outstanding);
-        if last != outstanding && ts_ns > self.runs.end_ns {
+        if last != outstanding {
             self.segs.push(Seg {
                 ts_ns,
                 outstanding,
@@ -459,6 +542,7 @@ impl Acct {
         self.out_at_mark = outstanding;
         self.busy_at_mark = busy_bytes;
         self.segs.clear();
+        self.last_event = (self.runs.end_ns, busy_bytes);
     }
 
     /// `[from, to)`, no change of outstanding count inside: the states
@@ -472,9 +556,10 @@ impl Acct {
         end: &WaitEnd,
         cx: &LabelCx<'_>,
     ) {
-        // The states that hold from a time to the end of the wait.
-        let mut tiers: [(Option<u64>, TimeState); 4] = [
-            (self.error_since, TimeState::Error),
+        // The states that hold from a time to the end of the wait (the
+        // error state is the report's to place: a fatal NAK's QP may be
+        // seen going on).
+        let mut tiers: [(Option<u64>, TimeState); 3] = [
             (end.timer_from, TimeState::WaitingOnTimer),
             (end.rnr_from, TimeState::RnrWait),
             (
@@ -575,22 +660,44 @@ impl Acct {
             self.runs.push(to, TimeState::Idle);
             return;
         }
-        let others = (others_per_ns * (to - from) as f64) as u64;
-        let shared = ns_of(others, cx.link_gbps).min(to - from);
-        self.runs.push(from + shared, TimeState::Sharing);
-        self.runs.push(
-            to,
-            if self.rate_limited {
-                TimeState::RateLimited
-            } else {
-                TimeState::HostLimited
-            },
-        );
+        let rest = if self.rate_limited {
+            TimeState::RateLimited
+        } else {
+            TimeState::HostLimited
+        };
+        // The other QPs' frames where they were on the link; before the
+        // frames kept, as many as the link's bytes say, first.
+        let mut at = from;
+        let oldest = cx.frames.front().map_or(u64::MAX, |f| f.0);
+        if at < oldest {
+            let upto = oldest.min(to);
+            let others = (others_per_ns * (upto - at) as f64) as u64;
+            let shared = ns_of(others, cx.link_gbps).min(upto - at);
+            self.runs.push(at + shared, TimeState::Sharing);
+            self.runs.push(upto, rest);
+            at = upto;
+        }
+        let first = cx
+            .frames
+            .partition_point(|f| f.0 < at.saturating_sub(MAX_FRAME_NS));
+        for &(start, bytes) in cx.frames.range(first..) {
+            if start >= to {
+                break;
+            }
+            let (s, e) = (start.max(at), (start + ns_of(bytes, cx.link_gbps)).min(to));
+            if e <= s {
+                continue;
+            }
+            self.runs.push(s, rest);
+            self.runs.push(e, TimeState::Sharing);
+            at = e;
+        }
+        self.runs.push(to, rest);
     }
 
     /// The requester's own packet on the wire, `[from, to)`: recovering for
-    /// a resend, else sending, unless a state above holds (error, a full
-    /// window).
+    /// a resend, else sending, unless the window is full (as the requester
+    /// counts it).
     pub fn own_packet(
         &mut self,
         from: u64,
@@ -602,15 +709,36 @@ impl Acct {
         // A packet whose time the last one's still covers starts after it.
         let from = from.max(self.runs.end_ns);
         let to = to.max(from);
-        let state = if self.error_since.is_some_and(|e| e <= from) {
-            TimeState::Error
-        } else if resend || self.recovering_since.is_some() {
+        let state = if resend || self.recovering_since.is_some() {
             TimeState::Recovering
-        } else if window.is_some_and(|w| outstanding_after >= w) {
-            TimeState::WindowFull
         } else {
             TimeState::Sending
         };
-        self.runs.push(to, state);
+        let Some(w) = window.filter(|_| state == TimeState::Sending) else {
+            self.runs.push(to, state);
+            return;
+        };
+        // Full while the requester counts the window full, which responses
+        // it takes while the packet is on the wire may end.
+        let mut out = outstanding_after;
+        let mut taken = 0;
+        for &(at, _, freed) in &self.pending {
+            if out < w || at >= to {
+                break;
+            }
+            if at > from {
+                self.runs.push(at, TimeState::WindowFull);
+            }
+            taken += freed;
+            out = outstanding_after.saturating_sub(taken);
+        }
+        self.runs.push(
+            to,
+            if out >= w {
+                TimeState::WindowFull
+            } else {
+                state
+            },
+        );
     }
 }

@@ -98,7 +98,7 @@ impl RcAnalyzer {
     /// simulator, the live link, a recording), so one scenario gives the
     /// same findings however it was opened. Returns whether it was evidence.
     pub fn note_record(&self, r: &crate::record::Record) -> bool {
-        use crate::record::Record;
+        use crate::record::{Record, TruthEvent};
         let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match r {
             // The card's counter file (a live link's `counters` probes): the
@@ -110,6 +110,36 @@ impl RcAnalyzer {
             Record::Profiler(s) => {
                 an.card_counter_sample(s.ts_ns, s.probe, s.value);
                 false
+            }
+            // What the source knows of its links and windows (a
+            // simulator's scenario): the time by state reckons with them.
+            Record::Truth(t) if matches!(t.event, TruthEvent::LinkRate { .. }) => {
+                if let TruthEvent::LinkRate { mbps } = t.event {
+                    an.set_link_gbps(mbps as f64 / 1000.0);
+                }
+                true
+            }
+            Record::Truth(t) if matches!(t.event, TruthEvent::QpWindow { .. }) => {
+                if let TruthEvent::QpWindow { packets } = t.event {
+                    an.qp_window(t.qpn, t.psn, packets);
+                }
+                true
+            }
+            Record::Truth(t) if matches!(t.event, TruthEvent::QpCongestionControl { .. }) => {
+                if let TruthEvent::QpCongestionControl { reacts } = t.event {
+                    an.qp_congestion_control(t.qpn, t.psn, reacts);
+                }
+                true
+            }
+            Record::Truth(t) if matches!(t.event, TruthEvent::QpResponseTime { .. }) => {
+                if let TruthEvent::QpResponseTime {
+                    latency_ns,
+                    each_ns,
+                } = t.event
+                {
+                    an.qp_response_time(t.qpn, t.psn, latency_ns.into(), each_ns.into());
+                }
+                true
             }
             // A running count per interface and reason: what it grew by is
             // capture loss, which a fall in the rate then is.
@@ -137,6 +167,15 @@ pub fn for_analysis(r: &crate::record::Record) -> bool {
     match r {
         Record::ProbeDef(d) => d.module == "counters",
         Record::Profiler(_) | Record::Drops(_) => true,
+        Record::Truth(t) => {
+            matches!(
+                t.event,
+                crate::record::TruthEvent::LinkRate { .. }
+                    | crate::record::TruthEvent::QpWindow { .. }
+                    | crate::record::TruthEvent::QpResponseTime { .. }
+                    | crate::record::TruthEvent::QpCongestionControl { .. }
+            ) || evidence(r).is_some()
+        }
         _ => evidence(r).is_some(),
     }
 }

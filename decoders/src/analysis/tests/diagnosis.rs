@@ -429,9 +429,9 @@ fn a_window_full_at_the_window_the_capture_shows_is_window_limited() {
         r.findings
     );
     assert!(
-        r.findings[0].text.contains(
-            "4 packets outstanding (window full: the capture shows the sender held at 4)"
-        ),
+        r.findings[0]
+            .text
+            .contains("the window full at 4 packets (the capture shows the sender held at it)"),
         "{}",
         r.findings[0].text
     );
