@@ -25,6 +25,8 @@ pub enum TableArg {
     Findings,
     Profiler,
     Slots,
+    #[value(name = "qp_states")]
+    QpStates,
 }
 
 impl From<TableArg> for Table {
@@ -36,6 +38,7 @@ impl From<TableArg> for Table {
             TableArg::Findings => Table::Findings,
             TableArg::Profiler => Table::Profiler,
             TableArg::Slots => Table::Slots,
+            TableArg::QpStates => Table::QpStates,
         }
     }
 }

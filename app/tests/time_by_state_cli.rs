@@ -87,6 +87,51 @@ fn every_qp_span_is_accounted_to_the_nanosecond() {
     }
     let ws = dir.join("window-stall.pcapng");
     let ws = ws.to_str().unwrap();
+    // The qp_states table: the runs, summing to the span stats gives.
+    let csv = dir.join("qp_states.csv");
+    let (ok, _, err) = rocescope(&[
+        "export",
+        ws,
+        "--table",
+        "qp_states",
+        "--to",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("qp,dest_qp,start_ns,end_ns,state"));
+    let runs: Vec<(u64, u64, String)> = lines
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (
+                c[2].parse().unwrap(),
+                c[3].parse().unwrap(),
+                c[4].to_owned(),
+            )
+        })
+        .collect();
+    let (ok, out, _) = rocescope(&["stats", ws, "--json"]);
+    assert!(ok);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let q = &v["qps"][0];
+    let window_full: u64 = runs
+        .iter()
+        .filter(|r| r.2 == "window_full")
+        .map(|r| r.1 - r.0)
+        .sum();
+    assert_eq!(
+        window_full,
+        q["time_by_state_ns"]["window_full"].as_u64().unwrap()
+    );
+    assert_eq!(
+        runs.iter().map(|r| r.1 - r.0).sum::<u64>(),
+        q["span_ns"].as_u64().unwrap()
+    );
+    assert_eq!(
+        runs.last().map(|r| r.2.as_str()),
+        q["state_at_end"].as_str()
+    );
     let (ok, out, _) = rocescope(&["stats", ws, "--json", "--link-gbps", "25"]);
     assert!(ok);
     let v: Value = serde_json::from_str(&out).unwrap();
