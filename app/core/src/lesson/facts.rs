@@ -148,6 +148,32 @@ pub fn facts(report: &Report, stats: &StoreStats) -> BTreeMap<String, Value> {
                 Value::Text(state.name().into()),
             );
         }
+        // The state that held it back most of its time, and an RNR NAK's
+        // wait on average.
+        if let Some(most) = TimeState::ALL
+            .into_iter()
+            .filter(|&st| s.totals_ns[st as usize] > 0)
+            .max_by_key(|&st| s.totals_ns[st as usize])
+        {
+            f.insert(format!("{p}.time.most"), Value::Text(most.name().into()));
+        }
+        // Each RNR wait (a run: a resend ends it), the one the capture cuts
+        // short left out.
+        let mut waits: Vec<u64> = s
+            .iter()
+            .filter(|r| r.2 == TimeState::RnrWait)
+            .map(|(a, b, _)| b - a)
+            .collect();
+        if s.last_state() == Some(TimeState::RnrWait) {
+            waits.pop();
+        }
+        if !waits.is_empty() {
+            num(
+                &mut f,
+                format!("{p}.rnr_wait_each_us"),
+                us(waits.iter().sum::<u64>()) / waits.len() as f64,
+            );
+        }
         let error = q.error.map_or("none", |e| e.reason.name());
         f.insert(format!("{p}.error"), Value::Text(error.into()));
         if let Some(e) = q.error {
