@@ -4,7 +4,8 @@
 //! response paths call.
 
 use super::time_states::{
-    Acct, LINK_FRAMES, LabelCx, MAX_PAUSES, Pause, StateRuns, WaitEnd, wire_bytes,
+    Acct, FrameRing, LabelCx, MAX_PAUSES, NO_FRAMES, Pause, StateRuns, WaitEnd, fs_per_byte,
+    wire_bytes, wire_ns,
 };
 use super::*;
 
@@ -18,8 +19,11 @@ pub(super) struct Host {
     /// When its card can take the next response (when the source tells
     /// how long it takes one).
     pub(super) responses_free_ns: u64,
-    /// Its latest frames: (time, bytes on the wire).
-    pub(super) frames: VecDeque<(u64, u64)>,
+    /// Its latest frames: (time, bytes on the wire), kept once it has
+    /// sent a request (a wait of its requesters reads them; a host that
+    /// only responds has none).
+    pub(super) frames: FrameRing,
+    pub(super) requests: bool,
 }
 
 /// Standard Ethernet rates, Gb/s: the fastest rate the capture shows is
@@ -34,9 +38,6 @@ const MIN_RATE_SAMPLE_BYTES: u64 = 1_000;
 
 /// The link rate until the capture shows one (BALBOA's).
 const DEFAULT_LINK_GBPS: f64 = 100.0;
-
-/// No frames (a host the analysis has not seen).
-const NO_FRAMES: &VecDeque<(u64, u64)> = &VecDeque::new();
 
 /// "No accounting" in `Flow::acct`.
 pub(super) const NO_ACCT: u32 = u32::MAX;
@@ -62,6 +63,7 @@ impl RcAnalysis {
             return;
         };
         let bytes = wire_bytes(frame_bytes);
+        let mut faster = false;
         if ts_ns > h.last_ts_ns && h.last_bytes > 0 {
             let dt = ts_ns - h.last_ts_ns;
             // The smaller frame's time at least separates two frames, whether
@@ -75,20 +77,37 @@ impl RcAnalysis {
                 && (self.fastest.0 == 0 || dt * self.fastest.1 < self.fastest.0 * least)
             {
                 self.fastest = (dt, least);
+                faster = true;
             }
         }
         h.busy_bytes += bytes;
         h.last_ts_ns = ts_ns;
         h.last_bytes = bytes;
-        if h.frames.len() == LINK_FRAMES {
-            h.frames.pop_front();
+        if h.requests {
+            h.frames
+                .push(ts_ns, ts_ns + wire_ns(bytes, self.fs_per_byte));
         }
-        h.frames.push_back((ts_ns, bytes));
+        if faster {
+            self.set_rate();
+        }
     }
 
     /// The link rate: configured, given by the source, else the fastest the
     /// capture shows (as a standard rate), else 100 Gb/s.
+    #[inline]
     pub fn link_gbps(&self) -> f64 {
+        self.link_gbps
+    }
+
+    /// The link rate worked out again, in both forms.
+    pub(super) fn set_rate(&mut self) {
+        self.link_gbps = self.reckon_link_gbps();
+        self.fs_per_byte = fs_per_byte(self.link_gbps);
+    }
+
+    /// [`RcAnalysis::link_gbps`] worked out again (what it rests on
+    /// changed).
+    pub(super) fn reckon_link_gbps(&self) -> f64 {
         if self.config.link_gbps > 0.0 {
             return self.config.link_gbps;
         }
@@ -110,6 +129,7 @@ impl RcAnalysis {
     pub fn set_link_gbps(&mut self, gbps: f64) {
         if gbps > 0.0 {
             self.source_link_gbps = Some(gbps);
+            self.set_rate();
         }
     }
 
@@ -120,6 +140,7 @@ impl RcAnalysis {
         if packets == 0 {
             return;
         }
+        self.facts_epoch += 1;
         match self
             .qp_windows
             .iter_mut()
@@ -142,6 +163,7 @@ impl RcAnalysis {
         latency_ns: u64,
         each_ns: u64,
     ) {
+        self.facts_epoch += 1;
         match self
             .qp_response_times
             .iter_mut()
@@ -158,6 +180,7 @@ impl RcAnalysis {
     /// from requester QPN `requester_qp` slows down on CNPs, as the source
     /// knows it (a simulator's BALBOA does not): without, a CNP paces.
     pub fn qp_congestion_control(&mut self, dest_qp: u32, requester_qp: u32, reacts: bool) {
+        self.facts_epoch += 1;
         self.qp_unpaced
             .retain(|&(d, r)| (d, r) != (dest_qp, requester_qp));
         if !reacts {
@@ -191,6 +214,7 @@ impl RcAnalysis {
             return;
         }
         let ns = (f64::from(quanta) * QUANTUM_BITS / self.link_gbps()) as u64;
+        self.pause_reach_ns = self.pause_reach_ns.max(ns.max(1));
         if self.pauses.len() == MAX_PAUSES {
             self.pauses.pop_front();
         }
@@ -227,9 +251,13 @@ impl RcAnalysis {
     /// Outstanding PSNs of requester flow `id` as the requester counts
     /// them: READ responses received in order take their PSNs off at once
     /// (the last one's AETH acknowledges the READ for the rest).
+    #[inline]
     pub(super) fn acct_outstanding(&self, id: u32) -> u32 {
         let f = &self.flows[id as usize];
         let out = f.outstanding_psns();
+        if !f.reads {
+            return out;
+        }
         let Some(front) = f.outstanding.front().filter(|s| s.read()) else {
             return out;
         };
@@ -240,12 +268,30 @@ impl RcAnalysis {
         }
     }
 
+    /// Requester flow `id`'s window and its card's response time, worked
+    /// out again only when what they rest on changed (the source's facts,
+    /// the pairing, the window the capture showed).
+    #[inline(always)]
+    fn facts_of(&mut self, id: u32, k: usize) -> (Option<u32>, Option<(u64, u64)>) {
+        let epoch = self.facts_epoch;
+        let a = &self.accts[k];
+        if a.facts.0 == epoch {
+            return (a.facts.1, a.facts.2);
+        }
+        let facts = (epoch, self.window_of(id), self.response_time_of(id));
+        self.accts[k].facts = facts;
+        (facts.1, facts.2)
+    }
+
     /// The accounting of requester flow `id`, made at its first request.
     pub(super) fn acct_of(&mut self, id: u32, ts_ns: u64) -> usize {
         let f = &mut self.flows[id as usize];
         if f.acct == NO_ACCT {
             f.acct = self.accts.len() as u32;
             self.accts.push(Acct::new(ts_ns));
+            if let Some(h) = self.hosts.get_mut(f.src_host as usize) {
+                h.requests = true;
+            }
         }
         f.acct as usize
     }
@@ -270,8 +316,8 @@ impl RcAnalysis {
         if end.timer {
             end.timer_from = Some(self.accts[k].last_progress_ns);
         }
-        let gbps = self.link_gbps();
-        let window = self.window_of(id);
+        let fs = self.fs_per_byte;
+        let (window, _) = self.facts_of(id, k);
         let out_after = self.acct_outstanding(id);
         let f = &self.flows[id as usize];
         let busy = self
@@ -281,9 +327,10 @@ impl RcAnalysis {
         let own = wire_bytes(frame_bytes);
         let episode_since = f.episode.as_ref().map(|e| e.episode.start_ns);
         let cx = LabelCx {
-            link_gbps: gbps,
+            fs_per_byte: fs,
             window,
             pauses: &self.pauses,
+            pause_reach_ns: self.pause_reach_ns,
             // The link before this packet.
             busy_bytes: busy.saturating_sub(own),
             frames: self
@@ -299,7 +346,7 @@ impl RcAnalysis {
         a.take_effects(ts_ns, before, cx.busy_bytes);
         a.close_wait(ts_ns, &end, &cx);
         let out_after = a.as_counted(out_after);
-        let own_ns = (own as f64 * 8.0 / gbps) as u64;
+        let own_ns = wire_ns(own, fs);
         // Back at the link's rate after a CNP, packets back to back: no
         // longer paced.
         if a.rate_limited && was_mid && !resend && a.last_wait_ns * 8 < own_ns {
@@ -332,11 +379,21 @@ impl RcAnalysis {
             return;
         }
         let seen = self.acct_outstanding(req);
+        let (window, response_time) = self.facts_of(req, k as usize);
+        // Nothing changed (a duplicate ACK), and no card time to take: the
+        // wait goes on as it was.
+        if seen == before
+            && !(progress || recovered || error)
+            && response_time.is_none()
+            && self.accts[k as usize].nothing_pending()
+        {
+            return;
+        }
         let host = self.flows[req as usize].src_host;
         let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
         // When the requester's card takes it: after those before it on the
         // same card, each its processing time.
-        let effect = self.response_time_of(req).map(|(latency, each)| {
+        let effect = response_time.map(|(latency, each)| {
             let h = &mut self.hosts[host as usize];
             let start = (ts_ns + latency).max(h.responses_free_ns);
             h.responses_free_ns = start + each;
@@ -345,9 +402,10 @@ impl RcAnalysis {
         let out = self.accts[k as usize].as_counted(seen);
         if recovered || error {
             let cx = LabelCx {
-                link_gbps: self.link_gbps(),
-                window: self.window_of(req),
+                fs_per_byte: self.fs_per_byte,
+                window,
                 pauses: &self.pauses,
+                pause_reach_ns: self.pause_reach_ns,
                 busy_bytes: busy,
                 frames: self
                     .hosts
@@ -374,6 +432,9 @@ impl RcAnalysis {
     /// A CNP reached requester flow `req`: its sender is paced, unless
     /// the source says it does not react to CNPs.
     pub(super) fn account_cnp(&mut self, req: u32) {
+        if !self.config.time_by_state {
+            return;
+        }
         let f = &self.flows[req as usize];
         if let Some(rq) = f.peer.map(|p| self.flows[p as usize].key.dest_qp)
             && self.qp_unpaced.contains(&(f.key.dest_qp, rq))
@@ -410,9 +471,10 @@ impl RcAnalysis {
             .get(f.src_host as usize)
             .map_or(0, |h| h.busy_bytes);
         let cx = LabelCx {
-            link_gbps: self.link_gbps(),
+            fs_per_byte: self.fs_per_byte,
             window: self.window_of(id),
             pauses: &self.pauses,
+            pause_reach_ns: self.pause_reach_ns,
             busy_bytes: busy,
             frames: self
                 .hosts

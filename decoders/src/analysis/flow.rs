@@ -141,6 +141,8 @@ pub(super) struct Flow {
     /// A request sent after its fatal NAK was acknowledged: the requester
     /// went on (a simulated BALBOA does), so its time is not in error.
     pub(super) went_on_after_error: bool,
+    /// It has sent a READ request (whose responses count as ACKs).
+    pub(super) reads: bool,
 }
 
 impl Flow {
@@ -151,6 +153,7 @@ impl Flow {
             src_host,
             acct: accounting::NO_ACCT,
             went_on_after_error: false,
+            reads: false,
             qp,
             own_slot: qp,
             started: false,

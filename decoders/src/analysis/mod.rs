@@ -61,6 +61,9 @@ pub struct AnalysisConfig {
     /// The link rate in Gb/s (`--link-gbps`), 0 to take the source's (a
     /// simulator's scenario) or the fastest the capture shows.
     pub link_gbps: f64,
+    /// Account each requester QP's time by state (off: what it costs is
+    /// measured against it, BENCHMARKS.md "Time by state").
+    pub time_by_state: bool,
 }
 
 impl Default for AnalysisConfig {
@@ -70,6 +73,7 @@ impl Default for AnalysisConfig {
             window_packets: 0,
             retry_limit: 7,
             link_gbps: 0.0,
+            time_by_state: true,
         }
     }
 }
@@ -126,6 +130,15 @@ pub struct RcAnalysis {
     qp_response_times: Vec<(u32, u32, u64, u64)>,
     /// QPs whose requester the source says does not slow down on CNPs.
     qp_unpaced: Vec<(u32, u32)>,
+    /// The link rate the time by state reckons with (`link_gbps`).
+    link_gbps: f64,
+    /// ...as femtoseconds a byte (the per-packet arithmetic).
+    fs_per_byte: u64,
+    /// The longest hold of any pause in `pauses`.
+    pause_reach_ns: u64,
+    /// Counts changes of what a QP's window and response time rest on,
+    /// so that each account looks them up again only then.
+    facts_epoch: u32,
 }
 
 impl Default for RcAnalysis {
@@ -148,7 +161,7 @@ fn is_read_response(op: Option<Operation>) -> bool {
 
 impl RcAnalysis {
     pub fn new(cfg: AnalysisConfig) -> RcAnalysis {
-        RcAnalysis {
+        let mut an = RcAnalysis {
             config: cfg,
             flows: Vec::new(),
             flow_ids: HashMap::new(),
@@ -175,7 +188,13 @@ impl RcAnalysis {
             qp_windows: Vec::new(),
             qp_response_times: Vec::new(),
             qp_unpaced: Vec::new(),
-        }
+            link_gbps: 0.0,
+            fs_per_byte: 0,
+            pause_reach_ns: 0,
+            facts_epoch: 0,
+        };
+        an.set_rate();
+        an
     }
 
     /// Record evidence the frames cannot show (a PFC pause, a DPI drop, the

@@ -120,6 +120,8 @@ impl RcAnalysis {
     /// A `resp` that carries requests itself keeps its own conversation:
     /// each end's requests are tracked and reported apart.
     pub(super) fn join(&mut self, resp: u32, chosen: u32) -> u32 {
+        // A QP's window and response time are looked up by its pair.
+        self.facts_epoch += 1;
         self.flows[resp as usize].peer = Some(chosen);
         self.flows[chosen as usize].peer = Some(resp);
         if self.flows[resp as usize].started {

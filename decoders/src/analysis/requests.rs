@@ -56,8 +56,10 @@ impl RcAnalysis {
                 b.cnps += 1;
             }
         }
-        let host = self.flows[id as usize].src_host;
-        self.on_link(host, o.ts_ns(), o.wire_len());
+        if self.config.time_by_state {
+            let host = self.flows[id as usize].src_host;
+            self.on_link(host, o.ts_ns(), o.wire_len());
+        }
         if cnp {
             self.flows[id as usize].counters.np_cnp_sent += 1;
             if let Some(peer) = self.flows[id as usize].peer.or_else(|| self.pair_any(id)) {
@@ -99,7 +101,11 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
-        let seen_before = self.acct_outstanding(id);
+        let seen_before = if self.config.time_by_state {
+            self.acct_outstanding(id)
+        } else {
+            0
+        };
         let f = &mut self.flows[id as usize];
         let silence = o.ts_ns().saturating_sub(f.last_req_ts_ns);
         let read = op == Operation::ReadRequest;
@@ -113,6 +119,7 @@ impl RcAnalysis {
             f.pmtu_bytes = f.pmtu_bytes.max(o.payload_len());
         }
         let span = if read { f.read_span(o.dma_len()) } else { 1 };
+        f.reads |= read;
         if !f.started {
             f.started = true;
             f.next_psn = o.psn();
@@ -136,6 +143,8 @@ impl RcAnalysis {
         };
         let f = &mut self.flows[id as usize];
         let mut goodput = 0u64;
+        // The window the capture shows grew (what accounts look up again).
+        let mut held_grew = false;
         // What ended the requester's wait, for its time by state.
         let mut end = time_states::WaitEnd {
             span,
@@ -149,7 +158,10 @@ impl RcAnalysis {
                 && o.ts_ns().saturating_sub(ack) <= ACK_TURNAROUND_NS
                 && ack - f.last_req_ts_ns > o.ts_ns().saturating_sub(ack)
             {
-                f.window_held = f.window_held.max(f.level_after_req);
+                if f.level_after_req > f.window_held {
+                    f.window_held = f.level_after_req;
+                    held_grew = true;
+                }
                 end.held = true;
             }
             f.next_psn = psn_add(o.psn(), span);
@@ -320,6 +332,12 @@ impl RcAnalysis {
                 | Operation::SendFirst
                 | Operation::SendMiddle
         ));
+        if !self.config.time_by_state {
+            return;
+        }
+        if held_grew {
+            self.facts_epoch += 1;
+        }
         self.account_request(
             id,
             o.ts_ns(),

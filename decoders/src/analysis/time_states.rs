@@ -128,6 +128,8 @@ pub struct StateRuns {
     /// Nanoseconds in each state over the whole span, by [`TimeState`]
     /// code: they sum to `end_ns - start_ns`.
     pub totals_ns: [u64; TIME_STATES],
+    /// The last run's state, kept beside the runs (every push reads it).
+    last: Option<TimeState>,
 }
 
 #[inline]
@@ -166,7 +168,7 @@ impl StateRuns {
 
     /// The state of the last run.
     pub fn last_state(&self) -> Option<TimeState> {
-        self.last_packed().map(|r| unpack(self.base_ns, r).1)
+        self.last
     }
 
     /// `[end_ns, to)` is in `state`: extends the last run when it is in
@@ -177,9 +179,10 @@ impl StateRuns {
             return;
         }
         self.totals_ns[state as usize] += to - self.end_ns;
-        if self.last_state() != Some(state) {
+        if self.last != Some(state) {
             let run = (self.end_ns - self.base_ns) << STATE_BITS | u64::from(state.code());
             self.tail.push(run);
+            self.last = Some(state);
             if self.tail.len() == RUN_BLOCK {
                 self.seal();
             }
@@ -304,6 +307,7 @@ impl StateRuns {
             }
         }
         self.end_ns = ts_ns;
+        self.last = self.last_packed().map(|r| unpack(self.base_ns, r).1);
         self.push(end, state);
     }
 }
@@ -351,25 +355,101 @@ pub(crate) struct WaitEnd {
 
 /// What labelling reads besides the requester's own state.
 pub(crate) struct LabelCx<'a> {
-    /// The link rate, Gb/s.
-    pub link_gbps: f64,
+    /// The link rate, femtoseconds a byte.
+    pub fs_per_byte: u64,
     /// The QP's window, when the scenario, the card or the configuration
     /// gives it.
     pub window: Option<u32>,
     pub pauses: &'a VecDeque<Pause>,
+    /// The longest any of them holds.
+    pub pause_reach_ns: u64,
     /// The requester host's link: bytes on the wire so far.
     pub busy_bytes: u64,
-    /// ...and its latest frames, (first bit's time, bytes on the wire), in
-    /// time order: where in a wait the other QPs' frames were.
-    pub frames: &'a VecDeque<(u64, u64)>,
+    /// ...and its latest frames: where in a wait the other QPs' frames
+    /// were.
+    pub frames: &'a FrameRing,
 }
 
 /// Frames a host's link keeps for placing other QPs' frames in a wait.
 pub(crate) const LINK_FRAMES: usize = 1024;
 
-/// No frame is longer on the wire than this (a 9 KB jumbo at 10 Gb/s):
-/// one starting this long before a time cannot reach it.
-const MAX_FRAME_NS: u64 = 10_000;
+/// A host's link busy, as its latest stretches of frames back to back
+/// (from the first frame's first bit to the last one's end), oldest first:
+/// a ring of [`LINK_FRAMES`]. A frame that starts where the last stretch
+/// ends lengthens it, so a busy link is a few entries, not one a frame
+/// (a QP's wait between two of its packets reads only these).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FrameRing {
+    buf: Vec<(u64, u64)>,
+    /// The oldest entry's place once the ring is full.
+    head: usize,
+    /// The newest entry's place.
+    last: usize,
+}
+
+impl FrameRing {
+    /// A frame on the link from `ts_ns` to `end_ns`.
+    #[inline(always)]
+    pub fn push(&mut self, ts_ns: u64, end_ns: u64) {
+        if let Some(l) = self.buf.get_mut(self.last)
+            && ts_ns <= l.1 + ROUNDING_NS
+            && ts_ns >= l.0
+        {
+            l.1 = l.1.max(end_ns);
+            return;
+        }
+        self.push_new(ts_ns, end_ns);
+    }
+
+    #[inline(never)]
+    fn push_new(&mut self, ts_ns: u64, end_ns: u64) {
+        if self.buf.len() < LINK_FRAMES {
+            self.last = self.buf.len();
+            self.buf.push((ts_ns, end_ns));
+        } else {
+            self.last = self.head;
+            self.buf[self.head] = (ts_ns, end_ns);
+            self.head = if self.head + 1 == LINK_FRAMES {
+                0
+            } else {
+                self.head + 1
+            };
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The `i`-th oldest.
+    #[inline]
+    fn get(&self, i: usize) -> (u64, u64) {
+        let j = self.head + i;
+        self.buf[if j >= self.buf.len() {
+            j - self.buf.len()
+        } else {
+            j
+        }]
+    }
+
+    /// The place of the first frame starting at or after `ts_ns`: looked
+    /// for from the newest, as a wait is (a long one walks them all anyway).
+    #[inline]
+    fn first_from(&self, ts_ns: u64) -> usize {
+        let mut i = self.len();
+        while i > 0 && self.get(i - 1).0 >= ts_ns {
+            i -= 1;
+        }
+        i
+    }
+}
+
+/// No frames (a host the analysis has not seen).
+pub(crate) const NO_FRAMES: &FrameRing = &FrameRing {
+    buf: Vec::new(),
+    head: 0,
+    last: 0,
+};
 
 /// Bytes an Ethernet frame of `frame_bytes` (no FCS) takes on the wire:
 /// padding, FCS, preamble and the inter-frame gap.
@@ -378,10 +458,37 @@ pub(crate) fn wire_bytes(frame_bytes: u32) -> u64 {
     u64::from(frame_bytes.max(60)) + 24
 }
 
-/// Nanoseconds `bytes` of wire take at `gbps`.
-#[inline]
-fn ns_of(bytes: u64, gbps: f64) -> u64 {
-    (bytes as f64 * 8.0 / gbps) as u64
+/// Femtoseconds a byte takes on a link of `gbps` (integer arithmetic per
+/// packet: exact for the standard rates).
+pub(crate) fn fs_per_byte(gbps: f64) -> u64 {
+    ((8e6 / gbps).round() as u64).max(1)
+}
+
+/// Nanoseconds `bytes` of wire take at `fs_per_byte`.
+#[inline(always)]
+pub(crate) fn wire_ns(bytes: u64, fs_per_byte: u64) -> u64 {
+    bytes.saturating_mul(fs_per_byte) / 1_000_000
+}
+
+/// A wait this short after the sender's own frame is the rounding of the
+/// frames' times to whole nanoseconds (the next frame right after it), not
+/// a wait: it stays sending, rather than a run of its own (and a link's
+/// frames this close are one stretch of it busy).
+const ROUNDING_NS: u64 = 2;
+
+/// Other QPs' bytes on the link over a portion of a wait, taken as
+/// spread evenly over it where the frames kept do not place them.
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    bytes: u64,
+    over_ns: u64,
+}
+
+impl Spread {
+    /// The bytes falling in `ns` of the portion.
+    fn within(self, ns: u64) -> u64 {
+        (u128::from(self.bytes) * u128::from(ns) / u128::from(self.over_ns.max(1))) as u64
+    }
 }
 
 /// The accounting of one requester flow.
@@ -413,6 +520,8 @@ pub(crate) struct Acct {
     pending_psns: u32,
     /// The last event's time and link bytes, for a change between events.
     last_event: (u64, u64),
+    /// Its window and response time as of a facts epoch (`facts_of`).
+    pub facts: (u32, Option<u32>, Option<(u64, u64)>),
 }
 
 impl Acct {
@@ -431,7 +540,14 @@ impl Acct {
             pending: VecDeque::new(),
             pending_psns: 0,
             last_event: (start_ns, 0),
+            facts: (u32::MAX, None, None),
         }
+    }
+
+    /// No response waits for the requester to take it.
+    #[inline]
+    pub fn nothing_pending(&self) -> bool {
+        self.pending.is_empty()
     }
 
     /// PSNs freed by responses the requester takes after `ts_ns`.
@@ -476,6 +592,7 @@ impl Acct {
     /// The responses the requester took before `upto`, the capture showing
     /// `seen` outstanding since the last event: changes of the count at
     /// their times.
+    #[inline]
     pub fn take_effects(&mut self, upto: u64, seen: u32, busy_bytes: u64) {
         while let Some(&(at, _, freed)) = self.pending.front() {
             if at >= upto {
@@ -516,10 +633,25 @@ impl Acct {
     /// Labels the open wait up to `to` (what ended it in `end`), then
     /// starts a new one at `to` with `outstanding` and the link at
     /// `busy_bytes`.
+    #[inline]
     pub fn close_wait(&mut self, to: u64, end: &WaitEnd, cx: &LabelCx<'_>) {
         let from = self.runs.end_ns;
         self.last_wait_ns = to.saturating_sub(from);
-        if to > from {
+        if to <= from {
+            self.segs.clear();
+            return;
+        }
+        if to - from <= ROUNDING_NS
+            && self.segs.is_empty()
+            && self.runs.last_state() == Some(TimeState::Sending)
+        {
+            self.runs.push(to, TimeState::Sending);
+        } else if self.segs.is_empty() {
+            // No change inside (nearly every wait between back-to-back
+            // packets).
+            let others = cx.busy_bytes.saturating_sub(self.busy_at_mark);
+            self.portion(from, to, self.out_at_mark, others, end, cx);
+        } else {
             let mut at = from;
             let mut out = self.out_at_mark;
             let mut busy = self.busy_at_mark;
@@ -547,6 +679,7 @@ impl Acct {
 
     /// `[from, to)`, no change of outstanding count inside: the states
     /// from the top of the order down, each from where it begins.
+    #[inline]
     fn portion(
         &mut self,
         from: u64,
@@ -556,6 +689,19 @@ impl Acct {
         end: &WaitEnd,
         cx: &LabelCx<'_>,
     ) {
+        // No state above: the base states throughout (nearly every wait).
+        if end.timer_from.is_none()
+            && end.rnr_from.is_none()
+            && end.recovering_from.is_none()
+            && self.recovering_since.is_none()
+        {
+            let spread = Spread {
+                bytes: others_bytes,
+                over_ns: to - from,
+            };
+            self.base(from, to, outstanding, spread, end, cx);
+            return;
+        }
         // The states that hold from a time to the end of the wait (the
         // error state is the report's to place: a fatal NAK's QP may be
         // seen going on).
@@ -598,27 +744,44 @@ impl Acct {
                 .min()
                 .unwrap_or(to);
             // Other QPs' bytes on the link, spread evenly over the portion.
-            let density = others_bytes as f64 / (to - from) as f64;
-            self.base(at, next, outstanding, density, end, cx);
+            let spread = Spread {
+                bytes: others_bytes,
+                over_ns: to - from,
+            };
+            self.base(at, next, outstanding, spread, end, cx);
             at = next;
         }
     }
 
     /// `[from, to)` below the tiers: paused, window full, sharing, rate
     /// limited, host limited or idle.
+    #[inline]
     fn base(
         &mut self,
         from: u64,
         to: u64,
         outstanding: u32,
-        others_per_ns: f64,
+        others: Spread,
         end: &WaitEnd,
         cx: &LabelCx<'_>,
     ) {
         let mut at = from;
         let port = self.port;
-        // Pauses on the requester's link, in time order (few, if any).
-        for p in cx.pauses.iter().filter(|p| {
+        // Pauses on the requester's link, in time order (few, if any):
+        // none starting longer than the longest hold before `from` reaches it.
+        let pauses = cx.pauses;
+        if pauses
+            .back()
+            .is_none_or(|p| p.start_ns.saturating_add(cx.pause_reach_ns) <= from)
+        {
+            self.open(from, to, outstanding, others, end, cx);
+            return;
+        }
+        let mut first = pauses.len();
+        while first > 0 && pauses[first - 1].start_ns.saturating_add(cx.pause_reach_ns) > from {
+            first -= 1;
+        }
+        for p in pauses.range(first..).filter(|p| {
             p.start_ns < to
                 && p.end_ns > from
                 && (p.port.is_none() || port.is_none() || p.port == port)
@@ -627,21 +790,22 @@ impl Acct {
             if b <= a {
                 continue;
             }
-            self.open(at, a, outstanding, others_per_ns, end, cx);
+            self.open(at, a, outstanding, others, end, cx);
             self.runs.push(b, TimeState::Paused);
             at = b;
         }
-        self.open(at, to, outstanding, others_per_ns, end, cx);
+        self.open(at, to, outstanding, others, end, cx);
     }
 
     /// `[from, to)`, not paused: window full, sharing, rate limited, host
     /// limited or idle.
+    #[inline]
     fn open(
         &mut self,
         from: u64,
         to: u64,
         outstanding: u32,
-        others_per_ns: f64,
+        others: Spread,
         end: &WaitEnd,
         cx: &LabelCx<'_>,
     ) {
@@ -668,36 +832,48 @@ impl Acct {
         // The other QPs' frames where they were on the link; before the
         // frames kept, as many as the link's bytes say, first.
         let mut at = from;
-        let oldest = cx.frames.front().map_or(u64::MAX, |f| f.0);
+        let frames = cx.frames;
+        let oldest = if frames.len() == 0 {
+            u64::MAX
+        } else {
+            frames.get(0).0
+        };
         if at < oldest {
             let upto = oldest.min(to);
-            let others = (others_per_ns * (upto - at) as f64) as u64;
-            let shared = ns_of(others, cx.link_gbps).min(upto - at);
+            let shared = wire_ns(others.within(upto - at), cx.fs_per_byte).min(upto - at);
             self.runs.push(at + shared, TimeState::Sharing);
             self.runs.push(upto, rest);
             at = upto;
         }
-        let first = cx
-            .frames
-            .partition_point(|f| f.0 < at.saturating_sub(MAX_FRAME_NS));
-        for &(start, bytes) in cx.frames.range(first..) {
+        // A stretch starting before `at` (the link busy since before the
+        // wait) is the one before the first starting at or after it.
+        let (mut shared_from, mut shared_to) = (at, at);
+        for i in frames.first_from(at).saturating_sub(1)..frames.len() {
+            let (start, end) = frames.get(i);
             if start >= to {
                 break;
             }
-            let (s, e) = (start.max(at), (start + ns_of(bytes, cx.link_gbps)).min(to));
+            let s = start.max(at);
+            let e = end.min(to);
             if e <= s {
                 continue;
             }
-            self.runs.push(s, rest);
-            self.runs.push(e, TimeState::Sharing);
-            at = e;
+            if s > shared_to {
+                self.runs.push(shared_from, rest);
+                self.runs.push(shared_to, TimeState::Sharing);
+                shared_from = s;
+            }
+            shared_to = shared_to.max(e);
         }
+        self.runs.push(shared_from, rest);
+        self.runs.push(shared_to, TimeState::Sharing);
         self.runs.push(to, rest);
     }
 
     /// The requester's own packet on the wire, `[from, to)`: recovering for
     /// a resend, else sending, unless the window is full (as the requester
     /// counts it).
+    #[inline]
     pub fn own_packet(
         &mut self,
         from: u64,

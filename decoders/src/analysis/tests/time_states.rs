@@ -54,6 +54,25 @@ impl Trace {
 }
 
 #[test]
+fn frames_back_to_back_a_rounded_nanosecond_apart_are_one_sending_run() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    // A Middle's 334.24 ns on the wire, stamped 335 ns apart: the
+    // nanosecond between is the clock's rounding, not a host gap.
+    t.req(Opcode::RC_WRITE_FIRST, psn, 0);
+    psn += 1;
+    for _ in 0..20 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 336);
+        psn += 1;
+    }
+    let r = t.an.report();
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    assert_eq!(ns(runs, TimeState::HostLimited), 0, "{:?}", runs.totals_ns);
+    assert_eq!(runs.len(), 1, "{:?}", runs.iter().collect::<Vec<_>>());
+}
+
+#[test]
 fn a_message_is_sending_and_host_gaps_and_the_time_between_messages_idle() {
     let mut t = Trace::new();
     let mut psn = 0;
