@@ -223,6 +223,8 @@ pub fn run(
     }
     let (store, analysis) = index_analysed(file, roce_ports, link_gbps.unwrap_or(0.0))?;
     let stats = store.stats();
+    // A card's converted capture numbers its packets: no time to account.
+    let ordinal = store.time_base() == rocescope_replay::TimeBase::Ordinal;
     // The index is not read again: its pages go back on another thread
     // while this one writes the report (else the process's exit gives them
     // back after the output, a few ms on one core).
@@ -239,6 +241,12 @@ pub fn run(
     };
     if json_out {
         let mut v = report_json(&report);
+        if ordinal && let Some(qps) = v["qps"].as_array_mut() {
+            for q in qps {
+                q["span_ns"] = Value::Null;
+                q["time_by_state_ns"] = Value::Null;
+            }
+        }
         if let (Some(a), Some(obj)) = (&alignment, v.as_object_mut()) {
             obj.insert(
                 "alignment".into(),
@@ -297,12 +305,19 @@ pub fn run(
         )?;
     }
     writeln!(out)?;
-    writeln!(
-        out,
-        "time by state (each QP's span, from its first request; link {} Gb/s):",
-        report.link_gbps
-    )?;
-    for q in &report.qps {
+    if ordinal {
+        writeln!(
+            out,
+            "time by state: none (the capture's stamps are frame numbers, not times)"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "time by state (each QP's span, from its first request; link {} Gb/s):",
+            report.link_gbps
+        )?;
+    }
+    for q in report.qps.iter().filter(|_| !ordinal) {
         let name = format!("{} {}", qpn(q.dest_qp), qp_route(q));
         writeln!(
             out,

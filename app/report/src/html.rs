@@ -316,6 +316,13 @@ fn qp_table(h: &mut String, view: &View<'_>) {
 /// widths, no script) and the shares in words, then the states' key.
 fn time_by_state(h: &mut String, view: &View<'_>) {
     h.push_str("<h2 id=\"time\">Time by state</h2>\n");
+    if view.time.ordinal {
+        h.push_str(
+            "<p>The capture's stamps are frame numbers, not times: where a QP's time went \
+             cannot be told.</p>\n",
+        );
+        return;
+    }
     let qps: Vec<_> = view
         .report
         .qps

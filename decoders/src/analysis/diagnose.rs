@@ -580,11 +580,9 @@ fn episodes_between_drops(
         let during = mean(first..last + 1);
         let (cause, mut evidence, rows) = episode_evidence(qp, e);
         if last + 1 - first < MIN_DROP_BINS {
-            let _ = write!(
-                evidence,
-                " (shorter than the {} bins of the rate series can show as a drop)",
-                human_ns(s.bin_ns)
-            );
+            // The bins' width unsaid: a capture numbered by frames has no
+            // times to give it in.
+            evidence.push_str(" (too short for the rate series' bins to show as a drop)");
         }
         let text = format!(
             "{}: {:.1} -> {:.1} GB/s at {:.6} s for {}: {evidence}",

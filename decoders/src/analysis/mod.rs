@@ -235,8 +235,8 @@ impl RcAnalysis {
     /// counter: what it grew by since its last reading is capture loss
     /// then. A reading from another clock (a client's wall clock against a
     /// simulator's time) is placed where the stream is now, after the last
-    /// frame seen.
-    pub fn capture_drop_total(&mut self, source: u64, total: u64, ts_ns: u64) {
+    /// frame seen. Returns whether it grew.
+    pub fn capture_drop_total(&mut self, source: u64, total: u64, ts_ns: u64) -> bool {
         let i = match self.drop_totals.iter().position(|(s, _)| *s == source) {
             Some(i) => i,
             None => {
@@ -257,6 +257,7 @@ impl RcAnalysis {
             self.last_ts_ns
         };
         self.capture_loss(at, grew, false);
+        grew > 0
     }
 
     /// Record a reading of the card's own counters: the diagnosis compares

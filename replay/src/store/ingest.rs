@@ -112,24 +112,25 @@ impl RcAnalyzer {
                 false
             }
             // What the source knows of its links and windows (a
-            // simulator's scenario): the time by state reckons with them.
+            // simulator's scenario): the time by state reckons with them
+            // (facts, not evidence the diagnosis cites).
             Record::Truth(t) if matches!(t.event, TruthEvent::LinkRate { .. }) => {
                 if let TruthEvent::LinkRate { mbps } = t.event {
                     an.set_link_gbps(mbps as f64 / 1000.0);
                 }
-                true
+                false
             }
             Record::Truth(t) if matches!(t.event, TruthEvent::QpWindow { .. }) => {
                 if let TruthEvent::QpWindow { packets } = t.event {
                     an.qp_window(t.qpn, t.psn, packets);
                 }
-                true
+                false
             }
             Record::Truth(t) if matches!(t.event, TruthEvent::QpCongestionControl { .. }) => {
                 if let TruthEvent::QpCongestionControl { reacts } = t.event {
                     an.qp_congestion_control(t.qpn, t.psn, reacts);
                 }
-                true
+                false
             }
             Record::Truth(t) if matches!(t.event, TruthEvent::QpResponseTime { .. }) => {
                 if let TruthEvent::QpResponseTime {
@@ -139,15 +140,15 @@ impl RcAnalyzer {
                 {
                     an.qp_response_time(t.qpn, t.psn, latency_ns.into(), each_ns.into());
                 }
-                true
+                false
             }
             // A running count per interface and reason: what it grew by is
-            // capture loss, which a fall in the rate then is.
+            // capture loss, which a fall in the rate then is (evidence
+            // when it grew).
             Record::Drops(d) => {
                 let source = u64::from(d.interface)
                     | u64::from(crate::record::drop_reason_code(d.reason)) << 32;
-                an.capture_drop_total(source, d.dropped, d.ts_ns);
-                true
+                an.capture_drop_total(source, d.dropped, d.ts_ns)
             }
             _ => match evidence(r) {
                 Some((ts_ns, what)) => {
