@@ -536,7 +536,7 @@ impl Partitions {
     fn write(&mut self, df: DataFrame) -> Result<(), DataError> {
         let ts = match self.table {
             Table::Packets | Table::Profiler | Table::Slots => Some("ts_ns"),
-            Table::Episodes | Table::Findings => Some("start_ns"),
+            Table::Episodes | Table::Findings | Table::QpStates => Some("start_ns"),
             Table::Qps => None,
         };
         let Some(ts) = ts else {

@@ -27,7 +27,7 @@ pub use packets::{PacketBatch, PacketBatches, packets_schema};
 pub use polars::prelude::DataFrame;
 pub use scan::{ParquetTable, ScanTally, read_parquet};
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
-pub use tables::{episodes, findings, profiler, qps, slots};
+pub use tables::{episodes, findings, profiler, qp_states, qps, slots};
 pub use text::{OutputFormat, write_frame};
 
 use rocescope_decoders::analysis::Report;
@@ -49,16 +49,19 @@ pub enum Table {
     Profiler,
     /// One row per service-slot decision.
     Slots,
+    /// One row per run of one state of a requester QP's time.
+    QpStates,
 }
 
 impl Table {
-    pub const ALL: [Table; 6] = [
+    pub const ALL: [Table; 7] = [
         Table::Packets,
         Table::Qps,
         Table::Episodes,
         Table::Findings,
         Table::Profiler,
         Table::Slots,
+        Table::QpStates,
     ];
 
     /// The table's name in SQL and on the command line.
@@ -70,6 +73,7 @@ impl Table {
             Table::Findings => "findings",
             Table::Profiler => "profiler",
             Table::Slots => "slots",
+            Table::QpStates => "qp_states",
         }
     }
 
@@ -112,6 +116,7 @@ impl Source<'_> {
             Table::Findings => findings(self.report)?,
             Table::Profiler => profiler(self.store, self.extra_profiler)?,
             Table::Slots => slots(self.store)?,
+            Table::QpStates => qp_states(self.report)?,
         })
     }
 }

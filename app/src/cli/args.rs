@@ -112,6 +112,16 @@ pub fn long_duration(s: &str) -> Result<Duration, String> {
     rocescope_core::units::parse_duration_ns_up_to(s, WEEK_NS).map(Duration::from_nanos)
 }
 
+/// A link rate in Gb/s: a positive number (`100`, `25`, `12.5`).
+pub fn rate_gbps(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(g) if g.is_finite() && g > 0.0 => Ok(g),
+        _ => Err(format!(
+            "{s:?}: expected a positive number of Gb/s, e.g. 100"
+        )),
+    }
+}
+
 /// Nanoseconds of a parsed duration (within u64 by the parsers' bounds).
 pub fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)

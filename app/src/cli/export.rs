@@ -20,6 +20,8 @@ pub enum TableArg {
     Findings,
     Profiler,
     Slots,
+    #[value(name = "qp_states")]
+    QpStates,
 }
 
 impl From<TableArg> for Table {
@@ -31,6 +33,7 @@ impl From<TableArg> for Table {
             TableArg::Findings => Table::Findings,
             TableArg::Profiler => Table::Profiler,
             TableArg::Slots => Table::Slots,
+            TableArg::QpStates => Table::QpStates,
         }
     }
 }
