@@ -27,7 +27,10 @@ pub use packets::{PacketBatch, PacketBatches, packets_schema};
 pub use polars::prelude::DataFrame;
 pub use scan::{ParquetTable, ScanTally, read_parquet};
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
-pub use tables::{episodes, findings, profiler, qp_states, qps, slots};
+pub use tables::{
+    column_name, episode_table, episodes, finding_table, findings, left_out, profiler, qp_states,
+    qp_table, qps, slots,
+};
 pub use text::{OutputFormat, write_frame};
 
 use rocescope_decoders::analysis::Report;

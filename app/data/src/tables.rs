@@ -2,21 +2,21 @@
 //! profiler samples and slot decisions from the store's records.
 
 use polars::prelude::*;
-use rocescope_decoders::analysis::{CARD_QP, EpisodeCause, Report};
+use rocescope_decoders::analysis::{
+    Counters, EpisodeCause, EpisodeRow, FindingRow, QpRow, Report, TimeState, UnactedRow,
+};
 use rocescope_replay::record::{Record, SlotKind, Verdict};
 use rocescope_replay::store::Store;
 
 use crate::DataError;
 
-fn addr(a: [u8; 16]) -> String {
-    rocescope_decoders::Endpoint(a).to_string()
-}
-
 /// Columns holding QP numbers and PSNs (24-bit) or the `qp` id: signed
 /// 32-bit. Other unsigned columns (counts, times, lengths) go to signed
 /// 64-bit.
-const INT32_COLUMNS: [&str; 8] = [
+const INT32_COLUMNS: [&str; 10] = [
     "qp",
+    "error_psn",
+    "unacted_psn",
     "dest_qp",
     "requester_qp",
     "next_psn",
@@ -55,30 +55,55 @@ fn frame(columns: Vec<Column>) -> Result<DataFrame, DataError> {
 
 /// One row per QP conversation: the figures of `rocescope stats`.
 pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
-    let q = &r.qps;
-    // QP states are those when the capture ends, as `stats` gives them.
-    let end_ns = q.iter().map(|q| q.last_ts_ns).max().unwrap_or(0);
-    let col_u64 = |name: &str, f: &dyn Fn(usize) -> u64| {
-        Column::new(name.into(), (0..q.len()).map(f).collect::<Vec<u64>>())
-    };
-    let episodes = |cause: EpisodeCause| {
-        move |i: usize| {
-            q[i].episodes_by_cause
-                .iter()
-                .filter(|(c, _)| *c == cause)
-                .map(|(_, n)| n)
-                .sum::<u64>()
+    qp_table(&r.qp_rows())
+}
+
+/// How a table names a row's field at `path` (nested objects flattened):
+/// the one rule the tables and their completeness test share.
+pub fn column_name(table: &str, path: &[&str]) -> String {
+    match (table, path) {
+        (_, ["counters", name]) => format!("counter_{name}"),
+        (_, ["episodes_by_cause", cause]) => format!("episodes_{cause}"),
+        (_, ["time_by_state_ns", state]) => format!("time_{state}_ns"),
+        (_, ["error", "ts_ns"]) => "error_ns".into(),
+        ("findings", [rate @ ("before_gbytes_s" | "during_gbytes_s")]) => {
+            rate.replace("_gbytes_s", "_rate_gbytes_s")
         }
+        _ => path.join("_"),
+    }
+}
+
+/// Fields of a table's rows it leaves out, and why (its completeness test
+/// holds the rest to the row type).
+pub fn left_out(table: &str) -> &'static [(&'static str, &'static str)] {
+    match table {
+        "findings" => &[
+            ("evidence_frames", "frame lists: `stats --json` has them"),
+            ("series", "plot names: `stats --json` has them"),
+            (
+                "items",
+                "the drops a finding tells: `count`; `stats --json` lists them",
+            ),
+        ],
+        _ => &[],
+    }
+}
+
+/// The QPs' table from their rows; `qp` is a row's place, the id episodes
+/// and findings refer to.
+pub fn qp_table(q: &[QpRow]) -> Result<DataFrame, DataError> {
+    let col_u64 = |name: &str, f: &dyn Fn(&QpRow) -> u64| {
+        Column::new(name.into(), q.iter().map(f).collect::<Vec<u64>>())
     };
     let mut columns = vec![
         Column::new("qp".into(), (0..q.len() as u32).collect::<Vec<u32>>()),
         Column::new(
             "src_ip".into(),
-            q.iter().map(|q| addr(q.requester)).collect::<Vec<_>>(),
+            q.iter().map(|q| q.src_ip.as_str()).collect::<Vec<_>>(),
         ),
         Column::new(
             "dst_ip".into(),
-            q.iter().map(|q| addr(q.responder)).collect::<Vec<_>>(),
+            q.iter().map(|q| q.dst_ip.as_str()).collect::<Vec<_>>(),
         ),
         Column::new(
             "dest_qp".into(),
@@ -92,10 +117,10 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
             "both_request".into(),
             q.iter().map(|q| q.both_request).collect::<Vec<_>>(),
         ),
-        col_u64("packets", &|i| q[i].packets),
-        col_u64("wire_bytes", &|i| q[i].wire_bytes),
-        col_u64("requests", &|i| q[i].requests),
-        col_u64("responses", &|i| q[i].responses),
+        col_u64("packets", &|q| q.packets),
+        col_u64("wire_bytes", &|q| q.wire_bytes),
+        col_u64("requests", &|q| q.requests),
+        col_u64("responses", &|q| q.responses),
         Column::new(
             "next_psn".into(),
             q.iter().map(|q| q.next_psn).collect::<Vec<_>>(),
@@ -106,58 +131,72 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
         ),
         Column::new(
             "outstanding_packets".into(),
-            q.iter().map(|q| q.outstanding).collect::<Vec<_>>(),
+            q.iter().map(|q| q.outstanding_packets).collect::<Vec<_>>(),
         ),
-        col_u64("retransmitted_packets", &|i| {
-            q[i].counters.retransmitted_packets
-        }),
-        col_u64("retransmitted_bytes", &|i| {
-            q[i].counters.retransmitted_bytes
-        }),
-        col_u64("episodes_nak_seq_err", &episodes(EpisodeCause::NakSeqErr)),
-        col_u64("episodes_rnr", &episodes(EpisodeCause::Rnr)),
-        col_u64("episodes_timeout", &episodes(EpisodeCause::Timeout)),
-        col_u64("episodes_implied_nak", &episodes(EpisodeCause::ImpliedNak)),
-        col_u64("naks_psn_seq_err", &|i| q[i].counters.packet_seq_err),
-        col_u64("naks_rnr", &|i| q[i].counters.rnr_nak),
-        col_u64("naks_invalid_request", &|i| {
-            q[i].counters.nak_invalid_request
-        }),
-        col_u64("naks_remote_access_err", &|i| {
-            q[i].counters.nak_remote_access
-        }),
-        col_u64("naks_remote_op_err", &|i| {
-            q[i].counters.nak_remote_operational
-        }),
-        col_u64("capture_loss_packets", &|i| {
-            q[i].counters.capture_loss_packets
-        }),
-        col_u64("duplicate_acks", &|i| q[i].counters.duplicate_acks),
-        col_u64("duplicate_read_responses", &|i| {
-            q[i].counters.duplicate_read_responses
-        }),
-        col_u64("cnps", &|i| q[i].counters.np_cnp_sent),
-        col_u64("ecn_marked", &|i| q[i].counters.np_ecn_marked_roce_packets),
+        Column::new(
+            "outstanding_counted".into(),
+            q.iter().map(|q| q.outstanding_counted).collect::<Vec<_>>(),
+        ),
+        col_u64("retransmitted_packets", &|q| q.retransmitted_packets),
+        col_u64("retransmitted_bytes", &|q| q.retransmitted_bytes),
+    ];
+    for cause in EpisodeCause::ALL {
+        let name = column_name("qps", &["episodes_by_cause", cause.name()]);
+        columns.push(col_u64(&name, &|q| {
+            q.episodes_by_cause.get(cause.name()).copied().unwrap_or(0)
+        }));
+    }
+    columns.extend([
+        col_u64("naks_psn_seq_err", &|q| q.naks.psn_seq_err),
+        col_u64("naks_rnr", &|q| q.naks.rnr),
+        col_u64("naks_invalid_request", &|q| q.naks.invalid_request),
+        col_u64("naks_remote_access_err", &|q| q.naks.remote_access_err),
+        col_u64("naks_remote_op_err", &|q| q.naks.remote_op_err),
+        col_u64("capture_loss_packets", &|q| q.capture_loss_packets),
+        col_u64("duplicate_acks", &|q| q.duplicate_acks),
+        col_u64("duplicate_read_responses", &|q| q.duplicate_read_responses),
+        col_u64("out_of_sequence", &|q| q.out_of_sequence),
+        col_u64("cnps", &|q| q.cnps),
+        col_u64("ecn_marked", &|q| q.ecn_marked),
         Column::new(
             "window_packets".into(),
             q.iter().map(|q| q.window_packets).collect::<Vec<_>>(),
         ),
         Column::new(
             "state_at_end".into(),
-            (0..q.len() as u32)
-                .map(|i| r.time_state_at(i, end_ns).map(|s| s.name()))
-                .collect::<Vec<_>>(),
+            q.iter().map(|q| q.state_at_end).collect::<Vec<_>>(),
         ),
+        col_u64("span_ns", &|q| q.span_ns),
+    ]);
+    for state in TimeState::ALL {
+        let name = column_name("qps", &["time_by_state_ns", state.name()]);
+        columns.push(col_u64(&name, &|q| {
+            q.time_by_state_ns.get(state.name()).copied().unwrap_or(0)
+        }));
+    }
+    columns.extend([
         Column::new(
             "error_reason".into(),
             q.iter()
-                .map(|q| q.error.map(|e| e.reason.name()))
+                .map(|q| q.error.as_ref().map(|e| e.reason))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
             "error_ns".into(),
             q.iter()
-                .map(|q| q.error.map(|e| e.ts_ns))
+                .map(|q| q.error.as_ref().map(|e| e.ts_ns))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "error_psn".into(),
+            q.iter()
+                .map(|q| q.error.as_ref().map(|e| e.psn))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "error_frame".into(),
+            q.iter()
+                .map(|q| q.error.as_ref().map(|e| e.frame))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
@@ -168,13 +207,12 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
             "rtt_p99_ns".into(),
             q.iter().map(|q| q.rtt_p99_ns).collect::<Vec<_>>(),
         ),
-    ];
+    ]);
     // Every counter under its mlx5/rxe name, for holding next to
     // `rdma statistic`.
-    let names = r.counters.named();
-    for (k, (name, _)) in names.iter().enumerate() {
-        columns.push(col_u64(&format!("counter_{name}"), &|i| {
-            q[i].counters.named()[k].1
+    for (name, _) in Counters::default().named() {
+        columns.push(col_u64(&column_name("qps", &["counters", name]), &|q| {
+            q.counters.get(name).copied().unwrap_or(0)
         }));
     }
     frame(columns)
@@ -205,78 +243,86 @@ pub fn qp_states(r: &Report) -> Result<DataFrame, DataError> {
 
 /// One row per Go-Back-N episode.
 pub fn episodes(r: &Report) -> Result<DataFrame, DataError> {
-    let e = &r.episodes;
+    episode_table(&r.episode_rows())
+}
+
+/// The episodes' table from their rows.
+pub fn episode_table(e: &[EpisodeRow]) -> Result<DataFrame, DataError> {
+    let col = |name: &str, f: &dyn Fn(&EpisodeRow) -> u64| {
+        Column::new(name.into(), e.iter().map(f).collect::<Vec<u64>>())
+    };
+    let unacted = |f: &dyn Fn(&UnactedRow) -> u64| {
+        e.iter()
+            .map(|e| e.unacted.as_ref().map(f))
+            .collect::<Vec<Option<u64>>>()
+    };
     frame(vec![
         Column::new("qp".into(), e.iter().map(|e| e.qp).collect::<Vec<_>>()),
         Column::new(
             "dest_qp".into(),
-            e.iter()
-                .map(|e| r.qps.get(e.qp as usize).map(|q| q.dest_qp))
-                .collect::<Vec<_>>(),
+            e.iter().map(|e| e.dest_qp).collect::<Vec<_>>(),
         ),
         Column::new(
             "cause".into(),
-            e.iter().map(|e| e.cause.name()).collect::<Vec<_>>(),
+            e.iter().map(|e| e.cause).collect::<Vec<_>>(),
         ),
         Column::new(
             "nak_inferred".into(),
             e.iter().map(|e| e.nak_inferred).collect::<Vec<_>>(),
         ),
-        Column::new(
-            "first_frame".into(),
-            e.iter().map(|e| e.first_index + 1).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "last_frame".into(),
-            e.iter().map(|e| e.last_index + 1).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "start_ns".into(),
-            e.iter().map(|e| e.start_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "end_ns".into(),
-            e.iter().map(|e| e.end_ns).collect::<Vec<_>>(),
-        ),
+        col("first_frame", &|e| e.first_frame),
+        col("last_frame", &|e| e.last_frame),
+        col("start_ns", &|e| e.start_ns),
+        col("end_ns", &|e| e.end_ns),
         Column::new(
             "from_psn".into(),
             e.iter().map(|e| e.from_psn).collect::<Vec<_>>(),
         ),
+        col("packets_resent", &|e| e.packets_resent),
+        col("bytes_resent", &|e| e.bytes_resent),
+        col("recovery_ns", &|e| e.recovery_ns),
         Column::new(
-            "packets_resent".into(),
-            e.iter().map(|e| e.packets_resent).collect::<Vec<_>>(),
+            "recovered".into(),
+            e.iter().map(|e| e.recovered).collect::<Vec<_>>(),
         ),
+        col("silence_ns", &|e| e.silence_ns),
+        col("retries", &|e| u64::from(e.retries)),
+        col("timer_expiries", &|e| u64::from(e.timer_expiries)),
         Column::new(
-            "bytes_resent".into(),
-            e.iter().map(|e| e.bytes_resent).collect::<Vec<_>>(),
+            "unacted_cause".into(),
+            e.iter()
+                .map(|e| e.unacted.as_ref().map(|u| u.cause))
+                .collect::<Vec<_>>(),
         ),
+        Column::new("unacted_ts_ns".into(), unacted(&|u| u.ts_ns)),
+        Column::new("unacted_frame".into(), unacted(&|u| u.frame)),
         Column::new(
-            "recovery_ns".into(),
-            e.iter().map(|e| e.recovery_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "silence_ns".into(),
-            e.iter().map(|e| e.silence_ns).collect::<Vec<_>>(),
+            "unacted_psn".into(),
+            e.iter()
+                .map(|e| e.unacted.as_ref().map(|u| u.psn))
+                .collect::<Vec<_>>(),
         ),
     ])
 }
 
 /// One row per throughput-drop finding, with its sentence.
 pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
-    let f = &r.findings;
+    finding_table(&r.finding_rows())
+}
+
+/// The findings' table from their rows (see [`left_out`]).
+pub fn finding_table(f: &[FindingRow]) -> Result<DataFrame, DataError> {
     frame(vec![
         // -1: a finding about the card, not a QP.
         Column::new(
             "qp".into(),
             f.iter()
-                .map(|f| if f.qp == CARD_QP { -1 } else { f.qp as i32 })
+                .map(|f| f.qp.map_or(-1, |q| q as i32))
                 .collect::<Vec<i32>>(),
         ),
         Column::new(
             "dest_qp".into(),
-            f.iter()
-                .map(|f| r.qps.get(f.qp as usize).map(|q| q.dest_qp))
-                .collect::<Vec<_>>(),
+            f.iter().map(|f| f.dest_qp).collect::<Vec<_>>(),
         ),
         Column::new(
             "start_ns".into(),
@@ -296,13 +342,11 @@ pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
         ),
         Column::new(
             "cause".into(),
-            f.iter().map(|f| f.cause.name()).collect::<Vec<_>>(),
+            f.iter().map(|f| f.cause).collect::<Vec<_>>(),
         ),
         Column::new(
             "first_frame".into(),
-            f.iter()
-                .map(|f| f.first_index.map(|i| i + 1))
-                .collect::<Vec<_>>(),
+            f.iter().map(|f| f.first_frame).collect::<Vec<_>>(),
         ),
         Column::new(
             "text".into(),
@@ -310,7 +354,7 @@ pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
         ),
         Column::new(
             "count".into(),
-            f.iter().map(|f| f.items.len() as u32).collect::<Vec<_>>(),
+            f.iter().map(|f| f.count as u32).collect::<Vec<_>>(),
         ),
     ])
 }

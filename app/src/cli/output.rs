@@ -1,8 +1,8 @@
 //! The analysis' report as JSON, the schema `stats --json` documents, for
-//! every command that prints one (`stats`, `sim --headless`, `attach`).
+//! every command that prints one (`stats`, `sim --headless`, `attach`):
+//! the report's rows (`analysis::rows`) as they serialise.
 
-use rocescope_decoders::analysis::{Counters, Episode, Report, TimeState};
-use rocescope_replay::text::addr;
+use rocescope_decoders::analysis::{Counters, Report};
 use serde_json::{Map, Value, json};
 
 fn counters_json(c: &Counters) -> Value {
@@ -14,127 +14,13 @@ fn counters_json(c: &Counters) -> Value {
     )
 }
 
-fn episode_json(e: &Episode) -> Value {
-    json!({
-        "qp": e.qp,
-        "cause": e.cause.name(),
-        "first_frame": e.first_index + 1,
-        "last_frame": e.last_index + 1,
-        "start_ns": e.start_ns,
-        "from_psn": e.from_psn,
-        "packets_resent": e.packets_resent,
-        "bytes_resent": e.bytes_resent,
-        "recovery_ns": e.recovery_ns,
-        "recovered": e.recovered,
-        "silence_ns": e.silence_ns,
-        "retries": e.retries,
-        "timer_expiries": e.timer_expiries,
-        // Loss evidence the requester did not act on before its timer fired.
-        "unacted": e.unacted.map(|u| json!({
-            "cause": u.cause.name(),
-            "ts_ns": u.ts_ns,
-            "frame": u.index + 1,
-            "psn": u.psn,
-        })),
-    })
-}
-
 /// The report as JSON: the schema `rocescope stats --json` documents.
 pub fn report_json(r: &Report) -> Value {
-    // QP states are those when the capture ends.
-    let end_ns = r.qps.iter().map(|q| q.last_ts_ns).max().unwrap_or(0);
-    let qps: Vec<Value> = r
-        .qps
-        .iter()
-        .enumerate()
-        .map(|(i, q)| {
-            let c = &q.counters;
-            // From the same runs as its time by state.
-            let state = r.time_state_at(i as u32, end_ns).map(|s| s.name());
-            let by_state: Map<String, Value> = TimeState::ALL
-                .iter()
-                .map(|&s| (s.name().to_owned(), json!(q.states.totals_ns[s as usize])))
-                .collect();
-            let by_cause: Map<String, Value> = q
-                .episodes_by_cause
-                .iter()
-                .map(|(k, n)| (k.name().to_owned(), json!(n)))
-                .collect();
-            json!({
-                "src_ip": addr(q.requester).to_string(),
-                "dst_ip": addr(q.responder).to_string(),
-                "dest_qp": q.dest_qp,
-                "requester_qp": q.requester_qp,
-                "both_request": q.both_request,
-                "packets": q.packets,
-                "wire_bytes": q.wire_bytes,
-                "requests": q.requests,
-                "responses": q.responses,
-                "next_psn": q.next_psn,
-                "oldest_unacked_psn": q.oldest_unacked_psn,
-                "outstanding_packets": q.outstanding,
-                // As the requester counts them: its card may not have taken
-                // the last responses yet.
-                "outstanding_counted": q.outstanding_counted,
-                "window_packets": q.window_packets,
-                "state_at_end": state,
-                // Every ns of its span, from its first request to the end of
-                // its last packet, in one state: they sum to span_ns.
-                "span_ns": q.states.end_ns - q.states.start_ns,
-                "time_by_state_ns": by_state,
-                "error": q.error.map(|e| json!({
-                    "ts_ns": e.ts_ns,
-                    "psn": e.psn,
-                    "frame": e.index + 1,
-                    "reason": e.reason.name(),
-                })),
-                "retransmitted_packets": c.retransmitted_packets,
-                "retransmitted_bytes": c.retransmitted_bytes,
-                "episodes_by_cause": by_cause,
-                "naks": {
-                    "psn_seq_err": c.packet_seq_err,
-                    "rnr": c.rnr_nak,
-                    "invalid_request": c.nak_invalid_request,
-                    "remote_access_err": c.nak_remote_access,
-                    "remote_op_err": c.nak_remote_operational,
-                },
-                "capture_loss_packets": c.capture_loss_packets,
-                "duplicate_acks": c.duplicate_acks,
-                "duplicate_read_responses": c.duplicate_read_responses,
-                "out_of_sequence": c.out_of_sequence,
-                "cnps": c.np_cnp_sent,
-                "ecn_marked": c.np_ecn_marked_roce_packets,
-                "rtt_p50_ns": q.rtt_p50_ns,
-                "rtt_p99_ns": q.rtt_p99_ns,
-                "counters": counters_json(c),
-            })
-        })
-        .collect();
     json!({
-        "qps": qps,
+        "qps": r.qp_rows(),
         "link_gbps": r.link_gbps,
         "counters": counters_json(&r.counters),
-        "episodes": r.episodes.iter().map(episode_json).collect::<Vec<_>>(),
-        "findings": r.findings.iter().map(|f| json!({
-            "qp": f.qp,
-            "start_ns": f.start_ns,
-            "end_ns": f.end_ns,
-            "before_gbytes_s": f.before_gbytes_s,
-            "during_gbytes_s": f.during_gbytes_s,
-            "cause": f.cause.name(),
-            "first_frame": f.first_index.map(|i| i + 1),
-            "text": f.text,
-            "count": f.items.len(),
-            "evidence_frames": f.rows.iter().map(|i| i + 1).collect::<Vec<_>>(),
-            "series": f.series,
-            "items": f.items.iter().map(|i| json!({
-                "start_ns": i.start_ns,
-                "end_ns": i.end_ns,
-                "before_gbytes_s": i.before_gbytes_s,
-                "during_gbytes_s": i.during_gbytes_s,
-                "first_frame": i.first_index.map(|i| i + 1),
-                "text": i.text,
-            })).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
+        "episodes": r.episode_rows(),
+        "findings": r.finding_rows(),
     })
 }

@@ -36,6 +36,7 @@ mod pairing;
 mod report;
 mod requests;
 mod responses;
+mod rows;
 mod sends;
 mod verdicts;
 
@@ -43,6 +44,7 @@ pub use counters::*;
 use flow::*;
 pub use observation::*;
 pub use report::*;
+pub use rows::*;
 use sends::{PSN_MASK, SendQueue, Sent};
 pub use verdicts::*;
 
