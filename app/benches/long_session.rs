@@ -21,7 +21,7 @@ fn main() {
     let cap = args.get(1).cloned().unwrap_or_else(|| "512MiB".into());
     let scenario = args.get(2).cloned().unwrap_or_else(|| "line-rate".into());
     let max_disk = args.get(3).cloned();
-    let cap_bytes = rocescope_core::units::parse_size_bytes(&cap).unwrap_or_else(|e| {
+    let cap_bytes = rocescope_decoders::units::parse_size_bytes(&cap).unwrap_or_else(|e| {
         eprintln!("long_session: {e}");
         std::process::exit(2)
     });

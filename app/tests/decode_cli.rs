@@ -248,7 +248,7 @@ fn stats_reports_the_rc_analysis() {
     assert_eq!(
         episode,
         [
-            "4", "0x000012", "NAK", "101", "3", "3.1", "kB", "5.10", "µs"
+            "4", "0x000012", "NAK", "101", "3", "3.0", "KiB", "5.1", "µs"
         ],
         "{text}"
     );

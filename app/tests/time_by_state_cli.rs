@@ -139,7 +139,7 @@ fn every_qp_span_is_accounted_to_the_nanosecond() {
     let (ok, _, err) = rocescope(&["stats", ws, "--link-gbps", "0"]);
     assert!(!ok);
     assert!(
-        err.contains("--link-gbps 0: the link rate must be a positive number of Gb/s"),
+        err.contains("'0' for '--link-gbps") && err.contains("positive number of Gb/s"),
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);

@@ -17,7 +17,9 @@ pub mod mad;
 mod opcode;
 mod packet;
 pub mod psn;
+
 mod summary;
+pub mod units;
 mod wire;
 
 pub use build::{NetHeader, PacketBuilder, ext_len};

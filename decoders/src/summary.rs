@@ -91,8 +91,8 @@ impl fmt::Display for Summary<'_, '_> {
                     Syndrome::Ack { credits } => write!(f, " ACK credits={credits}")?,
                     Syndrome::RnrNak { timer } => write!(
                         f,
-                        " RNR-NAK timer={timer} ({} µs)",
-                        Syndrome::rnr_timer_ns(timer) / 1000
+                        " RNR-NAK timer={timer} ({})",
+                        crate::units::duration_text(Syndrome::rnr_timer_ns(timer))
                     )?,
                     Syndrome::Nak(code) => write!(f, " NAK ({})", code.name())?,
                     Syndrome::Reserved(s) => write!(f, " syndrome=0x{s:02x} (reserved)")?,

@@ -9,6 +9,9 @@ use std::net::Ipv6Addr;
 use rocescope_decoders::analysis::{
     Counters, Episode, EpisodeCause, QpReport, Report, Series, TimeState,
 };
+/// The one formatter of each unit (`rocescope_decoders::units`), here
+/// beside the rest of the text the views show.
+pub use rocescope_decoders::units::{duration_text, size_text};
 use rocescope_decoders::{FieldValue, Opcode};
 
 use crate::store::Flags;
@@ -17,26 +20,6 @@ use crate::store::Flags;
 /// What the diagnosis says when it has nothing to tell: no drop, no QP in
 /// error or stuck, no disagreement with the card's counters.
 pub const NO_FINDINGS: &str = "no findings: no throughput drop, no QP in error or stuck";
-
-pub fn human_bytes(b: u64) -> String {
-    match b {
-        0..1_000 => format!("{b} B"),
-        1_000..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.1} MB", b as f64 / 1e6),
-        _ => format!("{:.2} GB", b as f64 / 1e9),
-    }
-}
-
-/// A duration in words: ns below a microsecond, µs below a millisecond, ms
-/// below a second.
-pub fn duration_text(ns: u64) -> String {
-    match ns {
-        0..1_000 => format!("{ns} ns"),
-        1_000..1_000_000 => format!("{:.2} µs", ns as f64 / 1e3),
-        1_000_000..1_000_000_000 => format!("{:.2} ms", ns as f64 / 1e6),
-        _ => format!("{:.3} s", ns as f64 / 1e9),
-    }
-}
 
 /// Time since `t0_ns` in seconds with ns digits, or `#N` for captures whose
 /// timestamps are packet indices (`ordinal`).
@@ -331,7 +314,7 @@ pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
             if q.window_seen { "" } else { "≥" },
             q.window_packets
         ),
-        human_bytes(q.wire_bytes),
+        size_text(q.wire_bytes),
         c.retransmitted_packets.to_string(),
         naks(c).to_string(),
         c.np_cnp_sent.to_string(),
@@ -442,7 +425,7 @@ pub fn episode_cells(report: &Report, e: &Episode, time: String) -> [String; 8] 
         cause_short(e.cause).to_owned(),
         e.from_psn.to_string(),
         e.packets_resent.to_string(),
-        human_bytes(e.bytes_resent),
+        size_text(e.bytes_resent),
         recovery_text(e),
     ]
 }
@@ -526,8 +509,8 @@ mod tests {
     #[test]
     fn times_and_sizes_in_words() {
         assert_eq!(duration_text(999), "999 ns");
-        assert_eq!(duration_text(3_000), "3.00 µs");
-        assert_eq!(human_bytes(9_100), "9.1 kB");
+        assert_eq!(duration_text(3_000), "3 µs");
+        assert_eq!(size_text(9_100), "8.9 KiB");
         assert_eq!(rel_time_text(10, 1_000_000_010, false), "1.000000000");
         assert_eq!(rel_time_text(0, 7, true), "#7");
         assert_eq!(qpn(0x12), "0x000012");

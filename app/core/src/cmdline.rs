@@ -238,8 +238,11 @@ fn partitions_args(words: &[&str]) -> Result<Option<Command>, String> {
         ["off"] => Ok(Some(Command::StopPartitions)),
         [dir, more @ ..] if more.len() <= 2 => {
             let window_ns = match more.first() {
-                Some(w) => crate::units::parse_duration_ns(w)
-                    .map_err(|e| format!("partitions: {e}; {USAGE}"))?,
+                Some(w) => rocescope_decoders::units::parse_duration_ns(
+                    w,
+                    rocescope_decoders::units::HOUR_NS,
+                )
+                .map_err(|e| format!("partitions: {e}; {USAGE}"))?,
                 None => LIVE_PARTITION_WINDOW_NS,
             };
             Ok(Some(Command::WritePartitions {
@@ -272,8 +275,11 @@ pub(crate) fn partition_arg(raw: &str) -> Result<(String, Option<u64>), String> 
             Some(("", _)) => window = Some(PARTITION_WINDOW_NS),
             Some((_, Some(d))) => {
                 window = Some(
-                    crate::units::parse_duration_ns(d)
-                        .map_err(|e| format!("export --partition: {e}"))?,
+                    rocescope_decoders::units::parse_duration_ns(
+                        d,
+                        rocescope_decoders::units::HOUR_NS,
+                    )
+                    .map_err(|e| format!("export --partition: {e}"))?,
                 );
             }
             _ => rest.push(word),

@@ -44,7 +44,7 @@ pub fn packet(p: &Packet<'_>, flags: &[&str]) -> Vec<String> {
     if let Some(a) = x.aeth() {
         out.push(match a.syndrome() {
             Syndrome::Ack { credits } => format!("AETH with an ACK: everything up to PSN {} arrived (ACKs are cumulative). MSN {} counts the completed messages; credit count {credits} (31 = not limited). BALBOA ACKs every request packet; a ConnectX coalesces ACKs.", bth.psn(), a.msn()),
-            Syndrome::RnrNak { timer } => format!("AETH with an RNR NAK: the responder was Not Ready (no receive buffer posted). The requester must wait {} µs (timer code {timer}) and retry from PSN {}.", Syndrome::rnr_timer_ns(timer) / 1000, bth.psn()),
+            Syndrome::RnrNak { timer } => format!("AETH with an RNR NAK: the responder was Not Ready (no receive buffer posted). The requester must wait {} (timer code {timer}) and retry from PSN {}.", rocescope_decoders::units::duration_text(Syndrome::rnr_timer_ns(timer)), bth.psn()),
             Syndrome::Nak(NakCode::PsnSequenceError) => format!("AETH with a NAK (PSN sequence error): the responder expected PSN {} but got a later one, so a packet was lost. It sends one NAK and drops everything until PSN {} comes again; the requester goes back to PSN {} and resends from there (Go-Back-N), even packets the responder already had.", bth.psn(), bth.psn(), bth.psn()),
             Syndrome::Nak(code) => format!("AETH with a NAK ({}): a fatal error for the QP; the requester's work request completes in error.", code.name()),
             Syndrome::Reserved(s) => format!("AETH with a reserved syndrome 0x{s:02x}."),

@@ -23,7 +23,6 @@ pub mod signals;
 mod sim_feed;
 pub mod source;
 pub mod status;
-pub mod units;
 
 pub use command::{Command, UiCommand, View};
 pub use export::{ExportError, view_table};

@@ -9,9 +9,8 @@ use rocescope_replay::store::Row;
 use rocescope_replay::text;
 // The model-free text lives below the core, shared with the report.
 pub use rocescope_replay::text::{
-    EPISODE_COLUMNS, QP_COLUMNS, RowClass, addr, duration_text, field_value, flag_text,
-    human_bytes, naks, resample_rate, row_class, short_opcode, state_rgb, time_bar,
-    time_by_state_text,
+    EPISODE_COLUMNS, QP_COLUMNS, RowClass, addr, duration_text, field_value, flag_text, naks,
+    resample_rate, row_class, short_opcode, size_text, state_rgb, time_bar, time_by_state_text,
 };
 
 use crate::Model;

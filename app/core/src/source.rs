@@ -520,7 +520,7 @@ fn run_sim(
     if ended {
         status.end(format!(
             "simulation ended at {}",
-            crate::units::format_time_ns(sim.now_ns())
+            rocescope_decoders::units::duration_text(sim.now_ns())
         ));
     } else {
         status.end("simulation stopped");

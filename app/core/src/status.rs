@@ -8,7 +8,7 @@ use rocescope_replay::clock::PlayState;
 
 use crate::Model;
 use crate::source::SourceKind;
-use crate::units::format_size_bytes;
+use rocescope_decoders::units::size_text;
 
 /// What the source and the views are doing, in one word and a reason.
 #[derive(Debug, Clone, PartialEq)]
@@ -273,8 +273,8 @@ impl StatusLine {
                     Some(cap) => format!(
                         "{} rows on disk ({} of {})",
                         self.rows_on_disk,
-                        format_size_bytes(self.disk_bytes),
-                        format_size_bytes(cap)
+                        size_text(self.disk_bytes),
+                        size_text(cap)
                     ),
                     None => format!("{} rows on disk", self.rows_on_disk),
                 },
@@ -550,7 +550,7 @@ mod tests {
             line.state.text(),
             format!(
                 "ended: simulation ended at {}",
-                crate::units::format_time_ns(end_ns)
+                rocescope_decoders::units::duration_text(end_ns)
             )
         );
         assert!(line.packets > 0);

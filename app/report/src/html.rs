@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use rocescope_decoders::analysis::TimeState;
 use rocescope_replay::text::{
-    cause_text, episodes_of, human_bytes, naks, qp_name, qp_route, state_rgb, time_by_state_text,
+    cause_text, episodes_of, naks, qp_name, qp_route, size_text, state_rgb, time_by_state_text,
 };
 
 use crate::plots::Section;
@@ -168,11 +168,7 @@ fn summary(h: &mut String, view: &View<'_>) {
     row("Format", escape(&view.format));
     row(
         "Packets",
-        format!(
-            "{} ({} on the wire)",
-            st.packets,
-            human_bytes(st.wire_bytes)
-        ),
+        format!("{} ({} on the wire)", st.packets, size_text(st.wire_bytes)),
     );
     row("RoCE packets", st.roce_packets.to_string());
     row("Queue pairs", view.report.qps.len().to_string());
@@ -231,7 +227,7 @@ fn summary(h: &mut String, view: &View<'_>) {
         format!(
             "{} ({})",
             plural(c.retransmitted_packets, "packet", "packets"),
-            human_bytes(c.retransmitted_bytes)
+            size_text(c.retransmitted_bytes)
         ),
     );
     row("NAKs", naks(c).to_string());
@@ -295,7 +291,7 @@ fn qp_table(h: &mut String, view: &View<'_>) {
             q.requester_qp
                 .map_or("-".to_owned(), |n| format!("<code>0x{n:06x}</code>")),
             num(q.packets, false),
-            escape(&human_bytes(q.wire_bytes)),
+            escape(&size_text(q.wire_bytes)),
             num(q.requests, false),
             num(q.responses, false),
             num(c.retransmitted_packets, true),
@@ -486,7 +482,7 @@ fn episodes(h: &mut String, view: &View<'_>) {
             e.last_index + 1,
             e.from_psn,
             num(e.packets_resent, false),
-            escape(&human_bytes(e.bytes_resent)),
+            escape(&size_text(e.bytes_resent)),
             if e.recovered {
                 escape(&view.duration(e.recovery_ns))
             } else {

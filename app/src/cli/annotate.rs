@@ -36,8 +36,8 @@ pub fn verdict(
     match nak {
         Some(Syndrome::Nak(code)) => words.push(format!("NAK ({})", code.name())),
         Some(Syndrome::RnrNak { timer }) => words.push(format!(
-            "RNR NAK (wait {} µs)",
-            Syndrome::rnr_timer_ns(timer) / 1000
+            "RNR NAK (wait {})",
+            rocescope_decoders::units::duration_text(Syndrome::rnr_timer_ns(timer))
         )),
         _ => {}
     }

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rocescope_core::session::{SessionLimits, default_max_memory_bytes};
 use rocescope_decoders::DecodeConfig;
+use rocescope_decoders::units;
 
 /// How frames are decoded: the UDP ports taken for RoCEv2.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -96,20 +97,24 @@ impl SessionArgs {
 
 /// A size: `512MiB`, `4GiB`, `1.5G`.
 pub fn size(s: &str) -> Result<u64, String> {
-    rocescope_core::units::parse_size_bytes(s)
+    units::parse_size_bytes(s).map_err(|e| e.to_string())
 }
 
 /// A duration of capture or simulated time, up to an hour: `100us`, `10ms`,
 /// `2s`, `1m`.
 pub fn duration(s: &str) -> Result<Duration, String> {
-    rocescope_core::units::parse_duration_ns(s).map(Duration::from_nanos)
+    units::parse_duration_ns(s, units::HOUR_NS)
+        .map(Duration::from_nanos)
+        .map_err(|e| e.to_string())
 }
 
 /// A wall-clock duration up to a week (a soak may run for days): `30s`,
 /// `12h`.
 pub fn long_duration(s: &str) -> Result<Duration, String> {
     const WEEK_NS: u64 = 7 * 24 * 3_600_000_000_000;
-    rocescope_core::units::parse_duration_ns_up_to(s, WEEK_NS).map(Duration::from_nanos)
+    units::parse_duration_ns(s, WEEK_NS)
+        .map(Duration::from_nanos)
+        .map_err(|e| e.to_string())
 }
 
 /// A link rate in Gb/s: a positive number (`100`, `25`, `12.5`).

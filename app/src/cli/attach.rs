@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use rocescope_core::partitions::{self, LiveWriter};
-use rocescope_core::units::format_time_ns;
+use rocescope_decoders::units::{duration_text, size_text};
 
 use super::args::SessionArgs;
 use rocescope_device_link::client::LinkEvent;
@@ -213,13 +213,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             s.reconnects,
             elapsed
         );
-        use rocescope_core::units::format_size_bytes;
         println!(
             "store: {} in memory, {} on disk ({} rows), {} written{}{}",
-            format_size_bytes(spill.memory_bytes),
-            format_size_bytes(spill.disk_bytes),
+            size_text(spill.memory_bytes),
+            size_text(spill.disk_bytes),
             spill.rows_on_disk,
-            format_size_bytes(spill.disk_written_bytes),
+            size_text(spill.disk_written_bytes),
             if spill.rows_deleted > 0 {
                 format!(
                     "; the disk ring deleted {} rows ({} segments)",
@@ -229,7 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 String::new()
             },
             peak_rss
-                .map(|b| format!("; peak RSS {}", format_size_bytes(b)))
+                .map(|b| format!("; peak RSS {}", size_text(b)))
                 .unwrap_or_default()
         );
         if let Some(e) = store.spill_error() {
@@ -301,8 +300,8 @@ impl Written {
             let span = self.unwritten_span_ns.map_or_else(String::new, |(a, b)| {
                 format!(
                     " (capture time {} to {})",
-                    format_time_ns(a),
-                    format_time_ns(b)
+                    duration_text(a),
+                    duration_text(b)
                 )
             });
             t.push_str(&format!(

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rocescope_replay::text::{
-    cause_short, counted, episodes_of, human_bytes, naks, qp_route, qpn, recovery_text, rtt_text,
+    cause_short, counted, episodes_of, naks, qp_route, qpn, recovery_text, rtt_text, size_text,
     time_by_state_text,
 };
 use serde_json::{Value, json};
@@ -240,7 +240,7 @@ fn analyse(
                 cause_short(e.cause),
                 e.from_psn,
                 e.packets_resent,
-                human_bytes(e.bytes_resent),
+                size_text(e.bytes_resent),
                 recovery_text(e)
             )?;
         }

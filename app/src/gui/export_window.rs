@@ -45,7 +45,8 @@ impl ExportDialog {
             if self.window.trim().is_empty() {
                 Ok(rocescope_core::model::PARTITION_WINDOW_NS)
             } else {
-                rocescope_core::units::parse_duration_ns(&self.window)
+                use rocescope_decoders::units::{HOUR_NS, parse_duration_ns};
+                parse_duration_ns(&self.window, HOUR_NS).map_err(|e| e.to_string())
             }
         })
     }

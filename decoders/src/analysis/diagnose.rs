@@ -30,6 +30,7 @@ use super::{
     TIME_STATES, TimeState, TimerExpiry, WindowFrom,
 };
 use crate::headers::NakCode;
+use crate::units::duration_text;
 
 mod card;
 mod events;
@@ -225,20 +226,6 @@ pub(crate) fn addr(a: [u8; 16]) -> crate::Endpoint {
     crate::Endpoint(a)
 }
 
-/// Human duration: ns, µs, ms or s with three significant figures.
-pub(crate) fn human_ns(ns: u64) -> String {
-    let f = ns as f64;
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.3} µs", f / 1e3).replace(".000", "")
-    } else if ns < 1_000_000_000 {
-        format!("{:.3} ms", f / 1e6)
-    } else {
-        format!("{:.3} s", f / 1e9)
-    }
-}
-
 /// An item before grouping: its cause, rows and series.
 struct Item {
     cause: FindingCause,
@@ -330,11 +317,11 @@ fn group(qp: &QpReport, qp_id: u32, items: Vec<Item>, t0_ns: u64) -> Vec<Finding
                 cause.drops_phrase(),
                 secs(start_ns, t0_ns),
                 secs(end_ns, t0_ns),
-                human_ns(total),
+                duration_text(total),
                 worst.item.before_gbytes_s,
                 worst.item.during_gbytes_s,
                 secs(worst.item.start_ns, t0_ns),
-                human_ns(worst.item.end_ns - worst.item.start_ns),
+                duration_text(worst.item.end_ns - worst.item.start_ns),
                 worst.evidence,
             )
         };
@@ -590,7 +577,7 @@ fn episodes_between_drops(
             before,
             during,
             secs(e.start_ns, cx.t0_ns),
-            human_ns(end_ns - e.start_ns),
+            duration_text(end_ns - e.start_ns),
         );
         out.push(Item {
             cause,
@@ -625,7 +612,7 @@ fn schedule(silences_ns: &[u64]) -> String {
         if j > 0 {
             text.push_str(", then ");
         }
-        text.push_str(&human_ns(*v));
+        text.push_str(&duration_text(*v));
         if *k > 1 {
             let _ = write!(text, " x{k}");
         }
@@ -650,7 +637,7 @@ fn schedule(silences_ns: &[u64]) -> String {
                 let _ = write!(
                     text,
                     " (IBTA local ACK timeout {k}: 4.096 µs x 2^{k} = {})",
-                    human_ns(ibta)
+                    duration_text(ibta)
                 );
             }
         }
@@ -693,7 +680,7 @@ fn episode_evidence(qp: &QpReport, e: &Episode) -> (FindingCause, String, Vec<u6
             let _ = write!(
                 ev,
                 "no ACK for {}, then the timer fired and {} packets were resent from PSN {}",
-                human_ns(first),
+                duration_text(first),
                 e.packets_resent,
                 e.from_psn
             );
@@ -716,8 +703,8 @@ fn episode_evidence(qp: &QpReport, e: &Episode) -> (FindingCause, String, Vec<u6
                 let _ = write!(
                     ev,
                     "; timeout after {}; {what} was visible {} earlier: the requester did not act on it",
-                    human_ns(e.silence_ns.min(first)),
-                    human_ns(e.start_ns.saturating_sub(u.ts_ns)),
+                    duration_text(e.silence_ns.min(first)),
+                    duration_text(e.start_ns.saturating_sub(u.ts_ns)),
                 );
             }
             FindingCause::TimeoutStall
@@ -748,7 +735,7 @@ fn episode_evidence(qp: &QpReport, e: &Episode) -> (FindingCause, String, Vec<u6
         );
     }
     if e.recovered {
-        let _ = write!(ev, ", recovery took {}", human_ns(e.recovery_ns));
+        let _ = write!(ev, ", recovery took {}", duration_text(e.recovery_ns));
     } else {
         let _ = write!(ev, ", not recovered when the capture ends");
     }
@@ -861,7 +848,11 @@ fn explain(
                 },
             );
             if let Some(rtt) = qp.rtt_p50_ns {
-                let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
+                let _ = write!(
+                    evidence,
+                    " with an ACK round trip of {}",
+                    duration_text(rtt)
+                );
             }
         } else {
             evidence.push_str(match grown {
@@ -898,7 +889,7 @@ fn explain(
         before,
         during,
         secs(start_ns, cx.t0_ns),
-        human_ns(end_ns - start_ns),
+        duration_text(end_ns - start_ns),
     );
     Some(Item {
         cause,

@@ -113,7 +113,7 @@ impl Model {
         let partitions = partition.map_or_else(String::new, |w| {
             format!(
                 " as Parquet partitions of {}",
-                crate::units::format_duration_ns(w)
+                rocescope_decoders::units::duration_arg(w)
             )
         });
         match ExportJob::spawn(req) {

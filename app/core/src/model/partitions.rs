@@ -28,7 +28,7 @@ impl Model {
                 self.status = format!(
                     "writing partitions under {} every {} of capture time (capture={})",
                     w.spec.dir.display(),
-                    crate::units::format_duration_ns(w.spec.window_ns),
+                    rocescope_decoders::units::duration_arg(w.spec.window_ns),
                     rocescope_data::partition_capture_name(&w.spec.capture_name()),
                 );
                 self.partitions = Some(w);

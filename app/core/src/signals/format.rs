@@ -88,7 +88,10 @@ pub fn format_value(value: u64, known: bool, width_bits: u32, radix: Radix) -> S
             // The packet list's words for the same syndromes.
             Syndrome::Ack { credits } => format!("ACK credits={credits}"),
             Syndrome::RnrNak { timer } => {
-                format!("RNR NAK timer={} µs", Syndrome::rnr_timer_ns(timer) / 1000)
+                format!(
+                    "RNR NAK timer={}",
+                    rocescope_decoders::units::duration_text(Syndrome::rnr_timer_ns(timer))
+                )
             }
             Syndrome::Nak(code) => format!("NAK ({})", code.name()),
             Syndrome::Reserved(s) => format!("syndrome=0x{s:02x} (reserved)"),

@@ -110,7 +110,7 @@ impl Plot for LadderPlot<'_> {
             e.first_index + 1,
             e.from_psn,
             e.packets_resent,
-            human_bytes(e.bytes_resent)
+            size_text(e.bytes_resent)
         );
         if !e.recovered {
             sub.push_str("; not recovered when the capture ends");

@@ -13,8 +13,8 @@ use plotters::style::{FontStyle, register_font};
 use rocescope_decoders::analysis::{EpisodeCause, Series, rtt_bucket_ns};
 use rocescope_replay::store::Flags;
 use rocescope_replay::text::{
-    self, cause_short, cause_text, duration_text, flag_text, human_bytes, qp_name, qp_route,
-    resample_rate, short_opcode,
+    self, cause_short, cause_text, duration_text, flag_text, qp_name, qp_route, resample_rate,
+    short_opcode, size_text,
 };
 
 use crate::ReportError;

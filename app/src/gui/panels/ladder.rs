@@ -93,7 +93,10 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
             painter.text(
                 pos2((left + right) / 2.0, y - step / 2.0),
                 Align2::CENTER_CENTER,
-                format!("… {} µs silent …", (lr.row.ts_ns - prev) / 1000),
+                format!(
+                    "… {} silent …",
+                    rocescope_decoders::units::duration_text(lr.row.ts_ns - prev)
+                ),
                 FontId::proportional(10.0),
                 DIM,
             );

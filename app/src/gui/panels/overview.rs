@@ -302,12 +302,7 @@ fn counters(ui: &mut Ui, model: &Model) {
             };
             row(ui, "packets", stats.packets.to_string(), normal);
             row(ui, "RoCE", stats.roce_packets.to_string(), normal);
-            row(
-                ui,
-                "wire bytes",
-                query::human_bytes(stats.wire_bytes),
-                normal,
-            );
+            row(ui, "wire bytes", query::size_text(stats.wire_bytes), normal);
             row(ui, "QPs", report.qps.len().to_string(), normal);
             row(
                 ui,
@@ -346,7 +341,12 @@ fn counters(ui: &mut Ui, model: &Model) {
                     .status()
                     .sim_time_ns
                     .load(std::sync::atomic::Ordering::Relaxed);
-                row(ui, "sim time", format!("{} µs", t / 1000), normal);
+                row(
+                    ui,
+                    "sim time",
+                    rocescope_decoders::units::duration_text(t),
+                    normal,
+                );
             }
         });
 }

@@ -72,7 +72,10 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
                     format!(
                         "{:<14}|{:^lane$}|",
                         "",
-                        format!("… {} µs silent …", (r.ts_ns - prev) / 1000)
+                        format!(
+                            "… {} silent …",
+                            rocescope_decoders::units::duration_text(r.ts_ns - prev)
+                        )
                     ),
                     Style::default().fg(DIM),
                 ),

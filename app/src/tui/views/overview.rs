@@ -7,7 +7,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Wrap};
 use rocescope_core::Model;
-use rocescope_core::query::human_bytes;
+use rocescope_core::query::size_text;
 use rocescope_decoders::analysis::Series;
 
 use super::{CYAN, DIM, GREEN, MAGENTA, RED, UiState, YELLOW, title};
@@ -155,7 +155,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     let mut lines = vec![
         Line::from(format!("packets        {}", stats.packets)),
         Line::from(format!("RoCE           {}", stats.roce_packets)),
-        Line::from(format!("wire bytes     {}", human_bytes(stats.wire_bytes))),
+        Line::from(format!("wire bytes     {}", size_text(stats.wire_bytes))),
         Line::from(format!("QPs            {}", report.qps.len())),
         Line::from(Span::styled(
             format!("retransmitted  {}", c.retransmitted_packets),
@@ -184,11 +184,12 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     let status = model.source().status();
     if model.source().live {
         lines.push(Line::from(format!(
-            "sim time       {} µs",
-            status
-                .sim_time_ns
-                .load(std::sync::atomic::Ordering::Relaxed)
-                / 1000
+            "sim time       {}",
+            rocescope_decoders::units::duration_text(
+                status
+                    .sim_time_ns
+                    .load(std::sync::atomic::Ordering::Relaxed)
+            )
         )));
     }
     f.render_widget(Paragraph::new(lines).block(title("Counters")), bottom[0]);

@@ -39,7 +39,7 @@ pub(super) fn qp_events(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item
                     let after = if qp.last_ts_ns > err.ts_ns {
                         format!(
                             "; its traffic goes on {} after, unanswered",
-                            human_ns(qp.last_ts_ns - err.ts_ns)
+                            duration_text(qp.last_ts_ns - err.ts_ns)
                         )
                     } else {
                         String::new()
@@ -148,7 +148,7 @@ pub(super) fn qp_events(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item
                                 "PSN {psn} and {} more unacknowledged; {retries}, the last at {:.6} s, then nothing for {} to the capture's end: a dead QP, not the end of its workload",
                                 qp.outstanding.saturating_sub(1),
                                 secs(e.end_ns, cx.t0_ns),
-                                human_ns(cx.end_ns.saturating_sub(e.end_ns)),
+                                duration_text(cx.end_ns.saturating_sub(e.end_ns)),
                             ),
                             e.first_index,
                             vec![e.first_index, e.last_index],
@@ -158,7 +158,7 @@ pub(super) fn qp_events(qp_id: u32, qp: &QpReport, cx: &Context<'_>) -> Vec<Item
                         format!(
                             "PSN {psn} and {} more unacknowledged, no resend and nothing for {} to the capture's end: a dead QP, not the end of its workload",
                             qp.outstanding.saturating_sub(1),
-                            human_ns(silent_ns),
+                            duration_text(silent_ns),
                         ),
                         0,
                         Vec::new(),

@@ -408,7 +408,7 @@ fn a_throughput_drop_is_found_and_explained() {
     // The sentence README.md shows.
     assert!(
         f.text
-            .ends_with("recovery took 20.400 µs; time: recovering 100% (3% before)"),
+            .ends_with("recovery took 20.4 µs; time: recovering 100% (3% before)"),
         "{}",
         f.text
     );
