@@ -1,6 +1,8 @@
 //! The real `rocescope` binary on real files: outputs, exit codes, bad input.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -344,9 +346,7 @@ fn decode_shows_the_analysis_flags() {
 
 #[test]
 fn readme_lists_every_key_binding() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
+    let readme = support::user_docs();
     for c in rocescope_core::UiCommand::ALL {
         let line = format!("| `{}` | {} |", c.key(), c.description());
         assert!(
@@ -360,7 +360,7 @@ fn readme_lists_every_key_binding() {
 #[test]
 fn readme_ladder_is_the_snapshot() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    let readme = support::user_docs();
     let snap = std::fs::read_to_string(
         root.join("src/tui/snapshots/rocescope__tui__tests__view_ladder.snap"),
     )

@@ -9,6 +9,8 @@
 //! installs them).
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,8 +33,7 @@ fn run(args: &[&str]) -> Output {
 
 /// The README's fleet commands: the `sh` block after its marker.
 fn readme_fleet_block() -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme = support::user_docs();
     let (_, after) = readme
         .split_once("<!-- fleet: app/tests/fleet_engines.rs runs this block as printed -->")
         .expect("README has the fleet block's marker");

@@ -4,6 +4,8 @@
 //! Wireshark assignment.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -177,9 +179,7 @@ fn tshark_available() -> bool {
 /// terminal, says what it needs).
 #[test]
 fn the_readme_lesson_commands_work_as_printed() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
+    let readme = support::user_docs();
     let lines: Vec<&str> = readme
         .lines()
         .filter(|l| l.starts_with("rocescope lesson "))

@@ -1,6 +1,8 @@
 //! Agent and client as separate processes on loopback (issue 6).
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -709,8 +711,7 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
 
 /// The README's live commands, word for word (a test keeps them true).
 fn readme_command(starts: &str) -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme = support::user_docs();
     let line = readme
         .lines()
         .find(|l| l.starts_with(starts))

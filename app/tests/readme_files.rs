@@ -10,11 +10,13 @@
 //! is skipped without iverilog unless ROCESCOPE_REQUIRE_IVERILOG is set.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn readme() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap()
+    support::user_docs()
 }
 
 /// The lines of the code block after the comment that starts `marker`.

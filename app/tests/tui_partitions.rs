@@ -7,6 +7,8 @@
 //! .ci/run).
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -32,8 +34,7 @@ fn wait_for(session: &str, needle: &str, secs: u64) -> String {
 
 /// The README's line that starts so, without `rocescope` and its comment.
 fn readme_command(starts: &str) -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let readme = support::user_docs();
     let line = readme
         .lines()
         .find(|l| l.starts_with(starts))

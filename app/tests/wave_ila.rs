@@ -9,6 +9,8 @@
 //! Skipped without chipscopy (`pip install chipscopy`) unless
 //! `ROCESCOPE_REQUIRE_CHIPSCOPY=1`.
 
+mod support;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -473,8 +475,7 @@ fn the_readme_ila_commands_work_as_printed() {
     let dir = temp_dir("readme");
     let (csv, vcd, _) = export(&dir, "ila_capture", false);
     let (_, generic_vcd, _) = export(&dir, "ila_probes", true);
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README");
+    let readme = support::user_docs();
     let mut ran = 0;
     for line in readme
         .lines()

@@ -2,6 +2,8 @@
 //! committed Icarus Verilog VCD and FST (the fuzz seeds) and ChipScoPy's
 //! ILA capture; the README's commands word for word.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -40,8 +42,7 @@ fn temp_dir(name: &str) -> PathBuf {
 fn the_readme_signals_commands_work_as_printed() {
     let dir = temp_dir("readme");
     std::fs::copy(seed("icarus.vcd"), dir.join("sim_dump.vcd")).expect("copy");
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README");
+    let readme = support::user_docs();
     let mut ran = 0;
     for line in readme.lines() {
         let Some(cmd) = line.strip_prefix("rocescope signals ") else {
