@@ -185,15 +185,7 @@ fn export_refuses_what_it_cannot_write() {
 }
 
 fn tshark_available() -> bool {
-    let found = Command::new("tshark").arg("--version").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_TSHARK").is_none(),
-            "tshark is required (ROCESCOPE_REQUIRE_TSHARK is set) but was not found"
-        );
-        eprintln!("skipped: tshark not found (set ROCESCOPE_REQUIRE_TSHARK to make this fail)");
-    }
-    found
+    rocescope_testkit::available(&[rocescope_testkit::TSHARK])
 }
 
 /// `export --annotate` writes the capture with each verdict as a packet

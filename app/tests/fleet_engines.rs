@@ -42,27 +42,11 @@ fn readme_fleet_block() -> String {
 }
 
 fn have_engines() -> bool {
-    let python = Command::new("python3")
-        .args(["-c", "import pyspark, datafusion"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let java = Command::new("java")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if python && java {
-        return true;
-    }
-    for var in ["ROCESCOPE_REQUIRE_SPARK", "ROCESCOPE_REQUIRE_DATAFUSION"] {
-        assert!(
-            std::env::var_os(var).is_none(),
-            "{var} is set but python3 cannot import pyspark and datafusion, or java is missing"
-        );
-    }
-    eprintln!(
-        "skipped: needs java and python3 with pyspark and datafusion (.ci/run installs them)"
-    );
-    false
+    rocescope_testkit::available(&[
+        rocescope_testkit::PYSPARK,
+        rocescope_testkit::DATAFUSION,
+        rocescope_testkit::JAVA,
+    ])
 }
 
 /// `sql` over the fleet folder by `rocescope query`, as sorted rows of

@@ -164,15 +164,7 @@ fn a_lesson_exports_its_run_as_pcapng_wireshark_reads_and_its_report() {
 }
 
 fn tshark_available() -> bool {
-    let ok = Command::new("tshark").arg("--version").output().is_ok();
-    if !ok {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_TSHARK").is_none(),
-            "tshark is required (ROCESCOPE_REQUIRE_TSHARK is set) but was not found"
-        );
-        eprintln!("skipped: tshark not found (set ROCESCOPE_REQUIRE_TSHARK to make this fail)");
-    }
-    ok
+    rocescope_testkit::available(&[rocescope_testkit::TSHARK])
 }
 
 /// The README's lesson commands, as printed (the workbench one, without a

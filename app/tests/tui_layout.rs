@@ -67,15 +67,7 @@ impl Drop for Tmux {
 }
 
 fn have_tmux() -> bool {
-    if Command::new("tmux").arg("-V").output().is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("ROCESCOPE_REQUIRE_TMUX").is_none(),
-        "tmux is required here but not installed"
-    );
-    eprintln!("skipped: tmux is not installed");
-    false
+    rocescope_testkit::available(&[rocescope_testkit::TMUX])
 }
 
 /// `rocescope sim --headless --scenario lossy-link --duration 2ms --record

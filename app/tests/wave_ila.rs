@@ -25,20 +25,7 @@ const TRIGGERS: [usize; 3] = [10, 20, 5];
 const SHORT: usize = 20;
 
 fn chipscopy_available() -> bool {
-    let found = Command::new("python3")
-        .args(["-c", "import chipscopy"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_CHIPSCOPY").is_none(),
-            "chipscopy is required (ROCESCOPE_REQUIRE_CHIPSCOPY is set) but python3 cannot import it"
-        );
-        eprintln!(
-            "skipped: python3 cannot import chipscopy (pip install chipscopy; set ROCESCOPE_REQUIRE_CHIPSCOPY to make this fail)"
-        );
-    }
-    found
+    rocescope_testkit::available(&[rocescope_testkit::CHIPSCOPY])
 }
 
 /// One clock cycle of the stream.

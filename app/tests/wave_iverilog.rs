@@ -21,15 +21,7 @@ const A: [u8; 4] = [10, 0, 0, 1];
 const B: [u8; 4] = [10, 0, 0, 2];
 
 fn iverilog_available() -> bool {
-    let found = Command::new("iverilog").arg("-V").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_IVERILOG").is_none(),
-            "iverilog is required (ROCESCOPE_REQUIRE_IVERILOG is set) but was not found"
-        );
-        eprintln!("skipped: iverilog not found (set ROCESCOPE_REQUIRE_IVERILOG to make this fail)");
-    }
-    found
+    rocescope_testkit::available(&[rocescope_testkit::IVERILOG])
 }
 
 /// How a stream's signals are named.

@@ -50,17 +50,7 @@ const FIELDS: &[&str] = &[
 ];
 
 fn tshark_available() -> bool {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("ROCESCOPE_REQUIRE_TSHARK").is_some() {
-            panic!("tshark is required here (ROCESCOPE_REQUIRE_TSHARK is set) but not installed");
-        }
-        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
-    }
-    ok
+    rocescope_testkit::available(&[rocescope_testkit::TSHARK])
 }
 
 fn parse_tshark(v: &str) -> u64 {

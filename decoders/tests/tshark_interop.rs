@@ -70,17 +70,7 @@ fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
 }
 
 fn tshark_available() -> bool {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var_os("ROCESCOPE_REQUIRE_TSHARK").is_some() {
-            panic!("tshark is required here (ROCESCOPE_REQUIRE_TSHARK is set) but not installed");
-        }
-        eprintln!("skipped: tshark is not installed (apt-get install tshark)");
-    }
-    ok
+    rocescope_testkit::available(&[rocescope_testkit::TSHARK])
 }
 
 fn parse_tshark(v: &str) -> u64 {

@@ -356,15 +356,7 @@ fn pcap_files_yield_frames_through_next_item() {
 // ---------------------------------------------------------------- tshark
 
 fn tshark_available() -> bool {
-    let found = Command::new("tshark").arg("--version").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_TSHARK").is_none(),
-            "tshark is required (ROCESCOPE_REQUIRE_TSHARK is set) but was not found"
-        );
-        eprintln!("skipped: tshark not found (set ROCESCOPE_REQUIRE_TSHARK to make this fail)");
-    }
-    found
+    rocescope_testkit::available(&[rocescope_testkit::TSHARK])
 }
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {

@@ -714,18 +714,7 @@ fn summary(df: &DataFrame) -> serde_json::Value {
 
 /// python3 with pyarrow, or a skip (an error where CI requires it).
 fn have_pyarrow() -> bool {
-    let have = std::process::Command::new("python3")
-        .args(["-c", "import pyarrow"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !have {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_PYARROW").is_none(),
-            "ROCESCOPE_REQUIRE_PYARROW is set but python3 cannot import pyarrow"
-        );
-        eprintln!("skipped: needs python3 with pyarrow (.ci/run installs it)");
-    }
-    have
+    rocescope_testkit::available(&[rocescope_testkit::PYARROW])
 }
 
 /// Run a python3 `script` with `args`; its standard output.

@@ -1,0 +1,149 @@
+//! What rocescope's tests share, as a dev-dependency of every crate: the
+//! outside tools a test needs (tshark, tmux, Icarus Verilog, Python
+//! packages), found one way, and temporary folders that clean up after
+//! themselves.
+
+use std::process::Command;
+
+/// An outside program a test needs, and how to tell it is there.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// What a reader calls it ("tshark", "python3 with pyarrow").
+    pub name: &'static str,
+    /// The command that succeeds (exit 0) when it is there.
+    pub probe: &'static [&'static str],
+    /// Set, the test fails where the tool is missing instead of skipping
+    /// (`.ci/run` sets it where it installs the tool).
+    pub require: &'static str,
+    /// How to install it.
+    pub install: &'static str,
+}
+
+pub const TSHARK: Tool = Tool {
+    name: "tshark",
+    probe: &["tshark", "--version"],
+    require: "ROCESCOPE_REQUIRE_TSHARK",
+    install: "apt-get install tshark",
+};
+pub const TMUX: Tool = Tool {
+    name: "tmux",
+    probe: &["tmux", "-V"],
+    require: "ROCESCOPE_REQUIRE_TMUX",
+    install: "apt-get install tmux",
+};
+pub const IVERILOG: Tool = Tool {
+    name: "Icarus Verilog",
+    probe: &["iverilog", "-V"],
+    require: "ROCESCOPE_REQUIRE_IVERILOG",
+    install: "apt-get install iverilog",
+};
+pub const CHIPSCOPY: Tool = Tool {
+    name: "python3 with chipscopy",
+    probe: &["python3", "-c", "import chipscopy"],
+    require: "ROCESCOPE_REQUIRE_CHIPSCOPY",
+    install: "pip install chipscopy",
+};
+pub const PYARROW: Tool = Tool {
+    name: "python3 with pyarrow",
+    probe: &["python3", "-c", "import pyarrow"],
+    require: "ROCESCOPE_REQUIRE_PYARROW",
+    install: "pip install pyarrow",
+};
+pub const PYSPARK: Tool = Tool {
+    name: "python3 with pyspark",
+    probe: &["python3", "-c", "import pyspark"],
+    require: "ROCESCOPE_REQUIRE_SPARK",
+    install: "pip install pyspark",
+};
+pub const DATAFUSION: Tool = Tool {
+    name: "python3 with datafusion",
+    probe: &["python3", "-c", "import datafusion"],
+    require: "ROCESCOPE_REQUIRE_DATAFUSION",
+    install: "pip install datafusion",
+};
+pub const JAVA: Tool = Tool {
+    name: "java",
+    probe: &["java", "-version"],
+    require: "ROCESCOPE_REQUIRE_SPARK",
+    install: "apt-get install default-jre-headless",
+};
+
+/// Whether every one of `tools` is there. A missing one is said on stderr
+/// ("skipped: ...") and the caller skips; it panics instead where the
+/// tool's `require` variable is set.
+pub fn available(tools: &[Tool]) -> bool {
+    let mut all = true;
+    for t in tools {
+        let (program, args) = t.probe.split_first().expect("a probe names its program");
+        let found = Command::new(program)
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !found {
+            assert!(
+                std::env::var_os(t.require).is_none(),
+                "{} is required ({} is set) but was not found ({})",
+                t.name,
+                t.require,
+                t.install
+            );
+            eprintln!(
+                "skipped: {} not found ({}; set {} to make this fail)",
+                t.name, t.install, t.require
+            );
+            all = false;
+        }
+    }
+    all
+}
+
+/// A fresh folder under the system's temporary one, named for the test,
+/// removed when dropped.
+pub fn temp_dir(label: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("rocescope-{label}-"))
+        .tempdir()
+        .expect("a temporary folder")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_that_is_not_there_is_missing_and_one_that_fails_too() {
+        let absent = Tool {
+            name: "absent",
+            probe: &["rocescope-no-such-program"],
+            require: "ROCESCOPE_TESTKIT_NEVER_SET",
+            install: "nowhere",
+        };
+        let failing = Tool {
+            probe: &["sh", "-c", "exit 3"],
+            ..absent
+        };
+        let present = Tool {
+            probe: &["sh", "-c", "exit 0"],
+            ..absent
+        };
+        assert!(!available(&[absent]));
+        assert!(!available(&[present, failing]));
+        assert!(available(&[present]));
+    }
+
+    #[test]
+    fn a_temp_dir_goes_when_dropped() {
+        let d = temp_dir("testkit");
+        let path = d.path().to_owned();
+        assert!(path.is_dir());
+        assert!(
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("rocescope-testkit-")
+        );
+        drop(d);
+        assert!(!path.exists());
+    }
+}
