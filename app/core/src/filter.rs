@@ -14,10 +14,42 @@ use std::net::IpAddr;
 
 /// A parse error with the byte position in the filter text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("filter error at column {}: {message}", column + 1)]
+#[error("filter error at column {}: {problem}", column + 1)]
 pub struct FilterError {
     pub column: usize,
-    pub message: String,
+    pub problem: FilterProblem,
+}
+
+/// What is wrong at the error's column.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FilterProblem {
+    /// The text does not follow the grammar (the parser's words).
+    #[error("{0}")]
+    Syntax(String),
+    /// A field name that names nothing rocescope can test.
+    #[error("{0}")]
+    Field(FieldError),
+    #[error("filter longer than {max_chars} characters")]
+    TooLong { max_chars: usize },
+}
+
+/// Why a field name is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldError {
+    #[error("'{proto}' is a protocol: use it alone, without a comparison")]
+    ProtocolCompared { proto: &'static str },
+    #[error("'{proto}' has no test")]
+    NoTest { proto: &'static str },
+    #[error("rocescope does not decode {proto}'s fields; '{proto}' alone matches its frames")]
+    Undecoded { proto: &'static str },
+    /// Not a field name; `near` is the known name closest to it.
+    #[error("unknown field '{name}'; did you mean '{near}'?")]
+    UnknownNear { name: String, near: String },
+    #[error(
+        "unknown field '{name}' (fields are Wireshark's, e.g. ip.src, bth.psn, \
+         reth.dmalen, or rocescope's: retransmission, nak, cnp; see decoders/FIELDS.md)"
+    )]
+    Unknown { name: String },
 }
 
 /// A value a field compares to.
@@ -201,7 +233,7 @@ const UNDISSECTED: &[(&str, &[(&str, u64)])] = &[
 /// The expression a field name (and its comparison, if any) stands for, or
 /// why the name is refused. Unknown names are refused rather than matching
 /// nothing, which would show an empty list with no reason.
-fn term(name: &str, cmp: Option<(Op, Value)>) -> Result<Expr, String> {
+fn term(name: &str, cmp: Option<(Op, Value)>) -> Result<Expr, FieldError> {
     let full = canonical(name);
     let leaf = |field: Field| match &cmp {
         Some((op, v)) => Expr::Cmp(field, *op, v.clone()),
@@ -224,9 +256,7 @@ fn term(name: &str, cmp: Option<(Op, Value)>) -> Result<Expr, String> {
     }
     if let Some((proto, tests)) = UNDISSECTED.iter().find(|(n, _)| *n == full) {
         if cmp.is_some() {
-            return Err(format!(
-                "'{proto}' is a protocol: use it alone, without a comparison"
-            ));
+            return Err(FieldError::ProtocolCompared { proto });
         }
         let mut alts = tests.iter().map(|(field, value)| {
             Expr::Cmp(
@@ -235,25 +265,19 @@ fn term(name: &str, cmp: Option<(Op, Value)>) -> Result<Expr, String> {
                 Value::Int(*value),
             )
         });
-        let first = alts
-            .next()
-            .ok_or_else(|| format!("'{proto}' has no test"))?;
+        let first = alts.next().ok_or(FieldError::NoTest { proto })?;
         return Ok(alts.fold(first, |e, alt| Expr::Or(Box::new(e), Box::new(alt))));
     }
     if let Some((proto, _)) = UNDISSECTED.iter().find(|(p, _)| {
         full.strip_prefix(p)
             .is_some_and(|rest| rest.starts_with('.'))
     }) {
-        return Err(format!(
-            "rocescope does not decode {proto}'s fields; '{proto}' alone matches its frames"
-        ));
+        return Err(FieldError::Undecoded { proto });
     }
-    Err(match nearest_name(name) {
-        Some(near) => format!("unknown field '{name}'; did you mean '{near}'?"),
-        None => format!(
-            "unknown field '{name}' (fields are Wireshark's, e.g. ip.src, bth.psn, \
-             reth.dmalen, or rocescope's: retransmission, nak, cnp; see decoders/FIELDS.md)"
-        ),
+    let name = name.to_owned();
+    Err(match nearest_name(&name) {
+        Some(near) => FieldError::UnknownNear { name, near },
+        None => FieldError::Unknown { name },
     })
 }
 
@@ -312,7 +336,7 @@ fn lex(text: &str) -> Result<Vec<(usize, Tok)>, FilterError> {
     let mut i = 0;
     let err = |column, m: &str| FilterError {
         column,
-        message: m.to_owned(),
+        problem: FilterProblem::Syntax(m.to_owned()),
     };
     while i < b.len() {
         let c = b[i];
@@ -424,7 +448,7 @@ impl Parser {
     fn err(&self, m: impl Into<String>) -> FilterError {
         FilterError {
             column: self.column(),
-            message: m.into(),
+            problem: FilterProblem::Syntax(m.into()),
         }
     }
     fn or(&mut self, depth: usize) -> Result<Expr, FilterError> {
@@ -479,7 +503,10 @@ impl Parser {
                 } else {
                     None
                 };
-                term(&name, cmp).map_err(|message| FilterError { column, message })
+                term(&name, cmp).map_err(|e| FilterError {
+                    column,
+                    problem: FilterProblem::Field(e),
+                })
             }
             Some(_) => Err(self.err("expected a field name, '!' or '('")),
             None => Err(self.err("the filter ends too early")),
@@ -487,16 +514,21 @@ impl Parser {
     }
 }
 
+/// The longest filter text taken (bytes).
+const MAX_FILTER_CHARS: usize = 4096;
+
 impl Filter {
     /// Compile a filter; an empty text is `None` (everything passes).
     pub fn parse(text: &str) -> Result<Option<Filter>, FilterError> {
         if text.trim().is_empty() {
             return Ok(None);
         }
-        if text.len() > 4096 {
+        if text.len() > MAX_FILTER_CHARS {
             return Err(FilterError {
-                column: 4096,
-                message: "filter longer than 4096 characters".into(),
+                column: MAX_FILTER_CHARS,
+                problem: FilterProblem::TooLong {
+                    max_chars: MAX_FILTER_CHARS,
+                },
             });
         }
         let toks = lex(text)?;
@@ -646,8 +678,8 @@ mod tests {
         );
         assert_eq!(Filter::parse("psn = 3").unwrap_err().column, 4);
         assert_eq!(
-            Filter::parse("(psn > 3").unwrap_err().message,
-            "missing ')'"
+            Filter::parse("(psn > 3").unwrap_err().problem,
+            FilterProblem::Syntax("missing ')'".into())
         );
         assert_eq!(Filter::parse("psn > 3 qp").unwrap_err().column, 8);
         assert!(Filter::parse("psn > 0xZZ").is_err());
@@ -663,22 +695,47 @@ mod tests {
         let e = Filter::parse("bth.pssn == 3").unwrap_err();
         assert_eq!(e.column, 0);
         assert_eq!(
-            e.message,
-            "unknown field 'bth.pssn'; did you mean 'bth.psn'?"
+            e.problem,
+            FilterProblem::Field(FieldError::UnknownNear {
+                name: "bth.pssn".into(),
+                near: "bth.psn".into()
+            })
+        );
+        assert!(
+            e.to_string()
+                .ends_with("unknown field 'bth.pssn'; did you mean 'bth.psn'?")
         );
         let e = Filter::parse("psn > 3 && retransmision").unwrap_err();
         assert_eq!(e.column, 11);
-        assert!(e.message.contains("did you mean 'retransmission'?"), "{e}");
+        assert!(
+            e.to_string().contains("did you mean 'retransmission'?"),
+            "{e}"
+        );
         let e = Filter::parse("infiniband.reth.dmalenn > 0").unwrap_err();
-        assert!(e.message.contains("'infiniband.reth.dmalen'"), "{e}");
+        assert!(e.to_string().contains("'infiniband.reth.dmalen'"), "{e}");
         let e = Filter::parse("foo.bar == 1").unwrap_err();
         assert!(
-            e.message.starts_with("unknown field 'foo.bar' (fields are"),
+            matches!(&e.problem, FilterProblem::Field(FieldError::Unknown { name }) if name == "foo.bar"),
+            "{e}"
+        );
+        assert!(
+            e.to_string()
+                .contains(": unknown field 'foo.bar' (fields are"),
             "{e}"
         );
         let e = Filter::parse("tcp.port == 80").unwrap_err();
-        assert!(e.message.contains("does not decode tcp's fields"), "{e}");
-        assert!(Filter::parse("tcp == 1").is_err());
+        assert_eq!(
+            e.problem,
+            FilterProblem::Field(FieldError::Undecoded { proto: "tcp" })
+        );
+        assert!(
+            e.to_string().contains("does not decode tcp's fields"),
+            "{e}"
+        );
+        assert_eq!(
+            Filter::parse("tcp == 1").unwrap_err().problem,
+            FilterProblem::Field(FieldError::ProtocolCompared { proto: "tcp" })
+        );
         // Every name the field walk emits, short or long, and every alias parses.
         for name in rocescope_decoders::FIELD_NAMES.iter().chain(ROW_NAMES) {
             assert!(Filter::parse(name).is_ok(), "{name}");

@@ -203,7 +203,7 @@ impl SourceHandle {
     pub fn spawn_lesson(
         &self,
         lesson: &crate::lesson::Lesson,
-    ) -> Result<(Arc<Store>, RcAnalyzer, SourceHandle), String> {
+    ) -> Result<(Arc<Store>, RcAnalyzer, SourceHandle), crate::lesson::LessonError> {
         let scenario = crate::lesson::check::scenario(lesson, &Default::default())?;
         let finite_ns = scenario.duration_ns;
         let pace = Pace::for_lesson(finite_ns);
@@ -214,7 +214,9 @@ impl SourceHandle {
             dir: None,
             ..limits.clone()
         };
-        let store = limits.live_store(0).map_err(|e| e.to_string())?;
+        let store = limits
+            .live_store(0)
+            .map_err(|cause| crate::lesson::LessonError::Store { cause })?;
         let (store, analysis, mut handle) = spawn_sim_into(store, scenario, pace, None);
         handle.limits = Some(limits);
         Ok((store, analysis, handle))
@@ -594,7 +596,7 @@ fn start_lesson(model: &mut crate::Model) {
         Err(e) => {
             // Not played over a source it was not written for.
             model.lesson = None;
-            model.status = e;
+            model.status = e.to_string();
         }
     }
 }

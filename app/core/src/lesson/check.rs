@@ -9,7 +9,7 @@ use std::time::Duration;
 use rocescope_sim::Scenario;
 
 use super::facts::{facts, holds};
-use super::{AskKind, Lesson, Value};
+use super::{AskKind, Lesson, LessonError, Value};
 use crate::source::{Pace, spawn_sim_into};
 
 /// Simulator parameters by name, as a prediction sets them.
@@ -20,7 +20,7 @@ pub type Facts = BTreeMap<String, Value>;
 
 /// The lesson's scenario with `params` set: a shipped one, or a scenario
 /// file beside a lesson read from a file.
-pub fn scenario(lesson: &Lesson, params: &Params) -> Result<Scenario, String> {
+pub fn scenario(lesson: &Lesson, params: &Params) -> Result<Scenario, LessonError> {
     let shipped = Scenario::builtin(&lesson.scenario)
         .map(Ok)
         .or_else(|| super::lesson_scenario(&lesson.scenario));
@@ -37,23 +37,19 @@ pub fn scenario(lesson: &Lesson, params: &Params) -> Result<Scenario, String> {
                 dir.join("../scenarios").join(&file),
             ];
             let found = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
-                format!(
-                    "lesson {}: scenario {name} is neither shipped nor a file ({})",
-                    lesson.title,
-                    candidates
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                LessonError::ScenarioNotFound {
+                    lesson: lesson.title.clone(),
+                    scenario: name.clone(),
+                    tried: candidates.to_vec(),
+                }
             })?;
-            Scenario::load(found).map_err(|e| e.to_string())?
+            Scenario::load(found).map_err(|cause| LessonError::Scenario { cause })?
         }
         (None, None) => {
-            return Err(format!(
-                "lesson {}: no shipped scenario {}",
-                lesson.title, lesson.scenario
-            ));
+            return Err(LessonError::NoShippedScenario {
+                lesson: lesson.title.clone(),
+                scenario: lesson.scenario.clone(),
+            });
         }
     };
     // A lesson is a clip: the scenario's finite run, whose steps the
@@ -63,15 +59,20 @@ pub fn scenario(lesson: &Lesson, params: &Params) -> Result<Scenario, String> {
     for (k, v) in params {
         sc.params
             .set_f64(k, *v)
-            .map_err(|e| format!("scenario {}: {e}", lesson.scenario))?;
+            .map_err(|cause| LessonError::Param {
+                scenario: lesson.scenario.clone(),
+                cause,
+            })?;
     }
     Ok(sc)
 }
 
 /// Run `sc` to its end as fast as the machine goes and return its facts.
-pub fn run(sc: Scenario) -> Result<Facts, String> {
+pub fn run(sc: Scenario) -> Result<Facts, LessonError> {
     let limits = crate::session::SessionLimits::default();
-    let store = limits.live_store(0).map_err(|e| e.to_string())?;
+    let store = limits
+        .live_store(0)
+        .map_err(|cause| LessonError::Store { cause })?;
     let (store, analysis, handle) = spawn_sim_into(store, sc, Pace::Fast, None);
     let status = handle.status();
     while !status.finished.load(Ordering::Acquire) {
@@ -79,7 +80,7 @@ pub fn run(sc: Scenario) -> Result<Facts, String> {
     }
     store.wait();
     if let Some(e) = status.error.lock().ok().and_then(|e| e.clone()) {
-        return Err(e);
+        return Err(LessonError::Run { message: e });
     }
     let report = analysis
         .0
@@ -115,9 +116,9 @@ pub fn step_params(lesson: &Lesson) -> Vec<(Params, Option<Params>)> {
 }
 
 /// Check every step of `lesson`; empty when all of it holds.
-pub fn check(lesson: &Lesson) -> Result<Vec<StepProblem>, String> {
+pub fn check(lesson: &Lesson) -> Result<Vec<StepProblem>, LessonError> {
     let mut runs: BTreeMap<String, Facts> = BTreeMap::new();
-    let mut facts_of = |p: &Params| -> Result<Facts, String> {
+    let mut facts_of = |p: &Params| -> Result<Facts, LessonError> {
         let key = format!("{p:?}");
         if let Some(f) = runs.get(&key) {
             return Ok(f.clone());
@@ -142,7 +143,7 @@ pub fn check(lesson: &Lesson) -> Result<Vec<StepProblem>, String> {
         let facts = facts_of(&shown)?;
         for c in &step.checks {
             if let Err(e) = holds(c, &facts) {
-                say(e);
+                say(e.to_string());
             }
         }
         let Some(a) = &step.ask else { continue };

@@ -193,10 +193,29 @@ pub fn facts(report: &Report, stats: &StoreStats) -> BTreeMap<String, Value> {
     f
 }
 
+/// Why a step's check does not hold: the fact, its value in the run and
+/// what the step says.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Unmet {
+    #[error("the run has no fact {fact}")]
+    NoFact { fact: String },
+    #[error("{fact} is {is}, the step says {want}")]
+    NotEqual {
+        fact: String,
+        is: Value,
+        want: Value,
+    },
+    #[error("{fact} is {is}, the step says at least {least}")]
+    BelowLeast { fact: String, is: Value, least: f64 },
+    #[error("{fact} is {is}, the step says at most {most}")]
+    AboveMost { fact: String, is: Value, most: f64 },
+}
+
 /// Whether `check` holds among `facts`; the reason when it does not.
-pub fn holds(check: &super::Check, facts: &BTreeMap<String, Value>) -> Result<(), String> {
+pub fn holds(check: &super::Check, facts: &BTreeMap<String, Value>) -> Result<(), Unmet> {
+    let fact = || check.fact.clone();
     let Some(v) = facts.get(&check.fact) else {
-        return Err(format!("the run has no fact {}", check.fact));
+        return Err(Unmet::NoFact { fact: fact() });
     };
     if let Some(want) = &check.equals {
         let same = match (want, v) {
@@ -205,25 +224,75 @@ pub fn holds(check: &super::Check, facts: &BTreeMap<String, Value>) -> Result<()
             _ => false,
         };
         if !same {
-            return Err(format!("{} is {v}, the step says {want}", check.fact));
+            return Err(Unmet::NotEqual {
+                fact: fact(),
+                is: v.clone(),
+                want: want.clone(),
+            });
         }
     }
     let n = match v {
         Value::Number(n) => Some(*n),
         Value::Text(_) => None,
     };
-    if let Some(lo) = check.at_least
-        && !n.is_some_and(|n| n >= lo)
+    if let Some(least) = check.at_least
+        && !n.is_some_and(|n| n >= least)
     {
-        return Err(format!(
-            "{} is {v}, the step says at least {lo}",
-            check.fact
-        ));
+        return Err(Unmet::BelowLeast {
+            fact: fact(),
+            is: v.clone(),
+            least,
+        });
     }
-    if let Some(hi) = check.at_most
-        && !n.is_some_and(|n| n <= hi)
+    if let Some(most) = check.at_most
+        && !n.is_some_and(|n| n <= most)
     {
-        return Err(format!("{} is {v}, the step says at most {hi}", check.fact));
+        return Err(Unmet::AboveMost {
+            fact: fact(),
+            is: v.clone(),
+            most,
+        });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lesson::Check;
+
+    #[test]
+    fn an_unmet_check_names_the_fact_its_value_and_the_bound() {
+        let facts = BTreeMap::from([("qp1.retransmissions".to_owned(), Value::Number(3.0))]);
+        let check = |at_least, at_most| Check {
+            fact: "qp1.retransmissions".into(),
+            equals: None,
+            at_least,
+            at_most,
+        };
+        assert_eq!(holds(&check(Some(1.0), Some(5.0)), &facts), Ok(()));
+        let e = holds(&check(Some(4.0), None), &facts).unwrap_err();
+        assert_eq!(
+            e,
+            Unmet::BelowLeast {
+                fact: "qp1.retransmissions".into(),
+                is: Value::Number(3.0),
+                least: 4.0
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "qp1.retransmissions is 3, the step says at least 4"
+        );
+        let missing = Check {
+            fact: "qp9.naks".into(),
+            ..check(None, Some(1.0))
+        };
+        assert_eq!(
+            holds(&missing, &BTreeMap::new()),
+            Err(Unmet::NoFact {
+                fact: "qp9.naks".into()
+            })
+        );
+    }
 }

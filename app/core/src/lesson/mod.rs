@@ -16,6 +16,50 @@ use serde::Deserialize;
 
 use crate::command::View;
 
+/// Why a lesson could not be read, set up or run.
+#[derive(Debug, thiserror::Error)]
+pub enum LessonError {
+    /// The lesson file is not a lesson (TOML syntax, a missing or unknown key).
+    #[error("{cause}")]
+    Toml { cause: toml::de::Error },
+    /// A step's question cannot be answered as written.
+    #[error("step {step}: the question {needs}")]
+    Question { step: usize, needs: &'static str },
+    /// A step's check bounds nothing.
+    #[error("step {step}: the check of {fact} says neither equals, at_least nor at_most")]
+    Unbounded { step: usize, fact: String },
+    /// A scenario (shipped with the lessons, or a file beside one) does not load.
+    #[error("{cause}")]
+    Scenario { cause: rocescope_sim::ScenarioError },
+    /// A lesson read from a file names a scenario found nowhere.
+    #[error(
+        "lesson {lesson}: scenario {scenario} is neither shipped nor a file ({})",
+        tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    )]
+    ScenarioNotFound {
+        lesson: String,
+        scenario: String,
+        tried: Vec<std::path::PathBuf>,
+    },
+    /// A shipped lesson names a scenario that is not shipped.
+    #[error("lesson {lesson}: no shipped scenario {scenario}")]
+    NoShippedScenario { lesson: String, scenario: String },
+    /// A prediction sets a parameter the scenario refuses.
+    #[error("scenario {scenario}: {cause}")]
+    Param {
+        scenario: String,
+        cause: rocescope_sim::ParamError,
+    },
+    /// The run's packet store could not be made.
+    #[error("{cause}")]
+    Store {
+        cause: rocescope_replay::store::StoreError,
+    },
+    /// The simulator stopped with an error (its source thread's words).
+    #[error("{message}")]
+    Run { message: String },
+}
+
 /// One lesson.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,11 +176,11 @@ const BUILTIN: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/lessons.rs
 const SCENARIOS: &[(&str, &str)] = &include!(concat!(env!("OUT_DIR"), "/lesson_scenarios.rs"));
 
 /// A scenario written for a lesson, by name.
-pub fn lesson_scenario(name: &str) -> Option<Result<rocescope_sim::Scenario, String>> {
+pub fn lesson_scenario(name: &str) -> Option<Result<rocescope_sim::Scenario, LessonError>> {
     let (_, text) = SCENARIOS.iter().find(|(n, _)| *n == name)?;
     Some(
         rocescope_sim::Scenario::from_toml(text, &format!("assets/lessons/scenarios/{name}.toml"))
-            .map_err(|e| e.to_string()),
+            .map_err(|cause| LessonError::Scenario { cause }),
     )
 }
 
@@ -167,8 +211,8 @@ pub fn find(name: &str) -> Option<(usize, Lesson)> {
 
 /// Parse a lesson file, with the error naming the problem, and check that
 /// its questions are answerable.
-pub fn parse(text: &str) -> Result<Lesson, String> {
-    let l: Lesson = toml::from_str(text).map_err(|e| e.to_string())?;
+pub fn parse(text: &str) -> Result<Lesson, LessonError> {
+    let l: Lesson = toml::from_str(text).map_err(|cause| LessonError::Toml { cause })?;
     for (i, s) in l.steps.iter().enumerate() {
         if let Some(a) = &s.ask {
             let bad = match a.kind {
@@ -179,17 +223,16 @@ pub fn parse(text: &str) -> Result<Lesson, String> {
                 }
                 _ => None,
             };
-            if let Some(bad) = bad {
-                return Err(format!("step {}: the question {bad}", i + 1));
+            if let Some(needs) = bad {
+                return Err(LessonError::Question { step: i + 1, needs });
             }
         }
         for c in &s.checks {
             if c.equals.is_none() && c.at_least.is_none() && c.at_most.is_none() {
-                return Err(format!(
-                    "step {}: the check of {} says neither equals, at_least nor at_most",
-                    i + 1,
-                    c.fact
-                ));
+                return Err(LessonError::Unbounded {
+                    step: i + 1,
+                    fact: c.fact.clone(),
+                });
             }
         }
     }
@@ -240,6 +283,16 @@ hint = "h"
 explain = "e"
 "#;
         let e = parse(text).unwrap_err();
-        assert!(e.starts_with("step 2:"), "{e}");
+        assert!(
+            matches!(
+                e,
+                LessonError::Question {
+                    step: 2,
+                    needs: "needs `answer`, one of its `choices`"
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("step 2:"), "{e}");
     }
 }

@@ -8,6 +8,24 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+/// Why progress could not be read or kept.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgressError {
+    #[error("{}: {cause}", path.display())]
+    Io {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    /// The file is not progress; it is replaced by an empty one.
+    #[error("{}: {cause} (progress starts again)", path.display())]
+    Corrupt {
+        path: PathBuf,
+        cause: serde_json::Error,
+    },
+    #[error("{cause}")]
+    Encode { cause: serde_json::Error },
+}
+
 /// One lesson's progress.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LessonProgress {
@@ -36,29 +54,35 @@ pub fn path() -> Option<PathBuf> {
 impl Progress {
     /// The progress kept, or none yet. A file that cannot be read is
     /// reported and replaced by an empty progress.
-    pub fn load() -> (Progress, Option<String>) {
+    pub fn load() -> (Progress, Option<ProgressError>) {
         let Some(p) = path() else {
             return (Progress::default(), None);
         };
         match std::fs::read_to_string(&p) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Progress::default(), None),
-            Err(e) => (Progress::default(), Some(format!("{}: {e}", p.display()))),
+            Err(cause) => (
+                Progress::default(),
+                Some(ProgressError::Io { path: p, cause }),
+            ),
             Ok(text) => match serde_json::from_str(&text) {
                 Ok(v) => (v, None),
-                Err(e) => (
+                Err(cause) => (
                     Progress::default(),
-                    Some(format!("{}: {e} (progress starts again)", p.display())),
+                    Some(ProgressError::Corrupt { path: p, cause }),
                 ),
             },
         }
     }
 
     /// Write it (through a temporary file, so a crash never leaves half).
-    pub fn save(&self) -> Result<(), String> {
+    pub fn save(&self) -> Result<(), ProgressError> {
         let Some(p) = path() else {
             return Ok(());
         };
-        let io = |e: std::io::Error| format!("{}: {e}", p.display());
+        let io = |cause| ProgressError::Io {
+            path: p.clone(),
+            cause,
+        };
         if let Some(dir) = p.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
@@ -67,7 +91,8 @@ impl Progress {
         static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = p.with_extension(format!("json.{}-{n}.tmp", std::process::id()));
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        let text =
+            serde_json::to_string_pretty(self).map_err(|cause| ProgressError::Encode { cause })?;
         std::fs::write(&tmp, text).map_err(io)?;
         std::fs::rename(&tmp, &p).map_err(io)
     }

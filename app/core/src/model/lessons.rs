@@ -374,7 +374,7 @@ impl Model {
                     }
                 });
             }
-            Err(e) => self.status = e,
+            Err(e) => self.status = e.to_string(),
         }
         true
     }

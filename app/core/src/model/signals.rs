@@ -43,7 +43,7 @@ impl Model {
             match Signals::open(path, *offset_ns, &options) {
                 Ok((s, warning)) => {
                     if let Some(w) = warning {
-                        self.status = w;
+                        self.status = w.to_string();
                     }
                     self.signals = Some(s);
                 }
@@ -81,7 +81,7 @@ impl Model {
             _ => Ok(()),
         };
         if let Err(e) = result {
-            self.status = e;
+            self.status = e.to_string();
         }
     }
 }

@@ -24,6 +24,47 @@ pub use format::{Radix, format_value};
 /// Signals chosen at most at once.
 pub const MAX_CHOSEN: usize = 8;
 
+/// Why a waveform could not be opened, or a signal not shown, changed or
+/// its choice kept.
+#[derive(Debug, thiserror::Error)]
+pub enum SignalsError {
+    /// The waveform could not be opened or a signal not loaded.
+    #[error("{cause}")]
+    Wave {
+        cause: rocescope_replay::wave::WaveError,
+    },
+    /// `#N` past the search's matches (`n` 1-based).
+    #[error("no match #{n} for {search:?}")]
+    NoMatch { n: usize, search: String },
+    /// `#N` past the shown signals (`n` 1-based).
+    #[error("no signal #{n} shown")]
+    NoShown { n: usize },
+    #[error("{path} is not shown")]
+    NotShown { path: String },
+    #[error("{path} is shown already")]
+    ShownAlready { path: String },
+    #[error("at most {MAX_CHOSEN} signals are shown; drop one first")]
+    TooMany,
+    #[error("no signal {path} in {}", file.display())]
+    NoSignal { path: String, file: PathBuf },
+    #[error("{path} is a real or a string, not a bit vector")]
+    NotBits { path: String },
+    /// The saved choices (`signals.json`) could not be read or written.
+    #[error("{}: {cause}", file.display())]
+    StateIo {
+        file: PathBuf,
+        cause: std::io::Error,
+    },
+    /// The saved choices are not JSON of ours; they are ignored.
+    #[error("{}: {cause} (saved signals ignored)", file.display())]
+    StateCorrupt {
+        file: PathBuf,
+        cause: serde_json::Error,
+    },
+    #[error("{cause}")]
+    StateEncode { cause: serde_json::Error },
+}
+
 /// A chosen signal's data.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Trace {
@@ -143,8 +184,9 @@ impl Signals {
         file: &Path,
         offset_ns: i64,
         options: &WaveOptions,
-    ) -> Result<(Signals, Option<String>), String> {
-        let source = SignalFile::open(file, options).map_err(|e| e.to_string())?;
+    ) -> Result<(Signals, Option<SignalsError>), SignalsError> {
+        let source =
+            SignalFile::open(file, options).map_err(|cause| SignalsError::Wave { cause })?;
         let h = source.hierarchy().clone();
         let (tx, rx) = channel();
         let markers = h
@@ -241,13 +283,16 @@ impl Signals {
 
     /// Choose a signal (a path, or `#N`: the Nth search match) and load
     /// it on a thread.
-    pub(crate) fn add(&mut self, path: &str) -> Result<(), String> {
+    pub(crate) fn add(&mut self, path: &str) -> Result<(), SignalsError> {
         let path = match nth(path) {
             Some(n) => self
                 .matches()
                 .nth(n)
                 .map(|s| s.path.clone())
-                .ok_or_else(|| format!("no match #{} for {:?}", n + 1, self.search))?,
+                .ok_or_else(|| SignalsError::NoMatch {
+                    n: n + 1,
+                    search: self.search.clone(),
+                })?,
             None => path.to_owned(),
         };
         self.add_unloaded(&path, None)?;
@@ -256,55 +301,56 @@ impl Signals {
     }
 
     /// A shown signal's path from a path or `#N` (the Nth shown).
-    fn shown(&self, path: &str) -> Result<String, String> {
+    fn shown(&self, path: &str) -> Result<String, SignalsError> {
         match nth(path) {
             Some(n) => self
                 .chosen
                 .get(n)
                 .map(|c| c.path.clone())
-                .ok_or_else(|| format!("no signal #{} shown", n + 1)),
+                .ok_or(SignalsError::NoShown { n: n + 1 }),
             None => Ok(path.to_owned()),
         }
     }
 
-    pub(crate) fn remove(&mut self, path: &str) -> Result<(), String> {
+    pub(crate) fn remove(&mut self, path: &str) -> Result<(), SignalsError> {
         let path = &self.shown(path)?;
         let before = self.chosen.len();
         self.chosen.retain(|c| c.path != *path);
         if self.chosen.len() == before {
-            return Err(format!("{path} is not shown"));
+            return Err(SignalsError::NotShown { path: path.clone() });
         }
         self.save()
     }
 
-    pub(crate) fn set_radix(&mut self, path: &str, radix: Radix) -> Result<(), String> {
+    pub(crate) fn set_radix(&mut self, path: &str, radix: Radix) -> Result<(), SignalsError> {
         let path = &self.shown(path)?;
         let c = self
             .chosen
             .iter_mut()
             .find(|c| c.path == *path)
-            .ok_or_else(|| format!("{path} is not shown"))?;
+            .ok_or_else(|| SignalsError::NotShown { path: path.clone() })?;
         c.radix = radix;
         self.save()
     }
 
-    fn add_unloaded(&mut self, path: &str, radix: Option<Radix>) -> Result<(), String> {
+    fn add_unloaded(&mut self, path: &str, radix: Option<Radix>) -> Result<(), SignalsError> {
         if self.chosen.iter().any(|c| c.path == path) {
-            return Err(format!("{path} is shown already"));
+            return Err(SignalsError::ShownAlready { path: path.into() });
         }
         if self.chosen.len() >= MAX_CHOSEN {
-            return Err(format!(
-                "at most {MAX_CHOSEN} signals are shown; drop one first"
-            ));
+            return Err(SignalsError::TooMany);
         }
         let info = self
             .hierarchy
             .iter()
             .find(|s| s.path == path)
-            .ok_or_else(|| format!("no signal {path} in {}", self.file.display()))?;
+            .ok_or_else(|| SignalsError::NoSignal {
+                path: path.into(),
+                file: self.file.clone(),
+            })?;
         let width_bits = info
             .width_bits
-            .ok_or_else(|| format!("{path} is a real or a string, not a bit vector"))?;
+            .ok_or_else(|| SignalsError::NotBits { path: path.into() })?;
         self.chosen.push(Chosen {
             path: path.to_owned(),
             width_bits,
@@ -352,21 +398,19 @@ impl Signals {
     /// Shows `path` at once, loading it on this thread (headless runs:
     /// `rocescope signals`): the selection saved for the file is left as
     /// it was. Returns how long the load took.
-    pub fn show_now(&mut self, path: &str) -> Result<LoadTiming, String> {
+    pub fn show_now(&mut self, path: &str) -> Result<LoadTiming, SignalsError> {
         self.add_unloaded(path, None)?;
         let paths = vec![path.to_owned()];
-        let r = self.source.load_timed(&paths, wave::MAX_CHANGES);
-        let timing = r.as_ref().map(|(_, t)| *t).ok();
-        self.take(r.map(|(l, _)| l).map_err(|e| (paths, e.to_string())));
-        timing.ok_or_else(|| {
-            self.chosen
-                .iter()
-                .find_map(|c| match &c.trace {
-                    Trace::Failed(e) if c.path == path => Some(e.clone()),
-                    _ => None,
-                })
-                .unwrap_or_else(|| format!("{path} could not be loaded"))
-        })
+        match self.source.load_timed(&paths, wave::MAX_CHANGES) {
+            Ok((loaded, timing)) => {
+                self.take(Ok(loaded));
+                Ok(timing)
+            }
+            Err(cause) => {
+                self.take(Err((paths, cause.to_string())));
+                Err(SignalsError::Wave { cause })
+            }
+        }
     }
 
     /// Why the waveform's body could not be held in memory, if it could
@@ -464,7 +508,7 @@ impl Signals {
         out
     }
 
-    fn save(&self) -> Result<(), String> {
+    fn save(&self) -> Result<(), SignalsError> {
         let list: Vec<(String, Radix)> = self
             .chosen
             .iter()
@@ -497,5 +541,48 @@ pub fn open_command(
             offset_ns: 0,
             sample_clock_hz: options.sample_clock_hz,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Callers tell a refused choice from a missing signal by its variant.
+    #[test]
+    fn refusals_are_told_apart_by_variant() {
+        let dir =
+            std::env::temp_dir().join(format!("rocescope-signals-err-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let vcd = dir.join("t.vcd");
+        std::fs::write(
+            &vcd,
+            "$timescale 1ns $end\n$scope module tb $end\n$var wire 4 ! psn [3:0] $end\n\
+             $var real 64 \" rate $end\n$upscope $end\n$enddefinitions $end\n\
+             #0\nb0 !\nr0.5 \"\n#10\nb11 !\n",
+        )
+        .unwrap();
+        let (mut s, _) = Signals::open(&vcd, 0, &WaveOptions::default()).unwrap();
+        s.show_now("tb.psn").unwrap();
+        let e = s.show_now("tb.psn").unwrap_err();
+        assert!(
+            matches!(&e, SignalsError::ShownAlready { path } if path == "tb.psn"),
+            "{e}"
+        );
+        assert_eq!(e.to_string(), "tb.psn is shown already");
+        let e = s.show_now("tb.nope").unwrap_err();
+        assert!(
+            matches!(&e, SignalsError::NoSignal { path, file } if path == "tb.nope" && *file == vcd),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!("no signal tb.nope in {}", vcd.display())
+        );
+        let e = s.show_now("tb.rate").unwrap_err();
+        assert!(matches!(e, SignalsError::NotBits { .. }), "{e}");
+        let e = Signals::open(&dir.join("absent.vcd"), 0, &WaveOptions::default()).unwrap_err();
+        assert!(matches!(e, SignalsError::Wave { .. }), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

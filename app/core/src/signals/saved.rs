@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::Radix;
+use super::{Radix, SignalsError};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Saved {
@@ -29,20 +29,20 @@ fn key(file: &Path) -> String {
         .to_string()
 }
 
-fn read_all() -> Result<All, String> {
+fn read_all() -> Result<All, SignalsError> {
     let Some(p) = state_file() else {
         return Ok(All::new());
     };
     match std::fs::read_to_string(&p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(All::new()),
-        Err(e) => Err(format!("{}: {e}", p.display())),
+        Err(cause) => Err(SignalsError::StateIo { file: p, cause }),
         Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| format!("{}: {e} (saved signals ignored)", p.display())),
+            .map_err(|cause| SignalsError::StateCorrupt { file: p, cause }),
     }
 }
 
 /// The signals saved for `file`, and a warning when the state could not be read.
-pub(super) fn load(file: &Path) -> (Vec<(String, Radix)>, Option<String>) {
+pub(super) fn load(file: &Path) -> (Vec<(String, Radix)>, Option<SignalsError>) {
     match read_all() {
         Ok(all) => (
             all.get(&key(file))
@@ -55,7 +55,7 @@ pub(super) fn load(file: &Path) -> (Vec<(String, Radix)>, Option<String>) {
 }
 
 /// Keep `list` for `file` (through a temporary file, so a crash never leaves half).
-pub(super) fn save(file: &Path, list: &[(String, Radix)]) -> Result<(), String> {
+pub(super) fn save(file: &Path, list: &[(String, Radix)]) -> Result<(), SignalsError> {
     let Some(p) = state_file() else {
         return Ok(());
     };
@@ -76,7 +76,10 @@ pub(super) fn save(file: &Path, list: &[(String, Radix)]) -> Result<(), String> 
     } else {
         all.insert(key(file), entry);
     }
-    let io = |e: std::io::Error| format!("{}: {e}", p.display());
+    let io = |cause| SignalsError::StateIo {
+        file: p.clone(),
+        cause,
+    };
     if let Some(dir) = p.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
@@ -84,7 +87,8 @@ pub(super) fn save(file: &Path, list: &[(String, Radix)]) -> Result<(), String> 
     static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = p.with_extension(format!("json.{}.{n}.tmp", std::process::id()));
-    let text = serde_json::to_string_pretty(&all).map_err(|e| e.to_string())?;
+    let text =
+        serde_json::to_string_pretty(&all).map_err(|cause| SignalsError::StateEncode { cause })?;
     std::fs::write(&tmp, text).map_err(io)?;
     std::fs::rename(&tmp, &p).map_err(io)
 }
