@@ -46,9 +46,9 @@ fn capture(dir: &Path, name: &str, ext: &str, n: u64) -> std::path::PathBuf {
 /// `cold` drops the page cache before each indexing run (root only),
 /// `reread` first evicts the capture's own pages from the page cache (no
 /// root needed) so that the warm-up read caches it the way a first read
-/// does, whatever wrote it (BENCHMARKS.md, "How the file sits in the page
-/// cache"), a `.pcap` or `.pcapng` FILE is indexed instead of the bench's
-/// own two.
+/// does, whatever wrote it (BENCHMARKS.md, "Why the indexer is built so":
+/// how the file sits in the page cache), a `.pcap` or `.pcapng` FILE is
+/// indexed instead of the bench's own two.
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let has = |w: &str| args.iter().any(|a| a == w);

@@ -3,9 +3,10 @@
 //! A capture of one direction (or one whose ACKs never cover the sends)
 //! keeps [`MAX_TRACKED_SENDS`](super::MAX_TRACKED_SENDS) outstanding per
 //! flow. In a `VecDeque` they grew by doubling, copied each time into fresh
-//! pages, on the indexer's critical thread (BENCHMARKS.md, "The outstanding
-//! sends in blocks"). Blocks are never copied, and a flow at its cap frees
-//! a block at the front as it takes one at the back.
+//! pages, on the indexer's critical thread (BENCHMARKS.md, "The analysis'
+//! design measurements": the outstanding sends in blocks). Blocks are never
+//! copied, and a flow at its cap frees a block at the front as it takes
+//! one at the back.
 
 /// A request sent and not yet acknowledged: 16 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

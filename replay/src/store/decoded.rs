@@ -14,10 +14,11 @@ use super::row::Row;
 /// line). The reader thread writes a batch of these and the append thread
 /// reads them back from the other core: at 128 bytes (the row and a whole
 /// [`Observation`]) that traffic cost 6-7% of the indexing time
-/// (BENCHMARKS.md, "A row of one cache line"). The observation's time,
-/// PSN, opcode and wire length are the row's own; IPv4 ends fit here, and
-/// the rest (IPv6 and GID ends, LIDs, a CM message) goes to the batch's
-/// [`Wide`] list, which [`PacketInfo::obs`] reads it back from.
+/// (BENCHMARKS.md, "Why the indexer is built so": a row of one cache
+/// line). The observation's time, PSN, opcode and wire length are the
+/// row's own; IPv4 ends fit here, and the rest (IPv6 and GID ends, LIDs, a
+/// CM message) goes to the batch's [`Wide`] list, which
+/// [`PacketInfo::obs`] reads it back from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PacketInfo {
     pub row: Row,

@@ -67,7 +67,7 @@ fn be16(b: &[u8], at: usize) -> u16 {
 /// into the batch, the 128-byte value was read back (by the copy and the
 /// counters) in wider loads than the stores that wrote it, which the CPU
 /// cannot forward, and the stalls cost a tenth of the indexing time
-/// (BENCHMARKS.md, "the decode slot").
+/// (BENCHMARKS.md, "Why the indexer is built so": the decode slot).
 #[inline(always)]
 pub(crate) fn decode_header_only(
     cfg: &DecodeConfig,

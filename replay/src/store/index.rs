@@ -233,7 +233,8 @@ impl RawFrame {
 /// makes several passes over a chunk's rows (conversations, the analysis,
 /// the counters, each column): 128 rows of 128 bytes stay in the L1 cache
 /// between them, where 1,024 did not (0.94-0.95x wall with the analysis,
-/// BENCHMARKS.md "the hand-over"). The lock is held that much shorter too.
+/// BENCHMARKS.md "Why the indexer is built so": the hand-over). The lock is
+/// held that much shorter too.
 const DECODE_CHUNK: usize = 128;
 
 /// Frames in the first hand-over: small, so that the first rows show at
@@ -272,7 +273,8 @@ impl Store {
         // With the RC analysis the append thread is the busier one even
         // when the reader decodes everything (CPU 0.96-0.98x and 4-5 MiB
         // less memory than deciding per batch); decode-only, deciding by
-        // the backlog is faster (BENCHMARKS.md, "One mapping per chunk").
+        // the backlog is faster (BENCHMARKS.md, "Why the indexer is built
+        // so": the reader decodes every batch).
         let always_decode_here = analyzer.is_costly();
         // The index's next whole chunk is mapped and faulted in one chunk
         // ahead of the append thread, by whichever thread would otherwise

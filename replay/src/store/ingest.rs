@@ -423,7 +423,8 @@ impl Appender {
         let first_index = cols.len();
         // The first pass over rows another thread decoded: their cache
         // lines come from the other core, so ask for them ahead (about a
-        // twentieth of the indexing time, BENCHMARKS.md "the hand-over").
+        // twentieth of the indexing time, BENCHMARKS.md "Why the indexer is
+        // built so": the hand-over).
         for i in 0..infos.len() {
             if let Some(ahead) = infos.get(i + PREFETCH_ROWS) {
                 rocescope_decoders::hint::prefetch(ahead);

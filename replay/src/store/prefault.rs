@@ -1,7 +1,7 @@
 //! Faulting in the store's growing memory ahead of use, many pages per
 //! system call. A live store takes about 100 fresh bytes a frame; touched
 //! one page at a time, the page-fault traps alone cost a sixth of the CPU
-//! a simulator-fed link has (BENCHMARKS.md, "Live link").
+//! a simulator-fed link has (BENCHMARKS.md, "Live link and sessions").
 
 /// Bytes faulted in per call: small enough that a call (about 100 µs)
 /// never holds ingest up for long.

@@ -4,10 +4,11 @@
 //! With six columns in separate heap allocations, each faulted in on its
 //! own and filled through `Vec::extend`, `rocescope stats` on a 2 M-frame
 //! capture took 0.096 s; with one block per chunk written through slices,
-//! 0.084 s (BENCHMARKS.md, "One mapping per chunk"). Huge pages would save
-//! the page faults too, but on a virtual machine that hands free memory
-//! back to its host they made a first run after a pause twice as slow:
-//! the 2 MiB blocks they need are the ones the host took back.
+//! 0.084 s (BENCHMARKS.md, "Why the indexer is built so": one mapping per
+//! chunk, and no huge pages). Huge pages would save the page faults too,
+//! but on a virtual machine that hands free memory back to its host they
+//! made a first run after a pause twice as slow: the 2 MiB blocks they
+//! need are the ones the host took back.
 //!
 //! A row takes 24 bytes: the time and the file offset are kept as 32-bit
 //! steps from a base per slab, which a chunk of packets at any rate worth
@@ -16,8 +17,8 @@
 //! makes its chunk wide, 32 bytes a row. Faulting the index in was about a
 //! sixth of the CPU of indexing a header-only capture; with 24-byte rows
 //! `rocescope stats` takes 0.92-0.96x the time and 16 MiB less memory on 2 M
-//! packets (BENCHMARKS.md, "A 24-byte row"), and a live session's memory
-//! share holds a third more rows.
+//! packets (BENCHMARKS.md, "Why the indexer is built so": a 24-byte row),
+//! and a live session's memory share holds a third more rows.
 
 /// Slabs this large or larger are mapped on their own: a whole chunk.
 const MAPPED_MIN_BYTES: usize = 1 << 20;
