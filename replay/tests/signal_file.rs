@@ -122,7 +122,8 @@ fn a_damaged_body_is_read_signal_by_signal() {
 /// in-memory blocks (at most 65,535 time steps a block), with signals that
 /// change at random (`a` 1 bit, `v` 8 bits with x and z, `w` 512 bits) and
 /// signals written on every step while they hold one value for 40,000
-/// steps (`k` 1 bit, `h` 8 bits, `r` a real, `s` a string): a block then
+/// steps (`k` 1 bit, `h` 8 bits, `q` 512 bits whose values differ in their
+/// last bits only, `r` a real, `s` a string): a block then
 /// starts with a value that repeats the last one before it, which is no
 /// change.
 fn many_blocks_vcd(tag: &str, steps: u32) -> PathBuf {
@@ -130,7 +131,8 @@ fn many_blocks_vcd(tag: &str, steps: u32) -> PathBuf {
     let mut vcd = String::from(
         "$timescale 1ns $end\n$scope module tb $end\n\
          $var wire 1 a a $end\n$var wire 8 v v $end\n$var wire 512 w w $end\n\
-         $var wire 1 k k $end\n$var wire 8 h h $end\n$var real 64 r r $end\n\
+         $var wire 1 k k $end\n$var wire 8 h h $end\n$var wire 512 q q $end\n\
+         $var real 64 r r $end\n\
          $var string 1 s s $end\n$upscope $end\n$enddefinitions $end\n",
     );
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -163,6 +165,7 @@ fn many_blocks_vcd(tag: &str, steps: u32) -> PathBuf {
         let era = t / 40_000;
         let _ = writeln!(vcd, "{}k", era % 2);
         let _ = writeln!(vcd, "b{:08b} h", era * 37 % 256);
+        let _ = writeln!(vcd, "b{:b} q", era + 1);
         let _ = writeln!(vcd, "r{}.5 r", era);
         let _ = writeln!(vcd, "sera{} s", era);
     }
@@ -184,7 +187,7 @@ fn a_prefix_load_gives_a_whole_loads_first_changes_and_counts_the_rest() {
     let header = viewers::read_header_from_file(&path, &LoadOptions::default()).expect("header");
     let h = header.hierarchy;
     let mut body = viewers::read_body(header.body, &h, None).expect("body");
-    let names = ["a", "v", "w", "k", "h", "r", "s"];
+    let names = ["a", "v", "w", "k", "h", "q", "r", "s"];
     let refs: Vec<wellen::SignalRef> = names
         .iter()
         .map(|n| {
@@ -211,7 +214,8 @@ fn a_prefix_load_gives_a_whole_loads_first_changes_and_counts_the_rest() {
     }
     // The held signals' first change of a block repeats the last before it.
     assert_eq!(whole[3].len(), 4, "k: one change an era");
-    assert_eq!(whole[6].len(), 4, "s: one change an era");
+    assert_eq!(whole[5].len(), 4, "q: one change an era");
+    assert_eq!(whole[7].len(), 4, "s: one change an era");
 
     let mut cuts: Vec<usize> = vec![0, 1, 2, 3, 100, 9_999];
     for w in &whole {
@@ -262,7 +266,7 @@ fn a_prefix_load_gives_a_whole_loads_first_changes_and_counts_the_rest() {
 fn a_capped_load_keeps_the_first_changes_and_counts_the_rest() {
     let path = many_blocks_vcd("capped", 140_000);
     let file = SignalFile::open(&path, &Default::default()).expect("opens");
-    let names: Vec<String> = ["tb.a", "tb.v", "tb.w", "tb.k", "tb.h"]
+    let names: Vec<String> = ["tb.a", "tb.v", "tb.w", "tb.k", "tb.h", "tb.q"]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
