@@ -1,7 +1,9 @@
 //! A waveform's signals loaded in turn as the signals view and `rocescope
 //! signals` load them (`SignalFile`: the body read on the first, the others
-//! from memory), each load's time on stderr: the whole-process side of
-//! BENCHMARKS.md, "Signals at a viewer's speed", against `wellen_body`.
+//! from memory), each load's time on stderr (wall, and the CPU time of the
+//! process's threads, which a loaded machine stretches less): the
+//! whole-process side of BENCHMARKS.md, "Signals at a viewer's speed",
+//! against `wellen_body`.
 //!
 //! `cargo run --release -p rocescope-replay --example signal_loads -- [--streamed] FILE SIGNAL...`
 //! (`--streamed`: each signal alone streamed from the file, a pass each, the
@@ -10,6 +12,19 @@
 
 use rocescope_replay::wave::SignalFile;
 use rocescope_replay::wave::signals::{MAX_CHANGES, stream_load};
+
+/// CPU time of the process's live threads (ns), from the scheduler's own
+/// accounting (`/proc/self/task/*/schedstat`); 0 where there is none.
+fn cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
 
 fn main() {
     let mut args = std::env::args().skip(1).peekable();
@@ -35,11 +50,13 @@ fn main() {
     }
     let file = SignalFile::open(std::path::Path::new(&path), &Default::default()).unwrap();
     for name in args {
+        let cpu = cpu_ns();
         let (loaded, t) = file
             .load_timed(std::slice::from_ref(&name), MAX_CHANGES)
             .unwrap();
+        let cpu_s = cpu_ns().saturating_sub(cpu) as f64 / 1e9;
         eprintln!(
-            "{name}: {:.3} s (body {:.3} s), {} changes kept, {} counted past the cap",
+            "{name}: {:.3} s, cpu {cpu_s:.3} s (body {:.3} s), {} changes kept, {} counted past the cap",
             t.seconds,
             t.body_seconds,
             loaded[0].changes.len(),

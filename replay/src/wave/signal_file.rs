@@ -6,7 +6,8 @@
 //! with wellen, the way Surfer does (`viewers::read_body`, on both cores):
 //! wellen keeps every signal's changes compressed in memory, and each later
 //! signal is decompressed from there in milliseconds instead of another
-//! pass over the file. An FST's body is not read at all: its blocks are
+//! pass over the file: block by block up to the changes a load keeps, the
+//! blocks past them only counted (wellen's `visit_signal_prefixes`). An FST's body is not read at all: its blocks are
 //! found at open and a load reads only the chosen signals' blocks. An ILA
 //! CSV is parsed once, every probe kept. The memory this takes is what
 //! wellen's compressed signals need (BENCHMARKS.md, "Signals at a viewer's
@@ -23,11 +24,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use wellen::{LoadOptions, SignalRef, viewers};
+use wellen::{LoadOptions, SignalRef, SignalValueRef, viewers};
 
 use super::contain::contain_parallel;
 use super::signals::{
-    Change, Hierarchy, LoadedSignal, flat, hierarchy_with, low_bits, stream_load,
+    Change, Hierarchy, LoadedSignal, MAX_CHANGES, flat, hierarchy_with, low_bits, stream_load,
 };
 use super::{Timescale, WaveError, WaveFormat, WaveOptions};
 
@@ -290,11 +291,37 @@ impl SignalFile {
         let mut refs: Vec<SignalRef> = wanted.iter().map(|w| w.1).collect();
         refs.sort();
         refs.dedup();
+        // Each signal's changes are taken as wellen decodes them, block by
+        // block, up to the cap; the blocks after it are only counted, so a
+        // signal is never built whole.
+        let ts = self.timescale;
+        let time_table = &held.time_table;
+        let mut kept: Vec<Kept> = refs
+            .iter()
+            .map(|r| Kept {
+                changes: Vec::new(),
+                uses: wanted.iter().filter(|w| w.1 == *r).count(),
+            })
+            .collect();
+        let mut visitors: Vec<wellen::ChangeVisitor<'_>> = kept
+            .iter_mut()
+            .map(|k| -> wellen::ChangeVisitor<'_> {
+                Box::new(move |idx, value| {
+                    k.take(
+                        time_table.get(idx as usize).map(|&t| ts.to_ns(t)),
+                        &value,
+                        max_changes,
+                    )
+                })
+            })
+            .collect();
         let hierarchy = &held.hierarchy;
         let source = &mut held.source;
-        let loaded = contain_parallel(|| source.load_signals(&refs, hierarchy, true))
-            .map_err(|why| read_err(&self.path, format!("the signals could not be read: {why}")))?;
-        let ts = self.timescale;
+        let not_given = contain_parallel(|| {
+            source.visit_signal_prefixes(&refs, hierarchy, &mut visitors, true)
+        })
+        .map_err(|why| read_err(&self.path, format!("the signals could not be read: {why}")))?;
+        drop(visitors);
         let mut out = Vec::with_capacity(wanted.len());
         for (path, r, width_bits) in wanted {
             let mut sig = LoadedSignal {
@@ -304,40 +331,62 @@ impl SignalFile {
                 dropped: 0,
                 cut: None,
             };
-            if let Some(signal) = loaded.iter().find(|l| l.signal_ref() == r) {
-                let total = signal.time_indices().len();
-                sig.changes.reserve(total.min(max_changes));
-                let mut taken = 0usize;
-                for (idx, value) in signal.iter_changes() {
-                    let Some(&time) = held.time_table.get(idx as usize) else {
-                        taken += 1;
-                        continue;
-                    };
-                    let ts_ns = ts.to_ns(time);
-                    // Times finer than a nanosecond land on one: the last wins.
-                    let n = sig.changes.len();
-                    let same = n > 0 && sig.changes[n - 1].ts_ns == ts_ns;
-                    if !same && n >= max_changes {
-                        // The rest are counted, not decoded.
-                        break;
-                    }
-                    taken += 1;
-                    let (v, known) = low_bits(&value);
-                    let change = Change {
-                        ts_ns,
-                        value: v,
-                        known,
-                    };
-                    if same {
-                        sig.changes[n - 1] = change;
-                    } else {
-                        sig.changes.push(change);
-                    }
-                }
-                sig.dropped = (total - taken) as u64;
+            if let Ok(i) = refs.binary_search(&r) {
+                // Two names of one signal both get it.
+                kept[i].uses -= 1;
+                sig.changes = if kept[i].uses == 0 {
+                    let mut c = std::mem::take(&mut kept[i].changes);
+                    c.shrink_to_fit();
+                    c
+                } else {
+                    kept[i].changes.clone()
+                };
+                sig.dropped = not_given.get(i).copied().unwrap_or(0);
             }
             out.push(sig);
         }
         Ok(out)
+    }
+}
+
+/// A signal's changes as a load keeps them.
+struct Kept {
+    changes: Vec<Change>,
+    /// Names in the load that are this signal.
+    uses: usize,
+}
+
+impl Kept {
+    /// Takes the next change (at `ts_ns`, `None` past the time table: not
+    /// kept); false at the first change past `max_changes` (not taken: it
+    /// and the rest are counted, not decoded).
+    fn take(&mut self, ts_ns: Option<u64>, value: &SignalValueRef<'_>, max_changes: usize) -> bool {
+        let Some(ts_ns) = ts_ns else {
+            return true;
+        };
+        // Times finer than a nanosecond land on one: the last wins.
+        let n = self.changes.len();
+        let same = n > 0 && self.changes[n - 1].ts_ns == ts_ns;
+        if !same && n >= max_changes {
+            return false;
+        }
+        let (v, known) = low_bits(value);
+        let change = Change {
+            ts_ns,
+            value: v,
+            known,
+        };
+        if same {
+            self.changes[n - 1] = change;
+        } else {
+            if n == 0 {
+                // Address space for the cap at once (pages are taken as
+                // written, the rest given back by `shrink_to_fit`): growing
+                // would copy what was kept, again and again.
+                self.changes.reserve(max_changes.min(MAX_CHANGES));
+            }
+            self.changes.push(change);
+        }
+        true
     }
 }

@@ -276,13 +276,10 @@ pub(super) fn low_bits(value: &SignalValueRef<'_>) -> (u64, bool) {
         return (0, false);
     };
     if let Some(be) = bits.be_bytes() {
-        let v = be
-            .iter()
-            .rev()
-            .take(8)
-            .enumerate()
-            .fold(0u64, |v, (i, b)| v | u64::from(*b) << (8 * i));
-        return (v, true);
+        let low = &be[be.len().saturating_sub(8)..];
+        let mut word = [0u8; 8];
+        word[8 - low.len()..].copy_from_slice(low);
+        return (u64::from_be_bytes(word), true);
     }
     let mut v = 0u64;
     let mut known = true;

@@ -61,8 +61,8 @@ pub use hierarchy::{
     TimescaleUnit, Var, VarDirection, VarIndex, VarRef, VarType,
 };
 pub use signal::{
-    BitVecRef, Real, Signal, SignalChangeData, SignalSource, SignalValue, SignalValueRef, States,
-    Time, TimeTableIdx,
+    BitVecRef, ChangeVisitor, Real, Signal, SignalChangeData, SignalSource, SignalValue,
+    SignalValueRef, States, Time, TimeTableIdx,
 };
 pub use signal::{CompressedSignal, CompressedTimeTable, Compression};
 pub use wavemem::PublicEncoder as Encoder;

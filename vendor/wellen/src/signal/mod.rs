@@ -17,7 +17,7 @@ mod source;
 mod transform;
 
 pub use map::SignalMap;
-pub use source::{SignalSource, SignalSourceImplementation};
+pub use source::{ChangeVisitor, SignalSource, SignalSourceImplementation};
 pub use transform::DerivedBitVecSignal;
 
 pub type Time = u64;
@@ -201,6 +201,15 @@ impl Signal {
 
     pub fn data(&self) -> &SignalChangeData {
         &self.data
+    }
+
+    /// (rocescope) The change vectors back (time indices, fixed-length
+    /// bytes, strings), to decode the next block into.
+    pub(crate) fn into_vecs(self) -> (Vec<TimeTableIdx>, Vec<u8>, Vec<String>) {
+        match self.data.0 {
+            ChangeData::FixedLength { bytes, .. } => (self.time_indices, bytes, Vec::new()),
+            ChangeData::VariableLength(strings) => (self.time_indices, Vec::new(), strings),
+        }
     }
 }
 
