@@ -7,12 +7,18 @@ impl Simulator {
     pub(super) fn on_node_arrive(&mut self, id: u32) {
         let node = self.packets[id as usize].dst_node as usize;
         self.capture(id, Direction::Rx, node);
+        self.tap_points(id, points::Seen::Received(node));
         let p = &self.packets[id as usize];
         if p.corrupt {
             // ICRC check fails: dropped by the receiver.
+            self.point_drop(id, DropPlace::Stack { node }, DropWhy::Icrc);
             self.release(id);
             return;
         }
+        if self.apply_faults_at(id, node, SLOT_STACK).is_none() {
+            return;
+        }
+        let p = &self.packets[id as usize];
         let op = p.opcode;
         if is_request(op) {
             self.responder_rx(id);
@@ -137,6 +143,7 @@ impl Simulator {
                     );
                     if !ok {
                         // Unacceptable WRITE: dropped and NAKed; the PSN is consumed.
+                        self.point_drop(id, DropPlace::Stack { node }, DropWhy::Dpi);
                         self.stats.dpi_drops += 1;
                         self.truth(p.dest_qp, p.psn, TruthEvent::DpiDrop);
                         self.conns[c].expected_psn += 1;
