@@ -151,6 +151,7 @@ impl RcAnalysis {
                 first_psn: f.next_psn,
                 psn_count: d as u32,
                 index,
+                ts_ns: o.ts_ns(),
             });
             f.next_psn = psn_add(o.psn(), span);
             f.track_sent(o.psn(), span, o.ts_ns(), read);
@@ -188,6 +189,16 @@ impl RcAnalysis {
                     .timeout_silence_ns
                     .max(f.rtt_avg_ns.saturating_mul(TIMER_RTTS));
                 let pending = f.pending_nak.take();
+                // The NAK's generation where this capture saw the gap (the
+                // receiver's side); else its reaction: the NAK's arrival to
+                // this first resend (the requester's side).
+                let (nak_generation_ns, nak_reaction_ns) = match pending {
+                    Some(p) if p.cause == EpisodeCause::NakSeqErr => match p.generation_ns {
+                        Some(g) => (Some(g), None),
+                        None => (None, Some(o.ts_ns().saturating_sub(p.ts_ns))),
+                    },
+                    _ => (None, None),
+                };
                 let (cause, start_ns, first_index, inferred, unacted) = match pending {
                     Some(p)
                         if p.cause != EpisodeCause::Rnr
@@ -267,6 +278,8 @@ impl RcAnalysis {
                                 timer_expiries: u32::from(timer),
                                 unacted,
                                 recovered: false,
+                                nak_generation_ns: if timer { None } else { nak_generation_ns },
+                                nak_reaction_ns: if timer { None } else { nak_reaction_ns },
                             },
                             resume_psn: f.next_psn,
                             last_psn: o.psn(),

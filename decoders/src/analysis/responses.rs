@@ -191,11 +191,14 @@ impl RcAnalysis {
                 if let Some(cause) = cause {
                     // Also during an episode: a NAK there starts the next pass.
                     if q.pending_nak.is_none() {
+                        let generation_ns =
+                            q.gap_at(o.psn()).map(|g| o.ts_ns().saturating_sub(g.ts_ns));
                         q.pending_nak = Some(PendingNak {
                             psn: o.psn(),
                             ts_ns: o.ts_ns(),
                             index,
                             cause,
+                            generation_ns,
                         });
                     }
                 }
@@ -218,6 +221,7 @@ impl RcAnalysis {
                         ts_ns: o.ts_ns(),
                         index,
                         cause: EpisodeCause::Rnr,
+                        generation_ns: None,
                     });
                 }
             }
@@ -233,6 +237,7 @@ impl RcAnalysis {
                 ts_ns: o.ts_ns(),
                 index,
                 cause: EpisodeCause::ImpliedNak,
+                generation_ns: None,
             });
         }
         let outstanding = q.outstanding_psns();
