@@ -16,8 +16,9 @@
 //! / 2` is `j`'s clock less `i`'s there. A line through the windows'
 //! values (the worst windows left out once) is the offset and the drift.
 
-use super::group::{Entry, Groups, for_each_group, sighting};
+use super::group::{Entry, Groups, for_each_group};
 use super::journey::Flows;
+use super::journey::NONE;
 use super::{PointInput, PointSummary, PointsConfig, PointsError};
 
 /// Windows of a point's time the direction votes are taken in.
@@ -70,8 +71,11 @@ impl Aligned {
     pub fn at(&self, p: usize, ts: u64) -> Option<i64> {
         match &self.maps[p] {
             Mapping::Linear { o_int, o_frac, d } => {
-                let rel = ts as i128 - self.t0 as i128 - *o_int as i128;
-                Some(((rel as f64 - o_frac) / (1.0 + d)).round() as i64)
+                // Times are below 2^63 ns (the year 2262): whole in i64.
+                let rel = (ts as i64)
+                    .wrapping_sub(self.t0 as i64)
+                    .wrapping_sub(*o_int);
+                Some(round((rel as f64 - o_frac) / (1.0 + d)))
             }
             Mapping::Order(anchors, spacing) => Some(by_order(anchors, *spacing, ts)),
             Mapping::None => None,
@@ -81,6 +85,13 @@ impl Aligned {
     pub fn is_ordinal(&self, p: usize) -> bool {
         matches!(self.maps[p], Mapping::Order(..))
     }
+}
+
+/// `x` to the nearest integer (half away from zero), without a call to
+/// the C library's `round` (x86-64's baseline has no rounding instruction).
+#[inline]
+fn round(x: f64) -> i64 {
+    (x + if x >= 0.0 { 0.5 } else { -0.5 }) as i64
 }
 
 /// A time by order: between the anchors around `ts`, in proportion where
@@ -110,7 +121,7 @@ fn by_order(anchors: &[(u64, f64)], spacing: f64, ts: u64) -> i64 {
         (None, Some(&(a1, t))) => t - (a1.saturating_sub(ts)) as f64 * spacing,
         (None, None) => 0.0,
     };
-    v.round() as i64
+    round(v)
 }
 
 /// Per window of the lower point's time: the smallest difference each way
@@ -274,7 +285,7 @@ pub(super) fn align(
                 continue;
             };
             let mapped = if inputs[p].ordinal {
-                order_map(inputs, &flows, groups, p, r, &maps, t0).map(|m| (m, None))
+                order_map(&flows, groups, p, r, &maps, t0).map(|m| (m, None))
             } else {
                 let (lo, hi) = (r.min(p), r.max(p));
                 fits[lo * n + hi]
@@ -424,14 +435,14 @@ fn directions(
                             if inputs[i].ordinal || inputs[j].ordinal {
                                 return;
                             }
-                            let (sa, sb) = (sighting(inputs, a), sighting(inputs, b));
-                            let Some(flow) = flows.flow_of(i, sa.conv) else {
+                            let flow = a.flow;
+                            if flow == NONE {
                                 return;
-                            };
+                            }
                             let pair = flows.pair_of[flow as usize] as usize;
                             let from_lo = flows.from_lo[flow as usize];
-                            let w = window_of(sa.ts_ns, sp.first[i], sp.len[i], VOTE_WINDOWS);
-                            let d = sb.ts_ns as i64 - sa.ts_ns as i64;
+                            let w = window_of(a.ts, sp.first[i], sp.len[i], VOTE_WINDOWS);
+                            let d = b.ts as i64 - a.ts as i64;
                             let slot =
                                 ((pair * n + i) * n + j) * VOTE_WINDOWS + w.min(VOTE_WINDOWS - 1);
                             if let Some(m) = mins.get_mut(slot) {
@@ -517,20 +528,19 @@ fn fit_pairs(
                             if inputs[i].ordinal || inputs[j].ordinal {
                                 return;
                             }
-                            let (sa, sb) = (sighting(inputs, a), sighting(inputs, b));
-                            let Some(flow) = flows.flow_of(i, sa.conv) else {
+                            if a.flow == NONE {
                                 return;
-                            };
-                            let Some(forward) = flows.forward(flow) else {
+                            }
+                            let Some(forward) = flows.forward(a.flow) else {
                                 return;
                             };
                             let k = (j - i) as f64;
-                            let ser = k * serialisation_ns(sa.wire_len, gbps);
-                            let x = sa.ts_ns.saturating_sub(sp.first[i]);
-                            let w = window_of(sa.ts_ns, sp.first[i], sp.len[i], FIT_WINDOWS)
+                            let ser = k * serialisation_ns(a.wire_len(), gbps);
+                            let x = a.ts.saturating_sub(sp.first[i]);
+                            let w = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS)
                                 .min(FIT_WINDOWS - 1);
                             // Near zero: the clocks may differ by an epoch.
-                            let d = (sb.ts_ns as i64 - sa.ts_ns as i64) - pair_base(sp, i, j);
+                            let d = (b.ts as i64 - a.ts as i64) - pair_base(sp, i, j);
                             let Some(win) = wins.get_mut((i * n + j) * FIT_WINDOWS + w) else {
                                 return;
                             };
@@ -734,7 +744,6 @@ fn compose(mr: &Mapping, f: &Fit, r_low: bool, sp: &Spans, r: usize, p: usize, t
 /// over 0 to 20 µs), then kept where they only grow, and `p`'s frames
 /// between two anchors interpolated.
 fn order_map(
-    inputs: &[PointInput<'_>],
     flows: &Flows,
     groups: &Groups,
     p: usize,
@@ -770,15 +779,14 @@ fn order_map(
             return;
         }
         for (a, b) in at_p.iter().zip(&at_r) {
-            let sb = sighting(inputs, b);
-            let Some(t) = probe.at(r, sb.ts_ns) else {
+            let Some(t) = probe.at(r, b.ts) else {
                 continue;
             };
-            let toward = flows
-                .flow_of(r, sb.conv)
-                .and_then(|f| flows.forward(f))
+            let toward = (b.flow != NONE)
+                .then(|| flows.forward(b.flow))
+                .flatten()
                 .map_or(0.0, |fwd| if fwd == (r < p) { 1.0 } else { -1.0 });
-            anchors.push((sighting(inputs, a).ts_ns, t as f64, toward));
+            anchors.push((a.ts, t as f64, toward));
         }
     });
     if anchors.len() < MIN_SHARED as usize {

@@ -4,28 +4,65 @@
 //! threads. A group is a run of equal hashes: copies of one frame, each
 //! point's in its own capture order.
 
-use super::{PointInput, Sighting};
+use super::PointInput;
+use super::journey::{Flows, NONE};
 
-/// A sighting's place: point in the high 8 bits, its index below.
+/// A journey member's place: point in the high bits, its index below.
 pub(super) const IDX_BITS: u32 = 40;
-const IDX_MASK: u64 = (1 << IDX_BITS) - 1;
 
-/// One sighting, sorted by content.
+/// An entry's `at`: point (4 bits) | index (38) | syndrome (8) | wire
+/// length (14), so that sorting by `(hash, at)` puts a group's copies in
+/// point order, each point's in its own order.
+const AT_IDX_BITS: u32 = 38;
+const AT_IDX_SHIFT: u32 = 22;
+const AT_POINT_SHIFT: u32 = AT_IDX_SHIFT + AT_IDX_BITS;
+
+/// One sighting, sorted by content, with what every pass reads of it (so
+/// that they read the entries in order, never the sightings at random).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Entry {
     pub hash: u64,
-    /// Point (high bits) and index in its sightings.
+    /// Point, index, syndrome, wire length (see `AT_*`).
     pub at: u64,
+    /// Its time, in its point's clock.
+    pub ts: u64,
+    /// Its flow (`journey::NONE` for none).
+    pub flow: u32,
+    /// PSN (24 bits) | opcode.
+    pub psn_op: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
 
 impl Entry {
     #[inline]
     pub fn point(&self) -> usize {
-        (self.at >> IDX_BITS) as usize
+        (self.at >> AT_POINT_SHIFT) as usize
     }
     #[inline]
     pub fn idx(&self) -> usize {
-        (self.at & IDX_MASK) as usize
+        ((self.at >> AT_IDX_SHIFT) & ((1 << AT_IDX_BITS) - 1)) as usize
+    }
+    #[inline]
+    pub fn syndrome(&self) -> u8 {
+        (self.at >> 14) as u8
+    }
+    #[inline]
+    pub fn wire_len(&self) -> u16 {
+        (self.at & 0x3FFF) as u16
+    }
+    #[inline]
+    pub fn psn(&self) -> u32 {
+        self.psn_op >> 8
+    }
+    #[inline]
+    pub fn opcode(&self) -> u8 {
+        self.psn_op as u8
+    }
+    /// Its place as a journey member keeps it.
+    #[inline]
+    pub fn member(&self) -> u64 {
+        ((self.point() as u64) << IDX_BITS) | self.idx() as u64
     }
 }
 
@@ -38,70 +75,95 @@ pub(super) struct Groups {
     pub threads: usize,
 }
 
-/// Buckets for `total` sightings: about 4 Ki entries each, so that one
-/// sorts in the L1/L2 cache.
+/// Buckets for `total` sightings: about 1 Ki entries each (32 KiB), so
+/// that one sorts in the L1 cache.
 fn bucket_bits(total: usize) -> u32 {
-    let want = (total / 4096).max(1);
-    (usize::BITS - want.leading_zeros()).clamp(4, 20)
+    let want = (total / 1024).max(1);
+    (usize::BITS - want.leading_zeros()).clamp(4, 22)
 }
 
 impl Groups {
-    pub fn build(inputs: &[PointInput<'_>], threads: usize) -> Groups {
+    /// Counts per bucket, then each thread scatters the sightings of its
+    /// own range of buckets (a contiguous part of the entries: every thread
+    /// reads all sightings in order, writes only its part) and sorts them.
+    pub fn build(inputs: &[PointInput<'_>], flows: &Flows, threads: usize) -> Groups {
         let total: usize = inputs.iter().map(|p| p.sightings.len()).sum();
         let bits = bucket_bits(total);
         let buckets = 1usize << bits;
         let shift = 64 - bits;
-        let mut counts = vec![0usize; buckets + 1];
+        let mut bounds = vec![0usize; buckets + 1];
         for p in inputs {
             for s in p.sightings {
-                counts[(s.hash >> shift) as usize + 1] += 1;
+                bounds[(s.hash >> shift) as usize + 1] += 1;
             }
         }
         for i in 1..=buckets {
-            counts[i] += counts[i - 1];
-        }
-        let bounds = counts.clone();
-        let mut next = counts;
-        let mut entries = vec![Entry { hash: 0, at: 0 }; total];
-        for (point, p) in inputs.iter().enumerate() {
-            let base = (point as u64) << IDX_BITS;
-            for (i, s) in p.sightings.iter().enumerate() {
-                let b = (s.hash >> shift) as usize;
-                let slot = next[b];
-                next[b] += 1;
-                if let Some(e) = entries.get_mut(slot) {
-                    *e = Entry {
-                        hash: s.hash,
-                        at: base | i as u64,
-                    };
-                }
-            }
+            bounds[i] += bounds[i - 1];
         }
         let threads = threads.max(1);
-        let mut g = Groups {
-            entries,
-            bounds,
-            threads,
-        };
-        g.sort();
-        g
-    }
-
-    /// Sorts each bucket: by hash, then point, then the point's order.
-    fn sort(&mut self) {
-        let bounds = &self.bounds;
-        let parts = split(&mut self.entries, bounds, self.threads);
-        std::thread::scope(|s| {
-            for (entries, local) in parts {
-                s.spawn(move || {
+        let mut entries = vec![
+            Entry {
+                hash: 0,
+                at: 0,
+                ts: 0,
+                flow: NONE,
+                psn_op: 0,
+            };
+            total
+        ];
+        let parts = split(&mut entries, &bounds, threads);
+        let bounds_ref = &bounds;
+        std::thread::scope(|sc| {
+            let mut first_bucket = 0usize;
+            for (part, local) in parts {
+                // The buckets this part holds: from `first_bucket`, one
+                // fewer than its local bounds.
+                let nb = local.len().saturating_sub(1);
+                let range = first_bucket..first_bucket + nb;
+                first_bucket += nb;
+                sc.spawn(move || {
+                    let base_at = bounds_ref[range.start];
+                    let mut next: Vec<usize> = bounds_ref[range.clone()]
+                        .iter()
+                        .map(|&b| b - base_at)
+                        .collect();
+                    for (point, p) in inputs.iter().enumerate() {
+                        let base = (point as u64) << AT_POINT_SHIFT;
+                        for (i, s) in p.sightings.iter().enumerate() {
+                            let b = (s.hash >> shift) as usize;
+                            if !range.contains(&b) {
+                                continue;
+                            }
+                            let k = b - range.start;
+                            let slot = next[k];
+                            next[k] += 1;
+                            if let Some(e) = part.get_mut(slot) {
+                                *e = Entry {
+                                    hash: s.hash,
+                                    at: base
+                                        | ((i as u64) << AT_IDX_SHIFT)
+                                        | (u64::from(s.syndrome) << 14)
+                                        | u64::from(s.wire_len.min(0x3FFF)),
+                                    ts: s.ts_ns,
+                                    flow: flows.flow_of(point, s.conv).unwrap_or(NONE),
+                                    psn_op: (s.psn << 8) | u32::from(s.opcode),
+                                };
+                            }
+                        }
+                    }
                     for w in local.windows(2) {
-                        if let Some(b) = entries.get_mut(w[0]..w[1]) {
+                        if let Some(b) = part.get_mut(w[0]..w[1]) {
                             b.sort_unstable();
                         }
                     }
                 });
             }
         });
+        Groups {
+            entries,
+            bounds,
+            threads,
+        }
     }
 
     /// The bucket ranges each thread takes: about equal entries each.
@@ -179,12 +241,6 @@ pub(super) fn for_each_group(entries: &[Entry], mut f: impl FnMut(&[Entry])) {
     }
 }
 
-/// The sighting an entry names.
-#[inline]
-pub(super) fn sighting<'a>(inputs: &'a [PointInput<'_>], e: &Entry) -> &'a Sighting {
-    &inputs[e.point()].sightings[e.idx()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,7 +248,16 @@ mod tests {
     #[test]
     fn buckets_split_whole_among_threads() {
         let bounds = vec![0, 3, 3, 10, 12, 20];
-        let mut entries = vec![Entry { hash: 0, at: 0 }; 20];
+        let mut entries = vec![
+            Entry {
+                hash: 0,
+                at: 0,
+                ts: 0,
+                flow: 0,
+                psn_op: 0
+            };
+            20
+        ];
         for t in 1..5 {
             let parts = split(&mut entries, &bounds, t);
             assert_eq!(parts.len(), t);

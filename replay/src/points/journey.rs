@@ -10,9 +10,10 @@
 //! downstream finds its own.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::align::Aligned;
-use super::group::{Entry, Groups, IDX_BITS, for_each_group, sighting};
+use super::group::{Entry, Groups, IDX_BITS, for_each_group};
 use super::{MAX_POINTS, PointInput, PointsConfig, qp_ends};
 use crate::store::ConvKey;
 
@@ -213,7 +214,8 @@ impl Flows {
     }
 }
 
-/// One frame followed from point to point.
+/// One frame followed from point to point: 40 bytes (times after the
+/// first as differences).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Journey {
     pub flow: u32,
@@ -222,45 +224,136 @@ pub(super) struct Journey {
     pub syndrome: u8,
     /// The points that saw it.
     pub seen: u16,
-    /// Its members in [`Followed::members`], in path order.
-    pub first: u32,
-    pub count: u8,
-    /// Aligned time at the first and last point that saw it.
-    pub t: i64,
-    pub t_last: i64,
-    /// The next copy's `t` (a resend), `i64::MAX` without.
-    pub next_copy: i64,
-    /// The first copy's `t` (its own for the first).
-    pub first_copy: i64,
     /// An earlier copy reached the last point of its way (the receiver
     /// may have taken that one).
     pub earlier_reached: bool,
+    /// Aligned time at the first point that saw it.
+    pub t: i64,
+    /// To the last point that saw it.
+    last_after: i32,
+    /// To the next copy (a resend; `u32::MAX`: none, or later than
+    /// that), and back to the first copy.
+    next_after: u32,
+    first_before: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Journey>() == 40);
+
+impl Journey {
+    /// Aligned time at the last point that saw it.
+    pub fn t_last(&self) -> i64 {
+        self.t + i64::from(self.last_after)
+    }
+    /// The next copy's `t`, `i64::MAX` without.
+    pub fn next_copy(&self) -> i64 {
+        if self.next_after == u32::MAX {
+            i64::MAX
+        } else {
+            self.t + i64::from(self.next_after)
+        }
+    }
+    /// The first copy's `t` (its own for the first).
+    pub fn first_copy(&self) -> i64 {
+        self.t - i64::from(self.first_before)
+    }
 }
 
 /// One-way latency of a journey between two adjacent points.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct LatSample {
+    pub t: i64,
+    pub ns: i32,
     pub from: u8,
     pub to: u8,
-    pub t: i64,
-    pub ns: i64,
 }
 
-/// Every journey, and each sighting's.
+/// The journeys one thread followed.
 #[derive(Debug, Default)]
-pub(super) struct Followed {
+pub(super) struct Part {
     pub journeys: Vec<Journey>,
-    /// Point (high bits) and sighting index of each journey's members.
-    pub members: Vec<u64>,
-    /// Each point's sightings' journeys (`NONE`: not followed).
-    pub journey_of: Vec<Vec<u32>>,
     pub latency: Vec<LatSample>,
 }
 
+/// Every journey (each thread's in a part of its own: never copied into
+/// one list), and each sighting's.
+#[derive(Debug, Default)]
+pub(super) struct Followed {
+    pub parts: Vec<Part>,
+    /// Where each part's journeys start among all.
+    bases: Vec<u32>,
+    /// Each point's sightings' journeys and paths, one word each (one
+    /// write at random per copy, on the threads that make the journeys):
+    /// the journey as its thread numbered it (part in the high bits, `NONE`
+    /// for none) in the low 32 bits, the path's `seen`, fate and position
+    /// ([`mark`]) above; the fates of the lost patched later.
+    pub marks: Vec<Vec<AtomicU64>>,
+}
+
+/// A sighting's mark: its journey as numbered by its thread, and its
+/// path but for the flow (the sighting's own).
+pub(super) fn mark(raw: u32, cell: &super::PathCell) -> u64 {
+    u64::from(raw) | (cell.pack() & 0xFFFF) << 32 | (cell.pack() >> 48) << 48
+}
+
+/// No journey yet.
+pub(super) const UNMARKED: u64 = u64::MAX;
+
+/// A journey's index in its part takes the low bits of its raw id.
+pub(super) const PART_SHIFT: u32 = 27;
+
 impl Followed {
-    pub fn members(&self, j: &Journey) -> &[u64] {
-        let s = j.first as usize;
-        &self.members[s..s + usize::from(j.count)]
+    /// Where each part's journeys start among all.
+    pub fn bases(&self) -> &[u32] {
+        &self.bases
+    }
+
+    /// Journeys in all.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(|p| p.journeys.len()).sum()
+    }
+
+    /// Every journey with its id (0..len), in order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &Journey)> {
+        self.parts.iter().zip(&self.bases).flat_map(|(p, &b)| {
+            p.journeys
+                .iter()
+                .enumerate()
+                .map(move |(k, j)| (b + k as u32, j))
+        })
+    }
+
+    /// Journey `id`.
+    pub fn get(&self, id: u32) -> &Journey {
+        let part = self.bases.partition_point(|&b| b <= id).saturating_sub(1);
+        let k = (id - self.bases.get(part).copied().unwrap_or(0)) as usize;
+        &self.parts[part].journeys[k]
+    }
+
+    /// The journey a mark names (`NONE`: none).
+    #[inline]
+    pub fn journey_of_mark(&self, mark: u64) -> u32 {
+        let raw = mark as u32;
+        if mark == UNMARKED || raw == NONE {
+            return NONE;
+        }
+        let part = (raw >> PART_SHIFT) as usize;
+        self.bases
+            .get(part)
+            .map_or(NONE, |b| b + (raw & ((1 << PART_SHIFT) - 1)))
+    }
+
+    /// The journey of point `p`'s sighting `i` (`NONE`: none).
+    #[inline]
+    pub fn journey_of(&self, p: usize, i: usize) -> u32 {
+        self.marks
+            .get(p)
+            .and_then(|v| v.get(i))
+            .map_or(NONE, |x| self.journey_of_mark(x.load(Ordering::Relaxed)))
+    }
+
+    /// Every latency sample, part by part.
+    pub fn latency(&self) -> Vec<&[LatSample]> {
+        self.parts.iter().map(|p| p.latency.as_slice()).collect()
     }
 }
 
@@ -272,18 +365,13 @@ struct Copy {
     at: u64,
 }
 
-/// One journey of `members` (in path order), with its latency samples.
-fn emit(
-    out: &mut Followed,
-    flow: u32,
-    first: &super::Sighting,
-    path: &PathPts,
-    a: &Aligned,
-    members: &[Copy],
-) {
+/// One journey of `members` (in path order), with its latency samples,
+/// its members marked with it.
+fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
     let (Some(f), Some(l)) = (members.first(), members.last()) else {
         return;
     };
+    let path = ctx.path;
     let mut seen = 0u16;
     for c in members {
         seen |= 1 << path.pts[usize::from(c.pos)];
@@ -294,32 +382,63 @@ fn emit(
             path.pts[usize::from(w[1].pos)],
         );
         if w[1].pos == w[0].pos + 1
-            && !a.is_ordinal(usize::from(p))
-            && !a.is_ordinal(usize::from(q))
+            && !ctx.a.is_ordinal(usize::from(p))
+            && !ctx.a.is_ordinal(usize::from(q))
         {
             out.latency.push(LatSample {
                 from: p,
                 to: q,
                 t: w[0].t,
-                ns: w[1].t - w[0].t,
+                ns: (w[1].t - w[0].t).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
             });
         }
     }
+    let k = out.journeys.len();
+    // A part past its numbers keeps its journeys unnamed.
+    let raw = if k >> PART_SHIFT == 0 {
+        (ctx.part << PART_SHIFT) | k as u32
+    } else {
+        NONE
+    };
+    let m = mark(
+        raw,
+        &super::PathCell {
+            seen,
+            flow: ctx.flow,
+            fate: ctx.usual,
+        },
+    );
+    for c in members {
+        let (p, i) = (
+            (c.at >> IDX_BITS) as usize,
+            (c.at & ((1 << IDX_BITS) - 1)) as usize,
+        );
+        if let Some(slot) = ctx.marks.get(p).and_then(|v| v.get(i)) {
+            slot.store(m, Ordering::Relaxed);
+        }
+    }
     out.journeys.push(Journey {
-        flow,
-        psn: first.psn,
-        opcode: first.opcode,
-        syndrome: first.syndrome,
+        flow: ctx.flow,
+        psn: first.psn(),
+        opcode: first.opcode(),
+        syndrome: first.syndrome(),
         seen,
-        first: out.members.len() as u32,
-        count: members.len() as u8,
-        t: f.t,
-        t_last: l.t,
-        next_copy: i64::MAX,
-        first_copy: f.t,
         earlier_reached: false,
+        t: f.t,
+        last_after: (l.t - f.t).clamp(0, i64::from(i32::MAX)) as i32,
+        next_after: u32::MAX,
+        first_before: 0,
     });
-    out.members.extend(members.iter().map(|c| c.at));
+}
+
+/// What every journey of one group shares.
+struct Emit<'a> {
+    a: &'a Aligned,
+    path: &'a PathPts,
+    flow: u32,
+    part: u32,
+    usual: super::Fate,
+    marks: &'a [Vec<AtomicU64>],
 }
 
 /// A point without times: its copies (in its order) join the journeys
@@ -390,77 +509,72 @@ pub(super) fn follow(
     _cfg: &PointsConfig,
 ) -> Followed {
     let chunks = groups.chunks();
-    let parts: Vec<Followed> = std::thread::scope(|s| {
+    let marks: Vec<Vec<AtomicU64>> = inputs
+        .iter()
+        .map(|p| {
+            (0..p.sightings.len())
+                .map(|_| AtomicU64::new(UNMARKED))
+                .collect()
+        })
+        .collect();
+    let parts: Vec<Part> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .iter()
-            .map(|range| {
+            .enumerate()
+            .map(|(k, range)| {
                 let entries = &groups.entries[range.clone()];
-                s.spawn(move || follow_part(inputs, flows, entries, a))
+                let marks = &marks;
+                s.spawn(move || follow_part(flows, entries, a, k as u32, marks))
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
-    let mut out = Followed {
-        journey_of: inputs
-            .iter()
-            .map(|p| vec![NONE; p.sightings.len()])
-            .collect(),
-        ..Followed::default()
-    };
-    for mut part in parts {
-        let base_j = out.journeys.len() as u32;
-        let base_m = out.members.len() as u32;
-        for j in &mut part.journeys {
-            j.first += base_m;
-        }
-        out.members.append(&mut part.members);
-        out.latency.append(&mut part.latency);
-        for (k, j) in part.journeys.iter().enumerate() {
-            let id = base_j + k as u32;
-            let s = j.first as usize;
-            for &m in &out.members[s..s + usize::from(j.count)] {
-                let (p, i) = (
-                    (m >> IDX_BITS) as usize,
-                    (m & ((1 << IDX_BITS) - 1)) as usize,
-                );
-                if let Some(slot) = out.journey_of.get_mut(p).and_then(|v| v.get_mut(i)) {
-                    *slot = id;
-                }
-            }
-        }
-        out.journeys.append(&mut part.journeys);
+    let mut bases = Vec::with_capacity(parts.len());
+    let mut base = 0u32;
+    for p in &parts {
+        bases.push(base);
+        base += p.journeys.len() as u32;
     }
-    out
+    Followed {
+        parts,
+        bases,
+        marks,
+    }
 }
 
 fn follow_part(
-    inputs: &[PointInput<'_>],
     flows: &Flows,
     entries: &[Entry],
     a: &Aligned,
-) -> Followed {
-    let mut out = Followed::default();
+    part: u32,
+    marks: &[Vec<AtomicU64>],
+) -> Part {
+    let mut out = Part {
+        journeys: Vec::with_capacity(entries.len() / 2),
+        latency: Vec::with_capacity(entries.len()),
+    };
     let mut copies: Vec<Copy> = Vec::new();
     // Open journeys of the group being followed: (last pos, last t,
     // members start in `scratch`, count).
     let mut open: Vec<(u8, i64, Vec<Copy>)> = Vec::new();
     let tol = a.tol_ns;
     for_each_group(entries, |g| {
-        let first = sighting(inputs, &g[0]);
-        let Some(flow) = flows.flow_of(g[0].point(), first.conv) else {
+        let first = g[0];
+        let flow = first.flow;
+        if flow == NONE {
             return;
-        };
+        }
         let path = &flows.paths[flow as usize];
         copies.clear();
         for e in g {
             let p = e.point();
-            let (Some(pos), Some(t)) = (path.pos(p), a.at(p, sighting(inputs, e).ts_ns)) else {
+            let (Some(pos), Some(t)) = (path.pos(p), a.at(p, e.ts)) else {
                 continue;
             };
             copies.push(Copy {
                 pos: pos as u8,
                 t,
-                at: e.at,
+                at: e.member(),
             });
         }
         if copies.is_empty() {
@@ -468,10 +582,28 @@ fn follow_part(
         }
         let once = copies.windows(2).all(|w| w[0].pos != w[1].pos);
         let start = out.journeys.len();
+        let mut ctx = Emit {
+            a,
+            path,
+            flow,
+            part,
+            usual: if path.len < 2 {
+                super::Fate::Unjudged
+            } else {
+                super::Fate::Delivered
+            },
+            marks,
+        };
         if once {
-            // The usual group: one copy per point, one journey.
-            copies.sort_unstable_by_key(|c| c.pos);
-            emit(&mut out, flow, first, path, a, &copies);
+            // The usual group: one copy per point, one journey. The entries
+            // are in point order: the path's order, or its reverse.
+            if copies.len() > 1 && copies[0].pos > copies[1].pos {
+                copies.reverse();
+            }
+            if !copies.windows(2).all(|w| w[0].pos < w[1].pos) {
+                copies.sort_unstable_by_key(|c| c.pos);
+            }
+            emit(&mut ctx, &mut out, &first, &copies);
         } else {
             copies.sort_unstable_by_key(|c| (c.pos, c.t));
             open.clear();
@@ -508,18 +640,19 @@ fn follow_part(
             }
             open.sort_unstable_by_key(|(_, _, m)| m.first().map_or(0, |c| c.t));
             for (_, _, members) in &open {
-                emit(&mut out, flow, first, path, a, members);
+                emit(&mut ctx, &mut out, &first, members);
             }
         }
         let mine = &mut out.journeys[start..];
         let first_t = mine.first().map_or(0, |j| j.t);
         let end = path.as_slice().last().map_or(0, |&p| 1u16 << p);
         let mut reached = false;
+        let after = |x: i64| u32::try_from(x.max(0)).unwrap_or(u32::MAX - 1);
         for k in 0..mine.len() {
             if k > 0 {
                 let next = mine[k].t;
-                mine[k - 1].next_copy = next;
-                mine[k].first_copy = first_t;
+                mine[k - 1].next_after = after(next - mine[k - 1].t);
+                mine[k].first_before = after(mine[k].t - first_t);
             }
             mine[k].earlier_reached = reached;
             reached |= mine[k].seen & end != 0;

@@ -265,6 +265,132 @@ pub enum Fate {
     Unjudged,
 }
 
+impl PathCell {
+    /// `seen` (16 bits) | `flow` (32) | fate (8) | the position it was
+    /// lost after (8).
+    pub(crate) fn pack(&self) -> u64 {
+        let (code, pos) = match self.fate {
+            Fate::Delivered => (0u64, 0u64),
+            Fate::LostAfter(p) => (1, u64::from(p)),
+            Fate::Stack => (2, 0),
+            Fate::Unjudged => (3, 0),
+        };
+        u64::from(self.seen) | u64::from(self.flow) << 16 | code << 48 | pos << 56
+    }
+
+    pub(crate) fn unpack(v: u64) -> PathCell {
+        let fate = match (v >> 48) & 0xFF {
+            0 => Fate::Delivered,
+            1 => Fate::LostAfter((v >> 56) as u8),
+            2 => Fate::Stack,
+            _ => Fate::Unjudged,
+        };
+        PathCell {
+            seen: v as u16,
+            flow: (v >> 16) as u32,
+            fate,
+        }
+    }
+}
+
+/// Each journey's flow, to read a path's flow off its mark.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JourneyFlows {
+    /// Where each thread's journeys start.
+    bases: Vec<u32>,
+    /// Each thread's journeys' flows.
+    flows: Vec<Vec<u32>>,
+}
+
+impl JourneyFlows {
+    pub(crate) fn new(bases: Vec<u32>, flows: Vec<Vec<u32>>) -> JourneyFlows {
+        JourneyFlows { bases, flows }
+    }
+
+    fn flow(&self, raw: u32) -> u32 {
+        let part = (raw >> journey::PART_SHIFT) as usize;
+        let k = (raw & ((1 << journey::PART_SHIFT) - 1)) as usize;
+        self.flows
+            .get(part)
+            .and_then(|v| v.get(k))
+            .copied()
+            .unwrap_or(journey::NONE)
+    }
+}
+
+/// A frame no journey took: its own point's, its flow in the mark.
+const OWN_FLOW: u32 = 0x8000_0000;
+
+/// The mark of a frame no journey took (an unaligned point's).
+pub(crate) fn own_mark(point: usize, flow: u32) -> u64 {
+    let cell = PathCell {
+        seen: 1 << point,
+        flow: 0,
+        fate: Fate::Unjudged,
+    };
+    u64::from(OWN_FLOW | (flow & !OWN_FLOW))
+        | (cell.pack() & 0xFFFF) << 32
+        | (cell.pack() >> 48) << 48
+}
+
+/// One point's frames' paths: their rows, and each one's mark as the
+/// analysis left it (its journey, `seen`, fate), read when asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PointPaths {
+    pub rows: Vec<u64>,
+    marks: Vec<u64>,
+    journeys: std::sync::Arc<JourneyFlows>,
+}
+
+impl PointPaths {
+    pub(crate) fn new(
+        rows: Vec<u64>,
+        marks: Vec<u64>,
+        journeys: std::sync::Arc<JourneyFlows>,
+    ) -> PointPaths {
+        PointPaths {
+            rows,
+            marks,
+            journeys,
+        }
+    }
+
+    fn cell(&self, mark: u64) -> PathCell {
+        let raw = mark as u32;
+        let flow = if raw != journey::NONE && raw & OWN_FLOW != 0 {
+            raw & !OWN_FLOW
+        } else {
+            self.journeys.flow(raw)
+        };
+        let mut c = PathCell::unpack(mark & 0xFFFF_0000_0000_0000);
+        c.seen = (mark >> 32) as u16;
+        c.flow = flow;
+        c
+    }
+
+    /// The path of the frame at `row`.
+    pub fn get(&self, row: u64) -> Option<PathCell> {
+        let i = self.rows.binary_search(&row).ok()?;
+        self.marks.get(i).map(|&m| self.cell(m))
+    }
+
+    /// Every frame's row and path, in row order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, PathCell)> + '_ {
+        self.rows
+            .iter()
+            .zip(&self.marks)
+            .map(|(&r, &m)| (r, self.cell(m)))
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
 /// A flow as the points see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowPath {
@@ -286,8 +412,8 @@ pub struct PointsReport {
     pub segments: Vec<SegmentLatency>,
     pub episodes: Vec<EpisodeTimes>,
     pub flows: Vec<FlowPath>,
-    /// Each point's frames' paths: (row, cell), by row.
-    pub paths: Vec<Vec<(u64, PathCell)>>,
+    /// Each point's frames' paths, by row.
+    pub paths: Vec<PointPaths>,
     /// Frames followed (one per frame, however many points saw it).
     pub journeys: u64,
     /// What the analysis could not do or doubts, in words.
@@ -302,9 +428,7 @@ pub const MAX_CAPTURE_LOSSES: usize = 100_000;
 impl PointsReport {
     /// The path of point `point`'s frame at `row`.
     pub fn path_at(&self, point: usize, row: u64) -> Option<PathCell> {
-        let v = self.paths.get(point)?;
-        let i = v.binary_search_by_key(&row, |(r, _)| *r).ok()?;
-        Some(v[i].1)
+        self.paths.get(point)?.get(row)
     }
 
     /// A path as the packet list writes it: the points on the frame's
@@ -377,7 +501,7 @@ pub fn analyse(inputs: &[PointInput<'_>], cfg: &PointsConfig) -> Result<PointsRe
         }
     }
     let flows = journey::Flows::new(inputs);
-    let groups = group::Groups::build(inputs, cfg.threads);
+    let groups = group::Groups::build(inputs, &flows, cfg.threads);
     let aligned = align::align(inputs, flows, &groups, cfg)?;
     let mut followed = journey::follow(inputs, &aligned.flows, &groups, &aligned, cfg);
     drop(groups);

@@ -15,17 +15,17 @@
 //! in the receiving stack.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rocescope_decoders::Endpoint;
 use rocescope_decoders::psn::psn_diff;
 
 use super::align::Aligned;
-use super::group::IDX_BITS;
-use super::journey::{Followed, Journey, NONE, Role};
+use super::journey::{Followed, Journey, NONE, Role, UNMARKED, mark};
 use super::walk::Walked;
 use super::{
     CaptureLoss, Fate, FlowPath, Loss, LossKind, MAX_CAPTURE_LOSSES, PathCell, PointInput,
-    PointsConfig, PointsReport, latency,
+    PointPaths, PointsConfig, PointsReport, latency,
 };
 
 /// A frame is judged at a point only when the point's capture ran past
@@ -71,14 +71,14 @@ fn accepted(answers: &Answers, j: &Journey) -> bool {
         let d = psn_diff(r.1, j.psn);
         if r.2 { d >= 0 } else { d > 0 }
     };
-    let from = answers.partition_point(|r| r.0 <= j.first_copy);
+    let from = answers.partition_point(|r| r.0 <= j.first_copy());
     let at = answers.partition_point(|r| r.0 <= j.t);
     if answers[from.min(at)..at].iter().any(accepts) {
         return false;
     }
     answers[at..]
         .iter()
-        .take_while(|r| r.0 < j.next_copy)
+        .take_while(|r| r.0 < j.next_copy())
         .any(accepts)
 }
 
@@ -95,8 +95,37 @@ pub(super) fn place(
 ) -> PointsReport {
     let n = inputs.len();
     let flows = &a.flows;
-    let longest = f.latency.iter().map(|s| s.ns).max().unwrap_or(0);
+    let longest = f
+        .latency()
+        .iter()
+        .flat_map(|l| l.iter())
+        .map(|s| i64::from(s.ns))
+        .max()
+        .unwrap_or(0);
     let in_flight = (2 * longest + IN_FLIGHT_MIN_NS).clamp(IN_FLIGHT_MIN_NS, IN_FLIGHT_MAX_NS);
+    // The latency's percentiles and series on a thread of their own while
+    // the frames are placed.
+    let samples: Vec<Vec<super::journey::LatSample>> = f
+        .parts
+        .iter_mut()
+        .map(|p| std::mem::take(&mut p.latency))
+        .collect();
+    let names: Vec<String> = inputs.iter().map(|p| p.name.to_owned()).collect();
+    let span = (
+        a.spans.iter().map(|s| s.0).min().unwrap_or(0),
+        a.spans.iter().map(|s| s.1).max().unwrap_or(0),
+    );
+    let (t0, bins) = (a.t0, cfg.series_bins);
+    let latency_thread = std::thread::Builder::new()
+        .name("rocescope-points".into())
+        .spawn({
+            let names = names.clone();
+            move || {
+                let slices: Vec<&[super::journey::LatSample]> =
+                    samples.iter().map(Vec::as_slice).collect();
+                latency::segments(&slices, &names, span, t0, bins)
+            }
+        });
     let expected =
         |a: &Aligned, j: &Journey, p: usize, down: bool| expected(a, j, p, down, in_flight);
     let last_host = |flow: u32| {
@@ -105,17 +134,39 @@ pub(super) fn place(
             .last()
             .is_some_and(|&p| p == 0 || usize::from(p) + 1 == n)
     };
-    // Requests that vanished or were not taken: the QPs whose responses
-    // are needed.
-    let not_taken: HashMap<u32, (&'static str, bool)> = w
-        .not_taken
-        .iter()
-        .map(|&(j, why, said)| (j, (why, said)))
-        .collect();
+    // The requests the receiver did not take, by journey.
+    let mut not_taken: Vec<(u32, &'static str, bool)> = w.not_taken.clone();
+    not_taken.sort_unstable_by_key(|x| x.0);
+    not_taken.dedup_by_key(|x| x.0);
+    let taken_not = |id: u32| {
+        not_taken
+            .binary_search_by_key(&id, |x| x.0)
+            .ok()
+            .map(|k| (not_taken[k].1, not_taken[k].2))
+    };
+    // One pass: capture loss before the last point that saw each frame;
+    // the frames that vanished after it (or that the receiver did not
+    // take), and the QPs whose responses they need.
+    let mut missed: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut capture_losses = Vec::new();
+    let mut note_missed = |p: u8, j: &Journey, missed: &mut Vec<Vec<i64>>| {
+        missed[usize::from(p)].push(j.t);
+        if capture_losses.len() < MAX_CAPTURE_LOSSES {
+            capture_losses.push(CaptureLoss {
+                point: p,
+                ts_ns: (a.t0 as i64 + j.t).max(0) as u64,
+                dest_qp: flows.keys[j.flow as usize].dest_qp,
+                psn: j.psn,
+                opcode: j.opcode,
+            });
+        }
+    };
     let mut vanished: Vec<(u32, usize)> = Vec::new();
     let mut ask: HashSet<u32> = HashSet::new();
-    for (id, j) in f.journeys.iter().enumerate() {
+    let mut next_not_taken = not_taken.iter().map(|x| x.0).peekable();
+    for (id, j) in f.iter() {
         let path = flows.paths[j.flow as usize].as_slice();
+        let flagged = next_not_taken.next_if_eq(&id).is_some();
         if path.len() < 2 && last_host(j.flow) {
             continue;
         }
@@ -123,14 +174,19 @@ pub(super) fn place(
             .iter()
             .rposition(|&p| j.seen & (1 << p) != 0)
             .unwrap_or(0);
+        for &p in &path[..last_seen] {
+            if j.seen & (1 << p) == 0 && expected(a, j, usize::from(p), false) {
+                note_missed(p, j, &mut missed);
+            }
+        }
         let (qp, role) = flows.role[j.flow as usize];
         let beyond = path[last_seen + 1..]
             .iter()
             .any(|&p| expected(a, j, usize::from(p), true));
         let virtual_end =
             last_seen + 1 == path.len() && !last_host(j.flow) && role == Role::Request;
-        if beyond || virtual_end || not_taken.contains_key(&(id as u32)) {
-            vanished.push((id as u32, last_seen));
+        if beyond || virtual_end || flagged {
+            vanished.push((id, last_seen));
             if role == Role::Request && qp != NONE {
                 ask.insert(qp);
             }
@@ -139,7 +195,7 @@ pub(super) fn place(
     // Those QPs' responses, from every point, in time order.
     let mut answers: HashMap<u32, Answers> = HashMap::new();
     if !ask.is_empty() {
-        for j in &f.journeys {
+        for (_, j) in f.iter() {
             let (qp, role) = flows.role[j.flow as usize];
             if role != Role::Response || !ask.contains(&qp) {
                 continue;
@@ -157,45 +213,19 @@ pub(super) fn place(
         }
     }
     let empty = Answers::new();
-    // Each point's capture losses (times), then the losses.
-    let mut missed: Vec<Vec<i64>> = vec![Vec::new(); n];
-    let mut capture_losses = Vec::new();
-    let mut fates: HashMap<u32, Fate> = HashMap::new();
-    let mut note_missed = |p: u8, j: &Journey, missed: &mut Vec<Vec<i64>>| {
-        missed[usize::from(p)].push(j.t);
-        if capture_losses.len() < MAX_CAPTURE_LOSSES {
-            capture_losses.push(CaptureLoss {
-                point: p,
-                ts_ns: (a.t0 as i64 + j.t).max(0) as u64,
-                dest_qp: flows.keys[j.flow as usize].dest_qp,
-                psn: j.psn,
-                opcode: j.opcode,
-            });
-        }
-    };
+    // Each journey's fate, where it is not the usual.
+    let mut fates: Vec<Option<Fate>> = vec![None; f.len()];
     // Which vanished requests the receiver accepted after all.
-    let vanished_set: HashMap<u32, usize> = vanished.iter().copied().collect();
     let mut lost: Vec<(u32, usize)> = Vec::new();
     let mut stack: Vec<(u32, &'static str)> = Vec::new();
-    for (id, j) in f.journeys.iter().enumerate() {
+    for &(id, last_seen) in &vanished {
+        let j = f.get(id);
         let path = flows.paths[j.flow as usize].as_slice();
-        let last_seen = path
-            .iter()
-            .rposition(|&p| j.seen & (1 << p) != 0)
-            .unwrap_or(0);
-        for &p in &path[..last_seen] {
-            if j.seen & (1 << p) == 0 && expected(a, j, usize::from(p), false) {
-                note_missed(p, j, &mut missed);
-            }
-        }
-        if !vanished_set.contains_key(&(id as u32)) {
-            continue;
-        }
         let (qp, role) = flows.role[j.flow as usize];
         let took = role == Role::Request && accepted(answers.get(&qp).unwrap_or(&empty), j);
-        if let Some(&(why, said)) = not_taken.get(&(id as u32)) {
+        if let Some((why, said)) = taken_not(id) {
             if said || !took {
-                stack.push((id as u32, why));
+                stack.push((id, why));
             }
             continue;
         }
@@ -207,7 +237,7 @@ pub(super) fn place(
                 }
             }
         } else {
-            lost.push((id as u32, last_seen));
+            lost.push((id, last_seen));
         }
     }
     for v in &mut missed {
@@ -219,8 +249,9 @@ pub(super) fn place(
         v.get(k).is_some_and(|&x| x <= t + LOSSY_NS)
     };
     let mut losses = Vec::new();
+    let mut loss_ids: Vec<u32> = Vec::new();
     for &(id, last_seen) in &lost {
-        let j = f.journeys[id as usize];
+        let j = *f.get(id);
         let key = flows.keys[j.flow as usize];
         let path = flows.paths[j.flow as usize].as_slice();
         let from = path[last_seen];
@@ -291,12 +322,13 @@ pub(super) fn place(
                 after.first().copied().unwrap_or("the next point")
             ));
         }
-        fates.insert(id, Fate::LostAfter(last_seen as u8));
+        fates[id as usize] = Some(Fate::LostAfter(last_seen as u8));
+        loss_ids.push(id);
         losses.push(loss(
             inputs,
             a,
             f,
-            &j,
+            id,
             candidates.join(" or "),
             if candidates.len() > 1 {
                 LossKind::Either
@@ -307,65 +339,104 @@ pub(super) fn place(
         ));
     }
     for &(id, why) in &stack {
-        let j = f.journeys[id as usize];
+        let j = *f.get(id);
         let path = flows.paths[j.flow as usize].as_slice();
         let Some(&r) = path.last() else { continue };
-        fates.insert(id, Fate::Stack);
+        fates[id as usize] = Some(Fate::Stack);
+        loss_ids.push(id);
         losses.push(loss(
             inputs,
             a,
             f,
-            &j,
+            id,
             name(inputs, r).to_owned(),
             LossKind::Stack,
             format!("seen at {}, its receiver; {why}", name(inputs, r)),
         ));
     }
+    // Each sighting's path: marked where the journeys were made; the
+    // lost ones' fates and rows here, from one pass over the marks (the
+    // journeys keep no list of their members).
+    if !loss_ids.is_empty() {
+        let mut rows: HashMap<u32, Vec<(u8, u64)>> =
+            loss_ids.iter().map(|&id| (id, Vec::new())).collect();
+        for (p, marks) in f.marks.iter().enumerate() {
+            for (i, m) in marks.iter().enumerate() {
+                let old = m.load(std::sync::atomic::Ordering::Relaxed);
+                let id = f.journey_of_mark(old);
+                let Some(Some(fate)) = fates.get(id as usize) else {
+                    continue;
+                };
+                let jr = f.get(id);
+                let cell = PathCell {
+                    seen: jr.seen,
+                    flow: jr.flow,
+                    fate: *fate,
+                };
+                m.store(
+                    mark(old as u32, &cell),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                if let (Some(v), Some(s)) = (rows.get_mut(&id), inputs[p].sightings.get(i)) {
+                    v.push((p as u8, s.row));
+                }
+            }
+        }
+        for (l, id) in losses.iter_mut().zip(&loss_ids) {
+            if let Some(r) = rows.remove(id) {
+                l.rows = r;
+            }
+        }
+    }
     losses.sort_by_key(|l| (l.ts_ns, l.dest_qp, l.psn));
     capture_losses.sort_by_key(|c| (c.ts_ns, c.point));
-    // Each sighting's path.
-    let paths: Vec<Vec<(u64, PathCell)>> = (0..n)
-        .map(|p| {
-            inputs[p]
-                .sightings
-                .iter()
-                .zip(&f.journey_of[p])
-                .map(|(s, &j)| {
-                    let cell = match f.journeys.get(j as usize) {
-                        Some(jr) => {
-                            let flow_len = flows.paths[jr.flow as usize].len;
-                            PathCell {
-                                seen: jr.seen,
-                                flow: jr.flow,
-                                fate: fates.get(&j).copied().unwrap_or(if flow_len < 2 {
-                                    Fate::Unjudged
-                                } else {
-                                    Fate::Delivered
-                                }),
+    // The marks become the report's paths as they are (each point's on a
+    // thread); a frame no journey took is marked with its own flow.
+    let journeys = Arc::new(super::JourneyFlows::new(
+        f.bases().to_vec(),
+        f.parts
+            .iter()
+            .map(|p| p.journeys.iter().map(|j| j.flow).collect())
+            .collect(),
+    ));
+    let all_marks = std::mem::take(&mut f.marks);
+    let paths: Vec<PointPaths> = std::thread::scope(|sc| {
+        let handles: Vec<_> = all_marks
+            .into_iter()
+            .enumerate()
+            .map(|(p, marks)| {
+                let journeys = Arc::clone(&journeys);
+                sc.spawn(move || {
+                    let s = inputs[p].sightings;
+                    let marks: Vec<u64> = marks
+                        .into_iter()
+                        .zip(s)
+                        .map(|(m, s)| {
+                            let m = m.into_inner();
+                            if m != UNMARKED {
+                                return m;
                             }
-                        }
-                        None => PathCell {
-                            seen: 1 << p,
-                            flow: flows.flow_of(p, s.conv).unwrap_or(NONE),
-                            fate: Fate::Unjudged,
-                        },
-                    };
-                    (s.row, cell)
+                            let flow = flows.flow_of(p, s.conv).unwrap_or(NONE);
+                            super::own_mark(p, flow)
+                        })
+                        .collect();
+                    PointPaths::new(s.iter().map(|s| s.row).collect(), marks, journeys)
                 })
-                .collect()
-        })
-        .collect();
-    let names: Vec<String> = inputs.iter().map(|p| p.name.to_owned()).collect();
-    let span = (
-        a.spans.iter().map(|s| s.0).min().unwrap_or(0),
-        a.spans.iter().map(|s| s.1).max().unwrap_or(0),
-    );
-    let segments = latency::segments(&mut f.latency, &names, span, a.t0, cfg.series_bins);
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let segments = latency_thread.ok().and_then(|t| t.join().ok());
+    let latency_failed = segments.is_none();
+    let segments = segments.unwrap_or_default();
     let mut summaries = a.summaries.clone();
     for (p, v) in missed.iter().enumerate() {
         summaries[p].capture_loss = v.len() as u64;
     }
     let mut warnings = a.warnings.clone();
+    if latency_failed {
+        warnings.push("the segments' latency could not be measured (its thread failed)".into());
+    }
     if flows.undecided > 0 {
         warnings.push(format!(
             "{} address pair(s) went one way only between the points: their direction is taken in the points' order",
@@ -399,7 +470,7 @@ pub(super) fn place(
             })
             .collect(),
         paths,
-        journeys: f.journeys.len() as u64,
+        journeys: f.len() as u64,
         warnings,
         t0_ns: a.t0,
     }
@@ -409,24 +480,14 @@ fn loss(
     inputs: &[PointInput<'_>],
     a: &Aligned,
     f: &Followed,
-    j: &Journey,
+    id: u32,
     segment: String,
     kind: LossKind,
     evidence: String,
 ) -> Loss {
+    let j = f.get(id);
     let key = a.flows.keys[j.flow as usize];
-    let rows = f
-        .members(j)
-        .iter()
-        .filter_map(|&m| {
-            let p = (m >> IDX_BITS) as usize;
-            let i = (m & ((1 << IDX_BITS) - 1)) as usize;
-            inputs
-                .get(p)
-                .and_then(|x| x.sightings.get(i))
-                .map(|s| (p as u8, s.row))
-        })
-        .collect();
+    let _ = inputs;
     Loss {
         src: key.src,
         dst: key.dst,
@@ -435,9 +496,10 @@ fn loss(
         opcode: j.opcode,
         segment,
         kind,
-        ts_ns: (a.t0 as i64 + j.t_last).max(0) as u64,
+        ts_ns: (a.t0 as i64 + j.t_last()).max(0) as u64,
         seen: j.seen,
-        rows,
+        // Filled in from the points' marks (`place`).
+        rows: Vec::new(),
         evidence,
         request: a.flows.role[j.flow as usize].1 == Role::Request,
     }

@@ -117,67 +117,99 @@ fn at_host(p: usize, n: usize) -> bool {
     p == 0 || p + 1 == n
 }
 
+/// Each host point walked on a thread of its own, their findings merged
+/// (one NAK's generation comes from the receiver's point, its reaction
+/// from the requester's).
 pub(super) fn walk(inputs: &[PointInput<'_>], flows: &Flows, f: &Followed, a: &Aligned) -> Walked {
     let n = inputs.len();
+    let hosts: Vec<usize> = (0..n)
+        .filter(|&p| at_host(p, n) && a.summaries.get(p).is_none_or(|s| s.aligned))
+        .collect();
+    let parts: Vec<Walked> = std::thread::scope(|sc| {
+        let handles: Vec<_> = hosts
+            .iter()
+            .map(|&p| sc.spawn(move || walk_point(inputs, flows, f, a, p)))
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
     let mut out = Walked::default();
-    for (p, input) in inputs.iter().enumerate() {
-        if !at_host(p, n) || a.summaries.get(p).is_some_and(|s| !s.aligned) {
+    for w in parts {
+        out.not_taken.extend(w.not_taken);
+        for (k, e) in w.episodes {
+            let m = out.episodes.entry(k).or_insert(e);
+            m.t = m.t.min(e.t);
+            m.generation = m.generation.or(e.generation);
+            m.reaction = m.reaction.or(e.reaction);
+            m.span = m.span.or(e.span);
+        }
+    }
+    out
+}
+
+/// One host point's walk.
+fn walk_point(
+    inputs: &[PointInput<'_>],
+    flows: &Flows,
+    f: &Followed,
+    a: &Aligned,
+    p: usize,
+) -> Walked {
+    let mut out = Walked::default();
+    let input = &inputs[p];
+    let qps = flows.qps.len();
+    let mut recv: Vec<Receiver> = (0..qps).map(|_| Receiver::default()).collect();
+    let mut reqr: Vec<Requester> = (0..qps).map(|_| Requester::default()).collect();
+    for (i, s) in input.sightings.iter().enumerate() {
+        let Some(flow) = flows.flow_of(p, s.conv) else {
+            continue;
+        };
+        let (qp, role) = flows.role[flow as usize];
+        if qp == NONE || role == Role::Other {
             continue;
         }
-        let mut recv: HashMap<u32, Receiver> = HashMap::new();
-        let mut reqr: HashMap<u32, Requester> = HashMap::new();
-        for (i, s) in input.sightings.iter().enumerate() {
-            let Some(flow) = flows.flow_of(p, s.conv) else {
-                continue;
-            };
-            let (qp, role) = flows.role[flow as usize];
-            if qp == NONE || role == Role::Other {
-                continue;
-            }
-            let Some(req_flow) = flows.qps[qp as usize].req else {
-                continue;
-            };
-            let path = flows.paths[req_flow as usize].as_slice();
-            let (Some(&first), Some(&last)) = (path.first(), path.last()) else {
-                continue;
-            };
-            if path.len() < 2 {
-                continue;
-            }
-            let j = f.journey_of[p].get(i).copied().unwrap_or(NONE);
-            if j == NONE {
-                continue;
-            }
-            let Some(t) = a.at(p, s.ts_ns) else {
-                continue;
-            };
-            if usize::from(last) == p {
-                let r = recv.entry(qp).or_default();
-                match role {
-                    Role::Request => r.arrive(s.psn, s.opcode, j, t, &mut out),
-                    _ => r.depart(s, j, t, p as u8, req_flow, &mut out),
-                }
-            }
-            if usize::from(first) == p {
-                let q = reqr.entry(qp).or_default();
-                match role {
-                    Role::Request => q.send(s.psn, t, p as u8, &mut out),
-                    _ => q.hear(s, j, t, req_flow, &mut out),
-                }
+        let Some(req_flow) = flows.qps[qp as usize].req else {
+            continue;
+        };
+        let path = flows.paths[req_flow as usize].as_slice();
+        let (Some(&first), Some(&last)) = (path.first(), path.last()) else {
+            continue;
+        };
+        if path.len() < 2 {
+            continue;
+        }
+        let j = f.journey_of(p, i);
+        if j == NONE {
+            continue;
+        }
+        let Some(t) = a.at(p, s.ts_ns) else {
+            continue;
+        };
+        if usize::from(last) == p {
+            let r = &mut recv[qp as usize];
+            match role {
+                Role::Request => r.arrive(s.psn, s.opcode, j, t, &mut out),
+                _ => r.depart(s, j, t, p as u8, req_flow, &mut out),
             }
         }
-        let end = a.spans.get(p).map_or(i64::MAX, |s| s.1);
-        for r in recv.values().filter(|r| !r.coalesces) {
-            for &(_, j, t) in &r.pending {
-                if end - t > UNANSWERED_NS {
-                    out.not_taken
-                        .push((j, "no response ever accepted it", false));
-                }
+        if usize::from(first) == p {
+            let q = &mut reqr[qp as usize];
+            match role {
+                Role::Request => q.send(s.psn, t, p as u8, &mut out),
+                _ => q.hear(s, j, t, req_flow, &mut out),
             }
         }
-        for q in reqr.values_mut() {
-            q.close_pass(&mut out);
+    }
+    let end = a.spans.get(p).map_or(i64::MAX, |s| s.1);
+    for r in recv.iter().filter(|r| !r.coalesces) {
+        for &(_, j, t) in &r.pending {
+            if end - t > UNANSWERED_NS {
+                out.not_taken
+                    .push((j, "no response ever accepted it", false));
+            }
         }
+    }
+    for q in &mut reqr {
+        q.close_pass(&mut out);
     }
     out
 }
