@@ -27,11 +27,12 @@ pub use packets::{PacketBatch, PacketBatches, packets_schema};
 pub use polars::prelude::DataFrame;
 pub use scan::{ParquetTable, ScanTally, read_parquet};
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
-pub use tables::{episodes, findings, profiler, qps, slots};
+pub use tables::{episodes, findings, losses, paths, profiler, qps, slots};
 pub use text::{OutputFormat, write_frame};
 
 use rocescope_decoders::analysis::Report;
 use rocescope_replay::Record;
+use rocescope_replay::points::PointsReport;
 use rocescope_replay::store::Store;
 
 /// One of the tables rocescope exposes.
@@ -49,17 +50,30 @@ pub enum Table {
     Profiler,
     /// One row per service-slot decision.
     Slots,
+    /// One row per frame lost between capture points, with the segment
+    /// it was lost on.
+    Losses,
+    /// One row per frame of each capture point: the points that saw it.
+    Paths,
 }
 
 impl Table {
-    pub const ALL: [Table; 6] = [
+    pub const ALL: [Table; 8] = [
         Table::Packets,
         Table::Qps,
         Table::Episodes,
         Table::Findings,
         Table::Profiler,
         Table::Slots,
+        Table::Losses,
+        Table::Paths,
     ];
+
+    /// A table of a session of capture points (`losses`, `paths`): empty
+    /// for one capture, so left out of "every table" there.
+    pub fn of_points(self) -> bool {
+        matches!(self, Table::Losses | Table::Paths)
+    }
 
     /// The table's name in SQL and on the command line.
     pub fn name(self) -> &'static str {
@@ -70,6 +84,8 @@ impl Table {
             Table::Findings => "findings",
             Table::Profiler => "profiler",
             Table::Slots => "slots",
+            Table::Losses => "losses",
+            Table::Paths => "paths",
         }
     }
 
@@ -97,6 +113,9 @@ pub struct Source<'a> {
     /// Profiler rows from outside the store (`ProbeDef` and `Profiler`
     /// records): a waveform's chosen signals, exported with the probes.
     pub extra_profiler: &'a [Record],
+    /// A session of several capture points: the `losses` and `paths`
+    /// tables (empty without).
+    pub points: Option<&'a PointsReport>,
 }
 
 impl Source<'_> {
@@ -112,6 +131,8 @@ impl Source<'_> {
             Table::Findings => findings(self.report)?,
             Table::Profiler => profiler(self.store, self.extra_profiler)?,
             Table::Slots => slots(self.store)?,
+            Table::Losses => losses(self.points)?,
+            Table::Paths => paths(self.points)?,
         })
     }
 }

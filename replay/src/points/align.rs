@@ -200,11 +200,9 @@ pub(super) fn align(
     }
     let any_shared = (0..n).any(|p| (0..n).any(|q| q != p && shared[p * n + q] > 0));
     if !any_shared {
-        let names: Vec<&str> = inputs.iter().map(|p| p.name).collect();
-        return Err(PointsError::NothingShared(format!(
-            "{} share no traffic: not the same exchange? (no frame was seen at two of them)",
-            names.join(" and ")
-        )));
+        return Err(PointsError::NothingShared(
+            inputs.iter().map(|p| p.name.to_owned()).collect(),
+        ));
     }
     for &p in &alone {
         let others: Vec<&str> = (0..n).filter(|&q| q != p).map(|q| inputs[q].name).collect();

@@ -101,9 +101,9 @@ pub enum PointsError {
     TooMany(usize),
     #[error("point `{0}` is named twice")]
     SameName(String),
-    /// No two points saw a common frame.
-    #[error("{0}")]
-    NothingShared(String),
+    /// No two points saw a common frame (their names).
+    #[error("{} share no traffic: not the same exchange? (no frame was seen at two of them)", .0.join(" and "))]
+    NothingShared(Vec<String>),
 }
 
 /// One point's clock and what it saw.

@@ -43,7 +43,7 @@ impl PointsState {
         let mirrored = by_node.iter().map(|v| !any_node || !v.is_empty()).collect();
         Some(Box::new(PointsState {
             rngs: (0..specs.len())
-                .map(|i| Rng::new(mix64(seed ^ 0x6361_7074 ^ ((i as u64) << 48))))
+                .map(|i| Rng::new(mix64(mix64(seed ^ 0x6361_7074) ^ i as u64)))
                 .collect(),
             specs: specs.to_vec(),
             by_node,
