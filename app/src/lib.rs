@@ -44,7 +44,7 @@ pub fn with_wave(
 /// first call in the process sets where).
 #[cfg(test)]
 pub(crate) fn keep_test_progress_apart() {
-    rocescope_core::lesson::progress::use_dir(
+    rocescope_core::paths::use_state_dir(
         std::env::temp_dir().join(format!("rocescope-test-progress-{}", std::process::id())),
     );
 }

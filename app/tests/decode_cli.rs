@@ -198,6 +198,18 @@ fn the_cards_converted_pcap_shows_ordinal_time() {
     assert!(text.contains("ordinal"), "{text}");
     let decoded = String::from_utf8(rocescope(&["decode", path.to_str().unwrap()]).stdout).unwrap();
     assert!(decoded.lines().nth(2).unwrap().contains("#2"), "{decoded}");
+    // Packet numbers are no times: `stats` accounts none by state.
+    let v: serde_json::Value =
+        serde_json::from_slice(&rocescope(&["stats", path.to_str().unwrap(), "--json"]).stdout)
+            .unwrap();
+    let q = &v["qps"][0];
+    assert_eq!(q["requests"], 5, "{v}");
+    assert!(
+        q["time_by_state_ns"].is_null() && q["span_ns"].is_null(),
+        "{q}"
+    );
+    let text = String::from_utf8(rocescope(&["stats", path.to_str().unwrap()]).stdout).unwrap();
+    assert!(text.contains("time by state: none"), "{text}");
 }
 
 #[test]

@@ -312,6 +312,11 @@ fn an_offset_given_by_hand_is_the_points_clock() {
     assert_eq!(b["offset_ns"], -12_500);
     assert_eq!(b["fixed"], true);
     assert_eq!(b["drift_ppm"], 0.0);
+    // One link rate for the points' alignment and the first point's time
+    // by state.
+    let v = stats_json(&dir, &["--link-gbps".to_owned(), "25".to_owned()]);
+    assert_eq!(v["link_gbps"], 25.0);
+    assert!(v["multipoint"]["points"][2]["offset_ns"].is_number());
 }
 
 /// Whether python3 has pyspark and datafusion and java runs; else said,

@@ -126,7 +126,7 @@ fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() 
         assert!(dir.join(f).is_file(), "the README makes {f}");
     }
     let reading = commands_reading(&readme, &["sim_dump.vcd", "sim_dump.fst"]);
-    assert_eq!(reading.len(), 6, "{reading:?}");
+    assert_eq!(reading.len(), 8, "{reading:?}");
     for line in &reading {
         let out = sh(&dir, line);
         assert!(

@@ -41,6 +41,17 @@ fn report_writes_the_page_and_prints_its_path() {
     assert_eq!(printed.trim(), index.display().to_string());
     let html = std::fs::read_to_string(&index).unwrap();
     assert!(html.contains("QP 0x000012"), "{html}");
+    // The time by state section: the QP's bar and its shares in words.
+    assert!(
+        html.contains("<h2 id=\"time\">Time by state</h2>"),
+        "{html}"
+    );
+    let section = &html[html.find("id=\"time\"").unwrap()..html.find("id=\"findings\"").unwrap()];
+    assert!(
+        section.contains("<div class=\"bar\"><span style=\"width:"),
+        "{section}"
+    );
+    assert!(section.contains("idle "), "{section}");
     for plot in ["throughput", "episodes", "rtt", "window", "ladder"] {
         for ext in ["png", "svg"] {
             let f = out_dir.join(format!("{plot}.{ext}"));

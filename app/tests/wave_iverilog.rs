@@ -515,7 +515,7 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
                 &qp["next_psn"],
                 &qp["state_at_end"]
             ),
-            (&24.into(), &12.into(), &112.into(), &"RTS".into()),
+            (&24.into(), &12.into(), &112.into(), &"idle".into()),
             "{stats}"
         );
         assert_eq!(qp["counters"]["acks"], 12, "{stats}");

@@ -301,6 +301,9 @@ impl OpcodeKind {
 pub struct Opcode(pub u8);
 
 impl Opcode {
+    pub const RC_SEND_FIRST: Opcode = Opcode(0x00);
+    pub const RC_SEND_MIDDLE: Opcode = Opcode(0x01);
+    pub const RC_SEND_LAST: Opcode = Opcode(0x02);
     pub const RC_SEND_ONLY: Opcode = Opcode(0x04);
     pub const RC_WRITE_FIRST: Opcode = Opcode(0x06);
     pub const RC_WRITE_MIDDLE: Opcode = Opcode(0x07);

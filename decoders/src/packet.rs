@@ -284,6 +284,30 @@ impl<'a> Packet<'a> {
         usize::from(self.net_offset)
     }
 
+    /// The hold an IEEE 802.3 MAC Control frame puts on the link it
+    /// arrives by, in quanta of 512 bit times: a PAUSE's (opcode 1), a
+    /// PFC's (0x0101) longest over its enabled classes, 0 to release it;
+    /// `None` for any other frame (or one cut before its times).
+    pub fn pause_quanta(&self) -> Option<u16> {
+        const MAC_CONTROL: u16 = 0x8808;
+        if self.ethertype != Some(MAC_CONTROL) {
+            return None;
+        }
+        let b = self.frame().get(self.net_offset()..)?;
+        let u16_at = |i: usize| b.get(i..i + 2).map(|x| u16::from_be_bytes([x[0], x[1]]));
+        match u16_at(0)? {
+            1 => u16_at(2),
+            0x0101 => {
+                let enabled = u16_at(2)?;
+                (0..8)
+                    .filter(|c| enabled >> c & 1 == 1)
+                    .map(|c| u16_at(4 + 2 * c))
+                    .try_fold(0u16, |m, q| q.map(|q| m.max(q)))
+            }
+            _ => None,
+        }
+    }
+
     #[inline]
     pub fn ip(&self) -> Option<IpHeader<'a>> {
         let off = self.net_offset();

@@ -1,7 +1,7 @@
 //! Indexing a 2M-packet header-only RoCE capture: rate, peak memory per
 //! packet, time to the first rows, against `tshark -r FILE` on the same file.
 //!
-//! `cargo bench -p rocescope-replay --bench index [-- PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [reread] [FILE.pcap|FILE.pcapng]`
+//! `cargo bench -p rocescope-replay --bench index [-- PACKETS] [write|read-mix] [analysis] [no-states] [no-tshark] [cold] [reread] [FILE.pcap|FILE.pcapng]`
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use rocescope_decoders::DecodeConfig;
+use rocescope_decoders::analysis::AnalysisConfig;
 use rocescope_replay::store::{Analyzer, NoAnalysis, RcAnalyzer, Store};
 use rocescope_replay::synth;
 
@@ -39,8 +40,9 @@ fn capture(dir: &Path, name: &str, ext: &str, n: u64) -> std::path::PathBuf {
     path
 }
 
-/// `[PACKETS] [write|read-mix] [analysis] [no-tshark] [cold] [reread] [FILE]`:
+/// `[PACKETS] [write|read-mix] [analysis] [no-states] [no-tshark] [cold] [reread] [FILE]`:
 /// `analysis` runs only the indexing with the RC analysis (for callgrind),
+/// `no-states` without its time by state (what that costs, against it),
 /// `cold` drops the page cache before each indexing run (root only),
 /// `reread` first evicts the capture's own pages from the page cache (no
 /// root needed) so that the warm-up read caches it the way a first read
@@ -80,6 +82,7 @@ fn main() {
 #[derive(Clone, Copy)]
 struct Modes {
     analysis_only: bool,
+    no_states: bool,
     no_tshark: bool,
     cold: bool,
     reread: bool,
@@ -89,6 +92,7 @@ impl Modes {
     fn from_args(has: &dyn Fn(&str) -> bool) -> Modes {
         Modes {
             analysis_only: has("analysis"),
+            no_states: has("no-states"),
             no_tshark: has("no-tshark"),
             cold: has("cold"),
             reread: has("reread"),
@@ -121,6 +125,7 @@ fn drop_caches() -> bool {
 fn bench_one(path: &Path, n: u64, modes: &Modes) {
     let Modes {
         analysis_only,
+        no_states,
         no_tshark,
         cold,
         reread,
@@ -167,15 +172,23 @@ fn bench_one(path: &Path, n: u64, modes: &Modes) {
             return;
         }
         let analyzer: Box<dyn Analyzer> = if analysis {
-            Box::new(RcAnalyzer::default())
+            Box::new(RcAnalyzer::with_config(AnalysisConfig {
+                time_by_state: !no_states,
+                ..AnalysisConfig::default()
+            }))
         } else {
             Box::new(NoAnalysis)
         };
         let (secs, first_rows_ms, index_bytes, per_packet) = index_once(path, n, analyzer);
         let rate = n as f64 / secs;
         let warmth = if cold { "cold, " } else { "" };
+        let states = if analysis && no_states {
+            ", no time by state"
+        } else {
+            ""
+        };
         println!(
-            "rocescope index ({warmth}{name}): {secs:.3} s, {:.1} Mpackets/s",
+            "rocescope index ({warmth}{name}{states}): {secs:.3} s, {:.1} Mpackets/s",
             rate / 1e6
         );
         println!("  first rows visible after {first_rows_ms:.2} ms");

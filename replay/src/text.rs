@@ -6,7 +6,9 @@
 
 use std::net::Ipv6Addr;
 
-use rocescope_decoders::analysis::{Counters, Episode, EpisodeCause, QpReport, Report, Series};
+use rocescope_decoders::analysis::{
+    Counters, Episode, EpisodeCause, QpReport, Report, Series, TimeState,
+};
 use rocescope_decoders::{FieldValue, Opcode};
 
 use crate::store::Flags;
@@ -304,14 +306,17 @@ pub const QP_COLUMNS: [&str; 11] = [
     "RTT p50",
 ];
 
-/// The cells of QP `i`'s row under [`QP_COLUMNS`], its state as at `ts_ns`
-/// (the time cursor; the end of the capture for a summary). The window is
-/// the analysis' `window_packets`, a parameter of the run, not a constant.
+/// The cells of QP `i`'s row under [`QP_COLUMNS`], its state and
+/// outstanding packets as at `ts_ns` (the time cursor; the end of the
+/// capture for a summary), so that "window full" and the count beside it
+/// tell the same time. The window is the analysis' `window_packets`, a
+/// parameter of the run, not a constant; `≥N` when the capture shows
+/// only that the window is at least the most outstanding.
 pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
     let q = report.qps.get(i)?;
     let c = &q.counters;
     let state = report
-        .qp_state_at(i as u32, ts_ns)
+        .time_state_at(i as u32, ts_ns)
         .map_or("-", |s| s.name());
     Some([
         qpn(q.dest_qp),
@@ -320,13 +325,93 @@ pub fn qp_cells(report: &Report, i: usize, ts_ns: u64) -> Option<[String; 11]> {
         q.next_psn.to_string(),
         q.oldest_unacked_psn
             .map_or_else(|| "-".to_owned(), |p| p.to_string()),
-        format!("{}/{}", q.outstanding, q.window_packets),
+        format!(
+            "{}/{}{}",
+            report.outstanding_at(i as u32, ts_ns).unwrap_or(0),
+            if q.window_seen { "" } else { "≥" },
+            q.window_packets
+        ),
         human_bytes(q.wire_bytes),
         c.retransmitted_packets.to_string(),
         naks(c).to_string(),
         c.np_cnp_sent.to_string(),
         rtt_text(q.rtt_p50_ns),
     ])
+}
+
+/// Where QP `q`'s time went: "window_full 97.1%, sending 2.9%", the
+/// states of at least 0.1% of its span, the largest first; `-` without
+/// accounted time.
+pub fn time_by_state_text(q: &QpReport) -> String {
+    let s = &q.states;
+    let span = s.end_ns.saturating_sub(s.start_ns);
+    if span == 0 {
+        return "-".to_owned();
+    }
+    let mut by: Vec<(u64, &str)> = TimeState::ALL
+        .iter()
+        .map(|&st| (s.totals_ns[st as usize], st.name()))
+        .filter(|&(ns, _)| ns * 1000 >= span)
+        .collect();
+    by.sort_by_key(|b| std::cmp::Reverse(b.0));
+    by.iter()
+        .map(|(ns, name)| format!("{name} {:.1}%", *ns as f64 * 100.0 / span as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The colour each time state is drawn in, the same in both workbenches
+/// and the report: reds for trouble, blue for the window, greens for the
+/// wire, grey for idle.
+pub fn state_rgb(s: TimeState) -> [u8; 3] {
+    match s {
+        TimeState::Error => [220, 50, 47],
+        TimeState::WaitingOnTimer => [203, 75, 22],
+        TimeState::RnrWait => [211, 54, 130],
+        TimeState::Recovering => [222, 165, 30],
+        TimeState::Paused => [140, 120, 220],
+        TimeState::WindowFull => [38, 139, 210],
+        TimeState::Sending => [120, 190, 60],
+        TimeState::Sharing => [42, 161, 152],
+        TimeState::RateLimited => [240, 210, 100],
+        TimeState::HostLimited => [160, 170, 180],
+        TimeState::Idle => [80, 80, 80],
+    }
+}
+
+/// QP `q`'s time by state as a bar of `cells` cells: the states held, in
+/// the order that decides, each its share of the cells (the largest
+/// remainders rounded up, so they fill the bar); none without accounted
+/// time.
+pub fn time_bar(q: &QpReport, cells: usize) -> Vec<(TimeState, usize)> {
+    let s = &q.states;
+    let span: u64 = s.totals_ns.iter().sum();
+    if span == 0 || cells == 0 {
+        return Vec::new();
+    }
+    let exact: Vec<(TimeState, f64)> = TimeState::ALL
+        .iter()
+        .map(|&st| {
+            (
+                st,
+                s.totals_ns[st as usize] as f64 * cells as f64 / span as f64,
+            )
+        })
+        .filter(|&(_, x)| x > 0.0)
+        .collect();
+    let mut out: Vec<(TimeState, usize)> = exact.iter().map(|&(st, x)| (st, x as usize)).collect();
+    let mut left = cells - out.iter().map(|c| c.1).sum::<usize>();
+    let mut order: Vec<usize> = (0..exact.len()).collect();
+    order.sort_by(|&a, &b| (exact[b].1.fract()).total_cmp(&exact[a].1.fract()));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        out[i].1 += 1;
+        left -= 1;
+    }
+    out.retain(|c| c.1 > 0);
+    out
 }
 
 /// Column headings of the episode lists.
@@ -522,6 +607,46 @@ pub fn episode_times_cells(e: &crate::points::EpisodeTimes, time: String) -> [St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A QP's time bar fills its cells, each state its share of them.
+    #[test]
+    fn a_time_bar_fills_its_cells_by_share() {
+        use rocescope_decoders::analysis::{AnalysisConfig, Observation, RcAnalysis};
+        use rocescope_decoders::{DecodeConfig, LinkLayer, Opcode, PacketBuilder, decode};
+        let mut an = RcAnalysis::new(AnalysisConfig::default());
+        // 4 WRITEs back to back, then 10 µs idle, twice.
+        let mut t = 1_000u64;
+        for psn in 0..8u32 {
+            let op = match psn % 4 {
+                0 => Opcode::RC_WRITE_FIRST,
+                3 => Opcode::RC_WRITE_LAST,
+                _ => Opcode::RC_WRITE_MIDDLE,
+            };
+            let f = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], op, 0x12, psn)
+                .build(&[0; 4096]);
+            let p = decode(&f, LinkLayer::Ethernet, &DecodeConfig::default());
+            let o = Observation::from_packet(&p, t, f.len() as u32).unwrap();
+            an.observe(u64::from(psn), &o);
+            t += if psn % 4 == 3 { 10_000 } else { 335 };
+        }
+        let r = an.report();
+        let bar = time_bar(&r.qps[0], 40);
+        assert_eq!(bar.iter().map(|c| c.1).sum::<usize>(), 40, "{bar:?}");
+        let sending = bar
+            .iter()
+            .find(|c| c.0 == TimeState::Sending)
+            .map_or(0, |c| c.1);
+        let idle = bar
+            .iter()
+            .find(|c| c.0 == TimeState::Idle)
+            .map_or(0, |c| c.1);
+        // 8 x 335 ns sending, 10 µs idle.
+        assert!(
+            (9..=12).contains(&sending) && (28..=31).contains(&idle),
+            "{bar:?}"
+        );
+        assert!(time_bar(&r.qps[0], 0).is_empty());
+    }
 
     #[test]
     fn resample_keeps_the_mean_and_fills_wide_bins() {

@@ -118,3 +118,71 @@ fn the_cards_counter_probes_reach_the_diagnosis() {
     assert_eq!(down.len(), 1, "{:?}", report.findings);
     assert_eq!(down[0].start_ns, 3_000_000);
 }
+
+/// PAUSE and PFC frames in a capture reach the time by state through the
+/// store (issue 48): a PFC frame received on the requester's port holds its
+/// link for its quanta; a PAUSE of 0 quanta releases it.
+#[test]
+fn pause_frames_in_a_capture_hold_the_requester_they_reach() {
+    use rocescope_decoders::analysis::TimeState;
+    use rocescope_decoders::{Opcode, PacketBuilder};
+    use rocescope_replay::Direction;
+    use rocescope_replay::store::RcAnalyzer;
+    let path = std::env::temp_dir().join(format!("rocescope-pfc-{}.pcapng", std::process::id()));
+    let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+    let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    // PFC: class 3 enabled, 2000 quanta (10.24 µs at 100 Gb/s).
+    let mut pfc = vec![
+        0x01, 0x80, 0xc2, 0, 0, 0x01, 0x02, 0, 0, 0, 0, 0x09, 0x88, 0x08,
+    ];
+    pfc.extend([0x01, 0x01, 0x00, 0x08]);
+    for class in 0..8u16 {
+        pfc.extend(if class == 3 { 2000u16 } else { 0 }.to_be_bytes());
+    }
+    pfc.resize(60, 0);
+    let mut pause = pfc.clone();
+    pause[14..18].copy_from_slice(&[0x00, 0x01, 0x00, 0x00]);
+    let mut t = 1_000u64;
+    for psn in 0..40u32 {
+        let op = match psn {
+            0 => Opcode::RC_WRITE_FIRST,
+            39 => Opcode::RC_WRITE_LAST,
+            _ => Opcode::RC_WRITE_MIDDLE,
+        };
+        let f = PacketBuilder::rocev2_ipv4(a, b, op, 0x12, psn).build(&[0; 4096]);
+        w.write_frame(t, 0, Some(Direction::Tx), f.len() as u32, &f)
+            .unwrap();
+        let mut ack = PacketBuilder::rocev2_ipv4(b, a, Opcode::RC_ACK, 0x11, psn);
+        ack.ext.aeth.syndrome = 0x1F;
+        let ack = ack.build(&[]);
+        w.write_frame(t + 200, 0, Some(Direction::Rx), ack.len() as u32, &ack)
+            .unwrap();
+        t += 400;
+        if psn == 9 {
+            // Held 10.24 µs mid-message.
+            w.write_frame(t, 0, Some(Direction::Rx), 60, &pfc).unwrap();
+            t += 11_000;
+        }
+        if psn == 19 {
+            // Held again, released after 3 µs.
+            w.write_frame(t, 0, Some(Direction::Rx), 60, &pfc).unwrap();
+            w.write_frame(t + 3_000, 0, Some(Direction::Rx), 60, &pause)
+                .unwrap();
+            t += 4_000;
+        }
+    }
+    w.flush().unwrap();
+    drop(w);
+    let an = RcAnalyzer::default();
+    let store = Store::open(&path, DecodeConfig::default(), Box::new(an.clone())).unwrap();
+    store.wait();
+    let r = an.finish_report();
+    let states = &r.qps[0].states;
+    assert_eq!(
+        states.totals_ns[TimeState::Paused as usize],
+        10_240 + 3_000,
+        "{:?}",
+        states.totals_ns
+    );
+    let _ = std::fs::remove_file(&path);
+}

@@ -75,6 +75,7 @@ fn op_name(op: OpKind) -> &'static str {
         OpKind::Write => "write",
         OpKind::Read => "read",
         OpKind::Mixed => "mixed",
+        OpKind::Send => "send",
     }
 }
 

@@ -290,6 +290,9 @@ params! {
     cx_tx_latency_ns: u64 = 300, "ns", 0, 1_000_000_000;
     /// ConnectX peer: RX pipeline latency.
     cx_rx_latency_ns: u64 = 300, "ns", 0, 1_000_000_000;
+    /// The RNR NAK's timer a responder with no receive WQE for a SEND asks
+    /// for (IBTA code: 1 = 10 µs ... 7 = 120 µs ... 12 = 640 µs).
+    rnr_timer_code: u64 = 7, "", 1, 31;
     /// ConnectX peer: least time between two CNPs of one QP.
     cx_cnp_interval_ns: u64 = 4000, "ns", 0, 1_000_000_000;
     /// ConnectX peer: DCQCN reaction point on its requesters (1 = on): each CNP cuts the QP's rate, a timer brings it back (simplified DCQCN, see `dcqcn.rs`).

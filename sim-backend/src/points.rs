@@ -282,6 +282,9 @@ pub enum DropWhy {
     Icrc,
     /// The DPI slot rejected its payload.
     Dpi,
+    /// A SEND with no receive WQE posted for it: answered with an RNR NAK,
+    /// and the requests after it discarded until it comes again.
+    Rnr,
 }
 
 /// A frame that did not reach its receiver's transport.

@@ -71,6 +71,9 @@ pub enum OpKind {
     Read,
     /// Alternating WRITE and READ.
     Mixed,
+    /// SEND, each message into a receive WQE the responder's host posted
+    /// (`recv_queue_depth`); with none, the responder answers RNR.
+    Send,
 }
 
 /// Application-slot operator (DLRM preprocessing) on 32-bit words.
@@ -114,6 +117,12 @@ pub struct QpSpec {
     pub app: AppOp,
     /// Every N-th message carries a payload the DPI rejects (0 = none).
     pub dpi_bad_every: u64,
+    /// SEND: receive WQEs the responder's host keeps posted (0 = always
+    /// one ready).
+    pub recv_queue_depth: u32,
+    /// SEND: the responder's host posts one receive WQE this often, up to
+    /// `recv_queue_depth` (the application consuming its messages).
+    pub recv_post_ns: u64,
 }
 
 /// Kind of injected fault.
@@ -130,6 +139,10 @@ pub enum FaultKind {
     Duplicate,
     /// The link is down between `start_ns` and `end_ns`.
     LinkDown,
+    /// Not on the link: the node's host stalls a payload's DMA read (the
+    /// host, PCIe, memory) for up to `delay_ns`, drawn evenly from a tenth
+    /// of it up, before the packet can go; `direction` is ignored.
+    HostStall,
 }
 
 /// Which way on a node's link to the switch.
@@ -302,6 +315,12 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../assets/scenarios/teaching-basic.toml"),
     ),
     ("dcqcn", include_str!("../../assets/scenarios/dcqcn.toml")),
+    ("pfc", include_str!("../../assets/scenarios/pfc.toml")),
+    ("rnr", include_str!("../../assets/scenarios/rnr.toml")),
+    (
+        "host-stall",
+        include_str!("../../assets/scenarios/host-stall.toml"),
+    ),
 ];
 
 // ---------------------------------------------------------------- raw TOML
@@ -360,6 +379,8 @@ struct RawQp {
     dpi: Option<bool>,
     app: Option<AppOp>,
     dpi_bad_every: Option<i64>,
+    recv_queue_depth: Option<i64>,
+    recv_post_ns: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -652,7 +673,21 @@ impl Scenario {
                 dpi: q.dpi.unwrap_or(false),
                 app: q.app.unwrap_or(AppOp::None),
                 dpi_bad_every: nonneg(&ctx, &p("dpi_bad_every"), q.dpi_bad_every, 0)?,
+                recv_queue_depth: u32::try_from(nonneg(
+                    &ctx,
+                    &p("recv_queue_depth"),
+                    q.recv_queue_depth,
+                    0,
+                )?)
+                .unwrap_or(u32::MAX),
+                recv_post_ns: nonneg(&ctx, &p("recv_post_ns"), q.recv_post_ns, 0)?,
             };
+            if spec.recv_queue_depth > 0 && spec.recv_post_ns == 0 {
+                return Err(ctx.err(
+                    &p("recv_post_ns"),
+                    "a receive queue needs recv_post_ns > 0: how often its host posts a WQE",
+                ));
+            }
             for _ in 0..count {
                 qps.push(spec.clone());
             }
@@ -943,6 +978,8 @@ impl Scenario {
             dpi: false,
             app: AppOp::None,
             dpi_bad_every: 0,
+            recv_queue_depth: 0,
+            recv_post_ns: 0,
         };
         Scenario {
             name: "two-cards".to_owned(),

@@ -39,7 +39,11 @@ pub fn frames(records: &[Record]) -> Vec<F> {
                 ..
             } => {
                 let p = decode(data, LinkLayer::Ethernet, &cfg);
-                let bth = p.bth().expect("every frame has a BTH");
+                // The switch's PFC frames are the only ones without a BTH.
+                if p.pause_quanta().is_some() {
+                    return None;
+                }
+                let bth = p.bth().expect("every frame but PFC has a BTH");
                 Some(F {
                     ts_ns: *ts_ns,
                     dir: *direction,

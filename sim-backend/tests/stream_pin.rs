@@ -113,11 +113,11 @@ fn check(what: &str, got: Pin, want: Pin) {
 #[test]
 fn default_scenario_stream_is_pinned() {
     let want = Pin {
-        records: 47221,
+        records: 47234,
         frames: 46186,
         frame_bytes: 2648080,
         last_ts_ns: 9999818,
-        hash: 12873015143443939494,
+        hash: 16928711330439807506,
     };
     check("default", pin(builtin("default"), 50_000), want);
 }
@@ -166,82 +166,82 @@ fn other_shipped_scenarios_streams_are_pinned() {
         (
             "lossy-link",
             Pin {
-                records: 11428,
+                records: 11432,
                 frames: 6166,
                 frame_bytes: 334132,
                 last_ts_ns: 1708970,
-                hash: 15378411158447163426,
+                hash: 4741831737947524096,
             },
         ),
         (
             "incast",
             Pin {
-                records: 13411,
+                records: 13424,
                 frames: 1631,
                 frame_bytes: 88698,
                 last_ts_ns: 2289538,
-                hash: 18212091630458194686,
+                hash: 12014148492508618586,
             },
         ),
         (
             "window-stall",
             Pin {
-                records: 359,
+                records: 363,
                 frames: 304,
                 frame_bytes: 16432,
                 last_ts_ns: 1837393,
-                hash: 13640727117636955507,
+                hash: 5262861455211351689,
             },
         ),
         (
             "read-heavy",
             Pin {
-                records: 7398,
+                records: 7423,
                 frames: 7132,
                 frame_bytes: 499240,
                 last_ts_ns: 1999974,
-                hash: 4494711953725584339,
+                hash: 14459220539629177931,
             },
         ),
         (
             "aes",
             Pin {
-                records: 726,
+                records: 733,
                 frames: 348,
                 frame_bytes: 825344,
                 last_ts_ns: 199373,
-                hash: 80851907663067438,
+                hash: 7832229553190220242,
             },
         ),
         (
             "dpi-drop",
             Pin {
-                records: 368,
+                records: 375,
                 frames: 186,
                 frame_bytes: 393576,
                 last_ts_ns: 198824,
-                hash: 10776815910317974627,
+                hash: 14331023399465250295,
             },
         ),
         (
             "teaching-basic",
             Pin {
-                records: 56,
+                records: 60,
                 frames: 19,
                 frame_bytes: 1094,
                 last_ts_ns: 18938,
-                hash: 13185949803499737889,
+                hash: 5309560106730023017,
             },
         ),
         // Pinned when it was shipped (2026-11-30), on the code of then.
         (
             "line-rate",
             Pin {
-                records: 56644,
+                records: 56657,
                 frames: 56268,
                 frame_bytes: 3179156,
                 last_ts_ns: 9999966,
-                hash: 8309391395178267055,
+                hash: 13176822903424946235,
             },
         ),
         // Pinned when it was shipped (2026-12-01), with the ConnectX's DCQCN
@@ -249,11 +249,43 @@ fn other_shipped_scenarios_streams_are_pinned() {
         (
             "dcqcn",
             Pin {
-                records: 5291,
+                records: 5298,
                 frames: 4874,
                 frame_bytes: 267564,
                 last_ts_ns: 1999918,
-                hash: 2085294217297061474,
+                hash: 7840197354465264535,
+            },
+        ),
+        // Pinned when they were shipped (issue 48): PFC frames on the
+        // wire, SEND into a receive queue with RNR NAKs, host stalls.
+        (
+            "pfc",
+            Pin {
+                records: 6018,
+                frames: 4651,
+                frame_bytes: 265238,
+                last_ts_ns: 1999730,
+                hash: 12068813738078946386,
+            },
+        ),
+        (
+            "rnr",
+            Pin {
+                records: 503,
+                frames: 304,
+                frame_bytes: 16608,
+                last_ts_ns: 1887471,
+                hash: 12012052003854357390,
+            },
+        ),
+        (
+            "host-stall",
+            Pin {
+                records: 7949,
+                frames: 7806,
+                frame_bytes: 438112,
+                last_ts_ns: 1999601,
+                hash: 1394439568535230423,
             },
         ),
     ];
@@ -278,11 +310,11 @@ fn whole_frame_capture_stream_is_pinned() {
         s.tag_direction = true;
     }
     let want = Pin {
-        records: 4848,
+        records: 4861,
         frames: 4669,
         frame_bytes: 11951702,
         last_ts_ns: 999845,
-        hash: 9873706339576459813,
+        hash: 7686757419657359385,
     };
     check("default, whole frames", pin(sc, 50_000), want);
 }
@@ -354,11 +386,11 @@ rx_cut_quirk = true
 fn mixed_features_stream_is_pinned() {
     let sc = Scenario::from_toml(MIXED, "pin-mixed.toml").unwrap_or_else(|e| panic!("{e}"));
     let want = Pin {
-        records: 6110,
-        frames: 3714,
-        frame_bytes: 217884,
+        records: 6121,
+        frames: 3715,
+        frame_bytes: 217944,
         last_ts_ns: 1499926,
-        hash: 5861421193266807884,
+        hash: 9103793294660143272,
     };
     check("mixed", pin(sc, 30_000), want);
 }

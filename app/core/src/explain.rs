@@ -122,8 +122,21 @@ pub fn finding(cause: FindingCause) -> &'static str {
         FindingCause::DpiDrop => {
             "DPI drop: the DPI slot rejected packets, which are NAKed and resent."
         }
-        FindingCause::SenderIdle => "The sender had nothing to send.",
-        FindingCause::Unexplained => "No evidence in the capture explains it.",
+        FindingCause::CaptureLoss => {
+            "Capture loss: the sniffer or a queue on the way to rocescope dropped frames there; the rate fell in what was captured, not in what was sent."
+        }
+        FindingCause::SenderIdle => {
+            "Sender idle: between messages, nothing posted; the application, not the network, set the pace."
+        }
+        FindingCause::HostLimited => {
+            "Host-limited: mid-message with the window open and the link free, the next packet was not ready: the host, PCIe or the card's payload fetch held it."
+        }
+        FindingCause::LinkShared => {
+            "Link shared: other QPs' packets took the link this QP sends on; it waited its turn."
+        }
+        FindingCause::Unexplained => {
+            "Not told: the capture holds none of this QP's requests, so where its time went is not known."
+        }
         FindingCause::RetriesExceeded => {
             "Retries exceeded: the timer fired on the same PSN until the retry count ran out; the QP is in the error state and must be reset."
         }

@@ -203,16 +203,6 @@ pub(crate) fn capture_name(source_name: &str) -> String {
     )
 }
 
-/// A path as the user typed it, made absolute (so that the status says
-/// where the file went) with a leading `~/` expanded.
-pub(crate) fn resolve_path(path: &Path) -> PathBuf {
-    let expanded = match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => path.to_path_buf(),
-    };
-    std::path::absolute(&expanded).unwrap_or(expanded)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,16 +221,5 @@ mod tests {
     fn capture_names_are_file_stems() {
         assert_eq!(capture_name("/tmp/x/trace.pcapng"), "trace");
         assert_eq!(capture_name("sim:default"), "sim:default");
-    }
-
-    #[test]
-    fn paths_become_absolute() {
-        assert!(resolve_path(Path::new("out.csv")).is_absolute());
-        if let Some(home) = std::env::var_os("HOME") {
-            assert_eq!(
-                resolve_path(Path::new("~/out.csv")),
-                PathBuf::from(home).join("out.csv")
-            );
-        }
     }
 }

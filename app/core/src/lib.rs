@@ -14,6 +14,7 @@ pub mod lesson;
 pub mod link;
 pub mod model;
 pub mod partitions;
+pub mod paths;
 pub mod query;
 pub mod records;
 mod scan;

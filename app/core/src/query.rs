@@ -10,7 +10,8 @@ use rocescope_replay::text;
 // The model-free text lives below the core, shared with the report.
 pub use rocescope_replay::text::{
     EPISODE_COLUMNS, QP_COLUMNS, RowClass, addr, duration_text, field_value, flag_text,
-    human_bytes, naks, resample_rate, row_class, short_opcode,
+    human_bytes, naks, resample_rate, row_class, short_opcode, state_rgb, time_bar,
+    time_by_state_text,
 };
 
 use crate::Model;
@@ -146,12 +147,22 @@ pub fn rel_time(model: &Model, ts_ns: u64) -> String {
     text::rel_time_text(t0, ts_ns, model.store.time_base() == TimeBase::Ordinal)
 }
 
-/// QP `qp`'s state at `ts_ns` (the time cursor) in a word or two, as the
-/// QP views show it: what it is doing then, not what it ever did.
+/// QP `qp`'s state at `ts_ns` (the time cursor), as the QP views show it:
+/// what it is doing then, not what it ever did; from the runs its time by
+/// state is summed from.
 pub fn qp_state(report: &Report, qp: usize, ts_ns: u64) -> &'static str {
     report
-        .qp_state_at(qp as u32, ts_ns)
+        .time_state_at(qp as u32, ts_ns)
         .map_or("-", |s| s.name())
+}
+
+/// The ladder QP's time state at `ts_ns` (the ladder's state band), from
+/// the runs its time by state sums.
+pub fn ladder_state(model: &Model, ts_ns: u64) -> Option<rocescope_decoders::analysis::TimeState> {
+    let report = model.report();
+    let q = ladder_qp(model)?;
+    let index = report.qps.iter().position(|r| std::ptr::eq(r, q))?;
+    report.time_state_at(index as u32, ts_ns)
 }
 
 /// The QP table's rows as text, states as at the time cursor.

@@ -112,17 +112,10 @@ impl SessionLimits {
 pub fn new_session_dir() -> PathBuf {
     static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    base.join("rocescope")
-        .join("sessions")
-        .join(format!("{secs}-{}-{n}", std::process::id()))
+    crate::paths::sessions_dir().join(format!("{secs}-{}-{n}", std::process::id()))
 }
 
 /// The process's peak resident memory so far (VmHWM), where the system

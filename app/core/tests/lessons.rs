@@ -241,7 +241,7 @@ fn first_ask(kind: AskKind, prediction: bool) -> (usize, usize, Lesson) {
 }
 
 /// Every test here saves lesson progress to the one file of this process
-/// (`progress::use_dir` is set once): each holds this lock for its whole
+/// (`paths::use_state_dir` is set once): each holds this lock for its whole
 /// run, so no test reads back a file another has just overwritten.
 fn progress_lock() -> std::sync::MutexGuard<'static, ()> {
     static PROGRESS: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -251,7 +251,7 @@ fn progress_lock() -> std::sync::MutexGuard<'static, ()> {
 fn keep_progress_in_a_temp_dir() -> std::path::PathBuf {
     let dir =
         std::env::temp_dir().join(format!("rocescope-lesson-progress-{}", std::process::id()));
-    progress::use_dir(dir.clone());
+    rocescope_core::paths::use_state_dir(dir.clone());
     dir
 }
 

@@ -3,7 +3,9 @@ use std::path::PathBuf;
 /// Everything that can go wrong getting data out.
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    #[error("unknown table {0:?} (tables: packets, qps, episodes, findings, profiler, slots)")]
+    #[error(
+        "unknown table {0:?} (tables: packets, qps, episodes, findings, profiler, slots, qp_states)"
+    )]
     UnknownTable(String),
     #[error("cannot tell the output format of {path}: name it .parquet, .csv or .jsonl")]
     UnknownFormat { path: PathBuf },

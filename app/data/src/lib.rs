@@ -27,7 +27,7 @@ pub use packets::{PacketBatch, PacketBatches, packets_schema};
 pub use polars::prelude::DataFrame;
 pub use scan::{ParquetTable, ScanTally, read_parquet};
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
-pub use tables::{episodes, findings, losses, paths, profiler, qps, slots};
+pub use tables::{episodes, findings, losses, paths, profiler, qp_states, qps, slots};
 pub use text::{OutputFormat, write_frame};
 
 use rocescope_decoders::analysis::Report;
@@ -50,6 +50,8 @@ pub enum Table {
     Profiler,
     /// One row per service-slot decision.
     Slots,
+    /// One row per run of one state of a requester QP's time.
+    QpStates,
     /// One row per frame lost between capture points, with the segment
     /// it was lost on.
     Losses,
@@ -58,13 +60,14 @@ pub enum Table {
 }
 
 impl Table {
-    pub const ALL: [Table; 8] = [
+    pub const ALL: [Table; 9] = [
         Table::Packets,
         Table::Qps,
         Table::Episodes,
         Table::Findings,
         Table::Profiler,
         Table::Slots,
+        Table::QpStates,
         Table::Losses,
         Table::Paths,
     ];
@@ -84,6 +87,7 @@ impl Table {
             Table::Findings => "findings",
             Table::Profiler => "profiler",
             Table::Slots => "slots",
+            Table::QpStates => "qp_states",
             Table::Losses => "losses",
             Table::Paths => "paths",
         }
@@ -131,6 +135,7 @@ impl Source<'_> {
             Table::Findings => findings(self.report)?,
             Table::Profiler => profiler(self.store, self.extra_profiler)?,
             Table::Slots => slots(self.store)?,
+            Table::QpStates => qp_states(self.report)?,
             Table::Losses => losses(self.points)?,
             Table::Paths => paths(self.points)?,
         })

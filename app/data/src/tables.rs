@@ -146,7 +146,7 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
         Column::new(
             "state_at_end".into(),
             (0..q.len() as u32)
-                .map(|i| r.qp_state_at(i, end_ns).map(|s| s.name()))
+                .map(|i| r.time_state_at(i, end_ns).map(|s| s.name()))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
@@ -179,6 +179,29 @@ pub fn qps(r: &Report) -> Result<DataFrame, DataError> {
         }));
     }
     frame(columns)
+}
+
+/// One row per run of one state of a requester QP's time (the runs its
+/// time by state sums): every nanosecond of its span in one row.
+pub fn qp_states(r: &Report) -> Result<DataFrame, DataError> {
+    let (mut qp, mut dest_qp, mut start, mut end, mut state) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (i, q) in r.qps.iter().enumerate() {
+        for (s, e, st) in q.states.iter() {
+            qp.push(i as u32);
+            dest_qp.push(q.dest_qp);
+            start.push(s);
+            end.push(e);
+            state.push(st.name());
+        }
+    }
+    frame(vec![
+        Column::new("qp".into(), qp),
+        Column::new("dest_qp".into(), dest_qp),
+        Column::new("start_ns".into(), start),
+        Column::new("end_ns".into(), end),
+        Column::new("state".into(), state),
+    ])
 }
 
 /// One row per Go-Back-N episode.

@@ -226,10 +226,33 @@ fn every_table_exports_and_reads_back_with_its_row_count() {
                 .store
                 .records_where(|r| matches!(r, Record::Slot(_)))
                 .len() as u64,
+            Table::QpStates => o.report.qps.iter().map(|q| q.states.len() as u64).sum(),
             // A session of capture points' only: empty for one capture.
             Table::Losses | Table::Paths => 0,
         };
         assert_eq!(s.rows, expected, "{table}");
+    }
+    // The runs of each QP tile its span: in order, each ending where the
+    // next starts, summing to its time by state.
+    let runs = read_parquet(&dir.join("qp_states.parquet"));
+    assert!(runs.height() > 0);
+    let col = |n: &str| runs.column(n).unwrap().i64().unwrap().clone();
+    let (start, end) = (col("start_ns"), col("end_ns"));
+    let qp = runs.column("qp").unwrap().i32().unwrap().clone();
+    for (i, q) in o.report.qps.iter().enumerate() {
+        let mine: Vec<(i64, i64)> = (0..runs.height())
+            .filter(|&k| qp.get(k) == Some(i as i32))
+            .map(|k| (start.get(k).unwrap(), end.get(k).unwrap()))
+            .collect();
+        for w in mine.windows(2) {
+            assert_eq!(w[0].1, w[1].0, "QP {i}: runs tile its span");
+        }
+        let total: i64 = mine.iter().map(|(a, b)| b - a).sum();
+        assert_eq!(
+            total as u64,
+            q.states.totals_ns.iter().sum::<u64>(),
+            "QP {i}"
+        );
     }
     // The DPI scenario drops WRITEs in its slot.
     let slots = read_parquet(&dir.join("slots.parquet"));
@@ -348,8 +371,10 @@ fn sql_answers_agree_with_the_analysis() {
     assert_eq!(df.height(), o.report.episodes.len());
 }
 
-/// The qps table gives each QP's state when the capture ends, as `stats`
-/// does: the DPI slot's Invalid Request NAK leaves its QP in error.
+/// The qps table gives each QP's fatal NAK and its state when the capture
+/// ends, as `stats` does: the DPI slot's Invalid Request NAK is on record,
+/// but the simulated BALBOA requester goes on (its later WRITEs are
+/// ACKed), so it does not end in the error state.
 #[test]
 fn the_qps_table_says_which_qp_ended_in_error_and_why() {
     let dir = out_dir("qp_state");
@@ -358,15 +383,21 @@ fn the_qps_table_says_which_qp_ended_in_error_and_why() {
     let df = query(
         &o.source(),
         "SELECT dest_qp, state_at_end, error_reason, window_packets FROM qps \
-         WHERE state_at_end = 'error'",
+         WHERE error_reason IS NOT NULL",
         &QueryOptions::default(),
     )
     .unwrap();
     let in_error: Vec<_> = o.report.qps.iter().filter(|q| q.error.is_some()).collect();
-    assert!(!in_error.is_empty(), "dpi-drop puts a QP in error");
+    assert!(!in_error.is_empty(), "dpi-drop NAKs a QP's WRITE as fatal");
     assert_eq!(df.height(), in_error.len());
     let reasons = df.column("error_reason").unwrap().str().unwrap();
     assert_eq!(reasons.get(0), Some("nak_invalid_request"));
+    let states = df.column("state_at_end").unwrap().str().unwrap();
+    assert!(
+        states.get(0).is_some_and(|s| s != "error"),
+        "it went on: {:?}",
+        states.get(0)
+    );
     assert_eq!(
         u64s(&df, "window_packets")[0],
         Some(u64::from(in_error[0].window_packets))

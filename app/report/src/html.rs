@@ -3,7 +3,10 @@
 
 use std::fmt::Write;
 
-use rocescope_replay::text::{cause_text, episodes_of, human_bytes, naks, qp_name, qp_route};
+use rocescope_decoders::analysis::TimeState;
+use rocescope_replay::text::{
+    cause_text, episodes_of, human_bytes, naks, qp_name, qp_route, state_rgb, time_by_state_text,
+};
 
 use crate::plots::Section;
 use crate::view::View;
@@ -35,6 +38,9 @@ figure { margin: 1em 0 2em; }
 figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #444; margin-top: 0.3em; }
 code { background: #f3f3f3; padding: 0 0.2em; }
+.bar { display: flex; width: 480px; height: 14px; border: 1px solid #ccc; }
+.bar span { display: block; height: 100%; }
+.key { display: inline-block; width: 0.9em; height: 0.9em; margin: 0 0.25em 0 0.8em; vertical-align: middle; }
 @media print { nav { display: none; } h2 { page-break-before: auto; } figure { page-break-inside: avoid; } }
 ";
 
@@ -87,7 +93,7 @@ pub fn page(view: &View<'_>, sections: &[Section]) -> String {
          on (Go-Back-N): a <em>retransmission episode</em>. The findings say where throughput \
          dropped and why; the plots show the same over time.</p>\n\
          <nav><a href=\"#summary\">Summary</a><a href=\"#qps\">Queue pairs</a>\
-         <a href=\"#findings\">Findings</a><a href=\"#episodes\">Episodes</a>",
+         <a href=\"#time\">Time by state</a><a href=\"#findings\">Findings</a><a href=\"#episodes\">Episodes</a>",
     );
     if view.points.is_some() {
         h.push_str("<a href=\"#points\">Capture points</a>");
@@ -95,6 +101,7 @@ pub fn page(view: &View<'_>, sections: &[Section]) -> String {
     h.push_str("<a href=\"#plots\">Plots</a></nav>\n");
     summary(&mut h, view);
     qp_table(&mut h, view);
+    time_by_state(&mut h, view);
     findings(&mut h, view);
     episodes(&mut h, view);
     if view.points.is_some() {
@@ -309,6 +316,77 @@ fn qp_table(h: &mut String, view: &View<'_>) {
         );
     }
     h.push_str("</table></div>\n");
+}
+
+/// Each requester QP's time by state: a stacked bar (its shares as
+/// widths, no script) and the shares in words, then the states' key.
+fn time_by_state(h: &mut String, view: &View<'_>) {
+    h.push_str("<h2 id=\"time\">Time by state</h2>\n");
+    if view.time.ordinal {
+        h.push_str(
+            "<p>The capture's stamps are frame numbers, not times: where a QP's time went \
+             cannot be told.</p>\n",
+        );
+        return;
+    }
+    let qps: Vec<_> = view
+        .report
+        .qps
+        .iter()
+        .filter(|q| !q.states.is_empty())
+        .collect();
+    if qps.is_empty() {
+        h.push_str("<p>No requester QP with its requests in the capture.</p>\n");
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<p>Where each QP's time went, from its first request to the end of its last packet: \
+         every nanosecond in the one state that held it back (the first of error, waiting on \
+         the timer, RNR wait, recovering, paused, window full, sending, sharing the link, \
+         rate limited, host limited, idle). The link rate reckoned with: {} Gb/s.</p>\n\
+         <div class=\"wide\"><table>\n<tr><th>QP</th><th>span</th><th>time by state</th><th></th></tr>",
+        view.report.link_gbps
+    );
+    for q in qps {
+        let span = q.states.end_ns - q.states.start_ns;
+        let _ = write!(
+            h,
+            "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td><div class=\"bar\">",
+            escape(&qp_name(q)),
+            escape(&view.duration(span)),
+        );
+        let total: u64 = q.states.totals_ns.iter().sum();
+        for state in TimeState::ALL {
+            let ns = q.states.totals_ns[state as usize];
+            if ns == 0 || total == 0 {
+                continue;
+            }
+            let [r, g, b] = state_rgb(state);
+            let _ = write!(
+                h,
+                "<span style=\"width:{:.3}%;background:rgb({r},{g},{b})\" title=\"{} {:.1}%\"></span>",
+                ns as f64 * 100.0 / total as f64,
+                state.name(),
+                ns as f64 * 100.0 / total as f64
+            );
+        }
+        let _ = writeln!(
+            h,
+            "</div></td><td>{}</td></tr>",
+            escape(&time_by_state_text(q))
+        );
+    }
+    h.push_str("</table></div>\n<p class=\"muted\">");
+    for state in TimeState::ALL {
+        let [r, g, b] = state_rgb(state);
+        let _ = write!(
+            h,
+            "<span class=\"key\" style=\"background:rgb({r},{g},{b})\"></span>{}",
+            state.name()
+        );
+    }
+    h.push_str("</p>\n");
 }
 
 fn findings(h: &mut String, view: &View<'_>) {

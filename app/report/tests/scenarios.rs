@@ -199,15 +199,18 @@ fn scenario(name: &str) {
 
 /// One test per shipped scenario, so they run in parallel; this list must
 /// name them all.
-const SCENARIOS: [&str; 10] = [
+const SCENARIOS: [&str; 13] = [
     "aes",
     "dcqcn",
     "default",
     "dpi-drop",
+    "host-stall",
     "incast",
     "line-rate",
     "lossy-link",
+    "pfc",
     "read-heavy",
+    "rnr",
     "teaching-basic",
     "window-stall",
 ];
@@ -235,10 +238,13 @@ scenario_tests! {
     report_dcqcn => "dcqcn",
     report_default => "default",
     report_dpi_drop => "dpi-drop",
+    report_host_stall => "host-stall",
     report_incast => "incast",
     report_line_rate => "line-rate",
     report_lossy_link => "lossy-link",
+    report_pfc => "pfc",
     report_read_heavy => "read-heavy",
+    report_rnr => "rnr",
     report_teaching_basic => "teaching-basic",
     report_window_stall => "window-stall",
 }

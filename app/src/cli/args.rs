@@ -112,6 +112,16 @@ pub fn long_duration(s: &str) -> Result<Duration, String> {
     rocescope_core::units::parse_duration_ns_up_to(s, WEEK_NS).map(Duration::from_nanos)
 }
 
+/// A link rate in Gb/s: a positive number up to 1600 (`100`, `25`, `12.5`).
+pub fn rate_gbps(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(g) if g.is_finite() && g > 0.0 && g <= 1600.0 => Ok(g),
+        _ => Err(format!(
+            "{s:?}: the link rate must be a positive number of Gb/s, at most 1600 (e.g. 100)"
+        )),
+    }
+}
+
 /// Nanoseconds of a parsed duration (within u64 by the parsers' bounds).
 pub fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -127,10 +137,12 @@ pub struct PointArgs {
     /// (sw=mirror.pcap@-1.25ms). Repeatable: two or more.
     #[arg(long = "point", value_name = "NAME=FILE[@OFFSET]", value_parser = point_spec)]
     pub points: Vec<PointSpec>,
-    /// The links' rate between the points, for each frame's serialisation
-    /// in the clock alignment, Gb/s.
-    #[arg(long, value_name = "GBPS", default_value_t = 100.0, value_parser = link_rate)]
-    pub link_rate: f64,
+    /// The link rate in Gb/s: with --point, each frame's serialisation in
+    /// the clock alignment (default 100); for `stats`, also the time by
+    /// state's (default: the one a simulator's recording gives, else the
+    /// fastest the capture shows).
+    #[arg(long, value_name = "GBPS", value_parser = rate_gbps)]
+    pub link_gbps: Option<f64>,
 }
 
 impl PointArgs {
@@ -145,10 +157,15 @@ impl PointArgs {
         }
     }
 
+    /// The links' rate the clock alignment reckons with, Gb/s.
+    pub fn link_gbps(&self) -> f64 {
+        self.link_gbps.unwrap_or(100.0)
+    }
+
     /// The analysis' settings.
     pub fn config(&self) -> rocescope_replay::points::PointsConfig {
         rocescope_replay::points::PointsConfig {
-            link_gbps: self.link_rate,
+            link_gbps: self.link_gbps(),
             ..Default::default()
         }
     }
@@ -205,12 +222,4 @@ pub fn point_spec(s: &str) -> Result<PointSpec, String> {
         file: PathBuf::from(file),
         offset_ns,
     })
-}
-
-/// A link rate in Gb/s: 1 to 1600.
-fn link_rate(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if (1.0..=1600.0).contains(&v) => Ok(v),
-        _ => Err(format!("{s:?}: a rate in Gb/s, 1 to 1600")),
-    }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rocescope_data::Source;
 use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::Report;
+use rocescope_decoders::analysis::{AnalysisConfig, Report};
 use rocescope_replay::CaptureError;
 use rocescope_replay::CaptureWarning;
 use rocescope_replay::store::{Analyzer, RcAnalyzer, Store, StoreError};
@@ -74,17 +74,22 @@ pub fn open_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
-    let (store, analysis) = index_analysed(file, roce_ports, &WaveOptions::default())?;
+    let (store, analysis) = index_analysed(file, roce_ports, &WaveOptions::default(), 0.0)?;
     Ok((store, analysis.finish_report()))
 }
 
-/// `file` indexed with the RC analysis, and the analysis.
+/// `file` indexed with the RC analysis (its link rate `link_gbps`, 0 for
+/// the source's or the fastest the capture shows), and the analysis.
 pub fn index_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
     wave: &WaveOptions,
+    link_gbps: f64,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
-    let analysis = RcAnalyzer::default();
+    let analysis = RcAnalyzer::with_config(AnalysisConfig {
+        link_gbps,
+        ..AnalysisConfig::default()
+    });
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
@@ -231,6 +236,12 @@ impl OpenedPoints {
                 decode.config(),
                 wave,
                 spec.offset_ns,
+                AnalysisConfig {
+                    // 0: the source's rate, else the fastest the capture
+                    // shows.
+                    link_gbps: args.link_gbps.unwrap_or(0.0),
+                    ..AnalysisConfig::default()
+                },
             ) {
                 Ok(p) => p,
                 Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {

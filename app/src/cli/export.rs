@@ -20,6 +20,8 @@ pub enum TableArg {
     Findings,
     Profiler,
     Slots,
+    #[value(name = "qp_states")]
+    QpStates,
     /// With --point: each frame lost between the points and its segment.
     Losses,
     /// With --point: each point's frames and the points that saw them.
@@ -35,6 +37,7 @@ impl From<TableArg> for Table {
             TableArg::Findings => Table::Findings,
             TableArg::Profiler => Table::Profiler,
             TableArg::Slots => Table::Slots,
+            TableArg::QpStates => Table::QpStates,
             TableArg::Losses => Table::Losses,
             TableArg::Paths => Table::Paths,
         }

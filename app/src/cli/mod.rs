@@ -19,6 +19,7 @@ mod output;
 pub mod partitions;
 mod query;
 mod report;
+mod signals;
 mod sim;
 mod stats;
 mod tour;
@@ -64,6 +65,9 @@ enum Command {
     Query(query::Args),
     /// The RoCE course: list, open, check (--check) or export a lesson.
     Lesson(lesson::Args),
+    /// A waveform's signals: list them, or write chosen ones as the
+    /// profiler table's rows (loaded as the signals view loads them).
+    Signals(signals::Args),
 }
 
 /// Parse the command line, run the command, print its error.
@@ -83,6 +87,7 @@ pub fn main() -> ExitCode {
         Some(Command::Export(args)) => export::run(args),
         Some(Command::Query(args)) => query::run(args),
         Some(Command::Lesson(args)) => lesson::run(args),
+        Some(Command::Signals(args)) => signals::run(args),
         None => default_run(),
     };
     match result {

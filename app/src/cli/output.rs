@@ -1,7 +1,7 @@
 //! The analysis' report as JSON, the schema `stats --json` documents, for
 //! every command that prints one (`stats`, `sim --headless`, `attach`).
 
-use rocescope_decoders::analysis::{Counters, Episode, Report};
+use rocescope_decoders::analysis::{Counters, Episode, Report, TimeState};
 use rocescope_replay::points::PointsReport;
 use rocescope_replay::text::addr;
 use serde_json::{Map, Value, json};
@@ -55,7 +55,12 @@ pub fn report_json(r: &Report) -> Value {
         .enumerate()
         .map(|(i, q)| {
             let c = &q.counters;
-            let state = r.qp_state_at(i as u32, end_ns).map(|s| s.name());
+            // From the same runs as its time by state.
+            let state = r.time_state_at(i as u32, end_ns).map(|s| s.name());
+            let by_state: Map<String, Value> = TimeState::ALL
+                .iter()
+                .map(|&s| (s.name().to_owned(), json!(q.states.totals_ns[s as usize])))
+                .collect();
             let by_cause: Map<String, Value> = q
                 .episodes_by_cause
                 .iter()
@@ -74,8 +79,15 @@ pub fn report_json(r: &Report) -> Value {
                 "next_psn": q.next_psn,
                 "oldest_unacked_psn": q.oldest_unacked_psn,
                 "outstanding_packets": q.outstanding,
+                // As the requester counts them: its card may not have taken
+                // the last responses yet.
+                "outstanding_counted": q.outstanding_counted,
                 "window_packets": q.window_packets,
                 "state_at_end": state,
+                // Every ns of its span, from its first request to the end of
+                // its last packet, in one state: they sum to span_ns.
+                "span_ns": q.states.end_ns - q.states.start_ns,
+                "time_by_state_ns": by_state,
                 "error": q.error.map(|e| json!({
                     "ts_ns": e.ts_ns,
                     "psn": e.psn,
@@ -106,6 +118,7 @@ pub fn report_json(r: &Report) -> Value {
         .collect();
     json!({
         "qps": qps,
+        "link_gbps": r.link_gbps,
         "counters": counters_json(&r.counters),
         "episodes": r.episodes.iter().map(episode_json).collect::<Vec<_>>(),
         "findings": r.findings.iter().map(|f| json!({

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use rocescope_replay::text::{
     cause_short, counted, episodes_of, human_bytes, naks, qp_route, qpn, recovery_text, rtt_text,
+    time_by_state_text,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::args::{AlignArgs, DecodeOpts, PointArgs, WaveArgs};
 use super::output::{multipoint_json, report_json};
@@ -58,6 +59,7 @@ pub struct Args {
     align: AlignArgs,
     #[command(flatten)]
     wave_args: WaveArgs,
+    /// --point, twice or more; and --link-gbps, the link rate.
     #[command(flatten)]
     points: PointArgs,
 }
@@ -75,6 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.decode.roce_ports,
         args.align.wave.as_deref(),
         &args.wave_args.options(),
+        args.points.link_gbps,
     )
 }
 
@@ -84,11 +87,14 @@ fn analyse(
     roce_ports: Vec<u16>,
     wave: Option<&Path>,
     options: &rocescope_replay::wave::WaveOptions,
+    link_gbps: Option<f64>,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     pad_heap();
-    let (store, analysis) = index_analysed(file, roce_ports, options)?;
+    let (store, analysis) = index_analysed(file, roce_ports, options, link_gbps.unwrap_or(0.0))?;
     let stats = store.stats();
+    // A card's converted capture numbers its packets: no time to account.
+    let ordinal = store.time_base() == rocescope_replay::TimeBase::Ordinal;
     let warnings = store.warnings();
     // A source that stopped early is told, and the run fails after what
     // it read (as `decode` does): never an analysis that looks whole.
@@ -110,6 +116,12 @@ fn analyse(
     };
     if json_out {
         let mut v = report_json(&report);
+        if ordinal && let Some(qps) = v["qps"].as_array_mut() {
+            for q in qps {
+                q["span_ns"] = Value::Null;
+                q["time_by_state_ns"] = Value::Null;
+            }
+        }
         if let Some(obj) = v.as_object_mut() {
             obj.insert("warnings".into(), warnings_json(&warnings));
             obj.insert("error".into(), failed.as_deref().into());
@@ -181,6 +193,31 @@ fn analyse(
             rtt_text(q.rtt_p50_ns)
         )?;
         writeln!(out, "  {}", qp_route(q))?;
+    }
+    writeln!(out)?;
+    if ordinal {
+        writeln!(
+            out,
+            "time by state: none (the capture's stamps are frame numbers, not times)"
+        )?;
+    } else {
+        writeln!(
+            out,
+            "time by state (each QP's span from its first request; link {} Gb/s):",
+            report.link_gbps
+        )?;
+        // The states wrap under the QP to keep within 80 columns.
+        for q in &report.qps {
+            writeln!(
+                out,
+                "  {}  span {}",
+                qpn(q.dest_qp),
+                rocescope_replay::text::duration_text(q.states.end_ns - q.states.start_ns)
+            )?;
+            for line in wrap(&time_by_state_text(q), 74) {
+                writeln!(out, "    {line}")?;
+            }
+        }
     }
     writeln!(out)?;
     writeln!(out, "counters (mlx5/rxe names where they match):")?;
@@ -267,7 +304,7 @@ fn points(args: &Args) -> anyhow::Result<()> {
         return opened.finished();
     }
     let mut out = std::io::stdout().lock();
-    points_text(&mut out, &opened, args.points.link_rate)?;
+    points_text(&mut out, &opened, args.points.link_gbps())?;
     drop(out);
     opened.finished()
 }
@@ -408,4 +445,19 @@ fn points_text(
         writeln!(out, "note: {w}")?;
     }
     Ok(())
+}
+
+/// `text` in lines of at most `width` characters, broken after commas.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for part in text.split_inclusive(", ") {
+        let last = lines.last_mut().map_or(0, |l| l.chars().count());
+        if last > 0 && last + part.trim_end().chars().count() > width {
+            lines.push(String::new());
+        }
+        if let Some(l) = lines.last_mut() {
+            l.push_str(part);
+        }
+    }
+    lines.into_iter().map(|l| l.trim_end().to_owned()).collect()
 }

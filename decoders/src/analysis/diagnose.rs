@@ -27,7 +27,7 @@ use std::fmt::Write;
 
 use super::{
     AnalysisConfig, CardCounters, Counters, Episode, EpisodeCause, QpErrorReason, QpReport, Series,
-    TimerExpiry,
+    TIME_STATES, TimeState, TimerExpiry, WindowFrom,
 };
 use crate::headers::NakCode;
 
@@ -58,11 +58,22 @@ pub enum FindingCause {
     ReadTagLimit,
     /// The DPI slot dropped packets.
     DpiDrop,
+    /// The capture missed frames then (a sniffer's or a live link's
+    /// drops, or PSNs ACKs show were sent): a gap in what was captured,
+    /// not a fall in what was sent.
+    CaptureLoss,
     /// The sender had nothing to send: no requests and nothing outstanding.
     /// Never a finding of its own (idle time is not a drop); kept for
     /// evidence notes.
     SenderIdle,
-    /// None of the above was seen.
+    /// The QP's requests were waiting on its host: mid-message, window
+    /// open, the link free, no signal in the capture (the host, PCIe, the
+    /// card's payload fetch).
+    HostLimited,
+    /// Other QPs took the link the QP sends on: it waited its turn.
+    LinkShared,
+    /// Nothing tells it: the capture holds none of the QP's requests, so
+    /// its time by state is not known.
     Unexplained,
     /// The retry count ran out: the QP is in error.
     RetriesExceeded,
@@ -93,7 +104,10 @@ impl FindingCause {
             FindingCause::PfcPause => "pfc_pause",
             FindingCause::ReadTagLimit => "read_tag_limit",
             FindingCause::DpiDrop => "dpi_drop",
+            FindingCause::CaptureLoss => "capture_loss",
             FindingCause::SenderIdle => "sender_idle",
+            FindingCause::HostLimited => "host_limited",
+            FindingCause::LinkShared => "link_shared",
             FindingCause::Unexplained => "unexplained",
             FindingCause::RetriesExceeded => "retries_exceeded",
             FindingCause::RnrRetriesExceeded => "rnr_retries_exceeded",
@@ -116,7 +130,10 @@ impl FindingCause {
             FindingCause::PfcPause => "drops under PFC pauses",
             FindingCause::ReadTagLimit => "drops at the PCIe read-tag limit",
             FindingCause::DpiDrop => "drops from DPI-slot drops",
-            FindingCause::SenderIdle => "idle stretches",
+            FindingCause::CaptureLoss => "drops where the capture missed frames",
+            FindingCause::SenderIdle => "drops with the sender idle between messages",
+            FindingCause::HostLimited => "drops waiting on the host",
+            FindingCause::LinkShared => "drops sharing the link with other QPs",
             FindingCause::Unexplained => "unexplained drops",
             FindingCause::RetriesExceeded => "retry exhaustions",
             FindingCause::RnrRetriesExceeded => "RNR retry exhaustions",
@@ -128,11 +145,16 @@ impl FindingCause {
     }
 }
 
-/// Evidence from outside the frames.
+/// Evidence from outside the frames (and frames the capture missed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Note {
     pub ts_ns: u64,
     pub what: FindingCause,
+    /// How many (frames the capture missed; 1 for the others).
+    pub count: u64,
+    /// Capture loss the analysis found in the PSNs (gaps ACKs covered),
+    /// not counted by the source: the two may count the same frames.
+    pub from_psns: bool,
 }
 
 /// One drop or event a finding tells.
@@ -479,11 +501,20 @@ fn drops(qp_id: u32, qp: &QpReport, qps: &[QpReport], cx: &Context<'_>) -> Vec<I
             // A QP in error sends nothing: its error finding tells it.
             break;
         }
-        let idle = (start..end)
-            .filter(|&b| bins.requests[b] == 0 && bins.outstanding[b] == 0)
-            .count();
-        if idle * 2 >= end - start {
-            // The sender paused with nothing outstanding: idle, not a drop.
+        // The sender had nothing posted for most of it: idle, not a drop.
+        // Its time by state tells (a pause frame holds a sender with
+        // nothing outstanding, which is not idle); without it, bins with
+        // nothing sent and nothing outstanding.
+        let idle = match shares(qp, start_ns, end_ns) {
+            Some(sh) => sh[TimeState::Idle as usize] >= 0.5,
+            None => {
+                let n = (start..end)
+                    .filter(|&b| bins.requests[b] == 0 && bins.outstanding[b] == 0)
+                    .count();
+                n * 2 >= end - start
+            }
+        };
+        if idle {
             i = end;
             continue;
         }
@@ -510,6 +541,71 @@ fn drops(qp_id: u32, qp: &QpReport, qps: &[QpReport], cx: &Context<'_>) -> Vec<I
         }
         i = end + HISTORY_BINS;
         anchor = None;
+    }
+    out.extend(episodes_between_drops(qp_id, qp, &bins, cx, &out));
+    out
+}
+
+/// Loss the requester recovered from that no drop above tells: a
+/// Go-Back-N episode shorter than the series' bins can show (a run long
+/// enough to coarsen them to tens of µs hides a 40 µs recovery) or on a
+/// stream too bursty to have a level. Told whatever the bin width, so that
+/// a long live session says what a short recording of it says. Episodes
+/// not recovered are the QP's error or stuck end (`qp_events`).
+fn episodes_between_drops(
+    qp_id: u32,
+    qp: &QpReport,
+    bins: &Bins,
+    cx: &Context<'_>,
+    told: &[Item],
+) -> Vec<Item> {
+    let s = &qp.series;
+    let mut out = Vec::new();
+    for e in cx.episodes.iter().filter(|e| e.qp == qp_id && e.recovered) {
+        let end_ns = e.end_ns.max(e.start_ns + e.recovery_ns).max(e.start_ns + 1);
+        // A drop above already tells it (its evidence starts two bins early).
+        if told.iter().any(|t| {
+            t.item.start_ns.saturating_sub(2 * s.bin_ns) < end_ns && e.start_ns < t.item.end_ns
+        }) {
+            continue;
+        }
+        let (Some(first), Some(last)) = (s.index_at(e.start_ns), s.index_at(end_ns - 1)) else {
+            continue;
+        };
+        let mean = |r: std::ops::Range<usize>| {
+            let n = r.len().max(1);
+            r.map(|b| bins.rate[b]).sum::<f64>() / n as f64
+        };
+        let before = mean(first.saturating_sub(HISTORY_BINS)..first);
+        let during = mean(first..last + 1);
+        let (cause, mut evidence, rows) = episode_evidence(qp, e);
+        if last + 1 - first < MIN_DROP_BINS {
+            // The bins' width unsaid: a capture numbered by frames has no
+            // times to give it in.
+            evidence.push_str(" (too short for the rate series' bins to show as a drop)");
+        }
+        let text = format!(
+            "{}: {:.1} -> {:.1} GB/s at {:.6} s for {}: {evidence}",
+            head(qp),
+            before,
+            during,
+            secs(e.start_ns, cx.t0_ns),
+            human_ns(end_ns - e.start_ns),
+        );
+        out.push(Item {
+            cause,
+            item: FindingItem {
+                start_ns: e.start_ns,
+                end_ns,
+                before_gbytes_s: before,
+                during_gbytes_s: during,
+                first_index: Some(e.first_index),
+                text,
+            },
+            evidence,
+            rows,
+            series: &["goodput_bytes", "retransmitted_packets"],
+        });
     }
     out
 }
@@ -695,10 +791,17 @@ fn explain(
         evidence = ev;
         rows = r;
         (c, &["goodput_bytes", "retransmitted_packets"])
+    } else if let Some(missed) = Some(missed_frames(cx, from, end_ns)).filter(|&n| n > 0) {
+        let _ = write!(
+            evidence,
+            "the capture missed {missed} frame{} then: a gap in what was captured, not a fall in what was sent",
+            if missed == 1 { "" } else { "s" }
+        );
+        (FindingCause::CaptureLoss, &["goodput_bytes"])
     } else if let Some(note) = cx
         .notes
         .iter()
-        .find(|n| n.ts_ns >= from && n.ts_ns < end_ns)
+        .find(|n| n.what != FindingCause::CaptureLoss && n.ts_ns >= from && n.ts_ns < end_ns)
     {
         evidence.push_str(match note.what {
             FindingCause::PfcPause => "the link was paused (PFC)",
@@ -731,43 +834,64 @@ fn explain(
     } else if shared {
         // Healthy: other QPs on the same hosts took the bandwidth.
         return None;
-    } else if range
-        .clone()
-        .filter(|&b| window_full(bins.max_outstanding[b], qp.window_packets))
-        .count()
-        * 2
-        >= range.len()
-    {
-        // What it sat at: the outstanding count at the end of most bins.
-        let mut sat: Vec<u32> = range.clone().map(|b| bins.outstanding[b]).collect();
-        sat.sort_unstable();
-        let _ = write!(
-            evidence,
-            "{} packets outstanding (window full: {} {})",
-            sat[sat.len() / 2],
-            if cx.cfg.window_packets > 0 {
-                "the configured window is"
-            } else {
-                "the most this QP had outstanding in the capture is"
-            },
-            qp.window_packets
-        );
-        if let Some(rtt) = qp.rtt_p50_ns {
-            let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
+    } else if let Some(grown) = grown_state(qp, start_ns, end_ns, s.bin_ns) {
+        let cause = match grown {
+            TimeState::WindowFull => FindingCause::WindowLimited,
+            TimeState::Recovering => FindingCause::LossGoBackN,
+            TimeState::WaitingOnTimer => FindingCause::TimeoutStall,
+            TimeState::RnrWait => FindingCause::ReceiverNotReady,
+            TimeState::Paused => FindingCause::PfcPause,
+            TimeState::RateLimited => FindingCause::Congestion,
+            TimeState::Sharing => FindingCause::LinkShared,
+            TimeState::Idle => FindingCause::SenderIdle,
+            TimeState::HostLimited | TimeState::Sending | TimeState::Error => {
+                FindingCause::HostLimited
+            }
+        };
+        if cause == FindingCause::WindowLimited {
+            let _ = write!(
+                evidence,
+                "the window full at {} packets ({})",
+                qp.window_packets,
+                match qp.window_from {
+                    WindowFrom::Configured => "the configured window",
+                    WindowFrom::Source => "the source's window",
+                    WindowFrom::Held => "the capture shows the sender held at it",
+                    WindowFrom::MostOutstanding => "the most outstanding seen",
+                },
+            );
+            if let Some(rtt) = qp.rtt_p50_ns {
+                let _ = write!(evidence, " with an ACK round trip of {}", human_ns(rtt));
+            }
+        } else {
+            evidence.push_str(match grown {
+                TimeState::Paused => "the link was paused (PFC)",
+                TimeState::RateLimited => "paced after CNPs (congestion control)",
+                TimeState::Sharing => "other QPs took the link it sends on",
+                TimeState::Idle => "the sender had nothing posted between messages",
+                TimeState::Recovering => "recovering from loss",
+                TimeState::WaitingOnTimer => "waiting on the retransmission timer",
+                TimeState::RnrWait => "waiting on RNR NAKs",
+                _ => "waiting on the host (mid-message, window open, the link free: the host, PCIe or the card's payload fetch)",
+            });
         }
         (
-            FindingCause::WindowLimited,
-            &["goodput_bytes", "max_outstanding"],
+            cause,
+            &["goodput_bytes", "end_outstanding", "time_by_state"],
         )
     } else {
         evidence.push_str(
-            "no loss, congestion, full window or idle sender in the capture (goodput and outstanding series)",
+            "the capture holds none of this QP's requests: its time by state is not known",
         );
         (
             FindingCause::Unexplained,
             &["goodput_bytes", "end_outstanding"],
         )
     };
+    // Every drop names where its time went, against before it.
+    if let Some(t) = states_text(qp, start_ns, end_ns, s.bin_ns) {
+        let _ = write!(evidence, "; time: {t}");
+    }
     let text = format!(
         "{}: {:.1} -> {:.1} GB/s at {:.6} s for {}: {evidence}",
         head(qp),
@@ -792,11 +916,81 @@ fn explain(
     })
 }
 
-/// Outstanding packets that fill a window of `window`: the capture may
-/// see a packet or two more in flight than the sender allows (an ACK that
-/// passes the sniffer after the next request), so the top eighth counts.
-pub(crate) fn window_full(outstanding: u32, window: u32) -> bool {
-    window >= 2 && outstanding >= window - window / 8
+/// Bins of history whose time by state a drop is held against.
+fn before_of(start_ns: u64, bin_ns: u64) -> u64 {
+    start_ns.saturating_sub(HISTORY_BINS as u64 * bin_ns)
+}
+
+/// Shares of each state in `from..to` of QP `qp`'s span (none without
+/// accounted time).
+fn shares(qp: &QpReport, from: u64, to: u64) -> Option<[f64; TIME_STATES]> {
+    let ns = qp.states.between(from, to);
+    let total: u64 = ns.iter().sum();
+    (total > 0).then(|| ns.map(|n| n as f64 / total as f64))
+}
+
+/// The state (other than sending) whose share of the drop grew the most
+/// against the bins before it, by a tenth of the drop at least; else the
+/// one that held most of the drop (the QP was already held there, and
+/// what held it gave less).
+fn grown_state(qp: &QpReport, start_ns: u64, end_ns: u64, bin_ns: u64) -> Option<TimeState> {
+    let during = shares(qp, start_ns, end_ns)?;
+    let before = shares(qp, before_of(start_ns, bin_ns), start_ns).unwrap_or([0.0; TIME_STATES]);
+    let waits = TimeState::ALL
+        .into_iter()
+        .filter(|&s| s != TimeState::Sending);
+    let grown = waits.clone().max_by(|&a, &b| {
+        let g = |s: TimeState| during[s as usize] - before[s as usize];
+        g(a).total_cmp(&g(b))
+    })?;
+    if during[grown as usize] - before[grown as usize] >= GREW {
+        return Some(grown);
+    }
+    waits.max_by(|&a, &b| during[a as usize].total_cmp(&during[b as usize]))
+}
+
+/// A state's share of a drop that grew this much against before it names
+/// the drop.
+const GREW: f64 = 0.1;
+
+/// "window_full 81% (12% before), recovering 12% (0% before)": the
+/// states of at least 5% of the drop, the largest first (at most four).
+fn states_text(qp: &QpReport, start_ns: u64, end_ns: u64, bin_ns: u64) -> Option<String> {
+    let during = shares(qp, start_ns, end_ns)?;
+    let before = shares(qp, before_of(start_ns, bin_ns), start_ns).unwrap_or([0.0; TIME_STATES]);
+    let mut by: Vec<TimeState> = TimeState::ALL
+        .into_iter()
+        .filter(|&s| during[s as usize] >= 0.05)
+        .collect();
+    by.sort_by(|&a, &b| during[b as usize].total_cmp(&during[a as usize]));
+    let parts: Vec<String> = by
+        .iter()
+        .take(4)
+        .map(|&s| {
+            format!(
+                "{} {:.0}% ({:.0}% before)",
+                s.name(),
+                during[s as usize] * 100.0,
+                before[s as usize] * 100.0
+            )
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// Frames the capture missed in `from..end_ns`: the source's count, or
+/// the PSNs the ACKs showed were sent where it counts fewer (both may
+/// count the same frames).
+fn missed_frames(cx: &Context<'_>, from: u64, end_ns: u64) -> u64 {
+    let (mut counted, mut psns) = (0, 0);
+    for n in cx
+        .notes
+        .iter()
+        .filter(|n| n.what == FindingCause::CaptureLoss && n.ts_ns >= from && n.ts_ns < end_ns)
+    {
+        *if n.from_psns { &mut psns } else { &mut counted } += n.count;
+    }
+    counted.max(psns)
 }
 
 fn nak_name(code: NakCode) -> &'static str {

@@ -47,6 +47,11 @@ pub(super) struct PendingNak {
 /// this many smoothed round trips (and the configured timeout silence).
 pub(super) const TIMER_RTTS: u64 = 8;
 
+/// The longest a sender takes from the ACK that opened its window to its
+/// next packet (the ACK through the receive pipeline, the payload's DMA,
+/// the transmit pipeline: about 1.4 µs on BALBOA, 2 µs on a ConnectX).
+pub(super) const ACK_TURNAROUND_NS: u64 = 4_000;
+
 /// Timer expiries kept per flow for the retry schedule and the QP state.
 pub(super) const MAX_EXPIRIES: usize = 4096;
 
@@ -82,6 +87,8 @@ pub(super) struct Flow {
     pub(super) series: Series,
     /// The reverse flow, once paired.
     pub(super) peer: Option<u32>,
+    /// The sending host (its link's bytes, `accounting.rs`).
+    pub(super) src_host: u32,
     // Requester side: the requests this flow carries.
     pub(super) started: bool,
     pub(super) last_req_read: bool,
@@ -102,10 +109,20 @@ pub(super) struct Flow {
     pub(super) read_gap: Option<u32>,
     pub(super) pmtu_bytes: u32,
     pub(super) peak_outstanding: u32,
+    /// Outstanding right after the last new request: the level the sender
+    /// waits at until an ACK frees room.
+    pub(super) level_after_req: u32,
     pub(super) last_req_ts_ns: u64,
     /// Smoothed ACK round trip (1/8 gain), 0 before the first sample.
     pub(super) rtt_avg_ns: u64,
     pub(super) rtt_ns: RttSamples,
+    /// The first ACK since the last request that took sends off (0: none).
+    pub(super) first_free_ack_ts_ns: u64,
+    /// The most outstanding at which the capture showed the sender held:
+    /// it waited long for an ACK and sent at once when one came. Without
+    /// it the most outstanding seen is only a floor of the window (a QP
+    /// whose messages are smaller than its window never fills it).
+    pub(super) window_held: u32,
     pub(super) gaps: Vec<Gap>,
     pub(super) pending_nak: Option<PendingNak>,
     /// RNR NAKs in a row on one PSN, until an ACK passes it.
@@ -123,13 +140,25 @@ pub(super) struct Flow {
     pub(super) expiries: Vec<TimerExpiry>,
     pub(super) error: Option<QpError>,
     pub(super) first_ts_ns: u64,
+    /// Its time-by-state account once it sends a request
+    /// (`accounting::NO_ACCT` before).
+    pub(super) acct: u32,
+    /// A request sent after its fatal NAK was acknowledged: the requester
+    /// went on (a simulated BALBOA does), so its time is not in error.
+    pub(super) went_on_after_error: bool,
+    /// It has sent a READ request (whose responses count as ACKs).
+    pub(super) reads: bool,
 }
 
 impl Flow {
-    pub(super) fn new(key: FlowKey, qp: u32, ts_ns: u64) -> Flow {
+    pub(super) fn new(key: FlowKey, qp: u32, ts_ns: u64, src_host: u32) -> Flow {
         Flow {
             key,
             peer: None,
+            src_host,
+            acct: accounting::NO_ACCT,
+            went_on_after_error: false,
+            reads: false,
             qp,
             own_slot: qp,
             started: false,
@@ -147,6 +176,9 @@ impl Flow {
             rnr_run: None,
             rtt_avg_ns: 0,
             peak_outstanding: 0,
+            level_after_req: 0,
+            first_free_ack_ts_ns: 0,
+            window_held: 0,
             first_ts_ns: ts_ns,
             last_ts_ns: ts_ns,
             last_ack_psn: None,
@@ -243,10 +275,16 @@ impl Flow {
 
     /// Gaps an ACK through `acked_through` covers with no NAK pending:
     /// lost by the capture, not on the wire; their packets' classes change
-    /// after the fact (`late`).
+    /// after the fact (`late`), and each becomes a note of capture loss
+    /// for the diagnosis (`missed`: time, packets).
     #[cold]
     #[inline(never)]
-    pub(super) fn resolve_gaps(&mut self, acked_through: u32, late: &mut Vec<LateClass>) {
+    pub(super) fn resolve_gaps(
+        &mut self,
+        acked_through: u32,
+        late: &mut Vec<LateClass>,
+        missed: &mut Vec<(u64, u64)>,
+    ) {
         let mut resolved = Vec::new();
         let nak_pending = self.pending_nak.is_some();
         self.gaps.retain(|g| {
@@ -259,6 +297,7 @@ impl Flow {
             }
         });
         for g in resolved {
+            missed.push((g.ts_ns, u64::from(g.psn_count)));
             self.counters.capture_loss_packets += u64::from(g.psn_count);
             self.counters.out_of_sequence = self.counters.out_of_sequence.saturating_sub(1);
             late.push(LateClass {

@@ -10,9 +10,11 @@
 //! collected with their cause and cost; PSN gaps that ACKs later cover with
 //! no NAK and no resend are capture loss, told apart from wire loss.
 
+mod accounting;
 mod diagnose;
 mod series;
 mod state;
+mod time_states;
 
 use std::collections::{HashMap, VecDeque};
 
@@ -20,6 +22,7 @@ pub use diagnose::{CARD_QP, Finding, FindingCause, FindingItem, MAX_EVIDENCE_ROW
 use series::BinCursor;
 pub use series::{Bin, MAX_BINS, Series};
 pub use state::QpState;
+pub use time_states::{MAX_RUNS, StateRuns, TIME_STATES, TimeState};
 
 use crate::headers::{NakCode, Syndrome};
 use crate::opcode::{Opcode, OpcodeKind, Operation};
@@ -55,6 +58,12 @@ pub struct AnalysisConfig {
     /// Retries of one PSN before the requester gives up (IBTA retry_cnt,
     /// 3 bits: 7; BALBOA's RTL: 12) for `req_transport_retries_exceeded`.
     pub retry_limit: u32,
+    /// The link rate in Gb/s (`--link-gbps`), 0 to take the source's (a
+    /// simulator's scenario) or the fastest the capture shows.
+    pub link_gbps: f64,
+    /// Account each requester QP's time by state (off: what it costs is
+    /// measured against it, BENCHMARKS.md "Time by state").
+    pub time_by_state: bool,
 }
 
 impl Default for AnalysisConfig {
@@ -63,6 +72,8 @@ impl Default for AnalysisConfig {
             timeout_silence_ns: 100_000,
             window_packets: 0,
             retry_limit: 7,
+            link_gbps: 0.0,
+            time_by_state: true,
         }
     }
 }
@@ -92,6 +103,8 @@ pub struct RcAnalysis {
     /// card's counters): PFC pauses and DPI drops with their times.
     notes: VecDeque<diagnose::Note>,
     notes_let_go: u64,
+    /// The last reading of each running drop count (`capture_drop_total`).
+    drop_totals: Vec<(u64, u64)>,
     /// Readings of the card's own counters, in time order: the first, the
     /// first with STRM down, the latest (all the diagnosis reads, so that
     /// hours of polling hold three).
@@ -100,6 +113,32 @@ pub struct RcAnalysis {
     /// reading their samples are building.
     card_probes: Vec<(u16, CardCounter)>,
     card_pending: Option<(u64, CardCounters)>,
+    // Time by state (`accounting.rs`): each sending host's link, the
+    // requester flows' accounts, pauses, what the source knows.
+    hosts: Vec<accounting::Host>,
+    host_ids: HashMap<[u8; 16], u32>,
+    accts: Vec<time_states::Acct>,
+    pauses: VecDeque<time_states::Pause>,
+    /// The fastest pair of frames from one host: (ns apart, the first's
+    /// bytes on the wire).
+    fastest: (u64, u64),
+    source_link_gbps: Option<f64>,
+    /// Windows the source gives: (DestQP, requester QPN, packets).
+    qp_windows: Vec<(u32, u32, u32)>,
+    /// How the requester's card takes responses, as the source gives it:
+    /// (DestQP, requester QPN, latency ns, ns each).
+    qp_response_times: Vec<(u32, u32, u64, u64)>,
+    /// QPs whose requester the source says does not slow down on CNPs.
+    qp_unpaced: Vec<(u32, u32)>,
+    /// The link rate the time by state reckons with (`link_gbps`).
+    link_gbps: f64,
+    /// ...as femtoseconds a byte (the per-packet arithmetic).
+    fs_per_byte: u64,
+    /// The longest hold of any pause in `pauses`.
+    pause_reach_ns: u64,
+    /// Counts changes of what a QP's window and response time rest on,
+    /// so that each account looks them up again only then.
+    facts_epoch: u32,
 }
 
 impl Default for RcAnalysis {
@@ -122,7 +161,7 @@ fn is_read_response(op: Option<Operation>) -> bool {
 
 impl RcAnalysis {
     pub fn new(cfg: AnalysisConfig) -> RcAnalysis {
-        RcAnalysis {
+        let mut an = RcAnalysis {
             config: cfg,
             flows: Vec::new(),
             flow_ids: HashMap::new(),
@@ -136,20 +175,89 @@ impl RcAnalysis {
             last_ts_ns: 0,
             notes: VecDeque::new(),
             notes_let_go: 0,
+            drop_totals: Vec::new(),
             card: Vec::new(),
             card_probes: Vec::new(),
             card_pending: None,
-        }
+            hosts: Vec::new(),
+            host_ids: HashMap::new(),
+            accts: Vec::new(),
+            pauses: VecDeque::new(),
+            fastest: (0, 0),
+            source_link_gbps: None,
+            qp_windows: Vec::new(),
+            qp_response_times: Vec::new(),
+            qp_unpaced: Vec::new(),
+            link_gbps: 0.0,
+            fs_per_byte: 0,
+            pause_reach_ns: 0,
+            facts_epoch: 0,
+        };
+        an.set_rate();
+        an
     }
 
     /// Record evidence the frames cannot show (a PFC pause, a DPI drop, the
     /// READ tag limit), for the diagnosis.
     pub fn note(&mut self, ts_ns: u64, what: FindingCause) {
+        self.push_note(diagnose::Note {
+            ts_ns,
+            what,
+            count: 1,
+            from_psns: false,
+        });
+    }
+
+    fn push_note(&mut self, note: diagnose::Note) {
         if self.notes.len() == MAX_NOTES {
             self.notes.pop_front();
             self.notes_let_go += 1;
         }
-        self.notes.push_back(diagnose::Note { ts_ns, what });
+        self.notes.push_back(note);
+    }
+
+    /// The capture missed `frames` frames at about `ts_ns` (`from_psns`:
+    /// PSNs the ACKs showed were sent, else a source's count): a fall in
+    /// the rate there is a gap in what was captured, not in what was sent.
+    pub(super) fn capture_loss(&mut self, ts_ns: u64, frames: u64, from_psns: bool) {
+        if frames > 0 {
+            self.push_note(diagnose::Note {
+                ts_ns,
+                what: FindingCause::CaptureLoss,
+                count: frames,
+                from_psns,
+            });
+        }
+    }
+
+    /// A running count of frames lost before the analysis (a sniffer's
+    /// drops, a live link's queues), read at `ts_ns`, `source` naming the
+    /// counter: what it grew by since its last reading is capture loss
+    /// then. A reading from another clock (a client's wall clock against a
+    /// simulator's time) is placed where the stream is now, after the last
+    /// frame seen. Returns whether it grew.
+    pub fn capture_drop_total(&mut self, source: u64, total: u64, ts_ns: u64) -> bool {
+        let i = match self.drop_totals.iter().position(|(s, _)| *s == source) {
+            Some(i) => i,
+            None => {
+                self.drop_totals.push((source, 0));
+                self.drop_totals.len() - 1
+            }
+        };
+        let last = &mut self.drop_totals[i].1;
+        let grew = total.saturating_sub(*last);
+        *last = (*last).max(total);
+        let at = if self.first_ts_ns == u64::MAX {
+            0
+        } else if (self.first_ts_ns..=self.last_ts_ns.saturating_add(1_000_000_000))
+            .contains(&ts_ns)
+        {
+            ts_ns
+        } else {
+            self.last_ts_ns
+        };
+        self.capture_loss(at, grew, false);
+        grew > 0
     }
 
     /// Record a reading of the card's own counters: the diagnosis compares

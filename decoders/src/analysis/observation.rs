@@ -47,6 +47,11 @@ pub trait Observed {
     fn wire_len(&self) -> u32;
     fn ecn_ce(&self) -> bool;
     fn cm(&self) -> Option<CmMessage>;
+    /// The capture port the frame left by when the capture says it was
+    /// sent there (a pause on that port holds its sender).
+    fn tx_port(&self) -> Option<u8> {
+        None
+    }
 }
 
 impl Observed for Observation {

@@ -23,7 +23,8 @@ impl RcAnalysis {
         let id = self.flows.len() as u32;
         let qp = self.qps.len() as u32;
         self.qps.push(id);
-        self.flows.push(Flow::new(key, qp, o.ts_ns()));
+        let host = self.host_of(src);
+        self.flows.push(Flow::new(key, qp, o.ts_ns(), host));
         self.flow_ids.insert(key, id);
         id
     }
@@ -119,6 +120,8 @@ impl RcAnalysis {
     /// A `resp` that carries requests itself keeps its own conversation:
     /// each end's requests are tracked and reported apart.
     pub(super) fn join(&mut self, resp: u32, chosen: u32) -> u32 {
+        // A QP's window and response time are looked up by its pair.
+        self.facts_epoch += 1;
         self.flows[resp as usize].peer = Some(chosen);
         self.flows[chosen as usize].peer = Some(resp);
         if self.flows[resp as usize].started {

@@ -21,6 +21,10 @@ pub struct QpReport {
     pub next_psn: u32,
     pub oldest_unacked_psn: Option<u32>,
     pub outstanding: u32,
+    /// Outstanding as the requester counts them when the capture ends:
+    /// `outstanding` and those its card has not taken the responses for
+    /// yet (when the source says how long its card takes one).
+    pub outstanding_counted: u32,
     pub counters: Counters,
     pub episodes_by_cause: Vec<(EpisodeCause, u64)>,
     /// Median and 99th percentile ACK round trip, ns.
@@ -32,9 +36,16 @@ pub struct QpReport {
     /// Request direction and response direction series.
     pub series: Series,
     pub reverse_series: Option<Series>,
-    /// The window in packets: the configured one, else the most this QP
-    /// had outstanding in the capture.
+    /// The window in packets: the configured one, else the most
+    /// outstanding at which the capture shows the sender held, else the
+    /// most this QP had outstanding in the capture (then only a floor of
+    /// the window: `window_seen` is false).
     pub window_packets: u32,
+    /// The window is configured or the capture shows the sender held at
+    /// it; without, the QP is never said to have its window full.
+    pub window_seen: bool,
+    /// Where `window_packets` comes from.
+    pub window_from: WindowFrom,
     /// Every expiry of the requester's timer seen (at most 4096).
     pub timer_expiries: Vec<TimerExpiry>,
     /// The QP went to the error state (a fatal NAK, retries exceeded).
@@ -42,11 +53,28 @@ pub struct QpReport {
     /// First and last packet of the QP, both directions.
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
+    /// Its time by state from its first request to the end of its last
+    /// packet: the runs and the time in each state (`states.totals_ns`,
+    /// summing to the span).
+    pub states: StateRuns,
     /// The responder posts requests too: they are the report with this
     /// one's requester and responder swapped. Counters, requests and RTTs
     /// here are this direction's requests and the responses to them;
     /// packets and bytes count both directions.
     pub both_request: bool,
+}
+
+/// Where a QP's window comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowFrom {
+    /// `AnalysisConfig::window_packets`.
+    Configured,
+    /// The source's (a simulator's scenario, in its records).
+    Source,
+    /// The most outstanding the capture shows the sender held at.
+    Held,
+    /// Only the most outstanding seen: a floor of the window.
+    MostOutstanding,
 }
 
 /// The log-scale bucket holding `ns`: `[lower, upper)`, four buckets per
@@ -242,6 +270,8 @@ pub struct Report {
     pub episodes_let_go: u64,
     /// Evidence notes (PFC pauses, DPI drops) let go past [`MAX_NOTES`].
     pub notes_let_go: u64,
+    /// The link rate the time by state was reckoned at, Gb/s.
+    pub link_gbps: f64,
 }
 
 /// Episodes kept for the report: a live session on a lossy link closes
@@ -436,6 +466,8 @@ impl RcAnalysis {
             let report_index = qps.len() as u32;
             // The first cause of error stands: a fatal NAK, else retries.
             let error = f.error.or_else(|| exhausted.get(&req).copied());
+            let last_ts_ns = f.last_ts_ns.max(peer.map_or(0, |p| p.last_ts_ns));
+            let states = self.report_states(req, last_ts_ns, error.as_ref());
             match error.map(|e| e.reason) {
                 Some(QpErrorReason::RetriesExceeded) => c.req_transport_retries_exceeded += 1,
                 Some(QpErrorReason::RnrRetriesExceeded { .. }) => c.rnr_nak_retry_err += 1,
@@ -470,6 +502,7 @@ impl RcAnalysis {
                 next_psn: f.next_psn,
                 oldest_unacked_psn: f.outstanding.front().map(|s| s.psn()),
                 outstanding: f.outstanding_psns(),
+                outstanding_counted: self.outstanding_counted(req, last_ts_ns),
                 counters: c,
                 episodes_by_cause: by_cause,
                 rtt_p50_ns,
@@ -477,15 +510,22 @@ impl RcAnalysis {
                 rtt_histogram,
                 series: series_of.hand_out(&self.flows, req),
                 reverse_series: peer_id.map(|p| series_of.hand_out(&self.flows, p)),
-                window_packets: if self.config.window_packets > 0 {
-                    self.config.window_packets
+                window_packets: self.window_of(req).unwrap_or(f.peak_outstanding),
+                window_seen: self.window_of(req).is_some(),
+                window_from: if self.config.window_packets > 0 {
+                    WindowFrom::Configured
+                } else if self.window_given(req).is_some() {
+                    WindowFrom::Source
+                } else if f.window_held > 0 {
+                    WindowFrom::Held
                 } else {
-                    f.peak_outstanding
+                    WindowFrom::MostOutstanding
                 },
                 timer_expiries: f.expiries.clone(),
                 error,
                 first_ts_ns: f.first_ts_ns.min(peer.map_or(u64::MAX, |p| p.first_ts_ns)),
-                last_ts_ns: f.last_ts_ns.max(peer.map_or(0, |p| p.last_ts_ns)),
+                last_ts_ns,
+                states,
                 both_request,
             });
         }
@@ -509,6 +549,7 @@ impl RcAnalysis {
             findings,
             episodes_let_go: self.episodes.let_go,
             notes_let_go: self.notes_let_go,
+            link_gbps: self.link_gbps(),
         }
     }
 

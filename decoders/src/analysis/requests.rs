@@ -56,10 +56,15 @@ impl RcAnalysis {
                 b.cnps += 1;
             }
         }
+        if self.config.time_by_state {
+            let host = self.flows[id as usize].src_host;
+            self.on_link(host, o.ts_ns(), o.wire_len());
+        }
         if cnp {
             self.flows[id as usize].counters.np_cnp_sent += 1;
             if let Some(peer) = self.flows[id as usize].peer.or_else(|| self.pair_any(id)) {
                 self.flows[peer as usize].counters.rp_cnp_handled += 1;
+                self.account_cnp(peer);
             }
             return class;
         }
@@ -96,6 +101,11 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
+        let seen_before = if self.config.time_by_state {
+            self.acct_outstanding(id)
+        } else {
+            0
+        };
         let f = &mut self.flows[id as usize];
         let silence = o.ts_ns().saturating_sub(f.last_req_ts_ns);
         let read = op == Operation::ReadRequest;
@@ -109,6 +119,7 @@ impl RcAnalysis {
             f.pmtu_bytes = f.pmtu_bytes.max(o.payload_len());
         }
         let span = if read { f.read_span(o.dma_len()) } else { 1 };
+        f.reads |= read;
         if !f.started {
             f.started = true;
             f.next_psn = o.psn();
@@ -132,7 +143,27 @@ impl RcAnalysis {
         };
         let f = &mut self.flows[id as usize];
         let mut goodput = 0u64;
+        // The window the capture shows grew (what accounts look up again).
+        let mut held_grew = false;
+        // What ended the requester's wait, for its time by state.
+        let mut end = time_states::WaitEnd {
+            span,
+            ..Default::default()
+        };
         if d == 0 {
+            // Held by the window: silent for longer than the ACK that
+            // ended the wait took to bring this packet out.
+            let ack = f.first_free_ack_ts_ns;
+            if ack > f.last_req_ts_ns
+                && o.ts_ns().saturating_sub(ack) <= ACK_TURNAROUND_NS
+                && ack - f.last_req_ts_ns > o.ts_ns().saturating_sub(ack)
+            {
+                if f.level_after_req > f.window_held {
+                    f.window_held = f.level_after_req;
+                    held_grew = true;
+                }
+                end.held = true;
+            }
             f.next_psn = psn_add(o.psn(), span);
             f.track_sent(o.psn(), span, o.ts_ns(), read);
             goodput = u64::from(o.payload_len());
@@ -229,6 +260,11 @@ impl RcAnalysis {
                 };
                 let timer = cause == EpisodeCause::Timeout;
                 match cause {
+                    EpisodeCause::Timeout => end.timer = true,
+                    EpisodeCause::Rnr => end.rnr_from = Some(start_ns),
+                    _ => end.recovering_from = Some(start_ns),
+                }
+                match cause {
                     EpisodeCause::Timeout => {
                         f.counters.local_ack_timeout_err += 1;
                         if f.expiries.len() < MAX_EXPIRIES {
@@ -292,10 +328,37 @@ impl RcAnalysis {
         f.last_req_read = read;
         let outstanding = f.outstanding_psns();
         f.peak_outstanding = f.peak_outstanding.max(outstanding);
+        if d >= 0 {
+            f.level_after_req = outstanding;
+        }
         // `observe_flow` looked this packet's bin up already.
         let b = f.series.bin_again(&mut f.cursor, o.ts_ns());
         b.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);
+        // A new request continues its message unless it is the last of it.
+        let mid = (d >= 0).then_some(matches!(
+            op,
+            Operation::WriteFirst
+                | Operation::WriteMiddle
+                | Operation::SendFirst
+                | Operation::SendMiddle
+        ));
+        if !self.config.time_by_state {
+            return;
+        }
+        if held_grew {
+            self.facts_epoch += 1;
+        }
+        self.account_request(
+            id,
+            o.ts_ns(),
+            o.wire_len(),
+            seen_before,
+            d < 0,
+            end,
+            mid,
+            o.tx_port(),
+        );
     }
 }

@@ -13,6 +13,13 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
+        // What the requester's capture shows outstanding before it (for
+        // its time by state).
+        let before = if self.flows[req as usize].acct == accounting::NO_ACCT {
+            0
+        } else {
+            self.acct_outstanding(req)
+        };
         let syndrome = o.syndrome().map(Syndrome::from_u8);
         let read_resp = is_read_response(Some(op));
         let mut goodput = 0u64;
@@ -92,17 +99,28 @@ impl RcAnalysis {
             }
         }
         // Cumulative: an ACK acknowledges through its PSN. An Acknowledge
-        // whose AETH the capture cut may be an ACK or a NAK; both imply
-        // everything before its PSN arrived, so that much is safe.
+        // whose AETH the capture cut (a header-only sniffer's RX cut) may be
+        // an ACK or a NAK of its PSN; it is read as the ACK it nearly always
+        // is. Read as acknowledging only what is before its PSN, every cut
+        // ACK left one packet more outstanding than the sender had (17 on
+        // BALBOA's window of 16); a NAK read as an ACK is told by the resend
+        // it causes (a Go-Back-N episode, its NAK inferred).
         let read_gap = self.flows[id as usize].read_gap;
+        // Packets the capture missed (gaps the ACK covers), for the notes.
+        let mut missed = Vec::new();
         let q = &mut self.flows[req as usize];
+        // For the requester's time by state: an episode closed, the QP in
+        // error, sends taken off by this response.
+        let had_episode = q.episode.is_some();
+        let had_error = q.error.is_some();
+        let mut progress = false;
         let acked_through = match syndrome {
             // A READ response past a missing one acknowledges only up to it.
             Some(Syndrome::Ack { .. }) if read_resp && read_gap.is_some() => {
                 read_gap.map(|m| psn_add(m, 0xFF_FFFF))
             }
             Some(Syndrome::Ack { .. }) => Some(o.psn()),
-            None if op == Operation::Acknowledge => Some(psn_add(o.psn(), 0xFF_FFFF)),
+            None if op == Operation::Acknowledge => Some(o.psn()),
             _ => None,
         };
         if let Some(acked_through) = acked_through {
@@ -115,6 +133,13 @@ impl RcAnalysis {
                 while let Some(s) = q.outstanding.front() {
                     let last = psn_add(s.psn(), s.psn_count - 1);
                     if psn_diff(acked_through, last) >= 0 {
+                        if q.first_free_ack_ts_ns <= q.last_req_ts_ns {
+                            q.first_free_ack_ts_ns = o.ts_ns();
+                        }
+                        progress = true;
+                        if q.error.is_some_and(|e| s.ts_ns > e.ts_ns) {
+                            q.went_on_after_error = true;
+                        }
                         if !s.resent() && !s.read() {
                             let rtt = o.ts_ns().saturating_sub(s.ts_ns);
                             q.rtt_ns.add(rtt);
@@ -132,7 +157,7 @@ impl RcAnalysis {
                 // Gaps the ACK covers without NAK or resend: capture loss
                 // (mostly there are none: skip the walk and its list).
                 if !q.gaps.is_empty() {
-                    q.resolve_gaps(acked_through, &mut self.late);
+                    q.resolve_gaps(acked_through, &mut self.late, &mut missed);
                 }
                 if q.episode.as_ref().is_some_and(|open| {
                     psn_diff(acked_through, psn_add(open.resume_psn, u32::MAX)) >= 0
@@ -244,5 +269,11 @@ impl RcAnalysis {
         let b = q.series.bin_at(&mut q.cursor, o.ts_ns());
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);
+        let recovered = had_episode && q.episode.is_none();
+        let error = !had_error && q.error.is_some();
+        for (ts_ns, packets) in missed {
+            self.capture_loss(ts_ns, packets, true);
+        }
+        self.account_response(req, o.ts_ns(), before, progress, recovered, error);
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::Report;
+use rocescope_decoders::analysis::{AnalysisConfig, Report};
 
 use super::{PointInput, PointTap, PointsConfig, PointsError, PointsReport, SharedSightings};
 use crate::TimeBase;
@@ -32,8 +32,9 @@ impl Point {
         decode: DecodeConfig,
         wave: &WaveOptions,
         fixed_offset_ns: Option<i64>,
+        analysis: AnalysisConfig,
     ) -> Result<Point, StoreError> {
-        let analysis = RcAnalyzer::default();
+        let analysis = RcAnalyzer::with_config(analysis);
         let (tap, sightings) = PointTap::new(Box::new(analysis.clone()));
         let store = Store::open_with(path, decode, Box::new(tap), wave)?;
         Ok(Point {

@@ -191,6 +191,8 @@ pub enum RetransmitCause {
     Nak,
     /// The retransmission timer: from the oldest unacknowledged PSN.
     Timeout,
+    /// An RNR NAK's timer ran out: from the PSN it named.
+    Rnr,
 }
 
 /// Something the simulator knows and a card cannot see.
@@ -227,6 +229,46 @@ pub enum TruthEvent {
     },
     /// The DPI slot dropped the packet.
     DpiDrop,
+    /// Why the QP's next packet is not (yet) on the wire, from the
+    /// simulator's own model (`qpn`: its DestQP on the wire, `psn`: the
+    /// requester's QPN): from `since_ns` on, until the QP's next reason,
+    /// state `state` (a `rocescope_decoders::analysis::TimeState` code).
+    /// `since_ns` may lie before the record's time: a timer resend shows
+    /// the wait before it was for the timer.
+    QpReason {
+        /// The state's code.
+        state: u8,
+        /// From when (ns, below 2^56).
+        since_ns: u64,
+    },
+    /// The link rate every link of the source runs at.
+    LinkRate {
+        /// Mb/s.
+        mbps: u64,
+    },
+    /// The QP's window of outstanding packets (`qpn`: its DestQP on the
+    /// wire, `psn`: the requester's QPN).
+    QpWindow {
+        /// Packets.
+        packets: u32,
+    },
+    /// How the QP's requester card takes responses (ACKs, NAKs, READ
+    /// responses): `latency_ns` after they arrive, one at a time, each
+    /// taking `each_ns` (BALBOA's response FSM). `qpn` and `psn` as for
+    /// [`TruthEvent::QpWindow`].
+    QpResponseTime {
+        /// From the MAC to the requester's logic.
+        latency_ns: u32,
+        /// One response's processing.
+        each_ns: u32,
+    },
+    /// Whether the QP's requester paces itself on CNPs (a DCQCN reaction
+    /// point; BALBOA has none). `qpn` and `psn` as for
+    /// [`TruthEvent::QpWindow`].
+    QpCongestionControl {
+        /// It slows down on CNPs.
+        reacts: bool,
+    },
     /// An event code this build does not know, with its argument.
     Unknown {
         /// The event code.
@@ -249,6 +291,14 @@ impl TruthEvent {
             Self::EcnMarked => (7, 0),
             Self::PfcPause { ns } => (8, ns),
             Self::DpiDrop => (9, 0),
+            Self::QpReason { state, since_ns } => (10, since_ns << 8 | u64::from(state)),
+            Self::LinkRate { mbps } => (11, mbps),
+            Self::QpWindow { packets } => (12, u64::from(packets)),
+            Self::QpResponseTime {
+                latency_ns,
+                each_ns,
+            } => (13, u64::from(latency_ns) << 32 | u64::from(each_ns)),
+            Self::QpCongestionControl { reacts } => (14, u64::from(reacts)),
             Self::Unknown { code, arg } => (code, arg),
         }
     }
@@ -264,6 +314,7 @@ impl TruthEvent {
                 cause: match arg {
                     0 => RetransmitCause::Nak,
                     1 => RetransmitCause::Timeout,
+                    2 => RetransmitCause::Rnr,
                     _ => return None,
                 },
             },
@@ -274,6 +325,25 @@ impl TruthEvent {
             7 => Self::EcnMarked,
             8 => Self::PfcPause { ns: arg },
             9 => Self::DpiDrop,
+            10 => Self::QpReason {
+                state: (arg & 0xFF) as u8,
+                since_ns: arg >> 8,
+            },
+            11 => Self::LinkRate { mbps: arg },
+            12 => Self::QpWindow {
+                packets: u32::try_from(arg).ok()?,
+            },
+            13 => Self::QpResponseTime {
+                latency_ns: (arg >> 32) as u32,
+                each_ns: arg as u32,
+            },
+            14 => Self::QpCongestionControl {
+                reacts: match arg {
+                    0 => false,
+                    1 => true,
+                    _ => return None,
+                },
+            },
             _ => Self::Unknown { code, arg },
         })
     }
@@ -781,12 +851,23 @@ mod tests {
             },
             TruthEvent::NakSent { code: 3 },
             TruthEvent::PfcPause { ns: 1 << 40 },
+            TruthEvent::QpReason {
+                state: 5,
+                since_ns: (1 << 50) + 3,
+            },
+            TruthEvent::LinkRate { mbps: 100_000 },
+            TruthEvent::QpWindow { packets: 16 },
+            TruthEvent::QpResponseTime {
+                latency_ns: 80,
+                each_ns: 356,
+            },
+            TruthEvent::QpCongestionControl { reacts: true },
             TruthEvent::Unknown { code: 999, arg: 7 },
         ] {
             let (c, a) = e.to_wire();
             assert_eq!(TruthEvent::from_wire(c, a), Some(e));
         }
-        assert_eq!(TruthEvent::from_wire(4, 2), None);
+        assert_eq!(TruthEvent::from_wire(4, 3), None);
         assert_eq!(TruthEvent::from_wire(5, 256), None);
     }
 

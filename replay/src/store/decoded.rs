@@ -47,6 +47,8 @@ const HAS_DMA_LEN: u32 = 1 << 26;
 const ECN_CE: u32 = 1 << 27;
 /// The ends (and a CM message) are in the batch's [`Wide`] list.
 const WIDE: u32 = 1 << 28;
+/// Not RoCE: a PAUSE or PFC frame, its quanta in `dma_len`.
+const HAS_PAUSE: u32 = 1 << 29;
 const LOW_24: u32 = 0x00FF_FFFF;
 
 /// What a [`PacketInfo`] has no room for: the ends of a frame that are
@@ -70,6 +72,19 @@ impl PacketInfo {
     #[inline]
     pub fn is_roce(&self) -> bool {
         self.roce.qp_and_has & HAS_OBS != 0
+    }
+
+    /// A PAUSE or PFC frame's hold on its link, in quanta (0: released).
+    #[inline]
+    pub fn pause_quanta(&self) -> Option<u16> {
+        (self.roce.qp_and_has & (HAS_PAUSE | HAS_OBS) == HAS_PAUSE)
+            .then_some(self.roce.dma_len as u16)
+    }
+
+    /// The frame is a PAUSE or PFC frame holding its link `quanta`.
+    pub(crate) fn set_pause(&mut self, quanta: u16) {
+        self.roce.qp_and_has = HAS_PAUSE;
+        self.roce.dma_len = u32::from(quanta);
     }
 
     /// The RC analysis' view of a RoCE frame, read in place; `wide` is
@@ -259,6 +274,10 @@ impl Observed for RowObs<'_> {
             return None;
         }
         self.info.ends(self.wide).2
+    }
+    #[inline]
+    fn tx_port(&self) -> Option<u8> {
+        (self.info.row.dir == Some(crate::record::Direction::Tx)).then_some(self.info.row.port)
     }
 }
 

@@ -79,6 +79,11 @@ fn class_flags(c: Class) -> Flags {
 }
 
 impl RcAnalyzer {
+    /// An analysis with `config` (a link rate, a window given).
+    pub fn with_config(config: rocescope_decoders::analysis::AnalysisConfig) -> RcAnalyzer {
+        RcAnalyzer(Arc::new(Mutex::new(RcAnalysis::new(config))))
+    }
+
     /// The report of an analysis whose source has ended (its store
     /// waited on): the analysis moves into it, its series uncopied
     /// ([`RcAnalysis::into_report`]), and a fresh one takes its place.
@@ -88,12 +93,12 @@ impl RcAnalyzer {
     }
 
     /// Feeds the diagnosis the evidence a record carries that frames cannot
-    /// show (a simulator's PFC pause or DPI drop); other records are
-    /// ignored. Every source calls it the same way (the in-process
+    /// show (a simulator's PFC pause or DPI drop, frames the capture or a
+    /// queue before the analysis dropped); other records are ignored. Every source calls it the same way (the in-process
     /// simulator, the live link, a recording), so one scenario gives the
     /// same findings however it was opened. Returns whether it was evidence.
     pub fn note_record(&self, r: &crate::record::Record) -> bool {
-        use crate::record::Record;
+        use crate::record::{Record, TruthEvent};
         let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match r {
             // The card's counter file (a live link's `counters` probes): the
@@ -105,6 +110,45 @@ impl RcAnalyzer {
             Record::Profiler(s) => {
                 an.card_counter_sample(s.ts_ns, s.probe, s.value);
                 false
+            }
+            // What the source knows of its links and windows (a
+            // simulator's scenario): the time by state reckons with them
+            // (facts, not evidence the diagnosis cites).
+            Record::Truth(t) if matches!(t.event, TruthEvent::LinkRate { .. }) => {
+                if let TruthEvent::LinkRate { mbps } = t.event {
+                    an.set_link_gbps(mbps as f64 / 1000.0);
+                }
+                false
+            }
+            Record::Truth(t) if matches!(t.event, TruthEvent::QpWindow { .. }) => {
+                if let TruthEvent::QpWindow { packets } = t.event {
+                    an.qp_window(t.qpn, t.psn, packets);
+                }
+                false
+            }
+            Record::Truth(t) if matches!(t.event, TruthEvent::QpCongestionControl { .. }) => {
+                if let TruthEvent::QpCongestionControl { reacts } = t.event {
+                    an.qp_congestion_control(t.qpn, t.psn, reacts);
+                }
+                false
+            }
+            Record::Truth(t) if matches!(t.event, TruthEvent::QpResponseTime { .. }) => {
+                if let TruthEvent::QpResponseTime {
+                    latency_ns,
+                    each_ns,
+                } = t.event
+                {
+                    an.qp_response_time(t.qpn, t.psn, latency_ns.into(), each_ns.into());
+                }
+                false
+            }
+            // A running count per interface and reason: what it grew by is
+            // capture loss, which a fall in the rate then is (evidence
+            // when it grew).
+            Record::Drops(d) => {
+                let source = u64::from(d.interface)
+                    | u64::from(crate::record::drop_reason_code(d.reason)) << 32;
+                an.capture_drop_total(source, d.dropped, d.ts_ns)
             }
             _ => match evidence(r) {
                 Some((ts_ns, what)) => {
@@ -123,7 +167,16 @@ pub fn for_analysis(r: &crate::record::Record) -> bool {
     use crate::record::Record;
     match r {
         Record::ProbeDef(d) => d.module == "counters",
-        Record::Profiler(_) => true,
+        Record::Profiler(_) | Record::Drops(_) => true,
+        Record::Truth(t) => {
+            matches!(
+                t.event,
+                crate::record::TruthEvent::LinkRate { .. }
+                    | crate::record::TruthEvent::QpWindow { .. }
+                    | crate::record::TruthEvent::QpResponseTime { .. }
+                    | crate::record::TruthEvent::QpCongestionControl { .. }
+            ) || evidence(r).is_some()
+        }
         _ => evidence(r).is_some(),
     }
 }
@@ -166,6 +219,14 @@ impl Analyzer for RcAnalyzer {
                     an.observe_keyed(index, info.row.conversation, &o)
                 };
                 info.row.flags.0 |= class_flags(class).0;
+            } else if let Some(quanta) = info.pause_quanta() {
+                // A pause received on a port holds what is sent there; one
+                // the capture's own host sent holds the switch, not it.
+                match info.row.dir {
+                    Some(Direction::Tx) => {}
+                    Some(Direction::Rx) => an.pause(info.row.ts_ns, Some(info.row.port), quanta),
+                    None => an.pause(info.row.ts_ns, None, quanta),
+                }
             }
         }
         late.extend(an.drain_late().map(|l| LateFlags {
@@ -254,6 +315,8 @@ fn decode_generic_into(
             classify(&p, obs.as_ref(), &mut out.row);
             if let Some(o) = &obs {
                 out.set_obs(o, wide);
+            } else if let Some(q) = p.pause_quanta() {
+                out.set_pause(q);
             }
         }
         None => out.row.flags = Flags::UNDECODED,

@@ -14,13 +14,65 @@ use std::panic::{AssertUnwindSafe, PanicHookInfo};
 use std::sync::Once;
 
 thread_local! {
-    /// Contained calls running on this thread (they nest).
+    /// Contained calls running on this thread (they nest); a parser pool
+    /// thread starts at 1 and stays there.
     static DEPTH: Cell<u32> = const { Cell::new(0) };
     /// The contained panic's message and place, taken by the hook.
     static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 static HOOK: Once = Once::new();
+
+/// The last panic on a parser pool thread: it comes back to the caller's
+/// [`contain`] as a payload, without its place.
+static WORKER_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Threads that run wellen's parallel body pass ([`contain_parallel`]):
+/// every panic on them is a parser's, contained.
+fn parser_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        install_hook();
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("rocescope-parse-{i}"))
+            .start_handler(|_| DEPTH.with(|d| d.set(1)))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
+/// [`contain`] for a call into wellen that may run on several threads
+/// (its parallel VCD body pass): it runs in rocescope's parser pool, whose
+/// threads' panics are contained too. Without the pool (it could not be
+/// started) the call runs on this thread alone.
+pub fn contain_parallel<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, String> {
+    match parser_pool() {
+        Some(pool) => contain(|| pool.install(f)),
+        None => contain(f),
+    }
+}
+
+fn install_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if panic_contained() {
+                let text = describe(info);
+                let on_pool = std::thread::current()
+                    .name()
+                    .is_some_and(|n| n.starts_with("rocescope-parse-"));
+                if on_pool {
+                    *WORKER_PANIC.lock().unwrap_or_else(|e| e.into_inner()) = Some(text);
+                } else {
+                    CAUGHT.with(|c| *c.borrow_mut() = Some(text));
+                }
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
 
 /// Whether a panic on this thread now would be contained: for other panic
 /// hooks (the terminal workbench's restores the terminal) to leave it be.
@@ -32,22 +84,19 @@ pub fn panic_contained() -> bool {
 /// (`Failed to parse ... at wellen-0.25.7/src/vcd.rs:1693`). `f`'s state
 /// is dropped after a panic, never used again.
 pub fn contain<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    HOOK.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if panic_contained() {
-                CAUGHT.with(|c| *c.borrow_mut() = Some(describe(info)));
-            } else {
-                previous(info);
-            }
-        }));
-    });
+    install_hook();
     DEPTH.with(|d| d.set(d.get() + 1));
     let result = std::panic::catch_unwind(AssertUnwindSafe(f));
     DEPTH.with(|d| d.set(d.get() - 1));
     result.map_err(|payload| {
         CAUGHT
             .with(|c| c.borrow_mut().take())
+            .or_else(|| {
+                WORKER_PANIC
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+            })
             .unwrap_or_else(|| short(payload_text(payload.as_ref())))
     })
 }
@@ -73,7 +122,20 @@ fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// At most 160 characters on one line: a panic may quote a whole value.
 fn short(text: String) -> String {
-    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one: String = text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
     if one.chars().count() <= 160 {
         return one;
     }

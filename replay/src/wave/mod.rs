@@ -19,6 +19,7 @@ pub mod ila;
 mod ila_open;
 mod ila_signals;
 mod ila_stream;
+mod signal_file;
 mod stream;
 
 use std::fmt;
@@ -30,6 +31,7 @@ pub mod signals;
 pub use align::{Alignment, align};
 pub use axis::{AxisInterface, CLOCK_NAMES};
 pub use beats::{MAX_FRAME_BYTES, WaveFrame};
+pub use signal_file::{LoadTiming, SignalFile};
 pub use stream::WaveStream;
 
 /// Which interfaces to decode, and on which clock.

@@ -160,8 +160,23 @@ pub fn load(
     load_with(path, signals, max_changes, &WaveOptions::default())
 }
 
-/// [`load`], with an ILA capture's sample clock from `options`.
+/// [`load`], with an ILA capture's sample clock from `options`: a
+/// [`SignalFile`](super::SignalFile) opened for this one load.
 pub fn load_with(
+    path: &Path,
+    signals: &[String],
+    max_changes: usize,
+    options: &WaveOptions,
+) -> Result<Vec<LoadedSignal>, WaveError> {
+    super::SignalFile::open(path, options)?.load(signals, max_changes)
+}
+
+/// The changes of `signals` streamed from the file in one pass, only
+/// those signals: what a load costs where the body could not be held (a
+/// damaged file: the changes before the damage are kept, and where it
+/// stopped is told), and the way every load went before
+/// [`SignalFile`](super::SignalFile).
+pub fn stream_load(
     path: &Path,
     signals: &[String],
     max_changes: usize,

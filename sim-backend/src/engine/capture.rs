@@ -141,6 +141,32 @@ impl Simulator {
         self.buf = buf;
     }
 
+    /// A frame that is no QP's packet (a switch's PFC frame), whole, as the
+    /// sniffer's filter and dump buffer let it through.
+    pub(super) fn capture_raw(&mut self, dir: Direction, frame: &[u8]) {
+        let Some(sn) = &self.sniffer else {
+            return;
+        };
+        let (filter, fixed, tag) = (sn.filter, sn.fixed_card, sn.tag_direction);
+        let want = match sniffer::decide(frame, filter, fixed, CutFlags::default()) {
+            Capture::Ignore => return,
+            Capture::Whole => frame.len(),
+            Capture::Cut(n) => n.min(frame.len()),
+        };
+        if !self.sniffer_admit(dir, CutFlags::default(), want, 0, 0) {
+            return;
+        }
+        let start = self.out_bytes.len() as u32;
+        self.out_bytes.extend_from_slice(&frame[..want]);
+        self.out.push(Out::Frame {
+            ts_ns: self.now_ps / NS,
+            direction: tag.then_some(dir),
+            orig_len: frame.len() as u32,
+            start,
+            len: want as u32,
+        });
+    }
+
     /// A capture of `want` bytes, all within the template's headers: the
     /// sniffer's accounting, then the headers written into `out_bytes`
     /// (the same records, bytes and counters as the general path).

@@ -4,6 +4,38 @@
 use super::*;
 
 impl Simulator {
+    /// A payload DMA read of QP `conn` on `node` now: the stall its host
+    /// puts on it, if a host-stall rule hits.
+    pub(super) fn host_stall(&mut self, node: usize, conn: usize) -> Ps {
+        let now_ns = self.now_ps / NS;
+        let mut stall = 0;
+        for i in 0..self.scenario.faults.len() {
+            let f = &self.scenario.faults[i];
+            if f.kind != FaultKind::HostStall
+                || f.node != node
+                || f.qp.is_some_and(|q| q != conn)
+                || now_ns < f.start_ns
+                || (f.end_ns != 0 && now_ns >= f.end_ns)
+            {
+                continue;
+            }
+            let (nth, probability, delay_ns) = (f.nth, f.probability, f.delay_ns);
+            let hit = if nth != 0 {
+                self.fault_hits[i] += 1;
+                self.fault_hits[i].is_multiple_of(nth)
+            } else {
+                self.rng.chance(probability)
+            };
+            if hit {
+                // From a tenth of the rule's delay up to all of it.
+                let tenth = delay_ns / 10;
+                let ns = tenth + self.rng.next_u64() % (delay_ns - tenth + 1);
+                stall = stall.max(ps_of_ns(ns));
+            }
+        }
+        stall
+    }
+
     /// Applies the fault rules of one link direction to a frame. Returns the
     /// extra delay, or None when the frame is gone.
     #[inline]
@@ -91,6 +123,8 @@ impl Simulator {
                 }
                 FaultKind::Reorder => extra += ps_of_ns(f.delay_ns),
                 FaultKind::Duplicate => dup = true,
+                // Never on a link (`faults_on` leaves host stalls out).
+                FaultKind::HostStall => {}
             }
         }
         if dup {

@@ -30,7 +30,7 @@ impl Simulator {
         let id = conn.wr_seq;
         conn.wr_seq += 1;
         let read = match conn.op {
-            OpKind::Write => false,
+            OpKind::Write | OpKind::Send => false,
             OpKind::Read => true,
             OpKind::Mixed => id % 2 == 1,
         };
@@ -217,11 +217,16 @@ impl Simulator {
             } else {
                 let len = remaining.min(pmtu);
                 let last = len == remaining;
-                let opcode = match (first, last) {
-                    (true, true) => Opcode::RC_WRITE_ONLY,
-                    (true, false) => Opcode::RC_WRITE_FIRST,
-                    (false, false) => Opcode::RC_WRITE_MIDDLE,
-                    (false, true) => Opcode::RC_WRITE_LAST,
+                let send = conn.op == OpKind::Send;
+                let opcode = match (first, last, send) {
+                    (true, true, false) => Opcode::RC_WRITE_ONLY,
+                    (true, false, false) => Opcode::RC_WRITE_FIRST,
+                    (false, false, false) => Opcode::RC_WRITE_MIDDLE,
+                    (false, true, false) => Opcode::RC_WRITE_LAST,
+                    (true, true, true) => Opcode::RC_SEND_ONLY,
+                    (true, false, true) => Opcode::RC_SEND_FIRST,
+                    (false, false, true) => Opcode::RC_SEND_MIDDLE,
+                    (false, true, true) => Opcode::RC_SEND_LAST,
                 }
                 .0;
                 let (va, dma_len, wr_id, bad) = (wr.va, wr.size_bytes as u32, wr.id, wr.bad);
@@ -233,7 +238,16 @@ impl Simulator {
                 if conn.app != AppOp::None {
                     extra += self.cycle_ps * self.params.app_slot_cycles;
                 }
-                let data = self.dma_read(node, self.now_ps, len);
+                let mut data = self.dma_read(node, self.now_ps, len);
+                if self.has_host_stalls {
+                    let stall = self.host_stall(node, c);
+                    if stall > 0 {
+                        // The engine waits too: later reads come after it.
+                        data += stall;
+                        let n = &mut self.nodes[node];
+                        n.dma_last_ps = n.dma_last_ps.max(data);
+                    }
+                }
                 first_ready = first_ready.min(data + txl + extra);
                 let conn = &mut self.conns[c];
                 conn.inflight.push_back(InFlight {

@@ -35,6 +35,7 @@ mod output;
 mod payloads;
 mod points;
 mod probes;
+mod reasons;
 mod records;
 mod requester;
 mod responder;
@@ -75,6 +76,9 @@ enum Event {
     Timer(u32),
     /// Profiler sampling.
     ProfTick,
+    /// A PFC frame from the switch reaches a node: its transmitter holds
+    /// for the quanta.
+    PauseArrive { node: u16, quanta: u16 },
 }
 
 // ---------------------------------------------------------------- packets
@@ -82,6 +86,7 @@ enum Event {
 const RETX_NONE: u8 = 0;
 const RETX_NAK: u8 = 1;
 const RETX_TIMEOUT: u8 = 2;
+const RETX_RNR: u8 = 3;
 
 #[derive(Debug, Clone)]
 struct SimPacket {
@@ -127,6 +132,9 @@ struct Node {
     tx_free_ps: Ps,
     tx_wake_at_ps: Ps,
     paused_until_ps: Ps,
+    /// The latest end of a pause the switch has asked this node for (its
+    /// PFC frame may still be on the way).
+    pfc_asked_until_ps: Ps,
     ctrl_queue: VecDeque<(Ps, u32)>,
     streams: Vec<Stream>,
     next_stream: usize,
@@ -310,6 +318,29 @@ struct Conn {
     response_queue: VecDeque<ResponsePacket>,
     aes_key: [u8; 16],
     seed: u64,
+    // The requester's reason its next packet is not on the wire
+    // (`reasons.rs`).
+    /// The last new packet sent was not the last of its message.
+    mid_message: bool,
+    /// The last new packet sent or ACK that moved the window.
+    last_progress_ps: Ps,
+    /// Recovering from loss until a packet at or past this PSN is sent
+    /// new, or everything before it is acknowledged.
+    recover_psn: Option<u64>,
+    /// Waiting out an RNR NAK's timer until then.
+    rnr_until_ps: Ps,
+    /// Its own frame is on the wire until then.
+    sending_until_ps: Ps,
+    // responder of SENDs: its receive queue
+    /// Receive WQEs posted and not yet used, and when its host last
+    /// posted one.
+    recv_credits: u32,
+    recv_posted_ps: Ps,
+    /// An RNR NAK was sent: later packets are dropped until the one it
+    /// named comes again.
+    rnr_pending: bool,
+    /// The reason last told (`reasons::code`).
+    reason: u8,
 }
 
 #[derive(Debug, Default)]
@@ -407,6 +438,12 @@ pub struct Simulator {
     /// The sniffer's drain rate and buffer, as its backlog counts them.
     sniffer_bytes_per_ps: f64,
     sniffer_cap_bytes: f64,
+    /// Tell each QP's reason as truth records (`record_states`).
+    record_states: bool,
+    /// The scenario has host-stall rules (`faults::host_stall`).
+    has_host_stalls: bool,
+    /// Up to when the reasons were looked at.
+    reasons_at_ps: Ps,
 }
 
 /// Places a fault rule acts at, per node: the link from the switch, the

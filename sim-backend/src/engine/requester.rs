@@ -18,6 +18,21 @@ impl Simulator {
             let syn = p.aeth.syndrome;
             match syn >> 5 {
                 0 if in_range => self.ack_up_to(c, abs_psn + 1),
+                1 if in_range => {
+                    // RNR NAK: everything before it is in; wait the timer
+                    // it names, then go back to it.
+                    self.ack_up_to(c, abs_psn);
+                    let wait = ps_of_ns(rocescope_decoders::Syndrome::rnr_timer_ns(syn & 0x1F));
+                    let until = self.now_ps + wait;
+                    self.conns[c].rnr_until_ps = until;
+                    self.go_back_n(c, abs_psn, RETX_RNR);
+                    let conn = &mut self.conns[c];
+                    for e in conn.inflight.iter_mut().skip(conn.send_idx) {
+                        e.ready_ps = e.ready_ps.max(until);
+                    }
+                    let node = conn.req_node as usize;
+                    self.kick(node, until);
+                }
                 3 if in_range && syn & 0x1F == 0 => {
                     // PSN sequence error: Go-Back-N from the NAKed PSN.
                     self.ack_up_to(c, abs_psn);
@@ -67,6 +82,13 @@ impl Simulator {
         conn.oldest_unacked_psn += 1;
         conn.retry_count = 0;
         conn.timer_backoff = false;
+        conn.last_progress_ps = self.now_ps;
+        if conn
+            .recover_psn
+            .is_some_and(|p| conn.oldest_unacked_psn >= p)
+        {
+            conn.recover_psn = None;
+        }
         let mut complete = None;
         if let Some(front) = conn.inflight.front()
             && conn.oldest_unacked_psn >= front.abs_psn + u64::from(front.psn_count)
@@ -110,6 +132,10 @@ impl Simulator {
         conn.oldest_unacked_psn = upto;
         conn.retry_count = 0;
         conn.timer_backoff = false;
+        conn.last_progress_ps = now;
+        if conn.recover_psn.is_some_and(|p| upto >= p) {
+            conn.recover_psn = None;
+        }
         if conn.retx_state != 0 && conn.send_idx >= conn.inflight.len() {
             conn.retx_state = 0;
         }
@@ -175,6 +201,14 @@ impl Simulator {
             }
         }
         let old_send = conn.send_idx;
+        // Recovering until new data past what was sent, or its ACK.
+        let frontier = old_send
+            .checked_sub(1)
+            .and_then(|i| conn.inflight.get(i))
+            .map_or(conn.oldest_unacked_psn, |e| {
+                e.abs_psn + u64::from(e.psn_count)
+            });
+        conn.recover_psn = Some(conn.recover_psn.map_or(frontier, |p| p.max(frontier)));
         conn.send_idx = idx;
         conn.retx_state = cause;
         conn.indication = Some(now);
@@ -231,6 +265,8 @@ impl Simulator {
             return;
         }
         // Expired: retransmit from the oldest unacknowledged PSN.
+        self.reason_timer_fired(c);
+        let conn = &mut self.conns[c];
         conn.timer_deadline_ps = NEVER;
         conn.retry_count += 1;
         conn.timer_backoff = true;

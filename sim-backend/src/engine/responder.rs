@@ -111,8 +111,24 @@ impl Simulator {
         }
         let expected_psn = self.conns[c].expected_psn;
         let is_read = p.opcode == Opcode::RC_READ_REQUEST.0;
+        // A SEND starting a message needs a receive WQE: with none posted,
+        // RNR NAK, and the rest dropped until it comes again.
+        let send_first = matches!(p.opcode, 0x00 | 0x04 | 0x05);
+        if abs_psn == expected_psn && send_first && !self.take_recv_wqe(c) {
+            self.point_drop(id, DropPlace::Stack { node }, DropWhy::Rnr);
+            self.conns[c].rnr_pending = true;
+            let code = self.params.rnr_timer_code.min(31) as u8;
+            self.send_ack(c, ack_t, 0x20 | code, abs_psn, true);
+            self.stats.naks += 1;
+            return;
+        }
+        if abs_psn > expected_psn && self.conns[c].rnr_pending {
+            self.point_drop(id, DropPlace::Stack { node }, DropWhy::Rnr);
+            return;
+        }
         if abs_psn == expected_psn {
             self.conns[c].nak_sent = false;
+            self.conns[c].rnr_pending = false;
             if is_read {
                 // RTL quirk: the IP packet is trimmed before the RETH parser.
                 let needed = 20 + 8 + 12 + 16;
@@ -165,7 +181,8 @@ impl Simulator {
                     );
                 }
                 self.conns[c].expected_psn += 1;
-                let last = matches!(p.opcode, 0x08 | 0x0A);
+                // WRITE Last / Only, SEND Last / Only (with immediate too).
+                let last = matches!(p.opcode, 0x08 | 0x0A | 0x02 | 0x03 | 0x04 | 0x05);
                 if last {
                     self.conns[c].msn = self.conns[c].msn.wrapping_add(1);
                 }
@@ -204,6 +221,39 @@ impl Simulator {
             let psn_ack = expected_psn - 1;
             self.send_ack(c, ack_t, 0x1F, psn_ack, false);
         }
+    }
+
+    /// A receive WQE for the SEND starting now, if QP `c`'s responder has
+    /// one posted (its host posts one every `recv_post_ns`, up to
+    /// `recv_queue_depth`; without a depth there always is one).
+    pub(super) fn take_recv_wqe(&mut self, c: usize) -> bool {
+        let now = self.now_ps;
+        let q = &self.scenario.qps[c];
+        let (depth, every) = (q.recv_queue_depth, ps_of_ns(q.recv_post_ns));
+        if depth == 0 {
+            return true;
+        }
+        let conn = &mut self.conns[c];
+        if conn.recv_credits >= depth {
+            conn.recv_posted_ps = now;
+        } else if let Some(posted) = (now - conn.recv_posted_ps).checked_div(every) {
+            let room = u64::from(depth - conn.recv_credits);
+            conn.recv_credits += posted.min(room) as u32;
+            conn.recv_posted_ps = if posted >= room {
+                now
+            } else {
+                conn.recv_posted_ps + posted * every
+            };
+        }
+        if conn.recv_credits == 0 {
+            return false;
+        }
+        if conn.recv_credits == depth {
+            // The host posts the next one this long after it is taken.
+            conn.recv_posted_ps = now;
+        }
+        conn.recv_credits -= 1;
+        true
     }
 
     pub(super) fn send_ack(&mut self, c: usize, at: Ps, syndrome: u8, abs_psn: u64, _nak: bool) {

@@ -18,6 +18,7 @@ impl Simulator {
                 tx_free_ps: 0,
                 tx_wake_at_ps: NEVER,
                 paused_until_ps: 0,
+                pfc_asked_until_ps: 0,
                 ctrl_queue: VecDeque::new(),
                 streams: Vec::new(),
                 next_stream: 0,
@@ -100,6 +101,15 @@ impl Simulator {
                 response_queue: VecDeque::new(),
                 aes_key: slots::aes_key(scenario.seed, req_qpn),
                 seed: mix64(scenario.seed ^ (i as u64) << 32),
+                mid_message: false,
+                last_progress_ps: 0,
+                recover_psn: None,
+                rnr_until_ps: 0,
+                sending_until_ps: 0,
+                reason: reasons::code::NONE,
+                recv_credits: q.recv_queue_depth,
+                recv_posted_ps: 0,
+                rnr_pending: false,
             });
         }
         let sniff = scenario.sniffer.as_ref().map(|s| SnifferState {
@@ -135,6 +145,7 @@ impl Simulator {
                     .filter(|&i| {
                         let f = &scenario.faults[i];
                         f.node == node
+                            && f.kind != FaultKind::HostStall
                             && match (f.at, slot) {
                                 (FaultAt::Wire, SLOT_TO_SWITCH) => {
                                     f.direction != LinkDir::FromSwitch
@@ -151,6 +162,10 @@ impl Simulator {
             })
             .collect();
         let points = points::PointsState::new(&scenario.points, nodes.len(), scenario.seed);
+        let scenario_has_host_stalls = scenario
+            .faults
+            .iter()
+            .any(|f| f.kind == FaultKind::HostStall);
         let pcie_ps_per_byte = 1000.0 / p.pcie_gbytes_s;
         let pcie_mrrs_ps = (p.pcie_mrrs_bytes as f64 * pcie_ps_per_byte) as Ps;
         let sniffer_bytes_per_ps = p.sniffer_gbytes_s / 1000.0;
@@ -191,6 +206,9 @@ impl Simulator {
             pcie_mrrs_ps,
             sniffer_bytes_per_ps,
             sniffer_cap_bytes,
+            record_states: false,
+            reasons_at_ps: 0,
+            has_host_stalls: scenario_has_host_stalls,
         }
     }
 
@@ -456,6 +474,7 @@ impl Simulator {
                 self.scenario.name, self.scenario.seed
             ),
         });
+        self.tell_scenario();
         if self.scenario.profiler.enabled {
             self.define_probes();
         }
@@ -482,6 +501,18 @@ impl Simulator {
 
     #[inline]
     pub(super) fn handle(&mut self, ev: Event) {
+        if self.record_states {
+            let now = self.now_ps;
+            self.reasons_before(now);
+            self.dispatch(ev);
+            self.reasons_after(now);
+        } else {
+            self.dispatch(ev);
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Event) {
         // Counted by kind here, in the one dispatch (constant indices).
         let by_kind = &mut self.stats.events_by_kind;
         match ev {
@@ -513,6 +544,7 @@ impl Simulator {
                 by_kind[6] += 1;
                 self.on_prof_tick();
             }
+            Event::PauseArrive { node, quanta } => self.on_pause_arrive(node as usize, quanta),
         }
     }
 }

@@ -126,6 +126,16 @@ impl Simulator {
                 self.conns[c].send_idx += 1;
                 self.conns[c].inflight[idx].sent = true;
                 self.conns[c].inflight[idx].retx = RETX_NONE;
+                if e.retx == RETX_NONE {
+                    // New data: progress, the end of a recovery past its
+                    // frontier, and whether a message is under way.
+                    let conn = &mut self.conns[c];
+                    conn.mid_message = !e.last && !e.read;
+                    conn.last_progress_ps = self.now_ps;
+                    if conn.recover_psn.is_some_and(|p| e.abs_psn >= p) {
+                        conn.recover_psn = None;
+                    }
+                }
                 let mut p = self.new_pkt(c, true, e.opcode, e.abs_psn, e.len_bytes);
                 if e.read
                     || e.opcode == Opcode::RC_WRITE_FIRST.0
@@ -141,10 +151,10 @@ impl Simulator {
                 p.retx = e.retx;
                 let (qpn, psn_w) = (p.dest_qp, p.psn);
                 if e.retx != RETX_NONE {
-                    let cause = if e.retx == RETX_NAK {
-                        RetransmitCause::Nak
-                    } else {
-                        RetransmitCause::Timeout
+                    let cause = match e.retx {
+                        RETX_NAK => RetransmitCause::Nak,
+                        RETX_RNR => RetransmitCause::Rnr,
+                        _ => RetransmitCause::Timeout,
                     };
                     self.truth(qpn, psn_w, TruthEvent::Retransmit { cause });
                     self.stats.qps[c].retransmissions += 1;
@@ -271,6 +281,10 @@ impl Simulator {
         let n = &mut self.nodes[node];
         n.tx_free_ps = now + ser;
         n.busy_ps += ser;
+        let p = &self.packets[id as usize];
+        if is_request(p.opcode) {
+            self.conns[p.conn as usize].sending_until_ps = now + ser;
+        }
         self.stats.packets_sent += 1;
         self.capture(id, Direction::Tx, node);
         self.tap_points(id, points::Seen::Sent(node));

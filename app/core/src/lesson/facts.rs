@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use rocescope_decoders::analysis::{EpisodeCause, Report};
+use rocescope_decoders::analysis::{EpisodeCause, Report, TimeState};
 use rocescope_replay::store::StoreStats;
 
 use super::Value;
@@ -129,6 +129,50 @@ pub fn facts(report: &Report, stats: &StoreStats) -> BTreeMap<String, Value> {
         }
         if let Some(ns) = q.rtt_p50_ns {
             num(&mut f, format!("{p}.rtt_p50_us"), us(ns));
+        }
+        // Where its time went: each state's share of its span (0 to 1),
+        // and the state it ends in.
+        let s = &q.states;
+        let span = s.end_ns.saturating_sub(s.start_ns);
+        for state in TimeState::ALL {
+            let share = if span == 0 {
+                0.0
+            } else {
+                s.totals_ns[state as usize] as f64 / span as f64
+            };
+            num(&mut f, format!("{p}.time.{}", state.name()), share);
+        }
+        if let Some(state) = s.last_state() {
+            f.insert(
+                format!("{p}.state_at_end"),
+                Value::Text(state.name().into()),
+            );
+        }
+        // The state that held it back most of its time, and an RNR NAK's
+        // wait on average.
+        if let Some(most) = TimeState::ALL
+            .into_iter()
+            .filter(|&st| s.totals_ns[st as usize] > 0)
+            .max_by_key(|&st| s.totals_ns[st as usize])
+        {
+            f.insert(format!("{p}.time.most"), Value::Text(most.name().into()));
+        }
+        // Each RNR wait (a run: a resend ends it), the one the capture cuts
+        // short left out.
+        let mut waits: Vec<u64> = s
+            .iter()
+            .filter(|r| r.2 == TimeState::RnrWait)
+            .map(|(a, b, _)| b - a)
+            .collect();
+        if s.last_state() == Some(TimeState::RnrWait) {
+            waits.pop();
+        }
+        if !waits.is_empty() {
+            num(
+                &mut f,
+                format!("{p}.rnr_wait_each_us"),
+                us(waits.iter().sum::<u64>()) / waits.len() as f64,
+            );
         }
         let error = q.error.map_or("none", |e| e.reason.name());
         f.insert(format!("{p}.error"), Value::Text(error.into()));

@@ -27,26 +27,10 @@ pub struct Progress {
     pub lessons: BTreeMap<String, LessonProgress>,
 }
 
-/// A folder set by the process (tests keep their progress out of $HOME).
-static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-
-/// Keep progress in `dir` for the rest of the process (the first call wins).
-pub fn use_dir(dir: PathBuf) {
-    let _ = DIR.set(dir);
-}
-
-/// Where progress is kept, if a home for it can be found.
+/// Where progress is kept (`lessons.json` in the state folder), if a
+/// home for it can be found.
 pub fn path() -> Option<PathBuf> {
-    if let Some(d) = DIR.get() {
-        return Some(d.join("lessons.json"));
-    }
-    let dir = std::env::var_os("ROCESCOPE_STATE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_STATE_HOME").map(|d| PathBuf::from(d).join("rocescope")))
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state/rocescope"))
-        })?;
-    Some(dir.join("lessons.json"))
+    Some(crate::paths::state_dir()?.join("lessons.json"))
 }
 
 impl Progress {

@@ -55,7 +55,7 @@ impl Model {
         partition: Option<u64>,
     ) {
         let table = table.unwrap_or_else(|| self.export_table());
-        let path = crate::export::resolve_path(path);
+        let path = crate::paths::resolve(path);
         // Checked here so that a bad name is told at once, not by a thread.
         let format = Format::from_path(&path);
         let bad_name = match partition {

@@ -17,8 +17,7 @@ impl Model {
             },
             str::to_owned,
         );
-        let spec =
-            crate::partitions::spec(&crate::export::resolve_path(dir), window_ns, Some(&capture));
+        let spec = crate::partitions::spec(&crate::paths::resolve(dir), window_ns, Some(&capture));
         self.stop_partitions();
         self.spawn_partitions(spec);
     }

@@ -16,8 +16,8 @@ mod saved;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use rocescope_replay::wave::WaveOptions;
 use rocescope_replay::wave::signals::{self as wave, Change, LoadedSignal, Marker, SignalInfo};
+use rocescope_replay::wave::{LoadTiming, SignalFile, WaveOptions};
 
 pub use format::{Radix, format_value};
 
@@ -116,11 +116,12 @@ type Loaded = Result<Vec<LoadedSignal>, (Vec<String>, String)>;
 #[derive(Debug)]
 pub struct Signals {
     file: PathBuf,
+    /// The waveform's signals, shared with the loading threads: the first
+    /// load reads the body, every later one is from memory.
+    source: std::sync::Arc<SignalFile>,
     /// Capture time minus waveform time (ns).
     offset_ns: i64,
     hierarchy: Vec<SignalInfo>,
-    /// How the file is read (an ILA capture's sample clock).
-    options: WaveOptions,
     /// Times marked on the charts (an ILA capture's triggers and window
     /// starts), in capture time.
     markers: Vec<Marker>,
@@ -143,7 +144,8 @@ impl Signals {
         offset_ns: i64,
         options: &WaveOptions,
     ) -> Result<(Signals, Option<String>), String> {
-        let h = wave::hierarchy_with(file, options).map_err(|e| e.to_string())?;
+        let source = SignalFile::open(file, options).map_err(|e| e.to_string())?;
+        let h = source.hierarchy().clone();
         let (tx, rx) = channel();
         let markers = h
             .markers
@@ -155,9 +157,9 @@ impl Signals {
             .collect();
         let mut s = Signals {
             file: file.to_path_buf(),
+            source: std::sync::Arc::new(source),
             offset_ns,
             hierarchy: h.signals,
-            options: options.clone(),
             markers,
             search: String::new(),
             chosen: Vec::new(),
@@ -318,7 +320,7 @@ impl Signals {
         }
         let tx = self.tx.clone();
         let file = self.file.clone();
-        let options = self.options.clone();
+        let source = std::sync::Arc::clone(&self.source);
         let spawned = std::thread::Builder::new()
             .name("rocescope-signal".into())
             .spawn({
@@ -328,7 +330,7 @@ impl Signals {
                     // holds any other, so the signal fails rather than
                     // loading forever.
                     let r = rocescope_replay::wave::contain::contain(|| {
-                        wave::load_with(&file, &paths, wave::MAX_CHANGES, &options)
+                        source.load(&paths, wave::MAX_CHANGES)
                     })
                     .unwrap_or_else(|why| {
                         Err(rocescope_replay::wave::WaveError::Read {
@@ -345,6 +347,32 @@ impl Signals {
                 .tx
                 .send(Err((paths, format!("cannot start a thread: {e}"))));
         }
+    }
+
+    /// Shows `path` at once, loading it on this thread (headless runs:
+    /// `rocescope signals`): the selection saved for the file is left as
+    /// it was. Returns how long the load took.
+    pub fn show_now(&mut self, path: &str) -> Result<LoadTiming, String> {
+        self.add_unloaded(path, None)?;
+        let paths = vec![path.to_owned()];
+        let r = self.source.load_timed(&paths, wave::MAX_CHANGES);
+        let timing = r.as_ref().map(|(_, t)| *t).ok();
+        self.take(r.map(|(l, _)| l).map_err(|e| (paths, e.to_string())));
+        timing.ok_or_else(|| {
+            self.chosen
+                .iter()
+                .find_map(|c| match &c.trace {
+                    Trace::Failed(e) if c.path == path => Some(e.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| format!("{path} could not be loaded"))
+        })
+    }
+
+    /// Why the waveform's body could not be held in memory, if it could
+    /// not (every signal then reads the file again).
+    pub fn streamed_because(&self) -> Option<String> {
+        self.source.streamed_because()
     }
 
     /// Takes in what the loading threads finished. True when something changed.

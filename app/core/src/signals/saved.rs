@@ -19,8 +19,7 @@ struct Saved {
 type All = BTreeMap<String, Vec<Saved>>;
 
 fn state_file() -> Option<PathBuf> {
-    let lessons = crate::lesson::progress::path()?;
-    Some(lessons.parent()?.join("signals.json"))
+    Some(crate::paths::state_dir()?.join("signals.json"))
 }
 
 fn key(file: &Path) -> String {

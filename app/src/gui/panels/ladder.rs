@@ -26,7 +26,9 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let count = (((rect.height() - head) / step).floor() as usize).max(1);
     let rows = query::ladder_rows(model, q, count);
     let time_w = 100.0;
-    let left = rect.left() + time_w + 20.0;
+    // The requester's state band, left of the times.
+    let band_w = 10.0;
+    let left = rect.left() + band_w + time_w + 20.0;
     let right = rect.right() - 20.0;
     let text = ui.visuals().text_color();
     let lane = Stroke::new(2.0, DIM);
@@ -55,6 +57,7 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     );
     let hover = resp.hover_pos();
     let mut hovered: Option<&query::LadderRow> = None;
+    let mut band_hover = None;
     let mut last_ts: Option<u64> = None;
     for (k, lr) in rows.iter().enumerate() {
         let y = rect.top() + head + (k as f32 + 0.5) * step;
@@ -95,9 +98,21 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 DIM,
             );
         }
+        // The band: the requester's time state from this row to the next.
+        if let Some(state) = query::ladder_state(model, lr.row.ts_ns) {
+            let [r, g, b] = query::state_rgb(state);
+            let cell = Rect::from_min_max(
+                pos2(rect.left() + 1.0, y - step / 2.0),
+                pos2(rect.left() + band_w - 2.0, y + step / 2.0),
+            );
+            painter.rect_filled(cell, 0.0, egui::Color32::from_rgb(r, g, b));
+            if hover.is_some_and(|p| cell.contains(p)) {
+                band_hover = Some(state);
+            }
+        }
         last_ts = Some(lr.row.ts_ns);
         painter.text(
-            pos2(rect.left() + 2.0, y),
+            pos2(rect.left() + band_w + 2.0, y),
             Align2::LEFT_CENTER,
             query::rel_time(model, lr.row.ts_ns),
             FontId::monospace(11.0),
@@ -126,6 +141,13 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
             f.clone(),
             color,
         );
+    }
+    if let Some(state) = band_hover {
+        resp.on_hover_text_at_pointer(format!(
+            "the requester's time state here: {} (the QPs view has the legend)",
+            state.name()
+        ));
+        return;
     }
     if let Some(lr) = hovered {
         let lr = *lr;

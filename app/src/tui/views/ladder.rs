@@ -8,7 +8,18 @@ use ratatui::widgets::Paragraph;
 use rocescope_core::Model;
 use rocescope_core::query::{addr, flag_text, ladder_qp, ladder_rows, rel_time, short_opcode};
 
+use super::qps::color;
 use super::{DIM, flag_style, title};
+use rocescope_core::query::ladder_state;
+
+/// The state band: the requester's time state at `ts_ns` as a coloured
+/// block (the QPs view's legend names the colours).
+fn band(model: &Model, ts_ns: u64) -> Span<'static> {
+    match ladder_state(model, ts_ns) {
+        Some(s) => Span::styled("█ ", Style::default().fg(color(s))),
+        None => Span::raw("  "),
+    }
+}
 
 pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
     let Some(q) = ladder_qp(model) else {
@@ -18,13 +29,14 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
     let h = area.height.saturating_sub(3) as usize;
     let rows = ladder_rows(model, q, h);
     let w = area.width.saturating_sub(2) as usize;
-    let lane = w.saturating_sub(15).max(20);
+    // Two columns of the requester's state band, then the time.
+    let lane = w.saturating_sub(17).max(20);
     let mut lines = vec![Line::from(Span::styled(
         {
             let left = format!("requester {}", addr(q.requester));
             let right = format!("responder {}", addr(q.responder));
             format!(
-                "{:<14}{left}{right:>w$}",
+                "  {:<14}{left}{right:>w$}",
                 "time",
                 w = lane.saturating_sub(left.chars().count())
             )
@@ -54,14 +66,17 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
         if let Some(prev) = last_ts
             && r.ts_ns.saturating_sub(prev) > 20_000
         {
-            lines.push(Line::from(Span::styled(
-                format!(
-                    "{:<14}|{:^lane$}|",
-                    "",
-                    format!("… {} µs silent …", (r.ts_ns - prev) / 1000)
+            lines.push(Line::from(vec![
+                band(model, prev + (r.ts_ns - prev) / 2),
+                Span::styled(
+                    format!(
+                        "{:<14}|{:^lane$}|",
+                        "",
+                        format!("… {} µs silent …", (r.ts_ns - prev) / 1000)
+                    ),
+                    Style::default().fg(DIM),
                 ),
-                Style::default().fg(DIM),
-            )));
+            ]));
         }
         last_ts = Some(r.ts_ns);
         let mut style = flag_style(r.flags);
@@ -69,6 +84,7 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
             style = style.add_modifier(Modifier::REVERSED);
         }
         lines.push(Line::from(vec![
+            band(model, r.ts_ns),
             Span::styled(
                 format!("{:<14}", rel_time(model, r.ts_ns)),
                 Style::default().fg(DIM),

@@ -1,12 +1,14 @@
-//! QPs: one row per conversation, the selected one's sparkline.
+//! QPs: one row per conversation, each one's time by state as a stacked
+//! bar, the selected one's sparkline.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
-use ratatui::widgets::{Row as TRow, Sparkline, Table};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Row as TRow, Sparkline, Table, Wrap};
 use rocescope_core::Model;
-use rocescope_core::query::{QP_COLUMNS, qp_rows};
-use rocescope_decoders::analysis::Series;
+use rocescope_core::query::{QP_COLUMNS, qp_rows, state_rgb, time_bar, time_by_state_text};
+use rocescope_decoders::analysis::{Series, TimeState};
 
 use rocescope_decoders::analysis::QpState;
 
@@ -17,11 +19,72 @@ fn sparkline_data(s: &Series, n: usize) -> Vec<u64> {
     s.bins[start..].iter().map(|b| b.wire_bytes).collect()
 }
 
+/// Each QP's time by state as a stacked bar: a line per QP (as many as
+/// fit), then the states' legend.
+fn time_bars(f: &mut Frame<'_>, model: &Model, area: Rect) {
+    let report = model.report();
+    let name_w = 10usize;
+    let share_w = 22usize;
+    let cells = usize::from(area.width.saturating_sub(2)).saturating_sub(name_w + share_w + 2);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    let room = usize::from(area.height.saturating_sub(3));
+    let first = model.list_index().saturating_sub(room.saturating_sub(1));
+    for q in report.qps.iter().skip(first).take(room) {
+        let mut spans = vec![Span::raw(format!(
+            "{:<name_w$}",
+            rocescope_replay::text::qpn(q.dest_qp)
+        ))];
+        for (state, n) in time_bar(q, cells) {
+            spans.push(Span::styled(
+                "█".repeat(n),
+                Style::default().fg(color(state)),
+            ));
+        }
+        let text = time_by_state_text(q);
+        let lead: String = text
+            .split(", ")
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(share_w)
+            .collect();
+        spans.push(Span::raw(format!("  {lead}")));
+        lines.push(Line::from(spans));
+    }
+    let legend: Vec<Span<'_>> = TimeState::ALL
+        .iter()
+        .flat_map(|&s| {
+            [
+                Span::styled("■", Style::default().fg(color(s))),
+                Span::raw(format!("{} ", s.name())),
+            ]
+        })
+        .collect();
+    lines.push(Line::from(legend));
+    f.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: true })
+            .block(title("time by state (from each QP's first request)")),
+        area,
+    );
+}
+
+/// A time state's colour in the terminal: the one both workbenches use.
+pub(super) fn color(s: TimeState) -> Color {
+    let [r, g, b] = state_rgb(s);
+    Color::Rgb(r, g, b)
+}
+
 pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
+    let bars = (report.qps.len().min(6) as u16 + 4).min(area.height / 3);
     let chunks = Layout::default()
         .direction(Direction::Vertical)
-        .constraints([Constraint::Min(5), Constraint::Length(5)])
+        .constraints([
+            Constraint::Min(5),
+            Constraint::Length(bars),
+            Constraint::Length(5),
+        ])
         .split(area);
     let cells: Vec<Vec<String>> = qp_rows(model).into_iter().map(|c| c.to_vec()).collect();
     // The state column as wide as its longest word, so that it does not
@@ -59,8 +122,9 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
         chunks[0].height.saturating_sub(3),
     );
     ui.items_first = 0;
+    time_bars(f, model, chunks[1]);
     if let Some(q) = report.qps.get(model.list_index()) {
-        let data = sparkline_data(&q.series, usize::from(chunks[1].width.saturating_sub(2)));
+        let data = sparkline_data(&q.series, usize::from(chunks[2].width.saturating_sub(2)));
         f.render_widget(
             Sparkline::default()
                 .data(&data)
@@ -70,7 +134,7 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
                     rocescope_replay::text::qp_name(q),
                     q.series.bin_ns
                 ))),
-            chunks[1],
+            chunks[2],
         );
     }
 }

@@ -405,6 +405,13 @@ fn a_throughput_drop_is_found_and_explained() {
         f.text
     );
     assert_eq!(f.first_index, Some(501));
+    // The sentence README.md shows.
+    assert!(
+        f.text
+            .ends_with("recovery took 20.400 µs; time: recovering 100% (3% before)"),
+        "{}",
+        f.text
+    );
 }
 
 fn cm(src: [u8; 4], dst: [u8; 4], rep: bool, comm: u32, remote: u32, qpn: u32) -> Vec<u8> {
@@ -547,6 +554,58 @@ fn an_ack_leaves_the_sends_after_it_outstanding() {
     );
 }
 
+/// A header-only capture that cut the ACKs' AETH (the RTL's RX-cut quirk)
+/// still counts the window the sender keeps: an Acknowledge of PSN x says
+/// x arrived (a NAK of x would be resent, which the resend then tells), so
+/// 16 in flight read 16, not 17.
+#[test]
+fn acknowledges_cut_before_their_aeth_acknowledge_their_own_psn() {
+    let mut t = Trace::new();
+    let cut_ack = |t: &mut Trace, psn: u32, gap_ns: u64| {
+        let mut b = PacketBuilder::rocev2_ipv4(B, A, Opcode::RC_ACK, 0x11, psn);
+        b.ext.aeth.syndrome = ACK.to_u8();
+        let mut frame = b.build(&[]);
+        let wire_len = frame.len() as u32;
+        frame.truncate(54);
+        t.t += gap_ns;
+        let p = decode(&frame, LinkLayer::Ethernet, &DecodeConfig::default());
+        let o = Observation::from_packet(&p, t.t, wire_len).unwrap();
+        assert_eq!(o.syndrome, None, "the AETH is cut");
+        t.an.observe(t.index, &o);
+        t.index += 1;
+    };
+    let mut next = 0u32;
+    // A window of 16: 16 sent, then each ACK lets one more go.
+    for _ in 0..16 {
+        t.req(Opcode::RC_WRITE_MIDDLE, next, 300);
+        next += 1;
+    }
+    for acked in 0..48 {
+        cut_ack(&mut t, acked, 200_000);
+        t.req(Opcode::RC_WRITE_MIDDLE, next, 40);
+        next += 1;
+    }
+    let r = t.an.report();
+    let q = &r.qps[0];
+    assert_eq!(q.window_packets, 16, "the most outstanding");
+    assert_eq!(q.outstanding, 16);
+    assert_eq!(q.oldest_unacked_psn, Some(48));
+    assert!(
+        q.series.bins.iter().all(|b| b.max_outstanding <= 16),
+        "{:?}",
+        q.series.bins.iter().map(|b| b.max_outstanding).max()
+    );
+    // A cut NAK read as an ACK of its PSN: the resend after it still
+    // opens a Go-Back-N episode, its NAK inferred.
+    cut_ack(&mut t, 48, 20_000);
+    t.req(Opcode::RC_WRITE_MIDDLE, 48, 500);
+    t.req(Opcode::RC_WRITE_MIDDLE, 49, 300);
+    let r = t.an.report();
+    assert_eq!(r.episodes.len(), 1);
+    assert_eq!(r.episodes[0].cause, EpisodeCause::NakSeqErr);
+    assert!(r.episodes[0].nak_inferred);
+}
+
 #[test]
 fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest() {
     let mut an = RcAnalysis::default();
@@ -573,6 +632,7 @@ fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest()
 }
 
 mod diagnosis;
+mod time_states;
 
 /// Lumina's latencies in one capture: at the receiver's side (the gap
 /// seen) the out-of-sequence arrival to the NAK; at the requester's side

@@ -1,0 +1,147 @@
+//! Time by state as the real binary gives it (issue 48): for a recording
+//! of every shipped scenario, `stats --json` accounts each QP's span to the
+//! nanosecond and reads `state_at_end` from the same runs; `stats` prints
+//! the shares; `--link-gbps` sets the rate it reckons with and refuses
+//! nonsense.
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn rocescope(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn every_qp_span_is_accounted_to_the_nanosecond() {
+    let dir = std::env::temp_dir().join(format!("rocescope-tbs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let names = [
+        "default",
+        "lossy-link",
+        "incast",
+        "line-rate",
+        "window-stall",
+        "read-heavy",
+        "aes",
+        "dpi-drop",
+        "teaching-basic",
+        "dcqcn",
+        "pfc",
+        "rnr",
+        "host-stall",
+    ];
+    let states = [
+        "error",
+        "waiting_on_timer",
+        "rnr_wait",
+        "recovering",
+        "paused",
+        "window_full",
+        "sending",
+        "sharing",
+        "rate_limited",
+        "host_limited",
+        "idle",
+    ];
+    for name in names {
+        let path = dir.join(format!("{name}.pcapng"));
+        let p = path.to_str().unwrap();
+        let (ok, _, err) = rocescope(&[
+            "sim",
+            "--scenario",
+            name,
+            "--duration",
+            "1ms",
+            "--record",
+            p,
+            "--headless",
+        ]);
+        assert!(ok, "{err}");
+        let (ok, out, err) = rocescope(&["stats", p, "--json"]);
+        assert!(ok, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        for q in v["qps"].as_array().unwrap() {
+            let by = q["time_by_state_ns"].as_object().unwrap();
+            assert_eq!(by.len(), states.len(), "{name}: {q}");
+            let sum: u64 = states.iter().map(|s| by[*s].as_u64().unwrap()).sum();
+            assert_eq!(sum, q["span_ns"].as_u64().unwrap(), "{name}: {q}");
+            if sum > 0 {
+                let end = q["state_at_end"].as_str().unwrap();
+                assert!(
+                    by[end].as_u64().unwrap() > 0,
+                    "{name}: {end} never held: {q}"
+                );
+            }
+        }
+        let (ok, text, _) = rocescope(&["stats", p]);
+        assert!(ok && text.contains("time by state"), "{text}");
+    }
+    let ws = dir.join("window-stall.pcapng");
+    let ws = ws.to_str().unwrap();
+    // The qp_states table: the runs, summing to the span stats gives.
+    let csv = dir.join("qp_states.csv");
+    let (ok, _, err) = rocescope(&[
+        "export",
+        ws,
+        "--table",
+        "qp_states",
+        "--to",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("qp,dest_qp,start_ns,end_ns,state"));
+    let runs: Vec<(u64, u64, String)> = lines
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (
+                c[2].parse().unwrap(),
+                c[3].parse().unwrap(),
+                c[4].to_owned(),
+            )
+        })
+        .collect();
+    let (ok, out, _) = rocescope(&["stats", ws, "--json"]);
+    assert!(ok);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let q = &v["qps"][0];
+    let window_full: u64 = runs
+        .iter()
+        .filter(|r| r.2 == "window_full")
+        .map(|r| r.1 - r.0)
+        .sum();
+    assert_eq!(
+        window_full,
+        q["time_by_state_ns"]["window_full"].as_u64().unwrap()
+    );
+    assert_eq!(
+        runs.iter().map(|r| r.1 - r.0).sum::<u64>(),
+        q["span_ns"].as_u64().unwrap()
+    );
+    assert_eq!(
+        runs.last().map(|r| r.2.as_str()),
+        q["state_at_end"].as_str()
+    );
+    let (ok, out, _) = rocescope(&["stats", ws, "--json", "--link-gbps", "25"]);
+    assert!(ok);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["link_gbps"], 25.0);
+    let (ok, _, err) = rocescope(&["stats", ws, "--link-gbps", "0"]);
+    assert!(!ok);
+    assert!(
+        err.contains("'--link-gbps <GBPS>'")
+            && err.contains("the link rate must be a positive number of Gb/s"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

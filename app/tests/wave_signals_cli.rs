@@ -1,0 +1,161 @@
+//! `rocescope signals`: a waveform's signals without a workbench, on the
+//! committed Icarus Verilog VCD and FST (the fuzz seeds) and ChipScoPy's
+//! ILA capture; the README's commands word for word.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+fn seed(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../decoders/fuzz/corpus/wave")
+        .join(name)
+}
+
+fn rocescope(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("rocescope runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "rocescope-signals-cli-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn the_readme_signals_commands_work_as_printed() {
+    let dir = temp_dir("readme");
+    std::fs::copy(seed("icarus.vcd"), dir.join("sim_dump.vcd")).expect("copy");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+        .expect("README");
+    let mut ran = 0;
+    for line in readme.lines() {
+        let Some(cmd) = line.strip_prefix("rocescope signals ") else {
+            continue;
+        };
+        // The README's sim_dump.vcd (the shipped testbench's) has its
+        // stream at tb.u; this test's seed, from an older bench, at tb.u0
+        // (readme_files.rs runs the same lines on the README's own file).
+        let words: Vec<String> = cmd
+            .split(" #")
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|w| w.replace("tb.u.", "tb.u0."))
+            .collect();
+        let mut args = vec!["signals"];
+        args.extend(words.iter().map(String::as_str));
+        let (ok, stdout, stderr) = rocescope(&dir, &args);
+        assert!(ok && !stdout.is_empty(), "README: {line}: {stderr}");
+        if cmd.contains("--list") {
+            assert!(stdout.lines().any(|l| l == "tb.u0.tdata 64"), "{stdout}");
+            assert!(stdout.lines().any(|l| l == "tb.clk 1"), "{stdout}");
+        } else {
+            // The first load reads the body, the second comes from memory.
+            let loads: Vec<&str> = stderr
+                .lines()
+                .filter(|l| l.contains(" loaded in "))
+                .collect();
+            assert_eq!(loads.len(), 2, "{stderr}");
+            assert!(loads[0].contains("the file's body read in"), "{stderr}");
+            assert!(!loads[1].contains("body"), "{stderr}");
+            let csv = std::fs::read_to_string(dir.join("signals.csv")).expect("written");
+            let mut lines = csv.lines();
+            assert_eq!(
+                lines.next(),
+                Some("ts_ns,cycle,probe,probe_name,unit,module,value")
+            );
+            let rows: Vec<&str> = lines.collect();
+            assert!(
+                rows.iter().any(|r| r.contains(",tb.u0.tvalid,bin,wave,")),
+                "{csv}"
+            );
+            assert!(
+                rows.iter().any(|r| r.contains(",tb.u0.tdata,hex,wave,")),
+                "{csv}"
+            );
+            assert!(
+                stdout.contains(&format!("{} rows of profiler (2 signals)", rows.len())),
+                "{stdout}"
+            );
+        }
+        ran += 1;
+    }
+    assert_eq!(ran, 2, "the README's signals commands");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn signals_of_an_fst_an_ila_capture_and_what_is_not_there() {
+    let dir = temp_dir("files");
+    let out = dir.join("fst.jsonl");
+    let (ok, _, stderr) = rocescope(
+        &dir,
+        &[
+            "signals",
+            seed("icarus.fst").to_str().expect("utf-8"),
+            "--show",
+            "tb.u0.tlast",
+            "--to",
+            out.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(ok, "{stderr}");
+    let rows = std::fs::read_to_string(&out).expect("jsonl");
+    assert!(
+        rows.lines().count() > 2 && rows.contains("\"probe_name\":\"tb.u0.tlast\""),
+        "{rows}"
+    );
+    // An ILA capture: its probes, and its triggers and windows told.
+    let (ok, stdout, stderr) = rocescope(
+        &dir,
+        &[
+            "signals",
+            seed("chipscopy-ila.csv").to_str().expect("utf-8"),
+            "--list",
+            "--json",
+        ],
+    );
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("{\"path\":\"u/tdata\",\"width_bits\":64}"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("12 ns: the ILA's trigger"), "{stderr}");
+    assert!(
+        stderr.contains("128 ns: a capture window starts"),
+        "{stderr}"
+    );
+    // A name the file lacks, and a file that is no waveform.
+    let (ok, _, stderr) = rocescope(
+        &dir,
+        &[
+            "signals",
+            seed("icarus.vcd").to_str().expect("utf-8"),
+            "--show",
+            "tb.nope",
+            "--to",
+            out.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(!ok && stderr.contains("no signal tb.nope"), "{stderr}");
+    let text = dir.join("not-a-wave.txt");
+    std::fs::write(&text, "hello\n").expect("write");
+    let (ok, _, stderr) = rocescope(&dir, &["signals", text.to_str().expect("utf-8"), "--list"]);
+    assert!(!ok && stderr.contains("not a waveform"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,306 @@
+//! Time by state per requester QP (issue 48): hand-built traces, one per
+//! state, each checking where the time went and that every nanosecond of
+//! the span is in exactly one state.
+
+use super::*;
+use crate::analysis::{StateRuns, TimeState};
+
+/// A 4 KiB WRITE Middle on the wire at 100 Gb/s: 4154 bytes, FCS,
+/// preamble and gap, 334 ns.
+const PACKET_NS: u64 = 334;
+
+fn op(k: u32, n: u32) -> Opcode {
+    match (k, n) {
+        (0, 1) => Opcode::RC_WRITE_ONLY,
+        (0, _) => Opcode::RC_WRITE_FIRST,
+        (k, n) if k + 1 == n => Opcode::RC_WRITE_LAST,
+        _ => Opcode::RC_WRITE_MIDDLE,
+    }
+}
+
+/// Nanoseconds in `state`.
+fn ns(runs: &StateRuns, state: TimeState) -> u64 {
+    runs.totals_ns[state as usize]
+}
+
+/// Every nanosecond in one state: the totals sum to the span, the runs
+/// tile it, and the runs' own time per state is the totals.
+fn check_tiles(runs: &StateRuns) {
+    assert_eq!(
+        runs.totals_ns.iter().sum::<u64>(),
+        runs.end_ns - runs.start_ns,
+        "{runs:?}"
+    );
+    let mut at = runs.start_ns;
+    let mut by_state = [0u64; crate::analysis::TIME_STATES];
+    for (start, end, state) in runs.iter() {
+        assert_eq!(start, at, "runs tile the span");
+        assert!(end > start);
+        by_state[state as usize] += end - start;
+        at = end;
+    }
+    assert_eq!(at, runs.end_ns);
+    assert_eq!(by_state, runs.totals_ns);
+}
+
+impl Trace {
+    /// A message of `n` WRITEs from A, `gap_ns` apart, none ACKed yet.
+    fn burst(&mut self, psn: &mut u32, n: u32, gap_ns: u64) {
+        for k in 0..n {
+            self.req(op(k, n), *psn, if k == 0 { 0 } else { gap_ns });
+            *psn += 1;
+        }
+    }
+}
+
+#[test]
+fn frames_back_to_back_a_rounded_nanosecond_apart_are_one_sending_run() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    // A Middle's 334.24 ns on the wire, stamped 335 ns apart: the
+    // nanosecond between is the clock's rounding, not a host gap.
+    t.req(Opcode::RC_WRITE_FIRST, psn, 0);
+    psn += 1;
+    for _ in 0..20 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 336);
+        psn += 1;
+    }
+    let r = t.an.report();
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    assert_eq!(ns(runs, TimeState::HostLimited), 0, "{:?}", runs.totals_ns);
+    assert_eq!(runs.len(), 1, "{:?}", runs.iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn a_message_is_sending_and_host_gaps_and_the_time_between_messages_idle() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    for _ in 0..2 {
+        // 8 packets 400 ns apart: 334 ns on the wire, 66 ns of host gap.
+        t.burst(&mut psn, 8, 400);
+        t.ack(psn - 1, 2_000);
+        t.t += 10_000;
+    }
+    let r = t.an.report();
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    // A First carries a RETH: 335 ns on the wire.
+    assert_eq!(ns(runs, TimeState::Sending), 2 * (335 + 7 * PACKET_NS));
+    assert_eq!(
+        ns(runs, TimeState::HostLimited),
+        2 * ((400 - 335) + 6 * (400 - PACKET_NS))
+    );
+    // After the first Last: its ACK 2 µs later, then 10 µs with nothing
+    // posted; the span ends a nanosecond after the second one's ACK.
+    assert_eq!(
+        ns(runs, TimeState::Idle),
+        (2_000 - PACKET_NS) + 10_000 + (2_000 - PACKET_NS) + 1
+    );
+    assert_eq!(
+        r.time_state_at(0, r.qps[0].first_ts_ns + 3 * 400 + 100),
+        Some(TimeState::Sending)
+    );
+    assert_eq!(
+        r.time_state_at(0, r.qps[0].first_ts_ns + 3 * 400 + 350),
+        Some(TimeState::HostLimited)
+    );
+    assert_eq!(
+        r.time_state_at(0, r.qps[0].last_ts_ns),
+        Some(TimeState::Idle)
+    );
+}
+
+#[test]
+fn two_qps_of_one_host_at_the_link_rate_are_each_sending_half_and_sharing_half() {
+    let mut t = Trace::new();
+    let (mut a, mut b) = (0u32, 1_000u32);
+    for k in 0..64u32 {
+        let o = op(k, 64);
+        // QP 0x12, then QP 0x13, back to back at 100 Gb/s.
+        let f = PacketBuilder::rocev2_ipv4(A, B, o, 0x12, a).build(&[0; 4096]);
+        t.push(f, if k == 0 { 0 } else { PACKET_NS });
+        let f = PacketBuilder::rocev2_ipv4(A, B, o, 0x13, b).build(&[0; 4096]);
+        t.push(f, PACKET_NS);
+        a += 1;
+        b += 1;
+    }
+    let r = t.an.report();
+    assert_eq!(r.qps.len(), 2);
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    let span = runs.end_ns - runs.start_ns;
+    let sending = ns(runs, TimeState::Sending);
+    let sharing = ns(runs, TimeState::Sharing);
+    assert!(sending + sharing >= span * 99 / 100, "{:?}", runs.totals_ns);
+    assert!(
+        sending.abs_diff(sharing) <= span / 50,
+        "{sending} {sharing}"
+    );
+}
+
+#[test]
+fn outstanding_at_a_known_window_is_window_full() {
+    let mut t = Trace::new();
+    t.an = RcAnalysis::new(AnalysisConfig {
+        window_packets: 4,
+        ..AnalysisConfig::default()
+    });
+    let mut psn = 0;
+    for _ in 0..10 {
+        // 4 back to back fill the window; the ACKs come 10 µs later and the
+        // next message follows at once.
+        t.burst(&mut psn, 4, PACKET_NS);
+        t.ack(psn - 1, 10_000);
+    }
+    let r = t.an.report();
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    let span = runs.end_ns - runs.start_ns;
+    let full = ns(runs, TimeState::WindowFull);
+    // Each round: 3 packets sending, then the 4th on the wire and the wait
+    // for the ACK with the window full.
+    assert_eq!(ns(runs, TimeState::Sending), 10 * 3 * PACKET_NS);
+    assert!(full >= span * 9 / 10, "{:?}", runs.totals_ns);
+    assert_eq!(
+        r.time_state_at(0, r.qps[0].last_ts_ns - 5_000),
+        Some(TimeState::WindowFull)
+    );
+}
+
+#[test]
+fn loss_is_recovering_from_the_nak_and_a_timer_resend_waiting_on_the_timer() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.steady(&mut psn, 20);
+    // PSN 20 lost: 21 NAKed 1 µs later, resent 5 µs after the NAK.
+    t.req(Opcode::RC_WRITE_MIDDLE, 21, 300);
+    t.resp(
+        Opcode::RC_ACK,
+        20,
+        Syndrome::Nak(NakCode::PsnSequenceError),
+        1_000,
+    );
+    let nak_ns = t.t;
+    t.req(Opcode::RC_WRITE_MIDDLE, 20, 5_000);
+    t.req(Opcode::RC_WRITE_MIDDLE, 21, 400);
+    t.ack(21, 1_000);
+    let acked_ns = t.t;
+    psn = 22;
+    t.steady(&mut psn, 20);
+    // PSN 42's ACK lost: the timer resends it 1 ms later.
+    t.req(Opcode::RC_WRITE_MIDDLE, 42, 300);
+    let sent_ns = t.t;
+    t.req(Opcode::RC_WRITE_MIDDLE, 42, 1_000_000);
+    let resent_ns = t.t;
+    t.ack(42, 1_000);
+    psn = 43;
+    t.steady(&mut psn, 5);
+    let r = t.an.report();
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    // From the NAK to the ACK of all it had sent.
+    assert!(ns(runs, TimeState::Recovering) >= acked_ns - nak_ns);
+    assert_eq!(
+        r.time_state_at(0, nak_ns + 2_000),
+        Some(TimeState::Recovering)
+    );
+    // From the last progress (42 on the wire) to the resend.
+    let waited = ns(runs, TimeState::WaitingOnTimer);
+    assert!(
+        waited <= resent_ns - sent_ns && waited + 2 * PACKET_NS >= resent_ns - sent_ns,
+        "{waited}"
+    );
+    assert_eq!(
+        r.time_state_at(0, resent_ns - 500_000),
+        Some(TimeState::WaitingOnTimer)
+    );
+}
+
+#[test]
+fn an_rnr_nak_is_an_rnr_wait_and_a_fatal_nak_the_error_state() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.steady(&mut psn, 10);
+    t.req(Opcode::RC_SEND_ONLY, 10, 300);
+    t.resp(Opcode::RC_ACK, 10, Syndrome::RnrNak { timer: 14 }, 500);
+    let rnr_ns = t.t;
+    t.req(Opcode::RC_SEND_ONLY, 10, 200_000);
+    let resent_ns = t.t;
+    t.ack(10, 500);
+    t.req(Opcode::RC_SEND_ONLY, 11, 300);
+    t.resp(
+        Opcode::RC_ACK,
+        11,
+        Syndrome::Nak(NakCode::RemoteAccessError),
+        500,
+    );
+    let fatal_ns = t.t;
+    t.req(Opcode::RC_SEND_ONLY, 12, 3_000);
+    let r = t.an.report();
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    assert_eq!(ns(runs, TimeState::RnrWait), resent_ns - rnr_ns);
+    assert_eq!(ns(runs, TimeState::Error), runs.end_ns - fatal_ns);
+    assert_eq!(r.time_state_at(0, fatal_ns + 1), Some(TimeState::Error));
+}
+
+#[test]
+fn a_pause_toward_the_sender_holds_it_and_a_cnp_paces_it() {
+    let mut t = Trace::new();
+    let mut psn = 0;
+    t.burst(&mut psn, 4, PACKET_NS);
+    // A PFC pause of 2000 quanta (10.24 µs at 100 Gb/s) mid-message.
+    t.an.pause(t.t + 500, None, 2_000);
+    let paused_ns = t.t + 500;
+    t.burst_more(&mut psn, 4, 12_000);
+    // A CNP from the responder, then gaps of 1 µs: paced.
+    t.ack(psn - 1, 100);
+    t.cnp_to_requester(100);
+    let cnp_ns = t.t;
+    for k in 0..10 {
+        // The first 1 µs after the last packet (800 ns after the CNP).
+        t.req(
+            Opcode::RC_WRITE_MIDDLE,
+            psn,
+            if k == 0 { 800 } else { 1_000 },
+        );
+        psn += 1;
+    }
+    // Back at the link's rate: no longer paced.
+    for _ in 0..10 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, PACKET_NS);
+        psn += 1;
+    }
+    t.req(Opcode::RC_WRITE_MIDDLE, psn, 1_000);
+    let r = t.an.report();
+    let runs = &r.qps[0].states;
+    check_tiles(runs);
+    assert_eq!(ns(runs, TimeState::Paused), 10_240);
+    assert_eq!(
+        r.time_state_at(0, paused_ns + 5_000),
+        Some(TimeState::Paused)
+    );
+    assert_eq!(ns(runs, TimeState::RateLimited), 10 * (1_000 - PACKET_NS));
+    assert_eq!(
+        r.time_state_at(0, cnp_ns + 1_500),
+        Some(TimeState::RateLimited)
+    );
+    // The last gap after the rate came back is the host's.
+    assert_eq!(
+        r.time_state_at(0, r.qps[0].last_ts_ns - 100),
+        Some(TimeState::HostLimited)
+    );
+}
+
+impl Trace {
+    /// `n` more Middles of a message, the first `first_gap_ns` after the
+    /// last packet, then back to back.
+    fn burst_more(&mut self, psn: &mut u32, n: u32, first_gap_ns: u64) {
+        for k in 0..n {
+            let gap = if k == 0 { first_gap_ns } else { PACKET_NS };
+            self.req(Opcode::RC_WRITE_MIDDLE, *psn, gap);
+            *psn += 1;
+        }
+    }
+}

@@ -1,0 +1,920 @@
+//! Time by state per requester QP: every nanosecond of a QP's span, from
+//! its first request to the end of its last packet, in exactly one state,
+//! the reason its next packet was not (yet) on the wire, from the capture
+//! alone (issue 48). Kept as runs (a start and a state; a run ends where
+//! the next begins), not per packet: a state that holds across packets is
+//! one run.
+//!
+//! The time between two of a requester's packets is labelled when the
+//! second one comes, so that what ended the wait can tell what it was: a
+//! resend its timer drove was waiting on the timer since the last
+//! progress; one after an RNR NAK was the RNR wait; the ACKs in between
+//! cut the wait into pieces whose outstanding count says whether the
+//! window was full. When several states apply, the first in
+//! [`TimeState::ALL`] wins.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Why a requester QP's next packet was not (yet) on the wire. In the
+/// order that decides when several apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum TimeState {
+    /// After the QP went to the error state.
+    Error,
+    /// From the last progress before a timer-driven resend to the resend.
+    WaitingOnTimer,
+    /// From an RNR NAK to the resend.
+    RnrWait,
+    /// From the loss evidence the requester acted on (a NAK, a timer
+    /// resend) to its first new packet or the ACK of all it had sent; its
+    /// resends on the wire too.
+    Recovering,
+    /// A PFC or PAUSE frame toward the sender holds its link.
+    Paused,
+    /// Outstanding packets at the window: the next request does not fit.
+    WindowFull,
+    /// Its own packet on the wire.
+    Sending,
+    /// Mid-message, window open, the link busy with other QPs' packets.
+    Sharing,
+    /// Mid-message, window open, gaps longer than the link needs after a
+    /// CNP (congestion control pacing the sender).
+    RateLimited,
+    /// Mid-message, window open, gaps with no signal in the capture: the
+    /// host, PCIe, the card's payload fetch.
+    HostLimited,
+    /// Between messages (after a Last or Only), nothing on the way.
+    Idle,
+}
+
+/// States there are.
+pub const TIME_STATES: usize = 11;
+
+impl TimeState {
+    /// Every state, in the order that decides.
+    pub const ALL: [TimeState; TIME_STATES] = [
+        TimeState::Error,
+        TimeState::WaitingOnTimer,
+        TimeState::RnrWait,
+        TimeState::Recovering,
+        TimeState::Paused,
+        TimeState::WindowFull,
+        TimeState::Sending,
+        TimeState::Sharing,
+        TimeState::RateLimited,
+        TimeState::HostLimited,
+        TimeState::Idle,
+    ];
+
+    /// Its name in JSON, tables and text: `window_full`, `sending`...
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeState::Error => "error",
+            TimeState::WaitingOnTimer => "waiting_on_timer",
+            TimeState::RnrWait => "rnr_wait",
+            TimeState::Recovering => "recovering",
+            TimeState::Paused => "paused",
+            TimeState::WindowFull => "window_full",
+            TimeState::Sending => "sending",
+            TimeState::Sharing => "sharing",
+            TimeState::RateLimited => "rate_limited",
+            TimeState::HostLimited => "host_limited",
+            TimeState::Idle => "idle",
+        }
+    }
+
+    /// Its code (its place in [`TimeState::ALL`]), as records carry it.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The state of a code, if there is one.
+    pub fn from_code(code: u8) -> Option<TimeState> {
+        TimeState::ALL.get(usize::from(code)).copied()
+    }
+
+    /// The state of a name.
+    pub fn from_name(name: &str) -> Option<TimeState> {
+        TimeState::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// Runs a block holds (64 KiB): full blocks are shared by the reports
+/// taken of a running analysis, never copied.
+const RUN_BLOCK: usize = 8192;
+
+/// Runs kept per QP (8 MiB); past it the oldest block goes, counted in
+/// [`StateRuns::let_go`], while the totals keep every nanosecond.
+pub const MAX_RUNS: usize = 1 << 20;
+
+/// Bits of a packed run below its start: the state.
+const STATE_BITS: u32 = 4;
+
+/// One QP's runs of states over its span, and the time in each state.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StateRuns {
+    /// Runs are packed as `(start - base) << 4 | state`.
+    base_ns: u64,
+    blocks: VecDeque<Arc<Vec<u64>>>,
+    tail: Vec<u64>,
+    /// The span: its first run's start (before any was let go) and where
+    /// the last run ends.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Runs let go, the oldest first, past [`MAX_RUNS`].
+    pub let_go: u64,
+    /// Nanoseconds in each state over the whole span, by [`TimeState`]
+    /// code: they sum to `end_ns - start_ns`.
+    pub totals_ns: [u64; TIME_STATES],
+    /// The last run's state, kept beside the runs (every push reads it).
+    last: Option<TimeState>,
+}
+
+#[inline]
+fn unpack(base: u64, run: u64) -> (u64, TimeState) {
+    let state = TimeState::from_code((run & ((1 << STATE_BITS) - 1)) as u8);
+    (base + (run >> STATE_BITS), state.unwrap_or(TimeState::Idle))
+}
+
+impl StateRuns {
+    /// No runs yet; the span starts at `start_ns`.
+    pub(crate) fn starting(start_ns: u64) -> StateRuns {
+        StateRuns {
+            base_ns: start_ns,
+            start_ns,
+            end_ns: start_ns,
+            ..StateRuns::default()
+        }
+    }
+
+    /// Whether no time is accounted.
+    pub fn is_empty(&self) -> bool {
+        self.end_ns <= self.start_ns
+    }
+
+    /// Runs kept.
+    pub fn len(&self) -> usize {
+        self.blocks.len() * RUN_BLOCK + self.tail.len()
+    }
+
+    fn last_packed(&self) -> Option<u64> {
+        self.tail
+            .last()
+            .or_else(|| self.blocks.back().and_then(|b| b.last()))
+            .copied()
+    }
+
+    /// The state of the last run.
+    pub fn last_state(&self) -> Option<TimeState> {
+        self.last
+    }
+
+    /// `[end_ns, to)` is in `state`: extends the last run when it is in
+    /// `state` already. Time before `end_ns` is never assigned twice.
+    #[inline]
+    pub(crate) fn push(&mut self, to: u64, state: TimeState) {
+        if to <= self.end_ns {
+            return;
+        }
+        self.totals_ns[state as usize] += to - self.end_ns;
+        if self.last != Some(state) {
+            let run = (self.end_ns - self.base_ns) << STATE_BITS | u64::from(state.code());
+            self.tail.push(run);
+            self.last = Some(state);
+            if self.tail.len() == RUN_BLOCK {
+                self.seal();
+            }
+        }
+        self.end_ns = to;
+    }
+
+    /// The tail is full: a block of its own, the oldest let go past the cap.
+    #[cold]
+    #[inline(never)]
+    fn seal(&mut self) {
+        let full = std::mem::replace(&mut self.tail, Vec::with_capacity(RUN_BLOCK));
+        self.blocks.push_back(Arc::new(full));
+        if self.blocks.len() * RUN_BLOCK > MAX_RUNS {
+            self.blocks.pop_front();
+            self.let_go += RUN_BLOCK as u64;
+        }
+    }
+
+    /// Every run kept: (start, end, state), in time order.
+    pub fn iter(&self) -> impl Iterator<Item = (u64, u64, TimeState)> + '_ {
+        let base = self.base_ns;
+        let mut runs = self
+            .blocks
+            .iter()
+            .flat_map(|b| b.iter())
+            .chain(self.tail.iter())
+            .map(move |&r| unpack(base, r))
+            .peekable();
+        let end = self.end_ns;
+        std::iter::from_fn(move || {
+            let (start, state) = runs.next()?;
+            let next = runs.peek().map_or(end, |&(s, _)| s);
+            Some((start, next, state))
+        })
+    }
+
+    /// The packed run at position `i` among those kept.
+    fn nth(&self, i: usize) -> Option<u64> {
+        let b = i / RUN_BLOCK;
+        match self.blocks.get(b) {
+            Some(block) => block.get(i % RUN_BLOCK).copied(),
+            None => self.tail.get(i - self.blocks.len() * RUN_BLOCK).copied(),
+        }
+    }
+
+    /// The position of the run holding `ts_ns`, if one kept does.
+    fn index_at(&self, ts_ns: u64) -> Option<usize> {
+        if ts_ns >= self.end_ns || ts_ns < self.base_ns {
+            return None;
+        }
+        let rel = ts_ns - self.base_ns;
+        let (mut lo, mut hi) = (0usize, self.len());
+        // The last run starting at or before `ts_ns`.
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.nth(mid).is_some_and(|r| r >> STATE_BITS <= rel) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.checked_sub(1)
+    }
+
+    /// The state at `ts_ns`, if a run kept holds it.
+    pub fn at(&self, ts_ns: u64) -> Option<TimeState> {
+        let i = self.index_at(ts_ns)?;
+        self.nth(i).map(|r| unpack(self.base_ns, r).1)
+    }
+
+    /// Nanoseconds in each state within `from..to` (runs kept only).
+    pub fn between(&self, from: u64, to: u64) -> [u64; TIME_STATES] {
+        let mut out = [0; TIME_STATES];
+        if to <= from {
+            return out;
+        }
+        let first = self.index_at(from.max(self.base_ns)).unwrap_or(0);
+        let base = self.base_ns;
+        let mut i = first;
+        while let Some(r) = self.nth(i) {
+            let (start, state) = unpack(base, r);
+            if start >= to {
+                break;
+            }
+            let end = self.nth(i + 1).map_or(self.end_ns, |n| unpack(base, n).0);
+            let (a, b) = (start.max(from), end.min(to));
+            if b > a {
+                out[state as usize] += b - a;
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// From `ts_ns` on, the span is in `state` (a QP in error from a time
+    /// only the end of the capture shows): later runs are dropped, their
+    /// time moved to `state`.
+    pub(crate) fn in_state_from(&mut self, ts_ns: u64, state: TimeState) {
+        let end = self.end_ns;
+        if ts_ns >= end {
+            return;
+        }
+        let ts_ns = ts_ns.max(self.base_ns);
+        for (k, ns) in self.between(ts_ns, end).into_iter().enumerate() {
+            self.totals_ns[k] -= ns;
+        }
+        // Drop the runs starting at or after `ts_ns`.
+        while let Some(r) = self.last_packed() {
+            if unpack(self.base_ns, r).0 < ts_ns {
+                break;
+            }
+            if self.tail.pop().is_none() {
+                match self.blocks.pop_back() {
+                    Some(b) => {
+                        let mut v = (*b).clone();
+                        v.pop();
+                        self.tail = v;
+                    }
+                    None => break,
+                }
+            }
+        }
+        self.end_ns = ts_ns;
+        self.last = self.last_packed().map(|r| unpack(self.base_ns, r).1);
+        self.push(end, state);
+    }
+}
+
+/// A PFC or PAUSE frame's hold on a link: on capture port `port` (any
+/// port when the capture does not say), `start_ns..end_ns`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pause {
+    pub port: Option<u8>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Pauses kept (the newest): a QP's open wait looks back at most this far.
+pub(crate) const MAX_PAUSES: usize = 4096;
+
+/// A change in the open wait of a requester: an ACK took sends off, or the
+/// READ responses moved on.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    ts_ns: u64,
+    /// Outstanding PSNs from then on.
+    outstanding: u32,
+    /// The requester host's link: bytes on the wire so far.
+    busy_bytes: u64,
+}
+
+/// What ended an open wait.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct WaitEnd {
+    /// PSNs the request that ended it needs room for (1 if none).
+    pub span: u32,
+    /// The wait ended with a resend its timer drove: waiting on the timer
+    /// from the last progress (`timer_from`, which the accounting fills in).
+    pub timer: bool,
+    pub timer_from: Option<u64>,
+    /// ...a resend after an RNR NAK at this time.
+    pub rnr_from: Option<u64>,
+    /// ...a resend after loss evidence at this time (a NAK).
+    pub recovering_from: Option<u64>,
+    /// The request came at once when an ACK freed room, after a long wait:
+    /// the capture shows the sender held at its window.
+    pub held: bool,
+}
+
+/// What labelling reads besides the requester's own state.
+pub(crate) struct LabelCx<'a> {
+    /// The link rate, femtoseconds a byte.
+    pub fs_per_byte: u64,
+    /// The QP's window, when the scenario, the card or the configuration
+    /// gives it.
+    pub window: Option<u32>,
+    pub pauses: &'a VecDeque<Pause>,
+    /// The longest any of them holds.
+    pub pause_reach_ns: u64,
+    /// The requester host's link: bytes on the wire so far.
+    pub busy_bytes: u64,
+    /// ...and its latest frames: where in a wait the other QPs' frames
+    /// were.
+    pub frames: &'a FrameRing,
+}
+
+/// Frames a host's link keeps for placing other QPs' frames in a wait.
+pub(crate) const LINK_FRAMES: usize = 1024;
+
+/// A host's link busy, as its latest stretches of frames back to back
+/// (from the first frame's first bit to the last one's end), oldest first:
+/// a ring of [`LINK_FRAMES`]. A frame that starts where the last stretch
+/// ends lengthens it, so a busy link is a few entries, not one a frame
+/// (a QP's wait between two of its packets reads only these).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FrameRing {
+    buf: Vec<(u64, u64)>,
+    /// The oldest entry's place once the ring is full.
+    head: usize,
+    /// The newest entry's place.
+    last: usize,
+}
+
+impl FrameRing {
+    /// A frame on the link from `ts_ns` to `end_ns`.
+    #[inline(always)]
+    pub fn push(&mut self, ts_ns: u64, end_ns: u64) {
+        if let Some(l) = self.buf.get_mut(self.last)
+            && ts_ns <= l.1 + ROUNDING_NS
+            && ts_ns >= l.0
+        {
+            l.1 = l.1.max(end_ns);
+            return;
+        }
+        self.push_new(ts_ns, end_ns);
+    }
+
+    #[inline(never)]
+    fn push_new(&mut self, ts_ns: u64, end_ns: u64) {
+        if self.buf.len() < LINK_FRAMES {
+            self.last = self.buf.len();
+            self.buf.push((ts_ns, end_ns));
+        } else {
+            self.last = self.head;
+            self.buf[self.head] = (ts_ns, end_ns);
+            self.head = if self.head + 1 == LINK_FRAMES {
+                0
+            } else {
+                self.head + 1
+            };
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The `i`-th oldest.
+    #[inline]
+    fn get(&self, i: usize) -> (u64, u64) {
+        let j = self.head + i;
+        self.buf[if j >= self.buf.len() {
+            j - self.buf.len()
+        } else {
+            j
+        }]
+    }
+
+    /// The place of the first frame starting at or after `ts_ns`: looked
+    /// for from the newest, as a wait is (a long one walks them all anyway).
+    #[inline]
+    fn first_from(&self, ts_ns: u64) -> usize {
+        let mut i = self.len();
+        while i > 0 && self.get(i - 1).0 >= ts_ns {
+            i -= 1;
+        }
+        i
+    }
+}
+
+/// No frames (a host the analysis has not seen).
+pub(crate) const NO_FRAMES: &FrameRing = &FrameRing {
+    buf: Vec::new(),
+    head: 0,
+    last: 0,
+};
+
+/// Bytes an Ethernet frame of `frame_bytes` (no FCS) takes on the wire:
+/// padding, FCS, preamble and the inter-frame gap.
+#[inline]
+pub(crate) fn wire_bytes(frame_bytes: u32) -> u64 {
+    u64::from(frame_bytes.max(60)) + 24
+}
+
+/// Femtoseconds a byte takes on a link of `gbps` (integer arithmetic per
+/// packet: exact for the standard rates).
+pub(crate) fn fs_per_byte(gbps: f64) -> u64 {
+    ((8e6 / gbps).round() as u64).max(1)
+}
+
+/// Nanoseconds `bytes` of wire take at `fs_per_byte`.
+#[inline(always)]
+pub(crate) fn wire_ns(bytes: u64, fs_per_byte: u64) -> u64 {
+    bytes.saturating_mul(fs_per_byte) / 1_000_000
+}
+
+/// A wait this short after the sender's own frame is the rounding of the
+/// frames' times to whole nanoseconds (the next frame right after it), not
+/// a wait: it stays sending, rather than a run of its own (and a link's
+/// frames this close are one stretch of it busy).
+const ROUNDING_NS: u64 = 2;
+
+/// Other QPs' bytes on the link over a portion of a wait, taken as
+/// spread evenly over it where the frames kept do not place them.
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    bytes: u64,
+    over_ns: u64,
+}
+
+impl Spread {
+    /// The bytes falling in `ns` of the portion.
+    fn within(self, ns: u64) -> u64 {
+        (u128::from(self.bytes) * u128::from(ns) / u128::from(self.over_ns.max(1))) as u64
+    }
+}
+
+/// The accounting of one requester flow.
+#[derive(Debug, Clone)]
+pub(crate) struct Acct {
+    pub runs: StateRuns,
+    /// Outstanding PSNs and the link's bytes at `runs.end_ns`.
+    out_at_mark: u32,
+    busy_at_mark: u64,
+    segs: Vec<Seg>,
+    /// The last new request was not the last of its message.
+    pub mid_message: bool,
+    /// The last new request or ACK that took sends off.
+    pub last_progress_ns: u64,
+    /// A Go-Back-N episode is open since then.
+    pub recovering_since: Option<u64>,
+    /// A CNP came, and the sender has not been seen at the link's rate
+    /// since.
+    pub rate_limited: bool,
+    /// The capture port its requests leave by, when it says.
+    pub port: Option<u8>,
+    /// How long the wait just closed was (whether the sender is back at
+    /// the link's rate after a CNP).
+    pub last_wait_ns: u64,
+    /// Responses seen whose effect the requester has not taken yet (its
+    /// card processes them one at a time): (when it will, the earliest it
+    /// could have, PSNs they free).
+    pending: VecDeque<(u64, u64, u32)>,
+    pending_psns: u32,
+    /// The last event's time and link bytes, for a change between events.
+    last_event: (u64, u64),
+    /// Its window and response time as of a facts epoch (`facts_of`).
+    pub facts: (u32, Option<u32>, Option<(u64, u64)>),
+}
+
+impl Acct {
+    pub fn new(start_ns: u64) -> Acct {
+        Acct {
+            runs: StateRuns::starting(start_ns),
+            out_at_mark: 0,
+            busy_at_mark: 0,
+            segs: Vec::new(),
+            mid_message: false,
+            last_progress_ns: start_ns,
+            recovering_since: None,
+            rate_limited: false,
+            port: None,
+            last_wait_ns: 0,
+            pending: VecDeque::new(),
+            pending_psns: 0,
+            last_event: (start_ns, 0),
+            facts: (u32::MAX, None, None),
+        }
+    }
+
+    /// No response waits for the requester to take it.
+    #[inline]
+    pub fn nothing_pending(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// PSNs freed by responses the requester takes after `ts_ns`.
+    pub fn pending_after(&self, ts_ns: u64) -> u32 {
+        self.pending
+            .iter()
+            .filter(|p| p.0 > ts_ns)
+            .map(|p| p.2)
+            .sum()
+    }
+
+    /// Outstanding PSNs as the requester counts them: those the capture
+    /// shows (`seen`) and those freed by responses it has not processed.
+    pub fn as_counted(&self, seen: u32) -> u32 {
+        seen + self.pending_psns
+    }
+
+    /// A response at `ts_ns` took the outstanding PSNs the capture shows
+    /// from `before` to `after`; the requester takes it at `effect_ns`
+    /// (its card's processing: `None` at once).
+    #[inline]
+    pub fn response(
+        &mut self,
+        ts_ns: u64,
+        before: u32,
+        after: u32,
+        effect_ns: Option<(u64, u64)>,
+        busy_bytes: u64,
+    ) {
+        self.take_effects(ts_ns, before, busy_bytes);
+        let freed = before.saturating_sub(after);
+        match effect_ns.filter(|&(e, _)| e > ts_ns) {
+            Some((e, earliest)) if freed > 0 => {
+                self.pending.push_back((e, earliest, freed));
+                self.pending_psns += freed;
+            }
+            _ => self.change(ts_ns, after + self.pending_psns, busy_bytes),
+        }
+        self.last_event = (ts_ns, busy_bytes);
+    }
+
+    /// The responses the requester took before `upto`, the capture showing
+    /// `seen` outstanding since the last event: changes of the count at
+    /// their times.
+    #[inline]
+    pub fn take_effects(&mut self, upto: u64, seen: u32, busy_bytes: u64) {
+        while let Some(&(at, _, freed)) = self.pending.front() {
+            if at >= upto {
+                break;
+            }
+            self.pending.pop_front();
+            self.pending_psns -= freed;
+            // The link's bytes then, between the last event's and now's.
+            let (t0, b0) = self.last_event;
+            let busy = if upto > t0 && at > t0 {
+                b0 + ((busy_bytes.saturating_sub(b0)) as f64 * (at - t0) as f64
+                    / (upto - t0) as f64) as u64
+            } else {
+                b0
+            };
+            self.change(at, seen + self.pending_psns, busy);
+        }
+    }
+
+    /// From `ts_ns` the requester counts `outstanding`: a change inside
+    /// the time already labelled (its own packet's) is the count the wait
+    /// after it starts from.
+    fn change(&mut self, ts_ns: u64, outstanding: u32, busy_bytes: u64) {
+        if ts_ns <= self.runs.end_ns {
+            self.out_at_mark = outstanding;
+            return;
+        }
+        let last = self.segs.last().map_or(self.out_at_mark, |s| s.outstanding);
+        if last != outstanding {
+            self.segs.push(Seg {
+                ts_ns,
+                outstanding,
+                busy_bytes,
+            });
+        }
+    }
+
+    /// Labels the open wait up to `to` (what ended it in `end`), then
+    /// starts a new one at `to` with `outstanding` and the link at
+    /// `busy_bytes`.
+    #[inline]
+    pub fn close_wait(&mut self, to: u64, end: &WaitEnd, cx: &LabelCx<'_>) {
+        let from = self.runs.end_ns;
+        self.last_wait_ns = to.saturating_sub(from);
+        if to <= from {
+            self.segs.clear();
+            return;
+        }
+        if to - from <= ROUNDING_NS
+            && self.segs.is_empty()
+            && self.runs.last_state() == Some(TimeState::Sending)
+        {
+            self.runs.push(to, TimeState::Sending);
+        } else if self.segs.is_empty() {
+            // No change inside (nearly every wait between back-to-back
+            // packets).
+            let others = cx.busy_bytes.saturating_sub(self.busy_at_mark);
+            self.portion(from, to, self.out_at_mark, others, end, cx);
+        } else {
+            let mut at = from;
+            let mut out = self.out_at_mark;
+            let mut busy = self.busy_at_mark;
+            let segs = std::mem::take(&mut self.segs);
+            for s in segs.iter().filter(|s| s.ts_ns > from && s.ts_ns < to) {
+                self.portion(at, s.ts_ns, out, s.busy_bytes.saturating_sub(busy), end, cx);
+                at = s.ts_ns;
+                out = s.outstanding;
+                busy = s.busy_bytes;
+            }
+            self.portion(at, to, out, cx.busy_bytes.saturating_sub(busy), end, cx);
+            self.segs = segs;
+        }
+        self.segs.clear();
+    }
+
+    /// Starts the next wait at the runs' end with `outstanding` and the
+    /// link at `busy_bytes`.
+    pub fn restart(&mut self, outstanding: u32, busy_bytes: u64) {
+        self.out_at_mark = outstanding;
+        self.busy_at_mark = busy_bytes;
+        self.segs.clear();
+        self.last_event = (self.runs.end_ns, busy_bytes);
+    }
+
+    /// `[from, to)`, no change of outstanding count inside: the states
+    /// from the top of the order down, each from where it begins.
+    #[inline]
+    fn portion(
+        &mut self,
+        from: u64,
+        to: u64,
+        outstanding: u32,
+        others_bytes: u64,
+        end: &WaitEnd,
+        cx: &LabelCx<'_>,
+    ) {
+        // No state above: the base states throughout (nearly every wait).
+        if end.timer_from.is_none()
+            && end.rnr_from.is_none()
+            && end.recovering_from.is_none()
+            && self.recovering_since.is_none()
+        {
+            let spread = Spread {
+                bytes: others_bytes,
+                over_ns: to - from,
+            };
+            self.base(from, to, outstanding, spread, end, cx);
+            return;
+        }
+        // The states that hold from a time to the end of the wait (the
+        // error state is the report's to place: a fatal NAK's QP may be
+        // seen going on).
+        let mut tiers: [(Option<u64>, TimeState); 3] = [
+            (end.timer_from, TimeState::WaitingOnTimer),
+            (end.rnr_from, TimeState::RnrWait),
+            (
+                match (self.recovering_since, end.recovering_from) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                },
+                TimeState::Recovering,
+            ),
+        ];
+        // The earliest tier that starts before `to` decides from its start;
+        // before it, the tiers below (a later, higher tier cuts in).
+        tiers.sort_by_key(|t| t.1);
+        let mut at = from;
+        while at < to {
+            // The highest tier holding at `at`.
+            if let Some(&(_, state)) = tiers.iter().find(|(s, _)| s.is_some_and(|s| s <= at)) {
+                // It holds to the end of the portion unless a higher one
+                // starts before then.
+                let cut = tiers
+                    .iter()
+                    .take_while(|(_, s)| *s < state)
+                    .filter_map(|(s, _)| *s)
+                    .filter(|&s| s > at && s < to)
+                    .min()
+                    .unwrap_or(to);
+                self.runs.push(cut, state);
+                at = cut;
+                continue;
+            }
+            // No tier yet: the base states until the first tier starts.
+            let next = tiers
+                .iter()
+                .filter_map(|(s, _)| *s)
+                .filter(|&s| s > at && s < to)
+                .min()
+                .unwrap_or(to);
+            // Other QPs' bytes on the link, spread evenly over the portion.
+            let spread = Spread {
+                bytes: others_bytes,
+                over_ns: to - from,
+            };
+            self.base(at, next, outstanding, spread, end, cx);
+            at = next;
+        }
+    }
+
+    /// `[from, to)` below the tiers: paused, window full, sharing, rate
+    /// limited, host limited or idle.
+    #[inline]
+    fn base(
+        &mut self,
+        from: u64,
+        to: u64,
+        outstanding: u32,
+        others: Spread,
+        end: &WaitEnd,
+        cx: &LabelCx<'_>,
+    ) {
+        let mut at = from;
+        let port = self.port;
+        // Pauses on the requester's link, in time order (few, if any):
+        // none starting longer than the longest hold before `from` reaches it.
+        let pauses = cx.pauses;
+        if pauses
+            .back()
+            .is_none_or(|p| p.start_ns.saturating_add(cx.pause_reach_ns) <= from)
+        {
+            self.open(from, to, outstanding, others, end, cx);
+            return;
+        }
+        let mut first = pauses.len();
+        while first > 0 && pauses[first - 1].start_ns.saturating_add(cx.pause_reach_ns) > from {
+            first -= 1;
+        }
+        for p in pauses.range(first..).filter(|p| {
+            p.start_ns < to
+                && p.end_ns > from
+                && (p.port.is_none() || port.is_none() || p.port == port)
+        }) {
+            let (a, b) = (p.start_ns.max(at), p.end_ns.min(to));
+            if b <= a {
+                continue;
+            }
+            self.open(at, a, outstanding, others, end, cx);
+            self.runs.push(b, TimeState::Paused);
+            at = b;
+        }
+        self.open(at, to, outstanding, others, end, cx);
+    }
+
+    /// `[from, to)`, not paused: window full, sharing, rate limited, host
+    /// limited or idle.
+    #[inline]
+    fn open(
+        &mut self,
+        from: u64,
+        to: u64,
+        outstanding: u32,
+        others: Spread,
+        end: &WaitEnd,
+        cx: &LabelCx<'_>,
+    ) {
+        if to <= from {
+            return;
+        }
+        let full = match cx.window {
+            Some(w) => u64::from(outstanding) + u64::from(end.span.max(1)) > u64::from(w),
+            None => end.held,
+        };
+        if full {
+            self.runs.push(to, TimeState::WindowFull);
+            return;
+        }
+        if !self.mid_message {
+            self.runs.push(to, TimeState::Idle);
+            return;
+        }
+        let rest = if self.rate_limited {
+            TimeState::RateLimited
+        } else {
+            TimeState::HostLimited
+        };
+        // The other QPs' frames where they were on the link; before the
+        // frames kept, as many as the link's bytes say, first.
+        let mut at = from;
+        let frames = cx.frames;
+        let oldest = if frames.len() == 0 {
+            u64::MAX
+        } else {
+            frames.get(0).0
+        };
+        if at < oldest {
+            let upto = oldest.min(to);
+            let shared = wire_ns(others.within(upto - at), cx.fs_per_byte).min(upto - at);
+            self.runs.push(at + shared, TimeState::Sharing);
+            self.runs.push(upto, rest);
+            at = upto;
+        }
+        // A stretch starting before `at` (the link busy since before the
+        // wait) is the one before the first starting at or after it.
+        let (mut shared_from, mut shared_to) = (at, at);
+        for i in frames.first_from(at).saturating_sub(1)..frames.len() {
+            let (start, end) = frames.get(i);
+            if start >= to {
+                break;
+            }
+            let s = start.max(at);
+            let e = end.min(to);
+            if e <= s {
+                continue;
+            }
+            if s > shared_to {
+                self.runs.push(shared_from, rest);
+                self.runs.push(shared_to, TimeState::Sharing);
+                shared_from = s;
+            }
+            shared_to = shared_to.max(e);
+        }
+        self.runs.push(shared_from, rest);
+        self.runs.push(shared_to, TimeState::Sharing);
+        self.runs.push(to, rest);
+    }
+
+    /// The requester's own packet on the wire, `[from, to)`: recovering for
+    /// a resend, else sending, unless the window is full (as the requester
+    /// counts it).
+    #[inline]
+    pub fn own_packet(
+        &mut self,
+        from: u64,
+        to: u64,
+        resend: bool,
+        outstanding_after: u32,
+        window: Option<u32>,
+    ) {
+        // A packet whose time the last one's still covers starts after it.
+        let from = from.max(self.runs.end_ns);
+        let to = to.max(from);
+        let state = if resend || self.recovering_since.is_some() {
+            TimeState::Recovering
+        } else {
+            TimeState::Sending
+        };
+        let Some(w) = window.filter(|_| state == TimeState::Sending) else {
+            self.runs.push(to, state);
+            return;
+        };
+        // Full while the requester counts the window full, which responses
+        // it takes while the packet is on the wire may end.
+        let mut out = outstanding_after;
+        let mut taken = 0;
+        for &(at, _, freed) in &self.pending {
+            if out < w || at >= to {
+                break;
+            }
+            if at > from {
+                self.runs.push(at, TimeState::WindowFull);
+            }
+            taken += freed;
+            out = outstanding_after.saturating_sub(taken);
+        }
+        self.runs.push(
+            to,
+            if out >= w {
+                TimeState::WindowFull
+            } else {
+                state
+            },
+        );
+    }
+}
