@@ -604,6 +604,44 @@ pub fn episode_times_cells(e: &crate::points::EpisodeTimes, time: String) -> [St
     ]
 }
 
+/// The capture points' summary both workbenches' Overviews show: one-way
+/// latency per segment, losses by segment, capture loss, each clock.
+pub fn points_overview_lines(r: &crate::points::PointsReport) -> Vec<String> {
+    let mut out = vec![format!(
+        "{:<8} {:>10} {:>10} {:>8}",
+        "segment", "p50", "p99", "frames"
+    )];
+    for s in &r.segments {
+        let c = segment_cells(s);
+        out.push(format!("{:<8} {:>10} {:>10} {:>8}", c[0], c[2], c[3], c[1]));
+    }
+    let by = losses_by_segment(r);
+    if by.is_empty() {
+        out.push("losses: none placed".to_owned());
+    } else {
+        let parts: Vec<String> = by.iter().map(|(s, n, _)| format!("{s} {n}")).collect();
+        out.push(format!("losses: {}", parts.join(", ")));
+    }
+    for p in r.points.iter().filter(|p| p.capture_loss > 0) {
+        out.push(format!(
+            "capture loss: {} missed {}",
+            p.name,
+            counted(p.capture_loss, "frame", "frames")
+        ));
+    }
+    for i in 1..r.points.len() {
+        if let Some(c) = point_cells(r, i) {
+            out.push(match (c[1] == "-", c[3] == "-") {
+                (true, _) => format!("clock {}: {}", c[0], c[6]),
+                (false, true) => format!("clock {}: {} by hand", c[0], c[1]),
+                (false, false) => format!("clock {}: {} {} ±{}", c[0], c[1], c[2], c[3]),
+            });
+        }
+    }
+    out.extend(r.warnings.iter().map(|w| format!("note: {w}")));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -207,7 +207,8 @@ pub struct OpenedPoints {
     pub points: Vec<rocescope_replay::points::Point>,
     pub files: Vec<std::path::PathBuf>,
     pub report: rocescope_replay::points::PointsReport,
-    /// The first point's own analysis (what `stats` shows for one capture).
+    /// The first point's own analysis (what `stats` shows for one
+    /// capture), once [`OpenedPoints::finish`] took it.
     pub first: Report,
     /// Why indexing a point stopped early: the command fails after its
     /// output.
@@ -280,17 +281,25 @@ impl OpenedPoints {
             }
             other => anyhow::Error::new(other),
         })?;
-        let first = points
-            .first()
-            .map(|p| p.analysis.finish_report())
-            .unwrap_or_default();
+        // The first point's analysis is kept whole until asked for (a
+        // workbench reads it as it goes; `stats`, `export` and `report`
+        // take it once: `finish`).
         Ok(OpenedPoints {
             files: args.points.iter().map(|p| p.file.clone()).collect(),
             points,
             report,
-            first,
+            first: Report::default(),
             failed,
         })
+    }
+
+    /// The first point's own analysis moved out into `first` (its source
+    /// has ended), for a command that reports once.
+    pub fn finish(mut self) -> OpenedPoints {
+        if let Some(p) = self.points.first() {
+            self.first = p.analysis.finish_report();
+        }
+        self
     }
 
     /// Ok when every file was read whole, else the first one's error.
@@ -298,6 +307,32 @@ impl OpenedPoints {
         self.failed
             .as_ref()
             .map_or(Ok(()), |e| Err(anyhow::anyhow!(e.clone())))
+    }
+
+    /// A workbench's model of the first point's capture, with the points'
+    /// analysis beside it (`open --point`, `gui --point`).
+    pub fn into_model(self) -> rocescope_core::Model {
+        let OpenedPoints {
+            mut points,
+            files,
+            mut report,
+            failed,
+            ..
+        } = self;
+        // A point read only in part: the Overview says so beside what was
+        // read.
+        report.warnings.extend(failed);
+        let first = points.swap_remove(0);
+        let name = files
+            .first()
+            .map_or_else(|| first.name.clone(), |f| f.display().to_string());
+        let mut model = rocescope_core::Model::new(
+            first.store,
+            first.analysis,
+            rocescope_core::source::SourceHandle::file(name),
+        );
+        model.set_points(report);
+        model
     }
 
     /// The first point's tables, with the points' own (`losses`,

@@ -139,7 +139,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &args.points,
             &args.decode,
             &Default::default(),
-        )?;
+        )?
+        .finish();
         (None, Some(o))
     } else {
         (Some(Opened::open(&file, &args.decode)?), None)

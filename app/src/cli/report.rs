@@ -32,7 +32,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &args.points,
             &args.decode,
             &Default::default(),
-        )?;
+        )?
+        .finish();
         let name = o
             .points
             .iter()

@@ -288,7 +288,8 @@ fn points(args: &Args) -> anyhow::Result<()> {
         &args.points,
         &args.decode,
         &args.wave_args.options(),
-    )?;
+    )?
+    .finish();
     let r = &opened.report;
     if args.json {
         let mut v = report_json(&opened.first);
