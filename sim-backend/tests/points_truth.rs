@@ -162,7 +162,13 @@ fn every_shipped_scenario_has_its_request_losses_placed() {
         for s in &r.report.points {
             assert_eq!(s.capture_loss, 0, "{name}: {} has no capture loss", s.name);
         }
-        placed += check_losses(name, &r);
+        let n = check_losses(name, &r);
+        // The figures BENCHMARKS.md quotes (`-- --nocapture`).
+        eprintln!(
+            "{name}: {n} request losses placed on their segment; largest clock error {:?} ns",
+            alignment_error(&r)
+        );
+        placed += n;
     }
     assert!(placed > 20, "the scenarios lose requests: {placed}");
 }
@@ -208,6 +214,8 @@ drift_ppm = -45.5
 "#;
     let r = run(Scenario::from_toml(text, "drifting.toml").expect("loads"));
     let errors = alignment_error(&r);
+    // The figure BENCHMARKS.md quotes (`-- --nocapture`).
+    eprintln!("largest clock error per point over the run, ns: {errors:?}");
     for (p, e) in errors.iter().enumerate() {
         assert!(
             *e < 1_000,
