@@ -152,3 +152,54 @@ fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() 
     let decoded = sh(&dir, "rocescope decode frames.pcapng");
     assert_eq!(decoded.lines().count(), 15, "{decoded}");
 }
+
+/// The README's capture points: its block that writes each point's
+/// capture with the simulator, then every command with `--point`.
+#[test]
+fn the_readme_places_losses_between_its_points_as_printed() {
+    let readme = readme();
+    let dir = workdir("points");
+    let make = block(&readme, "<!-- points:");
+    assert_eq!(make.len(), 1, "{make:?}");
+    sh(&dir, &make[0]);
+    let with_points: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("rocescope ") && l.contains(" --point "))
+        // The workbenches need a terminal or a display (points_tui.rs runs
+        // `open --point` in tmux).
+        .filter(|l| !l.starts_with("rocescope open ") && !l.starts_with("rocescope gui "))
+        .collect();
+    assert_eq!(with_points.len(), 4, "{with_points:?}");
+    for line in &with_points {
+        let out = sh(&dir, line);
+        if line.contains("--json") {
+            let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let m = &v["multipoint"];
+            assert_eq!(m["points"].as_array().unwrap().len(), 3, "{line}");
+            // lossy-link loses requests on the wire before the switch.
+            assert!(
+                m["losses"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|l| l["segment"] == "a>sw"),
+                "{line}"
+            );
+        } else if line.starts_with("rocescope stats") {
+            for part in [
+                "clocks, against a's",
+                "one-way latency per segment:",
+                "a>sw",
+            ] {
+                assert!(out.contains(part), "README: {line}: lacks {part:?}: {out}");
+            }
+        }
+    }
+    let losses = std::fs::read_to_string(dir.join("losses.csv")).unwrap();
+    assert!(losses.lines().count() > 1, "{losses}");
+    let page = std::fs::read_to_string(dir.join("points-report/index.html")).unwrap();
+    assert!(
+        page.contains("id=\"points\""),
+        "the report has its capture points section"
+    );
+}

@@ -176,8 +176,9 @@ fn check_layout(w: u16, h: u16) {
     // QPs: the QP, its route and its state whole.
     t.keys(&["3"]);
     // The state is the analysis' at the cursor: wait for the report of the
-    // whole capture (a loaded machine draws a frame or two before it).
-    let qps = t.wait_for(&["QP conversations", "sending"]);
+    // whole capture (a loaded machine draws a frame or two before it):
+    // its window at the end ("sending" alone is in the states' legend).
+    let qps = t.wait_for(&["QP conversations", "15/16"]);
     let row = qps.lines().find(|l| l.contains("0x000100")).unwrap_or("");
     check(!row.is_empty(), format!("no whole QP at {w}x{h}: {qps}"));
     check(

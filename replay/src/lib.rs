@@ -16,6 +16,7 @@ pub mod capture;
 pub mod clock;
 pub mod endian;
 pub mod pcapng;
+pub mod points;
 pub mod record;
 pub mod sniffer;
 pub mod store;

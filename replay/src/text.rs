@@ -430,6 +430,201 @@ pub fn episode_cells(report: &Report, e: &Episode, time: String) -> [String; 8] 
     ]
 }
 
+// ---------------------------------------------------------------- capture points
+
+/// A signed duration: `-1.25 µs`, `640 ns`.
+pub fn signed_duration_text(ns: i64) -> String {
+    if ns < 0 {
+        format!("-{}", duration_text(ns.unsigned_abs()))
+    } else {
+        duration_text(ns as u64)
+    }
+}
+
+/// Column headings of the capture points' table.
+pub const POINT_COLUMNS: [&str; 7] = [
+    "point",
+    "offset",
+    "drift",
+    "spread",
+    "frames",
+    "capture loss",
+    "aligned",
+];
+
+/// The cells of point `i`'s row under [`POINT_COLUMNS`].
+pub fn point_cells(r: &crate::points::PointsReport, i: usize) -> Option<[String; 7]> {
+    let p = r.points.get(i)?;
+    let how = if i == 0 {
+        "the clock".to_owned()
+    } else if !p.aligned {
+        "left out".to_owned()
+    } else if p.fixed {
+        "by hand".to_owned()
+    } else if p.ordinal {
+        "by order".to_owned()
+    } else {
+        let by = p
+            .reference
+            .and_then(|k| r.points.get(k))
+            .map_or("?", |q| q.name.as_str());
+        let way = if p.one_way { ", one way" } else { "" };
+        format!("{} frames with {by}{way}", p.matched)
+    };
+    let (offset, drift, spread) = if i == 0 || !p.aligned || p.ordinal {
+        ("-".to_owned(), "-".to_owned(), "-".to_owned())
+    } else {
+        (
+            signed_duration_text(p.offset_ns),
+            format!("{:+.2} ppm", p.drift_ppm),
+            if p.fixed {
+                "-".to_owned()
+            } else {
+                duration_text(p.spread_ns)
+            },
+        )
+    };
+    Some([
+        p.name.clone(),
+        offset,
+        drift,
+        spread,
+        p.frames.to_string(),
+        p.capture_loss.to_string(),
+        how,
+    ])
+}
+
+/// Column headings of the segments' latency table.
+pub const SEGMENT_COLUMNS: [&str; 5] = ["segment", "frames", "p50", "p99", "max"];
+
+/// The cells of a segment's row under [`SEGMENT_COLUMNS`].
+pub fn segment_cells(s: &crate::points::SegmentLatency) -> [String; 5] {
+    [
+        s.name.clone(),
+        s.frames.to_string(),
+        signed_duration_text(s.p50_ns),
+        signed_duration_text(s.p99_ns),
+        signed_duration_text(s.max_ns),
+    ]
+}
+
+/// Column headings of the losses' table.
+pub const LOSS_COLUMNS: [&str; 6] = ["time", "QP", "PSN", "opcode", "segment", "seen at"];
+
+/// The points a mask names, in index order: `a, sw`.
+pub fn points_named(r: &crate::points::PointsReport, mask: u16) -> String {
+    r.points
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask & (1 << i) != 0)
+        .map(|(_, p)| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The cells of a loss's row under [`LOSS_COLUMNS`]; `time` as the caller
+/// writes times.
+pub fn loss_cells(
+    r: &crate::points::PointsReport,
+    l: &crate::points::Loss,
+    time: String,
+) -> [String; 6] {
+    [
+        time,
+        qpn(l.dest_qp),
+        l.psn.to_string(),
+        short_opcode(l.opcode),
+        l.segment.clone(),
+        points_named(r, l.seen),
+    ]
+}
+
+/// Losses per segment (as placed, `a>sw or sw>b` its own), in path order
+/// of their first appearance: (segment, frames, of which requests).
+pub fn losses_by_segment(r: &crate::points::PointsReport) -> Vec<(String, u64, u64)> {
+    let mut out: Vec<(String, u64, u64)> = Vec::new();
+    for l in &r.losses {
+        match out.iter_mut().find(|(s, _, _)| *s == l.segment) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 += u64::from(l.request);
+            }
+            None => out.push((l.segment.clone(), 1, u64::from(l.request))),
+        }
+    }
+    // Segments in the order of the latency table, then the others.
+    let order = |s: &str| {
+        r.segments
+            .iter()
+            .position(|x| x.name == s)
+            .unwrap_or(usize::MAX)
+    };
+    out.sort_by_key(|(s, _, _)| (order(s), s.clone()));
+    out
+}
+
+/// Column headings of the NAK episodes' latencies (Lumina's).
+pub const EPISODE_TIMES_COLUMNS: [&str; 6] = [
+    "time",
+    "QP",
+    "PSN",
+    "NAK generation",
+    "NAK reaction",
+    "resend span",
+];
+
+/// The cells of one NAK episode's row under [`EPISODE_TIMES_COLUMNS`].
+pub fn episode_times_cells(e: &crate::points::EpisodeTimes, time: String) -> [String; 6] {
+    let d = |v: Option<i64>| v.map_or_else(|| "-".to_owned(), signed_duration_text);
+    [
+        time,
+        qpn(e.dest_qp),
+        e.psn.to_string(),
+        d(e.nak_generation_ns),
+        d(e.nak_reaction_ns),
+        d(e.resend_span_ns),
+    ]
+}
+
+/// The capture points' summary both workbenches' Overviews show: one-way
+/// latency per segment, losses by segment, capture loss, each clock.
+pub fn points_overview_lines(r: &crate::points::PointsReport) -> Vec<String> {
+    let mut out = vec![format!(
+        "{:<8} {:>10} {:>10} {:>8}",
+        "segment", "p50", "p99", "frames"
+    )];
+    for s in &r.segments {
+        let c = segment_cells(s);
+        out.push(format!("{:<8} {:>10} {:>10} {:>8}", c[0], c[2], c[3], c[1]));
+    }
+    let by = losses_by_segment(r);
+    if by.is_empty() {
+        out.push("losses: none placed".to_owned());
+    } else {
+        let parts: Vec<String> = by.iter().map(|(s, n, _)| format!("{s} {n}")).collect();
+        out.push(format!("losses: {}", parts.join(", ")));
+    }
+    for p in r.points.iter().filter(|p| p.capture_loss > 0) {
+        out.push(format!(
+            "capture loss: {} missed {}",
+            p.name,
+            counted(p.capture_loss, "frame", "frames")
+        ));
+    }
+    for i in 1..r.points.len() {
+        if let Some(c) = point_cells(r, i) {
+            out.push(match (c[1] == "-", c[3] == "-") {
+                (true, _) => format!("clock {}: {}", c[0], c[6]),
+                (false, true) => format!("clock {}: {} by hand", c[0], c[1]),
+                (false, false) => format!("clock {}: {} {} ±{}", c[0], c[1], c[2], c[3]),
+            });
+        }
+    }
+    out.extend(r.warnings.iter().map(|w| format!("note: {w}")));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

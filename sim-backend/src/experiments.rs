@@ -207,6 +207,7 @@ pub fn retransmission(params: &Params) -> RetransmissionReport {
         kind: FaultKind::Loss,
         node: 0,
         direction: LinkDir::ToSwitch,
+        at: crate::scenario::FaultAt::Wire,
         qp: None,
         probability: 0.0,
         nth: 5,

@@ -15,6 +15,7 @@ pub mod dcqcn;
 pub mod engine;
 pub mod experiments;
 pub mod params;
+pub mod points;
 mod queue;
 pub mod rng;
 pub mod scenario;
@@ -25,6 +26,7 @@ pub mod wire;
 
 pub use engine::{FrameRef, QpStats, RecordSink, SimStats, Simulator};
 pub use params::{ParamError, ParamInfo, Params};
+pub use points::{PointSpec, PointsTruth};
 pub use scenario::{
     AppOp, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, ProfilerSpec, QpSpec,
     Scenario, ScenarioError, SnifferSpec,

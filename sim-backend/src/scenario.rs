@@ -157,6 +157,22 @@ pub enum LinkDir {
     Both,
 }
 
+/// Where on a frame's way a fault rule acts: the place a capture point
+/// sees the loss at (`segment` in the multi-point analysis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultAt {
+    /// On the node's link to or from the switch (`direction`).
+    #[default]
+    Wire,
+    /// In the switch's queue toward the node: after a mirror at the
+    /// switch saw the frame, before the link to the node.
+    Switch,
+    /// In the node's receiving stack: after the node's own sniffer saw
+    /// the frame (a receive buffer that overflows, say).
+    Stack,
+}
+
 /// One fault rule.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FaultSpec {
@@ -166,6 +182,9 @@ pub struct FaultSpec {
     pub node: usize,
     /// Which way.
     pub direction: LinkDir,
+    /// Where: on the wire (the default), in the switch's queue toward
+    /// `node`, or in `node`'s receiving stack.
+    pub at: FaultAt,
     /// Only frames of this QP (index in the scenario's QP list).
     pub qp: Option<usize>,
     /// Chance per matching frame.
@@ -254,6 +273,9 @@ pub struct Scenario {
     pub sniffer: Option<SnifferSpec>,
     /// The profiler.
     pub profiler: ProfilerSpec,
+    /// Capture points (`[[point]]`, `sim --points`): each writes a capture
+    /// of its own with its own clock; none by default.
+    pub points: Vec<crate::points::PointSpec>,
 }
 
 /// Length of a finite run of a scenario that gives neither `duration_ns`
@@ -321,6 +343,8 @@ struct RawScenario {
     fault: Vec<RawFault>,
     sniffer: Option<RawSniffer>,
     profiler: Option<RawProfiler>,
+    #[serde(default)]
+    point: Vec<crate::points::RawPoint>,
 }
 
 #[derive(Deserialize)]
@@ -365,6 +389,7 @@ struct RawFault {
     kind: FaultKind,
     node: String,
     direction: Option<LinkDir>,
+    at: Option<FaultAt>,
     qp: Option<i64>,
     probability: Option<f64>,
     nth: Option<i64>,
@@ -528,6 +553,10 @@ fn nonneg(ctx: &Ctx<'_>, path: &[Seg], v: Option<i64>, default: u64) -> Result<u
         Some(v) if v < 0 => Err(ctx.err(path, format!("{v} is impossible: must not be negative"))),
         Some(v) => Ok(v as u64),
     }
+}
+
+fn seed_of(raw: &RawScenario) -> u64 {
+    raw.seed.unwrap_or(1)
 }
 
 fn node_index(
@@ -726,10 +755,26 @@ impl Scenario {
                     "a fault needs a probability > 0 or nth >= 1",
                 ));
             }
+            let at = f.at.unwrap_or_default();
+            if at != FaultAt::Wire {
+                if !matches!(f.kind, FaultKind::Loss) {
+                    return Err(ctx.err(
+                        &p("at"),
+                        "only a loss happens in the switch's queue or a stack (kind = \"loss\")",
+                    ));
+                }
+                if f.direction.is_some_and(|d| d != LinkDir::FromSwitch) {
+                    return Err(ctx.err(
+                        &p("direction"),
+                        "a loss in the switch's queue or a stack is of frames toward the node: direction = \"from_switch\" or none",
+                    ));
+                }
+            }
             faults.push(FaultSpec {
                 kind: f.kind,
                 node,
                 direction: f.direction.unwrap_or(LinkDir::Both),
+                at,
                 qp,
                 probability,
                 nth,
@@ -781,6 +826,22 @@ impl Scenario {
         if duration_ns == 0 {
             return Err(ctx.err(&[Seg::Key(key)], "0 is impossible: a run needs time"));
         }
+        let mut points = Vec::new();
+        for (i, r) in raw.point.iter().enumerate() {
+            let path = |k: &'static str| [Seg::Key("point"), Seg::Index(i), Seg::Key(k)];
+            let spec = crate::points::PointSpec::from_raw(r, i, &nodes, &qps, seed_of(&raw))
+                .map_err(|(k, m)| ctx.err(&path(k), m))?;
+            if points
+                .iter()
+                .any(|p: &crate::points::PointSpec| p.name == spec.name)
+            {
+                return Err(ctx.err(
+                    &path("name"),
+                    format!("point `{}` is defined twice", spec.name),
+                ));
+            }
+            points.push(spec);
+        }
         let scenario = Scenario {
             name: raw.name.unwrap_or_else(|| file.to_owned()),
             description: raw.description.unwrap_or_default(),
@@ -793,6 +854,7 @@ impl Scenario {
             faults,
             sniffer,
             profiler,
+            points,
         };
         scenario
             .check_params()
@@ -943,6 +1005,7 @@ impl Scenario {
                 enabled: false,
                 ..ProfilerSpec::default()
             },
+            points: Vec::new(),
         }
     }
 }

@@ -104,6 +104,7 @@ fn single_packet_loss(nth: u64, fault: FaultKind) -> Scenario {
         kind: fault,
         node: 0,
         direction: LinkDir::ToSwitch,
+        at: rocescope_sim::scenario::FaultAt::Wire,
         qp: None,
         probability: 0.0,
         nth,

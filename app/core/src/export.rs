@@ -164,6 +164,7 @@ fn run(req: ExportRequest) -> Result<ExportSummary, ExportError> {
         report: &report,
         capture: &req.capture,
         extra_profiler: &req.extra_profiler,
+        points: None,
     };
     let opts = ExportOptions {
         rows,

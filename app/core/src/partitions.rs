@@ -225,6 +225,7 @@ fn run(
                 report: &no_report,
                 capture: &capture,
                 extra_profiler: &[],
+                points: None,
             };
             let r = live.flush(&src, end);
             status
@@ -268,12 +269,16 @@ fn run(
         report: &report,
         capture: &capture,
         extra_profiler: &[],
+        points: None,
     };
     let opts = ExportOptions {
         partition_window_ns: Some(spec.window_ns),
         ..ExportOptions::default()
     };
-    for table in Table::ALL.into_iter().filter(|t| *t != Table::Packets) {
+    for table in Table::ALL
+        .into_iter()
+        .filter(|t| *t != Table::Packets && !t.of_points())
+    {
         if let Err(e) = export(&src, table, &spec.dir, &opts) {
             set_error(
                 status,

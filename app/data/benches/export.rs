@@ -81,6 +81,7 @@ fn main() {
         report: &report,
         capture: "bench",
         extra_profiler: &[],
+        points: None,
     };
     // Formats named on the command line, or all three.
     let mut formats: Vec<String> = std::env::args()

@@ -535,9 +535,11 @@ impl Partitions {
 
     fn write(&mut self, df: DataFrame) -> Result<(), DataError> {
         let ts = match self.table {
-            Table::Packets | Table::Profiler | Table::Slots => Some("ts_ns"),
+            Table::Packets | Table::Profiler | Table::Slots | Table::Losses => Some("ts_ns"),
             Table::Episodes | Table::Findings | Table::QpStates => Some("start_ns"),
-            Table::Qps => None,
+            // A frame's path has no time of its own here (its row's is
+            // the packets table's).
+            Table::Qps | Table::Paths => None,
         };
         let Some(ts) = ts else {
             return self.write_window(None, df);

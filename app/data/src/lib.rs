@@ -28,13 +28,14 @@ pub use polars::prelude::DataFrame;
 pub use scan::{ParquetTable, ScanTally, read_parquet};
 pub use sql::{QueryOptions, query, query_parquet, query_parquet_tables};
 pub use tables::{
-    column_name, episode_table, episodes, finding_table, findings, left_out, profiler, qp_states,
-    qp_table, qps, slots,
+    column_name, episode_table, episodes, finding_table, findings, left_out, losses, paths,
+    profiler, qp_states, qp_table, qps, slots,
 };
 pub use text::{OutputFormat, write_frame};
 
 use rocescope_decoders::analysis::Report;
 use rocescope_replay::Record;
+use rocescope_replay::points::PointsReport;
 use rocescope_replay::store::Store;
 
 /// One of the tables rocescope exposes.
@@ -54,10 +55,15 @@ pub enum Table {
     Slots,
     /// One row per run of one state of a requester QP's time.
     QpStates,
+    /// One row per frame lost between capture points, with the segment
+    /// it was lost on.
+    Losses,
+    /// One row per frame of each capture point: the points that saw it.
+    Paths,
 }
 
 impl Table {
-    pub const ALL: [Table; 7] = [
+    pub const ALL: [Table; 9] = [
         Table::Packets,
         Table::Qps,
         Table::Episodes,
@@ -65,7 +71,15 @@ impl Table {
         Table::Profiler,
         Table::Slots,
         Table::QpStates,
+        Table::Losses,
+        Table::Paths,
     ];
+
+    /// A table of a session of capture points (`losses`, `paths`): empty
+    /// for one capture, so left out of "every table" there.
+    pub fn of_points(self) -> bool {
+        matches!(self, Table::Losses | Table::Paths)
+    }
 
     /// The table's name in SQL and on the command line.
     pub fn name(self) -> &'static str {
@@ -77,6 +91,8 @@ impl Table {
             Table::Profiler => "profiler",
             Table::Slots => "slots",
             Table::QpStates => "qp_states",
+            Table::Losses => "losses",
+            Table::Paths => "paths",
         }
     }
 
@@ -104,6 +120,9 @@ pub struct Source<'a> {
     /// Profiler rows from outside the store (`ProbeDef` and `Profiler`
     /// records): a waveform's chosen signals, exported with the probes.
     pub extra_profiler: &'a [Record],
+    /// A session of several capture points: the `losses` and `paths`
+    /// tables (empty without).
+    pub points: Option<&'a PointsReport>,
 }
 
 impl Source<'_> {
@@ -120,6 +139,8 @@ impl Source<'_> {
             Table::Profiler => profiler(self.store, self.extra_profiler)?,
             Table::Slots => slots(self.store)?,
             Table::QpStates => qp_states(self.report)?,
+            Table::Losses => losses(self.points)?,
+            Table::Paths => paths(self.points)?,
         })
     }
 }

@@ -5,10 +5,15 @@ use polars::prelude::*;
 use rocescope_decoders::analysis::{
     Counters, EpisodeCause, EpisodeRow, FindingRow, QpRow, Report, TimeState, UnactedRow,
 };
+use rocescope_replay::points::PointsReport;
 use rocescope_replay::record::{Record, SlotKind, Verdict};
 use rocescope_replay::store::Store;
 
 use crate::DataError;
+
+fn addr(a: [u8; 16]) -> String {
+    rocescope_decoders::Endpoint(a).to_string()
+}
 
 /// Columns holding QP numbers and PSNs (24-bit) or the `qp` id: signed
 /// 32-bit. Other unsigned columns (counts, times, lengths) go to signed
@@ -302,6 +307,14 @@ pub fn episode_table(e: &[EpisodeRow]) -> Result<DataFrame, DataError> {
                 .map(|e| e.unacted.as_ref().map(|u| u.psn))
                 .collect::<Vec<_>>(),
         ),
+        Column::new(
+            "nak_generation_ns".into(),
+            e.iter().map(|e| e.nak_generation_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "nak_reaction_ns".into(),
+            e.iter().map(|e| e.nak_reaction_ns).collect::<Vec<_>>(),
+        ),
     ])
 }
 
@@ -471,5 +484,116 @@ pub fn slots(store: &Store) -> Result<DataFrame, DataError> {
             "detail".into(),
             d.iter().map(|s| s.detail).collect::<Vec<_>>(),
         ),
+    ])
+}
+
+/// One row per frame lost between capture points: where it was lost (the
+/// segment, `a>sw`, or the receiving stack, `b`), the points that saw it
+/// and the evidence. Empty without points.
+pub fn losses(r: Option<&PointsReport>) -> Result<DataFrame, DataError> {
+    let empty = Vec::new();
+    let l = r.map_or(&empty, |r| &r.losses);
+    let seen = |mask: u16| {
+        r.map_or_else(String::new, |r| {
+            rocescope_replay::text::points_named(r, mask)
+        })
+    };
+    let frames = |x: &rocescope_replay::points::Loss| {
+        x.rows
+            .iter()
+            .map(|(p, row)| {
+                let name = r
+                    .and_then(|r| r.points.get(usize::from(*p)))
+                    .map_or("?", |s| s.name.as_str());
+                format!("{name}:{}", row + 1)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    frame(vec![
+        Column::new(
+            "ts_ns".into(),
+            l.iter().map(|x| x.ts_ns).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "src".into(),
+            l.iter().map(|x| addr(x.src)).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "dst".into(),
+            l.iter().map(|x| addr(x.dst)).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "dest_qp".into(),
+            l.iter().map(|x| x.dest_qp).collect::<Vec<_>>(),
+        ),
+        Column::new("psn".into(), l.iter().map(|x| x.psn).collect::<Vec<_>>()),
+        Column::new(
+            "opcode".into(),
+            l.iter().map(|x| x.opcode).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "request".into(),
+            l.iter().map(|x| x.request).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "segment".into(),
+            l.iter().map(|x| x.segment.clone()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "kind".into(),
+            l.iter().map(|x| x.kind.name()).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            "seen_at".into(),
+            l.iter().map(|x| seen(x.seen)).collect::<Vec<_>>(),
+        ),
+        Column::new("frames".into(), l.iter().map(frames).collect::<Vec<_>>()),
+        Column::new(
+            "evidence".into(),
+            l.iter().map(|x| x.evidence.clone()).collect::<Vec<_>>(),
+        ),
+    ])
+}
+
+/// One row per frame of each capture point: the flow, the points that
+/// saw it (its path as the packet list writes it) and its fate. Empty
+/// without points.
+pub fn paths(r: Option<&PointsReport>) -> Result<DataFrame, DataError> {
+    use rocescope_replay::points::Fate;
+    let mut point = Vec::new();
+    let mut frame_no = Vec::new();
+    let (mut src, mut dst, mut dest_qp) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut seen, mut path, mut fate) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some(r) = r {
+        for (p, paths) in r.paths.iter().enumerate() {
+            let name = r.points.get(p).map_or("?", |s| s.name.as_str());
+            for (row, cell) in paths.iter() {
+                let flow = r.flows.get(cell.flow as usize);
+                point.push(name);
+                frame_no.push(row + 1);
+                src.push(flow.map(|f| addr(f.src)));
+                dst.push(flow.map(|f| addr(f.dst)));
+                dest_qp.push(flow.map(|f| f.dest_qp));
+                seen.push(rocescope_replay::text::points_named(r, cell.seen));
+                path.push(r.path_text(&cell));
+                fate.push(match cell.fate {
+                    Fate::Delivered => "delivered",
+                    Fate::LostAfter(_) => "lost",
+                    Fate::Stack => "dropped_in_stack",
+                    Fate::Unjudged => "unjudged",
+                });
+            }
+        }
+    }
+    frame(vec![
+        Column::new("point".into(), point),
+        Column::new("frame".into(), frame_no),
+        Column::new("src".into(), src),
+        Column::new("dst".into(), dst),
+        Column::new("dest_qp".into(), dest_qp),
+        Column::new("seen_at".into(), seen),
+        Column::new("path".into(), path),
+        Column::new("fate".into(), fate),
     ])
 }

@@ -93,14 +93,20 @@ pub fn page(view: &View<'_>, sections: &[Section]) -> String {
          on (Go-Back-N): a <em>retransmission episode</em>. The findings say where throughput \
          dropped and why; the plots show the same over time.</p>\n\
          <nav><a href=\"#summary\">Summary</a><a href=\"#qps\">Queue pairs</a>\
-         <a href=\"#time\">Time by state</a><a href=\"#findings\">Findings</a><a href=\"#episodes\">Episodes</a>\
-         <a href=\"#plots\">Plots</a></nav>\n",
+         <a href=\"#time\">Time by state</a><a href=\"#findings\">Findings</a><a href=\"#episodes\">Episodes</a>",
     );
+    if view.points.is_some() {
+        h.push_str("<a href=\"#points\">Capture points</a>");
+    }
+    h.push_str("<a href=\"#plots\">Plots</a></nav>\n");
     summary(&mut h, view);
     qp_table(&mut h, view);
     time_by_state(&mut h, view);
     findings(&mut h, view);
     episodes(&mut h, view);
+    if view.points.is_some() {
+        points(&mut h, view);
+    }
     plots(&mut h, sections);
     h.push_str(
         "<p class=\"muted\">Made by <code>rocescope report</code>. Counters are named as mlx5 \
@@ -498,6 +504,122 @@ fn episodes(h: &mut String, view: &View<'_>) {
              <code>rocescope stats --json</code> lists every one).</p>",
             eps.len() - MAX_EPISODE_ROWS
         );
+    }
+}
+
+/// Losses and NAK episodes the page lists (the rest counted).
+const MAX_POINT_ROWS: usize = 200;
+
+/// The capture points of the same traffic: their clocks, each segment's
+/// one-way latency, where frames were lost, Lumina's latencies per NAK.
+fn points(h: &mut String, view: &View<'_>) {
+    use rocescope_replay::text::{
+        EPISODE_TIMES_COLUMNS, LOSS_COLUMNS, POINT_COLUMNS, SEGMENT_COLUMNS, episode_times_cells,
+        loss_cells, losses_by_segment, point_cells, rel_time_text, segment_cells,
+    };
+    let Some(r) = view.points else {
+        return;
+    };
+    h.push_str("<h2 id=\"points\">Capture points</h2>\n");
+    let first = r.points.first().map_or("?", |p| p.name.as_str());
+    let _ = writeln!(
+        h,
+        "<p>The same traffic seen at {} points, in path order. Each point's clock is read \
+         against {}'s (offset and drift, from frames seen at both in both directions, a frame's \
+         serialisation at the link rate taken out); each frame is followed from point to point by \
+         its content. A frame missing at a point it went past is that point's capture loss, not \
+         a loss on the wire; one that vanished after a point was lost on the next segment.</p>",
+        r.points.len(),
+        escape(first)
+    );
+    let table = |h: &mut String, head: &[&str], rows: Vec<Vec<String>>| {
+        h.push_str("<div class=\"wide\"><table>\n<tr>");
+        for c in head {
+            let _ = write!(h, "<th>{}</th>", escape(c));
+        }
+        h.push_str("</tr>\n");
+        for row in rows {
+            h.push_str("<tr>");
+            for c in row {
+                let _ = write!(h, "<td>{}</td>", escape(&c));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table></div>\n");
+    };
+    table(
+        h,
+        &POINT_COLUMNS,
+        (0..r.points.len())
+            .filter_map(|i| point_cells(r, i).map(|c| c.to_vec()))
+            .collect(),
+    );
+    h.push_str("<h3>One-way latency per segment</h3>\n");
+    table(
+        h,
+        &SEGMENT_COLUMNS,
+        r.segments
+            .iter()
+            .map(|s| segment_cells(s).to_vec())
+            .collect(),
+    );
+    h.push_str("<h3>Losses by segment</h3>\n");
+    let by = losses_by_segment(r);
+    if by.is_empty() {
+        h.push_str("<p>No frame was lost between the points.</p>\n");
+    } else {
+        h.push_str("<table class=\"kv\">\n");
+        for (seg, n, req) in &by {
+            let _ = writeln!(
+                h,
+                "<tr><th><code>{}</code></th><td class=\"n bad\">{n}</td><td>{req} requests</td></tr>",
+                escape(seg)
+            );
+        }
+        h.push_str("</table>\n");
+        table(
+            h,
+            &[&LOSS_COLUMNS[..], &["evidence"]].concat(),
+            r.losses
+                .iter()
+                .take(MAX_POINT_ROWS)
+                .map(|l| {
+                    let mut c = loss_cells(r, l, rel_time_text(r.t0_ns, l.ts_ns, false)).to_vec();
+                    c.push(l.evidence.clone());
+                    c
+                })
+                .collect(),
+        );
+        if r.losses.len() > MAX_POINT_ROWS {
+            let _ = writeln!(
+                h,
+                "<p class=\"muted\">… {} more (<code>rocescope export --table losses</code> writes them all).</p>",
+                r.losses.len() - MAX_POINT_ROWS
+            );
+        }
+    }
+    for p in r.points.iter().filter(|p| p.capture_loss > 0) {
+        let _ = writeln!(
+            h,
+            "<p>{} missed {} that the points around it saw: capture loss there, not wire loss.</p>",
+            escape(&p.name),
+            escape(&plural(p.capture_loss, "frame", "frames"))
+        );
+    }
+    if !r.episodes.is_empty() {
+        h.push_str("<h3>NAK episodes: generation, reaction, resend</h3>\n<p>The receiver's NAK generation (its first out-of-sequence arrival to the NAK, at its point), the requester's NAK reaction (the NAK's arrival to its first resend, at its point) and the resend's span.</p>\n");
+        table(
+            h,
+            &EPISODE_TIMES_COLUMNS,
+            r.episodes
+                .iter()
+                .take(MAX_POINT_ROWS)
+                .map(|e| episode_times_cells(e, rel_time_text(r.t0_ns, e.ts_ns, false)).to_vec())
+                .collect(),
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(h, "<p class=\"muted\">Note: {}</p>", escape(w));
     }
 }
 

@@ -45,6 +45,9 @@ pub struct Input<'a> {
     pub store: &'a Store,
     /// The RC analysis of the same capture.
     pub report: &'a Report,
+    /// A session of several capture points, this capture the first: the
+    /// page gets a section of its own (clocks, segments, losses).
+    pub points: Option<&'a rocescope_replay::points::PointsReport>,
 }
 
 /// The files a report consists of.
@@ -96,6 +99,7 @@ pub fn from_file(
             name: &name,
             store: &store,
             report: &report,
+            points: None,
         },
         out_dir,
     )

@@ -82,6 +82,8 @@ pub struct View<'a> {
     pub warnings: Vec<String>,
     /// Why indexing stopped early, if it did.
     pub index_error: Option<String>,
+    /// A session of capture points, this capture the first.
+    pub points: Option<&'a rocescope_replay::points::PointsReport>,
 }
 
 impl<'a> View<'a> {
@@ -112,6 +114,7 @@ impl<'a> View<'a> {
             worst,
             warnings: store.warnings().iter().map(|w| w.to_string()).collect(),
             index_error: store.progress().error,
+            points: input.points,
         }
     }
 

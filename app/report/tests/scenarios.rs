@@ -182,6 +182,7 @@ fn scenario(name: &str) {
             name: &capture.display().to_string(),
             store: &store,
             report: &report,
+            points: None,
         },
         &dir.join("report"),
     )

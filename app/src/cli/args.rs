@@ -2,7 +2,7 @@
 //! the value parsers every command uses: a bad value fails in clap, naming
 //! the flag.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rocescope_core::session::{SessionLimits, default_max_memory_bytes};
@@ -117,12 +117,12 @@ pub fn long_duration(s: &str) -> Result<Duration, String> {
         .map_err(|e| e.to_string())
 }
 
-/// A link rate in Gb/s: a positive number (`100`, `25`, `12.5`).
+/// A link rate in Gb/s: a positive number up to 1600 (`100`, `25`, `12.5`).
 pub fn rate_gbps(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(g) if g.is_finite() && g > 0.0 => Ok(g),
+        Ok(g) if g.is_finite() && g > 0.0 && g <= 1600.0 => Ok(g),
         _ => Err(format!(
-            "{s:?}: expected a positive number of Gb/s, e.g. 100"
+            "{s:?}: the link rate must be a positive number of Gb/s, at most 1600 (e.g. 100)"
         )),
     }
 }
@@ -130,4 +130,108 @@ pub fn rate_gbps(s: &str) -> Result<f64, String> {
 /// Nanoseconds of a parsed duration (within u64 by the parsers' bounds).
 pub fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Several capture points of the same traffic as one session (`stats`,
+/// `export`, `report`, `open`, `gui`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PointArgs {
+    /// A capture point: NAME=FILE, in path order from one host to the
+    /// other (both cards' sniffers, a switch's mirror...); NAME=FILE@OFFSET
+    /// fixes its clock's offset against the first point by hand
+    /// (sw=mirror.pcap@-1.25ms). Repeatable: two or more.
+    #[arg(long = "point", value_name = "NAME=FILE[@OFFSET]", value_parser = point_spec)]
+    pub points: Vec<PointSpec>,
+    /// The link rate in Gb/s: with --point, each frame's serialisation in
+    /// the clock alignment (default 100); for `stats`, also the time by
+    /// state's (default: the one a simulator's recording gives, else the
+    /// fastest the capture shows).
+    #[arg(long, value_name = "GBPS", value_parser = rate_gbps)]
+    pub link_gbps: Option<f64>,
+}
+
+impl PointArgs {
+    /// None without points; an error for one point alone.
+    pub fn given(&self) -> anyhow::Result<bool> {
+        match self.points.len() {
+            0 => Ok(false),
+            1 => anyhow::bail!(
+                "one --point alone: give two or more, in path order (--point a=A.pcap --point b=B.pcap)"
+            ),
+            _ => Ok(true),
+        }
+    }
+
+    /// The links' rate the clock alignment reckons with, Gb/s.
+    pub fn link_gbps(&self) -> f64 {
+        self.link_gbps.unwrap_or(100.0)
+    }
+
+    /// The analysis' settings.
+    pub fn config(&self) -> rocescope_replay::points::PointsConfig {
+        rocescope_replay::points::PointsConfig {
+            link_gbps: self.link_gbps(),
+            ..Default::default()
+        }
+    }
+}
+
+/// One `--point`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointSpec {
+    pub name: String,
+    pub file: PathBuf,
+    /// Its offset against the first point, given by hand.
+    pub offset_ns: Option<i64>,
+}
+
+/// `NAME=FILE` or `NAME=FILE@OFFSET` (OFFSET a signed duration: `-1.25ms`).
+pub fn point_spec(s: &str) -> Result<PointSpec, String> {
+    let Some((name, rest)) = s.split_once('=') else {
+        return Err(format!("{s:?}: expected NAME=FILE or NAME=FILE@OFFSET"));
+    };
+    let ok = !name.is_empty()
+        && name.len() <= 16
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(format!(
+            "{s:?}: a point's name is 1 to 16 letters, digits, `_` or `-` (it names segments: a>sw)"
+        ));
+    }
+    let offset = |o: &str| -> Result<i64, String> {
+        let (neg, mag) = match o.strip_prefix('-') {
+            Some(m) => (true, m),
+            None => (false, o.strip_prefix('+').unwrap_or(o)),
+        };
+        // Zero is an offset (the point's clock is the reference's), not a
+        // duration.
+        let number = mag.trim_end_matches(|c: char| c.is_alphabetic() || c == 'µ');
+        let ns = if number.parse::<f64>() == Ok(0.0) {
+            0
+        } else {
+            units::parse_duration_ns(mag, units::HOUR_NS).map_err(|e| e.to_string())?
+        };
+        let ns = i64::try_from(ns).map_err(|_| format!("offset {o:?}: too large"))?;
+        Ok(if neg { -ns } else { ns })
+    };
+    let (file, offset_ns) = match rest.rsplit_once('@') {
+        // A file whose name holds `@` stays whole unless what follows
+        // reads as an offset.
+        Some((f, o)) if !f.is_empty() => match offset(o) {
+            Ok(ns) => (f, Some(ns)),
+            Err(_) if Path::new(rest).exists() => (rest, None),
+            Err(e) => return Err(format!("{s:?}: {e}")),
+        },
+        _ => (rest, None),
+    };
+    if file.is_empty() {
+        return Err(format!("{s:?}: no file"));
+    }
+    Ok(PointSpec {
+        name: name.to_owned(),
+        file: PathBuf::from(file),
+        offset_ns,
+    })
 }

@@ -195,6 +195,172 @@ impl Opened {
             report: &self.report,
             capture: &self.name,
             extra_profiler: &[],
+            points: None,
         }
+    }
+}
+
+/// Several capture points opened as one session: each file indexed as the
+/// workbench indexes it (its own store and RC analysis), then the points
+/// analysis over all of them.
+pub struct OpenedPoints {
+    pub points: Vec<rocescope_replay::points::Point>,
+    pub files: Vec<std::path::PathBuf>,
+    pub report: rocescope_replay::points::PointsReport,
+    /// The first point's own analysis (what `stats` shows for one
+    /// capture), once [`OpenedPoints::finish`] took it.
+    pub first: Report,
+    /// Why indexing a point stopped early: the command fails after its
+    /// output.
+    pub failed: Option<String>,
+}
+
+impl OpenedPoints {
+    pub fn open(
+        args: &super::args::PointArgs,
+        decode: &DecodeOpts,
+        wave: &WaveOptions,
+    ) -> anyhow::Result<OpenedPoints> {
+        use rocescope_replay::points::{Point, PointsError, analyse_points};
+        let mut points = Vec::new();
+        for spec in &args.points {
+            if points.iter().any(|p: &Point| p.name == spec.name) {
+                anyhow::bail!(
+                    "--point {}: the name {} is given twice",
+                    spec.name,
+                    spec.name
+                );
+            }
+            let point = match Point::open(
+                &spec.name,
+                &spec.file,
+                decode.config(),
+                wave,
+                spec.offset_ns,
+                AnalysisConfig {
+                    // 0: the source's rate, else the fastest the capture
+                    // shows.
+                    link_gbps: args.link_gbps.unwrap_or(0.0),
+                    ..AnalysisConfig::default()
+                },
+            ) {
+                Ok(p) => p,
+                Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {
+                    return Err(anyhow::Error::new(e).context(format!("--point {}", spec.name)));
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e).context(format!(
+                        "--point {}: {}",
+                        spec.name,
+                        spec.file.display()
+                    )));
+                }
+            };
+            points.push(point);
+        }
+        let mut failed = None;
+        for (p, spec) in points.iter().zip(&args.points) {
+            wait_indexed(&p.store);
+            warn_store(&spec.file, &p.store);
+            if failed.is_none() {
+                failed = indexing_error(&spec.file, &p.store);
+            }
+        }
+        let report = analyse_points(&points, &args.config()).map_err(|e| match e {
+            // Name the files as well as the points.
+            PointsError::NothingShared(_) => {
+                let named: Vec<String> = args
+                    .points
+                    .iter()
+                    .map(|p| format!("{} ({})", p.name, p.file.display()))
+                    .collect();
+                anyhow::anyhow!(
+                    "{} share no traffic: not the same exchange? (no frame was seen at two of them)",
+                    named.join(" and ")
+                )
+            }
+            other => anyhow::Error::new(other),
+        })?;
+        // The first point's analysis is kept whole until asked for (a
+        // workbench reads it as it goes; `stats`, `export` and `report`
+        // take it once: `finish`).
+        Ok(OpenedPoints {
+            files: args.points.iter().map(|p| p.file.clone()).collect(),
+            points,
+            report,
+            first: Report::default(),
+            failed,
+        })
+    }
+
+    /// The first point's own analysis moved out into `first` (its source
+    /// has ended), for a command that reports once.
+    pub fn finish(mut self) -> OpenedPoints {
+        if let Some(p) = self.points.first() {
+            self.first = p.analysis.finish_report();
+        }
+        self
+    }
+
+    /// Ok when every file was read whole, else the first one's error.
+    pub fn finished(&self) -> anyhow::Result<()> {
+        self.failed
+            .as_ref()
+            .map_or(Ok(()), |e| Err(anyhow::anyhow!(e.clone())))
+    }
+
+    /// A workbench's model of the first point's capture, with the points'
+    /// analysis beside it (`open --point`, `gui --point`).
+    pub fn into_model(self) -> rocescope_core::Model {
+        let OpenedPoints {
+            mut points,
+            files,
+            mut report,
+            failed,
+            ..
+        } = self;
+        // A point read only in part: the Overview says so beside what was
+        // read.
+        report.warnings.extend(failed);
+        let first = points.swap_remove(0);
+        let name = files
+            .first()
+            .map_or_else(|| first.name.clone(), |f| f.display().to_string());
+        let mut model = rocescope_core::Model::new(
+            first.store,
+            first.analysis,
+            rocescope_core::source::SourceHandle::file(name),
+        );
+        model.set_points(report);
+        model
+    }
+
+    /// The first point's tables, with the points' own (`losses`,
+    /// `paths`).
+    pub fn source(&self) -> Source<'_> {
+        Source {
+            store: &self.points[0].store,
+            report: &self.first,
+            capture: &self.points[0].name,
+            extra_profiler: &[],
+            points: Some(&self.report),
+        }
+    }
+}
+
+/// Wait for a store's index, drawing a progress bar on a terminal.
+fn wait_indexed(store: &Store) {
+    let tty = std::io::stderr().is_terminal();
+    let mut drew = false;
+    while !store.wait_timeout(Duration::from_millis(100)) {
+        let p = store.progress();
+        if tty && !p.complete && p.bytes_total > 0 {
+            let pct = p.bytes_done as f64 * 100.0 / p.bytes_total as f64;
+            eprint!("\rindexing {pct:5.1}% {} packets", p.rows);
+            drew = true;
+        }
+    }
+    if drew {
+        eprint!("\r{}\r", " ".repeat(40));
     }
 }

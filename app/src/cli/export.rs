@@ -22,6 +22,10 @@ pub enum TableArg {
     Slots,
     #[value(name = "qp_states")]
     QpStates,
+    /// With --point: each frame lost between the points and its segment.
+    Losses,
+    /// With --point: each point's frames and the points that saw them.
+    Paths,
 }
 
 impl From<TableArg> for Table {
@@ -34,6 +38,8 @@ impl From<TableArg> for Table {
             TableArg::Profiler => Table::Profiler,
             TableArg::Slots => Table::Slots,
             TableArg::QpStates => Table::QpStates,
+            TableArg::Losses => Table::Losses,
+            TableArg::Paths => Table::Paths,
         }
     }
 }
@@ -47,8 +53,10 @@ pub enum FileFormat {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture file (pcap, pcapng, BALBOA sniffer dump).
-    pub file: PathBuf,
+    /// Capture file (pcap, pcapng, BALBOA sniffer dump); or --point, several
+    /// (the first point's tables, and the points' own: losses, paths).
+    #[arg(required_unless_present = "points", conflicts_with = "points")]
+    pub file: Option<PathBuf>,
     /// The table to write (default: packets; with --partition, every
     /// table). Repeatable with --partition.
     #[arg(long, value_enum)]
@@ -73,11 +81,19 @@ pub struct Args {
     /// verdict (retransmission and its episode, NAK kind, out of sequence,
     /// capture loss, ICRC) as its packet comment, for Wireshark:
     /// `frame.comment contains "Retransmission"`.
-    #[arg(long, conflicts_with_all = ["partition", "format"])]
+    #[arg(long, conflicts_with_all = ["partition", "format", "points"])]
     pub annotate: bool,
+    #[command(flatten)]
+    pub points: super::args::PointArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let points = args.points.given()?;
+    let file = match (&args.file, points) {
+        (Some(f), _) => f.clone(),
+        (None, true) => PathBuf::new(),
+        (None, false) => anyhow::bail!("give a capture, or two or more --point NAME=FILE"),
+    };
     if args.annotate {
         if !args
             .to
@@ -89,7 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.to.display()
             );
         }
-        let opened = Opened::open(&args.file, &args.decode)?;
+        let opened = Opened::open(&file, &args.decode)?;
         let started = std::time::Instant::now();
         let (frames, annotated) =
             crate::cli::annotate::write(&opened.store, &opened.report, &args.to)?;
@@ -103,14 +119,37 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let tables: Vec<Table> = match (args.table.as_slice(), args.partition) {
         ([], false) => vec![Table::Packets],
-        ([], true) => Table::ALL.to_vec(),
+        ([], true) => Table::ALL
+            .into_iter()
+            .filter(|t| points || !t.of_points())
+            .collect(),
         ([one], _) => vec![Table::from(*one)],
         (many, true) => many.iter().map(|&t| Table::from(t)).collect(),
         (_, false) => {
             anyhow::bail!("one --table per file: give --partition to write several tables")
         }
     };
-    let opened = Opened::open(&args.file, &args.decode)?;
+    if !points && tables.iter().any(|t| t.of_points()) {
+        anyhow::bail!(
+            "the losses and paths tables are a session of capture points': give --point NAME=FILE twice or more"
+        );
+    }
+    let (single, several) = if points {
+        let o = crate::cli::capture::OpenedPoints::open(
+            &args.points,
+            &args.decode,
+            &Default::default(),
+        )?
+        .finish();
+        (None, Some(o))
+    } else {
+        (Some(Opened::open(&file, &args.decode)?), None)
+    };
+    let source = match (&single, &several) {
+        (Some(o), _) => o.source(),
+        (_, Some(o)) => o.source(),
+        _ => anyhow::bail!("nothing opened"),
+    };
     let opts = ExportOptions {
         format: args.format.map(|f| match f {
             FileFormat::Parquet => Format::Parquet,
@@ -126,7 +165,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let mut out = std::io::stdout().lock();
     for table in tables {
-        let summary = export(&opened.source(), table, &args.to, &opts)
+        let summary = export(&source, table, &args.to, &opts)
             .with_context(|| format!("exporting {table} to {}", args.to.display()))?;
         let to = match summary.files.as_slice() {
             [one] if !args.partition => one.display().to_string(),
@@ -145,5 +184,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             rows_rate_text(summary.rows, summary.elapsed.as_secs_f64()),
         )?;
     }
-    opened.finished()
+    match (&single, &several) {
+        (Some(o), _) => o.finished(),
+        (_, Some(o)) => o.finished(),
+        _ => Ok(()),
+    }
 }

@@ -5,19 +5,22 @@ use std::path::PathBuf;
 
 use rocescope_core::source;
 
-use super::args::{DecodeOpts, SessionArgs, WaveArgs};
+use super::args::{DecodeOpts, PointArgs, SessionArgs, WaveArgs};
 use super::partitions::PartitionArgs;
 use crate::gui::{open_file, sim_model_within};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Capture file to open (pcap, pcapng, BALBOA sniffer dump).
+    /// Capture file to open (pcap, pcapng, BALBOA sniffer dump); or
+    /// --point, several (the first point's capture shown, the points'
+    /// analysis in the Overview).
+    #[arg(conflicts_with = "points")]
     pub file: Option<PathBuf>,
     /// Attach to a live source: tcp://HOST:PORT, - (stdin) or file:PATH[?follow].
-    #[arg(long, value_name = "URL", conflicts_with_all = ["file", "sim"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["file", "sim", "points"])]
     pub attach: Option<String>,
     /// Run a simulator scenario (default when no file is given: `default`).
-    #[arg(long, value_name = "SCENARIO", conflicts_with = "file")]
+    #[arg(long, value_name = "SCENARIO", conflicts_with_all = ["file", "points"])]
     pub sim: Option<String>,
     #[command(flatten)]
     pub decode: DecodeOpts,
@@ -27,6 +30,8 @@ pub struct Args {
     pub wave: Option<PathBuf>,
     #[command(flatten)]
     pub wave_args: WaveArgs,
+    #[command(flatten)]
+    pub points: PointArgs,
     #[command(flatten)]
     pub session: SessionArgs,
     #[command(flatten)]
@@ -44,6 +49,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             source::SourceSpec::Attach(Box::new(rocescope_device_link::ClientConfig::new(url))),
             &limits,
         )?
+    } else if args.points.given()? {
+        crate::cli::capture::OpenedPoints::open(
+            &args.points,
+            &args.decode,
+            &args.wave_args.options(),
+        )?
+        .into_model()
     } else if let Some(file) = &args.file {
         let options = args.wave_args.options();
         let mut m = open_file(file, args.decode.roce_ports.clone(), &options)?;

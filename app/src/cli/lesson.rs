@@ -179,6 +179,7 @@ fn export(l: &Lesson, dir: &Path, out: &mut impl Write) -> anyhow::Result<()> {
         name: &name,
         store: &store,
         report: &report,
+        points: None,
     };
     let report_dir = dir.join("report");
     let written = rocescope_report::write(&input, &report_dir)

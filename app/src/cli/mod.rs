@@ -140,6 +140,23 @@ mod tests {
     /// Values are parsed by clap: a bad one fails at once, naming its flag,
     /// not later inside the command.
     #[test]
+    fn the_workbenches_take_points_instead_of_a_file() {
+        let pts = ["--point", "a=a.pcap", "--point", "b=b.pcap"];
+        for cmd in ["open", "gui"] {
+            let mut args = vec!["rocescope", cmd];
+            args.extend(pts);
+            assert!(Cli::try_parse_from(&args).is_ok(), "{args:?}");
+            args.insert(2, "f.pcap");
+            assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        }
+        let mut args = vec!["rocescope", "gui", "--sim", "default"];
+        args.extend(pts);
+        assert!(Cli::try_parse_from(&args).is_err(), "{args:?}");
+        // `open` needs a capture or the points.
+        assert!(Cli::try_parse_from(["rocescope", "open"]).is_err());
+    }
+
+    #[test]
     fn bad_values_name_their_flag() {
         for (args, flag) in [
             (

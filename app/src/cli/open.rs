@@ -7,25 +7,38 @@ use rocescope_core::source::{OpenError, SourceSpec, open};
 use rocescope_replay::CaptureError;
 use rocescope_replay::store::StoreError;
 
-use super::args::{AlignArgs, DecodeOpts, WaveArgs};
+use super::args::{AlignArgs, DecodeOpts, PointArgs, WaveArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST,
-    /// a Vivado ILA capture as CSV or VCD).
-    file: PathBuf,
+    /// a Vivado ILA capture as CSV or VCD); or --point, several (the first
+    /// point's capture shown, the points' analysis in the Overview).
+    #[arg(required_unless_present = "points", conflicts_with = "points")]
+    file: Option<PathBuf>,
     #[command(flatten)]
     align: AlignArgs,
     #[command(flatten)]
     decode: DecodeOpts,
     #[command(flatten)]
     wave_args: WaveArgs,
+    #[command(flatten)]
+    points: PointArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let options = args.wave_args.options();
+    if args.points.given()? {
+        let opened = crate::cli::capture::OpenedPoints::open(&args.points, &args.decode, &options)?;
+        // A point that could not be read whole was said on stderr; the
+        // workbench shows what was read, as for one capture.
+        return crate::tui::run(opened.into_model());
+    }
+    let Some(file) = args.file else {
+        anyhow::bail!("give a capture, or two or more --point NAME=FILE");
+    };
     let spec = SourceSpec::File {
-        path: args.file.clone(),
+        path: file.clone(),
         decode: args.decode.config(),
         wave: options.clone(),
     };
@@ -38,6 +51,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }) => return Err(e.into()),
         Err(e) => return Err(e.into()),
     };
-    crate::with_wave(&mut model, &args.file, args.align.wave.as_deref(), &options)?;
+    crate::with_wave(&mut model, &file, args.align.wave.as_deref(), &options)?;
     crate::tui::run(model)
 }

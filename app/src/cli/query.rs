@@ -22,7 +22,8 @@ pub struct Args {
     /// a folder holding one sub-folder per table).
     pub file: PathBuf,
     /// The query; tables: packets, qps, episodes, findings, profiler, slots
-    /// (schema: app/data/SCHEMA.md).
+    /// (and losses, paths exported from a session of capture points; schema:
+    /// app/data/SCHEMA.md).
     pub sql: String,
     /// How to print the result (json: an array of row objects).
     #[arg(long, value_enum, default_value_t = PrintFormat::Table)]

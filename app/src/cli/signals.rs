@@ -142,6 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         report: &report,
         capture: &capture,
         extra_profiler: &records,
+        points: None,
     };
     let summary = export(&source, Table::Profiler, &to, &ExportOptions::default())
         .with_context(|| format!("writing {}", to.display()))?;

@@ -50,6 +50,22 @@ pub struct Args {
     /// Reproduce a measurement of the paper: throughput, fairness, retransmission.
     #[arg(long)]
     pub experiment: Option<String>,
+    /// Capture points, in path order: a,sw,b (the first QP's requester, the
+    /// switch's mirror, its responder), or node names, or NAME=TAP
+    /// (alice=balboa0,mirror=switch,bob=balboa1). Each has its own clock
+    /// (an offset within 2 ms, a drift within ±60 ppm, from the seed). With
+    /// --out, each point's capture is written there with the truth.
+    #[arg(long, value_name = "LIST")]
+    pub points: Option<String>,
+    /// A point's clock or capture loss: NAME.offset_ns=N,
+    /// NAME.drift_ppm=X, NAME.capture_loss=P; repeatable.
+    #[arg(long = "point-set", value_name = "NAME.KEY=VALUE")]
+    pub point_set: Vec<String>,
+    /// With --points: write each point's capture to DIR/NAME.pcapng and
+    /// what happened to every lost frame to DIR/truth.json (the finite
+    /// run, headless).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     #[command(flatten)]
     pub session: SessionArgs,
     #[command(flatten)]
@@ -71,6 +87,14 @@ pub fn scenario(args: &Args) -> anyhow::Result<Scenario> {
         };
         sc.set(k.trim(), v.trim())
             .map_err(|e| anyhow::anyhow!("--set {kv}: {e}"))?;
+    }
+    if let Some(list) = &args.points {
+        sc.set_points(list)
+            .map_err(|e| anyhow::anyhow!("--points {list}: {e}"))?;
+    }
+    for kv in &args.point_set {
+        sc.set_point(kv)
+            .map_err(|e| anyhow::anyhow!("--point-set {e}"))?;
     }
     Ok(sc)
 }
@@ -96,6 +120,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let sc = scenario(&args)?;
+    if let Some(dir) = &args.out {
+        return write_points(sc, dir, args.json);
+    }
     let limits = args.session.limits();
     if args.headless && args.parts.partitions.is_some() {
         bail!(
@@ -202,5 +229,50 @@ fn headless(
             writeln!(out, "  {}", f.text)?;
         }
     }
+    Ok(())
+}
+
+/// `sim --points a,sw,b --out DIR`: the finite run, each point's capture
+/// and the truth written.
+fn write_points(sc: Scenario, dir: &std::path::Path, json_out: bool) -> anyhow::Result<()> {
+    if sc.points.is_empty() {
+        bail!(
+            "--out writes the capture points' files: give --points a,sw,b (or a scenario with [[point]]s)"
+        );
+    }
+    let name = sc.name.clone();
+    let started = Instant::now();
+    let run = rocescope_sim::points::write_points(sc, dir)
+        .with_context(|| format!("writing the points to {}", dir.display()))?;
+    let mut out = std::io::stdout().lock();
+    if json_out {
+        let v = json!({
+            "scenario": name,
+            "sim_time_ns": run.sim_time_ns,
+            "files": run.files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>(),
+            "truth": run.truth_file.display().to_string(),
+            "frames": run.truth.frames,
+            "drops": run.truth.drops.len(),
+            "capture_drops": run.truth.capture_drops.len(),
+        });
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "scenario {name}: {:.3} ms simulated in {:.3} s; {} lost on their way, {} missed by a point",
+        run.sim_time_ns as f64 / 1e6,
+        started.elapsed().as_secs_f64(),
+        run.truth.drops.len(),
+        run.truth.capture_drops.len()
+    )?;
+    for (f, n) in run.files.iter().zip(&run.truth.frames) {
+        writeln!(out, "  {} ({n} frames)", f.display())?;
+    }
+    writeln!(
+        out,
+        "  {} (where each frame was lost)",
+        run.truth_file.display()
+    )?;
     Ok(())
 }

@@ -11,8 +11,8 @@ use rocescope_replay::text::{
 };
 use serde_json::{Value, json};
 
-use super::args::{AlignArgs, DecodeOpts, WaveArgs};
-use super::output::report_json;
+use super::args::{AlignArgs, DecodeOpts, PointArgs, WaveArgs};
+use super::output::{multipoint_json, report_json};
 use crate::cli::capture::{ila_json, index_analysed, indexing_error, warn_unread, warnings_json};
 
 /// Drops of a grouped finding the text output lists under it.
@@ -47,8 +47,9 @@ fn pad_heap() {}
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Capture file (pcap, pcapng, BALBOA sniffer dump) or waveform (VCD, FST,
-    /// a Vivado ILA capture as CSV or VCD).
-    file: PathBuf,
+    /// a Vivado ILA capture as CSV or VCD); or --point, several.
+    #[arg(required_unless_present = "points", conflicts_with = "points")]
+    file: Option<PathBuf>,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
@@ -58,20 +59,25 @@ pub struct Args {
     align: AlignArgs,
     #[command(flatten)]
     wave_args: WaveArgs,
-    /// The link rate in Gb/s for the time by state (default: the one a
-    /// simulator's recording gives, else the fastest the capture shows).
-    #[arg(long, value_name = "GBPS", value_parser = super::args::rate_gbps)]
-    link_gbps: Option<f64>,
+    /// --point, twice or more; and --link-gbps, the link rate.
+    #[command(flatten)]
+    points: PointArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.points.given()? {
+        return points(&args);
+    }
+    let Some(file) = &args.file else {
+        anyhow::bail!("give a capture, or two or more --point NAME=FILE");
+    };
     analyse(
-        &args.file,
+        file,
         args.json,
         args.decode.roce_ports,
         args.align.wave.as_deref(),
         &args.wave_args.options(),
-        args.link_gbps,
+        args.points.link_gbps,
     )
 }
 
@@ -270,6 +276,176 @@ fn analyse(
     warn_unread(file, &warnings);
     let _ = give_back.map(|t| t.join());
     failed.map_or(Ok(()), |e| Err(anyhow::anyhow!(e)))
+}
+
+/// `stats --point ...`: the points' analysis: clocks, one-way latency per
+/// segment, losses by segment, capture loss, the NAK episodes' latencies
+/// (`stats FILE` gives one point's RC analysis; the JSON holds the first
+/// point's beside `multipoint`).
+fn points(args: &Args) -> anyhow::Result<()> {
+    pad_heap();
+    let opened = crate::cli::capture::OpenedPoints::open(
+        &args.points,
+        &args.decode,
+        &args.wave_args.options(),
+    )?
+    .finish();
+    let r = &opened.report;
+    if args.json {
+        let mut v = report_json(&opened.first);
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert(
+                "warnings".into(),
+                warnings_json(&opened.points[0].store.warnings()),
+            );
+            obj.insert("error".into(), opened.failed.as_deref().into());
+            obj.insert("multipoint".into(), multipoint_json(r, &opened.files));
+        }
+        writeln!(std::io::stdout().lock(), "{v}")?;
+        return opened.finished();
+    }
+    let mut out = std::io::stdout().lock();
+    points_text(&mut out, &opened, args.points.link_gbps())?;
+    drop(out);
+    opened.finished()
+}
+
+/// Losses and NAK episodes `stats` lists (the rest are counted).
+const MAX_LISTED: usize = 30;
+
+fn points_text(
+    out: &mut impl Write,
+    o: &crate::cli::capture::OpenedPoints,
+    link_gbps: f64,
+) -> anyhow::Result<()> {
+    use rocescope_replay::text::{
+        EPISODE_TIMES_COLUMNS, LOSS_COLUMNS, POINT_COLUMNS, SEGMENT_COLUMNS, episode_times_cells,
+        loss_cells, losses_by_segment, point_cells, rel_time_text, segment_cells,
+    };
+    let r = &o.report;
+    writeln!(
+        out,
+        "{} capture points, {} frames followed ({} RoCE frames in all)",
+        r.points.len(),
+        r.journeys,
+        r.points.iter().map(|p| p.frames).sum::<u64>()
+    )?;
+    let table = |out: &mut dyn Write, head: &[&str], rows: &[Vec<String>]| -> std::io::Result<()> {
+        let widths: Vec<usize> = (0..head.len())
+            .map(|c| {
+                rows.iter()
+                    .map(|r| r[c].chars().count())
+                    .chain([head[c].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: Vec<String>| {
+            cells
+                .iter()
+                .zip(&widths)
+                .map(|(c, w)| format!("{c:<w$}"))
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_owned()
+        };
+        writeln!(
+            out,
+            "  {}",
+            line(head.iter().map(|h| (*h).to_owned()).collect())
+        )?;
+        for row in rows {
+            writeln!(out, "  {}", line(row.clone()))?;
+        }
+        Ok(())
+    };
+    writeln!(out)?;
+    writeln!(
+        out,
+        "clocks, against {}'s (a frame's serialisation at {} Gb/s taken out):",
+        r.points.first().map_or("?", |p| p.name.as_str()),
+        link_gbps
+    )?;
+    let rows: Vec<Vec<String>> = (0..r.points.len())
+        .filter_map(|i| point_cells(r, i).map(|c| c.to_vec()))
+        .collect();
+    table(out, &POINT_COLUMNS, &rows)?;
+    for (i, f) in o.files.iter().enumerate() {
+        writeln!(out, "  {}: {}", r.points[i].name, f.display())?;
+    }
+    writeln!(out)?;
+    writeln!(out, "one-way latency per segment:")?;
+    let rows: Vec<Vec<String>> = r
+        .segments
+        .iter()
+        .map(|s| segment_cells(s).to_vec())
+        .collect();
+    table(out, &SEGMENT_COLUMNS, &rows)?;
+    writeln!(out)?;
+    let by = losses_by_segment(r);
+    if by.is_empty() {
+        writeln!(out, "losses: none placed")?;
+    } else {
+        writeln!(out, "losses by segment:")?;
+        for (seg, n, requests) in &by {
+            writeln!(
+                out,
+                "  {seg:<14} {}, {} requests",
+                counted(*n, "frame", "frames"),
+                requests
+            )?;
+        }
+        writeln!(out)?;
+        let t0 = r.t0_ns;
+        let rows: Vec<Vec<String>> = r
+            .losses
+            .iter()
+            .take(MAX_LISTED)
+            .map(|l| loss_cells(r, l, rel_time_text(t0, l.ts_ns, false)).to_vec())
+            .collect();
+        table(out, &LOSS_COLUMNS, &rows)?;
+        for l in r.losses.iter().take(MAX_LISTED.min(5)) {
+            writeln!(out, "    PSN {}: {}", l.psn, l.evidence)?;
+        }
+        if r.losses.len() > MAX_LISTED {
+            writeln!(out, "  ... {} more", r.losses.len() - MAX_LISTED)?;
+        }
+    }
+    let missed: u64 = r.points.iter().map(|p| p.capture_loss).sum();
+    if missed > 0 {
+        writeln!(out)?;
+        for p in r.points.iter().filter(|p| p.capture_loss > 0) {
+            writeln!(
+                out,
+                "capture loss: {} missed {} the points around it saw (not lost on the wire)",
+                p.name,
+                counted(p.capture_loss, "frame", "frames")
+            )?;
+        }
+    }
+    if !r.episodes.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "NAK episodes (Lumina's latencies, read at the receiver's and the requester's points):"
+        )?;
+        let rows: Vec<Vec<String>> = r
+            .episodes
+            .iter()
+            .take(MAX_LISTED)
+            .map(|e| episode_times_cells(e, rel_time_text(r.t0_ns, e.ts_ns, false)).to_vec())
+            .collect();
+        table(out, &EPISODE_TIMES_COLUMNS, &rows)?;
+        if r.episodes.len() > MAX_LISTED {
+            writeln!(out, "  ... {} more", r.episodes.len() - MAX_LISTED)?;
+        }
+    }
+    for w in &r.warnings {
+        writeln!(out)?;
+        writeln!(out, "note: {w}")?;
+    }
+    Ok(())
 }
 
 /// `text` in lines of at most `width` characters, broken after commas.

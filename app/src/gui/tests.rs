@@ -818,3 +818,65 @@ fn the_signals_panel_marks_an_ila_captures_trigger() {
     let f = settle(&ctx, &mut wb);
     assert!(!f.has("| trigger"), "{}", f.all());
 }
+
+/// `gui --point`: the Overview of the first point's capture shows the
+/// points' summary beside its own counters and diagnosis.
+#[test]
+fn the_overview_shows_the_capture_points_summary() {
+    use rocescope_replay::points::{Point, PointsConfig, analyse_points};
+    let dir = std::env::temp_dir().join(format!("rocescope-gui-points-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut sc = rocescope_sim::Scenario::resolve("lossy-link").unwrap();
+    sc.bound_to_ns(3_000_000);
+    sc.set_points("a,sw,b").unwrap();
+    rocescope_sim::points::write_points(sc, &dir).unwrap();
+    let points: Vec<Point> = ["a", "sw", "b"]
+        .iter()
+        .map(|n| {
+            let p = Point::open(
+                n,
+                &dir.join(format!("{n}.pcapng")),
+                DecodeConfig::default(),
+                &Default::default(),
+                None,
+                Default::default(),
+            )
+            .unwrap();
+            p.store.wait();
+            p
+        })
+        .collect();
+    let report = analyse_points(&points, &PointsConfig::default()).unwrap();
+    assert!(report.losses.iter().any(|l| l.segment == "a>sw"));
+    let first = points.into_iter().next().unwrap();
+    crate::keep_test_progress_apart();
+    let mut m = Model::new(
+        first.store,
+        first.analysis,
+        SourceHandle::file("a.pcapng".into()),
+    );
+    m.forget_lesson_progress();
+    m.set_points(report);
+    m.tick(Instant::now());
+    let mut wb = Workbench::new(m, only(View::Overview));
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    for n in [
+        "Capture points a > sw > b",
+        "losses: a>sw ",
+        "clock sw: ",
+        "packet_seq_err",
+    ] {
+        assert!(f.has(n), "the Overview lacks {n:?}: {}", f.all());
+    }
+    for seg in ["a>sw", "sw>b", "b>sw", "sw>a"] {
+        assert!(
+            f.texts
+                .iter()
+                .any(|(t, _)| t.starts_with(&format!("{seg} "))),
+            "{seg}: {}",
+            f.all()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

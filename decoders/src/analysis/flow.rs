@@ -15,7 +15,8 @@ pub(super) struct Gap {
     /// First missing PSN and how many.
     pub(super) first_psn: u32,
     pub(super) psn_count: u32,
-    /// Row and time of the packet after the gap.
+    /// Row and time of the packet after the gap (the first out of
+    /// sequence).
     pub(super) index: u64,
     pub(super) ts_ns: u64,
 }
@@ -36,6 +37,10 @@ pub(super) struct PendingNak {
     pub(super) ts_ns: u64,
     pub(super) index: u64,
     pub(super) cause: EpisodeCause,
+    /// The out-of-sequence arrival before the NAK to the NAK, when the
+    /// capture saw the gap (it sits at or after the loss: the receiver's
+    /// side).
+    pub(super) generation_ns: Option<u64>,
 }
 
 /// A resend comes from the timer when the evidence before it is older than
@@ -255,6 +260,13 @@ impl Flow {
     /// not by the capture.
     #[cold]
     #[inline(never)]
+    /// The gap holding `psn`, if the capture saw one.
+    pub(super) fn gap_at(&self, psn: u32) -> Option<&Gap> {
+        self.gaps.iter().find(|g| {
+            psn_diff(psn, g.first_psn) >= 0 && psn_diff(psn, g.first_psn) <= g.psn_count as i32
+        })
+    }
+
     pub(super) fn forget_gaps_at(&mut self, psn: u32) {
         self.gaps.retain(|g| {
             !(psn_diff(psn, g.first_psn) >= 0 && psn_diff(psn, g.first_psn) <= g.psn_count as i32)

@@ -220,6 +220,16 @@ impl RcAnalysis {
                     .timeout_silence_ns
                     .max(f.rtt_avg_ns.saturating_mul(TIMER_RTTS));
                 let pending = f.pending_nak.take();
+                // The NAK's generation where this capture saw the gap (the
+                // receiver's side); else its reaction: the NAK's arrival to
+                // this first resend (the requester's side).
+                let (nak_generation_ns, nak_reaction_ns) = match pending {
+                    Some(p) if p.cause == EpisodeCause::NakSeqErr => match p.generation_ns {
+                        Some(g) => (Some(g), None),
+                        None => (None, Some(o.ts_ns().saturating_sub(p.ts_ns))),
+                    },
+                    _ => (None, None),
+                };
                 let (cause, start_ns, first_index, inferred, unacted) = match pending {
                     Some(p)
                         if p.cause != EpisodeCause::Rnr
@@ -304,6 +314,8 @@ impl RcAnalysis {
                                 timer_expiries: u32::from(timer),
                                 unacted,
                                 recovered: false,
+                                nak_generation_ns: if timer { None } else { nak_generation_ns },
+                                nak_reaction_ns: if timer { None } else { nak_reaction_ns },
                             },
                             resume_psn: f.next_psn,
                             last_psn: o.psn(),

@@ -216,11 +216,14 @@ impl RcAnalysis {
                 if let Some(cause) = cause {
                     // Also during an episode: a NAK there starts the next pass.
                     if q.pending_nak.is_none() {
+                        let generation_ns =
+                            q.gap_at(o.psn()).map(|g| o.ts_ns().saturating_sub(g.ts_ns));
                         q.pending_nak = Some(PendingNak {
                             psn: o.psn(),
                             ts_ns: o.ts_ns(),
                             index,
                             cause,
+                            generation_ns,
                         });
                     }
                 }
@@ -243,6 +246,7 @@ impl RcAnalysis {
                         ts_ns: o.ts_ns(),
                         index,
                         cause: EpisodeCause::Rnr,
+                        generation_ns: None,
                     });
                 }
             }
@@ -258,6 +262,7 @@ impl RcAnalysis {
                 ts_ns: o.ts_ns(),
                 index,
                 cause: EpisodeCause::ImpliedNak,
+                generation_ns: None,
             });
         }
         let outstanding = q.outstanding_psns();

@@ -101,6 +101,11 @@ pub struct EpisodeRow {
     pub silence_ns: u64,
     pub retries: u32,
     pub timer_expiries: u32,
+    /// Lumina's latencies as one capture shows them: the generation where
+    /// it saw the gap (the receiver's side), the reaction where it did not
+    /// (the requester's).
+    pub nak_generation_ns: Option<u64>,
+    pub nak_reaction_ns: Option<u64>,
     /// Loss evidence the requester did not act on before its timer fired.
     pub unacted: Option<UnactedRow>,
 }
@@ -235,6 +240,8 @@ impl Report {
             silence_ns: e.silence_ns,
             retries: e.retries,
             timer_expiries: e.timer_expiries,
+            nak_generation_ns: e.nak_generation_ns,
+            nak_reaction_ns: e.nak_reaction_ns,
             unacted: e.unacted.map(|u| UnactedRow {
                 cause: u.cause.name(),
                 ts_ns: u.ts_ns,
@@ -347,6 +354,8 @@ impl Row for EpisodeRow {
             silence_ns: 1,
             retries: 0,
             timer_expiries: 1,
+            nak_generation_ns: Some(1),
+            nak_reaction_ns: Some(1),
             unacted: Some(UnactedRow {
                 cause: "implied_nak",
                 ts_ns: 0,

@@ -100,6 +100,14 @@ pub struct Episode {
     /// New data or an ACK of everything sent before it ended the episode;
     /// `false`: it was still open when the source ended.
     pub recovered: bool,
+    /// A NAK episode where the capture saw the gap (at or after the loss:
+    /// the receiver's side): the first out-of-sequence arrival to the NAK
+    /// (Lumina's NAK generation).
+    pub nak_generation_ns: Option<u64>,
+    /// A NAK episode where the capture saw no gap (before the loss: the
+    /// requester's side): the NAK to the first resend (Lumina's NAK
+    /// reaction, where the capture is the requester's).
+    pub nak_reaction_ns: Option<u64>,
 }
 
 /// Loss evidence before a timer-driven resend.

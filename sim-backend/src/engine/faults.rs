@@ -40,14 +40,28 @@ impl Simulator {
     /// extra delay, or None when the frame is gone.
     #[inline]
     pub(super) fn apply_faults(&mut self, id: u32, node: usize, to_switch: bool) -> Option<Ps> {
-        let on = 2 * node + usize::from(to_switch);
+        let slot = if to_switch {
+            SLOT_TO_SWITCH
+        } else {
+            SLOT_FROM_SWITCH
+        };
+        self.apply_faults_at(id, node, slot)
+    }
+
+    /// The rules of one place (`SLOT_*`) of `node` applied to a frame:
+    /// its extra delay, or None when the frame is gone.
+    #[inline]
+    pub(super) fn apply_faults_at(&mut self, id: u32, node: usize, slot: usize) -> Option<Ps> {
+        let on = FAULT_SLOTS * node + slot;
         if self.faults_on.get(on).is_none_or(Vec::is_empty) {
             return Some(0);
         }
-        self.apply_fault_rules(id, on, to_switch)
+        self.apply_fault_rules(id, on, slot)
     }
 
-    pub(super) fn apply_fault_rules(&mut self, id: u32, on: usize, to_switch: bool) -> Option<Ps> {
+    pub(super) fn apply_fault_rules(&mut self, id: u32, on: usize, slot: usize) -> Option<Ps> {
+        let to_switch = slot == SLOT_TO_SWITCH;
+        let node = on / FAULT_SLOTS;
         let rules = self.faults_on.get(on).map_or(0, Vec::len);
         let now_ns = self.now_ps / NS;
         let conn = self.packets[id as usize].conn as usize;
@@ -90,6 +104,12 @@ impl Simulator {
                     let (qpn, psn_w) = (p.dest_qp, p.psn);
                     self.stats.wire_drops += 1;
                     self.truth(qpn, psn_w, TruthEvent::WireDrop);
+                    let place = match slot {
+                        SLOT_SWITCH_QUEUE => DropPlace::SwitchQueue { node },
+                        SLOT_STACK => DropPlace::Stack { node },
+                        _ => DropPlace::Link { node, to_switch },
+                    };
+                    self.point_drop(id, place, DropWhy::Lost);
                     self.release(id);
                     return None;
                 }

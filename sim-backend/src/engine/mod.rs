@@ -19,9 +19,10 @@ use serde::Serialize;
 
 use crate::dcqcn::{Dcqcn, DcqcnConfig};
 use crate::params::Params;
+use crate::points::{DropPlace, DropWhy};
 use crate::queue::{EventQueue, Pending};
 use crate::rng::{Rng, mix64};
-use crate::scenario::{AppOp, FaultKind, LinkDir, NodeKind, OpKind, Scenario};
+use crate::scenario::{AppOp, FaultAt, FaultKind, LinkDir, NodeKind, OpKind, Scenario};
 use crate::slots;
 use crate::sniffer::{self, Capture, CutFlags};
 use crate::template::{self, OpInfo};
@@ -32,6 +33,7 @@ mod faults;
 mod host;
 mod output;
 mod payloads;
+mod points;
 mod probes;
 mod reasons;
 mod records;
@@ -403,9 +405,11 @@ pub struct Simulator {
     fault_hits: Vec<u64>,
     /// The period each repeating rule's hits count in.
     fault_period: Vec<u64>,
-    /// Indices of the fault rules of each link direction, at
-    /// `2 * node + to_switch`, in scenario order.
+    /// Indices of the fault rules of each place, at `FAULT_SLOTS * node +
+    /// slot` (`SLOT_*`), in scenario order.
     faults_on: Vec<Vec<usize>>,
+    /// The capture points and their truth, when the scenario has any.
+    points: Option<Box<points::PointsState>>,
     sniffer: Option<SnifferState>,
     probes: Vec<Probe>,
     profiler_period_ps: Ps,
@@ -441,6 +445,14 @@ pub struct Simulator {
     /// Up to when the reasons were looked at.
     reasons_at_ps: Ps,
 }
+
+/// Places a fault rule acts at, per node: the link from the switch, the
+/// link to it, the switch's queue toward the node, the node's stack.
+const FAULT_SLOTS: usize = 4;
+const SLOT_FROM_SWITCH: usize = 0;
+const SLOT_TO_SWITCH: usize = 1;
+const SLOT_SWITCH_QUEUE: usize = 2;
+const SLOT_STACK: usize = 3;
 
 fn ps_of_ns(ns: u64) -> Ps {
     ns.saturating_mul(NS)

@@ -22,6 +22,9 @@ pub trait RecordSink {
     fn frame(&mut self, f: FrameRef<'_>);
     /// Any other record.
     fn record(&mut self, r: Record);
+    /// A frame one of the scenario's capture points saw
+    /// (`crate::points`), in its clock; ignored unless wanted.
+    fn point_frame(&mut self, _point: u8, _f: FrameRef<'_>) {}
 }
 
 /// Every record by value; each frame becomes a `Record::Frame`.
@@ -52,6 +55,14 @@ pub(super) enum Out {
     Frame {
         ts_ns: u64,
         direction: Option<Direction>,
+        orig_len: u32,
+        start: u32,
+        len: u32,
+    },
+    /// A capture point's frame, bytes as for `Frame`.
+    PointFrame {
+        point: u8,
+        ts_ns: u64,
         orig_len: u32,
         start: u32,
         len: u32,

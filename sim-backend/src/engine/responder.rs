@@ -7,12 +7,18 @@ impl Simulator {
     pub(super) fn on_node_arrive(&mut self, id: u32) {
         let node = self.packets[id as usize].dst_node as usize;
         self.capture(id, Direction::Rx, node);
+        self.tap_points(id, points::Seen::Received(node));
         let p = &self.packets[id as usize];
         if p.corrupt {
             // ICRC check fails: dropped by the receiver.
+            self.point_drop(id, DropPlace::Stack { node }, DropWhy::Icrc);
             self.release(id);
             return;
         }
+        if self.apply_faults_at(id, node, SLOT_STACK).is_none() {
+            return;
+        }
+        let p = &self.packets[id as usize];
         let op = p.opcode;
         if is_request(op) {
             self.responder_rx(id);
@@ -109,6 +115,7 @@ impl Simulator {
         // RNR NAK, and the rest dropped until it comes again.
         let send_first = matches!(p.opcode, 0x00 | 0x04 | 0x05);
         if abs_psn == expected_psn && send_first && !self.take_recv_wqe(c) {
+            self.point_drop(id, DropPlace::Stack { node }, DropWhy::Rnr);
             self.conns[c].rnr_pending = true;
             let code = self.params.rnr_timer_code.min(31) as u8;
             self.send_ack(c, ack_t, 0x20 | code, abs_psn, true);
@@ -116,6 +123,7 @@ impl Simulator {
             return;
         }
         if abs_psn > expected_psn && self.conns[c].rnr_pending {
+            self.point_drop(id, DropPlace::Stack { node }, DropWhy::Rnr);
             return;
         }
         if abs_psn == expected_psn {
@@ -151,6 +159,7 @@ impl Simulator {
                     );
                     if !ok {
                         // Unacceptable WRITE: dropped and NAKed; the PSN is consumed.
+                        self.point_drop(id, DropPlace::Stack { node }, DropWhy::Dpi);
                         self.stats.dpi_drops += 1;
                         self.truth(p.dest_qp, p.psn, TruthEvent::DpiDrop);
                         self.conns[c].expected_psn += 1;

@@ -138,23 +138,30 @@ impl Simulator {
         let cyc = p.cycle_ps();
         let end = ps_of_ns(scenario.duration_ns);
         let prof_period = p.cycles_ps(scenario.profiler.every_cycles.max(1));
-        let faults_on = (0..2 * nodes.len())
+        let faults_on = (0..FAULT_SLOTS * nodes.len())
             .map(|k| {
-                let (node, to_switch) = (k / 2, k % 2 == 1);
+                let (node, slot) = (k / FAULT_SLOTS, k % FAULT_SLOTS);
                 (0..scenario.faults.len())
                     .filter(|&i| {
                         let f = &scenario.faults[i];
                         f.node == node
                             && f.kind != FaultKind::HostStall
-                            && match f.direction {
-                                LinkDir::Both => true,
-                                LinkDir::ToSwitch => to_switch,
-                                LinkDir::FromSwitch => !to_switch,
+                            && match (f.at, slot) {
+                                (FaultAt::Wire, SLOT_TO_SWITCH) => {
+                                    f.direction != LinkDir::FromSwitch
+                                }
+                                (FaultAt::Wire, SLOT_FROM_SWITCH) => {
+                                    f.direction != LinkDir::ToSwitch
+                                }
+                                (FaultAt::Switch, s) => s == SLOT_SWITCH_QUEUE,
+                                (FaultAt::Stack, s) => s == SLOT_STACK,
+                                _ => false,
                             }
                     })
                     .collect()
             })
             .collect();
+        let points = points::PointsState::new(&scenario.points, nodes.len(), scenario.seed);
         let scenario_has_host_stalls = scenario
             .faults
             .iter()
@@ -167,6 +174,7 @@ impl Simulator {
             fault_hits: vec![0; scenario.faults.len()],
             fault_period: vec![0; scenario.faults.len()],
             faults_on,
+            points,
             scenario,
             params: p,
             now_ps: 0,
@@ -372,6 +380,25 @@ impl Simulator {
                         .get(start as usize..(start + len) as usize)
                         .unwrap_or_default(),
                 }),
+                Out::PointFrame {
+                    point,
+                    ts_ns,
+                    orig_len,
+                    start,
+                    len,
+                } => sink.point_frame(
+                    point,
+                    FrameRef {
+                        ts_ns,
+                        port: 0,
+                        direction: None,
+                        orig_len,
+                        data: self
+                            .out_bytes
+                            .get(start as usize..(start + len) as usize)
+                            .unwrap_or_default(),
+                    },
+                ),
             }
         }
         self.out_bytes.clear();

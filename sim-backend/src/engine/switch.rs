@@ -41,6 +41,12 @@ impl Simulator {
                 u64::from(p.frame_len_bytes),
             )
         };
+        // A mirror at the switch sees the frame as it arrives, before
+        // the queue toward its receiver takes it or drops it.
+        self.tap_points(id, points::Seen::Switch);
+        if self.apply_faults_at(id, dst, SLOT_SWITCH_QUEUE).is_none() {
+            return;
+        }
         let bytes = wire::wire_bytes(frame_len);
         let ser = self.ser_ps(frame_len);
         let port = &mut self.ports[dst];
@@ -56,6 +62,7 @@ impl Simulator {
             let (qpn, psn_w) = (p.dest_qp, p.psn);
             self.stats.wire_drops += 1;
             self.truth(qpn, psn_w, TruthEvent::WireDrop);
+            self.point_drop(id, DropPlace::SwitchQueue { node: dst }, DropWhy::Lost);
             self.release(id);
             return;
         }

@@ -287,6 +287,7 @@ impl Simulator {
         }
         self.stats.packets_sent += 1;
         self.capture(id, Direction::Tx, node);
+        self.tap_points(id, points::Seen::Sent(node));
         let arrive = now + ser + ps_of_ns(self.params.mac_latency_ns + self.params.link_prop_ns);
         if let Some(extra) = self.apply_faults(id, node, true) {
             self.schedule(arrive + extra, Event::SwitchArrive(id));

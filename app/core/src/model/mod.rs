@@ -97,6 +97,9 @@ pub struct Model {
     pub(crate) last_export: Option<Result<ExportSummary, ExportError>>,
     /// A waveform's signals beside the packets, once opened.
     pub(crate) signals: Option<crate::signals::Signals>,
+    /// Several capture points' analysis, when the capture shown is the
+    /// first of them (`open --point`, `gui --point`).
+    points: Option<Arc<rocescope_replay::points::PointsReport>>,
     /// The writer of live partitions, while one runs. Declared after
     /// `source`: a model dropped stops its source before the writer
     /// writes the last window.
@@ -168,6 +171,7 @@ impl Model {
             exports: Vec::new(),
             last_export: None,
             signals: None,
+            points: None,
             partitions: None,
             partitions_done: Vec::new(),
         };
@@ -248,6 +252,17 @@ impl Model {
     /// The analysis report (rebuilt every 250 ms).
     pub fn report(&self) -> &Report {
         &self.report
+    }
+
+    /// Shows the capture as the first of several points, with their
+    /// analysis (clocks, segment latency, losses by segment).
+    pub fn set_points(&mut self, report: rocescope_replay::points::PointsReport) {
+        self.points = Some(Arc::new(report));
+    }
+
+    /// The points' analysis, when the capture is the first of several.
+    pub fn points(&self) -> Option<&rocescope_replay::points::PointsReport> {
+        self.points.as_deref()
     }
 
     /// The service slots' decisions (derived with the report).

@@ -22,8 +22,10 @@ use crate::ladder::{self, Ladder};
 use crate::view::View;
 
 mod ladder_plot;
+mod segments_plot;
 
 use ladder_plot::LadderPlot;
+use segments_plot::SegmentsPlot;
 
 type DrawResult = Result<(), Box<dyn Error + Send + Sync>>;
 
@@ -247,6 +249,21 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
             Some("The worst episode's frames are not in the capture.".into()),
         ),
     };
+    if view.points.is_some() {
+        let sp = SegmentsPlot::new(view);
+        out.push(Section {
+            heading: "One-way latency per segment",
+            caption: "The median one-way latency of each segment between capture points, per slice of time, in the first point's clock. A line that climbs is a queue building on that hop; one direction's line alone rising is the congested way.".into(),
+            figure: match sp.lines.is_empty() {
+                true => None,
+                false => Some(render(&sp, dir, "One-way latency per segment over time".into())?),
+            },
+            absent: sp
+                .lines
+                .is_empty()
+                .then(|| "No frame was seen at two adjacent points with times.".into()),
+        });
+    }
     out.push(Section {
         heading: "Ladder diagram of the worst episode",
         caption: "The episode with the most packets resent, frame by frame: requests run from the requester (left) to the responder (right), ACKs, NAKs and READ responses back; time runs down. Red marks NAKs, orange the resent packets; the yellow band is the episode.".into(),

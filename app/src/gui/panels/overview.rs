@@ -35,12 +35,42 @@ pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 .show(ui, |ui| counters(ui, model));
         });
         ui.separator();
+        // Several capture points: their summary (fixed width) before the
+        // diagnosis, which takes the width left.
+        if model.points().is_some() {
+            ui.vertical(|ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("points")
+                    .max_height(rest)
+                    .show(ui, |ui| capture_points(ui, model));
+            });
+            ui.separator();
+        }
         ui.vertical(|ui| {
             ui.strong("Diagnosis")
                 .on_hover_text("click: select, double-click: open in the ladder");
             findings(ui, model, out);
         });
     });
+}
+
+/// Several capture points' summary: latency per segment, losses by
+/// segment, each clock (the TUI's Overview shows the same lines).
+fn capture_points(ui: &mut Ui, model: &Model) {
+    let Some(r) = model.points() else {
+        return;
+    };
+    let names: Vec<&str> = r.points.iter().map(|p| p.name.as_str()).collect();
+    ui.strong(format!("Capture points {}", names.join(" > ")));
+    let normal = ui.visuals().text_color();
+    for line in rocescope_replay::text::points_overview_lines(r) {
+        let col = if line.starts_with("losses: ") && !r.losses.is_empty() {
+            YELLOW
+        } else {
+            normal
+        };
+        ui.add(egui::Label::new(RichText::new(line).color(col).monospace()).extend());
+    }
 }
 
 /// What each line and mark of the plot is, in a row above it (egui_plot's

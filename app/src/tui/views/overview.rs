@@ -146,10 +146,40 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         );
     f.render_widget(chart, rows[0]);
 
+    // Several capture points: their summary beside the diagnosis.
+    let widths: &[Constraint] = if model.points().is_some() {
+        &[
+            Constraint::Length(40),
+            Constraint::Min(20),
+            Constraint::Length(42),
+        ]
+    } else {
+        &[Constraint::Length(40), Constraint::Min(20)]
+    };
     let bottom = Layout::default()
         .direction(Direction::Horizontal)
-        .constraints([Constraint::Length(40), Constraint::Min(20)])
+        .constraints(widths)
         .split(rows[1]);
+    if let (Some(r), Some(&area)) = (model.points(), bottom.get(2)) {
+        let names: Vec<&str> = r.points.iter().map(|p| p.name.as_str()).collect();
+        let lines: Vec<Line<'_>> = rocescope_replay::text::points_overview_lines(r)
+            .into_iter()
+            .map(|l| {
+                let style = if l.starts_with("losses: ") && !r.losses.is_empty() {
+                    Style::default().fg(YELLOW)
+                } else {
+                    Style::default()
+                };
+                Line::from(Span::styled(l, style))
+            })
+            .collect();
+        f.render_widget(
+            Paragraph::new(lines)
+                .block(title(format!("Capture points {}", names.join(" > "))))
+                .wrap(Wrap { trim: false }),
+            area,
+        );
+    }
     let stats = model.store().stats();
     let c = &report.counters;
     let mut lines = vec![

@@ -994,6 +994,8 @@ fn episodes_stay_bounded_and_every_one_is_counted() {
         retries: 0,
         timer_expiries: 0,
         unacted: None,
+        nak_generation_ns: None,
+        nak_reaction_ns: None,
         recovered: true,
     };
     let n = super::MAX_EPISODES as u64 + 10;

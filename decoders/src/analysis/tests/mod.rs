@@ -633,3 +633,36 @@ fn a_capture_without_acks_tracks_a_bounded_number_of_sends_and_counts_the_rest()
 
 mod diagnosis;
 mod time_states;
+
+/// Lumina's latencies in one capture: at the receiver's side (the gap
+/// seen) the out-of-sequence arrival to the NAK; at the requester's side
+/// (no gap) the NAK to the first resend.
+#[test]
+fn a_nak_episode_has_its_generation_or_its_reaction() {
+    let nak = Syndrome::Nak(NakCode::PsnSequenceError);
+    // The receiver's side: 101 never arrives, 102 does, the NAK 300 ns on.
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 100, 0);
+    t.ack(100, 100);
+    t.req(Opcode::RC_WRITE_MIDDLE, 102, 100);
+    t.resp(Opcode::RC_ACK, 101, nak, 300);
+    t.req(Opcode::RC_WRITE_MIDDLE, 101, 5000);
+    t.ack(101, 100);
+    t.req(Opcode::RC_WRITE_MIDDLE, 102, 10);
+    t.ack(102, 100);
+    let e = t.an.report().episodes[0];
+    assert_eq!((e.nak_generation_ns, e.nak_reaction_ns), (Some(300), None));
+    // The requester's side: it sent 101 and 102; the NAK, then its first
+    // resend 1,860 ns later.
+    let mut t = Trace::new();
+    t.req(Opcode::RC_WRITE_MIDDLE, 100, 0);
+    t.ack(100, 100);
+    t.req(Opcode::RC_WRITE_MIDDLE, 101, 100);
+    t.req(Opcode::RC_WRITE_MIDDLE, 102, 100);
+    t.resp(Opcode::RC_ACK, 101, nak, 1000);
+    t.req(Opcode::RC_WRITE_MIDDLE, 101, 1860);
+    t.req(Opcode::RC_WRITE_MIDDLE, 102, 10);
+    t.ack(102, 1000);
+    let e = t.an.report().episodes[0];
+    assert_eq!((e.nak_generation_ns, e.nak_reaction_ns), (None, Some(1860)));
+}

@@ -1,0 +1,98 @@
+//! `open --point`: the real binary in tmux opens three capture points the
+//! simulator wrote, shows the first point's capture with its own analysis
+//! and the points' summary in the Overview (one-way latency per segment,
+//! losses by segment, each clock), and `q` quits with status 0. Skipped
+//! where tmux is missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in
+//! .ci/run).
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn tmux(args: &[&str]) -> String {
+    let out = Command::new("tmux").args(args).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn wait_for(session: &str, needle: &str) -> String {
+    let t0 = Instant::now();
+    loop {
+        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
+        if screen.contains(needle) || t0.elapsed() > Duration::from_secs(30) {
+            return screen;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_workbench_shows_where_frames_were_lost_between_points() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("ROCESCOPE_REQUIRE_TMUX").is_none(),
+            "tmux is required here but not installed"
+        );
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_rocescope");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("points-tui");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = Command::new(bin)
+        .args(["sim", "--scenario", "lossy-link", "--duration", "3ms"])
+        .args(["--points", "a,sw,b", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = format!("rocescope-points-{}", std::process::id());
+    let status_file = dir.join("status");
+    let point = |n: &str| format!("--point {n}={}", dir.join(format!("{n}.pcapng")).display());
+    let cmd = format!(
+        "{bin} open {} {} {}; echo $? > {}",
+        point("a"),
+        point("sw"),
+        point("b"),
+        status_file.display()
+    );
+    tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        &session,
+        "-x",
+        "160",
+        "-y",
+        "45",
+        &cmd,
+    ]);
+    let screen = wait_for(&session, "Capture points a > sw > b");
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let t0 = Instant::now();
+    while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    tmux(&["kill-session", "-t", &session]);
+    assert!(screen.contains("Capture points a > sw > b"), "{screen}");
+    // Each segment's latency, in path order and back.
+    let rows: Vec<&str> = ["a>sw", "sw>b", "b>sw", "sw>a"]
+        .into_iter()
+        .filter(|s| screen.contains(&format!("│{s} ")))
+        .collect();
+    assert_eq!(rows.len(), 4, "{screen}");
+    // lossy-link loses requests on the wire before the switch.
+    assert!(screen.contains("losses: a>sw "), "{screen}");
+    assert!(screen.contains("clock sw: "), "{screen}");
+    // The first point's own analysis stays whole beside them.
+    assert!(screen.contains("QPs            1"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(&status_file).unwrap().trim(),
+        "0",
+        "{screen}"
+    );
+}

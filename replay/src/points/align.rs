@@ -1,0 +1,821 @@
+//! Each address pair's direction along the points, and each point's clock
+//! against the first's.
+//!
+//! Both come from frames seen once at each of two points (a group with one
+//! sighting per point), read in windows of the lower point's time and
+//! never stored: per window the smallest time difference each way.
+//!
+//! Direction: between points `i < j`, frames going `i` to `j` reach `j`
+//! later than frames going back (one-way delays are positive), so the
+//! orientation whose smallest `t_j - t_i` is larger, window by window, is
+//! the one that runs in path order.
+//!
+//! Clocks: per window `U` the smallest `t_j - t_i` of frames going `i` to
+//! `j` and `V` the smallest `t_i - t_j` of frames coming back, each less
+//! the frame's serialisation once per link between the points; `(U - V)
+//! / 2` is `j`'s clock less `i`'s there. A line through the windows'
+//! values (the worst windows left out once) is the offset and the drift.
+
+use super::group::{Entry, Groups, for_each_group};
+use super::journey::Flows;
+use super::journey::NONE;
+use super::{PointInput, PointSummary, PointsConfig, PointsError};
+
+/// Windows of a point's time the direction votes are taken in.
+const VOTE_WINDOWS: usize = 16;
+/// Windows the clocks are fitted over.
+const FIT_WINDOWS: usize = 64;
+/// A point is aligned against another when they share at least this
+/// many frames.
+const MIN_SHARED: u64 = 8;
+
+/// Nanoseconds a frame of `wire_len` bytes (Ethernet header to ICRC, as a
+/// capture's original length counts it) takes on a link of `gbps`: with
+/// its FCS, preamble and inter-frame gap, as the wire carries it.
+pub(super) fn serialisation_ns(wire_len: u16, gbps: f64) -> f64 {
+    let bytes = f64::from(wire_len.max(60)) + 4.0 + 8.0 + 12.0;
+    bytes * 8.0 / gbps.max(1e-3)
+}
+
+/// How a point's clock reads in the first point's.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Mapping {
+    /// `t_p = t_0 + o_int + o_frac + d * (t_0 - t0)`.
+    Linear { o_int: i64, o_frac: f64, d: f64 },
+    /// No times: its frame indices against the first point's times at
+    /// frames both saw, in order, and the usual time between two frames.
+    Order(Vec<(u64, f64)>, f64),
+    /// Not aligned.
+    None,
+}
+
+/// The clocks, and the flows with their directions decided.
+#[derive(Debug)]
+pub(super) struct Aligned {
+    pub flows: Flows,
+    pub maps: Vec<Mapping>,
+    pub summaries: Vec<PointSummary>,
+    /// The first point's first frame.
+    pub t0: u64,
+    pub warnings: Vec<String>,
+    /// How far before an upstream copy a downstream one may be and still
+    /// be the same journey: the alignment's error.
+    pub tol_ns: i64,
+    /// Each point's first and last frame, aligned (relative to `t0`).
+    pub spans: Vec<(i64, i64)>,
+}
+
+impl Aligned {
+    /// Point `p`'s time `ts` in the first point's clock, relative to `t0`.
+    #[inline]
+    pub fn at(&self, p: usize, ts: u64) -> Option<i64> {
+        match &self.maps[p] {
+            Mapping::Linear { o_int, o_frac, d } => {
+                // Times are below 2^63 ns (the year 2262): whole in i64.
+                let rel = (ts as i64)
+                    .wrapping_sub(self.t0 as i64)
+                    .wrapping_sub(*o_int);
+                Some(round((rel as f64 - o_frac) / (1.0 + d)))
+            }
+            Mapping::Order(anchors, spacing) => Some(by_order(anchors, *spacing, ts)),
+            Mapping::None => None,
+        }
+    }
+
+    pub fn is_ordinal(&self, p: usize) -> bool {
+        matches!(self.maps[p], Mapping::Order(..))
+    }
+}
+
+/// `x` to the nearest integer (half away from zero), without a call to
+/// the C library's `round` (x86-64's baseline has no rounding instruction).
+#[inline]
+fn round(x: f64) -> i64 {
+    (x + if x >= 0.0 { 0.5 } else { -0.5 }) as i64
+}
+
+/// A time by order: between the anchors around `ts`, in proportion where
+/// they are as far apart as their frames usually are; across a silence
+/// (a timer's wait) the frame is as near in time to the nearer anchor as
+/// it is in frames.
+fn by_order(anchors: &[(u64, f64)], spacing: f64, ts: u64) -> i64 {
+    let i = anchors.partition_point(|(a, _)| *a <= ts);
+    let v = match (
+        i.checked_sub(1).and_then(|k| anchors.get(k)),
+        anchors.get(i),
+    ) {
+        (Some(&(a0, t0)), Some(&(a1, t1))) if a1 > a0 => {
+            let frames = (a1 - a0) as f64;
+            if t1 - t0 > 4.0 * frames * spacing {
+                let (d0, d1) = ((ts - a0) as f64, (a1 - ts) as f64);
+                if d0 <= d1 {
+                    t0 + d0 * spacing
+                } else {
+                    t1 - d1 * spacing
+                }
+            } else {
+                t0 + (t1 - t0) * (ts - a0) as f64 / frames
+            }
+        }
+        (Some(&(a0, t)), _) => t + (ts.saturating_sub(a0)) as f64 * spacing,
+        (None, Some(&(a1, t))) => t - (a1.saturating_sub(ts)) as f64 * spacing,
+        (None, None) => 0.0,
+    };
+    round(v)
+}
+
+/// Per window of the lower point's time: the smallest difference each way
+/// and where it was.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    u: f64,
+    tu: f64,
+    v: f64,
+    tv: f64,
+}
+
+const EMPTY: Window = Window {
+    u: f64::INFINITY,
+    tu: 0.0,
+    v: f64::INFINITY,
+    tv: 0.0,
+};
+
+/// The window of `ts` in a span starting at `first` of `len` ns.
+#[inline]
+fn window_of(ts: u64, first: u64, len: u64, windows: usize) -> usize {
+    let off = ts.saturating_sub(first);
+    ((off as u128 * windows as u128) / (len.max(1) as u128 + 1)) as usize
+}
+
+/// Every pair of points present once in a group: (lower, higher) entries.
+#[inline]
+fn unique_pairs(g: &[Entry], mut f: impl FnMut(&Entry, &Entry)) {
+    // At most one sighting per point (entries are sorted by point).
+    if g.windows(2).any(|w| w[0].point() == w[1].point()) {
+        return;
+    }
+    for (k, a) in g.iter().enumerate() {
+        for b in &g[k + 1..] {
+            f(a, b);
+        }
+    }
+}
+
+struct Spans {
+    first: Vec<u64>,
+    len: Vec<u64>,
+}
+
+fn spans(inputs: &[PointInput<'_>]) -> Spans {
+    let mut first = Vec::new();
+    let mut len = Vec::new();
+    for p in inputs {
+        let lo = p.sightings.iter().map(|s| s.ts_ns).min().unwrap_or(0);
+        let hi = p.sightings.iter().map(|s| s.ts_ns).max().unwrap_or(0);
+        first.push(lo);
+        len.push(hi - lo);
+    }
+    Spans { first, len }
+}
+
+/// Decides each address pair's direction, then each point's clock.
+pub(super) fn align(
+    inputs: &[PointInput<'_>],
+    mut flows: Flows,
+    groups: &Groups,
+    cfg: &PointsConfig,
+) -> Result<Aligned, PointsError> {
+    let n = inputs.len();
+    let sp = spans(inputs);
+    let shared = directions(inputs, &mut flows, groups, &sp);
+    let mut warnings = Vec::new();
+    // Points sharing no frame with any other: said, and left out.
+    let mut alone = Vec::new();
+    for p in 0..n {
+        let with: u64 = (0..n).filter(|&q| q != p).map(|q| shared[p * n + q]).sum();
+        if with == 0 && !inputs[p].sightings.is_empty() {
+            alone.push(p);
+        }
+    }
+    let any_shared = (0..n).any(|p| (0..n).any(|q| q != p && shared[p * n + q] > 0));
+    if !any_shared {
+        return Err(PointsError::NothingShared(
+            inputs.iter().map(|p| p.name.to_owned()).collect(),
+        ));
+    }
+    for &p in &alone {
+        let others: Vec<&str> = (0..n).filter(|&q| q != p).map(|q| inputs[q].name).collect();
+        warnings.push(format!(
+            "{} shares no traffic with {}: not the same exchange? It is left out of the analysis",
+            inputs[p].name,
+            others.join(" or ")
+        ));
+    }
+    let t0 = sp.first[0];
+    let fits = fit_pairs(inputs, &flows, groups, &sp, cfg);
+    let mut maps = vec![Mapping::None; n];
+    let mut summaries: Vec<PointSummary> = inputs
+        .iter()
+        .map(|p| PointSummary {
+            name: p.name.to_owned(),
+            offset_ns: 0,
+            drift_ppm: 0.0,
+            spread_ns: 0,
+            frames: p.sightings.len() as u64,
+            capture_loss: 0,
+            matched: 0,
+            reference: None,
+            fixed: false,
+            ordinal: p.ordinal,
+            aligned: false,
+            one_way: false,
+            first_ns: 0,
+            last_ns: 0,
+            ended_early: false,
+        })
+        .collect();
+    // The first point is the clock everything is read in; an ordinal
+    // first point keeps its indices as its times.
+    maps[0] = Mapping::Linear {
+        o_int: 0,
+        o_frac: 0.0,
+        d: 0.0,
+    };
+    summaries[0].aligned = !alone.contains(&0);
+    // Each other point against the first, or against the aligned point
+    // it shares most with; by hand where given.
+    let mut todo: Vec<usize> = (1..n).filter(|p| !alone.contains(p)).collect();
+    while !todo.is_empty() {
+        let mut progressed = false;
+        let mut k = 0;
+        while k < todo.len() {
+            let p = todo[k];
+            if let Some(fixed) = inputs[p].fixed_offset_ns {
+                maps[p] = Mapping::Linear {
+                    o_int: fixed,
+                    o_frac: 0.0,
+                    d: 0.0,
+                };
+                let s = &mut summaries[p];
+                s.fixed = true;
+                s.aligned = true;
+                s.offset_ns = fixed;
+                s.matched = shared[p];
+                s.reference = Some(0);
+                todo.swap_remove(k);
+                progressed = true;
+                continue;
+            }
+            let refs: Vec<usize> = (0..n)
+                .filter(|&r| r != p && maps[r] != Mapping::None && !inputs[r].ordinal)
+                .collect();
+            let best = refs
+                .iter()
+                .copied()
+                .filter(|&r| shared[p * n + r] >= MIN_SHARED)
+                // A point without times takes its order from the point it
+                // shares most with (its neighbour: both past the same
+                // losses); one with times from the first where it can.
+                .max_by_key(|&r| (r == 0 && !inputs[p].ordinal, shared[p * n + r]));
+            let Some(r) = best else {
+                k += 1;
+                continue;
+            };
+            let mapped = if inputs[p].ordinal {
+                order_map(&flows, groups, p, r, &maps, t0).map(|m| (m, None))
+            } else {
+                let (lo, hi) = (r.min(p), r.max(p));
+                fits[lo * n + hi]
+                    .as_ref()
+                    .map(|f| (compose(&maps[r], f, r < p, &sp, r, p, t0), Some(*f)))
+            };
+            let Some((m, fit)) = mapped else {
+                k += 1;
+                continue;
+            };
+            let s = &mut summaries[p];
+            if let (Mapping::Linear { o_int, o_frac, d }, Some(f)) = (&m, fit) {
+                s.offset_ns = o_int + o_frac.round() as i64;
+                s.drift_ppm = d * 1e6;
+                s.spread_ns = f.spread_ns.round() as u64;
+                s.one_way = f.one_way;
+            }
+            s.matched = shared[p * n + r];
+            s.reference = Some(r);
+            s.aligned = true;
+            maps[p] = m;
+            todo.swap_remove(k);
+            progressed = true;
+        }
+        if !progressed {
+            for &p in &todo {
+                warnings.push(format!(
+                    "{}: too few frames shared with the aligned points to align its clock; left out",
+                    inputs[p].name
+                ));
+            }
+            break;
+        }
+    }
+    for s in &summaries {
+        if s.one_way {
+            warnings.push(format!(
+                "{}: frames were shared one way only: its offset assumes no delay beyond the serialisation",
+                s.name
+            ));
+        }
+    }
+    let mut a = Aligned {
+        flows,
+        maps,
+        summaries,
+        t0,
+        warnings,
+        tol_ns: 0,
+        spans: vec![(0, 0); n],
+    };
+    let worst = a
+        .summaries
+        .iter()
+        .filter(|s| s.aligned && !s.ordinal)
+        .map(|s| s.spread_ns as i64)
+        .max()
+        .unwrap_or(0);
+    a.tol_ns = (3 * worst).clamp(500, 2_000);
+    for p in 0..n {
+        let (Some(lo), Some(hi)) = (
+            a.at(p, sp.first[p]),
+            a.at(p, sp.first[p].saturating_add(sp.len[p])),
+        ) else {
+            continue;
+        };
+        a.spans[p] = (lo, hi);
+        let s = &mut a.summaries[p];
+        s.first_ns = (t0 as i64 + lo).max(0) as u64;
+        s.last_ns = (t0 as i64 + hi).max(0) as u64;
+    }
+    ended_early(&mut a);
+    Ok(a)
+}
+
+/// A point whose capture stops (or starts) well inside the others': said,
+/// and its frames judged only within its span.
+fn ended_early(a: &mut Aligned) {
+    let aligned: Vec<usize> = (0..a.maps.len())
+        .filter(|&p| a.summaries[p].aligned)
+        .collect();
+    let Some(last) = aligned.iter().map(|&p| a.spans[p].1).max() else {
+        return;
+    };
+    let Some(first) = aligned.iter().map(|&p| a.spans[p].0).min() else {
+        return;
+    };
+    let whole = (last - first).max(1);
+    for &p in &aligned {
+        let (lo, hi) = a.spans[p];
+        let short_end = last - hi > whole / 20 && last - hi > 1_000_000;
+        let late_start = lo - first > whole / 20 && lo - first > 1_000_000;
+        if short_end || late_start {
+            a.summaries[p].ended_early = true;
+            let name = a.summaries[p].name.clone();
+            let what = match (late_start, short_end) {
+                (true, true) => "starts late and ends early",
+                (true, false) => "starts late",
+                _ => "ends early",
+            };
+            a.warnings.push(format!(
+                "{name} {what} ({} of {} ms): only the frames of its span are judged there",
+                fmt_ms(hi - lo),
+                fmt_ms(whole)
+            ));
+        }
+    }
+}
+
+fn fmt_ms(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+/// One thread's share of the votes: per slot the smallest difference
+/// each way, and the frames each point pair shares.
+type VotePart = (Vec<(i64, i64)>, Vec<u64>);
+
+/// Votes each address pair's orientation and counts the frames each
+/// point pair shares (`shared[p * n + q]`).
+fn directions(
+    inputs: &[PointInput<'_>],
+    flows: &mut Flows,
+    groups: &Groups,
+    sp: &Spans,
+) -> Vec<u64> {
+    let n = inputs.len();
+    let pairs = flows.pairs.len();
+    // Per address pair and point pair (i < j): per window the smallest
+    // `t_j - t_i` of frames from the pair's lower address, and of frames
+    // from its higher one.
+    let slots = pairs * n * n * VOTE_WINDOWS;
+    let chunks = groups.chunks();
+    let parts: Vec<VotePart> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|range| {
+                let entries = &groups.entries[range.clone()];
+                let flows = &*flows;
+                s.spawn(move || {
+                    let mut mins = vec![(i64::MAX, i64::MAX); slots];
+                    let mut shared = vec![0u64; n * n];
+                    for_each_group(entries, |g| {
+                        unique_pairs(g, |a, b| {
+                            let (i, j) = (a.point(), b.point());
+                            shared[i * n + j] += 1;
+                            shared[j * n + i] += 1;
+                            if inputs[i].ordinal || inputs[j].ordinal {
+                                return;
+                            }
+                            let flow = a.flow;
+                            if flow == NONE {
+                                return;
+                            }
+                            let pair = flows.pair_of[flow as usize] as usize;
+                            let from_lo = flows.from_lo[flow as usize];
+                            let w = window_of(a.ts, sp.first[i], sp.len[i], VOTE_WINDOWS);
+                            let d = b.ts as i64 - a.ts as i64;
+                            let slot =
+                                ((pair * n + i) * n + j) * VOTE_WINDOWS + w.min(VOTE_WINDOWS - 1);
+                            if let Some(m) = mins.get_mut(slot) {
+                                if from_lo {
+                                    m.0 = m.0.min(d);
+                                } else {
+                                    m.1 = m.1.min(d);
+                                }
+                            }
+                        });
+                    });
+                    (mins, shared)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut mins = vec![(i64::MAX, i64::MAX); slots];
+    let mut shared = vec![0u64; n * n];
+    for (m, s) in parts {
+        for (a, b) in mins.iter_mut().zip(m) {
+            a.0 = a.0.min(b.0);
+            a.1 = a.1.min(b.1);
+        }
+        for (a, b) in shared.iter_mut().zip(s) {
+            *a += b;
+        }
+    }
+    for pair in 0..pairs {
+        let mut votes = 0i64;
+        for i in 0..n {
+            for j in i + 1..n {
+                for w in 0..VOTE_WINDOWS {
+                    let (lo, hi) = mins[((pair * n + i) * n + j) * VOTE_WINDOWS + w];
+                    if lo != i64::MAX && hi != i64::MAX && lo != hi {
+                        votes += if lo > hi { 1 } else { -1 };
+                    }
+                }
+            }
+        }
+        flows.pairs[pair].lo_forward = match votes.signum() {
+            1 => Some(true),
+            -1 => Some(false),
+            _ => None,
+        };
+    }
+    flows.settle(inputs.len());
+    shared
+}
+
+/// A fitted line of `t_j - t_i` against `t_i - first_i`.
+#[derive(Debug, Clone, Copy)]
+struct Fit {
+    base: i64,
+    a: f64,
+    b: f64,
+    spread_ns: f64,
+    one_way: bool,
+}
+
+/// The clock of every point pair `i < j` that shares frames both ways
+/// (or one way, said so): `fits[i * n + j]`.
+fn fit_pairs(
+    inputs: &[PointInput<'_>],
+    flows: &Flows,
+    groups: &Groups,
+    sp: &Spans,
+    cfg: &PointsConfig,
+) -> Vec<Option<Fit>> {
+    let n = inputs.len();
+    let chunks = groups.chunks();
+    let gbps = cfg.link_gbps;
+    let parts: Vec<Vec<Window>> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|range| {
+                let entries = &groups.entries[range.clone()];
+                s.spawn(move || {
+                    let mut wins = vec![EMPTY; n * n * FIT_WINDOWS];
+                    for_each_group(entries, |g| {
+                        unique_pairs(g, |a, b| {
+                            let (i, j) = (a.point(), b.point());
+                            if inputs[i].ordinal || inputs[j].ordinal {
+                                return;
+                            }
+                            if a.flow == NONE {
+                                return;
+                            }
+                            let Some(forward) = flows.forward(a.flow) else {
+                                return;
+                            };
+                            let k = (j - i) as f64;
+                            let ser = k * serialisation_ns(a.wire_len(), gbps);
+                            let x = a.ts.saturating_sub(sp.first[i]);
+                            let w = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS)
+                                .min(FIT_WINDOWS - 1);
+                            // Near zero: the clocks may differ by an epoch.
+                            let d = (b.ts as i64 - a.ts as i64) - pair_base(sp, i, j);
+                            let Some(win) = wins.get_mut((i * n + j) * FIT_WINDOWS + w) else {
+                                return;
+                            };
+                            if forward {
+                                let u = d as f64 - ser;
+                                if u < win.u {
+                                    win.u = u;
+                                    win.tu = x as f64;
+                                }
+                            } else {
+                                let v = -(d as f64) - ser;
+                                if v < win.v {
+                                    win.v = v;
+                                    win.tv = x as f64;
+                                }
+                            }
+                        });
+                    });
+                    wins
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut wins = vec![EMPTY; n * n * FIT_WINDOWS];
+    for part in parts {
+        for (a, b) in wins.iter_mut().zip(part) {
+            if b.u < a.u {
+                a.u = b.u;
+                a.tu = b.tu;
+            }
+            if b.v < a.v {
+                a.v = b.v;
+                a.tv = b.tv;
+            }
+        }
+    }
+    let mut fits = vec![None; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let w = &wins[(i * n + j) * FIT_WINDOWS..(i * n + j + 1) * FIT_WINDOWS];
+            fits[i * n + j] = fit_windows(w).map(|f| Fit {
+                base: f.base + pair_base(sp, i, j),
+                ..f
+            });
+        }
+    }
+    fits
+}
+
+/// What `t_j - t_i` is measured from: the points' first frames apart.
+fn pair_base(sp: &Spans, i: usize, j: usize) -> i64 {
+    (sp.first[j] as i128 - sp.first[i] as i128) as i64
+}
+
+/// The clock of a point pair from its windows. Queues only delay, so
+/// each direction's window minima lie on or above a line: `U >= delay +
+/// offset(x)`, `V >= delay - offset(x)`. Each direction's line is the
+/// lower hull's edge under its mean time (the line under all its windows
+/// closest to them: Moon, Skelly and Towsley's skew estimate); the drift is
+/// the slope of the tighter of the two (a direction whose queue never
+/// empties, an incast's congested port, lies loose above its line), and
+/// the offset half the difference of the two lines' heights under that
+/// slope, where each direction's lowest window sets its height. One way
+/// only: that way's line, the delay taken as zero.
+fn fit_windows(w: &[Window]) -> Option<Fit> {
+    let mut us: Vec<(f64, f64)> = w
+        .iter()
+        .filter(|x| x.u.is_finite())
+        .map(|x| (x.tu, x.u))
+        .collect();
+    let mut vs: Vec<(f64, f64)> = w
+        .iter()
+        .filter(|x| x.v.is_finite())
+        .map(|x| (x.tv, x.v))
+        .collect();
+    if us.is_empty() && vs.is_empty() {
+        return None;
+    }
+    us.sort_by(|p, q| p.0.total_cmp(&q.0));
+    vs.sort_by(|p, q| p.0.total_cmp(&q.0));
+    let one_way = us.is_empty() || vs.is_empty();
+    let (a, b) = if one_way {
+        let pts: Vec<(f64, f64)> = if us.is_empty() {
+            vs.iter().map(|&(x, v)| (x, -v)).collect()
+        } else {
+            us.clone()
+        };
+        let (a, b, _) = hull_line(&pts);
+        (a, b)
+    } else {
+        let (_, bu, tight_u) = hull_line(&us);
+        let (_, bv, tight_v) = hull_line(&vs);
+        let b = if tight_u <= tight_v { bu } else { -bv };
+        let lower = |p: &[(f64, f64)], slope: f64| {
+            p.iter()
+                .map(|&(x, y)| y - slope * x)
+                .fold(f64::INFINITY, f64::min)
+        };
+        ((lower(&us, b) - lower(&vs, -b)) / 2.0, b)
+    };
+    // How far the windows that saw both ways are from the line: the
+    // evidence's spread (queueing shows here too).
+    let mut dev: Vec<f64> = w
+        .iter()
+        .filter(|x| x.u.is_finite() && x.v.is_finite())
+        .map(|x| {
+            let t = (x.tu + x.tv) / 2.0;
+            ((x.u - x.v) / 2.0 - a - b * t).abs()
+        })
+        .collect();
+    dev.sort_by(f64::total_cmp);
+    let spread_ns = dev
+        .get(dev.len().saturating_sub(1) * 9 / 10)
+        .copied()
+        .unwrap_or(0.0);
+    Some(Fit {
+        base: 0,
+        a,
+        b,
+        spread_ns,
+        one_way,
+    })
+}
+
+/// The lower hull's edge under the points' mean `x` (points sorted by
+/// `x`): `(a, b, mean height of the points above it)`. One point: level.
+fn hull_line(p: &[(f64, f64)]) -> (f64, f64, f64) {
+    let mut hull: Vec<(f64, f64)> = Vec::with_capacity(p.len());
+    for &q in p {
+        while hull.len() >= 2 {
+            let (o, m) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+            // Drop `m` unless it lies strictly below the chord from `o` to `q`.
+            let cross = (m.0 - o.0) * (q.1 - o.1) - (m.1 - o.1) * (q.0 - o.0);
+            if cross <= 0.0 {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(q);
+    }
+    let mean = p.iter().map(|q| q.0).sum::<f64>() / p.len().max(1) as f64;
+    let (a, b) = match hull.windows(2).find(|e| e[1].0 >= mean && e[1].0 > e[0].0) {
+        Some(e) => {
+            let b = ((e[1].1 - e[0].1) / (e[1].0 - e[0].0)).clamp(-2e-3, 2e-3);
+            (e[0].1 - b * e[0].0, b)
+        }
+        None => (hull.first().map_or(0.0, |q| q.1), 0.0),
+    };
+    let tight = p.iter().map(|&(x, y)| y - a - b * x).sum::<f64>() / p.len().max(1) as f64;
+    (a, b, tight)
+}
+
+/// Point `p`'s mapping from reference `r`'s and their pair's fit
+/// (`r_low`: `r` is the pair's lower point).
+fn compose(mr: &Mapping, f: &Fit, r_low: bool, sp: &Spans, r: usize, p: usize, t0: u64) -> Mapping {
+    let Mapping::Linear {
+        o_int: oi,
+        o_frac: of,
+        d: di,
+    } = *mr
+    else {
+        return Mapping::None;
+    };
+    // The fit is of the higher point less the lower one against the
+    // lower's time since its first frame: `hi = lo + base + a + b*(lo - first_lo)`.
+    let lo = if r_low { r } else { p };
+    let (base, a, b) = (f.base, f.a, f.b);
+    if r_low {
+        // p = r + base + a + b*(r - first_r), r = t0' + oi + of + di*x.
+        let anchor = (t0 as i128 + oi as i128 - sp.first[lo] as i128) as f64 + of;
+        let o_frac = of + a + b * anchor;
+        Mapping::Linear {
+            o_int: oi + base,
+            o_frac,
+            d: di + b * (1.0 + di),
+        }
+    } else {
+        // r = p + base + a + b*(p - first_p) solved for p, with
+        // r = t0' + oi + of + di*x:
+        //   p - t0' = (oi - base + of - a - b*(t0 - first_p) + (di - b)*x) / (1 + b).
+        // The integer part kept whole (clocks may differ by an epoch); the
+        // rest is small: (oi - base) + (t0 - first_p) is near p's first
+        // frame's time since t0.
+        let k = 1.0 + b;
+        let g = oi - base;
+        let near = (g as i128 + t0 as i128 - sp.first[lo] as i128) as f64;
+        Mapping::Linear {
+            o_int: g,
+            o_frac: (of - a - b * near) / k,
+            d: (di - b) / k,
+        }
+    }
+}
+
+/// An ordinal point's times from the frames it shares with `r`, in order.
+/// A frame going from `r` to `p` reaches `p` after `r` saw it and one
+/// going back left `p` before: the anchors' times are moved by the one-way
+/// delay between them that puts them most nearly in `p`'s order (a search
+/// over 0 to 20 µs), then kept where they only grow, and `p`'s frames
+/// between two anchors interpolated.
+fn order_map(
+    flows: &Flows,
+    groups: &Groups,
+    p: usize,
+    r: usize,
+    maps: &[Mapping],
+    t0: u64,
+) -> Option<Mapping> {
+    let probe = Aligned {
+        flows: Flows::default(),
+        maps: maps.to_vec(),
+        summaries: Vec::new(),
+        t0,
+        warnings: Vec::new(),
+        tol_ns: 0,
+        spans: Vec::new(),
+    };
+    // (p's index, r's aligned time, +1 toward p, -1 from p)
+    let mut anchors: Vec<(u64, f64, f64)> = Vec::new();
+    // Copies a frame has at both, in each one's order: paired in order
+    // when both have as many (a resent frame seen twice at each).
+    let (mut at_p, mut at_r) = (Vec::new(), Vec::new());
+    for_each_group(&groups.entries, |g| {
+        at_p.clear();
+        at_r.clear();
+        for e in g {
+            if e.point() == p {
+                at_p.push(*e);
+            } else if e.point() == r {
+                at_r.push(*e);
+            }
+        }
+        if at_p.is_empty() || at_p.len() != at_r.len() {
+            return;
+        }
+        for (a, b) in at_p.iter().zip(&at_r) {
+            let Some(t) = probe.at(r, b.ts) else {
+                continue;
+            };
+            let toward = (b.flow != NONE)
+                .then(|| flows.forward(b.flow))
+                .flatten()
+                .map_or(0.0, |fwd| if fwd == (r < p) { 1.0 } else { -1.0 });
+            anchors.push((a.ts, t as f64, toward));
+        }
+    });
+    if anchors.len() < MIN_SHARED as usize {
+        return None;
+    }
+    anchors.sort_by_key(|x| x.0);
+    let step = (anchors.len() / 20_000).max(1);
+    let inversions = |d: f64| {
+        let sample: Vec<f64> = anchors
+            .iter()
+            .step_by(step)
+            .map(|a| a.1 + a.2 * d)
+            .collect();
+        sample.windows(2).filter(|w| w[1] < w[0]).count()
+    };
+    let delay = (0..=400)
+        .map(|k| f64::from(k) * 50.0)
+        .min_by_key(|&d| inversions(d))
+        .unwrap_or(0.0);
+    let mut kept: Vec<(u64, f64)> = Vec::with_capacity(anchors.len());
+    for a in anchors {
+        let t = a.1 + a.2 * delay;
+        if kept.last().is_none_or(|l| t >= l.1 && a.0 > l.0) {
+            kept.push((a.0, t));
+        }
+    }
+    let mut per_frame: Vec<f64> = kept
+        .windows(2)
+        .map(|w| (w[1].1 - w[0].1) / (w[1].0 - w[0].0) as f64)
+        .collect();
+    per_frame.sort_by(f64::total_cmp);
+    let spacing = per_frame.get(per_frame.len() / 2).copied().unwrap_or(0.0);
+    Some(Mapping::Order(kept, spacing))
+}

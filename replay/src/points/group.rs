@@ -1,0 +1,271 @@
+//! Every point's sightings grouped by content: one pass that scatters
+//! them into buckets by the hash's high bits, then each bucket sorted on
+//! its own (small enough to stay in cache), the buckets shared among the
+//! threads. A group is a run of equal hashes: copies of one frame, each
+//! point's in its own capture order.
+
+use super::PointInput;
+use super::journey::{Flows, NONE};
+
+/// A journey member's place: point in the high bits, its index below.
+pub(super) const IDX_BITS: u32 = 40;
+
+/// An entry's `at`: point (4 bits) | index (38) | syndrome (8) | wire
+/// length (14), so that sorting by `(hash, at)` puts a group's copies in
+/// point order, each point's in its own order.
+const AT_IDX_BITS: u32 = 38;
+const AT_IDX_SHIFT: u32 = 22;
+const AT_POINT_SHIFT: u32 = AT_IDX_SHIFT + AT_IDX_BITS;
+
+/// One sighting, sorted by content, with what every pass reads of it (so
+/// that they read the entries in order, never the sightings at random).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct Entry {
+    pub hash: u64,
+    /// Point, index, syndrome, wire length (see `AT_*`).
+    pub at: u64,
+    /// Its time, in its point's clock.
+    pub ts: u64,
+    /// Its flow (`journey::NONE` for none).
+    pub flow: u32,
+    /// PSN (24 bits) | opcode.
+    pub psn_op: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+
+impl Entry {
+    #[inline]
+    pub fn point(&self) -> usize {
+        (self.at >> AT_POINT_SHIFT) as usize
+    }
+    #[inline]
+    pub fn idx(&self) -> usize {
+        ((self.at >> AT_IDX_SHIFT) & ((1 << AT_IDX_BITS) - 1)) as usize
+    }
+    #[inline]
+    pub fn syndrome(&self) -> u8 {
+        (self.at >> 14) as u8
+    }
+    #[inline]
+    pub fn wire_len(&self) -> u16 {
+        (self.at & 0x3FFF) as u16
+    }
+    #[inline]
+    pub fn psn(&self) -> u32 {
+        self.psn_op >> 8
+    }
+    #[inline]
+    pub fn opcode(&self) -> u8 {
+        self.psn_op as u8
+    }
+    /// Its place as a journey member keeps it.
+    #[inline]
+    pub fn member(&self) -> u64 {
+        ((self.point() as u64) << IDX_BITS) | self.idx() as u64
+    }
+}
+
+/// The sightings of every point, by content.
+#[derive(Debug)]
+pub(super) struct Groups {
+    pub entries: Vec<Entry>,
+    /// Where each bucket starts in `entries` (and the end last).
+    pub bounds: Vec<usize>,
+    pub threads: usize,
+}
+
+/// Buckets for `total` sightings: about 1 Ki entries each (32 KiB), so
+/// that one sorts in the L1 cache.
+fn bucket_bits(total: usize) -> u32 {
+    let want = (total / 1024).max(1);
+    (usize::BITS - want.leading_zeros()).clamp(4, 22)
+}
+
+impl Groups {
+    /// Counts per bucket, then each thread scatters the sightings of its
+    /// own range of buckets (a contiguous part of the entries: every thread
+    /// reads all sightings in order, writes only its part) and sorts them.
+    pub fn build(inputs: &[PointInput<'_>], flows: &Flows, threads: usize) -> Groups {
+        let total: usize = inputs.iter().map(|p| p.sightings.len()).sum();
+        let bits = bucket_bits(total);
+        let buckets = 1usize << bits;
+        let shift = 64 - bits;
+        let mut bounds = vec![0usize; buckets + 1];
+        for p in inputs {
+            for s in p.sightings {
+                bounds[(s.hash >> shift) as usize + 1] += 1;
+            }
+        }
+        for i in 1..=buckets {
+            bounds[i] += bounds[i - 1];
+        }
+        let threads = threads.max(1);
+        let mut entries = vec![
+            Entry {
+                hash: 0,
+                at: 0,
+                ts: 0,
+                flow: NONE,
+                psn_op: 0,
+            };
+            total
+        ];
+        let parts = split(&mut entries, &bounds, threads);
+        let bounds_ref = &bounds;
+        std::thread::scope(|sc| {
+            let mut first_bucket = 0usize;
+            for (part, local) in parts {
+                // The buckets this part holds: from `first_bucket`, one
+                // fewer than its local bounds.
+                let nb = local.len().saturating_sub(1);
+                let range = first_bucket..first_bucket + nb;
+                first_bucket += nb;
+                sc.spawn(move || {
+                    let base_at = bounds_ref[range.start];
+                    let mut next: Vec<usize> = bounds_ref[range.clone()]
+                        .iter()
+                        .map(|&b| b - base_at)
+                        .collect();
+                    for (point, p) in inputs.iter().enumerate() {
+                        let base = (point as u64) << AT_POINT_SHIFT;
+                        for (i, s) in p.sightings.iter().enumerate() {
+                            let b = (s.hash >> shift) as usize;
+                            if !range.contains(&b) {
+                                continue;
+                            }
+                            let k = b - range.start;
+                            let slot = next[k];
+                            next[k] += 1;
+                            if let Some(e) = part.get_mut(slot) {
+                                *e = Entry {
+                                    hash: s.hash,
+                                    at: base
+                                        | ((i as u64) << AT_IDX_SHIFT)
+                                        | (u64::from(s.syndrome) << 14)
+                                        | u64::from(s.wire_len.min(0x3FFF)),
+                                    ts: s.ts_ns,
+                                    flow: flows.flow_of(point, s.conv).unwrap_or(NONE),
+                                    psn_op: (s.psn << 8) | u32::from(s.opcode),
+                                };
+                            }
+                        }
+                    }
+                    for w in local.windows(2) {
+                        if let Some(b) = part.get_mut(w[0]..w[1]) {
+                            b.sort_unstable();
+                        }
+                    }
+                });
+            }
+        });
+        Groups {
+            entries,
+            bounds,
+            threads,
+        }
+    }
+
+    /// The bucket ranges each thread takes: about equal entries each.
+    pub fn chunks(&self) -> Vec<std::ops::Range<usize>> {
+        let t = self.threads;
+        let total = self.entries.len();
+        let mut out = Vec::with_capacity(t);
+        let mut start_b = 0;
+        for k in 1..=t {
+            let target = total * k / t;
+            let mut end_b = start_b;
+            while end_b + 1 < self.bounds.len() && self.bounds[end_b + 1] <= target {
+                end_b += 1;
+            }
+            if k == t {
+                end_b = self.bounds.len() - 1;
+            }
+            out.push(self.bounds[start_b]..self.bounds[end_b]);
+            start_b = end_b;
+        }
+        out
+    }
+}
+
+/// `entries` cut at bucket bounds into `threads` parts of about equal
+/// size, each with its bounds made local.
+fn split<'a>(
+    entries: &'a mut [Entry],
+    bounds: &[usize],
+    threads: usize,
+) -> Vec<(&'a mut [Entry], Vec<usize>)> {
+    let total = entries.len();
+    let mut out = Vec::new();
+    let mut rest = entries;
+    let mut taken = 0;
+    let mut b = 0;
+    for k in 1..=threads {
+        let target = if k == threads {
+            total
+        } else {
+            total * k / threads
+        };
+        let mut local = vec![0];
+        while b + 1 < bounds.len() && bounds[b + 1] <= target {
+            local.push(bounds[b + 1] - taken);
+            b += 1;
+        }
+        if k == threads {
+            while b + 1 < bounds.len() {
+                local.push(bounds[b + 1] - taken);
+                b += 1;
+            }
+        }
+        let len = local.last().copied().unwrap_or(0);
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len.min(total - taken));
+        out.push((head, local));
+        taken += len;
+        rest = tail;
+    }
+    out
+}
+
+/// Calls `f` with each group (a run of one hash) in `entries`.
+#[inline]
+pub(super) fn for_each_group(entries: &[Entry], mut f: impl FnMut(&[Entry])) {
+    let mut i = 0;
+    while i < entries.len() {
+        let h = entries[i].hash;
+        let mut j = i + 1;
+        while j < entries.len() && entries[j].hash == h {
+            j += 1;
+        }
+        f(&entries[i..j]);
+        i = j;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_split_whole_among_threads() {
+        let bounds = vec![0, 3, 3, 10, 12, 20];
+        let mut entries = vec![
+            Entry {
+                hash: 0,
+                at: 0,
+                ts: 0,
+                flow: 0,
+                psn_op: 0
+            };
+            20
+        ];
+        for t in 1..5 {
+            let parts = split(&mut entries, &bounds, t);
+            assert_eq!(parts.len(), t);
+            let sum: usize = parts.iter().map(|(e, _)| e.len()).sum();
+            assert_eq!(sum, 20);
+            for (e, local) in &parts {
+                assert_eq!(local.last().copied().unwrap_or(0), e.len());
+            }
+        }
+    }
+}

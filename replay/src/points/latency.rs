@@ -1,0 +1,151 @@
+//! One-way latency per segment and direction: percentiles over the
+//! capture and per bin of time (queueing growth shows as a rising series).
+
+use super::SegmentLatency;
+use super::journey::LatSample;
+
+/// The `q`-th quantile of `v` (reordered in place), nearest rank.
+pub(super) fn quantile(v: &mut [i64], q: f64) -> i64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let k = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
+    *v.select_nth_unstable(k).1
+}
+
+/// Each segment's latency from the journeys' samples: put in order of
+/// segment (a counting pass), then each segment's quantiles and its bins'
+/// (samples of a bin gathered by another counting pass), never a sort of
+/// all of them.
+pub(super) fn segments(
+    parts: &[&[LatSample]],
+    names: &[String],
+    span: (i64, i64),
+    t0: u64,
+    bins: usize,
+) -> Vec<SegmentLatency> {
+    let n = names.len().max(1);
+    let key = |s: &LatSample| usize::from(s.from) * n + usize::from(s.to);
+    let samples = || parts.iter().flat_map(|p| p.iter());
+    let mut starts = vec![0usize; n * n + 1];
+    for s in samples() {
+        starts[key(s) + 1] += 1;
+    }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    let mut next = starts.clone();
+    let mut by_seg = vec![(0i64, 0i64); starts[n * n]];
+    for s in samples() {
+        let k = key(s);
+        by_seg[next[k]] = (s.t, i64::from(s.ns));
+        next[k] += 1;
+    }
+    let bins = bins.max(1);
+    let width = ((span.1 - span.0).max(1) as f64 / bins as f64).max(1.0);
+    let bin_of = |t: i64| (((t - span.0) as f64 / width).max(0.0) as usize).min(bins - 1);
+    let mut out = Vec::new();
+    let mut values = Vec::new();
+    let mut binned = Vec::new();
+    for k in 0..n * n {
+        let seg = &by_seg[starts[k]..starts[k + 1]];
+        if seg.is_empty() {
+            continue;
+        }
+        let (from, to) = ((k / n) as u8, (k % n) as u8);
+        values.clear();
+        values.extend(seg.iter().map(|s| s.1));
+        let negative = values.iter().filter(|&&v| v < 0).count() as u64;
+        let min_ns = values.iter().copied().min().unwrap_or(0);
+        let max_ns = values.iter().copied().max().unwrap_or(0);
+        let p50_ns = quantile(&mut values, 0.5);
+        let p99_ns = quantile(&mut values, 0.99);
+        // The series: the segment's samples by bin.
+        let mut bin_starts = vec![0usize; bins + 1];
+        for s in seg {
+            bin_starts[bin_of(s.0) + 1] += 1;
+        }
+        for b in 1..=bins {
+            bin_starts[b] += bin_starts[b - 1];
+        }
+        let mut at = bin_starts.clone();
+        binned.clear();
+        binned.resize(seg.len(), 0i64);
+        for s in seg {
+            let b = bin_of(s.0);
+            binned[at[b]] = s.1;
+            at[b] += 1;
+        }
+        let mut series = Vec::new();
+        for b in 0..bins {
+            let v = &mut binned[bin_starts[b]..bin_starts[b + 1]];
+            if v.is_empty() {
+                continue;
+            }
+            let start = span.0 as f64 + b as f64 * width;
+            let p50 = quantile(v, 0.5);
+            let p99 = quantile(v, 0.99);
+            series.push(((t0 as i64 + start as i64).max(0) as u64, p50, p99));
+        }
+        let name = |p: u8| names.get(usize::from(p)).map_or("?", String::as_str);
+        out.push(SegmentLatency {
+            name: format!("{}>{}", name(from), name(to)),
+            from,
+            to,
+            frames: seg.len() as u64,
+            p50_ns,
+            p99_ns,
+            min_ns,
+            max_ns,
+            negative,
+            series,
+        });
+    }
+    // Path order: the forward direction's segments first.
+    out.sort_by_key(|s| {
+        (
+            s.from > s.to,
+            if s.from < s.to {
+                s.from
+            } else {
+                u8::MAX - s.from
+            },
+        )
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let mut v: Vec<i64> = (1..=100).collect();
+        assert_eq!(quantile(&mut v, 0.5), 50);
+        assert_eq!(quantile(&mut v, 0.99), 99);
+        assert_eq!(quantile(&mut [7], 0.99), 7);
+        assert_eq!(quantile(&mut [], 0.5), 0);
+    }
+
+    #[test]
+    fn a_segment_series_rises_with_its_queue() {
+        let s: Vec<LatSample> = (0..1000)
+            .map(|k| LatSample {
+                from: 0,
+                to: 1,
+                t: k * 1000,
+                ns: 500 + k as i32,
+            })
+            .collect();
+        let names = vec!["a".to_owned(), "sw".to_owned()];
+        let segs = segments(&[&s], &names, (0, 1_000_000), 0, 10);
+        assert_eq!(segs.len(), 1);
+        let seg = &segs[0];
+        assert_eq!(seg.name, "a>sw");
+        assert_eq!(seg.frames, 1000);
+        assert_eq!(seg.series.len(), 10);
+        assert!(seg.series.windows(2).all(|w| w[1].1 > w[0].1));
+        assert_eq!(seg.min_ns, 500);
+    }
+}

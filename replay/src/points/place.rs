@@ -1,0 +1,506 @@
+//! Every frame's fate: where each point that missed a frame it should
+//! have seen had capture loss, where each lost frame was lost, and the
+//! report.
+//!
+//! A point is expected to see a frame when the frame's way passes it and
+//! its capture was running then. Missing at a point before the last one
+//! that saw it: capture loss there. Missing at every point after the last
+//! one that saw it: lost on the segment after that point, unless the
+//! receiver accepted it (a response at or past its PSN, before it was
+//! sent again): then the points after it missed it. Where the next point
+//! missed other frames around that time, the frame may have passed it
+//! unseen: the segments after it are named too (`a>sw or sw>b`). A
+//! request the receiver's own point saw and the receiver never took
+//! (`walk.rs`), with no response from anywhere accepting it, was dropped
+//! in the receiving stack.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use rocescope_decoders::Endpoint;
+use rocescope_decoders::psn::psn_diff;
+
+use super::align::Aligned;
+use super::journey::{Followed, Journey, NONE, Role, UNMARKED, mark};
+use super::walk::Walked;
+use super::{
+    CaptureLoss, Fate, FlowPath, Loss, LossKind, MAX_CAPTURE_LOSSES, PathCell, PointInput,
+    PointPaths, PointsConfig, PointsReport, latency,
+};
+
+/// A frame is judged at a point only when the point's capture ran past
+/// it by twice the longest one-way latency seen (its way to the point may
+/// take that long), within these bounds.
+const IN_FLIGHT_MIN_NS: i64 = 10_000;
+const IN_FLIGHT_MAX_NS: i64 = 200_000;
+/// A point that missed a frame within this of a loss may have missed the
+/// lost frame too.
+const LOSSY_NS: i64 = 1_000_000;
+
+fn is_read_response(op: u8) -> bool {
+    matches!(op, 0x0D..=0x10)
+}
+
+/// Whether the point at `pos` of `j`'s way was capturing when `j` passed.
+fn expected(a: &Aligned, j: &Journey, point: usize, downstream: bool, in_flight: i64) -> bool {
+    if !a.summaries[point].aligned {
+        return false;
+    }
+    let (lo, hi) = a.spans[point];
+    if downstream {
+        j.t >= lo && j.t + in_flight <= hi
+    } else {
+        j.t - in_flight >= lo && j.t <= hi
+    }
+}
+
+/// The responses of one QP as the points saw them: (time at the point
+/// nearest the responder, PSN, accepts up to and including the PSN).
+type Answers = Vec<(i64, u32, bool)>;
+
+/// Whether the receiver accepted request `j` before it was sent again:
+/// an ACK or READ response at or past its PSN, or a NAK asking for a
+/// later one. Not when an earlier copy was accepted already, or reached
+/// the receiver's point (a later response then says nothing of this
+/// copy: a receiver that coalesces its ACKs answers late).
+fn accepted(answers: &Answers, j: &Journey) -> bool {
+    if j.earlier_reached {
+        return false;
+    }
+    let accepts = |r: &(i64, u32, bool)| {
+        let d = psn_diff(r.1, j.psn);
+        if r.2 { d >= 0 } else { d > 0 }
+    };
+    let from = answers.partition_point(|r| r.0 <= j.first_copy());
+    let at = answers.partition_point(|r| r.0 <= j.t);
+    if answers[from.min(at)..at].iter().any(accepts) {
+        return false;
+    }
+    answers[at..]
+        .iter()
+        .take_while(|r| r.0 < j.next_copy())
+        .any(accepts)
+}
+
+fn name<'a>(inputs: &'a [PointInput<'_>], p: u8) -> &'a str {
+    inputs.get(usize::from(p)).map_or("?", |i| i.name)
+}
+
+pub(super) fn place(
+    inputs: &[PointInput<'_>],
+    a: &Aligned,
+    f: &mut Followed,
+    w: &Walked,
+    cfg: &PointsConfig,
+) -> PointsReport {
+    let n = inputs.len();
+    let flows = &a.flows;
+    let longest = f
+        .latency()
+        .iter()
+        .flat_map(|l| l.iter())
+        .map(|s| i64::from(s.ns))
+        .max()
+        .unwrap_or(0);
+    let in_flight = (2 * longest + IN_FLIGHT_MIN_NS).clamp(IN_FLIGHT_MIN_NS, IN_FLIGHT_MAX_NS);
+    // The latency's percentiles and series on a thread of their own while
+    // the frames are placed.
+    let samples: Vec<Vec<super::journey::LatSample>> = f
+        .parts
+        .iter_mut()
+        .map(|p| std::mem::take(&mut p.latency))
+        .collect();
+    let names: Vec<String> = inputs.iter().map(|p| p.name.to_owned()).collect();
+    let span = (
+        a.spans.iter().map(|s| s.0).min().unwrap_or(0),
+        a.spans.iter().map(|s| s.1).max().unwrap_or(0),
+    );
+    let (t0, bins) = (a.t0, cfg.series_bins);
+    let latency_thread = std::thread::Builder::new()
+        .name("rocescope-points".into())
+        .spawn({
+            let names = names.clone();
+            move || {
+                let slices: Vec<&[super::journey::LatSample]> =
+                    samples.iter().map(Vec::as_slice).collect();
+                latency::segments(&slices, &names, span, t0, bins)
+            }
+        });
+    let expected =
+        |a: &Aligned, j: &Journey, p: usize, down: bool| expected(a, j, p, down, in_flight);
+    let last_host = |flow: u32| {
+        flows.paths[flow as usize]
+            .as_slice()
+            .last()
+            .is_some_and(|&p| p == 0 || usize::from(p) + 1 == n)
+    };
+    // The requests the receiver did not take, by journey.
+    let mut not_taken: Vec<(u32, &'static str, bool)> = w.not_taken.clone();
+    not_taken.sort_unstable_by_key(|x| x.0);
+    not_taken.dedup_by_key(|x| x.0);
+    let taken_not = |id: u32| {
+        not_taken
+            .binary_search_by_key(&id, |x| x.0)
+            .ok()
+            .map(|k| (not_taken[k].1, not_taken[k].2))
+    };
+    // One pass: capture loss before the last point that saw each frame;
+    // the frames that vanished after it (or that the receiver did not
+    // take), and the QPs whose responses they need.
+    let mut missed: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut capture_losses = Vec::new();
+    let mut note_missed = |p: u8, j: &Journey, missed: &mut Vec<Vec<i64>>| {
+        missed[usize::from(p)].push(j.t);
+        if capture_losses.len() < MAX_CAPTURE_LOSSES {
+            capture_losses.push(CaptureLoss {
+                point: p,
+                ts_ns: (a.t0 as i64 + j.t).max(0) as u64,
+                dest_qp: flows.keys[j.flow as usize].dest_qp,
+                psn: j.psn,
+                opcode: j.opcode,
+            });
+        }
+    };
+    let mut vanished: Vec<(u32, usize)> = Vec::new();
+    let mut ask: HashSet<u32> = HashSet::new();
+    let mut next_not_taken = not_taken.iter().map(|x| x.0).peekable();
+    for (id, j) in f.iter() {
+        let path = flows.paths[j.flow as usize].as_slice();
+        let flagged = next_not_taken.next_if_eq(&id).is_some();
+        if path.len() < 2 && last_host(j.flow) {
+            continue;
+        }
+        let last_seen = path
+            .iter()
+            .rposition(|&p| j.seen & (1 << p) != 0)
+            .unwrap_or(0);
+        for &p in &path[..last_seen] {
+            if j.seen & (1 << p) == 0 && expected(a, j, usize::from(p), false) {
+                note_missed(p, j, &mut missed);
+            }
+        }
+        let (qp, role) = flows.role[j.flow as usize];
+        let beyond = path[last_seen + 1..]
+            .iter()
+            .any(|&p| expected(a, j, usize::from(p), true));
+        let virtual_end =
+            last_seen + 1 == path.len() && !last_host(j.flow) && role == Role::Request;
+        if beyond || virtual_end || flagged {
+            vanished.push((id, last_seen));
+            if role == Role::Request && qp != NONE {
+                ask.insert(qp);
+            }
+        }
+    }
+    // Those QPs' responses, from every point, in time order.
+    let mut answers: HashMap<u32, Answers> = HashMap::new();
+    if !ask.is_empty() {
+        for (_, j) in f.iter() {
+            let (qp, role) = flows.role[j.flow as usize];
+            if role != Role::Response || !ask.contains(&qp) {
+                continue;
+            }
+            let ack = j.syndrome != super::tap::NO_SYNDROME && j.syndrome & 0x60 == 0;
+            let nak_seq = j.syndrome != super::tap::NO_SYNDROME && j.syndrome == 0x60;
+            if ack || is_read_response(j.opcode) {
+                answers.entry(qp).or_default().push((j.t, j.psn, true));
+            } else if nak_seq {
+                answers.entry(qp).or_default().push((j.t, j.psn, false));
+            }
+        }
+        for v in answers.values_mut() {
+            v.sort_unstable_by_key(|r| r.0);
+        }
+    }
+    let empty = Answers::new();
+    // Each journey's fate, where it is not the usual.
+    let mut fates: Vec<Option<Fate>> = vec![None; f.len()];
+    // Which vanished requests the receiver accepted after all.
+    let mut lost: Vec<(u32, usize)> = Vec::new();
+    let mut stack: Vec<(u32, &'static str)> = Vec::new();
+    for &(id, last_seen) in &vanished {
+        let j = f.get(id);
+        let path = flows.paths[j.flow as usize].as_slice();
+        let (qp, role) = flows.role[j.flow as usize];
+        let took = role == Role::Request && accepted(answers.get(&qp).unwrap_or(&empty), j);
+        if let Some((why, said)) = taken_not(id) {
+            if said || !took {
+                stack.push((id, why));
+            }
+            continue;
+        }
+        if took {
+            // It got there: the points after the last that saw it missed it.
+            for &p in &path[last_seen + 1..] {
+                if expected(a, j, usize::from(p), true) {
+                    note_missed(p, j, &mut missed);
+                }
+            }
+        } else {
+            lost.push((id, last_seen));
+        }
+    }
+    for v in &mut missed {
+        v.sort_unstable();
+    }
+    let lossy_near = |p: u8, t: i64| {
+        let v = &missed[usize::from(p)];
+        let k = v.partition_point(|&x| x < t - LOSSY_NS);
+        v.get(k).is_some_and(|&x| x <= t + LOSSY_NS)
+    };
+    let mut losses = Vec::new();
+    let mut loss_ids: Vec<u32> = Vec::new();
+    for &(id, last_seen) in &lost {
+        let j = *f.get(id);
+        let key = flows.keys[j.flow as usize];
+        let path = flows.paths[j.flow as usize].as_slice();
+        let from = path[last_seen];
+        let dst_name = || Endpoint(key.dst).to_string();
+        let mut candidates = Vec::new();
+        let mut pos = last_seen;
+        let mut at = from;
+        loop {
+            let next = path[pos + 1..]
+                .iter()
+                .position(|&p| expected(a, &j, usize::from(p), true))
+                .map(|k| pos + 1 + k);
+            match next {
+                Some(k) => {
+                    let q = path[k];
+                    candidates.push(format!("{}>{}", name(inputs, at), name(inputs, q)));
+                    if !lossy_near(q, j.t) {
+                        break;
+                    }
+                    // It may have passed `q` unseen.
+                    if k + 1 == path.len() {
+                        if last_host(j.flow) {
+                            if flows.role[j.flow as usize].1 == Role::Request {
+                                candidates.push(name(inputs, q).to_owned());
+                            }
+                        } else {
+                            candidates.push(format!("{}>{}", name(inputs, q), dst_name()));
+                        }
+                        break;
+                    }
+                    pos = k;
+                    at = q;
+                }
+                None => {
+                    if !last_host(j.flow) {
+                        candidates.push(format!("{}>{}", name(inputs, at), dst_name()));
+                    }
+                    break;
+                }
+            }
+        }
+        if candidates.is_empty() {
+            continue;
+        }
+        let seen_names: Vec<&str> = path[..=last_seen]
+            .iter()
+            .filter(|&&p| j.seen & (1 << p) != 0)
+            .map(|&p| name(inputs, p))
+            .collect();
+        let mut evidence = format!("seen at {}", seen_names.join(", "));
+        let after: Vec<&str> = path[last_seen + 1..]
+            .iter()
+            .filter(|&&p| expected(a, &j, usize::from(p), true))
+            .map(|&p| name(inputs, p))
+            .collect();
+        if !after.is_empty() {
+            evidence.push_str(&format!(
+                ", never at {} (capturing then)",
+                after.join(" or ")
+            ));
+        }
+        if flows.role[j.flow as usize].1 == Role::Request {
+            evidence.push_str("; no response accepted it");
+        }
+        if candidates.len() > 1 {
+            evidence.push_str(&format!(
+                "; {} missed other frames around then, so it may have passed unseen",
+                after.first().copied().unwrap_or("the next point")
+            ));
+        }
+        fates[id as usize] = Some(Fate::LostAfter(last_seen as u8));
+        loss_ids.push(id);
+        losses.push(loss(
+            inputs,
+            a,
+            f,
+            id,
+            candidates.join(" or "),
+            if candidates.len() > 1 {
+                LossKind::Either
+            } else {
+                LossKind::Wire
+            },
+            evidence,
+        ));
+    }
+    for &(id, why) in &stack {
+        let j = *f.get(id);
+        let path = flows.paths[j.flow as usize].as_slice();
+        let Some(&r) = path.last() else { continue };
+        fates[id as usize] = Some(Fate::Stack);
+        loss_ids.push(id);
+        losses.push(loss(
+            inputs,
+            a,
+            f,
+            id,
+            name(inputs, r).to_owned(),
+            LossKind::Stack,
+            format!("seen at {}, its receiver; {why}", name(inputs, r)),
+        ));
+    }
+    // Each sighting's path: marked where the journeys were made; the
+    // lost ones' fates and rows here, from one pass over the marks (the
+    // journeys keep no list of their members).
+    if !loss_ids.is_empty() {
+        let mut rows: HashMap<u32, Vec<(u8, u64)>> =
+            loss_ids.iter().map(|&id| (id, Vec::new())).collect();
+        for (p, marks) in f.marks.iter().enumerate() {
+            for (i, m) in marks.iter().enumerate() {
+                let old = m.load(std::sync::atomic::Ordering::Relaxed);
+                let id = f.journey_of_mark(old);
+                let Some(Some(fate)) = fates.get(id as usize) else {
+                    continue;
+                };
+                let jr = f.get(id);
+                let cell = PathCell {
+                    seen: jr.seen,
+                    flow: jr.flow,
+                    fate: *fate,
+                };
+                m.store(
+                    mark(old as u32, &cell),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                if let (Some(v), Some(s)) = (rows.get_mut(&id), inputs[p].sightings.get(i)) {
+                    v.push((p as u8, s.row));
+                }
+            }
+        }
+        for (l, id) in losses.iter_mut().zip(&loss_ids) {
+            if let Some(r) = rows.remove(id) {
+                l.rows = r;
+            }
+        }
+    }
+    losses.sort_by_key(|l| (l.ts_ns, l.dest_qp, l.psn));
+    capture_losses.sort_by_key(|c| (c.ts_ns, c.point));
+    // The marks become the report's paths as they are (each point's on a
+    // thread); a frame no journey took is marked with its own flow.
+    let journeys = Arc::new(super::JourneyFlows::new(
+        f.bases().to_vec(),
+        f.parts
+            .iter()
+            .map(|p| p.journeys.iter().map(|j| j.flow).collect())
+            .collect(),
+    ));
+    let all_marks = std::mem::take(&mut f.marks);
+    let paths: Vec<PointPaths> = std::thread::scope(|sc| {
+        let handles: Vec<_> = all_marks
+            .into_iter()
+            .enumerate()
+            .map(|(p, marks)| {
+                let journeys = Arc::clone(&journeys);
+                sc.spawn(move || {
+                    let s = inputs[p].sightings;
+                    let marks: Vec<u64> = marks
+                        .into_iter()
+                        .zip(s)
+                        .map(|(m, s)| {
+                            let m = m.into_inner();
+                            if m != UNMARKED {
+                                return m;
+                            }
+                            let flow = flows.flow_of(p, s.conv).unwrap_or(NONE);
+                            super::own_mark(p, flow)
+                        })
+                        .collect();
+                    PointPaths::new(s.iter().map(|s| s.row).collect(), marks, journeys)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let segments = latency_thread.ok().and_then(|t| t.join().ok());
+    let latency_failed = segments.is_none();
+    let segments = segments.unwrap_or_default();
+    let mut summaries = a.summaries.clone();
+    for (p, v) in missed.iter().enumerate() {
+        summaries[p].capture_loss = v.len() as u64;
+    }
+    let mut warnings = a.warnings.clone();
+    if latency_failed {
+        warnings.push("the segments' latency could not be measured (its thread failed)".into());
+    }
+    if flows.undecided > 0 {
+        warnings.push(format!(
+            "{} address pair(s) went one way only between the points: their direction is taken in the points' order",
+            flows.undecided
+        ));
+    }
+    for s in &segments {
+        if s.p50_ns < -a.tol_ns {
+            let (from, to) = (name(inputs, s.from), name(inputs, s.to));
+            warnings.push(format!(
+                "{to} sees frames before {from} does on {} (median {} ns): are the points given in path order?",
+                s.name, s.p50_ns
+            ));
+        }
+    }
+    PointsReport {
+        points: summaries,
+        losses,
+        capture_losses,
+        segments,
+        episodes: Vec::new(),
+        flows: flows
+            .keys
+            .iter()
+            .zip(&flows.paths)
+            .map(|(k, p)| FlowPath {
+                src: k.src,
+                dst: k.dst,
+                dest_qp: k.dest_qp,
+                points: p.as_slice().to_vec(),
+            })
+            .collect(),
+        paths,
+        journeys: f.len() as u64,
+        warnings,
+        t0_ns: a.t0,
+    }
+}
+
+fn loss(
+    inputs: &[PointInput<'_>],
+    a: &Aligned,
+    f: &Followed,
+    id: u32,
+    segment: String,
+    kind: LossKind,
+    evidence: String,
+) -> Loss {
+    let j = f.get(id);
+    let key = a.flows.keys[j.flow as usize];
+    let _ = inputs;
+    Loss {
+        src: key.src,
+        dst: key.dst,
+        dest_qp: key.dest_qp,
+        psn: j.psn,
+        opcode: j.opcode,
+        segment,
+        kind,
+        ts_ns: (a.t0 as i64 + j.t_last()).max(0) as u64,
+        seen: j.seen,
+        // Filled in from the points' marks (`place`).
+        rows: Vec::new(),
+        evidence,
+        request: a.flows.role[j.flow as usize].1 == Role::Request,
+    }
+}

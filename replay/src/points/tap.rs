@@ -1,0 +1,208 @@
+//! Each point's frames as the matcher reads them: a [`Sighting`] per RoCE
+//! frame, taken at ingest by [`PointTap`] (an [`Analyzer`] in front of the
+//! RC analysis), so that a file and a live feed give them alike and the
+//! frame bytes are never read again.
+
+use std::sync::{Arc, Mutex};
+
+use rocescope_decoders::analysis::Observed;
+
+use crate::store::{Analyzer, LateFlags, PacketInfo, Wide};
+
+/// One RoCE frame seen at one point: what matching needs, 40 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sighting {
+    /// The frame's content ([`content_hash`]): flow, opcode, PSN, AETH
+    /// and RETH fields. Equal at every point that saw the frame.
+    pub hash: u64,
+    /// The point's own clock (or a frame index in a capture without
+    /// times).
+    pub ts_ns: u64,
+    /// The frame's row in the point's store.
+    pub row: u64,
+    /// The point's conversation (its store's id).
+    pub conv: u32,
+    /// 24-bit PSN.
+    pub psn: u32,
+    /// Length on the wire.
+    pub wire_len: u16,
+    pub opcode: u8,
+    /// AETH syndrome, [`NO_SYNDROME`] without an AETH.
+    pub syndrome: u8,
+}
+
+const _: () = assert!(std::mem::size_of::<Sighting>() == 40);
+
+/// [`Sighting::syndrome`] of a frame without an AETH (0xFF is no
+/// syndrome a frame carries: its bits 6:5 would be 11 with a reserved code).
+pub const NO_SYNDROME: u8 = 0xFF;
+
+impl Sighting {
+    /// An ACK (AETH syndrome 0xx_xxxxx, bits 6:5 = 00).
+    pub fn is_ack(&self) -> bool {
+        self.syndrome != NO_SYNDROME && self.syndrome & 0x60 == 0
+    }
+    /// A NAK (bits 6:5 = 11).
+    pub fn is_nak(&self) -> bool {
+        self.syndrome != NO_SYNDROME && self.syndrome & 0x60 == 0x60
+    }
+}
+
+/// The 64-bit mix the content hash is made of (the rustc "Fx" step; the
+/// words are few and the collisions of 64 bits negligible at any capture
+/// size).
+#[inline(always)]
+fn mix(h: u64, w: u64) -> u64 {
+    (h.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
+
+/// A flow's part of the content hash: its addresses and DestQP.
+pub fn flow_hash(src: &[u8; 16], dst: &[u8; 16], dest_qp: u32) -> u64 {
+    let w = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        u64::from_le_bytes(a)
+    };
+    let mut h = 0;
+    for x in [&src[..8], &src[8..], &dst[..8], &dst[8..]] {
+        h = mix(h, w(x));
+    }
+    mix(h, u64::from(dest_qp))
+}
+
+/// What names a frame at every point that saw it: its flow, opcode, PSN,
+/// the AETH's syndrome and MSN and the RETH's DMA length. Neither the IP
+/// ID (RoCE NICs send 0) nor the ICRC (header-only captures cut it) is
+/// needed; a resend of the same PSN has the same content, and the
+/// matcher tells its copies apart by time.
+#[inline]
+pub fn content_hash(flow: u64, opcode: u8, psn: u32, syndrome_msn: u32, dma_len: u32) -> u64 {
+    let a = u64::from(opcode) << 56 | u64::from(psn) << 32 | u64::from(syndrome_msn);
+    let h = mix(mix(flow, a), u64::from(dma_len));
+    // The last step's high bits mixed down: the matcher partitions by them.
+    h ^ (h >> 29)
+}
+
+/// The sightings of one point, growing as its store does.
+#[derive(Debug, Default)]
+pub struct Sightings {
+    pub list: Vec<Sighting>,
+    /// The oldest let go past the bound (a live session's), counted.
+    pub let_go: u64,
+    /// Each conversation's flow hash, by its id (filled as they appear).
+    flows: Vec<u64>,
+}
+
+/// The sightings of one point, shared with whoever matches them.
+pub type SharedSightings = Arc<Mutex<Sightings>>;
+
+/// An [`Analyzer`] that takes each RoCE frame's [`Sighting`] and hands
+/// the batch on to the analysis behind it.
+pub struct PointTap {
+    inner: Box<dyn Analyzer>,
+    out: SharedSightings,
+    /// At most this many are kept (the newest): a live session's bound.
+    max: usize,
+    batch: Vec<Sighting>,
+}
+
+impl std::fmt::Debug for PointTap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PointTap")
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PointTap {
+    /// A tap in front of `inner`, keeping every sighting.
+    pub fn new(inner: Box<dyn Analyzer>) -> (PointTap, SharedSightings) {
+        PointTap::bounded(inner, usize::MAX)
+    }
+
+    /// A tap keeping at most `max` sightings, the newest (the older ones
+    /// are counted in [`Sightings::let_go`]).
+    pub fn bounded(inner: Box<dyn Analyzer>, max: usize) -> (PointTap, SharedSightings) {
+        let out = SharedSightings::default();
+        (
+            PointTap {
+                inner,
+                out: Arc::clone(&out),
+                max: max.max(1),
+                batch: Vec::new(),
+            },
+            out,
+        )
+    }
+}
+
+impl Analyzer for PointTap {
+    fn batch(
+        &mut self,
+        first_index: u64,
+        batch: &mut [PacketInfo],
+        wide: &[Wide],
+        late: &mut Vec<LateFlags>,
+    ) {
+        let mut s = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        self.batch.clear();
+        for (i, info) in batch.iter().enumerate() {
+            let Some(o) = info.observed(wide) else {
+                continue;
+            };
+            let conv = info.row.conversation;
+            let slot = conv as usize;
+            if slot >= s.flows.len() {
+                s.flows.resize(slot + 1, 0);
+            }
+            let mut flow = s.flows[slot];
+            if flow == 0 {
+                let (src, dst) = o.ends();
+                flow = flow_hash(&src, &dst, o.dest_qp()) | 1;
+                s.flows[slot] = flow;
+            }
+            let syndrome = o.syndrome();
+            let syn_msn = syndrome.map_or(0, |x| u32::from(x) << 24 | o.msn());
+            self.batch.push(Sighting {
+                hash: content_hash(
+                    flow,
+                    info.row.opcode,
+                    info.row.psn,
+                    syn_msn,
+                    o.dma_len().unwrap_or(0),
+                ),
+                ts_ns: info.row.ts_ns,
+                row: first_index + i as u64,
+                conv,
+                psn: info.row.psn,
+                wire_len: u16::try_from(info.row.origlen).unwrap_or(u16::MAX),
+                opcode: info.row.opcode,
+                syndrome: syndrome.unwrap_or(NO_SYNDROME),
+            });
+        }
+        s.list.extend_from_slice(&self.batch);
+        if s.list.len() > self.max {
+            // Let the oldest half of the excess and more go at once, so
+            // that the copy is rare.
+            let cut = (s.list.len() - self.max)
+                .max(self.max / 8)
+                .min(s.list.len());
+            s.list.drain(..cut);
+            s.let_go += cut as u64;
+        }
+        drop(s);
+        self.inner.batch(first_index, batch, wide, late);
+    }
+
+    fn record(&mut self, r: &crate::record::Record) {
+        self.inner.record(r);
+    }
+
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
+
+    fn is_costly(&self) -> bool {
+        self.inner.is_costly()
+    }
+}

@@ -1,0 +1,151 @@
+//! Multi-point matching speed: a shipped scenario run with points a, sw and
+//! b into three in-memory stores (their sightings taken at ingest), then
+//! `analyse_points` timed alone, several times: frames per second per
+//! point (the frames of the busiest point over the analysis' wall time),
+//! and the memory the analysis allocates per frame (its peak, counted by
+//! the allocator, over the sightings of all points).
+//!
+//! `cargo bench -p rocescope-sim --bench points_match [-- SCENARIO [DURATION_MS [THREADS [RUNS]]]]`
+//! (defaults: line-rate, 200 ms, 2 threads, 5 runs).
+
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rocescope_replay::points::{Point, PointsConfig, analyse_points};
+use rocescope_replay::store::{Ingest, IngestFrame};
+use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
+
+/// The system allocator, counting the bytes held and their peak.
+struct Counting;
+
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call goes to the system allocator with the caller's own
+// arguments; only the counters are added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let held = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(held, Ordering::Relaxed);
+        // SAFETY: as the caller's contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: as the caller's contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new: usize) -> *mut u8 {
+        if new > layout.size() {
+            let held = HELD.fetch_add(new - layout.size(), Ordering::Relaxed) + new - layout.size();
+            PEAK.fetch_max(held, Ordering::Relaxed);
+        } else {
+            HELD.fetch_sub(layout.size() - new, Ordering::Relaxed);
+        }
+        // SAFETY: as the caller's contract.
+        unsafe { System.realloc(ptr, layout, new) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+struct Feed {
+    points: Vec<(Point, Ingest)>,
+}
+
+impl RecordSink for Feed {
+    fn frame(&mut self, _f: FrameRef<'_>) {}
+    fn record(&mut self, _r: rocescope_replay::Record) {}
+    fn point_frame(&mut self, point: u8, f: FrameRef<'_>) {
+        if let Some((p, ingest)) = self.points.get_mut(usize::from(point)) {
+            p.store.ingest(
+                ingest,
+                &IngestFrame {
+                    ts_ns: f.ts_ns,
+                    data: f.data,
+                    origlen: f.orig_len,
+                    linktype: 1,
+                    port: 0,
+                    dir: None,
+                    file_offset: 0,
+                },
+            );
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let name = args.first().map_or("line-rate", String::as_str);
+    let ms: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(200);
+    let threads: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2);
+    let runs: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let mut sc = Scenario::builtin(name).expect("a shipped scenario");
+    sc.bound_to_ns(ms * 1_000_000);
+    sc.set_points("a,sw,b").expect("points");
+    let mut feed = Feed {
+        points: sc
+            .points
+            .iter()
+            .map(|p| Point::in_memory(&p.name))
+            .collect(),
+    };
+    let t = Instant::now();
+    Simulator::new(sc).run_into(&mut feed);
+    let points: Vec<Point> = feed
+        .points
+        .into_iter()
+        .map(|(p, mut ingest)| {
+            p.store.finish_live(&mut ingest);
+            p
+        })
+        .collect();
+    let sizes: Vec<usize> = points
+        .iter()
+        .map(|p| p.sightings.lock().map_or(0, |s| s.list.len()))
+        .collect();
+    let total: usize = sizes.iter().sum();
+    let busiest = sizes.iter().copied().max().unwrap_or(0);
+    println!(
+        "{name}, {ms} ms simulated in {:.2} s: frames per point {sizes:?}",
+        t.elapsed().as_secs_f64()
+    );
+    let cfg = PointsConfig {
+        threads,
+        ..PointsConfig::default()
+    };
+    let mut walls = Vec::new();
+    for run in 0..runs {
+        let before = HELD.load(Ordering::Relaxed);
+        PEAK.store(before, Ordering::Relaxed);
+        let t = Instant::now();
+        let r = analyse_points(&points, &cfg).expect("analysed");
+        let wall = t.elapsed().as_secs_f64();
+        let peak = PEAK.load(Ordering::Relaxed) - before;
+        walls.push(wall);
+        println!(
+            "run {run}: {threads} threads, {:.1} ms: {:.2} M frames/s per point; {} journeys, {} losses; peak {:.1} MiB allocated = {:.1} bytes per frame (of {total} sightings)",
+            wall * 1e3,
+            busiest as f64 / wall / 1e6,
+            r.journeys,
+            r.losses.len(),
+            peak as f64 / (1 << 20) as f64,
+            peak as f64 / total.max(1) as f64,
+        );
+        drop(r);
+    }
+    walls.sort_by(f64::total_cmp);
+    let median = walls[walls.len() / 2];
+    println!(
+        "median {:.1} ms: {:.2} M frames/s per point",
+        median * 1e3,
+        busiest as f64 / median / 1e6
+    );
+}
