@@ -695,9 +695,11 @@ impl Acct {
             && end.recovering_from.is_none()
             && self.recovering_since.is_none()
         {
+            // A change stamped before the last one (frames out of time
+            // order) leaves an empty portion: nothing to spread.
             let spread = Spread {
                 bytes: others_bytes,
-                over_ns: to - from,
+                over_ns: to.saturating_sub(from),
             };
             self.base(from, to, outstanding, spread, end, cx);
             return;

@@ -304,3 +304,149 @@ impl Trace {
         }
     }
 }
+/// One step of a random trace: QPs of host A sending messages at and near
+/// the link's rate, their responses from B, and what cuts a wait.
+#[derive(Debug, Clone)]
+enum Step {
+    /// QP `qp`'s next request, `gap_ns` after the last frame, with a
+    /// payload of `payload` bytes.
+    Req {
+        qp: u8,
+        gap_ns: u64,
+        payload: u16,
+    },
+    /// An ACK of QP `qp`'s newest PSN, or one `back` PSNs before it.
+    Ack {
+        qp: u8,
+        gap_ns: u64,
+        back: u8,
+    },
+    /// A sequence-error NAK, and QP `qp` resends `back` PSNs.
+    Nak {
+        qp: u8,
+        gap_ns: u64,
+        back: u8,
+    },
+    Cnp {
+        qp: u8,
+        gap_ns: u64,
+    },
+    Pause {
+        gap_ns: u64,
+        quanta: u16,
+    },
+    /// The next frame stamped `ns` before the last one (out of order).
+    Back {
+        ns: u64,
+    },
+    /// A report taken mid-trace (as the live workbench takes them).
+    Report,
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    // Gaps around a 4 KiB frame's 334 ns, the rounding, and longer waits.
+    let gap = prop_oneof![
+        Just(0u64),
+        Just(1),
+        Just(2),
+        Just(3),
+        Just(21),
+        Just(PACKET_NS),
+        Just(PACKET_NS + 1),
+        Just(PACKET_NS + 21),
+        10u64..2_000,
+        2_000u64..200_000,
+    ];
+    let payload = prop_oneof![Just(4096u16), Just(1024), Just(0), 1u16..4096];
+    prop_oneof![
+        12 => (0u8..4, gap.clone(), payload).prop_map(|(qp, gap_ns, payload)| Step::Req { qp, gap_ns, payload }),
+        5 => (0u8..4, gap.clone(), 0u8..4).prop_map(|(qp, gap_ns, back)| Step::Ack { qp, gap_ns, back }),
+        1 => (0u8..4, gap.clone(), 0u8..6).prop_map(|(qp, gap_ns, back)| Step::Nak { qp, gap_ns, back }),
+        1 => (0u8..4, gap.clone()).prop_map(|(qp, gap_ns)| Step::Cnp { qp, gap_ns }),
+        1 => (gap.clone(), 0u16..400).prop_map(|(gap_ns, quanta)| Step::Pause { gap_ns, quanta }),
+        1 => (1u64..3_000).prop_map(|ns| Step::Back { ns }),
+        1 => Just(Step::Report),
+    ]
+}
+
+/// Plays `steps` into an analysis: the reports taken on the way and at
+/// the end.
+fn play(steps: &[Step]) -> Vec<Report> {
+    let mut t = Trace::new();
+    let mut psn = [0u32; 4];
+    let mut pos = [0u32; 4];
+    let mut reports = Vec::new();
+    for s in steps {
+        match *s {
+            Step::Req {
+                qp,
+                gap_ns,
+                payload,
+            } => {
+                let k = usize::from(qp);
+                // Messages of 5: First, Middles, Last.
+                let op = match pos[k] % 5 {
+                    0 => Opcode::RC_WRITE_FIRST,
+                    4 => Opcode::RC_WRITE_LAST,
+                    _ => Opcode::RC_WRITE_MIDDLE,
+                };
+                pos[k] += 1;
+                let mut b = PacketBuilder::rocev2_ipv4(A, B, op, 0x100 + u32::from(qp), psn[k]);
+                b.ext.reth.dma_len = 5 * 4096;
+                psn[k] += 1;
+                t.push(b.build(&vec![0; usize::from(payload)]), gap_ns);
+            }
+            Step::Ack { qp, gap_ns, back } => {
+                let k = usize::from(qp);
+                let p = psn[k].saturating_sub(1 + u32::from(back));
+                let mut b =
+                    PacketBuilder::rocev2_ipv4(B, A, Opcode::RC_ACK, 0x200 + u32::from(qp), p);
+                b.ext.aeth.syndrome = ACK.to_u8();
+                t.push(b.build(&[]), gap_ns);
+            }
+            Step::Nak { qp, gap_ns, back } => {
+                let k = usize::from(qp);
+                let p = psn[k].saturating_sub(1 + u32::from(back));
+                let mut b =
+                    PacketBuilder::rocev2_ipv4(B, A, Opcode::RC_ACK, 0x200 + u32::from(qp), p);
+                b.ext.aeth.syndrome = Syndrome::Nak(NakCode::PsnSequenceError).to_u8();
+                t.push(b.build(&[]), gap_ns);
+                psn[k] = p;
+            }
+            Step::Cnp { qp, gap_ns } => {
+                let mut cnp =
+                    PacketBuilder::rocev2_ipv4(B, A, Opcode::CNP, 0x200 + u32::from(qp), 0);
+                cnp.bth.becn = true;
+                t.push(cnp.build(&[0; 16]), gap_ns);
+            }
+            Step::Pause { gap_ns, quanta } => t.an.pause(t.t + gap_ns, None, quanta),
+            Step::Back { ns } => t.t = t.t.saturating_sub(ns),
+            Step::Report => reports.push(t.an.report()),
+        }
+    }
+    reports.push(t.an.report());
+    reports
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Every nanosecond of every QP's span in exactly one state, in every
+    /// report, on random traces of four QPs of one host at and near the
+    /// link's rate: ACKs, NAKs and resends, CNPs, pauses, frames stamped
+    /// out of time order, reports taken mid-trace.
+    #[test]
+    fn random_traces_account_every_nanosecond_once(
+        steps in proptest::collection::vec(step(), 1..300)
+    ) {
+        for r in play(&steps) {
+            for (i, q) in r.qps.iter().enumerate() {
+                check_tiles(&q.states);
+                // The state at the end is the last run's.
+                let last = q.states.iter().last().map(|run| run.2);
+                proptest::prop_assert_eq!(q.states.last_state(), last, "qp {}", i);
+            }
+        }
+    }
+}
