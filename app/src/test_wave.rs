@@ -461,14 +461,16 @@ mod tests {
         assert!(e.contains("wave.vcd") && e.contains("tb.nope"), "{e}");
     }
 
-    /// The README's signals commands, as printed, on the waveform.
+    /// The guide's signals commands (docs/waveforms.md), as printed, on the
+    /// waveform.
     #[test]
     fn the_readme_signals_commands_work_as_printed() {
         let Some(vcd) = super::vcd_copy("readme") else {
             return;
         };
         let readme =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/waveforms.md"))
+                .unwrap();
         let block: Vec<&str> = readme
             .lines()
             .skip_while(|l| !l.contains("signals commands: run by app/src/test_wave.rs"))
