@@ -108,11 +108,69 @@ fn common_prefix<'a>(words: &[&'a str]) -> &'a str {
     &first[..end]
 }
 
+/// What is wrong with a command line: the usage of the word typed, or
+/// the argument refused (quoted as typed). Shown in the status line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CmdlineError {
+    #[error("usage: set KEY=VALUE (see rocescope sim --list-params)")]
+    SetUsage,
+    #[error("sniffer: {text:?} is not a 64-bit filter word (e.g. 0x80000000)")]
+    NotAFilterWord { text: String },
+    #[error(
+        "speed: {text:?} is not a replay speed; usage: speed X ({} .. {})",
+        rocescope_replay::clock::MIN_SPEED,
+        rocescope_replay::clock::MAX_SPEED
+    )]
+    NotASpeed { text: String },
+    #[error(
+        "goto: {text:?} is not a time; usage: goto MICROSECONDS (0 or more, from the first packet)"
+    )]
+    NotATime { text: String },
+    #[error("usage: cursor MICROSECONDS (0 or more, from the first packet)")]
+    CursorUsage,
+    /// `show` or `hide` without a signal.
+    #[error("usage: {verb} SIGNAL|#N (a full path, or the Nth signal listed)")]
+    SignalUsage { verb: String },
+    #[error("fmt: {text:?} is not one of {}", radix_words())]
+    NotARadix { text: String },
+    #[error("usage: fmt SIGNAL|#N {}", radix_words())]
+    FmtUsage,
+    /// `export` without a path; `view_table` is the table it would write.
+    #[error(
+        "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] [--partition[=WINDOW]] \
+         (this view: {view_table}); quote a path with spaces at its ends or ending in a \
+         table's name"
+    )]
+    ExportUsage { view_table: Table },
+    /// `export --partition=WINDOW` with a window that is not a duration.
+    #[error("export --partition: {cause}")]
+    ExportWindow {
+        cause: rocescope_decoders::units::UnitError,
+    },
+    #[error("{}", PARTITIONS_USAGE)]
+    PartitionsUsage,
+    /// `partitions DIR WINDOW` with a window that is not a duration.
+    #[error("partitions: {cause}; {}", PARTITIONS_USAGE)]
+    PartitionsWindow {
+        cause: rocescope_decoders::units::UnitError,
+    },
+    #[error("unknown command {word:?}: try {}", VERBS.map(|(v, _)| v).join(", "))]
+    UnknownCommand { word: String },
+}
+
+/// The formats `fmt` takes, as its usage lists them.
+fn radix_words() -> String {
+    crate::signals::Radix::ALL.map(|r| r.word()).join("|")
+}
+
+const PARTITIONS_USAGE: &str =
+    "usage: partitions DIR [WINDOW, e.g. 1m, 10s] [CAPTURE] | partitions off";
+
 /// The command a command line asks for (`None` for an empty line), or the
 /// message to show when it cannot run: its usage or what is wrong with it.
 /// `t0_ns` is the first packet's time (`goto` counts from it), `view_table`
 /// the table `export` writes when it names none.
-pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command>, String> {
+pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command>, CmdlineError> {
     let mut words = line.split_whitespace();
     let verb = words.next().unwrap_or("");
     let rest: Vec<&str> = words.collect();
@@ -124,7 +182,7 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
                 key: k.trim().to_owned(),
                 value: v.trim().to_owned(),
             })),
-            None => Err("usage: set KEY=VALUE (see rocescope sim --list-params)".into()),
+            None => Err(CmdlineError::SetUsage),
         },
         "sniffer" => {
             let t = arg.trim();
@@ -134,9 +192,7 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
             );
             match word {
                 Some(w) => Ok(Some(Command::SetSnifferFilter(w))),
-                None => Err(format!(
-                    "sniffer: {t:?} is not a 64-bit filter word (e.g. 0x80000000)"
-                )),
+                None => Err(CmdlineError::NotAFilterWord { text: t.to_owned() }),
             }
         }
         // A value out of range is refused, not clamped: an invalid
@@ -148,55 +204,45 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
             {
                 Ok(Some(Command::SetSpeed(s)))
             }
-            _ => Err(format!(
-                "speed: {:?} is not a replay speed; usage: speed X ({} .. {})",
-                arg.trim(),
-                rocescope_replay::clock::MIN_SPEED,
-                rocescope_replay::clock::MAX_SPEED
-            )),
+            _ => Err(CmdlineError::NotASpeed {
+                text: arg.trim().to_owned(),
+            }),
         },
         "goto" => match micros(&arg) {
             Some(us) => Ok(Some(Command::JumpToTime(t0_ns + (us * 1000.0) as u64))),
-            None => Err(format!(
-                "goto: {:?} is not a time; usage: goto MICROSECONDS (0 or more, from the first packet)",
-                arg.trim()
-            )),
+            None => Err(CmdlineError::NotATime {
+                text: arg.trim().to_owned(),
+            }),
         },
         "filter" => Ok(Some(Command::SetFilter(arg))),
         "signals" => Ok(Some(Command::SignalSearch(arg))),
         "show" if !arg.is_empty() => Ok(Some(Command::AddSignal(arg))),
         "hide" if !arg.is_empty() => Ok(Some(Command::RemoveSignal(arg))),
-        "show" | "hide" => Err(format!(
-            "usage: {verb} SIGNAL|#N (a full path, or the Nth signal listed)"
-        )),
-        "fmt" => {
-            let words = crate::signals::Radix::ALL.map(|r| r.word()).join("|");
-            match rest.as_slice() {
-                [path, r] => match crate::signals::Radix::from_word(r) {
-                    Some(radix) => Ok(Some(Command::SignalFormat {
-                        path: (*path).to_owned(),
-                        radix,
-                    })),
-                    None => Err(format!("fmt: {r:?} is not one of {words}")),
-                },
-                _ => Err(format!("usage: fmt SIGNAL|#N {words}")),
-            }
-        }
+        "show" | "hide" => Err(CmdlineError::SignalUsage {
+            verb: verb.to_owned(),
+        }),
+        "fmt" => match rest.as_slice() {
+            [path, r] => match crate::signals::Radix::from_word(r) {
+                Some(radix) => Ok(Some(Command::SignalFormat {
+                    path: (*path).to_owned(),
+                    radix,
+                })),
+                None => Err(CmdlineError::NotARadix {
+                    text: (*r).to_owned(),
+                }),
+            },
+            _ => Err(CmdlineError::FmtUsage),
+        },
         "cursor" => match micros(&arg) {
             Some(us) => Ok(Some(Command::WaveCursor(t0_ns + (us * 1000.0) as u64))),
-            None => Err("usage: cursor MICROSECONDS (0 or more, from the first packet)".into()),
+            None => Err(CmdlineError::CursorUsage),
         },
         "export" => {
             let raw = line.trim_start().strip_prefix("export").unwrap_or("");
             let (raw, partition) = partition_arg(raw)?;
             let (path, table) = export_args(&raw);
             if path.is_empty() {
-                Err(format!(
-                    "usage: export PATH.{{parquet,csv,jsonl}} [TABLE] [--partition[=WINDOW]] \
-                     (this view: {}); quote a path with spaces at its ends or ending in a \
-                     table's name",
-                    view_table
-                ))
+                Err(CmdlineError::ExportUsage { view_table })
             } else {
                 Ok(Some(Command::Export {
                     table,
@@ -208,10 +254,9 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
         "partitions" => partitions_args(&rest),
         "answer" => Ok(Some(Command::AnswerLesson(arg))),
         "hint" => Ok(Some(Command::LessonHint)),
-        other => Err(format!(
-            "unknown command {other:?}: try {}",
-            VERBS.map(|(v, _)| v).join(", ")
-        )),
+        other => Err(CmdlineError::UnknownCommand {
+            word: other.to_owned(),
+        }),
     }
 }
 
@@ -231,10 +276,9 @@ fn micros(arg: &str) -> Option<f64> {
 /// `partitions DIR [WINDOW] [CAPTURE]` starts writing live partitions
 /// (window 1 m by default, as `attach --partitions`); `partitions off`
 /// stops.
-fn partitions_args(words: &[&str]) -> Result<Option<Command>, String> {
-    const USAGE: &str = "usage: partitions DIR [WINDOW, e.g. 1m, 10s] [CAPTURE] | partitions off";
+fn partitions_args(words: &[&str]) -> Result<Option<Command>, CmdlineError> {
     match words {
-        [] => Err(USAGE.into()),
+        [] => Err(CmdlineError::PartitionsUsage),
         ["off"] => Ok(Some(Command::StopPartitions)),
         [dir, more @ ..] if more.len() <= 2 => {
             let window_ns = match more.first() {
@@ -242,7 +286,7 @@ fn partitions_args(words: &[&str]) -> Result<Option<Command>, String> {
                     w,
                     rocescope_decoders::units::HOUR_NS,
                 )
-                .map_err(|e| format!("partitions: {e}; {USAGE}"))?,
+                .map_err(|cause| CmdlineError::PartitionsWindow { cause })?,
                 None => LIVE_PARTITION_WINDOW_NS,
             };
             Ok(Some(Command::WritePartitions {
@@ -251,7 +295,7 @@ fn partitions_args(words: &[&str]) -> Result<Option<Command>, String> {
                 capture: more.get(1).map(|c| (*c).to_owned()),
             }))
         }
-        _ => Err(USAGE.into()),
+        _ => Err(CmdlineError::PartitionsUsage),
     }
 }
 
@@ -264,7 +308,7 @@ pub const PARTITION_WINDOW_NS: u64 = 1_000_000_000;
 
 /// `export`'s arguments without its `--partition[=WINDOW]` word, and the
 /// window that word asks for (1 s when it names none).
-pub(crate) fn partition_arg(raw: &str) -> Result<(String, Option<u64>), String> {
+pub(crate) fn partition_arg(raw: &str) -> Result<(String, Option<u64>), CmdlineError> {
     let mut window = None;
     let mut rest = Vec::new();
     for word in raw.split(' ') {
@@ -279,7 +323,7 @@ pub(crate) fn partition_arg(raw: &str) -> Result<(String, Option<u64>), String> 
                         d,
                         rocescope_decoders::units::HOUR_NS,
                     )
-                    .map_err(|e| format!("export --partition: {e}"))?,
+                    .map_err(|cause| CmdlineError::ExportWindow { cause })?,
                 );
             }
             _ => rest.push(word),
@@ -344,7 +388,12 @@ mod tests {
             p("hide tb.u.psn"),
             Ok(Some(Command::RemoveSignal("tb.u.psn".into())))
         );
-        assert!(p("show").unwrap_err().starts_with("usage: show"));
+        assert!(
+            p("show")
+                .unwrap_err()
+                .to_string()
+                .starts_with("usage: show")
+        );
         assert_eq!(
             p("fmt #1 aeth"),
             Ok(Some(Command::SignalFormat {
@@ -355,6 +404,7 @@ mod tests {
         assert!(
             p("fmt #1")
                 .unwrap_err()
+                .to_string()
                 .contains("bin|hex|dec|signed|opcode|psn|aeth")
         );
         assert_eq!(p("cursor 2.5"), Ok(Some(Command::WaveCursor(3_500))));
@@ -399,7 +449,12 @@ mod tests {
             parse("partitions off", 0, t),
             Ok(Some(Command::StopPartitions))
         );
-        assert!(parse("partitions", 0, t).unwrap_err().starts_with("usage"));
+        assert!(
+            parse("partitions", 0, t)
+                .unwrap_err()
+                .to_string()
+                .starts_with("usage")
+        );
         assert!(parse("partitions fleet soon", 0, t).is_err());
         assert!(parse("partitions a 1s b c", 0, t).is_err());
     }
@@ -423,17 +478,40 @@ mod tests {
             "goto soon",
             "goto",
         ] {
-            let e = parse(bad, 1_000, t).unwrap_err();
+            let e = parse(bad, 1_000, t).unwrap_err().to_string();
             assert!(e.contains("usage: goto MICROSECONDS"), "{bad}: {e}");
         }
         assert!(parse("cursor -1", 0, t).is_err());
         assert_eq!(parse("speed x4", 0, t), Ok(Some(Command::SetSpeed(4.0))));
         for bad in ["speed -1", "speed 0", "speed 1000", "speed fast"] {
-            let e = parse(bad, 0, t).unwrap_err();
+            let e = parse(bad, 0, t).unwrap_err().to_string();
             assert!(e.contains("usage: speed X"), "{bad}: {e}");
         }
-        let e = parse("frob", 0, t).unwrap_err();
+        let e = parse("frob", 0, t).unwrap_err().to_string();
         assert!(e.contains("signals") && e.contains("cursor"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_partition_window_names_the_word_and_why() {
+        let t = Table::Packets;
+        match parse("partitions fleet soon", 0, t) {
+            Err(CmdlineError::PartitionsWindow { cause }) => {
+                assert!(cause.to_string().contains("\"soon\""), "{cause}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse("export out.csv --partition=fast", 0, t) {
+            Err(e @ CmdlineError::ExportWindow { .. }) => {
+                assert!(e.to_string().starts_with("export --partition: "), "{e}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            parse("export", 0, t),
+            Err(CmdlineError::ExportUsage {
+                view_table: Table::Packets
+            })
+        );
     }
 
     #[test]

@@ -165,7 +165,7 @@ impl SourceHandle {
     pub fn rerun(
         &self,
         change: &crate::Command,
-    ) -> Result<Option<(Arc<Store>, RcAnalyzer, SourceHandle)>, String> {
+    ) -> Result<Option<(Arc<Store>, RcAnalyzer, SourceHandle)>, RerunError> {
         use crate::Command;
         if !matches!(
             change,
@@ -174,23 +174,33 @@ impl SourceHandle {
             return Ok(None);
         }
         let Some((scenario, pace)) = &self.sim else {
-            return Err(format!("{} does not take {change:?}", self.name));
+            return Err(RerunError::NotASimulator {
+                name: self.name.clone(),
+                change: Box::new(change.clone()),
+            });
         };
         let mut next = scenario.clone();
         match change {
             Command::SetSimParam { key, value } => {
-                next.set(key, value).map_err(|e| e.to_string())?;
+                next.set(key, value)
+                    .map_err(|cause| RerunError::Param { cause })?;
             }
             Command::SetSnifferFilter(word) => match &mut next.sniffer {
                 Some(s) => s.filter = *word,
-                None => return Err(format!("scenario {} has no sniffer", next.name)),
+                None => {
+                    return Err(RerunError::NoSniffer {
+                        scenario: next.name,
+                    });
+                }
             },
             _ => return Ok(None),
         }
         let Some(limits) = &self.limits else {
             return Ok(Some(spawn_sim(next, *pace, None)));
         };
-        let store = limits.live_store(0).map_err(|e| e.to_string())?;
+        let store = limits
+            .live_store(0)
+            .map_err(|cause| RerunError::Store { cause })?;
         let (store, analysis, mut handle) = spawn_sim_into(store, next, *pace, None);
         handle.limits = Some(limits.clone());
         Ok(Some((store, analysis, handle)))
@@ -276,6 +286,27 @@ pub enum SourceSpec {
     },
     /// A live link: an agent, a pcap stream on stdin, a followed file.
     Attach(Box<rocescope_device_link::ClientConfig>),
+}
+
+/// Why a command for the simulator (a parameter, the sniffer filter)
+/// could not rerun the source.
+#[derive(Debug, thiserror::Error)]
+pub enum RerunError {
+    /// The source (named as the status bar names it) is no simulator.
+    #[error("{name} does not take {change:?}")]
+    NotASimulator {
+        name: String,
+        change: Box<crate::Command>,
+    },
+    #[error("{cause}")]
+    Param { cause: rocescope_sim::ParamError },
+    #[error("scenario {scenario} has no sniffer")]
+    NoSniffer { scenario: String },
+    /// The rerun's bounded store could not be made.
+    #[error("{cause}")]
+    Store {
+        cause: rocescope_replay::store::StoreError,
+    },
 }
 
 /// Why a source could not be opened.
@@ -568,7 +599,7 @@ pub fn steer(model: &mut crate::Model) {
                     *model = next;
                 }
                 Ok(None) => {}
-                Err(e) => model.status = e,
+                Err(e) => model.status = e.to_string(),
             },
         }
     }

@@ -678,7 +678,7 @@ impl Model {
         match crate::cmdline::parse(line, t0_ns, self.export_table()) {
             Ok(Some(cmd)) => self.apply(cmd),
             Ok(None) => {}
-            Err(message) => self.status = message,
+            Err(e) => self.status = e.to_string(),
         }
     }
 

@@ -63,6 +63,9 @@ pub enum SignalsError {
     },
     #[error("{cause}")]
     StateEncode { cause: serde_json::Error },
+    /// The thread that loads the chosen signals could not start.
+    #[error("cannot start a thread: {cause}")]
+    Thread { cause: std::io::Error },
 }
 
 /// A chosen signal's data.
@@ -151,7 +154,8 @@ fn nth(s: &str) -> Option<usize> {
     s.strip_prefix('#')?.parse::<usize>().ok()?.checked_sub(1)
 }
 
-type Loaded = Result<Vec<LoadedSignal>, (Vec<String>, String)>;
+/// A load's signals, or the paths it was for and why it failed.
+type Loaded = Result<Vec<LoadedSignal>, (Vec<String>, SignalsError)>;
 
 /// The waveform's signals as the workbench shows them.
 #[derive(Debug)]
@@ -384,14 +388,12 @@ impl Signals {
                             message: format!("loading failed: {why}"),
                         })
                     })
-                    .map_err(|e| (paths, e.to_string()));
+                    .map_err(|cause| (paths, SignalsError::Wave { cause }));
                     let _ = tx.send(r);
                 }
             });
-        if let Err(e) = spawned {
-            let _ = self
-                .tx
-                .send(Err((paths, format!("cannot start a thread: {e}"))));
+        if let Err(cause) = spawned {
+            let _ = self.tx.send(Err((paths, SignalsError::Thread { cause })));
         }
     }
 
@@ -407,8 +409,10 @@ impl Signals {
                 Ok(timing)
             }
             Err(cause) => {
-                self.take(Err((paths, cause.to_string())));
-                Err(SignalsError::Wave { cause })
+                // The chosen signal shows why; the caller gets it too.
+                let e = SignalsError::Wave { cause };
+                self.fail(&paths, &e);
+                Err(e)
             }
         }
     }
@@ -449,12 +453,16 @@ impl Signals {
                         };
                     }
                 }
-                Err((paths, e)) => {
-                    for c in self.chosen.iter_mut().filter(|c| paths.contains(&c.path)) {
-                        c.trace = Trace::Failed(e.clone());
-                    }
-                }
+                Err((paths, e)) => self.fail(&paths, &e),
             }
+        }
+    }
+
+    /// The chosen signals among `paths` failed to load, for `e`.
+    fn fail(&mut self, paths: &[String], e: &SignalsError) {
+        let e = e.to_string();
+        for c in self.chosen.iter_mut().filter(|c| paths.contains(&c.path)) {
+            c.trace = Trace::Failed(e.clone());
         }
     }
 
