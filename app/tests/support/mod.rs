@@ -73,3 +73,24 @@ pub fn tmp(label: &str, name: &str) -> std::path::PathBuf {
         .path()
         .join(name)
 }
+
+/// `tmux ARGS`, its stdout as text.
+pub fn tmux(args: &[&str]) -> String {
+    let out = std::process::Command::new("tmux")
+        .args(args)
+        .output()
+        .expect("tmux runs");
+    text(&out.stdout)
+}
+
+/// The tmux `session`'s screen once it holds `needle` (or after `secs`).
+pub fn wait_for(session: &str, needle: &str, secs: u64) -> String {
+    let t0 = std::time::Instant::now();
+    loop {
+        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
+        if screen.contains(needle) || t0.elapsed() > std::time::Duration::from_secs(secs) {
+            return screen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
