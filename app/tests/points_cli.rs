@@ -301,30 +301,14 @@ fn an_offset_given_by_hand_is_the_points_clock() {
     assert!(v["multipoint"]["points"][2]["offset_ns"].is_number());
 }
 
-/// Whether python3 has pyspark and datafusion and java runs; else said,
-/// and an error where CI requires them.
+/// Whether python3 has pyspark and datafusion and java runs (testkit says
+/// what is missing, and fails where CI requires it).
 fn have_engines() -> bool {
-    let python = Command::new("python3")
-        .args(["-c", "import pyspark, datafusion"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let java = Command::new("java")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if python && java {
-        return true;
-    }
-    for var in ["ROCESCOPE_REQUIRE_SPARK", "ROCESCOPE_REQUIRE_DATAFUSION"] {
-        assert!(
-            std::env::var_os(var).is_none(),
-            "{var} is set but python3 cannot import pyspark and datafusion, or java is missing"
-        );
-    }
-    eprintln!(
-        "skipped: needs java and python3 with pyspark and datafusion (.ci/run installs them)"
-    );
-    false
+    rocescope_testkit::available(&[
+        rocescope_testkit::PYSPARK,
+        rocescope_testkit::DATAFUSION,
+        rocescope_testkit::JAVA,
+    ])
 }
 
 /// Spark's and DataFusion's types of the two tables, and their rows.
