@@ -1,38 +1,16 @@
 //! `rocescope export` and `rocescope query` as a user runs them.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rocescope"))
-}
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("data-cli")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use std::path::Path;
+use std::process::Command;
+use support::{out_dir, rocescope, sample, text};
 
 #[test]
 fn query_prints_json_rows_that_match_the_stats() {
     let s = sample();
-    let out = run(&[
+    let out = rocescope(&[
         "query",
         s.to_str().unwrap(),
         "SELECT dest_qp, count(*) AS n FROM packets WHERE retransmission GROUP BY dest_qp",
@@ -41,7 +19,7 @@ fn query_prints_json_rows_that_match_the_stats() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let stats = run(&["stats", s.to_str().unwrap(), "--json"]);
+    let stats = rocescope(&["stats", s.to_str().unwrap(), "--json"]);
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     let qp = &stats["qps"][0];
     assert_eq!(rows[0]["dest_qp"], qp["dest_qp"]);
@@ -52,7 +30,7 @@ fn query_prints_json_rows_that_match_the_stats() {
 #[test]
 fn query_prints_an_aligned_table_and_says_how_many_rows() {
     let s = sample();
-    let out = run(&[
+    let out = rocescope(&[
         "query",
         s.to_str().unwrap(),
         "SELECT frame, opcode_name, psn FROM packets",
@@ -79,7 +57,7 @@ fn bad_sql_is_one_line_on_stderr_and_a_failure() {
         "SELECT nope FROM packets",
         "SELECT * FROM nowhere",
     ] {
-        let out = run(&["query", s.to_str().unwrap(), sql]);
+        let out = rocescope(&["query", s.to_str().unwrap(), sql]);
         assert!(!out.status.success(), "{sql}");
         let err = text(&out.stderr);
         assert_eq!(err.lines().count(), 1, "{sql}: {err}");
@@ -92,10 +70,10 @@ fn bad_sql_is_one_line_on_stderr_and_a_failure() {
 /// small table's rate in rows/s, not `0.00 M rows/s`.
 #[test]
 fn an_export_says_its_rows_and_rate_in_words() {
-    let dir = out_dir("words");
+    let dir = out_dir("data-cli", "words");
     let s = sample();
     let to = dir.join("qps.csv");
-    let out = run(&[
+    let out = rocescope(&[
         "export",
         s.to_str().unwrap(),
         "--table",
@@ -109,7 +87,7 @@ fn an_export_says_its_rows_and_rate_in_words() {
     assert!(!line.contains("M rows/s"), "{line}");
     assert!(line.contains(" rows/s) -> "), "{line}");
     let parts = dir.join("parts");
-    let out = run(&[
+    let out = rocescope(&[
         "export",
         s.to_str().unwrap(),
         "--table",
@@ -125,9 +103,9 @@ fn an_export_says_its_rows_and_rate_in_words() {
 
 #[test]
 fn export_then_query_the_parquet_partitions() {
-    let dir = out_dir("partitions");
+    let dir = out_dir("data-cli", "partitions");
     let s = sample();
-    let out = run(&[
+    let out = rocescope(&[
         "export",
         s.to_str().unwrap(),
         "--to",
@@ -142,7 +120,7 @@ fn export_then_query_the_parquet_partitions() {
         "{}",
         text(&out.stdout)
     );
-    let out = run(&[
+    let out = rocescope(&[
         "query",
         dir.to_str().unwrap(),
         "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
@@ -161,9 +139,9 @@ fn export_then_query_the_parquet_partitions() {
 
 #[test]
 fn export_refuses_what_it_cannot_write() {
-    let dir = out_dir("refuse");
+    let dir = out_dir("data-cli", "refuse");
     let s = sample();
-    let out = run(&[
+    let out = rocescope(&[
         "export",
         s.to_str().unwrap(),
         "--to",
@@ -175,7 +153,7 @@ fn export_refuses_what_it_cannot_write() {
         "{}",
         text(&out.stderr)
     );
-    let out = run(&["export", "/nonexistent.pcap", "--to", "x.csv"]);
+    let out = rocescope(&["export", "/nonexistent.pcap", "--to", "x.csv"]);
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).contains("/nonexistent.pcap"),
@@ -196,9 +174,9 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
     if !tshark_available() {
         return;
     }
-    let dir = out_dir("annotate");
+    let dir = out_dir("data-cli", "annotate");
     let lossy = dir.join("lossy.pcapng");
-    let out = run(&[
+    let out = rocescope(&[
         "sim",
         "--scenario",
         "lossy-link",
@@ -213,7 +191,7 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
     // dozens of episodes.
     for cap in [sample(), lossy] {
         let annotated = dir.join("annotated.pcapng");
-        let out = run(&[
+        let out = rocescope(&[
             "export",
             cap.to_str().unwrap(),
             "--to",
@@ -226,7 +204,7 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
             "{}",
             text(&out.stdout)
         );
-        let stats = run(&["stats", cap.to_str().unwrap(), "--json"]);
+        let stats = rocescope(&["stats", cap.to_str().unwrap(), "--json"]);
         let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
         let retx = stats["counters"]["retransmitted_packets"].as_u64().unwrap();
         let naks = stats["counters"]["packet_seq_err"].as_u64().unwrap();
@@ -294,7 +272,7 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
     }
 
     // Not a pcapng path: a clear error.
-    let out = run(&[
+    let out = rocescope(&[
         "export",
         sample().to_str().unwrap(),
         "--to",
@@ -311,13 +289,13 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
 
 #[test]
 fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
-    let dir = out_dir("re-export");
+    let dir = out_dir("data-cli", "re-export");
     // A capture named as a year: its `capture=` value gets a prefix.
     let cap = dir.join("1999.pcap");
     std::fs::copy(sample(), &cap).unwrap();
     let fleet = dir.join("fleet");
     for window in ["2us", "5us"] {
-        let out = run(&[
+        let out = rocescope(&[
             "export",
             cap.to_str().unwrap(),
             "--to",
@@ -345,7 +323,7 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
         .collect();
     // No hidden folder left, one capture folder.
     assert_eq!(packets, ["capture=c_1999"]);
-    let out = run(&[
+    let out = rocescope(&[
         "query",
         fleet.to_str().unwrap(),
         "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
@@ -355,7 +333,7 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     // 15 frames, in 5 us windows only: the 2 us export is gone.
     let t = text(&out.stdout);
-    let windows_5us = run(&[
+    let windows_5us = rocescope(&[
         "query",
         sample().to_str().unwrap(),
         "SELECT count(DISTINCT ts_ns - ts_ns % 5000) AS w FROM packets",
@@ -370,7 +348,7 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
         "{t}"
     );
     // A table with a folder of its own per capture.
-    let out = run(&[
+    let out = rocescope(&[
         "query",
         fleet.to_str().unwrap(),
         "SELECT capture, dest_qp, retransmitted_packets FROM qps",

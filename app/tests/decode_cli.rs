@@ -3,25 +3,9 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
-fn rocescope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocescope"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocescope-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use support::{rocescope, sample, tmp};
 
 #[test]
 fn no_arguments_decodes_the_bundled_sample() {
@@ -86,7 +70,7 @@ fn shared_capture_decodes_with_tshark_values() {
 #[test]
 fn a_cut_file_keeps_every_whole_frame_and_warns_with_the_offset() {
     let bytes = std::fs::read(sample()).unwrap();
-    let cut = tmp("cut.pcap");
+    let cut = tmp("cli", "cut.pcap");
     std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
     let out = rocescope(&["decode", cut.to_str().unwrap()]);
     assert!(out.status.success());
@@ -98,7 +82,7 @@ fn a_cut_file_keeps_every_whole_frame_and_warns_with_the_offset() {
 
 #[test]
 fn a_file_that_is_not_a_capture_fails_in_one_line() {
-    let junk = tmp("junk.pcap");
+    let junk = tmp("cli", "junk.pcap");
     std::fs::write(&junk, b"this is not a capture at all, just text\n").unwrap();
     let out = rocescope(&["decode", junk.to_str().unwrap()]);
     assert!(!out.status.success());
@@ -153,7 +137,7 @@ fn info_summarises_through_the_store() {
     assert!(text.contains("packets         15"), "{text}");
     assert!(text.contains("10.0.0.1 > 10.0.0.2 QP 0x000012"), "{text}");
 
-    let junk = tmp("info-junk.pcap");
+    let junk = tmp("cli", "info-junk.pcap");
     std::fs::write(&junk, b"\x00\x01\x02\x03 not a capture").unwrap();
     let bad = rocescope(&["info", junk.to_str().unwrap()]);
     assert!(!bad.status.success());
@@ -189,7 +173,7 @@ fn the_cards_converted_pcap_shows_ordinal_time() {
         }
         out.extend_from_slice(&f);
     }
-    let path = tmp("converted.pcap");
+    let path = tmp("cli", "converted.pcap");
     std::fs::write(&path, out).unwrap();
     let v: serde_json::Value =
         serde_json::from_slice(&rocescope(&["info", path.to_str().unwrap(), "--json"]).stdout)

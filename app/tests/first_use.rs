@@ -141,8 +141,8 @@ fn a_cut_capture_is_told_by_every_command() {
         env!("CARGO_MANIFEST_DIR"),
         "/../assets/captures/sample-write-read.pcap"
     );
-    let dir = std::env::temp_dir().join(format!("rocescope-first-use-cut-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = rocescope_testkit::temp_dir("first-use-cut");
+    let dir = dir_tmp.path();
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &std::fs::read(sample).unwrap()[..5000]).unwrap();
     let cut = cut.to_str().unwrap();
@@ -176,7 +176,6 @@ fn a_cut_capture_is_told_by_every_command() {
     assert_eq!(v["warnings"][0]["offset"], 4588, "{v}");
     assert!(v["error"].is_null());
     assert_eq!(v["qps"][0]["packets"], 6, "the whole frames before the cut");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Files under `dir`, recursively.

@@ -26,8 +26,8 @@ fn gui_under_xvfb_draws_a_non_blank_window() {
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target");
     let shot = target.join("gui-smoke.png");
     let _ = std::fs::remove_file(&shot);
-    let home = std::env::temp_dir().join(format!("rocescope-gui-smoke-{}", std::process::id()));
-    std::fs::create_dir_all(&home).unwrap();
+    let home_tmp = rocescope_testkit::temp_dir("gui-smoke");
+    let home = home_tmp.path();
     // The window lives 10 s; the screenshot is taken after 7 s of running.
     let script = format!(
         "{bin} gui --sim teaching-basic --exit-after 10 & pid=$!; sleep 7; \
@@ -38,8 +38,8 @@ fn gui_under_xvfb_draws_a_non_blank_window() {
     let out = Command::new("xvfb-run")
         .args(["-a", "-s", "-screen 0 1600x1000x24", "sh", "-c", &script])
         // A fresh config dir: no layout persisted by earlier runs.
-        .env("XDG_CONFIG_HOME", &home)
-        .env("XDG_DATA_HOME", &home)
+        .env("XDG_CONFIG_HOME", home)
+        .env("XDG_DATA_HOME", home)
         .env("LIBGL_ALWAYS_SOFTWARE", "1")
         .output()
         .unwrap();
@@ -60,5 +60,4 @@ fn gui_under_xvfb_draws_a_non_blank_window() {
         "the screenshot looks blank: {colours} distinct colours ({})",
         shot.display()
     );
-    let _ = std::fs::remove_dir_all(&home);
 }

@@ -4,23 +4,11 @@
 //! records (LINKTYPE_ERF, 197), read by `decode --format jsonl` and `stats`.
 #![allow(clippy::unwrap_used)]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod support;
+
+use support::{rocescope, tmp};
 
 use rocescope_decoders::{Aeth, NakCode, Opcode, PacketBuilder, Syndrome};
-
-fn rocescope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocescope"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocescope-ib-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
 
 fn write(psn: u32) -> Vec<u8> {
     PacketBuilder::ib(0x0001, 0x0002, Opcode::RC_WRITE_MIDDLE, 0x12, psn).build(&[0xAB; 256])
@@ -150,11 +138,11 @@ fn check(path: &std::path::Path) {
 #[test]
 fn an_ib_capture_decodes_and_its_go_back_n_episode_is_found() {
     let frames = frames();
-    let dlt = tmp("ib.pcap");
+    let dlt = tmp("ib-cli", "ib.pcap");
     std::fs::write(&dlt, pcap(247, &frames)).unwrap();
     check(&dlt);
     let records: Vec<Vec<u8>> = frames.iter().map(|f| erf(f)).collect();
-    let erf_path = tmp("ib-erf.pcap");
+    let erf_path = tmp("ib-cli", "ib-erf.pcap");
     std::fs::write(&erf_path, pcap(197, &records)).unwrap();
     check(&erf_path);
     let _ = std::fs::remove_file(&dlt);
@@ -186,7 +174,7 @@ fn stats_shows_each_requesting_end_of_a_qp_pair_apart() {
         frames.push(send(2, 1, 0x11, psn));
         frames.push(ack(1, 2, 0x12, psn));
     }
-    let path = tmp("both.pcap");
+    let path = tmp("ib-cli", "both.pcap");
     std::fs::write(&path, pcap(247, &frames)).unwrap();
     let p = path.to_str().unwrap();
     let out = rocescope(&["stats", p, "--json"]);

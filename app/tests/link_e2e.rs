@@ -3,6 +3,8 @@
 
 mod support;
 
+use support::tmp;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -23,12 +25,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocescope-link-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 /// Header-only RC WRITE ONLY frames on 4 QPs, PSNs in order.
@@ -61,7 +57,7 @@ fn pcapng_bytes(frames: &[Vec<u8>], ts0: u64) -> Vec<u8> {
 }
 
 fn write_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let p = tmp(name);
+    let p = tmp("link", name);
     std::fs::write(&p, bytes).unwrap();
     p
 }
@@ -266,7 +262,7 @@ fn steady_stream_arrives_whole_and_is_recorded() {
     let file = write_file("steady.pcapng", &pcapng_bytes(&frames(total, 0), 1_000));
     let port = free_port();
     let a = agent_serving(port, &file, &[]);
-    let rec = tmp("steady-rec.pcapng");
+    let rec = tmp("link", "steady-rec.pcapng");
     let c = attach_until_end(port, "60s", &["--record", rec.to_str().unwrap()]);
     let v = c.summary(Duration::from_secs(60));
     assert_eq!(n(&v, "frames_received"), total as u64, "{v}");
@@ -346,7 +342,7 @@ fn agent_killed_and_restarted_client_reconnects_and_keeps_data() {
     let first = 1000;
     let mut a1 = agent(port, &["--pcap-stdin"], &[], Stdio::piped());
     let mut a1_in = a1.stdin();
-    let rec = tmp("restart-rec.pcapng");
+    let rec = tmp("link", "restart-rec.pcapng");
     let c = attach_until_end(port, "60s", &["--record", rec.to_str().unwrap()]);
     c.wait_line("connected", Duration::from_secs(20));
     a1_in
@@ -428,7 +424,7 @@ fn messages_until(s: &TcpStream, until: &'static str) -> Vec<String> {
 #[test]
 fn garbage_and_truncated_control_messages_are_rejected_not_fatal() {
     let port = free_port();
-    let ctl_log = tmp("ctl.log");
+    let ctl_log = tmp("link", "ctl.log");
     let script = write_file(
         "ctl.sh",
         format!(
@@ -661,11 +657,11 @@ fn attach_duration_is_honoured_across_a_reconnect() {
 #[test]
 fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted() {
     let total: u64 = 1_500_000;
-    let file = tmp("long-session.pcap");
+    let file = tmp("link", "long-session.pcap");
     rocescope_replay::synth::write_header_only_pcap(&file, total).unwrap();
     let port = free_port();
     let a = agent_serving(port, &file, &[]);
-    let session = tmp("long-session-segments");
+    let session = tmp("link", "long-session-segments");
     let cap_bytes: u64 = 96 << 20;
     let max_disk_bytes: u64 = 48 << 20;
     let c = attach_until_end(
@@ -764,7 +760,7 @@ fn readme_live_commands_run_as_printed() {
     assert!(a.child.try_wait().unwrap().is_none(), "the agent exited");
     // `[--record live.pcapng]`: with it, in a folder of its own. Without a
     // terminal the workbench runs headless, until stopped.
-    let dir = tmp("readme");
+    let dir = tmp("link", "readme");
     std::fs::create_dir_all(&dir).unwrap();
     let args: Vec<String> = record_args
         .iter()
@@ -911,7 +907,7 @@ fn evidence_records_arrive_through_the_agent_and_are_recorded() {
         ],
         Stdio::null(),
     );
-    let rec = tmp("evidence.pcapng");
+    let rec = tmp("link", "evidence.pcapng");
     let c = attach(
         port,
         &["--duration", "60s", "--record", rec.to_str().unwrap()],
@@ -962,7 +958,7 @@ fn attach_writes_partitions_window_by_window_and_the_tables_at_the_end() {
         "live-parts.pcapng",
         &pcapng_bytes(&frames(total as usize, 0), 1_000_000),
     );
-    let dir = tmp("live-parts");
+    let dir = tmp("link", "live-parts");
     let _ = std::fs::remove_dir_all(&dir);
     let port = free_port();
     let a = agent_serving(port, &file, &[]);
@@ -999,7 +995,7 @@ fn attach_writes_partitions_window_by_window_and_the_tables_at_the_end() {
 
 #[test]
 fn attach_partitions_are_written_while_it_runs_and_a_crash_leaves_only_whole_files() {
-    let dir = tmp("live-crash");
+    let dir = tmp("link", "live-crash");
     let _ = std::fs::remove_dir_all(&dir);
     let port = free_port();
     // The simulator paced to 0.3 ms of capture time a second: a 100 us

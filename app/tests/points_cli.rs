@@ -4,31 +4,13 @@
 //! back, and what they say is held to the truth.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use support::{bin, out_dir, rocescope, text};
 
 use serde_json::Value;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rocescope"))
-}
-
-fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("points-cli")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// The points of a simulated run written to `dir`, and its truth.
 fn simulate(dir: &Path, scenario: &str, extra: &[&str]) -> Value {
@@ -45,7 +27,7 @@ fn simulate(dir: &Path, scenario: &str, extra: &[&str]) -> Value {
         d,
     ];
     args.extend(extra);
-    let out = run(&args);
+    let out = rocescope(&args);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).contains("truth.json"),
@@ -84,7 +66,7 @@ fn clock(truth: &Value, p: usize, t: f64) -> f64 {
 
 #[test]
 fn stats_of_three_points_agrees_with_the_simulators_truth() {
-    let dir = out_dir("truth");
+    let dir = out_dir("points-cli", "truth");
     let truth = simulate(&dir, "lossy-link", &[]);
     let v = stats_json(&dir, &[]);
     let m = &v["multipoint"];
@@ -170,7 +152,7 @@ fn stats_of_three_points_agrees_with_the_simulators_truth() {
 
 #[test]
 fn the_points_tables_and_the_report_section() {
-    let dir = out_dir("tables");
+    let dir = out_dir("points-cli", "tables");
     simulate(&dir, "lossy-link", &["--point-set", "sw.capture_loss=0.01"]);
     let v = stats_json(&dir, &[]);
     let m = &v["multipoint"];
@@ -187,7 +169,7 @@ fn the_points_tables_and_the_report_section() {
     ]);
     let out = bin().args(&args).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = run(&[
+    let out = rocescope(&[
         "query",
         losses.to_str().unwrap(),
         "SELECT count(*) AS n, sum(CASE WHEN kind = 'either' THEN 1 ELSE 0 END) AS open FROM losses",
@@ -238,7 +220,7 @@ fn the_points_tables_and_the_report_section() {
     assert!(html.contains("capture loss there, not wire loss"));
     assert!(rep.join("segment_latency.png").exists());
     // The single-capture table list is unchanged.
-    let out = run(&[
+    let out = rocescope(&[
         "export",
         dir.join("a.pcapng").to_str().unwrap(),
         "--table",
@@ -252,13 +234,13 @@ fn the_points_tables_and_the_report_section() {
 
 #[test]
 fn points_of_two_exchanges_are_named_with_their_files() {
-    let one = out_dir("one");
-    let two = out_dir("two");
+    let one = out_dir("points-cli", "one");
+    let two = out_dir("points-cli", "two");
     simulate(&one, "lossy-link", &[]);
     simulate(&two, "lossy-link", &["--seed", "77"]);
     let a = format!("a={}", one.join("a.pcapng").display());
     let b = format!("b={}", two.join("b.pcapng").display());
-    let out = run(&["stats", "--point", &a, "--point", &b]);
+    let out = rocescope(&["stats", "--point", &a, "--point", &b]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(
@@ -270,25 +252,25 @@ fn points_of_two_exchanges_are_named_with_their_files() {
         "{err}"
     );
     // One point alone, a bad offset, a bad name: said at once.
-    let out = run(&["stats", "--point", &a]);
+    let out = rocescope(&["stats", "--point", &a]);
     assert!(
         text(&out.stderr).contains("one --point alone"),
         "{}",
         text(&out.stderr)
     );
-    let out = run(&["stats", "--point", "a=x.pcap@soon", "--point", &b]);
+    let out = rocescope(&["stats", "--point", "a=x.pcap@soon", "--point", &b]);
     assert!(
         text(&out.stderr).contains("--point"),
         "{}",
         text(&out.stderr)
     );
-    let out = run(&["stats", "--point", "a b=x.pcap", "--point", &b]);
+    let out = rocescope(&["stats", "--point", "a b=x.pcap", "--point", &b]);
     assert!(
         text(&out.stderr).contains("a point's name"),
         "{}",
         text(&out.stderr)
     );
-    let out = run(&["sim", "--points", "a,router,b", "--out", "x"]);
+    let out = rocescope(&["sim", "--points", "a,router,b", "--out", "x"]);
     assert!(
         text(&out.stderr).contains("`router` is no place to capture"),
         "{}",
@@ -298,7 +280,7 @@ fn points_of_two_exchanges_are_named_with_their_files() {
 
 #[test]
 fn an_offset_given_by_hand_is_the_points_clock() {
-    let dir = out_dir("by-hand");
+    let dir = out_dir("points-cli", "by-hand");
     simulate(&dir, "teaching-basic", &[]);
     let mut args = point_args(&dir);
     let last = args.len() - 1;
@@ -319,30 +301,14 @@ fn an_offset_given_by_hand_is_the_points_clock() {
     assert!(v["multipoint"]["points"][2]["offset_ns"].is_number());
 }
 
-/// Whether python3 has pyspark and datafusion and java runs; else said,
-/// and an error where CI requires them.
+/// Whether python3 has pyspark and datafusion and java runs (testkit says
+/// what is missing, and fails where CI requires it).
 fn have_engines() -> bool {
-    let python = Command::new("python3")
-        .args(["-c", "import pyspark, datafusion"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let java = Command::new("java")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if python && java {
-        return true;
-    }
-    for var in ["ROCESCOPE_REQUIRE_SPARK", "ROCESCOPE_REQUIRE_DATAFUSION"] {
-        assert!(
-            std::env::var_os(var).is_none(),
-            "{var} is set but python3 cannot import pyspark and datafusion, or java is missing"
-        );
-    }
-    eprintln!(
-        "skipped: needs java and python3 with pyspark and datafusion (.ci/run installs them)"
-    );
-    false
+    rocescope_testkit::available(&[
+        rocescope_testkit::PYSPARK,
+        rocescope_testkit::DATAFUSION,
+        rocescope_testkit::JAVA,
+    ])
 }
 
 /// Spark's and DataFusion's types of the two tables, and their rows.
@@ -370,7 +336,7 @@ fn the_points_tables_have_the_schemas_types_in_spark_and_datafusion() {
     if !have_engines() {
         return;
     }
-    let dir = out_dir("engines");
+    let dir = out_dir("points-cli", "engines");
     simulate(&dir, "lossy-link", &[]);
     let pts = point_args(&dir);
     let mut files = Vec::new();

@@ -6,34 +6,17 @@
 //! .ci/run).
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
+use support::{tmux, wait_for};
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn wait_for(session: &str, needle: &str) -> String {
-    let t0 = Instant::now();
-    loop {
-        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
-        if screen.contains(needle) || t0.elapsed() > Duration::from_secs(30) {
-            return screen;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn the_workbench_shows_where_frames_were_lost_between_points() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_TMUX").is_none(),
-            "tmux is required here but not installed"
-        );
-        eprintln!("skipped: tmux is not installed");
+    if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
         return;
     }
     let bin = env!("CARGO_BIN_EXE_rocescope");
@@ -71,7 +54,7 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
         "45",
         &cmd,
     ]);
-    let screen = wait_for(&session, "Capture points a > sw > b");
+    let screen = wait_for(&session, "Capture points a > sw > b", 30);
     tmux(&["send-keys", "-t", &session, "q"]);
     let t0 = Instant::now();
     while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {

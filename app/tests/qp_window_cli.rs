@@ -46,10 +46,10 @@ fn qps(path: &str) -> Vec<Value> {
 
 #[test]
 fn the_window_is_the_one_the_sender_keeps_and_full_only_when_it_is() {
-    let dir = std::env::temp_dir().join(format!("rocescope-window-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = rocescope_testkit::temp_dir("window");
+    let dir = dir_tmp.path();
 
-    let ws = record(&dir, "window-stall", &[]);
+    let ws = record(dir, "window-stall", &[]);
     let text = rocescope(&["stats", &ws]);
     let row = text
         .lines()
@@ -64,7 +64,7 @@ fn the_window_is_the_one_the_sender_keeps_and_full_only_when_it_is() {
     assert_eq!(q["outstanding_packets"], 16, "{q}");
     assert_eq!(q["state_at_end"], "window_full", "{q}");
 
-    let ws32 = record(&dir, "window-stall", &["window_packets=32"]);
+    let ws32 = record(dir, "window-stall", &["window_packets=32"]);
     let q = &qps(&ws32)[0];
     assert_eq!(q["window_packets"], 32, "{q}");
     assert!(q["outstanding_packets"].as_u64().unwrap() <= 32, "{q}");
@@ -80,7 +80,7 @@ fn the_window_is_the_one_the_sender_keeps_and_full_only_when_it_is() {
         "teaching-basic",
         "dcqcn",
     ] {
-        let path = record(&dir, scenario, &[]);
+        let path = record(dir, scenario, &[]);
         for q in qps(&path) {
             // Full as the requester counts: the packets on the wire and
             // those whose responses its card has not taken yet.
@@ -92,5 +92,4 @@ fn the_window_is_the_one_the_sender_keeps_and_full_only_when_it_is() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

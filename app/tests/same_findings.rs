@@ -52,8 +52,8 @@ fn told(analysis: &Value) -> (Vec<(String, u64, u64)>, Vec<String>) {
 
 #[test]
 fn a_scenario_gives_the_same_findings_in_process_through_the_agent_and_from_a_recording() {
-    let dir = std::env::temp_dir().join(format!("rocescope-same-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = rocescope_testkit::temp_dir("same");
+    let dir = dir_tmp.path();
     let rec = dir.join("dpi-drop.pcapng");
     let rec_s = rec.to_str().unwrap();
 
@@ -125,5 +125,4 @@ fn a_scenario_gives_the_same_findings_in_process_through_the_agent_and_from_a_re
     assert_eq!(told(&attached["analysis"]), want, "through the agent");
     let evidence = |v: &Value| v["counters"].clone();
     assert_eq!(evidence(&reopened), evidence(&in_process["analysis"]));
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,8 +22,8 @@ fn rocescope(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn every_qp_span_is_accounted_to_the_nanosecond() {
-    let dir = std::env::temp_dir().join(format!("rocescope-tbs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir_tmp = rocescope_testkit::temp_dir("tbs");
+    let dir = dir_tmp.path();
     let names = [
         "default",
         "lossy-link",
@@ -142,5 +142,4 @@ fn every_qp_span_is_accounted_to_the_nanosecond() {
         err.contains("'0' for '--link-gbps") && err.contains("positive number of Gb/s"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,28 +9,13 @@
 
 mod support;
 
+use support::{tmux, wait_for};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
-
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// The screen once it holds `needle` (or after `secs`).
-fn wait_for(session: &str, needle: &str, secs: u64) -> String {
-    let t0 = Instant::now();
-    loop {
-        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
-        if screen.contains(needle) || t0.elapsed() > Duration::from_secs(secs) {
-            return screen;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
 
 /// The README's line that starts so, without `rocescope` and its comment.
 fn readme_command(starts: &str) -> String {
@@ -103,12 +88,7 @@ fn start(session: &str, dir: &Path, extra: &str) {
 
 #[test]
 fn the_workbench_writes_partitions_as_it_runs() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_TMUX").is_none(),
-            "tmux is required here but not installed"
-        );
-        eprintln!("skipped: tmux is not installed");
+    if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
         return;
     }
     let dir = std::env::temp_dir().join(format!("rocescope-tui-parts-{}", std::process::id()));

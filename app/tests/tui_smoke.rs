@@ -4,33 +4,16 @@
 //! set (as in .ci/run).
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
+use support::{tmux, wait_for};
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn tmux(args: &[&str]) -> String {
-    let out = Command::new("tmux").args(args).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn wait_for(session: &str, needle: &str) -> String {
-    let t0 = Instant::now();
-    loop {
-        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
-        if screen.contains(needle) || t0.elapsed() > Duration::from_secs(20) {
-            return screen;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn workbench_in_tmux() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_TMUX").is_none(),
-            "tmux is required here but not installed"
-        );
-        eprintln!("skipped: tmux is not installed");
+    if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
         return;
     }
     let session = format!("rocescope-smoke-{}", std::process::id());
@@ -52,7 +35,7 @@ fn workbench_in_tmux() {
         "30",
         &cmd,
     ]);
-    let screen = wait_for(&session, "19 pkts");
+    let screen = wait_for(&session, "19 pkts", 20);
     assert!(screen.contains("1:Over"), "{screen}");
     assert!(screen.contains("sim:teaching-basic"), "{screen}");
     assert!(
@@ -60,11 +43,11 @@ fn workbench_in_tmux() {
         "the run should finish within 20 s: {screen}"
     );
     // Not LIVE once the simulation has run out.
-    let ended = wait_for(&session, "ended: simulation ended at");
+    let ended = wait_for(&session, "ended: simulation ended at", 20);
     assert!(ended.contains("ended: simulation ended at"), "{ended}");
 
     tmux(&["send-keys", "-t", &session, "2"]);
-    let packets = wait_for(&session, "RETX");
+    let packets = wait_for(&session, "RETX", 20);
     assert!(packets.contains("RC WRITE First"), "{packets}");
     assert!(packets.contains("RETX"), "{packets}");
 
@@ -81,7 +64,7 @@ fn workbench_in_tmux() {
     ]);
     tmux(&["send-keys", "-t", &session, "Enter"]);
     // (The status line is cut at the pane's width.)
-    let exported = wait_for(&session, "exported 19 rows");
+    let exported = wait_for(&session, "exported 19 rows", 20);
     assert!(exported.contains("exported 19 rows"), "{exported}");
     let text = std::fs::read_to_string(&csv).unwrap_or_default();
     assert_eq!(text.lines().count(), 20, "header and 19 rows: {text}");
@@ -94,12 +77,12 @@ fn workbench_in_tmux() {
     let _ = std::fs::remove_file(&csv);
 
     tmux(&["send-keys", "-t", &session, "4"]);
-    let ladder = wait_for(&session, "[NAK]");
+    let ladder = wait_for(&session, "[NAK]", 20);
     assert!(ladder.contains("▶|"), "{ladder}");
     assert!(ladder.contains("[NAK]"), "{ladder}");
 
     tmux(&["send-keys", "-t", &session, "?"]);
-    let help = wait_for(&session, "play / pause");
+    let help = wait_for(&session, "play / pause", 20);
     assert!(help.contains("play / pause"), "{help}");
     tmux(&["send-keys", "-t", &session, "Escape"]);
     // A simulator parameter from the command line reruns the model.
@@ -111,7 +94,7 @@ fn workbench_in_tmux() {
         "set window_packets=2",
         "Enter",
     ]);
-    let rerun = wait_for(&session, "restarted with window");
+    let rerun = wait_for(&session, "restarted with window", 20);
     assert!(rerun.contains("restarted with window"), "{rerun}");
     tmux(&["send-keys", "-t", &session, "q"]);
     let t0 = Instant::now();

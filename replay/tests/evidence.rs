@@ -30,8 +30,8 @@ impl Analyzer for Seen {
 
 #[test]
 fn a_recordings_evidence_reaches_the_analysis() {
-    let path =
-        std::env::temp_dir().join(format!("rocescope-evidence-{}.pcapng", std::process::id()));
+    let tmp = rocescope_testkit::temp_dir("evidence");
+    let path = tmp.path().join("evidence.pcapng");
     let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
     let truth = |ts_ns, event| {
         Record::Truth(GroundTruth {
@@ -70,7 +70,6 @@ fn a_recordings_evidence_reaches_the_analysis() {
         evidence.len() + 1,
         "every record is kept"
     );
-    let _ = std::fs::remove_file(&path);
 }
 
 /// The card's counter file, as a live link's `counters` probes carry it,
@@ -128,7 +127,8 @@ fn pause_frames_in_a_capture_hold_the_requester_they_reach() {
     use rocescope_decoders::{Opcode, PacketBuilder};
     use rocescope_replay::Direction;
     use rocescope_replay::store::RcAnalyzer;
-    let path = std::env::temp_dir().join(format!("rocescope-pfc-{}.pcapng", std::process::id()));
+    let tmp = rocescope_testkit::temp_dir("pfc");
+    let path = tmp.path().join("pfc.pcapng");
     let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
     let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
     // PFC: class 3 enabled, 2000 quanta (10.24 µs at 100 Gb/s).
@@ -184,5 +184,4 @@ fn pause_frames_in_a_capture_hold_the_requester_they_reach() {
         "{:?}",
         states.totals_ns
     );
-    let _ = std::fs::remove_file(&path);
 }

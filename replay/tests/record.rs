@@ -360,7 +360,11 @@ fn tshark_available() -> bool {
 }
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("rocescope-{}-{name}", std::process::id()));
+    static DIR: std::sync::OnceLock<rocescope_testkit::TempDir> = std::sync::OnceLock::new();
+    let path = DIR
+        .get_or_init(|| rocescope_testkit::temp_dir("record"))
+        .path()
+        .join(name);
     std::fs::write(&path, bytes).unwrap();
     path
 }

@@ -15,9 +15,16 @@ fn seed(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// This test binary's one temporary folder (its tests name their files
+/// apart by a tag), removed at the end only by the system's cleaning.
+fn scratch() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<rocescope_testkit::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| rocescope_testkit::temp_dir("signal-file"))
+        .path()
+}
+
 fn copy(name: &str, tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocescope-signal-file-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch();
     let to = dir.join(format!("{tag}-{name}"));
     std::fs::copy(seed(name), &to).expect("copy");
     to
@@ -169,8 +176,7 @@ fn many_blocks_vcd(tag: &str, steps: u32) -> PathBuf {
         let _ = writeln!(vcd, "r{}.5 r", era);
         let _ = writeln!(vcd, "sera{} s", era);
     }
-    let dir = std::env::temp_dir().join(format!("rocescope-signal-file-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch();
     let path = dir.join(format!("{tag}-many-blocks.vcd"));
     std::fs::write(&path, vcd).expect("write vcd");
     path

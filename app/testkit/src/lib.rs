@@ -5,6 +5,8 @@
 
 use std::process::Command;
 
+pub use tempfile::TempDir;
+
 /// An outside program a test needs, and how to tell it is there.
 #[derive(Debug, Clone, Copy)]
 pub struct Tool {

@@ -21,3 +21,76 @@ pub fn user_docs() -> String {
     }
     text
 }
+
+/// The `rocescope` binary this test build made, ready for arguments.
+pub fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
+}
+
+/// `rocescope ARGS` run to its end.
+pub fn rocescope(args: &[&str]) -> std::process::Output {
+    bin().args(args).output().expect("rocescope runs")
+}
+
+/// `rocescope ARGS` run to its end, failing the test (with its stderr)
+/// unless it exits 0.
+pub fn rocescope_ok(args: &[&str]) -> std::process::Output {
+    let out = rocescope(args);
+    assert!(
+        out.status.success(),
+        "rocescope {args:?}: {}",
+        text(&out.stderr)
+    );
+    out
+}
+
+/// Output bytes as text, for asserts and their messages.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The bundled sample capture (a WRITE and a READ with a retransmission).
+pub fn sample() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
+}
+
+/// An empty folder `GROUP/NAME` under the test build's temporary folder,
+/// left there after the run for a look.
+pub fn out_dir(group: &str, name: &str) -> std::path::PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(group)
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("an output folder");
+    d
+}
+
+/// `NAME` in this test binary's one temporary folder (`rocescope-LABEL-*`,
+/// made on first use; every test of the file shares it, so names differ).
+pub fn tmp(label: &str, name: &str) -> std::path::PathBuf {
+    static DIR: std::sync::OnceLock<rocescope_testkit::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| rocescope_testkit::temp_dir(label))
+        .path()
+        .join(name)
+}
+
+/// `tmux ARGS`, its stdout as text.
+pub fn tmux(args: &[&str]) -> String {
+    let out = std::process::Command::new("tmux")
+        .args(args)
+        .output()
+        .expect("tmux runs");
+    text(&out.stdout)
+}
+
+/// The tmux `session`'s screen once it holds `needle` (or after `secs`).
+pub fn wait_for(session: &str, needle: &str, secs: u64) -> String {
+    let t0 = std::time::Instant::now();
+    loop {
+        let screen = tmux(&["capture-pane", "-t", session, "-p"]);
+        if screen.contains(needle) || t0.elapsed() > std::time::Duration::from_secs(secs) {
+            return screen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
