@@ -3,18 +3,11 @@
 
 use std::fmt::Write;
 
-use rocescope_decoders::analysis::TimeState;
-use rocescope_replay::text::{
-    cause_text, episodes_of, naks, qp_name, qp_route, size_text, state_rgb, time_by_state_text,
-};
+use rocescope_replay::text::{naks, size_text};
 
 use crate::plots::Section;
+use crate::tables::{episodes, findings, qp_table, time_by_state};
 use crate::view::View;
-
-/// Most episodes the table lists and findings the list gives (the plots
-/// show them all; `rocescope stats --json` lists every one).
-const MAX_EPISODE_ROWS: usize = 200;
-const MAX_FINDINGS: usize = 200;
 
 const STYLE: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', Ubuntu, sans-serif; color: #222;
@@ -28,6 +21,7 @@ table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
 .wide { overflow-x: auto; }
 th, td { padding: 0.25em 0.6em; border-bottom: 1px solid #e6e6e6; text-align: left; vertical-align: top; }
 td { white-space: nowrap; }
+td.wrap { white-space: normal; min-width: 24em; }
 table.kv td { white-space: normal; }
 th { background: #f6f6f6; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
@@ -62,15 +56,6 @@ pub fn escape(s: &str) -> String {
 
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// A number cell, marked when it is a problem worth the eye.
-fn num(n: u64, bad: bool) -> String {
-    if bad && n > 0 {
-        format!("<td class=\"n bad\">{n}</td>")
-    } else {
-        format!("<td class=\"n\">{n}</td>")
-    }
 }
 
 pub fn page(view: &View<'_>, sections: &[Section]) -> String {
@@ -261,249 +246,6 @@ fn summary(h: &mut String, view: &View<'_>) {
             let _ = writeln!(h, "<li>… {} more</li>", view.warnings.len() - 50);
         }
         h.push_str("</ul>\n");
-    }
-}
-
-fn qp_table(h: &mut String, view: &View<'_>) {
-    h.push_str("<h2 id=\"qps\">Queue pairs</h2>\n");
-    let qps = &view.report.qps;
-    if qps.is_empty() {
-        h.push_str("<p>No RoCE queue pair in the capture.</p>\n");
-        return;
-    }
-    h.push_str(
-        "<p>One row per QP (both directions). Retransmitted, NAKs and capture loss are marked \
-         when not zero. RTT is from a request to the ACK that covered it.</p>\n<div class=\"wide\"><table>\n\
-         <tr><th>QP</th><th>requester &gt; responder</th><th>requester QP</th><th>packets</th>\
-         <th>bytes</th><th>requests</th><th>responses</th><th>retrans&shy;mitted</th>\
-         <th>episodes</th><th>NAKs</th><th>CNPs</th><th>ECN</th><th>capture loss</th>\
-         <th>RTT p50</th><th>RTT p99</th><th>unACKed at end</th></tr>\n",
-    );
-    let rtt = |v: Option<u64>| {
-        if view.time.ordinal {
-            "-".to_owned()
-        } else {
-            v.map_or("-".to_owned(), |ns| view.duration(ns))
-        }
-    };
-    for q in qps {
-        let c = &q.counters;
-        let _ = writeln!(
-            h,
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td>{}<td class=\"n\">{}</td>{}{}{}{}{}{}{}{}\
-             <td class=\"n\">{}</td><td class=\"n\">{}</td>{}</tr>",
-            escape(&qp_name(q)),
-            escape(&qp_route(q)),
-            q.requester_qp
-                .map_or("-".to_owned(), |n| format!("<code>0x{n:06x}</code>")),
-            num(q.packets, false),
-            escape(&size_text(q.wire_bytes)),
-            num(q.requests, false),
-            num(q.responses, false),
-            num(c.retransmitted_packets, true),
-            num(episodes_of(q), true),
-            num(naks(c), true),
-            num(c.np_cnp_sent, false),
-            num(c.np_ecn_marked_roce_packets, false),
-            num(c.capture_loss_packets, true),
-            escape(&rtt(q.rtt_p50_ns)),
-            escape(&rtt(q.rtt_p99_ns)),
-            num(u64::from(q.outstanding), false),
-        );
-    }
-    h.push_str("</table></div>\n");
-}
-
-/// Each requester QP's time by state: a stacked bar (its shares as
-/// widths, no script) and the shares in words, then the states' key.
-fn time_by_state(h: &mut String, view: &View<'_>) {
-    h.push_str("<h2 id=\"time\">Time by state</h2>\n");
-    if view.time.ordinal {
-        h.push_str(
-            "<p>The capture's stamps are frame numbers, not times: where a QP's time went \
-             cannot be told.</p>\n",
-        );
-        return;
-    }
-    let qps: Vec<_> = view
-        .report
-        .qps
-        .iter()
-        .filter(|q| !q.states.is_empty())
-        .collect();
-    if qps.is_empty() {
-        h.push_str("<p>No requester QP with its requests in the capture.</p>\n");
-        return;
-    }
-    let _ = writeln!(
-        h,
-        "<p>Where each QP's time went, from its first request to the end of its last packet: \
-         every nanosecond in the one state that held it back (the first of error, waiting on \
-         the timer, RNR wait, recovering, paused, window full, sending, sharing the link, \
-         rate limited, host limited, idle). The link rate reckoned with: {} Gb/s.</p>\n\
-         <div class=\"wide\"><table>\n<tr><th>QP</th><th>span</th><th>time by state</th><th></th></tr>",
-        view.report.link_gbps
-    );
-    for q in qps {
-        let span = q.states.end_ns - q.states.start_ns;
-        let _ = write!(
-            h,
-            "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td><div class=\"bar\">",
-            escape(&qp_name(q)),
-            escape(&view.duration(span)),
-        );
-        let total: u64 = q.states.totals_ns.iter().sum();
-        for state in TimeState::ALL {
-            let ns = q.states.totals_ns[state as usize];
-            if ns == 0 || total == 0 {
-                continue;
-            }
-            let [r, g, b] = state_rgb(state);
-            let _ = write!(
-                h,
-                "<span style=\"width:{:.3}%;background:rgb({r},{g},{b})\" title=\"{} {:.1}%\"></span>",
-                ns as f64 * 100.0 / total as f64,
-                state.name(),
-                ns as f64 * 100.0 / total as f64
-            );
-        }
-        let _ = writeln!(
-            h,
-            "</div></td><td>{}</td></tr>",
-            escape(&time_by_state_text(q))
-        );
-    }
-    h.push_str("</table></div>\n<p class=\"muted\">");
-    for state in TimeState::ALL {
-        let [r, g, b] = state_rgb(state);
-        let _ = write!(
-            h,
-            "<span class=\"key\" style=\"background:rgb({r},{g},{b})\"></span>{}",
-            state.name()
-        );
-    }
-    h.push_str("</p>\n");
-}
-
-fn findings(h: &mut String, view: &View<'_>) {
-    h.push_str("<h2 id=\"findings\">Findings</h2>\n");
-    let f = &view.report.findings;
-    if f.is_empty() {
-        h.push_str(
-            "<p>No throughput drop found: no QP fell well below its recent rate for long.</p>\n",
-        );
-        return;
-    }
-    h.push_str(
-        "<p>Each finding is one kind of trouble on one QP: stretches where its throughput \
-         fell to less than half of its level (drops of one cause are one finding; open it for \
-         each), or a QP left in error or stuck, with the evidence the analysis attributes it \
-         to.</p>\n<ol>\n",
-    );
-    for x in f.iter().take(MAX_FINDINGS) {
-        let qp = view
-            .report
-            .qps
-            .get(x.qp as usize)
-            .map_or_else(String::new, qp_name);
-        let _ = write!(
-            h,
-            "<li>{} <span class=\"muted\">({}, cause <code>{}</code>)</span>",
-            escape(&x.text),
-            escape(&qp),
-            escape(x.cause.name())
-        );
-        if x.items.len() > 1 {
-            let _ = write!(
-                h,
-                "<details><summary>each of the {}</summary><ol>",
-                x.items.len()
-            );
-            for i in x.items.iter().take(MAX_FINDINGS) {
-                let _ = write!(h, "<li>{}</li>", escape(&i.text));
-            }
-            h.push_str("</ol></details>");
-        }
-        h.push_str("</li>\n");
-    }
-    h.push_str("</ol>\n");
-    if f.len() > MAX_FINDINGS {
-        let _ = writeln!(
-            h,
-            "<p class=\"muted\">… {} more findings (<code>rocescope stats --json</code> lists \
-             every one).</p>",
-            f.len() - MAX_FINDINGS
-        );
-    }
-}
-
-fn episodes(h: &mut String, view: &View<'_>) {
-    h.push_str("<h2 id=\"episodes\">Retransmission episodes</h2>\n");
-    let eps = &view.report.episodes;
-    if eps.is_empty() {
-        h.push_str("<p>No retransmission episodes: no packet was resent.</p>\n");
-        return;
-    }
-    let _ = writeln!(
-        h,
-        "<p>{}, in time order. Frame numbers count from 1 as Wireshark does; recovery is from \
-         the first evidence of loss to the first new packet after the resend.</p>",
-        escape(&plural(eps.len() as u64, "episode", "episodes"))
-    );
-    let when = if view.time.ordinal { "frame" } else { "start" };
-    let _ = writeln!(
-        h,
-        "<div class=\"wide\"><table>\n<tr><th>{when}</th><th>QP</th><th>cause</th><th>frames</th><th>from PSN</th>\
-         <th>resent</th><th>bytes resent</th><th>recovery</th></tr>"
-    );
-    for (i, e) in eps.iter().enumerate().take(MAX_EPISODE_ROWS) {
-        let qp = view
-            .report
-            .qps
-            .get(e.qp as usize)
-            .map_or_else(String::new, qp_name);
-        let start = if view.time.ordinal {
-            format!("#{}", e.first_index + 1)
-        } else {
-            view.duration(e.start_ns.saturating_sub(view.time.t0_ns))
-        };
-        let mut cause = cause_text(e.cause).to_owned();
-        if e.nak_inferred {
-            cause.push_str(", NAK not captured");
-        }
-        let worst = if view.worst == Some(i) {
-            " <span class=\"muted\">(the ladder)</span>"
-        } else {
-            ""
-        };
-        let _ = writeln!(
-            h,
-            "<tr><td class=\"n\">{}</td><td><code>{}</code></td><td>{}{worst}</td>\
-             <td class=\"n\">{}–{}</td><td class=\"n\">{}</td>{}<td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td></tr>",
-            escape(&start),
-            escape(&qp),
-            escape(&cause),
-            e.first_index + 1,
-            e.last_index + 1,
-            e.from_psn,
-            num(e.packets_resent, false),
-            escape(&size_text(e.bytes_resent)),
-            if e.recovered {
-                escape(&view.duration(e.recovery_ns))
-            } else {
-                "not recovered".to_owned()
-            },
-        );
-    }
-    h.push_str("</table></div>\n");
-    if eps.len() > MAX_EPISODE_ROWS {
-        let _ = writeln!(
-            h,
-            "<p class=\"muted\">… {} more episodes (all are on the timeline plot; \
-             <code>rocescope stats --json</code> lists every one).</p>",
-            eps.len() - MAX_EPISODE_ROWS
-        );
     }
 }
 

@@ -11,6 +11,7 @@
 mod html;
 mod ladder;
 mod plots;
+mod tables;
 mod view;
 
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! What the page and the plots both derive from the capture: the time axis,
 //! the QPs the plots draw, the worst episode, names for people.
 
-use rocescope_decoders::analysis::Report;
+use rocescope_decoders::analysis::{EpisodeRow, FindingRow, QpRow, Report};
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::{Store, StoreStats};
 use rocescope_replay::text::duration_text;
@@ -72,6 +72,11 @@ pub struct View<'a> {
     pub name: &'a str,
     pub store: &'a Store,
     pub report: &'a Report,
+    /// The report's rows, as `stats --json` gives them: the page's tables
+    /// read these.
+    pub qps: Vec<QpRow>,
+    pub episodes: Vec<EpisodeRow>,
+    pub findings: Vec<FindingRow>,
     pub stats: StoreStats,
     pub format: String,
     pub time: TimeAxis,
@@ -107,6 +112,9 @@ impl<'a> View<'a> {
             name: input.name,
             store,
             report,
+            qps: report.qp_rows(),
+            episodes: report.episode_rows(),
+            findings: report.finding_rows(),
             stats,
             format: store.format().map(|f| f.to_string()).unwrap_or_default(),
             time: TimeAxis::new(&stats, ordinal),

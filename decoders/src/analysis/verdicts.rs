@@ -63,6 +63,11 @@ impl EpisodeCause {
             EpisodeCause::ImpliedNak => "implied_nak",
         }
     }
+
+    /// The cause of that [`EpisodeCause::name`].
+    pub fn from_name(name: &str) -> Option<EpisodeCause> {
+        EpisodeCause::ALL.into_iter().find(|c| c.name() == name)
+    }
 }
 
 /// One retransmission episode.
