@@ -1,12 +1,16 @@
-//! The facts of a run a lesson can state and ask about: counts, measures
-//! and words derived from the analysis report, each under a stable name
-//! (`episodes.nak_seq_err`, `episode1.from_psn`, `qp1.rtt_p50_us`).
+//! The facts of a run a lesson can state and ask about, each under a
+//! stable name. `qpN`, `episodeN` and `findingN` hold every field `stats
+//! --json` gives the N-th QP, episode or finding, under its JSON path
+//! (`qp1.counters.acks`, `episode1.from_psn`): the report's rows are the one
+//! source, so a field added there is a fact too. Beside them, measures a
+//! lesson states in its own words (`qp1.rtt_p50_us`, `qp1.time.most`).
 //! `rocescope lesson NAME --facts` lists them for a lesson's scenario.
 
 use std::collections::BTreeMap;
 
 use rocescope_decoders::analysis::{EpisodeCause, Report, TimeState};
 use rocescope_replay::store::StoreStats;
+use serde::Serialize;
 
 use super::Value;
 
@@ -14,10 +18,48 @@ use super::Value;
 /// scenario has a handful).
 const NAMED: usize = 8;
 
+type Facts = BTreeMap<String, Value>;
+
+/// Every field of `row` under `prefix`, nested objects by their path;
+/// lists (a finding's evidence frames and drops) and absent values are no
+/// facts, yes/no fields are the words `true` and `false`.
+fn row_facts(f: &mut Facts, prefix: &str, row: &impl Serialize) {
+    fn walk(f: &mut Facts, path: &str, v: serde_json::Value) {
+        use serde_json::Value as J;
+        match v {
+            J::Object(m) => {
+                for (k, v) in m {
+                    walk(f, &format!("{path}.{k}"), v);
+                }
+            }
+            J::Number(n) => {
+                if let Some(n) = n.as_f64() {
+                    f.insert(path.to_owned(), Value::Number(n));
+                }
+            }
+            J::String(s) => {
+                f.insert(path.to_owned(), Value::Text(s));
+            }
+            J::Bool(b) => {
+                f.insert(path.to_owned(), Value::Text(b.to_string()));
+            }
+            J::Null | J::Array(_) => {}
+        }
+    }
+    // The rows are plain data: serialising one cannot fail.
+    if let Ok(v) = serde_json::to_value(row) {
+        walk(f, prefix, v);
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 { 0.0 } else { a / b }
+}
+
 /// Every fact of a run, by name.
-pub fn facts(report: &Report, stats: &StoreStats) -> BTreeMap<String, Value> {
-    let mut f = BTreeMap::new();
-    let num = |f: &mut BTreeMap<String, Value>, k: String, v: f64| {
+pub fn facts(report: &Report, stats: &StoreStats) -> Facts {
+    let mut f = Facts::new();
+    let num = |f: &mut Facts, k: String, v: f64| {
         f.insert(k, Value::Number(v));
     };
     let t0_ns = stats.first_ts_ns.unwrap_or(0);
@@ -32,48 +74,31 @@ pub fn facts(report: &Report, stats: &StoreStats) -> BTreeMap<String, Value> {
     num(
         &mut f,
         "throughput_gbytes_s".into(),
-        if span_ns == 0 {
-            0.0
-        } else {
-            stats.wire_bytes as f64 / span_ns as f64
-        },
+        ratio(stats.wire_bytes as f64, span_ns as f64),
     );
     num(&mut f, "qps".into(), report.qps.len() as f64);
     num(&mut f, "findings".into(), report.findings.len() as f64);
-    let all_episodes: u64 = report
-        .qps
-        .iter()
-        .flat_map(|q| q.episodes_by_cause.iter().map(|(_, n)| *n))
-        .sum();
-    num(&mut f, "episodes".into(), all_episodes as f64);
-    for c in EpisodeCause::ALL {
-        let n: u64 = report
-            .qps
-            .iter()
-            .flat_map(|q| q.episodes_by_cause.iter())
-            .filter(|(k, _)| *k == c)
-            .map(|(_, n)| *n)
-            .sum();
-        num(&mut f, format!("episodes.{}", c.name()), n as f64);
+    let qps = report.qp_rows();
+    let mut by_cause: BTreeMap<&str, u64> = EpisodeCause::ALL.map(|c| (c.name(), 0)).into();
+    for (k, n) in qps.iter().flat_map(|q| &q.episodes_by_cause) {
+        *by_cause.entry(k).or_default() += n;
+    }
+    num(
+        &mut f,
+        "episodes".into(),
+        by_cause.values().sum::<u64>() as f64,
+    );
+    for (k, n) in by_cause {
+        num(&mut f, format!("episodes.{k}"), n as f64);
     }
     for (name, v) in report.counters.named() {
         num(&mut f, format!("counters.{name}"), v as f64);
     }
-    for (i, e) in report.episodes.iter().take(NAMED).enumerate() {
+    for (i, e) in report.episode_rows().iter().take(NAMED).enumerate() {
         let p = format!("episode{}", i + 1);
-        f.insert(format!("{p}.cause"), Value::Text(e.cause.name().into()));
+        row_facts(&mut f, &p, e);
+        // The QP as the facts number it (`qp1` is the first).
         num(&mut f, format!("{p}.qp"), f64::from(e.qp) + 1.0);
-        num(
-            &mut f,
-            format!("{p}.first_frame"),
-            e.first_index as f64 + 1.0,
-        );
-        num(&mut f, format!("{p}.from_psn"), f64::from(e.from_psn));
-        num(
-            &mut f,
-            format!("{p}.packets_resent"),
-            e.packets_resent as f64,
-        );
         num(
             &mut f,
             format!("{p}.start_us"),
@@ -81,84 +106,47 @@ pub fn facts(report: &Report, stats: &StoreStats) -> BTreeMap<String, Value> {
         );
         num(&mut f, format!("{p}.recovery_us"), us(e.recovery_ns));
         num(&mut f, format!("{p}.silence_us"), us(e.silence_ns));
-        num(&mut f, format!("{p}.retries"), f64::from(e.retries));
-        num(
-            &mut f,
-            format!("{p}.timer_expiries"),
-            f64::from(e.timer_expiries),
-        );
     }
-    for (i, q) in report.qps.iter().take(NAMED).enumerate() {
+    for (i, (q, row)) in report.qps.iter().zip(&qps).take(NAMED).enumerate() {
         let p = format!("qp{}", i + 1);
-        num(&mut f, format!("{p}.dest_qp"), f64::from(q.dest_qp));
-        if let Some(r) = q.requester_qp {
-            num(&mut f, format!("{p}.requester_qp"), f64::from(r));
-        }
-        num(&mut f, format!("{p}.packets"), q.packets as f64);
-        num(&mut f, format!("{p}.requests"), q.requests as f64);
-        num(&mut f, format!("{p}.responses"), q.responses as f64);
-        num(&mut f, format!("{p}.acks"), q.counters.acks as f64);
+        row_facts(&mut f, &p, row);
+        let acks = row.counters.get("acks").copied().unwrap_or(0);
         num(
             &mut f,
             format!("{p}.acks_per_request"),
-            if q.requests == 0 {
-                0.0
-            } else {
-                q.counters.acks as f64 / q.requests as f64
-            },
+            ratio(acks as f64, row.requests as f64),
         );
-        num(&mut f, format!("{p}.next_psn"), f64::from(q.next_psn));
-        num(
-            &mut f,
-            format!("{p}.window_packets"),
-            f64::from(q.window_packets),
-        );
-        num(&mut f, format!("{p}.wire_bytes"), q.wire_bytes as f64);
-        let span_ns = q.last_ts_ns.saturating_sub(q.first_ts_ns);
         num(
             &mut f,
             format!("{p}.throughput_gbytes_s"),
-            if span_ns == 0 {
-                0.0
-            } else {
-                q.wire_bytes as f64 / span_ns as f64
-            },
+            ratio(
+                row.wire_bytes as f64,
+                q.last_ts_ns.saturating_sub(q.first_ts_ns) as f64,
+            ),
         );
-        for (name, v) in q.counters.named() {
-            num(&mut f, format!("{p}.{name}"), v as f64);
-        }
-        if let Some(ns) = q.rtt_p50_ns {
+        if let Some(ns) = row.rtt_p50_ns {
             num(&mut f, format!("{p}.rtt_p50_us"), us(ns));
         }
         // Where its time went: each state's share of its span (0 to 1),
-        // and the state it ends in.
-        let s = &q.states;
-        let span = s.end_ns.saturating_sub(s.start_ns);
-        for state in TimeState::ALL {
-            let share = if span == 0 {
-                0.0
-            } else {
-                s.totals_ns[state as usize] as f64 / span as f64
-            };
-            num(&mut f, format!("{p}.time.{}", state.name()), share);
-        }
-        if let Some(state) = s.last_state() {
-            f.insert(
-                format!("{p}.state_at_end"),
-                Value::Text(state.name().into()),
+        // and the state that held it back most.
+        for (state, ns) in &row.time_by_state_ns {
+            num(
+                &mut f,
+                format!("{p}.time.{state}"),
+                ratio(*ns as f64, row.span_ns as f64),
             );
         }
-        // The state that held it back most of its time, and an RNR NAK's
-        // wait on average.
-        if let Some(most) = TimeState::ALL
+        if let Some((most, _)) = TimeState::ALL
             .into_iter()
-            .filter(|&st| s.totals_ns[st as usize] > 0)
-            .max_by_key(|&st| s.totals_ns[st as usize])
+            .map(|st| (st, q.states.totals_ns[st as usize]))
+            .filter(|&(_, ns)| ns > 0)
+            .max_by_key(|&(_, ns)| ns)
         {
             f.insert(format!("{p}.time.most"), Value::Text(most.name().into()));
         }
-        // Each RNR wait (a run: a resend ends it), the one the capture cuts
-        // short left out.
+        // An RNR NAK's wait on average: each RNR wait (a run: a resend ends
+        // it), the one the capture cuts short left out.
+        let s = &q.states;
         let mut waits: Vec<u64> = s
             .iter()
             .filter(|r| r.2 == TimeState::RnrWait)
@@ -174,20 +162,16 @@ pub fn facts(report: &Report, stats: &StoreStats) -> BTreeMap<String, Value> {
                 us(waits.iter().sum::<u64>()) / waits.len() as f64,
             );
         }
-        let error = q.error.map_or("none", |e| e.reason.name());
+        // `error` is its reason, or `none`; `error.frame` and `error.psn`
+        // come with the row.
+        let error = row.error.as_ref().map_or("none", |e| e.reason);
         f.insert(format!("{p}.error"), Value::Text(error.into()));
-        if let Some(e) = q.error {
-            num(&mut f, format!("{p}.error_frame"), e.index as f64 + 1.0);
-            num(&mut f, format!("{p}.error_psn"), f64::from(e.psn));
-        }
     }
-    for (i, x) in report.findings.iter().take(NAMED).enumerate() {
+    for (i, x) in report.finding_rows().iter().take(NAMED).enumerate() {
         let p = format!("finding{}", i + 1);
-        f.insert(format!("{p}.cause"), Value::Text(x.cause.name().into()));
-        num(&mut f, format!("{p}.before_gbytes_s"), x.before_gbytes_s);
-        num(&mut f, format!("{p}.during_gbytes_s"), x.during_gbytes_s);
-        if let Some(i) = x.first_index {
-            num(&mut f, format!("{p}.first_frame"), i as f64 + 1.0);
+        row_facts(&mut f, &p, x);
+        if let Some(qp) = x.qp {
+            num(&mut f, format!("{p}.qp"), f64::from(qp) + 1.0);
         }
     }
     f
@@ -260,6 +244,44 @@ pub fn holds(check: &super::Check, facts: &BTreeMap<String, Value>) -> Result<()
 mod tests {
     use super::*;
     use crate::lesson::Check;
+    use rocescope_decoders::analysis::{EpisodeRow, QpRow, Row};
+
+    #[test]
+    fn every_field_of_a_row_is_a_fact_under_its_json_path() {
+        let mut f = Facts::new();
+        row_facts(&mut f, "qp1", &QpRow::specimen());
+        row_facts(&mut f, "episode1", &EpisodeRow::specimen());
+        assert_eq!(f.get("qp1.counters.acks"), Some(&Value::Number(0.0)));
+        assert_eq!(f.get("qp1.naks.rnr"), Some(&Value::Number(0.0)));
+        assert_eq!(f.get("qp1.error.frame"), Some(&Value::Number(1.0)));
+        assert_eq!(
+            f.get("qp1.time_by_state_ns.window_full"),
+            Some(&Value::Number(1.0))
+        );
+        assert_eq!(f.get("qp1.src_ip"), Some(&Value::Text("10.0.0.1".into())));
+        assert_eq!(
+            f.get("qp1.both_request"),
+            Some(&Value::Text("false".into()))
+        );
+        assert_eq!(
+            f.get("episode1.unacted.cause"),
+            Some(&Value::Text("implied_nak".into()))
+        );
+        // Every leaf of the JSON, and nothing else.
+        fn leaves(v: &serde_json::Value) -> usize {
+            match v {
+                serde_json::Value::Object(m) => m.values().map(leaves).sum(),
+                serde_json::Value::Null | serde_json::Value::Array(_) => 0,
+                _ => 1,
+            }
+        }
+        let json = |r: serde_json::Result<serde_json::Value>| leaves(&r.unwrap());
+        assert_eq!(
+            f.len(),
+            json(serde_json::to_value(QpRow::specimen()))
+                + json(serde_json::to_value(EpisodeRow::specimen()))
+        );
+    }
 
     #[test]
     fn an_unmet_check_names_the_fact_its_value_and_the_bound() {
