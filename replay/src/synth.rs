@@ -51,6 +51,28 @@ impl SynthPcap {
 /// sniffer cuts it (70-byte WRITE First, 54-byte Middle/Last, 58-byte ACK).
 pub fn write_header_only_pcap(path: &Path, n: u64) -> std::io::Result<()> {
     let mut out = SynthPcap::create(path)?;
+    header_only_traffic(n, |t_ns, b, payload| out.write(t_ns, b, payload))?;
+    out.finish()
+}
+
+/// The frames of [`write_header_only_pcap`]'s capture, as (ts_ns, bytes),
+/// made in memory: the same bytes a reader of that file returns.
+pub fn header_only_frames(n: u64) -> Vec<(u64, Vec<u8>)> {
+    let mut frames = Vec::with_capacity(n as usize);
+    let made: std::io::Result<()> = header_only_traffic(n, |t_ns, b, payload| {
+        let mut data = Vec::new();
+        b.build_headers_into(payload, &mut data);
+        frames.push((t_ns, data));
+        Ok(())
+    });
+    debug_assert!(made.is_ok(), "building in memory does not fail");
+    frames
+}
+
+fn header_only_traffic(
+    n: u64,
+    mut emit: impl FnMut(u64, &PacketBuilder, usize) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut psn = [0u32; 8];
     let mut t_ns = 1_764_400_000_000_000_000u64;
     for i in 0..n {
@@ -84,9 +106,9 @@ pub fn write_header_only_pcap(path: &Path, n: u64) -> std::io::Result<()> {
             (b, 4096)
         };
         t_ns += 167;
-        out.write(t_ns, &b, payload)?;
+        emit(t_ns, &b, payload)?;
     }
-    out.finish()
+    Ok(())
 }
 
 /// A second header-only capture, made unlike [`write_header_only_pcap`]'s:

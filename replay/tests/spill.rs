@@ -8,28 +8,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use rocescope_decoders::DecodeConfig;
+use rocescope_replay::TimeBase;
 use rocescope_replay::store::{
     Ingest, IngestFrame, NoAnalysis, Row, SpillConfig, Store, StoreError,
 };
-use rocescope_replay::{CaptureReader, TimeBase};
-
-/// Tests run in parallel: each capture file gets its own name.
-static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn frames(n: u64) -> Vec<(u64, Vec<u8>)> {
-    let path = std::env::temp_dir().join(format!(
-        "rocescope-spill-{}-{n}-{}.pcap",
-        std::process::id(),
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    rocescope_replay::synth::write_header_only_pcap(&path, n).unwrap();
-    let mut r = CaptureReader::open(&path).unwrap();
-    let mut out = Vec::new();
-    while let Some(f) = r.next_frame().unwrap() {
-        out.push((f.ts_ns, f.data.to_vec()));
-    }
-    let _ = std::fs::remove_file(&path);
-    out
+    rocescope_replay::synth::header_only_frames(n)
 }
 
 fn session_dir(name: &str) -> PathBuf {

@@ -24,7 +24,7 @@ pub mod sniffer;
 mod template;
 pub mod wire;
 
-pub use engine::{FrameRef, QpStats, RecordSink, SimStats, Simulator};
+pub use engine::{FrameRef, QpStats, RecordSink, SimStats, Simulator, StoreSink};
 pub use params::{ParamError, ParamInfo, Params};
 pub use points::{PointSpec, PointsTruth};
 pub use scenario::{

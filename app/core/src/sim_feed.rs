@@ -166,37 +166,10 @@ impl RecordSink for Feed<'_> {
 mod tests {
     use rocescope_decoders::DecodeConfig;
     use rocescope_replay::TimeBase;
-    use rocescope_sim::{Scenario, Simulator};
+    use rocescope_sim::{Scenario, Simulator, StoreSink};
 
     use super::*;
     use crate::source::{Pace, spawn_sim};
-
-    /// The one-thread pipeline as it was: every frame ingested as the
-    /// simulator emits it, records noted at once, a flush per step.
-    struct Inline<'a> {
-        store: &'a Store,
-        ingest: &'a mut Ingest,
-        analysis: &'a RcAnalyzer,
-    }
-
-    impl RecordSink for Inline<'_> {
-        fn frame(&mut self, f: FrameRef<'_>) {
-            let frame = IngestFrame {
-                ts_ns: f.ts_ns,
-                data: f.data,
-                origlen: f.orig_len,
-                linktype: 1,
-                port: f.port,
-                dir: f.direction,
-                file_offset: 0,
-            };
-            self.store.ingest(self.ingest, &frame);
-        }
-        fn record(&mut self, r: Record) {
-            self.analysis.note_record(&r);
-            self.store.push_record(r);
-        }
-    }
 
     #[test]
     fn a_frame_item_stays_small() {
@@ -219,7 +192,10 @@ mod tests {
                 t_ns += step_ns;
                 let more = sim.run_until_into(
                     t_ns,
-                    &mut Inline {
+                    // The one-thread pipeline as it was: every frame
+                    // ingested as the simulator emits it, records noted at
+                    // once, a flush per step.
+                    &mut StoreSink {
                         store: &store,
                         ingest: &mut ingest,
                         analysis: &analysis,

@@ -248,34 +248,20 @@ fn a_long_round_trip_is_diagnosed_as_window_limited() {
 fn every_shipped_scenario_is_diagnosed_one_finding_per_cause_and_qp() {
     use rocescope_decoders::analysis::FindingCause;
     use rocescope_replay::TimeBase;
-    use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
-    use rocescope_sim::{FrameRef, RecordSink};
+    use rocescope_replay::store::{Ingest, RcAnalyzer, Store};
+    use rocescope_sim::StoreSink;
     // Through the store's ingest, as a recording reopened is: the frames
     // (PFC frames too) and the records a recording carries.
-    struct Sink<'a>(&'a Store, &'a mut Ingest, &'a RcAnalyzer);
-    impl RecordSink for Sink<'_> {
-        fn frame(&mut self, f: FrameRef<'_>) {
-            let frame = IngestFrame {
-                ts_ns: f.ts_ns,
-                data: f.data,
-                origlen: f.orig_len,
-                linktype: 1,
-                port: f.port,
-                dir: f.direction,
-                file_offset: 0,
-            };
-            self.0.ingest(self.1, &frame);
-        }
-        fn record(&mut self, r: Record) {
-            self.2.note_record(&r);
-        }
-    }
     for name in Scenario::builtin_names() {
         let store = Store::live(TimeBase::Nanoseconds);
         let analysis = RcAnalyzer::default();
         let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
         let mut sim = Simulator::new(scenario(name, 2_000_000));
-        sim.run_into(&mut Sink(&store, &mut ingest, &analysis));
+        sim.run_into(&mut StoreSink {
+            store: &store,
+            ingest: &mut ingest,
+            analysis: &analysis,
+        });
         store.finish_live(&mut ingest);
         let r = analysis.finish_report();
         let mut seen: Vec<(u32, FindingCause)> = Vec::new();

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::analysis::{TIME_STATES, TimeState};
 use rocescope_replay::record::TruthEvent;
-use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
+use rocescope_replay::store::{Ingest, RcAnalyzer, Store};
 use rocescope_replay::{Record, TimeBase};
-use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
+use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator, StoreSink};
 
 /// The simulator's reasons of one QP: (since, state) in time order; a
 /// later record overrides what earlier ones said from its `since` on.
@@ -29,25 +29,15 @@ impl Timeline {
     }
 }
 
+/// The run into a store, the simulator's own reasons kept aside as truth.
 struct Sink<'a> {
-    store: &'a Store,
-    ingest: &'a mut Ingest,
-    analysis: &'a RcAnalyzer,
+    into: StoreSink<'a>,
     truth: HashMap<(u32, u32), Timeline>,
 }
 
 impl RecordSink for Sink<'_> {
     fn frame(&mut self, f: FrameRef<'_>) {
-        let frame = IngestFrame {
-            ts_ns: f.ts_ns,
-            data: f.data,
-            origlen: f.orig_len,
-            linktype: 1,
-            port: f.port,
-            dir: f.direction,
-            file_offset: 0,
-        };
-        self.store.ingest(self.ingest, &frame);
+        self.into.frame(f);
     }
     fn record(&mut self, r: Record) {
         if let Record::Truth(t) = &r
@@ -59,8 +49,7 @@ impl RecordSink for Sink<'_> {
                 .tell(since_ns, state);
             return;
         }
-        self.analysis.note_record(&r);
-        self.store.push_record(r);
+        self.into.record(r);
     }
 }
 
@@ -83,9 +72,11 @@ fn agreement(sc: Scenario) -> Vec<Agreement> {
     let mut sim = Simulator::new(sc);
     sim.record_states(true);
     let mut sink = Sink {
-        store: &store,
-        ingest: &mut ingest,
-        analysis: &analysis,
+        into: StoreSink {
+            store: &store,
+            ingest: &mut ingest,
+            analysis: &analysis,
+        },
         truth: HashMap::new(),
     };
     sim.run_into(&mut sink);

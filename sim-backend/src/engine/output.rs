@@ -68,3 +68,44 @@ pub(super) enum Out {
         len: u32,
     },
 }
+
+impl<'a> FrameRef<'a> {
+    /// The frame as a store ingests it (Ethernet, no file behind it).
+    pub fn ingest_frame(&self) -> rocescope_replay::store::IngestFrame<'a> {
+        rocescope_replay::store::IngestFrame {
+            ts_ns: self.ts_ns,
+            data: self.data,
+            origlen: self.orig_len,
+            linktype: 1,
+            port: self.port,
+            dir: self.direction,
+            file_offset: 0,
+        }
+    }
+}
+
+/// A run straight into a store as it runs, on the caller's thread: frames
+/// ingested, records noted by the analysis and kept with the capture, as a
+/// recording reopened would give them (the simulator's tests and the
+/// workbench's inline feed).
+pub struct StoreSink<'a> {
+    pub store: &'a rocescope_replay::store::Store,
+    pub ingest: &'a mut rocescope_replay::store::Ingest,
+    pub analysis: &'a rocescope_replay::store::RcAnalyzer,
+}
+
+impl RecordSink for StoreSink<'_> {
+    fn frame(&mut self, f: FrameRef<'_>) {
+        self.store.ingest(self.ingest, &f.ingest_frame());
+    }
+    fn record(&mut self, r: Record) {
+        self.analysis.note_record(&r);
+        self.store.push_record(r);
+    }
+}
+
+impl std::fmt::Debug for StoreSink<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreSink").finish_non_exhaustive()
+    }
+}
