@@ -28,18 +28,7 @@ fn session_dir(name: &str) -> PathBuf {
 fn feed(store: &Store, frames: &[(u64, Vec<u8>)]) {
     let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(NoAnalysis));
     for (ts_ns, data) in frames {
-        store.ingest(
-            &mut ingest,
-            &IngestFrame {
-                ts_ns: *ts_ns,
-                data,
-                origlen: data.len() as u32,
-                linktype: 1,
-                port: 0,
-                dir: None,
-                file_offset: 0,
-            },
-        );
+        store.ingest(&mut ingest, &IngestFrame::ethernet(*ts_ns, data));
     }
     store.finish_live(&mut ingest);
 }

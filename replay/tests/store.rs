@@ -94,15 +94,7 @@ fn a_live_store_grows_and_is_queryable_while_it_grows() {
     for i in 0..1000u32 {
         PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 7, i)
             .build_into(&[1, 2, 3, 4], &mut buf);
-        let frame = IngestFrame {
-            ts_ns: u64::from(i) * 100,
-            data: &buf,
-            origlen: buf.len() as u32,
-            linktype: 1,
-            port: 0,
-            dir: None,
-            file_offset: 0,
-        };
+        let frame = IngestFrame::ethernet(u64::from(i) * 100, &buf);
         store.ingest(&mut ingest, &frame);
         if i == 499 {
             store.flush_live(&mut ingest);
@@ -136,18 +128,7 @@ fn a_frame_visitor_may_wait_for_an_append() {
     let mut feed = |store: &Store, ingest: &mut Ingest, i: u32| {
         PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_WRITE_ONLY, 7, i)
             .build_into(&[1, 2, 3, 4], &mut buf);
-        store.ingest(
-            ingest,
-            &IngestFrame {
-                ts_ns: u64::from(i) * 100,
-                data: &buf,
-                origlen: buf.len() as u32,
-                linktype: 1,
-                port: 0,
-                dir: None,
-                file_offset: 0,
-            },
-        );
+        store.ingest(ingest, &IngestFrame::ethernet(u64::from(i) * 100, &buf));
     };
     for i in 0..100 {
         feed(&store, &mut ingest, i);

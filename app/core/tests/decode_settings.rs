@@ -34,15 +34,7 @@ fn the_detail_and_the_field_filters_decode_with_the_stores_roce_ports() {
             dma_len: 8192,
         };
         let data = b.build(&[0; 64]);
-        let f = IngestFrame {
-            ts_ns: u64::from(i) * 1000,
-            data: &data,
-            origlen: data.len() as u32,
-            linktype: 1,
-            port: 0,
-            dir: None,
-            file_offset: 0,
-        };
+        let f = IngestFrame::ethernet(u64::from(i) * 1000, &data);
         store.ingest(&mut ingest, &f);
     }
     store.finish_live(&mut ingest);

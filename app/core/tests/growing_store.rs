@@ -19,15 +19,7 @@ fn frames(n: u64) -> Vec<(u64, Vec<u8>)> {
 
 fn feed(store: &Store, ingest: &mut Ingest, frames: &[(u64, Vec<u8>)]) {
     for (ts_ns, data) in frames {
-        let f = IngestFrame {
-            ts_ns: *ts_ns,
-            data,
-            origlen: data.len() as u32,
-            linktype: 1,
-            port: 0,
-            dir: None,
-            file_offset: 0,
-        };
+        let f = IngestFrame::ethernet(*ts_ns, data);
         store.ingest(ingest, &f);
     }
     store.flush_live(ingest);

@@ -251,6 +251,22 @@ pub struct IngestFrame<'a> {
     pub file_offset: u64,
 }
 
+impl<'a> IngestFrame<'a> {
+    /// A whole Ethernet frame with no file behind it, no port and no
+    /// direction: a live or built frame.
+    pub fn ethernet(ts_ns: u64, data: &'a [u8]) -> IngestFrame<'a> {
+        IngestFrame {
+            ts_ns,
+            data,
+            origlen: data.len() as u32,
+            linktype: 1,
+            port: 0,
+            dir: None,
+            file_offset: 0,
+        }
+    }
+}
+
 /// Stage one: decode and classify a frame (a header-only RoCE frame of the
 /// commonest shape through the fast path, the same result with less work).
 pub fn decode_frame(cfg: &DecodeConfig, f: &IngestFrame<'_>) -> Decoded {
