@@ -811,16 +811,11 @@ fn readme_live_commands_run_as_printed() {
         parts_args[2..].join(" "),
         "--headless --partitions fleet/ --window 1s --capture rack-7 --duration 3s"
     );
-    let out = Command::new(BIN)
-        .args(&parts_args)
-        .current_dir(&dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = rocescope_testkit::run_ok(
+        Command::new(BIN)
+            .args(&parts_args)
+            .current_dir(&dir)
+            .stdin(Stdio::null()),
     );
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -935,15 +930,13 @@ fn evidence_records_arrive_through_the_agent_and_are_recorded() {
 
 /// `rocescope query` over a partitions folder, as CSV lines (header first).
 fn query_csv(dir: &Path, sql: &str) -> Vec<String> {
-    let out = Command::new(BIN)
-        .args(["query", dir.to_str().unwrap(), sql, "--format", "csv"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = rocescope_testkit::run_ok(Command::new(BIN).args([
+        "query",
+        dir.to_str().unwrap(),
+        sql,
+        "--format",
+        "csv",
+    ]));
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(str::to_owned)

@@ -78,23 +78,18 @@ fn recording() -> &'static Path {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tui-layout");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("lossy-{}.pcapng", std::process::id()));
-        let out = Command::new(BIN)
-            .args([
-                "sim",
-                "--headless",
-                "--scenario",
-                "lossy-link",
-                "--duration",
-                "2ms",
-            ])
-            .arg("--record")
-            .arg(&path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        rocescope_testkit::run_ok(
+            Command::new(BIN)
+                .args([
+                    "sim",
+                    "--headless",
+                    "--scenario",
+                    "lossy-link",
+                    "--duration",
+                    "2ms",
+                ])
+                .arg("--record")
+                .arg(&path),
         );
         path
     })

@@ -30,15 +30,13 @@ fn readme_command(starts: &str) -> String {
 
 /// `rocescope query` over a partitions folder: the first row, as CSV.
 fn query_row(dir: &Path, sql: &str) -> Vec<u64> {
-    let out = Command::new(BIN)
-        .args(["query", dir.to_str().unwrap(), sql, "--format", "csv"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = rocescope_testkit::run_ok(Command::new(BIN).args([
+        "query",
+        dir.to_str().unwrap(),
+        sql,
+        "--format",
+        "csv",
+    ]));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let row = text.lines().nth(1).unwrap_or_else(|| panic!("{text}"));
     row.split(',').map(|x| x.parse().unwrap()).collect()

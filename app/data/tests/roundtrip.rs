@@ -722,15 +722,10 @@ fn have_pyarrow() -> bool {
 
 /// Run a python3 `script` with `args`; its standard output.
 fn python3(script: &str, args: &[&Path]) -> Vec<u8> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", script])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = rocescope_testkit::run_ok(
+        std::process::Command::new("python3")
+            .args(["-c", script])
+            .args(args),
     );
     out.stdout
 }

@@ -108,6 +108,21 @@ pub fn temp_dir(label: &str) -> tempfile::TempDir {
         .expect("a temporary folder")
 }
 
+/// Runs `cmd` to its end and returns what it printed; a failure is the
+/// test's, with the command's stderr.
+pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
