@@ -75,7 +75,7 @@ fn key(c: KeyCode) -> Event {
 #[test]
 fn every_view_renders_at_80x24_and_200x50() {
     let mut m = sample_model();
-    for v in View::ALL {
+    for v in m.views() {
         m.apply(Command::ShowView(v));
         for (w, h) in [(80, 24), (200, 50)] {
             let text = render(&m, w, h);
@@ -92,7 +92,9 @@ fn every_view_renders_at_80x24_and_200x50() {
 fn snapshots_of_each_view() {
     let mut m = sample_model();
     m.apply(Command::SelectRow(5));
-    for v in View::ALL {
+    // A single capture offers every view but the Losses view's.
+    assert_eq!(m.views().len(), View::ALL.len() - 1);
+    for v in m.views() {
         m.apply(Command::ShowView(v));
         if v == View::Retransmissions || v == View::Qps {
             m.apply(Command::SelectFirst);
@@ -110,7 +112,9 @@ fn snapshots_of_each_view() {
 fn snapshots_of_each_view_at_80x24() {
     let mut m = sample_model();
     m.apply(Command::SelectRow(5));
-    for v in View::ALL {
+    // A single capture offers every view but the Losses view's.
+    assert_eq!(m.views().len(), View::ALL.len() - 1);
+    for v in m.views() {
         m.apply(Command::ShowView(v));
         if v == View::Retransmissions || v == View::Qps {
             m.apply(Command::SelectFirst);
@@ -311,7 +315,12 @@ fn every_binding_maps_to_its_command_and_help_lists_them_all() {
             Some(c.command(10)),
             "{c:?}"
         );
-        assert!(help.contains(c.description()), "help lacks {c:?}");
+        // The Losses view's key only where there are capture points.
+        assert_eq!(
+            help.contains(c.description()),
+            !c.needs_points(),
+            "help and {c:?}"
+        );
     }
 }
 
@@ -687,5 +696,74 @@ fn the_signals_ruler_marks_an_ila_captures_trigger_and_windows() {
     assert!(
         ruler.contains('T'),
         "the first window's trigger at 12 ns: {ruler}"
+    );
+}
+
+/// A session of capture points: the Losses view (key `0`, a tab of its
+/// own) lists each loss under its segment with its evidence, and Enter
+/// selects the lost frame in the packet list.
+#[test]
+fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
+    let (mut m, _dir) = crate::test_points::model("tui-losses");
+    assert!(m.views().contains(&View::Losses));
+    let r = m.points().unwrap().clone();
+    let text = render(&m, 160, 40);
+    assert!(text.contains(" 0:Losses "), "{text}");
+    let ev = handle_event(&m, &UiState::default(), &key(KeyCode::Char('0')));
+    for c in ev {
+        m.apply(c);
+    }
+    assert_eq!(m.view(), View::Losses);
+    let text = render(&m, 160, 40);
+    assert!(text.contains("Losses by segment: a>sw "), "{text}");
+    // The first line is the first loss on a>sw, seen at a only, with the
+    // place in words and the receiver's evidence below.
+    let first = r
+        .losses
+        .iter()
+        .filter(|l| l.segment == "a>sw")
+        .min_by_key(|l| l.ts_ns)
+        .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("│a>sw "))
+        .unwrap_or_else(|| panic!("no a>sw line: {text}"));
+    assert!(line.contains(&first.psn.to_string()), "{line}");
+    assert!(line.contains("seen at a"), "{line}");
+    assert!(
+        text.contains("lost on the wire between the points of a>sw"),
+        "{text}"
+    );
+    assert!(text.contains("no response accepted it"), "{text}");
+    let row = first.rows.iter().find(|(p, _)| *p == 0).unwrap().1;
+    m.apply(Command::OpenSelectedQp);
+    assert_eq!(m.view(), View::Packets);
+    assert_eq!(m.selected(), Some(row));
+    assert!(
+        m.status().contains(&format!("frame {}", row + 1)),
+        "{}",
+        m.status()
+    );
+}
+
+/// Without capture points the Losses view is not offered: its key says
+/// why and the view stays.
+#[test]
+fn without_points_the_losses_view_is_not_offered() {
+    let mut m = sample_model();
+    m.apply(Command::ShowView(View::Qps));
+    m.apply(Command::ShowView(View::Losses));
+    assert_eq!(m.view(), View::Qps);
+    assert!(
+        m.status().contains("needs several capture points"),
+        "{}",
+        m.status()
+    );
+    let text = render(&m, 200, 40);
+    let tabs = text.lines().next().unwrap();
+    assert!(!tabs.contains("Losses"), "{tabs}");
+    assert!(
+        text.contains("the Losses view needs several capture points"),
+        "{text}"
     );
 }
