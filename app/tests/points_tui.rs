@@ -92,7 +92,14 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
         "{losses}"
     );
     assert!(losses.contains("Evidence: seen at a"), "{losses}");
-    assert!(packets.contains("Packets "), "{packets}");
+    // The packet list's Path column: the lost frame vanished after a.
+    assert!(packets.contains(" Path "), "{packets}");
+    let lost = packets
+        .lines()
+        .find(|l| l.contains(" a x "))
+        .unwrap_or_else(|| panic!("no frame lost after a: {packets}"));
+    assert!(lost.contains("RC WRITE"), "{lost}");
+    assert!(packets.contains(" a sw b "), "{packets}");
     assert_eq!(
         std::fs::read_to_string(&status_file).unwrap().trim(),
         "0",

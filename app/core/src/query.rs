@@ -375,6 +375,30 @@ pub fn loss_first_row(r: &PointsReport, item: LossItem) -> Option<u64> {
     }
 }
 
+/// The packet list's Path cell of row `index` (a frame of the first
+/// point's capture): the points that saw it in path order, those that
+/// missed it in brackets, `x` where it vanished (`a sw b`, `a [sw] b`,
+/// `a x`); `None` without points, empty for a frame no point follows
+/// (not RoCE).
+pub fn path_cell(model: &Model, index: u64) -> Option<String> {
+    let r = model.points()?;
+    Some(
+        r.path_at(0, index)
+            .map(|c| r.path_text(&c))
+            .unwrap_or_default(),
+    )
+}
+
+/// The widest Path cell the session can have, in characters: every
+/// point's name in brackets, and an `x`.
+pub fn path_chars(r: &PointsReport) -> usize {
+    r.points
+        .iter()
+        .map(|p| p.name.chars().count() + 3)
+        .sum::<usize>()
+        + 1
+}
+
 /// The Losses view's heading: `a>sw 5, b 1, capture loss sw 2`, or
 /// `none`.
 pub fn losses_heading(r: &PointsReport) -> String {

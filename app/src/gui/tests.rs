@@ -933,4 +933,18 @@ fn the_losses_panel_lists_losses_by_segment_and_jumps_to_the_frame() {
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
     assert_eq!(wb.model.view(), View::Packets);
     assert_eq!(wb.model.selected(), Some(row));
+    // The packet list's Path column: the lost frame vanished after a.
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("Path"), "{}", f.all());
+    let no = f
+        .pos(&(row + 1).to_string())
+        .expect("the lost frame's line");
+    assert!(
+        f.texts
+            .iter()
+            .any(|(t, p)| t == "a x" && (p.y - no.y).abs() < 2.0),
+        "{}",
+        f.all()
+    );
+    assert!(f.has("a sw b"), "{}", f.all());
 }

@@ -744,6 +744,19 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
         "{}",
         m.status()
     );
+    // The packet list's Path column: the lost frame vanished after a;
+    // the first frame went past every point.
+    let text = render(&m, 160, 40);
+    assert!(text.contains(" Path "), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("│{} ", row + 1)))
+        .unwrap_or_else(|| panic!("no line of frame {}: {text}", row + 1));
+    assert!(line.contains(" a x "), "{line}");
+    m.apply(Command::SelectRow(0));
+    let text = render(&m, 160, 40);
+    let line = text.lines().find(|l| l.starts_with("│1 ")).unwrap();
+    assert!(line.contains(" a sw b "), "{line}");
 }
 
 /// Without capture points the Losses view is not offered: its key says
