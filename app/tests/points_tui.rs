@@ -3,7 +3,8 @@
 //! and the points' summary in the Overview (one-way latency per segment,
 //! losses by segment, each clock), the Losses view (key `0`) with each
 //! loss's segment and evidence, Enter on one selects its frame in the
-//! packet list, and `q` quits with status 0. Skipped
+//! packet list (its Path column), the ladder has a lane per point and the
+//! lost frame's arrow ends where it vanished, and `q` quits with status 0. Skipped
 //! where tmux is missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in
 //! .ci/run).
 #![allow(clippy::unwrap_used)]
@@ -63,6 +64,9 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
     let losses = wait_for(&session, "Losses by segment: a>sw ", 10);
     tmux(&["send-keys", "-t", &session, "Enter"]);
     let packets = wait_for(&session, "(the lost frame)", 10);
+    // The ladder: one lane per point, the lost frame's arrow ends in an x.
+    tmux(&["send-keys", "-t", &session, "4"]);
+    let ladder = wait_for(&session, "──x ", 10);
     tmux(&["send-keys", "-t", &session, "q"]);
     let t0 = Instant::now();
     while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
@@ -100,6 +104,9 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
         .unwrap_or_else(|| panic!("no frame lost after a: {packets}"));
     assert!(lost.contains("RC WRITE"), "{lost}");
     assert!(packets.contains(" a sw b "), "{packets}");
+    let lanes = ladder.lines().find(|l| l.contains("  time ")).unwrap();
+    assert!(lanes.contains(" a ") && lanes.contains(" sw "), "{ladder}");
+    assert!(ladder.contains("──▶|"), "{ladder}");
     assert_eq!(
         std::fs::read_to_string(&status_file).unwrap().trim(),
         "0",

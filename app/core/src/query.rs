@@ -389,6 +389,62 @@ pub fn path_cell(model: &Model, index: u64) -> Option<String> {
     )
 }
 
+/// How a ladder arrow crosses the capture points' lanes (one lane per
+/// point, in path order, the first point's on the left).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneSpan {
+    /// The lane it starts at (the first point on its way).
+    pub from: usize,
+    /// The last lane that saw it.
+    pub to: usize,
+    /// Its way runs left to right.
+    pub rightward: bool,
+    /// It vanished after `to`: the arrow ends between `to` and the next
+    /// lane on its way (past the last lane: the receiver's stack).
+    pub vanished: bool,
+}
+
+/// The ladder's lanes in a session of capture points: their names.
+pub fn ladder_lanes(model: &Model) -> Option<Vec<&str>> {
+    let r = model.points()?;
+    Some(r.points.iter().map(|p| p.name.as_str()).collect())
+}
+
+/// Where the arrow of row `index` (a frame of the first point's capture)
+/// runs across the lanes; `None` without points or for a frame no point
+/// follows.
+pub fn lane_span(model: &Model, index: u64) -> Option<LaneSpan> {
+    use rocescope_replay::points::Fate;
+    let r = model.points()?;
+    let cell = r.path_at(0, index)?;
+    let way = &r.flows.get(cell.flow as usize)?.points;
+    let (&first, &last) = (way.first()?, way.last()?);
+    let rightward = match way.get(1) {
+        Some(&next) => next > first,
+        None => first == 0,
+    };
+    let lane = |p: u8| usize::from(p);
+    // Not judged (outside another point's capture): as far as it was seen.
+    let seen_last = way
+        .iter()
+        .rev()
+        .find(|&&p| cell.seen & (1 << p) != 0)
+        .copied()
+        .unwrap_or(last);
+    let (to, vanished) = match cell.fate {
+        Fate::LostAfter(pos) => (lane(*way.get(usize::from(pos))?), true),
+        Fate::Stack => (lane(last), true),
+        Fate::Delivered => (lane(last), false),
+        Fate::Unjudged => (lane(seen_last), false),
+    };
+    Some(LaneSpan {
+        from: lane(first),
+        to,
+        rightward,
+        vanished,
+    })
+}
+
 /// The widest Path cell the session can have, in characters: every
 /// point's name in brackets, and an `x`.
 pub fn path_chars(r: &PointsReport) -> usize {

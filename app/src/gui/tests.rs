@@ -947,4 +947,27 @@ fn the_losses_panel_lists_losses_by_segment_and_jumps_to_the_frame() {
         f.all()
     );
     assert!(f.has("a sw b"), "{}", f.all());
+    // The ladder: one lane per point; the lost frame's arrow ends in a
+    // mark between a and sw, under its label.
+    wb.model.apply(Command::ShowView(View::Ladder));
+    let f = settle(&ctx, &mut wb);
+    for n in ["point a", "point sw", "point b"] {
+        assert!(f.has(n), "{n}: {}", f.all());
+    }
+    let arrow = format!("RC WRITE Middle PSN {}", l.psn);
+    let labels: Vec<Pos2> = f
+        .texts
+        .iter()
+        .filter(|(t, _)| t.starts_with(&arrow))
+        .map(|(_, p)| *p)
+        .collect();
+    let (a, sw) = (f.pos("point a").unwrap(), f.pos("point sw").unwrap());
+    assert!(
+        f.texts.iter().any(|(t, p)| t == super::panels::LOST_MARK
+            && p.x > a.x
+            && p.x < sw.x
+            && labels.iter().any(|q| (p.y - q.y).abs() < 24.0)),
+        "no mark between a and sw by {arrow}: {}",
+        f.all()
+    );
 }

@@ -757,6 +757,19 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
     let text = render(&m, 160, 40);
     let line = text.lines().find(|l| l.starts_with("│1 ")).unwrap();
     assert!(line.contains(" a sw b "), "{line}");
+    // The ladder: one lane per point; the lost frame's arrow leaves a and
+    // ends in an x before sw, a delivered one reaches b.
+    m.apply(Command::SelectRow(row));
+    m.apply(Command::ShowView(View::Ladder));
+    let text = render(&m, 160, 40);
+    let head = text.lines().nth(2).unwrap();
+    assert!(head.contains("time") && head.contains(" sw "), "{head}");
+    let line = text
+        .lines()
+        .find(|l| l.contains(&format!("PSN {} ", first.psn)))
+        .unwrap_or_else(|| panic!("no arrow of PSN {}: {text}", first.psn));
+    assert!(line.contains("──x ") && !line.contains('▶'), "{line}");
+    assert!(text.contains("──▶|"), "{text}");
 }
 
 /// Without capture points the Losses view is not offered: its key says

@@ -25,6 +25,8 @@ use rocescope_core::{Command, Model};
 use rocescope_replay::store::Flags;
 
 pub use explain::explain_panel;
+#[cfg(test)]
+pub(crate) use ladder::LOST_MARK;
 pub use ladder::ladder;
 pub use lessons::{lesson_box, lessons};
 pub use losses::losses;
