@@ -83,6 +83,11 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
     // lossy-link loses requests on the wire before the switch.
     assert!(screen.contains("losses: a>sw "), "{screen}");
     assert!(screen.contains("clock sw: "), "{screen}");
+    // Each segment's one-way latency over the capture, beside the throughput.
+    assert!(
+        screen.contains("One-way latency per segment, p99 µs"),
+        "{screen}"
+    );
     // The first point's own analysis stays whole beside them.
     assert!(screen.contains("QPs            1"), "{screen}");
     assert!(losses.contains(" 0:Losses "), "{losses}");

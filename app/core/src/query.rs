@@ -445,6 +445,38 @@ pub fn lane_span(model: &Model, index: u64) -> Option<LaneSpan> {
     })
 }
 
+/// One bin of a segment's latency series: (ms since the capture's first
+/// packet, p50 µs, p99 µs).
+pub type LatencyPoint = (f64, f64, f64);
+
+/// Each segment's one-way latency over the capture, as the Overview
+/// plots it: (segment, [(ms since the capture's first packet, p50 µs,
+/// p99 µs)] per bin with frames), segments in the latency table's order.
+pub fn segment_latency_series(model: &Model) -> Vec<(String, Vec<LatencyPoint>)> {
+    let Some(r) = model.points() else {
+        return Vec::new();
+    };
+    let t0 = model.store.stats().first_ts_ns.unwrap_or(r.t0_ns);
+    r.segments
+        .iter()
+        .filter(|s| !s.series.is_empty())
+        .map(|s| {
+            let points = s
+                .series
+                .iter()
+                .map(|&(t, p50, p99)| {
+                    (
+                        (t as f64 - t0 as f64) / 1e6,
+                        p50 as f64 / 1e3,
+                        p99 as f64 / 1e3,
+                    )
+                })
+                .collect();
+            (s.name.clone(), points)
+        })
+        .collect()
+}
+
 /// The widest Path cell the session can have, in characters: every
 /// point's name in brackets, and an `x`.
 pub fn path_chars(r: &PointsReport) -> usize {

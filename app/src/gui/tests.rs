@@ -868,6 +868,9 @@ fn the_overview_shows_the_capture_points_summary() {
         "losses: a>sw ",
         "clock sw: ",
         "packet_seq_err",
+        "One-way latency per segment, p99",
+        "━ a>sw",
+        "━ sw>a",
     ] {
         assert!(f.has(n), "the Overview lacks {n:?}: {}", f.all());
     }

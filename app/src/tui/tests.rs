@@ -793,3 +793,30 @@ fn without_points_the_losses_view_is_not_offered() {
         "{text}"
     );
 }
+
+/// A session of capture points: the Overview plots each segment's one-way
+/// latency (p99) over the capture beside the throughput, from the points'
+/// analysis (lossy-link's links hold no queue: flat near their p99).
+#[test]
+fn the_overview_plots_each_segments_latency() {
+    let (m, _dir) = crate::test_points::model("tui-latency");
+    let series = rocescope_core::query::segment_latency_series(&m);
+    let names: Vec<&str> = series.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a>sw", "sw>b", "b>sw", "sw>a"]);
+    let r = m.points().unwrap();
+    for (name, pts) in &series {
+        let p99_us = r.segment(name).unwrap().p99_ns as f64 / 1e3;
+        assert!(pts.len() > 10, "{name}: {pts:?}");
+        assert!(
+            pts.iter()
+                .all(|&(x, _, p99)| (0.0..=3.1).contains(&x) && p99 <= p99_us + 0.01),
+            "{name}: {pts:?}"
+        );
+    }
+    let text = render(&m, 160, 45);
+    assert!(
+        text.contains("One-way latency per segment, p99 µs"),
+        "{text}"
+    );
+    assert!(text.contains("━━ a>sw  ━━ sw>b"), "{text}");
+}
