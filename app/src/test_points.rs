@@ -12,7 +12,7 @@ use rocescope_replay::points::{Point, PointsConfig, analyse_points};
 
 /// The model, its captures in a temporary folder (removed when the
 /// returned folder is dropped).
-pub(crate) fn model(label: &str) -> (Model, impl Sized) {
+pub(crate) fn model(label: &str) -> (Model, impl Sized + use<>) {
     let tmp = rocescope_testkit::temp_dir(label);
     let dir = tmp.path().to_path_buf();
     let mut sc = rocescope_sim::Scenario::resolve("lossy-link").unwrap();

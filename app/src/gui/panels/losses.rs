@@ -50,12 +50,21 @@ pub fn losses(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                     let item = items[i];
                     row.set_selected(sel == Some(i));
                     let missed = matches!(item, LossItem::Missed(_));
-                    for cell in query::loss_row(model, r, item) {
+                    let cells = query::loss_row(model, r, item);
+                    let last = cells.len() - 1;
+                    for (k, cell) in cells.into_iter().enumerate() {
                         row.col(|ui| {
                             let t = RichText::new(cell).monospace();
                             let t = if missed { t.color(DIM) } else { t };
-                            // Not selectable: a click is the row's.
-                            ui.add(egui::Label::new(t).selectable(false));
+                            // One line each (the evidence cut to its
+                            // column, whole below); not selectable: a
+                            // click is the row's.
+                            let label = egui::Label::new(t).selectable(false);
+                            ui.add(if k == last {
+                                label.truncate()
+                            } else {
+                                label.extend()
+                            });
                         });
                     }
                     let resp = row.response();

@@ -84,12 +84,15 @@ fn latency_plot(ui: &mut Ui, model: &Model) {
     ui.add_space(4.0);
     ui.strong("One-way latency per segment, p99");
     ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
         for (i, (name, _)) in series.iter().enumerate() {
-            ui.label(
-                RichText::new(format!("━ {name}"))
-                    .small()
-                    .color(QP_COLORS[i % QP_COLORS.len()]),
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(18.0, 10.0), egui::Sense::hover());
+            let y = rect.center().y;
+            ui.painter().line_segment(
+                [egui::pos2(rect.left(), y), egui::pos2(rect.right(), y)],
+                Stroke::new(2.0, QP_COLORS[i % QP_COLORS.len()]),
             );
+            ui.label(RichText::new(name).small());
         }
     });
     Plot::new("segment-latency")
