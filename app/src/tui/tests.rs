@@ -735,6 +735,21 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
         "{text}"
     );
     assert!(text.contains("no response accepted it"), "{text}");
+    // A drop in b's receiving stack: its own point saw it, and why.
+    let k = m
+        .loss_items()
+        .iter()
+        .position(|&i| rocescope_core::query::loss_segment(&r, i) == "b")
+        .expect("lossy-link drops in the receiver's stack");
+    m.apply(Command::MoveSelection(k as i64));
+    let text = render(&m, 160, 40);
+    assert!(text.contains("dropped in b's receiving stack"), "{text}");
+    assert!(
+        text.contains("Evidence: seen at b, its receiver; the receiver NAKed"),
+        "{text}"
+    );
+    assert!(text.contains("Where it was seen: a frame "), "{text}");
+    m.apply(Command::SelectFirst);
     let row = first.rows.iter().find(|(p, _)| *p == 0).unwrap().1;
     m.apply(Command::OpenSelectedQp);
     assert_eq!(m.view(), View::Packets);
