@@ -835,3 +835,47 @@ fn the_overview_plots_each_segments_latency() {
     );
     assert!(text.contains("━━ a>sw  ━━ sw>b"), "{text}");
 }
+
+/// `E` in the Losses view writes the `losses` table of the points'
+/// analysis (the workbench's exports had no points to give it); a single
+/// capture is told it has none.
+#[test]
+fn the_losses_view_exports_the_losses_table() {
+    let (mut m, dir) = crate::test_points::model("tui-losses-export");
+    let r = m.points().unwrap().clone();
+    m.apply(Command::ShowView(View::Losses));
+    let path = std::env::temp_dir().join(format!(
+        "rocescope-losses-export-{}.csv",
+        std::process::id()
+    ));
+    m.apply(Command::Export {
+        table: None,
+        path: path.clone(),
+        partition_window_ns: None,
+    });
+    let t0 = Instant::now();
+    while m.last_export().is_none() && t0.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        m.tick(Instant::now());
+    }
+    let summary = m.last_export().as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(summary.table, rocescope_data::Table::Losses);
+    assert_eq!(summary.rows, r.losses.len() as u64);
+    let csv = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(csv.lines().count(), r.losses.len() + 1, "{csv}");
+    assert!(csv.contains(",a>sw,"), "{csv}");
+    let _ = std::fs::remove_file(&path);
+    drop(dir);
+    let mut single = sample_model();
+    single.apply(Command::Export {
+        table: Some(rocescope_data::Table::Losses),
+        path: path.clone(),
+        partition_window_ns: None,
+    });
+    assert!(
+        single.status().contains("it needs capture points"),
+        "{}",
+        single.status()
+    );
+    assert!(!path.exists());
+}
