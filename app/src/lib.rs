@@ -8,6 +8,8 @@ pub mod gui;
 pub mod tui;
 
 #[cfg(test)]
+pub(crate) mod test_points;
+#[cfg(test)]
 pub(crate) mod test_wave;
 
 /// A file opened in a workbench with its waveform: `wave` (beside a capture)

@@ -1,7 +1,10 @@
 //! `open --point`: the real binary in tmux opens three capture points the
 //! simulator wrote, shows the first point's capture with its own analysis
 //! and the points' summary in the Overview (one-way latency per segment,
-//! losses by segment, each clock), and `q` quits with status 0. Skipped
+//! losses by segment, each clock), the Losses view (key `0`) with each
+//! loss's segment and evidence, Enter on one selects its frame in the
+//! packet list (its Path column), the ladder has a lane per point and the
+//! lost frame's arrow ends where it vanished, and `q` quits with status 0. Skipped
 //! where tmux is missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in
 //! .ci/run).
 #![allow(clippy::unwrap_used)]
@@ -55,6 +58,15 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
         &cmd,
     ]);
     let screen = wait_for(&session, "Capture points a > sw > b", 30);
+    // The Losses view: key 0, each loss under its segment with its
+    // evidence; Enter shows the frame in the packet list.
+    tmux(&["send-keys", "-t", &session, "0"]);
+    let losses = wait_for(&session, "Losses by segment: a>sw ", 10);
+    tmux(&["send-keys", "-t", &session, "Enter"]);
+    let packets = wait_for(&session, "(the lost frame)", 10);
+    // The ladder: one lane per point, the lost frame's arrow ends in an x.
+    tmux(&["send-keys", "-t", &session, "4"]);
+    let ladder = wait_for(&session, "──x ", 10);
     tmux(&["send-keys", "-t", &session, "q"]);
     let t0 = Instant::now();
     while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
@@ -71,8 +83,35 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
     // lossy-link loses requests on the wire before the switch.
     assert!(screen.contains("losses: a>sw "), "{screen}");
     assert!(screen.contains("clock sw: "), "{screen}");
+    // Each segment's one-way latency over the capture, beside the throughput.
+    assert!(
+        screen.contains("One-way latency per segment, p99 µs"),
+        "{screen}"
+    );
     // The first point's own analysis stays whole beside them.
     assert!(screen.contains("QPs            1"), "{screen}");
+    assert!(losses.contains(" 0:Losses "), "{losses}");
+    let line = losses
+        .lines()
+        .find(|l| l.contains("│a>sw "))
+        .unwrap_or_else(|| panic!("no loss on a>sw: {losses}"));
+    assert!(line.contains("seen at a"), "{line}");
+    assert!(
+        losses.contains("lost on the wire between the points of a>sw"),
+        "{losses}"
+    );
+    assert!(losses.contains("Evidence: seen at a"), "{losses}");
+    // The packet list's Path column: the lost frame vanished after a.
+    assert!(packets.contains(" Path "), "{packets}");
+    let lost = packets
+        .lines()
+        .find(|l| l.contains(" a x "))
+        .unwrap_or_else(|| panic!("no frame lost after a: {packets}"));
+    assert!(lost.contains("RC WRITE"), "{lost}");
+    assert!(packets.contains(" a sw b "), "{packets}");
+    let lanes = ladder.lines().find(|l| l.contains("  time ")).unwrap();
+    assert!(lanes.contains(" a ") && lanes.contains(" sw "), "{ladder}");
+    assert!(ladder.contains("──▶|"), "{ladder}");
     assert_eq!(
         std::fs::read_to_string(&status_file).unwrap().trim(),
         "0",

@@ -19,10 +19,13 @@ pub enum View {
     Profiler,
     Explain,
     Lessons,
+    /// Lost frames by segment, with their evidence (capture points only).
+    Losses,
 }
 
 impl View {
-    pub const ALL: [View; 9] = [
+    /// Every view; [`crate::Model::views`] the ones a session offers.
+    pub const ALL: [View; 10] = [
         View::Overview,
         View::Packets,
         View::Qps,
@@ -32,7 +35,13 @@ impl View {
         View::Profiler,
         View::Explain,
         View::Lessons,
+        View::Losses,
     ];
+
+    /// Shown only in a session of several capture points.
+    pub fn needs_points(self) -> bool {
+        self == View::Losses
+    }
 
     pub fn title(self) -> &'static str {
         match self {
@@ -45,6 +54,7 @@ impl View {
             View::Profiler => "Profiler",
             View::Explain => "Explain",
             View::Lessons => "Lessons",
+            View::Losses => "Losses",
         }
     }
 }
@@ -208,6 +218,7 @@ pub enum UiCommand {
     Profiler,
     Explain,
     Lessons,
+    Losses,
     Up,
     Down,
     PageUp,
@@ -239,7 +250,7 @@ pub enum UiCommand {
 }
 
 impl UiCommand {
-    pub const ALL: [UiCommand; 39] = [
+    pub const ALL: [UiCommand; 40] = [
         UiCommand::NextView,
         UiCommand::PrevView,
         UiCommand::Overview,
@@ -251,6 +262,7 @@ impl UiCommand {
         UiCommand::Profiler,
         UiCommand::Explain,
         UiCommand::Lessons,
+        UiCommand::Losses,
         UiCommand::Up,
         UiCommand::Down,
         UiCommand::PageUp,
@@ -295,6 +307,7 @@ impl UiCommand {
             UiCommand::Profiler => "7",
             UiCommand::Explain => "8",
             UiCommand::Lessons => "9",
+            UiCommand::Losses => "0",
             UiCommand::Up => "Up",
             UiCommand::Down => "Down",
             UiCommand::PageUp => "PageUp",
@@ -339,6 +352,7 @@ impl UiCommand {
             UiCommand::Profiler => "per-cycle profiler probes",
             UiCommand::Explain => "explain the selected packet",
             UiCommand::Lessons => "guided lessons",
+            UiCommand::Losses => "losses by segment, with their evidence (capture points)",
             UiCommand::Up => "select the previous row",
             UiCommand::Down => "select the next row",
             UiCommand::PageUp => "one page up",
@@ -372,6 +386,12 @@ impl UiCommand {
         }
     }
 
+    /// Offered only in a session of several capture points (the help,
+    /// the palette and the keys leave it out otherwise).
+    pub fn needs_points(self) -> bool {
+        self == UiCommand::Losses
+    }
+
     /// The command it sends, given the packet-page height for paging.
     pub fn command(self, page_rows: i64) -> Command {
         match self {
@@ -386,6 +406,7 @@ impl UiCommand {
             UiCommand::Profiler => Command::ShowView(View::Profiler),
             UiCommand::Explain => Command::ShowView(View::Explain),
             UiCommand::Lessons => Command::ShowView(View::Lessons),
+            UiCommand::Losses => Command::ShowView(View::Losses),
             UiCommand::Up => Command::MoveSelection(-1),
             UiCommand::Down => Command::MoveSelection(1),
             UiCommand::PageUp => Command::MoveSelection(-page_rows.max(1)),

@@ -23,6 +23,7 @@ pub fn view_table(view: View) -> Table {
         View::Retransmissions => Table::Episodes,
         View::Slots => Table::Slots,
         View::Profiler => Table::Profiler,
+        View::Losses => Table::Losses,
         View::Packets | View::Ladder | View::Explain | View::Lessons => Table::Packets,
     }
 }
@@ -79,6 +80,8 @@ pub(crate) struct ExportRequest {
     pub partition_window_ns: Option<u64>,
     /// Profiler rows beside the store's: the waveform's chosen signals.
     pub extra_profiler: Vec<rocescope_replay::Record>,
+    /// The capture points' analysis (the `losses` and `paths` tables).
+    pub points: Option<Arc<rocescope_replay::points::PointsReport>>,
 }
 
 /// An export running on its own thread.
@@ -164,7 +167,7 @@ fn run(req: ExportRequest) -> Result<ExportSummary, ExportError> {
         report: &report,
         capture: &req.capture,
         extra_profiler: &req.extra_profiler,
-        points: None,
+        points: req.points.as_deref(),
     };
     let opts = ExportOptions {
         rows,

@@ -5,6 +5,7 @@
 
 use rocescope_decoders::analysis::{Episode, QpReport, Report};
 use rocescope_replay::TimeBase;
+use rocescope_replay::points::PointsReport;
 use rocescope_replay::store::Row;
 use rocescope_replay::text;
 // The model-free text lives below the core, shared with the report.
@@ -198,6 +199,321 @@ pub fn empty_list_text(model: &Model) -> String {
         "none in this source".into()
     } else {
         "none yet".into()
+    }
+}
+
+/// One line of the Losses view: a lost frame as placed, or a frame one
+/// point's capture missed (capture loss, told apart from wire loss).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossItem {
+    /// `PointsReport::losses[i]`.
+    Placed(usize),
+    /// `PointsReport::capture_losses[i]`.
+    Missed(usize),
+}
+
+/// Column headings of the Losses view.
+pub const LOSS_VIEW_COLUMNS: [&str; 8] = [
+    "segment", "time", "flow", "QP", "opcode", "PSN", "seen at", "evidence",
+];
+
+/// The Losses view's lines: the placed losses segment by segment (in the
+/// order of the latency table, `a>sw or sw>b` after them), each segment's
+/// by time, then each point's capture loss by time. Computed once per
+/// analysis (the model keeps it).
+pub fn loss_items(r: &PointsReport) -> Vec<LossItem> {
+    let order: Vec<String> = text::losses_by_segment(r)
+        .into_iter()
+        .map(|(s, _, _)| s)
+        .collect();
+    let mut placed: Vec<usize> = (0..r.losses.len()).collect();
+    placed.sort_by_key(|&i| {
+        let l = &r.losses[i];
+        (
+            order
+                .iter()
+                .position(|s| *s == l.segment)
+                .unwrap_or(usize::MAX),
+            l.ts_ns,
+        )
+    });
+    let mut missed: Vec<usize> = (0..r.capture_losses.len()).collect();
+    missed.sort_by_key(|&i| (r.capture_losses[i].point, r.capture_losses[i].ts_ns));
+    placed
+        .into_iter()
+        .map(LossItem::Placed)
+        .chain(missed.into_iter().map(LossItem::Missed))
+        .collect()
+}
+
+fn point_name(r: &PointsReport, p: u8) -> &str {
+    r.points
+        .get(usize::from(p))
+        .map_or("?", |s| s.name.as_str())
+}
+
+/// The place an item names: its segment (`a>sw`, `b` for the receiving
+/// stack), or `capture sw` for a frame point `sw` missed.
+pub fn loss_segment(r: &PointsReport, item: LossItem) -> String {
+    match item {
+        LossItem::Placed(i) => r
+            .losses
+            .get(i)
+            .map_or_else(String::new, |l| l.segment.clone()),
+        LossItem::Missed(i) => r.capture_losses.get(i).map_or_else(String::new, |c| {
+            format!("capture {}", point_name(r, c.point))
+        }),
+    }
+}
+
+/// An item's cells under [`LOSS_VIEW_COLUMNS`], its time as the packet
+/// list writes the first point's times.
+pub fn loss_row(model: &Model, r: &PointsReport, item: LossItem) -> [String; 8] {
+    let segment = loss_segment(r, item);
+    match item {
+        LossItem::Placed(i) => {
+            let Some(l) = r.losses.get(i) else {
+                return Default::default();
+            };
+            [
+                segment,
+                rel_time(model, l.ts_ns),
+                format!("{} > {}", addr(l.src), addr(l.dst)),
+                text::qpn(l.dest_qp),
+                short_opcode(l.opcode),
+                l.psn.to_string(),
+                text::points_named(r, l.seen),
+                l.evidence.clone(),
+            ]
+        }
+        LossItem::Missed(i) => {
+            let Some(c) = r.capture_losses.get(i) else {
+                return Default::default();
+            };
+            let name = point_name(r, c.point);
+            [
+                segment,
+                rel_time(model, c.ts_ns),
+                "-".to_owned(),
+                text::qpn(c.dest_qp),
+                short_opcode(c.opcode),
+                c.psn.to_string(),
+                format!("not {name}"),
+                format!(
+                    "{name}'s capture missed it; the points around it saw it (not lost on the wire)"
+                ),
+            ]
+        }
+    }
+}
+
+/// What the Losses view says of an item below the list: its place in
+/// words (wire, receiving stack, either), its evidence, and where each
+/// point that saw it has it.
+pub fn loss_evidence(r: &PointsReport, item: LossItem) -> Vec<String> {
+    match item {
+        LossItem::Placed(i) => {
+            let Some(l) = r.losses.get(i) else {
+                return Vec::new();
+            };
+            let what = if l.request { "request" } else { "response" };
+            let place = match l.kind {
+                rocescope_replay::points::LossKind::Wire => {
+                    format!("lost on the wire between the points of {}", l.segment)
+                }
+                rocescope_replay::points::LossKind::Stack => format!(
+                    "dropped in {}'s receiving stack: its point saw it, the receiver acted as if it had not",
+                    l.segment
+                ),
+                rocescope_replay::points::LossKind::Either => {
+                    format!("lost at {}: no evidence tells these apart", l.segment)
+                }
+            };
+            let rows: Vec<String> = l
+                .rows
+                .iter()
+                .map(|&(p, row)| format!("{} frame {}", point_name(r, p), row + 1))
+                .collect();
+            vec![
+                format!("A {what} {place}."),
+                format!("Evidence: {}.", l.evidence),
+                if rows.is_empty() {
+                    "Seen at no point (its loss is known from the receiver's behaviour).".into()
+                } else {
+                    format!("Where it was seen: {}.", rows.join(", "))
+                },
+            ]
+        }
+        LossItem::Missed(i) => {
+            let Some(c) = r.capture_losses.get(i) else {
+                return Vec::new();
+            };
+            let name = point_name(r, c.point);
+            vec![
+                format!("Capture loss at {name}, not wire loss."),
+                format!(
+                    "Evidence: {name} missed a frame the points around it saw, or that the receiver acknowledged."
+                ),
+            ]
+        }
+    }
+}
+
+/// Where the packet list (the first point's capture) has an item: the
+/// frame's row when the first point saw it, else `None` (the caller seeks
+/// to its time).
+pub fn loss_first_row(r: &PointsReport, item: LossItem) -> Option<u64> {
+    match item {
+        LossItem::Placed(i) => r
+            .losses
+            .get(i)?
+            .rows
+            .iter()
+            .find(|(p, _)| *p == 0)
+            .map(|&(_, row)| row),
+        LossItem::Missed(_) => None,
+    }
+}
+
+/// The packet list's Path cell of row `index` (a frame of the first
+/// point's capture): the points that saw it in path order, those that
+/// missed it in brackets, `x` where it vanished (`a sw b`, `a [sw] b`,
+/// `a x`); `None` without points, empty for a frame no point follows
+/// (not RoCE).
+pub fn path_cell(model: &Model, index: u64) -> Option<String> {
+    let r = model.points()?;
+    Some(
+        r.path_at(0, index)
+            .map(|c| r.path_text(&c))
+            .unwrap_or_default(),
+    )
+}
+
+/// How a ladder arrow crosses the capture points' lanes (one lane per
+/// point, in path order, the first point's on the left).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaneSpan {
+    /// The lane it starts at (the first point on its way).
+    pub from: usize,
+    /// The last lane that saw it.
+    pub to: usize,
+    /// Its way runs left to right.
+    pub rightward: bool,
+    /// It vanished after `to`: the arrow ends between `to` and the next
+    /// lane on its way (past the last lane: the receiver's stack).
+    pub vanished: bool,
+}
+
+/// The ladder's lanes in a session of capture points: their names.
+pub fn ladder_lanes(model: &Model) -> Option<Vec<&str>> {
+    let r = model.points()?;
+    Some(r.points.iter().map(|p| p.name.as_str()).collect())
+}
+
+/// Where the arrow of row `index` (a frame of the first point's capture)
+/// runs across the lanes; `None` without points or for a frame no point
+/// follows.
+pub fn lane_span(model: &Model, index: u64) -> Option<LaneSpan> {
+    use rocescope_replay::points::Fate;
+    let r = model.points()?;
+    let cell = r.path_at(0, index)?;
+    let way = &r.flows.get(cell.flow as usize)?.points;
+    let (&first, &last) = (way.first()?, way.last()?);
+    let rightward = match way.get(1) {
+        Some(&next) => next > first,
+        None => first == 0,
+    };
+    let lane = |p: u8| usize::from(p);
+    // Not judged (outside another point's capture): as far as it was seen.
+    let seen_last = way
+        .iter()
+        .rev()
+        .find(|&&p| cell.seen & (1 << p) != 0)
+        .copied()
+        .unwrap_or(last);
+    let (to, vanished) = match cell.fate {
+        Fate::LostAfter(pos) => (lane(*way.get(usize::from(pos))?), true),
+        Fate::Stack => (lane(last), true),
+        Fate::Delivered => (lane(last), false),
+        Fate::Unjudged => (lane(seen_last), false),
+    };
+    Some(LaneSpan {
+        from: lane(first),
+        to,
+        rightward,
+        vanished,
+    })
+}
+
+/// One bin of a segment's latency series: (ms since the capture's first
+/// packet, p50 µs, p99 µs).
+pub type LatencyPoint = (f64, f64, f64);
+
+/// Each segment's one-way latency over the capture, as the Overview
+/// plots it: (segment, [(ms since the capture's first packet, p50 µs,
+/// p99 µs)] per bin with frames), segments in the latency table's order.
+pub fn segment_latency_series(model: &Model) -> Vec<(String, Vec<LatencyPoint>)> {
+    let Some(r) = model.points() else {
+        return Vec::new();
+    };
+    let t0 = model.store.stats().first_ts_ns.unwrap_or(r.t0_ns);
+    r.segments
+        .iter()
+        .filter(|s| !s.series.is_empty())
+        .map(|s| {
+            let points = s
+                .series
+                .iter()
+                .map(|&(t, p50, p99)| {
+                    (
+                        (t as f64 - t0 as f64) / 1e6,
+                        p50 as f64 / 1e3,
+                        p99 as f64 / 1e3,
+                    )
+                })
+                .collect();
+            (s.name.clone(), points)
+        })
+        .collect()
+}
+
+/// The widest Path cell the session can have, in characters: every
+/// point's name in brackets, and an `x`.
+pub fn path_chars(r: &PointsReport) -> usize {
+    r.points
+        .iter()
+        .map(|p| p.name.chars().count() + 3)
+        .sum::<usize>()
+        + 1
+}
+
+/// The Losses view's heading: `a>sw 5, b 1, capture loss sw 2`, or
+/// `none`.
+pub fn losses_heading(r: &PointsReport) -> String {
+    let mut parts: Vec<String> = text::losses_by_segment(r)
+        .into_iter()
+        .map(|(s, n, _)| format!("{s} {n}"))
+        .collect();
+    let missed: Vec<String> = r
+        .points
+        .iter()
+        .filter(|p| p.capture_loss > 0)
+        .map(|p| format!("{} {}", p.name, p.capture_loss))
+        .collect();
+    if parts.is_empty() && missed.is_empty() {
+        return "none".into();
+    }
+    if !missed.is_empty() {
+        parts.push(format!("capture loss {}", missed.join(", ")));
+    }
+    parts.join(", ")
+}
+
+/// An item's time in the first point's clock.
+pub fn loss_ts_ns(r: &PointsReport, item: LossItem) -> Option<u64> {
+    match item {
+        LossItem::Placed(i) => r.losses.get(i).map(|l| l.ts_ns),
+        LossItem::Missed(i) => r.capture_losses.get(i).map(|c| c.ts_ns),
     }
 }
 

@@ -133,6 +133,28 @@ fn each_panel_is_drawn_right_on_lossy_link() {
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
+/// A session of capture points (lossy-link at a, sw, b): the panels that
+/// show the points, each glyph drawable and the image its golden.
+#[test]
+fn the_capture_points_panels_are_drawn_right_on_lossy_link() {
+    let mut problems = Vec::new();
+    for (view, name) in [
+        (View::Losses, "losses"),
+        (View::Ladder, "ladder"),
+        (View::Overview, "overview"),
+    ] {
+        let (mut m, _dir) = crate::test_points::model(&format!("golden-points-{name}"));
+        if view == View::Ladder {
+            // The first loss, its arrow ending between a and sw.
+            m.apply(Command::ShowView(View::Losses));
+            m.apply(Command::OpenSelectedQp);
+        }
+        let mut wb = panel(view, m);
+        problems.extend(check(&format!("points-{name}"), &mut wb));
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
 #[test]
 fn the_packets_panel_and_the_window_are_drawn_right_on_the_sample() {
     let mut problems = check("sample-packets", &mut panel(View::Packets, sample_model()));

@@ -96,6 +96,36 @@ pub fn default_dock() -> DockState<View> {
     dock
 }
 
+/// `dock` fitted to the session: the Losses tab beside the
+/// retransmissions where there are capture points, none where there are
+/// not (a layout saved by a session of points).
+fn fit_dock(dock: &mut DockState<View>, model: &Model) {
+    let has = dock.find_tab(&View::Losses);
+    match (model.points().is_some(), has) {
+        (true, None) => {
+            // Beside the retransmissions, as a tab that waits its turn (a
+            // layout without them gets it when the view is asked for).
+            let Some((s, n, _)) = dock.find_tab(&View::Retransmissions) else {
+                return;
+            };
+            let focused = dock.focused_leaf();
+            dock.set_focused_node_and_surface((s, n));
+            let active = dock.find_active_focused().map(|(_, v)| *v);
+            dock.push_to_focused_leaf(View::Losses);
+            if let Some(at) = active.and_then(|v| dock.find_tab(&v)) {
+                dock.set_active_tab(at);
+            }
+            if let Some(f) = focused {
+                dock.set_focused_node_and_surface(f);
+            }
+        }
+        (false, Some(at)) => {
+            dock.remove_tab(at);
+        }
+        _ => {}
+    }
+}
+
 /// The whole desktop workbench, drivable headless (tests, benchmark).
 pub struct Workbench {
     pub model: Model,
@@ -125,9 +155,11 @@ pub(crate) const DEFAULT_PAGE_ROWS: i64 = 20;
 impl Workbench {
     pub fn new(model: Model, dock: Option<DockState<View>>) -> Workbench {
         let last_view = model.view();
+        let mut dock = dock.unwrap_or_else(default_dock);
+        fit_dock(&mut dock, &model);
         Workbench {
             model,
-            dock: dock.unwrap_or_else(default_dock),
+            dock,
             panels: PanelState::default(),
             palette: Palette::default(),
             export: ExportDialog::default(),
@@ -144,6 +176,7 @@ impl Workbench {
         // So are its partitions: they finish without holding up the window.
         model.keep_finishing_partitions(&mut self.model);
         self.model = model;
+        fit_dock(&mut self.dock, &self.model);
         self.panels = PanelState::default();
         self.last_view = self.model.view();
     }
@@ -255,7 +288,7 @@ impl Workbench {
                     }
                 });
                 ui.menu_button("View", |ui| {
-                    for v in View::ALL {
+                    for v in self.model.views() {
                         if ui.button(v.title()).clicked() {
                             out.push(Command::ShowView(v));
                             if self.dock.find_tab(&v).is_none() {
@@ -267,6 +300,7 @@ impl Workbench {
                     ui.separator();
                     if ui.button("Reset layout").clicked() {
                         self.dock = default_dock();
+                        fit_dock(&mut self.dock, &self.model);
                         ui.close();
                     }
                 });

@@ -49,6 +49,10 @@ impl Workbench {
         let items: Vec<PaletteItem> = PaletteItem::all()
             .into_iter()
             .filter(|p| p.matches(&self.palette.query))
+            .filter(|p| match p {
+                PaletteItem::Ui(c) => self.model.offers(*c),
+                PaletteItem::ResetLayout => true,
+            })
             .collect();
         let (up, down, enter, esc) = ctx.input(|i| {
             (
@@ -118,7 +122,10 @@ impl Workbench {
                         out.push(cmd);
                     }
                 }
-                PaletteItem::ResetLayout => self.dock = default_dock(),
+                PaletteItem::ResetLayout => {
+                    self.dock = default_dock();
+                    super::fit_dock(&mut self.dock, &self.model);
+                }
             }
         }
     }

@@ -213,11 +213,13 @@ fn the_default_layout_shows_every_view_as_a_tab() {
     let mut wb = Workbench::new(sample_model(), None);
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);
-    for v in View::ALL {
+    for v in wb.model.views() {
         assert!(f.has(v.title()), "tab {v:?} missing: {}", f.all());
     }
+    // No Losses tab without capture points.
+    assert!(!f.has(View::Losses.title()), "{}", f.all());
     let tabs: Vec<View> = wb.dock.iter_all_tabs().map(|(_, t)| *t).collect();
-    assert_eq!(tabs.len(), View::ALL.len());
+    assert_eq!(tabs.len(), View::ALL.len() - 1);
 }
 
 #[test]
@@ -866,10 +868,13 @@ fn the_overview_shows_the_capture_points_summary() {
         "losses: a>sw ",
         "clock sw: ",
         "packet_seq_err",
+        "One-way latency per segment, p99",
     ] {
         assert!(f.has(n), "the Overview lacks {n:?}: {}", f.all());
     }
     for seg in ["a>sw", "sw>b", "b>sw", "sw>a"] {
+        // In the latency plot's legend.
+        assert!(f.pos(seg).is_some(), "{seg}: {}", f.all());
         assert!(
             f.texts
                 .iter()
@@ -879,4 +884,93 @@ fn the_overview_shows_the_capture_points_summary() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `gui --point`: the Losses tab sits beside the retransmissions; key `0`
+/// shows it, each loss under its segment with its evidence; a click
+/// selects one (its evidence below), Enter selects its frame in the
+/// packet list.
+#[test]
+fn the_losses_panel_lists_losses_by_segment_and_jumps_to_the_frame() {
+    let (m, _dir) = crate::test_points::model("gui-losses");
+    let r = m.points().unwrap().clone();
+    let items = m.loss_items().to_vec();
+    let mut wb = Workbench::new(m, None);
+    assert!(wb.dock.find_tab(&View::Losses).is_some());
+    let ctx = egui::Context::default();
+    settle(&ctx, &mut wb);
+    frame(&ctx, &mut wb, vec![Event::Text("0".into())]);
+    assert_eq!(wb.model.view(), View::Losses);
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("Losses by segment: a>sw "), "{}", f.all());
+    assert!(f.has("seen at a, never at sw"), "{}", f.all());
+    // The second line: a loss on a>sw, as the core orders them.
+    let rocescope_core::query::LossItem::Placed(i) = items[1] else {
+        panic!("{items:?}")
+    };
+    let l = &r.losses[i];
+    assert_eq!(l.segment, "a>sw");
+    // The PSN's cell on the line of a>sw (the packet list shows PSNs too).
+    let psn = l.psn.to_string();
+    let at = f
+        .texts
+        .iter()
+        .filter(|(t, _)| *t == psn)
+        .map(|(_, p)| *p)
+        .find(|p| {
+            f.texts
+                .iter()
+                .any(|(t, q)| t == "a>sw" && (q.y - p.y).abs() < 2.0)
+        })
+        .unwrap_or_else(|| panic!("no line of PSN {psn}: {}", f.all()));
+    click(&ctx, &mut wb, at);
+    let f = settle(&ctx, &mut wb);
+    assert_eq!(wb.model.list_index(), 1);
+    assert!(
+        f.has("A request lost on the wire between the points of a>sw."),
+        "{}",
+        f.all()
+    );
+    let row = l.rows.iter().find(|(p, _)| *p == 0).unwrap().1;
+    assert!(f.has(&format!("a frame {}", row + 1)), "{}", f.all());
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    assert_eq!(wb.model.view(), View::Packets);
+    assert_eq!(wb.model.selected(), Some(row));
+    // The packet list's Path column: the lost frame vanished after a.
+    let f = settle(&ctx, &mut wb);
+    assert!(f.has("Path"), "{}", f.all());
+    let no = f
+        .pos(&(row + 1).to_string())
+        .expect("the lost frame's line");
+    assert!(
+        f.texts
+            .iter()
+            .any(|(t, p)| t == "a x" && (p.y - no.y).abs() < 2.0),
+        "{}",
+        f.all()
+    );
+    assert!(f.has("a sw b"), "{}", f.all());
+    // The ladder: one lane per point; the lost frame's arrow ends in a
+    // mark between a and sw, under its label.
+    wb.model.apply(Command::ShowView(View::Ladder));
+    let f = settle(&ctx, &mut wb);
+    for n in ["point a", "point sw", "point b"] {
+        assert!(f.has(n), "{n}: {}", f.all());
+    }
+    let arrow = format!("RC WRITE Middle PSN {}", l.psn);
+    let labels: Vec<Pos2> = f
+        .texts
+        .iter()
+        .filter(|(t, _)| t.starts_with(&arrow))
+        .map(|(_, p)| *p)
+        .collect();
+    let (a, sw) = (f.pos("point a").unwrap(), f.pos("point sw").unwrap());
+    assert!(
+        f.texts.iter().any(|(t, p)| t == super::panels::LOST_MARK
+            && p.x > a.x
+            && p.x < sw.x
+            && labels.iter().any(|q| (p.y - q.y).abs() < 24.0)),
+        "no mark between a and sw by {arrow}: {}",
+        f.all()
+    );
 }

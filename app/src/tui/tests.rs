@@ -75,7 +75,7 @@ fn key(c: KeyCode) -> Event {
 #[test]
 fn every_view_renders_at_80x24_and_200x50() {
     let mut m = sample_model();
-    for v in View::ALL {
+    for v in m.views() {
         m.apply(Command::ShowView(v));
         for (w, h) in [(80, 24), (200, 50)] {
             let text = render(&m, w, h);
@@ -92,7 +92,9 @@ fn every_view_renders_at_80x24_and_200x50() {
 fn snapshots_of_each_view() {
     let mut m = sample_model();
     m.apply(Command::SelectRow(5));
-    for v in View::ALL {
+    // A single capture offers every view but the Losses view's.
+    assert_eq!(m.views().len(), View::ALL.len() - 1);
+    for v in m.views() {
         m.apply(Command::ShowView(v));
         if v == View::Retransmissions || v == View::Qps {
             m.apply(Command::SelectFirst);
@@ -110,7 +112,9 @@ fn snapshots_of_each_view() {
 fn snapshots_of_each_view_at_80x24() {
     let mut m = sample_model();
     m.apply(Command::SelectRow(5));
-    for v in View::ALL {
+    // A single capture offers every view but the Losses view's.
+    assert_eq!(m.views().len(), View::ALL.len() - 1);
+    for v in m.views() {
         m.apply(Command::ShowView(v));
         if v == View::Retransmissions || v == View::Qps {
             m.apply(Command::SelectFirst);
@@ -311,7 +315,12 @@ fn every_binding_maps_to_its_command_and_help_lists_them_all() {
             Some(c.command(10)),
             "{c:?}"
         );
-        assert!(help.contains(c.description()), "help lacks {c:?}");
+        // The Losses view's key only where there are capture points.
+        assert_eq!(
+            help.contains(c.description()),
+            !c.needs_points(),
+            "help and {c:?}"
+        );
     }
 }
 
@@ -688,4 +697,185 @@ fn the_signals_ruler_marks_an_ila_captures_trigger_and_windows() {
         ruler.contains('T'),
         "the first window's trigger at 12 ns: {ruler}"
     );
+}
+
+/// A session of capture points: the Losses view (key `0`, a tab of its
+/// own) lists each loss under its segment with its evidence, and Enter
+/// selects the lost frame in the packet list.
+#[test]
+fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
+    let (mut m, _dir) = crate::test_points::model("tui-losses");
+    assert!(m.views().contains(&View::Losses));
+    let r = m.points().unwrap().clone();
+    let text = render(&m, 160, 40);
+    assert!(text.contains(" 0:Losses "), "{text}");
+    let ev = handle_event(&m, &UiState::default(), &key(KeyCode::Char('0')));
+    for c in ev {
+        m.apply(c);
+    }
+    assert_eq!(m.view(), View::Losses);
+    let text = render(&m, 160, 40);
+    assert!(text.contains("Losses by segment: a>sw "), "{text}");
+    // The first line is the first loss on a>sw, seen at a only, with the
+    // place in words and the receiver's evidence below.
+    let first = r
+        .losses
+        .iter()
+        .filter(|l| l.segment == "a>sw")
+        .min_by_key(|l| l.ts_ns)
+        .unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("│a>sw "))
+        .unwrap_or_else(|| panic!("no a>sw line: {text}"));
+    assert!(line.contains(&first.psn.to_string()), "{line}");
+    assert!(line.contains("seen at a"), "{line}");
+    assert!(
+        text.contains("lost on the wire between the points of a>sw"),
+        "{text}"
+    );
+    assert!(text.contains("no response accepted it"), "{text}");
+    // A drop in b's receiving stack: its own point saw it, and why.
+    let k = m
+        .loss_items()
+        .iter()
+        .position(|&i| rocescope_core::query::loss_segment(&r, i) == "b")
+        .expect("lossy-link drops in the receiver's stack");
+    m.apply(Command::MoveSelection(k as i64));
+    let text = render(&m, 160, 40);
+    assert!(text.contains("dropped in b's receiving stack"), "{text}");
+    assert!(
+        text.contains("Evidence: seen at b, its receiver; the receiver NAKed"),
+        "{text}"
+    );
+    assert!(text.contains("Where it was seen: a frame "), "{text}");
+    m.apply(Command::SelectFirst);
+    let row = first.rows.iter().find(|(p, _)| *p == 0).unwrap().1;
+    m.apply(Command::OpenSelectedQp);
+    assert_eq!(m.view(), View::Packets);
+    assert_eq!(m.selected(), Some(row));
+    assert!(
+        m.status().contains(&format!("frame {}", row + 1)),
+        "{}",
+        m.status()
+    );
+    // The packet list's Path column: the lost frame vanished after a;
+    // the first frame went past every point.
+    let text = render(&m, 160, 40);
+    assert!(text.contains(" Path "), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(&format!("│{} ", row + 1)))
+        .unwrap_or_else(|| panic!("no line of frame {}: {text}", row + 1));
+    assert!(line.contains(" a x "), "{line}");
+    m.apply(Command::SelectRow(0));
+    let text = render(&m, 160, 40);
+    let line = text.lines().find(|l| l.starts_with("│1 ")).unwrap();
+    assert!(line.contains(" a sw b "), "{line}");
+    // The ladder: one lane per point; the lost frame's arrow leaves a and
+    // ends in an x before sw, a delivered one reaches b.
+    m.apply(Command::SelectRow(row));
+    m.apply(Command::ShowView(View::Ladder));
+    let text = render(&m, 160, 40);
+    let head = text.lines().nth(2).unwrap();
+    assert!(head.contains("time") && head.contains(" sw "), "{head}");
+    let line = text
+        .lines()
+        .find(|l| l.contains(&format!("PSN {} ", first.psn)))
+        .unwrap_or_else(|| panic!("no arrow of PSN {}: {text}", first.psn));
+    assert!(line.contains("──x ") && !line.contains('▶'), "{line}");
+    assert!(text.contains("──▶|"), "{text}");
+}
+
+/// Without capture points the Losses view is not offered: its key says
+/// why and the view stays.
+#[test]
+fn without_points_the_losses_view_is_not_offered() {
+    let mut m = sample_model();
+    m.apply(Command::ShowView(View::Qps));
+    m.apply(Command::ShowView(View::Losses));
+    assert_eq!(m.view(), View::Qps);
+    assert!(
+        m.status().contains("needs several capture points"),
+        "{}",
+        m.status()
+    );
+    let text = render(&m, 200, 40);
+    let tabs = text.lines().next().unwrap();
+    assert!(!tabs.contains("Losses"), "{tabs}");
+    assert!(
+        text.contains("the Losses view needs several capture points"),
+        "{text}"
+    );
+}
+
+/// A session of capture points: the Overview plots each segment's one-way
+/// latency (p99) over the capture beside the throughput, from the points'
+/// analysis (lossy-link's links hold no queue: flat near their p99).
+#[test]
+fn the_overview_plots_each_segments_latency() {
+    let (m, _dir) = crate::test_points::model("tui-latency");
+    let series = rocescope_core::query::segment_latency_series(&m);
+    let names: Vec<&str> = series.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["a>sw", "sw>b", "b>sw", "sw>a"]);
+    let r = m.points().unwrap();
+    for (name, pts) in &series {
+        let p99_us = r.segment(name).unwrap().p99_ns as f64 / 1e3;
+        assert!(pts.len() > 10, "{name}: {pts:?}");
+        assert!(
+            pts.iter()
+                .all(|&(x, _, p99)| (0.0..=3.1).contains(&x) && p99 <= p99_us + 0.01),
+            "{name}: {pts:?}"
+        );
+    }
+    let text = render(&m, 160, 45);
+    assert!(
+        text.contains("One-way latency per segment, p99 µs"),
+        "{text}"
+    );
+    assert!(text.contains("━━ a>sw  ━━ sw>b"), "{text}");
+}
+
+/// `E` in the Losses view writes the `losses` table of the points'
+/// analysis (the workbench's exports had no points to give it); a single
+/// capture is told it has none.
+#[test]
+fn the_losses_view_exports_the_losses_table() {
+    let (mut m, dir) = crate::test_points::model("tui-losses-export");
+    let r = m.points().unwrap().clone();
+    m.apply(Command::ShowView(View::Losses));
+    let path = std::env::temp_dir().join(format!(
+        "rocescope-losses-export-{}.csv",
+        std::process::id()
+    ));
+    m.apply(Command::Export {
+        table: None,
+        path: path.clone(),
+        partition_window_ns: None,
+    });
+    let t0 = Instant::now();
+    while m.last_export().is_none() && t0.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        m.tick(Instant::now());
+    }
+    let summary = m.last_export().as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(summary.table, rocescope_data::Table::Losses);
+    assert_eq!(summary.rows, r.losses.len() as u64);
+    let csv = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(csv.lines().count(), r.losses.len() + 1, "{csv}");
+    assert!(csv.contains(",a>sw,"), "{csv}");
+    let _ = std::fs::remove_file(&path);
+    drop(dir);
+    let mut single = sample_model();
+    single.apply(Command::Export {
+        table: Some(rocescope_data::Table::Losses),
+        path: path.clone(),
+        partition_window_ns: None,
+    });
+    assert!(
+        single.status().contains("it needs capture points"),
+        "{}",
+        single.status()
+    );
+    assert!(!path.exists());
 }

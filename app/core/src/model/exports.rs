@@ -68,6 +68,11 @@ impl Model {
             self.status = format!("export of {table}: {e}");
             return;
         }
+        if table.of_points() && self.points.is_none() {
+            self.status =
+                format!("export of {table}: it needs capture points (open --point NAME=FILE ...)");
+            return;
+        }
         let horizon = self.horizon();
         let (rows, what) = if table != Table::Packets {
             (PacketRows::All { horizon }, String::new())
@@ -109,6 +114,7 @@ impl Model {
                 (Some(s), Table::Profiler) => s.profiler_records(),
                 _ => Vec::new(),
             },
+            points: self.points.clone(),
         };
         let partitions = partition.map_or_else(String::new, |w| {
             format!(

@@ -100,6 +100,8 @@ pub struct Model {
     /// Several capture points' analysis, when the capture shown is the
     /// first of them (`open --point`, `gui --point`).
     points: Option<Arc<rocescope_replay::points::PointsReport>>,
+    /// The Losses view's lines, in its order (from `points`).
+    loss_items: Vec<crate::query::LossItem>,
     /// The writer of live partitions, while one runs. Declared after
     /// `source`: a model dropped stops its source before the writer
     /// writes the last window.
@@ -172,6 +174,7 @@ impl Model {
             last_export: None,
             signals: None,
             points: None,
+            loss_items: Vec::new(),
             partitions: None,
             partitions_done: Vec::new(),
         };
@@ -257,7 +260,27 @@ impl Model {
     /// Shows the capture as the first of several points, with their
     /// analysis (clocks, segment latency, losses by segment).
     pub fn set_points(&mut self, report: rocescope_replay::points::PointsReport) {
+        self.loss_items = crate::query::loss_items(&report);
         self.points = Some(Arc::new(report));
+    }
+
+    /// The Losses view's lines (empty without points).
+    pub fn loss_items(&self) -> &[crate::query::LossItem] {
+        &self.loss_items
+    }
+
+    /// The views this session offers: the Losses view only with capture
+    /// points, so that a single capture's workbench is as it was.
+    pub fn views(&self) -> Vec<View> {
+        View::ALL
+            .into_iter()
+            .filter(|v| !v.needs_points() || self.points.is_some())
+            .collect()
+    }
+
+    /// Whether a key's command is offered now (help, palette, keys).
+    pub fn offers(&self, c: crate::command::UiCommand) -> bool {
+        !c.needs_points() || self.points.is_some()
     }
 
     /// The points' analysis, when the capture is the first of several.
@@ -435,19 +458,26 @@ impl Model {
     pub fn apply(&mut self, cmd: Command) {
         let now = self.now;
         match cmd {
+            Command::ShowView(v) if v.needs_points() && self.points.is_none() => {
+                self.status = format!(
+                    "the {} view needs several capture points: open --point NAME=FILE --point NAME=FILE",
+                    v.title()
+                );
+            }
             Command::ShowView(v) => {
                 self.view = v;
                 self.list_index = 0;
             }
             Command::NextView | Command::PrevView => {
-                let i = View::ALL.iter().position(|v| *v == self.view).unwrap_or(0);
-                let n = View::ALL.len();
+                let views = self.views();
+                let i = views.iter().position(|v| *v == self.view).unwrap_or(0);
+                let n = views.len();
                 let j = if cmd == Command::NextView {
                     (i + 1) % n
                 } else {
                     (i + n - 1) % n
                 };
-                self.view = View::ALL[j];
+                self.view = views[j];
                 self.list_index = 0;
             }
             Command::MoveSelection(d) => match self.view {
@@ -761,6 +791,7 @@ impl Model {
             View::Overview => self.report.findings.len(),
             View::Slots => self.records.slots.len(),
             View::Lessons => crate::lesson::builtin().len(),
+            View::Losses => self.loss_items.len(),
             _ => 0,
         }
     }
@@ -791,9 +822,44 @@ impl Model {
                 }
             }
             View::Lessons => self.open_lesson(self.list_index),
+            View::Losses => self.open_loss(),
             View::Packets => self.view = View::Explain,
             _ => {}
         }
+    }
+
+    /// The selected loss's frame in the packet list: its row when the
+    /// first point saw it, else the first point's frame at its time.
+    fn open_loss(&mut self) {
+        let (Some(r), Some(&item)) = (self.points.clone(), self.loss_items.get(self.list_index))
+        else {
+            return;
+        };
+        let first = r
+            .points
+            .first()
+            .map_or("the first point", |p| p.name.as_str());
+        let row = match crate::query::loss_first_row(&r, item) {
+            Some(row) => {
+                self.status = format!("{first}'s frame {} (the lost frame)", row + 1);
+                row
+            }
+            None => {
+                let ts = crate::query::loss_ts_ns(&r, item).unwrap_or(0);
+                let row = self
+                    .store
+                    .seek_time(ts)
+                    .min(self.store.len().saturating_sub(1));
+                self.status = format!(
+                    "{first} never saw this frame: its frame {} is the one at that time",
+                    row + 1
+                );
+                row
+            }
+        };
+        self.ensure_visible(row);
+        self.select_row(row);
+        self.view = View::Packets;
     }
 
     fn set_filter(&mut self, text: String) {

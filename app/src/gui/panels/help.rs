@@ -16,7 +16,7 @@ impl Workbench {
             .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
             .show(ctx, |ui| {
                 egui::Grid::new("keys").striped(true).show(ui, |ui| {
-                    for c in UiCommand::ALL {
+                    for c in UiCommand::ALL.into_iter().filter(|c| self.model.offers(*c)) {
                         ui.monospace(c.key());
                         ui.label(c.description());
                         ui.end_row();

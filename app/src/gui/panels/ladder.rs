@@ -32,40 +32,90 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let right = rect.right() - 20.0;
     let text = ui.visuals().text_color();
     let lane = Stroke::new(2.0, DIM);
-    painter.line_segment(
-        [pos2(left, rect.top() + head), pos2(left, rect.bottom())],
-        lane,
-    );
-    painter.line_segment(
-        [pos2(right, rect.top() + head), pos2(right, rect.bottom())],
-        lane,
-    );
     let f = FontId::proportional(12.0);
-    painter.text(
-        pos2(left, rect.top() + 2.0),
-        Align2::CENTER_TOP,
-        format!("requester {}", query::addr(q.requester)),
-        f.clone(),
-        text,
-    );
-    painter.text(
-        pos2(right, rect.top() + 2.0),
-        Align2::RIGHT_TOP,
-        format!("responder {}", query::addr(q.responder)),
-        f.clone(),
-        text,
-    );
+    // A session of capture points: one lane per point, in path order.
+    let lanes = query::ladder_lanes(model);
+    let lane_x = |k: usize, n: usize| left + (right - left) * k as f32 / (n.max(2) - 1) as f32;
+    match &lanes {
+        Some(names) => {
+            for (k, name) in names.iter().enumerate() {
+                let x = lane_x(k, names.len());
+                painter.line_segment([pos2(x, rect.top() + head), pos2(x, rect.bottom())], lane);
+                let align = if k == 0 {
+                    Align2::LEFT_TOP
+                } else if k + 1 == names.len() {
+                    Align2::RIGHT_TOP
+                } else {
+                    Align2::CENTER_TOP
+                };
+                painter.text(
+                    pos2(x, rect.top() + 2.0),
+                    align,
+                    format!("point {name}"),
+                    f.clone(),
+                    text,
+                );
+            }
+        }
+        None => {
+            painter.line_segment(
+                [pos2(left, rect.top() + head), pos2(left, rect.bottom())],
+                lane,
+            );
+            painter.line_segment(
+                [pos2(right, rect.top() + head), pos2(right, rect.bottom())],
+                lane,
+            );
+            painter.text(
+                pos2(left, rect.top() + 2.0),
+                Align2::CENTER_TOP,
+                format!("requester {}", query::addr(q.requester)),
+                f.clone(),
+                text,
+            );
+            painter.text(
+                pos2(right, rect.top() + 2.0),
+                Align2::RIGHT_TOP,
+                format!("responder {}", query::addr(q.responder)),
+                f.clone(),
+                text,
+            );
+        }
+    }
     let hover = resp.hover_pos();
     let mut hovered: Option<&query::LadderRow> = None;
     let mut band_hover = None;
     let mut last_ts: Option<u64> = None;
     for (k, lr) in rows.iter().enumerate() {
         let y = rect.top() + head + (k as f32 + 0.5) * step;
-        // Arrows slant down: the time a packet spends on the wire.
-        let (a, b) = if lr.rightward {
-            (pos2(left, y - 6.0), pos2(right, y + 6.0))
-        } else {
-            (pos2(right, y - 6.0), pos2(left, y + 6.0))
+        // Arrows slant down: the time a packet spends on the wire. Across
+        // the points' lanes, from the first on its way to the last that saw
+        // it; where it vanished, half way to the next, and an x.
+        let span = lanes.as_ref().map(|names| {
+            let n = names.len();
+            query::lane_span(model, lr.index).unwrap_or(query::LaneSpan {
+                from: if lr.rightward { 0 } else { n - 1 },
+                to: if lr.rightward { n - 1 } else { 0 },
+                rightward: lr.rightward,
+                vanished: false,
+            })
+        });
+        let (a, b, vanished) = match (span, &lanes) {
+            (Some(s), Some(names)) => {
+                let n = names.len();
+                let (xa, xr) = (lane_x(s.from, n), lane_x(s.to, n));
+                let next = s.to as i64 + if s.rightward { 1 } else { -1 };
+                let xb = if !s.vanished {
+                    xr
+                } else if (0..n as i64).contains(&next) {
+                    (xr + lane_x(next as usize, n)) / 2.0
+                } else {
+                    xr + if s.rightward { 24.0 } else { -24.0 }
+                };
+                (pos2(xa, y - 6.0), pos2(xb, y + 6.0), s.vanished)
+            }
+            _ if lr.rightward => (pos2(left, y - 6.0), pos2(right, y + 6.0), false),
+            _ => (pos2(right, y - 6.0), pos2(left, y + 6.0), false),
         };
         let mut color = class_color(lr.row.flags, text);
         let selected = Some(lr.index) == model.selected();
@@ -121,12 +171,19 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
             FontId::monospace(11.0),
             DIM,
         );
-        arrow(
-            &painter,
-            a,
-            b,
-            Stroke::new(if selected { 2.5 } else { 1.5 }, color),
-        );
+        let stroke = Stroke::new(if selected { 2.5 } else { 1.5 }, color);
+        if vanished {
+            painter.line_segment([a, b], stroke);
+            painter.text(
+                b,
+                Align2::CENTER_CENTER,
+                LOST_MARK,
+                FontId::proportional(14.0),
+                super::RED,
+            );
+        } else {
+            arrow(&painter, a, b, stroke);
+        }
         let flags = query::flag_text(lr.row.flags);
         let label = if flags.is_empty() {
             format!("{} PSN {}", query::short_opcode(lr.row.opcode), lr.row.psn)
@@ -138,7 +195,7 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
             )
         };
         painter.text(
-            pos2((left + right) / 2.0, y - 4.0),
+            pos2((a.x + b.x) / 2.0, y - 4.0),
             Align2::CENTER_BOTTOM,
             label,
             f.clone(),
@@ -160,6 +217,9 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         });
     }
 }
+
+/// Where a frame vanished, at its arrow's end.
+pub const LOST_MARK: &str = "×";
 
 /// A line from `a` to `b` with a filled arrowhead at `b`.
 pub fn arrow(painter: &egui::Painter, a: Pos2, b: Pos2, stroke: Stroke) {

@@ -5,6 +5,7 @@ mod explain;
 mod help;
 mod ladder;
 mod lessons;
+mod losses;
 mod overview;
 mod packets;
 pub(super) mod profiler;
@@ -24,8 +25,11 @@ use rocescope_core::{Command, Model};
 use rocescope_replay::store::Flags;
 
 pub use explain::explain_panel;
+#[cfg(test)]
+pub(crate) use ladder::LOST_MARK;
 pub use ladder::ladder;
 pub use lessons::{lesson_box, lessons};
+pub use losses::losses;
 #[cfg(test)]
 pub(crate) use overview::EPISODE_MARK;
 pub use overview::overview;
@@ -122,6 +126,7 @@ pub fn show(view: View, ui: &mut Ui, model: &Model, st: &mut PanelState, out: &m
         View::Profiler => profiler::show(ui, model, st, out),
         View::Explain => explain_panel(ui, model, st),
         View::Lessons => lessons(ui, model, out),
+        View::Losses => losses(ui, model, out),
     }
 }
 

@@ -71,6 +71,47 @@ fn capture_points(ui: &mut Ui, model: &Model) {
         };
         ui.add(egui::Label::new(RichText::new(line).color(col).monospace()).extend());
     }
+    latency_plot(ui, model);
+}
+
+/// Each segment's one-way latency (p99) over the capture, one line per
+/// segment and direction: queueing growth shows as a line rising.
+fn latency_plot(ui: &mut Ui, model: &Model) {
+    let series = query::segment_latency_series(model);
+    if series.is_empty() {
+        return;
+    }
+    ui.add_space(4.0);
+    ui.strong("One-way latency per segment, p99");
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for (i, (name, _)) in series.iter().enumerate() {
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(18.0, 10.0), egui::Sense::hover());
+            let y = rect.center().y;
+            ui.painter().line_segment(
+                [egui::pos2(rect.left(), y), egui::pos2(rect.right(), y)],
+                Stroke::new(2.0, QP_COLORS[i % QP_COLORS.len()]),
+            );
+            ui.label(RichText::new(name).small());
+        }
+    });
+    Plot::new("segment-latency")
+        .height(140.0)
+        .width(380.0)
+        .x_axis_label("ms since the first packet")
+        .y_axis_label("µs")
+        .include_y(0.0)
+        .allow_scroll(false)
+        .show(ui, |pui| {
+            for (i, (name, pts)) in series.iter().enumerate() {
+                let points: PlotPoints<'_> = pts.iter().map(|&(x, _, p99)| [x, p99]).collect();
+                pui.line(
+                    Line::new(name.clone(), points)
+                        .color(QP_COLORS[i % QP_COLORS.len()])
+                        .width(1.5),
+                );
+            }
+        });
 }
 
 /// What each line and mark of the plot is, in a row above it (egui_plot's

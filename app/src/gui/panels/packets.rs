@@ -57,7 +57,8 @@ fn filter_bar(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Com
     });
 }
 
-/// Headings of the packet list's columns.
+/// Headings of the packet list's columns; a session of capture points
+/// has [`PATH_COL`] before the analysis.
 const PACKET_COLS: [&str; 8] = [
     "No.",
     "Time",
@@ -68,6 +69,9 @@ const PACKET_COLS: [&str; 8] = [
     "Len",
     "Analysis",
 ];
+
+/// The points that saw each frame (capture points only).
+const PATH_COL: &str = "Path";
 
 /// Columns left out, in this order, when the panel is too narrow for all:
 /// the addresses (the detail tree has them), then the length, then the time.
@@ -138,7 +142,14 @@ fn packet_list(
     }
     let rows = model.visible_rows(st.packets_first, rows_fit as usize);
     let convs = model.store().conversations();
-    let cells: Vec<[String; 8]> = rows
+    let points = model.points();
+    let heads: Vec<&str> = PACKET_COLS[..7]
+        .iter()
+        .copied()
+        .chain(points.map(|_| PATH_COL))
+        .chain([PACKET_COLS[7]])
+        .collect();
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|(index, r)| {
             let conv = convs.get(r.conversation as usize);
@@ -147,7 +158,7 @@ fn packet_list(
             } else {
                 ("-".into(), String::new())
             };
-            [
+            let mut row = vec![
                 (index + 1).to_string(),
                 query::rel_time(model, r.ts_ns),
                 conv.map(|c| format!("{} > {}", c.key.src_addr(), c.key.dst_addr()))
@@ -157,15 +168,17 @@ fn packet_list(
                     .unwrap_or_default(),
                 psn,
                 r.origlen.to_string(),
-                query::flag_text(r.flags),
-            ]
+            ];
+            row.extend(query::path_cell(model, *index));
+            row.push(query::flag_text(r.flags));
+            row
         })
         .collect();
     // Each column as wide as its heading and the cells in view (the frame
     // number and the time as wide as the capture's last); whole columns
     // are left out when the panel is narrow, never cells cut.
     let (char_w, head_w) = ui.fonts(|f| {
-        let head: Vec<f32> = PACKET_COLS
+        let head: Vec<f32> = heads
             .iter()
             .map(|t| {
                 f.layout_no_wrap((*t).to_owned(), head_font.clone(), text_color)
@@ -176,7 +189,7 @@ fn packet_list(
         (f.glyph_width(&font, '0'), head)
     });
     let last_ts = model.store().stats().last_ts_ns.unwrap_or(0);
-    let mut chars = [
+    let mut chars = vec![
         model.store().len().max(1).to_string().len(),
         query::rel_time(model, last_ts).chars().count(),
         0,
@@ -184,8 +197,9 @@ fn packet_list(
         8,
         0,
         0,
-        0,
     ];
+    chars.extend(points.map(query::path_chars));
+    chars.push(0);
     for row in &cells {
         for (c, cell) in chars.iter_mut().zip(row) {
             *c = (*c).max(cell.chars().count());
@@ -218,7 +232,7 @@ fn packet_list(
             .collect()
     };
     painter.rect_filled(header, 0.0, ui.visuals().faint_bg_color);
-    for (t, x) in PACKET_COLS.iter().zip(&xs) {
+    for (t, x) in heads.iter().zip(&xs) {
         if let Some(x) = x {
             painter.text(
                 pos2(*x, header.center().y),

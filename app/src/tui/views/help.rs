@@ -5,13 +5,17 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
-use rocescope_core::UiCommand;
+use rocescope_core::{Model, UiCommand};
 
 use super::{DIM, YELLOW, title};
 
-pub(super) fn help(f: &mut Frame<'_>, area: Rect) {
+pub(super) fn help(f: &mut Frame<'_>, model: &Model, area: Rect) {
+    let offered: Vec<UiCommand> = UiCommand::ALL
+        .into_iter()
+        .filter(|c| model.offers(*c))
+        .collect();
     let w = area.width.min(90);
-    let h = area.height.min(UiCommand::ALL.len() as u16 + 4);
+    let h = area.height.min(offered.len() as u16 + 4);
     let r = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -19,7 +23,7 @@ pub(super) fn help(f: &mut Frame<'_>, area: Rect) {
         h,
     );
     f.render_widget(Clear, r);
-    let mut lines: Vec<Line<'_>> = UiCommand::ALL
+    let mut lines: Vec<Line<'_>> = offered
         .iter()
         .map(|c| {
             Line::from(vec![

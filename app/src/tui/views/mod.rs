@@ -4,6 +4,7 @@ mod explain;
 mod help;
 mod ladder;
 mod lessons;
+mod losses;
 mod overview;
 mod packets;
 mod profiler;
@@ -28,6 +29,7 @@ use help::help;
 use ladder::ladder;
 use lessons::lesson_box;
 use lessons::lessons;
+use losses::losses;
 use overview::overview;
 use packets::packets;
 use profiler::profiler;
@@ -218,13 +220,14 @@ pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
         View::Profiler => profiler(f, model, body),
         View::Explain => explain_view(f, model, body),
         View::Lessons => lessons(f, model, ui, body),
+        View::Losses => losses(f, model, ui, body),
     }
     if model.lesson().is_some() {
         lesson_box(f, model, chunks[2]);
     }
     status_bar(f, model, chunks[3]);
     if model.overlay() == Overlay::Help {
-        help(f, area);
+        help(f, model, area);
     }
 }
 
@@ -232,11 +235,16 @@ fn draw_tabs(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     ui.tabs.clear();
     let mut spans = Vec::new();
     let mut x = area.x;
-    for (i, v) in View::ALL.iter().enumerate() {
+    for v in model.views().iter() {
+        // The key that shows it (`1`..`9`, `0` for the Losses view).
+        let key = rocescope_core::UiCommand::ALL
+            .iter()
+            .find(|c| c.command(1) == Command::ShowView(*v))
+            .map_or("", |c| c.key());
         let label = if area.width < 100 {
-            format!(" {}:{} ", i + 1, &v.title()[..v.title().len().min(4)])
+            format!(" {key}:{} ", &v.title()[..v.title().len().min(4)])
         } else {
-            format!(" {}:{} ", i + 1, v.title())
+            format!(" {key}:{} ", v.title())
         };
         let w = label.chars().count() as u16;
         ui.tabs.push((Rect::new(x, area.y, w, 1), *v));

@@ -38,6 +38,17 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         .direction(Direction::Vertical)
         .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
         .split(area);
+    // Several capture points: each segment's one-way latency beside the
+    // throughput.
+    let (top, latency_area) = if model.points().is_some() {
+        let cols = Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
+            .split(rows[0]);
+        (cols[0], Some(cols[1]))
+    } else {
+        (rows[0], None)
+    };
     let t0 = model.store().stats().first_ts_ns.unwrap_or(0);
     let colors = [
         GREEN,
@@ -49,7 +60,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         Color::White,
         Color::LightGreen,
     ];
-    let width = rows[0].width.saturating_sub(10);
+    let width = top.width.saturating_sub(10);
     let data: Vec<Vec<(f64, f64)>> = report
         .qps
         .iter()
@@ -144,7 +155,10 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
                 .labels(["0".to_owned(), format!("{max_y:.1}")])
                 .style(Style::default().fg(DIM)),
         );
-    f.render_widget(chart, rows[0]);
+    f.render_widget(chart, top);
+    if let Some(area) = latency_area {
+        latency_chart(f, model, area, &colors);
+    }
 
     // Several capture points: their summary beside the diagnosis.
     let widths: &[Constraint] = if model.points().is_some() {
@@ -269,4 +283,54 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
             .wrap(Wrap { trim: true }),
         bottom[1],
     );
+}
+
+/// Each segment's one-way latency (p99) over the capture, one line per
+/// segment and direction: queueing growth shows as a line rising.
+fn latency_chart(f: &mut Frame<'_>, model: &Model, area: Rect, colors: &[Color]) {
+    let series = rocescope_core::query::segment_latency_series(model);
+    let data: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|(_, pts)| pts.iter().map(|&(x, _, p99)| (x, p99)).collect())
+        .collect();
+    let (mut max_x, mut max_y) = (0.001f64, 0.001f64);
+    for (x, y) in data.iter().flatten() {
+        max_x = max_x.max(*x);
+        max_y = max_y.max(*y);
+    }
+    let datasets: Vec<Dataset<'_>> = data
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            Dataset::default()
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(Style::default().fg(colors[i % colors.len()]))
+                .data(d)
+        })
+        .collect();
+    let mut legend = vec![Span::raw(" ")];
+    for (i, (name, _)) in series.iter().enumerate() {
+        legend.push(Span::styled(
+            "━━ ",
+            Style::default().fg(colors[i % colors.len()]),
+        ));
+        legend.push(Span::raw(format!("{name}  ")));
+    }
+    let chart = Chart::new(datasets)
+        .legend_position(None)
+        .block(title("One-way latency per segment, p99 µs").title_bottom(Line::from(legend)))
+        .x_axis(
+            Axis::default()
+                .bounds([0.0, max_x])
+                .labels(["0 ms".to_owned(), format!("{max_x:.3} ms")])
+                .style(Style::default().fg(DIM)),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, max_y * 1.1])
+                .labels(["0".to_owned(), format!("{max_y:.3}")])
+                .style(Style::default().fg(DIM)),
+        );
+    f.render_widget(chart, area);
 }

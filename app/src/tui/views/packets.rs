@@ -5,7 +5,9 @@ use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row as TRow, Table};
-use rocescope_core::query::{field_value, flag_text, rel_time, short_opcode};
+use rocescope_core::query::{
+    field_value, flag_text, path_cell, path_chars, rel_time, short_opcode,
+};
 use rocescope_core::{Model, Overlay};
 use rocescope_replay::store::Flags;
 
@@ -78,7 +80,12 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         if wide {
             cells.push(src_dst);
         }
-        cells.extend([op, qp, psn, r.origlen.to_string(), flag_text(r.flags)]);
+        cells.extend([op, qp, psn, r.origlen.to_string()]);
+        // The points that saw it, in a session of capture points.
+        if let Some(path) = path_cell(model, *index) {
+            cells.push(path);
+        }
+        cells.push(flag_text(r.flags));
         let mut style = flag_style(r.flags);
         if Some(*index) == model.selected() {
             style = style.add_modifier(Modifier::REVERSED);
@@ -102,9 +109,14 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
         Constraint::Length(8),
         Constraint::Length(9),
         Constraint::Length(6),
-        Constraint::Min(8),
     ]);
-    header.extend(["Opcode", "QP", "PSN", "Len", "Analysis"]);
+    header.extend(["Opcode", "QP", "PSN", "Len"]);
+    if let Some(r) = model.points() {
+        widths.push(Constraint::Length(path_chars(r).max(4) as u16));
+        header.push("Path");
+    }
+    widths.push(Constraint::Min(8));
+    header.push("Analysis");
     let table = Table::new(trs, widths)
         .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
         .block(title(list_title(model, first, visible.len() as u64, total)));

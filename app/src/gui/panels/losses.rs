@@ -1,0 +1,95 @@
+//! Losses: the lost frames of a session of capture points, segment by
+//! segment, each with its evidence; a double click shows the frame in the
+//! packet list.
+
+use eframe::egui;
+
+use egui::{RichText, Sense, Ui, vec2};
+use egui_extras::{Column, TableBuilder};
+use rocescope_core::command::View;
+use rocescope_core::query::{self, LossItem};
+use rocescope_core::{Command, Model};
+
+use super::{DIM, ROW_H, YELLOW, select_item, selected_item};
+
+pub fn losses(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
+    let Some(r) = model.points() else {
+        ui.weak("the Losses view needs several capture points (--point NAME=FILE ...)");
+        return;
+    };
+    let items = model.loss_items();
+    ui.strong(format!(
+        "Losses by segment: {} (click: select, double-click: show in packets)",
+        query::losses_heading(r)
+    ));
+    let sel = selected_item(model, View::Losses);
+    let why_h = 80.0;
+    let heads = query::LOSS_VIEW_COLUMNS;
+    let table_h = (ui.available_height() - why_h).max(60.0);
+    ui.allocate_ui(vec2(ui.available_width(), table_h), |ui| {
+        TableBuilder::new(ui)
+            .id_salt("losses")
+            .striped(true)
+            .sense(Sense::click())
+            .max_scroll_height(table_h)
+            .columns(
+                Column::auto().at_least(50.0).resizable(true),
+                heads.len() - 1,
+            )
+            .column(Column::remainder().at_least(120.0))
+            .header(20.0, |mut h| {
+                for t in heads {
+                    h.col(|ui| {
+                        ui.strong(t);
+                    });
+                }
+            })
+            .body(|body| {
+                body.rows(ROW_H, items.len(), |mut row| {
+                    let i = row.index();
+                    let item = items[i];
+                    row.set_selected(sel == Some(i));
+                    let missed = matches!(item, LossItem::Missed(_));
+                    let cells = query::loss_row(model, r, item);
+                    let last = cells.len() - 1;
+                    for (k, cell) in cells.into_iter().enumerate() {
+                        row.col(|ui| {
+                            let t = RichText::new(cell).monospace();
+                            let t = if missed { t.color(DIM) } else { t };
+                            // One line each (the evidence cut to its
+                            // column, whole below); not selectable: a
+                            // click is the row's.
+                            let label = egui::Label::new(t).selectable(false);
+                            ui.add(if k == last {
+                                label.truncate()
+                            } else {
+                                label.extend()
+                            });
+                        });
+                    }
+                    let resp = row.response();
+                    if resp.clicked() {
+                        select_item(model, View::Losses, i, out);
+                    }
+                    if resp.double_clicked() {
+                        select_item(model, View::Losses, i, out);
+                        out.push(Command::OpenSelectedQp);
+                    }
+                });
+            });
+    });
+    ui.separator();
+    match sel.and_then(|i| items.get(i)) {
+        Some(&item) => {
+            for line in query::loss_evidence(r, item) {
+                ui.label(RichText::new(line).color(YELLOW));
+            }
+        }
+        None if items.is_empty() => {
+            ui.weak("No frame was lost between the points, and no point missed one.");
+        }
+        None => {
+            ui.weak("select a loss to see its evidence");
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Losses: the lost frames of a session of capture points, segment by
+//! segment, each with its evidence; Enter shows the frame in the packet
+//! list.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Row as TRow, Table, Wrap};
+use rocescope_core::Model;
+use rocescope_core::query::{LOSS_VIEW_COLUMNS, LossItem, loss_evidence, loss_row, losses_heading};
+
+use super::{DIM, Fitted, UiState, YELLOW, title};
+
+pub(super) fn losses(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
+    let Some(r) = model.points() else {
+        return;
+    };
+    let items = model.loss_items();
+    let chunks = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Min(5), Constraint::Length(5)])
+        .split(area);
+    let h = chunks[0].height.saturating_sub(3) as usize;
+    let first = model.list_index().saturating_sub(h.saturating_sub(1));
+    let shown: Vec<LossItem> = items.iter().skip(first).take(h).copied().collect();
+    let cells: Vec<Vec<String>> = shown
+        .iter()
+        .map(|&i| loss_row(model, r, i).to_vec())
+        .collect();
+    let fit = Fitted::new(
+        &LOSS_VIEW_COLUMNS,
+        &cells,
+        &[8, 0, 0, 8, 0, 0, 0, 20],
+        &[2, 6, 4, 7],
+        chunks[0].width.saturating_sub(2),
+    );
+    let rows: Vec<TRow<'_>> = cells
+        .iter()
+        .zip(&shown)
+        .enumerate()
+        .map(|(k, (c, item))| {
+            let mut style = match item {
+                LossItem::Missed(_) => Style::default().fg(DIM),
+                LossItem::Placed(_) => Style::default(),
+            };
+            if first + k == model.list_index() {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            TRow::new(fit.cells(c)).style(style)
+        })
+        .collect();
+    let header: Vec<&str> = fit.keep.iter().map(|&i| LOSS_VIEW_COLUMNS[i]).collect();
+    let t = Table::new(rows, fit.widths.clone())
+        .column_spacing(fit.gap)
+        .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
+        .block(title(fit.title(
+            &format!("Losses by segment: {}", losses_heading(r)),
+            "Enter: show in packets",
+        )));
+    f.render_widget(t, chunks[0]);
+    ui.items = Rect::new(
+        chunks[0].x + 1,
+        chunks[0].y + 2,
+        chunks[0].width.saturating_sub(2),
+        h as u16,
+    );
+    ui.items_first = first;
+    let lines: Vec<Line<'_>> = match items.get(model.list_index()) {
+        Some(&i) => loss_evidence(r, i).into_iter().map(Line::from).collect(),
+        None => vec![Line::from(
+            "No frame was lost between the points, and no point missed one.",
+        )],
+    };
+    f.render_widget(
+        Paragraph::new(lines)
+            .style(Style::default().fg(YELLOW))
+            .wrap(Wrap { trim: true })
+            .block(title("Evidence")),
+        chunks[1],
+    );
+}
