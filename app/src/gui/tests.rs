@@ -825,41 +825,7 @@ fn the_signals_panel_marks_an_ila_captures_trigger() {
 /// points' summary beside its own counters and diagnosis.
 #[test]
 fn the_overview_shows_the_capture_points_summary() {
-    use rocescope_replay::points::{Point, PointsConfig, analyse_points};
-    let dir = std::env::temp_dir().join(format!("rocescope-gui-points-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut sc = rocescope_sim::Scenario::resolve("lossy-link").unwrap();
-    sc.bound_to_ns(3_000_000);
-    sc.set_points("a,sw,b").unwrap();
-    rocescope_sim::points::write_points(sc, &dir).unwrap();
-    let points: Vec<Point> = ["a", "sw", "b"]
-        .iter()
-        .map(|n| {
-            let p = Point::open(
-                n,
-                &dir.join(format!("{n}.pcapng")),
-                DecodeConfig::default(),
-                &Default::default(),
-                None,
-                Default::default(),
-            )
-            .unwrap();
-            p.store.wait();
-            p
-        })
-        .collect();
-    let report = analyse_points(&points, &PointsConfig::default()).unwrap();
-    assert!(report.losses.iter().any(|l| l.segment == "a>sw"));
-    let first = points.into_iter().next().unwrap();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(
-        first.store,
-        first.analysis,
-        SourceHandle::file("a.pcapng".into()),
-    );
-    m.forget_lesson_progress();
-    m.set_points(report);
-    m.tick(Instant::now());
+    let (m, _dir) = crate::test_points::model("gui-points");
     let mut wb = Workbench::new(m, only(View::Overview));
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);
@@ -883,7 +849,6 @@ fn the_overview_shows_the_capture_points_summary() {
             f.all()
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `gui --point`: the Losses tab sits beside the retransmissions; key `0`
