@@ -42,22 +42,10 @@ fn frames() -> Vec<Vec<u8>> {
     ]
 }
 
+/// A pcap of `records` 10 µs apart from 1 s on.
 fn pcap(linktype: u32, records: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&linktype.to_le_bytes());
-    for (i, f) in records.iter().enumerate() {
-        out.extend_from_slice(&1u32.to_le_bytes());
-        out.extend_from_slice(&((i as u32) * 10).to_le_bytes()); // 10 µs apart
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(f);
-    }
-    out
+    let each = records.iter().enumerate();
+    rocescope_testkit::pcap_bytes(linktype, each.map(|(i, f)| (1_000_000 + i as u64 * 10, f)))
 }
 
 /// An ERF InfiniBand record with one extension header (as a DAG card adds).

@@ -53,18 +53,6 @@ fn tshark_available() -> bool {
     rocescope_testkit::available(&[rocescope_testkit::TSHARK])
 }
 
-fn parse_tshark(v: &str) -> u64 {
-    if let Some(h) = v.strip_prefix("0x") {
-        u64::from_str_radix(h, 16).unwrap()
-    } else if v == "True" {
-        1
-    } else if v == "False" {
-        0
-    } else {
-        v.parse().unwrap()
-    }
-}
-
 /// A MAD: base header (class, method, attribute, TID) and `data` after it.
 fn mad(class: u8, method: u8, attr: u16, tid: u64, data: &[u8]) -> Vec<u8> {
     let mut m = vec![1, class, if class == 0x07 { 2 } else { 1 }, method];
@@ -156,25 +144,13 @@ fn frames() -> Vec<(Vec<u8>, Option<&'static str>)> {
     out
 }
 
+/// An ERF record of the InfiniBand type around `frame`, as ibdump writes.
+/// A pcap of `frames` a second apart from 1 s on.
 fn pcap(linktype: u32, frames: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&linktype.to_le_bytes());
-    for (i, f) in frames.iter().enumerate() {
-        out.extend_from_slice(&(i as u32 + 1).to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(f);
-    }
-    out
+    let secs = frames.iter().enumerate();
+    rocescope_testkit::pcap_bytes(linktype, secs.map(|(i, f)| ((i as u64 + 1) * 1_000_000, f)))
 }
 
-/// An ERF record of the InfiniBand type around `frame`, as ibdump writes.
 fn erf(i: usize, frame: &[u8]) -> Vec<u8> {
     let mut r = Vec::with_capacity(16 + frame.len());
     r.extend_from_slice(&(((i as u64) + 1) << 32).to_le_bytes());
@@ -244,7 +220,7 @@ fn compare(link: LinkLayer, records: &[Vec<u8>], names: &[Option<&str>], rows: &
             }
             assert_eq!(
                 ours.get(field).copied(),
-                Some(parse_tshark(theirs)),
+                rocescope_testkit::tshark_number(theirs),
                 "{field}: tshark says {theirs}; {}",
                 p.summary()
             );

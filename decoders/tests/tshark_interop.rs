@@ -51,39 +51,8 @@ fn tshark_knows_ext(op: u8) -> bool {
     !matches!(op, 0x1C | 0x1D | 0x81) && !matches!(op & 0xE0, 0x40 | 0xA0)
 }
 
-fn write_pcap(path: &std::path::Path, frames: &[Vec<u8>]) {
-    let mut out = Vec::new();
-    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&1u32.to_le_bytes());
-    for (i, f) in frames.iter().enumerate() {
-        out.extend_from_slice(&(i as u32).to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(f);
-    }
-    std::fs::write(path, out).unwrap();
-}
-
 fn tshark_available() -> bool {
     rocescope_testkit::available(&[rocescope_testkit::TSHARK])
-}
-
-fn parse_tshark(v: &str) -> u64 {
-    if let Some(h) = v.strip_prefix("0x") {
-        u64::from_str_radix(h, 16).unwrap()
-    } else if v == "True" {
-        1
-    } else if v == "False" {
-        0
-    } else {
-        v.parse()
-            .unwrap_or_else(|_| u64::from_str_radix(v, 16).unwrap())
-    }
 }
 
 fn builders() -> Vec<PacketBuilder> {
@@ -184,7 +153,11 @@ fn tshark_reads_every_builder_frame_with_our_values() {
     let dir = std::env::temp_dir().join(format!("rocescope-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("built.pcap");
-    write_pcap(&path, &frames);
+    let secs = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i as u64 * 1_000_000, f));
+    std::fs::write(&path, rocescope_testkit::pcap_bytes(1, secs)).unwrap();
 
     let mut cmd = Command::new("tshark");
     cmd.arg("-n").arg("-r").arg(&path).args([
@@ -235,7 +208,7 @@ fn tshark_reads_every_builder_frame_with_our_values() {
             let want = if matches!(*name, "infiniband.immdt" | "infiniband.ieth") {
                 u64::from_str_radix(theirs, 16).unwrap()
             } else {
-                parse_tshark(theirs)
+                rocescope_testkit::tshark_number(theirs).unwrap()
             };
             assert_eq!(
                 ours.get(name).copied(),

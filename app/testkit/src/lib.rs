@@ -123,6 +123,44 @@ pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
     out
 }
 
+/// A microsecond pcap file's bytes: `frames` as (time in µs, bytes),
+/// each whole, under `linktype` (1 Ethernet, 147 a private DLT, 197 ERF).
+pub fn pcap_bytes<F: AsRef<[u8]>>(
+    linktype: u32,
+    frames: impl IntoIterator<Item = (u64, F)>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, linktype] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for (ts_us, f) in frames {
+        let f = f.as_ref();
+        for v in [
+            (ts_us / 1_000_000) as u32,
+            (ts_us % 1_000_000) as u32,
+            f.len() as u32,
+            f.len() as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(f);
+    }
+    out
+}
+
+/// A field as `tshark -T fields` prints it, as a number: `0x` hex,
+/// `True`/`False`, decimal, else bare hex; `None` for anything else.
+pub fn tshark_number(v: &str) -> Option<u64> {
+    match v {
+        "True" => Some(1),
+        "False" => Some(0),
+        _ => match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok().or_else(|| u64::from_str_radix(v, 16).ok()),
+        },
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
