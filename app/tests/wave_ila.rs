@@ -18,7 +18,6 @@ use std::process::Command;
 use rocescope_decoders::{Opcode, PacketBuilder};
 use rocescope_replay::PcapngWriter;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 const WINDOW: usize = 96;
 const TRIGGERS: [usize; 3] = [10, 20, 5];
 /// Samples missing from the last window.
@@ -217,23 +216,12 @@ fn export(dir: &Path, name: &str, generic: bool) -> (PathBuf, PathBuf, Expected)
     (csv, vcd, want)
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocescope-ila-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+fn rocescope(args: &[&str]) -> (bool, String, String) {
+    support::outcome(support::bin().args(args))
 }
 
-fn rocescope(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("rocescope runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn temp_dir(name: &str) -> PathBuf {
+    support::out_dir("wave-ila", name)
 }
 
 fn s(p: &Path) -> &str {

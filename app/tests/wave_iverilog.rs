@@ -8,6 +8,8 @@
 //!
 //! Skipped without iverilog unless `ROCESCOPE_REQUIRE_IVERILOG=1`.
 
+mod support;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,7 +18,6 @@ use rocescope_decoders::{Opcode, PacketBuilder};
 use rocescope_replay::wave::WaveOptions;
 use rocescope_replay::{CaptureFormat, CaptureReader, PcapngWriter};
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 const A: [u8; 4] = [10, 0, 0, 1];
 const B: [u8; 4] = [10, 0, 0, 2];
 
@@ -201,13 +202,7 @@ struct Sim {
 
 /// Writes the testbench and runs it; `fst` dumps FST instead of VCD.
 fn simulate(name: &str, streams: &[Stream], fst: bool) -> Sim {
-    let dir = std::env::temp_dir().join(format!(
-        "rocescope-wave-{name}-{}-{}",
-        std::process::id(),
-        u8::from(fst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = support::out_dir("wave-iverilog", &format!("{name}-{}", u8::from(fst)));
     let mut v = String::from("`timescale 1ns/1ps\n");
     for (i, s) in streams.iter().enumerate() {
         v.push_str(&s.module(i));
@@ -321,15 +316,7 @@ fn read_all(path: &Path, opts: &WaveOptions) -> (Vec<Got>, Option<String>) {
 }
 
 fn rocescope(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .args(args)
-        .output()
-        .expect("rocescope runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    support::outcome(support::bin().args(args))
 }
 
 fn s(p: &Path) -> &str {

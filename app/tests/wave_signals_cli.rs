@@ -5,9 +5,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 
 fn seed(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,26 +14,11 @@ fn seed(name: &str) -> PathBuf {
 }
 
 fn rocescope(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("rocescope runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    support::outcome(support::bin().current_dir(dir).args(args))
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "rocescope-signals-cli-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    support::out_dir("wave-signals-cli", name)
 }
 
 #[test]

@@ -44,6 +44,13 @@ pub fn rocescope_ok(args: &[&str]) -> std::process::Output {
     out
 }
 
+/// A finished run as (exit 0, stdout, stderr), for tests that read all
+/// three.
+pub fn outcome(cmd: &mut std::process::Command) -> (bool, String, String) {
+    let out = cmd.output().expect("rocescope runs");
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
 /// Output bytes as text, for asserts and their messages.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
