@@ -4,19 +4,11 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Runs an agent serving the simulator at `level` (with a token), lets two
 /// clients talk to it (one with the wrong token, one that subscribes and
@@ -29,7 +21,7 @@ fn agent_log(level: &str) -> String {
     std::fs::create_dir_all(&dir).unwrap();
     let token = "s3cret-token-0123456789";
     std::fs::write(dir.join("token"), token).unwrap();
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let listen = format!("127.0.0.1:{port}");
     let mut agent = Command::new(BIN)
         .args([

@@ -17,14 +17,6 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A child ended with the test, however the test ends.
 struct Reaped(Child);
 
@@ -79,7 +71,10 @@ fn an_unknown_scenario_names_the_shipped_ones() {
 /// lost" and exit 0 with 0 frames before).
 #[test]
 fn attach_to_a_closed_port_fails() {
-    let url = format!("tcp://127.0.0.1:{}", free_port());
+    let url = format!(
+        "tcp://127.0.0.1:{}",
+        rocescope_testkit::free_port().unwrap()
+    );
     let t0 = Instant::now();
     let o = run(&["attach", &url, "--headless", "--duration", "10s"]);
     let err = stderr(&o);
@@ -105,7 +100,7 @@ fn a_stdin_agent_waits_for_its_first_client() {
     while reader.next_frame().unwrap().is_some() {
         frames += 1;
     }
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let listen = format!("127.0.0.1:{port}");
     let mut agent = Reaped(
         Command::new(BIN)
@@ -202,7 +197,7 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// leaves only whole files, which read back.
 #[test]
 fn attach_with_partitions_ends_on_time() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let listen = format!("127.0.0.1:{port}");
     let _agent = Reaped(
         Command::new(BIN)

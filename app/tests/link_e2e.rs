@@ -19,14 +19,6 @@ use rocescope_replay::{CaptureItem, CaptureReader, PcapngWriter, Record};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Header-only RC WRITE ONLY frames on 4 QPs, PSNs in order.
 fn frames(n: usize, first_psn: u32) -> Vec<Vec<u8>> {
     (0..n)
@@ -260,7 +252,7 @@ fn stdin_file(p: &Path) -> Stdio {
 fn steady_stream_arrives_whole_and_is_recorded() {
     let total = 100_000;
     let file = write_file("steady.pcapng", &pcapng_bytes(&frames(total, 0), 1_000));
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent_serving(port, &file, &[]);
     let rec = tmp("link", "steady-rec.pcapng");
     let c = attach_until_end(port, "60s", &["--record", rec.to_str().unwrap()]);
@@ -289,7 +281,7 @@ fn plain_tcp_reader_gets_a_pcapng_file() {
     // What `nc HOST PORT > x.pcapng` does: connect, send nothing, save.
     let total = 1000;
     let file = write_file("nc.pcapng", &pcapng_bytes(&frames(total, 0), 1));
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent_serving(port, &file, &[]);
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let mut bytes = Vec::new();
@@ -317,7 +309,7 @@ fn plain_tcp_reader_gets_a_pcapng_file() {
 fn slow_client_counts_drops_exactly() {
     let total = 60_000;
     let file = write_file("slow.pcapng", &pcapng_bytes(&frames(total, 0), 1));
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent_serving(port, &file, &["--client-queue-mb", "1"]);
     let c = attach_until_end(
         port,
@@ -338,7 +330,7 @@ fn slow_client_counts_drops_exactly() {
 
 #[test]
 fn agent_killed_and_restarted_client_reconnects_and_keeps_data() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let first = 1000;
     let mut a1 = agent(port, &["--pcap-stdin"], &[], Stdio::piped());
     let mut a1_in = a1.stdin();
@@ -423,7 +415,7 @@ fn messages_until(s: &TcpStream, until: &'static str) -> Vec<String> {
 
 #[test]
 fn garbage_and_truncated_control_messages_are_rejected_not_fatal() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let ctl_log = tmp("link", "ctl.log");
     let script = write_file(
         "ctl.sh",
@@ -495,7 +487,7 @@ fn garbage_and_truncated_control_messages_are_rejected_not_fatal() {
 
 #[test]
 fn wrong_token_is_refused_before_any_data() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let token = write_file("token", b"0123456789abcdef0123\n");
     let wrong = write_file("wrong-token", b"0123456789abcdef0124\n");
     let file = write_file("tok.pcapng", &pcapng_bytes(&frames(50, 0), 1));
@@ -536,7 +528,7 @@ fn non_loopback_listen_needs_a_token() {
 
 #[test]
 fn client_that_never_reads_does_not_stall_the_agent_or_grow_it() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let mut a = agent(
         port,
         &["--pcap-stdin"],
@@ -600,7 +592,8 @@ fn attach_duration_takes_the_shared_units() {
         ("8d", "unknown unit \"d\""),
         ("169h", "at most 168h"),
     ] {
-        let (ok, _, err) = attach(free_port(), &["--duration", d]).finish(Duration::from_secs(20));
+        let (ok, _, err) = attach(rocescope_testkit::free_port().unwrap(), &["--duration", d])
+            .finish(Duration::from_secs(20));
         assert!(!ok, "{d}");
         assert!(err.join("\n").contains(want), "{d}: {err:?}");
     }
@@ -608,7 +601,7 @@ fn attach_duration_takes_the_shared_units() {
 
 #[test]
 fn attach_duration_is_honoured_across_a_reconnect() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let mut a1 = agent(port, &["--pcap-stdin"], &[], Stdio::piped());
     let mut a1_in = a1.stdin();
     let t0 = Instant::now();
@@ -659,7 +652,7 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
     let total: u64 = 1_500_000;
     let file = tmp("link", "long-session.pcap");
     rocescope_replay::synth::write_header_only_pcap(&file, total).unwrap();
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent_serving(port, &file, &[]);
     let session = tmp("link", "long-session-segments");
     let cap_bytes: u64 = 96 << 20;
@@ -834,7 +827,7 @@ fn readme_live_commands_run_as_printed() {
 
 #[test]
 fn a_simulated_card_serves_two_clients_one_after_another() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent(port, &["--sim", "default"], &[], Stdio::null());
     let mut got = Vec::new();
     for _ in 0..2 {
@@ -856,7 +849,7 @@ fn a_simulated_card_serves_two_clients_one_after_another() {
 fn an_ended_file_source_is_reported_as_ended() {
     let total = 2000;
     let file = write_file("ended.pcapng", &pcapng_bytes(&frames(total, 0), 1));
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent_serving(port, &file, &[]);
     // No --exit-on-end: a headless client stops at the end by itself.
     let c = attach(port, &["--duration", "60s"]);
@@ -889,7 +882,7 @@ fn an_ended_file_source_is_reported_as_ended() {
 
 #[test]
 fn evidence_records_arrive_through_the_agent_and_are_recorded() {
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent(
         port,
         &["--sim", "dpi-drop"],
@@ -953,7 +946,7 @@ fn attach_writes_partitions_window_by_window_and_the_tables_at_the_end() {
     );
     let dir = tmp("link", "live-parts");
     let _ = std::fs::remove_dir_all(&dir);
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     let a = agent_serving(port, &file, &[]);
     let c = attach_until_end(
         port,
@@ -990,7 +983,7 @@ fn attach_writes_partitions_window_by_window_and_the_tables_at_the_end() {
 fn attach_partitions_are_written_while_it_runs_and_a_crash_leaves_only_whole_files() {
     let dir = tmp("link", "live-crash");
     let _ = std::fs::remove_dir_all(&dir);
-    let port = free_port();
+    let port = rocescope_testkit::free_port().unwrap();
     // The simulator paced to 0.3 ms of capture time a second: a 100 us
     // window closes about three times a second.
     let a = agent(

@@ -6,7 +6,6 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-
 fn seed(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../decoders/fuzz/corpus/wave")

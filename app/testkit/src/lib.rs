@@ -161,6 +161,14 @@ pub fn tshark_number(v: &str) -> Option<u64> {
     }
 }
 
+/// A TCP port on loopback no one listens on now (the kernel's pick), for
+/// a server process the test starts.
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
