@@ -11,7 +11,7 @@
 
 mod support;
 
-use support::{tmux, wait_for};
+use support::{tmux, tmux_session, wait_for};
 
 use std::path::Path;
 use std::process::Command;
@@ -46,17 +46,7 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
         point("b"),
         status_file.display()
     );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "160",
-        "-y",
-        "45",
-        &cmd,
-    ]);
+    tmux_session(&session, 160, 45, &cmd);
     let screen = wait_for(&session, "Capture points a > sw > b", 30);
     // The Losses view: key 0, each loss under its segment with its
     // evidence; Enter shows the frame in the packet list.

@@ -9,7 +9,7 @@
 
 mod support;
 
-use support::{tmux, wait_for};
+use support::{tmux, tmux_session, wait_for};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -71,17 +71,7 @@ fn start(session: &str, dir: &Path, extra: &str) {
         dir.display(),
         readme_command("rocescope sim --scenario default --pace 0.0003 --partitions"),
     );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        session,
-        "-x",
-        "220",
-        "-y",
-        "30",
-        &cmd,
-    ]);
+    tmux_session(session, 220, 30, &cmd);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{tmux, wait_for};
+use support::{tmux, tmux_session, wait_for};
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -24,17 +24,7 @@ fn workbench_in_tmux() {
         env!("CARGO_BIN_EXE_rocescope"),
         status_file.display()
     );
-    tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        &session,
-        "-x",
-        "100",
-        "-y",
-        "30",
-        &cmd,
-    ]);
+    tmux_session(&session, 100, 30, &cmd);
     let screen = wait_for(&session, "19 pkts", 20);
     assert!(screen.contains("1:Over"), "{screen}");
     assert!(screen.contains("sim:teaching-basic"), "{screen}");

@@ -90,6 +90,13 @@ pub fn tmux(args: &[&str]) -> String {
     text(&out.stdout)
 }
 
+/// A detached tmux `session` of `width` x `height` running the shell
+/// command `cmd`.
+pub fn tmux_session(session: &str, width: u16, height: u16, cmd: &str) {
+    let (w, h) = (width.to_string(), height.to_string());
+    tmux(&["new-session", "-d", "-s", session, "-x", &w, "-y", &h, cmd]);
+}
+
 /// The tmux `session`'s screen once it holds `needle` (or after `secs`).
 pub fn wait_for(session: &str, needle: &str, secs: u64) -> String {
     let t0 = std::time::Instant::now();
