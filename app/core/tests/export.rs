@@ -2,27 +2,15 @@
 //! rows exactly, errors that name the path.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, Table, View};
-use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{RcAnalyzer, Store};
 
 fn sample_model() -> Model {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/captures/sample-write-read.pcap");
-    let analysis = RcAnalyzer::default();
-    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
-    store.wait();
-    let mut m = Model::new(
-        store,
-        analysis,
-        SourceHandle::file(path.display().to_string()),
-    );
-    m.tick(Instant::now());
-    m
+    support::sample_model("sample-write-read.pcap")
 }
 
 fn out_dir(name: &str) -> PathBuf {

@@ -4,30 +4,19 @@
 //! open before.
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
+mod support;
+
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use rocescope_core::lesson::{AskKind, Lesson, Value, check, progress};
-use rocescope_core::source::{Pace, SourceHandle, spawn_sim, steer};
+use rocescope_core::source::{Pace, spawn_sim, steer};
 use rocescope_core::{Command, Model, View, lesson};
-use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{Flags, RcAnalyzer, Row, Store};
+use rocescope_replay::store::{Flags, Row};
 
 fn sample_model() -> Model {
     keep_progress_in_a_temp_dir();
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/captures/sample-write-read.pcap");
-    let analysis = RcAnalyzer::default();
-    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
-    store.wait();
-    let mut m = Model::new(
-        store,
-        analysis,
-        SourceHandle::file("sample-write-read.pcap".into()),
-    );
-    m.tick(Instant::now());
-    m
+    support::sample_model("sample-write-read.pcap")
 }
 
 /// Tick `m` until `done` holds; a guard against hanging, not a timing check.
