@@ -450,3 +450,51 @@ proptest::proptest! {
         }
     }
 }
+
+/// Runs kept in 32-bit blocks: across full blocks and silences too long
+/// for a block's base (a block of its own), the runs, the state at a time,
+/// the time in a range and the error state from a time read as the
+/// plain list of runs says.
+#[test]
+fn runs_across_blocks_and_long_silences_read_as_a_plain_list() {
+    let mut runs = StateRuns::starting(1_000);
+    let mut plain: Vec<(u64, u64, TimeState)> = Vec::new();
+    let mut at = 1_000u64;
+    for k in 0..20_000u64 {
+        // Mostly short, now and then longer than a block's 268 ms reach.
+        let ns = if k % 4_999 == 7 {
+            400_000_000
+        } else {
+            3 + k % 17
+        };
+        let state = TimeState::ALL[(k % 3) as usize + 5];
+        runs.push(at + ns, state);
+        plain.push((at, at + ns, state));
+        at += ns;
+    }
+    check_tiles(&runs);
+    assert_eq!(runs.len(), plain.len());
+    assert!(runs.iter().eq(plain.iter().copied()));
+    for &(start, end, state) in plain.iter().step_by(97) {
+        assert_eq!(runs.at(start), Some(state));
+        assert_eq!(runs.at(end - 1), Some(state));
+    }
+    assert_eq!(runs.at(999), None);
+    assert_eq!(runs.at(at), None);
+    let (from, to) = (plain[4_990].0 + 1, plain[15_003].1 - 1);
+    let mut want = [0u64; crate::analysis::TIME_STATES];
+    for &(s, e, state) in &plain {
+        let (a, b) = (s.max(from), e.min(to));
+        if b > a {
+            want[state as usize] += b - a;
+        }
+    }
+    assert_eq!(runs.between(from, to), want);
+    // In error from the middle of a run in an early block.
+    let cut = plain[8_200].0 + 1;
+    runs.in_state_from(cut, TimeState::Error);
+    check_tiles(&runs);
+    assert_eq!(runs.at(cut), Some(TimeState::Error));
+    assert_eq!(runs.at(cut - 1), Some(plain[8_200].2));
+    assert_eq!(ns(&runs, TimeState::Error), at - cut);
+}
