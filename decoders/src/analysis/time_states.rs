@@ -727,7 +727,7 @@ impl Acct {
     /// Labels the open wait up to `to` (what ended it in `end`), then
     /// starts a new one at `to` with `outstanding` and the link at
     /// `busy_bytes`.
-    #[inline]
+    #[inline(always)]
     pub fn close_wait(&mut self, to: u64, end: &WaitEnd, cx: &LabelCx<'_>) {
         let from = self.runs.end_ns;
         self.last_wait_ns = to.saturating_sub(from);
@@ -735,17 +735,26 @@ impl Acct {
             self.segs.clear();
             return;
         }
-        if to - from <= ROUNDING_NS
-            && self.segs.is_empty()
-            && self.runs.last_state() == Some(TimeState::Sending)
-        {
-            self.runs.push(to, TimeState::Sending);
-        } else if self.segs.is_empty() && self.plain_wait(from, to, end, cx) {
-            // Labelled in place: nothing above the base states, nothing
-            // paused, the link's frames placed by at most one stretch.
-        } else if self.segs.is_empty() {
-            // No change inside (nearly every wait between back-to-back
-            // packets).
+        if self.segs.is_empty() {
+            if to - from <= ROUNDING_NS && self.runs.last_state() == Some(TimeState::Sending) {
+                self.runs.push(to, TimeState::Sending);
+                return;
+            }
+            if self.plain_wait(from, to, end, cx) {
+                // Labelled in place: nothing above the base states, nothing
+                // paused, the link's frames placed by at most one stretch.
+                return;
+            }
+        }
+        self.close_wait_walked(from, to, end, cx);
+    }
+
+    /// [`Acct::close_wait`] for the waits that need the general walk:
+    /// changes of the outstanding count inside, tiers, pauses, frames in
+    /// several stretches.
+    #[inline(never)]
+    fn close_wait_walked(&mut self, from: u64, to: u64, end: &WaitEnd, cx: &LabelCx<'_>) {
+        if self.segs.is_empty() {
             let others = cx.busy_bytes.saturating_sub(self.busy_at_mark);
             self.portion(from, to, self.out_at_mark, others, end, cx);
         } else {
