@@ -740,7 +740,7 @@ impl Acct {
                 self.runs.push(to, TimeState::Sending);
                 return;
             }
-            if self.plain_wait(from, to, end, cx) {
+            if self.plain_wait(from, to, self.out_at_mark, end, cx) {
                 // Labelled in place: nothing above the base states, nothing
                 // paused, the link's frames placed by at most one stretch.
                 return;
@@ -763,12 +763,16 @@ impl Acct {
             let mut busy = self.busy_at_mark;
             let segs = std::mem::take(&mut self.segs);
             for s in segs.iter().filter(|s| s.ts_ns > from && s.ts_ns < to) {
-                self.portion(at, s.ts_ns, out, s.busy_bytes.saturating_sub(busy), end, cx);
+                if !self.plain_wait(at, s.ts_ns, out, end, cx) {
+                    self.portion(at, s.ts_ns, out, s.busy_bytes.saturating_sub(busy), end, cx);
+                }
                 at = s.ts_ns;
                 out = s.outstanding;
                 busy = s.busy_bytes;
             }
-            self.portion(at, to, out, cx.busy_bytes.saturating_sub(busy), end, cx);
+            if !self.plain_wait(at, to, out, end, cx) {
+                self.portion(at, to, out, cx.busy_bytes.saturating_sub(busy), end, cx);
+            }
             self.segs = segs;
         }
         self.segs.clear();
@@ -780,10 +784,24 @@ impl Acct {
     /// messages, or mid-message with one stretch of the link's frames
     /// starting before the wait (the newest, or the one before the
     /// sender's own frame that starts a stretch of its own at `to`).
-    /// Returns false, having pushed nothing, when the wait is not so.
+    /// Returns false, having pushed nothing, when the wait is not so. Also
+    /// a portion of a wait, `outstanding` throughout, that starts where
+    /// the runs end (or before, where a change stamped out of time order
+    /// left nothing to label).
     #[inline(always)]
-    fn plain_wait(&mut self, from: u64, to: u64, end: &WaitEnd, cx: &LabelCx<'_>) -> bool {
-        if end.timer_from.is_some()
+    fn plain_wait(
+        &mut self,
+        from: u64,
+        to: u64,
+        outstanding: u32,
+        end: &WaitEnd,
+        cx: &LabelCx<'_>,
+    ) -> bool {
+        if to <= from {
+            return true;
+        }
+        if from > self.runs.end_ns
+            || end.timer_from.is_some()
             || end.rnr_from.is_some()
             || end.recovering_from.is_some()
             || self.recovering_since.is_some()
@@ -795,7 +813,7 @@ impl Acct {
             return false;
         }
         let full = match cx.window {
-            Some(w) => u64::from(self.out_at_mark) + u64::from(end.span.max(1)) > u64::from(w),
+            Some(w) => u64::from(outstanding) + u64::from(end.span.max(1)) > u64::from(w),
             None => end.held,
         };
         if full {
