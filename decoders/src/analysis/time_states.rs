@@ -526,15 +526,28 @@ impl FrameRing {
         }]
     }
 
-    /// The place of the first frame starting at or after `ts_ns`: looked
-    /// for from the newest, as a wait is (a long one walks them all anyway).
+    /// The stretches oldest first, as two slices (the ring's wrap between
+    /// them): walked by slice, not by index through the wrap.
     #[inline]
-    fn first_from(&self, ts_ns: u64) -> usize {
-        let mut i = self.len();
-        while i > 0 && self.get(i - 1).0 >= ts_ns {
-            i -= 1;
-        }
-        i
+    fn ordered(&self) -> (&[(u64, u64)], &[(u64, u64)]) {
+        let (wrapped, oldest) = self.buf.split_at(self.head.min(self.buf.len()));
+        (oldest, wrapped)
+    }
+
+    /// From the one before the first frame starting at or after `ts_ns`,
+    /// oldest first: that first frame is looked for from the newest, as a
+    /// wait is (a long one walks them all anyway).
+    #[inline]
+    fn from_before(&self, ts_ns: u64) -> impl Iterator<Item = &(u64, u64)> {
+        let (a, b) = self.ordered();
+        let newer = b
+            .iter()
+            .rev()
+            .chain(a.iter().rev())
+            .take_while(|e| e.0 >= ts_ns)
+            .count();
+        let first = self.len() - newer;
+        a.iter().chain(b.iter()).skip(first.saturating_sub(1))
     }
 }
 
@@ -1031,8 +1044,7 @@ impl Acct {
         // A stretch starting before `at` (the link busy since before the
         // wait) is the one before the first starting at or after it.
         let (mut shared_from, mut shared_to) = (at, at);
-        for i in frames.first_from(at).saturating_sub(1)..frames.len() {
-            let (start, end) = frames.get(i);
+        for &(start, end) in frames.from_before(at) {
             if start >= to {
                 break;
             }
