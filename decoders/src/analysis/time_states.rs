@@ -464,6 +464,9 @@ pub(crate) struct LabelCx<'a> {
     pub frames: &'a FrameRing,
 }
 
+/// A stretch of a link's frames back to back: (first bit, end), ns.
+type Stretch = (u64, u64);
+
 /// Frames a host's link keeps for placing other QPs' frames in a wait.
 pub(crate) const LINK_FRAMES: usize = 1024;
 
@@ -529,7 +532,7 @@ impl FrameRing {
     /// The stretches oldest first, as two slices (the ring's wrap between
     /// them): walked by slice, not by index through the wrap.
     #[inline]
-    fn ordered(&self) -> (&[(u64, u64)], &[(u64, u64)]) {
+    fn ordered(&self) -> (&[Stretch], &[Stretch]) {
         let (wrapped, oldest) = self.buf.split_at(self.head.min(self.buf.len()));
         (oldest, wrapped)
     }
@@ -538,7 +541,7 @@ impl FrameRing {
     /// oldest first: that first frame is looked for from the newest, as a
     /// wait is (a long one walks them all anyway).
     #[inline]
-    fn from_before(&self, ts_ns: u64) -> impl Iterator<Item = &(u64, u64)> {
+    fn walk_from_before(&self, ts_ns: u64) -> impl Iterator<Item = &Stretch> {
         let (a, b) = self.ordered();
         let newer = b
             .iter()
@@ -1044,7 +1047,7 @@ impl Acct {
         // A stretch starting before `at` (the link busy since before the
         // wait) is the one before the first starting at or after it.
         let (mut shared_from, mut shared_to) = (at, at);
-        for &(start, end) in frames.from_before(at) {
+        for &(start, end) in frames.walk_from_before(at) {
             if start >= to {
                 break;
             }
