@@ -227,7 +227,9 @@ impl StateRuns {
     /// A run of `state` from `end_ns`.
     #[inline(always)]
     fn new_run(&mut self, state: TimeState) {
-        let mut rel = self.end_ns - self.tail.base_ns;
+        // Wrapping: an empty tail's base may lie past `end_ns` (the runs
+        // after a time dropped for the error state).
+        let mut rel = self.end_ns.wrapping_sub(self.tail.base_ns);
         if self.tail.runs.is_empty() || rel > MAX_REL_NS {
             rel = self.rebase();
         }

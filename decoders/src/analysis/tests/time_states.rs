@@ -498,3 +498,20 @@ fn runs_across_blocks_and_long_silences_read_as_a_plain_list() {
     assert_eq!(runs.at(cut - 1), Some(plain[8_200].2));
     assert_eq!(ns(&runs, TimeState::Error), at - cut);
 }
+
+/// The error state from inside a full block's last run, the one run after
+/// it (a block of its own) dropped: the runs go on from before that
+/// block's base.
+#[test]
+fn error_from_inside_a_sealed_blocks_last_run_reopens_it() {
+    let mut runs = StateRuns::starting(0);
+    // One block (8,192 runs) and one more.
+    for k in 0..8_193u64 {
+        runs.push(10 * (k + 1), TimeState::ALL[(k % 2) as usize + 6]);
+    }
+    runs.in_state_from(10 * 8_191 + 5, TimeState::Error);
+    check_tiles(&runs);
+    assert_eq!(runs.at(10 * 8_191 + 4), Some(TimeState::ALL[6 + 8_191 % 2]));
+    assert_eq!(runs.at(10 * 8_191 + 5), Some(TimeState::Error));
+    assert_eq!(ns(&runs, TimeState::Error), 15);
+}
