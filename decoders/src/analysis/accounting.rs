@@ -284,14 +284,23 @@ impl RcAnalysis {
     }
 
     /// The accounting of requester flow `id`, made at its first request.
+    #[inline(always)]
     pub(super) fn acct_of(&mut self, id: u32, ts_ns: u64) -> usize {
+        match self.flows[id as usize].acct {
+            NO_ACCT => self.new_acct(id, ts_ns),
+            k => k as usize,
+        }
+    }
+
+    /// [`RcAnalysis::acct_of`] the first time (once a QP).
+    #[cold]
+    #[inline(never)]
+    fn new_acct(&mut self, id: u32, ts_ns: u64) -> usize {
         let f = &mut self.flows[id as usize];
-        if f.acct == NO_ACCT {
-            f.acct = self.accts.len() as u32;
-            self.accts.push(Acct::new(ts_ns));
-            if let Some(h) = self.hosts.get_mut(f.src_host as usize) {
-                h.requests = true;
-            }
+        f.acct = self.accts.len() as u32;
+        self.accts.push(Acct::new(ts_ns));
+        if let Some(h) = self.hosts.get_mut(f.src_host as usize) {
+            h.requests = true;
         }
         f.acct as usize
     }

@@ -101,24 +101,57 @@ impl TimeState {
     }
 }
 
-/// Runs a block holds (64 KiB): full blocks are shared by the reports
+/// Runs a block holds (32 KiB): full blocks are shared by the reports
 /// taken of a running analysis, never copied.
 const RUN_BLOCK: usize = 8192;
 
-/// Runs kept per QP (8 MiB); past it the oldest block goes, counted in
+/// Runs kept per QP (4 MiB); past it the oldest blocks go, counted in
 /// [`StateRuns::let_go`], while the totals keep every nanosecond.
 pub const MAX_RUNS: usize = 1 << 20;
 
 /// Bits of a packed run below its start: the state.
 const STATE_BITS: u32 = 4;
 
+/// The latest start a 32-bit packed run holds past its block's base
+/// (268 ms): a run starting later begins a block of its own.
+const MAX_REL_NS: u64 = (1 << (32 - STATE_BITS)) - 1;
+
+/// Runs from a base: each packed as `(start - base) << 4 | state` in 32
+/// bits (4 bytes a run, half a 64-bit one: two runs a request is most of
+/// the accounting's memory).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Block {
+    base_ns: u64,
+    runs: Vec<u32>,
+}
+
+impl Block {
+    #[inline]
+    fn start(&self, i: usize) -> u64 {
+        self.base_ns + u64::from(self.runs[i] >> STATE_BITS)
+    }
+
+    #[inline]
+    fn run(&self, i: usize) -> (u64, TimeState) {
+        let r = self.runs[i];
+        let state = TimeState::from_code((r & ((1 << STATE_BITS) - 1)) as u8);
+        (
+            self.base_ns + u64::from(r >> STATE_BITS),
+            state.unwrap_or(TimeState::Idle),
+        )
+    }
+}
+
 /// One QP's runs of states over its span, and the time in each state.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StateRuns {
-    /// Runs are packed as `(start - base) << 4 | state`.
+    /// The span's start (time before it is in no run).
     base_ns: u64,
-    blocks: VecDeque<Arc<Vec<u64>>>,
-    tail: Vec<u64>,
+    /// Sealed blocks, oldest first, [`RUN_BLOCK`] runs each unless a long
+    /// silence sealed one early; `sealed` runs in all.
+    blocks: VecDeque<Arc<Block>>,
+    sealed: usize,
+    tail: Block,
     /// The span: its first run's start (before any was let go) and where
     /// the last run ends.
     pub start_ns: u64,
@@ -130,12 +163,6 @@ pub struct StateRuns {
     pub totals_ns: [u64; TIME_STATES],
     /// The last run's state, kept beside the runs (every push reads it).
     last: Option<TimeState>,
-}
-
-#[inline]
-fn unpack(base: u64, run: u64) -> (u64, TimeState) {
-    let state = TimeState::from_code((run & ((1 << STATE_BITS) - 1)) as u8);
-    (base + (run >> STATE_BITS), state.unwrap_or(TimeState::Idle))
 }
 
 impl StateRuns {
@@ -156,14 +183,26 @@ impl StateRuns {
 
     /// Runs kept.
     pub fn len(&self) -> usize {
-        self.blocks.len() * RUN_BLOCK + self.tail.len()
+        self.sealed + self.tail.runs.len()
     }
 
-    fn last_packed(&self) -> Option<u64> {
-        self.tail
-            .last()
-            .or_else(|| self.blocks.back().and_then(|b| b.last()))
-            .copied()
+    /// The block at `b` among the sealed ones, the tail after them.
+    #[inline]
+    fn block(&self, b: usize) -> Option<&Block> {
+        match self.blocks.get(b) {
+            Some(block) => Some(block),
+            None if b == self.blocks.len() => Some(&self.tail),
+            None => None,
+        }
+    }
+
+    /// The last run kept: (start, state).
+    fn last_run(&self) -> Option<(u64, TimeState)> {
+        if let Some(i) = self.tail.runs.len().checked_sub(1) {
+            return Some(self.tail.run(i));
+        }
+        let b = self.blocks.back()?;
+        b.runs.len().checked_sub(1).map(|i| b.run(i))
     }
 
     /// The state of the last run.
@@ -173,44 +212,79 @@ impl StateRuns {
 
     /// `[end_ns, to)` is in `state`: extends the last run when it is in
     /// `state` already. Time before `end_ns` is never assigned twice.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, to: u64, state: TimeState) {
         if to <= self.end_ns {
             return;
         }
         self.totals_ns[state as usize] += to - self.end_ns;
         if self.last != Some(state) {
-            let run = (self.end_ns - self.base_ns) << STATE_BITS | u64::from(state.code());
-            self.tail.push(run);
-            self.last = Some(state);
-            if self.tail.len() == RUN_BLOCK {
-                self.seal();
-            }
+            self.new_run(state);
         }
         self.end_ns = to;
     }
 
-    /// The tail is full: a block of its own, the oldest let go past the cap.
+    /// A run of `state` from `end_ns`.
+    #[inline(always)]
+    fn new_run(&mut self, state: TimeState) {
+        // Wrapping: an empty tail's base may lie past `end_ns` (the runs
+        // after a time dropped for the error state).
+        let mut rel = self.end_ns.wrapping_sub(self.tail.base_ns);
+        if self.tail.runs.is_empty() || rel > MAX_REL_NS {
+            rel = self.rebase();
+        }
+        self.tail
+            .runs
+            .push((rel as u32) << STATE_BITS | u32::from(state.code()));
+        self.last = Some(state);
+        if self.tail.runs.len() == RUN_BLOCK {
+            self.seal();
+        }
+    }
+
+    /// The tail starts at `end_ns` (sealed first when it holds runs, too
+    /// far back for the next one's start).
+    #[cold]
+    #[inline(never)]
+    fn rebase(&mut self) -> u64 {
+        if !self.tail.runs.is_empty() {
+            self.seal();
+        }
+        self.tail.base_ns = self.end_ns;
+        0
+    }
+
+    /// The tail is full (or too far back): a block of its own, the oldest
+    /// let go past the cap.
     #[cold]
     #[inline(never)]
     fn seal(&mut self) {
-        let full = std::mem::replace(&mut self.tail, Vec::with_capacity(RUN_BLOCK));
+        let full = std::mem::replace(
+            &mut self.tail,
+            Block {
+                base_ns: self.end_ns,
+                runs: Vec::with_capacity(RUN_BLOCK),
+            },
+        );
+        self.sealed += full.runs.len();
         self.blocks.push_back(Arc::new(full));
-        if self.blocks.len() * RUN_BLOCK > MAX_RUNS {
-            self.blocks.pop_front();
-            self.let_go += RUN_BLOCK as u64;
+        while self.sealed > MAX_RUNS {
+            let Some(old) = self.blocks.pop_front() else {
+                break;
+            };
+            self.sealed -= old.runs.len();
+            self.let_go += old.runs.len() as u64;
         }
     }
 
     /// Every run kept: (start, end, state), in time order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, u64, TimeState)> + '_ {
-        let base = self.base_ns;
         let mut runs = self
             .blocks
             .iter()
-            .flat_map(|b| b.iter())
-            .chain(self.tail.iter())
-            .map(move |&r| unpack(base, r))
+            .map(|b| &**b)
+            .chain(std::iter::once(&self.tail))
+            .flat_map(|b| (0..b.runs.len()).map(move |i| b.run(i)))
             .peekable();
         let end = self.end_ns;
         std::iter::from_fn(move || {
@@ -220,38 +294,61 @@ impl StateRuns {
         })
     }
 
-    /// The packed run at position `i` among those kept.
-    fn nth(&self, i: usize) -> Option<u64> {
-        let b = i / RUN_BLOCK;
-        match self.blocks.get(b) {
-            Some(block) => block.get(i % RUN_BLOCK).copied(),
-            None => self.tail.get(i - self.blocks.len() * RUN_BLOCK).copied(),
+    /// The run at (block, place) among those kept: (start, state).
+    #[inline]
+    fn run_at(&self, (b, i): (usize, usize)) -> Option<(u64, TimeState)> {
+        let block = self.block(b)?;
+        (i < block.runs.len()).then(|| block.run(i))
+    }
+
+    /// The place after (block, place).
+    #[inline]
+    fn next_place(&self, (b, i): (usize, usize)) -> (usize, usize) {
+        match self.block(b) {
+            Some(block) if i + 1 < block.runs.len() => (b, i + 1),
+            _ => (b + 1, 0),
         }
     }
 
-    /// The position of the run holding `ts_ns`, if one kept does.
-    fn index_at(&self, ts_ns: u64) -> Option<usize> {
+    /// The place (block, run) of the run holding `ts_ns`, if one kept does.
+    fn index_at(&self, ts_ns: u64) -> Option<(usize, usize)> {
         if ts_ns >= self.end_ns || ts_ns < self.base_ns {
             return None;
         }
-        let rel = ts_ns - self.base_ns;
-        let (mut lo, mut hi) = (0usize, self.len());
-        // The last run starting at or before `ts_ns`.
+        // The last block whose first run starts at or before `ts_ns`.
+        let blocks = self.blocks.len() + 1;
+        let (mut lo, mut hi) = (0usize, blocks);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.nth(mid).is_some_and(|r| r >> STATE_BITS <= rel) {
+            let first = self
+                .block(mid)
+                .filter(|b| !b.runs.is_empty())
+                .map(|b| b.start(0));
+            if first.is_some_and(|s| s <= ts_ns) {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        lo.checked_sub(1)
+        let b = lo.checked_sub(1)?;
+        let block = self.block(b)?;
+        // ...and in it the last run starting at or before `ts_ns`.
+        let (mut lo, mut hi) = (0usize, block.runs.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if block.start(mid) <= ts_ns {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo.checked_sub(1).map(|i| (b, i))
     }
 
     /// The state at `ts_ns`, if a run kept holds it.
     pub fn at(&self, ts_ns: u64) -> Option<TimeState> {
-        let i = self.index_at(ts_ns)?;
-        self.nth(i).map(|r| unpack(self.base_ns, r).1)
+        let place = self.index_at(ts_ns)?;
+        self.run_at(place).map(|r| r.1)
     }
 
     /// Nanoseconds in each state within `from..to` (runs kept only).
@@ -260,20 +357,18 @@ impl StateRuns {
         if to <= from {
             return out;
         }
-        let first = self.index_at(from.max(self.base_ns)).unwrap_or(0);
-        let base = self.base_ns;
-        let mut i = first;
-        while let Some(r) = self.nth(i) {
-            let (start, state) = unpack(base, r);
+        let mut place = self.index_at(from.max(self.base_ns)).unwrap_or((0, 0));
+        while let Some((start, state)) = self.run_at(place) {
             if start >= to {
                 break;
             }
-            let end = self.nth(i + 1).map_or(self.end_ns, |n| unpack(base, n).0);
+            let next = self.next_place(place);
+            let end = self.run_at(next).map_or(self.end_ns, |n| n.0);
             let (a, b) = (start.max(from), end.min(to));
             if b > a {
                 out[state as usize] += b - a;
             }
-            i += 1;
+            place = next;
         }
         out
     }
@@ -291,15 +386,16 @@ impl StateRuns {
             self.totals_ns[k] -= ns;
         }
         // Drop the runs starting at or after `ts_ns`.
-        while let Some(r) = self.last_packed() {
-            if unpack(self.base_ns, r).0 < ts_ns {
+        while let Some((start, _)) = self.last_run() {
+            if start < ts_ns {
                 break;
             }
-            if self.tail.pop().is_none() {
+            if self.tail.runs.pop().is_none() {
                 match self.blocks.pop_back() {
                     Some(b) => {
+                        self.sealed -= b.runs.len();
                         let mut v = (*b).clone();
-                        v.pop();
+                        v.runs.pop();
                         self.tail = v;
                     }
                     None => break,
@@ -307,7 +403,7 @@ impl StateRuns {
             }
         }
         self.end_ns = ts_ns;
-        self.last = self.last_packed().map(|r| unpack(self.base_ns, r).1);
+        self.last = self.last_run().map(|r| r.1);
         self.push(end, state);
     }
 }
@@ -369,6 +465,9 @@ pub(crate) struct LabelCx<'a> {
     /// were.
     pub frames: &'a FrameRing,
 }
+
+/// A stretch of a link's frames back to back: (first bit, end), ns.
+type Stretch = (u64, u64);
 
 /// Frames a host's link keeps for placing other QPs' frames in a wait.
 pub(crate) const LINK_FRAMES: usize = 1024;
@@ -432,15 +531,28 @@ impl FrameRing {
         }]
     }
 
-    /// The place of the first frame starting at or after `ts_ns`: looked
-    /// for from the newest, as a wait is (a long one walks them all anyway).
+    /// The stretches oldest first, as two slices (the ring's wrap between
+    /// them): walked by slice, not by index through the wrap.
     #[inline]
-    fn first_from(&self, ts_ns: u64) -> usize {
-        let mut i = self.len();
-        while i > 0 && self.get(i - 1).0 >= ts_ns {
-            i -= 1;
-        }
-        i
+    fn ordered(&self) -> (&[Stretch], &[Stretch]) {
+        let (wrapped, oldest) = self.buf.split_at(self.head.min(self.buf.len()));
+        (oldest, wrapped)
+    }
+
+    /// From the one before the first frame starting at or after `ts_ns`,
+    /// oldest first: that first frame is looked for from the newest, as a
+    /// wait is (a long one walks them all anyway).
+    #[inline]
+    fn walk_from_before(&self, ts_ns: u64) -> impl Iterator<Item = &Stretch> {
+        let (a, b) = self.ordered();
+        let newer = b
+            .iter()
+            .rev()
+            .chain(a.iter().rev())
+            .take_while(|e| e.0 >= ts_ns)
+            .count();
+        let first = self.len() - newer;
+        a.iter().chain(b.iter()).skip(first.saturating_sub(1))
     }
 }
 
@@ -633,7 +745,7 @@ impl Acct {
     /// Labels the open wait up to `to` (what ended it in `end`), then
     /// starts a new one at `to` with `outstanding` and the link at
     /// `busy_bytes`.
-    #[inline]
+    #[inline(always)]
     pub fn close_wait(&mut self, to: u64, end: &WaitEnd, cx: &LabelCx<'_>) {
         let from = self.runs.end_ns;
         self.last_wait_ns = to.saturating_sub(from);
@@ -641,14 +753,26 @@ impl Acct {
             self.segs.clear();
             return;
         }
-        if to - from <= ROUNDING_NS
-            && self.segs.is_empty()
-            && self.runs.last_state() == Some(TimeState::Sending)
-        {
-            self.runs.push(to, TimeState::Sending);
-        } else if self.segs.is_empty() {
-            // No change inside (nearly every wait between back-to-back
-            // packets).
+        if self.segs.is_empty() {
+            if to - from <= ROUNDING_NS && self.runs.last_state() == Some(TimeState::Sending) {
+                self.runs.push(to, TimeState::Sending);
+                return;
+            }
+            if self.plain_wait(from, to, self.out_at_mark, end, cx) {
+                // Labelled in place: nothing above the base states, nothing
+                // paused, the link's frames placed by at most one stretch.
+                return;
+            }
+        }
+        self.close_wait_walked(from, to, end, cx);
+    }
+
+    /// [`Acct::close_wait`] for the waits that need the general walk:
+    /// changes of the outstanding count inside, tiers, pauses, frames in
+    /// several stretches.
+    #[inline(never)]
+    fn close_wait_walked(&mut self, from: u64, to: u64, end: &WaitEnd, cx: &LabelCx<'_>) {
+        if self.segs.is_empty() {
             let others = cx.busy_bytes.saturating_sub(self.busy_at_mark);
             self.portion(from, to, self.out_at_mark, others, end, cx);
         } else {
@@ -657,15 +781,90 @@ impl Acct {
             let mut busy = self.busy_at_mark;
             let segs = std::mem::take(&mut self.segs);
             for s in segs.iter().filter(|s| s.ts_ns > from && s.ts_ns < to) {
-                self.portion(at, s.ts_ns, out, s.busy_bytes.saturating_sub(busy), end, cx);
+                if !self.plain_wait(at, s.ts_ns, out, end, cx) {
+                    self.portion(at, s.ts_ns, out, s.busy_bytes.saturating_sub(busy), end, cx);
+                }
                 at = s.ts_ns;
                 out = s.outstanding;
                 busy = s.busy_bytes;
             }
-            self.portion(at, to, out, cx.busy_bytes.saturating_sub(busy), end, cx);
+            if !self.plain_wait(at, to, out, end, cx) {
+                self.portion(at, to, out, cx.busy_bytes.saturating_sub(busy), end, cx);
+            }
             self.segs = segs;
         }
         self.segs.clear();
+    }
+
+    /// The common wait, labelled without the general walk (the same runs
+    /// as [`Acct::portion`] would push): no tier (timer, RNR, recovery),
+    /// no pause reaching it, and either the window full, between
+    /// messages, or mid-message with one stretch of the link's frames
+    /// starting before the wait (the newest, or the one before the
+    /// sender's own frame that starts a stretch of its own at `to`).
+    /// Returns false, having pushed nothing, when the wait is not so. Also
+    /// a portion of a wait, `outstanding` throughout, that starts where
+    /// the runs end (or before, where a change stamped out of time order
+    /// left nothing to label).
+    #[inline(always)]
+    fn plain_wait(
+        &mut self,
+        from: u64,
+        to: u64,
+        outstanding: u32,
+        end: &WaitEnd,
+        cx: &LabelCx<'_>,
+    ) -> bool {
+        if to <= from {
+            return true;
+        }
+        if from > self.runs.end_ns
+            || end.timer_from.is_some()
+            || end.rnr_from.is_some()
+            || end.recovering_from.is_some()
+            || self.recovering_since.is_some()
+            || cx
+                .pauses
+                .back()
+                .is_some_and(|p| p.start_ns.saturating_add(cx.pause_reach_ns) > from)
+        {
+            return false;
+        }
+        let full = match cx.window {
+            Some(w) => u64::from(outstanding) + u64::from(end.span.max(1)) > u64::from(w),
+            None => end.held,
+        };
+        if full {
+            self.runs.push(to, TimeState::WindowFull);
+            return true;
+        }
+        if !self.mid_message {
+            self.runs.push(to, TimeState::Idle);
+            return true;
+        }
+        let frames = cx.frames;
+        let n = frames.len();
+        if n == 0 || frames.get(0).0 > from {
+            return false;
+        }
+        let newest = frames.get(n - 1);
+        let (start, stretch_end) = if newest.0 < from {
+            newest
+        } else if newest.0 >= to && n >= 2 && frames.get(n - 2).0 < from {
+            frames.get(n - 2)
+        } else {
+            return false;
+        };
+        debug_assert!(start < from);
+        let rest = if self.rate_limited {
+            TimeState::RateLimited
+        } else {
+            TimeState::HostLimited
+        };
+        self.runs
+            .push(stretch_end.max(from).min(to), TimeState::Sharing);
+        self.runs.push(to, rest);
+        true
     }
 
     /// Starts the next wait at the runs' end with `outstanding` and the
@@ -850,8 +1049,7 @@ impl Acct {
         // A stretch starting before `at` (the link busy since before the
         // wait) is the one before the first starting at or after it.
         let (mut shared_from, mut shared_to) = (at, at);
-        for i in frames.first_from(at).saturating_sub(1)..frames.len() {
-            let (start, end) = frames.get(i);
+        for &(start, end) in frames.walk_from_before(at) {
             if start >= to {
                 break;
             }
@@ -896,6 +1094,16 @@ impl Acct {
             self.runs.push(to, state);
             return;
         };
+        if self.pending.is_empty() {
+            // Nothing the requester takes while it is on the wire.
+            let state = if outstanding_after >= w {
+                TimeState::WindowFull
+            } else {
+                state
+            };
+            self.runs.push(to, state);
+            return;
+        }
         // Full while the requester counts the window full, which responses
         // it takes while the packet is on the wire may end.
         let mut out = outstanding_after;

@@ -450,3 +450,68 @@ proptest::proptest! {
         }
     }
 }
+
+/// Runs kept in 32-bit blocks: across full blocks and silences too long
+/// for a block's base (a block of its own), the runs, the state at a time,
+/// the time in a range and the error state from a time read as the
+/// plain list of runs says.
+#[test]
+fn runs_across_blocks_and_long_silences_read_as_a_plain_list() {
+    let mut runs = StateRuns::starting(1_000);
+    let mut plain: Vec<(u64, u64, TimeState)> = Vec::new();
+    let mut at = 1_000u64;
+    for k in 0..20_000u64 {
+        // Mostly short, now and then longer than a block's 268 ms reach.
+        let ns = if k % 4_999 == 7 {
+            400_000_000
+        } else {
+            3 + k % 17
+        };
+        let state = TimeState::ALL[(k % 3) as usize + 5];
+        runs.push(at + ns, state);
+        plain.push((at, at + ns, state));
+        at += ns;
+    }
+    check_tiles(&runs);
+    assert_eq!(runs.len(), plain.len());
+    assert!(runs.iter().eq(plain.iter().copied()));
+    for &(start, end, state) in plain.iter().step_by(97) {
+        assert_eq!(runs.at(start), Some(state));
+        assert_eq!(runs.at(end - 1), Some(state));
+    }
+    assert_eq!(runs.at(999), None);
+    assert_eq!(runs.at(at), None);
+    let (from, to) = (plain[4_990].0 + 1, plain[15_003].1 - 1);
+    let mut want = [0u64; crate::analysis::TIME_STATES];
+    for &(s, e, state) in &plain {
+        let (a, b) = (s.max(from), e.min(to));
+        if b > a {
+            want[state as usize] += b - a;
+        }
+    }
+    assert_eq!(runs.between(from, to), want);
+    // In error from the middle of a run in an early block.
+    let cut = plain[8_200].0 + 1;
+    runs.in_state_from(cut, TimeState::Error);
+    check_tiles(&runs);
+    assert_eq!(runs.at(cut), Some(TimeState::Error));
+    assert_eq!(runs.at(cut - 1), Some(plain[8_200].2));
+    assert_eq!(ns(&runs, TimeState::Error), at - cut);
+}
+
+/// The error state from inside a full block's last run, the one run after
+/// it (a block of its own) dropped: the runs go on from before that
+/// block's base.
+#[test]
+fn error_from_inside_a_sealed_blocks_last_run_reopens_it() {
+    let mut runs = StateRuns::starting(0);
+    // One block (8,192 runs) and one more.
+    for k in 0..8_193u64 {
+        runs.push(10 * (k + 1), TimeState::ALL[(k % 2) as usize + 6]);
+    }
+    runs.in_state_from(10 * 8_191 + 5, TimeState::Error);
+    check_tiles(&runs);
+    assert_eq!(runs.at(10 * 8_191 + 4), Some(TimeState::ALL[6 + 8_191 % 2]));
+    assert_eq!(runs.at(10 * 8_191 + 5), Some(TimeState::Error));
+    assert_eq!(ns(&runs, TimeState::Error), 15);
+}
