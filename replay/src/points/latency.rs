@@ -5,12 +5,12 @@ use super::SegmentLatency;
 use super::journey::LatSample;
 
 /// The `q`-th quantile of `v` (reordered in place), nearest rank.
-pub(super) fn quantile(v: &mut [i64], q: f64) -> i64 {
+pub(super) fn quantile(v: &mut [i32], q: f64) -> i64 {
     if v.is_empty() {
         return 0;
     }
     let k = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
-    *v.select_nth_unstable(k).1
+    i64::from(*v.select_nth_unstable(k).1)
 }
 
 /// Each segment's latency from the journeys' samples: put in order of
@@ -34,16 +34,17 @@ pub(super) fn segments(
     for k in 1..starts.len() {
         starts[k] += starts[k - 1];
     }
-    let mut next = starts.clone();
-    let mut by_seg = vec![(0i64, 0i64); starts[n * n]];
-    for s in samples() {
-        let k = key(s);
-        by_seg[next[k]] = (s.t, i64::from(s.ns));
-        next[k] += 1;
-    }
     let bins = bins.max(1);
     let width = ((span.1 - span.0).max(1) as f64 / bins as f64).max(1.0);
     let bin_of = |t: i64| (((t - span.0) as f64 / width).max(0.0) as usize).min(bins - 1);
+    // Each sample as its bin and value (8 bytes, not its time's 16).
+    let mut next = starts.clone();
+    let mut by_seg = vec![(0u32, 0i32); starts[n * n]];
+    for s in samples() {
+        let k = key(s);
+        by_seg[next[k]] = (bin_of(s.t) as u32, s.ns);
+        next[k] += 1;
+    }
     let mut out = Vec::new();
     let mut values = Vec::new();
     let mut binned = Vec::new();
@@ -56,23 +57,23 @@ pub(super) fn segments(
         values.clear();
         values.extend(seg.iter().map(|s| s.1));
         let negative = values.iter().filter(|&&v| v < 0).count() as u64;
-        let min_ns = values.iter().copied().min().unwrap_or(0);
-        let max_ns = values.iter().copied().max().unwrap_or(0);
+        let min_ns = i64::from(values.iter().copied().min().unwrap_or(0));
+        let max_ns = i64::from(values.iter().copied().max().unwrap_or(0));
         let p50_ns = quantile(&mut values, 0.5);
         let p99_ns = quantile(&mut values, 0.99);
         // The series: the segment's samples by bin.
         let mut bin_starts = vec![0usize; bins + 1];
         for s in seg {
-            bin_starts[bin_of(s.0) + 1] += 1;
+            bin_starts[s.0 as usize + 1] += 1;
         }
         for b in 1..=bins {
             bin_starts[b] += bin_starts[b - 1];
         }
         let mut at = bin_starts.clone();
         binned.clear();
-        binned.resize(seg.len(), 0i64);
+        binned.resize(seg.len(), 0i32);
         for s in seg {
-            let b = bin_of(s.0);
+            let b = s.0 as usize;
             binned[at[b]] = s.1;
             at[b] += 1;
         }
@@ -121,7 +122,7 @@ mod tests {
 
     #[test]
     fn quantiles_are_nearest_rank() {
-        let mut v: Vec<i64> = (1..=100).collect();
+        let mut v: Vec<i32> = (1..=100).collect();
         assert_eq!(quantile(&mut v, 0.5), 50);
         assert_eq!(quantile(&mut v, 0.99), 99);
         assert_eq!(quantile(&mut [7], 0.99), 7);
