@@ -508,7 +508,6 @@ pub(super) fn follow(
     a: &Aligned,
     _cfg: &PointsConfig,
 ) -> Followed {
-    let chunks = groups.chunks();
     let marks: Vec<Vec<AtomicU64>> = inputs
         .iter()
         .map(|p| {
@@ -518,11 +517,10 @@ pub(super) fn follow(
         })
         .collect();
     let parts: Vec<Part> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .iter()
+        let handles: Vec<_> = groups
+            .all()
             .enumerate()
-            .map(|(k, range)| {
-                let entries = &groups.entries[range.clone()];
+            .map(|(k, entries)| {
                 let marks = &marks;
                 s.spawn(move || follow_part(flows, entries, a, k as u32, marks))
             })
