@@ -13,6 +13,32 @@ pub(super) fn quantile(v: &mut [i32], q: f64) -> i64 {
     i64::from(*v.select_nth_unstable(k).1)
 }
 
+/// The series' bins over the points' span, as each sample is put in one
+/// when it is taken.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bins {
+    start: i64,
+    width: f64,
+    count: usize,
+}
+
+impl Bins {
+    pub fn new(span: (i64, i64), count: usize) -> Bins {
+        let count = count.max(1);
+        Bins {
+            start: span.0,
+            width: ((span.1 - span.0).max(1) as f64 / count as f64).max(1.0),
+            count,
+        }
+    }
+
+    /// The bin of time `t` (relative to `t0`).
+    #[inline]
+    pub fn of(&self, t: i64) -> u32 {
+        (((t - self.start) as f64 / self.width).max(0.0) as usize).min(self.count - 1) as u32
+    }
+}
+
 /// Each segment's latency from the journeys' samples: put in order of
 /// segment (a counting pass), then each segment's quantiles and its bins'
 /// (samples of a bin gathered by another counting pass), never a sort of
@@ -20,9 +46,8 @@ pub(super) fn quantile(v: &mut [i32], q: f64) -> i64 {
 pub(super) fn segments(
     parts: &[&[LatSample]],
     names: &[String],
-    span: (i64, i64),
+    bins_of: Bins,
     t0: u64,
-    bins: usize,
 ) -> Vec<SegmentLatency> {
     let n = names.len().max(1);
     let key = |s: &LatSample| usize::from(s.from) * n + usize::from(s.to);
@@ -34,15 +59,12 @@ pub(super) fn segments(
     for k in 1..starts.len() {
         starts[k] += starts[k - 1];
     }
-    let bins = bins.max(1);
-    let width = ((span.1 - span.0).max(1) as f64 / bins as f64).max(1.0);
-    let bin_of = |t: i64| (((t - span.0) as f64 / width).max(0.0) as usize).min(bins - 1);
-    // Each sample as its bin and value (8 bytes, not its time's 16).
+    let (bins, width) = (bins_of.count, bins_of.width);
     let mut next = starts.clone();
     let mut by_seg = vec![(0u32, 0i32); starts[n * n]];
     for s in samples() {
         let k = key(s);
-        by_seg[next[k]] = (bin_of(s.t) as u32, s.ns);
+        by_seg[next[k]] = (s.bin, s.ns);
         next[k] += 1;
     }
     let mut out = Vec::new();
@@ -83,7 +105,7 @@ pub(super) fn segments(
             if v.is_empty() {
                 continue;
             }
-            let start = span.0 as f64 + b as f64 * width;
+            let start = bins_of.start as f64 + b as f64 * width;
             let p50 = quantile(v, 0.5);
             let p99 = quantile(v, 0.99);
             series.push(((t0 as i64 + start as i64).max(0) as u64, p50, p99));
@@ -131,16 +153,17 @@ mod tests {
 
     #[test]
     fn a_segment_series_rises_with_its_queue() {
+        let bins = Bins::new((0, 1_000_000), 10);
         let s: Vec<LatSample> = (0..1000)
             .map(|k| LatSample {
                 from: 0,
                 to: 1,
-                t: k * 1000,
+                bin: bins.of(k * 1000),
                 ns: 500 + k as i32,
             })
             .collect();
         let names = vec!["a".to_owned(), "sw".to_owned()];
-        let segs = segments(&[&s], &names, (0, 1_000_000), 0, 10);
+        let segs = segments(&[&s], &names, bins, 0);
         assert_eq!(segs.len(), 1);
         let seg = &segs[0];
         assert_eq!(seg.name, "a>sw");
