@@ -16,7 +16,7 @@
 //! / 2` is `j`'s clock less `i`'s there. A line through the windows'
 //! values (the worst windows left out once) is the offset and the drift.
 
-use super::group::{Entry, Groups, for_each_group};
+use super::group::{Entry, Groups, for_each_group, for_each_group_all};
 use super::journey::Flows;
 use super::journey::NONE;
 use super::{PointInput, PointSummary, PointsConfig, PointsError};
@@ -145,7 +145,14 @@ const EMPTY: Window = Window {
 #[inline]
 fn window_of(ts: u64, first: u64, len: u64, windows: usize) -> usize {
     let off = ts.saturating_sub(first);
-    ((off as u128 * windows as u128) / (len.max(1) as u128 + 1)) as usize
+    let num = off as u128 * windows as u128;
+    let den = len.max(1) as u128 + 1;
+    // In 64 bits whenever it fits (a capture shorter than centuries): a
+    // 128-bit division is a library call, several times slower.
+    match (u64::try_from(num), u64::try_from(den)) {
+        (Ok(num), Ok(den)) => (num / den) as usize,
+        _ => (num / den) as usize,
+    }
 }
 
 /// Every pair of points present once in a group: (lower, higher) entries.
@@ -415,12 +422,10 @@ fn directions(
     // `t_j - t_i` of frames from the pair's lower address, and of frames
     // from its higher one.
     let slots = pairs * n * n * VOTE_WINDOWS;
-    let chunks = groups.chunks();
     let parts: Vec<VotePart> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|range| {
-                let entries = &groups.entries[range.clone()];
+        let handles: Vec<_> = groups
+            .all()
+            .map(|entries| {
                 let flows = &*flows;
                 s.spawn(move || {
                     let mut mins = vec![(i64::MAX, i64::MAX); slots];
@@ -511,13 +516,11 @@ fn fit_pairs(
     cfg: &PointsConfig,
 ) -> Vec<Option<Fit>> {
     let n = inputs.len();
-    let chunks = groups.chunks();
     let gbps = cfg.link_gbps;
     let parts: Vec<Vec<Window>> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|range| {
-                let entries = &groups.entries[range.clone()];
+        let handles: Vec<_> = groups
+            .all()
+            .map(|entries| {
                 s.spawn(move || {
                     let mut wins = vec![EMPTY; n * n * FIT_WINDOWS];
                     for_each_group(entries, |g| {
@@ -763,7 +766,7 @@ fn order_map(
     // Copies a frame has at both, in each one's order: paired in order
     // when both have as many (a resent frame seen twice at each).
     let (mut at_p, mut at_r) = (Vec::new(), Vec::new());
-    for_each_group(&groups.entries, |g| {
+    for_each_group_all(groups, |g| {
         at_p.clear();
         at_r.clear();
         for e in g {

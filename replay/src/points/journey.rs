@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::align::Aligned;
 use super::group::{Entry, Groups, IDX_BITS, for_each_group};
+use super::latency::Bins;
 use super::{MAX_POINTS, PointInput, PointsConfig, qp_ends};
 use crate::store::ConvKey;
 
@@ -258,14 +259,17 @@ impl Journey {
     }
 }
 
-/// One-way latency of a journey between two adjacent points.
+/// One-way latency of a journey between two adjacent points: 12 bytes,
+/// its time kept as the series' bin it falls in.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct LatSample {
-    pub t: i64,
+    pub bin: u32,
     pub ns: i32,
     pub from: u8,
     pub to: u8,
 }
+
+const _: () = assert!(std::mem::size_of::<LatSample>() == 12);
 
 /// The journeys one thread followed.
 #[derive(Debug, Default)]
@@ -388,7 +392,7 @@ fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
             out.latency.push(LatSample {
                 from: p,
                 to: q,
-                t: w[0].t,
+                bin: ctx.bins.of(w[0].t),
                 ns: (w[1].t - w[0].t).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
             });
         }
@@ -439,6 +443,7 @@ struct Emit<'a> {
     part: u32,
     usual: super::Fate,
     marks: &'a [Vec<AtomicU64>],
+    bins: Bins,
 }
 
 /// A point without times: its copies (in its order) join the journeys
@@ -500,15 +505,24 @@ fn join_in_order(open: &mut Vec<(u8, i64, Vec<Copy>)>, copies: &[Copy]) {
     }
 }
 
+/// The latency series' bins: over every point's aligned span.
+pub(super) fn series_bins(a: &Aligned, cfg: &PointsConfig) -> Bins {
+    let span = (
+        a.spans.iter().map(|s| s.0).min().unwrap_or(0),
+        a.spans.iter().map(|s| s.1).max().unwrap_or(0),
+    );
+    Bins::new(span, cfg.series_bins)
+}
+
 /// Follows every frame: each group's copies into journeys.
 pub(super) fn follow(
     inputs: &[PointInput<'_>],
     flows: &Flows,
     groups: &Groups,
     a: &Aligned,
-    _cfg: &PointsConfig,
+    cfg: &PointsConfig,
 ) -> Followed {
-    let chunks = groups.chunks();
+    let bins = series_bins(a, cfg);
     let marks: Vec<Vec<AtomicU64>> = inputs
         .iter()
         .map(|p| {
@@ -518,13 +532,12 @@ pub(super) fn follow(
         })
         .collect();
     let parts: Vec<Part> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .iter()
+        let handles: Vec<_> = groups
+            .all()
             .enumerate()
-            .map(|(k, range)| {
-                let entries = &groups.entries[range.clone()];
+            .map(|(k, entries)| {
                 let marks = &marks;
-                s.spawn(move || follow_part(flows, entries, a, k as u32, marks))
+                s.spawn(move || follow_part(flows, entries, a, k as u32, marks, bins))
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -548,10 +561,16 @@ fn follow_part(
     a: &Aligned,
     part: u32,
     marks: &[Vec<AtomicU64>],
+    bins: Bins,
 ) -> Part {
+    // The usual frame is seen once at each of `n` points: a journey of
+    // `n` entries and `n - 1` samples; a little over that reserved (more
+    // grows the lists).
+    let n = a.maps.len().max(1);
+    let slack = entries.len() / 16;
     let mut out = Part {
-        journeys: Vec::with_capacity(entries.len() / 2),
-        latency: Vec::with_capacity(entries.len()),
+        journeys: Vec::with_capacity(entries.len() / n + slack),
+        latency: Vec::with_capacity(entries.len() / n * (n - 1) + slack),
     };
     let mut copies: Vec<Copy> = Vec::new();
     // Open journeys of the group being followed: (last pos, last t,
@@ -593,6 +612,7 @@ fn follow_part(
                 super::Fate::Delivered
             },
             marks,
+            bins,
         };
         if once {
             // The usual group: one copy per point, one journey. The entries

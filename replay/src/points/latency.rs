@@ -5,12 +5,38 @@ use super::SegmentLatency;
 use super::journey::LatSample;
 
 /// The `q`-th quantile of `v` (reordered in place), nearest rank.
-pub(super) fn quantile(v: &mut [i64], q: f64) -> i64 {
+pub(super) fn quantile(v: &mut [i32], q: f64) -> i64 {
     if v.is_empty() {
         return 0;
     }
     let k = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
-    *v.select_nth_unstable(k).1
+    i64::from(*v.select_nth_unstable(k).1)
+}
+
+/// The series' bins over the points' span, as each sample is put in one
+/// when it is taken.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bins {
+    start: i64,
+    width: f64,
+    count: usize,
+}
+
+impl Bins {
+    pub fn new(span: (i64, i64), count: usize) -> Bins {
+        let count = count.max(1);
+        Bins {
+            start: span.0,
+            width: ((span.1 - span.0).max(1) as f64 / count as f64).max(1.0),
+            count,
+        }
+    }
+
+    /// The bin of time `t` (relative to `t0`).
+    #[inline]
+    pub fn of(&self, t: i64) -> u32 {
+        (((t - self.start) as f64 / self.width).max(0.0) as usize).min(self.count - 1) as u32
+    }
 }
 
 /// Each segment's latency from the journeys' samples: put in order of
@@ -20,9 +46,8 @@ pub(super) fn quantile(v: &mut [i64], q: f64) -> i64 {
 pub(super) fn segments(
     parts: &[&[LatSample]],
     names: &[String],
-    span: (i64, i64),
+    bins_of: Bins,
     t0: u64,
-    bins: usize,
 ) -> Vec<SegmentLatency> {
     let n = names.len().max(1);
     let key = |s: &LatSample| usize::from(s.from) * n + usize::from(s.to);
@@ -34,16 +59,14 @@ pub(super) fn segments(
     for k in 1..starts.len() {
         starts[k] += starts[k - 1];
     }
+    let (bins, width) = (bins_of.count, bins_of.width);
     let mut next = starts.clone();
-    let mut by_seg = vec![(0i64, 0i64); starts[n * n]];
+    let mut by_seg = vec![(0u32, 0i32); starts[n * n]];
     for s in samples() {
         let k = key(s);
-        by_seg[next[k]] = (s.t, i64::from(s.ns));
+        by_seg[next[k]] = (s.bin, s.ns);
         next[k] += 1;
     }
-    let bins = bins.max(1);
-    let width = ((span.1 - span.0).max(1) as f64 / bins as f64).max(1.0);
-    let bin_of = |t: i64| (((t - span.0) as f64 / width).max(0.0) as usize).min(bins - 1);
     let mut out = Vec::new();
     let mut values = Vec::new();
     let mut binned = Vec::new();
@@ -56,23 +79,23 @@ pub(super) fn segments(
         values.clear();
         values.extend(seg.iter().map(|s| s.1));
         let negative = values.iter().filter(|&&v| v < 0).count() as u64;
-        let min_ns = values.iter().copied().min().unwrap_or(0);
-        let max_ns = values.iter().copied().max().unwrap_or(0);
+        let min_ns = i64::from(values.iter().copied().min().unwrap_or(0));
+        let max_ns = i64::from(values.iter().copied().max().unwrap_or(0));
         let p50_ns = quantile(&mut values, 0.5);
         let p99_ns = quantile(&mut values, 0.99);
         // The series: the segment's samples by bin.
         let mut bin_starts = vec![0usize; bins + 1];
         for s in seg {
-            bin_starts[bin_of(s.0) + 1] += 1;
+            bin_starts[s.0 as usize + 1] += 1;
         }
         for b in 1..=bins {
             bin_starts[b] += bin_starts[b - 1];
         }
         let mut at = bin_starts.clone();
         binned.clear();
-        binned.resize(seg.len(), 0i64);
+        binned.resize(seg.len(), 0i32);
         for s in seg {
-            let b = bin_of(s.0);
+            let b = s.0 as usize;
             binned[at[b]] = s.1;
             at[b] += 1;
         }
@@ -82,7 +105,7 @@ pub(super) fn segments(
             if v.is_empty() {
                 continue;
             }
-            let start = span.0 as f64 + b as f64 * width;
+            let start = bins_of.start as f64 + b as f64 * width;
             let p50 = quantile(v, 0.5);
             let p99 = quantile(v, 0.99);
             series.push(((t0 as i64 + start as i64).max(0) as u64, p50, p99));
@@ -121,7 +144,7 @@ mod tests {
 
     #[test]
     fn quantiles_are_nearest_rank() {
-        let mut v: Vec<i64> = (1..=100).collect();
+        let mut v: Vec<i32> = (1..=100).collect();
         assert_eq!(quantile(&mut v, 0.5), 50);
         assert_eq!(quantile(&mut v, 0.99), 99);
         assert_eq!(quantile(&mut [7], 0.99), 7);
@@ -130,16 +153,17 @@ mod tests {
 
     #[test]
     fn a_segment_series_rises_with_its_queue() {
+        let bins = Bins::new((0, 1_000_000), 10);
         let s: Vec<LatSample> = (0..1000)
             .map(|k| LatSample {
                 from: 0,
                 to: 1,
-                t: k * 1000,
+                bin: bins.of(k * 1000),
                 ns: 500 + k as i32,
             })
             .collect();
         let names = vec!["a".to_owned(), "sw".to_owned()];
-        let segs = segments(&[&s], &names, (0, 1_000_000), 0, 10);
+        let segs = segments(&[&s], &names, bins, 0);
         assert_eq!(segs.len(), 1);
         let seg = &segs[0];
         assert_eq!(seg.name, "a>sw");

@@ -111,11 +111,7 @@ pub(super) fn place(
         .map(|p| std::mem::take(&mut p.latency))
         .collect();
     let names: Vec<String> = inputs.iter().map(|p| p.name.to_owned()).collect();
-    let span = (
-        a.spans.iter().map(|s| s.0).min().unwrap_or(0),
-        a.spans.iter().map(|s| s.1).max().unwrap_or(0),
-    );
-    let (t0, bins) = (a.t0, cfg.series_bins);
+    let (t0, bins) = (a.t0, super::journey::series_bins(a, cfg));
     let latency_thread = std::thread::Builder::new()
         .name("rocescope-points".into())
         .spawn({
@@ -123,7 +119,7 @@ pub(super) fn place(
             move || {
                 let slices: Vec<&[super::journey::LatSample]> =
                     samples.iter().map(Vec::as_slice).collect();
-                latency::segments(&slices, &names, span, t0, bins)
+                latency::segments(&slices, &names, bins, t0)
             }
         });
     let expected =
