@@ -72,13 +72,14 @@ pub fn out_dir(group: &str, name: &str) -> std::path::PathBuf {
     d
 }
 
-/// `NAME` in this test binary's one temporary folder (`rocescope-LABEL-*`,
-/// made on first use; every test of the file shares it, so names differ).
+/// `NAME` in this test binary's one folder for its files
+/// (`tmp/LABEL` under the test build's temporary folder, emptied on first
+/// use; every test of the file shares it, so names differ). Inside the
+/// build folder, not the system's: a folder held for the whole run is never
+/// dropped, and would be left behind there.
 pub fn tmp(label: &str, name: &str) -> std::path::PathBuf {
-    static DIR: std::sync::OnceLock<rocescope_testkit::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| rocescope_testkit::temp_dir(label))
-        .path()
-        .join(name)
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| out_dir("tmp", label)).join(name)
 }
 
 /// `tmux ARGS`, its stdout as text.
