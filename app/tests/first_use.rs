@@ -208,8 +208,8 @@ fn attach_with_partitions_ends_on_time() {
             .unwrap(),
     );
     std::thread::sleep(Duration::from_millis(500));
-    let dir =
-        std::env::temp_dir().join(format!("rocescope-first-use-fleet-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("first-use-fleet");
+    let dir = folder.path().to_path_buf();
     let _ = std::fs::remove_dir_all(&dir);
     let t0 = Instant::now();
     let o = Command::new(BIN)

@@ -79,7 +79,8 @@ fn the_workbench_writes_partitions_as_it_runs() {
     if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rocescope-tui-parts-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("tui-parts");
+    let dir = folder.path().to_path_buf();
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let fleet = dir.join("fleet");

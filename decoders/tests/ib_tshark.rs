@@ -242,7 +242,8 @@ fn tshark_reads_our_ib_frames_as_we_do_from_dlt_infiniband_and_erf() {
         return;
     }
     let (frames, names): (Vec<Vec<u8>>, Vec<Option<&str>>) = frames().into_iter().unzip();
-    let dir = std::env::temp_dir().join(format!("rocescope-ib-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("ib");
+    let dir = folder.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
 
     // rocescope maps 247 to native IB; tshark reads the same records as

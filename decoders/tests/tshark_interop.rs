@@ -150,7 +150,8 @@ fn tshark_reads_every_builder_frame_with_our_values() {
             b.build(&payload)
         })
         .collect();
-    let dir = std::env::temp_dir().join(format!("rocescope-interop-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("interop");
+    let dir = folder.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("built.pcap");
     let secs = frames

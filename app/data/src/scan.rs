@@ -719,7 +719,8 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.to_string().contains("/nonexistent/x.parquet"), "{e}");
-        let dir = std::env::temp_dir().join(format!("rocescope-scan-{}", std::process::id()));
+        let folder = rocescope_testkit::temp_dir("scan");
+        let dir = folder.path().to_path_buf();
         std::fs::create_dir_all(&dir).unwrap();
         let bad = dir.join("bad.parquet");
         std::fs::write(&bad, b"not a parquet file at all").unwrap();

@@ -38,7 +38,8 @@ fn a_cut_capture_says_so_in_the_status_line() {
     let sample =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
     let bytes = std::fs::read(&sample).unwrap();
-    let dir = std::env::temp_dir().join(format!("rocescope-tui-cut-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("tui-cut");
+    let dir = folder.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let cut = dir.join("cut.pcap");
     std::fs::write(&cut, &bytes[..5000]).unwrap();
@@ -410,7 +411,8 @@ fn the_command_line_sends_simulator_parameters_and_the_sniffer_filter() {
 fn e_opens_the_command_line_for_an_export_of_the_filtered_packets() {
     let mut m = sample_model();
     let ui = UiState::default();
-    let dir = std::env::temp_dir().join(format!("rocescope-tui-export-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("tui-export");
+    let dir = folder.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("retx.csv");
     m.apply(Command::SetFilter("retransmission".into()));

@@ -14,7 +14,8 @@ fn query(dir: &Path, table: &str, sql: &str) -> Vec<u64> {
 
 #[test]
 fn the_command_line_writes_partitions_and_the_status_bar_counts_them() {
-    let dir = std::env::temp_dir().join(format!("rocescope-gui-parts-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("gui-parts");
+    let dir = folder.path().to_path_buf();
     let _ = std::fs::remove_dir_all(&dir);
     let mut wb = Workbench::new(sim_model("teaching-basic"), only(View::Overview));
     let ctx = egui::Context::default();
