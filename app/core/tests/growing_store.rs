@@ -95,7 +95,8 @@ fn rows_the_disk_ring_deleted_are_not_listed_or_filtered() {
     use rocescope_replay::store::SpillConfig;
     let all = frames(400_000);
     let analysis = RcAnalyzer::default();
-    let dir = std::env::temp_dir().join(format!("rocescope-ring-view-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("ring-view");
+    let dir = folder.path().to_path_buf();
     let store = Store::live_bounded(
         rocescope_replay::TimeBase::Nanoseconds,
         SpillConfig {

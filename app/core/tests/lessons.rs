@@ -237,11 +237,17 @@ fn progress_lock() -> std::sync::MutexGuard<'static, ()> {
     PROGRESS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The progress of this run's lessons, in a folder of the test build's,
+/// emptied once a run.
 fn keep_progress_in_a_temp_dir() -> std::path::PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("rocescope-lesson-progress-{}", std::process::id()));
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("lesson-progress");
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    });
     rocescope_core::paths::use_state_dir(dir.clone());
-    dir
+    dir.clone()
 }
 
 /// The number a question's fact has on a headless run with `params`.

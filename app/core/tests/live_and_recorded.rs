@@ -41,7 +41,8 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 
 #[test]
 fn a_long_live_run_tells_every_loss_a_short_recording_of_it_tells() {
-    let dir = std::env::temp_dir().join(format!("rocescope-live-rec-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("live-rec");
+    let dir = folder.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let rec = dir.join("default-10ms.pcapng");
     let limits = SessionLimits::default();

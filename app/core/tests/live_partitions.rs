@@ -37,7 +37,8 @@ fn count(dir: &Path, table: &str, sql: &str) -> Vec<(String, u64)> {
 
 #[test]
 fn a_rerun_is_written_as_the_next_capture_and_quit_finishes_both() {
-    let dir = std::env::temp_dir().join(format!("rocescope-core-parts-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("core-parts");
+    let dir = folder.path().to_path_buf();
     let _ = std::fs::remove_dir_all(&dir);
     let mut m = finished_sim();
     m.apply(Command::WritePartitions {
