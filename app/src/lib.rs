@@ -46,7 +46,13 @@ pub fn with_wave(
 /// first call in the process sets where).
 #[cfg(test)]
 pub(crate) fn keep_test_progress_apart() {
-    rocescope_core::paths::use_state_dir(
-        std::env::temp_dir().join(format!("rocescope-test-progress-{}", std::process::id())),
-    );
+    // Emptied once a run: a progress a run before kept would change what
+    // the lessons' tests see.
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = rocescope_testkit::build_tmp().join("test-progress");
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    });
+    rocescope_core::paths::use_state_dir(dir.clone());
 }

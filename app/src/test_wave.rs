@@ -111,7 +111,7 @@ fn make() -> Option<PathBuf> {
         eprintln!("skipped: iverilog not found (set ROCESCOPE_REQUIRE_IVERILOG to make this fail)");
         return None;
     }
-    let dir = std::env::temp_dir().join(format!("rocescope-signals-{}", std::process::id()));
+    let dir = rocescope_testkit::build_tmp().join("signals");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).ok()?;
     // Three idle cycles before the first frame, four between frames.
@@ -163,7 +163,7 @@ pub(crate) fn vcd_copy(name: &str) -> Option<PathBuf> {
 /// `u/tlast`), the first two in a window of 32 samples with its trigger at
 /// sample 3, the third in a second window, its trigger at sample 4 of it.
 pub(crate) fn ila_csv(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocescope-ila-{}", std::process::id()));
+    let dir = rocescope_testkit::build_tmp().join("ila");
     let _ = std::fs::create_dir_all(&dir);
     let path = dir.join(format!("{name}.csv"));
     let mut out = String::from(

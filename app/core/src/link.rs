@@ -158,9 +158,7 @@ mod tests {
         let limits = crate::session::SessionLimits {
             max_memory_bytes: 64 << 20,
             max_disk_bytes: None,
-            dir: Some(
-                std::env::temp_dir().join(format!("rocescope-filter-{}", std::process::id())),
-            ),
+            dir: Some(rocescope_testkit::build_tmp().join("filter")),
         };
         let mut model = crate::source::open(
             crate::source::SourceSpec::Attach(Box::new(ClientConfig::new(url))),

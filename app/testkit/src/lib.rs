@@ -108,6 +108,19 @@ pub fn temp_dir(label: &str) -> tempfile::TempDir {
         .expect("a temporary folder")
 }
 
+/// The test build's temporary folder (`target/tmp`, beside the test
+/// binary's `target/debug/deps`), made if missing: for files a test leaves
+/// for a look, or a folder a whole run holds (one in a static is never
+/// dropped, so a system temporary folder would be left behind). The
+/// system's temporary folder where the binary is elsewhere.
+pub fn build_tmp() -> std::path::PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join("tmp")))
+        .filter(|d| std::fs::create_dir_all(d).is_ok())
+        .unwrap_or_else(std::env::temp_dir)
+}
+
 /// Runs `cmd` to its end and returns what it printed; a failure is the
 /// test's, with the command's stderr.
 pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {

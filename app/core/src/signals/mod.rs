@@ -559,8 +559,7 @@ mod tests {
     /// Callers tell a refused choice from a missing signal by its variant.
     #[test]
     fn refusals_are_told_apart_by_variant() {
-        let dir =
-            std::env::temp_dir().join(format!("rocescope-signals-err-{}", std::process::id()));
+        let dir = rocescope_testkit::build_tmp().join("signals-err");
         std::fs::create_dir_all(&dir).unwrap();
         let vcd = dir.join("t.vcd");
         std::fs::write(
