@@ -14,11 +14,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 /// clients talk to it (one with the wrong token, one that subscribes and
 /// leaves), stops it and returns what it logged.
 fn agent_log(level: &str) -> String {
-    let dir = std::env::temp_dir().join(format!(
-        "rocescope-agent-log-{level}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let folder = rocescope_testkit::temp_dir(&format!("agent-log-{level}"));
+    let dir = folder.path();
     let token = "s3cret-token-0123456789";
     std::fs::write(dir.join("token"), token).unwrap();
     let port = rocescope_testkit::free_port().unwrap();
@@ -66,9 +63,7 @@ fn agent_log(level: &str) -> String {
     std::thread::sleep(Duration::from_millis(300));
     agent.kill().unwrap();
     agent.wait().unwrap();
-    let log = reader.join().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    log
+    reader.join().unwrap()
 }
 
 #[test]

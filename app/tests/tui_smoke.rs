@@ -17,7 +17,8 @@ fn workbench_in_tmux() {
         return;
     }
     let session = format!("rocescope-smoke-{}", std::process::id());
-    let status_file = std::env::temp_dir().join(format!("{session}.status"));
+    let folder = rocescope_testkit::temp_dir("smoke");
+    let status_file = folder.path().join("status");
     let _ = std::fs::remove_file(&status_file);
     let cmd = format!(
         "{} sim --scenario teaching-basic; echo $? > {}",
@@ -42,7 +43,7 @@ fn workbench_in_tmux() {
     assert!(packets.contains("RETX"), "{packets}");
 
     // `E` exports the packet list: the file is written and read back.
-    let csv = std::env::temp_dir().join(format!("{session}.csv"));
+    let csv = folder.path().join("packets.csv");
     let _ = std::fs::remove_file(&csv);
     tmux(&["send-keys", "-t", &session, "E"]);
     tmux(&[

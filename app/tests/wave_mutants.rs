@@ -282,12 +282,8 @@ fn mutants(seed_name: &str, rng_seed: u64) -> (usize, Vec<String>) {
         .join(seed_name);
     let seed = std::fs::read(&seed_path).expect("the committed seed");
     let text = !seed_name.ends_with(".fst");
-    let dir: PathBuf = std::env::temp_dir().join(format!(
-        "rocescope-mutants-{seed_name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let folder = rocescope_testkit::temp_dir(&format!("mutants-{seed_name}"));
+    let dir: PathBuf = folder.path().to_path_buf();
     let seed_run = run(&["decode", seed_path.to_str().expect("utf-8")]);
     assert_eq!(
         seed_run.code,

@@ -846,10 +846,8 @@ fn the_losses_view_exports_the_losses_table() {
     let (mut m, dir) = crate::test_points::model("tui-losses-export");
     let r = m.points().unwrap().clone();
     m.apply(Command::ShowView(View::Losses));
-    let path = std::env::temp_dir().join(format!(
-        "rocescope-losses-export-{}.csv",
-        std::process::id()
-    ));
+    let out = rocescope_testkit::temp_dir("losses-export");
+    let path = out.path().join("losses.csv");
     m.apply(Command::Export {
         table: None,
         path: path.clone(),
