@@ -18,7 +18,9 @@ fn frames(n: u64) -> Vec<(u64, Vec<u8>)> {
 }
 
 fn session_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rocescope-spill-{}-{name}", std::process::id()));
+    let d = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("spill")
+        .join(name);
     let _ = std::fs::remove_dir_all(&d);
     d
 }
@@ -169,7 +171,8 @@ fn the_disk_ring_deletes_the_oldest_rows_and_counts_them() {
 
 #[test]
 fn a_session_folder_that_cannot_be_made_is_named() {
-    let file = std::env::temp_dir().join(format!("rocescope-spill-file-{}", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("spill-file");
+    let file = folder.path().join("a-file");
     std::fs::write(&file, b"not a folder").unwrap();
     let err = Store::live_bounded(
         TimeBase::Nanoseconds,

@@ -22,7 +22,7 @@ fn open(path: &Path) -> Arc<Store> {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("rocescope-store-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("store");
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

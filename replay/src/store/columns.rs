@@ -924,8 +924,8 @@ mod tests {
     /// the same, and take late flags there.
     #[test]
     fn stepped_and_wide_chunks_spill_and_read_back() {
-        let dir =
-            std::env::temp_dir().join(format!("rocescope-columns-spill-{}", std::process::id()));
+        let folder = rocescope_testkit::temp_dir("columns-spill");
+        let dir = folder.path().to_path_buf();
         let spill = Spill::new(super::super::spill::SpillConfig {
             dir: dir.clone(),
             // An index share of about two chunks.

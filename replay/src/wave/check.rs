@@ -279,7 +279,7 @@ mod tests {
     use super::*;
 
     fn check(bytes: &[u8]) -> Result<(), String> {
-        let dir = std::env::temp_dir().join(format!("rocescope-check-{}", std::process::id()));
+        let dir = rocescope_testkit::build_tmp().join("check");
         let _ = std::fs::create_dir_all(&dir);
         let path = dir.join(format!(
             "{:x}.fst",
