@@ -59,7 +59,9 @@ fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
 }
 
 fn tmp(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("rocescope-dl-{}-{name}", std::process::id()))
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("device-link");
+    let _ = std::fs::create_dir_all(&dir);
+    dir.join(name)
 }
 
 #[test]

@@ -71,7 +71,8 @@ fn stores_every_frame_with_its_bytes() {
     assert!(want.len() > 1000, "{}", want.len());
     // Slow ingest; and with a recording, which shares the batches
     // (ingest then copies the decoded rows instead of taking them).
-    let rec = std::env::temp_dir().join(format!("rocescope-client-{}.pcapng", std::process::id()));
+    let folder = rocescope_testkit::temp_dir("client");
+    let rec = folder.path().join("recorded.pcapng");
     for (slow, record) in [
         (None, None),
         (Some(1_000_000), None),
