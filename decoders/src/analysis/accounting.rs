@@ -4,8 +4,8 @@
 //! response paths call.
 
 use super::time_states::{
-    Acct, FrameRing, LabelCx, MAX_PAUSES, NO_FRAMES, Pause, StateRuns, WaitEnd, fs_per_byte,
-    wire_bytes, wire_ns,
+    Acct, FrameRing, LabelCx, MAX_PAUSES, NO_FRAMES, Pause, WaitEnd, fs_per_byte, wire_bytes,
+    wire_ns,
 };
 use super::*;
 

@@ -14,6 +14,7 @@ mod accounting;
 mod diagnose;
 mod series;
 mod state;
+mod state_runs;
 mod time_states;
 
 use std::collections::{HashMap, VecDeque};
@@ -22,7 +23,8 @@ pub use diagnose::{CARD_QP, Finding, FindingCause, FindingItem, MAX_EVIDENCE_ROW
 use series::BinCursor;
 pub use series::{Bin, MAX_BINS, Series};
 pub use state::QpState;
-pub use time_states::{MAX_RUNS, StateRuns, TIME_STATES, TimeState};
+pub use state_runs::{MAX_RUNS, StateRuns};
+pub use time_states::{TIME_STATES, TimeState};
 
 use crate::headers::{NakCode, Syndrome};
 use crate::opcode::{Opcode, OpcodeKind, Operation};
