@@ -360,11 +360,11 @@ fn tshark_available() -> bool {
 }
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    static DIR: std::sync::OnceLock<rocescope_testkit::TempDir> = std::sync::OnceLock::new();
-    let path = DIR
-        .get_or_init(|| rocescope_testkit::temp_dir("record"))
-        .path()
-        .join(name);
+    // One folder in the test build's for the whole binary; the next run
+    // overwrites its files.
+    let dir = rocescope_testkit::build_tmp().join("replay-record");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
     path
 }

@@ -15,12 +15,12 @@ fn seed(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// This test binary's one temporary folder (its tests name their files
-/// apart by a tag), removed at the end only by the system's cleaning.
-fn scratch() -> &'static std::path::Path {
-    static DIR: std::sync::OnceLock<rocescope_testkit::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| rocescope_testkit::temp_dir("signal-file"))
-        .path()
+/// This test binary's one folder in the test build's (its tests name their
+/// files apart by a tag; the next run overwrites them).
+fn scratch() -> PathBuf {
+    let dir = rocescope_testkit::build_tmp().join("replay-signal-file");
+    std::fs::create_dir_all(&dir).expect("the test build's folder");
+    dir
 }
 
 fn copy(name: &str, tag: &str) -> PathBuf {
