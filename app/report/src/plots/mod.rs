@@ -143,6 +143,16 @@ fn render<P: Plot>(plot: &P, dir: &Path, alt: String) -> Result<Figure, ReportEr
     })
 }
 
+/// The plot's figure, unless it has nothing to draw.
+fn figure_unless<P: Plot>(
+    empty: bool,
+    plot: &P,
+    dir: &Path,
+    alt: &str,
+) -> Result<Option<Figure>, ReportError> {
+    (!empty).then(|| render(plot, dir, alt.into())).transpose()
+}
+
 fn draw_on<P: Plot, DB: DrawingBackend>(plot: &P, root: &DrawingArea<DB, Shift>) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -184,10 +194,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
         caption: format!(
             "Wire throughput of each QP, both directions added. Look for dips: each one the diagnosis explained is listed under Findings.{ordinal_note}"
         ),
-        figure: match t.lines.is_empty() {
-            true => None,
-            false => Some(render(&t, dir, "Throughput of each QP over time".into())?),
-        },
+        figure: figure_unless(t.lines.is_empty(), &t, dir, "Throughput of each QP over time")?,
         absent: t.lines.is_empty().then(|| "No RoCE QP traffic to plot.".into()),
     });
 
@@ -195,10 +202,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
     out.push(Section {
         heading: "Retransmission episodes on the timeline",
         caption: "One lane per QP with episodes or findings. Each block is a retransmission episode, from the first evidence of loss to the last resent frame, coloured by its cause; shaded spans are throughput drops the diagnosis explained.".into(),
-        figure: match e.lanes.is_empty() {
-            true => None,
-            false => Some(render(&e, dir, "Retransmission episodes per QP over time".into())?),
-        },
+        figure: figure_unless(e.lanes.is_empty(), &e, dir, "Retransmission episodes per QP over time")?,
         absent: e
             .lanes
             .is_empty()
@@ -209,10 +213,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
     out.push(Section {
         heading: "ACK round-trip time distribution",
         caption: "Share of each QP's ACKed requests by round trip (request sent to the ACK that covered it), log scale. A narrow peak is a steady path; a long right tail is queueing or recovery.".into(),
-        figure: match r.lines.is_empty() {
-            true => None,
-            false => Some(render(&r, dir, "Distribution of ACK round-trip times per QP".into())?),
-        },
+        figure: figure_unless(r.lines.is_empty(), &r, dir, "Distribution of ACK round-trip times per QP")?,
         absent: r.absent.clone(),
     });
 
@@ -223,10 +224,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
             "Most packets outstanding (sent, not yet ACKed) per time slice. A QP that sits on the {}-packet line is window-limited: it waits for ACKs, not for the link.",
             w.limit
         ),
-        figure: match w.lines.is_empty() {
-            true => None,
-            false => Some(render(&w, dir, "Outstanding packets per QP over time".into())?),
-        },
+        figure: figure_unless(w.lines.is_empty(), &w, dir, "Outstanding packets per QP over time")?,
         absent: w.lines.is_empty().then(|| "No RoCE QP traffic to plot.".into()),
     });
 
@@ -254,10 +252,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
         out.push(Section {
             heading: "One-way latency per segment",
             caption: "The median one-way latency of each segment between capture points, per slice of time, in the first point's clock. A line that climbs is a queue building on that hop; one direction's line alone rising is the congested way.".into(),
-            figure: match sp.lines.is_empty() {
-                true => None,
-                false => Some(render(&sp, dir, "One-way latency per segment over time".into())?),
-            },
+            figure: figure_unless(sp.lines.is_empty(), &sp, dir, "One-way latency per segment over time")?,
             absent: sp
                 .lines
                 .is_empty()
