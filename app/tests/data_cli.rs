@@ -5,19 +5,18 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{out_dir, rocescope, sample, text};
+use support::{out_dir, rocescope, rocescope_ok, sample, text};
 
 #[test]
 fn query_prints_json_rows_that_match_the_stats() {
     let s = sample();
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "query",
         s.to_str().unwrap(),
         "SELECT dest_qp, count(*) AS n FROM packets WHERE retransmission GROUP BY dest_qp",
         "--format",
         "json",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let stats = rocescope(&["stats", s.to_str().unwrap(), "--json"]);
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
@@ -30,14 +29,13 @@ fn query_prints_json_rows_that_match_the_stats() {
 #[test]
 fn query_prints_an_aligned_table_and_says_how_many_rows() {
     let s = sample();
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "query",
         s.to_str().unwrap(),
         "SELECT frame, opcode_name, psn FROM packets",
         "--max-rows",
         "4",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let t = text(&out.stdout);
     let lines: Vec<&str> = t.lines().collect();
     assert!(lines[0].starts_with("frame"), "{t}");
@@ -73,7 +71,7 @@ fn an_export_says_its_rows_and_rate_in_words() {
     let dir = out_dir("data-cli", "words");
     let s = sample();
     let to = dir.join("qps.csv");
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "export",
         s.to_str().unwrap(),
         "--table",
@@ -81,13 +79,12 @@ fn an_export_says_its_rows_and_rate_in_words() {
         "--to",
         to.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let line = text(&out.stdout);
     assert!(line.starts_with("1 row of qps in "), "{line}");
     assert!(!line.contains("M rows/s"), "{line}");
     assert!(line.contains(" rows/s) -> "), "{line}");
     let parts = dir.join("parts");
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "export",
         s.to_str().unwrap(),
         "--table",
@@ -96,7 +93,6 @@ fn an_export_says_its_rows_and_rate_in_words() {
         parts.to_str().unwrap(),
         "--partition",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let line = text(&out.stdout);
     assert!(line.contains(" -> 1 file under "), "{line}");
 }
@@ -105,7 +101,7 @@ fn an_export_says_its_rows_and_rate_in_words() {
 fn export_then_query_the_parquet_partitions() {
     let dir = out_dir("data-cli", "partitions");
     let s = sample();
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "export",
         s.to_str().unwrap(),
         "--to",
@@ -114,20 +110,18 @@ fn export_then_query_the_parquet_partitions() {
         "--window",
         "5us",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stdout).starts_with("15 rows of packets"),
         "{}",
         text(&out.stdout)
     );
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "query",
         dir.to_str().unwrap(),
         "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
         "--format",
         "csv",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let t = text(&out.stdout);
     let mut lines = t.lines();
     assert_eq!(lines.next(), Some("capture,n,windows"));
@@ -176,7 +170,7 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
     }
     let dir = out_dir("data-cli", "annotate");
     let lossy = dir.join("lossy.pcapng");
-    let out = rocescope(&[
+    rocescope_ok(&[
         "sim",
         "--scenario",
         "lossy-link",
@@ -186,19 +180,17 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
         "--record",
         lossy.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     // The sample holds a NAK and its Go-Back-N resends; the lossy link,
     // dozens of episodes.
     for cap in [sample(), lossy] {
         let annotated = dir.join("annotated.pcapng");
-        let out = rocescope(&[
+        let out = rocescope_ok(&[
             "export",
             cap.to_str().unwrap(),
             "--to",
             annotated.to_str().unwrap(),
             "--annotate",
         ]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
         assert!(
             text(&out.stdout).contains("with a verdict"),
             "{}",
@@ -295,7 +287,7 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
     std::fs::copy(sample(), &cap).unwrap();
     let fleet = dir.join("fleet");
     for window in ["2us", "5us"] {
-        let out = rocescope(&[
+        let out = rocescope_ok(&[
             "export",
             cap.to_str().unwrap(),
             "--to",
@@ -304,7 +296,6 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
             "--window",
             window,
         ]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
         // Every table, each replaced.
         let said = text(&out.stdout);
         for table in [
@@ -323,14 +314,13 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
         .collect();
     // No hidden folder left, one capture folder.
     assert_eq!(packets, ["capture=c_1999"]);
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "query",
         fleet.to_str().unwrap(),
         "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
         "--format",
         "csv",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     // 15 frames, in 5 us windows only: the 2 us export is gone.
     let t = text(&out.stdout);
     let windows_5us = rocescope(&[

@@ -5,12 +5,11 @@ mod support;
 
 use std::path::Path;
 
-use support::{rocescope, sample, tmp};
+use support::{rocescope, rocescope_json, rocescope_ok, sample, tmp};
 
 #[test]
 fn no_arguments_decodes_the_bundled_sample() {
-    let out = rocescope(&[]);
-    assert!(out.status.success());
+    let out = rocescope_ok(&[]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
         text.lines().filter(|l| l.contains("RoCEv2")).count(),
@@ -24,8 +23,7 @@ fn no_arguments_decodes_the_bundled_sample() {
 
 #[test]
 fn jsonl_has_one_object_per_frame_with_integer_fields() {
-    let out = rocescope(&["decode", sample().to_str().unwrap(), "--format", "jsonl"]);
-    assert!(out.status.success());
+    let out = rocescope_ok(&["decode", sample().to_str().unwrap(), "--format", "jsonl"]);
     let text = String::from_utf8(out.stdout).unwrap();
     let rows: Vec<serde_json::Value> = text
         .lines()
@@ -52,8 +50,7 @@ fn shared_capture_decodes_with_tshark_values() {
         eprintln!("skipped: {} is absent", path.display());
         return;
     }
-    let out = rocescope(&["decode", path.to_str().unwrap(), "--format", "jsonl"]);
-    assert!(out.status.success());
+    let out = rocescope_ok(&["decode", path.to_str().unwrap(), "--format", "jsonl"]);
     let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -72,8 +69,7 @@ fn a_cut_file_keeps_every_whole_frame_and_warns_with_the_offset() {
     let bytes = std::fs::read(sample()).unwrap();
     let cut = tmp("cli", "cut.pcap");
     std::fs::write(&cut, &bytes[..bytes.len() - 30]).unwrap();
-    let out = rocescope(&["decode", cut.to_str().unwrap()]);
-    assert!(out.status.success());
+    let out = rocescope_ok(&["decode", cut.to_str().unwrap()]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.lines().count(), 14, "{text}");
     let err = String::from_utf8(out.stderr).unwrap();
@@ -100,7 +96,7 @@ fn a_file_that_is_not_a_capture_fails_in_one_line() {
 
 #[test]
 fn extra_roce_port() {
-    let out = rocescope(&[
+    rocescope_ok(&[
         "decode",
         sample().to_str().unwrap(),
         "--roce-port",
@@ -108,18 +104,11 @@ fn extra_roce_port() {
         "--format",
         "text",
     ]);
-    assert!(out.status.success());
 }
 
 #[test]
 fn info_summarises_through_the_store() {
-    let out = rocescope(&["info", sample().to_str().unwrap(), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = rocescope_json(&["info", sample().to_str().unwrap(), "--json"]);
     assert_eq!(v["packets"], 15);
     assert_eq!(v["roce_packets"], 15);
     assert_eq!(v["conversations"], 2);
@@ -200,13 +189,7 @@ fn the_cards_converted_pcap_shows_ordinal_time() {
 
 #[test]
 fn stats_reports_the_rc_analysis() {
-    let out = rocescope(&["stats", sample().to_str().unwrap(), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = rocescope_json(&["stats", sample().to_str().unwrap(), "--json"]);
     let qps = v["qps"].as_array().unwrap();
     assert_eq!(qps.len(), 1);
     let q = &qps[0];
@@ -244,8 +227,7 @@ fn stats_reports_the_rc_analysis() {
 /// counts in the number they take.
 #[test]
 fn stats_text_fits_80_columns_with_whole_headings() {
-    let out = rocescope(&["stats", sample().to_str().unwrap()]);
-    assert!(out.status.success());
+    let out = rocescope_ok(&["stats", sample().to_str().unwrap()]);
     assert!(
         out.stderr.is_empty(),
         "{}",

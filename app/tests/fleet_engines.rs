@@ -13,23 +13,10 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rocescope"))
-}
-
-fn run(args: &[&str]) -> Output {
-    let out = bin().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "rocescope {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+use support::rocescope_ok;
 
 /// The README's fleet commands: the `sh` block after its marker.
 fn readme_fleet_block() -> String {
@@ -52,7 +39,7 @@ fn have_engines() -> bool {
 /// `sql` over the fleet folder by `rocescope query`, as sorted rows of
 /// strings.
 fn rocescope_rows(fleet: &Path, sql: &str) -> Vec<Vec<String>> {
-    let out = run(&["query", fleet.to_str().unwrap(), sql, "--format", "csv"]);
+    let out = rocescope_ok(&["query", fleet.to_str().unwrap(), sql, "--format", "csv"]);
     let text = String::from_utf8(out.stdout).unwrap();
     let mut rows: Vec<Vec<String>> = text
         .lines()
@@ -130,7 +117,7 @@ fn spark_datafusion_and_rocescope_agree_over_a_fleet_folder() {
     // The year's capture again, with another window and then the same one:
     // each re-export replaces its partitions, never adds to them.
     for window in ["100us", "500us"] {
-        run(&[
+        rocescope_ok(&[
             "export",
             year.to_str().unwrap(),
             "--to",
@@ -201,7 +188,7 @@ fn spark_datafusion_and_rocescope_agree_over_a_fleet_folder() {
         (&date, "c_2025-06-01"),
         (&sample, "sample-write-read"),
     ] {
-        let out = run(&["stats", cap.to_str().unwrap(), "--json"]);
+        let out = rocescope_ok(&["stats", cap.to_str().unwrap(), "--json"]);
         let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
         let qps = stats["qps"].as_array().unwrap();
         let packets: u64 = qps.iter().map(|q| q["packets"].as_u64().unwrap()).sum();

@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{rocescope, tmp};
+use support::{rocescope, rocescope_json, rocescope_ok, tmp};
 
 use rocescope_decoders::{Aeth, NakCode, Opcode, PacketBuilder, Syndrome};
 
@@ -63,12 +63,7 @@ fn erf(frame: &[u8]) -> Vec<u8> {
 
 fn check(path: &std::path::Path) {
     let p = path.to_str().unwrap();
-    let out = rocescope(&["decode", p, "--format", "jsonl"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = rocescope_ok(&["decode", p, "--format", "jsonl"]);
     let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -102,13 +97,7 @@ fn check(path: &std::path::Path) {
         "{text}"
     );
 
-    let out = rocescope(&["stats", p, "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = rocescope_json(&["stats", p, "--json"]);
     let qps = v["qps"].as_array().unwrap();
     assert_eq!(qps.len(), 1, "{v}");
     let q = &qps[0];
@@ -165,13 +154,7 @@ fn stats_shows_each_requesting_end_of_a_qp_pair_apart() {
     let path = tmp("ib-cli", "both.pcap");
     std::fs::write(&path, pcap(247, &frames)).unwrap();
     let p = path.to_str().unwrap();
-    let out = rocescope(&["stats", p, "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = rocescope_json(&["stats", p, "--json"]);
     let qps = v["qps"].as_array().unwrap();
     assert_eq!(qps.len(), 2, "{v}");
     let row = |src: &str| qps.iter().find(|q| q["src_ip"] == src).unwrap();

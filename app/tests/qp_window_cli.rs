@@ -5,20 +5,14 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+mod support;
 
+/// `rocescope ARGS` run to success, what it printed.
 fn rocescope(args: &[&str]) -> String {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "rocescope {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    support::text(&support::rocescope_ok(args).stdout)
 }
 
 fn record(dir: &Path, scenario: &str, set: &[&str]) -> String {

@@ -2,40 +2,27 @@
 //! one-line error with a failing exit code for what is not a capture.
 #![allow(clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod support;
 
-fn rocescope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocescope"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::path::PathBuf;
 
+use support::{rocescope, rocescope_ok, sample};
+
+/// A fresh folder for one test's report.
 fn tmp(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    let _ = std::fs::remove_dir_all(&p);
-    p
+    support::out_dir("report-cli", name)
 }
 
 #[test]
 fn report_writes_the_page_and_prints_its_path() {
-    let sample =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
+    let sample = sample();
     let out_dir = tmp("sample").join("nested");
-    let out = rocescope(&[
+    let out = rocescope_ok(&[
         "report",
         sample.to_str().unwrap(),
         "-o",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let printed = String::from_utf8(out.stdout).unwrap();
     let index = out_dir.join("index.html");
     assert_eq!(printed.trim(), index.display().to_string());
@@ -84,8 +71,7 @@ fn report_of_a_file_that_is_not_a_capture_fails_in_one_line() {
     assert!(!out_dir.join("index.html").exists());
 
     // An output path that is a file, not a directory.
-    let sample =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
+    let sample = sample();
     let out = rocescope(&[
         "report",
         sample.to_str().unwrap(),

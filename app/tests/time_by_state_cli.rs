@@ -5,19 +5,12 @@
 //! nonsense.
 #![allow(clippy::unwrap_used)]
 
-use std::process::Command;
-
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+mod support;
 
 fn rocescope(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    support::outcome(support::bin().args(args))
 }
 
 #[test]

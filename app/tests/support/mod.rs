@@ -44,6 +44,13 @@ pub fn rocescope_ok(args: &[&str]) -> std::process::Output {
     out
 }
 
+/// `rocescope ARGS` run to success, what it printed read as JSON.
+pub fn rocescope_json(args: &[&str]) -> serde_json::Value {
+    let out = rocescope_ok(args);
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("rocescope {args:?}: not JSON ({e}): {}", text(&out.stdout)))
+}
+
 /// A finished run as (exit 0, stdout, stderr), for tests that read all
 /// three.
 pub fn outcome(cmd: &mut std::process::Command) -> (bool, String, String) {
