@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rocescope_replay::points::{Point, PointsConfig, analyse_points};
-use rocescope_replay::store::{Ingest, IngestFrame};
+use rocescope_replay::store::Ingest;
 use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
 
 /// The system allocator, counting the bytes held and their peak.
@@ -62,18 +62,7 @@ impl RecordSink for Feed {
     fn record(&mut self, _r: rocescope_replay::Record) {}
     fn point_frame(&mut self, point: u8, f: FrameRef<'_>) {
         if let Some((p, ingest)) = self.points.get_mut(usize::from(point)) {
-            p.store.ingest(
-                ingest,
-                &IngestFrame {
-                    ts_ns: f.ts_ns,
-                    data: f.data,
-                    origlen: f.orig_len,
-                    linktype: 1,
-                    port: 0,
-                    dir: None,
-                    file_offset: 0,
-                },
-            );
+            p.store.ingest(ingest, &f.ingest_frame());
         }
     }
 }

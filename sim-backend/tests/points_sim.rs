@@ -16,13 +16,7 @@ struct Sink {
 
 impl RecordSink for Sink {
     fn frame(&mut self, f: FrameRef<'_>) {
-        self.records.push(Record::Frame {
-            ts_ns: f.ts_ns,
-            port: f.port,
-            direction: f.direction,
-            orig_len: f.orig_len,
-            data: f.data.to_vec(),
-        });
+        self.records.push(f.to_record());
     }
     fn record(&mut self, r: Record) {
         self.records.push(r);

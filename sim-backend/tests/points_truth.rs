@@ -5,7 +5,7 @@
 //! happened on, capture loss told apart from wire loss.
 
 use rocescope_replay::points::{LossKind, Point, PointsConfig, PointsReport, analyse_points};
-use rocescope_replay::store::{Ingest, IngestFrame};
+use rocescope_replay::store::Ingest;
 use rocescope_sim::points::{PointSpec, PointsTruth};
 use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
 
@@ -21,18 +21,7 @@ impl RecordSink for Feed {
         let Some((p, ingest)) = self.points.get_mut(usize::from(point)) else {
             return;
         };
-        p.store.ingest(
-            ingest,
-            &IngestFrame {
-                ts_ns: f.ts_ns,
-                data: f.data,
-                origlen: f.orig_len,
-                linktype: 1,
-                port: 0,
-                dir: None,
-                file_offset: 0,
-            },
-        );
+        p.store.ingest(ingest, &f.ingest_frame());
     }
 }
 

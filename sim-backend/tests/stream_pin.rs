@@ -127,13 +127,7 @@ struct Lent(Fnv, u64);
 
 impl RecordSink for Lent {
     fn frame(&mut self, f: FrameRef<'_>) {
-        self.record(Record::Frame {
-            ts_ns: f.ts_ns,
-            port: f.port,
-            direction: f.direction,
-            orig_len: f.orig_len,
-            data: f.data.to_vec(),
-        });
+        self.record(f.to_record());
     }
     fn record(&mut self, r: Record) {
         self.1 += 1;

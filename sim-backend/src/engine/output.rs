@@ -33,13 +33,7 @@ pub(super) struct Owned<'a, F>(pub(super) &'a mut F);
 impl<F: FnMut(Record)> RecordSink for Owned<'_, F> {
     #[inline]
     fn frame(&mut self, f: FrameRef<'_>) {
-        (self.0)(Record::Frame {
-            ts_ns: f.ts_ns,
-            port: f.port,
-            direction: f.direction,
-            orig_len: f.orig_len,
-            data: f.data.to_vec(),
-        });
+        (self.0)(f.to_record());
     }
     #[inline]
     fn record(&mut self, r: Record) {
@@ -70,6 +64,17 @@ pub(super) enum Out {
 }
 
 impl<'a> FrameRef<'a> {
+    /// The frame as a record of its own (its bytes copied).
+    pub fn to_record(&self) -> Record {
+        Record::Frame {
+            ts_ns: self.ts_ns,
+            port: self.port,
+            direction: self.direction,
+            orig_len: self.orig_len,
+            data: self.data.to_vec(),
+        }
+    }
+
     /// The frame as a store ingests it (Ethernet, no file behind it).
     pub fn ingest_frame(&self) -> rocescope_replay::store::IngestFrame<'a> {
         rocescope_replay::store::IngestFrame {
