@@ -176,6 +176,9 @@ fn unmodelled(c: &QpOutcome, t: &QpOutcome) -> String {
             "gaps with nothing on the wire (the host, PCIe or the card's fetches), whose cause the capture does not show"
         }
         "sharing" => "a port shared with traffic the capture does not show",
+        "window_full" => {
+            "longer round trips: the switch's queues of traffic the capture does not show"
+        }
         "idle" => "its application's own posting, which the twin posts differently",
         "waiting_on_timer" | "recovering" => "losses the twin does not replay as they happened",
         _ => "a limit the twin does not reproduce",

@@ -122,14 +122,18 @@ pub fn markdown(rows: &[Validation]) -> String {
     let mut s = String::from(
         "| scenario | change | QPs | worst goodput gap | predicted / direct GB/s (worst QP) |\n|---|---|---|---|---|\n",
     );
+    let mut refused_last: Option<&str> = None;
     for v in rows {
         if let Some(why) = &v.refused {
-            s.push_str(&format!(
-                "| {} | `{}` | - | refused | {} |\n",
-                v.scenario,
-                v.change,
-                why.replace('|', "/")
-            ));
+            // A twin refused is refused for every change: one row.
+            if refused_last != Some(v.scenario.as_str()) {
+                s.push_str(&format!(
+                    "| {} | every change | - | refused | {} |\n",
+                    v.scenario,
+                    why.replace('|', "/")
+                ));
+            }
+            refused_last = Some(v.scenario.as_str());
             continue;
         }
         let worst = v.qps.iter().max_by(|a, b| a.gap.total_cmp(&b.gap));
