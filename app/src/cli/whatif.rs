@@ -90,7 +90,7 @@ fn states(q: &QpOutcome) -> String {
         .map(|(k, v)| (*k, *v))
         .filter(|(_, v)| *v * 100 >= total)
         .collect();
-    by.sort_by(|a, b| b.1.cmp(&a.1));
+    by.sort_by_key(|s| std::cmp::Reverse(s.1));
     by.iter()
         .map(|(k, v)| format!("{k} {:.0}%", *v as f64 * 100.0 / total as f64))
         .collect::<Vec<_>>()
