@@ -142,6 +142,29 @@ fn bad_sets_and_captures_with_nothing_to_model_are_told() {
     let (ok, _, err) = rocescope(&["whatif", empty.to_str().unwrap()]);
     assert!(!ok);
     assert!(err.contains("no RoCE requester QP"), "{err}");
+    // Two WRITEs 60 ms apart: longer than the what-if reruns.
+    let write = |psn| {
+        rocescope_decoders::PacketBuilder::rocev2_ipv4(
+            [10, 0, 0, 1],
+            [10, 0, 0, 2],
+            rocescope_decoders::Opcode::RC_WRITE_ONLY,
+            7,
+            psn,
+        )
+        .build(&[0; 64])
+    };
+    let long = tmp.path().join("long.pcap");
+    std::fs::write(
+        &long,
+        rocescope_testkit::pcap_bytes(1, [(0, write(1)), (60_000, write(2))]),
+    )
+    .unwrap();
+    let (ok, _, err) = rocescope(&["whatif", long.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        err.contains("spans 60.0 ms") && err.contains("at most 50 ms"),
+        "{err}"
+    );
     let (ok, _, err) = rocescope(&["whatif", "no-such-file.pcap"]);
     assert!(!ok);
     assert!(err.contains("no-such-file.pcap"), "{err}");

@@ -44,6 +44,10 @@ pub struct Derived {
 /// completion handling and post, about 3.2 µs in the model, twice that).
 const CLOSED_LOOP_TURNAROUND_NS: u64 = 8_000;
 
+/// The longest capture the what-if reruns (its twin and changed run are
+/// simulated and analysed whole, in memory).
+const MAX_SPAN_NS: u64 = 50_000_000;
+
 /// A share of its span a QP spent at its window above which its
 /// application's queue depth does not show in what it had in flight.
 const WINDOW_FULL_SHARE: f64 = 0.01;
@@ -67,7 +71,40 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
     if qps.is_empty() {
         return Err(WhatIfError::NoQps { path: name.into() });
     }
+    let span_ns = cap
+        .store
+        .row(cap.store.len().saturating_sub(1))
+        .zip(cap.store.row(cap.store.first_row()))
+        .map_or(0, |(last, first)| last.ts_ns.saturating_sub(first.ts_ns));
+    if span_ns > MAX_SPAN_NS {
+        return Err(WhatIfError::Unmodelable {
+            path: name.into(),
+            message: format!(
+                "it spans {:.1} ms; the what-if reruns at most {} ms (three simulated runs of it): cut the capture to the time of interest",
+                span_ns as f64 / 1e6,
+                MAX_SPAN_NS / 1_000_000
+            ),
+        });
+    }
     let scans_all = scan(&cap.store, report);
+    if let Some((i, s)) = scans_all
+        .iter()
+        .enumerate()
+        .find(|(_, s)| s.frames_not_kept > 0)
+    {
+        let q = &report.qps[i];
+        return Err(WhatIfError::Unmodelable {
+            path: name.into(),
+            message: format!(
+                "QP {:#x} ({} -> {}) has more than {} frames one way ({} more): too long to model; cut the capture",
+                q.dest_qp,
+                Endpoint(q.requester),
+                Endpoint(q.responder),
+                super::scan::MAX_FRAMES,
+                s.frames_not_kept
+            ),
+        });
+    }
     // Nodes: every address, in order (the simulator numbers them so).
     let addrs: BTreeSet<[u8; 16]> = qps
         .iter()

@@ -104,6 +104,11 @@ pub fn analyse_capture(path: &Path) -> Result<Analysed, WhatIfError> {
     let store = Store::open(path, DecodeConfig::default(), Box::new(analysis.clone()))
         .map_err(|e| err(e.to_string()))?;
     store.wait();
+    // Indexing that stopped early (a reader that failed) is an error, never
+    // a model of part of the capture.
+    if let Some(e) = store.progress().error {
+        return Err(err(format!("indexing stopped early: {e}")));
+    }
     if let Some((w, n)) = store.first_warning() {
         // A capture read in part would be modelled in part: refused.
         return Err(err(format!(

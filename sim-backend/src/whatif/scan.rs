@@ -45,6 +45,8 @@ pub struct QpScan {
     /// The longest READ request (RETH length): a READ's whole length where
     /// the requester asks for it at once.
     pub read_max_bytes: u64,
+    /// Frames past [`MAX_FRAMES`] not kept: the QP is too long to model.
+    pub frames_not_kept: u64,
 }
 
 /// A Go-Back-N pass seen in a QP's requests.
@@ -54,6 +56,10 @@ pub struct Pass {
     pub ts_ns: u64,
     pub lost_ordinal: Option<u64>,
 }
+
+/// Request frames and frames toward the requester a scan keeps per QP
+/// (16 and 8 bytes each): a longer capture is refused, not cut.
+pub const MAX_FRAMES: usize = 4_000_000;
 
 /// Go-Back-N passes a scan keeps.
 pub const MAX_PASSES: usize = 65_536;
@@ -209,6 +215,10 @@ pub fn scan(store: &Store, report: &Report) -> Vec<QpScan> {
 
 fn request_row(st: &mut State, r: &Row, reth: Option<(u64, u64)>) {
     let s = &mut st.scan;
+    if s.request_psns.len() == MAX_FRAMES {
+        s.frames_not_kept += 1;
+        return;
+    }
     // Back to a PSN sent before: a Go-Back-N pass starts.
     if let Some(&(prev, _)) = s.request_psns.last()
         && psn_diff(r.psn, prev) <= 0
@@ -305,6 +315,10 @@ fn request_row(st: &mut State, r: &Row, reth: Option<(u64, u64)>) {
 }
 
 fn response_row(st: &mut State, r: &Row) {
+    if st.scan.response_ts_ns.len() == MAX_FRAMES {
+        st.scan.frames_not_kept += 1;
+        return;
+    }
     st.scan.response_ts_ns.push(r.ts_ns);
     if r.flags.contains(Flags::NAK) || r.flags.contains(Flags::CNP) {
         return;
@@ -326,8 +340,10 @@ fn response_row(st: &mut State, r: &Row) {
         }
         st.open.remove(0);
         st.last_done_ns = Some(r.ts_ns);
-        st.scan
-            .completion_ns
-            .push(r.ts_ns.saturating_sub(m.start_ns));
+        if st.scan.completion_ns.len() < MAX_FRAMES {
+            st.scan
+                .completion_ns
+                .push(r.ts_ns.saturating_sub(m.start_ns));
+        }
     }
 }
