@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod slots;
 pub mod sniffer;
 mod template;
+pub mod whatif;
 pub mod wire;
 
 pub use engine::{FrameRef, QpStats, RecordSink, SimStats, Simulator, StoreSink};

@@ -124,6 +124,10 @@ pub fn qp_table(q: &[QpRow]) -> Result<DataFrame, DataError> {
         ),
         col_u64("packets", &|q| q.packets),
         col_u64("wire_bytes", &|q| q.wire_bytes),
+        Column::new(
+            "goodput_gbytes_s".into(),
+            q.iter().map(|q| q.goodput_gbytes_s).collect::<Vec<_>>(),
+        ),
         col_u64("requests", &|q| q.requests),
         col_u64("responses", &|q| q.responses),
         Column::new(

@@ -100,6 +100,9 @@ pub(crate) const QP_COLUMNS: &[Column<QpRow>] = &[
     col(&["wire_bytes"], "bytes", |_, q| {
         num_text(&size_text(q.wire_bytes), false)
     }),
+    col(&["goodput_gbytes_s"], "goodput", |_, q| {
+        num_text(&format!("{:.2} GB/s", q.goodput_gbytes_s), false)
+    }),
     col(&["requests"], "requests", |_, q| num(q.requests, false)),
     col(&["responses"], "responses", |_, q| num(q.responses, false)),
     col(

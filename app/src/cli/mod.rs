@@ -23,6 +23,7 @@ mod signals;
 mod sim;
 mod stats;
 mod tour;
+mod whatif;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -68,6 +69,9 @@ enum Command {
     /// A waveform's signals: list them, or write chosen ones as the
     /// profiler table's rows (loaded as the signals view loads them).
     Signals(signals::Args),
+    /// What if: the capture's workload rerun by the simulator as captured
+    /// (its twin, checked against it) and with parameters changed.
+    Whatif(whatif::Args),
 }
 
 /// Parse the command line, run the command, print its error.
@@ -88,6 +92,7 @@ pub fn main() -> ExitCode {
         Some(Command::Query(args)) => query::run(args),
         Some(Command::Lesson(args)) => lesson::run(args),
         Some(Command::Signals(args)) => signals::run(args),
+        Some(Command::Whatif(args)) => whatif::run(args),
         None => default_run(),
     };
     match result {

@@ -210,9 +210,10 @@ fn analyse(
         for q in &report.qps {
             writeln!(
                 out,
-                "  {}  span {}",
+                "  {}  span {}, goodput {:.2} GB/s",
                 qpn(q.dest_qp),
-                rocescope_replay::text::duration_text(q.states.end_ns - q.states.start_ns)
+                rocescope_replay::text::duration_text(q.states.end_ns - q.states.start_ns),
+                q.goodput_gbytes_s()
             )?;
             for line in wrap(&time_by_state_text(q), 74) {
                 writeln!(out, "    {line}")?;

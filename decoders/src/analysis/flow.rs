@@ -148,6 +148,9 @@ pub(super) struct Flow {
     pub(super) went_on_after_error: bool,
     /// It has sent a READ request (whose responses count as ACKs).
     pub(super) reads: bool,
+    /// New payload bytes of its requests (WRITE, SEND) and of the READ
+    /// responses to them, resends and duplicates not counted: its goodput.
+    pub(super) goodput_bytes: u64,
 }
 
 impl Flow {
@@ -159,6 +162,7 @@ impl Flow {
             acct: accounting::NO_ACCT,
             went_on_after_error: false,
             reads: false,
+            goodput_bytes: 0,
             qp,
             own_slot: qp,
             started: false,

@@ -16,6 +16,9 @@ pub struct QpReport {
     pub requester_qp: Option<u32>,
     pub packets: u64,
     pub wire_bytes: u64,
+    /// New payload bytes moved: WRITE and SEND payload, READ response
+    /// payload; resends and duplicates not counted.
+    pub goodput_bytes: u64,
     pub requests: u64,
     pub responses: u64,
     pub next_psn: u32,
@@ -62,6 +65,21 @@ pub struct QpReport {
     /// here are this direction's requests and the responses to them;
     /// packets and bytes count both directions.
     pub both_request: bool,
+}
+
+impl QpReport {
+    /// Its goodput over its span (first request to the end of its last
+    /// packet; first to last packet where time was not accounted), GB/s.
+    pub fn goodput_gbytes_s(&self) -> f64 {
+        let span_ns = match self.states.end_ns.saturating_sub(self.states.start_ns) {
+            0 => self.last_ts_ns.saturating_sub(self.first_ts_ns),
+            s => s,
+        };
+        if span_ns == 0 {
+            return 0.0;
+        }
+        self.goodput_bytes as f64 / span_ns as f64
+    }
 }
 
 /// Where a QP's window comes from.
@@ -496,6 +514,7 @@ impl RcAnalysis {
                 requester_qp: peer.map(|p| p.key.dest_qp),
                 packets: f.packets + peer.map_or(0, |p| p.packets),
                 wire_bytes: f.wire_bytes + peer.map_or(0, |p| p.wire_bytes),
+                goodput_bytes: f.goodput_bytes,
                 requests: f.requests + peer.filter(|_| !both_request).map_or(0, |p| p.requests),
                 responses: peer.map_or(0, |p| p.responses)
                     + if both_request { 0 } else { f.responses },

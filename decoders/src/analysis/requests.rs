@@ -334,6 +334,7 @@ impl RcAnalysis {
         // `observe_flow` looked this packet's bin up already.
         let b = f.series.bin_again(&mut f.cursor, o.ts_ns());
         b.goodput_bytes += goodput;
+        f.goodput_bytes += goodput;
         b.max_outstanding = b.max_outstanding.max(outstanding);
         b.end_outstanding = Some(outstanding);
         // A new request continues its message unless it is the last of it.

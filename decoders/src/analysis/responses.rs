@@ -76,6 +76,7 @@ impl RcAnalysis {
             }
         }
         let q = &mut self.flows[req as usize];
+        q.goodput_bytes += goodput;
         q.counters.acks += acks;
         q.counters.duplicate_acks += duplicate_acks;
         q.counters.duplicate_read_responses += duplicate_read_responses;

@@ -28,6 +28,9 @@ pub struct QpRow {
     pub both_request: bool,
     pub packets: u64,
     pub wire_bytes: u64,
+    /// New payload bytes (WRITE and SEND payload, READ response payload;
+    /// resends not counted) over the QP's span: bytes/ns is GB/s.
+    pub goodput_gbytes_s: f64,
     pub requests: u64,
     pub responses: u64,
     pub next_psn: u32,
@@ -170,6 +173,7 @@ impl Report {
                     both_request: q.both_request,
                     packets: q.packets,
                     wire_bytes: q.wire_bytes,
+                    goodput_gbytes_s: q.goodput_gbytes_s(),
                     requests: q.requests,
                     responses: q.responses,
                     next_psn: q.next_psn,
@@ -293,6 +297,7 @@ impl Row for QpRow {
             both_request: false,
             packets: 10,
             wire_bytes: 10_000,
+            goodput_gbytes_s: 1.5,
             requests: 8,
             responses: 2,
             next_psn: 8,

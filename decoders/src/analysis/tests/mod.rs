@@ -666,3 +666,34 @@ fn a_nak_episode_has_its_generation_or_its_reaction() {
     let e = t.an.report().episodes[0];
     assert_eq!((e.nak_generation_ns, e.nak_reaction_ns), (None, Some(1860)));
 }
+
+#[test]
+fn goodput_counts_new_payload_once_over_the_span() {
+    // Four new WRITE packets, one resent, a READ of four responses (one a
+    // duplicate): 8 x 4096 new payload bytes.
+    let mut t = Trace::new();
+    for psn in 100..104 {
+        t.req(Opcode::RC_WRITE_MIDDLE, psn, 1000);
+    }
+    assert_eq!(
+        t.req(Opcode::RC_WRITE_MIDDLE, 102, 1000),
+        Class::RETRANSMISSION
+    );
+    t.ack(103, 1000);
+    t.req(Opcode::RC_READ_REQUEST, 104, 1000);
+    t.resp(Opcode::RC_READ_RESPONSE_FIRST, 104, ACK, 1000);
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 105, ACK, 1000);
+    assert_eq!(
+        t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 105, ACK, 1000),
+        Class::DUPLICATE
+    );
+    t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, 106, ACK, 1000);
+    t.resp(Opcode::RC_READ_RESPONSE_LAST, 107, ACK, 1000);
+    let r = t.an.report();
+    let q = &r.qps[0];
+    assert_eq!(q.goodput_bytes, 8 * 4096);
+    let span_ns = q.states.end_ns - q.states.start_ns;
+    assert!(span_ns > 0);
+    let row = &r.qp_rows()[0];
+    assert!((row.goodput_gbytes_s - (8.0 * 4096.0) / span_ns as f64).abs() < 1e-9);
+}

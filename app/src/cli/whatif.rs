@@ -1,0 +1,175 @@
+//! `rocescope whatif`: a capture's workload rerun by the bundled simulator
+//! as captured (the twin) and with parameters changed; the derivation and
+//! the runs are `rocescope_sim::whatif`'s.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use rocescope_replay::text::duration_text;
+use rocescope_sim::whatif::{self, QpOutcome, WhatIf, causes_text};
+use serde_json::json;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The capture (pcap, pcapng, a `sim --record` recording).
+    pub capture: PathBuf,
+    /// A change to the twin, e.g. --set window_packets=32; repeatable. Keys:
+    /// the model's parameters (rocescope sim --list-params) and
+    /// losses=none (the capture's losses taken out).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Print JSON: {capture: {qps}, twin: {qps}, changed: {qps}, ...}.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the derived scenario (the twin) as TOML, which `rocescope sim
+    /// --scenario FILE` runs.
+    #[arg(long, value_name = "FILE")]
+    pub export_scenario: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    // A bad --set is told before the capture is read and the twin run.
+    let mut probe = rocescope_sim::Scenario::two_cards(rocescope_sim::OpKind::Write, 4096, 1, 1);
+    whatif::apply_sets(&mut probe, &args.set)?;
+    let (w, derived) = whatif::what_if(&args.capture, &args.set)?;
+    if let Some(path) = &args.export_scenario {
+        std::fs::write(path, whatif::to_toml(&derived.scenario))
+            .with_context(|| format!("writing the derived scenario to {}", path.display()))?;
+    }
+    let refused = !w.mismatches.is_empty();
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let v = json!({
+            "capture": w.capture,
+            "twin": w.twin,
+            // No prediction from a twin that does not hold.
+            "changed": if refused { serde_json::Value::Null } else { json!(w.changed) },
+            "changes": w.changes,
+            "mismatches": w.mismatches,
+            "assumed": derived.assumed,
+        });
+        writeln!(out, "{v}")?;
+    } else {
+        text(&mut out, &w, &derived)?;
+    }
+    if refused {
+        let which: Vec<String> = w
+            .mismatches
+            .iter()
+            .map(|m| format!("QP {:#x} ({} -> {})", m.dest_qp, m.src_ip, m.dst_ip))
+            .collect();
+        bail!(
+            "no prediction: the twin does not reproduce {} (see above)",
+            which.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn gbytes(q: &QpOutcome) -> String {
+    format!("{:.3} GB/s", q.goodput_gbytes_s)
+}
+
+fn completion(q: &QpOutcome) -> String {
+    match (q.message_completion_p50_ns, q.message_completion_p99_ns) {
+        (Some(a), Some(b)) => format!("{} / {}", duration_text(a), duration_text(b)),
+        _ => "-".into(),
+    }
+}
+
+/// `window_full 81%, sending 12%`: the states of at least 1% of the span.
+fn states(q: &QpOutcome) -> String {
+    let total: u64 = q.time_by_state_ns.values().sum();
+    if total == 0 {
+        return "-".into();
+    }
+    let mut by: Vec<(&str, u64)> = q
+        .time_by_state_ns
+        .iter()
+        .map(|(k, v)| (*k, *v))
+        .filter(|(_, v)| *v * 100 >= total)
+        .collect();
+    by.sort_by_key(|s| std::cmp::Reverse(s.1));
+    by.iter()
+        .map(|(k, v)| format!("{k} {:.0}%", *v as f64 * 100.0 / total as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn text(out: &mut impl Write, w: &WhatIf, d: &whatif::Derived) -> anyhow::Result<()> {
+    let sc = &d.scenario;
+    writeln!(
+        out,
+        "twin: {} QPs on {} nodes, link {} Gb/s, window {} packets, propagation {} ns, {} losses as fault rules, {} simulated",
+        sc.qps.len(),
+        sc.nodes.len(),
+        sc.params.link_gbps,
+        sc.params.window_packets,
+        sc.params.link_prop_ns,
+        sc.faults.len(),
+        duration_text(sc.duration_ns)
+    )?;
+    for a in &d.assumed {
+        writeln!(out, "  assumed: {a}")?;
+    }
+    let changes = if w.changes.is_empty() {
+        "none".to_owned()
+    } else {
+        w.changes.join(", ")
+    };
+    writeln!(out, "changed: {changes}")?;
+    writeln!(out)?;
+    for (i, c) in w.capture.qps.iter().enumerate() {
+        let (t, ch) = (&w.twin.qps[i], &w.changed.qps[i]);
+        writeln!(out, "QP {:#x} {} -> {}", c.dest_qp, c.src_ip, c.dst_ip)?;
+        writeln!(
+            out,
+            "  {:<8} {:>13}  completion p50/p99 {:<22} episodes {}",
+            "capture",
+            gbytes(c),
+            completion(c),
+            causes_text(&c.episodes_by_cause)
+        )?;
+        writeln!(
+            out,
+            "  {:<8} {:>13}  completion p50/p99 {:<22} episodes {}",
+            "twin",
+            gbytes(t),
+            completion(t),
+            causes_text(&t.episodes_by_cause)
+        )?;
+        if w.mismatches.is_empty() {
+            let gain = (ch.goodput_gbytes_s / t.goodput_gbytes_s.max(1e-12) - 1.0) * 100.0;
+            writeln!(
+                out,
+                "  {:<8} {:>13}  completion p50/p99 {:<22} episodes {}  ({gain:+.1}% against the twin)",
+                "changed",
+                gbytes(ch),
+                completion(ch),
+                causes_text(&ch.episodes_by_cause)
+            )?;
+        }
+        writeln!(out, "  time by state: capture {}", states(c))?;
+        writeln!(out, "                 twin    {}", states(t))?;
+        if w.mismatches.is_empty() {
+            writeln!(out, "                 changed {}", states(ch))?;
+        }
+    }
+    if !w.mismatches.is_empty() {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "the twin does not hold (per QP goodput within {:.0}% and the same episodes by cause), so no prediction:",
+            whatif::TWIN_GOODPUT_TOLERANCE * 100.0
+        )?;
+        for m in &w.mismatches {
+            writeln!(
+                out,
+                "  QP {:#x} {} -> {}: {}",
+                m.dest_qp, m.src_ip, m.dst_ip, m.why
+            )?;
+        }
+    }
+    Ok(())
+}

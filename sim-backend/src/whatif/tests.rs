@@ -1,0 +1,121 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+/// A shipped scenario, at most `ns` long, run and analysed as a
+/// recording of it is: the capture.
+fn captured(name: &str, ns: u64) -> Analysed {
+    let mut sc = Scenario::builtin(name).unwrap();
+    sc.bound_to_ns(sc.duration_ns.min(ns));
+    run(&sc)
+}
+
+fn twin_of(name: &str, ns: u64) -> (Analysed, Derived, Vec<Mismatch>) {
+    let cap = captured(name, ns);
+    let d = derive(&cap, name).unwrap();
+    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
+    let twin = RunOutcome::of(&run(&d.scenario), &d.qp_keys, false);
+    let m = check(&capture, &twin);
+    (cap, d, m)
+}
+
+#[test]
+fn the_twin_of_a_lossy_link_replays_its_losses_where_they_happened() {
+    let (cap, d, mismatches) = twin_of("lossy-link", 2_000_000);
+    assert!(cap.report.episodes.len() > 10, "losses to replay");
+    // One loss rule per Go-Back-N pass, each at the frame it hit.
+    assert!(d.scenario.faults.len() >= cap.report.episodes.len());
+    assert!(
+        d.scenario
+            .faults
+            .iter()
+            .all(|f| f.nth > 0 && f.qp == Some(0))
+    );
+    assert!(mismatches.is_empty(), "{mismatches:?}");
+    // The capture point stays the requester's card.
+    assert_eq!(d.scenario.sniffer.as_ref().unwrap().node, 0);
+}
+
+#[test]
+fn message_sizes_queue_depths_and_posting_come_from_the_capture() {
+    // 32 KiB READs, 4 deep: the READ's length from its request.
+    let (_, d, m) = twin_of("read-heavy", 500_000);
+    assert!(m.is_empty(), "{m:?}");
+    assert_eq!(d.scenario.qps.len(), 8);
+    for q in &d.scenario.qps {
+        assert_eq!((q.op, q.size_bytes), (crate::OpKind::Read, 32_768));
+    }
+    // Small messages posted as each completes, 2 deep: closed loop, the
+    // depth the capture shows in flight.
+    let (_, d, m) = twin_of("aes", 200_000);
+    assert!(m.is_empty(), "{m:?}");
+    let q = &d.scenario.qps[0];
+    assert_eq!((q.size_bytes, q.queue_depth, q.rate_gbps), (8192, 2, 0.0));
+    // Two messages and no more.
+    let (_, d, m) = twin_of("teaching-basic", 100_000);
+    assert!(m.is_empty(), "{m:?}");
+    assert_eq!(
+        (d.scenario.qps[0].messages, d.scenario.faults.len()),
+        (2, 1)
+    );
+}
+
+#[test]
+fn a_twin_that_does_not_hold_names_the_qp_and_why() {
+    // SENDs into a receive queue the capture does not show: RNR waits.
+    let (_, _, m) = twin_of("rnr", 2_000_000);
+    assert!(!m.is_empty());
+    assert_eq!(m[0].dest_qp, 0x100);
+    assert!(m[0].why.contains("rnr_wait"), "{}", m[0].why);
+    // PFC pauses from traffic the capture does not carry.
+    let (_, _, m) = twin_of("pfc", 2_000_000);
+    assert!(m.iter().any(|m| m.why.contains("paused")), "{m:?}");
+}
+
+#[test]
+fn the_derived_scenario_reads_back_from_its_toml() {
+    let (_, d, _) = twin_of("default", 300_000);
+    let text = to_toml(&d.scenario);
+    let back = Scenario::from_toml(&text, "twin.toml").unwrap();
+    assert_eq!(back.qps, d.scenario.qps);
+    assert_eq!(back.faults, d.scenario.faults);
+    assert_eq!(back.params, d.scenario.params);
+    assert_eq!(back.nodes, d.scenario.nodes);
+    assert_eq!(back.sniffer, d.scenario.sniffer);
+    assert_eq!(back.duration_ns, d.scenario.duration_ns);
+}
+
+#[test]
+fn a_set_names_an_unknown_key_or_a_bad_value_and_lists_the_valid_keys() {
+    let mut sc = Scenario::builtin("default").unwrap();
+    for (given, says) in [
+        ("window=32", "unknown key `window`"),
+        ("window_packets=lots", "`lots` is not a number"),
+        ("window_packets=0", "impossible"),
+        ("losses=some", "not a value of losses"),
+        ("window_packets", "expected KEY=VALUE"),
+    ] {
+        let e = apply_sets(&mut sc, &[given.to_owned()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(given), "{e}");
+        assert!(e.contains(says), "{e}");
+        if !given.starts_with("losses") {
+            assert!(e.contains("window_packets, qp_table_size"), "{e}");
+            assert!(e.contains("losses"), "{e}");
+        }
+    }
+    apply_sets(&mut sc, &["window_packets=32".into(), "losses=none".into()]).unwrap();
+    assert_eq!(sc.params.window_packets, 32);
+    assert!(sc.faults.iter().all(|f| f.kind != crate::FaultKind::Loss));
+}
+
+#[test]
+fn a_finite_workload_changed_runs_until_its_messages_are_done() {
+    let (_, d, _) = twin_of("teaching-basic", 100_000);
+    let c = changed(&d.scenario, &["link_prop_ns=2000".into()]).unwrap();
+    assert!(c.duration_ns > d.scenario.duration_ns * 5);
+    let (_, d, _) = twin_of("line-rate", 200_000);
+    let c = changed(&d.scenario, &["link_prop_ns=2000".into()]).unwrap();
+    assert_eq!(c.duration_ns, d.scenario.duration_ns);
+}
