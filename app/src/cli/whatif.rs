@@ -97,17 +97,22 @@ fn states(q: &QpOutcome) -> String {
         .join(", ")
 }
 
+/// `n` and the noun, singular for one.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn text(out: &mut impl Write, w: &WhatIf, d: &whatif::Derived) -> anyhow::Result<()> {
     let sc = &d.scenario;
     writeln!(
         out,
-        "twin: {} QPs on {} nodes, link {} Gb/s, window {} packets, propagation {} ns, {} losses as fault rules, {} simulated",
-        sc.qps.len(),
+        "twin: {} on {} nodes, link {} Gb/s, window {} packets, propagation {} ns, {} as fault rules, {} simulated",
+        counted(sc.qps.len(), "QP", "QPs"),
         sc.nodes.len(),
         sc.params.link_gbps,
         sc.params.window_packets,
         sc.params.link_prop_ns,
-        sc.faults.len(),
+        counted(sc.faults.len(), "loss", "losses"),
         duration_text(sc.duration_ns)
     )?;
     for a in &d.assumed {
