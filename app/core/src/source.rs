@@ -83,6 +83,9 @@ pub struct SourceHandle {
     thread: Option<std::thread::JoinHandle<()>>,
     /// A live link's client and its status thread (stopped with the handle).
     pub(crate) link: Option<crate::link::LiveLink>,
+    /// A live session of several capture points (their clients and the
+    /// analysis thread, stopped with the handle).
+    pub live_points: Option<crate::live_points::LiveSession>,
 }
 
 /// Progress a source reports.
@@ -130,6 +133,7 @@ impl SourceHandle {
             status: Arc::new(SourceStatus::default()),
             thread: None,
             link: None,
+            live_points: None,
         }
     }
 
@@ -146,6 +150,7 @@ impl SourceHandle {
             status: Arc::new(SourceStatus::default()),
             thread: None,
             link: None,
+            live_points: None,
         }
     }
 
@@ -261,6 +266,7 @@ impl Drop for SourceHandle {
         self.stop();
         // Dropping the link stops its client.
         self.link = None;
+        self.live_points = None;
     }
 }
 
@@ -428,6 +434,7 @@ pub fn spawn_sim_into(
         status,
         thread,
         link: None,
+        live_points: None,
     };
     (store, analysis, handle)
 }
