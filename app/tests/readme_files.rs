@@ -200,7 +200,10 @@ fn the_readme_attaches_to_an_agent_per_point_as_printed() {
         agents.push(Killed(child));
     }
     assert_eq!(agents.len(), 3);
-    let attach = live.iter().find(|l| l.starts_with("rocescope attach ")).unwrap();
+    let attach = live
+        .iter()
+        .find(|l| l.starts_with("rocescope attach "))
+        .unwrap();
     let out = sh(&dir, attach);
     for part in [
         "point a tcp://127.0.0.1:4801: 7",
@@ -209,7 +212,10 @@ fn the_readme_attaches_to_an_agent_per_point_as_printed() {
         "losses by segment:",
         "a>sw",
     ] {
-        assert!(out.contains(part), "README: {attach}: lacks {part:?}: {out}");
+        assert!(
+            out.contains(part),
+            "README: {attach}: lacks {part:?}: {out}"
+        );
     }
 }
 

@@ -541,7 +541,7 @@ fn a_live_analysis_calls_no_frame_in_flight_lost() {
     let points: Vec<Point> = lag.feed.points.iter().map(|(p, _)| p.clone()).collect();
     let mut sim = Simulator::new(sc);
     let (mut t_ns, mut told, mut steps) = (0u64, Vec::new(), 0);
-    let mut release = |lag: &mut Lagging, held: Vec<(u64, u32, Vec<u8>)>| {
+    let release = |lag: &mut Lagging, held: Vec<(u64, u32, Vec<u8>)>| {
         for (ts_ns, orig_len, data) in &held {
             let f = FrameRef {
                 ts_ns: *ts_ns,

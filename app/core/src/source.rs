@@ -86,6 +86,9 @@ pub struct SourceHandle {
     /// A live session of several capture points (their clients and the
     /// analysis thread, stopped with the handle).
     pub live_points: Option<crate::live_points::LiveSession>,
+    /// Capture points' analysis for the model to take (a lesson's run at
+    /// its points).
+    pub(crate) points_report: Option<rocescope_replay::points::PointsReport>,
 }
 
 /// Progress a source reports.
@@ -134,6 +137,7 @@ impl SourceHandle {
             thread: None,
             link: None,
             live_points: None,
+            points_report: None,
         }
     }
 
@@ -151,6 +155,7 @@ impl SourceHandle {
             thread: None,
             link: None,
             live_points: None,
+            points_report: None,
         }
     }
 
@@ -220,6 +225,22 @@ impl SourceHandle {
         lesson: &crate::lesson::Lesson,
     ) -> Result<(Arc<Store>, RcAnalyzer, SourceHandle), crate::lesson::LessonError> {
         let scenario = crate::lesson::check::scenario(lesson, &Default::default())?;
+        if !scenario.points.is_empty() {
+            // Seen at capture points: the whole run, at each, then shown
+            // as `open --point` shows the points' captures.
+            let name = format!("lesson:{}", scenario.name);
+            let run = crate::lesson::points::run(scenario)?;
+            let first =
+                run.points
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| crate::lesson::LessonError::Run {
+                        message: "no capture point".into(),
+                    })?;
+            let mut handle = SourceHandle::file(name);
+            handle.points_report = Some(run.report);
+            return Ok((first.store, first.analysis, handle));
+        }
         let finite_ns = scenario.duration_ns;
         let pace = Pace::for_lesson(finite_ns);
         let Some(limits) = &self.limits else {
@@ -435,6 +456,7 @@ pub fn spawn_sim_into(
         thread,
         link: None,
         live_points: None,
+        points_report: None,
     };
     (store, analysis, handle)
 }

@@ -229,6 +229,10 @@ impl Model {
         {
             self.set_points_shared(r);
         }
+        // A lesson's run at its capture points: their analysis, once.
+        if let Some(r) = self.source.points_report.take() {
+            self.set_points(r);
+        }
         if self
             .report_at
             .is_none_or(|t| now.duration_since(t) >= REPORT_EVERY)
