@@ -108,3 +108,60 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
         "{screen}"
     );
 }
+
+/// A response lost before it reached the first point (an ACK lost in the
+/// switch's queue toward alice, on `sw>a`) has no row in the first point's
+/// capture; the ladder still draws it, from b's lane past sw, ending in an
+/// `x` before a's.
+#[test]
+fn the_ladder_shows_a_response_lost_on_its_way_back() {
+    if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_rocescope");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("points-tui-ack");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // The core's ladder test's scenario: its 20th frame toward alice is
+    // lost in the switch's queue.
+    let test = include_str!("../core/tests/points_ladder.rs");
+    let scenario = test
+        .split("r#\"")
+        .nth(1)
+        .unwrap()
+        .split("\"#")
+        .next()
+        .unwrap();
+    std::fs::write(dir.join("ack.toml"), scenario).unwrap();
+    let out = Command::new(bin)
+        .args(["sim", "--scenario", "ack.toml", "--out", "."])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = format!("rocescope-points-ack-{}", std::process::id());
+    let point = |n: &str| format!("--point {n}={}", dir.join(format!("{n}.pcapng")).display());
+    let cmd = format!("{bin} open {} {} {}", point("a"), point("sw"), point("b"));
+    tmux_session(&session, 160, 45, &cmd);
+    wait_for(&session, "Capture points a > sw > b", 30);
+    // Near the loss in the packet list, then the ladder.
+    tmux(&["send-keys", "-t", &session, "2"]);
+    for _ in 0..40 {
+        tmux(&["send-keys", "-t", &session, "Down"]);
+    }
+    tmux(&["send-keys", "-t", &session, "4"]);
+    let ladder = wait_for(&session, "x───", 10);
+    tmux(&["kill-session", "-t", &session]);
+    let line = ladder
+        .lines()
+        .find(|l| l.contains("x───"))
+        .unwrap_or_else(|| panic!("no arrow ends in an x: {ladder}"));
+    assert!(line.contains("RC ACK PSN "), "{line}");
+    // From b's lane (the right), through sw's, vanished before a's.
+    assert!(line.contains("┼"), "{line}");
+    assert!(line.trim_end_matches([' ', '│']).ends_with('|'), "{line}");
+}

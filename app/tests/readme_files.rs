@@ -153,6 +153,72 @@ fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() 
     assert_eq!(decoded.lines().count(), 15, "{decoded}");
 }
 
+/// The README's live capture points: the simulator's captures, an agent
+/// per point started as printed (the lines ending in `&`), then `attach
+/// --point` as printed: each point's link and the losses placed.
+#[test]
+fn the_readme_attaches_to_an_agent_per_point_as_printed() {
+    let readme = readme();
+    let dir = workdir("points-live");
+    let make = block(&readme, "<!-- points:");
+    sh(&dir, &make[0]);
+    let live = block(&readme, "<!-- points-live:");
+    assert_eq!(live.len(), 4, "{live:?}");
+    let bin = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut agents = Vec::new();
+    for line in live.iter().filter(|l| l.ends_with(" &")) {
+        let line = line.trim_end_matches(" &");
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &format!("exec {line}")])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Listening before attach tries (its log says so).
+        let err = child.stderr.take().unwrap();
+        let mut log = std::io::BufRead::lines(std::io::BufReader::new(err));
+        assert!(
+            log.by_ref()
+                .map_while(Result::ok)
+                .any(|l| l.contains(" listening on ")),
+            "{line}"
+        );
+        std::thread::spawn(move || log.for_each(drop));
+        agents.push(Killed(child));
+    }
+    assert_eq!(agents.len(), 3);
+    let attach = live
+        .iter()
+        .find(|l| l.starts_with("rocescope attach "))
+        .unwrap();
+    let out = sh(&dir, attach);
+    for part in [
+        "point a tcp://127.0.0.1:4801: 7",
+        "point b tcp://127.0.0.1:4803: ",
+        "clocks, against a's",
+        "losses by segment:",
+        "a>sw",
+    ] {
+        assert!(
+            out.contains(part),
+            "README: {attach}: lacks {part:?}: {out}"
+        );
+    }
+}
+
 /// The README's capture points: its block that writes each point's
 /// capture with the simulator, then every command with `--point`.
 #[test]
@@ -168,6 +234,8 @@ fn the_readme_places_losses_between_its_points_as_printed() {
         // The workbenches need a terminal or a display (points_tui.rs runs
         // `open --point` in tmux).
         .filter(|l| !l.starts_with("rocescope open ") && !l.starts_with("rocescope gui "))
+        // Live points need their agents: the next test.
+        .filter(|l| !l.starts_with("rocescope attach "))
         .collect();
     assert_eq!(with_points.len(), 4, "{with_points:?}");
     for line in &with_points {

@@ -494,3 +494,91 @@ fn an_offset_given_by_hand_is_used() {
         "{b:?}"
     );
 }
+
+/// A live session: the analysis made again as frames arrive, one point's
+/// feed a step behind the others' (its agent lags). A frame still on its
+/// way to the point behind is not lost: every loss told at every step
+/// happened, and the losses of the whole run are found at its end.
+#[test]
+fn a_live_analysis_calls_no_frame_in_flight_lost() {
+    /// Point `late`'s frames held for one step.
+    struct Lagging {
+        feed: Feed,
+        late: u8,
+        held: Vec<(u64, u32, Vec<u8>)>,
+    }
+    impl RecordSink for Lagging {
+        fn frame(&mut self, _f: FrameRef<'_>) {}
+        fn record(&mut self, _r: rocescope_replay::Record) {}
+        fn point_frame(&mut self, point: u8, f: FrameRef<'_>) {
+            if point == self.late {
+                self.held.push((f.ts_ns, f.orig_len, f.data.to_vec()));
+            } else {
+                self.feed.point_frame(point, f);
+            }
+        }
+    }
+    let sc = scenario("lossy-link", 3_000_000);
+    let specs = sc.points.clone();
+    let mut lag = Lagging {
+        feed: Feed {
+            points: specs.iter().map(|s| Point::in_memory(&s.name)).collect(),
+        },
+        late: 2,
+        held: Vec::new(),
+    };
+    let points: Vec<Point> = lag.feed.points.iter().map(|(p, _)| p.clone()).collect();
+    let mut sim = Simulator::new(sc);
+    let (mut t_ns, mut told, mut steps) = (0u64, Vec::new(), 0);
+    let release = |lag: &mut Lagging, held: Vec<(u64, u32, Vec<u8>)>| {
+        for (ts_ns, orig_len, data) in &held {
+            let f = FrameRef {
+                ts_ns: *ts_ns,
+                port: 0,
+                direction: None,
+                orig_len: *orig_len,
+                data,
+            };
+            lag.feed.point_frame(lag.late, f);
+        }
+    };
+    loop {
+        t_ns += 250_000;
+        let held = std::mem::take(&mut lag.held);
+        let more = sim.run_until_into(t_ns, &mut lag);
+        // The point behind gets the step before's frames now.
+        release(&mut lag, held);
+        for (p, ingest) in &mut lag.feed.points {
+            p.store.flush_live(ingest);
+        }
+        if let Ok(r) = analyse_points(&points, &PointsConfig::default()) {
+            steps += 1;
+            told.extend(r.losses.iter().map(|l| (steps, l.clone())));
+        }
+        if !more {
+            break;
+        }
+    }
+    let held = std::mem::take(&mut lag.held);
+    release(&mut lag, held);
+    for (p, ingest) in &mut lag.feed.points {
+        p.store.finish_live(ingest);
+    }
+    let truth = sim.points_truth().cloned().expect("truth");
+    assert!(steps >= 8, "analysed at {steps} steps");
+    for (step, l) in &told {
+        assert!(
+            truth.drops.iter().any(|d| l.dest_qp == d.dest_qp
+                && l.psn == d.psn
+                && l.ts_ns.abs_diff(specs[0].clock_ns(d.ts_ns)) < 100_000),
+            "step {step}: a frame in flight called lost: {l:?}"
+        );
+    }
+    let r = Run {
+        report: analyse_points(&points, &PointsConfig::default()).expect("analysed"),
+        truth,
+        specs,
+        end_ns: sim.now_ns(),
+    };
+    assert!(check_losses("live lossy-link", &r) > 5);
+}

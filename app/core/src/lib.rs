@@ -12,6 +12,7 @@ pub mod export;
 pub mod filter;
 pub mod lesson;
 pub mod link;
+pub mod live_points;
 pub mod model;
 pub mod partitions;
 pub mod paths;

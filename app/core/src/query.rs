@@ -40,11 +40,83 @@ pub fn qp_conversations(model: &Model, q: &QpReport) -> (Option<u32>, Option<u32
 /// One arrow of a ladder diagram.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LadderRow {
-    /// Row number in the store.
+    /// Row number in the store ([`UNSEEN_ROW`] for a frame the first
+    /// point never saw).
     pub index: u64,
     pub row: Row,
     /// Requester -> responder (a request); otherwise a response or ACK.
     pub rightward: bool,
+    /// A frame lost before it reached the first point (a response lost on
+    /// `sw>a`): not in its capture, drawn from the points that saw it.
+    pub unseen: Option<LaneSpan>,
+}
+
+/// [`LadderRow::index`] of a frame the first point never saw.
+pub const UNSEEN_ROW: u64 = u64::MAX;
+
+impl LadderRow {
+    /// Where its arrow runs across the capture points' lanes.
+    pub fn lane_span(&self, model: &Model) -> Option<LaneSpan> {
+        self.unseen.or_else(|| lane_span(model, self.index))
+    }
+}
+
+/// The QP's frames lost before they reached the first point, with their
+/// lanes, between `from_ns` and `to_ns` (the first point's clock): the
+/// ladder draws them among the first point's frames.
+fn unseen_losses(model: &Model, q: &QpReport, from_ns: u64, to_ns: u64) -> Vec<LadderRow> {
+    let Some(r) = model.points() else {
+        return Vec::new();
+    };
+    r.losses
+        .iter()
+        .filter(|l| l.ts_ns >= from_ns && l.ts_ns <= to_ns && l.seen & 1 == 0)
+        .filter_map(|l| {
+            let request = l.src == q.requester && l.dst == q.responder && l.dest_qp == q.dest_qp;
+            let response = l.src == q.responder
+                && l.dst == q.requester
+                && q.requester_qp.is_none_or(|qpn| qpn == l.dest_qp);
+            if !request && !response {
+                return None;
+            }
+            let way = &r
+                .flows
+                .iter()
+                .find(|f| f.src == l.src && f.dst == l.dst && f.dest_qp == l.dest_qp)?
+                .points;
+            let (&first, &last) = (way.first()?, way.last()?);
+            let to = way
+                .iter()
+                .rev()
+                .find(|&&p| l.seen & (1 << p) != 0)
+                .copied()
+                .unwrap_or(first);
+            let rightward = way.get(1).map_or(first == 0, |&next| next > first);
+            let stack = l.kind == rocescope_replay::points::LossKind::Stack;
+            Some(LadderRow {
+                index: UNSEEN_ROW,
+                row: Row {
+                    ts_ns: l.ts_ns,
+                    file_offset: 0,
+                    caplen: 0,
+                    origlen: 0,
+                    conversation: rocescope_replay::store::NO_CONVERSATION,
+                    opcode: l.opcode,
+                    psn: l.psn,
+                    flags: rocescope_replay::store::Flags::ROCE,
+                    port: 0,
+                    dir: None,
+                },
+                rightward: request,
+                unseen: Some(LaneSpan {
+                    from: usize::from(first),
+                    to: usize::from(if stack { last } else { to }),
+                    rightward,
+                    vanished: true,
+                }),
+            })
+        })
+        .collect()
 }
 
 /// The QP the ladder shows: the selected one, else the first.
@@ -136,8 +208,33 @@ pub fn ladder_rows(model: &Model, q: &QpReport, count: usize) -> Vec<LadderRow> 
             index,
             row,
             rightward: Some(row.conversation) == req,
+            unseen: None,
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .merge_unseen(model, q, count)
+}
+
+/// The ladder's rows with the QP's frames the first point never saw in
+/// their time order, as many as fit.
+trait MergeUnseen {
+    fn merge_unseen(self, model: &Model, q: &QpReport, count: usize) -> Vec<LadderRow>;
+}
+
+impl MergeUnseen for Vec<LadderRow> {
+    fn merge_unseen(mut self, model: &Model, q: &QpReport, count: usize) -> Vec<LadderRow> {
+        let (Some(a), Some(b)) = (self.first(), self.last()) else {
+            return self;
+        };
+        let extra = unseen_losses(model, q, a.row.ts_ns, b.row.ts_ns);
+        if extra.is_empty() {
+            return self;
+        }
+        self.extend(extra);
+        // Stable: a lost frame after the frames of its time.
+        self.sort_by_key(|r| r.row.ts_ns);
+        self.truncate(count.max(1));
+        self
+    }
 }
 
 /// Time relative to the first packet, in seconds with ns digits (`#N` for

@@ -83,6 +83,12 @@ pub struct SourceHandle {
     thread: Option<std::thread::JoinHandle<()>>,
     /// A live link's client and its status thread (stopped with the handle).
     pub(crate) link: Option<crate::link::LiveLink>,
+    /// A live session of several capture points (their clients and the
+    /// analysis thread, stopped with the handle).
+    pub live_points: Option<crate::live_points::LiveSession>,
+    /// Capture points' analysis for the model to take (a lesson's run at
+    /// its points).
+    pub(crate) points_report: Option<rocescope_replay::points::PointsReport>,
 }
 
 /// Progress a source reports.
@@ -130,6 +136,8 @@ impl SourceHandle {
             status: Arc::new(SourceStatus::default()),
             thread: None,
             link: None,
+            live_points: None,
+            points_report: None,
         }
     }
 
@@ -146,6 +154,8 @@ impl SourceHandle {
             status: Arc::new(SourceStatus::default()),
             thread: None,
             link: None,
+            live_points: None,
+            points_report: None,
         }
     }
 
@@ -215,6 +225,22 @@ impl SourceHandle {
         lesson: &crate::lesson::Lesson,
     ) -> Result<(Arc<Store>, RcAnalyzer, SourceHandle), crate::lesson::LessonError> {
         let scenario = crate::lesson::check::scenario(lesson, &Default::default())?;
+        if !scenario.points.is_empty() {
+            // Seen at capture points: the whole run, at each, then shown
+            // as `open --point` shows the points' captures.
+            let name = format!("lesson:{}", scenario.name);
+            let run = crate::lesson::points::run(scenario)?;
+            let first =
+                run.points
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| crate::lesson::LessonError::Run {
+                        message: "no capture point".into(),
+                    })?;
+            let mut handle = SourceHandle::file(name);
+            handle.points_report = Some(run.report);
+            return Ok((first.store, first.analysis, handle));
+        }
         let finite_ns = scenario.duration_ns;
         let pace = Pace::for_lesson(finite_ns);
         let Some(limits) = &self.limits else {
@@ -261,6 +287,7 @@ impl Drop for SourceHandle {
         self.stop();
         // Dropping the link stops its client.
         self.link = None;
+        self.live_points = None;
     }
 }
 
@@ -428,6 +455,8 @@ pub fn spawn_sim_into(
         status,
         thread,
         link: None,
+        live_points: None,
+        points_report: None,
     };
     (store, analysis, handle)
 }

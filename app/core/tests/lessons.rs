@@ -451,3 +451,36 @@ fn a_prediction_reruns_the_scenario_with_its_parameters_and_is_judged_there() {
         m.lesson_verdict()
     );
 }
+
+/// The capture points lesson opens on its scenario's run at its points:
+/// the first point's capture with the points' analysis (its Losses view
+/// offered), and its steps show the losses they name.
+#[test]
+fn the_capture_points_lesson_opens_with_its_points() {
+    let _progress = progress_lock();
+    let mut m = sample_model();
+    let index = lesson::builtin()
+        .iter()
+        .position(|l| l.scenario == "three-points")
+        .expect("a lesson on capture points");
+    m.apply(Command::ShowView(View::Lessons));
+    m.apply(Command::OpenLesson(index));
+    steer(&mut m);
+    m.tick(Instant::now());
+    assert_eq!(m.source().name, "lesson:three-points");
+    let r = m.points().expect("the points' analysis").clone();
+    let names: Vec<&str> = r.points.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["a", "sw", "b"]);
+    let segments: Vec<&str> = r.losses.iter().map(|l| l.segment.as_str()).collect();
+    for s in ["sw>b", "b", "a>sw or sw>b"] {
+        assert!(segments.contains(&s), "{segments:?}");
+    }
+    assert!(r.points[1].capture_loss > 0);
+    assert!(m.views().contains(&View::Losses));
+    // Step 3 shows the Losses view, its lines the losses placed.
+    m.apply(Command::NextLessonStep);
+    m.apply(Command::NextLessonStep);
+    m.tick(Instant::now());
+    assert_eq!(m.view(), View::Losses);
+    assert!(m.loss_items().len() >= 3, "{:?}", m.loss_items());
+}

@@ -139,7 +139,8 @@ pub struct PointArgs {
     /// A capture point: NAME=FILE, in path order from one host to the
     /// other (both cards' sniffers, a switch's mirror...); NAME=FILE@OFFSET
     /// fixes its clock's offset against the first point by hand
-    /// (sw=mirror.pcap@-1.25ms). Repeatable: two or more.
+    /// (sw=mirror.pcap@-1.25ms). Repeatable: two or more. `gui` also takes
+    /// NAME=tcp://HOST:PORT, an agent per point, analysed live.
     #[arg(long = "point", value_name = "NAME=FILE[@OFFSET]", value_parser = point_spec)]
     pub points: Vec<PointSpec>,
     /// The link rate in Gb/s: with --point, each frame's serialisation in

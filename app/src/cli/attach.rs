@@ -1,5 +1,7 @@
 //! `rocescope attach URL`: attach to an agent, a pcap stream on stdin or a
 //! followed file, feed the live store, optionally record, report counts.
+//! `attach --point NAME=URL ...`: one agent per capture point, the points
+//! analysis running as frames arrive (`rocescope_core::live_points`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,15 +14,27 @@ use rocescope_decoders::units::{duration_text, size_text};
 
 use super::args::SessionArgs;
 use rocescope_device_link::client::LinkEvent;
-use rocescope_device_link::protocol::{ProbeSet, Request};
+use rocescope_device_link::protocol::Request;
 use rocescope_device_link::{AttachUrl, Client, ClientConfig};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// tcp://HOST:PORT (an agent), - (pcap/pcapng on stdin) or file:PATH[?follow].
-    pub url: String,
+    #[arg(required_unless_present = "points", conflicts_with = "points")]
+    pub url: Option<String>,
+    /// A capture point: NAME=URL, one agent per point (both cards' hosts,
+    /// a switch's mirror), in path order from one host to the other;
+    /// NAME=URL@OFFSET fixes its clock's offset against the first point.
+    /// Repeatable: two or more, in place of URL; the points analysis runs
+    /// as frames arrive.
+    #[arg(long = "point", value_name = "NAME=URL[@OFFSET]", value_parser = super::args::point_spec)]
+    pub points: Vec<super::args::PointSpec>,
+    /// With --point: the links' rate in Gb/s, each frame's serialisation
+    /// in the clock alignment (default 100).
+    #[arg(long, value_name = "GBPS", value_parser = super::args::rate_gbps, requires = "points")]
+    pub link_gbps: Option<f64>,
     /// Write everything received to this pcapng file (flushed every second).
-    #[arg(long, value_name = "OUT.pcapng")]
+    #[arg(long, value_name = "OUT.pcapng", conflicts_with = "points")]
     pub record: Option<PathBuf>,
     /// File holding the agent's token.
     #[arg(long, value_name = "FILE")]
@@ -55,9 +69,9 @@ pub struct Args {
     pub max_ingest_pps: Option<u64>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let url = AttachUrl::parse(&args.url)?;
-    let mut cfg = ClientConfig::new(url.clone());
+/// The client's settings for `url`, from the command line.
+fn client_config(args: &Args, url: AttachUrl) -> anyhow::Result<ClientConfig> {
+    let mut cfg = ClientConfig::new(url);
     if let Some(p) = &args.token_file {
         let t = std::fs::read_to_string(p).with_context(|| format!("{}", p.display()))?;
         cfg.token = Some(t.trim().to_owned());
@@ -69,14 +83,23 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.probes
         ),
     };
-    if cfg.probes == ProbeSet::All {
-        cfg.probes = ProbeSet::All;
-    }
     cfg.record = args.record.clone();
-    let limits = args.session.limits();
     cfg.queue_bytes = args.queue_mb.max(1) << 20;
     cfg.exit_on_end = args.exit_on_end || args.headless;
     cfg.max_ingest_pps = args.max_ingest_pps;
+    Ok(cfg)
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if !args.points.is_empty() {
+        return run_points(args);
+    }
+    let Some(url) = &args.url else {
+        bail!("attach: give a URL or two or more --point NAME=URL");
+    };
+    let url = AttachUrl::parse(url)?;
+    let mut cfg = client_config(&args, url.clone())?;
+    let limits = args.session.limits();
     if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         // The workbench: the source layer bounds the store and keeps the
         // link's state in the status line; the core writes the partitions.
@@ -245,6 +268,135 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("{why}");
     }
     Ok(())
+}
+
+/// `attach --point NAME=URL ...`: a client per point, the points analysed
+/// as frames arrive; the workbench on a terminal, else (`--headless`) a
+/// summary of each point's link and the analysis of all they received.
+fn run_points(args: Args) -> anyhow::Result<()> {
+    if args.points.len() < 2 {
+        bail!(
+            "one --point alone: give two or more, in path order (--point a=tcp://HOST:PORT --point b=tcp://HOST:PORT)"
+        );
+    }
+    if args.parts.partitions.is_some() {
+        bail!("--partitions writes one link's packets: not with --point");
+    }
+    let link_gbps = args.link_gbps.unwrap_or(100.0);
+    let limits = args.session.limits();
+    let live = start_points(&args.points, link_gbps, &limits, |url| {
+        client_config(&args, url)
+    })?;
+    if !args.headless && std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        let model = rocescope_core::live_points::attach_points_model(live);
+        return crate::tui::run(args.parts.start(model)?);
+    }
+    let start = Instant::now();
+    let deadline = args.duration.map(|d| start + d);
+    loop {
+        for line in live.take_log() {
+            eprintln!("rocescope attach: {line}");
+        }
+        if live.all_ended() || deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let links = live.links();
+    let (snaps, report) = live.stop();
+    let elapsed = start.elapsed().as_secs_f64();
+    let sources: Vec<PathBuf> = links.iter().map(|l| PathBuf::from(&l.url)).collect();
+    let error = report.as_ref().err().map(|e| e.to_string());
+    if args.json {
+        let points: Vec<serde_json::Value> = links
+            .iter()
+            .zip(&snaps)
+            .map(|(l, s)| {
+                serde_json::json!({
+                    "name": l.name,
+                    "url": l.url,
+                    "frames_received": s.frames_received,
+                    "frames_dropped": s.frames_dropped,
+                    "frames_dropped_agent": s.frames_dropped_agent,
+                    "frames_dropped_client": s.frames_dropped_client,
+                    "frames_dropped_at_stop": s.frames_dropped_at_stop,
+                    "reconnects": s.reconnects,
+                    "connections": s.connections,
+                    "source_ended": s.source_ended,
+                    "state": l.state,
+                    "error": l.error,
+                })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "links": points,
+            "duration_s": elapsed,
+            "multipoint": report.as_ref().ok().map(|r| super::output::multipoint_json(r, &sources)),
+            "error": error,
+        });
+        println!("{v}");
+    } else {
+        for (l, s) in links.iter().zip(&snaps) {
+            println!(
+                "point {} {}: {} frames received, {} dropped ({} by the agent, {} here), {} reconnects; {}",
+                l.name,
+                l.url,
+                s.frames_received,
+                s.frames_dropped,
+                s.frames_dropped_agent,
+                s.frames_dropped_client,
+                s.reconnects,
+                l.state
+            );
+        }
+        println!();
+        if let Ok(r) = &report {
+            super::stats::points_text(&mut std::io::stdout().lock(), r, &sources, link_gbps)?;
+        }
+    }
+    if let Some(e) = error {
+        bail!("{e}");
+    }
+    Ok(())
+}
+
+/// Whether `--point`'s are agents (`NAME=tcp://HOST:PORT`, a live session)
+/// rather than files; an error for a mix.
+pub(crate) fn points_are_links(points: &[super::args::PointSpec]) -> anyhow::Result<bool> {
+    let is_link = |p: &super::args::PointSpec| p.file.to_string_lossy().starts_with("tcp://");
+    let links = points.iter().filter(|p| is_link(p)).count();
+    if links > 0 && links < points.len() {
+        bail!(
+            "--point: give every point as a file or every point as an agent (NAME=tcp://HOST:PORT), not a mix"
+        );
+    }
+    Ok(links > 0)
+}
+
+/// A client per point (`config` makes each one's settings), the points
+/// analysed as frames arrive.
+pub(crate) fn start_points(
+    points: &[super::args::PointSpec],
+    link_gbps: f64,
+    limits: &rocescope_core::session::SessionLimits,
+    config: impl Fn(AttachUrl) -> anyhow::Result<ClientConfig>,
+) -> anyhow::Result<rocescope_core::live_points::LivePoints> {
+    use rocescope_core::live_points::{LivePointSpec, LivePoints};
+    let mut specs = Vec::new();
+    for p in points {
+        let url = AttachUrl::parse(&p.file.to_string_lossy())
+            .with_context(|| format!("--point {}", p.name))?;
+        specs.push(LivePointSpec {
+            name: p.name.clone(),
+            cfg: config(url)?,
+            fixed_offset_ns: p.offset_ns,
+        });
+    }
+    let cfg = rocescope_replay::points::PointsConfig {
+        link_gbps,
+        ..Default::default()
+    };
+    Ok(LivePoints::start(specs, cfg, limits)?)
 }
 
 /// How long the partition writer may go on writing once the session has

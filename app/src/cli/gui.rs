@@ -1,5 +1,6 @@
-//! `rocescope gui [FILE | --attach URL | --sim SCENARIO]`: the desktop
-//! workbench on a capture, a live link or the simulator.
+//! `rocescope gui [FILE | --attach URL | --sim SCENARIO | --point ...]`:
+//! the desktop workbench on a capture, a live link, the simulator, or
+//! several capture points (files, or agents `NAME=tcp://HOST:PORT` live).
 
 use std::path::PathBuf;
 
@@ -49,6 +50,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             source::SourceSpec::Attach(Box::new(rocescope_device_link::ClientConfig::new(url))),
             &limits,
         )?
+    } else if args.points.given()? && super::attach::points_are_links(&args.points.points)? {
+        // Agents, one per point: a live session.
+        let live = super::attach::start_points(
+            &args.points.points,
+            args.points.link_gbps(),
+            &limits,
+            |url| Ok(rocescope_device_link::ClientConfig::new(url)),
+        )?;
+        rocescope_core::live_points::attach_points_model(live)
     } else if args.points.given()? {
         crate::cli::capture::OpenedPoints::open(
             &args.points,

@@ -306,7 +306,12 @@ fn points(args: &Args) -> anyhow::Result<()> {
         return opened.finished();
     }
     let mut out = std::io::stdout().lock();
-    points_text(&mut out, &opened, args.points.link_gbps())?;
+    points_text(
+        &mut out,
+        &opened.report,
+        &opened.files,
+        args.points.link_gbps(),
+    )?;
     drop(out);
     opened.finished()
 }
@@ -314,16 +319,18 @@ fn points(args: &Args) -> anyhow::Result<()> {
 /// Losses and NAK episodes `stats` lists (the rest are counted).
 const MAX_LISTED: usize = 30;
 
-fn points_text(
+/// The points' analysis in words (`stats --point`, `attach --point`);
+/// `sources` names where each point's frames came from.
+pub(crate) fn points_text(
     out: &mut impl Write,
-    o: &crate::cli::capture::OpenedPoints,
+    r: &rocescope_replay::points::PointsReport,
+    sources: &[std::path::PathBuf],
     link_gbps: f64,
 ) -> anyhow::Result<()> {
     use rocescope_replay::text::{
         EPISODE_TIMES_COLUMNS, LOSS_COLUMNS, POINT_COLUMNS, SEGMENT_COLUMNS, episode_times_cells,
         loss_cells, losses_by_segment, point_cells, rel_time_text, segment_cells,
     };
-    let r = &o.report;
     writeln!(
         out,
         "{} capture points, {} frames followed ({} RoCE frames in all)",
@@ -372,7 +379,7 @@ fn points_text(
         .filter_map(|i| point_cells(r, i).map(|c| c.to_vec()))
         .collect();
     table(out, &POINT_COLUMNS, &rows)?;
-    for (i, f) in o.files.iter().enumerate() {
+    for (i, f) in sources.iter().enumerate() {
         writeln!(out, "  {}: {}", r.points[i].name, f.display())?;
     }
     writeln!(out)?;

@@ -940,3 +940,86 @@ fn the_losses_panel_lists_losses_by_segment_and_jumps_to_the_frame() {
         f.all()
     );
 }
+
+/// `gui --point NAME=tcp://...`: an agent per point (in this process,
+/// each serving its point's capture), the Overview shows each point's
+/// link and the points' analysis as frames arrive, the Losses tab is
+/// offered once losses are placed, and a point whose agent stopped is
+/// said.
+#[test]
+fn a_live_session_of_points_shows_each_link_and_one_going_away() {
+    use rocescope_core::live_points::{LivePointSpec, LivePoints, attach_points_model};
+    use rocescope_device_link::agent::AgentConfig;
+    use rocescope_device_link::{Agent, AttachUrl, CaptureSource, ClientConfig};
+    let tmp = rocescope_testkit::temp_dir("gui-live-points");
+    let dir = tmp.path();
+    let mut sc = rocescope_sim::Scenario::resolve("lossy-link").unwrap();
+    sc.bound_to_ns(3_000_000);
+    sc.set_points("a,sw,b").unwrap();
+    rocescope_sim::points::write_points(sc, dir).unwrap();
+    let mut stops = Vec::new();
+    let mut agents = Vec::new();
+    let specs: Vec<LivePointSpec> = ["a", "sw", "b"]
+        .iter()
+        .map(|n| {
+            let mut cfg = AgentConfig::new("127.0.0.1:0".parse().unwrap());
+            cfg.wait_for_client = true;
+            let agent = Agent::bind(cfg).unwrap();
+            let addr = agent.local_addr().unwrap();
+            stops.push(agent.stop_flag());
+            let source = CaptureSource::follow(&dir.join(format!("{n}.pcapng"))).unwrap();
+            agents.push(std::thread::spawn(move || {
+                let _ = agent.run(Box::new(source), Vec::new());
+            }));
+            LivePointSpec {
+                name: (*n).to_owned(),
+                cfg: ClientConfig::new(AttachUrl::parse(&format!("tcp://{addr}")).unwrap()),
+                fixed_offset_ns: None,
+            }
+        })
+        .collect();
+    let limits = rocescope_core::session::SessionLimits {
+        max_memory_bytes: 256 << 20,
+        max_disk_bytes: None,
+        dir: Some(dir.join("session")),
+    };
+    let live = LivePoints::start(specs, Default::default(), &limits).unwrap();
+    crate::keep_test_progress_apart();
+    let mut m = attach_points_model(live);
+    m.forget_lesson_progress();
+    let mut wb = Workbench::new(m, only(View::Overview));
+    let ctx = egui::Context::default();
+    let until = |wb: &mut Workbench, what: &str| {
+        let t0 = Instant::now();
+        loop {
+            wb.model.tick(Instant::now());
+            let f = settle(&ctx, wb);
+            if f.has(what) {
+                return f;
+            }
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(30),
+                "no {what:?}: {}",
+                f.all()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    };
+    let f = until(&mut wb, "losses: a>sw ");
+    for n in ["a", "sw", "b"] {
+        assert!(f.has(&format!("link {n}: connected, ")), "{}", f.all());
+    }
+    assert!(f.has("Capture points a > sw > b"), "{}", f.all());
+    assert!(wb.model.views().contains(&View::Losses));
+    stops[2].store(true, std::sync::atomic::Ordering::Relaxed);
+    let f = until(&mut wb, "link b: connection lost");
+    // The analysis of what b sent stays.
+    assert!(f.has("losses: a>sw "), "{}", f.all());
+    drop(wb);
+    for s in &stops {
+        s.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    for a in agents {
+        let _ = a.join();
+    }
+}

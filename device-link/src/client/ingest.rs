@@ -13,14 +13,14 @@ pub(super) fn ingest_loop(
     store: &Store,
     queue: &BatchQueue,
     stats: &LinkStats,
-    analyzer: RcAnalyzer,
+    analyzer: Box<dyn Analyzer>,
+    notes: &RcAnalyzer,
     decode: DecodeConfig,
     max_pps: Option<u64>,
     pool: &BatchPool,
     stop: &AtomicBool,
 ) {
-    let notes = analyzer.clone();
-    let mut ingest = Ingest::new(decode, Box::new(analyzer));
+    let mut ingest = Ingest::new(decode, analyzer);
     let start = Instant::now();
     let mut frames = 0u64;
     let mut stopped_at: Option<Instant> = None;
@@ -40,7 +40,7 @@ pub(super) fn ingest_loop(
                 pool.recycle(b);
             }
             Pop::Batch(mut b) => {
-                let evidence = ingest_batch(store, &mut ingest, &mut b, Some(&notes));
+                let evidence = ingest_batch(store, &mut ingest, &mut b, Some(notes));
                 stats
                     .evidence_received
                     .fetch_add(evidence, Ordering::Relaxed);

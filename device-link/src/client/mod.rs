@@ -23,8 +23,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rocescope_decoders::DecodeConfig;
+use rocescope_replay::points::{PointTap, SharedSightings};
 use rocescope_replay::record::{DropCount, DropReason, MarkerKind};
-use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, SpillConfig, Store, StoreError};
+use rocescope_replay::store::{
+    Analyzer, Ingest, IngestFrame, RcAnalyzer, SpillConfig, Store, StoreError,
+};
 use rocescope_replay::{CaptureItem, CaptureReader, PcapngWriter, Record, TimeBase};
 
 use crate::AttachUrl;
@@ -76,6 +79,10 @@ pub struct ClientConfig {
     /// Bound the store's memory: older frames and rows go to disk segments
     /// (None: everything stays in memory).
     pub spill: Option<SpillConfig>,
+    /// A capture point of a session of several: a point tap in front of
+    /// the RC analysis keeps at most this many sightings (the newest) for
+    /// the points analysis ([`Client::sightings`]).
+    pub point_sightings: Option<usize>,
 }
 
 impl ClientConfig {
@@ -95,6 +102,7 @@ impl ClientConfig {
             max_ingest_pps: None,
             decode: DecodeConfig::default(),
             spill: None,
+            point_sightings: None,
         }
     }
 }
@@ -105,6 +113,7 @@ impl ClientConfig {
 pub struct Client {
     store: Arc<Store>,
     analysis: RcAnalyzer,
+    sightings: Option<SharedSightings>,
     stats: Arc<LinkStats>,
     stop: Arc<AtomicBool>,
     events: Receiver<LinkEvent>,
@@ -150,6 +159,14 @@ impl Client {
             None => Store::live(TimeBase::Nanoseconds),
         };
         let analysis = RcAnalyzer::default();
+        // A point's sightings are taken at ingest, as a file's are.
+        let (analyzer, sightings): (Box<dyn Analyzer>, _) = match cfg.point_sightings {
+            Some(max) => {
+                let (tap, sightings) = PointTap::bounded(Box::new(analysis.clone()), max);
+                (Box::new(tap), Some(sightings))
+            }
+            None => (Box::new(analysis.clone()), None),
+        };
         let stats = Arc::new(LinkStats::default());
         let queue = Arc::new(BatchQueue::new(cfg.queue_bytes, cfg.queue_batches));
         let pool = BatchPool::default();
@@ -194,7 +211,7 @@ impl Client {
             let store = Arc::clone(&store);
             let queue = Arc::clone(&queue);
             let stats = Arc::clone(&stats);
-            let analyzer = analysis.clone();
+            let notes = analysis.clone();
             let decode = cfg.decode.clone();
             let pps = cfg.max_ingest_pps;
             let pool = pool.clone();
@@ -202,7 +219,9 @@ impl Client {
             threads.push(spawn(
                 "attach-ingest",
                 Box::new(move || {
-                    ingest_loop(&store, &queue, &stats, analyzer, decode, pps, &pool, &stop);
+                    ingest_loop(
+                        &store, &queue, &stats, analyzer, &notes, decode, pps, &pool, &stop,
+                    );
                 }),
             )?);
         }
@@ -229,6 +248,7 @@ impl Client {
         Ok(Client {
             store,
             analysis,
+            sightings,
             stats,
             stop,
             events,
@@ -246,6 +266,12 @@ impl Client {
     /// The RC analysis run at ingest.
     pub fn analysis(&self) -> &RcAnalyzer {
         &self.analysis
+    }
+
+    /// A point's sightings, when started as one
+    /// ([`ClientConfig::point_sightings`]).
+    pub fn sightings(&self) -> Option<&SharedSightings> {
+        self.sightings.as_ref()
     }
 
     pub fn stats(&self) -> LinkStatsSnapshot {

@@ -80,6 +80,10 @@ pub struct PointsConfig {
     pub threads: usize,
     /// Bins of each segment's latency series.
     pub series_bins: usize,
+    /// The points are still receiving (a live session): a frame is judged
+    /// only once every point's capture has run past it, so that a frame
+    /// on its way to a point behind the others is not called lost.
+    pub live: bool,
 }
 
 impl Default for PointsConfig {
@@ -88,6 +92,7 @@ impl Default for PointsConfig {
             link_gbps: 100.0,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
             series_bins: 200,
+            live: false,
         }
     }
 }

@@ -82,6 +82,38 @@ fn accepted(answers: &Answers, j: &Journey) -> bool {
         .any(accepts)
 }
 
+/// A live session's horizon (in the first point's clock, less the
+/// origin): the earliest of the points' last frames, and why it is where
+/// it is; `None` when the points' captures are whole.
+fn live_horizon(
+    inputs: &[PointInput<'_>],
+    a: &Aligned,
+    cfg: &PointsConfig,
+) -> Option<(i64, String)> {
+    if !cfg.live {
+        return None;
+    }
+    if let Some(p) = (0..inputs.len()).find(|&p| !a.summaries[p].aligned) {
+        return Some((
+            i64::MIN / 4,
+            format!(
+                "live: no frame judged lost until {} shares frames with the others",
+                name(inputs, p as u8)
+            ),
+        ));
+    }
+    let (p, h) = (0..inputs.len())
+        .map(|p| (p, a.spans[p].1))
+        .min_by_key(|x| x.1)?;
+    Some((
+        h,
+        format!(
+            "live: frames judged up to {}'s last frame (the points behind it may still see the later ones)",
+            name(inputs, p as u8)
+        ),
+    ))
+}
+
 fn name<'a>(inputs: &'a [PointInput<'_>], p: u8) -> &'a str {
     inputs.get(usize::from(p)).map_or("?", |i| i.name)
 }
@@ -160,9 +192,14 @@ pub(super) fn place(
     let mut vanished: Vec<(u32, usize)> = Vec::new();
     let mut ask: HashSet<u32> = HashSet::new();
     let mut next_not_taken = not_taken.iter().map(|x| x.0).peekable();
+    let horizon = live_horizon(inputs, a, cfg);
     for (id, j) in f.iter() {
         let path = flows.paths[j.flow as usize].as_slice();
         let flagged = next_not_taken.next_if_eq(&id).is_some();
+        if horizon.as_ref().is_some_and(|(h, _)| j.t + in_flight > *h) {
+            // Live: a point has not run past it yet.
+            continue;
+        }
         if path.len() < 2 && last_host(j.flow) {
             continue;
         }
@@ -430,6 +467,12 @@ pub(super) fn place(
         summaries[p].capture_loss = v.len() as u64;
     }
     let mut warnings = a.warnings.clone();
+    if let Some((_, why)) = horizon.and_then(|(h, why)| {
+        let last = a.spans.iter().map(|s| s.1).max().unwrap_or(h);
+        (h + in_flight < last).then_some((h, why))
+    }) {
+        warnings.push(why);
+    }
     if latency_failed {
         warnings.push("the segments' latency could not be measured (its thread failed)".into());
     }

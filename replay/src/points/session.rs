@@ -125,5 +125,9 @@ pub fn analyse_points(points: &[Point], cfg: &PointsConfig) -> Result<PointsRepo
             }
         })
         .collect();
-    super::analyse(&inputs, cfg)
+    let cfg = PointsConfig {
+        live: cfg.live || !complete,
+        ..cfg.clone()
+    };
+    super::analyse(&inputs, &cfg)
 }

@@ -67,8 +67,16 @@ pub fn scenario(lesson: &Lesson, params: &Params) -> Result<Scenario, LessonErro
     Ok(sc)
 }
 
-/// Run `sc` to its end as fast as the machine goes and return its facts.
+/// Run `sc` to its end as fast as the machine goes and return its facts:
+/// with capture points, the first point's capture's and the points'.
 pub fn run(sc: Scenario) -> Result<Facts, LessonError> {
+    if !sc.points.is_empty() {
+        let run = super::points::run(sc)?;
+        let a = &run.points[0];
+        let mut f = facts(&a.analysis.finish_report(), &a.store.stats());
+        f.extend(super::facts::points_facts(&run.report));
+        return Ok(f);
+    }
     let limits = crate::session::SessionLimits::default();
     let store = limits
         .live_store(0)

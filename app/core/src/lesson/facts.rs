@@ -52,6 +52,90 @@ fn row_facts(f: &mut Facts, prefix: &str, row: &impl Serialize) {
     }
 }
 
+/// The facts of several capture points' analysis: `points.*` (how many
+/// frames were followed, lost, lost by kind), each point's row under
+/// `point.NAME.*` (`point.sw.capture_loss`, `point.b.drift_ppm`), each
+/// segment's under `segment.NAME.*` (`segment.a>sw.p50_ns`, its `losses`),
+/// and the first losses under `lossN.*` (`loss1.segment`, `loss1.psn`,
+/// `loss1.seen_at`), as `stats --point --json`'s `multipoint` has them.
+pub fn points_facts(r: &rocescope_replay::points::PointsReport) -> Facts {
+    use rocescope_replay::points::LossKind;
+    let mut f = Facts::new();
+    let count = |k: LossKind| r.losses.iter().filter(|l| l.kind == k).count();
+    row_facts(
+        &mut f,
+        "points",
+        &serde_json::json!({
+            "frames_followed": r.journeys,
+            "losses": r.losses.len(),
+            "losses_wire": count(LossKind::Wire),
+            "losses_stack": count(LossKind::Stack),
+            "losses_either": count(LossKind::Either),
+            "capture_loss": r.points.iter().map(|p| p.capture_loss).sum::<u64>(),
+        }),
+    );
+    for p in &r.points {
+        row_facts(
+            &mut f,
+            &format!("point.{}", p.name),
+            &serde_json::json!({
+                "frames": p.frames,
+                "capture_loss": p.capture_loss,
+                "offset_ns": p.offset_ns,
+                "drift_ppm": p.drift_ppm,
+                "spread_ns": p.spread_ns,
+                "aligned": p.aligned,
+            }),
+        );
+    }
+    for s in &r.segments {
+        row_facts(
+            &mut f,
+            &format!("segment.{}", s.name),
+            &serde_json::json!({
+                "frames": s.frames,
+                "p50_ns": s.p50_ns,
+                "p99_ns": s.p99_ns,
+                "losses": r.losses.iter().filter(|l| l.segment == s.name).count(),
+            }),
+        );
+    }
+    // The receivers' stacks are segments of their own (`b`).
+    for l in r.losses.iter().filter(|l| l.kind == LossKind::Stack) {
+        let n = r.losses.iter().filter(|o| o.segment == l.segment).count();
+        f.insert(
+            format!("segment.{}.losses", l.segment),
+            Value::Number(n as f64),
+        );
+    }
+    let names = |seen: u16| -> String {
+        r.points
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| seen & (1 << i) != 0)
+            .map(|(_, p)| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    for (i, l) in r.losses.iter().take(NAMED).enumerate() {
+        row_facts(
+            &mut f,
+            &format!("loss{}", i + 1),
+            &serde_json::json!({
+                "segment": l.segment,
+                "kind": l.kind.name(),
+                "psn": l.psn,
+                "dest_qp": l.dest_qp,
+                "opcode": l.opcode,
+                "request": l.request,
+                "seen_at": names(l.seen),
+                "us": l.ts_ns.saturating_sub(r.t0_ns) as f64 / 1e3,
+            }),
+        );
+    }
+    f
+}
+
 fn ratio(a: f64, b: f64) -> f64 {
     if b == 0.0 { 0.0 } else { a / b }
 }

@@ -8,6 +8,7 @@
 pub mod answer;
 pub mod check;
 pub mod facts;
+pub mod points;
 pub mod progress;
 
 use std::collections::BTreeMap;

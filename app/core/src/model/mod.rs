@@ -218,6 +218,21 @@ impl Model {
         if self.follow_live && self.source.live {
             self.clock.seek(u64::MAX, now);
         }
+        // A live session of points: its links' state, and its analysis
+        // each time it is made again.
+        let status = self.source.status_arc();
+        if let Some(r) = self
+            .source
+            .live_points
+            .as_mut()
+            .and_then(|l| l.poll(&status))
+        {
+            self.set_points_shared(r);
+        }
+        // A lesson's run at its capture points: their analysis, once.
+        if let Some(r) = self.source.points_report.take() {
+            self.set_points(r);
+        }
         if self
             .report_at
             .is_none_or(|t| now.duration_since(t) >= REPORT_EVERY)
@@ -260,8 +275,24 @@ impl Model {
     /// Shows the capture as the first of several points, with their
     /// analysis (clocks, segment latency, losses by segment).
     pub fn set_points(&mut self, report: rocescope_replay::points::PointsReport) {
+        self.set_points_shared(Arc::new(report));
+    }
+
+    /// [`Model::set_points`] with a report shared (a live session's, made
+    /// again as frames arrive: the Losses view keeps its place).
+    pub fn set_points_shared(&mut self, report: Arc<rocescope_replay::points::PointsReport>) {
         self.loss_items = crate::query::loss_items(&report);
-        self.points = Some(Arc::new(report));
+        self.points = Some(report);
+    }
+
+    /// A live session of points: each point's link and why there is no
+    /// analysis yet, as the Overview shows them (empty otherwise).
+    pub fn point_link_lines(&self) -> Vec<String> {
+        self.source
+            .live_points
+            .as_ref()
+            .map(|l| l.lines())
+            .unwrap_or_default()
     }
 
     /// The Losses view's lines (empty without points).

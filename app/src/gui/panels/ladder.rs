@@ -93,7 +93,7 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         // it; where it vanished, half way to the next, and an x.
         let span = lanes.as_ref().map(|names| {
             let n = names.len();
-            query::lane_span(model, lr.index).unwrap_or(query::LaneSpan {
+            lr.lane_span(model).unwrap_or(query::LaneSpan {
                 from: if lr.rightward { 0 } else { n - 1 },
                 to: if lr.rightward { n - 1 } else { 0 },
                 rightward: lr.rightward,
@@ -133,7 +133,7 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         if hover.is_some_and(|p| row_band.contains(p)) {
             hovered = Some(lr);
             color = color.gamma_multiply(1.4);
-            if resp.clicked() {
+            if resp.clicked() && lr.unseen.is_none() {
                 out.push(Command::SelectRow(lr.index));
             }
         }
@@ -213,7 +213,16 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         let lr = *lr;
         resp.on_hover_ui_at_pointer(|ui| {
             ui.set_max_width(420.0);
-            explain_row(ui, model, lr.index, &lr.row);
+            if lr.unseen.is_some() {
+                // No row of this capture: the points that saw it tell.
+                ui.label(format!(
+                    "{} PSN {}: lost before it reached this capture's point (the Losses view has its evidence)",
+                    rocescope_replay::text::short_opcode(lr.row.opcode),
+                    lr.row.psn
+                ));
+            } else {
+                explain_row(ui, model, lr.index, &lr.row);
+            }
         });
     }
 }

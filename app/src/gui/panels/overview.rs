@@ -37,7 +37,7 @@ pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         ui.separator();
         // Several capture points: their summary (fixed width) before the
         // diagnosis, which takes the width left.
-        if model.points().is_some() {
+        if model.points().is_some() || model.source().live_points.is_some() {
             ui.vertical(|ui| {
                 egui::ScrollArea::vertical()
                     .id_salt("points")
@@ -57,12 +57,21 @@ pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
 /// Several capture points' summary: latency per segment, losses by
 /// segment, each clock (the TUI's Overview shows the same lines).
 fn capture_points(ui: &mut Ui, model: &Model) {
+    let normal = ui.visuals().text_color();
+    // A live session: each point's link first (a point down in red).
+    for line in model.point_link_lines() {
+        let col = if line.starts_with("link ") && !line.contains(": connected,") {
+            RED
+        } else {
+            normal
+        };
+        ui.add(egui::Label::new(RichText::new(line).color(col).monospace()).extend());
+    }
     let Some(r) = model.points() else {
         return;
     };
     let names: Vec<&str> = r.points.iter().map(|p| p.name.as_str()).collect();
     ui.strong(format!("Capture points {}", names.join(" > ")));
-    let normal = ui.visuals().text_color();
     for line in rocescope_replay::text::points_overview_lines(r) {
         let col = if line.starts_with("losses: ") && !r.losses.is_empty() {
             YELLOW

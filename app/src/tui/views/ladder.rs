@@ -7,8 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use rocescope_core::Model;
 use rocescope_core::query::{
-    LaneSpan, addr, flag_text, ladder_lanes, ladder_qp, ladder_rows, lane_span, rel_time,
-    short_opcode,
+    LaneSpan, addr, flag_text, ladder_lanes, ladder_qp, ladder_rows, rel_time, short_opcode,
 };
 
 use super::qps::color;
@@ -64,7 +63,7 @@ pub(super) fn ladder(f: &mut Frame<'_>, model: &Model, area: Rect) {
         };
         let arrow = match &lanes {
             Some(names) => {
-                let span = lane_span(model, *index).unwrap_or(LaneSpan {
+                let span = lr.lane_span(model).unwrap_or(LaneSpan {
                     from: if rightward { 0 } else { names.len() - 1 },
                     to: if rightward { names.len() - 1 } else { 0 },
                     rightward,

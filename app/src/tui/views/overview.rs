@@ -161,7 +161,8 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     }
 
     // Several capture points: their summary beside the diagnosis.
-    let widths: &[Constraint] = if model.points().is_some() {
+    let link_lines = model.point_link_lines();
+    let widths: &[Constraint] = if model.points().is_some() || !link_lines.is_empty() {
         &[
             Constraint::Length(40),
             Constraint::Min(20),
@@ -174,19 +175,42 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         .direction(Direction::Horizontal)
         .constraints(widths)
         .split(rows[1]);
-    if let (Some(r), Some(&area)) = (model.points(), bottom.get(2)) {
-        let names: Vec<&str> = r.points.iter().map(|p| p.name.as_str()).collect();
-        let lines: Vec<Line<'_>> = rocescope_replay::text::points_overview_lines(r)
-            .into_iter()
+    if let Some(&area) = bottom.get(2) {
+        let names: Vec<&str> = model.points().map_or_else(
+            || {
+                link_lines
+                    .iter()
+                    .filter_map(|l| l.strip_prefix("link ")?.split(':').next())
+                    .collect()
+            },
+            |r| r.points.iter().map(|p| p.name.as_str()).collect(),
+        );
+        // A live session: each point's link first (a point down in red).
+        let mut lines: Vec<Line<'_>> = link_lines
+            .iter()
             .map(|l| {
-                let style = if l.starts_with("losses: ") && !r.losses.is_empty() {
-                    Style::default().fg(YELLOW)
-                } else {
-                    Style::default()
-                };
-                Line::from(Span::styled(l, style))
+                let down = l.starts_with("link ") && !l.contains(": connected,");
+                Line::from(Span::styled(
+                    l.clone(),
+                    Style::default().fg(if down { RED } else { Color::Reset }),
+                ))
             })
             .collect();
+        let empty = rocescope_replay::points::PointsReport::default();
+        let r = model.points().unwrap_or(&empty);
+        let report_lines = if model.points().is_some() {
+            rocescope_replay::text::points_overview_lines(r)
+        } else {
+            Vec::new()
+        };
+        lines.extend(report_lines.into_iter().map(|l| {
+            let style = if l.starts_with("losses: ") && !r.losses.is_empty() {
+                Style::default().fg(YELLOW)
+            } else {
+                Style::default()
+            };
+            Line::from(Span::styled(l, style))
+        }));
         f.render_widget(
             Paragraph::new(lines)
                 .block(title(format!("Capture points {}", names.join(" > "))))
