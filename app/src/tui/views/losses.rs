@@ -4,9 +4,9 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
+use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Row as TRow, Table, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 use rocescope_core::Model;
 use rocescope_core::query::{LOSS_VIEW_COLUMNS, LossItem, loss_evidence, loss_row, losses_heading};
 
@@ -35,37 +35,22 @@ pub(super) fn losses(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: R
         &[2, 6, 4, 7],
         chunks[0].width.saturating_sub(2),
     );
-    let rows: Vec<TRow<'_>> = cells
-        .iter()
-        .zip(&shown)
-        .enumerate()
-        .map(|(k, (c, item))| {
-            let mut style = match item {
-                LossItem::Missed(_) => Style::default().fg(DIM),
-                LossItem::Placed(_) => Style::default(),
-            };
-            if first + k == model.list_index() {
-                style = style.add_modifier(Modifier::REVERSED);
-            }
-            TRow::new(fit.cells(c)).style(style)
-        })
-        .collect();
-    let header: Vec<&str> = fit.keep.iter().map(|&i| LOSS_VIEW_COLUMNS[i]).collect();
-    let t = Table::new(rows, fit.widths.clone())
-        .column_spacing(fit.gap)
-        .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
-        .block(title(fit.title(
+    fit.draw_list(
+        f,
+        ui,
+        chunks[0],
+        &LOSS_VIEW_COLUMNS,
+        &cells,
+        (first, model.list_index()),
+        |k| match shown[k] {
+            LossItem::Missed(_) => Style::default().fg(DIM),
+            LossItem::Placed(_) => Style::default(),
+        },
+        (
             &format!("Losses by segment: {}", losses_heading(r)),
             "Enter: show in packets",
-        )));
-    f.render_widget(t, chunks[0]);
-    ui.items = Rect::new(
-        chunks[0].x + 1,
-        chunks[0].y + 2,
-        chunks[0].width.saturating_sub(2),
-        h as u16,
+        ),
     );
-    ui.items_first = first;
     let lines: Vec<Line<'_>> = match items.get(model.list_index()) {
         Some(&i) => loss_evidence(r, i).into_iter().map(Line::from).collect(),
         None => vec![Line::from(

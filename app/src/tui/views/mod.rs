@@ -18,7 +18,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Tabs};
+use ratatui::widgets::{Block, Row as TRow, Table, Tabs};
 use rocescope_core::command::View;
 use rocescope_core::query::{RowClass, row_class};
 use rocescope_core::{Command, Model, Overlay};
@@ -165,6 +165,49 @@ impl Fitted {
             .iter()
             .map(|&i| row.get(i).cloned().unwrap_or_default())
             .collect()
+    }
+
+    /// A list view's table, drawn in `area` and made the list the mouse
+    /// reads (`ui.items`): the kept columns of `cells` under their
+    /// `columns` headings, row `k` in `style(k)` and reversed where it is
+    /// the model's selection (`first` the list index of the first row),
+    /// titled `name (hint)`.
+    #[allow(clippy::too_many_arguments)]
+    fn draw_list(
+        &self,
+        f: &mut Frame<'_>,
+        ui: &mut UiState,
+        area: Rect,
+        columns: &[&'static str],
+        cells: &[Vec<String>],
+        (first, selected): (usize, usize),
+        style: impl Fn(usize) -> Style,
+        (name, hint): (&str, &str),
+    ) {
+        let rows: Vec<TRow<'_>> = cells
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let mut s = style(k);
+                if first + k == selected {
+                    s = s.add_modifier(Modifier::REVERSED);
+                }
+                TRow::new(self.cells(c)).style(s)
+            })
+            .collect();
+        let header: Vec<&str> = self.keep.iter().map(|&i| columns[i]).collect();
+        let t = Table::new(rows, self.widths.clone())
+            .column_spacing(self.gap)
+            .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
+            .block(title(self.title(name, hint)));
+        f.render_widget(t, area);
+        ui.items = Rect::new(
+            area.x + 1,
+            area.y + 2,
+            area.width.saturating_sub(2),
+            area.height.saturating_sub(3),
+        );
+        ui.items_first = first;
     }
 
     /// `NAME (HINT)`, with the columns this width leaves out.

@@ -2,8 +2,8 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Modifier, Style};
-use ratatui::widgets::{Paragraph, Row as TRow, Table, Wrap};
+use ratatui::style::Style;
+use ratatui::widgets::{Paragraph, Wrap};
 use rocescope_core::query::{EPISODE_COLUMNS, episode_row, rel_time};
 use rocescope_core::{Model, explain};
 use rocescope_replay::text::{CAUSES, cause_short};
@@ -42,34 +42,19 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         &[6, 5, 4, 0],
         chunks[0].width.saturating_sub(2),
     );
-    let rows: Vec<TRow<'_>> = cells
-        .iter()
-        .enumerate()
-        .map(|(k, c)| {
-            let style = if first + k == model.list_index() {
-                Style::default().add_modifier(Modifier::REVERSED)
-            } else {
-                Style::default()
-            };
-            TRow::new(fit.cells(c)).style(style)
-        })
-        .collect();
-    let header: Vec<&str> = fit.keep.iter().map(|&i| EPISODE_COLUMNS[i]).collect();
-    let t = Table::new(rows, fit.widths.clone())
-        .column_spacing(fit.gap)
-        .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
-        .block(title(fit.title(
+    fit.draw_list(
+        f,
+        ui,
+        chunks[0],
+        &EPISODE_COLUMNS,
+        &cells,
+        (first, model.list_index()),
+        |_| Style::default(),
+        (
             &format!("Retransmission episodes: {}", report.episodes.len()),
             "Enter: show in ladder",
-        )));
-    f.render_widget(t, chunks[0]);
-    ui.items = Rect::new(
-        chunks[0].x + 1,
-        chunks[0].y + 2,
-        chunks[0].width.saturating_sub(2),
-        h as u16,
+        ),
     );
-    ui.items_first = first;
     let text = report
         .episodes
         .get(model.list_index())
