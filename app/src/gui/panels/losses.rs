@@ -4,13 +4,12 @@
 
 use eframe::egui;
 
-use egui::{RichText, Sense, Ui, vec2};
-use egui_extras::{Column, TableBuilder};
+use egui::{RichText, Ui};
 use rocescope_core::command::View;
 use rocescope_core::query::{self, LossItem};
 use rocescope_core::{Command, Model};
 
-use super::{DIM, ROW_H, YELLOW, select_item, selected_item};
+use super::{DIM, YELLOW, list_table, select_item, selected_item};
 
 pub fn losses(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let Some(r) = model.points() else {
@@ -26,58 +25,41 @@ pub fn losses(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let why_h = 80.0;
     let heads = query::LOSS_VIEW_COLUMNS;
     let table_h = (ui.available_height() - why_h).max(60.0);
-    ui.allocate_ui(vec2(ui.available_width(), table_h), |ui| {
-        TableBuilder::new(ui)
-            .id_salt("losses")
-            .striped(true)
-            .sense(Sense::click())
-            .max_scroll_height(table_h)
-            .columns(
-                Column::auto().at_least(50.0).resizable(true),
-                heads.len() - 1,
-            )
-            .column(Column::remainder().at_least(120.0))
-            .header(20.0, |mut h| {
-                for t in heads {
-                    h.col(|ui| {
-                        ui.strong(t);
+    let clicked = list_table(
+        ui,
+        "losses",
+        &heads,
+        items.len(),
+        table_h,
+        sel,
+        (50.0, Some(120.0)),
+        |i, row| {
+            let item = items[i];
+            let missed = matches!(item, LossItem::Missed(_));
+            let cells = query::loss_row(model, r, item);
+            let last = cells.len() - 1;
+            for (k, cell) in cells.into_iter().enumerate() {
+                row.col(|ui| {
+                    let t = RichText::new(cell).monospace();
+                    let t = if missed { t.color(DIM) } else { t };
+                    // One line each (the evidence cut to its column, whole
+                    // below); not selectable: a click is the row's.
+                    let label = egui::Label::new(t).selectable(false);
+                    ui.add(if k == last {
+                        label.truncate()
+                    } else {
+                        label.extend()
                     });
-                }
-            })
-            .body(|body| {
-                body.rows(ROW_H, items.len(), |mut row| {
-                    let i = row.index();
-                    let item = items[i];
-                    row.set_selected(sel == Some(i));
-                    let missed = matches!(item, LossItem::Missed(_));
-                    let cells = query::loss_row(model, r, item);
-                    let last = cells.len() - 1;
-                    for (k, cell) in cells.into_iter().enumerate() {
-                        row.col(|ui| {
-                            let t = RichText::new(cell).monospace();
-                            let t = if missed { t.color(DIM) } else { t };
-                            // One line each (the evidence cut to its
-                            // column, whole below); not selectable: a
-                            // click is the row's.
-                            let label = egui::Label::new(t).selectable(false);
-                            ui.add(if k == last {
-                                label.truncate()
-                            } else {
-                                label.extend()
-                            });
-                        });
-                    }
-                    let resp = row.response();
-                    if resp.clicked() {
-                        select_item(model, View::Losses, i, out);
-                    }
-                    if resp.double_clicked() {
-                        select_item(model, View::Losses, i, out);
-                        out.push(Command::OpenSelectedQp);
-                    }
                 });
-            });
-    });
+            }
+        },
+    );
+    if let Some((i, _, twice)) = clicked {
+        select_item(model, View::Losses, i, out);
+        if twice {
+            out.push(Command::OpenSelectedQp);
+        }
+    }
     ui.separator();
     match sel.and_then(|i| items.get(i)) {
         Some(&item) => {

@@ -144,6 +144,56 @@ fn select_item(model: &Model, view: View, i: usize, out: &mut Vec<Command>) {
     out.push(Command::MoveSelection(i as i64 - base as i64));
 }
 
+/// A list view's table: `heads` over `n` rows, each column at least
+/// `min_w` wide and the last the rest of the width (at least `last_w`)
+/// when given, row `sel` marked, `cells` drawing row `i`'s columns.
+/// Returns the row clicked, whether once (`clicked`) and whether twice.
+#[allow(clippy::too_many_arguments)]
+fn list_table(
+    ui: &mut Ui,
+    id: &str,
+    heads: &[&str],
+    n: usize,
+    height: f32,
+    sel: Option<usize>,
+    (min_w, last_w): (f32, Option<f32>),
+    mut cells: impl FnMut(usize, &mut egui_extras::TableRow<'_, '_>),
+) -> Option<(usize, bool, bool)> {
+    use egui_extras::{Column, TableBuilder};
+    let mut clicked = None;
+    ui.allocate_ui(egui::vec2(ui.available_width(), height), |ui| {
+        let fixed = heads.len() - usize::from(last_w.is_some());
+        let mut t = TableBuilder::new(ui)
+            .id_salt(id)
+            .striped(true)
+            .sense(egui::Sense::click())
+            .max_scroll_height(height)
+            .columns(Column::auto().at_least(min_w).resizable(true), fixed);
+        if let Some(w) = last_w {
+            t = t.column(Column::remainder().at_least(w));
+        }
+        t.header(20.0, |mut h| {
+            for t in heads {
+                h.col(|ui| {
+                    ui.strong(*t);
+                });
+            }
+        })
+        .body(|body| {
+            body.rows(ROW_H, n, |mut row| {
+                let i = row.index();
+                row.set_selected(sel == Some(i));
+                cells(i, &mut row);
+                let r = row.response();
+                if r.clicked() || r.double_clicked() {
+                    clicked = Some((i, r.clicked(), r.double_clicked()));
+                }
+            });
+        });
+    });
+    clicked
+}
+
 fn selected_item(model: &Model, view: View) -> Option<usize> {
     (model.view() == view).then_some(model.list_index())
 }

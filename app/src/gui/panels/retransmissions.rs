@@ -2,13 +2,12 @@
 
 use eframe::egui;
 
-use egui::{RichText, Sense, Ui, vec2};
-use egui_extras::{Column, TableBuilder};
+use egui::{RichText, Ui};
 use rocescope_core::command::View;
 use rocescope_core::query::{self};
 use rocescope_core::{Command, Model, explain};
 
-use super::{ROW_H, select_item, selected_item};
+use super::{list_table, select_item, selected_item};
 
 pub fn retransmissions(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let report = model.report();
@@ -20,42 +19,31 @@ pub fn retransmissions(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     let why_h = 70.0;
     let heads = query::EPISODE_COLUMNS;
     let table_h = (ui.available_height() - why_h).max(60.0);
-    ui.allocate_ui(vec2(ui.available_width(), table_h), |ui| {
-        TableBuilder::new(ui)
-            .id_salt("episodes")
-            .striped(true)
-            .sense(Sense::click())
-            .max_scroll_height(table_h)
-            .columns(Column::auto().at_least(60.0).resizable(true), heads.len())
-            .header(20.0, |mut h| {
-                for t in heads {
-                    h.col(|ui| {
-                        ui.strong(t);
-                    });
-                }
-            })
-            .body(|body| {
-                body.rows(ROW_H, report.episodes.len(), |mut row| {
-                    let i = row.index();
-                    let e = &report.episodes[i];
-                    row.set_selected(sel == Some(i));
-                    let cells = query::episode_row(model, e);
-                    for cell in cells {
-                        row.col(|ui| {
-                            ui.label(RichText::new(cell).monospace());
-                        });
-                    }
-                    let r = row.response();
-                    if r.clicked() {
-                        select_item(model, View::Retransmissions, i, out);
-                        out.push(Command::SelectRow(e.first_index));
-                    }
-                    if r.double_clicked() {
-                        out.push(Command::OpenSelectedQp);
-                    }
+    let clicked = list_table(
+        ui,
+        "episodes",
+        &heads,
+        report.episodes.len(),
+        table_h,
+        sel,
+        (60.0, None),
+        |i, row| {
+            for cell in query::episode_row(model, &report.episodes[i]) {
+                row.col(|ui| {
+                    ui.label(RichText::new(cell).monospace());
                 });
-            });
-    });
+            }
+        },
+    );
+    if let Some((i, once, twice)) = clicked {
+        if once {
+            select_item(model, View::Retransmissions, i, out);
+            out.push(Command::SelectRow(report.episodes[i].first_index));
+        }
+        if twice {
+            out.push(Command::OpenSelectedQp);
+        }
+    }
     ui.separator();
     if let Some(e) = sel.and_then(|i| report.episodes.get(i)) {
         ui.label(explain::episode(e.cause));
