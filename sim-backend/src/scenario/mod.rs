@@ -293,7 +293,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "lossy-link",
         include_str!("../../../assets/scenarios/lossy-link.toml"),
     ),
-    ("incast", include_str!("../../../assets/scenarios/incast.toml")),
+    (
+        "incast",
+        include_str!("../../../assets/scenarios/incast.toml"),
+    ),
     (
         "line-rate",
         include_str!("../../../assets/scenarios/line-rate.toml"),
@@ -315,7 +318,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "teaching-basic",
         include_str!("../../../assets/scenarios/teaching-basic.toml"),
     ),
-    ("dcqcn", include_str!("../../../assets/scenarios/dcqcn.toml")),
+    (
+        "dcqcn",
+        include_str!("../../../assets/scenarios/dcqcn.toml"),
+    ),
     ("pfc", include_str!("../../../assets/scenarios/pfc.toml")),
     ("rnr", include_str!("../../../assets/scenarios/rnr.toml")),
     (
