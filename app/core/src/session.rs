@@ -49,6 +49,9 @@ pub const PROCESS_BASELINE_BYTES: u64 = 112 << 20;
 /// The smallest share a store gets, however small the cap.
 const STORE_MIN_BYTES: u64 = 8 << 20;
 
+/// The smallest index share a capture file gets.
+const FILE_INDEX_MIN_BYTES: u64 = 1 << 20;
+
 /// What the user asked of a live session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionLimits {
@@ -95,6 +98,35 @@ impl SessionLimits {
             max_memory_bytes: store,
             remove_on_drop: true,
         }
+    }
+
+    /// Where a capture file's index goes past its share of the cap: the
+    /// cap less the process's baseline (at least a megabyte: below the
+    /// baseline only the chunk being filled stays in memory), a session
+    /// folder removed at exit, no disk cap (a file's rows are never
+    /// deleted).
+    pub fn file_spill_config(&self) -> SpillConfig {
+        SpillConfig {
+            dir: self.dir.clone().unwrap_or_else(new_session_dir),
+            max_memory_bytes: self
+                .max_memory_bytes
+                .saturating_sub(PROCESS_BASELINE_BYTES)
+                .max(FILE_INDEX_MIN_BYTES),
+            max_disk_bytes: None,
+            remove_on_drop: true,
+        }
+    }
+
+    /// Open a capture file and index it in the background, its index
+    /// within these limits ([`Self::file_spill_config`]).
+    pub fn open_file(
+        &self,
+        path: &std::path::Path,
+        decode: rocescope_decoders::DecodeConfig,
+        analyzer: Box<dyn rocescope_replay::store::Analyzer>,
+        wave: &rocescope_replay::wave::WaveOptions,
+    ) -> Result<Arc<Store>, StoreError> {
+        Store::open_bounded(path, decode, analyzer, wave, Some(self.file_spill_config()))
     }
 
     /// A live store within these limits.
@@ -155,6 +187,11 @@ mod tests {
         assert!(default_max_disk_bytes(Path::new("/nonexistent/deeper")) <= 8 << 30);
         assert_eq!(tiny.spill_config(0).max_memory_bytes, STORE_MIN_BYTES);
         assert!(default_max_memory_bytes() <= 2 << 30);
+        // A file's index: the cap less the process, never a disk ring.
+        let f = l.file_spill_config();
+        assert_eq!(f.max_memory_bytes, (512 - 112) << 20);
+        assert_eq!(f.max_disk_bytes, None);
+        assert_eq!(tiny.file_spill_config().max_memory_bytes, 1 << 20);
         let (a, b) = (new_session_dir(), new_session_dir());
         assert_ne!(a, b, "one folder per store");
         let name = a.file_name().unwrap().to_string_lossy().into_owned();
