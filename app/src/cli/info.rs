@@ -132,6 +132,7 @@ fn summarise(
             "index_rows_on_disk": spill.rows_on_disk,
             "index_disk_bytes": spill.disk_bytes,
             "index_spill_error": spill_error,
+            "peak_rss_bytes": rocescope_core::session::peak_rss_bytes(),
             "indexing_rate_pps": rate_pps,
             "indexing_s": secs,
             "warnings": crate::cli::capture::warnings_json(&warnings),
