@@ -179,7 +179,7 @@ mod tests {
         let tiny = SessionLimits {
             max_memory_bytes: 16 << 20,
             max_disk_bytes: None,
-            ..l
+            ..l.clone()
         };
         // No cap given: the default, never unbounded.
         let d = tiny.spill_config(0).max_disk_bytes.unwrap();
