@@ -150,6 +150,24 @@ pub fn new_session_dir() -> PathBuf {
     crate::paths::sessions_dir().join(format!("{secs}-{}-{n}", std::process::id()))
 }
 
+/// Remove the session folders this process made ([`new_session_dir`]'s
+/// `<time>-<pid>-<n>`), at its exit: segments are removed when their store
+/// is dropped, but a store a thread still holds at exit never is. A folder
+/// the user named (`--session-dir`) is not one of them.
+pub fn remove_own_session_dirs() {
+    let pid = std::process::id().to_string();
+    let Ok(dir) = std::fs::read_dir(crate::paths::sessions_dir()) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.split('-').nth(1) == Some(pid.as_str()) && name.split('-').count() == 3 {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// The process's peak resident memory so far (VmHWM), where the system
 /// tells it.
 pub fn peak_rss_bytes() -> Option<u64> {
