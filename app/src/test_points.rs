@@ -29,6 +29,7 @@ pub(crate) fn model(label: &str) -> (Model, impl Sized + use<>) {
                 &Default::default(),
                 None,
                 Default::default(),
+                None,
             )
             .unwrap();
             p.store.wait();

@@ -51,7 +51,23 @@ impl SynthPcap {
 /// sniffer cuts it (70-byte WRITE First, 54-byte Middle/Last, 58-byte ACK).
 pub fn write_header_only_pcap(path: &Path, n: u64) -> std::io::Result<()> {
     let mut out = SynthPcap::create(path)?;
-    header_only_traffic(n, |t_ns, b, payload| out.write(t_ns, b, payload))?;
+    header_only_traffic(n, None, |t_ns, b, payload| out.write(t_ns, b, payload))?;
+    out.finish()
+}
+
+/// [`write_header_only_pcap`]'s traffic where every `resend_every`-th
+/// frame that would be a WRITE goes back two PSNs instead (a resend the
+/// RC analysis finds): rows with verdicts all through a large capture,
+/// for tests that compare what every row says.
+pub fn write_resending_header_only_pcap(
+    path: &Path,
+    n: u64,
+    resend_every: u64,
+) -> std::io::Result<()> {
+    let mut out = SynthPcap::create(path)?;
+    header_only_traffic(n, Some(resend_every), |t_ns, b, payload| {
+        out.write(t_ns, b, payload)
+    })?;
     out.finish()
 }
 
@@ -59,7 +75,7 @@ pub fn write_header_only_pcap(path: &Path, n: u64) -> std::io::Result<()> {
 /// made in memory: the same bytes a reader of that file returns.
 pub fn header_only_frames(n: u64) -> Vec<(u64, Vec<u8>)> {
     let mut frames = Vec::with_capacity(n as usize);
-    let made: std::io::Result<()> = header_only_traffic(n, |t_ns, b, payload| {
+    let made: std::io::Result<()> = header_only_traffic(n, None, |t_ns, b, payload| {
         let mut data = Vec::new();
         b.build_headers_into(payload, &mut data);
         frames.push((t_ns, data));
@@ -71,6 +87,7 @@ pub fn header_only_frames(n: u64) -> Vec<(u64, Vec<u8>)> {
 
 fn header_only_traffic(
     n: u64,
+    resend_every: Option<u64>,
     mut emit: impl FnMut(u64, &PacketBuilder, usize) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let mut psn = [0u32; 8];
@@ -88,6 +105,9 @@ fn header_only_traffic(
             b.ext.aeth.syndrome = Syndrome::Ack { credits: 31 }.to_u8();
             (b, 0)
         } else {
+            if resend_every.is_some_and(|k| i % k == 0) {
+                psn[qp] = psn[qp].wrapping_sub(2) & 0xFF_FFFF;
+            }
             psn[qp] = (psn[qp] + 1) & 0xFF_FFFF;
             let opcode = [
                 Opcode::RC_WRITE_FIRST,

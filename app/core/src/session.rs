@@ -49,6 +49,9 @@ pub const PROCESS_BASELINE_BYTES: u64 = 112 << 20;
 /// The smallest share a store gets, however small the cap.
 const STORE_MIN_BYTES: u64 = 8 << 20;
 
+/// The smallest index share a capture file gets.
+const FILE_INDEX_MIN_BYTES: u64 = 1 << 20;
+
 /// What the user asked of a live session.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionLimits {
@@ -97,6 +100,35 @@ impl SessionLimits {
         }
     }
 
+    /// Where a capture file's index goes past its share of the cap: the
+    /// cap less the process's baseline (at least a megabyte: below the
+    /// baseline only the chunk being filled stays in memory), a session
+    /// folder removed at exit, no disk cap (a file's rows are never
+    /// deleted).
+    pub fn file_spill_config(&self) -> SpillConfig {
+        SpillConfig {
+            dir: self.dir.clone().unwrap_or_else(new_session_dir),
+            max_memory_bytes: self
+                .max_memory_bytes
+                .saturating_sub(PROCESS_BASELINE_BYTES)
+                .max(FILE_INDEX_MIN_BYTES),
+            max_disk_bytes: None,
+            remove_on_drop: true,
+        }
+    }
+
+    /// Open a capture file and index it in the background, its index
+    /// within these limits ([`Self::file_spill_config`]).
+    pub fn open_file(
+        &self,
+        path: &std::path::Path,
+        decode: rocescope_decoders::DecodeConfig,
+        analyzer: Box<dyn rocescope_replay::store::Analyzer>,
+        wave: &rocescope_replay::wave::WaveOptions,
+    ) -> Result<Arc<Store>, StoreError> {
+        Store::open_bounded(path, decode, analyzer, wave, Some(self.file_spill_config()))
+    }
+
     /// A live store within these limits.
     pub fn live_store(&self, other_bytes: u64) -> Result<Arc<Store>, StoreError> {
         Store::live_bounded(TimeBase::Nanoseconds, self.spill_config(other_bytes))
@@ -116,6 +148,24 @@ pub fn new_session_dir() -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     crate::paths::sessions_dir().join(format!("{secs}-{}-{n}", std::process::id()))
+}
+
+/// Remove the session folders this process made ([`new_session_dir`]'s
+/// `<time>-<pid>-<n>`), at its exit: segments are removed when their store
+/// is dropped, but a store a thread still holds at exit never is. A folder
+/// the user named (`--session-dir`) is not one of them.
+pub fn remove_own_session_dirs() {
+    let pid = std::process::id().to_string();
+    let Ok(dir) = std::fs::read_dir(crate::paths::sessions_dir()) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.split('-').nth(1) == Some(pid.as_str()) && name.split('-').count() == 3 {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// The process's peak resident memory so far (VmHWM), where the system
@@ -147,7 +197,7 @@ mod tests {
         let tiny = SessionLimits {
             max_memory_bytes: 16 << 20,
             max_disk_bytes: None,
-            ..l
+            ..l.clone()
         };
         // No cap given: the default, never unbounded.
         let d = tiny.spill_config(0).max_disk_bytes.unwrap();
@@ -155,6 +205,11 @@ mod tests {
         assert!(default_max_disk_bytes(Path::new("/nonexistent/deeper")) <= 8 << 30);
         assert_eq!(tiny.spill_config(0).max_memory_bytes, STORE_MIN_BYTES);
         assert!(default_max_memory_bytes() <= 2 << 30);
+        // A file's index: the cap less the process, never a disk ring.
+        let f = l.file_spill_config();
+        assert_eq!(f.max_memory_bytes, (512 - 112) << 20);
+        assert_eq!(f.max_disk_bytes, None);
+        assert_eq!(tiny.file_spill_config().max_memory_bytes, 1 << 20);
         let (a, b) = (new_session_dir(), new_session_dir());
         assert_ne!(a, b, "one folder per store");
         let name = a.file_name().unwrap().to_string_lossy().into_owned();

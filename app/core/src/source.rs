@@ -367,7 +367,8 @@ pub fn open(
     match spec {
         SourceSpec::File { path, decode, wave } => {
             let analysis = RcAnalyzer::default();
-            let store = Store::open_with(&path, decode, Box::new(analysis.clone()), &wave)
+            let store = limits
+                .open_file(&path, decode, Box::new(analysis.clone()), &wave)
                 .map_err(|source| OpenError::File {
                     path: path.display().to_string(),
                     source,

@@ -276,7 +276,12 @@ impl StatusLine {
                         size_text(self.disk_bytes),
                         size_text(cap)
                     ),
-                    None => format!("{} rows on disk", self.rows_on_disk),
+                    // A capture file's index: no ring, every row kept.
+                    None => format!(
+                        "{} rows on disk ({})",
+                        self.rows_on_disk,
+                        size_text(self.disk_bytes)
+                    ),
                 },
                 Tone::Normal,
             ));

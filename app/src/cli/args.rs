@@ -71,7 +71,8 @@ impl WaveArgs {
 pub struct SessionArgs {
     /// Memory the session may hold, e.g. 512MiB, 4GiB (default: 2 GiB, or a
     /// quarter of the machine's memory where that is less). Older frames
-    /// and index rows move to disk segments and stay queryable.
+    /// and index rows (of a capture file too) move to disk segments and
+    /// stay queryable.
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub max_memory: Option<u64>,
     /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
@@ -91,6 +92,28 @@ impl SessionArgs {
             max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory_bytes),
             max_disk_bytes: self.max_disk,
             dir: self.session_dir.clone(),
+        }
+    }
+}
+
+/// What a command that opens a capture file may hold of its index.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MemoryArgs {
+    /// Memory the process may hold, e.g. 512MiB, 4GiB (default: 2 GiB, or a
+    /// quarter of the machine's memory where that is less). Past it, the
+    /// capture's older index rows move to disk segments (a session folder
+    /// under ~/.cache/rocescope/sessions, removed at exit) and are read
+    /// back from there: every row stays listed, filtered and exported.
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub max_memory: Option<u64>,
+}
+
+impl MemoryArgs {
+    pub fn limits(&self) -> SessionLimits {
+        SessionLimits {
+            max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory_bytes),
+            max_disk_bytes: None,
+            dir: None,
         }
     }
 }

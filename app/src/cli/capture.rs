@@ -17,6 +17,7 @@ use rocescope_replay::wave::WaveOptions;
 use serde_json::{Value, json};
 
 use super::args::DecodeOpts;
+use rocescope_core::session::SessionLimits;
 
 /// Open `file` in a store and wait for the index, drawing a progress bar on
 /// a terminal when indexing takes a while.
@@ -24,18 +25,21 @@ pub fn open_store(
     file: &Path,
     cfg: DecodeConfig,
     analyzer: Box<dyn Analyzer>,
+    limits: &SessionLimits,
 ) -> anyhow::Result<Arc<Store>> {
-    open_store_with(file, cfg, analyzer, &WaveOptions::default())
+    open_store_with(file, cfg, analyzer, &WaveOptions::default(), limits)
 }
 
-/// [`open_store`] with how a waveform or ILA capture is read.
+/// [`open_store`] with how a waveform or ILA capture is read. The index
+/// stays within `limits` (older rows on disk past its share).
 pub fn open_store_with(
     file: &Path,
     cfg: DecodeConfig,
     analyzer: Box<dyn Analyzer>,
     wave: &WaveOptions,
+    limits: &SessionLimits,
 ) -> anyhow::Result<Arc<Store>> {
-    let store = match Store::open_with(file, cfg, analyzer, wave) {
+    let store = match limits.open_file(file, cfg, analyzer, wave) {
         Ok(s) => s,
         // The open error already names the path; the others say where in it.
         Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {
@@ -73,8 +77,9 @@ pub fn open_store_with(
 pub fn open_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
+    limits: &SessionLimits,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
-    let (store, analysis) = index_analysed(file, roce_ports, &WaveOptions::default(), 0.0)?;
+    let (store, analysis) = index_analysed(file, roce_ports, &WaveOptions::default(), 0.0, limits)?;
     Ok((store, analysis.finish_report()))
 }
 
@@ -85,6 +90,7 @@ pub fn index_analysed(
     roce_ports: Vec<u16>,
     wave: &WaveOptions,
     link_gbps: f64,
+    limits: &SessionLimits,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
     let analysis = RcAnalyzer::with_config(AnalysisConfig {
         link_gbps,
@@ -93,7 +99,7 @@ pub fn index_analysed(
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
-    let store = open_store_with(file, cfg, Box::new(analysis.clone()), wave)?;
+    let store = open_store_with(file, cfg, Box::new(analysis.clone()), wave, limits)?;
     Ok((store, analysis))
 }
 
@@ -166,8 +172,12 @@ pub struct Opened {
 }
 
 impl Opened {
-    pub fn open(file: &Path, decode: &DecodeOpts) -> anyhow::Result<Opened> {
-        let (store, report) = open_analysed(file, decode.roce_ports.clone())?;
+    pub fn open(
+        file: &Path,
+        decode: &DecodeOpts,
+        limits: &SessionLimits,
+    ) -> anyhow::Result<Opened> {
+        let (store, report) = open_analysed(file, decode.roce_ports.clone(), limits)?;
         warn_store(file, &store);
         let failed = indexing_error(file, &store);
         let name = file
@@ -220,9 +230,12 @@ impl OpenedPoints {
         args: &super::args::PointArgs,
         decode: &DecodeOpts,
         wave: &WaveOptions,
+        limits: &SessionLimits,
     ) -> anyhow::Result<OpenedPoints> {
         use rocescope_replay::points::{Point, PointsError, analyse_points};
         let mut points = Vec::new();
+        // The points share the cap: each index gets its part.
+        let n = args.points.len().max(1) as u64;
         for spec in &args.points {
             if points.iter().any(|p: &Point| p.name == spec.name) {
                 anyhow::bail!(
@@ -243,6 +256,13 @@ impl OpenedPoints {
                     link_gbps: args.link_gbps.unwrap_or(0.0),
                     ..AnalysisConfig::default()
                 },
+                Some({
+                    let c = limits.file_spill_config();
+                    rocescope_replay::store::SpillConfig {
+                        max_memory_bytes: c.max_memory_bytes / n,
+                        ..c
+                    }
+                }),
             ) {
                 Ok(p) => p,
                 Err(e @ StoreError::Capture(CaptureError::Open { .. } | CaptureError::Wave(_))) => {

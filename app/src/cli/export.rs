@@ -9,7 +9,7 @@ use clap::ValueEnum;
 use rocescope_data::{ExportOptions, Format, Table, export};
 use rocescope_replay::text::{counted, rows_rate_text};
 
-use super::args::DecodeOpts;
+use super::args::{DecodeOpts, MemoryArgs};
 use super::capture::Opened;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,6 +85,8 @@ pub struct Args {
     pub annotate: bool,
     #[command(flatten)]
     pub points: super::args::PointArgs,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -105,7 +107,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.to.display()
             );
         }
-        let opened = Opened::open(&file, &args.decode)?;
+        let opened = Opened::open(&file, &args.decode, &args.memory.limits())?;
         let started = std::time::Instant::now();
         let (frames, annotated) =
             crate::cli::annotate::write(&opened.store, &opened.report, &args.to)?;
@@ -139,11 +141,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &args.points,
             &args.decode,
             &Default::default(),
+            &args.memory.limits(),
         )?
         .finish();
         (None, Some(o))
     } else {
-        (Some(Opened::open(&file, &args.decode)?), None)
+        (
+            Some(Opened::open(&file, &args.decode, &args.memory.limits())?),
+            None,
+        )
     };
     let source = match (&single, &several) {
         (Some(o), _) => o.source(),

@@ -64,11 +64,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &args.points,
             &args.decode,
             &args.wave_args.options(),
+            &limits,
         )?
         .into_model()
     } else if let Some(file) = &args.file {
         let options = args.wave_args.options();
-        let mut m = open_file(file, args.decode.roce_ports.clone(), &options)?;
+        let mut m = open_file(file, args.decode.roce_ports.clone(), &options, &limits)?;
         crate::with_wave(&mut m, file, args.wave.as_deref(), &options)?;
         m
     } else {

@@ -12,8 +12,9 @@ use rocescope_replay::store::NoAnalysis;
 use rocescope_replay::wave::WaveOptions;
 use serde_json::json;
 
-use super::args::{AlignArgs, DecodeOpts, WaveArgs};
+use super::args::{AlignArgs, DecodeOpts, MemoryArgs, WaveArgs};
 use super::capture::{ila_json, indexing_error, open_store_with};
+use rocescope_core::session::SessionLimits;
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
@@ -43,6 +44,8 @@ pub struct Args {
     align: AlignArgs,
     #[command(flatten)]
     wave_args: WaveArgs,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -52,6 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.decode.roce_ports,
         args.align.wave.as_deref(),
         &args.wave_args.options(),
+        &args.memory.limits(),
     )
 }
 
@@ -61,11 +65,14 @@ fn summarise(
     roce_ports: Vec<u16>,
     wave: Option<&Path>,
     options: &WaveOptions,
+    limits: &SessionLimits,
 ) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
-    let store = open_store_with(file, cfg, Box::new(NoAnalysis), options)?;
+    let store = open_store_with(file, cfg, Box::new(NoAnalysis), options, limits)?;
+    let spill = store.spill_stats().unwrap_or_default();
+    let spill_error = store.spill_error();
     let alignment = match wave {
         Some(w) => Some(
             rocescope_replay::wave::align(file, w, options)
@@ -121,6 +128,11 @@ fn summarise(
             "time_sorted": store.time_sorted(),
             "index_bytes_per_packet": index_bytes_per_packet,
             "index_bytes_allocated": store.index_bytes(),
+            "max_memory_bytes": limits.max_memory_bytes,
+            "index_rows_on_disk": spill.rows_on_disk,
+            "index_disk_bytes": spill.disk_bytes,
+            "index_spill_error": spill_error,
+            "peak_rss_bytes": rocescope_core::session::peak_rss_bytes(),
             "indexing_rate_pps": rate_pps,
             "indexing_s": secs,
             "warnings": crate::cli::capture::warnings_json(&warnings),
@@ -174,6 +186,18 @@ fn summarise(
             "index memory    {index_bytes_per_packet:.1} bytes/packet ({:.1} KiB allocated)",
             store.index_bytes() as f64 / 1024.0
         )?;
+        if spill.rows_on_disk > 0 {
+            writeln!(
+                out,
+                "index on disk   {} of {rows} rows ({:.1} MiB; --max-memory {:.1} MiB)",
+                spill.rows_on_disk,
+                spill.disk_bytes as f64 / 1048576.0,
+                limits.max_memory_bytes as f64 / 1048576.0
+            )?;
+        }
+        if let Some(e) = &spill_error {
+            writeln!(out, "index spill     {e}")?;
+        }
         writeln!(
             out,
             "indexing rate   {:.2} Mpackets/s ({secs:.3} s)",

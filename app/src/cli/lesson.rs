@@ -167,8 +167,12 @@ fn export(l: &Lesson, dir: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     drop(handle);
     // The report is of the file as written: what the student will open.
     let analysis = rocescope_replay::store::RcAnalyzer::default();
-    let store =
-        crate::cli::capture::open_store(&pcapng, Default::default(), Box::new(analysis.clone()))?;
+    let store = crate::cli::capture::open_store(
+        &pcapng,
+        Default::default(),
+        Box::new(analysis.clone()),
+        &Default::default(),
+    )?;
     let report = analysis
         .0
         .lock()

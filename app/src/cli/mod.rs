@@ -95,6 +95,9 @@ pub fn main() -> ExitCode {
         Some(Command::Whatif(args)) => whatif::run(args),
         None => default_run(),
     };
+    // A store still held by a thread when the command returns is never
+    // dropped: its session folder (a file's index segments) goes here.
+    rocescope_core::session::remove_own_session_dirs();
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,

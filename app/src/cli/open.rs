@@ -7,7 +7,7 @@ use rocescope_core::source::{OpenError, SourceSpec, open};
 use rocescope_replay::CaptureError;
 use rocescope_replay::store::StoreError;
 
-use super::args::{AlignArgs, DecodeOpts, PointArgs, WaveArgs};
+use super::args::{AlignArgs, DecodeOpts, MemoryArgs, PointArgs, WaveArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,12 +24,16 @@ pub struct Args {
     wave_args: WaveArgs,
     #[command(flatten)]
     points: PointArgs,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let options = args.wave_args.options();
+    let limits = args.memory.limits();
     if args.points.given()? {
-        let opened = crate::cli::capture::OpenedPoints::open(&args.points, &args.decode, &options)?;
+        let opened =
+            crate::cli::capture::OpenedPoints::open(&args.points, &args.decode, &options, &limits)?;
         // A point that could not be read whole was said on stderr; the
         // workbench shows what was read, as for one capture.
         return crate::tui::run(opened.into_model());
@@ -42,7 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         decode: args.decode.config(),
         wave: options.clone(),
     };
-    let mut model = match open(spec, &Default::default()) {
+    let mut model = match open(spec, &limits) {
         Ok(m) => m,
         // A file that is not there says so once, without its path twice.
         Err(OpenError::File {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 use rocescope_data::{OutputFormat, QueryOptions, Table, query, query_parquet, write_frame};
 
-use super::args::DecodeOpts;
+use super::args::{DecodeOpts, MemoryArgs};
 use super::capture::Opened;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -33,6 +33,8 @@ pub struct Args {
     pub max_rows: usize,
     #[command(flatten)]
     pub decode: DecodeOpts,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -45,7 +47,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut df = if parquet {
         query_exported(&args.file, &args.sql)?
     } else {
-        let opened = Opened::open(&args.file, &args.decode)?;
+        let opened = Opened::open(&args.file, &args.decode, &args.memory.limits())?;
         failed = opened.failed.clone();
         query(&opened.source(), &args.sql, &QueryOptions::default())?
     };

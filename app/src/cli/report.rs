@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use rocescope_replay::store::RcAnalyzer;
 
-use super::args::DecodeOpts;
+use super::args::{DecodeOpts, MemoryArgs};
 use crate::cli::capture::{open_store, warn_store};
 
 #[derive(Debug, clap::Args)]
@@ -24,6 +24,8 @@ pub struct Args {
     decode: DecodeOpts,
     #[command(flatten)]
     points: super::args::PointArgs,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -32,6 +34,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             &args.points,
             &args.decode,
             &Default::default(),
+            &args.memory.limits(),
         )?
         .finish();
         let name = o
@@ -56,7 +59,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         anyhow::bail!("give a capture, or two or more --point NAME=FILE");
     };
     let analysis = RcAnalyzer::default();
-    let store = open_store(&file, args.decode.config(), Box::new(analysis.clone()))?;
+    let store = open_store(
+        &file,
+        args.decode.config(),
+        Box::new(analysis.clone()),
+        &args.memory.limits(),
+    )?;
     let report = analysis.finish_report();
     // The page lists them too, under the summary.
     warn_store(&file, &store);

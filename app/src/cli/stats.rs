@@ -11,7 +11,7 @@ use rocescope_replay::text::{
 };
 use serde_json::{Value, json};
 
-use super::args::{AlignArgs, DecodeOpts, PointArgs, WaveArgs};
+use super::args::{AlignArgs, DecodeOpts, MemoryArgs, PointArgs, WaveArgs};
 use super::output::{multipoint_json, report_json};
 use crate::cli::capture::{ila_json, index_analysed, indexing_error, warn_unread, warnings_json};
 
@@ -62,6 +62,8 @@ pub struct Args {
     /// --point, twice or more; and --link-gbps, the link rate.
     #[command(flatten)]
     points: PointArgs,
+    #[command(flatten)]
+    memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -78,6 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.align.wave.as_deref(),
         &args.wave_args.options(),
         args.points.link_gbps,
+        &args.memory.limits(),
     )
 }
 
@@ -88,10 +91,12 @@ fn analyse(
     wave: Option<&Path>,
     options: &rocescope_replay::wave::WaveOptions,
     link_gbps: Option<f64>,
+    limits: &rocescope_core::session::SessionLimits,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     pad_heap();
-    let (store, analysis) = index_analysed(file, roce_ports, options, link_gbps.unwrap_or(0.0))?;
+    let (store, analysis) =
+        index_analysed(file, roce_ports, options, link_gbps.unwrap_or(0.0), limits)?;
     let stats = store.stats();
     // A card's converted capture numbers its packets: no time to account.
     let ordinal = store.time_base() == rocescope_replay::TimeBase::Ordinal;
@@ -289,6 +294,7 @@ fn points(args: &Args) -> anyhow::Result<()> {
         &args.points,
         &args.decode,
         &args.wave_args.options(),
+        &args.memory.limits(),
     )?
     .finish();
     let r = &opened.report;

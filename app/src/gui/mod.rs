@@ -41,6 +41,7 @@ pub fn open_file(
     path: &Path,
     roce_ports: Vec<u16>,
     wave: &rocescope_replay::wave::WaveOptions,
+    limits: &SessionLimits,
 ) -> anyhow::Result<Model> {
     let decode = rocescope_decoders::DecodeConfig {
         extra_roce_ports: roce_ports,
@@ -52,7 +53,7 @@ pub fn open_file(
     };
     use rocescope_replay::CaptureError;
     use rocescope_replay::store::StoreError;
-    match source::open(spec, &SessionLimits::default()) {
+    match source::open(spec, limits) {
         Ok(m) => Ok(m),
         // These already name the path.
         Err(source::OpenError::File {
@@ -244,7 +245,9 @@ impl Workbench {
     fn dropped_files(&mut self, ctx: &egui::Context) {
         let dropped = ctx.input(|i| i.raw.dropped_files.clone());
         if let Some(path) = dropped.into_iter().find_map(|f| f.path) {
-            match open_file(&path, Vec::new(), &Default::default()) {
+            // A dropped file takes the default cap (the window does not
+            // keep the command line's).
+            match open_file(&path, Vec::new(), &Default::default(), &Default::default()) {
                 Ok(m) => {
                     self.replace_model(m);
                     self.open_error = None;

@@ -25,7 +25,8 @@ pub struct Point {
 }
 
 impl Point {
-    /// A capture file as a point, indexed in the background.
+    /// A capture file as a point, indexed in the background; its index
+    /// bounded in memory by `spill` when given (see [`Store::open_bounded`]).
     pub fn open(
         name: &str,
         path: &Path,
@@ -33,10 +34,11 @@ impl Point {
         wave: &WaveOptions,
         fixed_offset_ns: Option<i64>,
         analysis: AnalysisConfig,
+        spill: Option<crate::store::SpillConfig>,
     ) -> Result<Point, StoreError> {
         let analysis = RcAnalyzer::with_config(analysis);
         let (tap, sightings) = PointTap::new(Box::new(analysis.clone()));
-        let store = Store::open_with(path, decode, Box::new(tap), wave)?;
+        let store = Store::open_bounded(path, decode, Box::new(tap), wave, spill)?;
         Ok(Point {
             name: name.to_owned(),
             store,

@@ -272,8 +272,7 @@ impl Columns {
         let spill = self.spill.clone()?;
         // The cache of chunks read back counts against the share too.
         let budget_bytes = spill
-            .cfg
-            .index_memory_bytes()
+            .index_budget_bytes()
             .saturating_sub((COLD_CACHE_CHUNKS * CHUNK_ROWS * STEP_ROW_BYTES) as u64);
         // The newest hot chunks that fit the budget stay, and the newest
         // one, being filled, always; the older ones go to disk.

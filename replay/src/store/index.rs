@@ -328,6 +328,9 @@ impl Store {
                             let Decoded { rows, wide } = &mut infos;
                             appender.append(rows, wide, cols, convs, stats);
                         }
+                        // A bounded index moves its older chunks to disk
+                        // once a batch is in (a walk of the chunk list).
+                        self.bound();
                         *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
                         self.bytes_done.store(bytes_done, Ordering::Relaxed);
                         self.elapsed_ns

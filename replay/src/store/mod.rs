@@ -193,15 +193,18 @@ impl std::fmt::Debug for Store {
 pub(crate) const BATCH_ROWS: usize = 16 * 1024;
 
 impl Store {
+    /// `file_spill`: where a capture file's index goes past its cap (a
+    /// store whose bytes are in memory takes its memory's spill).
     fn new(
         backing: Backing,
         format: Option<CaptureFormat>,
         time_base: TimeBase,
         bytes_total: u64,
+        file_spill: Option<Arc<spill::Spill>>,
     ) -> Store {
         let spill = match &backing {
             Backing::Memory(m) => m.read().unwrap_or_else(|e| e.into_inner()).spill(),
-            Backing::File { .. } => None,
+            Backing::File { .. } => file_spill,
         };
         Store {
             inner: RwLock::new(Inner {
@@ -238,6 +241,7 @@ impl Store {
             None,
             time_base,
             0,
+            None,
         ))
     }
 
@@ -254,6 +258,7 @@ impl Store {
             None,
             time_base,
             0,
+            None,
         )))
     }
 
@@ -314,6 +319,27 @@ impl Store {
         analyzer: Box<dyn Analyzer>,
         wave: &crate::wave::WaveOptions,
     ) -> Result<Arc<Store>, StoreError> {
+        Self::open_bounded(path, cfg, analyzer, wave, None)
+    }
+
+    /// [`open_with`](Self::open_with), the index bounded in memory by
+    /// `spill` when given: past `spill.max_memory_bytes`, full index chunks
+    /// move to segments in `spill.dir` and are read back from there (a
+    /// file's frame bytes stay in the file; a sniffer dump's, kept in
+    /// memory, spill as a live store's do). Every row stays: a disk cap
+    /// is not taken (`max_disk_bytes` is ignored), and what is on disk is
+    /// in [`Store::spill_stats`].
+    pub fn open_bounded(
+        path: &Path,
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+        wave: &crate::wave::WaveOptions,
+        spill: Option<SpillConfig>,
+    ) -> Result<Arc<Store>, StoreError> {
+        let spill = spill.map(|c| SpillConfig {
+            max_disk_bytes: None,
+            ..c
+        });
         let reader = CaptureReader::open_with(path, wave)?;
         let bytes_total = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let file = File::open(path).map_err(|source| CaptureError::Open {
@@ -324,19 +350,34 @@ impl Store {
         // Only pcap/pcapng rows point at bytes of the file itself; other
         // formats (sniffer dumps) keep the decoded frame bytes in memory.
         let in_memory = !matches!(format, CaptureFormat::Pcap { .. } | CaptureFormat::Pcapng);
-        let backing = if in_memory {
-            Backing::Memory(RwLock::new(spill::MemBytes::new(None)))
+        let (backing, file_spill) = if in_memory {
+            let spill = match spill {
+                Some(c) => {
+                    let dir = c.dir.display().to_string();
+                    Some(
+                        spill::Spill::new(c)
+                            .map_err(|source| StoreError::SessionDir { path: dir, source })?,
+                    )
+                }
+                None => None,
+            };
+            (
+                Backing::Memory(RwLock::new(spill::MemBytes::new(spill))),
+                None,
+            )
         } else {
-            Backing::File {
+            let backing = Backing::File {
                 file,
                 path: path.to_path_buf(),
-            }
+            };
+            (backing, spill.map(spill::Spill::for_file))
         };
         let store = Arc::new(Store::new(
             backing,
             Some(format),
             reader.time_base(),
             bytes_total,
+            file_spill,
         ));
         store.set_decode_config(&cfg);
         let worker = Arc::clone(&store);
@@ -623,7 +664,7 @@ impl Store {
     pub fn push_record(&self, record: Record) {
         let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
         records.push_back(record);
-        if let Some(spill) = &self.spill {
+        if let Some(spill) = self.spill.as_ref().filter(|s| !s.index_only) {
             let max = spill.cfg.max_records();
             while records.len() > max {
                 records.pop_front();

@@ -111,18 +111,34 @@ pub(crate) struct Spill {
     /// The first write error: spilling then stops (memory grows past the
     /// cap rather than losing rows) and the error is shown.
     pub(crate) error: std::sync::Mutex<Option<String>>,
+    /// A capture file's index: the frame bytes stay in the file, so the
+    /// index takes the whole cap, and records are all kept (a file's are
+    /// few, and none may be lost).
+    pub(crate) index_only: bool,
 }
 
 impl Spill {
     pub(crate) fn new(cfg: SpillConfig) -> std::io::Result<Arc<Spill>> {
         std::fs::create_dir_all(&cfg.dir)?;
+        Ok(Arc::new(Spill::unmade(cfg, false)))
+    }
+
+    /// The spill of a capture file's index. Its folder is made at the
+    /// first segment: a file that fits the cap leaves nothing behind, and
+    /// a folder that cannot be made is the spill's error (shown, the index
+    /// then kept in memory), not a file that will not open.
+    pub(crate) fn for_file(cfg: SpillConfig) -> Arc<Spill> {
+        Arc::new(Spill::unmade(cfg, true))
+    }
+
+    fn unmade(cfg: SpillConfig, index_only: bool) -> Spill {
         static STORES: AtomicU64 = AtomicU64::new(0);
         let token = format!(
             "{}.{}",
             std::process::id(),
             STORES.fetch_add(1, Ordering::Relaxed)
         );
-        Ok(Arc::new(Spill {
+        Spill {
             cfg,
             token,
             next_file: AtomicU64::new(0),
@@ -136,7 +152,17 @@ impl Spill {
             segments_deleted: AtomicU64::new(0),
             records_deleted: AtomicU64::new(0),
             error: std::sync::Mutex::new(None),
-        }))
+            index_only,
+        }
+    }
+
+    /// Memory the index's chunks may hold.
+    pub(crate) fn index_budget_bytes(&self) -> u64 {
+        if self.index_only {
+            self.cfg.max_memory_bytes
+        } else {
+            self.cfg.index_memory_bytes()
+        }
     }
 
     pub(crate) fn stats(&self) -> SpillStats {
@@ -174,14 +200,16 @@ impl Spill {
     }
 
     pub(crate) fn fail(&self, what: &str, path: &Path, e: &std::io::Error) {
+        let kept = if self.index_only {
+            "the index"
+        } else {
+            "the session"
+        };
         self.error
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get_or_insert_with(|| {
-                format!(
-                    "{what} {}: {e}; keeping the session in memory",
-                    path.display()
-                )
+                format!("{what} {}: {e}; keeping {kept} in memory", path.display())
             });
     }
 
@@ -204,6 +232,9 @@ impl Spill {
             .dir
             .join(format!("{kind}-{}-{id:08}.seg", self.token));
         let result = (|| {
+            if self.index_only {
+                std::fs::create_dir_all(&self.cfg.dir)?;
+            }
             let f = std::fs::OpenOptions::new()
                 .create_new(true)
                 .read(true)

@@ -1,0 +1,125 @@
+//! A capture file opened under a memory cap far below its index: the
+//! older index chunks go to disk segments, and the workbench's model says
+//! the same of every row as with the whole index in memory (rows, frame
+//! bytes, filters, the analysis), and says how much is on disk.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rocescope_core::session::SessionLimits;
+use rocescope_core::source::{SourceSpec, open};
+use rocescope_core::{Command, Model, View};
+use rocescope_replay::store::Row;
+
+/// 200,000 frames: three whole index chunks and part of a fourth.
+const FRAMES: u64 = 200_000;
+
+fn model(path: &Path, limits: &SessionLimits) -> Model {
+    let spec = SourceSpec::File {
+        path: path.to_path_buf(),
+        decode: Default::default(),
+        wave: Default::default(),
+    };
+    let mut m = open(spec, limits).unwrap();
+    m.store().wait();
+    m.tick(Instant::now());
+    m
+}
+
+fn all_rows(m: &Model) -> Vec<Row> {
+    let mut rows = Vec::new();
+    m.store().rows(0..m.store().len(), &mut rows);
+    rows
+}
+
+/// The rows the filter `f` shows, once its scan of the whole file ended.
+fn filtered(m: &mut Model, f: &str) -> Vec<u64> {
+    m.apply(Command::ShowView(View::Packets));
+    m.apply(Command::SetFilter(f.into()));
+    let t0 = Instant::now();
+    loop {
+        m.tick(Instant::now());
+        let (scanned, len) = m.filter_progress();
+        if scanned >= len {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(120), "filter scan hangs");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (0..m.visible_len())
+        .map(|p| m.visible_row(p).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_capped_file_index_reads_back_as_the_whole_one() {
+    let folder = rocescope_testkit::temp_dir("file-memory");
+    let capture = folder.path().join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
+    let segments = folder.path().join("segments");
+    let tiny = SessionLimits {
+        max_memory_bytes: 1 << 20,
+        max_disk_bytes: None,
+        dir: Some(segments.clone()),
+    };
+    let mut capped = model(&capture, &tiny);
+    let mut whole = model(&capture, &SessionLimits::default());
+
+    // Below the process's baseline only the chunk being filled stays: the
+    // three whole chunks are on disk.
+    let spill = capped.store().spill_stats().unwrap();
+    assert_eq!(spill.rows_on_disk, 3 * 65_536, "{spill:?}");
+    assert!(spill.disk_bytes >= spill.rows_on_disk * 24, "{spill:?}");
+    assert_eq!(spill.rows_deleted, 0);
+    assert_eq!(capped.store().spill_error(), None);
+    assert_eq!(whole.store().spill_stats().unwrap().rows_on_disk, 0);
+    let status = rocescope_core::status::status_line(&capped).parts();
+    assert!(
+        status
+            .iter()
+            .any(|p| p.text.starts_with("196608 rows on disk (")),
+        "{status:?}"
+    );
+
+    assert_eq!(capped.store().len(), FRAMES);
+    let rows = all_rows(&capped);
+    assert_eq!(rows, all_rows(&whole), "every row, verdicts included");
+    let resent = rows
+        .iter()
+        .filter(|r| {
+            r.flags
+                .contains(rocescope_replay::store::Flags::RETRANSMISSION)
+        })
+        .count();
+    assert!(resent > 50, "{resent} resends found");
+    for i in [0, 1, 65_535, 65_536, 131_071, 150_001, FRAMES - 1] {
+        assert_eq!(
+            capped.store().frame_bytes(i).unwrap(),
+            whole.store().frame_bytes(i).unwrap()
+        );
+        assert_eq!(capped.store().row(i), whole.store().row(i));
+    }
+    let mid_ns = rows[100_000].ts_ns;
+    assert_eq!(
+        capped.store().seek_time(mid_ns),
+        whole.store().seek_time(mid_ns)
+    );
+    assert_eq!(capped.report(), whole.report());
+
+    for f in [
+        "retransmission",
+        "opcode == 17",
+        "psn > 20000 && !retransmission",
+    ] {
+        let shown = filtered(&mut capped, f);
+        assert!(!shown.is_empty(), "{f}");
+        assert_eq!(shown, filtered(&mut whole, f), "{f}");
+    }
+
+    drop(capped);
+    assert!(
+        !segments.exists(),
+        "the session's segments are removed with the store"
+    );
+}

@@ -1,0 +1,136 @@
+//! `--max-memory` on the commands that open a capture file: with a cap far
+//! below the capture's index, the real binary's output is the same as with
+//! the whole index in memory (byte for byte where nothing measures time),
+//! `info` says how much of the index is on disk, and the process stays
+//! within the cap.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::path::Path;
+
+use support::{rocescope_ok, text};
+
+/// 200,000 frames: three whole index chunks (of 65,536 rows) and part of
+/// a fourth.
+const FRAMES: u64 = 200_000;
+
+fn json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_tiny_cap_changes_nothing_the_commands_say_of_the_rows() {
+    let folder = rocescope_testkit::temp_dir("file-memory-cli");
+    let capture = folder.path().join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
+    let cap = path_str(&capture);
+    let tiny = ["--max-memory", "1MiB"];
+
+    let info = json(&rocescope_ok(
+        &[&["info", cap, "--json"][..], &tiny].concat(),
+    ));
+    assert_eq!(info["packets"], FRAMES);
+    assert_eq!(info["index_rows_on_disk"], 3 * 65_536, "{info}");
+    assert!(info["index_disk_bytes"].as_u64().unwrap() >= 3 * 65_536 * 24);
+    assert_eq!(info["max_memory_bytes"], 1 << 20);
+    assert_eq!(info["index_spill_error"], serde_json::Value::Null);
+    let whole = json(&rocescope_ok(&["info", cap, "--json"]));
+    assert_eq!(whole["index_rows_on_disk"], 0);
+    let text_out = text(&rocescope_ok(&[&["info", cap][..], &tiny].concat()).stdout);
+    assert!(
+        text_out.contains("index on disk   196608 of 200000 rows ("),
+        "{text_out}"
+    );
+
+    // The RC analysis over every row, and its JSON, byte for byte.
+    let stats = rocescope_ok(&[&["stats", cap, "--json"][..], &tiny].concat()).stdout;
+    assert_eq!(stats, rocescope_ok(&["stats", cap, "--json"]).stdout);
+    let v: serde_json::Value = serde_json::from_slice(&stats).unwrap();
+    assert!(v.to_string().contains("retrans"), "{v}");
+
+    // Every row exported, the same file.
+    for table in ["packets", "episodes"] {
+        let a = folder.path().join(format!("capped-{table}.csv"));
+        let b = folder.path().join(format!("whole-{table}.csv"));
+        rocescope_ok(
+            &[
+                &["export", cap, "--table", table, "--to", path_str(&a)][..],
+                &tiny,
+            ]
+            .concat(),
+        );
+        rocescope_ok(&["export", cap, "--table", table, "--to", path_str(&b)]);
+        let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert!(a.len() > 1_000, "{table}");
+        assert_eq!(a, b, "{table}");
+    }
+    let packets = std::fs::read_to_string(folder.path().join("capped-packets.csv")).unwrap();
+    assert_eq!(
+        packets.lines().count() as u64,
+        FRAMES + 1,
+        "a header and every row"
+    );
+
+    // SQL over every row.
+    let sql = "SELECT count(*) AS n, sum(psn) AS s FROM packets WHERE retransmission";
+    let q = rocescope_ok(&[&["query", cap, sql, "--format", "csv"][..], &tiny].concat()).stdout;
+    assert_eq!(
+        q,
+        rocescope_ok(&["query", cap, sql, "--format", "csv"]).stdout
+    );
+    assert!(!text(&q).contains("\n0,"), "{}", text(&q));
+}
+
+/// `open FILE --max-memory 1MiB`, the real binary in tmux: the workbench's
+/// status line says how many rows of the index are on disk, End reaches
+/// the file's last packet, and `q` quits with status 0. Skipped where tmux
+/// is missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in .ci/run).
+#[test]
+fn the_workbench_says_how_much_of_the_index_is_on_disk() {
+    use support::{tmux, tmux_session, wait_for};
+    if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
+        return;
+    }
+    let folder = rocescope_testkit::temp_dir("file-memory-tmux");
+    let capture = folder.path().join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
+    let status_file = folder.path().join("status");
+    let session = format!("rocescope-file-memory-{}", std::process::id());
+    let cmd = format!(
+        "{} open {} --max-memory 1MiB; echo $? > {}",
+        env!("CARGO_BIN_EXE_rocescope"),
+        capture.display(),
+        status_file.display()
+    );
+    tmux_session(&session, 250, 40, &cmd);
+    let screen = wait_for(&session, "200000 pkts", 60);
+    assert!(screen.contains("200000 pkts"), "{screen}");
+    assert!(screen.contains("196608 rows on disk ("), "{screen}");
+    tmux(&["send-keys", "-t", &session, "2"]);
+    wait_for(&session, "RC WRITE", 20);
+    tmux(&["send-keys", "-t", &session, "End"]);
+    // The last frame's number in the list (1-based), read back from disk.
+    let t0 = std::time::Instant::now();
+    let (mut end, mut list_has_last) = (String::new(), false);
+    while !list_has_last && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        end = tmux(&["capture-pane", "-t", &session, "-p"]);
+        list_has_last = end
+            .lines()
+            .any(|l| l.trim_start_matches(['│', ' ', '>']).starts_with("200000 "));
+    }
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let t0 = std::time::Instant::now();
+    while !status_file.exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    tmux(&["kill-session", "-t", &session]);
+    assert!(list_has_last, "{end}");
+    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+    assert_eq!(status.trim(), "0", "exit status");
+}
