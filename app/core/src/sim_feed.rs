@@ -186,27 +186,14 @@ mod tests {
             let store = Store::live(TimeBase::Nanoseconds);
             let analysis = RcAnalyzer::default();
             let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
-            let mut sim = Simulator::new(sc.clone());
-            let mut t_ns = 0;
-            loop {
-                t_ns += step_ns;
-                let more = sim.run_until_into(
-                    t_ns,
-                    // The one-thread pipeline as it was: every frame
-                    // ingested as the simulator emits it, records noted at
-                    // once, a flush per step.
-                    &mut StoreSink {
-                        store: &store,
-                        ingest: &mut ingest,
-                        analysis: &analysis,
-                    },
-                );
-                store.flush_live(&mut ingest);
-                if !more {
-                    break;
-                }
+            // The one-thread pipeline as it was: every frame ingested as the
+            // simulator emits it, records noted at once, a flush per step.
+            StoreSink {
+                store: &store,
+                ingest: &mut ingest,
+                analysis: &analysis,
             }
-            store.finish_live(&mut ingest);
+            .run_to_end(&mut Simulator::new(sc.clone()), step_ns);
 
             let (two, two_analysis, handle) = spawn_sim(sc, Pace::Fast, None);
             while !handle.status().finished.load(Ordering::Acquire) {

@@ -99,6 +99,24 @@ pub struct StoreSink<'a> {
     pub analysis: &'a rocescope_replay::store::RcAnalyzer,
 }
 
+impl StoreSink<'_> {
+    /// Runs `sim` to its end into the store, its ingest flushed after every
+    /// `step_ns` of simulated time (as a live feed hands batches over),
+    /// then finished.
+    pub fn run_to_end(mut self, sim: &mut super::Simulator, step_ns: u64) {
+        let mut t_ns = 0;
+        loop {
+            t_ns += step_ns.max(1);
+            let more = sim.run_until_into(t_ns, &mut self);
+            self.store.flush_live(self.ingest);
+            if !more {
+                break;
+            }
+        }
+        self.store.finish_live(self.ingest);
+    }
+}
+
 impl RecordSink for StoreSink<'_> {
     fn frame(&mut self, f: FrameRef<'_>) {
         self.store.ingest(self.ingest, &f.ingest_frame());

@@ -131,25 +131,15 @@ pub fn run(sc: &Scenario) -> Analysed {
     let store = Store::live(TimeBase::Nanoseconds);
     let analysis = RcAnalyzer::default();
     let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
-    let mut sim = Simulator::new(sc.clone());
-    let step_ns = (sc.duration_ns / 100).max(1_000);
-    let mut t_ns = 0;
-    loop {
-        t_ns += step_ns;
-        let more = sim.run_until_into(
-            t_ns,
-            &mut StoreSink {
-                store: &store,
-                ingest: &mut ingest,
-                analysis: &analysis,
-            },
-        );
-        store.flush_live(&mut ingest);
-        if !more {
-            break;
-        }
+    StoreSink {
+        store: &store,
+        ingest: &mut ingest,
+        analysis: &analysis,
     }
-    store.finish_live(&mut ingest);
+    .run_to_end(
+        &mut Simulator::new(sc.clone()),
+        (sc.duration_ns / 100).max(1_000),
+    );
     store.wait();
     let report = analysis.finish_report();
     Analysed { store, report }
