@@ -15,9 +15,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use rocescope_replay::points::{Point, PointsConfig, analyse_points};
-use rocescope_replay::store::Ingest;
-use rocescope_sim::{FrameRef, RecordSink, Scenario, Simulator};
+use rocescope_replay::points::{PointsConfig, analyse_points};
+use rocescope_sim::{PointStores, Scenario, Simulator};
 
 /// The system allocator, counting the bytes held and their peak.
 struct Counting;
@@ -54,20 +53,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-struct Feed {
-    points: Vec<(Point, Ingest)>,
-}
-
-impl RecordSink for Feed {
-    fn frame(&mut self, _f: FrameRef<'_>) {}
-    fn record(&mut self, _r: rocescope_replay::Record) {}
-    fn point_frame(&mut self, point: u8, f: FrameRef<'_>) {
-        if let Some((p, ingest)) = self.points.get_mut(usize::from(point)) {
-            p.store.ingest(ingest, &f.ingest_frame());
-        }
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -80,23 +65,10 @@ fn main() {
     let mut sc = Scenario::builtin(name).expect("a shipped scenario");
     sc.bound_to_ns(ms * 1_000_000);
     sc.set_points("a,sw,b").expect("points");
-    let mut feed = Feed {
-        points: sc
-            .points
-            .iter()
-            .map(|p| Point::in_memory(&p.name))
-            .collect(),
-    };
+    let mut stores = PointStores::new(&sc);
     let t = Instant::now();
-    Simulator::new(sc).run_into(&mut feed);
-    let points: Vec<Point> = feed
-        .points
-        .into_iter()
-        .map(|(p, mut ingest)| {
-            p.store.finish_live(&mut ingest);
-            p
-        })
-        .collect();
+    Simulator::new(sc).run_into(&mut stores);
+    let points = stores.finish();
     let sizes: Vec<usize> = points
         .iter()
         .map(|p| p.sightings.lock().map_or(0, |s| s.list.len()))

@@ -27,7 +27,7 @@ pub mod wire;
 
 pub use engine::{FrameRef, QpStats, RecordSink, SimStats, Simulator, StoreSink};
 pub use params::{ParamError, ParamInfo, Params};
-pub use points::{PointSpec, PointsTruth};
+pub use points::{PointSpec, PointStores, PointsTruth};
 pub use scenario::{
     AppOp, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, ProfilerSpec, QpSpec,
     Scenario, ScenarioError, SnifferSpec,

@@ -389,6 +389,51 @@ impl RecordSink for PointWriters {
     }
 }
 
+/// Each capture point's frames into an in-memory store of its own, as a
+/// live feed (what `sim --points` would write, read back); the simulator's
+/// own frames and records are not kept.
+#[derive(Debug)]
+pub struct PointStores {
+    points: Vec<(
+        rocescope_replay::points::Point,
+        rocescope_replay::store::Ingest,
+    )>,
+}
+
+impl PointStores {
+    /// A store for each of `scenario`'s points, named as they are.
+    pub fn new(scenario: &Scenario) -> PointStores {
+        PointStores {
+            points: scenario
+                .points
+                .iter()
+                .map(|p| rocescope_replay::points::Point::in_memory(&p.name))
+                .collect(),
+        }
+    }
+
+    /// The points, their stores finished, in the scenario's order.
+    pub fn finish(self) -> Vec<rocescope_replay::points::Point> {
+        self.points
+            .into_iter()
+            .map(|(p, mut ingest)| {
+                p.store.finish_live(&mut ingest);
+                p
+            })
+            .collect()
+    }
+}
+
+impl RecordSink for PointStores {
+    fn frame(&mut self, _f: FrameRef<'_>) {}
+    fn record(&mut self, _r: rocescope_replay::Record) {}
+    fn point_frame(&mut self, point: u8, f: FrameRef<'_>) {
+        if let Some((p, ingest)) = self.points.get_mut(usize::from(point)) {
+            p.store.ingest(ingest, &f.ingest_frame());
+        }
+    }
+}
+
 /// What [`write_points`] wrote.
 #[derive(Debug, Clone)]
 pub struct PointsRun {
