@@ -180,6 +180,12 @@ pub enum Command {
     WaveCursor(u64),
     /// The time the signals' charts span (ns).
     WaveSpan(u64),
+    /// Rerun the capture file's workload in the simulator as captured (the
+    /// twin) and with these `KEY=VALUE` changes, on a thread of its own;
+    /// the Overview and QPs views then show the runs beside the capture.
+    WhatIf(Vec<String>),
+    /// Take the what-if's runs out of the views.
+    ClearWhatIf,
     Quit,
 }
 

@@ -83,6 +83,9 @@ pub struct SourceHandle {
     thread: Option<std::thread::JoinHandle<()>>,
     /// A live link's client and its status thread (stopped with the handle).
     pub(crate) link: Option<crate::link::LiveLink>,
+    /// The capture file a file session was opened from (what `:whatif`
+    /// reruns); `None` for a store made in memory.
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// Progress a source reports.
@@ -130,6 +133,7 @@ impl SourceHandle {
             status: Arc::new(SourceStatus::default()),
             thread: None,
             link: None,
+            path: None,
         }
     }
 
@@ -146,6 +150,7 @@ impl SourceHandle {
             status: Arc::new(SourceStatus::default()),
             thread: None,
             link: None,
+            path: None,
         }
     }
 
@@ -345,7 +350,8 @@ pub fn open(
                     path: path.display().to_string(),
                     source,
                 })?;
-            let source = SourceHandle::file(path.display().to_string());
+            let mut source = SourceHandle::file(path.display().to_string());
+            source.path = Some(path);
             Ok(crate::Model::new(store, analysis, source))
         }
         SourceSpec::Sim {
@@ -428,6 +434,7 @@ pub fn spawn_sim_into(
         status,
         thread,
         link: None,
+        path: None,
     };
     (store, analysis, handle)
 }
