@@ -116,7 +116,8 @@ pub enum Command {
     AnswerLesson(String),
     /// Show the step's hint.
     LessonHint,
-    /// Open the command line (`set KEY=VALUE`, `sniffer 0xWORD`, `speed X`, `goto µs`).
+    /// Open the command line (`set KEY=VALUE`, `sniffer 0xWORD`, `speed X`, `goto µs`,
+    /// `whatif set KEY=VALUE`, ...: [`crate::cmdline::VERBS`]).
     EditCommandLine,
     /// Replace the command line's text while typing.
     SetCommandLine(String),
@@ -383,7 +384,7 @@ impl UiCommand {
             UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
             UiCommand::PrevField => "previous field in the detail tree",
             UiCommand::CommandLine => {
-                "command line: set KEY=VALUE, sniffer 0xWORD, speed X, goto µs, export PATH"
+                "command line: set, goto, export, whatif set KEY=VALUE, ... (Tab completes)"
             }
             UiCommand::Export => "export the view's rows to a file (.parquet, .csv, .jsonl)",
             UiCommand::Help => "this help",

@@ -620,17 +620,19 @@ pub fn whatif_lines(model: &Model) -> Option<(String, Vec<String>)> {
                 let (Some(t), Some(ch)) = (w.twin.qps.get(i), w.changed.qps.get(i)) else {
                     continue;
                 };
-                let mut goodput = format!(
-                    "QP {} {} -> {}  goodput capture {:.3} GB/s, twin {:.3} GB/s",
+                lines.push(format!(
+                    "QP {} {} -> {}",
                     text::qpn(c.dest_qp),
                     c.src_ip,
-                    c.dst_ip,
-                    c.goodput_gbytes_s,
-                    t.goodput_gbytes_s
+                    c.dst_ip
+                ));
+                let mut goodput = format!(
+                    "  goodput        capture {:.3} GB/s  twin {:.3} GB/s",
+                    c.goodput_gbytes_s, t.goodput_gbytes_s
                 );
                 if holds {
                     goodput.push_str(&format!(
-                        ", changed {:.3} GB/s ({:+.1}% against the twin)",
+                        "  changed {:.3} GB/s  {:+.1}% against the twin",
                         ch.goodput_gbytes_s,
                         whatif_gain_pct(t, ch)
                     ));

@@ -20,10 +20,10 @@ use rocescope_replay::TimeBase;
 use rocescope_replay::store::Store;
 use rocescope_sim::Scenario;
 
-/// `window-stall`, 2 ms of it, recorded as `rocescope sim --record` does.
-fn record_window_stall(dir: &Path) -> PathBuf {
-    let path = dir.join("window-stall.pcapng");
-    let mut sc = Scenario::builtin("window-stall").unwrap();
+/// 2 ms of a shipped scenario, recorded as `rocescope sim --record` does.
+fn record(dir: &Path, scenario: &str) -> PathBuf {
+    let path = dir.join(format!("{scenario}.pcapng"));
+    let mut sc = Scenario::builtin(scenario).unwrap();
     sc.bound_to_ns(2_000_000);
     let file = std::fs::File::create(&path).unwrap();
     let writer = PcapngWriter::new(std::io::BufWriter::new(file)).unwrap();
@@ -66,7 +66,7 @@ fn settle(m: &mut Model) {
 #[test]
 fn whatif_set_runs_the_twin_beside_the_capture_and_clear_drops_it() {
     let tmp = rocescope_testkit::temp_dir("whatif-core");
-    let cap = record_window_stall(tmp.path());
+    let cap = record(tmp.path(), "window-stall");
     let mut m = open(&cap);
     assert!(m.whatif().is_none());
     assert!(rocescope_core::query::whatif_lines(&m).is_none());
@@ -104,13 +104,43 @@ fn whatif_set_runs_the_twin_beside_the_capture_and_clear_drops_it() {
     assert!(m.status().contains("QP 0x000100 +"), "{}", m.status());
     let (title, lines) = rocescope_core::query::whatif_lines(&m).unwrap();
     assert!(title.contains("window_packets=32"), "{title}");
-    assert!(lines[0].contains("changed"), "{lines:?}");
+    assert_eq!(lines[0], "QP 0x000100 10.0.0.1 -> 10.0.0.2");
+    assert!(
+        lines[1].contains("changed") && lines[1].contains("% against the twin"),
+        "{lines:?}"
+    );
     assert!(lines.iter().any(|l| l.contains("window_full")), "{lines:?}");
 
     m.apply(Command::RunCommandLine("whatif clear".into()));
     assert!(m.whatif().is_none());
     assert!(rocescope_core::query::whatif_lines(&m).is_none());
     assert_eq!(m.status(), "whatif closed");
+}
+
+#[test]
+fn a_twin_that_does_not_hold_is_shown_as_a_refusal_naming_the_qp_and_why() {
+    let tmp = rocescope_testkit::temp_dir("whatif-core-rnr");
+    let cap = record(tmp.path(), "rnr");
+    let mut m = open(&cap);
+    m.apply(Command::WhatIf(vec!["window_packets=32".into()]));
+    settle(&mut m);
+    let Some(WhatIfState::Ready(w)) = m.whatif() else {
+        panic!("no what-if: {}", m.status());
+    };
+    assert!(!w.mismatches.is_empty());
+    let s = m.status();
+    assert!(s.contains("no prediction"), "{s}");
+    assert!(s.contains("QP 0x000100") && s.contains("rnr_wait"), "{s}");
+    let (title, lines) = rocescope_core::query::whatif_lines(&m).unwrap();
+    assert!(title.contains("no prediction"), "{title}");
+    // No changed run is shown, the refusal is.
+    assert!(!lines.iter().any(|l| l.contains("changed")), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("  QP 0x000100 ") && l.contains("rnr_wait")),
+        "{lines:?}"
+    );
 }
 
 #[test]
