@@ -546,32 +546,6 @@ pub fn fit_columns(widths: &[u32], drop_order: &[usize], gap: u32, width: u32) -
     keep
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn columns_are_dropped_whole_in_their_order_until_the_rest_fit() {
-        let w = [8, 19, 16, 8, 8];
-        assert_eq!(fit_columns(&w, &[3, 4], 1, 100), [true; 5]);
-        // 8+19+16+8+8 + 4 gaps = 63: without column 3, 54.
-        assert_eq!(
-            fit_columns(&w, &[3, 4], 1, 60),
-            [true, true, true, false, true]
-        );
-        assert_eq!(
-            fit_columns(&w, &[3, 4], 1, 50),
-            [true, true, true, false, false]
-        );
-        // Nothing more to drop: the rest is kept (and cut by the caller).
-        assert_eq!(
-            fit_columns(&w, &[3, 4], 1, 10),
-            [true, true, true, false, false]
-        );
-        assert_eq!(fit_columns(&[], &[], 1, 0), Vec::<bool>::new());
-    }
-}
-
 /// Changed against twin goodput, in percent.
 pub fn whatif_gain_pct(
     twin: &rocescope_sim::whatif::QpOutcome,
@@ -679,5 +653,31 @@ pub fn whatif_lines(model: &Model) -> Option<(String, Vec<String>)> {
             };
             Some((title, lines))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_dropped_whole_in_their_order_until_the_rest_fit() {
+        let w = [8, 19, 16, 8, 8];
+        assert_eq!(fit_columns(&w, &[3, 4], 1, 100), [true; 5]);
+        // 8+19+16+8+8 + 4 gaps = 63: without column 3, 54.
+        assert_eq!(
+            fit_columns(&w, &[3, 4], 1, 60),
+            [true, true, true, false, true]
+        );
+        assert_eq!(
+            fit_columns(&w, &[3, 4], 1, 50),
+            [true, true, true, false, false]
+        );
+        // Nothing more to drop: the rest is kept (and cut by the caller).
+        assert_eq!(
+            fit_columns(&w, &[3, 4], 1, 10),
+            [true, true, true, false, false]
+        );
+        assert_eq!(fit_columns(&[], &[], 1, 0), Vec::<bool>::new());
     }
 }
