@@ -9,7 +9,7 @@ use rocescope_data::Table;
 use crate::Command;
 
 /// The command words, with what each takes.
-pub const VERBS: [(&str, &str); 14] = [
+pub const VERBS: [(&str, &str); 15] = [
     ("set", "KEY=VALUE"),
     ("sniffer", "0xWORD"),
     ("speed", "X"),
@@ -24,6 +24,7 @@ pub const VERBS: [(&str, &str); 14] = [
     ("hide", "SIGNAL|#N"),
     ("fmt", "SIGNAL|#N bin|hex|dec|signed|opcode|psn|aeth"),
     ("cursor", "µs"),
+    ("whatif", "set KEY=VALUE... | clear"),
 ];
 
 /// The hint beside the open command line.
@@ -68,6 +69,19 @@ pub fn complete(line: &str) -> Completion {
                 .collect();
             let key = rest.trim_start();
             finish(&format!("{lead}set "), key, &names, "=")
+        }
+        // `whatif set K=V K`: the last key among the what-if's keys.
+        Some(("whatif", rest)) if rest.trim_start().starts_with("set ") => {
+            let (done, key) = rest.rsplit_once(' ').unwrap_or(("", rest));
+            if key.contains('=') {
+                return unchanged();
+            }
+            let mut names: Vec<&str> = rocescope_sim::Params::list()
+                .into_iter()
+                .map(|p| p.name)
+                .collect();
+            names.push(rocescope_sim::whatif::LOSSES_KEY);
+            finish(&format!("{lead}whatif {done} "), key, &names, "=")
         }
         Some(_) => unchanged(),
     }
@@ -154,6 +168,10 @@ pub enum CmdlineError {
     PartitionsWindow {
         cause: rocescope_decoders::units::UnitError,
     },
+    #[error(
+        "usage: whatif set KEY=VALUE... (e.g. window_packets=32; see rocescope sim --list-params, and losses=none) | whatif clear"
+    )]
+    WhatIfUsage,
     #[error("unknown command {word:?}: try {}", VERBS.map(|(v, _)| v).join(", "))]
     UnknownCommand { word: String },
 }
@@ -254,6 +272,13 @@ pub fn parse(line: &str, t0_ns: u64, view_table: Table) -> Result<Option<Command
         "partitions" => partitions_args(&rest),
         "answer" => Ok(Some(Command::AnswerLesson(arg))),
         "hint" => Ok(Some(Command::LessonHint)),
+        "whatif" => match rest.as_slice() {
+            [] | ["clear"] => Ok(Some(Command::ClearWhatIf)),
+            ["set", sets @ ..] if !sets.is_empty() => Ok(Some(Command::WhatIf(
+                sets.iter().map(|s| (*s).to_owned()).collect(),
+            ))),
+            _ => Err(CmdlineError::WhatIfUsage),
+        },
         other => Err(CmdlineError::UnknownCommand {
             word: other.to_owned(),
         }),
@@ -520,5 +545,32 @@ mod tests {
         for (v, _) in VERBS {
             assert!(h.contains(v), "{v}");
         }
+    }
+
+    #[test]
+    fn whatif_sets_clears_and_completes_its_keys() {
+        let p = |l: &str| parse(l, 0, Table::Packets);
+        assert_eq!(
+            p("whatif set window_packets=32 losses=none"),
+            Ok(Some(Command::WhatIf(vec![
+                "window_packets=32".into(),
+                "losses=none".into()
+            ])))
+        );
+        assert_eq!(p("whatif"), Ok(Some(Command::ClearWhatIf)));
+        assert_eq!(p("whatif clear"), Ok(Some(Command::ClearWhatIf)));
+        assert_eq!(p("whatif set"), Err(CmdlineError::WhatIfUsage));
+        assert_eq!(
+            p("whatif window_packets=32"),
+            Err(CmdlineError::WhatIfUsage)
+        );
+        assert_eq!(
+            complete("whatif set window_p").line,
+            "whatif set window_packets="
+        );
+        assert_eq!(
+            complete("whatif set window_packets=32 loss").line,
+            "whatif set window_packets=32 losses="
+        );
     }
 }

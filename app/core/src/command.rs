@@ -116,7 +116,8 @@ pub enum Command {
     AnswerLesson(String),
     /// Show the step's hint.
     LessonHint,
-    /// Open the command line (`set KEY=VALUE`, `sniffer 0xWORD`, `speed X`, `goto µs`).
+    /// Open the command line (`set KEY=VALUE`, `sniffer 0xWORD`, `speed X`, `goto µs`,
+    /// `whatif set KEY=VALUE`, ...: [`crate::cmdline::VERBS`]).
     EditCommandLine,
     /// Replace the command line's text while typing.
     SetCommandLine(String),
@@ -180,6 +181,12 @@ pub enum Command {
     WaveCursor(u64),
     /// The time the signals' charts span (ns).
     WaveSpan(u64),
+    /// Rerun the capture file's workload in the simulator as captured (the
+    /// twin) and with these `KEY=VALUE` changes, on a thread of its own;
+    /// the Overview and QPs views then show the runs beside the capture.
+    WhatIf(Vec<String>),
+    /// Take the what-if's runs out of the views.
+    ClearWhatIf,
     Quit,
 }
 
@@ -377,7 +384,7 @@ impl UiCommand {
             UiCommand::NextField => "next field in the detail tree (highlighted in hex)",
             UiCommand::PrevField => "previous field in the detail tree",
             UiCommand::CommandLine => {
-                "command line: set KEY=VALUE, sniffer 0xWORD, speed X, goto µs, export PATH"
+                "command line: set, goto, export, whatif set KEY=VALUE, ... (Tab completes)"
             }
             UiCommand::Export => "export the view's rows to a file (.parquet, .csv, .jsonl)",
             UiCommand::Help => "this help",

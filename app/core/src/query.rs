@@ -643,6 +643,116 @@ pub fn fit_columns(widths: &[u32], drop_order: &[usize], gap: u32, width: u32) -
     keep
 }
 
+/// Changed against twin goodput, in percent.
+pub fn whatif_gain_pct(
+    twin: &rocescope_sim::whatif::QpOutcome,
+    changed: &rocescope_sim::whatif::QpOutcome,
+) -> f64 {
+    (changed.goodput_gbytes_s / twin.goodput_gbytes_s.max(1e-12) - 1.0) * 100.0
+}
+
+/// `window_full 81%, sending 12%`: a run's states of at least 1% of the
+/// QP's span, largest first.
+pub fn whatif_states_text(q: &rocescope_sim::whatif::QpOutcome) -> String {
+    let total: u64 = q.time_by_state_ns.values().sum();
+    if total == 0 {
+        return "-".into();
+    }
+    let mut by: Vec<(&str, u64)> = q
+        .time_by_state_ns
+        .iter()
+        .map(|(k, v)| (*k, *v))
+        .filter(|(_, v)| *v * 100 >= total)
+        .collect();
+    by.sort_by_key(|s| std::cmp::Reverse(s.1));
+    by.iter()
+        .map(|(k, v)| format!("{k} {:.0}%", *v as f64 * 100.0 / total as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The what-if beside the capture, as both workbenches show it above the
+/// Overview and the QPs: a title and its lines (per QP capture / twin /
+/// changed goodput, the change, time by state side by side; or the twin's
+/// refusal). `None` without a what-if, so that such a session looks as
+/// before.
+pub fn whatif_lines(model: &Model) -> Option<(String, Vec<String>)> {
+    use crate::model::WhatIfState;
+    use crate::model::whatif_changes_text as changes_text;
+    match model.whatif()? {
+        WhatIfState::Running { changes } => Some((
+            format!("what if {}", changes_text(changes)),
+            vec!["running the twin and the changed run…".into()],
+        )),
+        WhatIfState::Ready(w) => {
+            let holds = w.mismatches.is_empty();
+            let mut lines = Vec::new();
+            for (i, c) in w.capture.qps.iter().enumerate() {
+                let (Some(t), Some(ch)) = (w.twin.qps.get(i), w.changed.qps.get(i)) else {
+                    continue;
+                };
+                lines.push(format!(
+                    "QP {} {} -> {}",
+                    text::qpn(c.dest_qp),
+                    c.src_ip,
+                    c.dst_ip
+                ));
+                let mut goodput = format!(
+                    "  goodput        capture {:.3} GB/s  twin {:.3} GB/s",
+                    c.goodput_gbytes_s, t.goodput_gbytes_s
+                );
+                if holds {
+                    goodput.push_str(&format!(
+                        "  changed {:.3} GB/s  {:+.1}% against the twin",
+                        ch.goodput_gbytes_s,
+                        whatif_gain_pct(t, ch)
+                    ));
+                }
+                lines.push(goodput);
+                lines.push(format!(
+                    "  time by state  capture {}",
+                    whatif_states_text(c)
+                ));
+                lines.push(format!(
+                    "                 twin    {}",
+                    whatif_states_text(t)
+                ));
+                if holds {
+                    lines.push(format!(
+                        "                 changed {}",
+                        whatif_states_text(ch)
+                    ));
+                }
+            }
+            let title = if holds {
+                format!(
+                    "what if {}: A capture and its twin, B changed",
+                    changes_text(&w.changes)
+                )
+            } else {
+                lines.push(format!(
+                    "the twin does not hold (per QP goodput within {:.0}% and the same episodes by cause), so no prediction:",
+                    rocescope_sim::whatif::TWIN_GOODPUT_TOLERANCE * 100.0
+                ));
+                for m in &w.mismatches {
+                    lines.push(format!(
+                        "  QP {} {} -> {}: {}",
+                        text::qpn(m.dest_qp),
+                        m.src_ip,
+                        m.dst_ip,
+                        m.why
+                    ));
+                }
+                format!(
+                    "what if {}: no prediction (the twin does not hold)",
+                    changes_text(&w.changes)
+                )
+            };
+            Some((title, lines))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

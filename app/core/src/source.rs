@@ -89,6 +89,9 @@ pub struct SourceHandle {
     /// Capture points' analysis for the model to take (a lesson's run at
     /// its points).
     pub(crate) points_report: Option<rocescope_replay::points::PointsReport>,
+    /// The capture file a file session was opened from (what `:whatif`
+    /// reruns); `None` for a store made in memory.
+    pub path: Option<std::path::PathBuf>,
 }
 
 /// Progress a source reports.
@@ -138,6 +141,7 @@ impl SourceHandle {
             link: None,
             live_points: None,
             points_report: None,
+            path: None,
         }
     }
 
@@ -156,6 +160,7 @@ impl SourceHandle {
             link: None,
             live_points: None,
             points_report: None,
+            path: None,
         }
     }
 
@@ -373,7 +378,8 @@ pub fn open(
                     path: path.display().to_string(),
                     source,
                 })?;
-            let source = SourceHandle::file(path.display().to_string());
+            let mut source = SourceHandle::file(path.display().to_string());
+            source.path = Some(path);
             Ok(crate::Model::new(store, analysis, source))
         }
         SourceSpec::Sim {
@@ -458,6 +464,7 @@ pub fn spawn_sim_into(
         link: None,
         live_points: None,
         points_report: None,
+        path: None,
     };
     (store, analysis, handle)
 }

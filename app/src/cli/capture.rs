@@ -346,11 +346,9 @@ impl OpenedPoints {
         let name = files
             .first()
             .map_or_else(|| first.name.clone(), |f| f.display().to_string());
-        let mut model = rocescope_core::Model::new(
-            first.store,
-            first.analysis,
-            rocescope_core::source::SourceHandle::file(name),
-        );
+        let mut source = rocescope_core::source::SourceHandle::file(name);
+        source.path = files.first().cloned();
+        let mut model = rocescope_core::Model::new(first.store, first.analysis, source);
         model.set_points(report);
         model
     }

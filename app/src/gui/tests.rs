@@ -1023,3 +1023,83 @@ fn a_live_session_of_points_shows_each_link_and_one_going_away() {
         let _ = a.join();
     }
 }
+
+/// `:whatif set window_packets=32` typed in the desktop workbench's
+/// command line on a recording of `window-stall`: the QPs panel shows the
+/// capture, its twin and the changed run per QP, the change in %, and
+/// time by state of each; `:whatif clear` takes them out again.
+#[test]
+fn whatif_typed_in_the_command_line_shows_the_runs_beside_the_capture() {
+    let tmp = rocescope_testkit::temp_dir("gui-whatif");
+    let path = tmp.path().join("window-stall.pcapng");
+    let mut sc = rocescope_sim::Scenario::builtin("window-stall").unwrap();
+    sc.bound_to_ns(2_000_000);
+    let writer = rocescope_replay::PcapngWriter::new(std::io::BufWriter::new(
+        std::fs::File::create(&path).unwrap(),
+    ))
+    .unwrap();
+    let (_s, _a, handle) = rocescope_core::source::spawn_sim_into(
+        Store::live(rocescope_replay::TimeBase::Nanoseconds),
+        sc,
+        rocescope_core::source::Pace::Fast,
+        Some(writer),
+    );
+    while !handle
+        .status()
+        .finished
+        .load(std::sync::atomic::Ordering::Acquire)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(handle);
+    let spec = rocescope_core::source::SourceSpec::File {
+        path: path.clone(),
+        decode: DecodeConfig::default(),
+        wave: Default::default(),
+    };
+    crate::keep_test_progress_apart();
+    let mut m = rocescope_core::source::open(spec, &Default::default()).unwrap();
+    m.forget_lesson_progress();
+    m.apply(Command::ShowView(View::Qps));
+    let mut wb = Workbench::new(m, only(View::Qps));
+    let ctx = egui::Context::default();
+    let before = settle(&ctx, &mut wb);
+    assert!(!before.has("what if"), "{}", before.all());
+    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
+    frame(
+        &ctx,
+        &mut wb,
+        vec![Event::Text("whatif set window_packets=32".into())],
+    );
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    let deadline = Instant::now() + std::time::Duration::from_secs(600);
+    let f = loop {
+        let f = settle(&ctx, &mut wb);
+        if f.has("against the twin") {
+            break f;
+        }
+        assert!(Instant::now() < deadline, "no A/B: {}", f.all());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(
+        f.has("what if window_packets=32: A capture and its twin, B changed"),
+        "{}",
+        f.all()
+    );
+    assert!(f.has("QP 0x000100 10.0.0.1 -> 10.0.0.2"), "{}", f.all());
+    assert!(f.has("                 changed "), "{}", f.all());
+    // The status bar tells the change in goodput.
+    assert!(
+        f.has("goodput against the twin: QP 0x000100 +"),
+        "{}",
+        f.all()
+    );
+    // The QPs panel itself is still there below.
+    assert!(f.has("QP conversations"), "{}", f.all());
+    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
+    frame(&ctx, &mut wb, vec![Event::Text("whatif clear".into())]);
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    let f = settle(&ctx, &mut wb);
+    assert!(!f.has("against the twin"), "{}", f.all());
+    assert!(f.has("whatif closed"), "{}", f.all());
+}

@@ -184,6 +184,14 @@ pub fn apply_sets(sc: &mut Scenario, sets: &[String]) -> Result<(), WhatIfError>
     Ok(())
 }
 
+/// Checks `KEY=VALUE` changes before a capture is read and twin run: the
+/// error [`apply_sets`] would give on any scenario (the key named, the
+/// valid keys listed).
+pub fn check_sets(sets: &[String]) -> Result<(), WhatIfError> {
+    let mut probe = Scenario::two_cards(crate::OpKind::Write, 4096, 1, 1);
+    apply_sets(&mut probe, sets)
+}
+
 /// Where every QP posts a given number of messages, the changed run may
 /// take this many times the capture's time to post them all.
 const FINITE_RUN_ROOM: u64 = 10;

@@ -6,6 +6,7 @@ mod exports;
 mod lessons;
 mod partitions;
 mod signals;
+mod whatif;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -27,6 +28,8 @@ use crate::filter::{Filter, FilterError};
 use crate::lesson::Lesson;
 use crate::records::{Derived, Probe};
 use crate::source::SourceHandle;
+
+pub use whatif::{WhatIfState, changes_text as whatif_changes_text};
 
 /// An overlay drawn over the views.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +111,9 @@ pub struct Model {
     partitions: Option<crate::partitions::LiveWriter>,
     /// Writers asked to stop, still writing their last window.
     partitions_done: Vec<crate::partitions::LiveWriter>,
+    /// The what-if beside the capture (`:whatif set KEY=VALUE`): running on
+    /// its thread, or its runs.
+    whatif: Option<whatif::WhatIfRun>,
 }
 
 impl std::fmt::Debug for Model {
@@ -177,6 +183,7 @@ impl Model {
             loss_items: Vec::new(),
             partitions: None,
             partitions_done: Vec::new(),
+            whatif: None,
         };
         m.load_lesson_progress();
         m.tick(Instant::now());
@@ -256,6 +263,7 @@ impl Model {
             s.poll();
         }
         self.poll_partitions();
+        self.poll_whatif();
     }
 
     fn clock_span(&self) -> (u64, u64) {
@@ -691,6 +699,8 @@ impl Model {
             | Command::SignalFormat { .. }
             | Command::WaveCursor(_)
             | Command::WaveSpan(_) => self.apply_signals(cmd),
+            Command::WhatIf(sets) => self.start_whatif(sets),
+            Command::ClearWhatIf => self.clear_whatif(),
             Command::Quit => self.quit = true,
         }
     }

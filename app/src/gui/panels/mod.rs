@@ -116,6 +116,9 @@ impl PanelState {
 
 /// Draw the panel of `view`.
 pub fn show(view: View, ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Command>) {
+    if matches!(view, View::Overview | View::Qps) {
+        whatif_group(ui, model);
+    }
     match view {
         View::Overview => overview(ui, model, out),
         View::Packets => packets(ui, model, st, out),
@@ -128,6 +131,21 @@ pub fn show(view: View, ui: &mut Ui, model: &Model, st: &mut PanelState, out: &m
         View::Lessons => lessons(ui, model, out),
         View::Losses => losses(ui, model, out),
     }
+}
+
+/// The what-if's runs (`:whatif set KEY=VALUE`) above the Overview and
+/// the QPs, A/B per QP, as the TUI shows them; nothing without a what-if.
+fn whatif_group(ui: &mut Ui, model: &Model) {
+    let Some((name, lines)) = query::whatif_lines(model) else {
+        return;
+    };
+    ui.group(|ui| {
+        ui.strong(name);
+        for l in lines {
+            ui.label(egui::RichText::new(l).monospace());
+        }
+    });
+    ui.separator();
 }
 
 /// Select item `i` of a list view: the list index belongs to the model's

@@ -18,7 +18,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Row as TRow, Table, Tabs};
+use ratatui::widgets::{Block, Paragraph, Row as TRow, Table, Tabs};
 use rocescope_core::command::View;
 use rocescope_core::query::{RowClass, row_class};
 use rocescope_core::{Command, Model, Overlay};
@@ -253,6 +253,7 @@ pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
     ui.list_rows.clear();
     ui.list = Rect::default();
     ui.items = Rect::default();
+    let body = whatif_panel(f, model, body);
     match model.view() {
         View::Overview => overview(f, model, ui, body),
         View::Packets => packets(f, model, ui, body),
@@ -272,6 +273,26 @@ pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
     if model.overlay() == Overlay::Help {
         help(f, model, area);
     }
+}
+
+/// The what-if's runs (`:whatif set KEY=VALUE`) above the Overview and
+/// the QPs, A/B per QP; the rest of `body` is the view's. Without a
+/// what-if, or in another view, `body` is the view's whole.
+fn whatif_panel(f: &mut Frame<'_>, model: &Model, body: Rect) -> Rect {
+    if !matches!(model.view(), View::Overview | View::Qps) {
+        return body;
+    }
+    let Some((name, lines)) = rocescope_core::query::whatif_lines(model) else {
+        return body;
+    };
+    let h = (lines.len() as u16 + 2).min(body.height / 2);
+    let parts = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([Constraint::Length(h), Constraint::Min(3)])
+        .split(body);
+    let text: Vec<Line<'_>> = lines.into_iter().map(Line::from).collect();
+    f.render_widget(Paragraph::new(text).block(title(name)), parts[0]);
+    parts[1]
 }
 
 fn draw_tabs(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {

@@ -1,0 +1,92 @@
+//! `:whatif set window_packets=32` in the terminal workbench: the real
+//! binary in tmux on a recording of `window-stall` shows the capture, its
+//! twin and the changed run per QP above the Overview and the QPs, and
+//! `:whatif clear` takes them out. Skipped where tmux is missing, unless
+//! ROCESCOPE_REQUIRE_TMUX is set (as in .ci/run).
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{tmux, tmux_session, wait_for};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+
+#[test]
+fn whatif_typed_in_the_workbench_shows_the_runs_beside_the_capture() {
+    if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
+        return;
+    }
+    let tmp = rocescope_testkit::temp_dir("whatif-tui");
+    // The guide's recording line, as printed (docs/workbench.md).
+    let line = "rocescope sim --scenario window-stall --duration 2ms --headless --record window-stall.pcapng";
+    assert!(
+        support::user_docs().contains(line),
+        "the guide lacks {line:?}"
+    );
+    let cap = tmp.path().join("window-stall.pcapng");
+    let mut args: Vec<&str> = line.split(' ').skip(1).collect();
+    args.pop();
+    args.push(cap.to_str().unwrap());
+    support::rocescope_ok(&args);
+    let status_file = tmp.path().join("status");
+    let session = format!("rocescope-whatif-{}", std::process::id());
+    let cmd = format!(
+        "{BIN} open {}; echo $? > {}",
+        cap.display(),
+        status_file.display()
+    );
+    tmux_session(&session, 160, 40, &cmd);
+    let screen = wait_for(&session, "1:Over", 20);
+    assert!(screen.contains("1:Over"), "{screen}");
+    assert!(!screen.contains("what if"), "{screen}");
+
+    tmux(&[
+        "send-keys",
+        "-t",
+        &session,
+        ":",
+        "whatif set window_packets=32",
+        "Enter",
+    ]);
+    let ab = wait_for(&session, "against the twin", 120);
+    assert!(
+        ab.contains("what if window_packets=32: A capture and its twin, B changed"),
+        "{ab}"
+    );
+    assert!(ab.contains("QP 0x000100 10.0.0.1 -> 10.0.0.2"), "{ab}");
+    assert!(ab.contains("goodput        capture "), "{ab}");
+    assert!(ab.contains("time by state  capture window_full"), "{ab}");
+    assert!(ab.contains("                 changed "), "{ab}");
+    // The QPs view shows them too, above its table.
+    tmux(&["send-keys", "-t", &session, "3"]);
+    let qps = wait_for(&session, "QP conversations", 20);
+    assert!(qps.contains("against the twin"), "{qps}");
+    // A bad key is told with the valid keys; the runs stay.
+    tmux(&[
+        "send-keys",
+        "-t",
+        &session,
+        ":",
+        "whatif set windw=1",
+        "Enter",
+    ]);
+    let bad = wait_for(&session, "unknown key `windw`", 20);
+    assert!(bad.contains("valid keys"), "{bad}");
+    assert!(bad.contains("against the twin"), "{bad}");
+    tmux(&["send-keys", "-t", &session, ":", "whatif clear", "Enter"]);
+    let cleared = wait_for(&session, "whatif closed", 20);
+    assert!(!cleared.contains("against the twin"), "{cleared}");
+
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let t0 = Instant::now();
+    while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::process::Command::new("tmux")
+        .args(["kill-session", "-t", &session])
+        .output();
+    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+    assert_eq!(status.trim(), "0", "q must quit with status 0");
+}
