@@ -53,5 +53,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "filter keystroke  {:7.3} ms (parse, restart the scan, one frame)",
         wall.elapsed().as_secs_f64() * 1e3 / text.len() as f64
     );
+    // End over the whole file, unfiltered, then a filter's scan of every
+    // row to its end and End among its matches.
+    model.apply(Command::SetFilter(String::new()));
+    let end = |model: &mut Model,
+               terminal: &mut Terminal<TestBackend>,
+               ui: &mut UiState|
+     -> Result<f64, Box<dyn std::error::Error>> {
+        let t = Instant::now();
+        model.apply(Command::SelectLast);
+        model.tick(Instant::now());
+        terminal.draw(|f| draw(f, model, ui))?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    };
+    println!(
+        "End              {:7.3} ms (select the last of {n} rows, one frame)",
+        end(&mut model, &mut terminal, &mut ui)?
+    );
+    let t = Instant::now();
+    model.apply(Command::SetFilter("rocescope.retransmission".into()));
+    loop {
+        model.tick(Instant::now());
+        let (scanned, stored) = model.filter_progress();
+        if scanned >= stored {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    println!(
+        "filter scan      {:7.1} ms (rocescope.retransmission over every row: {} matches)",
+        t.elapsed().as_secs_f64() * 1e3,
+        model.visible_len()
+    );
+    println!(
+        "End, filtered    {:7.3} ms (the last match, one frame)",
+        end(&mut model, &mut terminal, &mut ui)?
+    );
+    let cpu0 = common::cpu_ns();
+    for k in 0..frames {
+        model.apply(Command::MoveSelection(if k % 2 == 0 { -1 } else { 1 }));
+        model.tick(Instant::now());
+        terminal.draw(|f| draw(f, &model, &mut ui))?;
+    }
+    println!(
+        "Packets filtered {:7.3} ms/frame CPU",
+        common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6
+    );
     Ok(())
 }
