@@ -4,8 +4,8 @@
 //! response paths call.
 
 use super::time_states::{
-    Acct, FrameRing, LabelCx, MAX_PAUSES, NO_FRAMES, Pause, WaitEnd, fs_per_byte, wire_bytes,
-    wire_ns,
+    Acct, FrameRing, LabelCx, MAX_PAUSES, NO_FRAMES, Pause, Steady, WaitEnd, fs_per_byte,
+    wire_bytes, wire_ns,
 };
 use super::*;
 
@@ -268,6 +268,14 @@ impl RcAnalysis {
         }
     }
 
+    /// Whether requester flow `id`'s card has responses it has not taken.
+    #[inline]
+    pub(super) fn acct_pending(&self, id: u32) -> bool {
+        self.accts
+            .get(self.flows[id as usize].acct as usize)
+            .is_some_and(|a| !a.nothing_pending())
+    }
+
     /// Requester flow `id`'s window and its card's response time, worked
     /// out again only when what they rest on changed (the source's facts,
     /// the pairing, the window the capture showed).
@@ -309,7 +317,36 @@ impl RcAnalysis {
     /// `before` PSNs outstanding before it): the wait before it labelled
     /// by what ended it, then its own time on the wire.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn account_request(
+        &mut self,
+        id: u32,
+        ts_ns: u64,
+        frame_bytes: u32,
+        before: u32,
+        resend: bool,
+        end: WaitEnd,
+        mid_message: Option<bool>,
+        port: Option<u8>,
+    ) {
+        if !self.steady_request(id, ts_ns, frame_bytes, resend, &end, mid_message, port) {
+            self.account_request_general(
+                id,
+                ts_ns,
+                frame_bytes,
+                before,
+                resend,
+                end,
+                mid_message,
+                port,
+            );
+        }
+    }
+
+    /// [`RcAnalysis::account_request`] outside the steady state.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn account_request_general(
         &mut self,
         id: u32,
         ts_ns: u64,
@@ -370,10 +407,60 @@ impl RcAnalysis {
         a.restart(out_after, busy);
     }
 
+    /// [`RcAnalysis::account_request`] in the steady state (most
+    /// requests): a WRITE or SEND of a QP with no episode, its window known
+    /// as of the facts' epoch. False, having changed nothing, otherwise.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn steady_request(
+        &mut self,
+        id: u32,
+        ts_ns: u64,
+        frame_bytes: u32,
+        resend: bool,
+        end: &WaitEnd,
+        mid_message: Option<bool>,
+        port: Option<u8>,
+    ) -> bool {
+        let f = &self.flows[id as usize];
+        let Some(a) = self.accts.get_mut(f.acct as usize) else {
+            return false;
+        };
+        if resend
+            || end.timer
+            || end.rnr_from.is_some()
+            || end.recovering_from.is_some()
+            || f.episode.is_some()
+            || f.reads
+            || a.facts.0 != self.facts_epoch
+            || port.is_some_and(|p| a.port != Some(p))
+        {
+            return false;
+        }
+        let Some(h) = self.hosts.get(f.src_host as usize) else {
+            return false;
+        };
+        let s = Steady {
+            ts_ns,
+            end_ns: ts_ns + wire_ns(wire_bytes(frame_bytes), self.fs_per_byte),
+            span: end.span,
+            held: end.held,
+            mid_message,
+            window: a.facts.1,
+            outstanding_after: f.outstanding_psns(),
+            busy_bytes: h.busy_bytes,
+            pauses: &self.pauses,
+            pause_reach_ns: self.pause_reach_ns,
+            frames: &h.frames,
+        };
+        a.steady_request(&s)
+    }
+
     /// A response changed requester flow `req`'s wait at `ts_ns`: the
     /// outstanding PSNs the capture shows went from `before` to the count
     /// now, sends taken off (`progress`), an episode closed (`recovered`),
     /// the QP in error (`error`).
+    #[inline]
     pub(super) fn account_response(
         &mut self,
         req: u32,
@@ -388,6 +475,26 @@ impl RcAnalysis {
             return;
         }
         let seen = self.acct_outstanding(req);
+        // The steady state: an ACK (or a duplicate) of a QP whose card's
+        // response time is not given, nothing pending, no episode closed:
+        // the count changes at once.
+        if let Some(a) = self.accts.get_mut(k as usize)
+            && !(recovered || error)
+            && a.facts.0 == self.facts_epoch
+            && a.facts.2.is_none()
+            && a.nothing_pending()
+        {
+            if seen == before && !progress {
+                return;
+            }
+            let host = self.flows[req as usize].src_host;
+            let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
+            a.response(ts_ns, before, seen, None, busy);
+            if progress {
+                a.last_progress_ns = ts_ns;
+            }
+            return;
+        }
         let (window, response_time) = self.facts_of(req, k as usize);
         // Nothing changed (a duplicate ACK), and no card time to take: the
         // wait goes on as it was.

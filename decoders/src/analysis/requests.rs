@@ -101,7 +101,9 @@ impl RcAnalysis {
         op: Operation,
         class: &mut Class,
     ) {
-        let seen_before = if self.config.time_by_state {
+        // Read only where the requester's card has responses to take
+        // (`Acct::take_effects`): else not worked out.
+        let seen_before = if self.config.time_by_state && self.acct_pending(id) {
             self.acct_outstanding(id)
         } else {
             0

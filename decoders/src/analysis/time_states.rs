@@ -160,6 +160,38 @@ pub(crate) struct LabelCx<'a> {
     pub frames: &'a FrameRing,
 }
 
+/// A request in the steady state ([`Acct::steady_request`]): what it
+/// reads besides the requester's own state.
+pub(crate) struct Steady<'a> {
+    /// Its first bit and the end of its last on the wire.
+    pub ts_ns: u64,
+    pub end_ns: u64,
+    /// PSNs it needs room for.
+    pub span: u32,
+    /// The capture shows the sender held at its window before it.
+    pub held: bool,
+    pub mid_message: Option<bool>,
+    pub window: Option<u32>,
+    /// Outstanding PSNs with it.
+    pub outstanding_after: u32,
+    /// The requester host's link: bytes on the wire with it.
+    pub busy_bytes: u64,
+    pub pauses: &'a VecDeque<Pause>,
+    pub pause_reach_ns: u64,
+    pub frames: &'a FrameRing,
+}
+
+/// How a steady request's wait is labelled.
+#[derive(Clone, Copy)]
+enum Wait {
+    None,
+    Sending,
+    Full,
+    Idle,
+    /// Sharing to then, host limited to the request.
+    Shared(u64),
+}
+
 /// A stretch of a link's frames back to back: (first bit, end), ns.
 type Stretch = (u64, u64);
 
@@ -212,6 +244,20 @@ impl FrameRing {
 
     fn len(&self) -> usize {
         self.buf.len()
+    }
+
+    /// The oldest, the one before the newest and the newest (the ring's
+    /// ends, read without the index arithmetic of [`FrameRing::get`]).
+    #[inline(always)]
+    fn ends(&self) -> Option<(Stretch, Option<Stretch>, Stretch)> {
+        let oldest = *self.buf.get(self.head)?;
+        let newest = *self.buf.get(self.last)?;
+        let before = match self.last {
+            0 if self.buf.len() == LINK_FRAMES => self.buf.get(LINK_FRAMES - 1),
+            0 => None,
+            l => self.buf.get(l - 1),
+        };
+        Some((oldest, before.copied(), newest))
     }
 
     /// The `i`-th oldest.
@@ -558,6 +604,88 @@ impl Acct {
         self.runs
             .push(stretch_end.max(from).min(to), TimeState::Sharing);
         self.runs.push(to, rest);
+        true
+    }
+
+    /// A new request in the steady state, labelled in one pass (the same
+    /// runs as [`Acct::close_wait`] then [`Acct::own_packet`] and
+    /// [`Acct::restart`] push): nothing pending, no change of the
+    /// outstanding count in the wait, no tier, no pacing, no pause reaching
+    /// the wait, and the wait labelled by the window, the end of a message
+    /// or one stretch of the link's frames. Returns false, having changed
+    /// nothing, when the request is not so (the general path then).
+    #[inline(always)]
+    pub fn steady_request(&mut self, s: &Steady<'_>) -> bool {
+        if !self.segs.is_empty()
+            || !self.pending.is_empty()
+            || self.recovering_since.is_some()
+            || self.rate_limited
+        {
+            return false;
+        }
+        let from = self.runs.end_ns;
+        let to = s.ts_ns;
+        // The wait's label, decided before anything changes.
+        let wait = if to <= from {
+            Wait::None
+        } else if to - from <= ROUNDING_NS && self.runs.last_state() == Some(TimeState::Sending) {
+            Wait::Sending
+        } else {
+            if s.pauses
+                .back()
+                .is_some_and(|p| p.start_ns.saturating_add(s.pause_reach_ns) > from)
+            {
+                return false;
+            }
+            let full = match s.window {
+                Some(w) => u64::from(self.out_at_mark) + u64::from(s.span.max(1)) > u64::from(w),
+                None => s.held,
+            };
+            if full {
+                Wait::Full
+            } else if !self.mid_message {
+                Wait::Idle
+            } else {
+                let Some((oldest, before, newest)) = s.frames.ends() else {
+                    return false;
+                };
+                if oldest.0 > from {
+                    return false;
+                }
+                let stretch_end = match before {
+                    _ if newest.0 < from => newest.1,
+                    Some(b) if newest.0 >= to && b.0 < from => b.1,
+                    _ => return false,
+                };
+                Wait::Shared(stretch_end.max(from).min(to))
+            }
+        };
+        self.last_wait_ns = to.saturating_sub(from);
+        match wait {
+            Wait::None => {}
+            Wait::Sending => self.runs.push(to, TimeState::Sending),
+            Wait::Full => self.runs.push(to, TimeState::WindowFull),
+            Wait::Idle => self.runs.push(to, TimeState::Idle),
+            Wait::Shared(shared_to) => {
+                self.runs.push(shared_to, TimeState::Sharing);
+                self.runs.push(to, TimeState::HostLimited);
+            }
+        }
+        // Its own packet: sending, unless the window is full with it.
+        let from = to.max(self.runs.end_ns);
+        let to = s.end_ns.max(from);
+        let state = match s.window {
+            Some(w) if s.outstanding_after >= w => TimeState::WindowFull,
+            _ => TimeState::Sending,
+        };
+        self.runs.push(to, state);
+        if let Some(mid) = s.mid_message {
+            self.mid_message = mid;
+            self.last_progress_ns = s.ts_ns;
+        }
+        self.out_at_mark = s.outstanding_after;
+        self.busy_at_mark = s.busy_bytes;
+        self.last_event = (self.runs.end_ns, s.busy_bytes);
         true
     }
 
