@@ -2,8 +2,9 @@
 //! FILE --max-memory CAP` opens it (the RC analysis on, the index bounded):
 //! time to the first screen (a 200x50 frame with rows), time to the full
 //! index, the process's RSS every 100 ms against the cap + 20%, then the
-//! workbench over the whole file: End, a filter scanned over every row, and
-//! frame times at the end of the file.
+//! workbench over the whole file: End, a filter scanned over every row,
+//! frame times at the end of the file, then each terminal view's and the
+//! desktop's nine panels' CPU a frame in the middle of it.
 //!
 //! `cargo bench -p rocescope --bench file_memory -- [PACKETS] [CAP] [keep]`
 //! (defaults: 25,000,000 packets, 1.9 GB of header-only capture with a NAK
@@ -131,6 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     model.tick(Instant::now());
     let spill = model.store().spill_stats().unwrap_or_default();
     let rows = model.store().len();
+    let index_bytes = model.store().index_bytes();
 
     // The whole file in the workbench: End, then a filter over every row.
     model.apply(Command::ShowView(View::Packets));
@@ -154,6 +156,57 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         terminal.draw(|f| draw(f, &model, &mut ui))?;
     }
     let frame_ms = t.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
+
+    // Each terminal view at the middle of the file, the index past the cap
+    // (rows read back from disk segments where they are).
+    let mut views = Vec::new();
+    for view in View::ALL {
+        model.apply(Command::ShowView(view));
+        model.apply(Command::SelectRow(rows / 2));
+        model.tick(Instant::now());
+        terminal.draw(|f| draw(f, &model, &mut ui))?;
+        let cpu0 = common::cpu_ns();
+        for k in 0..frames {
+            model.apply(Command::MoveSelection(if k % 2 == 0 { 1 } else { -1 }));
+            model.tick(Instant::now());
+            terminal.draw(|f| draw(f, &model, &mut ui))?;
+        }
+        let cpu_ms = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
+        views.push(format!("{} {cpu_ms:.2}", view.title()));
+    }
+    // The desktop workbench's nine panels at 1920x1080 on the same model.
+    let mut wb = rocescope::gui::Workbench::new(model, Some(common::all_panels()));
+    wb.model.apply(Command::ShowView(View::Packets));
+    wb.model.apply(Command::SelectRow(rows / 2));
+    let ctx = eframe::egui::Context::default();
+    let raw = || eframe::egui::RawInput {
+        screen_rect: Some(eframe::egui::Rect::from_min_size(
+            eframe::egui::Pos2::ZERO,
+            eframe::egui::vec2(1920.0, 1080.0),
+        )),
+        ..Default::default()
+    };
+    for _ in 0..5 {
+        let out = ctx.run(raw(), |ctx| wb.frame(ctx));
+        let _ = ctx.tessellate(out.shapes, out.pixels_per_point);
+    }
+    let mut gui = Vec::new();
+    for (what, step) in [("still", 0i64), ("selection moving", 1)] {
+        let cpu0 = common::cpu_ns();
+        for k in 0..frames {
+            if step != 0 {
+                wb.model.apply(Command::MoveSelection(if k % 2 == 0 {
+                    step
+                } else {
+                    -step
+                }));
+            }
+            let out = ctx.run(raw(), |ctx| wb.frame(ctx));
+            let _ = ctx.tessellate(out.shapes, out.pixels_per_point);
+        }
+        let cpu_ms = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
+        gui.push(format!("{what} {cpu_ms:.2}"));
+    }
     done.store(true, Ordering::Relaxed);
     let samples = sampler.join().unwrap_or_default();
     let peak = samples.iter().map(|s| s.1).max().unwrap_or(0);
@@ -168,7 +221,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "index: {} rows on disk ({:.1} MiB of segments), {:.1} MiB in memory",
         spill.rows_on_disk,
         mib(spill.disk_bytes),
-        mib(spill.memory_bytes.max(model.store().index_bytes())),
+        mib(spill.memory_bytes.max(index_bytes)),
     );
     println!(
         "RSS: peak {:.1} MiB, cap + 20% {:.1} MiB: {}",
@@ -190,7 +243,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "End {end_ms:.1} ms; filter `nak` over every row {filter_s:.2} s ({matched} rows); frame at the end {frame_ms:.2} ms"
     );
-    drop(model);
+    println!("terminal views, ms CPU a frame: {}", views.join(", "));
+    println!("desktop, nine panels, ms CPU a frame: {}", gui.join(", "));
+    drop(wb);
     if !keep {
         std::fs::remove_file(&path)?;
     }

@@ -11,30 +11,14 @@ mod common;
 use std::time::Instant;
 
 use eframe::egui;
-use egui_dock::{DockState, NodeIndex};
 use rocescope::gui::Workbench;
 use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, View};
 
-/// All nine panels visible at once: a 3x3 grid of leaves.
-fn all_panels() -> DockState<View> {
-    let mut dock = DockState::new(vec![View::Overview]);
-    let s = dock.main_surface_mut();
-    let [a, rest] = s.split_right(NodeIndex::root(), 0.33, vec![View::Packets]);
-    let [b, c] = s.split_right(rest, 0.5, vec![View::Ladder]);
-    let [_, a2] = s.split_below(a, 0.33, vec![View::Qps]);
-    s.split_below(a2, 0.5, vec![View::Retransmissions]);
-    let [_, b2] = s.split_below(b, 0.33, vec![View::Explain]);
-    s.split_below(b2, 0.5, vec![View::Slots]);
-    let [_, c2] = s.split_below(c, 0.33, vec![View::Profiler]);
-    s.split_below(c2, 0.5, vec![View::Lessons]);
-    dock
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (n, store, analysis) = common::indexed_store()?;
     let model = Model::new(store, analysis, SourceHandle::file("bench".into()));
-    let mut wb = Workbench::new(model, Some(all_panels()));
+    let mut wb = Workbench::new(model, Some(common::all_panels()));
     wb.model.apply(Command::ShowView(View::Packets));
     wb.model.apply(Command::SelectRow(n / 2));
     let ctx = egui::Context::default();

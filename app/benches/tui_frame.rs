@@ -4,6 +4,7 @@
 //! `cargo bench -p rocescope --bench tui_frame [-- PACKETS]` (default 10M;
 //! the capture is generated once in target/bench-data/).
 
+#[allow(dead_code)]
 mod common;
 
 use std::time::Instant;

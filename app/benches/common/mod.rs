@@ -4,6 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use egui_dock::{DockState, NodeIndex};
+use rocescope_core::View;
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::{RcAnalyzer, Store};
 use rocescope_replay::synth::SynthPcap;
@@ -104,4 +106,20 @@ pub fn cpu_ns() -> u64 {
     let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
         + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     ticks * 10_000_000
+}
+
+/// All nine panels of the desktop workbench visible at once: a 3x3 grid
+/// of leaves.
+pub fn all_panels() -> DockState<View> {
+    let mut dock = DockState::new(vec![View::Overview]);
+    let s = dock.main_surface_mut();
+    let [a, rest] = s.split_right(NodeIndex::root(), 0.33, vec![View::Packets]);
+    let [b, c] = s.split_right(rest, 0.5, vec![View::Ladder]);
+    let [_, a2] = s.split_below(a, 0.33, vec![View::Qps]);
+    s.split_below(a2, 0.5, vec![View::Retransmissions]);
+    let [_, b2] = s.split_below(b, 0.33, vec![View::Explain]);
+    s.split_below(b2, 0.5, vec![View::Slots]);
+    let [_, c2] = s.split_below(c, 0.33, vec![View::Profiler]);
+    s.split_below(c2, 0.5, vec![View::Lessons]);
+    dock
 }
