@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::align::Aligned;
 use super::group::{Entry, Groups, IDX_BITS, for_each_group};
 use super::latency::Bins;
-use super::{MAX_POINTS, PointInput, PointsConfig, qp_ends};
+use super::{MAX_POINTS, PointInput, PointsConfig};
 use crate::store::ConvKey;
 
 /// What leaving a journey or a copy unpaired costs at a point without
@@ -126,7 +126,9 @@ impl Flows {
         // QPs as the points' analyses pair them.
         let mut qp_ids: HashMap<([u8; 16], [u8; 16], u32), u32> = HashMap::new();
         for p in inputs {
-            for (req, resp, dest_qp, req_qp) in qp_ends(p.report) {
+            for q in p.qps {
+                let (req, resp, dest_qp, req_qp) =
+                    (q.requester, q.responder, q.dest_qp, q.requester_qp);
                 let qp = *qp_ids.entry((req, resp, dest_qp)).or_insert_with(|| {
                     f.qps.push(Qp {
                         req: None,
