@@ -33,6 +33,14 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: as the caller's contract.
         unsafe { System.alloc(layout) }
     }
+    // Zeroed memory from the system's own call (fresh pages need no
+    // filling), as the program without this counter gets it.
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let held = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(held, Ordering::Relaxed);
+        // SAFETY: as the caller's contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         HELD.fetch_sub(layout.size(), Ordering::Relaxed);
         // SAFETY: as the caller's contract.

@@ -301,8 +301,9 @@ pub(super) fn mark(raw: u32, cell: &super::PathCell) -> u64 {
     u64::from(raw) | (cell.pack() & 0xFFFF) << 32 | (cell.pack() >> 48) << 48
 }
 
-/// No journey yet.
-pub(super) const UNMARKED: u64 = u64::MAX;
+/// No journey yet: zero, so that the marks come zeroed from the
+/// allocator rather than filled (a mark's `seen` is never empty).
+pub(super) const UNMARKED: u64 = 0;
 
 /// A journey's index in its part takes the low bits of its raw id.
 pub(super) const PART_SHIFT: u32 = 27;
@@ -527,11 +528,7 @@ pub(super) fn follow(
     let bins = series_bins(a, cfg);
     let marks: Vec<Vec<AtomicU64>> = inputs
         .iter()
-        .map(|p| {
-            (0..p.sightings.len())
-                .map(|_| AtomicU64::new(UNMARKED))
-                .collect()
-        })
+        .map(|p| bytemuck::allocation::zeroed_vec(p.sightings.len()))
         .collect();
     let parts: Vec<Part> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
