@@ -319,16 +319,6 @@ impl Followed {
         self.parts.iter().map(|p| p.journeys.len()).sum()
     }
 
-    /// Every journey with its id (0..len), in order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &Journey)> {
-        self.parts.iter().zip(&self.bases).flat_map(|(p, &b)| {
-            p.journeys
-                .iter()
-                .enumerate()
-                .map(move |(k, j)| (b + k as u32, j))
-        })
-    }
-
     /// Journey `id`.
     pub fn get(&self, id: u32) -> &Journey {
         let part = self.bases.partition_point(|&b| b <= id).saturating_sub(1);
