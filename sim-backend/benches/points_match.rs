@@ -3,7 +3,8 @@
 //! `analyse_points` timed alone, several times: frames per second per
 //! point (the frames of the busiest point over the analysis' wall time),
 //! and the memory the analysis allocates per frame (its peak, counted by
-//! the allocator, over the sightings of all points).
+//! the allocator, over the sightings of all points); the first run's report
+//! digested whole, to compare two builds' outputs.
 //!
 //! `cargo bench -p rocescope-sim --bench points_match [-- SCENARIO [DURATION_MS [THREADS [RUNS]]]]`
 //! (defaults: line-rate, 200 ms, 2 threads, 5 runs). Each run says its wall and its CPU time:
@@ -32,6 +33,14 @@ unsafe impl GlobalAlloc for Counting {
         PEAK.fetch_max(held, Ordering::Relaxed);
         // SAFETY: as the caller's contract.
         unsafe { System.alloc(layout) }
+    }
+    // Zeroed memory from the system's own call (fresh pages need no
+    // filling), as the program without this counter gets it.
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let held = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        PEAK.fetch_max(held, Ordering::Relaxed);
+        // SAFETY: as the caller's contract.
+        unsafe { System.alloc_zeroed(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         HELD.fetch_sub(layout.size(), Ordering::Relaxed);
@@ -106,6 +115,18 @@ fn main() {
             peak as f64 / (1 << 20) as f64,
             peak as f64 / total.max(1) as f64,
         );
+        if run == 0 {
+            // So that two builds' reports can be compared whole.
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(&format!("{r:?}"), &mut h);
+            println!(
+                "report digest {:016x}: {} losses, {} capture losses, {} episodes",
+                std::hash::Hasher::finish(&h),
+                r.losses.len(),
+                r.capture_losses.len(),
+                r.episodes.len()
+            );
+        }
         drop(r);
     }
     walls.sort_by(f64::total_cmp);

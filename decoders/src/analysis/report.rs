@@ -3,6 +3,15 @@
 
 use super::*;
 
+/// A QP's ends: the fields of its [`QpReport`] that name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QpEnds {
+    pub requester: [u8; 16],
+    pub responder: [u8; 16],
+    pub dest_qp: u32,
+    pub requester_qp: Option<u32>,
+}
+
 /// Per-QP results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QpReport {
@@ -383,6 +392,24 @@ impl RcAnalysis {
             })
             .collect();
         self.build_report(SeriesOf::Moved { series, uses })
+    }
+
+    /// Each QP's ends as [`RcAnalysis::report`] would give them, in its
+    /// order, without building the rest of the report (the points' analysis
+    /// needs no more, and the report of a busy capture costs as much as the
+    /// matching).
+    pub fn qp_ends(&self) -> Vec<QpEnds> {
+        self.reported_flows()
+            .map(|(req, peer)| {
+                let f = &self.flows[req as usize];
+                QpEnds {
+                    requester: f.key.src,
+                    responder: f.key.dst,
+                    dest_qp: f.key.dest_qp,
+                    requester_qp: peer.map(|p| self.flows[p as usize].key.dest_qp),
+                }
+            })
+            .collect()
     }
 
     /// The flows the report has a row for, with their peers, in QP order:

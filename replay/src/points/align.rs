@@ -422,6 +422,8 @@ fn directions(
     // `t_j - t_i` of frames from the pair's lower address, and of frames
     // from its higher one.
     let slots = pairs * n * n * VOTE_WINDOWS;
+    // Most sessions have none: the pairs then skip the question.
+    let any_ordinal = inputs.iter().any(|p| p.ordinal);
     let parts: Vec<VotePart> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .all()
@@ -435,7 +437,7 @@ fn directions(
                             let (i, j) = (a.point(), b.point());
                             shared[i * n + j] += 1;
                             shared[j * n + i] += 1;
-                            if inputs[i].ordinal || inputs[j].ordinal {
+                            if any_ordinal && (inputs[i].ordinal || inputs[j].ordinal) {
                                 return;
                             }
                             let flow = a.flow;
@@ -517,6 +519,7 @@ fn fit_pairs(
 ) -> Vec<Option<Fit>> {
     let n = inputs.len();
     let gbps = cfg.link_gbps;
+    let any_ordinal = inputs.iter().any(|p| p.ordinal);
     let parts: Vec<Vec<Window>> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .all()
@@ -526,7 +529,7 @@ fn fit_pairs(
                     for_each_group(entries, |g| {
                         unique_pairs(g, |a, b| {
                             let (i, j) = (a.point(), b.point());
-                            if inputs[i].ordinal || inputs[j].ordinal {
+                            if any_ordinal && (inputs[i].ordinal || inputs[j].ordinal) {
                                 return;
                             }
                             if a.flow == NONE {

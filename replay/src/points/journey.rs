@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::align::Aligned;
 use super::group::{Entry, Groups, IDX_BITS, for_each_group};
 use super::latency::Bins;
-use super::{MAX_POINTS, PointInput, PointsConfig, qp_ends};
+use super::{MAX_POINTS, PointInput, PointsConfig};
 use crate::store::ConvKey;
 
 /// What leaving a journey or a copy unpaired costs at a point without
@@ -126,7 +126,9 @@ impl Flows {
         // QPs as the points' analyses pair them.
         let mut qp_ids: HashMap<([u8; 16], [u8; 16], u32), u32> = HashMap::new();
         for p in inputs {
-            for (req, resp, dest_qp, req_qp) in qp_ends(p.report) {
+            for q in p.qps {
+                let (req, resp, dest_qp, req_qp) =
+                    (q.requester, q.responder, q.dest_qp, q.requester_qp);
                 let qp = *qp_ids.entry((req, resp, dest_qp)).or_insert_with(|| {
                     f.qps.push(Qp {
                         req: None,
@@ -299,8 +301,9 @@ pub(super) fn mark(raw: u32, cell: &super::PathCell) -> u64 {
     u64::from(raw) | (cell.pack() & 0xFFFF) << 32 | (cell.pack() >> 48) << 48
 }
 
-/// No journey yet.
-pub(super) const UNMARKED: u64 = u64::MAX;
+/// No journey yet: zero, so that the marks come zeroed from the
+/// allocator rather than filled (a mark's `seen` is never empty).
+pub(super) const UNMARKED: u64 = 0;
 
 /// A journey's index in its part takes the low bits of its raw id.
 pub(super) const PART_SHIFT: u32 = 27;
@@ -314,16 +317,6 @@ impl Followed {
     /// Journeys in all.
     pub fn len(&self) -> usize {
         self.parts.iter().map(|p| p.journeys.len()).sum()
-    }
-
-    /// Every journey with its id (0..len), in order.
-    pub fn iter(&self) -> impl Iterator<Item = (u32, &Journey)> {
-        self.parts.iter().zip(&self.bases).flat_map(|(p, &b)| {
-            p.journeys
-                .iter()
-                .enumerate()
-                .map(move |(k, j)| (b + k as u32, j))
-        })
     }
 
     /// Journey `id`.
@@ -525,11 +518,7 @@ pub(super) fn follow(
     let bins = series_bins(a, cfg);
     let marks: Vec<Vec<AtomicU64>> = inputs
         .iter()
-        .map(|p| {
-            (0..p.sightings.len())
-                .map(|_| AtomicU64::new(UNMARKED))
-                .collect()
-        })
+        .map(|p| bytemuck::allocation::zeroed_vec(p.sightings.len()))
         .collect();
     let parts: Vec<Part> = std::thread::scope(|s| {
         let handles: Vec<_> = groups

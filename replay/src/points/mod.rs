@@ -41,7 +41,7 @@ mod session;
 pub mod tap;
 mod walk;
 
-use rocescope_decoders::analysis::Report;
+use rocescope_decoders::analysis::QpEnds;
 
 use crate::store::Conversation;
 pub use session::{Point, analyse_points};
@@ -59,8 +59,9 @@ pub struct PointInput<'a> {
     pub sightings: &'a [Sighting],
     /// Its store's conversations (by id).
     pub conversations: &'a [Conversation],
-    /// Its RC analysis: which flows are a QP's requests and responses.
-    pub report: &'a Report,
+    /// Its RC analysis' QPs: which flows are a QP's requests and
+    /// responses.
+    pub qps: &'a [QpEnds],
     /// Its capture has no times (a converted sniffer pcap): frame indices,
     /// aligned by order.
     pub ordinal: bool,
@@ -479,16 +480,6 @@ impl PointsReport {
         let dt = t_first_ns as f64 - self.t0_ns as f64;
         Some(t_first_ns as i64 + s.offset_ns + (dt * s.drift_ppm * 1e-6).round() as i64)
     }
-}
-
-/// The QPs of a point's analysis as the points layer needs them:
-/// (requester, responder, DestQP, the requester's QPN when seen).
-pub(crate) type QpEnds = ([u8; 16], [u8; 16], u32, Option<u32>);
-
-fn qp_ends(r: &Report) -> impl Iterator<Item = QpEnds> + '_ {
-    r.qps
-        .iter()
-        .map(|q| (q.requester, q.responder, q.dest_qp, q.requester_qp))
 }
 
 /// Analyse the points' sightings: align, follow, place.

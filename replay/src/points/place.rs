@@ -14,7 +14,7 @@
 //! (`walk.rs`), with no response from anywhere accepting it, was dropped
 //! in the receiving stack.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rocescope_decoders::Endpoint;
@@ -118,6 +118,10 @@ fn name<'a>(inputs: &'a [PointInput<'_>], p: u8) -> &'a str {
     inputs.get(usize::from(p)).map_or("?", |i| i.name)
 }
 
+/// A point's paths as its thread leaves them: the point, its paths, and
+/// the rows of its lost frames (journey, row).
+type PathsDone = (usize, PointPaths, Vec<(u32, u64)>);
+
 pub(super) fn place(
     inputs: &[PointInput<'_>],
     a: &Aligned,
@@ -190,64 +194,95 @@ pub(super) fn place(
         }
     };
     let mut vanished: Vec<(u32, usize)> = Vec::new();
-    let mut ask: HashSet<u32> = HashSet::new();
+    // The QPs whose responses are needed.
+    let mut ask: Vec<bool> = vec![false; flows.qps.len()];
     let mut next_not_taken = not_taken.iter().map(|x| x.0).peekable();
     let horizon = live_horizon(inputs, a, cfg);
-    for (id, j) in f.iter() {
-        let path = flows.paths[j.flow as usize].as_slice();
-        let flagged = next_not_taken.next_if_eq(&id).is_some();
-        if horizon.as_ref().is_some_and(|(h, _)| j.t + in_flight > *h) {
-            // Live: a point has not run past it yet.
-            continue;
-        }
-        if path.len() < 2 && last_host(j.flow) {
-            continue;
-        }
-        let last_seen = path
-            .iter()
-            .rposition(|&p| j.seen & (1 << p) != 0)
-            .unwrap_or(0);
-        for &p in &path[..last_seen] {
-            if j.seen & (1 << p) == 0 && expected(a, j, usize::from(p), false) {
-                note_missed(p, j, &mut missed);
+    let horizon_t = horizon.as_ref().map(|h| h.0);
+    // What each flow's journeys are judged by: the points on its way (as
+    // a mask), whether it ends at a host's point, whether its last point
+    // ends its requests' way (no `virtual_end`).
+    let facts: Vec<(u16, bool, bool)> = (0..flows.paths.len())
+        .map(|fl| {
+            let mask = flows.paths[fl]
+                .as_slice()
+                .iter()
+                .fold(0u16, |m, &p| m | 1 << p);
+            let host = last_host(fl as u32);
+            (mask, host, host || flows.role[fl].1 != Role::Request)
+        })
+        .collect();
+    for (part, &base) in f.parts.iter().zip(f.bases()) {
+        for (k, j) in part.journeys.iter().enumerate() {
+            let id = base + k as u32;
+            let flagged = next_not_taken.next_if_eq(&id).is_some();
+            if horizon_t.is_some_and(|h| j.t + in_flight > h) {
+                // Live: a point has not run past it yet.
+                continue;
             }
-        }
-        let (qp, role) = flows.role[j.flow as usize];
-        let beyond = path[last_seen + 1..]
-            .iter()
-            .any(|&p| expected(a, j, usize::from(p), true));
-        let virtual_end =
-            last_seen + 1 == path.len() && !last_host(j.flow) && role == Role::Request;
-        if beyond || virtual_end || flagged {
-            vanished.push((id, last_seen));
-            if role == Role::Request && qp != NONE {
-                ask.insert(qp);
+            let (mask, host, ends) = facts[j.flow as usize];
+            if j.seen & mask == mask && ends && !flagged {
+                // The usual frame: seen at every point on its way, none
+                // missed, none after the last to vanish before.
+                continue;
+            }
+            let path = flows.paths[j.flow as usize].as_slice();
+            if path.len() < 2 && host {
+                continue;
+            }
+            let last_seen = path
+                .iter()
+                .rposition(|&p| j.seen & (1 << p) != 0)
+                .unwrap_or(0);
+            for &p in &path[..last_seen] {
+                if j.seen & (1 << p) == 0 && expected(a, j, usize::from(p), false) {
+                    note_missed(p, j, &mut missed);
+                }
+            }
+            let (qp, role) = flows.role[j.flow as usize];
+            let beyond = path[last_seen + 1..]
+                .iter()
+                .any(|&p| expected(a, j, usize::from(p), true));
+            let virtual_end = last_seen + 1 == path.len() && !ends;
+            if beyond || virtual_end || flagged {
+                vanished.push((id, last_seen));
+                if role == Role::Request
+                    && let Some(x) = ask.get_mut(qp as usize)
+                {
+                    *x = true;
+                }
             }
         }
     }
     // Those QPs' responses, from every point, in time order.
-    let mut answers: HashMap<u32, Answers> = HashMap::new();
-    if !ask.is_empty() {
-        for (_, j) in f.iter() {
-            let (qp, role) = flows.role[j.flow as usize];
-            if role != Role::Response || !ask.contains(&qp) {
+    let mut answers: Vec<Answers> = vec![Answers::new(); flows.qps.len()];
+    if ask.contains(&true) {
+        // By flow: the responses of a QP asked for.
+        let asked: Vec<bool> = flows
+            .role
+            .iter()
+            .map(|&(qp, role)| role == Role::Response && ask.get(qp as usize) == Some(&true))
+            .collect();
+        for j in f.parts.iter().flat_map(|p| &p.journeys) {
+            if !asked[j.flow as usize] {
                 continue;
             }
+            let qp = flows.role[j.flow as usize].0 as usize;
             let ack = j.syndrome != super::tap::NO_SYNDROME && j.syndrome & 0x60 == 0;
             let nak_seq = j.syndrome != super::tap::NO_SYNDROME && j.syndrome == 0x60;
             if ack || is_read_response(j.opcode) {
-                answers.entry(qp).or_default().push((j.t, j.psn, true));
+                answers[qp].push((j.t, j.psn, true));
             } else if nak_seq {
-                answers.entry(qp).or_default().push((j.t, j.psn, false));
+                answers[qp].push((j.t, j.psn, false));
             }
         }
-        for v in answers.values_mut() {
+        for v in &mut answers {
             v.sort_unstable_by_key(|r| r.0);
         }
     }
     let empty = Answers::new();
-    // Each journey's fate, where it is not the usual.
-    let mut fates: Vec<Option<Fate>> = vec![None; f.len()];
+    // The lost journeys' fates (the others' is the usual), by id.
+    let mut fates: Vec<(u32, Fate)> = Vec::new();
     // Which vanished requests the receiver accepted after all.
     let mut lost: Vec<(u32, usize)> = Vec::new();
     let mut stack: Vec<(u32, &'static str)> = Vec::new();
@@ -255,7 +290,7 @@ pub(super) fn place(
         let j = f.get(id);
         let path = flows.paths[j.flow as usize].as_slice();
         let (qp, role) = flows.role[j.flow as usize];
-        let took = role == Role::Request && accepted(answers.get(&qp).unwrap_or(&empty), j);
+        let took = role == Role::Request && accepted(answers.get(qp as usize).unwrap_or(&empty), j);
         if let Some((why, said)) = taken_not(id) {
             if said || !took {
                 stack.push((id, why));
@@ -355,7 +390,7 @@ pub(super) fn place(
                 after.first().copied().unwrap_or("the next point")
             ));
         }
-        fates[id as usize] = Some(Fate::LostAfter(last_seen as u8));
+        fates.push((id, Fate::LostAfter(last_seen as u8)));
         loss_ids.push(id);
         losses.push(loss(
             inputs,
@@ -375,7 +410,7 @@ pub(super) fn place(
         let j = *f.get(id);
         let path = flows.paths[j.flow as usize].as_slice();
         let Some(&r) = path.last() else { continue };
-        fates[id as usize] = Some(Fate::Stack);
+        fates.push((id, Fate::Stack));
         loss_ids.push(id);
         losses.push(loss(
             inputs,
@@ -387,31 +422,80 @@ pub(super) fn place(
             format!("seen at {}, its receiver; {why}", name(inputs, r)),
         ));
     }
-    // Each sighting's path: marked where the journeys were made; the
-    // lost ones' fates and rows here, from one pass over the marks (the
-    // journeys keep no list of their members).
+    // Each sighting's path: marked where the journeys were made. The
+    // marks become the report's paths as they are (each point's on a
+    // thread): a frame no journey took is marked with its own flow, a lost
+    // one's fate patched in, its row kept for its loss (the journeys keep
+    // no list of their members), in the same pass.
+    fates.sort_unstable_by_key(|x| x.0);
+    // A bit per journey: the few lost found among the marks at a glance.
+    let mut is_lost = vec![0u64; f.len().div_ceil(64)];
+    for &(id, _) in &fates {
+        is_lost[id as usize / 64] |= 1 << (id % 64);
+    }
+    let journeys = Arc::new(super::JourneyFlows::new(
+        f.bases().to_vec(),
+        f.parts
+            .iter()
+            .map(|p| p.journeys.iter().map(|j| j.flow).collect())
+            .collect(),
+    ));
+    let all_marks = std::mem::take(&mut f.marks);
+    let f: &Followed = f;
+    let (fates, is_lost) = (&fates, &is_lost);
+    let done: Vec<PathsDone> = std::thread::scope(|sc| {
+        let handles: Vec<_> = all_marks
+            .into_iter()
+            .enumerate()
+            .map(|(p, marks)| {
+                let journeys = Arc::clone(&journeys);
+                sc.spawn(move || {
+                    let s = inputs[p].sightings;
+                    let mut found: Vec<(u32, u64)> = Vec::new();
+                    let marks: Vec<u64> = marks
+                        .into_iter()
+                        .zip(s)
+                        .map(|(m, s)| {
+                            let m = m.into_inner();
+                            if m == UNMARKED {
+                                let flow = flows.flow_of(p, s.conv).unwrap_or(NONE);
+                                return super::own_mark(p, flow);
+                            }
+                            let id = f.journey_of_mark(m);
+                            let lost = is_lost
+                                .get(id as usize / 64)
+                                .is_some_and(|w| w >> (id % 64) & 1 != 0);
+                            if !lost {
+                                return m;
+                            }
+                            let Ok(k) = fates.binary_search_by_key(&id, |x| x.0) else {
+                                return m;
+                            };
+                            let jr = f.get(id);
+                            found.push((id, s.row));
+                            let cell = PathCell {
+                                seen: jr.seen,
+                                flow: jr.flow,
+                                fate: fates[k].1,
+                            };
+                            mark(m as u32, &cell)
+                        })
+                        .collect();
+                    let paths = PointPaths::new(s.iter().map(|s| s.row).collect(), marks, journeys);
+                    (p, paths, found)
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    // The lost frames' rows, point by point, each in its capture's order.
     if !loss_ids.is_empty() {
         let mut rows: HashMap<u32, Vec<(u8, u64)>> =
             loss_ids.iter().map(|&id| (id, Vec::new())).collect();
-        for (p, marks) in f.marks.iter().enumerate() {
-            for (i, m) in marks.iter().enumerate() {
-                let old = m.load(std::sync::atomic::Ordering::Relaxed);
-                let id = f.journey_of_mark(old);
-                let Some(Some(fate)) = fates.get(id as usize) else {
-                    continue;
-                };
-                let jr = f.get(id);
-                let cell = PathCell {
-                    seen: jr.seen,
-                    flow: jr.flow,
-                    fate: *fate,
-                };
-                m.store(
-                    mark(old as u32, &cell),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
-                if let (Some(v), Some(s)) = (rows.get_mut(&id), inputs[p].sightings.get(i)) {
-                    v.push((p as u8, s.row));
+        for (p, _, found) in &done {
+            for (id, row) in found {
+                if let Some(v) = rows.get_mut(id) {
+                    v.push((*p as u8, *row));
                 }
             }
         }
@@ -423,42 +507,7 @@ pub(super) fn place(
     }
     losses.sort_by_key(|l| (l.ts_ns, l.dest_qp, l.psn));
     capture_losses.sort_by_key(|c| (c.ts_ns, c.point));
-    // The marks become the report's paths as they are (each point's on a
-    // thread); a frame no journey took is marked with its own flow.
-    let journeys = Arc::new(super::JourneyFlows::new(
-        f.bases().to_vec(),
-        f.parts
-            .iter()
-            .map(|p| p.journeys.iter().map(|j| j.flow).collect())
-            .collect(),
-    ));
-    let all_marks = std::mem::take(&mut f.marks);
-    let paths: Vec<PointPaths> = std::thread::scope(|sc| {
-        let handles: Vec<_> = all_marks
-            .into_iter()
-            .enumerate()
-            .map(|(p, marks)| {
-                let journeys = Arc::clone(&journeys);
-                sc.spawn(move || {
-                    let s = inputs[p].sightings;
-                    let marks: Vec<u64> = marks
-                        .into_iter()
-                        .zip(s)
-                        .map(|(m, s)| {
-                            let m = m.into_inner();
-                            if m != UNMARKED {
-                                return m;
-                            }
-                            let flow = flows.flow_of(p, s.conv).unwrap_or(NONE);
-                            super::own_mark(p, flow)
-                        })
-                        .collect();
-                    PointPaths::new(s.iter().map(|s| s.row).collect(), marks, journeys)
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+    let paths: Vec<PointPaths> = done.into_iter().map(|(_, paths, _)| paths).collect();
     let segments = latency_thread.ok().and_then(|t| t.join().ok());
     let latency_failed = segments.is_none();
     let segments = segments.unwrap_or_default();

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::{AnalysisConfig, Report};
+use rocescope_decoders::analysis::{AnalysisConfig, QpEnds};
 
 use super::{PointInput, PointTap, PointsConfig, PointsError, PointsReport, SharedSightings};
 use crate::TimeBase;
@@ -94,7 +94,7 @@ pub fn analyse_points(points: &[Point], cfg: &PointsConfig) -> Result<PointsRepo
         drop(guards);
         Vec::new()
     };
-    let extra: Vec<(Vec<crate::store::Conversation>, Report, bool)> = points
+    let extra: Vec<(Vec<crate::store::Conversation>, Vec<QpEnds>, bool)> = points
         .iter()
         .map(|p| {
             (
@@ -103,7 +103,7 @@ pub fn analyse_points(points: &[Point], cfg: &PointsConfig) -> Result<PointsRepo
                     .0
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .report(),
+                    .qp_ends(),
                 p.store.time_base() == TimeBase::Ordinal,
             )
         })
@@ -112,7 +112,7 @@ pub fn analyse_points(points: &[Point], cfg: &PointsConfig) -> Result<PointsRepo
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let (convs, report, ordinal) = &extra[i];
+            let (convs, qps, ordinal) = &extra[i];
             PointInput {
                 name: &p.name,
                 sightings: match guards.get(i) {
@@ -120,7 +120,7 @@ pub fn analyse_points(points: &[Point], cfg: &PointsConfig) -> Result<PointsRepo
                     None => &copies[i],
                 },
                 conversations: convs,
-                report,
+                qps,
                 ordinal: *ordinal,
                 fixed_offset_ns: p.fixed_offset_ns,
                 let_go: let_go[i],

@@ -449,6 +449,18 @@ fn the_cm_exchange_pairs_flows_the_psns_cannot() {
     assert_eq!(q21.outstanding, 0, "the ACK acknowledged QP 0x21's request");
     let q20 = r.qps.iter().find(|q| q.dest_qp == 0x20).unwrap();
     assert_eq!(q20.outstanding, 1);
+    // The QPs' ends alone are the report's, in its order.
+    let ends: Vec<QpEnds> = r
+        .qps
+        .iter()
+        .map(|q| QpEnds {
+            requester: q.requester,
+            responder: q.responder,
+            dest_qp: q.dest_qp,
+            requester_qp: q.requester_qp,
+        })
+        .collect();
+    assert_eq!(t.an.qp_ends(), ends);
 }
 
 #[test]
