@@ -27,6 +27,22 @@ pub struct QpKey {
     pub sim_dest_qp: u32,
 }
 
+impl QpKey {
+    /// Whether `q` is this QP: by the capture's names in the capture
+    /// (`capture`), else by the simulator's names of its twin.
+    pub fn is(&self, q: &rocescope_decoders::analysis::QpReport, capture: bool) -> bool {
+        if capture {
+            Endpoint(q.requester).to_string() == self.src_ip
+                && Endpoint(q.responder).to_string() == self.dst_ip
+                && q.dest_qp == self.dest_qp
+        } else {
+            q.requester == self.sim_src
+                && q.responder == self.sim_dst
+                && q.dest_qp == self.sim_dest_qp
+        }
+    }
+}
+
 /// The derived scenario and how its QPs map to the capture's.
 #[derive(Debug, Clone)]
 pub struct Derived {
