@@ -344,3 +344,22 @@ fn a_capture_whose_twin_does_not_hold_and_a_lesson_without_predictions_are_refus
         "{err}"
     );
 }
+
+/// Lesson 15's prediction (DCQCN off: what throughput?) on a capture of
+/// the shipped dcqcn scenario: its CNPs, from a queue the capture does not
+/// show, are replayed as seen, so the twin holds, and without DCQCN the QP
+/// no longer slows.
+#[test]
+fn a_capture_s_cnps_replayed_let_a_dcqcn_prediction_run_on_it() {
+    let dir = tmp("own-capture-dcqcn");
+    let cap = record(
+        &dir,
+        "dcqcn.pcapng",
+        &["--scenario", "dcqcn", "--duration", "2ms"],
+    );
+    let text = stdout(&on_capture("15", &cap, &["1"], ""));
+    let captured = number_after(&text, "On your capture, qp1.throughput_gbytes_s is ");
+    let changed = number_after(&text, "dcqcn_enabled=0: qp1.throughput_gbytes_s is ");
+    assert!(changed > 1.2 * captured, "{captured} -> {changed}: {text}");
+    assert!(text.contains("Not quite: the answer is "), "{text}");
+}
