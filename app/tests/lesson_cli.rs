@@ -175,6 +175,9 @@ fn the_readme_lesson_commands_work_as_printed() {
     let lines: Vec<&str> = readme
         .lines()
         .filter(|l| l.starts_with("rocescope lesson "))
+        // Those reading the README's trace.pcapng run where it is made
+        // (readme_files).
+        .filter(|l| !l.contains(" trace.pcapng "))
         .map(|l| l.split('#').next().unwrap().trim())
         .collect();
     assert!(lines.len() >= 4, "{lines:?}");
@@ -199,4 +202,164 @@ fn the_readme_lesson_commands_work_as_printed() {
         }
     }
     assert!(cwd.join("out/report/index.html").is_file());
+}
+
+/// `rocescope lesson NAME --capture FILE --answer A...`, and the answers
+/// after those read from `stdin`.
+fn on_capture(lesson: &str, cap: &Path, answers: &[&str], stdin: &str) -> Output {
+    use std::io::Write;
+    let mut args = vec!["lesson", lesson, "--capture", cap.to_str().unwrap()];
+    for a in answers {
+        args.extend(["--answer", a]);
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(&args)
+        .env("ROCESCOPE_STATE_DIR", tmp("state"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `rocescope sim ARGS --headless --record DIR/NAME`.
+fn record(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let cap = dir.join(name);
+    let mut all = vec!["sim"];
+    all.extend(args);
+    all.extend(["--headless", "--record", cap.to_str().unwrap()]);
+    stdout(&rocescope(&all));
+    cap
+}
+
+/// The number after `lead` in `text`, up to the next space (a trailing `.`
+/// or `,` left out).
+fn number_after(text: &str, lead: &str) -> f64 {
+    let at = text
+        .find(lead)
+        .unwrap_or_else(|| panic!("{lead:?} in {text}"));
+    let word = text[at + lead.len()..].split_whitespace().next().unwrap();
+    word.trim_end_matches(['.', ',']).parse().unwrap()
+}
+
+/// Lesson 13's prediction (window 32: what throughput?) asked about a
+/// capture that is not its scenario: window-bdp's workload on cables half
+/// as long, so its rate is twice the lesson's. The answer is judged on the
+/// capture's twin run with the window doubled, not on the lesson's run.
+#[test]
+fn a_prediction_is_judged_on_the_twin_of_the_user_s_capture_with_its_change() {
+    let dir = tmp("own-capture");
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/lessons/scenarios/window-bdp.toml")
+        .canonicalize()
+        .unwrap();
+    let cap = record(
+        &dir,
+        "half.pcapng",
+        &[
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--set",
+            "link_prop_ns=5000",
+        ],
+    );
+    // The lesson's own answer on its scenario, about 3.5 GB/s.
+    let text = stdout(&on_capture("window", &cap, &["3.5"], ""));
+    assert!(
+        text.contains("qp1 = QP 0x100 10.0.0.1 -> 10.0.0.2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Not asked: step(s) 1, 2, 4 are about scenario window-bdp"),
+        "{text}"
+    );
+    assert!(
+        text.contains("About qp1, the capture's QP 0x100 10.0.0.1 -> 10.0.0.2."),
+        "{text}"
+    );
+    let captured = number_after(&text, "On your capture, qp1.throughput_gbytes_s is ");
+    let changed = number_after(&text, "window_packets=32: qp1.throughput_gbytes_s is ");
+    assert!(
+        text.contains("> 3.5\n  Not quite: the answer is "),
+        "{text}"
+    );
+    assert_eq!(
+        number_after(&text, "Not quite: the answer is "),
+        changed,
+        "{text}"
+    );
+    // A window-limited link: twice the window, nearly twice the rate, and
+    // far from the lesson's scenario's.
+    assert!(changed > 1.6 * captured, "{captured} -> {changed}");
+    assert!(changed > 3.5 * 1.3, "{changed}");
+    assert!(text.contains("0 of 1 prediction(s)"), "{text}");
+    // Typed: a hint asked for, a word refused, then the changed run's rate
+    // within the question's 15%.
+    let typed = format!("hint\nlots\n{:.2}\n", changed * 1.1);
+    let text = stdout(&on_capture("13", &cap, &[], &typed));
+    assert!(text.contains("hint: Throughput = window"), "{text}");
+    assert!(text.contains("\"lots\" is not a number"), "{text}");
+    assert!(text.contains("  Right.\n"), "{text}");
+    assert!(text.contains("1 of 1 prediction(s)"), "{text}");
+    // Input that ends before the answer fails, naming the step.
+    let out = on_capture("13", &cap, &[], "");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("step 3: no answer"), "{err}");
+}
+
+/// A twin that does not hold is refused in whatif's words, before any
+/// question; a lesson without a prediction names the lessons that have.
+#[test]
+fn a_capture_whose_twin_does_not_hold_and_a_lesson_without_predictions_are_refused() {
+    let dir = tmp("own-capture-refused");
+    let cap = record(
+        &dir,
+        "rnr.pcapng",
+        &["--scenario", "rnr", "--duration", "2ms"],
+    );
+    let out = on_capture("18", &cap, &["1"], "");
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!said.contains("Step "), "no question asked: {said}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the twin does not hold") && err.contains("so no prediction"),
+        "{err}"
+    );
+    assert!(err.contains("QP 0x100 10.0.0.1 -> 10.0.0.2: "), "{err}");
+    assert!(err.contains("rnr_wait"), "{err}");
+    let out = on_capture("01-write", &cap, &[], "");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("lesson 01-write asks no prediction") && err.contains("13-window"),
+        "{err}"
+    );
+}
+
+/// Lesson 15's prediction (DCQCN off: what throughput?) on a capture of
+/// the shipped dcqcn scenario: its CNPs, from a queue the capture does not
+/// show, are replayed as seen, so the twin holds, and without DCQCN the QP
+/// no longer slows.
+#[test]
+fn a_capture_s_cnps_replayed_let_a_dcqcn_prediction_run_on_it() {
+    let dir = tmp("own-capture-dcqcn");
+    let cap = record(
+        &dir,
+        "dcqcn.pcapng",
+        &["--scenario", "dcqcn", "--duration", "2ms"],
+    );
+    let text = stdout(&on_capture("15", &cap, &["1"], ""));
+    let captured = number_after(&text, "On your capture, qp1.throughput_gbytes_s is ");
+    let changed = number_after(&text, "dcqcn_enabled=0: qp1.throughput_gbytes_s is ");
+    assert!(changed > 1.2 * captured, "{captured} -> {changed}: {text}");
+    assert!(text.contains("Not quite: the answer is "), "{text}");
 }

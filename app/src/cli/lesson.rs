@@ -1,7 +1,8 @@
 //! `rocescope lesson`: list the course, open a lesson in the workbench,
 //! check that every step still holds on its scenario, list a scenario's
-//! facts for a teacher writing a step, and export a lesson's run for a
-//! Wireshark assignment.
+//! facts for a teacher writing a step, export a lesson's run for a
+//! Wireshark assignment, and ask a lesson's predictions about the user's
+//! own capture.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -31,6 +32,18 @@ pub struct Args {
     /// Write the lesson's run as pcapng and its report into DIR.
     #[arg(long, value_name = "DIR")]
     export: Option<PathBuf>,
+    /// Ask the lesson's predictions about this capture instead of its
+    /// scenario: each is judged on the capture's twin (as `rocescope
+    /// whatif` derives it) run with the question's parameters. Answers are
+    /// given with --answer, then read a line each from standard input
+    /// (`hint` shows the hint); the other steps, about the lesson's
+    /// scenario, are not asked.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["list", "check", "all", "facts", "export"])]
+    capture: Option<PathBuf>,
+    /// With --capture: the answer to the next prediction, in order;
+    /// repeatable (for scripts).
+    #[arg(long, value_name = "ANSWER", requires = "capture")]
+    answer: Vec<String>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -79,6 +92,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("name a lesson (rocescope lesson --list), or use --list or --check --all");
     };
     let (index, l) = find(name)?;
+    if let Some(capture) = &args.capture {
+        // A shipped lesson by its file stem, whichever way it was named.
+        let label = index
+            .and_then(|i| lesson::builtin_files().get(i))
+            .map_or(name.as_str(), |(stem, _)| *stem);
+        let mut input = Answers {
+            given: args.answer.iter(),
+            rest: std::io::stdin().lock(),
+        };
+        return on_capture(label, &l, capture, &mut input, &mut out);
+    }
     if args.check {
         if report_check(&mut out, name, &l)? > 0 {
             bail!(
@@ -190,6 +214,161 @@ fn export(l: &Lesson, dir: &Path, out: &mut impl Write) -> anyhow::Result<()> {
         .with_context(|| format!("writing the report into {}", report_dir.display()))?;
     writeln!(out, "{}", pcapng.display())?;
     writeln!(out, "{}", written.index_html.display())?;
+    Ok(())
+}
+
+/// The answers to a lesson's predictions: those given on the command line,
+/// then a line each from `rest`.
+struct Answers<'a, R> {
+    given: std::slice::Iter<'a, String>,
+    rest: R,
+}
+
+impl<R: std::io::BufRead> Answers<'_, R> {
+    /// The next answer, shown after the prompt when it was given on the
+    /// command line (the terminal shows a typed one); `None` at the end.
+    fn next(&mut self, out: &mut impl Write) -> anyhow::Result<Option<String>> {
+        write!(out, "> ")?;
+        if let Some(a) = self.given.next() {
+            writeln!(out, "{a}")?;
+            return Ok(Some(a.clone()));
+        }
+        out.flush()?;
+        let mut line = String::new();
+        if self.rest.read_line(&mut line)? == 0 {
+            writeln!(out)?;
+            return Ok(None);
+        }
+        Ok(Some(line))
+    }
+}
+
+/// The lesson's predictions asked about `capture`, answered from `input`.
+fn on_capture(
+    name: &str,
+    l: &Lesson,
+    capture: &Path,
+    input: &mut Answers<'_, impl std::io::BufRead>,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    use rocescope_core::lesson::capture::{self, OnCapture};
+    // The lesson is refused before the capture is read and its twin run.
+    let plan = capture::plan(l, name)?;
+    writeln!(
+        out,
+        "{}: its predictions asked about {} (the lesson's scenario is {})",
+        l.title,
+        capture.display(),
+        l.scenario
+    )?;
+    // Its errors name the capture.
+    let on = OnCapture::open(capture)?;
+    writeln!(
+        out,
+        "The capture's twin holds (per QP goodput within {:.0}% and the same episodes by cause): each prediction runs it with the question's changes, as `rocescope whatif --set` does.",
+        rocescope_sim::whatif::TWIN_GOODPUT_TOLERANCE * 100.0
+    )?;
+    writeln!(
+        out,
+        "The lesson's qp1, qp2, ... are the capture's QPs in the order `rocescope stats` lists them:"
+    )?;
+    for n in 1..=on.derived.qp_keys.len() {
+        if let Some(q) = on.qp_name(n) {
+            writeln!(out, "  qp{n} = {q}")?;
+        }
+    }
+    let steps = |v: &[usize]| {
+        v.iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !plan.scenario_steps.is_empty() {
+        writeln!(
+            out,
+            "Not asked: step(s) {} are about scenario {}, not your capture; their checks are not run (`rocescope lesson {name}` shows them).",
+            steps(&plan.scenario_steps),
+            l.scenario
+        )?;
+    }
+    for (n, why) in &plan.refused {
+        writeln!(out, "Not asked: step {n}'s prediction: {why}.")?;
+    }
+    let mut right = 0;
+    let mut judged = 0;
+    for p in &plan.predictions {
+        writeln!(out)?;
+        writeln!(out, "Step {}: {}", p.step, p.text.trim())?;
+        let fact = p.ask.fact.as_deref().unwrap_or("");
+        let changed = on.changed_facts(&p.sets)?;
+        let changes = p.sets.join(", ");
+        if !changed.contains_key(fact) {
+            writeln!(
+                out,
+                "  Not asked: the run of your capture's twin with {changes} has no fact {fact} to judge it by."
+            )?;
+            continue;
+        }
+        writeln!(out, "  About {}.", on.about(fact, &changed))?;
+        if let Some(now) = on.capture_facts.get(fact) {
+            writeln!(out, "  On your capture, {fact} is {now}.")?;
+        }
+        writeln!(out, "  {}", p.ask.question)?;
+        writeln!(
+            out,
+            "  (on your capture's twin with {changes}; {}, or `hint`)",
+            match p.ask.kind {
+                lesson::AskKind::Choice => format!("one of: {}", p.ask.choices.join(", ")),
+                _ => "a number".to_owned(),
+            }
+        )?;
+        loop {
+            let Some(line) = input.next(out)? else {
+                bail!(
+                    "step {}: no answer (standard input ended); {right} of {judged} answered right",
+                    p.step
+                );
+            };
+            if matches!(line.trim(), "hint" | "?") {
+                writeln!(out, "  hint: {}", p.ask.hint)?;
+                continue;
+            }
+            match capture::judge(&p.ask, &changed, &line) {
+                Ok(j) => {
+                    judged += 1;
+                    right += usize::from(j.verdict.right);
+                    writeln!(out, "  {}", j.verdict.text)?;
+                    let within = match p.ask.kind {
+                        lesson::AskKind::Choice => String::new(),
+                        _ if p.ask.tolerance_pct > 0.0 => {
+                            format!(", within {}%", p.ask.tolerance_pct)
+                        }
+                        _ => String::new(),
+                    };
+                    writeln!(
+                        out,
+                        "  Judged on your capture's twin with {changes}: {} is {}{within}.",
+                        j.fact, j.value
+                    )?;
+                    writeln!(
+                        out,
+                        "  The lesson explains, for its scenario {}: {}",
+                        l.scenario,
+                        p.ask.explain.trim()
+                    )?;
+                    break;
+                }
+                // The student may answer again.
+                Err(e) => writeln!(out, "  {e}")?,
+            }
+        }
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{right} of {judged} prediction(s) on {} right.",
+        capture.display()
+    )?;
     Ok(())
 }
 

@@ -163,18 +163,7 @@ fn text(out: &mut impl Write, w: &WhatIf, d: &whatif::Derived) -> anyhow::Result
     }
     if !w.mismatches.is_empty() {
         writeln!(out)?;
-        writeln!(
-            out,
-            "the twin does not hold (per QP goodput within {:.0}% and the same episodes by cause), so no prediction:",
-            whatif::TWIN_GOODPUT_TOLERANCE * 100.0
-        )?;
-        for m in &w.mismatches {
-            writeln!(
-                out,
-                "  QP {:#x} {} -> {}: {}",
-                m.dest_qp, m.src_ip, m.dst_ip, m.why
-            )?;
-        }
+        writeln!(out, "{}", whatif::refusal_text(&w.mismatches))?;
     }
     Ok(())
 }

@@ -79,6 +79,8 @@ enum Event {
     /// A PFC frame from the switch reaches a node: its transmitter holds
     /// for the quanta.
     PauseArrive { node: u16, quanta: u16 },
+    /// A scenario's CNP (`[[cnp]]`) reaches the QP's requester.
+    CnpAt(u32),
 }
 
 // ---------------------------------------------------------------- packets

@@ -36,6 +36,16 @@ impl Simulator {
         }
     }
 
+    /// A scenario's CNP reaches the requester of `c` as one from its
+    /// responder would: seen by a sniffer there, and its DCQCN acts on it.
+    pub(super) fn on_cnp_at(&mut self, c: usize) {
+        let mut cnp = self.new_pkt(c, false, Opcode::CNP.0, 0, 0);
+        cnp.becn = true;
+        cnp.ecn = 0b10;
+        let id = self.alloc(cnp);
+        self.on_node_arrive(id);
+    }
+
     pub(super) fn schedule_fsm(&mut self, node: usize) {
         let n = &mut self.nodes[node];
         let Some(&(ready, _)) = n.fsm_queue.front() else {

@@ -478,6 +478,10 @@ impl Simulator {
         if self.scenario.profiler.enabled {
             self.define_probes();
         }
+        for i in 0..self.scenario.cnps.len() {
+            let cnp = self.scenario.cnps[i];
+            self.schedule(ps_of_ns(cnp.at_ns), Event::CnpAt(cnp.qp as u32));
+        }
         for c in 0..self.conns.len() {
             for state in [QpState::Init, QpState::Rtr, QpState::Rts] {
                 self.conns[c].state = state;
@@ -545,6 +549,7 @@ impl Simulator {
                 self.on_prof_tick();
             }
             Event::PauseArrive { node, quanta } => self.on_pause_arrive(node as usize, quanta),
+            Event::CnpAt(c) => self.on_cnp_at(c as usize),
         }
     }
 }

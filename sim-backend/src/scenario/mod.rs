@@ -277,6 +277,19 @@ pub struct Scenario {
     /// Capture points (`[[point]]`, `sim --points`): each writes a capture
     /// of its own with its own clock; none by default.
     pub points: Vec<crate::points::PointSpec>,
+    /// CNPs delivered at given times (`[[cnp]]`); none by default.
+    pub cnps: Vec<CnpAt>,
+}
+
+/// A CNP the requester of QP `qp` receives at `at_ns`, whatever the switch
+/// does: a capture's CNPs replayed by `whatif`, whose cause (queues of
+/// traffic the capture does not show) is not in the scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CnpAt {
+    /// The QP (index among the scenario's QPs).
+    pub qp: usize,
+    /// When it reaches the requester.
+    pub at_ns: u64,
 }
 
 /// Length of a finite run of a scenario that gives neither `duration_ns`
@@ -469,6 +482,7 @@ impl Scenario {
             ],
             qps: vec![spec; qps.max(1)],
             faults: Vec::new(),
+            cnps: Vec::new(),
             sniffer: None,
             profiler: ProfilerSpec {
                 enabled: false,

@@ -30,6 +30,15 @@ struct RawScenario {
     profiler: Option<RawProfiler>,
     #[serde(default)]
     point: Vec<crate::points::RawPoint>,
+    #[serde(default)]
+    cnp: Vec<RawCnp>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCnp {
+    qp: i64,
+    at_ns: i64,
 }
 
 #[derive(Deserialize)]
@@ -527,6 +536,24 @@ impl Scenario {
             }
             points.push(spec);
         }
+        let mut cnps = Vec::new();
+        for (i, c) in raw.cnp.iter().enumerate() {
+            let p = |k: &'static str| [Seg::Key("cnp"), Seg::Index(i), Seg::Key(k)];
+            if c.qp < 0 || c.qp as usize >= qps.len() {
+                return Err(ctx.err(
+                    &p("qp"),
+                    format!(
+                        "QP {} does not exist (0 ..= {})",
+                        c.qp,
+                        qps.len().saturating_sub(1)
+                    ),
+                ));
+            }
+            cnps.push(CnpAt {
+                qp: c.qp as usize,
+                at_ns: nonneg(&ctx, &p("at_ns"), Some(c.at_ns), 0)?,
+            });
+        }
         let scenario = Scenario {
             name: raw.name.unwrap_or_else(|| file.to_owned()),
             description: raw.description.unwrap_or_default(),
@@ -540,6 +567,7 @@ impl Scenario {
             sniffer,
             profiler,
             points,
+            cnps,
         };
         scenario
             .check_params()

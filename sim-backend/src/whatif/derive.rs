@@ -11,8 +11,8 @@ use super::scan::{QpScan, scan};
 use super::{Analysed, WhatIfError, run};
 use crate::scenario::{FaultAt, ProfilerSpec};
 use crate::{
-    AppOp, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, Params, QpSpec, Scenario,
-    SnifferSpec,
+    AppOp, CnpAt, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, Params, QpSpec,
+    Scenario, SnifferSpec,
 };
 
 /// A capture QP's name and the name the simulator gives its twin.
@@ -25,6 +25,22 @@ pub struct QpKey {
     pub sim_src: [u8; 16],
     pub sim_dst: [u8; 16],
     pub sim_dest_qp: u32,
+}
+
+impl QpKey {
+    /// Whether `q` is this QP: by the capture's names in the capture
+    /// (`capture`), else by the simulator's names of its twin.
+    pub fn is(&self, q: &rocescope_decoders::analysis::QpReport, capture: bool) -> bool {
+        if capture {
+            Endpoint(q.requester).to_string() == self.src_ip
+                && Endpoint(q.responder).to_string() == self.dst_ip
+                && q.dest_qp == self.dest_qp
+        } else {
+            q.requester == self.sim_src
+                && q.responder == self.sim_dst
+                && q.dest_qp == self.sim_dest_qp
+        }
+    }
 }
 
 /// The derived scenario and how its QPs map to the capture's.
@@ -51,6 +67,11 @@ const MAX_SPAN_NS: u64 = 50_000_000;
 /// A share of its span a QP spent at its window above which its
 /// application's queue depth does not show in what it had in flight.
 const WINDOW_FULL_SHARE: f64 = 0.01;
+
+/// A share of its span a QP spent paced after CNPs above which it has a
+/// reaction point that acts on them (a card that ignores CNPs, as BALBOA
+/// does, shows a sliver at most).
+const CNP_SLOWED_SHARE: f64 = 0.02;
 
 /// A share of its span a QP spent idle above which its application posted
 /// at a rate of its own (not as soon as one completed).
@@ -158,6 +179,24 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
     if report.counters.np_cnp_sent > 0 && kinds.contains(&NodeKind::Connectx) {
         params.dcqcn_enabled = 1;
     }
+    // CNPs as seen: a requester that slowed after the CNPs it got has a
+    // reaction point (DCQCN, a ConnectX's), and each CNP is replayed at its
+    // time, since the queues that caused them (other traffic's) are not in
+    // the capture.
+    for (i, q) in report.qps.iter().enumerate() {
+        let span_ns = q.states.end_ns.saturating_sub(q.states.start_ns).max(1);
+        let slowed = q.states.totals_ns[TimeState::RateLimited as usize] as f64 / span_ns as f64
+            > CNP_SLOWED_SHARE;
+        if q.requests == 0 || !slowed || scans_all[i].cnp_ns.is_empty() {
+            continue;
+        }
+        params.dcqcn_enabled = 1;
+        let n = node_of(q.requester);
+        if kinds[n] != NodeKind::Connectx {
+            kinds[n] = NodeKind::Connectx;
+            params.cx_window_packets = u64::from(q.window_packets.max(1));
+        }
+    }
     if report
         .qps
         .iter()
@@ -173,6 +212,7 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
     let mut scans = Vec::new();
     let mut next_qpn = vec![0x100u32; addrs.len()];
     let mut faults = Vec::new();
+    let mut cnps = Vec::new();
     for (i, q) in report.qps.iter().enumerate() {
         if q.requests == 0 {
             continue;
@@ -227,6 +267,12 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
             .first_request_ns
             .unwrap_or(q.first_ts_ns)
             .saturating_sub(t0);
+        if params.dcqcn_enabled != 0 && kinds[from] == NodeKind::Connectx {
+            cnps.extend(s.cnp_ns.iter().map(|&t| CnpAt {
+                qp: index,
+                at_ns: t.saturating_sub(t0),
+            }));
+        }
         specs.push(QpSpec {
             from,
             to,
@@ -311,6 +357,7 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
             ..ProfilerSpec::default()
         },
         points: Vec::new(),
+        cnps,
     };
     calibrate_propagation(&mut sc, cap, &keys);
     Ok(Derived {

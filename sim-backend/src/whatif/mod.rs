@@ -28,7 +28,8 @@ use rocescope_replay::store::{Ingest, RcAnalyzer, Store};
 
 pub use derive::{Derived, QpKey, derive};
 pub use outcome::{
-    Mismatch, QpOutcome, RunOutcome, TWIN_GOODPUT_TOLERANCE, causes_text, check, relative_gap,
+    Mismatch, QpOutcome, RunOutcome, TWIN_GOODPUT_TOLERANCE, causes_text, check, refusal_text,
+    relative_gap,
 };
 pub use scan::{QpScan, scan};
 pub use toml::to_toml;

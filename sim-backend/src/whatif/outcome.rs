@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use rocescope_decoders::Endpoint;
 use rocescope_decoders::analysis::{EpisodeCause, QpReport, TimeState};
 
 use super::Analysed;
@@ -43,17 +42,7 @@ impl RunOutcome {
         let qps = keys
             .iter()
             .map(|k| {
-                let found = run.report.qps.iter().position(|q| {
-                    if capture {
-                        Endpoint(q.requester).to_string() == k.src_ip
-                            && Endpoint(q.responder).to_string() == k.dst_ip
-                            && q.dest_qp == k.dest_qp
-                    } else {
-                        q.requester == k.sim_src
-                            && q.responder == k.sim_dst
-                            && q.dest_qp == k.sim_dest_qp
-                    }
-                });
+                let found = run.report.qps.iter().position(|q| k.is(q, capture));
                 match found {
                     Some(i) => outcome_of(k, &run.report.qps[i], &scans[i]),
                     None => QpOutcome {
@@ -148,6 +137,22 @@ pub fn check(capture: &RunOutcome, twin: &RunOutcome) -> Vec<Mismatch> {
         }
     }
     out
+}
+
+/// What the what-if says when the twin does not hold: the rule it is held
+/// to, then each QP that departs and why, one a line.
+pub fn refusal_text(mismatches: &[Mismatch]) -> String {
+    let mut text = format!(
+        "the twin does not hold (per QP goodput within {:.0}% and the same episodes by cause), so no prediction:",
+        TWIN_GOODPUT_TOLERANCE * 100.0
+    );
+    for m in mismatches {
+        text.push_str(&format!(
+            "\n  QP {:#x} {} -> {}: {}",
+            m.dest_qp, m.src_ip, m.dst_ip, m.why
+        ));
+    }
+    text
 }
 
 /// What the twin leaves out, told by the state whose share of the span

@@ -47,6 +47,9 @@ pub struct QpScan {
     pub read_max_bytes: u64,
     /// Frames past [`MAX_FRAMES`] not kept: the QP is too long to model.
     pub frames_not_kept: u64,
+    /// Times of the CNPs toward the requester (at most [`MAX_FRAMES`],
+    /// counted among its frames).
+    pub cnp_ns: Vec<u64>,
 }
 
 /// A Go-Back-N pass seen in a QP's requests.
@@ -320,7 +323,11 @@ fn response_row(st: &mut State, r: &Row) {
         return;
     }
     st.scan.response_ts_ns.push(r.ts_ns);
-    if r.flags.contains(Flags::NAK) || r.flags.contains(Flags::CNP) {
+    if r.flags.contains(Flags::CNP) {
+        st.scan.cnp_ns.push(r.ts_ns);
+        return;
+    }
+    if r.flags.contains(Flags::NAK) {
         return;
     }
     let op = r.opcode;

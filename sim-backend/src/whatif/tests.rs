@@ -73,6 +73,33 @@ fn a_twin_that_does_not_hold_names_the_qp_and_why() {
 }
 
 #[test]
+fn a_capture_s_cnps_are_replayed_as_seen_and_its_twin_holds() {
+    // The first ConnectX slowed by CNPs from a queue the second one's
+    // traffic builds, which the capture (at the first) does not show.
+    let (cap, d, m) = twin_of("dcqcn", 2_000_000);
+    let seen = cap.report.counters.np_cnp_sent;
+    assert!(seen > 0, "CNPs in the capture");
+    assert_eq!(d.scenario.cnps.len() as u64, seen);
+    assert!(d.scenario.cnps.iter().all(|c| c.qp == 0));
+    assert_eq!(d.scenario.params.dcqcn_enabled, 1);
+    assert!(m.is_empty(), "{m:?}");
+    let back = Scenario::from_toml(&to_toml(&d.scenario), "twin.toml").unwrap();
+    assert_eq!(back.cnps, d.scenario.cnps);
+    let bad = to_toml(&d.scenario).replace("[[cnp]]\nqp = 0", "[[cnp]]\nqp = 5");
+    let e = Scenario::from_toml(&bad, "twin.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("QP 5 does not exist"), "{e}");
+    // Without them (the switch alone), the twin runs at line rate and is
+    // refused naming the pacing after CNPs.
+    let mut none = d.scenario.clone();
+    none.cnps.clear();
+    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
+    let m = check(&capture, &RunOutcome::of(&run(&none), &d.qp_keys, false));
+    assert!(m.iter().any(|m| m.why.contains("rate_limited")), "{m:?}");
+}
+
+#[test]
 fn the_derived_scenario_reads_back_from_its_toml() {
     let (_, d, _) = twin_of("default", 300_000);
     let text = to_toml(&d.scenario);

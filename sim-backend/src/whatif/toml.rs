@@ -13,7 +13,7 @@ fn snake<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// `sc` as a scenario file: its parameters that differ from the defaults,
-/// nodes, QPs (one `[[qp]]` each), fault rules and sniffer.
+/// nodes, QPs (one `[[qp]]` each), fault rules, CNPs and sniffer.
 pub fn to_toml(sc: &Scenario) -> String {
     let mut s = String::new();
     let q = |t: &str| format!("{t:?}");
@@ -81,6 +81,9 @@ pub fn to_toml(sc: &Scenario) -> String {
             }
         }
         let _ = writeln!(s, "delay_ns = {}", f.delay_ns);
+    }
+    for c in &sc.cnps {
+        let _ = writeln!(s, "\n[[cnp]]\nqp = {}\nat_ns = {}", c.qp, c.at_ns);
     }
     if let Some(sn) = &sc.sniffer {
         let _ = writeln!(

@@ -160,7 +160,20 @@ pub fn check(lesson: &Lesson) -> Result<Vec<StepProblem>, LessonError> {
             None => facts,
         };
         match (a.kind, &a.fact) {
-            (AskKind::Choice, _) => {}
+            // A choice naming a fact: its answer is that fact's word.
+            (AskKind::Choice, Some(fact)) => {
+                let want = a.answer.clone().unwrap_or_default();
+                match facts.get(fact) {
+                    Some(Value::Text(t)) if *t == want => {}
+                    Some(v) => say(format!(
+                        "the question's answer is {want}, but its fact {fact} is {v}"
+                    )),
+                    None => say(format!(
+                        "the question's answer {fact} is not a fact of the run"
+                    )),
+                }
+            }
+            (AskKind::Choice, None) => {}
             (_, Some(fact)) => match facts.get(fact) {
                 Some(Value::Number(_)) => {}
                 Some(v) => say(format!("the question's answer {fact} is {v}, not a number")),

@@ -6,6 +6,7 @@
 //! The format is documented for teachers in assets/lessons/README.md.
 
 pub mod answer;
+pub mod capture;
 pub mod check;
 pub mod facts;
 pub mod points;
@@ -59,6 +60,26 @@ pub enum LessonError {
     /// The simulator stopped with an error (its source thread's words).
     #[error("{message}")]
     Run { message: String },
+    /// Asked about a capture, a lesson that predicts nothing.
+    #[error(
+        "lesson {lesson} asks no prediction (a question with `params`) to put to a capture; the lessons that do: {}",
+        with.join(", ")
+    )]
+    NoPrediction {
+        lesson: String,
+        with: Vec<&'static str>,
+    },
+    /// Asked about a capture, a lesson none of whose predictions can run on one.
+    #[error("lesson {lesson}: no prediction of it can be asked about a capture: {}", why.join("; "))]
+    NoPredictionOnCapture { lesson: String, why: Vec<String> },
+    /// The capture cannot be modelled, or a change not made (whatif's words).
+    #[error("{cause}")]
+    WhatIf {
+        cause: rocescope_sim::whatif::WhatIfError,
+    },
+    /// The capture's twin does not reproduce it: no prediction from it.
+    #[error("{capture}: {why}")]
+    TwinDoesNotHold { capture: String, why: String },
 }
 
 /// One lesson.
@@ -149,7 +170,9 @@ pub enum AskKind {
 pub struct Ask {
     pub question: String,
     pub kind: AskKind,
-    /// The fact holding the right answer (packet and number questions).
+    /// The fact holding the right answer (packet and number questions);
+    /// a choice may name the fact whose word its `answer` is (`--check`
+    /// holds them equal; on a user's capture the fact is the answer).
     pub fact: Option<String>,
     /// Choices, for `kind = "choice"`.
     #[serde(default)]
