@@ -160,7 +160,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Each terminal view at the middle of the file, the index past the cap
     // (rows read back from disk segments where they are).
     let mut views = Vec::new();
-    for view in View::ALL {
+    for view in model.views() {
         model.apply(Command::ShowView(view));
         model.apply(Command::SelectRow(rows / 2));
         model.tick(Instant::now());

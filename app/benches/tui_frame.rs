@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut terminal = Terminal::new(TestBackend::new(200, 50))?;
     let mut ui = UiState::default();
     let frames = 200u32;
-    for view in View::ALL {
+    for view in model.views() {
         model.apply(Command::ShowView(view));
         model.apply(Command::SelectRow(n / 2));
         // Warm up (the first frame also builds the analysis report).

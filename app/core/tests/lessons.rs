@@ -216,14 +216,14 @@ fn every_filter_of_the_course_matches_its_run() {
 /// The first shipped lesson step asking a `kind` question (a prediction,
 /// with parameters, or not): (lesson, step).
 fn first_ask(kind: AskKind, prediction: bool) -> (usize, usize, Lesson) {
-    for (i, l) in lesson::builtin().into_iter().enumerate() {
+    for (i, l) in lesson::builtin().iter().enumerate() {
         let step = l.steps.iter().position(|s| {
             s.ask
                 .as_ref()
                 .is_some_and(|a| a.kind == kind && a.params.is_empty() != prediction)
         });
         if let Some(s) = step {
-            return (i, s, l);
+            return (i, s, l.clone());
         }
     }
     panic!("no shipped lesson asks a {kind:?} question (prediction: {prediction})");

@@ -49,7 +49,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.list {
-        let all: Vec<(&str, Lesson)> = lesson::builtin_files()
+        let all: Vec<(&str, &Lesson)> = lesson::builtin_files()
             .iter()
             .map(|(stem, _)| *stem)
             .zip(lesson::builtin())
@@ -78,10 +78,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.check && args.all {
         let mut failed = 0;
         for (i, (stem, _)) in lesson::builtin_files().iter().enumerate() {
-            let Some(l) = lesson::builtin().into_iter().nth(i) else {
+            let Some(l) = lesson::builtin().get(i) else {
                 bail!("assets/lessons/{stem}.toml does not parse");
             };
-            failed += report_check(&mut out, stem, &l)?;
+            failed += report_check(&mut out, stem, l)?;
         }
         if failed > 0 {
             bail!("{failed} step(s) of the course no longer hold");

@@ -619,7 +619,7 @@ fn a_question_step_is_answered_by_its_buttons() {
     use rocescope_core::lesson::{self, AskKind, check};
     crate::keep_test_progress_apart();
     let (i, step, l) = lesson::builtin()
-        .into_iter()
+        .iter()
         .enumerate()
         .find_map(|(i, l)| {
             let s = l.steps.iter().position(|s| {
@@ -631,7 +631,7 @@ fn a_question_step_is_answered_by_its_buttons() {
         })
         .expect("a shipped lesson asks a choice");
     let ask = l.steps[step].ask.clone().unwrap();
-    let sc = check::scenario(&l, &Default::default()).unwrap();
+    let sc = check::scenario(l, &Default::default()).unwrap();
     let (store, analysis, handle) =
         rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
     store.wait();
@@ -737,7 +737,7 @@ fn a_packet_question_waits_for_the_students_pick() {
     use rocescope_core::lesson::{self, AskKind, check};
     crate::keep_test_progress_apart();
     let (i, step, l) = lesson::builtin()
-        .into_iter()
+        .iter()
         .enumerate()
         .find_map(|(i, l)| {
             let s = l.steps.iter().position(|s| {
@@ -748,7 +748,7 @@ fn a_packet_question_waits_for_the_students_pick() {
             Some((i, s, l))
         })
         .expect("a shipped lesson asks for a packet");
-    let sc = check::scenario(&l, &Default::default()).unwrap();
+    let sc = check::scenario(l, &Default::default()).unwrap();
     let (store, analysis, handle) =
         rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
     store.wait();

@@ -568,7 +568,7 @@ fn choice_step() -> (Model, rocescope_core::lesson::Ask) {
     use rocescope_core::source::{Pace, spawn_sim};
     crate::keep_test_progress_apart();
     let (i, step, l) = lesson::builtin()
-        .into_iter()
+        .iter()
         .enumerate()
         .find_map(|(i, l)| {
             let s = l.steps.iter().position(|s| {
@@ -579,7 +579,7 @@ fn choice_step() -> (Model, rocescope_core::lesson::Ask) {
             Some((i, s, l))
         })
         .expect("a shipped lesson asks a choice");
-    let sc = check::scenario(&l, &Default::default()).unwrap();
+    let sc = check::scenario(l, &Default::default()).unwrap();
     let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, None);
     store.wait();
     crate::keep_test_progress_apart();

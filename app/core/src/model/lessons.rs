@@ -99,7 +99,7 @@ impl Model {
     /// Open shipped lesson `i`: the source layer (`source::steer`) starts
     /// its scenario and applies its first step to that run.
     pub(super) fn open_lesson(&mut self, i: usize) {
-        let Some(l) = crate::lesson::builtin().into_iter().nth(i) else {
+        let Some(l) = crate::lesson::builtin().get(i).cloned() else {
             self.status = format!("no lesson {}", i + 1);
             return;
         };
