@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 
 use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
 use rocescope_replay::{Direction, PcapngWriter, Record};
-use rocescope_sim::{FrameRef, RecordSink};
+use rocescope_sim::{FrameRef, HeaderFrame, RecordSink};
 
 use crate::source::SourceStatus;
 
@@ -31,6 +31,9 @@ enum Item {
         port: u8,
         dir: Option<Direction>,
     },
+    /// The next of the batch's header-only frames (`headers`), written
+    /// on the ingest thread.
+    Header,
     Record(Box<Record>),
     /// A simulation step ended at this simulated time: publish the rows.
     StepEnd {
@@ -45,6 +48,9 @@ enum Item {
 pub(crate) struct SimBatch {
     bytes: Vec<u8>,
     items: Vec<Item>,
+    /// Header-only frames as their fields, in order: the simulator's
+    /// thread only copies the fields, the ingest thread writes the bytes.
+    headers: Vec<HeaderFrame>,
     frames: usize,
 }
 
@@ -64,6 +70,7 @@ impl SimBatch {
     fn clear(&mut self) {
         self.bytes.clear();
         self.items.clear();
+        self.headers.clear();
         self.frames = 0;
     }
 
@@ -79,6 +86,8 @@ impl SimBatch {
         // Frames are counted per step, not per frame: one shared counter
         // touched 4,096 times a batch cost the ingest thread for nothing.
         let mut frames = 0u64;
+        let mut headers = self.headers.iter();
+        let mut header_bytes = [0u8; HeaderFrame::MAX_BYTES];
         for item in self.items.drain(..) {
             match item {
                 Item::Frame {
@@ -96,6 +105,21 @@ impl SimBatch {
                         linktype: 1,
                         port,
                         dir,
+                        file_offset: 0,
+                    };
+                    store.ingest(ingest, &frame);
+                    frames += 1;
+                }
+                Item::Header => {
+                    // One header per item, pushed together by `Feed`.
+                    let Some(h) = headers.next() else { continue };
+                    let frame = IngestFrame {
+                        ts_ns: h.ts_ns,
+                        data: h.write(&mut header_bytes),
+                        origlen: h.orig_len,
+                        linktype: 1,
+                        port: 0,
+                        dir: h.direction,
                         file_offset: 0,
                     };
                     store.ingest(ingest, &frame);
@@ -147,6 +171,26 @@ impl RecordSink for Feed<'_> {
             dir: f.direction,
         });
         b.bytes.extend_from_slice(f.data);
+        b.frames += 1;
+    }
+
+    fn header_frame(&mut self, h: &HeaderFrame) {
+        if self.record.is_some() {
+            // A recording needs the bytes here: written once, for both.
+            let mut bytes = [0u8; HeaderFrame::MAX_BYTES];
+            let data = h.write(&mut bytes);
+            self.frame(FrameRef {
+                ts_ns: h.ts_ns,
+                port: 0,
+                direction: h.direction,
+                orig_len: h.orig_len,
+                data,
+            });
+            return;
+        }
+        let b = &mut *self.batch;
+        b.items.push(Item::Header);
+        b.headers.push(*h);
         b.frames += 1;
     }
 

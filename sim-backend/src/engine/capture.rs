@@ -168,8 +168,9 @@ impl Simulator {
     }
 
     /// A capture of `want` bytes, all within the template's headers: the
-    /// sniffer's accounting, then the headers written into `out_bytes`
-    /// (the same records, bytes and counters as the general path).
+    /// sniffer's accounting, then the headers' fields handed out for the
+    /// sink to write (the same records, bytes and counters as the general
+    /// path).
     fn capture_headers(&mut self, id: u32, dir: Direction, own: CutFlags, tag: bool, want: usize) {
         let now = self.now_ps;
         let p = &self.packets[id as usize];
@@ -179,24 +180,14 @@ impl Simulator {
         let p = &self.packets[id as usize];
         let info = self.ops[usize::from(p.opcode)];
         let fields = self.hdr_fields(p);
-        let orig_len = p.frame_len_bytes;
-        let start = self.out_bytes.len();
-        self.out_bytes.resize(start + template::MAX_HDR, 0);
-        if let Some(dst) = self
-            .out_bytes
-            .get_mut(start..start + template::MAX_HDR)
-            .and_then(|s| <&mut [u8; template::MAX_HDR]>::try_from(s).ok())
-        {
-            template::write_headers(&fields, &info, dst);
-        }
-        self.out_bytes.truncate(start + want);
-        self.out.push(Out::Frame {
-            ts_ns: now / NS,
-            direction: tag.then_some(dir),
-            orig_len,
-            start: start as u32,
-            len: want as u32,
-        });
+        self.out.push(Out::Header(HeaderFrame::new(
+            now / NS,
+            tag.then_some(dir),
+            p.frame_len_bytes,
+            want,
+            info,
+            fields,
+        )));
     }
 
     /// The sniffer's dump buffer for a capture of `cap_len` bytes now:

@@ -43,7 +43,7 @@ mod run;
 mod switch;
 mod transmit;
 
-pub use output::{FrameRef, RecordSink, StoreSink};
+pub use output::{FrameRef, HeaderFrame, RecordSink, StoreSink};
 use output::{Out, Owned};
 
 /// Simulated time in picoseconds.

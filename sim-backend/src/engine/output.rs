@@ -25,6 +25,77 @@ pub trait RecordSink {
     /// A frame one of the scenario's capture points saw
     /// (`crate::points`), in its clock; ignored unless wanted.
     fn point_frame(&mut self, _point: u8, _f: FrameRef<'_>) {}
+    /// A header-only capture (the usual one), its bytes not yet written:
+    /// a sink that hands frames to another thread can write them there
+    /// ([`HeaderFrame::write`]) and spare the simulator's thread. By
+    /// default written now and handed to [`frame`](Self::frame).
+    #[inline]
+    fn header_frame(&mut self, h: &HeaderFrame) {
+        let mut bytes = [0u8; HeaderFrame::MAX_BYTES];
+        let data = h.write(&mut bytes);
+        self.frame(FrameRef {
+            ts_ns: h.ts_ns,
+            port: 0,
+            direction: h.direction,
+            orig_len: h.orig_len,
+            data,
+        });
+    }
+}
+
+/// A captured frame that is only headers, as the fields they are written
+/// from: [`write`](Self::write) gives the same bytes the simulator would
+/// have lent as a [`FrameRef`].
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderFrame {
+    pub ts_ns: u64,
+    pub direction: Option<Direction>,
+    /// Length on the wire.
+    pub orig_len: u32,
+    /// Bytes captured: at most [`HeaderFrame::MAX_BYTES`].
+    len: u8,
+    info: OpInfo,
+    fields: template::HdrFields,
+}
+
+impl HeaderFrame {
+    /// The longest such frame.
+    pub const MAX_BYTES: usize = template::MAX_HDR;
+
+    pub(super) fn new(
+        ts_ns: u64,
+        direction: Option<Direction>,
+        orig_len: u32,
+        len: usize,
+        info: OpInfo,
+        fields: template::HdrFields,
+    ) -> HeaderFrame {
+        HeaderFrame {
+            ts_ns,
+            direction,
+            orig_len,
+            len: len.min(Self::MAX_BYTES) as u8,
+            info,
+            fields,
+        }
+    }
+
+    /// Bytes captured.
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Never true: a capture keeps at least the Ethernet header.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes the frame's bytes into `buf`; returns them.
+    #[inline]
+    pub fn write<'b>(&self, buf: &'b mut [u8; Self::MAX_BYTES]) -> &'b [u8] {
+        template::write_headers(&self.fields, &self.info, buf);
+        &buf[..self.len()]
+    }
 }
 
 /// Every record by value; each frame becomes a `Record::Frame`.
@@ -53,6 +124,8 @@ pub(super) enum Out {
         start: u32,
         len: u32,
     },
+    /// A header-only frame, written by the sink (`RecordSink::header_frame`).
+    Header(HeaderFrame),
     /// A capture point's frame, bytes as for `Frame`.
     PointFrame {
         point: u8,

@@ -380,6 +380,7 @@ impl Simulator {
                         .get(start as usize..(start + len) as usize)
                         .unwrap_or_default(),
                 }),
+                Out::Header(h) => sink.header_frame(&h),
                 Out::PointFrame {
                     point,
                     ts_ns,
