@@ -358,6 +358,7 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
         },
         points: Vec::new(),
         cnps,
+        pauses: Vec::new(),
     };
     calibrate_propagation(&mut sc, cap, &keys);
     Ok(Derived {
