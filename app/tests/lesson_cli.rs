@@ -363,3 +363,24 @@ fn a_capture_s_cnps_replayed_let_a_dcqcn_prediction_run_on_it() {
     assert!(changed > 1.2 * captured, "{captured} -> {changed}: {text}");
     assert!(text.contains("Not quite: the answer is "), "{text}");
 }
+
+/// Lesson 16's prediction (PFC on: how many retransmission episodes?) on a
+/// capture of the shipped pfc scenario: its pauses, from other hosts'
+/// traffic the capture does not show, are replayed as seen, so the twin
+/// holds and the question is asked on it.
+#[test]
+fn a_capture_s_pauses_replayed_let_a_pfc_prediction_run_on_it() {
+    let dir = tmp("own-capture-pfc");
+    let cap = record(
+        &dir,
+        "pfc.pcapng",
+        &["--scenario", "pfc", "--duration", "2ms"],
+    );
+    let out = on_capture("16", &cap, &["0"], "");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let text = stdout(&out);
+    assert!(text.contains("On your capture, episodes is 0."), "{text}");
+    assert!(text.contains("Right."), "{text}");
+    assert!(text.contains("1 of 1 prediction(s)"), "{text}");
+}

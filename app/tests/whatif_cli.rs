@@ -96,6 +96,49 @@ fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
     }
 }
 
+/// A capture paused by PFC frames from traffic it does not carry: the
+/// pauses are replayed as seen, so the twin holds and the exported scenario
+/// carries them.
+#[test]
+fn a_capture_s_pfc_pauses_are_replayed_and_its_twin_holds() {
+    let tmp = rocescope_testkit::temp_dir("whatif-pfc");
+    let cap = record(tmp.path(), "pfc", "2ms");
+    let toml = tmp.path().join("twin.toml");
+    let (ok, out, err) = rocescope(&[
+        "whatif",
+        &cap,
+        "--set",
+        "window_packets=32",
+        "--json",
+        "--export-scenario",
+        toml.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["mismatches"].as_array().unwrap().len(), 0, "{out}");
+    let paused = |run: &str| {
+        v[run]["qps"][0]["time_by_state_ns"]["paused"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(paused("capture") > 0, "{out}");
+    assert!(paused("twin") > 0, "{out}");
+    let exported = std::fs::read_to_string(&toml).unwrap();
+    assert!(
+        exported.contains("[[pause]]") && exported.contains("quanta = "),
+        "{exported}"
+    );
+    // Without PFC the switch sends no pauses: the QP runs unpaused.
+    let (ok, out, err) = rocescope(&["whatif", &cap, "--set", "pfc_enabled=0", "--json"]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["changed"]["qps"][0]["time_by_state_ns"]["paused"].as_u64(),
+        Some(0),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_twin_that_does_not_hold_is_refused_naming_the_qp_and_why() {
     let tmp = rocescope_testkit::temp_dir("whatif-rnr");

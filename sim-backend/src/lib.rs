@@ -29,6 +29,6 @@ pub use engine::{FrameRef, HeaderFrame, QpStats, RecordSink, SimStats, Simulator
 pub use params::{ParamError, ParamInfo, Params};
 pub use points::{PointSpec, PointStores, PointsTruth};
 pub use scenario::{
-    AppOp, CnpAt, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, ProfilerSpec, QpSpec,
-    Scenario, ScenarioError, SnifferSpec,
+    AppOp, CnpAt, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, PauseAt, ProfilerSpec,
+    QpSpec, Scenario, ScenarioError, SnifferSpec,
 };

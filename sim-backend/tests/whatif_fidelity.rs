@@ -18,6 +18,7 @@ const TWINS_HOLD: &[&str] = &[
     "dpi-drop",
     "teaching-basic",
     "dcqcn",
+    "pfc",
 ];
 
 /// Predictions known to miss, and why (FIDELITY.md says so too).

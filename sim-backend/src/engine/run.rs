@@ -483,6 +483,23 @@ impl Simulator {
             let cnp = self.scenario.cnps[i];
             self.schedule(ps_of_ns(cnp.at_ns), Event::CnpAt(cnp.qp as u32));
         }
+        // The switch sends PFC frames only where PFC is on: a run with it
+        // off has none of a capture's.
+        let pauses = if self.params.pfc_enabled != 0 {
+            self.scenario.pauses.len()
+        } else {
+            0
+        };
+        for i in 0..pauses {
+            let p = self.scenario.pauses[i];
+            self.schedule(
+                ps_of_ns(p.at_ns),
+                Event::PauseArrive {
+                    node: p.node as u16,
+                    quanta: p.quanta,
+                },
+            );
+        }
         for c in 0..self.conns.len() {
             for state in [QpState::Init, QpState::Rtr, QpState::Rts] {
                 self.conns[c].state = state;

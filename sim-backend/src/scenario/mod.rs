@@ -279,6 +279,23 @@ pub struct Scenario {
     pub points: Vec<crate::points::PointSpec>,
     /// CNPs delivered at given times (`[[cnp]]`); none by default.
     pub cnps: Vec<CnpAt>,
+    /// PFC frames delivered at given times (`[[pause]]`); none by default.
+    pub pauses: Vec<PauseAt>,
+}
+
+/// A PFC frame (priority 3) from the switch that reaches node `node` at
+/// `at_ns`, holding its transmitter for `quanta` (512 bit times each),
+/// whatever the switch's queues: a capture's pauses replayed by `whatif`,
+/// whose cause (other hosts' traffic into the switch) is not in the
+/// scenario. Sent only where PFC is on (`pfc_enabled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PauseAt {
+    /// The node (index among the scenario's nodes).
+    pub node: usize,
+    /// When it reaches the node.
+    pub at_ns: u64,
+    /// Its hold, in quanta of 512 bit times.
+    pub quanta: u16,
 }
 
 /// A CNP the requester of QP `qp` receives at `at_ns`, whatever the switch
@@ -483,6 +500,7 @@ impl Scenario {
             qps: vec![spec; qps.max(1)],
             faults: Vec::new(),
             cnps: Vec::new(),
+            pauses: Vec::new(),
             sniffer: None,
             profiler: ProfilerSpec {
                 enabled: false,

@@ -32,6 +32,16 @@ struct RawScenario {
     point: Vec<crate::points::RawPoint>,
     #[serde(default)]
     cnp: Vec<RawCnp>,
+    #[serde(default)]
+    pause: Vec<RawPause>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPause {
+    node: String,
+    at_ns: i64,
+    quanta: i64,
 }
 
 #[derive(Deserialize)]
@@ -554,6 +564,26 @@ impl Scenario {
                 at_ns: nonneg(&ctx, &p("at_ns"), Some(c.at_ns), 0)?,
             });
         }
+        let mut pauses = Vec::new();
+        for (i, p) in raw.pause.iter().enumerate() {
+            let path = |k: &'static str| [Seg::Key("pause"), Seg::Index(i), Seg::Key(k)];
+            let node = node_index(&ctx, &path("node"), &nodes, &p.node)?;
+            let quanta = u16::try_from(p.quanta).map_err(|_| {
+                ctx.err(
+                    &path("quanta"),
+                    format!(
+                        "{} quanta is not a PFC pause time (0 ..= {})",
+                        p.quanta,
+                        u16::MAX
+                    ),
+                )
+            })?;
+            pauses.push(PauseAt {
+                node,
+                at_ns: nonneg(&ctx, &path("at_ns"), Some(p.at_ns), 0)?,
+                quanta,
+            });
+        }
         let scenario = Scenario {
             name: raw.name.unwrap_or_else(|| file.to_owned()),
             description: raw.description.unwrap_or_default(),
@@ -568,6 +598,7 @@ impl Scenario {
             profiler,
             points,
             cnps,
+            pauses,
         };
         scenario
             .check_params()

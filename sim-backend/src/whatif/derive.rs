@@ -7,12 +7,12 @@ use std::collections::BTreeSet;
 use rocescope_decoders::Endpoint;
 use rocescope_decoders::analysis::{EpisodeCause, TimeState, WindowFrom};
 
-use super::scan::{QpScan, scan};
+use super::scan::{QpScan, pauses_received, scan};
 use super::{Analysed, WhatIfError, run};
 use crate::scenario::{FaultAt, ProfilerSpec};
 use crate::{
-    AppOp, CnpAt, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, Params, QpSpec,
-    Scenario, SnifferSpec,
+    AppOp, CnpAt, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, Params, PauseAt,
+    QpSpec, Scenario, SnifferSpec,
 };
 
 /// A capture QP's name and the name the simulator gives its twin.
@@ -323,6 +323,17 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
             let n = |n: usize| specs.iter().filter(|q| q.from == n || q.to == n).count();
             (0..addrs.len()).fold(0, |best, i| if n(i) > n(best) { i } else { best })
         });
+    // Pauses as seen: each PFC frame the capture's host received reaches the
+    // capture point's node at its time, since the queue that sent it (other
+    // hosts' traffic into the switch) is not in the capture.
+    let seen = pauses_received(&cap.store).map_err(|message| WhatIfError::Unmodelable {
+        path: name.into(),
+        message,
+    })?;
+    let pauses = replayed_pauses(&seen, t0, params.link_gbps, sniffer_node);
+    if !pauses.is_empty() {
+        params.pfc_enabled = 1;
+    }
     let nodes = addrs
         .iter()
         .zip(&kinds)
@@ -358,6 +369,7 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
         },
         points: Vec::new(),
         cnps,
+        pauses,
     };
     calibrate_propagation(&mut sc, cap, &keys);
     Ok(Derived {
@@ -366,6 +378,33 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
         scans,
         assumed,
     })
+}
+
+/// The pauses `seen` as the engine replays them at `node`: times from
+/// `t0`; a release (0 quanta) cuts the pause before it short, as the
+/// engine's pauses only hold.
+fn replayed_pauses(
+    seen: &[super::scan::PauseSeen],
+    t0: u64,
+    link_gbps: f64,
+    node: usize,
+) -> Vec<PauseAt> {
+    let quantum_ns = 512.0 / link_gbps.max(1e-9);
+    let mut out: Vec<PauseAt> = Vec::new();
+    for p in seen {
+        let at_ns = p.ts_ns.saturating_sub(t0);
+        if p.quanta > 0 {
+            out.push(PauseAt {
+                node,
+                at_ns,
+                quanta: p.quanta,
+            });
+        } else if let Some(last) = out.last_mut() {
+            let held = ((at_ns.saturating_sub(last.at_ns)) as f64 / quantum_ns).ceil() as u64;
+            last.quanta = last.quanta.min(held.clamp(1, u64::from(u16::MAX)) as u16);
+        }
+    }
+    out
 }
 
 /// The source address of the first RoCE frame the capture marks as sent

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use rocescope_decoders::analysis::Report;
 use rocescope_decoders::psn::psn_diff;
 use rocescope_decoders::{DecodeConfig, LinkLayer, decode};
+use rocescope_replay::Direction;
 use rocescope_replay::store::{ConvKey, Flags, Row, Store};
 
 /// What one requester QP's frames show.
@@ -214,6 +215,67 @@ pub fn scan(store: &Store, report: &Report) -> Vec<QpScan> {
         at = end;
     }
     states.into_iter().map(|s| s.scan).collect()
+}
+
+/// A PFC or PAUSE frame the capture's host received.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PauseSeen {
+    pub ts_ns: u64,
+    /// Its hold in quanta of 512 bit times (the longest of its classes;
+    /// 0 releases the link).
+    pub quanta: u16,
+}
+
+/// The longest frame read back as a possible PAUSE or PFC frame: those are
+/// minimum-size MAC Control frames (64 bytes, 68 with a VLAN tag).
+const MAX_PAUSE_FRAME_BYTES: u32 = 128;
+
+/// The PFC and PAUSE frames `store` shows its host received (not those it
+/// sent: they hold the switch), read back from their bytes (the rows keep
+/// no quanta); `Err` says why they cannot all be (a frame unreadable, more
+/// than [`MAX_FRAMES`]).
+pub fn pauses_received(store: &Store) -> Result<Vec<PauseSeen>, String> {
+    let mut out = Vec::new();
+    let mut not_kept = 0u64;
+    let mut rows: Vec<Row> = Vec::new();
+    let len = store.len();
+    let mut at = store.first_row();
+    while at < len {
+        let end = (at + 65_536).min(len);
+        rows.clear();
+        store.rows(at..end, &mut rows);
+        for (k, r) in rows.iter().enumerate() {
+            if r.flags.contains(Flags::ROCE)
+                || r.dir == Some(Direction::Tx)
+                || r.caplen > MAX_PAUSE_FRAME_BYTES
+            {
+                continue;
+            }
+            let index = at + k as u64;
+            let bytes = store
+                .frame_bytes(index)
+                .map_err(|e| format!("frame {index} (a possible PFC frame): {e}"))?;
+            let p = decode(&bytes, LinkLayer::Ethernet, &DecodeConfig::default());
+            let Some(quanta) = p.pause_quanta() else {
+                continue;
+            };
+            if out.len() == MAX_FRAMES {
+                not_kept += 1;
+                continue;
+            }
+            out.push(PauseSeen {
+                ts_ns: r.ts_ns,
+                quanta,
+            });
+        }
+        at = end;
+    }
+    if not_kept > 0 {
+        return Err(format!(
+            "more than {MAX_FRAMES} PFC frames ({not_kept} more): too many to replay; cut the capture"
+        ));
+    }
+    Ok(out)
 }
 
 fn request_row(st: &mut State, r: &Row, reth: Option<(u64, u64)>) {

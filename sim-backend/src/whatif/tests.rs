@@ -67,9 +67,81 @@ fn a_twin_that_does_not_hold_names_the_qp_and_why() {
     assert!(!m.is_empty());
     assert_eq!(m[0].dest_qp, 0x100);
     assert!(m[0].why.contains("rnr_wait"), "{}", m[0].why);
-    // PFC pauses from traffic the capture does not carry.
-    let (_, _, m) = twin_of("pfc", 2_000_000);
+}
+
+#[test]
+fn a_capture_s_pauses_are_replayed_as_seen_and_its_twin_holds() {
+    // Three senders into one port: the switch pauses alice (the capture
+    // point) because of bob's and carol's traffic, which the capture does
+    // not carry.
+    let (cap, d, m) = twin_of("pfc", 2_000_000);
+    let seen = scan::pauses_received(&cap.store).unwrap();
+    assert!(!seen.is_empty(), "PFC frames in the capture");
+    assert_eq!(d.scenario.pauses.len(), seen.len());
+    let node = d.scenario.sniffer.as_ref().unwrap().node;
+    assert!(d.scenario.pauses.iter().all(|p| p.node == node));
+    assert!(
+        d.scenario
+            .pauses
+            .iter()
+            .zip(&seen)
+            .all(|(p, s)| p.quanta == s.quanta && p.quanta > 0)
+    );
+    assert!(m.is_empty(), "{m:?}");
+    let text = to_toml(&d.scenario);
+    let back = Scenario::from_toml(&text, "twin.toml").unwrap();
+    assert_eq!(back.pauses, d.scenario.pauses);
+    // Without them (its own traffic alone fills no queue), the twin runs
+    // unpaused and is refused naming the pauses.
+    let mut none = d.scenario.clone();
+    none.pauses.clear();
+    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
+    let m = check(&capture, &RunOutcome::of(&run(&none), &d.qp_keys, false));
     assert!(m.iter().any(|m| m.why.contains("paused")), "{m:?}");
+}
+
+#[test]
+fn a_pause_key_holds_the_node_for_its_quanta_and_bad_ones_name_themselves() {
+    // One WRITE stream; a pause of 20 µs at 100 µs holds its sender.
+    let base = "name = \"p\"\nduration_ns = 400000\n\n[params]\npfc_enabled = 1\n\n[[node]]\nname = \"a\"\nkind = \"balboa\"\n\n[[node]]\nname = \"b\"\nkind = \"balboa\"\n\n[[qp]]\nfrom = \"a\"\nto = \"b\"\nop = \"write\"\nsize_bytes = 65536\nqueue_depth = 2\n\n[sniffer]\nnode = \"a\"\n";
+    let plain = Scenario::from_toml(base, "p.toml").unwrap();
+    // 20 µs at 100 Gb/s is 20_000 * 100 / 512 quanta.
+    let quanta = (20_000.0 * plain.params.link_gbps / 512.0) as u64;
+    let paused = format!("{base}\n[[pause]]\nnode = \"a\"\nat_ns = 100000\nquanta = {quanta}\n");
+    let sc = Scenario::from_toml(&paused, "p.toml").unwrap();
+    assert_eq!(
+        sc.pauses,
+        vec![crate::PauseAt {
+            node: 0,
+            at_ns: 100_000,
+            quanta: quanta as u16
+        }]
+    );
+    let paused_ns = |sc: &Scenario| {
+        let r = run(sc).report;
+        r.qps[0].states.totals_ns[rocescope_decoders::analysis::TimeState::Paused as usize]
+    };
+    assert_eq!(paused_ns(&plain), 0);
+    let held = paused_ns(&sc);
+    assert!((15_000..=21_000).contains(&held), "{held} ns paused");
+    // The sniffer sees the PFC frame, as the capture's host would.
+    let seen = scan::pauses_received(&run(&sc).store).unwrap();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(u64::from(seen[0].quanta), quanta);
+    // With PFC off the switch sends none.
+    let mut off = sc.clone();
+    off.set("pfc_enabled", "0").unwrap();
+    assert_eq!(paused_ns(&off), 0);
+    for (bad, says) in [
+        ("node = \"a\"\nat_ns = 1\nquanta = 70000", "[0].quanta"),
+        ("node = \"z\"\nat_ns = 1\nquanta = 1", "no node named `z`"),
+        ("node = \"a\"\nat_ns = -1\nquanta = 1", "[0].at_ns"),
+    ] {
+        let e = Scenario::from_toml(&format!("{base}\n[[pause]]\n{bad}\n"), "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
 }
 
 #[test]

@@ -13,7 +13,8 @@ fn snake<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// `sc` as a scenario file: its parameters that differ from the defaults,
-/// nodes, QPs (one `[[qp]]` each), fault rules, CNPs and sniffer.
+/// nodes, QPs (one `[[qp]]` each), fault rules, CNPs, pauses and
+/// sniffer.
 pub fn to_toml(sc: &Scenario) -> String {
     let mut s = String::new();
     let q = |t: &str| format!("{t:?}");
@@ -84,6 +85,15 @@ pub fn to_toml(sc: &Scenario) -> String {
     }
     for c in &sc.cnps {
         let _ = writeln!(s, "\n[[cnp]]\nqp = {}\nat_ns = {}", c.qp, c.at_ns);
+    }
+    for p in &sc.pauses {
+        let _ = writeln!(
+            s,
+            "\n[[pause]]\nnode = {}\nat_ns = {}\nquanta = {}",
+            q(&sc.nodes[p.node].name),
+            p.at_ns,
+            p.quanta
+        );
     }
     if let Some(sn) = &sc.sniffer {
         let _ = writeln!(
