@@ -25,6 +25,7 @@ use super::{PointInput, PointSummary, PointsConfig, PointsError};
 const VOTE_WINDOWS: usize = 16;
 /// Windows the clocks are fitted over.
 const FIT_WINDOWS: usize = 64;
+const _: () = assert!(FIT_WINDOWS.is_multiple_of(VOTE_WINDOWS));
 /// A point is aligned against another when they share at least this
 /// many frames.
 const MIN_SHARED: u64 = 8;
@@ -492,7 +493,10 @@ fn directions(
                             }
                             let pair = flows.pair_of[flow as usize] as usize;
                             let from_lo = flows.from_lo[flow as usize];
-                            let w = window_of(a.ts, sp.first[i], sp.len[i], VOTE_WINDOWS);
+                            // floor(floor(64 x) / 4) = floor(16 x): the vote's
+                            // window from the clock's, one division fewer.
+                            let w_fit = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS);
+                            let w = w_fit / (FIT_WINDOWS / VOTE_WINDOWS);
                             let d = b.ts as i64 - a.ts as i64;
                             let slot =
                                 ((pair * n + i) * n + j) * VOTE_WINDOWS + w.min(VOTE_WINDOWS - 1);
@@ -508,8 +512,7 @@ fn directions(
                             }
                             let ser = (j - i) as f64 * serialisation_ns(a.wire_len(), gbps);
                             let x = a.ts.saturating_sub(sp.first[i]) as f64;
-                            let w = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS)
-                                .min(FIT_WINDOWS - 1);
+                            let w = w_fit.min(FIT_WINDOWS - 1);
                             // Near zero: the clocks may differ by an epoch.
                             let d = (d - pair_base(sp, i, j)) as f64;
                             let Some(c) = cand.get_mut(cand_slot(pair, from_lo, n, i, j, w)) else {
