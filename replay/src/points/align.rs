@@ -25,6 +25,7 @@ use super::{PointInput, PointSummary, PointsConfig, PointsError};
 const VOTE_WINDOWS: usize = 16;
 /// Windows the clocks are fitted over.
 const FIT_WINDOWS: usize = 64;
+const _: () = assert!(FIT_WINDOWS.is_multiple_of(VOTE_WINDOWS));
 /// A point is aligned against another when they share at least this
 /// many frames.
 const MIN_SHARED: u64 = 8;
@@ -141,6 +142,35 @@ const EMPTY: Window = Window {
     tv: 0.0,
 };
 
+/// A window's minima from the flows of one address pair going one way,
+/// taken in the direction votes' pass before the direction is known: each
+/// way's value as it would be if that way runs in path order (`u`) or
+/// against it (`v`), with the place in the thread's entries where it was
+/// first reached, so that the windows made of them once the directions are
+/// decided are the ones a second pass over the entries would make.
+#[derive(Debug, Clone, Copy)]
+struct Cand {
+    w: Window,
+    at_u: usize,
+    at_v: usize,
+}
+
+const CAND_EMPTY: Cand = Cand {
+    w: EMPTY,
+    at_u: usize::MAX,
+    at_v: usize::MAX,
+};
+
+/// Candidate windows a thread keeps at most (48 bytes each): with more
+/// address pairs than fit, the clocks take a pass of their own instead.
+const MAX_CANDS: usize = 1 << 16;
+
+/// The candidates' slot: address pair, its way, point pair, window.
+#[inline]
+fn cand_slot(pair: usize, from_lo: bool, n: usize, i: usize, j: usize, w: usize) -> usize {
+    (((pair * 2 + usize::from(from_lo)) * n + i) * n + j) * FIT_WINDOWS + w
+}
+
 /// The window of `ts` in a span starting at `first` of `len` ns.
 #[inline]
 fn window_of(ts: u64, first: u64, len: u64, windows: usize) -> usize {
@@ -195,7 +225,7 @@ pub(super) fn align(
 ) -> Result<Aligned, PointsError> {
     let n = inputs.len();
     let sp = spans(inputs);
-    let shared = directions(inputs, &mut flows, groups, &sp);
+    let (shared, windows) = directions(inputs, &mut flows, groups, &sp, cfg);
     let mut warnings = Vec::new();
     // Points sharing no frame with any other: said, and left out.
     let mut alone = Vec::new();
@@ -220,7 +250,7 @@ pub(super) fn align(
         ));
     }
     let t0 = sp.first[0];
-    let fits = fit_pairs(inputs, &flows, groups, &sp, cfg);
+    let fits = fit_pairs(inputs, &flows, groups, &sp, cfg, windows);
     let mut maps = vec![Mapping::None; n];
     let mut summaries: Vec<PointSummary> = inputs
         .iter()
@@ -405,23 +435,31 @@ fn fmt_ms(ns: i64) -> String {
 }
 
 /// One thread's share of the votes: per slot the smallest difference
-/// each way, and the frames each point pair shares.
-type VotePart = (Vec<(i64, i64)>, Vec<u64>);
+/// each way, the frames each point pair shares, and its candidate windows
+/// of the clocks (empty when they take a pass of their own).
+type VotePart = (Vec<(i64, i64)>, Vec<u64>, Vec<Cand>);
 
 /// Votes each address pair's orientation and counts the frames each
-/// point pair shares (`shared[p * n + q]`).
+/// point pair shares (`shared[p * n + q]`); in the same pass, while there
+/// are few enough address pairs, the clocks' windows of every way each
+/// pair may turn out to run (see [`Cand`]): each thread's windows, ready
+/// for [`fit_pairs`].
 fn directions(
     inputs: &[PointInput<'_>],
     flows: &mut Flows,
     groups: &Groups,
     sp: &Spans,
-) -> Vec<u64> {
+    cfg: &PointsConfig,
+) -> (Vec<u64>, Option<Vec<Vec<Window>>>) {
     let n = inputs.len();
     let pairs = flows.pairs.len();
     // Per address pair and point pair (i < j): per window the smallest
     // `t_j - t_i` of frames from the pair's lower address, and of frames
     // from its higher one.
     let slots = pairs * n * n * VOTE_WINDOWS;
+    let cands = pairs * 2 * n * n * FIT_WINDOWS;
+    let with_clocks = cands <= MAX_CANDS;
+    let gbps = cfg.link_gbps;
     // Most sessions have none: the pairs then skip the question.
     let any_ordinal = inputs.iter().any(|p| p.ordinal);
     let parts: Vec<VotePart> = std::thread::scope(|s| {
@@ -432,7 +470,16 @@ fn directions(
                 s.spawn(move || {
                     let mut mins = vec![(i64::MAX, i64::MAX); slots];
                     let mut shared = vec![0u64; n * n];
+                    let mut cand = if with_clocks {
+                        vec![CAND_EMPTY; cands]
+                    } else {
+                        Vec::new()
+                    };
+                    // Where the group starts among the entries.
+                    let mut next_at = 0usize;
                     for_each_group(entries, |g| {
+                        let at = next_at;
+                        next_at += g.len();
                         unique_pairs(g, |a, b| {
                             let (i, j) = (a.point(), b.point());
                             shared[i * n + j] += 1;
@@ -446,7 +493,10 @@ fn directions(
                             }
                             let pair = flows.pair_of[flow as usize] as usize;
                             let from_lo = flows.from_lo[flow as usize];
-                            let w = window_of(a.ts, sp.first[i], sp.len[i], VOTE_WINDOWS);
+                            // floor(floor(64 x) / 4) = floor(16 x): the vote's
+                            // window from the clock's, one division fewer.
+                            let w_fit = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS);
+                            let w = w_fit / (FIT_WINDOWS / VOTE_WINDOWS);
                             let d = b.ts as i64 - a.ts as i64;
                             let slot =
                                 ((pair * n + i) * n + j) * VOTE_WINDOWS + w.min(VOTE_WINDOWS - 1);
@@ -457,9 +507,31 @@ fn directions(
                                     m.1 = m.1.min(d);
                                 }
                             }
+                            if !with_clocks {
+                                return;
+                            }
+                            let ser = (j - i) as f64 * serialisation_ns(a.wire_len(), gbps);
+                            let x = a.ts.saturating_sub(sp.first[i]) as f64;
+                            let w = w_fit.min(FIT_WINDOWS - 1);
+                            // Near zero: the clocks may differ by an epoch.
+                            let d = (d - pair_base(sp, i, j)) as f64;
+                            let Some(c) = cand.get_mut(cand_slot(pair, from_lo, n, i, j, w)) else {
+                                return;
+                            };
+                            let (u, v) = (d - ser, -d - ser);
+                            if u < c.w.u {
+                                c.w.u = u;
+                                c.w.tu = x;
+                                c.at_u = at;
+                            }
+                            if v < c.w.v {
+                                c.w.v = v;
+                                c.w.tv = x;
+                                c.at_v = at;
+                            }
                         });
                     });
-                    (mins, shared)
+                    (mins, shared, cand)
                 })
             })
             .collect();
@@ -467,7 +539,7 @@ fn directions(
     });
     let mut mins = vec![(i64::MAX, i64::MAX); slots];
     let mut shared = vec![0u64; n * n];
-    for (m, s) in parts {
+    for (m, s, _) in &parts {
         for (a, b) in mins.iter_mut().zip(m) {
             a.0 = a.0.min(b.0);
             a.1 = a.1.min(b.1);
@@ -495,7 +567,48 @@ fn directions(
         };
     }
     flows.settle(inputs.len());
-    shared
+    let wins = with_clocks.then(|| {
+        parts
+            .iter()
+            .map(|(_, _, cand)| decided_windows(flows, cand, n))
+            .collect()
+    });
+    (shared, wins)
+}
+
+/// One thread's clock windows from its candidates, the directions decided:
+/// a frame going in path order gives its way's `u`, one coming back its
+/// `v`; of equal values the one first reached in the thread's entries, as
+/// a pass over them in order would keep.
+fn decided_windows(flows: &Flows, cand: &[Cand], n: usize) -> Vec<Window> {
+    let mut wins = vec![EMPTY; n * n * FIT_WINDOWS];
+    let mut at = vec![(usize::MAX, usize::MAX); n * n * FIT_WINDOWS];
+    for (pair, p) in flows.pairs.iter().enumerate() {
+        let Some(lo_forward) = p.lo_forward else {
+            continue;
+        };
+        for from_lo in [false, true] {
+            let forward = lo_forward == from_lo;
+            for k in 0..n * n * FIT_WINDOWS {
+                let Some(c) = cand.get(cand_slot(pair, from_lo, n, 0, 0, 0) + k) else {
+                    continue;
+                };
+                let (w, a) = (&mut wins[k], &mut at[k]);
+                if forward {
+                    if c.w.u < w.u || (c.w.u == w.u && c.at_u < a.0) {
+                        w.u = c.w.u;
+                        w.tu = c.w.tu;
+                        a.0 = c.at_u;
+                    }
+                } else if c.w.v < w.v || (c.w.v == w.v && c.at_v < a.1) {
+                    w.v = c.w.v;
+                    w.tv = c.w.tv;
+                    a.1 = c.at_v;
+                }
+            }
+        }
+    }
+    wins
 }
 
 /// A fitted line of `t_j - t_i` against `t_i - first_i`.
@@ -509,18 +622,60 @@ struct Fit {
 }
 
 /// The clock of every point pair `i < j` that shares frames both ways
-/// (or one way, said so): `fits[i * n + j]`.
+/// (or one way, said so): `fits[i * n + j]`. From each thread's windows
+/// when the direction votes made them, else from a pass of its own.
 fn fit_pairs(
     inputs: &[PointInput<'_>],
     flows: &Flows,
     groups: &Groups,
     sp: &Spans,
     cfg: &PointsConfig,
+    made: Option<Vec<Vec<Window>>>,
 ) -> Vec<Option<Fit>> {
+    let n = inputs.len();
+    let parts = match made {
+        Some(parts) => parts,
+        None => window_pass(inputs, flows, groups, sp, cfg),
+    };
+    let mut wins = vec![EMPTY; n * n * FIT_WINDOWS];
+    for part in parts {
+        for (a, b) in wins.iter_mut().zip(part) {
+            if b.u < a.u {
+                a.u = b.u;
+                a.tu = b.tu;
+            }
+            if b.v < a.v {
+                a.v = b.v;
+                a.tv = b.tv;
+            }
+        }
+    }
+    let mut fits = vec![None; n * n];
+    for i in 0..n {
+        for j in i + 1..n {
+            let w = &wins[(i * n + j) * FIT_WINDOWS..(i * n + j + 1) * FIT_WINDOWS];
+            fits[i * n + j] = fit_windows(w).map(|f| Fit {
+                base: f.base + pair_base(sp, i, j),
+                ..f
+            });
+        }
+    }
+    fits
+}
+
+/// Each thread's clock windows in a pass of their own, the directions
+/// decided (with more address pairs than [`MAX_CANDS`] allows).
+fn window_pass(
+    inputs: &[PointInput<'_>],
+    flows: &Flows,
+    groups: &Groups,
+    sp: &Spans,
+    cfg: &PointsConfig,
+) -> Vec<Vec<Window>> {
     let n = inputs.len();
     let gbps = cfg.link_gbps;
     let any_ordinal = inputs.iter().any(|p| p.ordinal);
-    let parts: Vec<Vec<Window>> = std::thread::scope(|s| {
+    std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .all()
             .map(|entries| {
@@ -568,31 +723,7 @@ fn fit_pairs(
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    let mut wins = vec![EMPTY; n * n * FIT_WINDOWS];
-    for part in parts {
-        for (a, b) in wins.iter_mut().zip(part) {
-            if b.u < a.u {
-                a.u = b.u;
-                a.tu = b.tu;
-            }
-            if b.v < a.v {
-                a.v = b.v;
-                a.tv = b.tv;
-            }
-        }
-    }
-    let mut fits = vec![None; n * n];
-    for i in 0..n {
-        for j in i + 1..n {
-            let w = &wins[(i * n + j) * FIT_WINDOWS..(i * n + j + 1) * FIT_WINDOWS];
-            fits[i * n + j] = fit_windows(w).map(|f| Fit {
-                base: f.base + pair_base(sp, i, j),
-                ..f
-            });
-        }
-    }
-    fits
+    })
 }
 
 /// What `t_j - t_i` is measured from: the points' first frames apart.
@@ -824,4 +955,56 @@ fn order_map(
     per_frame.sort_by(f64::total_cmp);
     let spacing = per_frame.get(per_frame.len() / 2).copied().unwrap_or(0.0);
     Some(Mapping::Order(kept, spacing))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::points::journey::AddrPair;
+
+    fn flows_with(dirs: &[Option<bool>]) -> Flows {
+        let mut flows = Flows::default();
+        flows.pairs = dirs
+            .iter()
+            .map(|&lo_forward| AddrPair {
+                seen: 0b11,
+                lo_forward,
+            })
+            .collect();
+        flows
+    }
+
+    #[test]
+    fn decided_windows_are_what_a_second_pass_keeps() {
+        let n = 2;
+        // Pair 0 runs from its lower address in path order, pair 1 from
+        // its higher one, pair 2 undecided.
+        let flows = flows_with(&[Some(true), Some(false), None]);
+        let mut cand = vec![CAND_EMPTY; 3 * 2 * n * n * FIT_WINDOWS];
+        let mut put = |pair, from_lo, w, (u, tu, at_u), (v, tv, at_v)| {
+            cand[cand_slot(pair, from_lo, n, 0, 1, w)] = Cand {
+                w: Window { u, tu, v, tv },
+                at_u,
+                at_v,
+            };
+        };
+        // Window 0: both pairs' forward ways reach u = 5; pair 1's first
+        // in the entries. Their backward ways: pair 0's lower v.
+        put(0, true, 0, (5.0, 10.0, 40), (9.0, 11.0, 40));
+        put(1, false, 0, (5.0, 20.0, 30), (8.0, 21.0, 30));
+        put(0, false, 0, (1.0, 30.0, 10), (2.0, 31.0, 10));
+        put(1, true, 0, (0.5, 40.0, 20), (3.0, 41.0, 20));
+        // Window 1: only the undecided pair.
+        put(2, true, 1, (1.0, 50.0, 0), (1.0, 51.0, 0));
+        let wins = decided_windows(&flows, &cand, n);
+        let w0 = wins[FIT_WINDOWS];
+        assert_eq!(
+            (w0.u, w0.tu),
+            (5.0, 20.0),
+            "a tie goes to the first reached"
+        );
+        assert_eq!((w0.v, w0.tv), (2.0, 31.0), "the ways back give v");
+        let w1 = wins[FIT_WINDOWS + 1];
+        assert!(w1.u.is_infinite() && w1.v.is_infinite());
+    }
 }
