@@ -33,6 +33,7 @@
 //! the serialisation, give the offset as half their difference.
 
 mod align;
+mod fit;
 mod group;
 mod journey;
 mod latency;
