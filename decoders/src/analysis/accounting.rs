@@ -408,8 +408,11 @@ impl RcAnalysis {
     }
 
     /// [`RcAnalysis::account_request`] in the steady state (most
-    /// requests): a WRITE or SEND of a QP with no episode, its window known
-    /// as of the facts' epoch. False, having changed nothing, otherwise.
+    /// requests): a new request of a QP with no episode and no tier, its
+    /// window known as of the facts' epoch. False, having changed nothing,
+    /// otherwise. A QP that has sent READs takes a path of its own, out of
+    /// line (its count reads the READ responses, its waits are cut by
+    /// them), so that a WRITE's stays as short as it is.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn steady_request(
@@ -422,6 +425,56 @@ impl RcAnalysis {
         mid_message: Option<bool>,
         port: Option<u8>,
     ) -> bool {
+        if self.flows[id as usize].reads {
+            return self.steady_read_request(
+                id,
+                ts_ns,
+                frame_bytes,
+                resend,
+                end,
+                mid_message,
+                port,
+            );
+        }
+        self.steady_request_of::<false>(id, ts_ns, frame_bytes, resend, end, mid_message, port)
+    }
+
+    /// [`RcAnalysis::steady_request`] of a QP that has sent READs.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn steady_read_request(
+        &mut self,
+        id: u32,
+        ts_ns: u64,
+        frame_bytes: u32,
+        resend: bool,
+        end: &WaitEnd,
+        mid_message: Option<bool>,
+        port: Option<u8>,
+    ) -> bool {
+        self.steady_request_of::<true>(id, ts_ns, frame_bytes, resend, end, mid_message, port)
+    }
+
+    /// [`RcAnalysis::steady_request`], for a QP that has sent READs or
+    /// not (`READS`). Without READs, a wait [`Acct::steady_request`]
+    /// cannot label in one pass takes the general path; with them (a wait
+    /// cut by READ responses), it is closed as the general path does
+    /// without its set-up ([`Acct::steady_cut`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn steady_request_of<const READS: bool>(
+        &mut self,
+        id: u32,
+        ts_ns: u64,
+        frame_bytes: u32,
+        resend: bool,
+        end: &WaitEnd,
+        mid_message: Option<bool>,
+        port: Option<u8>,
+    ) -> bool {
+        // READ responses received in order count as the requester takes
+        // them (the count the general path reads).
+        let read_count = if READS { self.acct_outstanding(id) } else { 0 };
         let f = &self.flows[id as usize];
         let Some(a) = self.accts.get_mut(f.acct as usize) else {
             return false;
@@ -431,7 +484,6 @@ impl RcAnalysis {
             || end.rnr_from.is_some()
             || end.recovering_from.is_some()
             || f.episode.is_some()
-            || f.reads
             || a.facts.0 != self.facts_epoch
             || port.is_some_and(|p| a.port != Some(p))
         {
@@ -440,20 +492,41 @@ impl RcAnalysis {
         let Some(h) = self.hosts.get(f.src_host as usize) else {
             return false;
         };
+        let own = wire_bytes(frame_bytes);
         let s = Steady {
             ts_ns,
-            end_ns: ts_ns + wire_ns(wire_bytes(frame_bytes), self.fs_per_byte),
+            end_ns: ts_ns + wire_ns(own, self.fs_per_byte),
             span: end.span,
             held: end.held,
             mid_message,
             window: a.facts.1,
-            outstanding_after: f.outstanding_psns(),
+            outstanding_after: if READS {
+                read_count
+            } else {
+                f.outstanding_psns()
+            },
             busy_bytes: h.busy_bytes,
             pauses: &self.pauses,
             pause_reach_ns: self.pause_reach_ns,
             frames: &h.frames,
         };
-        a.steady_request(&s)
+        if a.steady_request(&s) {
+            return true;
+        }
+        if !READS || !a.steady_holds() {
+            return false;
+        }
+        let cx = LabelCx {
+            fs_per_byte: self.fs_per_byte,
+            window: s.window,
+            pauses: s.pauses,
+            pause_reach_ns: s.pause_reach_ns,
+            // The link before this packet.
+            busy_bytes: h.busy_bytes.saturating_sub(own),
+            frames: s.frames,
+        };
+        a.steady_cut(&s, &cx);
+        true
     }
 
     /// A response changed requester flow `req`'s wait at `ts_ns`: the
@@ -489,7 +562,7 @@ impl RcAnalysis {
             }
             let host = self.flows[req as usize].src_host;
             let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
-            a.response(ts_ns, before, seen, None, busy);
+            a.response_now(ts_ns, seen, busy);
             if progress {
                 a.last_progress_ns = ts_ns;
             }

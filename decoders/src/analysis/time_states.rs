@@ -280,19 +280,24 @@ impl FrameRing {
     }
 
     /// From the one before the first frame starting at or after `ts_ns`,
-    /// oldest first: that first frame is looked for from the newest, as a
-    /// wait is (a long one walks them all anyway).
+    /// oldest first, as two slices (the ring's wrap between them): that
+    /// first frame is looked for from the newest, as a wait is (a long one
+    /// walks them all anyway).
     #[inline]
-    fn walk_from_before(&self, ts_ns: u64) -> impl Iterator<Item = &Stretch> {
-        let (a, b) = self.ordered();
-        let newer = b
-            .iter()
-            .rev()
-            .chain(a.iter().rev())
-            .take_while(|e| e.0 >= ts_ns)
-            .count();
-        let first = self.len() - newer;
-        a.iter().chain(b.iter()).skip(first.saturating_sub(1))
+    fn walk_from_before(&self, ts_ns: u64) -> (&[Stretch], &[Stretch]) {
+        let (older, wrapped) = self.ordered();
+        let mut n = wrapped.len();
+        while n > 0 && wrapped[n - 1].0 >= ts_ns {
+            n -= 1;
+        }
+        if n > 0 {
+            return (&wrapped[n - 1..], &[]);
+        }
+        let mut n = older.len();
+        while n > 0 && older[n - 1].0 >= ts_ns {
+            n -= 1;
+        }
+        (&older[n.saturating_sub(1)..], wrapped)
     }
 }
 
@@ -464,6 +469,16 @@ impl Acct {
         }
     }
 
+    /// [`Acct::response`] with nothing pending and taken at once (an ACK
+    /// of a QP whose card's response time is not given, or a READ
+    /// response): the count changes at `ts_ns`.
+    #[inline(always)]
+    pub fn response_now(&mut self, ts_ns: u64, after: u32, busy_bytes: u64) {
+        debug_assert!(self.pending.is_empty());
+        self.change(ts_ns, after, busy_bytes);
+        self.last_event = (ts_ns, busy_bytes);
+    }
+
     /// From `ts_ns` the requester counts `outstanding`: a change inside
     /// the time already labelled (its own packet's) is the count the wait
     /// after it starts from.
@@ -520,8 +535,21 @@ impl Acct {
             let mut out = self.out_at_mark;
             let mut busy = self.busy_at_mark;
             let segs = std::mem::take(&mut self.segs);
-            for s in segs.iter().filter(|s| s.ts_ns > from && s.ts_ns < to) {
-                if !self.plain_wait(at, s.ts_ns, out, end, cx) {
+            // Whether the pieces may be labelled in place is decided once:
+            // the tiers hold for the whole wait, and a pause not reaching
+            // its start reaches none of its pieces.
+            let plain = self.plain_holds(from, end, cx);
+            for s in &segs {
+                if s.ts_ns <= from || s.ts_ns >= to {
+                    continue;
+                }
+                let labelled = if plain {
+                    s.ts_ns <= at
+                        || (at <= self.runs.end_ns && self.plain_label(at, s.ts_ns, out, end, cx))
+                } else {
+                    self.plain_wait(at, s.ts_ns, out, end, cx)
+                };
+                if !labelled {
                     self.portion(at, s.ts_ns, out, s.busy_bytes.saturating_sub(busy), end, cx);
                 }
                 at = s.ts_ns;
@@ -558,18 +586,36 @@ impl Acct {
         if to <= from {
             return true;
         }
-        if from > self.runs.end_ns
-            || end.timer_from.is_some()
-            || end.rnr_from.is_some()
-            || end.recovering_from.is_some()
-            || self.recovering_since.is_some()
-            || cx
+        from <= self.runs.end_ns
+            && self.plain_holds(from, end, cx)
+            && self.plain_label(from, to, outstanding, end, cx)
+    }
+
+    /// No tier (timer, RNR, recovery) in a wait that `end` ends, and no
+    /// pause reaching `from`.
+    #[inline(always)]
+    fn plain_holds(&self, from: u64, end: &WaitEnd, cx: &LabelCx<'_>) -> bool {
+        end.timer_from.is_none()
+            && end.rnr_from.is_none()
+            && end.recovering_from.is_none()
+            && self.recovering_since.is_none()
+            && cx
                 .pauses
                 .back()
-                .is_some_and(|p| p.start_ns.saturating_add(cx.pause_reach_ns) > from)
-        {
-            return false;
-        }
+                .is_none_or(|p| p.start_ns.saturating_add(cx.pause_reach_ns) <= from)
+    }
+
+    /// [`Acct::plain_wait`] once [`Acct::plain_holds`]: `[from, to)`,
+    /// non-empty, starting at or before the runs' end.
+    #[inline(always)]
+    fn plain_label(
+        &mut self,
+        from: u64,
+        to: u64,
+        outstanding: u32,
+        end: &WaitEnd,
+        cx: &LabelCx<'_>,
+    ) -> bool {
         let full = match cx.window {
             Some(w) => u64::from(outstanding) + u64::from(end.span.max(1)) > u64::from(w),
             None => end.held,
@@ -687,6 +733,46 @@ impl Acct {
         self.busy_at_mark = s.busy_bytes;
         self.last_event = (self.runs.end_ns, s.busy_bytes);
         true
+    }
+
+    /// A request [`Acct::steady_request`] could not label in one pass,
+    /// though in the steady state (nothing pending, no tier, no pacing:
+    /// [`Acct::steady_holds`]) with `s.window` as of the facts' epoch: its
+    /// wait closed as [`Acct::close_wait`] does (cut by the READ responses
+    /// or ACKs in it, the pieces mostly labelled in place), then its own
+    /// packet, as the general path would.
+    #[inline]
+    pub fn steady_cut(&mut self, s: &Steady<'_>, cx: &LabelCx<'_>) {
+        debug_assert!(self.steady_holds());
+        let end = WaitEnd {
+            span: s.span,
+            held: s.held,
+            ..WaitEnd::default()
+        };
+        self.close_wait(s.ts_ns, &end, cx);
+        self.segs.clear();
+        let from = s.ts_ns.max(self.runs.end_ns);
+        let to = s.end_ns.max(from);
+        let state = match s.window {
+            Some(w) if s.outstanding_after >= w => TimeState::WindowFull,
+            _ => TimeState::Sending,
+        };
+        self.runs.push(to, state);
+        if let Some(mid) = s.mid_message {
+            self.mid_message = mid;
+            self.last_progress_ns = s.ts_ns;
+        }
+        self.out_at_mark = s.outstanding_after;
+        self.busy_at_mark = s.busy_bytes;
+        self.last_event = (self.runs.end_ns, s.busy_bytes);
+    }
+
+    /// Nothing pending, no recovery, no pacing: a request not resent and
+    /// ending no tier is labelled by [`Acct::steady_request`] or
+    /// [`Acct::steady_cut`].
+    #[inline(always)]
+    pub fn steady_holds(&self) -> bool {
+        self.pending.is_empty() && self.recovering_since.is_none() && !self.rate_limited
     }
 
     /// Starts the next wait at the runs' end with `outstanding` and the
@@ -871,21 +957,24 @@ impl Acct {
         // A stretch starting before `at` (the link busy since before the
         // wait) is the one before the first starting at or after it.
         let (mut shared_from, mut shared_to) = (at, at);
-        for &(start, end) in frames.walk_from_before(at) {
-            if start >= to {
-                break;
+        let (older, newer) = frames.walk_from_before(at);
+        'walk: for part in [older, newer] {
+            for &(start, end) in part {
+                if start >= to {
+                    break 'walk;
+                }
+                let s = start.max(at);
+                let e = end.min(to);
+                if e <= s {
+                    continue;
+                }
+                if s > shared_to {
+                    self.runs.push(shared_from, rest);
+                    self.runs.push(shared_to, TimeState::Sharing);
+                    shared_from = s;
+                }
+                shared_to = shared_to.max(e);
             }
-            let s = start.max(at);
-            let e = end.min(to);
-            if e <= s {
-                continue;
-            }
-            if s > shared_to {
-                self.runs.push(shared_from, rest);
-                self.runs.push(shared_to, TimeState::Sharing);
-                shared_from = s;
-            }
-            shared_to = shared_to.max(e);
         }
         self.runs.push(shared_from, rest);
         self.runs.push(shared_to, TimeState::Sharing);

@@ -168,6 +168,56 @@ fn outstanding_at_a_known_window_is_window_full() {
     );
 }
 
+/// READs of 4 packets at a window of 4, each issued 200 ns after the
+/// last response of the one before: the READ responses cut the wait, the
+/// window full until the last of them (the next READ needs 4), then idle
+/// (a READ ends its message). The steady path of a QP that sends READs.
+#[test]
+fn reads_at_the_window_are_window_full_until_the_last_response_then_idle() {
+    let mut t = Trace::new();
+    t.an = RcAnalysis::new(AnalysisConfig {
+        window_packets: 4,
+        ..AnalysisConfig::default()
+    });
+    let rounds = 20;
+    let mut psn = 0;
+    for k in 0..rounds {
+        t.req(Opcode::RC_READ_REQUEST, psn, if k == 0 { 0 } else { 200 });
+        t.resp(Opcode::RC_READ_RESPONSE_FIRST, psn, ACK, 1_000);
+        t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, psn + 1, ACK, 400);
+        t.resp(Opcode::RC_READ_RESPONSE_MIDDLE, psn + 2, ACK, 400);
+        t.resp(Opcode::RC_READ_RESPONSE_LAST, psn + 3, ACK, 400);
+        psn += 4;
+    }
+    let r = t.an.report();
+    let q = r.qps.iter().find(|q| q.requests > 0).unwrap();
+    let runs = &q.states;
+    check_tiles(runs);
+    let idle = ns(runs, TimeState::Idle);
+    // 200 ns before each READ after the first; after the last READ's
+    // first response, with no READ of 4 to come, the window has room:
+    // idle, to a nanosecond past the last response (the report's end).
+    assert_eq!(
+        idle,
+        200 * (rounds - 1) + 3 * 400 + 1,
+        "{:?}",
+        runs.totals_ns
+    );
+    assert_eq!(
+        ns(runs, TimeState::WindowFull) + idle,
+        runs.end_ns - runs.start_ns,
+        "{:?}",
+        runs.totals_ns
+    );
+    // Between the first two responses of the READ before the last: the
+    // window full (the next READ needs it empty).
+    assert_eq!(
+        runs.at(runs.end_ns - 1 - 3 * 400 - 1_000 - 200 - 200),
+        Some(TimeState::WindowFull),
+        "{runs:?}"
+    );
+}
+
 #[test]
 fn loss_is_recovering_from_the_nak_and_a_timer_resend_waiting_on_the_timer() {
     let mut t = Trace::new();
