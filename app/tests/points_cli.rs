@@ -8,7 +8,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{bin, out_dir, rocescope, rocescope_ok, text};
+use support::{bin, out_dir, rocescope, rocescope_fails, rocescope_ok, text};
 
 use serde_json::Value;
 
@@ -251,29 +251,18 @@ fn points_of_two_exchanges_are_named_with_their_files() {
         "{err}"
     );
     // One point alone, a bad offset, a bad name: said at once.
-    let out = rocescope(&["stats", "--point", &a]);
-    assert!(
-        text(&out.stderr).contains("one --point alone"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(&["stats", "--point", &a], "one --point alone");
+    rocescope_fails(
+        &["stats", "--point", "a=x.pcap@soon", "--point", &b],
+        "--point",
     );
-    let out = rocescope(&["stats", "--point", "a=x.pcap@soon", "--point", &b]);
-    assert!(
-        text(&out.stderr).contains("--point"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(
+        &["stats", "--point", "a b=x.pcap", "--point", &b],
+        "a point's name",
     );
-    let out = rocescope(&["stats", "--point", "a b=x.pcap", "--point", &b]);
-    assert!(
-        text(&out.stderr).contains("a point's name"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = rocescope(&["sim", "--points", "a,router,b", "--out", "x"]);
-    assert!(
-        text(&out.stderr).contains("`router` is no place to capture"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(
+        &["sim", "--points", "a,router,b", "--out", "x"],
+        "`router` is no place to capture",
     );
 }
 

@@ -60,23 +60,12 @@ fn workdir(name: &str) -> PathBuf {
 
 /// Run `line` as printed; its stdout, or a failure naming it.
 fn sh(dir: &Path, line: &str) -> String {
-    let bin = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = Command::new("sh")
-        .args(["-c", line])
-        .current_dir(dir)
-        .env("PATH", path)
-        .env("ROCESCOPE_STATE_DIR", dir.join("state"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "README: {line}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = rocescope_testkit::run_ok(
+        Command::new("sh")
+            .args(["-c", line])
+            .current_dir(dir)
+            .env("PATH", support::path_with_rocescope())
+            .env("ROCESCOPE_STATE_DIR", dir.join("state")),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -164,12 +153,7 @@ fn the_readme_attaches_to_an_agent_per_point_as_printed() {
     sh(&dir, &make[0]);
     let live = block(&readme, "<!-- points-live:");
     assert_eq!(live.len(), 4, "{live:?}");
-    let bin = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = support::path_with_rocescope();
     struct Killed(std::process::Child);
     impl Drop for Killed {
         fn drop(&mut self) {

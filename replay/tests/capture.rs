@@ -972,21 +972,7 @@ fn pcapng_cut_at_every_byte() {
 
 // ---------------------------------------------------------------- fuzz
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use rocescope_testkit::Rng;
 
 /// Random byte mutations and cuts of valid files. Set
 /// `ROCESCOPE_FUZZ_ROUNDS` for a longer run (e.g. 1000000 with `--release`).
@@ -1010,7 +996,7 @@ fn mutated_files_never_panic_or_hang() {
             bytes[at] = match rng.below(4) {
                 0 => 0,
                 1 => 0xff,
-                _ => rng.next() as u8,
+                _ => rng.next_u64() as u8,
             };
         }
         if rng.below(4) == 0 {

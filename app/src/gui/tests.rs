@@ -616,33 +616,7 @@ fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
 /// verdict is drawn in the lesson box.
 #[test]
 fn a_question_step_is_answered_by_its_buttons() {
-    use rocescope_core::lesson::{self, AskKind, check};
-    crate::keep_test_progress_apart();
-    let (i, step, l) = lesson::builtin()
-        .iter()
-        .enumerate()
-        .find_map(|(i, l)| {
-            let s = l.steps.iter().position(|s| {
-                s.ask
-                    .as_ref()
-                    .is_some_and(|a| a.kind == AskKind::Choice && a.params.is_empty())
-            })?;
-            Some((i, s, l))
-        })
-        .expect("a shipped lesson asks a choice");
-    let ask = l.steps[step].ask.clone().unwrap();
-    let sc = check::scenario(l, &Default::default()).unwrap();
-    let (store, analysis, handle) =
-        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(store, analysis, handle);
-    m.forget_lesson_progress();
-    m.apply(Command::OpenLesson(i));
-    m.take_outbox();
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let (m, ask) = crate::lesson_at_ask(rocescope_core::lesson::AskKind::Choice, "a choice");
     let mut wb = Workbench::new(m, only(View::Packets));
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);
@@ -734,32 +708,7 @@ fn signals_panel_on_a_real_waveform() {
 /// the student's packet.
 #[test]
 fn a_packet_question_waits_for_the_students_pick() {
-    use rocescope_core::lesson::{self, AskKind, check};
-    crate::keep_test_progress_apart();
-    let (i, step, l) = lesson::builtin()
-        .iter()
-        .enumerate()
-        .find_map(|(i, l)| {
-            let s = l.steps.iter().position(|s| {
-                s.ask
-                    .as_ref()
-                    .is_some_and(|a| a.kind == AskKind::Packet && a.params.is_empty())
-            })?;
-            Some((i, s, l))
-        })
-        .expect("a shipped lesson asks for a packet");
-    let sc = check::scenario(l, &Default::default()).unwrap();
-    let (store, analysis, handle) =
-        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(store, analysis, handle);
-    m.forget_lesson_progress();
-    m.apply(Command::OpenLesson(i));
-    m.take_outbox();
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let (m, _) = crate::lesson_at_ask(rocescope_core::lesson::AskKind::Packet, "for a packet");
     let mut wb = Workbench::new(m, only(View::Ladder));
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);
