@@ -57,6 +57,32 @@ pub(crate) fn keep_test_progress_apart() {
     rocescope_core::paths::use_state_dir(dir.clone());
 }
 
+/// The workbench's model of the bundled sample capture, indexed in full,
+/// with no lesson progress (the views' tests).
+#[cfg(test)]
+pub(crate) fn sample_model() -> rocescope_core::Model {
+    use rocescope_replay::store::{RcAnalyzer, Store};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/captures/sample-write-read.pcap");
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(
+        &path,
+        rocescope_decoders::DecodeConfig::default(),
+        Box::new(analysis.clone()),
+    )
+    .expect("the sample capture opens");
+    store.wait();
+    keep_test_progress_apart();
+    let mut m = rocescope_core::Model::new(
+        store,
+        analysis,
+        rocescope_core::source::SourceHandle::file("sample-write-read.pcap".into()),
+    );
+    m.forget_lesson_progress();
+    m.tick(std::time::Instant::now());
+    m
+}
+
 /// A finished run of the first shipped lesson with a step that asks
 /// `kind` (without parameters; `what` names it for the failure), open at
 /// that step (the views' tests check its content), and that step's ask.

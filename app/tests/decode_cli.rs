@@ -50,12 +50,7 @@ fn shared_capture_decodes_with_tshark_values() {
         eprintln!("skipped: {} is absent", path.display());
         return;
     }
-    let out = rocescope_ok(&["decode", path.to_str().unwrap(), "--format", "jsonl"]);
-    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = support::decode_jsonl(&path);
     assert_eq!(rows.len(), 12);
     assert_eq!(rows[3]["infiniband.bth.psn"], 9209053);
     assert_eq!(rows[3]["infiniband.bth.destqp"], 17);
@@ -278,12 +273,7 @@ fn stats_text_fits_80_columns_with_whole_headings() {
 
 #[test]
 fn decode_shows_the_analysis_flags() {
-    let out = rocescope(&["decode", sample().to_str().unwrap(), "--format", "jsonl"]);
-    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = support::decode_jsonl(&sample());
     let retrans: Vec<u64> = rows
         .iter()
         .filter(|r| r["rocescope.retransmission"] == true)

@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{rocescope, rocescope_json, rocescope_ok, sample_qp, tmp};
+use support::{rocescope, rocescope_json, sample_qp, tmp};
 
 use rocescope_decoders::{Aeth, NakCode, Opcode, PacketBuilder, Syndrome};
 
@@ -63,12 +63,7 @@ fn erf(frame: &[u8]) -> Vec<u8> {
 
 fn check(path: &std::path::Path) {
     let p = path.to_str().unwrap();
-    let out = rocescope_ok(&["decode", p, "--format", "jsonl"]);
-    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = support::decode_jsonl(path);
     assert_eq!(rows.len(), 11);
     for r in &rows {
         assert_eq!(r["icrc"], "ok", "{r}");

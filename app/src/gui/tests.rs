@@ -9,10 +9,9 @@ use std::time::Instant;
 use eframe::egui;
 use egui::{Event, Modifiers, Pos2, RawInput, Rect, Shape, pos2, vec2};
 use egui_dock::DockState;
-use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, Overlay, UiCommand, View};
 use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{RcAnalyzer, Store};
+use rocescope_replay::store::Store;
 
 use super::{PaletteItem, Workbench, command_for_key};
 
@@ -22,25 +21,7 @@ fn sample_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
 }
 
-pub(crate) fn sample_model() -> Model {
-    let analysis = RcAnalyzer::default();
-    let store = Store::open(
-        &sample_path(),
-        DecodeConfig::default(),
-        Box::new(analysis.clone()),
-    )
-    .unwrap();
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(
-        store,
-        analysis,
-        SourceHandle::file("sample-write-read.pcap".into()),
-    );
-    m.forget_lesson_progress();
-    m.tick(Instant::now());
-    m
-}
+pub(crate) use crate::sample_model;
 
 /// A finished simulator run (with profiler probes and slot decisions).
 fn sim_model(scenario: &str) -> Model {

@@ -14,22 +14,7 @@ use rocescope_replay::store::{RcAnalyzer, Store};
 
 use super::{UiState, command_for_key, draw, handle_event};
 
-fn sample_model() -> Model {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
-    let analysis = RcAnalyzer::default();
-    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(
-        store,
-        analysis,
-        SourceHandle::file("sample-write-read.pcap".into()),
-    );
-    m.forget_lesson_progress();
-    m.tick(Instant::now());
-    m
-}
+use crate::sample_model;
 
 /// A capture cut mid-record says so in the status line (it was silent in
 /// the workbench), with the whole frames before the cut listed.

@@ -187,3 +187,13 @@ pub fn rocescope_fails(args: &[&str], says: &str) -> String {
     );
     err
 }
+
+/// `rocescope decode FILE --format jsonl` run to success, a value a row.
+pub fn decode_jsonl(file: &Path) -> Vec<serde_json::Value> {
+    let file = file.to_str().expect("a UTF-8 path");
+    let out = rocescope_ok(&["decode", file, "--format", "jsonl"]);
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
