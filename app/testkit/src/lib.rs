@@ -1,7 +1,8 @@
-//! What rocescope's tests share, as a dev-dependency of every crate: the
-//! outside tools a test needs (tshark, tmux, Icarus Verilog, Python
-//! packages), found one way, and temporary folders that clean up after
-//! themselves.
+//! What rocescope's tests and benches share, as a dev-dependency of every
+//! crate: the outside tools a test needs (tshark, tmux, Icarus Verilog,
+//! Python packages), found one way, temporary folders that clean up after
+//! themselves, and smaller helpers (a deterministic Rng, pcap bytes, the
+//! process's memory figures).
 
 use std::process::Command;
 
@@ -180,6 +181,18 @@ pub fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
+}
+
+/// A field of `/proc/self/status` in KiB (`"VmRSS:"`, `"RssAnon:"`,
+/// `"VmHWM:"`), for the benches' memory figures; 0 where the system does
+/// not tell it.
+pub fn proc_status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// xorshift64*: numbers that are the same on every run from one seed, for
