@@ -274,14 +274,7 @@ fn stats_text_fits_80_columns_with_whole_headings() {
 #[test]
 fn decode_shows_the_analysis_flags() {
     let rows = support::decode_jsonl(&sample());
-    let retrans: Vec<u64> = rows
-        .iter()
-        .filter(|r| r["rocescope.retransmission"] == true)
-        .map(|r| r["frame"].as_u64().unwrap())
-        .collect();
-    assert_eq!(retrans, vec![6, 7, 8]);
-    assert_eq!(rows[2]["rocescope.out_of_sequence"], true);
-    assert_eq!(rows[3]["rocescope.nak"], "psn_seq_err");
+    support::sample_flags(&rows);
     assert!(rows.iter().all(|r| r["rocescope.conversation"] == 0));
     let text =
         String::from_utf8(rocescope(&["decode", sample().to_str().unwrap()]).stdout).unwrap();

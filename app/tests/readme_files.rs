@@ -48,11 +48,7 @@ fn commands_reading(readme: &str, files: &[&str]) -> Vec<String> {
 
 /// A folder with the repository's `assets` beside what the lines write.
 fn workdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("readme-files")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::out_dir("readme-files", name);
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
     std::os::unix::fs::symlink(assets.canonicalize().unwrap(), dir.join("assets")).unwrap();
     dir

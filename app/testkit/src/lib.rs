@@ -122,6 +122,15 @@ pub fn build_tmp() -> std::path::PathBuf {
         .unwrap_or_else(std::env::temp_dir)
 }
 
+/// An empty folder `GROUP/NAME` in the test build's temporary folder
+/// ([`build_tmp`]), left there after the run for a look.
+pub fn out_dir(group: &str, name: &str) -> std::path::PathBuf {
+    let d = build_tmp().join(group).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("an output folder");
+    d
+}
+
 /// Runs `cmd` to its end and returns what it printed; a failure is the
 /// test's, with the command's stderr.
 pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {

@@ -71,12 +71,7 @@ pub fn sample() -> std::path::PathBuf {
 /// An empty folder `GROUP/NAME` under the test build's temporary folder,
 /// left there after the run for a look.
 pub fn out_dir(group: &str, name: &str) -> std::path::PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(group)
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("an output folder");
-    d
+    rocescope_testkit::out_dir(group, name)
 }
 
 /// `NAME` in this test binary's one folder for its files
@@ -196,4 +191,18 @@ pub fn decode_jsonl(file: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// The analysis' flags on the sample's exchange (see [`sample_qp`]) in
+/// `decode --format jsonl` rows: frame 3 out of sequence, 4 the NAK, 6 to
+/// 8 the resends.
+pub fn sample_flags(rows: &[serde_json::Value]) {
+    let resent: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["rocescope.retransmission"] == true)
+        .filter_map(|r| r["frame"].as_u64())
+        .collect();
+    assert_eq!(resent, vec![6, 7, 8]);
+    assert_eq!(rows[2]["rocescope.out_of_sequence"], true);
+    assert_eq!(rows[3]["rocescope.nak"], "psn_seq_err");
 }
