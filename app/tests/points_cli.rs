@@ -158,17 +158,18 @@ fn the_points_tables_and_the_report_section() {
     let m = &v["multipoint"];
     assert!(m["points"][1]["capture_loss"].as_u64().unwrap() > 10);
     let pts = point_args(&dir);
+    // `export --point ... --table TABLE --to TO`, to success.
+    let export = |table: &str, to: &Path| {
+        rocescope_testkit::run_ok(
+            bin()
+                .arg("export")
+                .args(&pts)
+                .args(["--table", table, "--to"])
+                .arg(to),
+        );
+    };
     let losses = dir.join("losses.parquet");
-    let mut args = vec!["export".to_owned()];
-    args.extend(pts.iter().cloned());
-    args.extend([
-        "--table".into(),
-        "losses".into(),
-        "--to".into(),
-        losses.display().to_string(),
-    ]);
-    let out = bin().args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    export("losses", &losses);
     let out = rocescope_ok(&[
         "query",
         losses.to_str().unwrap(),
@@ -185,16 +186,7 @@ fn the_points_tables_and_the_report_section() {
     );
     // One row per frame of each point.
     let paths = dir.join("paths.csv");
-    let mut args = vec!["export".to_owned()];
-    args.extend(pts.iter().cloned());
-    args.extend([
-        "--table".into(),
-        "paths".into(),
-        "--to".into(),
-        paths.display().to_string(),
-    ]);
-    let out = bin().args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    export("paths", &paths);
     let csv = std::fs::read_to_string(&paths).unwrap();
     let frames: u64 = m["points"]
         .as_array()
