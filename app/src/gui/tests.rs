@@ -418,7 +418,6 @@ fn export_and_wait(ctx: &egui::Context, wb: &mut Workbench, f: &Frame) -> Frame 
 fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
     let folder = rocescope_testkit::temp_dir("gui-export");
     let dir = folder.path().to_path_buf();
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("retx.csv");
     let mut m = sample_model();
     m.apply(Command::SetFilter("retransmission".into()));
