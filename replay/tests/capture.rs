@@ -763,29 +763,30 @@ fn pcapng_zero_and_short_block_lengths_are_errors() {
         "{err}"
     );
 
-    // Zero length even when the file ends right after it.
-    let (_, err) = ng_error_after_prefix(&[6, 0, 0, 0, 0, 0, 0, 0]);
-    assert!(err.contains("block length 0 is invalid"), "{err}");
-
-    // An EPB too short to hold its header.
-    let mut tail = Vec::new();
-    put32s(&mut tail, false, &[6, 16, 0, 16]);
-    let (_, err) = ng_error_after_prefix(&tail);
-    assert!(
-        err.contains("block length 16 is invalid (a pcapng EPB needs at least 32"),
-        "{err}"
-    );
-
-    // Not a multiple of 4.
-    let mut tail = Vec::new();
-    put32(&mut tail, false, 0x99);
-    put32(&mut tail, false, 13);
-    tail.extend([0; 8]);
-    let (_, err) = ng_error_after_prefix(&tail);
-    assert!(
-        err.contains("block length 13 is invalid (not a multiple of 4)"),
-        "{err}"
-    );
+    // A block's first words, then `zeros` bytes of 0.
+    let block = |words: &[u32], zeros: usize| {
+        let mut b = Vec::new();
+        put32s(&mut b, false, words);
+        b.resize(b.len() + zeros, 0);
+        b
+    };
+    for (tail, says) in [
+        // Zero length even when the file ends right after it.
+        (block(&[6, 0], 0), "block length 0 is invalid"),
+        // An EPB too short to hold its header.
+        (
+            block(&[6, 16, 0, 16], 0),
+            "block length 16 is invalid (a pcapng EPB needs at least 32",
+        ),
+        // Not a multiple of 4.
+        (
+            block(&[0x99, 13], 8),
+            "block length 13 is invalid (not a multiple of 4)",
+        ),
+    ] {
+        let (_, err) = ng_error_after_prefix(&tail);
+        assert!(err.contains(says), "{says}: {err}");
+    }
 }
 
 #[test]
