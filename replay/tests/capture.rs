@@ -1210,23 +1210,20 @@ fn read_in_runs(bytes: &[u8], size: usize, max: usize) -> Result<ReadOut, String
     ))
 }
 
-/// A frame with its port and direction too.
-fn own_all(
-    f: &CaptureFrame<'_>,
-) -> (
+/// A frame read, with its port and direction.
+type OwnedAll = (
     Owned,
     Option<u8>,
     Option<rocescope_replay::record::Direction>,
-) {
+);
+
+/// A frame with its port and direction too.
+fn own_all(f: &CaptureFrame<'_>) -> OwnedAll {
     (own(f), f.port, f.direction)
 }
 
 type ReadOut = (
-    Vec<(
-        Owned,
-        Option<u8>,
-        Option<rocescope_replay::record::Direction>,
-    )>,
+    Vec<OwnedAll>,
     Vec<rocescope_replay::capture::CaptureWarning>,
     u64,
     TimeBase,
