@@ -1201,13 +1201,7 @@ fn read_in_runs(bytes: &[u8], size: usize, max: usize) -> Result<ReadOut, String
         r.for_each_buffered_frame(max, |_| panic!("after the end")),
         0
     );
-    Ok((
-        got,
-        r.warnings().to_vec(),
-        r.bytes_read(),
-        r.time_base(),
-        bases,
-    ))
+    Ok(read_out(&r, got, bases))
 }
 
 /// A frame read, with its port and direction.
@@ -1244,13 +1238,23 @@ fn read_one_by_one(bytes: &[u8], size: usize) -> Result<ReadOut, String> {
         }
         bases.push((got.len(), r.time_base(), r.bytes_read()));
     }
-    Ok((
+    Ok(read_out(&r, got, bases))
+}
+
+/// What a reader read (`got`, the time bases as it went), with its
+/// warnings, bytes read and final time base.
+fn read_out<R: std::io::Read>(
+    r: &CaptureReader<R>,
+    got: Vec<OwnedAll>,
+    bases: Vec<(usize, TimeBase, u64)>,
+) -> ReadOut {
+    (
         got,
         r.warnings().to_vec(),
         r.bytes_read(),
         r.time_base(),
         bases,
-    ))
+    )
 }
 
 #[test]
