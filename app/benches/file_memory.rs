@@ -28,12 +28,7 @@ use rocescope_core::source::{SourceSpec, open};
 use rocescope_core::{Command, Model, View};
 
 fn rss_bytes() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(0, |kib| kib * 1024)
+    rocescope_testkit::proc_status_kib("VmRSS:") * 1024
 }
 
 fn mib(b: u64) -> f64 {
@@ -166,11 +161,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         model.tick(Instant::now());
         terminal.draw(|f| draw(f, &model, &mut ui))?;
         let cpu0 = common::cpu_ns();
-        for k in 0..frames {
-            model.apply(Command::MoveSelection(if k % 2 == 0 { 1 } else { -1 }));
-            model.tick(Instant::now());
-            terminal.draw(|f| draw(f, &model, &mut ui))?;
-        }
+        common::tui_frames(&mut model, &mut terminal, &mut ui, frames)?;
         let cpu_ms = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
         views.push(format!("{} {cpu_ms:.2}", view.title()));
     }
@@ -179,31 +170,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     wb.model.apply(Command::ShowView(View::Packets));
     wb.model.apply(Command::SelectRow(rows / 2));
     let ctx = eframe::egui::Context::default();
-    let raw = || eframe::egui::RawInput {
-        screen_rect: Some(eframe::egui::Rect::from_min_size(
-            eframe::egui::Pos2::ZERO,
-            eframe::egui::vec2(1920.0, 1080.0),
-        )),
-        ..Default::default()
-    };
-    for _ in 0..5 {
-        let out = ctx.run(raw(), |ctx| wb.frame(ctx));
-        let _ = ctx.tessellate(out.shapes, out.pixels_per_point);
-    }
+    common::gui_frames(&ctx, &mut wb, 5, 0);
     let mut gui = Vec::new();
     for (what, step) in [("still", 0i64), ("selection moving", 1)] {
         let cpu0 = common::cpu_ns();
-        for k in 0..frames {
-            if step != 0 {
-                wb.model.apply(Command::MoveSelection(if k % 2 == 0 {
-                    step
-                } else {
-                    -step
-                }));
-            }
-            let out = ctx.run(raw(), |ctx| wb.frame(ctx));
-            let _ = ctx.tessellate(out.shapes, out.pixels_per_point);
-        }
+        common::gui_frames(&ctx, &mut wb, frames, step);
         let cpu_ms = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
         gui.push(format!("{what} {cpu_ms:.2}"));
     }

@@ -6,6 +6,7 @@
 //! the capture is generated once in target/bench-data/, shared with the
 //! tui_frame bench when it made one of that size).
 
+#[allow(dead_code)]
 mod common;
 
 use std::time::Instant;
@@ -22,34 +23,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     wb.model.apply(Command::ShowView(View::Packets));
     wb.model.apply(Command::SelectRow(n / 2));
     let ctx = egui::Context::default();
-    let raw = || egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(1920.0, 1080.0),
-        )),
-        ..Default::default()
-    };
     // Warm up: fonts, the analysis report, layout.
-    for _ in 0..5 {
-        let out = ctx.run(raw(), |ctx| wb.frame(ctx));
-        let _ = ctx.tessellate(out.shapes, out.pixels_per_point);
-    }
+    common::gui_frames(&ctx, &mut wb, 5, 0);
     let frames = 200u32;
     for (what, step) in [("still", 0i64), ("selection moving", 1)] {
         let wall = Instant::now();
         let cpu0 = common::cpu_ns();
-        let mut prims = 0;
-        for k in 0..frames {
-            if step != 0 {
-                wb.model.apply(Command::MoveSelection(if k % 2 == 0 {
-                    step
-                } else {
-                    -step
-                }));
-            }
-            let out = ctx.run(raw(), |ctx| wb.frame(ctx));
-            prims = ctx.tessellate(out.shapes, out.pixels_per_point).len();
-        }
+        let prims = common::gui_frames(&ctx, &mut wb, frames, step);
         let cpu = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
         let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
         println!(

@@ -29,11 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         terminal.draw(|f| draw(f, &model, &mut ui))?;
         let wall = Instant::now();
         let cpu0 = common::cpu_ns();
-        for k in 0..frames {
-            model.apply(Command::MoveSelection(if k % 2 == 0 { 1 } else { -1 }));
-            model.tick(Instant::now());
-            terminal.draw(|f| draw(f, &model, &mut ui))?;
-        }
+        common::tui_frames(&mut model, &mut terminal, &mut ui, frames)?;
         let cpu = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
         let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
         println!(

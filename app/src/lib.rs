@@ -56,3 +56,68 @@ pub(crate) fn keep_test_progress_apart() {
     });
     rocescope_core::paths::use_state_dir(dir.clone());
 }
+
+/// The workbench's model of the bundled sample capture, indexed in full,
+/// with no lesson progress (the views' tests).
+#[cfg(test)]
+pub(crate) fn sample_model() -> rocescope_core::Model {
+    use rocescope_replay::store::{RcAnalyzer, Store};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../assets/captures/sample-write-read.pcap");
+    let analysis = RcAnalyzer::default();
+    let store = Store::open(
+        &path,
+        rocescope_decoders::DecodeConfig::default(),
+        Box::new(analysis.clone()),
+    )
+    .expect("the sample capture opens");
+    store.wait();
+    keep_test_progress_apart();
+    let mut m = rocescope_core::Model::new(
+        store,
+        analysis,
+        rocescope_core::source::SourceHandle::file("sample-write-read.pcap".into()),
+    );
+    m.forget_lesson_progress();
+    m.tick(std::time::Instant::now());
+    m
+}
+
+/// A finished run of the first shipped lesson with a step that asks
+/// `kind` (without parameters; `what` names it for the failure), open at
+/// that step (the views' tests check its content), and that step's ask.
+#[cfg(test)]
+pub(crate) fn lesson_at_ask(
+    kind: rocescope_core::lesson::AskKind,
+    what: &str,
+) -> (rocescope_core::Model, rocescope_core::lesson::Ask) {
+    use rocescope_core::lesson::{self, check};
+    use rocescope_core::source::{Pace, spawn_sim};
+    use rocescope_core::{Command, Model};
+    keep_test_progress_apart();
+    let (i, step, l) = lesson::builtin()
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let s = l.steps.iter().position(|s| {
+                s.ask
+                    .as_ref()
+                    .is_some_and(|a| a.kind == kind && a.params.is_empty())
+            })?;
+            Some((i, s, l))
+        })
+        .unwrap_or_else(|| panic!("no shipped lesson asks {what}"));
+    let sc = check::scenario(l, &Default::default()).expect("the lesson's scenario");
+    let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, None);
+    store.wait();
+    keep_test_progress_apart();
+    let mut m = Model::new(store, analysis, handle);
+    m.forget_lesson_progress();
+    m.apply(Command::OpenLesson(i));
+    m.take_outbox();
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    let ask = l.steps[step].ask.clone().expect("the step asks");
+    (m, ask)
+}

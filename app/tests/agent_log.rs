@@ -3,12 +3,12 @@
 //! at debug (the token never), its source.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
-
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 
 /// Runs an agent serving the simulator at `level` (with a token), lets two
 /// clients talk to it (one with the wrong token, one that subscribes and
@@ -18,18 +18,9 @@ fn agent_log(level: &str) -> String {
     let dir = folder.path();
     let token = "s3cret-token-0123456789";
     std::fs::write(dir.join("token"), token).unwrap();
-    let port = rocescope_testkit::free_port().unwrap();
-    let listen = format!("127.0.0.1:{port}");
-    let mut agent = Command::new(BIN)
-        .args([
-            "agent",
-            "--listen",
-            &listen,
-            "--sim",
-            "default",
-            "--sim-pace",
-            "0.0001",
-        ])
+    let (mut cmd, listen) = support::sim_agent("default");
+    let mut agent = cmd
+        .args(["--sim-pace", "0.0001"])
         .args([
             "--token-file",
             dir.join("token").to_str().unwrap(),

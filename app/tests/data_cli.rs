@@ -5,19 +5,32 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{out_dir, rocescope, rocescope_ok, sample, text};
+use support::{out_dir, rocescope, rocescope_fails, rocescope_ok, sample, text};
+
+/// `rocescope query FROM SQL --format FORMAT` run to success, what it
+/// printed.
+fn query(from: &Path, sql: &str, format: &str) -> String {
+    let from = from.to_str().unwrap();
+    text(&rocescope_ok(&["query", from, sql, "--format", format]).stdout)
+}
+
+/// `rocescope export CAP --to TO MORE...` run to success, what it printed.
+fn export(cap: &Path, to: &Path, more: &[&str]) -> String {
+    let (cap, to) = (cap.to_str().unwrap(), to.to_str().unwrap());
+    let mut args = vec!["export", cap, "--to", to];
+    args.extend_from_slice(more);
+    text(&rocescope_ok(&args).stdout)
+}
 
 #[test]
 fn query_prints_json_rows_that_match_the_stats() {
     let s = sample();
-    let out = rocescope_ok(&[
-        "query",
-        s.to_str().unwrap(),
+    let rows = query(
+        &s,
         "SELECT dest_qp, count(*) AS n FROM packets WHERE retransmission GROUP BY dest_qp",
-        "--format",
         "json",
-    ]);
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    );
+    let rows: serde_json::Value = serde_json::from_str(&rows).unwrap();
     let stats = rocescope(&["stats", s.to_str().unwrap(), "--json"]);
     let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
     let qp = &stats["qps"][0];
@@ -70,59 +83,23 @@ fn bad_sql_is_one_line_on_stderr_and_a_failure() {
 fn an_export_says_its_rows_and_rate_in_words() {
     let dir = out_dir("data-cli", "words");
     let s = sample();
-    let to = dir.join("qps.csv");
-    let out = rocescope_ok(&[
-        "export",
-        s.to_str().unwrap(),
-        "--table",
-        "qps",
-        "--to",
-        to.to_str().unwrap(),
-    ]);
-    let line = text(&out.stdout);
+    let line = export(&s, &dir.join("qps.csv"), &["--table", "qps"]);
     assert!(line.starts_with("1 row of qps in "), "{line}");
     assert!(!line.contains("M rows/s"), "{line}");
     assert!(line.contains(" rows/s) -> "), "{line}");
-    let parts = dir.join("parts");
-    let out = rocescope_ok(&[
-        "export",
-        s.to_str().unwrap(),
-        "--table",
-        "qps",
-        "--to",
-        parts.to_str().unwrap(),
-        "--partition",
-    ]);
-    let line = text(&out.stdout);
+    let line = export(&s, &dir.join("parts"), &["--table", "qps", "--partition"]);
     assert!(line.contains(" -> 1 file under "), "{line}");
 }
+
+/// Per capture in a partitions folder: its packets and their windows.
+const PER_CAPTURE: &str = "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture";
 
 #[test]
 fn export_then_query_the_parquet_partitions() {
     let dir = out_dir("data-cli", "partitions");
-    let s = sample();
-    let out = rocescope_ok(&[
-        "export",
-        s.to_str().unwrap(),
-        "--to",
-        dir.to_str().unwrap(),
-        "--partition",
-        "--window",
-        "5us",
-    ]);
-    assert!(
-        text(&out.stdout).starts_with("15 rows of packets"),
-        "{}",
-        text(&out.stdout)
-    );
-    let out = rocescope_ok(&[
-        "query",
-        dir.to_str().unwrap(),
-        "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
-        "--format",
-        "csv",
-    ]);
-    let t = text(&out.stdout);
+    let said = export(&sample(), &dir, &["--partition", "--window", "5us"]);
+    assert!(said.starts_with("15 rows of packets"), "{said}");
+    let t = query(&dir, PER_CAPTURE, "csv");
     let mut lines = t.lines();
     assert_eq!(lines.next(), Some("capture,n,windows"));
     let row: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -135,24 +112,18 @@ fn export_then_query_the_parquet_partitions() {
 fn export_refuses_what_it_cannot_write() {
     let dir = out_dir("data-cli", "refuse");
     let s = sample();
-    let out = rocescope(&[
-        "export",
-        s.to_str().unwrap(),
-        "--to",
-        dir.join("x.xlsx").to_str().unwrap(),
-    ]);
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains(".parquet, .csv or .jsonl"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(
+        &[
+            "export",
+            s.to_str().unwrap(),
+            "--to",
+            dir.join("x.xlsx").to_str().unwrap(),
+        ],
+        ".parquet, .csv or .jsonl",
     );
-    let out = rocescope(&["export", "/nonexistent.pcap", "--to", "x.csv"]);
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("/nonexistent.pcap"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(
+        &["export", "/nonexistent.pcap", "--to", "x.csv"],
+        "/nonexistent.pcap",
     );
 }
 
@@ -184,18 +155,8 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
     // dozens of episodes.
     for cap in [sample(), lossy] {
         let annotated = dir.join("annotated.pcapng");
-        let out = rocescope_ok(&[
-            "export",
-            cap.to_str().unwrap(),
-            "--to",
-            annotated.to_str().unwrap(),
-            "--annotate",
-        ]);
-        assert!(
-            text(&out.stdout).contains("with a verdict"),
-            "{}",
-            text(&out.stdout)
-        );
+        let said = export(&cap, &annotated, &["--annotate"]);
+        assert!(said.contains("with a verdict"), "{said}");
         let stats = rocescope(&["stats", cap.to_str().unwrap(), "--json"]);
         let stats: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
         let retx = stats["counters"]["retransmitted_packets"].as_u64().unwrap();
@@ -264,18 +225,15 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
     }
 
     // Not a pcapng path: a clear error.
-    let out = rocescope(&[
-        "export",
-        sample().to_str().unwrap(),
-        "--to",
-        dir.join("x.parquet").to_str().unwrap(),
-        "--annotate",
-    ]);
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stderr).contains("--annotate writes a pcapng capture"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(
+        &[
+            "export",
+            sample().to_str().unwrap(),
+            "--to",
+            dir.join("x.parquet").to_str().unwrap(),
+            "--annotate",
+        ],
+        "--annotate writes a pcapng capture",
     );
 }
 
@@ -287,17 +245,8 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
     std::fs::copy(sample(), &cap).unwrap();
     let fleet = dir.join("fleet");
     for window in ["2us", "5us"] {
-        let out = rocescope_ok(&[
-            "export",
-            cap.to_str().unwrap(),
-            "--to",
-            fleet.to_str().unwrap(),
-            "--partition",
-            "--window",
-            window,
-        ]);
+        let said = export(&cap, &fleet, &["--partition", "--window", window]);
         // Every table, each replaced.
-        let said = text(&out.stdout);
         for table in [
             "packets", "qps", "episodes", "findings", "profiler", "slots",
         ] {
@@ -314,23 +263,13 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
         .collect();
     // No hidden folder left, one capture folder.
     assert_eq!(packets, ["capture=c_1999"]);
-    let out = rocescope_ok(&[
-        "query",
-        fleet.to_str().unwrap(),
-        "SELECT capture, count(*) AS n, count(DISTINCT window_start_ns) AS windows FROM packets GROUP BY capture",
-        "--format",
-        "csv",
-    ]);
     // 15 frames, in 5 us windows only: the 2 us export is gone.
-    let t = text(&out.stdout);
-    let windows_5us = rocescope(&[
-        "query",
-        sample().to_str().unwrap(),
+    let t = query(&fleet, PER_CAPTURE, "csv");
+    let w = query(
+        &sample(),
         "SELECT count(DISTINCT ts_ns - ts_ns % 5000) AS w FROM packets",
-        "--format",
         "csv",
-    ]);
-    let w = text(&windows_5us.stdout);
+    );
     let w = w.lines().nth(1).unwrap();
     assert_eq!(
         t.lines().nth(1),
@@ -338,12 +277,10 @@ fn a_re_export_replaces_the_captures_partitions_and_names_stay_strings() {
         "{t}"
     );
     // A table with a folder of its own per capture.
-    let out = rocescope(&[
-        "query",
-        fleet.to_str().unwrap(),
+    let t = query(
+        &fleet,
         "SELECT capture, dest_qp, retransmitted_packets FROM qps",
-        "--format",
         "csv",
-    ]);
-    assert_eq!(text(&out.stdout).lines().nth(1), Some("c_1999,18,3"));
+    );
+    assert_eq!(t.lines().nth(1), Some("c_1999,18,3"));
 }

@@ -125,12 +125,7 @@ fn the_workbench_says_how_much_of_the_index_is_on_disk() {
             .any(|l| l.trim_start_matches(['│', ' ', '>']).starts_with("200000 "));
     }
     tmux(&["send-keys", "-t", &session, "q"]);
-    let t0 = std::time::Instant::now();
-    while !status_file.exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    tmux(&["kill-session", "-t", &session]);
+    let status = support::exit_status(&session, &status_file, 20);
     assert!(list_has_last, "{end}");
-    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
-    assert_eq!(status.trim(), "0", "exit status");
+    assert_eq!(status, "0", "exit status");
 }

@@ -87,22 +87,12 @@ fn spark_datafusion_and_rocescope_agree_over_a_fleet_folder() {
         dir.join("assets"),
     )
     .unwrap();
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = Command::new("bash")
-        .args(["-euo", "pipefail", "-c", &readme_fleet_block()])
-        .current_dir(&dir)
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "the README's fleet block: {}",
-        String::from_utf8_lossy(&out.stderr)
+    // The README's fleet block.
+    let out = rocescope_testkit::run_ok(
+        Command::new("bash")
+            .args(["-euo", "pipefail", "-c", &readme_fleet_block()])
+            .current_dir(&dir)
+            .env("PATH", support::path_with_rocescope()),
     );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(

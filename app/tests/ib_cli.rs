@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{rocescope, rocescope_json, rocescope_ok, tmp};
+use support::{rocescope, rocescope_json, sample_qp, tmp};
 
 use rocescope_decoders::{Aeth, NakCode, Opcode, PacketBuilder, Syndrome};
 
@@ -63,12 +63,7 @@ fn erf(frame: &[u8]) -> Vec<u8> {
 
 fn check(path: &std::path::Path) {
     let p = path.to_str().unwrap();
-    let out = rocescope_ok(&["decode", p, "--format", "jsonl"]);
-    let rows: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = support::decode_jsonl(path);
     assert_eq!(rows.len(), 11);
     for r in &rows {
         assert_eq!(r["icrc"], "ok", "{r}");
@@ -79,14 +74,7 @@ fn check(path: &std::path::Path) {
     assert_eq!(rows[0]["infiniband.lrh.lnh"], 2);
     assert_eq!(rows[0]["infiniband.bth.psn"], 100);
     assert_eq!(rows[3]["infiniband.aeth.syndrome"], 0x60);
-    assert_eq!(rows[2]["rocescope.out_of_sequence"], true);
-    assert_eq!(rows[3]["rocescope.nak"], "psn_seq_err");
-    let retrans: Vec<u64> = rows
-        .iter()
-        .filter(|r| r["rocescope.retransmission"] == true)
-        .map(|r| r["frame"].as_u64().unwrap())
-        .collect();
-    assert_eq!(retrans, vec![6, 7, 8]);
+    support::sample_flags(&rows);
 
     let text = String::from_utf8(rocescope(&["decode", p]).stdout).unwrap();
     assert!(
@@ -98,16 +86,7 @@ fn check(path: &std::path::Path) {
     );
 
     let v = rocescope_json(&["stats", p, "--json"]);
-    let qps = v["qps"].as_array().unwrap();
-    assert_eq!(qps.len(), 1, "{v}");
-    let q = &qps[0];
-    assert_eq!(q["src_ip"], "LID 0x0001");
-    assert_eq!(q["dst_ip"], "LID 0x0002");
-    assert_eq!(q["dest_qp"], 0x12);
-    assert_eq!(q["requester_qp"], 0x11);
-    assert_eq!(q["retransmitted_packets"], 3);
-    assert_eq!(q["episodes_by_cause"]["nak_seq_err"], 1);
-    assert_eq!(v["episodes"][0]["packets_resent"], 3);
+    sample_qp(&v, "LID 0x0001", "LID 0x0002");
     let text = String::from_utf8(rocescope(&["stats", p]).stdout).unwrap();
     assert!(text.contains("LID 0x0001 > LID 0x0002"), "{text}");
 }

@@ -26,6 +26,16 @@ fn tmp(name: &str) -> PathBuf {
     p
 }
 
+/// The stderr of a run that must fail.
+fn failure(out: &Output) -> String {
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 fn stdout(out: &Output) -> String {
     assert!(
         out.status.success(),
@@ -108,8 +118,7 @@ fn a_broken_lesson_file_is_refused_with_where() {
     let file = dir.join("broken.toml");
     std::fs::write(&file, "title = \"x\"\nscenario = 3\n").unwrap();
     let out = rocescope(&["lesson", file.to_str().unwrap(), "--check"]);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failure(&out);
     assert!(err.contains("broken.toml"), "{err}");
     assert!(err.contains("line 2"), "{err}");
     let out = rocescope(&["lesson", "no-such-lesson"]);
@@ -239,6 +248,12 @@ fn record(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     cap
 }
 
+/// The shipped `scenario` for 2 ms, recorded as `DIR/SCENARIO.pcapng`.
+fn recorded(dir: &Path, scenario: &str) -> PathBuf {
+    let name = format!("{scenario}.pcapng");
+    record(dir, &name, &["--scenario", scenario, "--duration", "2ms"])
+}
+
 /// The number after `lead` in `text`, up to the next space (a trailing `.`
 /// or `,` left out).
 fn number_after(text: &str, lead: &str) -> f64 {
@@ -310,8 +325,7 @@ fn a_prediction_is_judged_on_the_twin_of_the_user_s_capture_with_its_change() {
     assert!(text.contains("1 of 1 prediction(s)"), "{text}");
     // Input that ends before the answer fails, naming the step.
     let out = on_capture("13", &cap, &[], "");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failure(&out);
     assert!(err.contains("step 3: no answer"), "{err}");
 }
 
@@ -320,16 +334,11 @@ fn a_prediction_is_judged_on_the_twin_of_the_user_s_capture_with_its_change() {
 #[test]
 fn a_capture_whose_twin_does_not_hold_and_a_lesson_without_predictions_are_refused() {
     let dir = tmp("own-capture-refused");
-    let cap = record(
-        &dir,
-        "rnr.pcapng",
-        &["--scenario", "rnr", "--duration", "2ms"],
-    );
+    let cap = recorded(&dir, "rnr");
     let out = on_capture("18", &cap, &["1"], "");
-    assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(!said.contains("Step "), "no question asked: {said}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failure(&out);
     assert!(
         err.contains("the twin does not hold") && err.contains("so no prediction"),
         "{err}"
@@ -337,8 +346,7 @@ fn a_capture_whose_twin_does_not_hold_and_a_lesson_without_predictions_are_refus
     assert!(err.contains("QP 0x100 10.0.0.1 -> 10.0.0.2: "), "{err}");
     assert!(err.contains("rnr_wait"), "{err}");
     let out = on_capture("01-write", &cap, &[], "");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = failure(&out);
     assert!(
         err.contains("lesson 01-write asks no prediction") && err.contains("13-window"),
         "{err}"
@@ -352,11 +360,7 @@ fn a_capture_whose_twin_does_not_hold_and_a_lesson_without_predictions_are_refus
 #[test]
 fn a_capture_s_cnps_replayed_let_a_dcqcn_prediction_run_on_it() {
     let dir = tmp("own-capture-dcqcn");
-    let cap = record(
-        &dir,
-        "dcqcn.pcapng",
-        &["--scenario", "dcqcn", "--duration", "2ms"],
-    );
+    let cap = recorded(&dir, "dcqcn");
     let text = stdout(&on_capture("15", &cap, &["1"], ""));
     let captured = number_after(&text, "On your capture, qp1.throughput_gbytes_s is ");
     let changed = number_after(&text, "dcqcn_enabled=0: qp1.throughput_gbytes_s is ");
@@ -371,11 +375,7 @@ fn a_capture_s_cnps_replayed_let_a_dcqcn_prediction_run_on_it() {
 #[test]
 fn a_capture_s_pauses_replayed_let_a_pfc_prediction_run_on_it() {
     let dir = tmp("own-capture-pfc");
-    let cap = record(
-        &dir,
-        "pfc.pcapng",
-        &["--scenario", "pfc", "--duration", "2ms"],
-    );
+    let cap = recorded(&dir, "pfc");
     let out = on_capture("16", &cap, &["0"], "");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");

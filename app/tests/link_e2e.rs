@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::tmp;
+use support::{query_csv, tmp};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -919,21 +919,6 @@ fn evidence_records_arrive_through_the_agent_and_are_recorded() {
     );
     assert_eq!(n(&v, "evidence_records"), dpi, "{v}");
     assert!(a.finish(Duration::from_secs(20)).0);
-}
-
-/// `rocescope query` over a partitions folder, as CSV lines (header first).
-fn query_csv(dir: &Path, sql: &str) -> Vec<String> {
-    let out = rocescope_testkit::run_ok(Command::new(BIN).args([
-        "query",
-        dir.to_str().unwrap(),
-        sql,
-        "--format",
-        "csv",
-    ]));
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect()
 }
 
 #[test]

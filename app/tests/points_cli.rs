@@ -8,7 +8,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{bin, out_dir, rocescope, rocescope_ok, text};
+use support::{bin, out_dir, rocescope, rocescope_fails, rocescope_ok, text};
 
 use serde_json::Value;
 
@@ -158,17 +158,18 @@ fn the_points_tables_and_the_report_section() {
     let m = &v["multipoint"];
     assert!(m["points"][1]["capture_loss"].as_u64().unwrap() > 10);
     let pts = point_args(&dir);
+    // `export --point ... --table TABLE --to TO`, to success.
+    let export = |table: &str, to: &Path| {
+        rocescope_testkit::run_ok(
+            bin()
+                .arg("export")
+                .args(&pts)
+                .args(["--table", table, "--to"])
+                .arg(to),
+        );
+    };
     let losses = dir.join("losses.parquet");
-    let mut args = vec!["export".to_owned()];
-    args.extend(pts.iter().cloned());
-    args.extend([
-        "--table".into(),
-        "losses".into(),
-        "--to".into(),
-        losses.display().to_string(),
-    ]);
-    let out = bin().args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    export("losses", &losses);
     let out = rocescope_ok(&[
         "query",
         losses.to_str().unwrap(),
@@ -185,16 +186,7 @@ fn the_points_tables_and_the_report_section() {
     );
     // One row per frame of each point.
     let paths = dir.join("paths.csv");
-    let mut args = vec!["export".to_owned()];
-    args.extend(pts.iter().cloned());
-    args.extend([
-        "--table".into(),
-        "paths".into(),
-        "--to".into(),
-        paths.display().to_string(),
-    ]);
-    let out = bin().args(&args).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    export("paths", &paths);
     let csv = std::fs::read_to_string(&paths).unwrap();
     let frames: u64 = m["points"]
         .as_array()
@@ -251,29 +243,18 @@ fn points_of_two_exchanges_are_named_with_their_files() {
         "{err}"
     );
     // One point alone, a bad offset, a bad name: said at once.
-    let out = rocescope(&["stats", "--point", &a]);
-    assert!(
-        text(&out.stderr).contains("one --point alone"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(&["stats", "--point", &a], "one --point alone");
+    rocescope_fails(
+        &["stats", "--point", "a=x.pcap@soon", "--point", &b],
+        "--point",
     );
-    let out = rocescope(&["stats", "--point", "a=x.pcap@soon", "--point", &b]);
-    assert!(
-        text(&out.stderr).contains("--point"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(
+        &["stats", "--point", "a b=x.pcap", "--point", &b],
+        "a point's name",
     );
-    let out = rocescope(&["stats", "--point", "a b=x.pcap", "--point", &b]);
-    assert!(
-        text(&out.stderr).contains("a point's name"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = rocescope(&["sim", "--points", "a,router,b", "--out", "x"]);
-    assert!(
-        text(&out.stderr).contains("`router` is no place to capture"),
-        "{}",
-        text(&out.stderr)
+    rocescope_fails(
+        &["sim", "--points", "a,router,b", "--out", "x"],
+        "`router` is no place to capture",
     );
 }
 

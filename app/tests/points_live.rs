@@ -248,11 +248,7 @@ fn the_workbench_shows_each_point_live_and_one_going_away() {
     let _ = agents[2].0.0.wait();
     let away = wait_for(&session, "link b: connection lost", 20);
     tmux(&["send-keys", "-t", &session, "q"]);
-    let t0 = Instant::now();
-    while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    tmux(&["kill-session", "-t", &session]);
+    let status = support::exit_status(&session, &status_file, 10);
     assert!(screen.contains("Capture points a > sw > b"), "{screen}");
     for n in POINTS {
         assert!(
@@ -269,9 +265,5 @@ fn the_workbench_shows_each_point_live_and_one_going_away() {
     // Said in the Overview and on the status line.
     assert!(away.contains("link b: connection lost"), "{away}");
     assert!(away.contains("point b: connection lost"), "{away}");
-    assert_eq!(
-        std::fs::read_to_string(&status_file).unwrap().trim(),
-        "0",
-        "{away}"
-    );
+    assert_eq!(status, "0", "{away}");
 }

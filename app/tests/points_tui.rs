@@ -15,7 +15,6 @@ use support::{tmux, tmux_session, wait_for};
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 #[test]
 fn the_workbench_shows_where_frames_were_lost_between_points() {
@@ -25,25 +24,17 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
     let bin = env!("CARGO_BIN_EXE_rocescope");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("points-tui");
     let _ = std::fs::remove_dir_all(&dir);
-    let out = Command::new(bin)
-        .args(["sim", "--scenario", "lossy-link", "--duration", "3ms"])
-        .args(["--points", "a,sw,b", "--out"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    rocescope_testkit::run_ok(
+        Command::new(bin)
+            .args(["sim", "--scenario", "lossy-link", "--duration", "3ms"])
+            .args(["--points", "a,sw,b", "--out"])
+            .arg(&dir),
     );
     let session = format!("rocescope-points-{}", std::process::id());
     let status_file = dir.join("status");
-    let point = |n: &str| format!("--point {n}={}", dir.join(format!("{n}.pcapng")).display());
     let cmd = format!(
-        "{bin} open {} {} {}; echo $? > {}",
-        point("a"),
-        point("sw"),
-        point("b"),
+        "{}; echo $? > {}",
+        open_points(bin, &dir),
         status_file.display()
     );
     tmux_session(&session, 160, 45, &cmd);
@@ -58,55 +49,44 @@ fn the_workbench_shows_where_frames_were_lost_between_points() {
     tmux(&["send-keys", "-t", &session, "4"]);
     let ladder = wait_for(&session, "──x ", 10);
     tmux(&["send-keys", "-t", &session, "q"]);
-    let t0 = Instant::now();
-    while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    tmux(&["kill-session", "-t", &session]);
-    assert!(screen.contains("Capture points a > sw > b"), "{screen}");
+    let status = support::exit_status(&session, &status_file, 10);
     // Each segment's latency, in path order and back.
     let rows: Vec<&str> = ["a>sw", "sw>b", "b>sw", "sw>a"]
         .into_iter()
         .filter(|s| screen.contains(&format!("│{s} ")))
         .collect();
     assert_eq!(rows.len(), 4, "{screen}");
-    // lossy-link loses requests on the wire before the switch.
-    assert!(screen.contains("losses: a>sw "), "{screen}");
-    assert!(screen.contains("clock sw: "), "{screen}");
-    // Each segment's one-way latency over the capture, beside the throughput.
-    assert!(
-        screen.contains("One-way latency per segment, p99 µs"),
-        "{screen}"
-    );
-    // The first point's own analysis stays whole beside them.
-    assert!(screen.contains("QPs            1"), "{screen}");
-    assert!(losses.contains(" 0:Losses "), "{losses}");
-    let line = losses
-        .lines()
-        .find(|l| l.contains("│a>sw "))
-        .unwrap_or_else(|| panic!("no loss on a>sw: {losses}"));
+    for says in [
+        "Capture points a > sw > b",
+        // lossy-link loses requests on the wire before the switch.
+        "losses: a>sw ",
+        "clock sw: ",
+        // Each segment's one-way latency over the capture, beside the
+        // throughput.
+        "One-way latency per segment, p99 µs",
+        // The first point's own analysis stays whole beside them.
+        "QPs            1",
+    ] {
+        assert!(screen.contains(says), "{says}: {screen}");
+    }
+    for says in [
+        " 0:Losses ",
+        "lost on the wire between the points of a>sw",
+        "Evidence: seen at a",
+    ] {
+        assert!(losses.contains(says), "{says}: {losses}");
+    }
+    let line = line_with(&losses, "│a>sw ");
     assert!(line.contains("seen at a"), "{line}");
-    assert!(
-        losses.contains("lost on the wire between the points of a>sw"),
-        "{losses}"
-    );
-    assert!(losses.contains("Evidence: seen at a"), "{losses}");
     // The packet list's Path column: the lost frame vanished after a.
     assert!(packets.contains(" Path "), "{packets}");
-    let lost = packets
-        .lines()
-        .find(|l| l.contains(" a x "))
-        .unwrap_or_else(|| panic!("no frame lost after a: {packets}"));
+    let lost = line_with(&packets, " a x ");
     assert!(lost.contains("RC WRITE"), "{lost}");
     assert!(packets.contains(" a sw b "), "{packets}");
     let lanes = ladder.lines().find(|l| l.contains("  time ")).unwrap();
     assert!(lanes.contains(" a ") && lanes.contains(" sw "), "{ladder}");
     assert!(ladder.contains("──▶|"), "{ladder}");
-    assert_eq!(
-        std::fs::read_to_string(&status_file).unwrap().trim(),
-        "0",
-        "{screen}"
-    );
+    assert_eq!(status, "0", "{screen}");
 }
 
 /// A response lost before it reached the first point (an ACK lost in the
@@ -133,20 +113,13 @@ fn the_ladder_shows_a_response_lost_on_its_way_back() {
         .next()
         .unwrap();
     std::fs::write(dir.join("ack.toml"), scenario).unwrap();
-    let out = Command::new(bin)
-        .args(["sim", "--scenario", "ack.toml", "--out", "."])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    rocescope_testkit::run_ok(
+        Command::new(bin)
+            .args(["sim", "--scenario", "ack.toml", "--out", "."])
+            .current_dir(&dir),
     );
     let session = format!("rocescope-points-ack-{}", std::process::id());
-    let point = |n: &str| format!("--point {n}={}", dir.join(format!("{n}.pcapng")).display());
-    let cmd = format!("{bin} open {} {} {}", point("a"), point("sw"), point("b"));
-    tmux_session(&session, 160, 45, &cmd);
+    tmux_session(&session, 160, 45, &open_points(bin, &dir));
     wait_for(&session, "Capture points a > sw > b", 30);
     // Near the loss in the packet list, then the ladder.
     tmux(&["send-keys", "-t", &session, "2"]);
@@ -156,12 +129,25 @@ fn the_ladder_shows_a_response_lost_on_its_way_back() {
     tmux(&["send-keys", "-t", &session, "4"]);
     let ladder = wait_for(&session, "x───", 10);
     tmux(&["kill-session", "-t", &session]);
-    let line = ladder
-        .lines()
-        .find(|l| l.contains("x───"))
-        .unwrap_or_else(|| panic!("no arrow ends in an x: {ladder}"));
+    // An arrow that ends in an x.
+    let line = line_with(&ladder, "x───");
     assert!(line.contains("RC ACK PSN "), "{line}");
     // From b's lane (the right), through sw's, vanished before a's.
     assert!(line.contains("┼"), "{line}");
     assert!(line.trim_end_matches([' ', '│']).ends_with('|'), "{line}");
+}
+
+/// `BIN open` with the points a, sw and b the simulator wrote in `dir`.
+fn open_points(bin: &str, dir: &Path) -> String {
+    let point = |n: &str| format!("--point {n}={}", dir.join(format!("{n}.pcapng")).display());
+    format!("{bin} open {} {} {}", point("a"), point("sw"), point("b"))
+}
+
+/// The first line of `screen` holding `needle`; the test fails, showing
+/// the screen, where none does.
+fn line_with<'a>(screen: &'a str, needle: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line holds {needle:?}: {screen}"))
 }

@@ -48,11 +48,7 @@ fn commands_reading(readme: &str, files: &[&str]) -> Vec<String> {
 
 /// A folder with the repository's `assets` beside what the lines write.
 fn workdir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("readme-files")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::out_dir("readme-files", name);
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
     std::os::unix::fs::symlink(assets.canonicalize().unwrap(), dir.join("assets")).unwrap();
     dir
@@ -60,23 +56,12 @@ fn workdir(name: &str) -> PathBuf {
 
 /// Run `line` as printed; its stdout, or a failure naming it.
 fn sh(dir: &Path, line: &str) -> String {
-    let bin = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = Command::new("sh")
-        .args(["-c", line])
-        .current_dir(dir)
-        .env("PATH", path)
-        .env("ROCESCOPE_STATE_DIR", dir.join("state"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "README: {line}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = rocescope_testkit::run_ok(
+        Command::new("sh")
+            .args(["-c", line])
+            .current_dir(dir)
+            .env("PATH", support::path_with_rocescope())
+            .env("ROCESCOPE_STATE_DIR", dir.join("state")),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -164,12 +149,7 @@ fn the_readme_attaches_to_an_agent_per_point_as_printed() {
     sh(&dir, &make[0]);
     let live = block(&readme, "<!-- points-live:");
     assert_eq!(live.len(), 4, "{live:?}");
-    let bin = Path::new(env!("CARGO_BIN_EXE_rocescope")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = support::path_with_rocescope();
     struct Killed(std::process::Child);
     impl Drop for Killed {
         fn drop(&mut self) {

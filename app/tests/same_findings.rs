@@ -4,27 +4,13 @@
 //! evidence included, reaches the analysis the same way.
 #![allow(clippy::unwrap_used)]
 
-use std::process::{Command, Stdio};
+mod support;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
-
-fn run_json(args: &[&str]) -> Value {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "rocescope {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "rocescope {args:?}: {e}: {}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
-}
+use support::rocescope_json as run_json;
 
 /// What the diagnosis told: (cause, QP, count) of each finding and the
 /// causes of the episodes, in order.
@@ -70,24 +56,9 @@ fn a_scenario_gives_the_same_findings_in_process_through_the_agent_and_from_a_re
 
     // The agent serves the same finite run, slowly enough that a debug
     // build's client takes every frame.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut agent = Command::new(BIN)
-        .args([
-            "agent",
-            "--listen",
-            &listen,
-            "--sim",
-            "dpi-drop",
-            "--sim-duration",
-            "200us",
-            "--sim-pace",
-            "0.0002",
-        ])
+    let (mut cmd, listen) = support::sim_agent("dpi-drop");
+    let mut agent = cmd
+        .args(["--sim-duration", "200us", "--sim-pace", "0.0002"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -95,7 +66,7 @@ fn a_scenario_gives_the_same_findings_in_process_through_the_agent_and_from_a_re
     let url = format!("tcp://{listen}");
     let t0 = Instant::now();
     let attached = loop {
-        let out = Command::new(BIN)
+        let out = support::bin()
             .args(["attach", &url, "--headless", "--json", "--duration", "60s"])
             .output()
             .unwrap();

@@ -17,21 +17,9 @@ fn rocescope(args: &[&str]) -> (bool, String, String) {
 fn every_qp_span_is_accounted_to_the_nanosecond() {
     let dir_tmp = rocescope_testkit::temp_dir("tbs");
     let dir = dir_tmp.path();
-    let names = [
-        "default",
-        "lossy-link",
-        "incast",
-        "line-rate",
-        "window-stall",
-        "read-heavy",
-        "aes",
-        "dpi-drop",
-        "teaching-basic",
-        "dcqcn",
-        "pfc",
-        "rnr",
-        "host-stall",
-    ];
+    // Every shipped scenario.
+    let names = rocescope_sim::Scenario::builtin_names();
+    assert_eq!(names.len(), 13, "{names:?}");
     let states = [
         "error",
         "waiting_on_timer",

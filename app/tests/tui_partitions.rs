@@ -30,15 +30,8 @@ fn readme_command(starts: &str) -> String {
 
 /// `rocescope query` over a partitions folder: the first row, as CSV.
 fn query_row(dir: &Path, sql: &str) -> Vec<u64> {
-    let out = rocescope_testkit::run_ok(Command::new(BIN).args([
-        "query",
-        dir.to_str().unwrap(),
-        sql,
-        "--format",
-        "csv",
-    ]));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let row = text.lines().nth(1).unwrap_or_else(|| panic!("{text}"));
+    let lines = support::query_csv(dir, sql);
+    let row = lines.get(1).unwrap_or_else(|| panic!("{lines:?}"));
     row.split(',').map(|x| x.parse().unwrap()).collect()
 }
 
@@ -100,15 +93,10 @@ fn the_workbench_writes_partitions_as_it_runs() {
     assert!(screen.contains("(capture=sim-1):"), "{screen}");
     assert!(screen.contains("windows ("), "{screen}");
     tmux(&["send-keys", "-t", &session, "q"]);
-    let status = dir.join("status");
-    let t0 = Instant::now();
-    while !status.exists() && t0.elapsed() < Duration::from_secs(120) {
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let _ = Command::new("tmux")
-        .args(["kill-session", "-t", &session])
-        .output();
-    assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "0");
+    assert_eq!(
+        support::exit_status(&session, &dir.join("status"), 120),
+        "0"
+    );
     let said = std::fs::read_to_string(dir.join("stderr")).unwrap();
     assert!(
         said.contains("(capture=sim-1):") && said.contains(", done"),
@@ -159,15 +147,10 @@ fn the_workbench_writes_partitions_as_it_runs() {
             .unwrap()
             .success()
     );
-    let status = crash.join("status");
-    let t0 = Instant::now();
-    while !status.exists() && t0.elapsed() < Duration::from_secs(20) {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = Command::new("tmux")
-        .args(["kill-session", "-t", &session])
-        .output();
-    assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "137");
+    assert_eq!(
+        support::exit_status(&session, &crash.join("status"), 20),
+        "137"
+    );
     let files = visible_files(&fleet);
     assert!(files.len() >= 3, "{files:?}");
     assert!(

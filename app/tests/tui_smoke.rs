@@ -8,9 +8,6 @@ mod support;
 
 use support::{tmux, tmux_session, wait_for};
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
 #[test]
 fn workbench_in_tmux() {
     if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
@@ -88,13 +85,6 @@ fn workbench_in_tmux() {
     let rerun = wait_for(&session, "restarted with window", 20);
     assert!(rerun.contains("restarted with window"), "{rerun}");
     tmux(&["send-keys", "-t", &session, "q"]);
-    let t0 = Instant::now();
-    while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = Command::new("tmux")
-        .args(["kill-session", "-t", &session])
-        .output();
-    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
-    assert_eq!(status.trim(), "0", "q must quit with status 0");
+    let status = support::exit_status(&session, &status_file, 10);
+    assert_eq!(status, "0", "q must quit with status 0");
 }

@@ -29,21 +29,8 @@ const WHERE: [&str; 8] = [
     "line",
 ];
 
-/// xorshift64*: the mutants are the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+// The mutants are the same on every run.
+use rocescope_testkit::Rng;
 
 /// Start of the line holding byte `at` (VCD) or `at` itself (FST).
 fn line_start(bytes: &[u8], at: usize, text: bool) -> usize {
@@ -92,7 +79,7 @@ fn mutate(seed: &[u8], rng: &mut Rng, text: bool) -> (Vec<u8>, String) {
             let at = rng.below(n);
             let len = 1 + rng.below(16);
             for x in &mut b[at..(at + len).min(n)] {
-                *x = rng.next() as u8;
+                *x = rng.next_u64() as u8;
             }
             (b, format!("{len} random bytes at {at}"))
         }

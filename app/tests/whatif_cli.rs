@@ -6,20 +6,33 @@
 //! goodput the what-if compares by.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
-
 fn rocescope(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN).args(args).output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    support::outcome(support::bin().args(args))
+}
+
+/// `whatif CAP --set window_packets=32 --json --export-scenario TOML`,
+/// which succeeds with a twin that matches the capture (no mismatches):
+/// the JSON, and the text it was read from.
+fn twin_holds(cap: &str, toml: &Path) -> (Value, String) {
+    let (ok, out, err) = rocescope(&[
+        "whatif",
+        cap,
+        "--set",
+        "window_packets=32",
+        "--json",
+        "--export-scenario",
+        toml.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["mismatches"].as_array().unwrap().len(), 0, "{out}");
+    (v, out)
 }
 
 fn record(dir: &Path, scenario: &str, duration: &str) -> String {
@@ -44,18 +57,7 @@ fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
     let tmp = rocescope_testkit::temp_dir("whatif");
     let cap = record(tmp.path(), "window-stall", "2ms");
     let toml = tmp.path().join("twin.toml");
-    let (ok, out, err) = rocescope(&[
-        "whatif",
-        &cap,
-        "--set",
-        "window_packets=32",
-        "--json",
-        "--export-scenario",
-        toml.to_str().unwrap(),
-    ]);
-    assert!(ok, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["mismatches"].as_array().unwrap().len(), 0, "{out}");
+    let (v, _) = twin_holds(&cap, &toml);
     let (c, t, ch) = (
         &v["capture"]["qps"][0],
         &v["twin"]["qps"][0],
@@ -104,18 +106,7 @@ fn a_capture_s_pfc_pauses_are_replayed_and_its_twin_holds() {
     let tmp = rocescope_testkit::temp_dir("whatif-pfc");
     let cap = record(tmp.path(), "pfc", "2ms");
     let toml = tmp.path().join("twin.toml");
-    let (ok, out, err) = rocescope(&[
-        "whatif",
-        &cap,
-        "--set",
-        "window_packets=32",
-        "--json",
-        "--export-scenario",
-        toml.to_str().unwrap(),
-    ]);
-    assert!(ok, "{err}");
-    let v: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["mismatches"].as_array().unwrap().len(), 0, "{out}");
+    let (v, out) = twin_holds(&cap, &toml);
     let paused = |run: &str| {
         v[run]["qps"][0]["time_by_state_ns"]["paused"]
             .as_u64()

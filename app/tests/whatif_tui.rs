@@ -7,8 +7,6 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
-
 use support::{tmux, tmux_session, wait_for};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
@@ -80,13 +78,6 @@ fn whatif_typed_in_the_workbench_shows_the_runs_beside_the_capture() {
     assert!(!cleared.contains("against the twin"), "{cleared}");
 
     tmux(&["send-keys", "-t", &session, "q"]);
-    let t0 = Instant::now();
-    while !status_file.exists() && t0.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let _ = std::process::Command::new("tmux")
-        .args(["kill-session", "-t", &session])
-        .output();
-    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
-    assert_eq!(status.trim(), "0", "q must quit with status 0");
+    let status = support::exit_status(&session, &status_file, 10);
+    assert_eq!(status, "0", "q must quit with status 0");
 }

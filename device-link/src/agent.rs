@@ -747,15 +747,19 @@ fn control_loop(
             close();
         }
     };
+    // A client that may not stay: logged, counted, told why, closed.
+    let refuse = |code: ErrorCode, text: &str| {
+        tracing::warn!("client {id}: {text}, closing");
+        hub.stats.auth_failures.fetch_add(1, Ordering::Relaxed);
+        reply(Reply::Err {
+            code,
+            text: text.into(),
+        });
+        close();
+    };
     while !slot.closed.load(Ordering::Relaxed) {
         if !authed.load(Ordering::Relaxed) && Instant::now() > deadline {
-            tracing::warn!("client {id}: no AUTH in time, closing");
-            hub.stats.auth_failures.fetch_add(1, Ordering::Relaxed);
-            reply(Reply::Err {
-                code: ErrorCode::Timeout,
-                text: "no AUTH in time".into(),
-            });
-            close();
+            refuse(ErrorCode::Timeout, "no AUTH in time");
             return;
         }
         let line = match lines.next_line() {
@@ -848,13 +852,7 @@ fn control_loop(
                             detail: String::new(),
                         });
                     } else {
-                        tracing::warn!("client {id}: wrong token, closing");
-                        hub.stats.auth_failures.fetch_add(1, Ordering::Relaxed);
-                        reply(Reply::Err {
-                            code: ErrorCode::Auth,
-                            text: "wrong token".into(),
-                        });
-                        close();
+                        refuse(ErrorCode::Auth, "wrong token");
                         return;
                     }
                 }

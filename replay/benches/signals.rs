@@ -28,14 +28,7 @@ use rocescope_replay::wave::signals::{self, MAX_CHANGES};
 /// Anonymous resident memory (kB): what the process holds itself, not the
 /// file's pages it mapped.
 fn rss_anon_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("RssAnon:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
+    rocescope_testkit::proc_status_kib("RssAnon:")
 }
 
 fn main() {

@@ -73,14 +73,7 @@ fn main() {
 
 /// The process's resident memory (kB), from /proc.
 fn rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
+    rocescope_testkit::proc_status_kib("VmRSS:")
 }
 
 /// The signals view's costs: the browser's hierarchy, one signal loaded.

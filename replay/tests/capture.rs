@@ -22,6 +22,13 @@ fn put32(buf: &mut Vec<u8>, be: bool, v: u32) {
     buf.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() });
 }
 
+/// `words` in a row, each as [`put32`] writes it.
+fn put32s(buf: &mut Vec<u8>, be: bool, words: &[u32]) {
+    for &w in words {
+        put32(buf, be, w);
+    }
+}
+
 fn put64(buf: &mut Vec<u8>, be: bool, v: u64) {
     buf.extend_from_slice(&if be { v.to_be_bytes() } else { v.to_le_bytes() });
 }
@@ -89,10 +96,7 @@ impl PcapWriter {
         put32(&mut b, be, if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 });
         put16(&mut b, be, 2);
         put16(&mut b, be, 4);
-        put32(&mut b, be, 0);
-        put32(&mut b, be, 0);
-        put32(&mut b, be, snaplen);
-        put32(&mut b, be, linktype);
+        put32s(&mut b, be, &[0, 0, snaplen, linktype]);
         Self {
             be,
             nanos,
@@ -109,10 +113,7 @@ impl PcapWriter {
     fn rec(mut self, ts_sec: u32, frac: u32, data: &[u8], origlen: u32) -> Self {
         let b = &mut self.w.bytes;
         let start = b.len();
-        put32(b, self.be, ts_sec);
-        put32(b, self.be, frac);
-        put32(b, self.be, data.len() as u32);
-        put32(b, self.be, origlen);
+        put32s(b, self.be, &[ts_sec, frac, data.len() as u32, origlen]);
         b.extend_from_slice(data);
         let mul = if self.nanos { 1 } else { 1_000 };
         let frame = Owned {
@@ -239,11 +240,17 @@ impl NgWriter {
         opts: &[(u16, &[u8])],
     ) -> Self {
         let mut body = Vec::new();
-        put32(&mut body, self.be, iface);
-        put32(&mut body, self.be, (units >> 32) as u32);
-        put32(&mut body, self.be, units as u32);
-        put32(&mut body, self.be, data.len() as u32);
-        put32(&mut body, self.be, data.len() as u32 + 4);
+        put32s(
+            &mut body,
+            self.be,
+            &[
+                iface,
+                (units >> 32) as u32,
+                units as u32,
+                data.len() as u32,
+                data.len() as u32 + 4,
+            ],
+        );
         body.extend_from_slice(data);
         pad4(&mut body);
         body.extend(options(self.be, opts));
@@ -258,10 +265,16 @@ impl NgWriter {
         let mut body = Vec::new();
         put16(&mut body, self.be, iface);
         put16(&mut body, self.be, 0);
-        put32(&mut body, self.be, (units >> 32) as u32);
-        put32(&mut body, self.be, units as u32);
-        put32(&mut body, self.be, data.len() as u32);
-        put32(&mut body, self.be, data.len() as u32);
+        put32s(
+            &mut body,
+            self.be,
+            &[
+                (units >> 32) as u32,
+                units as u32,
+                data.len() as u32,
+                data.len() as u32,
+            ],
+        );
         body.extend_from_slice(data);
         let start = self.block(2, &body);
         self.last_ts = ts_ns;
@@ -685,10 +698,7 @@ fn absurd_caplen_with_more_data_is_an_error() {
     let mut w = PcapWriter::new(false, false, 65535, 1)
         .rec(1, 0, &payload(48, 1), 48)
         .done();
-    put32(&mut w.bytes, false, 2);
-    put32(&mut w.bytes, false, 0);
-    put32(&mut w.bytes, false, u32::MAX);
-    put32(&mut w.bytes, false, u32::MAX);
+    put32s(&mut w.bytes, false, &[2, 0, u32::MAX, u32::MAX]);
     w.bytes.extend(payload(300_000, 2));
     let mut r = CaptureReader::new(&w.bytes[..]).unwrap();
     assert_eq!(own(&r.next_frame().unwrap().unwrap()), w.frames[0].frame);
@@ -705,10 +715,7 @@ fn absurd_caplen_in_the_last_bytes_is_a_warning() {
     let mut w = PcapWriter::new(true, false, 65535, 1)
         .rec(1, 0, &payload(48, 1), 48)
         .done();
-    put32(&mut w.bytes, true, 2);
-    put32(&mut w.bytes, true, 0);
-    put32(&mut w.bytes, true, u32::MAX);
-    put32(&mut w.bytes, true, 60);
+    put32s(&mut w.bytes, true, &[2, 0, u32::MAX, 60]);
     w.bytes.extend(payload(30, 2));
     let mut r = CaptureReader::new(&w.bytes[..]).unwrap();
     assert_eq!(read_all(&mut r), expected(&w));
@@ -756,32 +763,30 @@ fn pcapng_zero_and_short_block_lengths_are_errors() {
         "{err}"
     );
 
-    // Zero length even when the file ends right after it.
-    let (_, err) = ng_error_after_prefix(&[6, 0, 0, 0, 0, 0, 0, 0]);
-    assert!(err.contains("block length 0 is invalid"), "{err}");
-
-    // An EPB too short to hold its header.
-    let mut tail = Vec::new();
-    put32(&mut tail, false, 6);
-    put32(&mut tail, false, 16);
-    put32(&mut tail, false, 0);
-    put32(&mut tail, false, 16);
-    let (_, err) = ng_error_after_prefix(&tail);
-    assert!(
-        err.contains("block length 16 is invalid (a pcapng EPB needs at least 32"),
-        "{err}"
-    );
-
-    // Not a multiple of 4.
-    let mut tail = Vec::new();
-    put32(&mut tail, false, 0x99);
-    put32(&mut tail, false, 13);
-    tail.extend([0; 8]);
-    let (_, err) = ng_error_after_prefix(&tail);
-    assert!(
-        err.contains("block length 13 is invalid (not a multiple of 4)"),
-        "{err}"
-    );
+    // A block's first words, then `zeros` bytes of 0.
+    let block = |words: &[u32], zeros: usize| {
+        let mut b = Vec::new();
+        put32s(&mut b, false, words);
+        b.resize(b.len() + zeros, 0);
+        b
+    };
+    for (tail, says) in [
+        // Zero length even when the file ends right after it.
+        (block(&[6, 0], 0), "block length 0 is invalid"),
+        // An EPB too short to hold its header.
+        (
+            block(&[6, 16, 0, 16], 0),
+            "block length 16 is invalid (a pcapng EPB needs at least 32",
+        ),
+        // Not a multiple of 4.
+        (
+            block(&[0x99, 13], 8),
+            "block length 13 is invalid (not a multiple of 4)",
+        ),
+    ] {
+        let (_, err) = ng_error_after_prefix(&tail);
+        assert!(err.contains(says), "{says}: {err}");
+    }
 }
 
 #[test]
@@ -790,10 +795,7 @@ fn pcapng_structural_errors_name_offsets() {
 
     // Trailer differs from the leading length.
     let mut tail = Vec::new();
-    put32(&mut tail, false, 0x99);
-    put32(&mut tail, false, 16);
-    put32(&mut tail, false, 0);
-    put32(&mut tail, false, 20);
+    put32s(&mut tail, false, &[0x99, 16, 0, 20]);
     let (_, err) = ng_error_after_prefix(&tail);
     assert_eq!(
         err,
@@ -864,9 +866,7 @@ fn pcapng_structural_errors_name_offsets() {
 
     // A first SHB too short to be one, and one claiming 100 MB.
     let mut b = Vec::new();
-    put32(&mut b, false, 0x0a0d_0d0a);
-    put32(&mut b, false, 0);
-    put32(&mut b, false, 0x1a2b_3c4d);
+    put32s(&mut b, false, &[0x0a0d_0d0a, 0, 0x1a2b_3c4d]);
     assert!(open_err(&b).starts_with("pcapng block at byte 0: block length 0 is invalid"));
     b[4..8].copy_from_slice(&100_000_000u32.to_le_bytes());
     assert!(open_err(&b).contains("exceeds the 16777216-byte limit"));
@@ -972,21 +972,7 @@ fn pcapng_cut_at_every_byte() {
 
 // ---------------------------------------------------------------- fuzz
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use rocescope_testkit::Rng;
 
 /// Random byte mutations and cuts of valid files. Set
 /// `ROCESCOPE_FUZZ_ROUNDS` for a longer run (e.g. 1000000 with `--release`).
@@ -1010,7 +996,7 @@ fn mutated_files_never_panic_or_hang() {
             bytes[at] = match rng.below(4) {
                 0 => 0,
                 1 => 0xff,
-                _ => rng.next() as u8,
+                _ => rng.next_u64() as u8,
             };
         }
         if rng.below(4) == 0 {
@@ -1215,32 +1201,23 @@ fn read_in_runs(bytes: &[u8], size: usize, max: usize) -> Result<ReadOut, String
         r.for_each_buffered_frame(max, |_| panic!("after the end")),
         0
     );
-    Ok((
-        got,
-        r.warnings().to_vec(),
-        r.bytes_read(),
-        r.time_base(),
-        bases,
-    ))
+    Ok(read_out(&r, got, bases))
 }
 
-/// A frame with its port and direction too.
-fn own_all(
-    f: &CaptureFrame<'_>,
-) -> (
+/// A frame read, with its port and direction.
+type OwnedAll = (
     Owned,
     Option<u8>,
     Option<rocescope_replay::record::Direction>,
-) {
+);
+
+/// A frame with its port and direction too.
+fn own_all(f: &CaptureFrame<'_>) -> OwnedAll {
     (own(f), f.port, f.direction)
 }
 
 type ReadOut = (
-    Vec<(
-        Owned,
-        Option<u8>,
-        Option<rocescope_replay::record::Direction>,
-    )>,
+    Vec<OwnedAll>,
     Vec<rocescope_replay::capture::CaptureWarning>,
     u64,
     TimeBase,
@@ -1261,13 +1238,23 @@ fn read_one_by_one(bytes: &[u8], size: usize) -> Result<ReadOut, String> {
         }
         bases.push((got.len(), r.time_base(), r.bytes_read()));
     }
-    Ok((
+    Ok(read_out(&r, got, bases))
+}
+
+/// What a reader read (`got`, the time bases as it went), with its
+/// warnings, bytes read and final time base.
+fn read_out<R: std::io::Read>(
+    r: &CaptureReader<R>,
+    got: Vec<OwnedAll>,
+    bases: Vec<(usize, TimeBase, u64)>,
+) -> ReadOut {
+    (
         got,
         r.warnings().to_vec(),
         r.bytes_read(),
         r.time_base(),
         bases,
-    ))
+    )
 }
 
 #[test]

@@ -1011,33 +1011,26 @@ fn direction_from_local_addresses() {
     let ps = traffic();
     let want = whole(&ps);
     let text = text_dump("0", &raw_dump(&want));
-    let by_mac = SnifferOptions {
-        local: LocalAddrs::new().with_mac(A_MAC),
-        ..SnifferOptions::default()
-    };
-    let t = read_text(&text, by_mac);
-    for (g, w) in t.frames.iter().zip(&want) {
-        let expect = match w.name {
-            // Broadcast from B: the MAC alone does not say.
-            "ARP" => None,
-            // IPv6 frame built with B's MAC as source and A's as destination.
-            _ => Some(w.dir),
+    // By A's MAC, every frame but the one the MAC alone does not say
+    // (ARP, a broadcast from B; the IPv6 frame is built with B's MAC as
+    // source and A's as destination); by A's IPv4 address, every frame but
+    // the IPv6 one (its addresses are not A's; ARP's target IP is A).
+    for (local, unsaid) in [
+        (LocalAddrs::new().with_mac(A_MAC), "ARP"),
+        (
+            LocalAddrs::new().with_ip(Ipv4Addr::from(A_IP)),
+            "WRITE ONLY IPv6",
+        ),
+    ] {
+        let options = SnifferOptions {
+            local,
+            ..SnifferOptions::default()
         };
-        assert_eq!(g.direction, expect, "{}", w.name);
-    }
-    let by_ip = SnifferOptions {
-        local: LocalAddrs::new().with_ip(Ipv4Addr::from(A_IP)),
-        ..SnifferOptions::default()
-    };
-    let t = read_text(&text, by_ip);
-    for (g, w) in t.frames.iter().zip(&want) {
-        let expect = match w.name {
-            // Its IPv6 addresses are not A's IPv4 address.
-            "WRITE ONLY IPv6" => None,
-            // ARP target IP is A.
-            _ => Some(w.dir),
-        };
-        assert_eq!(g.direction, expect, "{}", w.name);
+        let t = read_text(&text, options);
+        for (g, w) in t.frames.iter().zip(&want) {
+            let expect = (w.name != unsaid).then_some(w.dir);
+            assert_eq!(g.direction, expect, "{}", w.name);
+        }
     }
     // No addresses: unknown. Through CaptureReader: unknown.
     let t = read_text(&text, SnifferOptions::default());

@@ -123,3 +123,53 @@ pub fn all_panels() -> DockState<View> {
     s.split_below(c2, 0.5, vec![View::Lessons]);
     dock
 }
+
+/// One frame's input to the desktop workbench: a 1920x1080 screen.
+pub fn full_hd() -> eframe::egui::RawInput {
+    eframe::egui::RawInput {
+        screen_rect: Some(eframe::egui::Rect::from_min_size(
+            eframe::egui::Pos2::ZERO,
+            eframe::egui::vec2(1920.0, 1080.0),
+        )),
+        ..Default::default()
+    }
+}
+
+/// `frames` frames of the desktop workbench (model tick, panels, egui
+/// layout and tessellation; no GPU upload), the selection moving back and
+/// forth by `step` rows each frame (still where 0); the last frame's
+/// clipped meshes.
+pub fn gui_frames(
+    ctx: &eframe::egui::Context,
+    wb: &mut rocescope::gui::Workbench,
+    frames: u32,
+    step: i64,
+) -> usize {
+    let mut prims = 0;
+    for k in 0..frames {
+        if step != 0 {
+            let by = if k % 2 == 0 { step } else { -step };
+            wb.model.apply(rocescope_core::Command::MoveSelection(by));
+        }
+        let out = ctx.run(full_hd(), |ctx| wb.frame(ctx));
+        prims = ctx.tessellate(out.shapes, out.pixels_per_point).len();
+    }
+    prims
+}
+
+/// `frames` frames of the terminal workbench's view, the selection moving
+/// back and forth by a row each frame.
+pub fn tui_frames(
+    model: &mut rocescope_core::Model,
+    terminal: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
+    ui: &mut rocescope::tui::UiState,
+    frames: u32,
+) -> std::io::Result<()> {
+    for k in 0..frames {
+        let by = if k % 2 == 0 { 1 } else { -1 };
+        model.apply(rocescope_core::Command::MoveSelection(by));
+        model.tick(Instant::now());
+        terminal.draw(|f| rocescope::tui::draw(f, model, ui))?;
+    }
+    Ok(())
+}

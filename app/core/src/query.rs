@@ -651,6 +651,19 @@ pub fn whatif_gain_pct(
     (changed.goodput_gbytes_s / twin.goodput_gbytes_s.max(1e-12) - 1.0) * 100.0
 }
 
+/// The lessons list's line of lesson `l`, the list's `i`th (from 0):
+/// number, title, summary, scenario and the student's progress.
+pub fn lesson_list_line(model: &Model, i: usize, l: &crate::lesson::Lesson) -> String {
+    format!(
+        "{}. {} — {} (scenario: {}; {})",
+        i + 1,
+        l.title,
+        l.summary,
+        l.scenario,
+        model.lesson_progress(l)
+    )
+}
+
 /// `window_full 81%, sending 12%`: a run's states of at least 1% of the
 /// QP's span, largest first.
 pub fn whatif_states_text(q: &rocescope_sim::whatif::QpOutcome) -> String {

@@ -177,15 +177,7 @@ impl RecordSink for Feed<'_> {
     fn header_frame(&mut self, h: &HeaderFrame) {
         if self.record.is_some() {
             // A recording needs the bytes here: written once, for both.
-            let mut bytes = [0u8; HeaderFrame::MAX_BYTES];
-            let data = h.write(&mut bytes);
-            self.frame(FrameRef {
-                ts_ns: h.ts_ns,
-                port: 0,
-                direction: h.direction,
-                orig_len: h.orig_len,
-                data,
-            });
+            h.lend(|f| self.frame(f));
             return;
         }
         let b = &mut *self.batch;

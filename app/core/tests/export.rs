@@ -14,12 +14,7 @@ fn sample_model() -> Model {
 }
 
 fn out_dir(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("core-export")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    rocescope_testkit::out_dir("core-export", name)
 }
 
 /// Tick until the running exports have finished.

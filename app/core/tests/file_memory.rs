@@ -4,6 +4,8 @@
 //! bytes, filters, the analysis), and says how much is on disk.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -38,17 +40,7 @@ fn all_rows(m: &Model) -> Vec<Row> {
 /// The rows the filter `f` shows, once its scan of the whole file ended.
 fn filtered(m: &mut Model, f: &str) -> Vec<u64> {
     m.apply(Command::ShowView(View::Packets));
-    m.apply(Command::SetFilter(f.into()));
-    let t0 = Instant::now();
-    loop {
-        m.tick(Instant::now());
-        let (scanned, len) = m.filter_progress();
-        if scanned >= len {
-            break;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(120), "filter scan hangs");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    support::filter_scanned(m, f);
     (0..m.visible_len())
         .map(|p| m.visible_row(p).unwrap())
         .collect()

@@ -4,6 +4,8 @@
 //! a live session bounded by a disk ring lists the rows it kept.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::time::Instant;
 
 use rocescope_core::source::SourceHandle;
@@ -25,19 +27,25 @@ fn feed(store: &Store, ingest: &mut Ingest, frames: &[(u64, Vec<u8>)]) {
     store.flush_live(ingest);
 }
 
-#[test]
-fn rows_indexed_after_the_first_screen_are_listed_and_filtered() {
-    let all = frames(40_000);
+/// A store that grows behind a file source, as `Store::open` indexes, what
+/// feeds it, and the model of it opened once `first` was in.
+fn growing_file(first: &[(u64, Vec<u8>)]) -> (std::sync::Arc<Store>, Ingest, Model) {
     let analysis = RcAnalyzer::default();
-    // A store that grows behind a file source, as `Store::open` indexes.
     let store = Store::live(rocescope_replay::TimeBase::Nanoseconds);
     let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
-    feed(&store, &mut ingest, &all[..256]);
-    let mut m = Model::new(
+    feed(&store, &mut ingest, first);
+    let m = Model::new(
         std::sync::Arc::clone(&store),
         analysis,
         SourceHandle::file("big.pcap".into()),
     );
+    (store, ingest, m)
+}
+
+#[test]
+fn rows_indexed_after_the_first_screen_are_listed_and_filtered() {
+    let all = frames(40_000);
+    let (store, mut ingest, mut m) = growing_file(&all[..256]);
     assert_eq!(m.visible_len(), 256);
 
     feed(&store, &mut ingest, &all[256..]);
@@ -55,17 +63,7 @@ fn rows_indexed_after_the_first_screen_are_listed_and_filtered() {
 
     // A filter finds rows of the whole file: every ACK, 20,000 of them.
     m.apply(Command::ShowView(View::Packets));
-    m.apply(Command::SetFilter("opcode == 17".into()));
-    let t0 = Instant::now();
-    loop {
-        m.tick(Instant::now());
-        let (scanned, len) = m.filter_progress();
-        if scanned >= len {
-            break;
-        }
-        assert!(t0.elapsed().as_secs() < 60, "filter scan hangs");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    support::filter_scanned(&mut m, "opcode == 17");
     assert_eq!(m.visible_len(), 20_000);
     let last = m.visible_row(m.visible_len() - 1).unwrap();
     assert_eq!(last, 39_999);
@@ -74,15 +72,7 @@ fn rows_indexed_after_the_first_screen_are_listed_and_filtered() {
 #[test]
 fn a_clock_the_user_moved_stays_where_they_put_it() {
     let all = frames(4_000);
-    let analysis = RcAnalyzer::default();
-    let store = Store::live(rocescope_replay::TimeBase::Nanoseconds);
-    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
-    feed(&store, &mut ingest, &all[..1_000]);
-    let mut m = Model::new(
-        std::sync::Arc::clone(&store),
-        analysis,
-        SourceHandle::file("big.pcap".into()),
-    );
+    let (store, mut ingest, mut m) = growing_file(&all[..1_000]);
     let t = all[499].0;
     m.apply(Command::JumpToTime(t));
     feed(&store, &mut ingest, &all[1_000..]);
@@ -128,17 +118,7 @@ fn rows_the_disk_ring_deleted_are_not_listed_or_filtered() {
         "the first kept row reads back"
     );
 
-    m.apply(Command::SetFilter("opcode == 17".into()));
-    let t0 = Instant::now();
-    loop {
-        m.tick(Instant::now());
-        let (scanned, len) = m.filter_progress();
-        if scanned >= len {
-            break;
-        }
-        assert!(t0.elapsed().as_secs() < 60, "filter scan hangs");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    support::filter_scanned(&mut m, "opcode == 17");
     // Every other frame is an ACK; only kept ones are listed.
     let kept_acks = (first..400_000).filter(|i| i % 2 == 1).count() as u64;
     assert_eq!(m.visible_len(), kept_acks);

@@ -20,6 +20,12 @@ fn sample_model() -> Model {
 }
 
 /// Tick `m` until `done` holds; a guard against hanging, not a timing check.
+/// The lesson's last answer was right (the failure shows the verdict).
+fn assert_answered_right(m: &Model) {
+    let verdict = m.lesson_verdict();
+    assert!(verdict.is_some_and(|v| v.right), "{verdict:?}");
+}
+
 fn wait_for(m: &mut Model, what: &str, done: impl Fn(&Model) -> bool) {
     let give_up = Instant::now() + Duration::from_secs(60);
     while !done(m) {
@@ -278,11 +284,7 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
     assert!(v.text.starts_with("Not quite: the answer is"), "{}", v.text);
     assert!(v.text.ends_with(&ask.explain), "{}", v.text);
     m.apply(Command::AnswerLesson(format!("{want}")));
-    assert!(
-        m.lesson_verdict().unwrap().right,
-        "{:?}",
-        m.lesson_verdict()
-    );
+    assert_answered_right(&m);
     assert_eq!(m.status(), m.lesson_verdict().unwrap().text);
     // Kept between runs: the file says so, and a new session reads it.
     // Wrong, then right, is kept as wrong at the first answer.
@@ -323,11 +325,7 @@ fn a_packet_question_takes_the_selected_packet() {
     assert!(!m.lesson_verdict().unwrap().right);
     m.apply(Command::SelectRow(frame - 1));
     m.apply(Command::AnswerLesson(String::new()));
-    assert!(
-        m.lesson_verdict().unwrap().right,
-        "{:?}",
-        m.lesson_verdict()
-    );
+    assert_answered_right(&m);
 }
 
 /// The packet a question asks for is the student's to find: not selected
@@ -445,11 +443,7 @@ fn a_prediction_reruns_the_scenario_with_its_parameters_and_is_judged_there() {
     wait_for(&mut m, "the rerun's verdict", |m| {
         m.lesson_verdict().is_some()
     });
-    assert!(
-        m.lesson_verdict().unwrap().right,
-        "{:?}",
-        m.lesson_verdict()
-    );
+    assert_answered_right(&m);
 }
 
 /// The capture points lesson opens on its scenario's run at its points:

@@ -43,7 +43,6 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 fn a_long_live_run_tells_every_loss_a_short_recording_of_it_tells() {
     let folder = rocescope_testkit::temp_dir("live-rec");
     let dir = folder.path().to_path_buf();
-    std::fs::create_dir_all(&dir).unwrap();
     let rec = dir.join("default-10ms.pcapng");
     let limits = SessionLimits::default();
 

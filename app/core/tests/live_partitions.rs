@@ -69,29 +69,22 @@ fn a_rerun_is_written_as_the_next_capture_and_quit_finishes_both() {
     assert_eq!(said.len(), 2, "{said:?}");
     assert!(said.iter().all(|s| s.ends_with(", done")), "{said:?}");
     assert!(!m.writing_partitions());
+    // Each run's packets, in the packets table and in its QPs'.
+    let want = [
+        ("core".to_owned(), first_rows),
+        ("core-run1".to_owned(), second_rows),
+    ];
     let got = count(
         &dir,
         "packets",
         "SELECT capture, count(*) AS n FROM packets GROUP BY capture ORDER BY capture",
     );
-    assert_eq!(
-        got,
-        [
-            ("core".to_owned(), first_rows),
-            ("core-run1".to_owned(), second_rows)
-        ]
-    );
+    assert_eq!(got, want);
     let got = count(
         &dir,
         "qps",
         "SELECT capture, sum(packets) AS n FROM qps GROUP BY capture ORDER BY capture",
     );
-    assert_eq!(
-        got,
-        [
-            ("core".to_owned(), first_rows),
-            ("core-run1".to_owned(), second_rows)
-        ]
-    );
+    assert_eq!(got, want);
     let _ = std::fs::remove_dir_all(&dir);
 }

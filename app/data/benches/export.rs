@@ -21,14 +21,7 @@ use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::{RcAnalyzer, Store};
 use rocescope_replay::synth;
 
-fn status_kib(field: &str) -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
+use rocescope_testkit::proc_status_kib as status_kib;
 
 /// User plus system CPU time of the whole process (all threads), in s.
 fn cpu_s() -> f64 {

@@ -18,12 +18,7 @@ use rocescope_replay::{PcapngWriter, Record};
 use rocescope_sim::{Scenario, Simulator};
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("data")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    rocescope_testkit::out_dir("data", name)
 }
 
 fn sample() -> PathBuf {

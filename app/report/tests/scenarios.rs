@@ -19,12 +19,7 @@ use rocescope_sim::{Scenario, Simulator};
 const DURATION_NS: u64 = 1_000_000;
 
 fn out_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("report")
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    rocescope_testkit::out_dir("report", name)
 }
 
 /// Record `name` to a pcapng file, as `rocescope sim --record` does.

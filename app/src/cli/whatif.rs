@@ -78,23 +78,10 @@ fn completion(q: &QpOutcome) -> String {
     }
 }
 
-/// `window_full 81%, sending 12%`: the states of at least 1% of the span.
+/// `window_full 81%, sending 12%`: the states of at least 1% of the span,
+/// as the workbench says them.
 fn states(q: &QpOutcome) -> String {
-    let total: u64 = q.time_by_state_ns.values().sum();
-    if total == 0 {
-        return "-".into();
-    }
-    let mut by: Vec<(&str, u64)> = q
-        .time_by_state_ns
-        .iter()
-        .map(|(k, v)| (*k, *v))
-        .filter(|(_, v)| *v * 100 >= total)
-        .collect();
-    by.sort_by_key(|s| std::cmp::Reverse(s.1));
-    by.iter()
-        .map(|(k, v)| format!("{k} {:.0}%", *v as f64 * 100.0 / total as f64))
-        .collect::<Vec<_>>()
-        .join(", ")
+    rocescope_core::query::whatif_states_text(q)
 }
 
 /// `n` and the noun, singular for one.

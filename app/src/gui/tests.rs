@@ -9,10 +9,9 @@ use std::time::Instant;
 use eframe::egui;
 use egui::{Event, Modifiers, Pos2, RawInput, Rect, Shape, pos2, vec2};
 use egui_dock::DockState;
-use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, Overlay, UiCommand, View};
 use rocescope_decoders::DecodeConfig;
-use rocescope_replay::store::{RcAnalyzer, Store};
+use rocescope_replay::store::Store;
 
 use super::{PaletteItem, Workbench, command_for_key};
 
@@ -22,25 +21,7 @@ fn sample_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap")
 }
 
-pub(crate) fn sample_model() -> Model {
-    let analysis = RcAnalyzer::default();
-    let store = Store::open(
-        &sample_path(),
-        DecodeConfig::default(),
-        Box::new(analysis.clone()),
-    )
-    .unwrap();
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(
-        store,
-        analysis,
-        SourceHandle::file("sample-write-read.pcap".into()),
-    );
-    m.forget_lesson_progress();
-    m.tick(Instant::now());
-    m
-}
+pub(crate) use crate::sample_model;
 
 /// A finished simulator run (with profiler probes and slot decisions).
 fn sim_model(scenario: &str) -> Model {
@@ -437,7 +418,6 @@ fn export_and_wait(ctx: &egui::Context, wb: &mut Workbench, f: &Frame) -> Frame 
 fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
     let folder = rocescope_testkit::temp_dir("gui-export");
     let dir = folder.path().to_path_buf();
-    std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("retx.csv");
     let mut m = sample_model();
     m.apply(Command::SetFilter("retransmission".into()));
@@ -616,33 +596,7 @@ fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
 /// verdict is drawn in the lesson box.
 #[test]
 fn a_question_step_is_answered_by_its_buttons() {
-    use rocescope_core::lesson::{self, AskKind, check};
-    crate::keep_test_progress_apart();
-    let (i, step, l) = lesson::builtin()
-        .iter()
-        .enumerate()
-        .find_map(|(i, l)| {
-            let s = l.steps.iter().position(|s| {
-                s.ask
-                    .as_ref()
-                    .is_some_and(|a| a.kind == AskKind::Choice && a.params.is_empty())
-            })?;
-            Some((i, s, l))
-        })
-        .expect("a shipped lesson asks a choice");
-    let ask = l.steps[step].ask.clone().unwrap();
-    let sc = check::scenario(l, &Default::default()).unwrap();
-    let (store, analysis, handle) =
-        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(store, analysis, handle);
-    m.forget_lesson_progress();
-    m.apply(Command::OpenLesson(i));
-    m.take_outbox();
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let (m, ask) = crate::lesson_at_ask(rocescope_core::lesson::AskKind::Choice, "a choice");
     let mut wb = Workbench::new(m, only(View::Packets));
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);
@@ -734,32 +688,7 @@ fn signals_panel_on_a_real_waveform() {
 /// the student's packet.
 #[test]
 fn a_packet_question_waits_for_the_students_pick() {
-    use rocescope_core::lesson::{self, AskKind, check};
-    crate::keep_test_progress_apart();
-    let (i, step, l) = lesson::builtin()
-        .iter()
-        .enumerate()
-        .find_map(|(i, l)| {
-            let s = l.steps.iter().position(|s| {
-                s.ask
-                    .as_ref()
-                    .is_some_and(|a| a.kind == AskKind::Packet && a.params.is_empty())
-            })?;
-            Some((i, s, l))
-        })
-        .expect("a shipped lesson asks for a packet");
-    let sc = check::scenario(l, &Default::default()).unwrap();
-    let (store, analysis, handle) =
-        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(store, analysis, handle);
-    m.forget_lesson_progress();
-    m.apply(Command::OpenLesson(i));
-    m.take_outbox();
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let (m, _) = crate::lesson_at_ask(rocescope_core::lesson::AskKind::Packet, "for a packet");
     let mut wb = Workbench::new(m, only(View::Ladder));
     let ctx = egui::Context::default();
     let f = settle(&ctx, &mut wb);

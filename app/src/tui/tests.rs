@@ -14,22 +14,7 @@ use rocescope_replay::store::{RcAnalyzer, Store};
 
 use super::{UiState, command_for_key, draw, handle_event};
 
-fn sample_model() -> Model {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/captures/sample-write-read.pcap");
-    let analysis = RcAnalyzer::default();
-    let store = Store::open(&path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(
-        store,
-        analysis,
-        SourceHandle::file("sample-write-read.pcap".into()),
-    );
-    m.forget_lesson_progress();
-    m.tick(Instant::now());
-    m
-}
+use crate::sample_model;
 
 /// A capture cut mid-record says so in the status line (it was silent in
 /// the workbench), with the whole frames before the cut listed.
@@ -564,34 +549,9 @@ fn tab_completes_the_command_line_and_enter_runs_it() {
 /// A finished run of the first shipped lesson that asks a choice, open at
 /// that step (played over this run: the content is what is checked).
 fn choice_step() -> (Model, rocescope_core::lesson::Ask) {
-    use rocescope_core::lesson::{self, AskKind, check};
-    use rocescope_core::source::{Pace, spawn_sim};
-    crate::keep_test_progress_apart();
-    let (i, step, l) = lesson::builtin()
-        .iter()
-        .enumerate()
-        .find_map(|(i, l)| {
-            let s = l.steps.iter().position(|s| {
-                s.ask
-                    .as_ref()
-                    .is_some_and(|a| a.kind == AskKind::Choice && a.params.is_empty())
-            })?;
-            Some((i, s, l))
-        })
-        .expect("a shipped lesson asks a choice");
-    let sc = check::scenario(l, &Default::default()).unwrap();
-    let (store, analysis, handle) = spawn_sim(sc, Pace::Fast, None);
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = Model::new(store, analysis, handle);
-    m.forget_lesson_progress();
-    m.apply(Command::OpenLesson(i));
-    m.take_outbox();
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let (mut m, ask) = crate::lesson_at_ask(rocescope_core::lesson::AskKind::Choice, "a choice");
     m.tick(Instant::now());
-    (m, l.steps[step].ask.clone().unwrap())
+    (m, ask)
 }
 
 /// The lesson box: the lines below the view, above the status line.

@@ -1,7 +1,8 @@
-//! What rocescope's tests share, as a dev-dependency of every crate: the
-//! outside tools a test needs (tshark, tmux, Icarus Verilog, Python
-//! packages), found one way, and temporary folders that clean up after
-//! themselves.
+//! What rocescope's tests and benches share, as a dev-dependency of every
+//! crate: the outside tools a test needs (tshark, tmux, Icarus Verilog,
+//! Python packages), found one way, temporary folders that clean up after
+//! themselves, and smaller helpers (a deterministic Rng, pcap bytes, the
+//! process's memory figures).
 
 use std::process::Command;
 
@@ -121,6 +122,15 @@ pub fn build_tmp() -> std::path::PathBuf {
         .unwrap_or_else(std::env::temp_dir)
 }
 
+/// An empty folder `GROUP/NAME` in the test build's temporary folder
+/// ([`build_tmp`]), left there after the run for a look.
+pub fn out_dir(group: &str, name: &str) -> std::path::PathBuf {
+    let d = build_tmp().join(group).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("an output folder");
+    d
+}
+
 /// Runs `cmd` to its end and returns what it printed; a failure is the
 /// test's, with the command's stderr.
 pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
@@ -180,6 +190,38 @@ pub fn free_port() -> std::io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port())
+}
+
+/// A field of `/proc/self/status` in KiB (`"VmRSS:"`, `"RssAnon:"`,
+/// `"VmHWM:"`), for the benches' memory figures; 0 where the system does
+/// not tell it.
+pub fn proc_status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// xorshift64*: numbers that are the same on every run from one seed, for
+/// mutants and fuzzing without a dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next number of the stream.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// The next number below `n` (0 where `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
 }
 
 #[cfg(test)]

@@ -71,12 +71,7 @@ pub fn sample() -> std::path::PathBuf {
 /// An empty folder `GROUP/NAME` under the test build's temporary folder,
 /// left there after the run for a look.
 pub fn out_dir(group: &str, name: &str) -> std::path::PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(group)
-        .join(name);
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("an output folder");
-    d
+    rocescope_testkit::out_dir(group, name)
 }
 
 /// `NAME` in this test binary's one folder for its files
@@ -115,4 +110,99 @@ pub fn wait_for(session: &str, needle: &str, secs: u64) -> String {
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+}
+
+/// The exit status the tmux `session`'s command wrote to `status_file`
+/// (`...; echo $? > FILE`), once written or after `secs` ("" where none
+/// was); the session is ended either way.
+pub fn exit_status(session: &str, status_file: &Path, secs: u64) -> String {
+    let t0 = std::time::Instant::now();
+    while !status_file.exists() && t0.elapsed() < std::time::Duration::from_secs(secs) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    tmux(&["kill-session", "-t", session]);
+    let status = std::fs::read_to_string(status_file).unwrap_or_default();
+    status.trim().to_owned()
+}
+
+/// `rocescope agent --listen ADDR --sim SCENARIO` on a free loopback port,
+/// ready for more arguments: the command and its `ADDR`.
+pub fn sim_agent(scenario: &str) -> (std::process::Command, String) {
+    let port = rocescope_testkit::free_port().expect("a free port");
+    let listen = format!("127.0.0.1:{port}");
+    let mut cmd = bin();
+    cmd.args(["agent", "--listen", &listen, "--sim", scenario]);
+    (cmd, listen)
+}
+
+/// `rocescope query FROM SQL --format csv` run to success, as lines
+/// (header first).
+pub fn query_csv(from: &Path, sql: &str) -> Vec<String> {
+    let from = from.to_str().expect("a UTF-8 path");
+    let out = rocescope_ok(&["query", from, sql, "--format", "csv"]);
+    text(&out.stdout).lines().map(str::to_owned).collect()
+}
+
+/// The one QP of the sample's exchange (QP 0x11 writing to 0x12, a NAK and
+/// its Go-Back-N resend of 3 packets), as `stats --json` shows it in `v`,
+/// its endpoints named `src` and `dst` (addresses or LIDs): checked, and
+/// returned for more.
+pub fn sample_qp<'a>(v: &'a serde_json::Value, src: &str, dst: &str) -> &'a serde_json::Value {
+    let qps = v["qps"].as_array().expect("stats --json has qps");
+    assert_eq!(qps.len(), 1, "{v}");
+    let q = &qps[0];
+    assert_eq!(q["src_ip"], src);
+    assert_eq!(q["dst_ip"], dst);
+    assert_eq!(q["dest_qp"], 0x12);
+    assert_eq!(q["requester_qp"], 0x11);
+    assert_eq!(q["retransmitted_packets"], 3);
+    assert_eq!(q["episodes_by_cause"]["nak_seq_err"], 1);
+    assert_eq!(v["episodes"][0]["packets_resent"], 3);
+    q
+}
+
+/// `PATH` with this test build's `rocescope` first, for a shell that runs
+/// the docs' commands as printed.
+pub fn path_with_rocescope() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_rocescope"))
+        .parent()
+        .expect("the binary's folder");
+    let path = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{path}", bin.display())
+}
+
+/// `rocescope ARGS` fails, saying `says` on stderr; the stderr, for more.
+pub fn rocescope_fails(args: &[&str], says: &str) -> String {
+    let out = rocescope(args);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "rocescope {args:?} succeeded: {err}");
+    assert!(
+        err.contains(says),
+        "rocescope {args:?}: no {says:?} in {err}"
+    );
+    err
+}
+
+/// `rocescope decode FILE --format jsonl` run to success, a value a row.
+pub fn decode_jsonl(file: &Path) -> Vec<serde_json::Value> {
+    let file = file.to_str().expect("a UTF-8 path");
+    let out = rocescope_ok(&["decode", file, "--format", "jsonl"]);
+    text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The analysis' flags on the sample's exchange (see [`sample_qp`]) in
+/// `decode --format jsonl` rows: frame 3 out of sequence, 4 the NAK, 6 to
+/// 8 the resends.
+pub fn sample_flags(rows: &[serde_json::Value]) {
+    let resent: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["rocescope.retransmission"] == true)
+        .filter_map(|r| r["frame"].as_u64())
+        .collect();
+    assert_eq!(resent, vec![6, 7, 8]);
+    assert_eq!(rows[2]["rocescope.out_of_sequence"], true);
+    assert_eq!(rows[3]["rocescope.nak"], "psn_seq_err");
 }

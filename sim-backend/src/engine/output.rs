@@ -31,15 +31,7 @@ pub trait RecordSink {
     /// default written now and handed to [`frame`](Self::frame).
     #[inline]
     fn header_frame(&mut self, h: &HeaderFrame) {
-        let mut bytes = [0u8; HeaderFrame::MAX_BYTES];
-        let data = h.write(&mut bytes);
-        self.frame(FrameRef {
-            ts_ns: h.ts_ns,
-            port: 0,
-            direction: h.direction,
-            orig_len: h.orig_len,
-            data,
-        });
+        h.lend(|f| self.frame(f));
     }
 }
 
@@ -95,6 +87,21 @@ impl HeaderFrame {
     pub fn write<'b>(&self, buf: &'b mut [u8; Self::MAX_BYTES]) -> &'b [u8] {
         template::write_headers(&self.fields, &self.info, buf);
         &buf[..self.len()]
+    }
+
+    /// Writes the frame's bytes on the stack and lends them to `f` as a
+    /// [`FrameRef`] (port 0), as a sink that writes them now wants.
+    #[inline]
+    pub fn lend<R>(&self, f: impl FnOnce(FrameRef<'_>) -> R) -> R {
+        let mut bytes = [0u8; Self::MAX_BYTES];
+        let data = self.write(&mut bytes);
+        f(FrameRef {
+            ts_ns: self.ts_ns,
+            port: 0,
+            direction: self.direction,
+            orig_len: self.orig_len,
+            data,
+        })
     }
 }
 

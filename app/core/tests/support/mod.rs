@@ -21,3 +21,22 @@ pub fn sample_model(name: &str) -> Model {
     m.tick(Instant::now());
     m
 }
+
+/// Sets the packet filter `f` and ticks `m` until its scan of the store
+/// has ended (the test fails where it takes over 120 s).
+pub fn filter_scanned(m: &mut Model, f: &str) {
+    m.apply(rocescope_core::Command::SetFilter(f.into()));
+    let t0 = Instant::now();
+    loop {
+        m.tick(Instant::now());
+        let (scanned, len) = m.filter_progress();
+        if scanned >= len {
+            return;
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "the scan of filter {f:?} hangs at {scanned} of {len}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

@@ -16,14 +16,7 @@ pub fn lessons(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     for (i, l) in all.iter().enumerate() {
         let r = ui.selectable_label(
             sel == Some(i),
-            format!(
-                "{}. {} — {} (scenario: {}; {})",
-                i + 1,
-                l.title,
-                l.summary,
-                l.scenario,
-                model.lesson_progress(l)
-            ),
+            rocescope_core::query::lesson_list_line(model, i, l),
         );
         if r.clicked() {
             select_item(model, View::Lessons, i, out);

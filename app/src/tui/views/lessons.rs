@@ -20,14 +20,7 @@ pub(super) fn lessons(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
             Style::default()
         };
         lines.push(Line::from(Span::styled(
-            format!(
-                "{}. {} — {} (scenario: {}; {})",
-                i + 1,
-                l.title,
-                l.summary,
-                l.scenario,
-                model.lesson_progress(l)
-            ),
+            rocescope_core::query::lesson_list_line(model, i, l),
             style,
         )));
     }
