@@ -649,7 +649,10 @@ fn attach_duration_is_honoured_across_a_reconnect() {
 /// bound measured that floor, not the store's cap.
 #[test]
 fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted() {
-    let total: u64 = 1_500_000;
+    // Twice the frames the disk ring needs: a loaded machine's debug
+    // client has kept a quarter of a stream, and 375,000 frames fill it.
+    let total: u64 = 3_000_000;
+    let needed: u64 = 375_000;
     let file = tmp("link", "long-session.pcap");
     rocescope_replay::synth::write_header_only_pcap(&file, total).unwrap();
     let port = rocescope_testkit::free_port().unwrap();
@@ -677,9 +680,10 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
         total,
         "{v}"
     );
-    // Most of the stream arrives; on a loaded machine a debug client drops
-    // more (the count above is what is checked exactly).
-    assert!(n(&v, "frames_received") > total / 4, "{v}");
+    // Enough of the stream arrives to spill past the ring; on a loaded
+    // machine a debug client drops more (the count above is what is
+    // checked exactly).
+    assert!(n(&v, "frames_received") > needed, "{v}");
     assert_eq!(n(&v, "store_rows"), n(&v, "frames_received"), "{v}");
     assert!(n(&v, "peak_rss_bytes") <= cap_bytes + cap_bytes / 5, "{v}");
     // More went to disk than the ring keeps: older rows were spilled and
