@@ -241,3 +241,36 @@ fn a_folder_that_cannot_hold_the_index_is_an_error_naming_it() {
     );
     assert_eq!(err.matches("panicked").count(), 0, "{err}");
 }
+
+/// A simulator's recording (pcapng with records: ground truth, drops,
+/// profiler samples): the records come back with the saved index, and the
+/// analysis that reads them again finds what a fresh one finds.
+#[test]
+fn a_recordings_records_come_back_with_its_index() {
+    let folder = rocescope_testkit::temp_dir("index-dir-records");
+    let rec = folder.path().join("lossy.pcapng");
+    rocescope_ok(&[
+        "sim",
+        "--scenario",
+        "lossy-link",
+        "--duration",
+        "2ms",
+        "--headless",
+        "--record",
+        s(&rec),
+    ]);
+    let cap = s(&rec);
+    let d = folder.path().join("indexes");
+    let d = s(&d);
+    let fresh_info = json(&rocescope_ok(&["info", cap, "--json"]));
+    assert!(fresh_info["records"].as_u64().unwrap() > 0, "{fresh_info}");
+    let fresh = rocescope_ok(&["stats", cap, "--json"]).stdout;
+    rocescope_ok(&["stats", cap, "--json", "--index-dir", d]);
+    let again = rocescope_ok(&["stats", cap, "--json", "--index-dir", d]);
+    assert_eq!(text(&again.stderr), "");
+    assert_eq!(again.stdout, fresh);
+    let info = json(&rocescope_ok(&["info", cap, "--json", "--index-dir", d]));
+    assert_eq!(info["index_dir"]["reused"], true, "{info}");
+    assert_eq!(info["records"], fresh_info["records"]);
+    assert_eq!(info["conversations"], fresh_info["conversations"]);
+}

@@ -398,13 +398,12 @@ impl Store {
                                 taker.batch.evidence.push(r.clone());
                             }
                             // A saved index brought the records back.
-                            if analysis_only {
-                                continue;
+                            if !analysis_only {
+                                self.records
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .push_back(r);
                             }
-                            self.records
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push_back(r);
                         }
                         Ok(Some(CaptureItem::Frame(f))) => taker.frame(&f),
                         Ok(None) => break,
