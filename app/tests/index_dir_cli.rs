@@ -274,3 +274,56 @@ fn a_recordings_records_come_back_with_its_index() {
     assert_eq!(info["records"], fresh_info["records"]);
     assert_eq!(info["conversations"], fresh_info["conversations"]);
 }
+
+/// `open FILE --index-dir DIR` twice, the real binary in tmux: the second
+/// workbench's status line says the index was reused, End reaches the
+/// file's last packet, and `q` quits with status 0. Skipped where tmux is
+/// missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in .ci/run).
+#[test]
+fn the_workbench_says_the_index_was_reused() {
+    use support::{tmux, tmux_session, wait_for};
+    if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
+        return;
+    }
+    let folder = rocescope_testkit::temp_dir("index-dir-tmux");
+    let capture = folder.path().join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
+    let dir = folder.path().join("indexes");
+    // The first open, as `stats` makes it: the RC analysis' verdicts on
+    // the rows, as the workbench needs them.
+    rocescope_ok(&["stats", s(&capture), "--index-dir", s(&dir)]);
+    let status_file = folder.path().join("status");
+    let session = format!("rocescope-index-dir-{}", std::process::id());
+    let cmd = format!(
+        "{} open {} --index-dir {}; echo $? > {}",
+        env!("CARGO_BIN_EXE_rocescope"),
+        capture.display(),
+        dir.display(),
+        status_file.display()
+    );
+    tmux_session(&session, 250, 40, &cmd);
+    let screen = wait_for(&session, "index: reused from", 60);
+    let reused = screen.contains(&format!("index: reused from {}", dir.display()));
+    tmux(&["send-keys", "-t", &session, "2"]);
+    wait_for(&session, "RC WRITE", 20);
+    tmux(&["send-keys", "-t", &session, "End"]);
+    let t0 = std::time::Instant::now();
+    let (mut end, mut list_has_last) = (String::new(), false);
+    while !list_has_last && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        end = tmux(&["capture-pane", "-t", &session, "-p"]);
+        list_has_last = end
+            .lines()
+            .any(|l| l.trim_start_matches(['│', ' ', '>']).starts_with("200000 "));
+    }
+    tmux(&["send-keys", "-t", &session, "q"]);
+    let t0 = std::time::Instant::now();
+    while !status_file.exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    tmux(&["kill-session", "-t", &session]);
+    assert!(reused, "{screen}");
+    assert!(list_has_last, "{end}");
+    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+    assert_eq!(status.trim(), "0", "exit status");
+}
