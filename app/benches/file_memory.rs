@@ -100,6 +100,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             root.join("tmp")
                 .join(format!("file-memory-{}", std::process::id())),
         ),
+        index_dir: None,
     };
     let spec = SourceSpec::File {
         path: path.clone(),

@@ -159,6 +159,7 @@ mod tests {
             max_memory_bytes: 64 << 20,
             max_disk_bytes: None,
             dir: Some(rocescope_testkit::build_tmp().join("filter")),
+            index_dir: None,
         };
         let mut model = crate::source::open(
             crate::source::SourceSpec::Attach(Box::new(ClientConfig::new(url))),

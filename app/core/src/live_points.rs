@@ -140,6 +140,7 @@ impl LivePoints {
                 max_memory_bytes: limits.max_memory_bytes / n as u64,
                 max_disk_bytes: limits.max_disk_bytes.map(|d| d / n as u64),
                 dir: limits.dir.as_ref().map(|d| d.join(&spec.name)),
+                index_dir: None,
             };
             let mut c = spec.cfg;
             let queue_bytes = share.queue_bytes(c.queue_bytes as u64);

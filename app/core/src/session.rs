@@ -63,6 +63,9 @@ pub struct SessionLimits {
     /// Where the segments go (default: a new folder under the user's cache
     /// directory, removed when the session ends).
     pub dir: Option<PathBuf>,
+    /// Where a capture file's index is kept between opens (`--index-dir`),
+    /// one folder per capture; `None`: indexed at each open.
+    pub index_dir: Option<PathBuf>,
 }
 
 impl Default for SessionLimits {
@@ -71,6 +74,7 @@ impl Default for SessionLimits {
             max_memory_bytes: default_max_memory_bytes(),
             max_disk_bytes: None,
             dir: None,
+            index_dir: None,
         }
     }
 }
@@ -118,7 +122,9 @@ impl SessionLimits {
     }
 
     /// Open a capture file and index it in the background, its index
-    /// within these limits ([`Self::file_spill_config`]).
+    /// within these limits ([`Self::file_spill_config`]); with an
+    /// `index_dir`, the index saved there by an earlier open is read back
+    /// instead when it is still the file's (`Store::open_kept`).
     pub fn open_file(
         &self,
         path: &std::path::Path,
@@ -126,7 +132,14 @@ impl SessionLimits {
         analyzer: Box<dyn rocescope_replay::store::Analyzer>,
         wave: &rocescope_replay::wave::WaveOptions,
     ) -> Result<Arc<Store>, StoreError> {
-        Store::open_bounded(path, decode, analyzer, wave, Some(self.file_spill_config()))
+        Store::open_kept(
+            path,
+            decode,
+            analyzer,
+            wave,
+            Some(self.file_spill_config()),
+            self.index_dir.as_deref(),
+        )
     }
 
     /// A live store within these limits.
@@ -188,6 +201,7 @@ mod tests {
             max_memory_bytes: 512 << 20,
             max_disk_bytes: Some(1 << 30),
             dir: Some(PathBuf::from("/tmp/x")),
+            index_dir: None,
         };
         let q = l.queue_bytes(256 << 20);
         assert_eq!(q, 64 << 20);

@@ -378,9 +378,16 @@ pub fn open(
                     path: path.display().to_string(),
                     source,
                 })?;
+            let kept = store.index_dir_status();
             let mut source = SourceHandle::file(path.display().to_string());
             source.path = Some(path);
-            Ok(crate::Model::new(store, analysis, source))
+            let mut model = crate::Model::new(store, analysis, source);
+            // The status line says where the rows came from: a reused
+            // index, or why the one kept was stale.
+            if let Some(kept) = kept {
+                model.status = kept.stale_line().unwrap_or_else(|| kept.summary());
+            }
+            Ok(model)
         }
         SourceSpec::Sim {
             scenario,

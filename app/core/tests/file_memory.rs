@@ -56,6 +56,7 @@ fn a_capped_file_index_reads_back_as_the_whole_one() {
         max_memory_bytes: 1 << 20,
         max_disk_bytes: None,
         dir: Some(segments.clone()),
+        index_dir: None,
     };
     let mut capped = model(&capture, &tiny);
     let mut whole = model(&capture, &SessionLimits::default());

@@ -92,6 +92,7 @@ impl SessionArgs {
             max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory_bytes),
             max_disk_bytes: self.max_disk,
             dir: self.session_dir.clone(),
+            index_dir: None,
         }
     }
 }
@@ -106,6 +107,13 @@ pub struct MemoryArgs {
     /// back from there: every row stays listed, filtered and exported.
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub max_memory: Option<u64>,
+    /// Keep the capture's index in DIR (one folder per capture, about 24
+    /// bytes a packet) and read it back at the next open of the unchanged
+    /// file instead of indexing it; a stale one (the file's size or
+    /// modification time changed, other --roce-port, another version) is
+    /// said and rebuilt.
+    #[arg(long, value_name = "DIR")]
+    pub index_dir: Option<PathBuf>,
 }
 
 impl MemoryArgs {
@@ -114,6 +122,7 @@ impl MemoryArgs {
             max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory_bytes),
             max_disk_bytes: None,
             dir: None,
+            index_dir: self.index_dir.clone(),
         }
     }
 }

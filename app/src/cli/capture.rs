@@ -47,6 +47,9 @@ pub fn open_store_with(
         }
         Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
     };
+    if let Some(line) = store.index_dir_status().and_then(|k| k.stale_line()) {
+        eprintln!("rocescope: {line}");
+    }
     let tty = std::io::stderr().is_terminal();
     let mut drew = false;
     // Woken at the end, not at the next tick: a 100 ms sleep made every
@@ -68,6 +71,9 @@ pub fn open_store_with(
     }
     if drew {
         eprint!("\r{}\r", " ".repeat(70));
+    }
+    if let Some(k) = store.index_dir_status().filter(|k| k.error.is_some()) {
+        eprintln!("rocescope: warning: {}: {}", file.display(), k.summary());
     }
     Ok(store)
 }
@@ -233,6 +239,12 @@ impl OpenedPoints {
         limits: &SessionLimits,
     ) -> anyhow::Result<OpenedPoints> {
         use rocescope_replay::points::{Point, PointsError, analyse_points};
+        if let Some(dir) = &limits.index_dir {
+            eprintln!(
+                "rocescope: warning: --index-dir {} is not taken with --point: each point's capture is indexed",
+                dir.display()
+            );
+        }
         let mut points = Vec::new();
         // The points share the cap: each index gets its part.
         let n = args.points.len().max(1) as u64;

@@ -35,6 +35,13 @@ pub struct Args {
     pub points: PointArgs,
     #[command(flatten)]
     pub session: SessionArgs,
+    /// Keep the capture file's index in DIR (one folder per capture, about
+    /// 24 bytes a packet) and read it back at the next open of the
+    /// unchanged file instead of indexing it; a stale one (the file's size
+    /// or modification time changed, other --roce-port, another version)
+    /// is said and rebuilt.
+    #[arg(long, value_name = "DIR", requires = "file")]
+    pub index_dir: Option<PathBuf>,
     #[command(flatten)]
     pub parts: PartitionArgs,
     /// Close the window after this many seconds (smoke tests, demos).
@@ -43,7 +50,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let limits = args.session.limits();
+    let limits = rocescope_core::session::SessionLimits {
+        index_dir: args.index_dir.clone(),
+        ..args.session.limits()
+    };
     let model = if let Some(url) = &args.attach {
         let url = rocescope_device_link::AttachUrl::parse(url)?;
         source::open(

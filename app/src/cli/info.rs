@@ -106,6 +106,8 @@ fn summarise(
         _ => 0,
     };
     let warnings = store.warnings();
+    let kept = store.index_dir_status();
+    let reused = kept.as_ref().is_some_and(|k| k.reused);
 
     if json_out {
         let v = json!({
@@ -135,6 +137,15 @@ fn summarise(
             "peak_rss_bytes": rocescope_core::session::peak_rss_bytes(),
             "indexing_rate_pps": rate_pps,
             "indexing_s": secs,
+            "index_dir": kept.as_ref().map(|k| json!({
+                "dir": k.dir.display().to_string(),
+                "folder": k.folder.display().to_string(),
+                "reused": k.reused,
+                "stale": k.stale,
+                "saved_bytes": k.saved_bytes,
+                "error": k.error,
+                "summary": k.summary(),
+            })),
             "warnings": crate::cli::capture::warnings_json(&warnings),
             "error": progress.error,
             "ila": store.ila().as_ref().map(ila_json),
@@ -198,11 +209,18 @@ fn summarise(
         if let Some(e) = &spill_error {
             writeln!(out, "index spill     {e}")?;
         }
-        writeln!(
-            out,
-            "indexing rate   {:.2} Mpackets/s ({secs:.3} s)",
-            rate_pps / 1e6
-        )?;
+        if let Some(k) = &kept {
+            writeln!(out, "index           {}", k.describe())?;
+        }
+        if reused {
+            writeln!(out, "index read in   {secs:.3} s (not indexed)")?;
+        } else {
+            writeln!(
+                out,
+                "indexing rate   {:.2} Mpackets/s ({secs:.3} s)",
+                rate_pps / 1e6
+            )?;
+        }
         for c in convs.iter().take(8) {
             writeln!(
                 out,

@@ -911,6 +911,7 @@ fn a_live_session_of_points_shows_each_link_and_one_going_away() {
         max_memory_bytes: 256 << 20,
         max_disk_bytes: None,
         dir: Some(dir.join("session")),
+        index_dir: None,
     };
     let live = LivePoints::start(specs, Default::default(), &limits).unwrap();
     crate::keep_test_progress_apart();

@@ -97,14 +97,44 @@ impl Chunk {
     }
 }
 
-/// A full chunk written to disk: its columns one after the other.
+/// A full chunk written to disk: its columns one after the other, at byte
+/// `at` of its file (a spill segment of its own, or a saved index's rows
+/// file, which holds every chunk).
 struct ColdChunk {
     len: usize,
     layout: Layout,
     first_ts_ns: u64,
     max_ts_ns: u64,
-    file: File,
+    file: Arc<File>,
+    at: u64,
     path: PathBuf,
+    /// A saved index's checksum of the chunk's bytes, checked at each
+    /// read: a segment changed on disk reads as an error, never as rows.
+    sum: Option<u64>,
+}
+
+/// One chunk of a saved index (`--index-dir`): where its rows are in the
+/// rows file and what the chunk list keeps in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SavedChunk {
+    pub(crate) len: usize,
+    pub(crate) layout: Layout,
+    pub(crate) first_ts_ns: u64,
+    pub(crate) max_ts_ns: u64,
+    pub(crate) at: u64,
+    pub(crate) sum: u64,
+}
+
+/// Everything of [`Columns`] but the rows themselves, as a saved index
+/// keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SavedColumns {
+    pub(crate) len: u64,
+    pub(crate) sorted: bool,
+    pub(crate) last_ts_ns: u64,
+    /// (row, caplen, origlen) of the frames longer than the packed word.
+    pub(crate) big_lens: Vec<(u64, u32, u32)>,
+    pub(crate) chunks: Vec<SavedChunk>,
 }
 
 /// A chunk whose rows the disk ring deleted: its rows read back as
@@ -302,8 +332,10 @@ impl Columns {
                 layout: c.slab.layout(),
                 first_ts_ns: c.cols().ts_ns.get(0).unwrap_or(0),
                 max_ts_ns: c.max_ts_ns,
-                file,
+                file: Arc::new(file),
+                at: 0,
                 path,
+                sum: None,
             };
             spill
                 .rows_on_disk
@@ -532,7 +564,7 @@ impl Columns {
             // A late verdict on a row already on disk: patch its meta word
             // in the segment and forget the cached copy.
             Some(Slot::Cold(c)) if i < c.len => {
-                let at = c.layout.segment_meta_at(c.len, i);
+                let at = c.at + c.layout.segment_meta_at(c.len, i);
                 let mut word = [0u8; 4];
                 if super::read_exact_at(&c.file, &mut word, at).is_ok() {
                     let m = patch(u32::from_le_bytes(word)).to_le_bytes();
@@ -612,6 +644,96 @@ impl Columns {
     }
 }
 
+impl Columns {
+    /// Write every chunk's rows to `w`, one after the other as a spill
+    /// segment holds them (a chunk on disk copied as it is), and return
+    /// what the saved index keeps beside them. Fails on a chunk that
+    /// cannot be read (a file's index never has deleted ones).
+    pub(crate) fn save(&self, w: &mut dyn std::io::Write) -> std::io::Result<SavedColumns> {
+        let mut chunks = Vec::with_capacity(self.chunks.len());
+        let mut at = 0u64;
+        let mut buf = Vec::new();
+        for slot in &self.chunks {
+            buf.clear();
+            let (len, layout) = match slot {
+                Slot::Hot(c) => {
+                    c.slab.write_rows(c.len, &mut buf)?;
+                    (c.len, c.slab.layout())
+                }
+                Slot::Cold(c) => {
+                    buf = Slab::read_segment(&c.file, c.at, c.len, c.layout)?;
+                    (c.len, c.layout)
+                }
+                Slot::Gone(_) => {
+                    return Err(std::io::Error::other("rows were deleted by the disk ring"));
+                }
+            };
+            w.write_all(&buf)?;
+            chunks.push(SavedChunk {
+                len,
+                layout,
+                first_ts_ns: slot.first_ts_ns(),
+                max_ts_ns: slot.max_ts_ns(),
+                at,
+                sum: super::saved::checksum(&buf),
+            });
+            at += buf.len() as u64;
+        }
+        let mut big_lens: Vec<(u64, u32, u32)> = self
+            .big_lens
+            .iter()
+            .map(|(&row, &(caplen, origlen))| (row, caplen, origlen))
+            .collect();
+        big_lens.sort_unstable();
+        Ok(SavedColumns {
+            len: self.len,
+            sorted: self.sorted,
+            last_ts_ns: self.last_ts_ns,
+            big_lens,
+            chunks,
+        })
+    }
+
+    /// The columns of a saved index: every chunk on disk in `file` (at
+    /// `path`), read back as a spilled chunk is.
+    pub(crate) fn from_saved(
+        saved: SavedColumns,
+        file: Arc<File>,
+        path: &std::path::Path,
+        spill: Arc<Spill>,
+    ) -> Columns {
+        let chunks = saved
+            .chunks
+            .iter()
+            .map(|c| {
+                Slot::Cold(ColdChunk {
+                    len: c.len,
+                    layout: c.layout,
+                    first_ts_ns: c.first_ts_ns,
+                    max_ts_ns: c.max_ts_ns,
+                    file: Arc::clone(&file),
+                    at: c.at,
+                    path: path.to_path_buf(),
+                    sum: Some(c.sum),
+                })
+            })
+            .collect();
+        Columns {
+            chunks,
+            spill: Some(spill),
+            len: saved.len,
+            big_lens: saved
+                .big_lens
+                .iter()
+                .map(|&(row, caplen, origlen)| (row, (caplen, origlen)))
+                .collect(),
+            sorted: saved.sorted,
+            last_ts_ns: saved.last_ts_ns,
+            ..Columns::default()
+        }
+    }
+}
+
 /// A chunk to read: in memory, or read back from disk.
 enum ChunkRef<'a> {
     Hot(&'a Chunk),
@@ -633,7 +755,18 @@ fn write_chunk(c: &Chunk, w: &mut dyn std::io::Write) -> std::io::Result<()> {
 }
 
 fn load_chunk(c: &ColdChunk) -> std::io::Result<Chunk> {
-    let mut chunk = Chunk::from_slab(Slab::read_rows(&c.file, c.len, c.layout)?);
+    let buf = Slab::read_segment(&c.file, c.at, c.len, c.layout)?;
+    let damaged = |what: &str| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the rows at byte {} {what}", c.at),
+        )
+    };
+    if c.sum.is_some_and(|sum| super::saved::checksum(&buf) != sum) {
+        return Err(damaged("fail their checksum"));
+    }
+    let slab = Slab::from_segment(&buf, c.len, c.layout).ok_or_else(|| damaged("are cut"))?;
+    let mut chunk = Chunk::from_slab(slab);
     chunk.len = c.len;
     chunk.max_ts_ns = c.max_ts_ns;
     Ok(chunk)

@@ -139,6 +139,20 @@ fn cache_slot(w: &KeyWords) -> usize {
 }
 
 impl ConvTable {
+    /// The table that interned `list` in its order (a saved index's).
+    pub(crate) fn from_list(list: Vec<Conversation>) -> ConvTable {
+        let ids = list
+            .iter()
+            .enumerate()
+            .map(|(id, c)| (c.key, id as u32))
+            .collect();
+        ConvTable {
+            list,
+            ids,
+            cache: [EMPTY_SLOT; CACHE_SLOTS],
+        }
+    }
+
     /// Intern `key` for a packet at `row` and count it.
     #[inline]
     pub(crate) fn observe(&mut self, key: ConvKey, row: u64, wire_bytes: u32) -> u32 {

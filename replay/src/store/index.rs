@@ -257,13 +257,19 @@ impl Store {
     /// the append thread the busier one throughout: the reader then decodes
     /// every batch after the first. Batches go back and forth through
     /// bounded channels, so memory stays flat.
+    ///
+    /// `mode`: the rows appended (and the index saved at the end, when
+    /// asked), or, for a store whose rows came from a saved index, the
+    /// analysis alone over the frames.
     pub(super) fn index<R: std::io::Read>(
         &self,
         mut reader: CaptureReader<R>,
         cfg: DecodeConfig,
         analyzer: Box<dyn Analyzer>,
+        mode: IndexMode,
     ) {
         let start = std::time::Instant::now();
+        let analysis_only = matches!(mode, IndexMode::Analysis);
         let keep_bytes = matches!(self.backing, Backing::Memory(_));
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(RawBatch, u64, TimeBase)>(4);
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<RawBatch>();
@@ -289,6 +295,10 @@ impl Store {
                 .spawn_scoped(scope, move || {
                     let mut appender = Appender::new(analyzer);
                     let mut infos = Decoded::with_capacity(DECODE_CHUNK);
+                    // The analysis alone: the conversations interned
+                    // apart, the rows counted, nothing appended.
+                    let mut convs = super::conv::ConvTable::default();
+                    let mut analysed_rows = 0u64;
                     loop {
                         let (mut raw, bytes_done, time_base) = match full_rx.try_recv() {
                             Ok(next) => next,
@@ -307,6 +317,11 @@ impl Store {
                         // and the write lock is short.
                         let Decoded { rows, wide } = &mut raw.decoded;
                         for (k, chunk) in rows.chunks_mut(DECODE_CHUNK).enumerate() {
+                            if analysis_only {
+                                appender.analyse(analysed_rows, chunk, wide, &mut convs);
+                                analysed_rows += chunk.len() as u64;
+                                continue;
+                            }
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                             let Inner {
                                 cols, convs, stats, ..
@@ -319,6 +334,12 @@ impl Store {
                             infos.clear();
                             for f in chunk {
                                 ingest::decode_onto(&mut infos, &cfg, &f.frame(&raw.bytes));
+                            }
+                            if analysis_only {
+                                let Decoded { rows, wide } = &mut infos;
+                                appender.analyse(analysed_rows, rows, wide, &mut convs);
+                                analysed_rows += rows.len() as u64;
+                                continue;
                             }
                             let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                             let Inner {
@@ -376,10 +397,13 @@ impl Store {
                             if ingest::for_analysis(&r) {
                                 taker.batch.evidence.push(r.clone());
                             }
-                            self.records
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push_back(r);
+                            // A saved index brought the records back.
+                            if !analysis_only {
+                                self.records
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .push_back(r);
+                            }
                         }
                         Ok(Some(CaptureItem::Frame(f))) => taker.frame(&f),
                         Ok(None) => break,
@@ -420,13 +444,29 @@ impl Store {
                     Some("the append thread failed".into());
             }
         });
-        *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = reader.warnings().to_vec();
-        *self.ila.lock().unwrap_or_else(|e| e.into_inner()) =
-            reader.wave().and_then(|w| w.ila().cloned());
+        if let IndexMode::Rows { save } = mode {
+            *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = reader.warnings().to_vec();
+            *self.ila.lock().unwrap_or_else(|e| e.into_inner()) =
+                reader.wave().and_then(|w| w.ila().cloned());
+            // Written before the store is complete: a command that exits
+            // once it is (`info`, `stats`) leaves the index behind.
+            if let Some(to) = save {
+                self.save_index(to);
+            }
+        }
         self.elapsed_ns
             .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
         self.mark_complete();
     }
+}
+
+/// What [`Store::index`] does with the frames it reads.
+pub(super) enum IndexMode {
+    /// Append them as rows; then save the index into this capture's folder
+    /// of `--index-dir`, when given.
+    Rows { save: Option<super::saved::SaveTo> },
+    /// Feed the analysis only: the rows came from a saved index.
+    Analysis,
 }
 
 #[cfg(test)]

@@ -464,6 +464,28 @@ impl Appender {
         }
     }
 
+    /// The analysis alone over rows a saved index already holds: their
+    /// conversations interned into `convs` as the store interned them (the
+    /// same ids, in the same order), the verdicts dropped (the saved rows
+    /// carry them).
+    pub(crate) fn analyse(
+        &mut self,
+        first_index: u64,
+        infos: &mut [PacketInfo],
+        wide: &[Wide],
+        convs: &mut ConvTable,
+    ) {
+        for (i, info) in infos.iter_mut().enumerate() {
+            if let Some(key) = info.key(wide) {
+                info.row.conversation =
+                    convs.observe(key, first_index + i as u64, info.row.origlen);
+            }
+        }
+        self.late.clear();
+        self.analyzer
+            .batch(first_index, infos, wide, &mut self.late);
+    }
+
     pub(crate) fn finish(&mut self) {
         self.analyzer.finish();
     }

@@ -16,6 +16,7 @@ mod index;
 mod ingest;
 mod prefault;
 mod row;
+mod saved;
 mod slab;
 mod spill;
 
@@ -32,6 +33,7 @@ pub use ingest::{
     decode_onto, evidence,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
+pub use saved::IndexDirStatus;
 pub use spill::{SpillConfig, SpillStats};
 
 use crate::capture::{CaptureError, CaptureFormat, CaptureReader, CaptureWarning, TimeBase};
@@ -59,6 +61,13 @@ pub enum StoreError {
     Deleted { row: u64 },
     #[error("cannot make the session folder {path}")]
     SessionDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The `--index-dir` folder cannot hold the capture's index.
+    #[error("cannot keep the index in {path} (--index-dir)")]
+    IndexDir {
         path: String,
         #[source]
         source: std::io::Error,
@@ -170,6 +179,8 @@ pub struct Store {
     links: RwLock<Vec<(u8, u32)>>,
     /// A bounded live store's segments and counters.
     spill: Option<Arc<spill::Spill>>,
+    /// What became of the index kept in `--index-dir`, when one was given.
+    index_dir: Mutex<Option<IndexDirStatus>>,
     bytes_done: AtomicU64,
     bytes_total: u64,
     complete: AtomicBool,
@@ -224,6 +235,7 @@ impl Store {
             records: Mutex::new(std::collections::VecDeque::new()),
             links: RwLock::new(Vec::new()),
             spill,
+            index_dir: Mutex::new(None),
             bytes_done: AtomicU64::new(0),
             bytes_total,
             complete: AtomicBool::new(false),
@@ -336,6 +348,27 @@ impl Store {
         wave: &crate::wave::WaveOptions,
         spill: Option<SpillConfig>,
     ) -> Result<Arc<Store>, StoreError> {
+        Self::open_kept(path, cfg, analyzer, wave, spill, None)
+    }
+
+    /// [`open_bounded`](Self::open_bounded), the index kept in
+    /// `index_dir` when given (`--index-dir`, a pcap or pcapng file's
+    /// only): a saved index of the file as it is now, made with the same
+    /// decode settings, is read back instead of indexing (every row at
+    /// once; a costly analysis, the RC analysis, still reads the frames
+    /// in the background, and the store is complete when it is done); a
+    /// stale one is said ([`IndexDirStatus::stale`]) and rebuilt. What
+    /// became of it is [`Store::index_dir_status`]. A folder that cannot
+    /// be made or written is an error naming it.
+    pub fn open_kept(
+        path: &Path,
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+        wave: &crate::wave::WaveOptions,
+        spill: Option<SpillConfig>,
+        index_dir: Option<&Path>,
+    ) -> Result<Arc<Store>, StoreError> {
+        let started = std::time::Instant::now();
         let spill = spill.map(|c| SpillConfig {
             max_disk_bytes: None,
             ..c
@@ -350,6 +383,44 @@ impl Store {
         // Only pcap/pcapng rows point at bytes of the file itself; other
         // formats (sniffer dumps) keep the decoded frame bytes in memory.
         let in_memory = !matches!(format, CaptureFormat::Pcap { .. } | CaptureFormat::Pcapng);
+        let mut kept = None;
+        let mut save = None;
+        if let Some(dir) = index_dir {
+            let mut status = IndexDirStatus {
+                dir: dir.to_path_buf(),
+                ..IndexDirStatus::default()
+            };
+            if in_memory {
+                status.error = Some("only a pcap or pcapng file's index is kept".into());
+            } else {
+                let to = Self::index_folder(path, dir, analyzer.is_costly())?;
+                status.folder = to.folder.clone();
+                match saved::load(
+                    &to.folder,
+                    &to.id,
+                    &cfg.extra_roce_ports,
+                    analyzer.is_costly(),
+                ) {
+                    Ok(Some(loaded)) => {
+                        status.reused = true;
+                        status.saved_bytes = Some(loaded.bytes);
+                        return Ok(Self::reopen(
+                            (path, file, reader),
+                            cfg,
+                            analyzer,
+                            spill,
+                            loaded,
+                            status,
+                            started,
+                        ));
+                    }
+                    Ok(None) => {}
+                    Err(why) => status.stale = Some(why),
+                }
+                save = Some(to);
+            }
+            kept = Some(status);
+        }
         let (backing, file_spill) = if in_memory {
             let spill = match spill {
                 Some(c) => {
@@ -380,15 +451,161 @@ impl Store {
             file_spill,
         ));
         store.set_decode_config(&cfg);
+        *store.index_dir.lock().unwrap_or_else(|e| e.into_inner()) = kept;
         let worker = Arc::clone(&store);
         std::thread::Builder::new()
             .name("rocescope-index".into())
-            .spawn(move || worker.index(reader, cfg, analyzer))
+            .spawn(move || worker.index(reader, cfg, analyzer, index::IndexMode::Rows { save }))
             .map_err(|source| CaptureError::Open {
                 path: path.to_path_buf(),
                 source,
             })?;
         Ok(store)
+    }
+
+    /// The capture's folder in `dir`, made and written to once (a folder
+    /// that cannot take the index fails the open, naming it).
+    fn index_folder(path: &Path, dir: &Path, analysed: bool) -> Result<saved::SaveTo, StoreError> {
+        let id = saved::CaptureId::of(path).map_err(|source| CaptureError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let folder = id.folder_in(dir);
+        let err = |source| StoreError::IndexDir {
+            path: dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(&folder).map_err(err)?;
+        let probe = folder.join(format!(".probe-{}", std::process::id()));
+        std::fs::write(&probe, b"").map_err(err)?;
+        let _ = std::fs::remove_file(&probe);
+        Ok(saved::SaveTo {
+            folder,
+            id,
+            analysed,
+        })
+    }
+
+    /// A store whose rows come from a saved index: every row at once, read
+    /// back from its rows file as spilled chunks are. A costly analysis
+    /// reads the frames in the background (the store is complete when it
+    /// is done); otherwise the store is complete now.
+    fn reopen(
+        (path, file, reader): (&Path, File, CaptureReader<File>),
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+        spill: Option<SpillConfig>,
+        loaded: saved::Loaded,
+        status: IndexDirStatus,
+        started: std::time::Instant,
+    ) -> Arc<Store> {
+        let m = loaded.manifest;
+        // Chunks that cannot be read back say so through the spill (as a
+        // spilled index's would), which also says how much is on disk.
+        let spill = spill::Spill::for_file(spill.unwrap_or_else(|| SpillConfig {
+            dir: status.folder.clone(),
+            max_memory_bytes: u64::MAX,
+            max_disk_bytes: None,
+            remove_on_drop: false,
+        }));
+        spill.rows_on_disk.store(m.cols.len, Ordering::Relaxed);
+        spill.disk_bytes.store(loaded.bytes, Ordering::Relaxed);
+        let bytes_total = m.capture.as_ref().map_or(0, |c| c.size);
+        let store = Arc::new(Store::new(
+            Backing::File {
+                file,
+                path: path.to_path_buf(),
+            },
+            Some(reader.format()),
+            m.time_base.unwrap_or_else(|| reader.time_base()),
+            bytes_total,
+            Some(Arc::clone(&spill)),
+        ));
+        {
+            let mut inner = store.inner.write().unwrap_or_else(|e| e.into_inner());
+            inner.cols =
+                Columns::from_saved(m.cols, Arc::new(loaded.rows), &loaded.rows_path, spill);
+            inner.convs = ConvTable::from_list(m.convs);
+            inner.stats = m.stats;
+            inner.decode = cfg.clone();
+        }
+        *store.warnings.lock().unwrap_or_else(|e| e.into_inner()) = m.warnings;
+        *store.links.write().unwrap_or_else(|e| e.into_inner()) = m.links;
+        *store.records.lock().unwrap_or_else(|e| e.into_inner()) = m.records.into();
+        *store.index_dir.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
+        store
+            .elapsed_ns
+            .store(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        let analyse = analyzer.is_costly().then(|| {
+            let worker = Arc::clone(&store);
+            std::thread::Builder::new()
+                .name("rocescope-analysis".into())
+                .spawn(move || worker.index(reader, cfg, analyzer, index::IndexMode::Analysis))
+        });
+        if !matches!(analyse, Some(Ok(_))) {
+            // Nothing to analyse (or no thread for it): the rows are all.
+            store.bytes_done.store(m.bytes_done, Ordering::Relaxed);
+            if let Some(Err(e)) = analyse {
+                *store.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(format!("cannot start the analysis: {e}"));
+            }
+            store.mark_complete();
+        }
+        store
+    }
+
+    /// What became of the index kept in `--index-dir`: reused, saved,
+    /// stale and rebuilt, or why it was not kept. `None` without one.
+    pub fn index_dir_status(&self) -> Option<IndexDirStatus> {
+        self.index_dir
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Write the index just made into its folder of `--index-dir`; what
+    /// happened goes into [`Store::index_dir_status`]. An index of a file
+    /// not read to its end is not kept.
+    fn save_index(&self, to: saved::SaveTo) {
+        let stopped = self
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        let mut status = self.index_dir.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(status) = status.as_mut() else {
+            return;
+        };
+        if stopped {
+            status.error = Some("the file was not read to its end".into());
+            return;
+        }
+        let inner = self.read();
+        let manifest = saved::Manifest {
+            capture: Some(to.id),
+            roce_ports: inner.decode.extra_roce_ports.clone(),
+            analysed: to.analysed,
+            time_base: Some(self.time_base()),
+            convs: inner.convs.list.clone(),
+            stats: inner.stats,
+            warnings: self.warnings(),
+            links: self.links.read().unwrap_or_else(|e| e.into_inner()).clone(),
+            records: self
+                .records
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned()
+                .collect(),
+            bytes_done: self.bytes_done.load(Ordering::Relaxed),
+            ..saved::Manifest::default()
+        };
+        match saved::save(&to.folder, manifest, |w| inner.cols.save(w)) {
+            Ok(bytes) => status.saved_bytes = Some(bytes),
+            Err(e) => {
+                status.error = Some(format!("cannot write {}: {e}", to.folder.display()));
+            }
+        }
     }
 
     fn mark_complete(&self) {

@@ -323,16 +323,26 @@ impl Slab {
         Ok(())
     }
 
-    /// A slab of exactly `len` rows read back from a segment that
-    /// [`Slab::write_rows`] wrote in `layout`.
-    pub(crate) fn read_rows(
+    /// The bytes of a segment of `len` rows in `layout` that
+    /// [`Slab::write_rows`] wrote at byte `at` of `file`.
+    pub(crate) fn read_segment(
         file: &std::fs::File,
+        at: u64,
         len: usize,
         layout: Layout,
-    ) -> std::io::Result<Slab> {
+    ) -> std::io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len * layout.row_bytes()];
+        super::read_exact_at(file, &mut buf, at)?;
+        Ok(buf)
+    }
+
+    /// A slab of exactly `len` rows from a segment's bytes
+    /// ([`Slab::read_segment`]); `None` when `buf` is not `len` rows long.
+    pub(crate) fn from_segment(buf: &[u8], len: usize, layout: Layout) -> Option<Slab> {
         let n = len;
-        let mut buf = vec![0u8; n * layout.row_bytes()];
-        super::read_exact_at(file, &mut buf, 0)?;
+        if buf.len() != n * layout.row_bytes() {
+            return None;
+        }
         let mut slab = Slab::with_layout(n, layout);
         let u32s = |to: &mut [u32], from: usize| {
             for (v, b) in to.iter_mut().zip(buf[from..from + n * 4].chunks_exact(4)) {
@@ -365,7 +375,7 @@ impl Slab {
         u32s(cols.conversation, narrow + n * 4);
         u32s(cols.psn_opcode, narrow + n * 8);
         u32s(cols.meta, narrow + n * 12);
-        Ok(slab)
+        Some(slab)
     }
 
     fn words(&self) -> &[u64] {

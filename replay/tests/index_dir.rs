@@ -1,0 +1,95 @@
+//! A store opened from a saved index (`Store::open_kept`): the rows of a
+//! fresh index, every one at once; and a rows file changed under the open
+//! store is read as an error said by the store, never as other rows.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use rocescope_replay::store::{NO_CONVERSATION, NoAnalysis, Row, Store};
+
+/// Two whole index chunks and part of a third.
+const FRAMES: u64 = 150_000;
+
+fn open(path: &std::path::Path, dir: Option<&std::path::Path>) -> std::sync::Arc<Store> {
+    let s = Store::open_kept(
+        path,
+        Default::default(),
+        Box::new(NoAnalysis),
+        &Default::default(),
+        None,
+        dir,
+    )
+    .unwrap();
+    s.wait();
+    s
+}
+
+fn all_rows(s: &Store) -> Vec<Row> {
+    let mut v = Vec::new();
+    s.rows(0..s.len(), &mut v);
+    v
+}
+
+#[test]
+fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("index-dir");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let capture = dir.join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
+    let kept = dir.join("indexes");
+    let fresh = open(&capture, None);
+    let first = open(&capture, Some(&kept));
+    let status = first.index_dir_status().unwrap();
+    assert!(!status.reused && status.error.is_none(), "{status:?}");
+    drop(first);
+
+    let second = open(&capture, Some(&kept));
+    let status = second.index_dir_status().unwrap();
+    assert!(status.reused, "{status:?}");
+    assert_eq!(second.len(), FRAMES);
+    let rows = all_rows(&second);
+    assert_eq!(rows, all_rows(&fresh));
+    assert_eq!(second.stats(), fresh.stats());
+    assert_eq!(second.conversations(), fresh.conversations());
+    assert_eq!(
+        second.frame_bytes(FRAMES - 1).unwrap(),
+        fresh.frame_bytes(FRAMES - 1).unwrap()
+    );
+    assert_eq!(second.spill_error(), None);
+
+    // The rows file changed while the store is open: the first chunk's
+    // rows are read again (the cache holds the last two read) and fail
+    // their checksum; they read as placeholders, and the store says why.
+    let rows_file = std::fs::read_dir(&status.folder)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "seg"))
+        .unwrap();
+    let mut bytes = std::fs::read(&rows_file).unwrap();
+    bytes[10] ^= 0xFF;
+    std::fs::write(&rows_file, &bytes).unwrap();
+    let _ = second.row(65_536);
+    let _ = second.row(2 * 65_536);
+    let r = second.row(5).unwrap();
+    assert_ne!(r, rows[5]);
+    assert_eq!(r.conversation, NO_CONVERSATION, "a placeholder: {r:?}");
+    let err = second.spill_error().unwrap();
+    assert!(err.contains("fail their checksum"), "{err}");
+    drop(second);
+    // And the next open finds it stale.
+    let third = open(&capture, Some(&kept));
+    let status = third.index_dir_status().unwrap();
+    assert!(!status.reused, "{status:?}");
+    assert!(
+        status
+            .stale
+            .as_deref()
+            .unwrap()
+            .contains("fails its checksum"),
+        "{status:?}"
+    );
+    assert_eq!(all_rows(&third), rows);
+    let _ = std::fs::remove_dir_all(&dir);
+}
