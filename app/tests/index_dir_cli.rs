@@ -8,19 +8,13 @@
 
 mod support;
 
-use std::path::Path;
-
-use support::{rocescope, rocescope_ok, text};
+use support::{arg as s, rocescope, rocescope_ok, same_with_and_without, text};
 
 /// Three whole index chunks (of 65,536 rows) and part of a fourth.
 const FRAMES: u64 = 200_000;
 
 fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// `info --json` with the index kept in `dir`: its `index_dir` part, and
@@ -63,37 +57,16 @@ fn a_second_open_reads_the_index_back_and_says_the_same() {
     // The same rows and counters as a fresh index, byte for byte: the RC
     // analysis' JSON (the analysis reads the frames again), every row
     // exported, SQL over every row.
-    let fresh = rocescope_ok(&["stats", cap, "--json"]).stdout;
-    assert_eq!(first.stdout, fresh);
     let again = rocescope_ok(&["stats", cap, "--json", "--index-dir", d]);
     assert_eq!(text(&again.stderr), "");
-    assert_eq!(again.stdout, fresh);
-    for table in ["packets", "episodes", "qps"] {
-        let a = folder.path().join(format!("kept-{table}.csv"));
-        let b = folder.path().join(format!("fresh-{table}.csv"));
-        rocescope_ok(&[
-            "export",
-            cap,
-            "--table",
-            table,
-            "--to",
-            s(&a),
-            "--index-dir",
-            d,
-        ]);
-        rocescope_ok(&["export", cap, "--table", table, "--to", s(&b)]);
-        let (a, b) = (std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
-        assert!(a.len() > 100, "{table}");
-        assert_eq!(a, b, "{table}");
-    }
-    let sql =
-        "SELECT count(*) AS n, sum(psn) AS s, max(ts_ns) AS t FROM packets WHERE retransmission";
-    let q = rocescope_ok(&["query", cap, sql, "--format", "csv", "--index-dir", d]).stdout;
-    assert_eq!(
-        q,
-        rocescope_ok(&["query", cap, sql, "--format", "csv"]).stdout
+    assert_eq!(first.stdout, again.stdout);
+    same_with_and_without(
+        folder.path(),
+        cap,
+        &["--index-dir", d],
+        &["packets", "episodes", "qps"],
+        "SELECT count(*) AS n, sum(psn) AS s, max(ts_ns) AS t FROM packets WHERE retransmission",
     );
-    assert!(!text(&q).contains("\n0,"), "{}", text(&q));
     // The info of a reused index is the fresh one's but for the timing
     // and the memory and disk the index takes.
     let strip = |mut v: serde_json::Value| {

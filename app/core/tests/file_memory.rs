@@ -7,43 +7,17 @@
 mod support;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
+use rocescope_core::Model;
 use rocescope_core::session::SessionLimits;
-use rocescope_core::source::{SourceSpec, open};
-use rocescope_core::{Command, Model, View};
-use rocescope_replay::store::Row;
+use rocescope_core::source::open;
+use support::{all_rows, file_spec, filtered, finished};
 
 /// 200,000 frames: three whole index chunks and part of a fourth.
 const FRAMES: u64 = 200_000;
 
 fn model(path: &Path, limits: &SessionLimits) -> Model {
-    let spec = SourceSpec::File {
-        path: path.to_path_buf(),
-        decode: Default::default(),
-        wave: Default::default(),
-    };
-    let mut m = open(spec, limits).unwrap();
-    m.store().wait();
-    // The model takes the analysis' report a quarter second after the last
-    // (it opened with the empty one): tick once that long has passed.
-    m.tick(Instant::now() + Duration::from_secs(1));
-    m
-}
-
-fn all_rows(m: &Model) -> Vec<Row> {
-    let mut rows = Vec::new();
-    m.store().rows(0..m.store().len(), &mut rows);
-    rows
-}
-
-/// The rows the filter `f` shows, once its scan of the whole file ended.
-fn filtered(m: &mut Model, f: &str) -> Vec<u64> {
-    m.apply(Command::ShowView(View::Packets));
-    support::filter_scanned(m, f);
-    (0..m.visible_len())
-        .map(|p| m.visible_row(p).unwrap())
-        .collect()
+    finished(open(file_spec(path), limits).unwrap())
 }
 
 #[test]

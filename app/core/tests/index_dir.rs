@@ -5,55 +5,14 @@
 //! and the RC analysis, which reads the frames again.
 #![allow(clippy::unwrap_used)]
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+mod support;
 
 use rocescope_core::session::SessionLimits;
-use rocescope_core::source::{SourceSpec, open};
-use rocescope_core::{Command, Model, View};
-use rocescope_replay::store::Row;
+use rocescope_core::source::open;
+use support::{all_rows, file_spec, filtered, finished};
 
 /// Three whole index chunks and part of a fourth.
 const FRAMES: u64 = 200_000;
-
-fn spec(path: &Path) -> SourceSpec {
-    SourceSpec::File {
-        path: path.to_path_buf(),
-        decode: Default::default(),
-        wave: Default::default(),
-    }
-}
-
-fn finished(mut m: Model) -> Model {
-    m.store().wait();
-    // The model takes the analysis' report a quarter second after the last.
-    m.tick(Instant::now() + Duration::from_secs(1));
-    m
-}
-
-fn all_rows(m: &Model) -> Vec<Row> {
-    let mut rows = Vec::new();
-    m.store().rows(0..m.store().len(), &mut rows);
-    rows
-}
-
-fn filtered(m: &mut Model, f: &str) -> Vec<u64> {
-    m.apply(Command::ShowView(View::Packets));
-    m.apply(Command::SetFilter(f.into()));
-    let t0 = Instant::now();
-    loop {
-        m.tick(Instant::now());
-        let (scanned, len) = m.filter_progress();
-        if scanned >= len {
-            break;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(120), "filter scan hangs");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    (0..m.visible_len())
-        .map(|p| m.visible_row(p).unwrap())
-        .collect()
-}
 
 #[test]
 fn a_reused_index_has_every_row_at_once_and_the_same_model() {
@@ -64,13 +23,13 @@ fn a_reused_index_has_every_row_at_once_and_the_same_model() {
         index_dir: Some(folder.path().join("indexes")),
         ..SessionLimits::default()
     };
-    let first = finished(open(spec(&capture), &kept).unwrap());
+    let first = finished(open(file_spec(&capture), &kept).unwrap());
     let status = first.store().index_dir_status().unwrap();
     assert!(!status.reused && status.stale.is_none(), "{status:?}");
     assert!(status.saved_bytes.unwrap() >= FRAMES * 24, "{status:?}");
     drop(first);
 
-    let second = open(spec(&capture), &kept).unwrap();
+    let second = open(file_spec(&capture), &kept).unwrap();
     // Every row before any indexing could have run: read back, not indexed.
     assert_eq!(second.store().len(), FRAMES);
     assert!(second.store().index_dir_status().unwrap().reused);
@@ -80,7 +39,7 @@ fn a_reused_index_has_every_row_at_once_and_the_same_model() {
         second.status()
     );
     let mut second = finished(second);
-    let mut fresh = finished(open(spec(&capture), &SessionLimits::default()).unwrap());
+    let mut fresh = finished(open(file_spec(&capture), &SessionLimits::default()).unwrap());
 
     let rows = all_rows(&second);
     assert_eq!(rows, all_rows(&fresh), "every row, verdicts included");

@@ -206,3 +206,41 @@ pub fn sample_flags(rows: &[serde_json::Value]) {
     assert_eq!(rows[2]["rocescope.out_of_sequence"], true);
     assert_eq!(rows[3]["rocescope.nak"], "psn_seq_err");
 }
+
+/// A path as the `&str` a command line takes.
+pub fn arg(p: &Path) -> &str {
+    p.to_str().expect("a UTF-8 path")
+}
+
+/// What the commands that read every row say of capture `cap`, run once
+/// with `extra` arguments (a cap, a kept index) and once without, the same
+/// byte for byte: `stats --json`, each table in `tables` exported to CSV
+/// (in `folder`), and `sql` over the packets. Returns `stats --json`.
+pub fn same_with_and_without(
+    folder: &Path,
+    cap: &str,
+    extra: &[&str],
+    tables: &[&str],
+    sql: &str,
+) -> Vec<u8> {
+    let with = |args: &[&str]| rocescope_ok(&[args, extra].concat()).stdout;
+    let stats = with(&["stats", cap, "--json"]);
+    assert_eq!(stats, rocescope_ok(&["stats", cap, "--json"]).stdout);
+    for table in tables {
+        let a = folder.join(format!("with-{table}.csv"));
+        let b = folder.join(format!("without-{table}.csv"));
+        with(&["export", cap, "--table", table, "--to", arg(&a)]);
+        rocescope_ok(&["export", cap, "--table", table, "--to", arg(&b)]);
+        let read = |p: &Path| std::fs::read(p).expect("the exported table");
+        let (a, b) = (read(&a), read(&b));
+        assert!(a.len() > 100, "{table}");
+        assert_eq!(a, b, "{table}");
+    }
+    let q = with(&["query", cap, sql, "--format", "csv"]);
+    assert_eq!(
+        q,
+        rocescope_ok(&["query", cap, sql, "--format", "csv"]).stdout
+    );
+    assert!(!text(&q).contains("\n0,"), "{}", text(&q));
+    stats
+}

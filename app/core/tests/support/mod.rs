@@ -40,3 +40,40 @@ pub fn filter_scanned(m: &mut Model, f: &str) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// Capture file `path` as the workbench opens it, default decoding.
+pub fn file_spec(path: &Path) -> rocescope_core::source::SourceSpec {
+    rocescope_core::source::SourceSpec::File {
+        path: path.to_path_buf(),
+        decode: Default::default(),
+        wave: Default::default(),
+    }
+}
+
+/// `m` once its file is indexed and the analysis' report taken: the model
+/// takes the report a quarter second after the last (it opened with the
+/// empty one), so it ticks once that long has passed.
+pub fn finished(mut m: Model) -> Model {
+    m.store().wait();
+    m.tick(Instant::now() + std::time::Duration::from_secs(1));
+    m
+}
+
+/// Every row of the model's store.
+pub fn all_rows(m: &Model) -> Vec<rocescope_replay::store::Row> {
+    let mut rows = Vec::new();
+    m.store().rows(0..m.store().len(), &mut rows);
+    rows
+}
+
+/// The rows the packet list shows under filter `f`, once its scan of the
+/// whole store ended.
+pub fn filtered(m: &mut Model, f: &str) -> Vec<u64> {
+    m.apply(rocescope_core::Command::ShowView(
+        rocescope_core::View::Packets,
+    ));
+    filter_scanned(m, f);
+    (0..m.visible_len())
+        .map(|p| m.visible_row(p).unwrap())
+        .collect()
+}
