@@ -437,23 +437,7 @@ impl Appender {
         stats: &mut StoreStats,
     ) {
         let first_index = cols.len();
-        // The first pass over rows another thread decoded: their cache
-        // lines come from the other core, so ask for them ahead (about a
-        // twentieth of the indexing time, BENCHMARKS.md "Why the indexer is
-        // built so": the hand-over).
-        for i in 0..infos.len() {
-            if let Some(ahead) = infos.get(i + PREFETCH_ROWS) {
-                rocescope_decoders::hint::prefetch(ahead);
-            }
-            let Some(info) = infos.get_mut(i) else { break };
-            if let Some(key) = info.key(wide) {
-                info.row.conversation =
-                    convs.observe(key, first_index + i as u64, info.row.origlen);
-            }
-        }
-        self.late.clear();
-        self.analyzer
-            .batch(first_index, infos, wide, &mut self.late);
+        self.analyse(first_index, infos, wide, convs);
         match counted {
             Some(c) => stats.merge(c),
             None => stats.merge(&count_rows(infos)),
@@ -464,10 +448,11 @@ impl Appender {
         }
     }
 
-    /// The analysis alone over rows a saved index already holds: their
-    /// conversations interned into `convs` as the store interned them (the
-    /// same ids, in the same order), the verdicts dropped (the saved rows
-    /// carry them).
+    /// The rows' conversations interned into `convs` and the analysis over
+    /// them, the verdicts for rows already appended left in `self.late`.
+    /// Alone, over rows a saved index already holds: their conversations
+    /// interned as the store interned them (the same ids, in the same
+    /// order), the verdicts dropped (the saved rows carry them).
     pub(crate) fn analyse(
         &mut self,
         first_index: u64,
@@ -475,7 +460,15 @@ impl Appender {
         wide: &[Wide],
         convs: &mut ConvTable,
     ) {
-        for (i, info) in infos.iter_mut().enumerate() {
+        // The first pass over rows another thread decoded: their cache
+        // lines come from the other core, so ask for them ahead (about a
+        // twentieth of the indexing time, BENCHMARKS.md "Why the indexer is
+        // built so": the hand-over).
+        for i in 0..infos.len() {
+            if let Some(ahead) = infos.get(i + PREFETCH_ROWS) {
+                rocescope_decoders::hint::prefetch(ahead);
+            }
+            let Some(info) = infos.get_mut(i) else { break };
             if let Some(key) = info.key(wide) {
                 info.row.conversation =
                     convs.observe(key, first_index + i as u64, info.row.origlen);
