@@ -17,6 +17,8 @@ use std::collections::VecDeque;
 
 use super::state_runs::StateRuns;
 
+mod steady;
+
 /// Why a requester QP's next packet was not (yet) on the wire. In the
 /// order that decides when several apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -651,128 +653,6 @@ impl Acct {
             .push(stretch_end.max(from).min(to), TimeState::Sharing);
         self.runs.push(to, rest);
         true
-    }
-
-    /// A new request in the steady state, labelled in one pass (the same
-    /// runs as [`Acct::close_wait`] then [`Acct::own_packet`] and
-    /// [`Acct::restart`] push): nothing pending, no change of the
-    /// outstanding count in the wait, no tier, no pacing, no pause reaching
-    /// the wait, and the wait labelled by the window, the end of a message
-    /// or one stretch of the link's frames. Returns false, having changed
-    /// nothing, when the request is not so (the general path then).
-    #[inline(always)]
-    pub fn steady_request(&mut self, s: &Steady<'_>) -> bool {
-        if !self.segs.is_empty()
-            || !self.pending.is_empty()
-            || self.recovering_since.is_some()
-            || self.rate_limited
-        {
-            return false;
-        }
-        let from = self.runs.end_ns;
-        let to = s.ts_ns;
-        // The wait's label, decided before anything changes.
-        let wait = if to <= from {
-            Wait::None
-        } else if to - from <= ROUNDING_NS && self.runs.last_state() == Some(TimeState::Sending) {
-            Wait::Sending
-        } else {
-            if s.pauses
-                .back()
-                .is_some_and(|p| p.start_ns.saturating_add(s.pause_reach_ns) > from)
-            {
-                return false;
-            }
-            let full = match s.window {
-                Some(w) => u64::from(self.out_at_mark) + u64::from(s.span.max(1)) > u64::from(w),
-                None => s.held,
-            };
-            if full {
-                Wait::Full
-            } else if !self.mid_message {
-                Wait::Idle
-            } else {
-                let Some((oldest, before, newest)) = s.frames.ends() else {
-                    return false;
-                };
-                if oldest.0 > from {
-                    return false;
-                }
-                let stretch_end = match before {
-                    _ if newest.0 < from => newest.1,
-                    Some(b) if newest.0 >= to && b.0 < from => b.1,
-                    _ => return false,
-                };
-                Wait::Shared(stretch_end.max(from).min(to))
-            }
-        };
-        self.last_wait_ns = to.saturating_sub(from);
-        match wait {
-            Wait::None => {}
-            Wait::Sending => self.runs.push(to, TimeState::Sending),
-            Wait::Full => self.runs.push(to, TimeState::WindowFull),
-            Wait::Idle => self.runs.push(to, TimeState::Idle),
-            Wait::Shared(shared_to) => {
-                self.runs.push(shared_to, TimeState::Sharing);
-                self.runs.push(to, TimeState::HostLimited);
-            }
-        }
-        // Its own packet: sending, unless the window is full with it.
-        let from = to.max(self.runs.end_ns);
-        let to = s.end_ns.max(from);
-        let state = match s.window {
-            Some(w) if s.outstanding_after >= w => TimeState::WindowFull,
-            _ => TimeState::Sending,
-        };
-        self.runs.push(to, state);
-        if let Some(mid) = s.mid_message {
-            self.mid_message = mid;
-            self.last_progress_ns = s.ts_ns;
-        }
-        self.out_at_mark = s.outstanding_after;
-        self.busy_at_mark = s.busy_bytes;
-        self.last_event = (self.runs.end_ns, s.busy_bytes);
-        true
-    }
-
-    /// A request [`Acct::steady_request`] could not label in one pass,
-    /// though in the steady state (nothing pending, no tier, no pacing:
-    /// [`Acct::steady_holds`]) with `s.window` as of the facts' epoch: its
-    /// wait closed as [`Acct::close_wait`] does (cut by the READ responses
-    /// or ACKs in it, the pieces mostly labelled in place), then its own
-    /// packet, as the general path would.
-    #[inline]
-    pub fn steady_cut(&mut self, s: &Steady<'_>, cx: &LabelCx<'_>) {
-        debug_assert!(self.steady_holds());
-        let end = WaitEnd {
-            span: s.span,
-            held: s.held,
-            ..WaitEnd::default()
-        };
-        self.close_wait(s.ts_ns, &end, cx);
-        self.segs.clear();
-        let from = s.ts_ns.max(self.runs.end_ns);
-        let to = s.end_ns.max(from);
-        let state = match s.window {
-            Some(w) if s.outstanding_after >= w => TimeState::WindowFull,
-            _ => TimeState::Sending,
-        };
-        self.runs.push(to, state);
-        if let Some(mid) = s.mid_message {
-            self.mid_message = mid;
-            self.last_progress_ns = s.ts_ns;
-        }
-        self.out_at_mark = s.outstanding_after;
-        self.busy_at_mark = s.busy_bytes;
-        self.last_event = (self.runs.end_ns, s.busy_bytes);
-    }
-
-    /// Nothing pending, no recovery, no pacing: a request not resent and
-    /// ending no tier is labelled by [`Acct::steady_request`] or
-    /// [`Acct::steady_cut`].
-    #[inline(always)]
-    pub fn steady_holds(&self) -> bool {
-        self.pending.is_empty() && self.recovering_since.is_none() && !self.rate_limited
     }
 
     /// Starts the next wait at the runs' end with `outstanding` and the
