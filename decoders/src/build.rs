@@ -36,6 +36,36 @@ pub enum NetHeader {
     },
 }
 
+impl NetHeader {
+    /// The IPv6 header's or GRH's fields (src, dst, traffic class, flow
+    /// label, hop limit); IPv4 values mapped, as a GRH carries them.
+    fn ipv6_fields(&self) -> ([u8; 16], [u8; 16], u8, u32, u8) {
+        match *self {
+            NetHeader::Ipv6 {
+                src,
+                dst,
+                traffic_class,
+                flow_label,
+                hop_limit,
+            } => (src, dst, traffic_class, flow_label, hop_limit),
+            NetHeader::Ipv4 {
+                src: src4,
+                dst: dst4,
+                dscp,
+                ecn,
+                ttl,
+                ..
+            } => (
+                v4_mapped(src4),
+                v4_mapped(dst4),
+                (dscp << 2) | (ecn & 3),
+                0,
+                ttl,
+            ),
+        }
+    }
+}
+
 /// Everything needed to write one RoCE frame.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PacketBuilder {
@@ -275,34 +305,12 @@ impl PacketBuilder {
                 out.extend_from_slice(&h);
             }
             (version, net) => {
-                let (src, dst, tc, flow, hops) = match net {
-                    NetHeader::Ipv6 {
-                        src,
-                        dst,
-                        traffic_class,
-                        flow_label,
-                        hop_limit,
-                    } => (src, dst, traffic_class, flow_label, hop_limit),
-                    NetHeader::Ipv4 {
-                        src,
-                        dst,
-                        dscp,
-                        ecn,
-                        ttl,
-                        ..
-                    } => (
-                        v4_mapped(src),
-                        v4_mapped(dst),
-                        (dscp << 2) | (ecn & 3),
-                        0,
-                        ttl,
-                    ),
-                };
+                let fields = net.ipv6_fields();
                 let (payload, next) = match version {
                     RoceVersion::V2 => (8 + transport_len, 17),
                     RoceVersion::V1 | RoceVersion::Ib => (transport_len, GRH_NEXT_HEADER_BTH),
                 };
-                write_ipv6(out, (src, dst, tc, flow, hops), payload, next);
+                write_ipv6(out, fields, payload, next);
             }
         }
         let net_len = out.len() - net_offset;
@@ -357,29 +365,7 @@ impl PacketBuilder {
         .write(&mut lrh);
         out.extend_from_slice(&lrh);
         if global {
-            let fields = match self.net {
-                NetHeader::Ipv6 {
-                    src,
-                    dst,
-                    traffic_class,
-                    flow_label,
-                    hop_limit,
-                } => (src, dst, traffic_class, flow_label, hop_limit),
-                NetHeader::Ipv4 {
-                    src,
-                    dst,
-                    dscp,
-                    ecn,
-                    ttl,
-                    ..
-                } => (
-                    v4_mapped(src),
-                    v4_mapped(dst),
-                    (dscp << 2) | (ecn & 3),
-                    0,
-                    ttl,
-                ),
-            };
+            let fields = self.net.ipv6_fields();
             write_ipv6(out, fields, transport_len, GRH_NEXT_HEADER_BTH);
         }
         let bth_offset = self.write_bth(hdrs, pad, out);

@@ -610,12 +610,7 @@ impl Conn {
                     );
                 }
                 told_dropped = dropped;
-                w.write_record(&Record::Drops(DropCount {
-                    ts_ns: now_ns(),
-                    interface: AGENT_QUEUE_INTERFACE,
-                    dropped,
-                    reason: DropReason::QueueFull,
-                }))?;
+                w.write_record(&queue_drops(dropped))?;
             }
             if last_beat.elapsed() >= self.cfg.heartbeat {
                 last_beat = Instant::now();
@@ -672,12 +667,7 @@ impl Conn {
                     counts.frames = sent_frames;
                     // The source ended (or the agent stops): final counts.
                     let dropped = slot.queue.drops.frames();
-                    w.write_record(&Record::Drops(DropCount {
-                        ts_ns: now_ns(),
-                        interface: AGENT_QUEUE_INTERFACE,
-                        dropped,
-                        reason: DropReason::QueueFull,
-                    }))?;
+                    w.write_record(&queue_drops(dropped))?;
                     w.write_record(&Record::Marker {
                         ts_ns: now_ns(),
                         kind: MarkerKind::Stop,
@@ -935,4 +925,14 @@ fn control_loop(
             }
         }
     }
+}
+
+/// The agent's queue-full drop count so far, as the record that carries it.
+fn queue_drops(dropped: u64) -> Record {
+    Record::Drops(DropCount {
+        ts_ns: now_ns(),
+        interface: AGENT_QUEUE_INTERFACE,
+        dropped,
+        reason: DropReason::QueueFull,
+    })
 }

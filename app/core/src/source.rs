@@ -127,12 +127,12 @@ impl SourceStatus {
 }
 
 impl SourceHandle {
-    /// A source that is already complete (a capture file).
-    pub fn file(name: String) -> SourceHandle {
+    /// A handle with no thread, control or status of its own yet.
+    fn bare(name: String, live: bool, kind: SourceKind) -> SourceHandle {
         SourceHandle {
             name,
-            live: false,
-            kind: SourceKind::File,
+            live,
+            kind,
             sim: None,
             limits: None,
             ctl: None,
@@ -145,23 +145,15 @@ impl SourceHandle {
         }
     }
 
+    /// A source that is already complete (a capture file).
+    pub fn file(name: String) -> SourceHandle {
+        SourceHandle::bare(name, false, SourceKind::File)
+    }
+
     /// A live source fed by another component (the device-link client),
     /// which reports into `status()`.
     pub fn external(name: String) -> SourceHandle {
-        SourceHandle {
-            name,
-            live: true,
-            kind: SourceKind::Link,
-            sim: None,
-            limits: None,
-            ctl: None,
-            status: Arc::new(SourceStatus::default()),
-            thread: None,
-            link: None,
-            live_points: None,
-            points_report: None,
-            path: None,
-        }
+        SourceHandle::bare(name, true, SourceKind::Link)
     }
 
     /// Rerun this simulator under `limits` (a bounded store, as the first
@@ -459,20 +451,11 @@ pub fn spawn_sim_into(
             .spawn(move || run_sim(scenario, pace, record, &store, analysis, &status, &rx))
             .ok()
     };
-    let handle = SourceHandle {
-        name,
-        live: true,
-        kind: SourceKind::Sim,
-        sim: Some(spec),
-        limits: None,
-        ctl: Some(tx),
-        status,
-        thread,
-        link: None,
-        live_points: None,
-        points_report: None,
-        path: None,
-    };
+    let mut handle = SourceHandle::bare(name, true, SourceKind::Sim);
+    handle.sim = Some(spec);
+    handle.ctl = Some(tx);
+    handle.status = status;
+    handle.thread = thread;
     (store, analysis, handle)
 }
 

@@ -170,6 +170,26 @@ fn def_levels(validity: Option<&Bitmap>, len: usize, out: &mut Vec<u8>) {
     }
 }
 
+/// A page of numbers with their statistics: `rows` values of which `nulls`
+/// are null, the least and greatest of the physical type `P`.
+fn number_page<P: polars_parquet::parquet::types::NativeType>(
+    buffer: Vec<u8>,
+    (rows, nulls): (usize, usize),
+    ty: &PrimitiveType,
+    optional: bool,
+    encoding: Encoding,
+    min_max: Option<(P, P)>,
+) -> DataPage {
+    let stats = PrimitiveStatistics::<P> {
+        primitive_type: ty.clone(),
+        null_count: Some(nulls as i64),
+        distinct_count: None,
+        min_value: min_max.map(|m| m.0),
+        max_value: min_max.map(|m| m.1),
+    };
+    data_page(buffer, rows, ty, optional, encoding, stats.serialize())
+}
+
 fn data_page(
     buffer: Vec<u8>,
     rows: usize,
@@ -302,20 +322,13 @@ where
         def_levels(a.validity(), a.len(), &mut buffer);
     }
     let min_max = plain(a, to_physical, &mut buffer);
-    let stats = PrimitiveStatistics::<P> {
-        primitive_type: ty.clone(),
-        null_count: Some(nulls as i64),
-        distinct_count: None,
-        min_value: min_max.map(|m| m.0),
-        max_value: min_max.map(|m| m.1),
-    };
-    Ok(data_page(
+    Ok(number_page(
         buffer,
-        a.len(),
+        (a.len(), nulls),
         ty,
         optional,
         Encoding::Plain,
-        stats.serialize(),
+        min_max,
     ))
 }
 
@@ -331,20 +344,13 @@ fn int64_delta(
         def_levels(None, a.len(), &mut buffer);
     }
     let extremes = delta_binary_packed(a.values(), &mut buffer);
-    let stats = PrimitiveStatistics::<i64> {
-        primitive_type: ty.clone(),
-        null_count: Some(0),
-        distinct_count: None,
-        min_value: extremes.map(|m| m.0),
-        max_value: extremes.map(|m| m.1),
-    };
-    Ok(data_page(
+    Ok(number_page(
         buffer,
-        a.len(),
+        (a.len(), 0),
         ty,
         optional,
         Encoding::DeltaBinaryPacked,
-        stats.serialize(),
+        extremes,
     ))
 }
 
@@ -619,22 +625,17 @@ fn int_dictionary<T: polars_arrow::types::NativeType>(
     }
     write_keys(keys, values.len(), &mut data);
     // Signed order (the keys are the INT32's bits).
-    let stats = PrimitiveStatistics::<i32> {
-        primitive_type: ty.clone(),
-        null_count: Some(nulls as i64),
-        distinct_count: None,
-        min_value: values.iter().map(|&v| v as i32).min(),
-        max_value: values.iter().map(|&v| v as i32).max(),
-    };
+    let min = values.iter().map(|&v| v as i32).min();
+    let max = values.iter().map(|&v| v as i32).max();
     Ok(Some((
         DictPage::new(CowBuffer::Owned(dict_bytes), values.len(), false),
-        data_page(
+        number_page(
             data,
-            a.len(),
+            (a.len(), nulls),
             ty,
             optional,
             Encoding::RleDictionary,
-            stats.serialize(),
+            min.zip(max),
         ),
     )))
 }

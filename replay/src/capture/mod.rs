@@ -265,6 +265,20 @@ impl Shared {
         }
     }
 
+    /// A read's outcome, noted: the end finishes the capture, an error
+    /// ends it.
+    fn settle<T>(
+        &mut self,
+        result: Result<Option<T>, CaptureError>,
+    ) -> Result<Option<T>, CaptureError> {
+        match result {
+            Ok(None) => self.finish(),
+            Err(_) => self.done = true,
+            Ok(Some(_)) => {}
+        }
+        result
+    }
+
     pub(crate) fn finish(&mut self) {
         if !self.done && self.suppressed > 0 {
             let message = format!("{} more warnings were not kept", self.suppressed);
@@ -527,17 +541,7 @@ impl<R: Read> CaptureReader<R> {
                 }
             }
         };
-        match result {
-            Ok(Some(frame)) => Ok(Some(frame)),
-            Ok(None) => {
-                self.shared.finish();
-                Ok(None)
-            }
-            Err(e) => {
-                self.shared.done = true;
-                Err(e)
-            }
-        }
+        self.shared.settle(result)
     }
 
     /// Hands `f`, in one loop, up to `max` frames whose records (pcap) or
@@ -592,17 +596,7 @@ impl<R: Read> CaptureReader<R> {
             Inner::Pcapng(state) => state.next_item(&mut self.shared, true),
             _ => Ok(None),
         };
-        match result {
-            Ok(Some(item)) => Ok(Some(item)),
-            Ok(None) => {
-                self.shared.finish();
-                Ok(None)
-            }
-            Err(e) => {
-                self.shared.done = true;
-                Err(e)
-            }
-        }
+        self.shared.settle(result)
     }
 
     /// rocescope records skipped so far by [`next_item`](Self::next_item).

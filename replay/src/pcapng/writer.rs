@@ -356,16 +356,7 @@ impl<W: Write> PcapngWriter<W> {
             }
             cur.position() as usize
         };
-        let custom = [
-            // PEN, then kind, port, direction.
-            ROCESCOPE_PEN.to_le_bytes()[0],
-            ROCESCOPE_PEN.to_le_bytes()[1],
-            ROCESCOPE_PEN.to_le_bytes()[2],
-            ROCESCOPE_PEN.to_le_bytes()[3],
-            CUSTOM_OPT_INTERFACE,
-            port,
-            direction_code(direction),
-        ];
+        let custom = custom_option([CUSTOM_OPT_INTERFACE, port, direction_code(direction)]);
         let description = self
             .descriptions
             .iter()
@@ -411,14 +402,7 @@ impl<W: Write> PcapngWriter<W> {
             .get(d.interface as usize)
             .copied()
             .flatten();
-        let custom = [
-            ROCESCOPE_PEN.to_le_bytes()[0],
-            ROCESCOPE_PEN.to_le_bytes()[1],
-            ROCESCOPE_PEN.to_le_bytes()[2],
-            ROCESCOPE_PEN.to_le_bytes()[3],
-            CUSTOM_OPT_DROP_REASON,
-            drop_reason_code(d.reason),
-        ];
+        let custom = custom_option([CUSTOM_OPT_DROP_REASON, drop_reason_code(d.reason)]);
         let opts = start.map_or(0, |_| option_len(8))
             + option_len(8)
             + option_len(8)
@@ -569,4 +553,13 @@ fn put32(b: &mut [u8], at: usize, v: u32) {
     if let Some(s) = b.get_mut(at..at + 4) {
         s.copy_from_slice(&v.to_le_bytes());
     }
+}
+
+/// A rocescope custom option's value: the PEN (little-endian), then `body`
+/// (its kind and fields).
+fn custom_option<const N: usize>(body: [u8; N]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(4 + N);
+    v.extend_from_slice(&ROCESCOPE_PEN.to_le_bytes());
+    v.extend_from_slice(&body);
+    v
 }

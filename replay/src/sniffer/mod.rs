@@ -253,6 +253,22 @@ struct Run {
     short: bool,
 }
 
+impl Run {
+    /// One more slot of `len` bytes on `run`, which starts at `offset` if
+    /// it is not under way.
+    fn extend(run: &mut Option<Run>, offset: u64, len: usize) -> &mut Run {
+        let run = run.get_or_insert(Run {
+            offset,
+            slots: 0,
+            bytes: 0,
+            short: false,
+        });
+        run.slots += 1;
+        run.bytes += len as u64;
+        run
+    }
+}
+
 /// Frame classes whose boundary can be learnt from unambiguous frames.
 const CLASSES: usize = 4;
 
@@ -408,14 +424,7 @@ impl<R: Read> Core<R> {
             let slot = self.window.slot(0);
             if slot.iter().all(|&b| b == 0) {
                 self.flush_garbage(sink);
-                let run = self.padding.get_or_insert(Run {
-                    offset: meta.offset,
-                    slots: 0,
-                    bytes: 0,
-                    short: false,
-                });
-                run.slots += 1;
-                run.bytes += meta.len as u64;
+                Run::extend(&mut self.padding, meta.offset, meta.len);
                 self.stats.padding_slots += 1;
                 self.consume(1);
                 continue;
@@ -428,15 +437,8 @@ impl<R: Read> Core<R> {
                 }
                 Err(why) => {
                     self.flush_padding(sink);
-                    let run = self.garbage.get_or_insert(Run {
-                        offset: meta.offset,
-                        slots: 0,
-                        bytes: 0,
-                        short: false,
-                    });
-                    run.slots += 1;
-                    run.bytes += meta.len as u64;
-                    run.short |= why == NotAFrame::Short;
+                    Run::extend(&mut self.garbage, meta.offset, meta.len).short |=
+                        why == NotAFrame::Short;
                     self.stats.skipped_slots += 1;
                     self.consume(1);
                 }

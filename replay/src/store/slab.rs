@@ -229,6 +229,45 @@ impl Col64Mut<'_> {
     }
 }
 
+/// A slab's words cut into its columns, once for shared and once for
+/// mutable borrows (`split_at`/`split_at_mut` and the matching casts).
+macro_rules! split_cols {
+    ($words:expr, $cap:expr, $layout:expr, $split:ident, $cast:ident, $col64:ident, $cols:ident) => {{
+        let cap = $cap;
+        let (ts_ns, file_offset, narrow) = match $layout {
+            Layout::Wide => {
+                let (wide, narrow) = $words.$split(2 * cap);
+                let (ts, off) = wide.$split(cap);
+                ($col64::Wide(ts), $col64::Wide(off), bytemuck::$cast(narrow))
+            }
+            Layout::Steps {
+                ts_base_ns,
+                offset_base,
+            } => {
+                let all = bytemuck::$cast::<u64, u32>($words);
+                let (ts, rest) = all.$split(cap);
+                let (off, narrow) = rest.$split(cap);
+                (
+                    $col64::Steps(ts_base_ns, ts),
+                    $col64::Steps(offset_base, off),
+                    narrow,
+                )
+            }
+        };
+        let (lens, rest) = narrow.$split(cap);
+        let (conversation, rest) = rest.$split(cap);
+        let (psn_opcode, meta) = rest.$split(cap);
+        $cols {
+            ts_ns,
+            file_offset,
+            lens,
+            conversation,
+            psn_opcode,
+            meta,
+        }
+    }};
+}
+
 impl Slab {
     /// Zeroed room for `cap` rows, with the time and the file offset as
     /// steps from bases set by the first row (see [`Slab::set_layout`]).
@@ -394,85 +433,28 @@ impl Slab {
     }
 
     pub(crate) fn cols(&self) -> Cols<'_> {
-        let cap = self.cap;
-        let layout = self.layout;
-        let words = self.words();
-        let (ts_ns, file_offset, narrow) = match layout {
-            Layout::Wide => {
-                let (wide, narrow) = words.split_at(2 * cap);
-                let (ts, off) = wide.split_at(cap);
-                (
-                    Col64::Wide(ts),
-                    Col64::Wide(off),
-                    bytemuck::cast_slice(narrow),
-                )
-            }
-            Layout::Steps {
-                ts_base_ns,
-                offset_base,
-            } => {
-                let all: &[u32] = bytemuck::cast_slice(words);
-                let (ts, rest) = all.split_at(cap);
-                let (off, narrow) = rest.split_at(cap);
-                (
-                    Col64::Steps(ts_base_ns, ts),
-                    Col64::Steps(offset_base, off),
-                    narrow,
-                )
-            }
-        };
-        let (lens, rest) = narrow.split_at(cap);
-        let (conversation, rest) = rest.split_at(cap);
-        let (psn_opcode, meta) = rest.split_at(cap);
-        Cols {
-            ts_ns,
-            file_offset,
-            lens,
-            conversation,
-            psn_opcode,
-            meta,
-        }
+        split_cols!(
+            self.words(),
+            self.cap,
+            self.layout,
+            split_at,
+            cast_slice,
+            Col64,
+            Cols
+        )
     }
 
     pub(crate) fn cols_mut(&mut self) -> ColsMut<'_> {
-        let cap = self.cap;
-        let layout = self.layout;
-        let words = self.words_mut();
-        let (ts_ns, file_offset, narrow) = match layout {
-            Layout::Wide => {
-                let (wide, narrow) = words.split_at_mut(2 * cap);
-                let (ts, off) = wide.split_at_mut(cap);
-                (
-                    Col64Mut::Wide(ts),
-                    Col64Mut::Wide(off),
-                    bytemuck::cast_slice_mut(narrow),
-                )
-            }
-            Layout::Steps {
-                ts_base_ns,
-                offset_base,
-            } => {
-                let all: &mut [u32] = bytemuck::cast_slice_mut(words);
-                let (ts, rest) = all.split_at_mut(cap);
-                let (off, narrow) = rest.split_at_mut(cap);
-                (
-                    Col64Mut::Steps(ts_base_ns, ts),
-                    Col64Mut::Steps(offset_base, off),
-                    narrow,
-                )
-            }
-        };
-        let (lens, rest) = narrow.split_at_mut(cap);
-        let (conversation, rest) = rest.split_at_mut(cap);
-        let (psn_opcode, meta) = rest.split_at_mut(cap);
-        ColsMut {
-            ts_ns,
-            file_offset,
-            lens,
-            conversation,
-            psn_opcode,
-            meta,
-        }
+        let (cap, layout) = (self.cap, self.layout);
+        split_cols!(
+            self.words_mut(),
+            cap,
+            layout,
+            split_at_mut,
+            cast_slice_mut,
+            Col64Mut,
+            ColsMut
+        )
     }
 }
 

@@ -96,15 +96,7 @@ fn choose(
                 || i.name.ends_with(&format!(".{want}"))
         });
         if found.is_empty() {
-            return Err(WaveError::NoSuchAxis {
-                path: path.to_path_buf(),
-                axis: want.clone(),
-                found: if names.is_empty() {
-                    "none".into()
-                } else {
-                    names
-                },
-            });
+            return Err(WaveError::no_such_axis(path, want, names));
         }
     }
     if found.is_empty() {

@@ -135,6 +135,21 @@ pub enum WaveError {
     },
 }
 
+impl WaveError {
+    /// `--axis` named no interface; `names` lists those there are.
+    pub(crate) fn no_such_axis(path: &Path, axis: &str, names: String) -> WaveError {
+        WaveError::NoSuchAxis {
+            path: path.to_path_buf(),
+            axis: axis.to_owned(),
+            found: if names.is_empty() {
+                "none".into()
+            } else {
+                names
+            },
+        }
+    }
+}
+
 /// Read `data` as a waveform file the way rocescope does (detection, the
 /// frames through [`crate::CaptureReader`], the signals' hierarchy and the
 /// first signals loaded): the body of the fuzz target `wave`, also run

@@ -111,15 +111,7 @@ impl WaveStream {
             let dotted = format!(".{want}");
             interfaces.retain(|i| i.name == *want || i.scope == *want || i.name.ends_with(&dotted));
             if interfaces.is_empty() {
-                return Err(WaveError::NoSuchAxis {
-                    path: path.to_path_buf(),
-                    axis: want.clone(),
-                    found: if names.is_empty() {
-                        "none".into()
-                    } else {
-                        names
-                    },
-                });
+                return Err(WaveError::no_such_axis(path, want, names));
             }
         }
         if interfaces.is_empty() {

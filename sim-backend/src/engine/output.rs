@@ -180,6 +180,31 @@ pub struct StoreSink<'a> {
 }
 
 impl StoreSink<'_> {
+    /// Runs `sc` to its end on this thread into a new live store and RC
+    /// analysis, flushed every `step_ns` (a recording of it analysed).
+    pub fn run_scenario(
+        sc: &crate::Scenario,
+        step_ns: u64,
+    ) -> (
+        std::sync::Arc<rocescope_replay::store::Store>,
+        rocescope_replay::store::RcAnalyzer,
+    ) {
+        use rocescope_replay::store::{Ingest, RcAnalyzer, Store};
+        let store = Store::live(rocescope_replay::TimeBase::Nanoseconds);
+        let analysis = RcAnalyzer::default();
+        let mut ingest = Ingest::new(
+            rocescope_decoders::DecodeConfig::default(),
+            Box::new(analysis.clone()),
+        );
+        StoreSink {
+            store: &store,
+            ingest: &mut ingest,
+            analysis: &analysis,
+        }
+        .run_to_end(&mut super::Simulator::new(sc.clone()), step_ns);
+        (store, analysis)
+    }
+
     /// Runs `sim` to its end into the store, its ingest flushed after every
     /// `step_ns` of simulated time (as a live feed hands batches over),
     /// then finished.

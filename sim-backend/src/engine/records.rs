@@ -58,6 +58,23 @@ impl Simulator {
         }));
     }
 
+    /// The AES slot's decision on a packet of connection `c` (its counter
+    /// the packet's absolute PSN), when the connection runs it.
+    pub(super) fn aes_slot(&mut self, c: usize, qpn: u32, psn: u32, abs_psn: u64) {
+        if self.conns[c].aes {
+            let aes_ns = self.params.aes_ns;
+            let counter = abs_psn as u32;
+            self.slot(
+                SlotKind::Aes,
+                qpn,
+                psn,
+                Verdict::Transformed,
+                aes_ns,
+                counter,
+            );
+        }
+    }
+
     // ------------------------------------------------------------ packets
 
     pub(super) fn alloc(&mut self, p: SimPacket) -> u32 {

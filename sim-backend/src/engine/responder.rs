@@ -179,17 +179,7 @@ impl Simulator {
                         return;
                     }
                 }
-                if self.conns[c].aes {
-                    let aes_ns = self.params.aes_ns;
-                    self.slot(
-                        SlotKind::Aes,
-                        p.dest_qp,
-                        p.psn,
-                        Verdict::Transformed,
-                        aes_ns,
-                        abs_psn as u32,
-                    );
-                }
+                self.aes_slot(c, p.dest_qp, p.psn, abs_psn);
                 self.conns[c].expected_psn += 1;
                 // WRITE Last / Only, SEND Last / Only (with immediate too).
                 let last = matches!(p.opcode, 0x08 | 0x0A | 0x02 | 0x03 | 0x04 | 0x05);

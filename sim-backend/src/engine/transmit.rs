@@ -165,18 +165,8 @@ impl Simulator {
                         );
                     }
                 }
-                let conn = &self.conns[c];
-                if !e.read && conn.aes {
-                    let counter = e.abs_psn;
-                    let aes_ns = self.params.aes_ns;
-                    self.slot(
-                        SlotKind::Aes,
-                        qpn,
-                        psn_w,
-                        Verdict::Transformed,
-                        aes_ns,
-                        counter as u32,
-                    );
+                if !e.read {
+                    self.aes_slot(c, qpn, psn_w, e.abs_psn);
                 }
                 let conn = &self.conns[c];
                 if !e.read && conn.app != AppOp::None {
@@ -200,18 +190,7 @@ impl Simulator {
                     syndrome: 0x1F,
                     msn: r.msn & 0xFF_FFFF,
                 };
-                if self.conns[c].aes {
-                    let aes_ns = self.params.aes_ns;
-                    let (qpn, psn_w) = (p.dest_qp, p.psn);
-                    self.slot(
-                        SlotKind::Aes,
-                        qpn,
-                        psn_w,
-                        Verdict::Transformed,
-                        aes_ns,
-                        r.abs_psn as u32,
-                    );
-                }
+                self.aes_slot(c, p.dest_qp, p.psn, r.abs_psn);
                 let node = self.conns[c].resp_node as usize;
                 self.nodes[node].last_grant = self.conns[c].resp_qpn;
                 self.alloc(p)

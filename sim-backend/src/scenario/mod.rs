@@ -126,6 +126,30 @@ pub struct QpSpec {
     pub recv_post_ns: u64,
 }
 
+impl QpSpec {
+    /// A QP of `op` from node `from` to node `to` posting `size_bytes`
+    /// messages until the run ends, `queue_depth` at once, as fast as they
+    /// complete, with no slot operators and a receive WQE always ready.
+    pub fn plain(from: usize, to: usize, op: OpKind, size_bytes: u64, queue_depth: u32) -> QpSpec {
+        QpSpec {
+            from,
+            to,
+            op,
+            size_bytes,
+            messages: 0,
+            queue_depth,
+            rate_gbps: 0.0,
+            start_ns: 0,
+            aes: false,
+            dpi: false,
+            app: AppOp::None,
+            dpi_bad_every: 0,
+            recv_queue_depth: 0,
+            recv_post_ns: 0,
+        }
+    }
+}
+
 /// Kind of injected fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -464,22 +488,7 @@ impl Scenario {
     /// Two BALBOA cards and one QP of `op` with `size_bytes` messages: the
     /// base of the experiments.
     pub fn two_cards(op: OpKind, size_bytes: u64, qps: usize, queue_depth: u32) -> Scenario {
-        let spec = QpSpec {
-            from: 0,
-            to: 1,
-            op,
-            size_bytes,
-            messages: 0,
-            queue_depth,
-            rate_gbps: 0.0,
-            start_ns: 0,
-            aes: false,
-            dpi: false,
-            app: AppOp::None,
-            dpi_bad_every: 0,
-            recv_queue_depth: 0,
-            recv_post_ns: 0,
-        };
+        let spec = QpSpec::plain(0, 1, op, size_bytes, queue_depth);
         Scenario {
             name: "two-cards".to_owned(),
             description: String::new(),

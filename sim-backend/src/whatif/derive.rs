@@ -11,8 +11,8 @@ use super::scan::{QpScan, pauses_received, scan};
 use super::{Analysed, WhatIfError, run};
 use crate::scenario::{FaultAt, ProfilerSpec};
 use crate::{
-    AppOp, CnpAt, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, Params, PauseAt,
-    QpSpec, Scenario, SnifferSpec,
+    CnpAt, FaultKind, FaultSpec, LinkDir, NodeKind, NodeSpec, OpKind, Params, PauseAt, QpSpec,
+    Scenario, SnifferSpec,
 };
 
 /// A capture QP's name and the name the simulator gives its twin.
@@ -274,20 +274,10 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
             }));
         }
         specs.push(QpSpec {
-            from,
-            to,
-            op,
-            size_bytes,
             messages: if stopped { s.messages() } else { 0 },
-            queue_depth,
             rate_gbps,
             start_ns,
-            aes: false,
-            dpi: false,
-            app: AppOp::None,
-            dpi_bad_every: 0,
-            recv_queue_depth: 0,
-            recv_post_ns: 0,
+            ..QpSpec::plain(from, to, op, size_bytes, queue_depth)
         });
         for rule in loss_rules(report, i, s, index, from, to) {
             let mut rule = rule;

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::analysis::Report;
 use rocescope_replay::TimeBase;
-use rocescope_replay::store::{Ingest, RcAnalyzer, Store};
+use rocescope_replay::store::{RcAnalyzer, Store};
 
 pub use derive::{Derived, QpKey, derive};
 pub use outcome::{
@@ -34,7 +34,7 @@ pub use outcome::{
 pub use scan::{QpScan, scan};
 pub use toml::to_toml;
 
-use crate::{ParamError, Params, Scenario, Simulator, StoreSink};
+use crate::{ParamError, Params, Scenario, StoreSink};
 
 /// Why a what-if could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -129,18 +129,7 @@ pub fn analyse_capture(path: &Path) -> Result<Analysed, WhatIfError> {
 /// Runs `sc` to its end through a store and the RC analysis, as a
 /// recording of it would be analysed.
 pub fn run(sc: &Scenario) -> Analysed {
-    let store = Store::live(TimeBase::Nanoseconds);
-    let analysis = RcAnalyzer::default();
-    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
-    StoreSink {
-        store: &store,
-        ingest: &mut ingest,
-        analysis: &analysis,
-    }
-    .run_to_end(
-        &mut Simulator::new(sc.clone()),
-        (sc.duration_ns / 100).max(1_000),
-    );
+    let (store, analysis) = StoreSink::run_scenario(sc, (sc.duration_ns / 100).max(1_000));
     store.wait();
     let report = analysis.finish_report();
     Analysed { store, report }

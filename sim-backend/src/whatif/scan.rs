@@ -180,40 +180,33 @@ pub fn scan(store: &Store, report: &Report) -> Vec<QpScan> {
         .map(|c| by_key.get(&c.key).copied())
         .collect();
     let mut states: Vec<State> = (0..report.qps.len()).map(|_| State::default()).collect();
-    let mut rows: Vec<Row> = Vec::new();
-    let len = store.len();
-    let mut at = store.first_row();
-    while at < len {
-        let end = (at + 65_536).min(len);
-        rows.clear();
-        store.rows(at..end, &mut rows);
-        for (k, r) in rows.iter().enumerate() {
-            if !r.flags.contains(Flags::ROCE) {
-                continue;
-            }
-            let Some(Some((qp, request))) = of_conv.get(r.conversation as usize).copied() else {
-                continue;
-            };
-            let st = &mut states[qp];
-            if request {
-                let fresh =
-                    !r.flags.contains(Flags::RETRANSMISSION) && !r.flags.contains(Flags::DUPLICATE);
-                let wants_reth = fresh
-                    && (r.opcode == READ_REQUEST
-                        || (matches!(r.opcode, WRITE_FIRST | WRITE_ONLY | WRITE_ONLY_IMM)
-                            && st.scan.write_sizes.len() < MAX_SIZES));
-                let reth = if wants_reth {
-                    reth_of(store, at + k as u64)
-                } else {
-                    None
-                };
-                request_row(st, r, reth);
-            } else {
-                response_row(st, r);
-            }
+    each_row(store, |index, r| {
+        if !r.flags.contains(Flags::ROCE) {
+            return Ok::<(), std::convert::Infallible>(());
         }
-        at = end;
-    }
+        let Some(Some((qp, request))) = of_conv.get(r.conversation as usize).copied() else {
+            return Ok(());
+        };
+        let st = &mut states[qp];
+        if request {
+            let fresh =
+                !r.flags.contains(Flags::RETRANSMISSION) && !r.flags.contains(Flags::DUPLICATE);
+            let wants_reth = fresh
+                && (r.opcode == READ_REQUEST
+                    || (matches!(r.opcode, WRITE_FIRST | WRITE_ONLY | WRITE_ONLY_IMM)
+                        && st.scan.write_sizes.len() < MAX_SIZES));
+            let reth = if wants_reth {
+                reth_of(store, index)
+            } else {
+                None
+            };
+            request_row(st, r, reth);
+        } else {
+            response_row(st, r);
+        }
+        Ok(())
+    })
+    .unwrap_or_else(|never| match never {});
     states.into_iter().map(|s| s.scan).collect()
 }
 
@@ -237,6 +230,41 @@ const MAX_PAUSE_FRAME_BYTES: u32 = 128;
 pub fn pauses_received(store: &Store) -> Result<Vec<PauseSeen>, String> {
     let mut out = Vec::new();
     let mut not_kept = 0u64;
+    each_row(store, |index, r| {
+        if r.flags.contains(Flags::ROCE)
+            || r.dir == Some(Direction::Tx)
+            || r.caplen > MAX_PAUSE_FRAME_BYTES
+        {
+            return Ok::<(), String>(());
+        }
+        let bytes = store
+            .frame_bytes(index)
+            .map_err(|e| format!("frame {index} (a possible PFC frame): {e}"))?;
+        let p = decode(&bytes, LinkLayer::Ethernet, &DecodeConfig::default());
+        let Some(quanta) = p.pause_quanta() else {
+            return Ok(());
+        };
+        if out.len() == MAX_FRAMES {
+            not_kept += 1;
+            return Ok(());
+        }
+        out.push(PauseSeen {
+            ts_ns: r.ts_ns,
+            quanta,
+        });
+        Ok(())
+    })?;
+    if not_kept > 0 {
+        return Err(format!(
+            "more than {MAX_FRAMES} PFC frames ({not_kept} more): too many to replay; cut the capture"
+        ));
+    }
+    Ok(out)
+}
+
+/// Calls `f` with every row of `store` and its index, read 64 Ki rows at a
+/// time; the first `Err` stops the walk.
+fn each_row<E>(store: &Store, mut f: impl FnMut(u64, &Row) -> Result<(), E>) -> Result<(), E> {
     let mut rows: Vec<Row> = Vec::new();
     let len = store.len();
     let mut at = store.first_row();
@@ -245,37 +273,11 @@ pub fn pauses_received(store: &Store) -> Result<Vec<PauseSeen>, String> {
         rows.clear();
         store.rows(at..end, &mut rows);
         for (k, r) in rows.iter().enumerate() {
-            if r.flags.contains(Flags::ROCE)
-                || r.dir == Some(Direction::Tx)
-                || r.caplen > MAX_PAUSE_FRAME_BYTES
-            {
-                continue;
-            }
-            let index = at + k as u64;
-            let bytes = store
-                .frame_bytes(index)
-                .map_err(|e| format!("frame {index} (a possible PFC frame): {e}"))?;
-            let p = decode(&bytes, LinkLayer::Ethernet, &DecodeConfig::default());
-            let Some(quanta) = p.pause_quanta() else {
-                continue;
-            };
-            if out.len() == MAX_FRAMES {
-                not_kept += 1;
-                continue;
-            }
-            out.push(PauseSeen {
-                ts_ns: r.ts_ns,
-                quanta,
-            });
+            f(at + k as u64, r)?;
         }
         at = end;
     }
-    if not_kept > 0 {
-        return Err(format!(
-            "more than {MAX_FRAMES} PFC frames ({not_kept} more): too many to replay; cut the capture"
-        ));
-    }
-    Ok(out)
+    Ok(())
 }
 
 fn request_row(st: &mut State, r: &Row, reth: Option<(u64, u64)>) {

@@ -153,6 +153,23 @@ fn figure_unless<P: Plot>(
     (!empty).then(|| render(plot, dir, alt.into())).transpose()
 }
 
+/// A section with `plot` drawn into `dir` (alt text `alt`), or, when it
+/// has nothing to draw, the sentence `absent` in its place.
+fn plot_section<P: Plot>(
+    heading: &'static str,
+    caption: String,
+    (plot, empty, dir): (&P, bool, &Path),
+    alt: &str,
+    absent: &str,
+) -> Result<Section, ReportError> {
+    Ok(Section {
+        heading,
+        caption,
+        figure: figure_unless(empty, plot, dir, alt)?,
+        absent: empty.then(|| absent.into()),
+    })
+}
+
 fn draw_on<P: Plot, DB: DrawingBackend>(plot: &P, root: &DrawingArea<DB, Shift>) -> DrawResult
 where
     DB::ErrorType: 'static,
@@ -189,25 +206,24 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
     } else {
         ""
     };
-    out.push(Section {
-        heading: "Throughput over time",
-        caption: format!(
+    out.push(plot_section(
+        "Throughput over time",
+        format!(
             "Wire throughput of each QP, both directions added. Look for dips: each one the diagnosis explained is listed under Findings.{ordinal_note}"
         ),
-        figure: figure_unless(t.lines.is_empty(), &t, dir, "Throughput of each QP over time")?,
-        absent: t.lines.is_empty().then(|| "No RoCE QP traffic to plot.".into()),
-    });
+        (&t, t.lines.is_empty(), dir),
+        "Throughput of each QP over time",
+        "No RoCE QP traffic to plot.",
+    )?);
 
     let e = Timeline::new(view);
-    out.push(Section {
-        heading: "Retransmission episodes on the timeline",
-        caption: "One lane per QP with episodes or findings. Each block is a retransmission episode, from the first evidence of loss to the last resent frame, coloured by its cause; shaded spans are throughput drops the diagnosis explained.".into(),
-        figure: figure_unless(e.lanes.is_empty(), &e, dir, "Retransmission episodes per QP over time")?,
-        absent: e
-            .lanes
-            .is_empty()
-            .then(|| "No retransmission episodes and no throughput drops.".into()),
-    });
+    out.push(plot_section(
+        "Retransmission episodes on the timeline",
+        "One lane per QP with episodes or findings. Each block is a retransmission episode, from the first evidence of loss to the last resent frame, coloured by its cause; shaded spans are throughput drops the diagnosis explained.".into(),
+        (&e, e.lanes.is_empty(), dir),
+        "Retransmission episodes per QP over time",
+        "No retransmission episodes and no throughput drops.",
+    )?);
 
     let r = Rtt::new(view);
     out.push(Section {
@@ -218,15 +234,16 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
     });
 
     let w = Window::new(view);
-    out.push(Section {
-        heading: "Window occupancy",
-        caption: format!(
+    out.push(plot_section(
+        "Window occupancy",
+        format!(
             "Most packets outstanding (sent, not yet ACKed) per time slice. A QP that sits on the {}-packet line is window-limited: it waits for ACKs, not for the link.",
             w.limit
         ),
-        figure: figure_unless(w.lines.is_empty(), &w, dir, "Outstanding packets per QP over time")?,
-        absent: w.lines.is_empty().then(|| "No RoCE QP traffic to plot.".into()),
-    });
+        (&w, w.lines.is_empty(), dir),
+        "Outstanding packets per QP over time",
+        "No RoCE QP traffic to plot.",
+    )?);
 
     let l = ladder::worst(view);
     let (figure, absent) = match &l {
@@ -249,15 +266,13 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
     };
     if view.points.is_some() {
         let sp = SegmentsPlot::new(view);
-        out.push(Section {
-            heading: "One-way latency per segment",
-            caption: "The median one-way latency of each segment between capture points, per slice of time, in the first point's clock. A line that climbs is a queue building on that hop; one direction's line alone rising is the congested way.".into(),
-            figure: figure_unless(sp.lines.is_empty(), &sp, dir, "One-way latency per segment over time")?,
-            absent: sp
-                .lines
-                .is_empty()
-                .then(|| "No frame was seen at two adjacent points with times.".into()),
-        });
+        out.push(plot_section(
+            "One-way latency per segment",
+            "The median one-way latency of each segment between capture points, per slice of time, in the first point's clock. A line that climbs is a queue building on that hop; one direction's line alone rising is the congested way.".into(),
+            (&sp, sp.lines.is_empty(), dir),
+            "One-way latency per segment over time",
+            "No frame was seen at two adjacent points with times.",
+        )?);
     }
     out.push(Section {
         heading: "Ladder diagram of the worst episode",
