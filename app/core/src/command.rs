@@ -57,6 +57,38 @@ impl View {
             View::Losses => "Losses",
         }
     }
+
+    /// The key that shows it.
+    pub fn key(self) -> &'static str {
+        match self {
+            View::Overview => "1",
+            View::Packets => "2",
+            View::Qps => "3",
+            View::Ladder => "4",
+            View::Retransmissions => "5",
+            View::Slots => "6",
+            View::Profiler => "7",
+            View::Explain => "8",
+            View::Lessons => "9",
+            View::Losses => "0",
+        }
+    }
+
+    /// What it shows, for the help and the palette.
+    pub fn description(self) -> &'static str {
+        match self {
+            View::Overview => "overview: throughput, counters, findings",
+            View::Packets => "packets: list, filter, detail, hex",
+            View::Qps => "QPs: one row per QP conversation",
+            View::Ladder => "ladder: sequence diagram of one QP",
+            View::Retransmissions => "retransmission episodes",
+            View::Slots => "service-slot decisions (AES, DPI, app)",
+            View::Profiler => "per-cycle profiler probes",
+            View::Explain => "explain the selected packet",
+            View::Lessons => "guided lessons",
+            View::Losses => "losses by segment, with their evidence (capture points)",
+        }
+    }
 }
 
 /// Every state change of the workbench.
@@ -216,16 +248,8 @@ mod table_name {
 pub enum UiCommand {
     NextView,
     PrevView,
-    Overview,
-    Packets,
-    Qps,
-    Ladder,
-    Retransmissions,
-    Slots,
-    Profiler,
-    Explain,
-    Lessons,
-    Losses,
+    /// Show one view (its key and description are the view's).
+    Show(View),
     Up,
     Down,
     PageUp,
@@ -257,27 +281,8 @@ pub enum UiCommand {
 }
 
 impl UiCommand {
-    pub const ALL: [UiCommand; 40] = [
-        UiCommand::NextView,
-        UiCommand::PrevView,
-        UiCommand::Overview,
-        UiCommand::Packets,
-        UiCommand::Qps,
-        UiCommand::Ladder,
-        UiCommand::Retransmissions,
-        UiCommand::Slots,
-        UiCommand::Profiler,
-        UiCommand::Explain,
-        UiCommand::Lessons,
-        UiCommand::Losses,
-        UiCommand::Up,
-        UiCommand::Down,
-        UiCommand::PageUp,
-        UiCommand::PageDown,
-        UiCommand::First,
-        UiCommand::Last,
-        UiCommand::Filter,
-        UiCommand::Open,
+    /// The replay's commands (the GUI's Replay menu).
+    pub const REPLAY: [UiCommand; 8] = [
         UiCommand::TogglePlay,
         UiCommand::StepPacket,
         UiCommand::StepEvent,
@@ -286,35 +291,66 @@ impl UiCommand {
         UiCommand::NextRetransmission,
         UiCommand::NextFinding,
         UiCommand::FollowLive,
-        UiCommand::NextLessonStep,
-        UiCommand::PrevLessonStep,
-        UiCommand::LeaveLesson,
-        UiCommand::AnswerLesson,
-        UiCommand::LessonHint,
-        UiCommand::NextField,
-        UiCommand::PrevField,
-        UiCommand::CommandLine,
-        UiCommand::Export,
-        UiCommand::Help,
-        UiCommand::Close,
-        UiCommand::Quit,
     ];
+
+    /// Every command, in the order the help lists them: the views, moving
+    /// about, the replay, the lessons, the rest.
+    pub const ALL: [UiCommand; 40] = {
+        let mut all = [UiCommand::Quit; 40];
+        let mut k = 0;
+        let head = [UiCommand::NextView, UiCommand::PrevView];
+        let moves = [
+            UiCommand::Up,
+            UiCommand::Down,
+            UiCommand::PageUp,
+            UiCommand::PageDown,
+            UiCommand::First,
+            UiCommand::Last,
+            UiCommand::Filter,
+            UiCommand::Open,
+        ];
+        let rest = [
+            UiCommand::NextLessonStep,
+            UiCommand::PrevLessonStep,
+            UiCommand::LeaveLesson,
+            UiCommand::AnswerLesson,
+            UiCommand::LessonHint,
+            UiCommand::NextField,
+            UiCommand::PrevField,
+            UiCommand::CommandLine,
+            UiCommand::Export,
+            UiCommand::Help,
+            UiCommand::Close,
+            UiCommand::Quit,
+        ];
+        let mut views = [UiCommand::Quit; View::ALL.len()];
+        let mut v = 0;
+        while v < views.len() {
+            views[v] = UiCommand::Show(View::ALL[v]);
+            v += 1;
+        }
+        let groups: [&[UiCommand]; 5] = [&head, &views, &moves, &UiCommand::REPLAY, &rest];
+        let mut g = 0;
+        while g < groups.len() {
+            let mut i = 0;
+            while i < groups[g].len() {
+                all[k] = groups[g][i];
+                k += 1;
+                i += 1;
+            }
+            g += 1;
+        }
+        // Every slot filled: the groups and the length agree.
+        assert!(k == all.len());
+        all
+    };
 
     /// The key that runs it, as shown in help (the TUI maps these names).
     pub fn key(self) -> &'static str {
         match self {
             UiCommand::NextView => "Tab",
             UiCommand::PrevView => "BackTab",
-            UiCommand::Overview => "1",
-            UiCommand::Packets => "2",
-            UiCommand::Qps => "3",
-            UiCommand::Ladder => "4",
-            UiCommand::Retransmissions => "5",
-            UiCommand::Slots => "6",
-            UiCommand::Profiler => "7",
-            UiCommand::Explain => "8",
-            UiCommand::Lessons => "9",
-            UiCommand::Losses => "0",
+            UiCommand::Show(v) => v.key(),
             UiCommand::Up => "Up",
             UiCommand::Down => "Down",
             UiCommand::PageUp => "PageUp",
@@ -350,16 +386,7 @@ impl UiCommand {
         match self {
             UiCommand::NextView => "next view",
             UiCommand::PrevView => "previous view",
-            UiCommand::Overview => "overview: throughput, counters, findings",
-            UiCommand::Packets => "packets: list, filter, detail, hex",
-            UiCommand::Qps => "QPs: one row per QP conversation",
-            UiCommand::Ladder => "ladder: sequence diagram of one QP",
-            UiCommand::Retransmissions => "retransmission episodes",
-            UiCommand::Slots => "service-slot decisions (AES, DPI, app)",
-            UiCommand::Profiler => "per-cycle profiler probes",
-            UiCommand::Explain => "explain the selected packet",
-            UiCommand::Lessons => "guided lessons",
-            UiCommand::Losses => "losses by segment, with their evidence (capture points)",
+            UiCommand::Show(v) => v.description(),
             UiCommand::Up => "select the previous row",
             UiCommand::Down => "select the next row",
             UiCommand::PageUp => "one page up",
@@ -396,7 +423,7 @@ impl UiCommand {
     /// Offered only in a session of several capture points (the help,
     /// the palette and the keys leave it out otherwise).
     pub fn needs_points(self) -> bool {
-        self == UiCommand::Losses
+        matches!(self, UiCommand::Show(v) if v.needs_points())
     }
 
     /// The command it sends, given the packet-page height for paging.
@@ -404,16 +431,7 @@ impl UiCommand {
         match self {
             UiCommand::NextView => Command::NextView,
             UiCommand::PrevView => Command::PrevView,
-            UiCommand::Overview => Command::ShowView(View::Overview),
-            UiCommand::Packets => Command::ShowView(View::Packets),
-            UiCommand::Qps => Command::ShowView(View::Qps),
-            UiCommand::Ladder => Command::ShowView(View::Ladder),
-            UiCommand::Retransmissions => Command::ShowView(View::Retransmissions),
-            UiCommand::Slots => Command::ShowView(View::Slots),
-            UiCommand::Profiler => Command::ShowView(View::Profiler),
-            UiCommand::Explain => Command::ShowView(View::Explain),
-            UiCommand::Lessons => Command::ShowView(View::Lessons),
-            UiCommand::Losses => Command::ShowView(View::Losses),
+            UiCommand::Show(v) => Command::ShowView(v),
             UiCommand::Up => Command::MoveSelection(-1),
             UiCommand::Down => Command::MoveSelection(1),
             UiCommand::PageUp => Command::MoveSelection(-page_rows.max(1)),

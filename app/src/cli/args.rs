@@ -66,6 +66,21 @@ impl WaveArgs {
     }
 }
 
+/// How `info`, `stats` and `open` read a capture file or waveform: its
+/// decoding, a waveform beside it, how a waveform is read, and what the
+/// index may hold.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FileArgs {
+    #[command(flatten)]
+    pub decode: DecodeOpts,
+    #[command(flatten)]
+    pub align: AlignArgs,
+    #[command(flatten)]
+    pub wave_args: WaveArgs,
+    #[command(flatten)]
+    pub memory: MemoryArgs,
+}
+
 /// What a live session may hold (the simulator, an attached link).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SessionArgs {

@@ -50,28 +50,7 @@ pub fn open_store_with(
     if let Some(line) = store.index_dir_status().and_then(|k| k.stale_line()) {
         eprintln!("rocescope: {line}");
     }
-    let tty = std::io::stderr().is_terminal();
-    let mut drew = false;
-    // Woken at the end, not at the next tick: a 100 ms sleep made every
-    // `info` and `stats` take a whole number of ticks.
-    while !store.wait_timeout(Duration::from_millis(100)) {
-        let p = store.progress();
-        if tty && !p.complete && p.bytes_total > 0 {
-            let pct = p.bytes_done as f64 * 100.0 / p.bytes_total as f64;
-            let width = 30;
-            let filled = ((pct / 100.0) * width as f64) as usize;
-            eprint!(
-                "\rindexing [{}{}] {pct:5.1}% {} packets",
-                "#".repeat(filled.min(width)),
-                " ".repeat(width - filled.min(width)),
-                p.rows
-            );
-            drew = true;
-        }
-    }
-    if drew {
-        eprint!("\r{}\r", " ".repeat(70));
-    }
+    wait_indexed(&store);
     if let Some(k) = store.index_dir_status().filter(|k| k.error.is_some()) {
         eprintln!("rocescope: warning: {}: {}", file.display(), k.summary());
     }
@@ -382,15 +361,24 @@ impl OpenedPoints {
 fn wait_indexed(store: &Store) {
     let tty = std::io::stderr().is_terminal();
     let mut drew = false;
+    // Woken at the end, not at the next tick: a 100 ms sleep made every
+    // `info` and `stats` take a whole number of ticks.
     while !store.wait_timeout(Duration::from_millis(100)) {
         let p = store.progress();
         if tty && !p.complete && p.bytes_total > 0 {
             let pct = p.bytes_done as f64 * 100.0 / p.bytes_total as f64;
-            eprint!("\rindexing {pct:5.1}% {} packets", p.rows);
+            let width = 30;
+            let filled = ((pct / 100.0) * width as f64) as usize;
+            eprint!(
+                "\rindexing [{}{}] {pct:5.1}% {} packets",
+                "#".repeat(filled.min(width)),
+                " ".repeat(width - filled.min(width)),
+                p.rows
+            );
             drew = true;
         }
     }
     if drew {
-        eprint!("\r{}\r", " ".repeat(40));
+        eprint!("\r{}\r", " ".repeat(70));
     }
 }

@@ -12,35 +12,35 @@ use rocescope_replay::text::{counted, rows_rate_text};
 use super::args::{DecodeOpts, MemoryArgs};
 use super::capture::Opened;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TableArg {
-    Packets,
-    Qps,
-    Episodes,
-    Findings,
-    Profiler,
-    Slots,
-    #[value(name = "qp_states")]
-    QpStates,
-    /// With --point: each frame lost between the points and its segment.
-    Losses,
-    /// With --point: each point's frames and the points that saw them.
-    Paths,
-}
+/// `--table`: the data crate's tables, by their names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableArg(pub Table);
 
-impl From<TableArg> for Table {
-    fn from(t: TableArg) -> Table {
-        match t {
-            TableArg::Packets => Table::Packets,
-            TableArg::Qps => Table::Qps,
-            TableArg::Episodes => Table::Episodes,
-            TableArg::Findings => Table::Findings,
-            TableArg::Profiler => Table::Profiler,
-            TableArg::Slots => Table::Slots,
-            TableArg::QpStates => Table::QpStates,
-            TableArg::Losses => Table::Losses,
-            TableArg::Paths => Table::Paths,
-        }
+impl ValueEnum for TableArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [TableArg; Table::ALL.len()] = {
+            let mut all = [TableArg(Table::Packets); Table::ALL.len()];
+            let mut i = 0;
+            while i < all.len() {
+                all[i] = TableArg(Table::ALL[i]);
+                i += 1;
+            }
+            all
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let value = clap::builder::PossibleValue::new(self.0.name());
+        Some(match self.0 {
+            Table::Losses => {
+                value.help("With --point: each frame lost between the points and its segment")
+            }
+            Table::Paths => {
+                value.help("With --point: each point's frames and the points that saw them")
+            }
+            _ => value,
+        })
     }
 }
 
@@ -125,8 +125,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .into_iter()
             .filter(|t| points || !t.of_points())
             .collect(),
-        ([one], _) => vec![Table::from(*one)],
-        (many, true) => many.iter().map(|&t| Table::from(t)).collect(),
+        ([one], _) => vec![one.0],
+        (many, true) => many.iter().map(|t| t.0).collect(),
         (_, false) => {
             anyhow::bail!("one --table per file: give --partition to write several tables")
         }

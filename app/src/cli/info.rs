@@ -12,7 +12,7 @@ use rocescope_replay::store::NoAnalysis;
 use rocescope_replay::wave::WaveOptions;
 use serde_json::json;
 
-use super::args::{AlignArgs, DecodeOpts, MemoryArgs, WaveArgs};
+use super::args::FileArgs;
 use super::capture::{ila_json, indexing_error, open_store_with};
 use rocescope_core::session::SessionLimits;
 
@@ -39,23 +39,17 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    decode: DecodeOpts,
-    #[command(flatten)]
-    align: AlignArgs,
-    #[command(flatten)]
-    wave_args: WaveArgs,
-    #[command(flatten)]
-    memory: MemoryArgs,
+    file_args: FileArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     summarise(
         &args.file,
         args.json,
-        args.decode.roce_ports,
-        args.align.wave.as_deref(),
-        &args.wave_args.options(),
-        &args.memory.limits(),
+        args.file_args.decode.roce_ports,
+        args.file_args.align.wave.as_deref(),
+        &args.file_args.wave_args.options(),
+        &args.file_args.memory.limits(),
     )
 }
 

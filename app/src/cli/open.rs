@@ -7,7 +7,7 @@ use rocescope_core::source::{OpenError, SourceSpec, open};
 use rocescope_replay::CaptureError;
 use rocescope_replay::store::StoreError;
 
-use super::args::{AlignArgs, DecodeOpts, MemoryArgs, PointArgs, WaveArgs};
+use super::args::{FileArgs, PointArgs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,23 +17,21 @@ pub struct Args {
     #[arg(required_unless_present = "points", conflicts_with = "points")]
     file: Option<PathBuf>,
     #[command(flatten)]
-    align: AlignArgs,
-    #[command(flatten)]
-    decode: DecodeOpts,
-    #[command(flatten)]
-    wave_args: WaveArgs,
+    file_args: FileArgs,
     #[command(flatten)]
     points: PointArgs,
-    #[command(flatten)]
-    memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let options = args.wave_args.options();
-    let limits = args.memory.limits();
+    let options = args.file_args.wave_args.options();
+    let limits = args.file_args.memory.limits();
     if args.points.given()? {
-        let opened =
-            crate::cli::capture::OpenedPoints::open(&args.points, &args.decode, &options, &limits)?;
+        let opened = crate::cli::capture::OpenedPoints::open(
+            &args.points,
+            &args.file_args.decode,
+            &options,
+            &limits,
+        )?;
         // A point that could not be read whole was said on stderr; the
         // workbench shows what was read, as for one capture.
         return crate::tui::run(opened.into_model());
@@ -43,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let spec = SourceSpec::File {
         path: file.clone(),
-        decode: args.decode.config(),
+        decode: args.file_args.decode.config(),
         wave: options.clone(),
     };
     let mut model = match open(spec, &limits) {
@@ -55,6 +53,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }) => return Err(e.into()),
         Err(e) => return Err(e.into()),
     };
-    crate::with_wave(&mut model, &file, args.align.wave.as_deref(), &options)?;
+    crate::with_wave(
+        &mut model,
+        &file,
+        args.file_args.align.wave.as_deref(),
+        &options,
+    )?;
     crate::tui::run(model)
 }

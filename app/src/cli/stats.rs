@@ -11,7 +11,7 @@ use rocescope_replay::text::{
 };
 use serde_json::{Value, json};
 
-use super::args::{AlignArgs, DecodeOpts, MemoryArgs, PointArgs, WaveArgs};
+use super::args::{FileArgs, PointArgs};
 use super::output::{multipoint_json, report_json};
 use crate::cli::capture::{ila_json, index_analysed, indexing_error, warn_unread, warnings_json};
 
@@ -54,16 +54,10 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    decode: DecodeOpts,
-    #[command(flatten)]
-    align: AlignArgs,
-    #[command(flatten)]
-    wave_args: WaveArgs,
+    file_args: FileArgs,
     /// --point, twice or more; and --link-gbps, the link rate.
     #[command(flatten)]
     points: PointArgs,
-    #[command(flatten)]
-    memory: MemoryArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -76,11 +70,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     analyse(
         file,
         args.json,
-        args.decode.roce_ports,
-        args.align.wave.as_deref(),
-        &args.wave_args.options(),
+        args.file_args.decode.roce_ports,
+        args.file_args.align.wave.as_deref(),
+        &args.file_args.wave_args.options(),
         args.points.link_gbps,
-        &args.memory.limits(),
+        &args.file_args.memory.limits(),
     )
 }
 
@@ -292,9 +286,9 @@ fn points(args: &Args) -> anyhow::Result<()> {
     pad_heap();
     let opened = crate::cli::capture::OpenedPoints::open(
         &args.points,
-        &args.decode,
-        &args.wave_args.options(),
-        &args.memory.limits(),
+        &args.file_args.decode,
+        &args.file_args.wave_args.options(),
+        &args.file_args.memory.limits(),
     )?
     .finish();
     let r = &opened.report;

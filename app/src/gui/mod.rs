@@ -308,16 +308,7 @@ impl Workbench {
                     }
                 });
                 ui.menu_button("Replay", |ui| {
-                    for c in [
-                        UiCommand::TogglePlay,
-                        UiCommand::StepPacket,
-                        UiCommand::StepEvent,
-                        UiCommand::SpeedUp,
-                        UiCommand::SlowDown,
-                        UiCommand::NextRetransmission,
-                        UiCommand::NextFinding,
-                        UiCommand::FollowLive,
-                    ] {
+                    for c in UiCommand::REPLAY {
                         if ui
                             .add(egui::Button::new(c.description()).shortcut_text(c.key()))
                             .clicked()

@@ -316,7 +316,7 @@ fn the_palette_lists_every_command_and_runs_them_through_apply() {
         vec![Event::Text("retransmission episodes".into())],
     );
     let f = frame(&ctx, &mut wb, Vec::new());
-    assert!(f.has(UiCommand::Retransmissions.description()));
+    assert!(f.has(UiCommand::Show(View::Retransmissions).description()));
     assert!(!f.has(UiCommand::Quit.description()));
     let enter = Event::Key {
         key: egui::Key::Enter,

@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Wrap};
+use ratatui::widgets::{Axis, Block, Chart, Dataset, GraphType, Paragraph, Wrap};
 use rocescope_core::Model;
 use rocescope_core::query::size_text;
 use rocescope_decoders::analysis::Series;
@@ -137,24 +137,13 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     }
     legend.push(Span::styled("█ ", Style::default().fg(Color::White)));
     legend.push(Span::raw("time cursor "));
-    let chart = Chart::new(datasets)
-        .legend_position(None)
-        .block(
-            title("Throughput per QP, GB/s on the wire (solid: requests, dotted: responses)")
-                .title_bottom(Line::from(legend)),
-        )
-        .x_axis(
-            Axis::default()
-                .bounds([0.0, max_x])
-                .labels(["0 ms".to_owned(), format!("{max_x:.3} ms")])
-                .style(Style::default().fg(DIM)),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, max_y * 1.1])
-                .labels(["0".to_owned(), format!("{max_y:.1}")])
-                .style(Style::default().fg(DIM)),
-        );
+    let chart = time_chart(
+        datasets,
+        title("Throughput per QP, GB/s on the wire (solid: requests, dotted: responses)")
+            .title_bottom(Line::from(legend)),
+        max_x,
+        (max_y, format!("{max_y:.1}")),
+    );
     f.render_widget(chart, top);
     if let Some(area) = latency_area {
         latency_chart(f, model, area, &colors);
@@ -341,9 +330,26 @@ fn latency_chart(f: &mut Frame<'_>, model: &Model, area: Rect, colors: &[Color])
         ));
         legend.push(Span::raw(format!("{name}  ")));
     }
-    let chart = Chart::new(datasets)
+    let chart = time_chart(
+        datasets,
+        title("One-way latency per segment, p99 µs").title_bottom(Line::from(legend)),
+        max_x,
+        (max_y, format!("{max_y:.3}")),
+    );
+    f.render_widget(chart, area);
+}
+
+/// A chart over the capture's time in ms, from 0 to `max_x`, its y axis
+/// from 0 to a tenth above `max_y` (labelled as given); no legend inside.
+fn time_chart<'a>(
+    datasets: Vec<Dataset<'a>>,
+    block: Block<'a>,
+    max_x: f64,
+    (max_y, max_y_label): (f64, String),
+) -> Chart<'a> {
+    Chart::new(datasets)
         .legend_position(None)
-        .block(title("One-way latency per segment, p99 µs").title_bottom(Line::from(legend)))
+        .block(block)
         .x_axis(
             Axis::default()
                 .bounds([0.0, max_x])
@@ -353,8 +359,7 @@ fn latency_chart(f: &mut Frame<'_>, model: &Model, area: Rect, colors: &[Color])
         .y_axis(
             Axis::default()
                 .bounds([0.0, max_y * 1.1])
-                .labels(["0".to_owned(), format!("{max_y:.3}")])
+                .labels(["0".to_owned(), max_y_label])
                 .style(Style::default().fg(DIM)),
-        );
-    f.render_widget(chart, area);
+        )
 }
