@@ -141,16 +141,7 @@ fn annotated_pcapng_carries_the_verdicts_into_wireshark() {
     }
     let dir = out_dir("data-cli", "annotate");
     let lossy = dir.join("lossy.pcapng");
-    rocescope_ok(&[
-        "sim",
-        "--scenario",
-        "lossy-link",
-        "--duration",
-        "2ms",
-        "--headless",
-        "--record",
-        lossy.to_str().unwrap(),
-    ]);
+    support::record_sim("lossy-link", "2ms", &lossy);
     // The sample holds a NAK and its Go-Back-N resends; the lossy link,
     // dozens of episodes.
     for cap in [sample(), lossy] {

@@ -85,19 +85,8 @@ fn the_workbench_says_how_much_of_the_index_is_on_disk() {
     let screen = wait_for(&session, "200000 pkts", 60);
     assert!(screen.contains("200000 pkts"), "{screen}");
     assert!(screen.contains("196608 rows on disk ("), "{screen}");
-    tmux(&["send-keys", "-t", &session, "2"]);
-    wait_for(&session, "RC WRITE", 20);
-    tmux(&["send-keys", "-t", &session, "End"]);
-    // The last frame's number in the list (1-based), read back from disk.
-    let t0 = std::time::Instant::now();
-    let (mut end, mut list_has_last) = (String::new(), false);
-    while !list_has_last && t0.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        end = tmux(&["capture-pane", "-t", &session, "-p"]);
-        list_has_last = end
-            .lines()
-            .any(|l| l.trim_start_matches(['│', ' ', '>']).starts_with("200000 "));
-    }
+    // The last frame's number in the list, read back from disk.
+    let (list_has_last, end) = support::end_shows_frame(&session, 200_000);
     tmux(&["send-keys", "-t", &session, "q"]);
     let status = support::exit_status(&session, &status_file, 20);
     assert!(list_has_last, "{end}");

@@ -222,16 +222,7 @@ fn a_folder_that_cannot_hold_the_index_is_an_error_naming_it() {
 fn a_recordings_records_come_back_with_its_index() {
     let folder = rocescope_testkit::temp_dir("index-dir-records");
     let rec = folder.path().join("lossy.pcapng");
-    rocescope_ok(&[
-        "sim",
-        "--scenario",
-        "lossy-link",
-        "--duration",
-        "2ms",
-        "--headless",
-        "--record",
-        s(&rec),
-    ]);
+    support::record_sim("lossy-link", "2ms", &rec);
     let cap = s(&rec);
     let d = folder.path().join("indexes");
     let d = s(&d);
@@ -277,26 +268,10 @@ fn the_workbench_says_the_index_was_reused() {
     tmux_session(&session, 250, 40, &cmd);
     let screen = wait_for(&session, "index: reused from", 60);
     let reused = screen.contains(&format!("index: reused from {}", dir.display()));
-    tmux(&["send-keys", "-t", &session, "2"]);
-    wait_for(&session, "RC WRITE", 20);
-    tmux(&["send-keys", "-t", &session, "End"]);
-    let t0 = std::time::Instant::now();
-    let (mut end, mut list_has_last) = (String::new(), false);
-    while !list_has_last && t0.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        end = tmux(&["capture-pane", "-t", &session, "-p"]);
-        list_has_last = end
-            .lines()
-            .any(|l| l.trim_start_matches(['│', ' ', '>']).starts_with("200000 "));
-    }
+    let (list_has_last, end) = support::end_shows_frame(&session, 200_000);
     tmux(&["send-keys", "-t", &session, "q"]);
-    let t0 = std::time::Instant::now();
-    while !status_file.exists() && t0.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    tmux(&["kill-session", "-t", &session]);
+    let status = support::exit_status(&session, &status_file, 20);
     assert!(reused, "{screen}");
     assert!(list_has_last, "{end}");
-    let status = std::fs::read_to_string(&status_file).unwrap_or_default();
-    assert_eq!(status.trim(), "0", "exit status");
+    assert_eq!(status, "0", "exit status");
 }

@@ -178,13 +178,32 @@ fn agent(port: u16, source: &[&str], extra: &[&str], stdin: Stdio) -> Proc {
 }
 
 /// An agent serving `file` as a pcap stream on stdin, once a client is there.
-fn agent_serving(port: u16, file: &Path, extra: &[&str]) -> Proc {
+fn agent_serving_on(port: u16, file: &Path, extra: &[&str]) -> Proc {
     agent(
         port,
         &["--pcap-stdin", "--wait-for-client"],
         extra,
         stdin_file(file),
     )
+}
+
+/// [`agent_serving_on`] a free port: the port, and the agent.
+fn agent_serving(file: &Path, extra: &[&str]) -> (u16, Proc) {
+    let port = rocescope_testkit::free_port().unwrap();
+    (port, agent_serving_on(port, file, extra))
+}
+
+/// `--partitions DIR --window 100us --capture CAPTURE`.
+fn partitions<'a>(dir: &'a Path, capture: &'a str) -> [&'a str; 6] {
+    let dir = dir.to_str().unwrap();
+    [
+        "--partitions",
+        dir,
+        "--window",
+        "100us",
+        "--capture",
+        capture,
+    ]
 }
 
 /// A headless client that leaves when the agent's source ends, or after
@@ -252,8 +271,7 @@ fn stdin_file(p: &Path) -> Stdio {
 fn steady_stream_arrives_whole_and_is_recorded() {
     let total = 100_000;
     let file = write_file("steady.pcapng", &pcapng_bytes(&frames(total, 0), 1_000));
-    let port = rocescope_testkit::free_port().unwrap();
-    let a = agent_serving(port, &file, &[]);
+    let (port, a) = agent_serving(&file, &[]);
     let rec = tmp("link", "steady-rec.pcapng");
     let c = attach_until_end(port, "60s", &["--record", rec.to_str().unwrap()]);
     let v = c.summary(Duration::from_secs(60));
@@ -281,8 +299,7 @@ fn plain_tcp_reader_gets_a_pcapng_file() {
     // What `nc HOST PORT > x.pcapng` does: connect, send nothing, save.
     let total = 1000;
     let file = write_file("nc.pcapng", &pcapng_bytes(&frames(total, 0), 1));
-    let port = rocescope_testkit::free_port().unwrap();
-    let a = agent_serving(port, &file, &[]);
+    let (port, a) = agent_serving(&file, &[]);
     let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
     let mut bytes = Vec::new();
     s.read_to_end(&mut bytes).unwrap();
@@ -309,8 +326,7 @@ fn plain_tcp_reader_gets_a_pcapng_file() {
 fn slow_client_counts_drops_exactly() {
     let total = 60_000;
     let file = write_file("slow.pcapng", &pcapng_bytes(&frames(total, 0), 1));
-    let port = rocescope_testkit::free_port().unwrap();
-    let a = agent_serving(port, &file, &["--client-queue-mb", "1"]);
+    let (port, a) = agent_serving(&file, &["--client-queue-mb", "1"]);
     let c = attach_until_end(
         port,
         "60s",
@@ -350,7 +366,7 @@ fn agent_killed_and_restarted_client_reconnects_and_keeps_data() {
         "restart2.pcapng",
         &pcapng_bytes(&frames(second, 10_000), 1_000_000),
     );
-    let a2 = agent_serving(port, &file, &[]);
+    let a2 = agent_serving_on(port, &file, &[]);
     let v = c.summary(Duration::from_secs(60));
     assert_eq!(n(&v, "reconnects"), 1, "{v}");
     assert_eq!(n(&v, "frames_received"), (first + second) as u64, "{v}");
@@ -491,7 +507,7 @@ fn wrong_token_is_refused_before_any_data() {
     let token = write_file("token", b"0123456789abcdef0123\n");
     let wrong = write_file("wrong-token", b"0123456789abcdef0124\n");
     let file = write_file("tok.pcapng", &pcapng_bytes(&frames(50, 0), 1));
-    let a = agent_serving(port, &file, &["--token-file", token.to_str().unwrap()]);
+    let a = agent_serving_on(port, &file, &["--token-file", token.to_str().unwrap()]);
     // No token: no frame, only the section header and HELLO.
     let mut raw = TcpStream::connect(("127.0.0.1", port)).unwrap();
     raw.write_all(b"SUBSCRIBE probes=all\nAUTH nope-nope-nope-nope\n")
@@ -655,8 +671,7 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
     let needed: u64 = 375_000;
     let file = tmp("link", "long-session.pcap");
     rocescope_replay::synth::write_header_only_pcap(&file, total).unwrap();
-    let port = rocescope_testkit::free_port().unwrap();
-    let a = agent_serving(port, &file, &[]);
+    let (port, a) = agent_serving(&file, &[]);
     let session = tmp("link", "long-session-segments");
     let cap_bytes: u64 = 96 << 20;
     let max_disk_bytes: u64 = 48 << 20;
@@ -853,8 +868,7 @@ fn a_simulated_card_serves_two_clients_one_after_another() {
 fn an_ended_file_source_is_reported_as_ended() {
     let total = 2000;
     let file = write_file("ended.pcapng", &pcapng_bytes(&frames(total, 0), 1));
-    let port = rocescope_testkit::free_port().unwrap();
-    let a = agent_serving(port, &file, &[]);
+    let (port, a) = agent_serving(&file, &[]);
     // No --exit-on-end: a headless client stops at the end by itself.
     let c = attach(port, &["--duration", "60s"]);
     let (ok, out, err) = c.finish(Duration::from_secs(60));
@@ -935,20 +949,8 @@ fn attach_writes_partitions_window_by_window_and_the_tables_at_the_end() {
     );
     let dir = tmp("link", "live-parts");
     let _ = std::fs::remove_dir_all(&dir);
-    let port = rocescope_testkit::free_port().unwrap();
-    let a = agent_serving(port, &file, &[]);
-    let c = attach_until_end(
-        port,
-        "60s",
-        &[
-            "--partitions",
-            dir.to_str().unwrap(),
-            "--window",
-            "100us",
-            "--capture",
-            "rack-7",
-        ],
-    );
+    let (port, a) = agent_serving(&file, &[]);
+    let c = attach_until_end(port, "60s", &partitions(&dir, "rack-7"));
     let v = c.summary(Duration::from_secs(60));
     assert_eq!(n(&v, "frames_received"), total, "{v}");
     assert!(a.finish(Duration::from_secs(20)).0);
@@ -989,16 +991,7 @@ fn attach_partitions_are_written_while_it_runs_and_a_crash_leaves_only_whole_fil
     );
     let mut c = attach(
         port,
-        &[
-            "--duration",
-            "60s",
-            "--partitions",
-            dir.to_str().unwrap(),
-            "--window",
-            "100us",
-            "--capture",
-            "crashy",
-        ],
+        &[&["--duration", "60s"][..], &partitions(&dir, "crashy")].concat(),
     );
     let parquet_files = |dir: &Path| -> Vec<PathBuf> {
         let mut out = Vec::new();

@@ -8,10 +8,7 @@
 use serde_json::Value;
 
 mod support;
-
-fn rocescope(args: &[&str]) -> (bool, String, String) {
-    support::outcome(support::bin().args(args))
-}
+use support::rocescope_outcome as rocescope;
 
 #[test]
 fn every_qp_span_is_accounted_to_the_nanosecond() {
@@ -35,18 +32,8 @@ fn every_qp_span_is_accounted_to_the_nanosecond() {
     ];
     for name in names {
         let path = dir.join(format!("{name}.pcapng"));
+        support::record_sim(name, "1ms", &path);
         let p = path.to_str().unwrap();
-        let (ok, _, err) = rocescope(&[
-            "sim",
-            "--scenario",
-            name,
-            "--duration",
-            "1ms",
-            "--record",
-            p,
-            "--headless",
-        ]);
-        assert!(ok, "{err}");
         let (ok, out, err) = rocescope(&["stats", p, "--json"]);
         assert!(ok, "{err}");
         let v: Value = serde_json::from_str(&out).unwrap();

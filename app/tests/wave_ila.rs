@@ -10,6 +10,7 @@
 //! `ROCESCOPE_REQUIRE_CHIPSCOPY=1`.
 
 mod support;
+use support::rocescope_outcome as rocescope;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -214,10 +215,6 @@ fn export(dir: &Path, name: &str, generic: bool) -> (PathBuf, PathBuf, Expected)
         String::from_utf8_lossy(&out.stderr)
     );
     (csv, vcd, want)
-}
-
-fn rocescope(args: &[&str]) -> (bool, String, String) {
-    support::outcome(support::bin().args(args))
 }
 
 fn temp_dir(name: &str) -> PathBuf {

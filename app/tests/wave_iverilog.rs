@@ -9,6 +9,7 @@
 //! Skipped without iverilog unless `ROCESCOPE_REQUIRE_IVERILOG=1`.
 
 mod support;
+use support::rocescope_outcome as rocescope;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -313,10 +314,6 @@ fn read_all(path: &Path, opts: &WaveOptions) -> (Vec<Got>, Option<String>) {
             Err(e) => return (v, Some(e.to_string())),
         }
     }
-}
-
-fn rocescope(args: &[&str]) -> (bool, String, String) {
-    support::outcome(support::bin().args(args))
 }
 
 fn s(p: &Path) -> &str {

@@ -7,14 +7,11 @@
 #![allow(clippy::unwrap_used)]
 
 mod support;
+use support::rocescope_outcome as rocescope;
 
 use std::path::Path;
 
 use serde_json::Value;
-
-fn rocescope(args: &[&str]) -> (bool, String, String) {
-    support::outcome(support::bin().args(args))
-}
 
 /// `whatif CAP --set window_packets=32 --json --export-scenario TOML`,
 /// which succeeds with a twin that matches the capture (no mismatches):
@@ -37,19 +34,8 @@ fn twin_holds(cap: &str, toml: &Path) -> (Value, String) {
 
 fn record(dir: &Path, scenario: &str, duration: &str) -> String {
     let path = dir.join(format!("{scenario}.pcapng"));
-    let p = path.to_str().unwrap().to_owned();
-    let (ok, _, err) = rocescope(&[
-        "sim",
-        "--scenario",
-        scenario,
-        "--duration",
-        duration,
-        "--headless",
-        "--record",
-        &p,
-    ]);
-    assert!(ok, "{err}");
-    p
+    support::record_sim(scenario, duration, &path);
+    path.to_str().unwrap().to_owned()
 }
 
 #[test]

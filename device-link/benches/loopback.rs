@@ -77,17 +77,8 @@ impl Source for Synth {
 /// CPU seconds (user, system) this process has used, from /proc/self/stat
 /// (Linux; zeros elsewhere). Clock ticks are taken as 100 per second.
 fn cpu_secs() -> (f64, f64) {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let f: Vec<f64> = after_name
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0.0))
-        .collect();
-    // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after the name.
-    (
-        f.get(11).copied().unwrap_or(0.0) / 100.0,
-        f.get(12).copied().unwrap_or(0.0) / 100.0,
-    )
+    let (user, system) = rocescope_testkit::proc_cpu_ticks("/proc/self/stat");
+    (user as f64 / 100.0, system as f64 / 100.0)
 }
 
 fn run(frames: u64, pps: u64) {

@@ -304,6 +304,21 @@ struct Got {
     extent: Option<Extent>,
 }
 
+impl Got {
+    fn new(c: &rocescope_replay::CaptureFrame<'_>, extent: Option<Extent>) -> Got {
+        Got {
+            index: c.index,
+            ts_ns: c.ts_ns,
+            caplen: c.caplen,
+            origlen: c.origlen,
+            file_offset: c.file_offset,
+            data: c.data.to_vec(),
+            direction: c.direction,
+            extent,
+        }
+    }
+}
+
 struct Read {
     frames: Vec<Got>,
     warnings: Vec<CaptureWarning>,
@@ -320,16 +335,7 @@ fn drain(mut r: SnifferReader<&[u8]>) -> Read {
         assert_eq!(c.caplen as usize, c.data.len());
         assert!(c.caplen <= c.origlen);
         assert_eq!(f.slots as usize, c.data.len().div_ceil(64));
-        frames.push(Got {
-            index: c.index,
-            ts_ns: c.ts_ns,
-            caplen: c.caplen,
-            origlen: c.origlen,
-            file_offset: c.file_offset,
-            data: c.data.to_vec(),
-            direction: c.direction,
-            extent: Some(f.extent),
-        });
+        frames.push(Got::new(&c, Some(f.extent)));
     }
     assert!(r.next_frame().unwrap().is_none(), "stays at the end");
     Read {
@@ -355,16 +361,7 @@ fn read_capture(bytes: &[u8]) -> (CaptureFormat, Vec<Got>, Vec<CaptureWarning>) 
     let format = r.format();
     let mut frames = Vec::new();
     while let Some(c) = r.next_frame().unwrap() {
-        frames.push(Got {
-            index: c.index,
-            ts_ns: c.ts_ns,
-            caplen: c.caplen,
-            origlen: c.origlen,
-            file_offset: c.file_offset,
-            data: c.data.to_vec(),
-            direction: c.direction,
-            extent: None,
-        });
+        frames.push(Got::new(&c, None));
     }
     (format, frames, r.warnings().to_vec())
 }

@@ -132,19 +132,8 @@ fn capture_loss_is_a_points_own_and_told() {
 
 #[test]
 fn faults_drop_at_their_named_place() {
-    let text = r#"
-name = "three-places"
-seed = 3
-duration_ns = 400_000
-[[node]]
-name = "alice"
-kind = "balboa"
-[[node]]
-name = "bob"
-kind = "balboa"
-[[qp]]
-from = "alice"
-to = "bob"
+    let text = rocescope_testkit::alice_to_bob("three-places", 3, 400_000)
+        + r#"
 size_bytes = 65536
 queue_depth = 2
 [[fault]]
@@ -172,7 +161,7 @@ tap = "switch"
 name = "b"
 tap = "bob"
 "#;
-    let sc = Scenario::from_toml(text, "three-places.toml").expect("loads");
+    let sc = Scenario::from_toml(&text, "three-places.toml").expect("loads");
     assert_eq!(sc.points.len(), 3);
     assert_eq!(sc.points[1].tap, Tap::Switch);
     let points = sc.points.clone();

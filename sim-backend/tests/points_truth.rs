@@ -164,19 +164,8 @@ fn every_shipped_scenario_has_its_request_losses_placed() {
 
 #[test]
 fn clocks_drifting_60_ppm_apart_align_within_a_microsecond_over_100_ms() {
-    let text = r#"
-name = "drifting"
-seed = 11
-duration_ns = 100_000_000
-[[node]]
-name = "alice"
-kind = "balboa"
-[[node]]
-name = "bob"
-kind = "balboa"
-[[qp]]
-from = "alice"
-to = "bob"
+    let text = rocescope_testkit::alice_to_bob("drifting", 11, 100_000_000)
+        + r#"
 size_bytes = 16384
 queue_depth = 2
 rate_gbps = 2.0
@@ -201,7 +190,7 @@ tap = "bob"
 offset_ns = 900_000
 drift_ppm = -45.5
 "#;
-    let r = run(Scenario::from_toml(text, "drifting.toml").expect("loads"));
+    let r = run(Scenario::from_toml(&text, "drifting.toml").expect("loads"));
     let errors = alignment_error(&r);
     // The figure BENCHMARKS.md quotes (`-- --nocapture`).
     eprintln!("largest clock error per point over the run, ns: {errors:?}");

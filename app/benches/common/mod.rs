@@ -96,16 +96,8 @@ pub fn write_capture(path: &Path, n: u64) -> std::io::Result<()> {
 
 pub fn cpu_ns() -> u64 {
     // Thread CPU time, so that the background indexer does not count.
-    let s = std::fs::read_to_string("/proc/thread-self/stat").unwrap_or_default();
-    let f: Vec<&str> = s
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0)
-        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    ticks * 10_000_000
+    let (user, system) = rocescope_testkit::proc_cpu_ticks("/proc/thread-self/stat");
+    (user + system) * 10_000_000
 }
 
 /// All nine panels of the desktop workbench visible at once: a 3x3 grid

@@ -200,9 +200,7 @@ impl RecordSink for Feed<'_> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use rocescope_decoders::DecodeConfig;
-    use rocescope_replay::TimeBase;
-    use rocescope_sim::{Scenario, Simulator, StoreSink};
+    use rocescope_sim::{Scenario, StoreSink};
 
     use super::*;
     use crate::source::{Pace, spawn_sim};
@@ -219,17 +217,9 @@ mod tests {
             sc.duration_ns = sc.duration_ns.min(1_000_000);
             let step_ns = (sc.duration_ns / 200).clamp(100, 20_000);
 
-            let store = Store::live(TimeBase::Nanoseconds);
-            let analysis = RcAnalyzer::default();
-            let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
             // The one-thread pipeline as it was: every frame ingested as the
             // simulator emits it, records noted at once, a flush per step.
-            StoreSink {
-                store: &store,
-                ingest: &mut ingest,
-                analysis: &analysis,
-            }
-            .run_to_end(&mut Simulator::new(sc.clone()), step_ns);
+            let (store, analysis) = StoreSink::run_scenario(&sc, step_ns);
 
             let (two, two_analysis, handle) = spawn_sim(sc, Pace::Fast, None);
             while !handle.status().finished.load(Ordering::Acquire) {

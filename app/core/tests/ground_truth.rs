@@ -27,10 +27,24 @@ struct Run {
     capture_loss: u64,
 }
 
+/// Decodes a captured frame and hands it to the analysis as frame
+/// `index`: its observation (none without a BTH) and its class.
+fn observe(
+    an: &mut RcAnalysis,
+    index: u64,
+    ts_ns: u64,
+    orig_len: u32,
+    data: &[u8],
+) -> (Option<Observation>, Class) {
+    let p = decode(data, LinkLayer::Ethernet, &DecodeConfig::default());
+    let obs = Observation::from_packet(&p, ts_ns, orig_len);
+    let class = obs.map_or(Class::default(), |o| an.observe(index, &o));
+    (obs, class)
+}
+
 fn run(sc: Scenario) -> Run {
     let mut sim = Simulator::new(sc);
     let mut an = RcAnalysis::default();
-    let cfg = DecodeConfig::default();
     let mut frames: Vec<(u64, Option<u32>)> = Vec::new();
     let mut classes: Vec<Class> = Vec::new();
     let mut truth_retx: HashMap<(u64, u32), ()> = HashMap::new();
@@ -42,9 +56,7 @@ fn run(sc: Scenario) -> Run {
             data,
             ..
         } => {
-            let p = decode(&data, LinkLayer::Ethernet, &cfg);
-            let obs = Observation::from_packet(&p, ts_ns, orig_len);
-            let c = obs.map_or(Class::default(), |o| an.observe(classes.len() as u64, &o));
+            let (obs, c) = observe(&mut an, classes.len() as u64, ts_ns, orig_len, &data);
             frames.push((ts_ns, obs.map(|o| o.psn)));
             classes.push(c);
             for l in an.drain_late().collect::<Vec<_>>() {
@@ -140,19 +152,8 @@ fn a_timeout_is_told_from_a_nak() {
     // responder NAK, so only the requester's timer can recover.
     let mut sc = Scenario::builtin("teaching-basic").unwrap();
     sc.faults.clear();
-    let text = r#"
-name = "tail-loss"
-seed = 3
-duration_ns = 3_000_000
-[[node]]
-name = "alice"
-kind = "balboa"
-[[node]]
-name = "bob"
-kind = "balboa"
-[[qp]]
-from = "alice"
-to = "bob"
+    let text = rocescope_testkit::alice_to_bob("tail-loss", 3, 3_000_000)
+        + r#"
 op = "write"
 size_bytes = 16384
 messages = 1
@@ -168,7 +169,7 @@ filter = 0x8000_0000
 fixed_card = true
 rx_cut_quirk = false
 "#;
-    let sc = Scenario::from_toml(text, "tail-loss.toml").unwrap();
+    let sc = Scenario::from_toml(&text, "tail-loss.toml").unwrap();
     let r = run(sc);
     assert!(r.truth_timeouts > 0, "the scenario must need the timer");
     assert!(r.mismatches.is_empty(), "{:?}", r.mismatches);
@@ -203,7 +204,6 @@ fn a_long_round_trip_is_diagnosed_as_window_limited() {
     use rocescope_decoders::analysis::FindingCause;
     let mut sim = Simulator::new(scenario("window-stall", 2_000_000));
     let mut an = RcAnalysis::default();
-    let cfg = DecodeConfig::default();
     let mut i = 0u64;
     sim.run(&mut |rec| {
         if let Record::Frame {
@@ -213,10 +213,7 @@ fn a_long_round_trip_is_diagnosed_as_window_limited() {
             ..
         } = rec
         {
-            let p = decode(&data, LinkLayer::Ethernet, &cfg);
-            if let Some(o) = Observation::from_packet(&p, ts_ns, orig_len) {
-                an.observe(i, &o);
-            }
+            observe(&mut an, i, ts_ns, orig_len, &data);
             i += 1;
         }
     });
@@ -307,7 +304,6 @@ fn the_connectx_dcqcn_staircase_is_one_congestion_finding_on_its_qp() {
     let line_gbytes_s = sc.params.link_gbps / 8.0;
     let mut sim = Simulator::new(sc);
     let mut an = RcAnalysis::default();
-    let cfg = DecodeConfig::default();
     let mut i = 0u64;
     let mut cnps_ns = Vec::new();
     sim.run(&mut |rec| match rec {
@@ -317,10 +313,7 @@ fn the_connectx_dcqcn_staircase_is_one_congestion_finding_on_its_qp() {
             data,
             ..
         } => {
-            let p = decode(&data, LinkLayer::Ethernet, &cfg);
-            if let Some(o) = Observation::from_packet(&p, ts_ns, orig_len) {
-                an.observe(i, &o);
-            }
+            observe(&mut an, i, ts_ns, orig_len, &data);
             i += 1;
         }
         Record::Truth(t) if t.event == TruthEvent::CnpSent => cnps_ns.push(t.ts_ns),

@@ -270,10 +270,7 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
     let _progress = progress_lock();
     let dir = keep_progress_in_a_temp_dir();
     let (i, step, l) = first_ask(AskKind::Number, false);
-    let mut m = finished_run_with(&l.title);
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let mut m = finished_run_at_step(&l.title, step);
     let ask = l.steps[step].ask.clone().unwrap();
     // The live run and the headless check's run are the same run.
     let want = fact_of(&l, &Default::default(), ask.fact.as_deref().unwrap());
@@ -309,15 +306,21 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
     assert_eq!(m.status(), format!("hint: {}", ask.hint));
 }
 
+/// [`finished_run_with`] the lesson titled `title`, moved on to `step`.
+fn finished_run_at_step(title: &str, step: usize) -> Model {
+    let mut m = finished_run_with(title);
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    m
+}
+
 #[test]
 fn a_packet_question_takes_the_selected_packet() {
     let _progress = progress_lock();
     keep_progress_in_a_temp_dir();
     let (_, step, l) = first_ask(AskKind::Packet, false);
-    let mut m = finished_run_with(&l.title);
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let mut m = finished_run_at_step(&l.title, step);
     let ask = l.steps[step].ask.clone().unwrap();
     let frame = fact_of(&l, &Default::default(), ask.fact.as_deref().unwrap()) as u64;
     m.apply(Command::SelectRow(frame)); // not it: the row after
@@ -335,10 +338,7 @@ fn a_packet_question_waits_for_the_student_to_pick_the_packet() {
     let _progress = progress_lock();
     keep_progress_in_a_temp_dir();
     let (_, step, l) = first_ask(AskKind::Packet, false);
-    let mut m = finished_run_with(&l.title);
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let mut m = finished_run_at_step(&l.title, step);
     for _ in 0..3 {
         m.tick(Instant::now());
     }
@@ -356,6 +356,18 @@ fn a_packet_question_waits_for_the_student_to_pick_the_packet() {
     assert!(m.lesson_verdict().is_some());
 }
 
+/// The sample model with lesson `i` open (its run steered) and moved on to
+/// `step`.
+fn lesson_at_step(i: usize, step: usize) -> Model {
+    let mut m = sample_model();
+    m.apply(Command::OpenLesson(i));
+    steer(&mut m);
+    for _ in 0..step {
+        m.apply(Command::NextLessonStep);
+    }
+    m
+}
+
 /// A prediction cannot be skipped: the steps after it are about the run
 /// with its parameters. Back before it, the lesson reruns without them.
 #[test]
@@ -368,12 +380,7 @@ fn a_prediction_is_answered_before_the_lesson_goes_on_and_each_step_is_on_its_ru
     let base = check::scenario(&l, &Default::default()).unwrap();
     let before = base.params.get(key).unwrap();
     assert_ne!(before, *value);
-    let mut m = sample_model();
-    m.apply(Command::OpenLesson(i));
-    steer(&mut m);
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let mut m = lesson_at_step(i, step);
     assert_eq!(m.lesson_step(), step);
     m.apply(Command::NextLessonStep);
     assert_eq!(m.lesson_step(), step, "the prediction is not skipped");
@@ -414,12 +421,7 @@ fn a_prediction_reruns_the_scenario_with_its_parameters_and_is_judged_there() {
     let _progress = progress_lock();
     keep_progress_in_a_temp_dir();
     let (i, step, l) = first_ask(AskKind::Number, true);
-    let mut m = sample_model();
-    m.apply(Command::OpenLesson(i));
-    steer(&mut m);
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    let mut m = lesson_at_step(i, step);
     let ask = l.steps[step].ask.clone().unwrap();
     let want = fact_of(&l, &ask.params, ask.fact.as_deref().unwrap());
     m.apply(Command::AnswerLesson(format!("{want}")));

@@ -10,19 +10,9 @@ use rocescope_core::query::{UNSEEN_ROW, ladder_qp, ladder_rows};
 use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model};
 
-const SCENARIO: &str = r#"
-name = "ack-lost-toward-alice"
-seed = 3
-duration_ns = 200_000
-[[node]]
-name = "alice"
-kind = "balboa"
-[[node]]
-name = "bob"
-kind = "balboa"
-[[qp]]
-from = "alice"
-to = "bob"
+fn scenario() -> String {
+    rocescope_testkit::alice_to_bob("ack-lost-toward-alice", 3, 200_000)
+        + r#"
 size_bytes = 65536
 queue_depth = 2
 # In the switch's queue toward alice: an ACK the mirror saw.
@@ -40,11 +30,12 @@ tap = "switch"
 [[point]]
 name = "b"
 tap = "bob"
-"#;
+"#
+}
 
 #[test]
 fn a_response_lost_on_sw_a_is_drawn_on_the_ladder() {
-    let sc = rocescope_sim::Scenario::from_toml(SCENARIO, "ack-lost.toml").unwrap();
+    let sc = rocescope_sim::Scenario::from_toml(&scenario(), "ack-lost.toml").unwrap();
     let run = rocescope_core::lesson::points::run(sc).unwrap();
     let loss = run
         .report

@@ -204,6 +204,20 @@ pub fn proc_status_kib(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU time (user, system) in clock ticks of 10 ms, from a `/proc` stat
+/// file: `/proc/self/stat` for the process (every thread, ended ones too),
+/// `/proc/thread-self/stat` for the calling thread; zeros where the system
+/// does not tell it.
+pub fn proc_cpu_ticks(stat_file: &str) -> (u64, u64) {
+    let stat = std::fs::read_to_string(stat_file).unwrap_or_default();
+    // The name may hold spaces and parentheses; the fields after it do not.
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let mut f = after_name.split_whitespace().skip(11);
+    let mut tick = || f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+    // Fields 14 and 15 of stat (utime, stime): 12 and 13 after the name.
+    (tick(), tick())
+}
+
 /// xorshift64*: numbers that are the same on every run from one seed, for
 /// mutants and fuzzing without a dependency.
 #[derive(Debug, Clone)]
@@ -222,6 +236,17 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n.max(1) as u64) as usize
     }
+}
+
+/// The start of a simulator scenario (TOML) of two BALBOA cards, `alice`
+/// and `bob`, and one `[[qp]]` from alice to bob whose keys come next.
+pub fn alice_to_bob(name: &str, seed: u64, duration_ns: u64) -> String {
+    format!(
+        "name = \"{name}\"\nseed = {seed}\nduration_ns = {duration_ns}\n\
+         [[node]]\nname = \"alice\"\nkind = \"balboa\"\n\
+         [[node]]\nname = \"bob\"\nkind = \"balboa\"\n\
+         [[qp]]\nfrom = \"alice\"\nto = \"bob\"\n"
+    )
 }
 
 #[cfg(test)]

@@ -58,6 +58,11 @@ pub fn outcome(cmd: &mut std::process::Command) -> (bool, String, String) {
     (out.status.success(), text(&out.stdout), text(&out.stderr))
 }
 
+/// `rocescope ARGS` run to its end as (exit 0, stdout, stderr).
+pub fn rocescope_outcome(args: &[&str]) -> (bool, String, String) {
+    outcome(bin().args(args))
+}
+
 /// Output bytes as text, for asserts and their messages.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -123,6 +128,33 @@ pub fn exit_status(session: &str, status_file: &Path, secs: u64) -> String {
     tmux(&["kill-session", "-t", session]);
     let status = std::fs::read_to_string(status_file).unwrap_or_default();
     status.trim().to_owned()
+}
+
+/// In the Packets view of a TUI session, presses End and waits until the
+/// list shows the frame numbered `last` (1-based, the capture's last):
+/// whether it did, and the screen last read.
+pub fn end_shows_frame(session: &str, last: u64) -> (bool, String) {
+    tmux(&["send-keys", "-t", session, "2"]);
+    wait_for(session, "RC WRITE", 20);
+    tmux(&["send-keys", "-t", session, "End"]);
+    let t0 = std::time::Instant::now();
+    let needle = format!("{last} ");
+    let (mut screen, mut shown) = (String::new(), false);
+    while !shown && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        screen = tmux(&["capture-pane", "-t", session, "-p"]);
+        shown = screen
+            .lines()
+            .any(|l| l.trim_start_matches(['│', ' ', '>']).starts_with(&needle));
+    }
+    (shown, screen)
+}
+
+/// `rocescope sim --scenario SCENARIO --duration DURATION --headless
+/// --record TO`, which must succeed.
+pub fn record_sim(scenario: &str, duration: &str, to: &Path) {
+    let run = ["sim", "--scenario", scenario, "--duration", duration];
+    rocescope_ok(&[&run[..], &["--headless", "--record", arg(to)]].concat());
 }
 
 /// `rocescope agent --listen ADDR --sim SCENARIO` on a free loopback port,
