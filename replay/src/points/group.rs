@@ -1,8 +1,9 @@
 //! Every point's sightings grouped by content: one pass that scatters
 //! them into buckets by the hash's high bits, then each bucket sorted on
 //! its own (small enough to stay in cache), the buckets shared among the
-//! threads. A group is a run of equal hashes: copies of one frame, each
-//! point's in its own capture order.
+//! threads, each sorted bucket handed at once to a pass that reads every
+//! group (the direction votes). A group is a run of equal hashes: copies
+//! of one frame, each point's in its own capture order.
 
 use super::PointInput;
 use super::journey::{Flows, NONE};
@@ -72,6 +73,16 @@ pub(super) struct Groups {
     /// One part per thread, each a contiguous range of buckets: the
     /// threads of every later pass take one each.
     pub parts: Vec<Vec<Entry>>,
+    /// Each point's first and last time (0 and 0 without sightings),
+    /// taken in the counting pass.
+    pub spans: Vec<(u64, u64)>,
+}
+
+/// What a thread does with each bucket once it is sorted, while it is
+/// still in the cache: a pass over every group fused into the grouping.
+pub(super) trait BucketVisit: Send {
+    /// `bucket`, sorted, starting at `at` in the thread's part.
+    fn bucket(&mut self, bucket: &[Entry], at: usize);
 }
 
 /// Buckets for `total` sightings: about 1 Ki entries each (32 KiB), so
@@ -82,28 +93,46 @@ fn bucket_bits(total: usize) -> u32 {
 }
 
 impl Groups {
-    /// Counts per bucket, then each thread scatters the sightings of its
-    /// own range of buckets (a contiguous part of the entries: every thread
-    /// reads all sightings in order, writes only its part) and sorts them.
-    pub fn build(inputs: &[PointInput<'_>], flows: &Flows, threads: usize) -> Groups {
+    /// Counts per bucket (and each point's span), then each thread
+    /// scatters the sightings of its own range of buckets (a contiguous
+    /// part of the entries: every thread reads all sightings in order,
+    /// writes only its part), sorts them and hands each sorted bucket to
+    /// its visitor (made by `visitor` from the spans; `None` for a thread
+    /// that failed).
+    pub fn build<V: BucketVisit>(
+        inputs: &[PointInput<'_>],
+        flows: &Flows,
+        threads: usize,
+        visitor: impl Fn(&[(u64, u64)]) -> V + Sync,
+    ) -> (Groups, Vec<Option<V>>) {
         let total: usize = inputs.iter().map(|p| p.sightings.len()).sum();
         let bits = bucket_bits(total);
         let buckets = 1usize << bits;
         let shift = 64 - bits;
         let mut bounds = vec![0usize; buckets + 1];
+        let mut spans = Vec::with_capacity(inputs.len());
         for p in inputs {
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
             for s in p.sightings {
                 bounds[(s.hash >> shift) as usize + 1] += 1;
+                lo = lo.min(s.ts_ns);
+                hi = hi.max(s.ts_ns);
             }
+            spans.push(if p.sightings.is_empty() {
+                (0, 0)
+            } else {
+                (lo, hi)
+            });
         }
         for i in 1..=buckets {
             bounds[i] += bounds[i - 1];
         }
         let threads = threads.max(1);
         let bounds_ref = &bounds;
+        let (spans_ref, visitor) = (&spans, &visitor);
         // Each thread allocates its own part (its pages first touched
         // there, in parallel), scatters into it and sorts it.
-        let parts: Vec<Vec<Entry>> = std::thread::scope(|sc| {
+        let (parts, visits): (Vec<Vec<Entry>>, Vec<Option<V>>) = std::thread::scope(|sc| {
             let mut first_bucket = 0usize;
             let mut handles = Vec::with_capacity(threads);
             for local in split(&bounds, threads) {
@@ -153,22 +182,27 @@ impl Groups {
                         }
                     }
                     let mut sorter = BucketSort::new(shift);
+                    let mut visit = visitor(spans_ref);
                     for w in local.windows(2) {
                         if let Some(b) = part.get_mut(w[0]..w[1]) {
                             sorter.sort(b);
+                            visit.bucket(b, w[0]);
                         }
                     }
-                    part
+                    (part, visit)
                 }));
             }
             // A part whose thread failed is empty: its frames unmatched
             // rather than the whole analysis lost.
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect()
+                .map(|h| match h.join() {
+                    Ok((part, visit)) => (part, Some(visit)),
+                    Err(_) => (Vec::new(), None),
+                })
+                .unzip()
         });
-        Groups { parts }
+        (Groups { parts, spans }, visits)
     }
 
     /// Every entry, part by part (a group never spans two).
