@@ -69,7 +69,7 @@ pub(super) struct Aligned {
 
 impl Aligned {
     /// Point `p`'s time `ts` in the first point's clock, relative to `t0`.
-    #[inline]
+    #[inline(always)]
     pub fn at(&self, p: usize, ts: u64) -> Option<i64> {
         match &self.maps[p] {
             Mapping::Linear { o_int, o_frac, d } => {
