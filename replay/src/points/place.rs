@@ -452,13 +452,10 @@ pub(super) fn place(
                 sc.spawn(move || {
                     let s = inputs[p].sightings;
                     let mut found: Vec<(u32, u64)> = Vec::new();
-                    // The rows taken in the same pass over the sightings.
-                    let mut rows = Vec::with_capacity(s.len());
                     let marks: Vec<u64> = marks
                         .into_iter()
                         .zip(s)
                         .map(|(m, s)| {
-                            rows.push(s.row);
                             let m = m.into_inner();
                             if m == UNMARKED {
                                 let flow = flows.flow_of(p, s.conv).unwrap_or(NONE);
@@ -484,7 +481,7 @@ pub(super) fn place(
                             mark(m as u32, &cell)
                         })
                         .collect();
-                    let paths = PointPaths::new(rows, marks, journeys);
+                    let paths = PointPaths::new(s.iter().map(|s| s.row).collect(), marks, journeys);
                     (p, paths, found)
                 })
             })
