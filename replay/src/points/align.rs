@@ -69,7 +69,7 @@ pub(super) struct Aligned {
 
 impl Aligned {
     /// Point `p`'s time `ts` in the first point's clock, relative to `t0`.
-    #[inline]
+    #[inline(always)]
     pub fn at(&self, p: usize, ts: u64) -> Option<i64> {
         match &self.maps[p] {
             Mapping::Linear { o_int, o_frac, d } => {
@@ -133,7 +133,7 @@ fn by_order(anchors: &[(u64, f64)], spacing: f64, ts: u64) -> i64 {
 /// first reached, so that the windows made of them once the directions are
 /// decided are the ones a second pass over the entries would make.
 #[derive(Debug, Clone, Copy)]
-struct Cand {
+pub(super) struct Cand {
     w: Window,
     at_u: usize,
     at_v: usize,
@@ -183,33 +183,34 @@ fn unique_pairs(g: &[Entry], mut f: impl FnMut(&Entry, &Entry)) {
     }
 }
 
+#[derive(Debug)]
 struct Spans {
     first: Vec<u64>,
     len: Vec<u64>,
 }
 
-fn spans(inputs: &[PointInput<'_>]) -> Spans {
-    let mut first = Vec::new();
-    let mut len = Vec::new();
-    for p in inputs {
-        let lo = p.sightings.iter().map(|s| s.ts_ns).min().unwrap_or(0);
-        let hi = p.sightings.iter().map(|s| s.ts_ns).max().unwrap_or(0);
-        first.push(lo);
-        len.push(hi - lo);
+impl Spans {
+    /// From each point's first and last time.
+    fn of(spans: &[(u64, u64)]) -> Spans {
+        Spans {
+            first: spans.iter().map(|s| s.0).collect(),
+            len: spans.iter().map(|s| s.1 - s.0).collect(),
+        }
     }
-    Spans { first, len }
 }
 
 /// Decides each address pair's direction, then each point's clock.
+/// `votes`: each grouping thread's [`Votes`], done.
 pub(super) fn align(
     inputs: &[PointInput<'_>],
     mut flows: Flows,
     groups: &Groups,
+    votes: Vec<VotePart>,
     cfg: &PointsConfig,
 ) -> Result<Aligned, PointsError> {
     let n = inputs.len();
-    let sp = spans(inputs);
-    let (shared, windows) = directions(inputs, &mut flows, groups, &sp, cfg);
+    let sp = Spans::of(&groups.spans);
+    let (shared, windows) = directions(n, &mut flows, votes);
     let mut warnings = Vec::new();
     // Points sharing no frame with any other: said, and left out.
     let mut alone = Vec::new();
@@ -421,106 +422,156 @@ fn fmt_ms(ns: i64) -> String {
 /// One thread's share of the votes: per slot the smallest difference
 /// each way, the frames each point pair shares, and its candidate windows
 /// of the clocks (empty when they take a pass of their own).
-type VotePart = (Vec<(i64, i64)>, Vec<u64>, Vec<Cand>);
+pub(super) type VotePart = (Vec<(i64, i64)>, Vec<u64>, Vec<Cand>);
 
-/// Votes each address pair's orientation and counts the frames each
-/// point pair shares (`shared[p * n + q]`); in the same pass, while there
-/// are few enough address pairs, the clocks' windows of every way each
-/// pair may turn out to run (see [`Cand`]): each thread's windows, ready
-/// for [`fit_pairs`].
-fn directions(
-    inputs: &[PointInput<'_>],
-    flows: &mut Flows,
-    groups: &Groups,
-    sp: &Spans,
-    cfg: &PointsConfig,
-) -> (Vec<u64>, Option<Vec<Vec<Window>>>) {
-    let n = inputs.len();
-    let pairs = flows.pairs.len();
-    // Per address pair and point pair (i < j): per window the smallest
-    // `t_j - t_i` of frames from the pair's lower address, and of frames
-    // from its higher one.
-    let slots = pairs * n * n * VOTE_WINDOWS;
-    let cands = pairs * 2 * n * n * FIT_WINDOWS;
-    let with_clocks = cands <= MAX_CANDS;
-    let gbps = cfg.link_gbps;
-    // Most sessions have none: the pairs then skip the question.
-    let any_ordinal = inputs.iter().any(|p| p.ordinal);
-    let parts: Vec<VotePart> = std::thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .all()
-            .map(|entries| {
-                let flows = &*flows;
-                s.spawn(move || {
-                    let mut mins = vec![(i64::MAX, i64::MAX); slots];
-                    let mut shared = vec![0u64; n * n];
-                    let mut cand = if with_clocks {
-                        vec![CAND_EMPTY; cands]
+/// One grouping thread's votes on each address pair's orientation and
+/// its count of the frames each point pair shares, taken bucket by
+/// bucket as the grouping sorts them (one pass over the entries fewer);
+/// while there are few enough address pairs, the clocks' windows of
+/// every way each pair may turn out to run (see [`Cand`]) too.
+#[derive(Debug)]
+pub(super) struct Votes<'a> {
+    n: usize,
+    pair_of: &'a [u32],
+    from_lo: &'a [bool],
+    /// Each point is ordinal (empty when none is: the pairs then skip
+    /// the question).
+    ordinal: Vec<bool>,
+    sp: Spans,
+    gbps: f64,
+    with_clocks: bool,
+    mins: Vec<(i64, i64)>,
+    shared: Vec<u64>,
+    cand: Vec<Cand>,
+}
+
+impl<'a> Votes<'a> {
+    /// Per address pair and point pair (i < j): per window the smallest
+    /// `t_j - t_i` of frames from the pair's lower address, and of frames
+    /// from its higher one. `spans`: each point's first and last time.
+    pub fn new(
+        inputs: &[PointInput<'_>],
+        flows: &'a Flows,
+        spans: &[(u64, u64)],
+        cfg: &PointsConfig,
+    ) -> Votes<'a> {
+        let n = inputs.len();
+        let pairs = flows.pairs.len();
+        let cands = pairs * 2 * n * n * FIT_WINDOWS;
+        let with_clocks = cands <= MAX_CANDS;
+        let ordinal = if inputs.iter().any(|p| p.ordinal) {
+            inputs.iter().map(|p| p.ordinal).collect()
+        } else {
+            Vec::new()
+        };
+        Votes {
+            n,
+            pair_of: &flows.pair_of,
+            from_lo: &flows.from_lo,
+            ordinal,
+            sp: Spans::of(spans),
+            gbps: cfg.link_gbps,
+            with_clocks,
+            mins: vec![(i64::MAX, i64::MAX); pairs * n * n * VOTE_WINDOWS],
+            shared: vec![0u64; n * n],
+            cand: if with_clocks {
+                vec![CAND_EMPTY; cands]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// What [`directions`] takes.
+    pub fn done(self) -> VotePart {
+        (self.mins, self.shared, self.cand)
+    }
+}
+
+impl super::group::BucketVisit for Votes<'_> {
+    fn bucket(&mut self, entries: &[Entry], at: usize) {
+        let Votes {
+            n,
+            pair_of,
+            from_lo,
+            ordinal,
+            sp,
+            gbps,
+            with_clocks,
+            mins,
+            shared,
+            cand,
+        } = self;
+        let (n, gbps, with_clocks) = (*n, *gbps, *with_clocks);
+        // Where the group starts among the thread's entries.
+        let mut next_at = at;
+        for_each_group(entries, |g| {
+            let at = next_at;
+            next_at += g.len();
+            unique_pairs(g, |a, b| {
+                let (i, j) = (a.point(), b.point());
+                shared[i * n + j] += 1;
+                shared[j * n + i] += 1;
+                if !ordinal.is_empty() && (ordinal[i] || ordinal[j]) {
+                    return;
+                }
+                let flow = a.flow;
+                if flow == NONE {
+                    return;
+                }
+                let pair = pair_of[flow as usize] as usize;
+                let from_lo = from_lo[flow as usize];
+                // floor(floor(64 x) / 4) = floor(16 x): the vote's
+                // window from the clock's, one division fewer.
+                let w_fit = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS);
+                let w = w_fit / (FIT_WINDOWS / VOTE_WINDOWS);
+                let d = b.ts as i64 - a.ts as i64;
+                let slot = ((pair * n + i) * n + j) * VOTE_WINDOWS + w.min(VOTE_WINDOWS - 1);
+                if let Some(m) = mins.get_mut(slot) {
+                    if from_lo {
+                        m.0 = m.0.min(d);
                     } else {
-                        Vec::new()
-                    };
-                    // Where the group starts among the entries.
-                    let mut next_at = 0usize;
-                    for_each_group(entries, |g| {
-                        let at = next_at;
-                        next_at += g.len();
-                        unique_pairs(g, |a, b| {
-                            let (i, j) = (a.point(), b.point());
-                            shared[i * n + j] += 1;
-                            shared[j * n + i] += 1;
-                            if any_ordinal && (inputs[i].ordinal || inputs[j].ordinal) {
-                                return;
-                            }
-                            let flow = a.flow;
-                            if flow == NONE {
-                                return;
-                            }
-                            let pair = flows.pair_of[flow as usize] as usize;
-                            let from_lo = flows.from_lo[flow as usize];
-                            // floor(floor(64 x) / 4) = floor(16 x): the vote's
-                            // window from the clock's, one division fewer.
-                            let w_fit = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS);
-                            let w = w_fit / (FIT_WINDOWS / VOTE_WINDOWS);
-                            let d = b.ts as i64 - a.ts as i64;
-                            let slot =
-                                ((pair * n + i) * n + j) * VOTE_WINDOWS + w.min(VOTE_WINDOWS - 1);
-                            if let Some(m) = mins.get_mut(slot) {
-                                if from_lo {
-                                    m.0 = m.0.min(d);
-                                } else {
-                                    m.1 = m.1.min(d);
-                                }
-                            }
-                            if !with_clocks {
-                                return;
-                            }
-                            let ser = (j - i) as f64 * serialisation_ns(a.wire_len(), gbps);
-                            let x = a.ts.saturating_sub(sp.first[i]) as f64;
-                            let w = w_fit.min(FIT_WINDOWS - 1);
-                            // Near zero: the clocks may differ by an epoch.
-                            let d = (d - pair_base(sp, i, j)) as f64;
-                            let Some(c) = cand.get_mut(cand_slot(pair, from_lo, n, i, j, w)) else {
-                                return;
-                            };
-                            let (u, v) = (d - ser, -d - ser);
-                            if u < c.w.u {
-                                c.w.u = u;
-                                c.w.tu = x;
-                                c.at_u = at;
-                            }
-                            if v < c.w.v {
-                                c.w.v = v;
-                                c.w.tv = x;
-                                c.at_v = at;
-                            }
-                        });
-                    });
-                    (mins, shared, cand)
-                })
-            })
-            .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+                        m.1 = m.1.min(d);
+                    }
+                }
+                if !with_clocks {
+                    return;
+                }
+                let ser = (j - i) as f64 * serialisation_ns(a.wire_len(), gbps);
+                let x = a.ts.saturating_sub(sp.first[i]) as f64;
+                let w = w_fit.min(FIT_WINDOWS - 1);
+                // Near zero: the clocks may differ by an epoch.
+                let d = (d - pair_base(sp, i, j)) as f64;
+                let Some(c) = cand.get_mut(cand_slot(pair, from_lo, n, i, j, w)) else {
+                    return;
+                };
+                let (u, v) = (d - ser, -d - ser);
+                if u < c.w.u {
+                    c.w.u = u;
+                    c.w.tu = x;
+                    c.at_u = at;
+                }
+                if v < c.w.v {
+                    c.w.v = v;
+                    c.w.tv = x;
+                    c.at_v = at;
+                }
+            });
+        });
+    }
+}
+
+/// Each address pair's orientation from the threads' votes, and the
+/// frames each point pair shares (`shared[p * n + q]`); with the clocks'
+/// windows each thread made, ready for [`fit_pairs`].
+fn directions(
+    n: usize,
+    flows: &mut Flows,
+    parts: Vec<VotePart>,
+) -> (Vec<u64>, Option<Vec<Vec<Window>>>) {
+    let pairs = flows.pairs.len();
+    let slots = pairs * n * n * VOTE_WINDOWS;
+    let with_clocks = pairs * 2 * n * n * FIT_WINDOWS <= MAX_CANDS;
     let mut mins = vec![(i64::MAX, i64::MAX); slots];
     let mut shared = vec![0u64; n * n];
     for (m, s, _) in &parts {
@@ -550,7 +601,7 @@ fn directions(
             _ => None,
         };
     }
-    flows.settle(inputs.len());
+    flows.settle(n);
     let wins = with_clocks.then(|| {
         parts
             .iter()

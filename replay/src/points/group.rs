@@ -1,8 +1,10 @@
 //! Every point's sightings grouped by content: one pass that scatters
-//! them into buckets by the hash's high bits, then each bucket sorted on
-//! its own (small enough to stay in cache), the buckets shared among the
-//! threads. A group is a run of equal hashes: copies of one frame, each
-//! point's in its own capture order.
+//! them into buckets by the hash's high bits (each thread a share of the
+//! sightings, each read once), then each bucket sorted on its own (small
+//! enough to stay in cache), the buckets shared among the threads, each
+//! sorted bucket handed at once to a pass that reads every
+//! group (the direction votes). A group is a run of equal hashes: copies
+//! of one frame, each point's in its own capture order.
 
 use super::PointInput;
 use super::journey::{Flows, NONE};
@@ -69,9 +71,29 @@ impl Entry {
 /// The sightings of every point, by content.
 #[derive(Debug)]
 pub(super) struct Groups {
-    /// One part per thread, each a contiguous range of buckets: the
-    /// threads of every later pass take one each.
-    pub parts: Vec<Vec<Entry>>,
+    /// Every entry, bucket after bucket.
+    entries: Vec<Entry>,
+    /// Where each thread's part starts and ends among the entries: a
+    /// contiguous range of buckets; the threads of every later pass take
+    /// one each.
+    parts: Vec<std::ops::Range<usize>>,
+    /// Each point's first and last time (0 and 0 without sightings),
+    /// taken in the counting pass.
+    pub spans: Vec<(u64, u64)>,
+}
+
+// SAFETY: `Entry` is integers only (no padding: 8 + 8 + 8 + 4 + 4 bytes,
+// asserted above), for which all zero bytes are a value; so that the
+// entries come zeroed from the allocator, each page first touched by the
+// thread that scatters into it, rather than filled first.
+#[allow(unsafe_code)]
+unsafe impl bytemuck::Zeroable for Entry {}
+
+/// What a thread does with each bucket once it is sorted, while it is
+/// still in the cache: a pass over every group fused into the grouping.
+pub(super) trait BucketVisit: Send {
+    /// `bucket`, sorted, starting at `at` in the thread's part.
+    fn bucket(&mut self, bucket: &[Entry], at: usize);
 }
 
 /// Buckets for `total` sightings: about 1 Ki entries each (32 KiB), so
@@ -81,99 +103,210 @@ fn bucket_bits(total: usize) -> u32 {
     (usize::BITS - want.leading_zeros()).clamp(4, 22)
 }
 
+/// Each thread's share of the sightings: (point, from, to), the points'
+/// sightings taken as one list cut in `threads` equal ranges.
+fn shares(inputs: &[PointInput<'_>], threads: usize) -> Vec<Vec<(usize, usize, usize)>> {
+    let total: usize = inputs.iter().map(|p| p.sightings.len()).sum();
+    let mut out = Vec::with_capacity(threads);
+    let (mut point, mut i) = (0usize, 0usize);
+    for k in 1..=threads {
+        let mut want = total * k / threads - total * (k - 1) / threads;
+        let mut mine = Vec::new();
+        while want > 0 && point < inputs.len() {
+            let len = inputs[point].sightings.len();
+            let take = (len - i).min(want);
+            if take > 0 {
+                mine.push((point, i, i + take));
+            }
+            want -= take;
+            i += take;
+            if i == len {
+                point += 1;
+                i = 0;
+            }
+        }
+        out.push(mine);
+    }
+    out
+}
+
 impl Groups {
-    /// Counts per bucket, then each thread scatters the sightings of its
-    /// own range of buckets (a contiguous part of the entries: every thread
-    /// reads all sightings in order, writes only its part) and sorts them.
-    pub fn build(inputs: &[PointInput<'_>], flows: &Flows, threads: usize) -> Groups {
+    /// Three steps on `threads` threads: each counts its share of the
+    /// sightings per bucket (and each point's span); each scatters its
+    /// share into the buckets, at its place in each (after the earlier
+    /// shares': a bucket's entries stay in point order, each point's in its
+    /// order); each sorts a contiguous range of buckets (its part) and
+    /// hands each sorted bucket to its visitor (made by `visitor` from the
+    /// spans; `None` for a thread that failed).
+    pub fn build<V: BucketVisit>(
+        inputs: &[PointInput<'_>],
+        flows: &Flows,
+        threads: usize,
+        visitor: impl Fn(&[(u64, u64)]) -> V + Sync,
+    ) -> (Groups, Vec<Option<V>>) {
         let total: usize = inputs.iter().map(|p| p.sightings.len()).sum();
         let bits = bucket_bits(total);
         let buckets = 1usize << bits;
         let shift = 64 - bits;
+        let threads = threads.max(1);
+        let shares = shares(inputs, threads);
+        // Per share: its count per bucket, its points' (first, last).
+        type Counted = (Vec<u32>, Vec<(u64, u64)>);
+        let counted: Vec<Counted> = std::thread::scope(|sc| {
+            let handles: Vec<_> = shares
+                .iter()
+                .map(|share| {
+                    sc.spawn(move || {
+                        let mut counts = vec![0u32; buckets];
+                        let mut spans = vec![(u64::MAX, 0u64); inputs.len()];
+                        for &(point, from, to) in share {
+                            let (mut lo, mut hi) = spans[point];
+                            for s in &inputs[point].sightings[from..to] {
+                                counts[(s.hash >> shift) as usize] += 1;
+                                lo = lo.min(s.ts_ns);
+                                hi = hi.max(s.ts_ns);
+                            }
+                            spans[point] = (lo, hi);
+                        }
+                        (counts, spans)
+                    })
+                })
+                .collect();
+            // A share whose count failed counts nothing: its sightings
+            // are left out (unmatched) rather than the analysis lost.
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| (vec![0; buckets], Vec::new())))
+                .collect()
+        });
+        let mut spans = vec![(u64::MAX, 0u64); inputs.len()];
+        for (_, s) in &counted {
+            for (a, b) in spans.iter_mut().zip(s) {
+                *a = (a.0.min(b.0), a.1.max(b.1));
+            }
+        }
+        for s in &mut spans {
+            if s.0 > s.1 {
+                *s = (0, 0);
+            }
+        }
+        // Bucket bounds, and each share's room in each bucket.
         let mut bounds = vec![0usize; buckets + 1];
-        for p in inputs {
-            for s in p.sightings {
-                bounds[(s.hash >> shift) as usize + 1] += 1;
+        for (c, _) in &counted {
+            for (b, &k) in c.iter().enumerate() {
+                bounds[b + 1] += k as usize;
             }
         }
         for i in 1..=buckets {
             bounds[i] += bounds[i - 1];
         }
-        let threads = threads.max(1);
-        let bounds_ref = &bounds;
-        // Each thread allocates its own part (its pages first touched
-        // there, in parallel), scatters into it and sorts it.
-        let parts: Vec<Vec<Entry>> = std::thread::scope(|sc| {
-            let mut first_bucket = 0usize;
-            let mut handles = Vec::with_capacity(threads);
-            for local in split(&bounds, threads) {
-                // The buckets this part holds: from `first_bucket`, one
-                // fewer than its local bounds.
-                let nb = local.len().saturating_sub(1);
-                let range = first_bucket..first_bucket + nb;
-                first_bucket += nb;
-                handles.push(sc.spawn(move || {
-                    let mut part = vec![
-                        Entry {
-                            hash: 0,
-                            at: 0,
-                            ts: 0,
-                            flow: NONE,
-                            psn_op: 0,
-                        };
-                        local.last().copied().unwrap_or(0)
-                    ];
-                    let base_at = bounds_ref[range.start];
-                    let mut next: Vec<usize> = bounds_ref[range.clone()]
-                        .iter()
-                        .map(|&b| b - base_at)
-                        .collect();
-                    for (point, p) in inputs.iter().enumerate() {
-                        let base = (point as u64) << AT_POINT_SHIFT;
-                        for (i, s) in p.sightings.iter().enumerate() {
-                            let b = (s.hash >> shift) as usize;
-                            if !range.contains(&b) {
-                                continue;
-                            }
-                            let k = b - range.start;
-                            let slot = next[k];
-                            next[k] += 1;
-                            if let Some(e) = part.get_mut(slot) {
-                                *e = Entry {
-                                    hash: s.hash,
-                                    at: base
-                                        | ((i as u64) << AT_IDX_SHIFT)
-                                        | (u64::from(s.syndrome) << 14)
-                                        | u64::from(s.wire_len.min(0x3FFF)),
-                                    ts: s.ts_ns,
-                                    flow: flows.flow_of(point, s.conv).unwrap_or(NONE),
-                                    psn_op: (s.psn << 8) | u32::from(s.opcode),
+        let mut entries: Vec<Entry> = bytemuck::allocation::zeroed_vec(bounds[buckets]);
+        let mut rooms: Vec<Vec<&mut [Entry]>> =
+            (0..threads).map(|_| Vec::with_capacity(buckets)).collect();
+        let mut rest: &mut [Entry] = &mut entries;
+        for b in 0..buckets {
+            for (t, (c, _)) in counted.iter().enumerate() {
+                let (room, after) = std::mem::take(&mut rest).split_at_mut(c[b] as usize);
+                rooms[t].push(room);
+                rest = after;
+            }
+        }
+        let scattered = std::thread::scope(|sc| {
+            let handles: Vec<_> = shares
+                .iter()
+                .zip(rooms)
+                .map(|(share, mut room)| {
+                    sc.spawn(move || {
+                        let mut next = vec![0u32; room.len()];
+                        for &(point, from, to) in share {
+                            let base = (point as u64) << AT_POINT_SHIFT;
+                            for (i, s) in inputs[point].sightings[from..to].iter().enumerate() {
+                                let b = (s.hash >> shift) as usize;
+                                let (Some(r), Some(k)) = (room.get_mut(b), next.get_mut(b)) else {
+                                    continue;
                                 };
+                                if let Some(e) = r.get_mut(*k as usize) {
+                                    *e = Entry {
+                                        hash: s.hash,
+                                        at: base
+                                            | (((from + i) as u64) << AT_IDX_SHIFT)
+                                            | (u64::from(s.syndrome) << 14)
+                                            | u64::from(s.wire_len.min(0x3FFF)),
+                                        ts: s.ts_ns,
+                                        flow: flows.flow_of(point, s.conv).unwrap_or(NONE),
+                                        psn_op: (s.psn << 8) | u32::from(s.opcode),
+                                    };
+                                }
+                                *k += 1;
                             }
                         }
-                    }
+                    })
+                })
+                .collect();
+            handles.into_iter().all(|h| h.join().is_ok())
+        });
+        // The parts: about equal entries, whole buckets.
+        let mut parts = Vec::with_capacity(threads);
+        let mut first_bucket = 0usize;
+        for local in split(&bounds, threads) {
+            let nb = local.len().saturating_sub(1);
+            parts.push((first_bucket, local));
+            first_bucket += nb;
+        }
+        let (bounds_ref, spans_ref, visitor) = (&bounds, &spans, &visitor);
+        let visits: Vec<Option<V>> = std::thread::scope(|sc| {
+            let mut rest: &mut [Entry] = &mut entries;
+            let mut handles = Vec::with_capacity(threads);
+            for (first, local) in &parts {
+                let len = local.last().copied().unwrap_or(0);
+                let (part, after) = std::mem::take(&mut rest).split_at_mut(len);
+                rest = after;
+                let first = *first;
+                handles.push(sc.spawn(move || {
+                    let base = bounds_ref[first];
                     let mut sorter = BucketSort::new(shift);
+                    let mut visit = visitor(spans_ref);
                     for w in local.windows(2) {
                         if let Some(b) = part.get_mut(w[0]..w[1]) {
                             sorter.sort(b);
+                            visit.bucket(b, w[0]);
                         }
                     }
-                    part
+                    debug_assert_eq!(base + len, bounds_ref[first + local.len() - 1]);
+                    visit
                 }));
             }
-            // A part whose thread failed is empty: its frames unmatched
-            // rather than the whole analysis lost.
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect()
+            handles.into_iter().map(|h| h.join().ok()).collect()
         });
-        Groups { parts }
+        // A part whose thread failed is empty: its frames unmatched
+        // rather than the whole analysis lost; every part when a scatter
+        // failed (the entries are not all there).
+        let mut ranges = Vec::with_capacity(threads);
+        let mut at = 0;
+        for ((_, local), visit) in parts.iter().zip(&visits) {
+            let len = local.last().copied().unwrap_or(0);
+            ranges.push(if scattered && visit.is_some() {
+                at..at + len
+            } else {
+                at..at
+            });
+            at += len;
+        }
+        (
+            Groups {
+                entries,
+                parts: ranges,
+                spans,
+            },
+            visits,
+        )
     }
 
     /// Every entry, part by part (a group never spans two).
     pub fn all(&self) -> impl Iterator<Item = &[Entry]> {
-        self.parts.iter().map(Vec::as_slice)
+        self.parts
+            .iter()
+            .map(|r| self.entries.get(r.clone()).unwrap_or(&[]))
     }
 }
 
@@ -319,6 +452,47 @@ mod tests {
         want.sort_unstable();
         BucketSort::new(shift).sort(&mut b);
         assert_eq!(b, want);
+    }
+
+    #[test]
+    fn shares_cover_every_sighting_once_in_order() {
+        let lens = [5usize, 0, 7, 1];
+        let lists: Vec<Vec<crate::points::Sighting>> = lens
+            .iter()
+            .map(|&n| vec![crate::points::Sighting::default(); n])
+            .collect();
+        let inputs: Vec<PointInput<'_>> = lists
+            .iter()
+            .map(|l| PointInput {
+                name: "p",
+                sightings: l,
+                conversations: &[],
+                qps: &[],
+                ordinal: false,
+                fixed_offset_ns: None,
+                let_go: 0,
+            })
+            .collect();
+        for t in 1..6 {
+            let sh = shares(&inputs, t);
+            assert_eq!(sh.len(), t);
+            let flat: Vec<(usize, usize)> = sh
+                .iter()
+                .flatten()
+                .flat_map(|&(p, from, to)| (from..to).map(move |i| (p, i)))
+                .collect();
+            let want: Vec<(usize, usize)> = lens
+                .iter()
+                .enumerate()
+                .flat_map(|(p, &n)| (0..n).map(move |i| (p, i)))
+                .collect();
+            assert_eq!(flat, want, "{t} threads");
+            let sizes: Vec<usize> = sh
+                .iter()
+                .map(|v| v.iter().map(|x| x.2 - x.1).sum())
+                .collect();
+            assert!(sizes.iter().max().unwrap_or(&0) - sizes.iter().min().unwrap_or(&0) <= 1);
+        }
     }
 
     #[test]

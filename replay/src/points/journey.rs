@@ -378,10 +378,7 @@ fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
             path.pts[usize::from(w[0].pos)],
             path.pts[usize::from(w[1].pos)],
         );
-        if w[1].pos == w[0].pos + 1
-            && !ctx.a.is_ordinal(usize::from(p))
-            && !ctx.a.is_ordinal(usize::from(q))
-        {
+        if w[1].pos == w[0].pos + 1 && (ctx.timed >> p) & (ctx.timed >> q) & 1 != 0 {
             out.latency.push(LatSample {
                 from: p,
                 to: q,
@@ -430,7 +427,8 @@ fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
 
 /// What every journey of one group shares.
 struct Emit<'a> {
-    a: &'a Aligned,
+    /// The points with times (not ordinal), a bit each.
+    timed: u32,
     path: &'a PathPts,
     flow: u32,
     part: u32,
@@ -566,6 +564,19 @@ fn follow_part(
     // members start in `scratch`, count).
     let mut open: Vec<(u8, i64, Vec<Copy>)> = Vec::new();
     let tol = a.tol_ns;
+    let timed = (0..n)
+        .filter(|&p| !a.is_ordinal(p))
+        .fold(0u32, |m, p| m | 1 << p);
+    let no_path = PathPts::default();
+    let mut ctx = Emit {
+        timed,
+        path: &no_path,
+        flow: NONE,
+        part,
+        usual: super::Fate::Delivered,
+        marks,
+        bins,
+    };
     for_each_group(entries, |g| {
         let first = g[0];
         let flow = first.flow;
@@ -590,18 +601,12 @@ fn follow_part(
         }
         let once = copies.windows(2).all(|w| w[0].pos != w[1].pos);
         let start = out.journeys.len();
-        let mut ctx = Emit {
-            a,
-            path,
-            flow,
-            part,
-            usual: if path.len < 2 {
-                super::Fate::Unjudged
-            } else {
-                super::Fate::Delivered
-            },
-            marks,
-            bins,
+        ctx.path = path;
+        ctx.flow = flow;
+        ctx.usual = if path.len < 2 {
+            super::Fate::Unjudged
+        } else {
+            super::Fate::Delivered
         };
         if once {
             // The usual group: one copy per point, one journey. The entries

@@ -33,6 +33,40 @@ pub(super) fn quantiles(v: &mut [i32], lo: f64, hi: f64) -> (i64, i64) {
     (i64::from(x_lo), i64::from(x_hi))
 }
 
+/// Values spanning at most this many nanoseconds are counted rather
+/// than searched for their quantiles.
+const COUNTED_RANGE: usize = 1 << 16;
+
+/// What [`quantiles`] gives, from a count of each value: one pass over
+/// `v` (its values between `min` and `max`) and one over the range, for
+/// a segment's many samples in a narrow range of latency.
+fn quantiles_counted(v: &[i32], min: i32, max: i32, lo: f64, hi: f64) -> (i64, i64) {
+    if v.is_empty() {
+        return (0, 0);
+    }
+    let mut counts = vec![0u32; (i64::from(max) - i64::from(min) + 1).max(1) as usize];
+    for &x in v {
+        if let Some(c) = counts.get_mut((i64::from(x) - i64::from(min)) as usize) {
+            *c += 1;
+        }
+    }
+    let rank = |q: f64| ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
+    let (k_lo, k_hi) = (rank(lo), rank(hi));
+    let mut below = 0usize;
+    let mut x_lo = None;
+    for (i, &c) in counts.iter().enumerate() {
+        below += c as usize;
+        let x = i64::from(min) + i as i64;
+        if x_lo.is_none() && below > k_lo {
+            x_lo = Some(x);
+        }
+        if below > k_hi {
+            return (x_lo.unwrap_or(x), x);
+        }
+    }
+    (i64::from(max), i64::from(max))
+}
+
 /// The series' bins over the points' span, as each sample is put in one
 /// when it is taken.
 #[derive(Debug, Clone, Copy)]
@@ -79,7 +113,6 @@ pub(super) fn segments(
     for k in 1..starts.len() {
         starts[k] += starts[k - 1];
     }
-    let (bins, width) = (bins_of.count, bins_of.width);
     let mut next = starts.clone();
     let mut by_seg = vec![(0u32, 0i32); starts[n * n]];
     for s in samples() {
@@ -87,61 +120,25 @@ pub(super) fn segments(
         by_seg[next[k]] = (s.bin, s.ns);
         next[k] += 1;
     }
-    let mut out = Vec::new();
-    let mut values = Vec::new();
-    let mut binned = Vec::new();
-    for k in 0..n * n {
-        let seg = &by_seg[starts[k]..starts[k + 1]];
-        if seg.is_empty() {
-            continue;
-        }
-        let (from, to) = ((k / n) as u8, (k % n) as u8);
-        values.clear();
-        values.extend(seg.iter().map(|s| s.1));
-        let negative = values.iter().filter(|&&v| v < 0).count() as u64;
-        let min_ns = i64::from(values.iter().copied().min().unwrap_or(0));
-        let max_ns = i64::from(values.iter().copied().max().unwrap_or(0));
-        let (p50_ns, p99_ns) = quantiles(&mut values, 0.5, 0.99);
-        // The series: the segment's samples by bin.
-        let mut bin_starts = vec![0usize; bins + 1];
-        for s in seg {
-            bin_starts[s.0 as usize + 1] += 1;
-        }
-        for b in 1..=bins {
-            bin_starts[b] += bin_starts[b - 1];
-        }
-        let mut at = bin_starts.clone();
-        binned.clear();
-        binned.resize(seg.len(), 0i32);
-        for s in seg {
-            let b = s.0 as usize;
-            binned[at[b]] = s.1;
-            at[b] += 1;
-        }
-        let mut series = Vec::new();
-        for b in 0..bins {
-            let v = &mut binned[bin_starts[b]..bin_starts[b + 1]];
-            if v.is_empty() {
-                continue;
-            }
-            let start = bins_of.start as f64 + b as f64 * width;
-            let (p50, p99) = quantiles(v, 0.5, 0.99);
-            series.push(((t0 as i64 + start as i64).max(0) as u64, p50, p99));
-        }
-        let name = |p: u8| names.get(usize::from(p)).map_or("?", String::as_str);
-        out.push(SegmentLatency {
-            name: format!("{}>{}", name(from), name(to)),
-            from,
-            to,
-            frames: seg.len() as u64,
-            p50_ns,
-            p99_ns,
-            min_ns,
-            max_ns,
-            negative,
-            series,
-        });
-    }
+    // Each segment on a thread of its own (a few, each a share of the
+    // samples): the longest task of the analysis' last step when one
+    // thread took them all.
+    let by_seg = &by_seg;
+    let starts = &starts;
+    let mut out: Vec<SegmentLatency> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..n * n)
+            .filter(|&k| starts[k + 1] > starts[k])
+            .map(|k| {
+                sc.spawn(move || {
+                    let seg = &by_seg[starts[k]..starts[k + 1]];
+                    let (from, to) = ((k / n) as u8, (k % n) as u8);
+                    segment(seg, from, to, names, bins_of, t0)
+                })
+            })
+            .collect();
+        // A segment whose thread failed is left out (the others kept).
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
     // Path order: the forward direction's segments first.
     out.sort_by_key(|s| {
         (
@@ -154,6 +151,70 @@ pub(super) fn segments(
         )
     });
     out
+}
+
+/// One segment's latency from its samples (bin, ns).
+fn segment(
+    seg: &[(u32, i32)],
+    from: u8,
+    to: u8,
+    names: &[String],
+    bins_of: Bins,
+    t0: u64,
+) -> SegmentLatency {
+    let (bins, width) = (bins_of.count, bins_of.width);
+    let mut values: Vec<i32> = seg.iter().map(|s| s.1).collect();
+    let negative = values.iter().filter(|&&v| v < 0).count() as u64;
+    let min_ns = i64::from(values.iter().copied().min().unwrap_or(0));
+    let max_ns = i64::from(values.iter().copied().max().unwrap_or(0));
+    let range = (max_ns - min_ns + 1) as usize;
+    // The counts no larger than a sixteenth of the values (nothing added
+    // to the peak of memory).
+    let (p50_ns, p99_ns) = if range <= COUNTED_RANGE && range * 16 <= values.len() {
+        quantiles_counted(&values, min_ns as i32, max_ns as i32, 0.5, 0.99)
+    } else {
+        quantiles(&mut values, 0.5, 0.99)
+    };
+    // The series: the segment's samples by bin.
+    let mut bin_starts = vec![0usize; bins + 1];
+    for s in seg {
+        bin_starts[s.0 as usize + 1] += 1;
+    }
+    for b in 1..=bins {
+        bin_starts[b] += bin_starts[b - 1];
+    }
+    let mut at = bin_starts.clone();
+    // The whole segment's values are no longer needed: their room holds
+    // the bins'.
+    let binned = &mut values;
+    for s in seg {
+        let b = s.0 as usize;
+        binned[at[b]] = s.1;
+        at[b] += 1;
+    }
+    let mut series = Vec::new();
+    for b in 0..bins {
+        let v = &mut binned[bin_starts[b]..bin_starts[b + 1]];
+        if v.is_empty() {
+            continue;
+        }
+        let start = bins_of.start as f64 + b as f64 * width;
+        let (p50, p99) = quantiles(v, 0.5, 0.99);
+        series.push(((t0 as i64 + start as i64).max(0) as u64, p50, p99));
+    }
+    let name = |p: u8| names.get(usize::from(p)).map_or("?", String::as_str);
+    SegmentLatency {
+        name: format!("{}>{}", name(from), name(to)),
+        from,
+        to,
+        frames: seg.len() as u64,
+        p50_ns,
+        p99_ns,
+        min_ns,
+        max_ns,
+        negative,
+        series,
+    }
 }
 
 #[cfg(test)]
@@ -184,6 +245,26 @@ mod tests {
             }
         }
         assert_eq!(quantiles(&mut [], 0.5, 0.99), (0, 0));
+    }
+
+    #[test]
+    fn counted_quantiles_are_the_searched_ones() {
+        for len in [1usize, 2, 3, 7, 50, 99, 100, 101, 1000, 5000] {
+            let v: Vec<i32> = (0..len).map(|i| ((i * 7919) % 1013) as i32 - 300).collect();
+            let (min, max) = (
+                v.iter().copied().min().unwrap_or(0),
+                v.iter().copied().max().unwrap_or(0),
+            );
+            for (lo, hi) in [(0.5, 0.99), (0.5, 0.5), (0.0, 1.0), (0.25, 0.75)] {
+                let mut w = v.clone();
+                assert_eq!(
+                    quantiles_counted(&v, min, max, lo, hi),
+                    quantiles(&mut w, lo, hi),
+                    "{len} values, {lo} and {hi}"
+                );
+            }
+        }
+        assert_eq!(quantiles_counted(&[], 0, 0, 0.5, 0.99), (0, 0));
     }
 
     #[test]

@@ -8,9 +8,10 @@
 //!
 //! 1. groups them by content (`group.rs`): the frames of one group are
 //!    copies of one frame, seen at different points or sent again;
-//! 2. decides each address pair's direction and aligns the clocks
-//!    (`align.rs`): offset and drift of each point against the first,
-//!    from frames seen at both in both directions;
+//! 2. decides each address pair's direction (its votes taken bucket by
+//!    bucket as step 1 sorts them, while they are in the cache) and aligns
+//!    the clocks (`align.rs`): offset and drift of each point against the
+//!    first, from frames seen at both in both directions;
 //! 3. follows each frame from point to point (`journey.rs`): a copy at a
 //!    point downstream belongs to the latest copy upstream that was not
 //!    after it; which points saw it is its path;
@@ -498,8 +499,16 @@ pub fn analyse(inputs: &[PointInput<'_>], cfg: &PointsConfig) -> Result<PointsRe
         }
     }
     let flows = journey::Flows::new(inputs);
-    let groups = group::Groups::build(inputs, &flows, cfg.threads);
-    let aligned = align::align(inputs, flows, &groups, cfg)?;
+    // The direction votes taken as the grouping sorts each bucket.
+    let (groups, votes) = group::Groups::build(inputs, &flows, cfg.threads, |spans| {
+        align::Votes::new(inputs, &flows, spans, cfg)
+    });
+    let votes: Vec<align::VotePart> = votes
+        .into_iter()
+        .flatten()
+        .map(align::Votes::done)
+        .collect();
+    let aligned = align::align(inputs, flows, &groups, votes, cfg)?;
     let mut followed = journey::follow(inputs, &aligned.flows, &groups, &aligned, cfg);
     drop(groups);
     let walked = walk::walk(inputs, &aligned.flows, &followed, &aligned);
