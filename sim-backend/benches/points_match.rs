@@ -147,16 +147,6 @@ fn main() {
 /// The process' CPU time so far, every thread (ended ones too), seconds:
 /// `utime + stime` from `/proc/self/stat`, in 10 ms ticks.
 fn process_cpu_s() -> f64 {
-    let s = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let f: Vec<&str> = s
-        .rsplit(')')
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
-    let ticks: u64 = [11, 12]
-        .iter()
-        .filter_map(|&i| f.get(i).and_then(|v| v.parse::<u64>().ok()))
-        .sum();
-    ticks as f64 / 100.0
+    let (user, system) = rocescope_testkit::proc_cpu_ticks("/proc/self/stat");
+    (user + system) as f64 / 100.0
 }
