@@ -104,14 +104,7 @@ fn the_ladder_shows_a_response_lost_on_its_way_back() {
     std::fs::create_dir_all(&dir).unwrap();
     // The core's ladder test's scenario: its 20th frame toward alice is
     // lost in the switch's queue.
-    let test = include_str!("../core/tests/points_ladder.rs");
-    let scenario = test
-        .split("r#\"")
-        .nth(1)
-        .unwrap()
-        .split("\"#")
-        .next()
-        .unwrap();
+    let scenario = include_str!("../core/tests/ack-lost-toward-alice.toml");
     std::fs::write(dir.join("ack.toml"), scenario).unwrap();
     rocescope_testkit::run_ok(
         Command::new(bin)

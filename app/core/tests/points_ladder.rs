@@ -10,32 +10,12 @@ use rocescope_core::query::{UNSEEN_ROW, ladder_qp, ladder_rows};
 use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model};
 
-fn scenario() -> String {
-    rocescope_testkit::alice_to_bob("ack-lost-toward-alice", 3, 200_000)
-        + r#"
-size_bytes = 65536
-queue_depth = 2
-# In the switch's queue toward alice: an ACK the mirror saw.
-[[fault]]
-kind = "loss"
-node = "alice"
-at = "switch"
-nth = 20
-[[point]]
-name = "a"
-tap = "alice"
-[[point]]
-name = "sw"
-tap = "switch"
-[[point]]
-name = "b"
-tap = "bob"
-"#
-}
+/// The scenario, shared with the terminal workbench's test.
+const SCENARIO: &str = include_str!("ack-lost-toward-alice.toml");
 
 #[test]
 fn a_response_lost_on_sw_a_is_drawn_on_the_ladder() {
-    let sc = rocescope_sim::Scenario::from_toml(&scenario(), "ack-lost.toml").unwrap();
+    let sc = rocescope_sim::Scenario::from_toml(SCENARIO, "ack-lost.toml").unwrap();
     let run = rocescope_core::lesson::points::run(sc).unwrap();
     let loss = run
         .report
