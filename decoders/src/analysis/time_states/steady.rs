@@ -70,20 +70,7 @@ impl Acct {
             }
         }
         // Its own packet: sending, unless the window is full with it.
-        let from = to.max(self.runs.end_ns);
-        let to = s.end_ns.max(from);
-        let state = match s.window {
-            Some(w) if s.outstanding_after >= w => TimeState::WindowFull,
-            _ => TimeState::Sending,
-        };
-        self.runs.push(to, state);
-        if let Some(mid) = s.mid_message {
-            self.mid_message = mid;
-            self.last_progress_ns = s.ts_ns;
-        }
-        self.out_at_mark = s.outstanding_after;
-        self.busy_at_mark = s.busy_bytes;
-        self.last_event = (self.runs.end_ns, s.busy_bytes);
+        self.steady_own_packet(to, s);
         true
     }
 
@@ -103,7 +90,14 @@ impl Acct {
         };
         self.close_wait(s.ts_ns, &end, cx);
         self.segs.clear();
-        let from = s.ts_ns.max(self.runs.end_ns);
+        self.steady_own_packet(s.ts_ns, s);
+    }
+
+    /// A steady request's own packet on the wire from `from` (or the runs'
+    /// end): sending, unless the window is full with it; the marks moved on.
+    #[inline(always)]
+    fn steady_own_packet(&mut self, from: u64, s: &Steady<'_>) {
+        let from = from.max(self.runs.end_ns);
         let to = s.end_ns.max(from);
         let state = match s.window {
             Some(w) if s.outstanding_after >= w => TimeState::WindowFull,
