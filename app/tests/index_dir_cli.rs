@@ -55,11 +55,29 @@ fn a_second_open_reads_the_index_back_and_says_the_same() {
     assert!(human.contains("(not indexed)"), "{human}");
 
     // The same rows and counters as a fresh index, byte for byte: the RC
-    // analysis' JSON (the analysis reads the frames again), every row
-    // exported, SQL over every row.
+    // analysis' JSON (the analysis kept beside the index taken back),
+    // every row exported, SQL over every row.
+    let kept_analysis = std::path::Path::new(kept["folder"].as_str().unwrap()).join("analysis");
+    assert!(
+        kept_analysis.is_file(),
+        "the first stats keeps its analysis"
+    );
     let again = rocescope_ok(&["stats", cap, "--json", "--index-dir", d]);
     assert_eq!(text(&again.stderr), "");
     assert_eq!(first.stdout, again.stdout);
+    // Other settings: the analysis is made again, and says why.
+    let slower = ["stats", cap, "--json", "--link-gbps", "25"];
+    let other = rocescope_ok(&[&slower[..], &["--index-dir", d]].concat());
+    let err = text(&other.stderr);
+    assert!(
+        err.contains("the analysis kept in")
+            && err.contains("(link_gbps the capture's -> 25); reading the frames again"),
+        "{err}"
+    );
+    assert_eq!(other.stdout, rocescope_ok(&slower).stdout);
+    let other_again = rocescope_ok(&[&slower[..], &["--index-dir", d]].concat());
+    assert_eq!(text(&other_again.stderr), "", "kept for the next open");
+    assert_eq!(other_again.stdout, other.stdout);
     same_with_and_without(
         folder.path(),
         cap,
@@ -254,7 +272,7 @@ fn the_workbench_says_the_index_was_reused() {
     rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
     let dir = folder.path().join("indexes");
     // The first open, as `stats` makes it: the RC analysis' verdicts on
-    // the rows, as the workbench needs them.
+    // the rows, as the workbench needs them, and the analysis itself.
     rocescope_ok(&["stats", s(&capture), "--index-dir", s(&dir)]);
     let status_file = folder.path().join("status");
     let session = format!("rocescope-index-dir-{}", std::process::id());
@@ -268,10 +286,13 @@ fn the_workbench_says_the_index_was_reused() {
     tmux_session(&session, 250, 40, &cmd);
     let screen = wait_for(&session, "index: reused from", 60);
     let reused = screen.contains(&format!("index: reused from {}", dir.display()));
+    // The analysis `stats` kept came back with the rows.
+    let analysis_too = screen.contains("the analysis too)");
     let (list_has_last, end) = support::end_shows_frame(&session, 200_000);
     tmux(&["send-keys", "-t", &session, "q"]);
     let status = support::exit_status(&session, &status_file, 20);
     assert!(reused, "{screen}");
+    assert!(analysis_too, "{screen}");
     assert!(list_has_last, "{end}");
     assert_eq!(status, "0", "exit status");
 }

@@ -93,3 +93,75 @@ fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
     assert_eq!(all_rows(&third), rows);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `path` opened with the RC analysis under `cfg`, the index kept in `dir`.
+fn open_analysed(
+    path: &std::path::Path,
+    dir: Option<&std::path::Path>,
+    cfg: rocescope_decoders::analysis::AnalysisConfig,
+) -> (std::sync::Arc<Store>, rocescope_replay::store::RcAnalyzer) {
+    let an = rocescope_replay::store::RcAnalyzer(std::sync::Arc::new(std::sync::Mutex::new(
+        rocescope_decoders::analysis::RcAnalysis::new(cfg),
+    )));
+    let s = Store::open_kept(
+        path,
+        Default::default(),
+        Box::new(an.clone()),
+        &Default::default(),
+        None,
+        dir,
+    )
+    .unwrap();
+    s.wait();
+    (s, an)
+}
+
+#[test]
+fn the_analysis_is_kept_beside_the_index_and_taken_back_only_under_its_settings() {
+    use rocescope_decoders::analysis::AnalysisConfig;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("index-dir-analysis");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let capture = dir.join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, 20_000, 1_000).unwrap();
+    let kept = dir.join("indexes");
+    let plain = AnalysisConfig::default();
+    let other = AnalysisConfig {
+        window_packets: 8,
+        ..plain
+    };
+    let report = |cfg, dir: Option<&std::path::Path>| {
+        let (s, an) = open_analysed(&capture, dir, cfg);
+        (s.index_dir_status(), an.finish_report())
+    };
+    let (_, fresh) = report(plain, None);
+    assert!(
+        !fresh.episodes.is_empty(),
+        "the capture has resends to find"
+    );
+    let (status, first) = report(plain, Some(&kept));
+    let status = status.unwrap();
+    assert!(!status.reused && !status.analysis_reused, "{status:?}");
+    assert_eq!(first, fresh);
+
+    // The second open takes both back: the same findings, no frame read.
+    let (status, second) = report(plain, Some(&kept));
+    let status = status.unwrap();
+    assert!(status.reused && status.analysis_reused, "{status:?}");
+    assert!(status.summary().contains("the analysis too"), "{status:?}");
+    assert_eq!(second, fresh);
+
+    // Other settings: the rows are taken back, the analysis made again
+    // (and said why), and kept for the next open under them.
+    let (_, fresh_other) = report(other, None);
+    assert_ne!(fresh_other, fresh, "the window changes what is found");
+    let (status, third) = report(other, Some(&kept));
+    let status = status.unwrap();
+    assert!(status.reused && !status.analysis_reused, "{status:?}");
+    let why = status.analysis_stale.unwrap();
+    assert!(why.contains("other settings"), "{why}");
+    assert_eq!(third, fresh_other);
+    let (status, fourth) = report(other, Some(&kept));
+    assert!(status.unwrap().analysis_reused);
+    assert_eq!(fourth, fresh_other);
+}

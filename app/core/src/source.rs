@@ -375,9 +375,13 @@ pub fn open(
             source.path = Some(path);
             let mut model = crate::Model::new(store, analysis, source);
             // The status line says where the rows came from: a reused
-            // index, or why the one kept was stale.
+            // index (with its analysis, or why not), or why the one kept
+            // was stale.
             if let Some(kept) = kept {
-                model.status = kept.stale_line().unwrap_or_else(|| kept.summary());
+                model.status = kept
+                    .stale_line()
+                    .or_else(|| kept.analysis_stale_line())
+                    .unwrap_or_else(|| kept.summary());
             }
             Ok(model)
         }

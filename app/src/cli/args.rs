@@ -123,10 +123,10 @@ pub struct MemoryArgs {
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub max_memory: Option<u64>,
     /// Keep the capture's index in DIR (one folder per capture, about 24
-    /// bytes a packet) and read it back at the next open of the unchanged
-    /// file instead of indexing it; a stale one (the file's size or
-    /// modification time changed, other --roce-port, another version) is
-    /// said and rebuilt.
+    /// bytes a packet), with its RC analysis, and read them back at the
+    /// next open of the unchanged file instead of indexing it; a stale one
+    /// (the file's size or modification time changed, other --roce-port or
+    /// analysis settings, another version) is said and rebuilt.
     #[arg(long, value_name = "DIR")]
     pub index_dir: Option<PathBuf>,
 }

@@ -47,8 +47,13 @@ pub fn open_store_with(
         }
         Err(e) => return Err(anyhow::Error::new(e).context(file.display().to_string())),
     };
-    if let Some(line) = store.index_dir_status().and_then(|k| k.stale_line()) {
-        eprintln!("rocescope: {line}");
+    if let Some(k) = store.index_dir_status() {
+        for line in [k.stale_line(), k.analysis_stale_line()]
+            .into_iter()
+            .flatten()
+        {
+            eprintln!("rocescope: {line}");
+        }
     }
     wait_indexed(&store);
     if let Some(k) = store.index_dir_status().filter(|k| k.error.is_some()) {

@@ -138,6 +138,8 @@ fn summarise(
                 "stale": k.stale,
                 "saved_bytes": k.saved_bytes,
                 "error": k.error,
+                "analysis_reused": k.analysis_reused,
+                "analysis_stale": k.analysis_stale,
                 "summary": k.summary(),
             })),
             "warnings": crate::cli::capture::warnings_json(&warnings),

@@ -10,7 +10,7 @@ use super::time_states::{
 use super::*;
 
 /// One sending host's link as the capture shows it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Host {
     /// Bytes on the wire so far (frames, FCS, preamble and gap).
     pub(super) busy_bytes: u64,

@@ -1,7 +1,7 @@
 //! Counters per QP and the card's own counters.
 
 /// Counters, named as mlx5 / rxe name them where the meaning matches.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     /// Requests that arrived beyond the expected PSN.
     pub out_of_sequence: u64,
@@ -114,7 +114,7 @@ impl Counters {
 }
 
 /// Which of [`CardCounters`] a counter probe feeds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) enum CardCounter {
     PsnDrops,
     Retransmissions,
@@ -147,7 +147,7 @@ impl CardCounter {
 
 /// The card's own counters at one reading (the BALBOA driver's
 /// `cyt_attr_nstats`: running totals since the card was programmed).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CardCounters {
     /// Requests the card's responder dropped for their PSN (out of order).
     pub psn_drops: u64,

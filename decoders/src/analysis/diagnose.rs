@@ -39,7 +39,7 @@ pub(crate) use card::card;
 use events::qp_events;
 
 /// What a finding is attributed to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum FindingCause {
     /// Loss on the wire and the Go-Back-N resend that followed a NAK.
     LossGoBackN,
@@ -147,7 +147,7 @@ impl FindingCause {
 }
 
 /// Evidence from outside the frames (and frames the capture missed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Note {
     pub ts_ns: u64,
     pub what: FindingCause,

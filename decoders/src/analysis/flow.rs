@@ -3,14 +3,14 @@
 
 use super::*;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub(super) struct FlowKey {
     pub(super) src: [u8; 16],
     pub(super) dst: [u8; 16],
     pub(super) dest_qp: u32,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(super) struct Gap {
     /// First missing PSN and how many.
     pub(super) first_psn: u32,
@@ -21,7 +21,7 @@ pub(super) struct Gap {
     pub(super) ts_ns: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(super) struct OpenEpisode {
     pub(super) episode: Episode,
     /// The highest PSN sent before the episode: new data resumes after it.
@@ -31,7 +31,7 @@ pub(super) struct OpenEpisode {
 }
 
 /// Loss evidence waiting for the resend it should cause.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(super) struct PendingNak {
     pub(super) psn: u32,
     pub(super) ts_ns: u64,
@@ -56,7 +56,7 @@ pub(super) const ACK_TURNAROUND_NS: u64 = 4_000;
 pub(super) const MAX_EXPIRIES: usize = 4096;
 
 /// RNR NAKs in a row on one PSN: the RNR retry count being spent.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 pub(super) struct RnrRun {
     pub(super) psn: u32,
     pub(super) naks: u32,
@@ -73,7 +73,7 @@ pub(super) struct RnrRun {
 /// compiler across a 728-byte struct (twelve cache lines), fell out of the
 /// cache between two packets of a flow; now they share the first four
 /// lines, each flow starting on a line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[repr(C, align(64))]
 pub(super) struct Flow {
     // Every packet of the flow.
@@ -347,7 +347,7 @@ impl Flow {
 /// whole flow (every other sample dropped and the stride doubled each time
 /// the store fills), so that hours of ACKs keep 64 Ki samples spread over
 /// all of them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct RttSamples {
     pub(super) kept: Vec<u64>,
     /// Keep one sample in `stride`.

@@ -51,7 +51,7 @@ use sends::{PSN_MASK, SendQueue, Sent};
 pub use verdicts::*;
 
 /// Tunables of the analysis.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AnalysisConfig {
     /// A resend with no NAK counts as a timeout when the requester was
     /// silent at least this long before it.
@@ -83,7 +83,7 @@ impl Default for AnalysisConfig {
 }
 
 /// The analysis state over one source.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RcAnalysis {
     config: AnalysisConfig,
     flows: Vec<Flow>,
@@ -164,6 +164,12 @@ fn is_read_response(op: Option<Operation>) -> bool {
 }
 
 impl RcAnalysis {
+    /// The settings the analysis runs with (a saved analysis is taken back
+    /// only under the same ones).
+    pub fn config(&self) -> AnalysisConfig {
+        self.config
+    }
+
     pub fn new(cfg: AnalysisConfig) -> RcAnalysis {
         let mut an = RcAnalysis {
             config: cfg,

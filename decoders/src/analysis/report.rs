@@ -309,7 +309,7 @@ pub const MAX_EPISODES: usize = 1 << 17;
 pub const MAX_NOTES: usize = 1 << 16;
 
 /// Closed episodes: the newest kept, every one counted per QP and cause.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct EpisodeLog {
     pub(super) kept: VecDeque<Episode>,
     pub(super) let_go: u64,

@@ -9,7 +9,7 @@
 //! one at the back.
 
 /// A request sent and not yet acknowledged: 16 bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(super) struct Sent {
     /// The PSN (24 bits) with the flags above it.
     psn_flags: u32,
@@ -55,7 +55,7 @@ const BLOCK: usize = 1024;
 
 /// Outstanding sends, oldest first. 32 bytes, as a `VecDeque` (the flow's
 /// hot fields around it keep their cache lines).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct SendQueue {
     /// Every block but the last is full; the first block's first `head`
     /// sends are taken off already. A block the front empties is freed and

@@ -9,7 +9,7 @@ pub const MAX_BINS: usize = 2048;
 pub const FIRST_BIN_NS: u64 = 1_000;
 
 /// Sums per time bin of a few quantities.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Series {
     /// Time of bin 0, aligned down to the bin width.
     pub start_ns: u64,
@@ -18,7 +18,7 @@ pub struct Series {
 }
 
 /// What one bin sums.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Bin {
     pub packets: u64,
     /// On-wire frame bytes.
@@ -39,7 +39,7 @@ pub struct Bin {
 
 /// The bin a [`Series::bin_at`] lookup returned last and the times it
 /// covers (`lo_ns..hi_ns`); empty at first.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct BinCursor {
     lo_ns: u64,
     hi_ns: u64,

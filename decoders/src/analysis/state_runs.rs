@@ -25,7 +25,7 @@ const MAX_REL_NS: u64 = (1 << (32 - STATE_BITS)) - 1;
 /// Runs from a base: each packed as `(start - base) << 4 | state` in 32
 /// bits (4 bytes a run, half a 64-bit one: two runs a request is most of
 /// the accounting's memory).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Block {
     base_ns: u64,
     runs: Vec<u32>,
@@ -49,7 +49,7 @@ impl Block {
 }
 
 /// One QP's runs of states over its span, and the time in each state.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StateRuns {
     /// The span's start (time before it is in no run).
     base_ns: u64,

@@ -4,7 +4,9 @@
 use super::*;
 
 /// The analysis verdicts of a packet.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Class(pub u8);
 
 impl Class {
@@ -23,7 +25,7 @@ impl Class {
 }
 
 /// A verdict changed after the fact (a gap resolved as capture loss).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LateClass {
     pub index: u64,
     pub set: Class,
@@ -31,7 +33,7 @@ pub struct LateClass {
 }
 
 /// Why a Go-Back-N episode started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EpisodeCause {
     /// NAK (PSN sequence error) from the responder.
     NakSeqErr,
@@ -71,7 +73,7 @@ impl EpisodeCause {
 }
 
 /// One retransmission episode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Episode {
     /// The QP conversation (index into [`Report::qps`]).
     pub qp: u32,
@@ -116,7 +118,7 @@ pub struct Episode {
 }
 
 /// Loss evidence before a timer-driven resend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Unacted {
     /// What it would have been read as (implied NAK, NAK).
     pub cause: EpisodeCause,
@@ -128,7 +130,7 @@ pub struct Unacted {
 
 /// One expiry of a requester's retransmission timer: a Go-Back-N pass
 /// after a silence with no NAK acted on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TimerExpiry {
     /// Time and row of the resend it caused.
     pub ts_ns: u64,
@@ -139,7 +141,7 @@ pub struct TimerExpiry {
 }
 
 /// Why a QP went to the error state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum QpErrorReason {
     /// A fatal NAK from the responder (invalid request, remote access or
     /// remote operational error).
@@ -165,7 +167,7 @@ impl QpErrorReason {
 }
 
 /// The QP's move to the error state, with its evidence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct QpError {
     /// When it happened (retries exceeded: the last retry plus the timer's
     /// last interval, the expiry no packet shows).

@@ -57,7 +57,7 @@ impl Aeth {
 }
 
 /// NAK codes of an AETH syndrome `011x xxxx`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum NakCode {
     PsnSequenceError,
     InvalidRequest,

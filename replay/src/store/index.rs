@@ -269,7 +269,15 @@ impl Store {
         mode: IndexMode,
     ) {
         let start = std::time::Instant::now();
-        let analysis_only = matches!(mode, IndexMode::Analysis);
+        let analysis_only = matches!(mode, IndexMode::Analysis { .. });
+        // The analyzer comes back from its thread only to be kept beside a
+        // saved index.
+        let keep_state = analyzer.keeps_state()
+            && match &mode {
+                IndexMode::Rows { save } | IndexMode::Analysis { save } => {
+                    save.as_ref().is_some_and(|to| to.analysed)
+                }
+            };
         let keep_bytes = matches!(self.backing, Backing::Memory(_));
         let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<(RawBatch, u64, TimeBase)>(4);
         let (empty_tx, empty_rx) = std::sync::mpsc::channel::<RawBatch>();
@@ -287,7 +295,7 @@ impl Store {
         // wait (`SpareChunk`); asked for once the rows fill whole chunks,
         // so a small capture maps nothing more.
         let spare = SpareChunk::default();
-        std::thread::scope(|scope| {
+        let analyzer = std::thread::scope(|scope| {
             let backlog = &backlog;
             let spare = &spare;
             let appender_thread = std::thread::Builder::new()
@@ -363,6 +371,8 @@ impl Store {
                     appender.finish();
                     let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
                     inner.cols.drop_spare();
+                    drop(inner);
+                    keep_state.then(|| appender.into_analyzer())
                 });
             // A full queue means the append thread is behind: make the next
             // chunk before waiting.
@@ -439,19 +449,33 @@ impl Store {
             batch.count_decoded();
             hand_over((batch, reader.bytes_read(), reader.time_base()));
             drop(full_tx);
-            if appender_thread.is_ok_and(|t| t.join().is_err()) {
-                *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some("the append thread failed".into());
+            match appender_thread.map(|t| t.join()) {
+                Ok(Ok(analyzer)) => analyzer,
+                Ok(Err(_)) => {
+                    *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some("the append thread failed".into());
+                    None
+                }
+                Err(_) => None,
             }
         });
-        if let IndexMode::Rows { save } = mode {
-            *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) = reader.warnings().to_vec();
-            *self.ila.lock().unwrap_or_else(|e| e.into_inner()) =
-                reader.wave().and_then(|w| w.ila().cloned());
-            // Written before the store is complete: a command that exits
-            // once it is (`info`, `stats`) leaves the index behind.
-            if let Some(to) = save {
-                self.save_index(to);
+        // Written before the store is complete: a command that exits once
+        // it is (`info`, `stats`) leaves the index behind.
+        match mode {
+            IndexMode::Rows { save } => {
+                *self.warnings.lock().unwrap_or_else(|e| e.into_inner()) =
+                    reader.warnings().to_vec();
+                *self.ila.lock().unwrap_or_else(|e| e.into_inner()) =
+                    reader.wave().and_then(|w| w.ila().cloned());
+                if let Some(to) = save {
+                    self.save_index(&to);
+                    self.save_analysis(&to, analyzer.as_deref());
+                }
+            }
+            IndexMode::Analysis { save } => {
+                if let Some(to) = save {
+                    self.save_analysis(&to, analyzer.as_deref());
+                }
             }
         }
         self.elapsed_ns
@@ -465,8 +489,9 @@ pub(super) enum IndexMode {
     /// Append them as rows; then save the index into this capture's folder
     /// of `--index-dir`, when given.
     Rows { save: Option<super::saved::SaveTo> },
-    /// Feed the analysis only: the rows came from a saved index.
-    Analysis,
+    /// Feed the analysis only: the rows came from a saved index; then keep
+    /// the analysis beside it, when asked.
+    Analysis { save: Option<super::saved::SaveTo> },
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use rocescope_decoders::analysis::{Class, FindingCause, Observation, RcAnalysis};
+use rocescope_decoders::analysis::{AnalysisConfig, Class, FindingCause, Observation, RcAnalysis};
 use rocescope_decoders::{
     DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, Packet, Syndrome, decode,
 };
@@ -53,6 +53,23 @@ pub trait Analyzer: Send {
     /// instead of only when the append thread falls behind.
     fn is_costly(&self) -> bool {
         false
+    }
+    /// Whether the analysis has a state worth keeping beside a saved index
+    /// (`--index-dir`), so that a second open need not read the frames
+    /// again.
+    fn keeps_state(&self) -> bool {
+        false
+    }
+    /// Write the analysis' state once the source has ended (called only
+    /// when [`keeps_state`](Self::keeps_state)).
+    fn save_state(&self, _to: &mut dyn std::io::Write) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// Take back a state [`save_state`](Self::save_state) wrote;
+    /// `Err(why)` when it does not fit (made with other settings or by
+    /// another rocescope), and the frames are then read again.
+    fn restore_state(&mut self, _from: &mut dyn std::io::Read) -> Result<(), String> {
+        Err("this analysis keeps no state".into())
     }
 }
 
@@ -202,6 +219,42 @@ impl Analyzer for RcAnalyzer {
         true
     }
 
+    fn keeps_state(&self) -> bool {
+        true
+    }
+
+    fn save_state(&self, to: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::io::Write;
+        let an = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Buffered here, so that bincode's many small writes are not each
+        // a call through `dyn Write`.
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, to);
+        bincode::serde::encode_into_std_write(&*an, &mut w, bincode::config::standard())
+            .map_err(std::io::Error::other)?;
+        w.flush()
+    }
+
+    fn restore_state(&mut self, from: &mut dyn std::io::Read) -> Result<(), String> {
+        use std::io::BufRead;
+        // The bytes passed their checksum: damage is caught before this.
+        let mut r = std::io::BufReader::with_capacity(1 << 16, from);
+        let saved: RcAnalysis =
+            bincode::serde::decode_from_reader(&mut r, bincode::config::standard())
+                .map_err(|e| format!("its analysis cannot be read ({e})"))?;
+        if !r.fill_buf().map_err(|e| e.to_string())?.is_empty() {
+            return Err("its analysis is damaged (trailing bytes)".into());
+        }
+        let mut an = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if saved.config() != an.config() {
+            return Err(format!(
+                "its analysis was made with other settings ({})",
+                settings_changed(&saved.config(), &an.config())
+            ));
+        }
+        *an = saved;
+        Ok(())
+    }
+
     fn batch(
         &mut self,
         first_index: u64,
@@ -235,6 +288,51 @@ impl Analyzer for RcAnalyzer {
             clear: class_flags(l.clear),
         }));
     }
+}
+
+/// The settings that differ, as "link_gbps 100 -> 25" (0, taken from
+/// the source or the capture, as "the capture's").
+fn settings_changed(was: &AnalysisConfig, now: &AnalysisConfig) -> String {
+    let own = |v: String| {
+        if v == "0" {
+            "the capture's".to_string()
+        } else {
+            v
+        }
+    };
+    let pairs = [
+        (
+            "timeout_silence_ns",
+            was.timeout_silence_ns.to_string(),
+            now.timeout_silence_ns.to_string(),
+        ),
+        (
+            "window_packets",
+            was.window_packets.to_string(),
+            now.window_packets.to_string(),
+        ),
+        (
+            "retry_limit",
+            was.retry_limit.to_string(),
+            now.retry_limit.to_string(),
+        ),
+        (
+            "link_gbps",
+            was.link_gbps.to_string(),
+            now.link_gbps.to_string(),
+        ),
+        (
+            "time_by_state",
+            was.time_by_state.to_string(),
+            now.time_by_state.to_string(),
+        ),
+    ];
+    let changed: Vec<String> = pairs
+        .iter()
+        .filter(|(_, a, b)| a != b)
+        .map(|(name, a, b)| format!("{name} {} -> {}", own(a.clone()), own(b.clone())))
+        .collect();
+    changed.join(", ")
 }
 
 /// One frame offered to ingest.
@@ -481,6 +579,11 @@ impl Appender {
 
     pub(crate) fn finish(&mut self) {
         self.analyzer.finish();
+    }
+
+    /// The analyzer, once the source has ended.
+    pub(crate) fn into_analyzer(self) -> Box<dyn Analyzer> {
+        self.analyzer
     }
 }
 

@@ -34,18 +34,33 @@ impl Store {
 
     /// A store whose rows come from a saved index: every row at once, read
     /// back from its rows file as spilled chunks are. A costly analysis
-    /// reads the frames in the background (the store is complete when it
-    /// is done); otherwise the store is complete now.
+    /// comes back from beside it when kept there under the same settings;
+    /// otherwise it reads the frames in the background (the store is
+    /// complete when it is done) and is kept there for the next open.
     pub(super) fn reopen(
         (path, file, reader): (&Path, File, CaptureReader<File>),
         cfg: DecodeConfig,
-        analyzer: Box<dyn Analyzer>,
+        mut analyzer: Box<dyn Analyzer>,
         spill: Option<SpillConfig>,
         loaded: saved::Loaded,
-        status: IndexDirStatus,
+        mut status: IndexDirStatus,
         started: std::time::Instant,
     ) -> Arc<Store> {
         let m = loaded.manifest;
+        let id = m.capture.clone();
+        let mut read_frames = analyzer.is_costly();
+        if let (true, Some(id)) = (read_frames && analyzer.keeps_state(), &id) {
+            match saved_analysis::load(&status.folder, id, |r| analyzer.restore_state(r)) {
+                Ok(Some(bytes)) => {
+                    read_frames = false;
+                    status.analysis_reused = true;
+                    status.saved_bytes = status.saved_bytes.map(|b| b + bytes);
+                }
+                // None kept yet (a first open stopped before it): not stale.
+                Ok(None) => {}
+                Err(why) => status.analysis_stale = Some(why),
+            }
+        }
         // Chunks that cannot be read back say so through the spill (as a
         // spilled index's would), which also says how much is on disk.
         let spill = spill::Spill::for_file(spill.unwrap_or_else(|| SpillConfig {
@@ -78,15 +93,23 @@ impl Store {
         *store.warnings.lock().unwrap_or_else(|e| e.into_inner()) = m.warnings;
         *store.links.write().unwrap_or_else(|e| e.into_inner()) = m.links;
         *store.records.lock().unwrap_or_else(|e| e.into_inner()) = m.records.into();
+        let folder = status.folder.clone();
         *store.index_dir.lock().unwrap_or_else(|e| e.into_inner()) = Some(status);
         store
             .elapsed_ns
             .store(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-        let analyse = analyzer.is_costly().then(|| {
+        let analyse = read_frames.then(|| {
             let worker = Arc::clone(&store);
+            let save = id.map(|id| saved::SaveTo {
+                folder,
+                id,
+                analysed: true,
+            });
             std::thread::Builder::new()
                 .name("rocescope-analysis".into())
-                .spawn(move || worker.index(reader, cfg, analyzer, index::IndexMode::Analysis))
+                .spawn(move || {
+                    worker.index(reader, cfg, analyzer, index::IndexMode::Analysis { save })
+                })
         });
         if !matches!(analyse, Some(Ok(_))) {
             // Nothing to analyse (or no thread for it): the rows are all.
@@ -103,7 +126,7 @@ impl Store {
     /// Write the index just made into its folder of `--index-dir`; what
     /// happened goes into [`Store::index_dir_status`]. An index of a file
     /// not read to its end is not kept.
-    pub(super) fn save_index(&self, to: saved::SaveTo) {
+    pub(super) fn save_index(&self, to: &saved::SaveTo) {
         let stopped = self
             .error
             .lock()
@@ -119,7 +142,7 @@ impl Store {
         }
         let inner = self.read();
         let manifest = saved::Manifest {
-            capture: Some(to.id),
+            capture: Some(to.id.clone()),
             roce_ports: inner.decode.extra_roce_ports.clone(),
             analysed: to.analysed,
             time_base: Some(self.time_base()),
@@ -141,6 +164,37 @@ impl Store {
             Ok(bytes) => status.saved_bytes = Some(bytes),
             Err(e) => {
                 status.error = Some(format!("cannot write {}: {e}", to.folder.display()));
+            }
+        }
+    }
+
+    /// Keep the analysis just made beside the saved index (`analyzer`, back
+    /// from the indexer's threads); what happened goes into
+    /// [`Store::index_dir_status`]. One of a file not read to its end, or
+    /// beside an index that could not be written, is not kept.
+    pub(super) fn save_analysis(&self, to: &saved::SaveTo, analyzer: Option<&dyn Analyzer>) {
+        let Some(analyzer) = analyzer else {
+            return;
+        };
+        if self
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+        {
+            return;
+        }
+        let mut status = self.index_dir.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(status) = status.as_mut().filter(|s| s.error.is_none()) else {
+            return;
+        };
+        match saved_analysis::save(&to.folder, &to.id, |w| analyzer.save_state(w)) {
+            Ok(bytes) => status.saved_bytes = status.saved_bytes.map(|b| b + bytes),
+            Err(e) => {
+                status.error = Some(format!(
+                    "cannot write the analysis into {}: {e}",
+                    to.folder.display()
+                ));
             }
         }
     }

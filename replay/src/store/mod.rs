@@ -18,6 +18,7 @@ mod kept;
 mod prefault;
 mod row;
 mod saved;
+mod saved_analysis;
 mod slab;
 mod spill;
 

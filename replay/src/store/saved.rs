@@ -77,6 +77,11 @@ pub struct IndexDirStatus {
     pub saved_bytes: Option<u64>,
     /// Why the index could not be kept (the open went on without it).
     pub error: Option<String>,
+    /// The analysis came back with the rows: the frames were not read.
+    pub analysis_reused: bool,
+    /// Why the analysis kept there was not used (the frames were read
+    /// again, and the analysis they gave kept in its place).
+    pub analysis_stale: Option<String>,
 }
 
 impl IndexDirStatus {
@@ -85,6 +90,17 @@ impl IndexDirStatus {
         self.stale.as_ref().map(|why| {
             format!(
                 "index in {} is stale: {why}; indexing again",
+                self.dir.display()
+            )
+        })
+    }
+
+    /// The one line that says the analysis kept beside the index is not
+    /// taken back (the frames are read again).
+    pub fn analysis_stale_line(&self) -> Option<String> {
+        self.analysis_stale.as_ref().map(|why| {
+            format!(
+                "the analysis kept in {} is not used: {why}; reading the frames again",
                 self.dir.display()
             )
         })
@@ -103,8 +119,13 @@ impl IndexDirStatus {
             return format!("not kept in {dir}: {e}");
         }
         let size = |b: u64| format!("{:.1} MiB", b as f64 / 1048576.0);
+        let analysis = if self.analysis_reused {
+            ", the analysis too"
+        } else {
+            ""
+        };
         match (self.reused, self.saved_bytes) {
-            (true, Some(b)) => format!("reused from {dir} ({})", size(b)),
+            (true, Some(b)) => format!("reused from {dir} ({}{analysis})", size(b)),
             (true, None) => format!("reused from {dir}"),
             (false, Some(b)) => format!("saved to {dir} ({})", size(b)),
             (false, None) => format!("being saved to {dir}"),

@@ -21,7 +21,9 @@ mod steady;
 
 /// Why a requester QP's next packet was not (yet) on the wire. In the
 /// order that decides when several apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[repr(u8)]
 pub enum TimeState {
     /// After the QP went to the error state.
@@ -106,7 +108,7 @@ impl TimeState {
 
 /// A PFC or PAUSE frame's hold on a link: on capture port `port` (any
 /// port when the capture does not say), `start_ns..end_ns`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Pause {
     pub port: Option<u8>,
     pub start_ns: u64,
@@ -118,7 +120,7 @@ pub(crate) const MAX_PAUSES: usize = 4096;
 
 /// A change in the open wait of a requester: an ACK took sends off, or the
 /// READ responses moved on.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Seg {
     ts_ns: u64,
     /// Outstanding PSNs from then on.
@@ -205,7 +207,7 @@ pub(crate) const LINK_FRAMES: usize = 1024;
 /// a ring of [`LINK_FRAMES`]. A frame that starts where the last stretch
 /// ends lengthens it, so a busy link is a few entries, not one a frame
 /// (a QP's wait between two of its packets reads only these).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FrameRing {
     buf: Vec<(u64, u64)>,
     /// The oldest entry's place once the ring is full.
@@ -351,7 +353,7 @@ impl Spread {
 }
 
 /// The accounting of one requester flow.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Acct {
     pub runs: StateRuns,
     /// Outstanding PSNs and the link's bytes at `runs.end_ns`.
