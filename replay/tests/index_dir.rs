@@ -11,10 +11,20 @@ use rocescope_replay::store::{NO_CONVERSATION, NoAnalysis, Row, Store};
 const FRAMES: u64 = 150_000;
 
 fn open(path: &std::path::Path, dir: Option<&std::path::Path>) -> std::sync::Arc<Store> {
+    open_with(path, dir, Box::new(NoAnalysis))
+}
+
+/// `path` opened as the commands open it, and indexed; the index kept in
+/// `dir` when given.
+fn open_with(
+    path: &std::path::Path,
+    dir: Option<&std::path::Path>,
+    analyzer: Box<dyn rocescope_replay::store::Analyzer>,
+) -> std::sync::Arc<Store> {
     let s = Store::open_kept(
         path,
         Default::default(),
-        Box::new(NoAnalysis),
+        analyzer,
         &Default::default(),
         None,
         dir,
@@ -22,6 +32,17 @@ fn open(path: &std::path::Path, dir: Option<&std::path::Path>) -> std::sync::Arc
     .unwrap();
     s.wait();
     s
+}
+
+/// A fresh folder `name` with a capture of `frames` header-only packets (a
+/// resend every 1,000): the capture's path, and where to keep its index.
+fn resends_in(name: &str, frames: u64) -> (PathBuf, PathBuf) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let capture = dir.join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, frames, 1_000).unwrap();
+    (capture, dir.join("indexes"))
 }
 
 fn all_rows(s: &Store) -> Vec<Row> {
@@ -32,12 +53,7 @@ fn all_rows(s: &Store) -> Vec<Row> {
 
 #[test]
 fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("index-dir");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let capture = dir.join("resends.pcap");
-    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
-    let kept = dir.join("indexes");
+    let (capture, kept) = resends_in("index-dir", FRAMES);
     let fresh = open(&capture, None);
     let first = open(&capture, Some(&kept));
     let status = first.index_dir_status().unwrap();
@@ -91,7 +107,7 @@ fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
         "{status:?}"
     );
     assert_eq!(all_rows(&third), rows);
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(capture.parent().unwrap());
 }
 
 /// `path` opened with the RC analysis under `cfg`, the index kept in `dir`.
@@ -100,31 +116,14 @@ fn open_analysed(
     dir: Option<&std::path::Path>,
     cfg: rocescope_decoders::analysis::AnalysisConfig,
 ) -> (std::sync::Arc<Store>, rocescope_replay::store::RcAnalyzer) {
-    let an = rocescope_replay::store::RcAnalyzer(std::sync::Arc::new(std::sync::Mutex::new(
-        rocescope_decoders::analysis::RcAnalysis::new(cfg),
-    )));
-    let s = Store::open_kept(
-        path,
-        Default::default(),
-        Box::new(an.clone()),
-        &Default::default(),
-        None,
-        dir,
-    )
-    .unwrap();
-    s.wait();
-    (s, an)
+    let an = rocescope_replay::store::RcAnalyzer::with_config(cfg);
+    (open_with(path, dir, Box::new(an.clone())), an)
 }
 
 #[test]
 fn the_analysis_is_kept_beside_the_index_and_taken_back_only_under_its_settings() {
     use rocescope_decoders::analysis::AnalysisConfig;
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("index-dir-analysis");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let capture = dir.join("resends.pcap");
-    rocescope_replay::synth::write_resending_header_only_pcap(&capture, 20_000, 1_000).unwrap();
-    let kept = dir.join("indexes");
+    let (capture, kept) = resends_in("index-dir-analysis", 20_000);
     let plain = AnalysisConfig::default();
     let other = AnalysisConfig {
         window_packets: 8,

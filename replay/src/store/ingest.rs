@@ -300,37 +300,18 @@ fn settings_changed(was: &AnalysisConfig, now: &AnalysisConfig) -> String {
             v
         }
     };
-    let pairs = [
-        (
-            "timeout_silence_ns",
-            was.timeout_silence_ns.to_string(),
-            now.timeout_silence_ns.to_string(),
-        ),
-        (
-            "window_packets",
-            was.window_packets.to_string(),
-            now.window_packets.to_string(),
-        ),
-        (
-            "retry_limit",
-            was.retry_limit.to_string(),
-            now.retry_limit.to_string(),
-        ),
-        (
-            "link_gbps",
-            was.link_gbps.to_string(),
-            now.link_gbps.to_string(),
-        ),
-        (
-            "time_by_state",
-            was.time_by_state.to_string(),
-            now.time_by_state.to_string(),
-        ),
+    let fields: [(&str, fn(&AnalysisConfig) -> String); 5] = [
+        ("timeout_silence_ns", |c| c.timeout_silence_ns.to_string()),
+        ("window_packets", |c| c.window_packets.to_string()),
+        ("retry_limit", |c| c.retry_limit.to_string()),
+        ("link_gbps", |c| c.link_gbps.to_string()),
+        ("time_by_state", |c| c.time_by_state.to_string()),
     ];
-    let changed: Vec<String> = pairs
+    let changed: Vec<String> = fields
         .iter()
+        .map(|(name, f)| (name, f(was), f(now)))
         .filter(|(_, a, b)| a != b)
-        .map(|(name, a, b)| format!("{name} {} -> {}", own(a.clone()), own(b.clone())))
+        .map(|(name, a, b)| format!("{name} {} -> {}", own(a), own(b)))
         .collect();
     changed.join(", ")
 }
