@@ -300,7 +300,8 @@ fn settings_changed(was: &AnalysisConfig, now: &AnalysisConfig) -> String {
             v
         }
     };
-    let fields: [(&str, fn(&AnalysisConfig) -> String); 5] = [
+    type Field = (&'static str, fn(&AnalysisConfig) -> String);
+    let fields: [Field; 5] = [
         ("timeout_silence_ns", |c| c.timeout_silence_ns.to_string()),
         ("window_packets", |c| c.window_packets.to_string()),
         ("retry_limit", |c| c.retry_limit.to_string()),
