@@ -5,13 +5,29 @@
 
 use std::path::PathBuf;
 
-use rocescope_replay::store::{NO_CONVERSATION, NoAnalysis, Row, Store};
+use rocescope_replay::store::{NO_CONVERSATION, NoAnalysis, Row, SpillConfig, Store};
 
 /// Two whole index chunks and part of a third.
 const FRAMES: u64 = 150_000;
 
 fn open(path: &std::path::Path, dir: Option<&std::path::Path>) -> std::sync::Arc<Store> {
-    open_with(path, dir, Box::new(NoAnalysis))
+    open_with(path, dir, Box::new(NoAnalysis), None)
+}
+
+/// [`open`] under `--max-memory CAP`.
+fn open_capped(path: &std::path::Path, dir: &std::path::Path, cap: u64) -> std::sync::Arc<Store> {
+    let spill = SpillConfig {
+        dir: path.with_extension("session"),
+        max_memory_bytes: cap,
+        max_disk_bytes: None,
+        remove_on_drop: true,
+    };
+    open_with(path, Some(dir), Box::new(NoAnalysis), Some(spill))
+}
+
+/// Rows read back from the rows file when asked for (not in memory).
+fn rows_on_disk(s: &Store) -> u64 {
+    s.spill_stats().map_or(0, |st| st.rows_on_disk)
 }
 
 /// `path` opened as the commands open it, and indexed; the index kept in
@@ -20,13 +36,14 @@ fn open_with(
     path: &std::path::Path,
     dir: Option<&std::path::Path>,
     analyzer: Box<dyn rocescope_replay::store::Analyzer>,
+    spill: Option<SpillConfig>,
 ) -> std::sync::Arc<Store> {
     let s = Store::open_kept(
         path,
         Default::default(),
         analyzer,
         &Default::default(),
-        None,
+        spill,
         dir,
     )
     .unwrap();
@@ -60,12 +77,28 @@ fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
     assert!(!status.reused && status.error.is_none(), "{status:?}");
     drop(first);
 
-    let second = open(&capture, Some(&kept));
+    // Uncapped, every chunk read back stays in memory.
+    let whole = open(&capture, Some(&kept));
+    assert!(whole.index_dir_status().unwrap().reused);
+    assert_eq!(rows_on_disk(&whole), 0);
+    let rows = all_rows(&whole);
+    assert_eq!(rows, all_rows(&fresh));
+    drop(whole);
+    // Under a cap, the newest chunks that fit stay in memory: with 1 MiB
+    // left once the cache of chunks read back has its 3 MiB, the last
+    // (18,928 rows, 454 KB), not the one before (1.5 MiB).
+    let part = open_capped(&capture, &kept, 4 << 20);
+    assert_eq!(rows_on_disk(&part), 2 * 65_536);
+    assert_eq!(all_rows(&part), rows);
+    drop(part);
+
+    // A tiny cap: every chunk is read back from the rows file.
+    let second = open_capped(&capture, &kept, 1 << 20);
     let status = second.index_dir_status().unwrap();
     assert!(status.reused, "{status:?}");
     assert_eq!(second.len(), FRAMES);
-    let rows = all_rows(&second);
-    assert_eq!(rows, all_rows(&fresh));
+    assert_eq!(rows_on_disk(&second), FRAMES);
+    assert_eq!(all_rows(&second), rows);
     assert_eq!(second.stats(), fresh.stats());
     assert_eq!(second.conversations(), fresh.conversations());
     assert_eq!(
@@ -117,7 +150,7 @@ fn open_analysed(
     cfg: rocescope_decoders::analysis::AnalysisConfig,
 ) -> (std::sync::Arc<Store>, rocescope_replay::store::RcAnalyzer) {
     let an = rocescope_replay::store::RcAnalyzer::with_config(cfg);
-    (open_with(path, dir, Box::new(an.clone())), an)
+    (open_with(path, dir, Box::new(an.clone()), None), an)
 }
 
 #[test]

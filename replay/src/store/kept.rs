@@ -69,7 +69,14 @@ impl Store {
             max_disk_bytes: None,
             remove_on_drop: false,
         }));
-        spill.rows_on_disk.store(m.cols.len, Ordering::Relaxed);
+        let hot_rows: u64 = loaded
+            .hot
+            .iter()
+            .map(|(k, _)| m.cols.chunks[*k].len as u64)
+            .sum();
+        spill
+            .rows_on_disk
+            .store(m.cols.len - hot_rows, Ordering::Relaxed);
         spill.disk_bytes.store(loaded.bytes, Ordering::Relaxed);
         let bytes_total = m.capture.as_ref().map_or(0, |c| c.size);
         let store = Arc::new(Store::new(
@@ -84,8 +91,13 @@ impl Store {
         ));
         {
             let mut inner = store.inner.write().unwrap_or_else(|e| e.into_inner());
-            inner.cols =
-                Columns::from_saved(m.cols, Arc::new(loaded.rows), &loaded.rows_path, spill);
+            inner.cols = Columns::from_saved(
+                m.cols,
+                loaded.hot,
+                Arc::new(loaded.rows),
+                &loaded.rows_path,
+                spill,
+            );
             inner.convs = ConvTable::from_list(m.convs);
             inner.stats = m.stats;
             inner.decode = cfg.clone();

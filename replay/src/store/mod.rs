@@ -397,11 +397,16 @@ impl Store {
             } else {
                 let to = Self::index_folder(path, dir, analyzer.is_costly())?;
                 status.folder = to.folder.clone();
+                // A file store's index may take all its cap (`Spill::for_file`).
+                let memory_bytes = spill.as_ref().map_or(u64::MAX, |c| {
+                    columns::Columns::hot_budget_bytes(c.max_memory_bytes)
+                });
                 match saved::load(
                     &to.folder,
                     &to.id,
                     &cfg.extra_roce_ports,
                     analyzer.is_costly(),
+                    memory_bytes,
                 ) {
                     Ok(Some(loaded)) => {
                         status.reused = true;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use super::columns::{SavedChunk, SavedColumns};
 use super::conv::{ConvKey, Conversation};
-use super::slab::Layout;
+use super::slab::{Layout, Slab};
 use super::{StoreStats, TimeBase};
 use crate::capture::CaptureWarning;
 use crate::record::Record;
@@ -214,18 +214,24 @@ pub(crate) struct Loaded {
     pub(crate) manifest: Manifest,
     pub(crate) rows: File,
     pub(crate) rows_path: PathBuf,
+    /// The chunks kept in memory (index in the chunk list, rows), the
+    /// newest that fit the memory given; the others are read back from
+    /// the rows file when asked for.
+    pub(crate) hot: Vec<(usize, Slab)>,
     pub(crate) bytes: u64,
 }
 
 /// The saved index in `folder` for `id`, decoded with `roce_ports`;
 /// `Ok(None)` when there is none, `Err(why)` when the one there is stale
 /// (damaged, of another file or version, or made otherwise).
-/// `need_analysed`: the rows must carry the RC analysis' verdicts.
+/// `need_analysed`: the rows must carry the RC analysis' verdicts;
+/// `memory_bytes`: what the chunks kept in memory may take.
 pub(crate) fn load(
     folder: &Path,
     id: &CaptureId,
     roce_ports: &[u16],
     need_analysed: bool,
+    memory_bytes: u64,
 ) -> Result<Option<Loaded>, String> {
     let path = folder.join(MANIFEST);
     let bytes = match std::fs::read(&path) {
@@ -281,8 +287,9 @@ pub(crate) fn load(
             m.rows_file, m.rows_bytes
         ));
     }
-    check_rows(&m, &rows)?;
+    let hot = check_rows(&m, &rows, memory_bytes)?;
     Ok(Some(Loaded {
+        hot,
         bytes: m.rows_bytes + bytes.len() as u64,
         manifest: m,
         rows,
@@ -293,11 +300,26 @@ pub(crate) fn load(
 /// The chunks' layout against the rows file, and each chunk's checksum:
 /// read once at open (about 24 bytes a packet, a fraction of the capture),
 /// so that a damaged segment makes the index stale rather than rows wrong.
-fn check_rows(m: &Manifest, rows: &File) -> Result<(), String> {
+fn check_rows(m: &Manifest, rows: &File, memory_bytes: u64) -> Result<Vec<(usize, Slab)>, String> {
     let mut at = 0u64;
     let mut total = 0u64;
     let chunk_rows = super::columns::CHUNK_ROWS;
     let n = m.cols.chunks.len();
+    // The newest chunks that fit stay in memory, as indexing under the
+    // same cap would have left them: the bytes are read here anyway.
+    let mut room = memory_bytes;
+    let first_hot = m
+        .cols
+        .chunks
+        .iter()
+        .rposition(|c| {
+            let size = (c.len * c.layout.row_bytes()) as u64;
+            let over = size > room;
+            room = room.saturating_sub(size);
+            over
+        })
+        .map_or(0, |k| k + 1);
+    let mut hot = Vec::with_capacity(n - first_hot);
     let mut bytes = Vec::new();
     for (k, c) in m.cols.chunks.iter().enumerate() {
         let whole = k + 1 == n || c.len == chunk_rows;
@@ -314,6 +336,11 @@ fn check_rows(m: &Manifest, rows: &File) -> Result<(), String> {
                 m.rows_file
             ));
         }
+        if k >= first_hot {
+            let slab = Slab::from_segment(&bytes, c.len, c.layout)
+                .ok_or_else(|| "its manifest is damaged (chunk list)".to_string())?;
+            hot.push((k, slab));
+        }
         at += bytes.len() as u64;
         total += c.len as u64;
     }
@@ -326,7 +353,7 @@ fn check_rows(m: &Manifest, rows: &File) -> Result<(), String> {
     if m.convs.iter().any(|c| c.last_row >= total.max(1)) {
         return Err("its manifest is damaged (conversations)".into());
     }
-    Ok(())
+    Ok(hot)
 }
 
 /// Write the index of `id` into `folder`: the rows (`write_rows` writes

@@ -294,16 +294,19 @@ impl Columns {
         }
     }
 
+    /// What hot chunks may take of an index budget: the cache of chunks
+    /// read back counts against it too.
+    pub(crate) fn hot_budget_bytes(index_budget_bytes: u64) -> u64 {
+        index_budget_bytes.saturating_sub((COLD_CACHE_CHUNKS * CHUNK_ROWS * STEP_ROW_BYTES) as u64)
+    }
+
     /// After rows were appended: spill the oldest full chunks past the
     /// index's memory share, then, over the disk cap, delete the oldest
     /// spilled chunk. Returns the file offset below which frame bytes
     /// belong only to deleted rows, when the ring deleted rows.
     pub(crate) fn bound(&mut self) -> Option<u64> {
         let spill = self.spill.clone()?;
-        // The cache of chunks read back counts against the share too.
-        let budget_bytes = spill
-            .index_budget_bytes()
-            .saturating_sub((COLD_CACHE_CHUNKS * CHUNK_ROWS * STEP_ROW_BYTES) as u64);
+        let budget_bytes = Columns::hot_budget_bytes(spill.index_budget_bytes());
         // The newest hot chunks that fit the budget stay, and the newest
         // one, being filled, always; the older ones go to disk.
         let mut kept_bytes = 0u64;
@@ -698,14 +701,23 @@ impl Columns {
     /// `path`), read back as a spilled chunk is.
     pub(crate) fn from_saved(
         saved: SavedColumns,
+        hot: Vec<(usize, Slab)>,
         file: Arc<File>,
         path: &std::path::Path,
         spill: Arc<Spill>,
     ) -> Columns {
-        let chunks = saved
+        let mut hot = hot.into_iter().peekable();
+        let chunks: Vec<Slot> = saved
             .chunks
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(k, c)| {
+                if let Some((_, slab)) = hot.next_if(|(h, _)| *h == k) {
+                    let mut chunk = Chunk::from_slab(slab);
+                    chunk.len = c.len;
+                    chunk.max_ts_ns = c.max_ts_ns;
+                    return Slot::Hot(chunk);
+                }
                 Slot::Cold(ColdChunk {
                     len: c.len,
                     layout: c.layout,
@@ -718,9 +730,9 @@ impl Columns {
                 })
             })
             .collect();
-        Columns {
+        let cols = Columns {
             chunks,
-            spill: Some(spill),
+            spill: Some(Arc::clone(&spill)),
             len: saved.len,
             big_lens: saved
                 .big_lens
@@ -730,7 +742,9 @@ impl Columns {
             sorted: saved.sorted,
             last_ts_ns: saved.last_ts_ns,
             ..Columns::default()
-        }
+        };
+        spill.set_index_memory(cols.hot_chunk_bytes());
+        cols
     }
 }
 
