@@ -630,16 +630,7 @@ impl Store {
                 ingest.rebase_pending(base);
             }
         }
-        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-        if inner.decode != *ingest.config() {
-            inner.decode = ingest.config().clone();
-        }
-        let Inner {
-            cols, convs, stats, ..
-        } = &mut *inner;
-        ingest.drain_into(cols, convs, stats);
-        drop(inner);
-        self.bound();
+        self.append_pending(ingest);
     }
 
     /// Mark a live store complete (the source ended).
