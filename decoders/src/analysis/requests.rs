@@ -358,6 +358,7 @@ impl RcAnalysis {
             o.ts_ns(),
             o.wire_len(),
             seen_before,
+            outstanding,
             d < 0,
             end,
             mid,
