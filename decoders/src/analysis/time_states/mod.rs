@@ -571,6 +571,12 @@ impl Acct {
             // the tiers hold for the whole wait, and a pause not reaching
             // its start reaches none of its pieces.
             let plain = self.plain_holds(from, end, cx);
+            if plain && !self.mid_message {
+                self.plain_pieces_between_messages(from, to, &segs, end, cx.window);
+                self.segs = segs;
+                self.segs.clear();
+                return;
+            }
             for s in &segs {
                 if s.ts_ns <= from || s.ts_ns >= to {
                     continue;
@@ -603,6 +609,62 @@ impl Acct {
             self.segs = segs;
         }
         self.segs.clear();
+    }
+
+    /// A plain wait between messages cut by changes of the outstanding
+    /// count (`segs`; READ responses, ACKs): each piece window full or
+    /// idle by its count, as [`Acct::plain_label`] labels it, with one
+    /// push a change of state rather than one a piece (the same runs: a
+    /// push in the state of the last extends it).
+    #[inline]
+    fn plain_pieces_between_messages(
+        &mut self,
+        from: u64,
+        to: u64,
+        segs: &[Seg],
+        end: &WaitEnd,
+        window: Option<u32>,
+    ) {
+        let span = u64::from(end.span.max(1));
+        let state_of = |outstanding: u32| {
+            let full = match window {
+                Some(w) => u64::from(outstanding) + span > u64::from(w),
+                None => end.held,
+            };
+            if full {
+                TimeState::WindowFull
+            } else {
+                TimeState::Idle
+            }
+        };
+        let mut at = from;
+        let mut out = self.out_at_mark;
+        // The pushes the pieces make, held back while in the same state.
+        let mut held: Option<(u64, TimeState)> = None;
+        let mut piece = |runs: &mut StateRuns, upto: u64, state: TimeState| match held {
+            Some((t, s)) if s == state => held = Some((t.max(upto), s)),
+            Some((t, s)) => {
+                runs.push(t, s);
+                held = Some((upto, state));
+            }
+            None => held = Some((upto, state)),
+        };
+        for s in segs {
+            if s.ts_ns <= from || s.ts_ns >= to {
+                continue;
+            }
+            if s.ts_ns > at {
+                piece(&mut self.runs, s.ts_ns, state_of(out));
+            }
+            at = s.ts_ns;
+            out = s.outstanding;
+        }
+        if to > at {
+            piece(&mut self.runs, to, state_of(out));
+        }
+        if let Some((t, s)) = held {
+            self.runs.push(t, s);
+        }
     }
 
     /// The common wait, labelled without the general walk (the same runs
