@@ -335,7 +335,7 @@ impl RcAnalysis {
         before: u32,
         outstanding: u32,
         resend: bool,
-        end: WaitEnd,
+        end: &WaitEnd,
         mid_message: Option<bool>,
         port: Option<u8>,
     ) {
@@ -345,7 +345,7 @@ impl RcAnalysis {
             frame_bytes,
             outstanding,
             resend,
-            &end,
+            end,
             mid_message,
             port,
         ) {
@@ -354,6 +354,7 @@ impl RcAnalysis {
                 ts_ns,
                 frame_bytes,
                 before,
+                outstanding,
                 resend,
                 end,
                 mid_message,
@@ -371,19 +372,20 @@ impl RcAnalysis {
         ts_ns: u64,
         frame_bytes: u32,
         before: u32,
+        outstanding: u32,
         resend: bool,
-        end: WaitEnd,
+        end: &WaitEnd,
         mid_message: Option<bool>,
         port: Option<u8>,
     ) {
         let k = self.acct_of(id, ts_ns);
-        let mut end = end;
+        let mut end = *end;
         if end.timer {
             end.timer_from = Some(self.accts[k].last_progress_ns);
         }
         let fs = self.fs_per_byte;
         let (window, _) = self.facts_of(id, k);
-        let out_after = self.acct_outstanding(id);
+        let out_after = self.acct_outstanding_of(id, outstanding);
         let f = &self.flows[id as usize];
         let busy = self
             .hosts

@@ -360,7 +360,7 @@ impl RcAnalysis {
             seen_before,
             outstanding,
             d < 0,
-            end,
+            &end,
             mid,
             o.tx_port(),
         );
