@@ -64,18 +64,20 @@ impl RcAnalysis {
         };
         let bytes = wire_bytes(frame_bytes);
         let mut faster = false;
-        if ts_ns > h.last_ts_ns && h.last_bytes > 0 {
+        // Only two long frames time the link, whose time a nanosecond clock
+        // reads to a fraction of a percent (asked first: a capture of short
+        // frames goes no further).
+        if bytes >= MIN_RATE_SAMPLE_BYTES
+            && h.last_bytes >= MIN_RATE_SAMPLE_BYTES
+            && ts_ns > h.last_ts_ns
+        {
             let dt = ts_ns - h.last_ts_ns;
             // The smaller frame's time at least separates two frames, whether
             // the capture stamps a frame's first bit (sent) or its last
             // (received).
             let least = bytes.min(h.last_bytes);
-            // dt / least below the best ns per byte so far; only long
-            // frames, whose time a nanosecond clock reads to a fraction
-            // of a percent.
-            if least >= MIN_RATE_SAMPLE_BYTES
-                && (self.fastest.0 == 0 || dt * self.fastest.1 < self.fastest.0 * least)
-            {
+            // dt / least below the best ns per byte so far.
+            if self.fastest.0 == 0 || dt * self.fastest.1 < self.fastest.0 * least {
                 self.fastest = (dt, least);
                 faster = true;
             }
@@ -253,8 +255,14 @@ impl RcAnalysis {
     /// (the last one's AETH acknowledges the READ for the rest).
     #[inline]
     pub(super) fn acct_outstanding(&self, id: u32) -> u32 {
+        self.acct_outstanding_of(id, self.flows[id as usize].outstanding_psns())
+    }
+
+    /// [`RcAnalysis::acct_outstanding`] from the count the capture shows,
+    /// `out`, which the caller holds already (not worked out again).
+    #[inline(always)]
+    pub(super) fn acct_outstanding_of(&self, id: u32, out: u32) -> u32 {
         let f = &self.flows[id as usize];
-        let out = f.outstanding_psns();
         if !f.reads {
             return out;
         }
@@ -314,8 +322,9 @@ impl RcAnalysis {
     }
 
     /// A request of flow `id` on the wire at `ts_ns` (the capture showing
-    /// `before` PSNs outstanding before it): the wait before it labelled
-    /// by what ended it, then its own time on the wire.
+    /// `before` PSNs outstanding before it, `outstanding` with it, as the
+    /// request path counted them): the wait before it labelled by what
+    /// ended it, then its own time on the wire.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(super) fn account_request(
@@ -324,17 +333,28 @@ impl RcAnalysis {
         ts_ns: u64,
         frame_bytes: u32,
         before: u32,
+        outstanding: u32,
         resend: bool,
-        end: WaitEnd,
+        end: &WaitEnd,
         mid_message: Option<bool>,
         port: Option<u8>,
     ) {
-        if !self.steady_request(id, ts_ns, frame_bytes, resend, &end, mid_message, port) {
+        if !self.steady_request(
+            id,
+            ts_ns,
+            frame_bytes,
+            outstanding,
+            resend,
+            end,
+            mid_message,
+            port,
+        ) {
             self.account_request_general(
                 id,
                 ts_ns,
                 frame_bytes,
                 before,
+                outstanding,
                 resend,
                 end,
                 mid_message,
@@ -352,19 +372,20 @@ impl RcAnalysis {
         ts_ns: u64,
         frame_bytes: u32,
         before: u32,
+        outstanding: u32,
         resend: bool,
-        end: WaitEnd,
+        end: &WaitEnd,
         mid_message: Option<bool>,
         port: Option<u8>,
     ) {
         let k = self.acct_of(id, ts_ns);
-        let mut end = end;
+        let mut end = *end;
         if end.timer {
             end.timer_from = Some(self.accts[k].last_progress_ns);
         }
         let fs = self.fs_per_byte;
         let (window, _) = self.facts_of(id, k);
-        let out_after = self.acct_outstanding(id);
+        let out_after = self.acct_outstanding_of(id, outstanding);
         let f = &self.flows[id as usize];
         let busy = self
             .hosts
@@ -420,6 +441,7 @@ impl RcAnalysis {
         id: u32,
         ts_ns: u64,
         frame_bytes: u32,
+        outstanding: u32,
         resend: bool,
         end: &WaitEnd,
         mid_message: Option<bool>,
@@ -430,13 +452,23 @@ impl RcAnalysis {
                 id,
                 ts_ns,
                 frame_bytes,
+                outstanding,
                 resend,
                 end,
                 mid_message,
                 port,
             );
         }
-        self.steady_request_of::<false>(id, ts_ns, frame_bytes, resend, end, mid_message, port)
+        self.steady_request_of::<false>(
+            id,
+            ts_ns,
+            frame_bytes,
+            outstanding,
+            resend,
+            end,
+            mid_message,
+            port,
+        )
     }
 
     /// [`RcAnalysis::steady_request`] of a QP that has sent READs.
@@ -447,12 +479,22 @@ impl RcAnalysis {
         id: u32,
         ts_ns: u64,
         frame_bytes: u32,
+        outstanding: u32,
         resend: bool,
         end: &WaitEnd,
         mid_message: Option<bool>,
         port: Option<u8>,
     ) -> bool {
-        self.steady_request_of::<true>(id, ts_ns, frame_bytes, resend, end, mid_message, port)
+        self.steady_request_of::<true>(
+            id,
+            ts_ns,
+            frame_bytes,
+            outstanding,
+            resend,
+            end,
+            mid_message,
+            port,
+        )
     }
 
     /// [`RcAnalysis::steady_request`], for a QP that has sent READs or
@@ -467,6 +509,7 @@ impl RcAnalysis {
         id: u32,
         ts_ns: u64,
         frame_bytes: u32,
+        outstanding: u32,
         resend: bool,
         end: &WaitEnd,
         mid_message: Option<bool>,
@@ -474,7 +517,11 @@ impl RcAnalysis {
     ) -> bool {
         // READ responses received in order count as the requester takes
         // them (the count the general path reads).
-        let read_count = if READS { self.acct_outstanding(id) } else { 0 };
+        let read_count = if READS {
+            self.acct_outstanding_of(id, outstanding)
+        } else {
+            0
+        };
         let f = &self.flows[id as usize];
         let Some(a) = self.accts.get_mut(f.acct as usize) else {
             return false;
@@ -500,11 +547,7 @@ impl RcAnalysis {
             held: end.held,
             mid_message,
             window: a.facts.1,
-            outstanding_after: if READS {
-                read_count
-            } else {
-                f.outstanding_psns()
-            },
+            outstanding_after: if READS { read_count } else { outstanding },
             busy_bytes: h.busy_bytes,
             pauses: &self.pauses,
             pause_reach_ns: self.pause_reach_ns,
@@ -531,14 +574,17 @@ impl RcAnalysis {
 
     /// A response changed requester flow `req`'s wait at `ts_ns`: the
     /// outstanding PSNs the capture shows went from `before` to the count
-    /// now, sends taken off (`progress`), an episode closed (`recovered`),
-    /// the QP in error (`error`).
+    /// now (`outstanding` of its sends, which the response path holds),
+    /// sends taken off (`progress`), an episode closed (`recovered`), the
+    /// QP in error (`error`).
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub(super) fn account_response(
         &mut self,
         req: u32,
         ts_ns: u64,
         before: u32,
+        outstanding: u32,
         progress: bool,
         recovered: bool,
         error: bool,
@@ -547,7 +593,7 @@ impl RcAnalysis {
         if k == NO_ACCT {
             return;
         }
-        let seen = self.acct_outstanding(req);
+        let seen = self.acct_outstanding_of(req, outstanding);
         // The steady state: an ACK (or a duplicate) of a QP whose card's
         // response time is not given, nothing pending, no episode closed:
         // the count changes at once.

@@ -358,8 +358,9 @@ impl RcAnalysis {
             o.ts_ns(),
             o.wire_len(),
             seen_before,
+            outstanding,
             d < 0,
-            end,
+            &end,
             mid,
             o.tx_port(),
         );

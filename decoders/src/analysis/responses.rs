@@ -275,6 +275,14 @@ impl RcAnalysis {
         for (ts_ns, packets) in missed {
             self.capture_loss(ts_ns, packets, true);
         }
-        self.account_response(req, o.ts_ns(), before, progress, recovered, error);
+        self.account_response(
+            req,
+            o.ts_ns(),
+            before,
+            outstanding,
+            progress,
+            recovered,
+            error,
+        );
     }
 }

@@ -485,7 +485,9 @@ impl Acct {
 
     /// From `ts_ns` the requester counts `outstanding`: a change inside
     /// the time already labelled (its own packet's) is the count the wait
-    /// after it starts from.
+    /// after it starts from. Inlined: every READ response and ACK that
+    /// moves the count comes here.
+    #[inline(always)]
     fn change(&mut self, ts_ns: u64, outstanding: u32, busy_bytes: u64) {
         if ts_ns <= self.runs.end_ns {
             self.out_at_mark = outstanding;
@@ -517,13 +519,41 @@ impl Acct {
                 self.runs.push(to, TimeState::Sending);
                 return;
             }
-            if self.plain_wait(from, to, self.out_at_mark, end, cx) {
-                // Labelled in place: nothing above the base states, nothing
-                // paused, the link's frames placed by at most one stretch.
+            if self.plain_holds(from, end, cx) {
+                if !self.plain_label(from, to, self.out_at_mark, end, cx) {
+                    // The base states throughout, the link's frames in
+                    // several stretches: walked, without the tiers' and
+                    // pauses' set-up (`portion`, `base`), which hold none.
+                    let others = cx.busy_bytes.saturating_sub(self.busy_at_mark);
+                    self.open_spread(from, to, self.out_at_mark, others, end, cx);
+                }
+                // Else labelled in place: nothing above the base states,
+                // nothing paused, the link's frames placed by at most one
+                // stretch.
                 return;
             }
         }
         self.close_wait_walked(from, to, end, cx);
+    }
+
+    /// [`Acct::open`] over `[from, to)` with `others_bytes` of the other
+    /// QPs spread over it, once [`Acct::plain_holds`] (what
+    /// [`Acct::portion`] then [`Acct::base`] come to).
+    #[inline(never)]
+    fn open_spread(
+        &mut self,
+        from: u64,
+        to: u64,
+        outstanding: u32,
+        others_bytes: u64,
+        end: &WaitEnd,
+        cx: &LabelCx<'_>,
+    ) {
+        let spread = Spread {
+            bytes: others_bytes,
+            over_ns: to.saturating_sub(from),
+        };
+        self.open(from, to, outstanding, spread, end, cx);
     }
 
     /// [`Acct::close_wait`] for the waits that need the general walk:
@@ -543,29 +573,100 @@ impl Acct {
             // the tiers hold for the whole wait, and a pause not reaching
             // its start reaches none of its pieces.
             let plain = self.plain_holds(from, end, cx);
+            if plain && !self.mid_message {
+                self.plain_pieces_between_messages(from, to, &segs, end, cx.window);
+                self.segs = segs;
+                self.segs.clear();
+                return;
+            }
             for s in &segs {
                 if s.ts_ns <= from || s.ts_ns >= to {
                     continue;
                 }
-                let labelled = if plain {
-                    s.ts_ns <= at
-                        || (at <= self.runs.end_ns && self.plain_label(at, s.ts_ns, out, end, cx))
-                } else {
-                    self.plain_wait(at, s.ts_ns, out, end, cx)
-                };
-                if !labelled {
-                    self.portion(at, s.ts_ns, out, s.busy_bytes.saturating_sub(busy), end, cx);
+                let others = s.busy_bytes.saturating_sub(busy);
+                if plain {
+                    // A piece of a plain wait: in place, else walked
+                    // without the tiers' and pauses' set-up.
+                    if !(s.ts_ns <= at
+                        || (at <= self.runs.end_ns && self.plain_label(at, s.ts_ns, out, end, cx)))
+                    {
+                        self.open_spread(at, s.ts_ns, out, others, end, cx);
+                    }
+                } else if !self.plain_wait(at, s.ts_ns, out, end, cx) {
+                    self.portion(at, s.ts_ns, out, others, end, cx);
                 }
                 at = s.ts_ns;
                 out = s.outstanding;
                 busy = s.busy_bytes;
             }
-            if !self.plain_wait(at, to, out, end, cx) {
-                self.portion(at, to, out, cx.busy_bytes.saturating_sub(busy), end, cx);
+            let others = cx.busy_bytes.saturating_sub(busy);
+            if plain {
+                if !(to <= at || (at <= self.runs.end_ns && self.plain_label(at, to, out, end, cx)))
+                {
+                    self.open_spread(at, to, out, others, end, cx);
+                }
+            } else if !self.plain_wait(at, to, out, end, cx) {
+                self.portion(at, to, out, others, end, cx);
             }
             self.segs = segs;
         }
         self.segs.clear();
+    }
+
+    /// A plain wait between messages cut by changes of the outstanding
+    /// count (`segs`; READ responses, ACKs): each piece window full or
+    /// idle by its count, as [`Acct::plain_label`] labels it, with one
+    /// push a change of state rather than one a piece (the same runs: a
+    /// push in the state of the last extends it).
+    #[inline]
+    fn plain_pieces_between_messages(
+        &mut self,
+        from: u64,
+        to: u64,
+        segs: &[Seg],
+        end: &WaitEnd,
+        window: Option<u32>,
+    ) {
+        let span = u64::from(end.span.max(1));
+        let state_of = |outstanding: u32| {
+            let full = match window {
+                Some(w) => u64::from(outstanding) + span > u64::from(w),
+                None => end.held,
+            };
+            if full {
+                TimeState::WindowFull
+            } else {
+                TimeState::Idle
+            }
+        };
+        let mut at = from;
+        let mut out = self.out_at_mark;
+        // The pushes the pieces make, held back while in the same state.
+        let mut held: Option<(u64, TimeState)> = None;
+        let mut piece = |runs: &mut StateRuns, upto: u64, state: TimeState| match held {
+            Some((t, s)) if s == state => held = Some((t.max(upto), s)),
+            Some((t, s)) => {
+                runs.push(t, s);
+                held = Some((upto, state));
+            }
+            None => held = Some((upto, state)),
+        };
+        for s in segs {
+            if s.ts_ns <= from || s.ts_ns >= to {
+                continue;
+            }
+            if s.ts_ns > at {
+                piece(&mut self.runs, s.ts_ns, state_of(out));
+            }
+            at = s.ts_ns;
+            out = s.outstanding;
+        }
+        if to > at {
+            piece(&mut self.runs, to, state_of(out));
+        }
+        if let Some((t, s)) = held {
+            self.runs.push(t, s);
+        }
     }
 
     /// The common wait, labelled without the general walk (the same runs
