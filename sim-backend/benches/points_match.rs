@@ -126,6 +126,9 @@ fn main() {
                 r.capture_losses.len(),
                 r.episodes.len()
             );
+            // What the report says, without how the analysis numbered its
+            // journeys internally: every field, each frame's path as read.
+            println!("content digest {:016x}", content_digest(&r));
         }
         drop(r);
     }
@@ -149,4 +152,40 @@ fn main() {
 fn process_cpu_s() -> f64 {
     let (user, system) = rocescope_testkit::proc_cpu_ticks("/proc/self/stat");
     (user + system) as f64 / 100.0
+}
+
+/// A digest of everything a report says: its fields, and each point's
+/// paths as `PointPaths::iter` reads them (row, cell), not the marks they
+/// are kept in (which name journeys by the analysis' own numbering).
+fn content_digest(r: &rocescope_replay::points::PointsReport) -> u64 {
+    use std::fmt::Write as _;
+    use std::hash::Hasher as _;
+    struct Feed(std::collections::hash_map::DefaultHasher);
+    impl std::fmt::Write for Feed {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            self.0.write(s.as_bytes());
+            Ok(())
+        }
+    }
+    let mut h = Feed(std::collections::hash_map::DefaultHasher::new());
+    let _ = write!(
+        h,
+        "{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}{:?}",
+        r.points,
+        r.losses,
+        r.capture_losses,
+        r.segments,
+        r.episodes,
+        r.flows,
+        r.journeys,
+        r.warnings,
+        r.t0_ns
+    );
+    for p in &r.paths {
+        let _ = write!(h, "|{}", p.len());
+        for (row, cell) in p.iter() {
+            let _ = write!(h, ";{row},{cell:?}");
+        }
+    }
+    h.0.finish()
 }
