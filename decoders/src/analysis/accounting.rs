@@ -26,6 +26,24 @@ pub(super) struct Host {
     pub(super) requests: bool,
 }
 
+/// A request on the wire, as the request path hands it to the accounting:
+/// flow `id` at `ts_ns`, the capture showing `before` PSNs outstanding
+/// before it and `outstanding` with it (as the request path counted them),
+/// a resend or not, what ended the wait before it, whether it continues a
+/// message, and the port it left by.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RequestOnWire<'e> {
+    pub(super) id: u32,
+    pub(super) ts_ns: u64,
+    pub(super) frame_bytes: u32,
+    pub(super) before: u32,
+    pub(super) outstanding: u32,
+    pub(super) resend: bool,
+    pub(super) end: &'e WaitEnd,
+    pub(super) mid_message: Option<bool>,
+    pub(super) port: Option<u8>,
+}
+
 /// Standard Ethernet rates, Gb/s: the fastest rate the capture shows is
 /// read as the least of these at or above it.
 const LINK_RATES_GBPS: [f64; 10] = [
@@ -325,59 +343,27 @@ impl RcAnalysis {
     /// `before` PSNs outstanding before it, `outstanding` with it, as the
     /// request path counted them): the wait before it labelled by what
     /// ended it, then its own time on the wire.
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub(super) fn account_request(
-        &mut self,
-        id: u32,
-        ts_ns: u64,
-        frame_bytes: u32,
-        before: u32,
-        outstanding: u32,
-        resend: bool,
-        end: &WaitEnd,
-        mid_message: Option<bool>,
-        port: Option<u8>,
-    ) {
-        if !self.steady_request(
+    pub(super) fn account_request(&mut self, r: &RequestOnWire<'_>) {
+        if !self.steady_request(r) {
+            self.account_request_general(r);
+        }
+    }
+
+    /// [`RcAnalysis::account_request`] outside the steady state.
+    #[inline(never)]
+    fn account_request_general(&mut self, r: &RequestOnWire<'_>) {
+        let RequestOnWire {
             id,
             ts_ns,
             frame_bytes,
+            before,
             outstanding,
             resend,
             end,
             mid_message,
             port,
-        ) {
-            self.account_request_general(
-                id,
-                ts_ns,
-                frame_bytes,
-                before,
-                outstanding,
-                resend,
-                end,
-                mid_message,
-                port,
-            );
-        }
-    }
-
-    /// [`RcAnalysis::account_request`] outside the steady state.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    fn account_request_general(
-        &mut self,
-        id: u32,
-        ts_ns: u64,
-        frame_bytes: u32,
-        before: u32,
-        outstanding: u32,
-        resend: bool,
-        end: &WaitEnd,
-        mid_message: Option<bool>,
-        port: Option<u8>,
-    ) {
+        } = *r;
         let k = self.acct_of(id, ts_ns);
         let mut end = *end;
         if end.timer {
@@ -434,67 +420,18 @@ impl RcAnalysis {
     /// otherwise. A QP that has sent READs takes a path of its own, out of
     /// line (its count reads the READ responses, its waits are cut by
     /// them), so that a WRITE's stays as short as it is.
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn steady_request(
-        &mut self,
-        id: u32,
-        ts_ns: u64,
-        frame_bytes: u32,
-        outstanding: u32,
-        resend: bool,
-        end: &WaitEnd,
-        mid_message: Option<bool>,
-        port: Option<u8>,
-    ) -> bool {
-        if self.flows[id as usize].reads {
-            return self.steady_read_request(
-                id,
-                ts_ns,
-                frame_bytes,
-                outstanding,
-                resend,
-                end,
-                mid_message,
-                port,
-            );
+    fn steady_request(&mut self, r: &RequestOnWire<'_>) -> bool {
+        if self.flows[r.id as usize].reads {
+            return self.steady_read_request(r);
         }
-        self.steady_request_of::<false>(
-            id,
-            ts_ns,
-            frame_bytes,
-            outstanding,
-            resend,
-            end,
-            mid_message,
-            port,
-        )
+        self.steady_request_of::<false>(r)
     }
 
     /// [`RcAnalysis::steady_request`] of a QP that has sent READs.
-    #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    fn steady_read_request(
-        &mut self,
-        id: u32,
-        ts_ns: u64,
-        frame_bytes: u32,
-        outstanding: u32,
-        resend: bool,
-        end: &WaitEnd,
-        mid_message: Option<bool>,
-        port: Option<u8>,
-    ) -> bool {
-        self.steady_request_of::<true>(
-            id,
-            ts_ns,
-            frame_bytes,
-            outstanding,
-            resend,
-            end,
-            mid_message,
-            port,
-        )
+    fn steady_read_request(&mut self, r: &RequestOnWire<'_>) -> bool {
+        self.steady_request_of::<true>(r)
     }
 
     /// [`RcAnalysis::steady_request`], for a QP that has sent READs or
@@ -502,19 +439,19 @@ impl RcAnalysis {
     /// cannot label in one pass takes the general path; with them (a wait
     /// cut by READ responses), it is closed as the general path does
     /// without its set-up ([`Acct::steady_cut`]).
-    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn steady_request_of<const READS: bool>(
-        &mut self,
-        id: u32,
-        ts_ns: u64,
-        frame_bytes: u32,
-        outstanding: u32,
-        resend: bool,
-        end: &WaitEnd,
-        mid_message: Option<bool>,
-        port: Option<u8>,
-    ) -> bool {
+    fn steady_request_of<const READS: bool>(&mut self, r: &RequestOnWire<'_>) -> bool {
+        let RequestOnWire {
+            id,
+            ts_ns,
+            frame_bytes,
+            outstanding,
+            resend,
+            end,
+            mid_message,
+            port,
+            ..
+        } = *r;
         // READ responses received in order count as the requester takes
         // them (the count the general path reads).
         let read_count = if READS {

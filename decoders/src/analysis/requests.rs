@@ -353,16 +353,16 @@ impl RcAnalysis {
         if held_grew {
             self.facts_epoch += 1;
         }
-        self.account_request(
+        self.account_request(&accounting::RequestOnWire {
             id,
-            o.ts_ns(),
-            o.wire_len(),
-            seen_before,
+            ts_ns: o.ts_ns(),
+            frame_bytes: o.wire_len(),
+            before: seen_before,
             outstanding,
-            d < 0,
-            &end,
-            mid,
-            o.tx_port(),
-        );
+            resend: d < 0,
+            end: &end,
+            mid_message: mid,
+            port: o.tx_port(),
+        });
     }
 }
