@@ -4,6 +4,38 @@
 
 use super::*;
 
+/// A request in the steady state ([`Acct::steady_request`]): what it
+/// reads besides the requester's own state.
+pub(crate) struct Steady<'a> {
+    /// Its first bit and the end of its last on the wire.
+    pub ts_ns: u64,
+    pub end_ns: u64,
+    /// PSNs it needs room for.
+    pub span: u32,
+    /// The capture shows the sender held at its window before it.
+    pub held: bool,
+    pub mid_message: Option<bool>,
+    pub window: Option<u32>,
+    /// Outstanding PSNs with it.
+    pub outstanding_after: u32,
+    /// The requester host's link: bytes on the wire with it.
+    pub busy_bytes: u64,
+    pub pauses: &'a VecDeque<Pause>,
+    pub pause_reach_ns: u64,
+    pub frames: &'a FrameRing,
+}
+
+/// How a steady request's wait is labelled.
+#[derive(Clone, Copy)]
+enum Wait {
+    None,
+    Sending,
+    Full,
+    Idle,
+    /// Sharing to then, host limited to the request.
+    Shared(u64),
+}
+
 impl Acct {
     /// A new request in the steady state, labelled in one pass (the same
     /// runs as [`Acct::close_wait`] then [`Acct::own_packet`] and
