@@ -278,8 +278,8 @@ impl ThroughputCache {
             .iter()
             .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()));
         let count = series.clone().count() + usize::from(report.qps.len() > 1);
-        // The vectors are reused: a range that moves every frame (a drag,
-        // a live session) allocates nothing.
+        // The lines' vectors are kept: a range that moves every frame (a
+        // drag, a live session) refills them instead of growing new ones.
         self.lines.resize_with(count, Vec::new);
         let mut total = vec![0.0; n];
         for (s, line) in series.zip(&mut self.lines) {
