@@ -87,6 +87,9 @@ pub struct Model {
     pub(crate) quit: bool,
     report: Report,
     report_at: Option<Instant>,
+    /// Bumped each time `report` is made again (views cache what they
+    /// derive from it by this).
+    report_generation: u64,
     /// Slots and probes, derived with the report.
     records: Derived,
     now: Instant,
@@ -172,6 +175,7 @@ impl Model {
             quit: false,
             report: Report::default(),
             report_at: None,
+            report_generation: 0,
             records: Derived::default(),
             now: Instant::now(),
             outbox: Vec::new(),
@@ -252,6 +256,7 @@ impl Model {
                 .report();
             self.records.refresh(&self.store);
             self.report_at = Some(now);
+            self.report_generation += 1;
         }
         if self.selected.is_none() && self.horizon() > 0 && !self.lesson_awaits_pick() {
             self.selected = Some(self.store.first_row());
@@ -278,6 +283,12 @@ impl Model {
     /// The analysis report (rebuilt every 250 ms).
     pub fn report(&self) -> &Report {
         &self.report
+    }
+
+    /// How many times the report has been made: a view's cache of what it
+    /// derives from [`Model::report`] is current while this is unchanged.
+    pub fn report_generation(&self) -> u64 {
+        self.report_generation
     }
 
     /// Shows the capture as the first of several points, with their

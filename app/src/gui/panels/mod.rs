@@ -92,6 +92,8 @@ pub struct PanelState {
     /// The signal browser's search field (sent to the core as typed).
     signal_search: String,
     signal_search_edited: bool,
+    /// The Overview's throughput lines and ceiling.
+    throughput: overview::ThroughputCache,
 }
 
 impl PanelState {
@@ -120,7 +122,7 @@ pub fn show(view: View, ui: &mut Ui, model: &Model, st: &mut PanelState, out: &m
         whatif_group(ui, model);
     }
     match view {
-        View::Overview => overview(ui, model, out),
+        View::Overview => overview(ui, model, st, out),
         View::Packets => packets(ui, model, st, out),
         View::Qps => qps(ui, model, out),
         View::Ladder => ladder(ui, model, out),

@@ -9,7 +9,9 @@ use rocescope_core::query::{self};
 use rocescope_core::{Command, Model, explain};
 
 use super::super::layout;
-use super::{CYAN, DIM, QP_COLORS, RED, YELLOW, ms_since_start, select_item, selected_item};
+use super::{
+    CYAN, DIM, PanelState, QP_COLORS, RED, YELLOW, ms_since_start, select_item, selected_item,
+};
 
 /// The colour of the episodes' marks along the plot's floor.
 pub(crate) const EPISODE_MARK: Color32 = YELLOW;
@@ -19,11 +21,11 @@ pub(crate) const EPISODE_MARK: Color32 = YELLOW;
 /// many episodes a live run has.
 pub(crate) const EPISODE_MARK_SHARE: f64 = 0.06;
 
-pub fn overview(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
+pub fn overview(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Command>) {
     let h = ui.available_height();
     legend(ui, model);
     let plot_h = (h * 0.55).max(120.0);
-    throughput_plot(ui, model, plot_h, out);
+    throughput_plot(ui, model, plot_h, &mut st.throughput, out);
     ui.separator();
     // The counters and the findings scroll in what is left, never cut.
     let rest = ui.available_height();
@@ -197,7 +199,118 @@ enum Swatch {
     Tick,
 }
 
-fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Command>) {
+/// What the throughput plot derives from the report, kept across frames:
+/// its lines walk every bin in the visible range and its ceiling every bin,
+/// so they are made again only when the report is (every 250 ms) or the
+/// visible range or width changes, not at every frame.
+#[derive(Debug, Default)]
+pub struct ThroughputCache {
+    /// The report generation `data_max` is of.
+    data_max_of: Option<u64>,
+    /// The largest rate the plot can draw (its y axis' ceiling).
+    data_max: f64,
+    /// What `lines` are of.
+    lines_of: Option<LinesKey>,
+    /// Per QP its line then its responses' line (where it has any), then
+    /// the aggregate (with more than one QP).
+    lines: Vec<Vec<PlotPoint>>,
+}
+
+/// The report generation, the visible range (ms since the first packet,
+/// and the first packet's time) and the columns the lines are resampled to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LinesKey {
+    report: u64,
+    x0_ms: u64,
+    x1_ms: u64,
+    t0_ns: u64,
+    columns: usize,
+}
+
+impl ThroughputCache {
+    /// The y axis' data maximum for the model's report.
+    fn data_max(&mut self, model: &Model) -> f64 {
+        let generation = model.report_generation();
+        if self.data_max_of != Some(generation) {
+            let report = model.report();
+            let maxima: Vec<f64> = report
+                .qps
+                .iter()
+                .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()))
+                .map(layout::series_max_gbytes_s)
+                .collect();
+            self.data_max = layout::throughput_data_max(&maxima, report.qps.len());
+            self.data_max_of = Some(generation);
+        }
+        self.data_max
+    }
+
+    /// The lines over `[x0, x1]` ms (`t0` ns the first packet), `n` columns
+    /// each, resampled only if the report or any of these changed.
+    fn lines(
+        &mut self,
+        model: &Model,
+        t0: f64,
+        (x0, x1): (f64, f64),
+        n: usize,
+    ) -> &[Vec<PlotPoint>] {
+        let key = LinesKey {
+            report: model.report_generation(),
+            x0_ms: x0.to_bits(),
+            x1_ms: x1.to_bits(),
+            t0_ns: t0.to_bits(),
+            columns: n,
+        };
+        if self.lines_of != Some(key) {
+            self.resample(model, t0, (x0, x1), n);
+            self.lines_of = Some(key);
+        }
+        &self.lines
+    }
+
+    fn resample(&mut self, model: &Model, t0: f64, (x0, x1): (f64, f64), n: usize) {
+        let report = model.report();
+        let a_ns = t0 + x0 * 1e6;
+        let b_ns = t0 + x1 * 1e6;
+        let x = |c: usize| x0 + (x1 - x0) * (c as f64 + 0.5) / n as f64;
+        let series = report
+            .qps
+            .iter()
+            .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()));
+        let count = series.clone().count() + usize::from(report.qps.len() > 1);
+        // The lines' vectors are kept: a range that moves every frame (a
+        // drag, a live session) refills them instead of growing new ones.
+        self.lines.resize_with(count, Vec::new);
+        let mut total = vec![0.0; n];
+        for (s, line) in series.zip(&mut self.lines) {
+            let ys = query::resample_rate(s, a_ns, b_ns, n);
+            for (t, y) in total.iter_mut().zip(&ys) {
+                *t += y;
+            }
+            line.clear();
+            line.extend(ys.iter().enumerate().map(|(c, &y)| PlotPoint::new(x(c), y)));
+        }
+        if report.qps.len() > 1
+            && let Some(line) = self.lines.last_mut()
+        {
+            line.clear();
+            line.extend(
+                total
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &y)| PlotPoint::new(x(c), y)),
+            );
+        }
+    }
+}
+
+fn throughput_plot(
+    ui: &mut Ui,
+    model: &Model,
+    height: f32,
+    cache: &mut ThroughputCache,
+    out: &mut Vec<Command>,
+) {
     let report = model.report();
     let stats = model.store().stats();
     let t0 = stats.first_ts_ns.unwrap_or(0) as f64;
@@ -211,18 +324,11 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
         .map(|r| ms_since_start(model, r.ts_ns));
     // The y axis from the data, the link rate as its ceiling: not from the
     // items (the findings' shading reaches the top and would grow it).
-    let maxima: Vec<f64> = report
-        .qps
-        .iter()
-        .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()))
-        .map(layout::series_max_gbytes_s)
-        .collect();
     let link = model
         .source()
         .scenario()
         .map(|sc| sc.params.link_gbps / 8.0);
-    let y_top =
-        layout::throughput_y_top(layout::throughput_data_max(&maxima, report.qps.len()), link);
+    let y_top = layout::throughput_y_top(cache.data_max(model), link);
     let resp = Plot::new("throughput")
         .id(egui::Id::new(layout::THROUGHPUT_PLOT_ID))
         .height(height)
@@ -277,39 +383,32 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
             // Two points per pixel over the visible range only.
             let n = (width_px * 2.0) as usize;
             if x1 > x0 {
-                let a_ns = t0 + x0 * 1e6;
-                let b_ns = t0 + x1 * 1e6;
-                let xs: Vec<f64> = (0..n)
-                    .map(|c| x0 + (x1 - x0) * (c as f64 + 0.5) / n as f64)
-                    .collect();
-                let mut total = vec![0.0; n];
+                let mut lines = cache.lines(model, t0, (x0, x1), n).iter();
                 for (i, q) in report.qps.iter().enumerate() {
                     let color = QP_COLORS[i % QP_COLORS.len()];
-                    let ys = query::resample_rate(&q.series, a_ns, b_ns, n);
-                    for (t, y) in total.iter_mut().zip(&ys) {
-                        *t += y;
-                    }
                     let name = rocescope_replay::text::qp_name(q);
-                    pui.line(
-                        Line::new(name.clone(), points(&xs, &ys))
-                            .color(color)
-                            .width(1.5),
-                    );
-                    if let Some(rs) = &q.reverse_series {
-                        let ys = query::resample_rate(rs, a_ns, b_ns, n);
-                        for (t, y) in total.iter_mut().zip(&ys) {
-                            *t += y;
-                        }
+                    if let Some(line) = lines.next() {
                         pui.line(
-                            Line::new(format!("{name} responses"), points(&xs, &ys))
+                            Line::new(name.clone(), PlotPoints::Borrowed(line))
+                                .color(color)
+                                .width(1.5),
+                        );
+                    }
+                    if q.reverse_series.is_some()
+                        && let Some(line) = lines.next()
+                    {
+                        pui.line(
+                            Line::new(format!("{name} responses"), PlotPoints::Borrowed(line))
                                 .color(color.gamma_multiply(0.6))
                                 .style(LineStyle::dashed_dense()),
                         );
                     }
                 }
-                if report.qps.len() > 1 {
+                if report.qps.len() > 1
+                    && let Some(line) = lines.next()
+                {
                     pui.line(
-                        Line::new("aggregate", points(&xs, &total))
+                        Line::new("aggregate", PlotPoints::Borrowed(line))
                             .color(Color32::WHITE)
                             .width(1.0),
                     );
@@ -359,10 +458,6 @@ fn throughput_plot(ui: &mut Ui, model: &Model, height: f32, out: &mut Vec<Comman
         let t = (t0 + p.x.max(0.0) * 1e6) as u64;
         out.push(Command::JumpToTime(t));
     }
-}
-
-fn points(xs: &[f64], ys: &[f64]) -> PlotPoints<'static> {
-    PlotPoints::new(xs.iter().zip(ys).map(|(x, y)| [*x, *y]).collect())
 }
 
 fn counters(ui: &mut Ui, model: &Model) {
@@ -463,4 +558,77 @@ fn findings(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 }
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Instant;
+
+    use super::*;
+
+    /// Each line's y values as `resample_rate` gives them over `[x0, x1]`
+    /// ms, the aggregate last.
+    fn resampled(model: &Model, t0: f64, (x0, x1): (f64, f64), n: usize) -> Vec<Vec<f64>> {
+        let report = model.report();
+        let (a, b) = (t0 + x0 * 1e6, t0 + x1 * 1e6);
+        let mut lines: Vec<Vec<f64>> = report
+            .qps
+            .iter()
+            .flat_map(|q| std::iter::once(&q.series).chain(q.reverse_series.as_ref()))
+            .map(|s| query::resample_rate(s, a, b, n))
+            .collect();
+        if report.qps.len() > 1 {
+            let total = (0..n).map(|c| lines.iter().map(|l| l[c]).sum()).collect();
+            lines.push(total);
+        }
+        lines
+    }
+
+    fn ys(lines: &[Vec<PlotPoint>]) -> Vec<Vec<f64>> {
+        lines
+            .iter()
+            .map(|l| l.iter().map(|p| p.y).collect())
+            .collect()
+    }
+
+    /// The cached lines are made again when the report is made again and
+    /// when the range or the width changes, and only then.
+    #[test]
+    fn the_throughput_lines_follow_the_report_and_the_range() {
+        let mut model = crate::sample_model();
+        let stats = model.store().stats();
+        let t0 = stats.first_ts_ns.unwrap() as f64;
+        let span_ms = (stats.last_ts_ns.unwrap() as f64 - t0) / 1e6;
+        let whole = (0.0, span_ms);
+        let mut cache = ThroughputCache::default();
+
+        let expect = resampled(&model, t0, whole, 100);
+        assert!(expect.len() >= 2, "the sample has QPs: {}", expect.len());
+        assert_eq!(ys(cache.lines(&model, t0, whole, 100)), expect);
+        assert!(cache.data_max(&model) > 0.0);
+
+        // The same report and range: kept, not resampled (a mark left in
+        // the cache stays).
+        cache.lines[0][0].y = -1.0;
+        assert_eq!(cache.lines(&model, t0, whole, 100)[0][0].y, -1.0);
+        cache.data_max = -1.0;
+        assert_eq!(cache.data_max(&model), -1.0);
+
+        // The report made again: resampled.
+        let generation = model.report_generation();
+        model.tick(Instant::now() + std::time::Duration::from_secs(1));
+        assert!(model.report_generation() > generation);
+        assert_eq!(ys(cache.lines(&model, t0, whole, 100)), expect);
+        assert!(cache.data_max(&model) > 0.0);
+
+        // Another range and width: resampled to it, x included.
+        let part = (span_ms / 4.0, span_ms / 2.0);
+        let lines = cache.lines(&model, t0, part, 37);
+        assert_eq!(ys(lines), resampled(&model, t0, part, 37));
+        let x_first = part.0 + (part.1 - part.0) * 0.5 / 37.0;
+        assert!(lines.iter().all(|l| l.len() == 37 && l[0].x == x_first));
+        assert_ne!(ys(lines), expect);
+    }
 }
