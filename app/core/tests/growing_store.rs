@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, View};
@@ -123,4 +123,61 @@ fn rows_the_disk_ring_deleted_are_not_listed_or_filtered() {
     let kept_acks = (first..400_000).filter(|i| i % 2 == 1).count() as u64;
     assert_eq!(m.visible_len(), kept_acks);
     assert!(m.visible_row(0).unwrap() >= first);
+}
+
+/// Packets the report counts over its QPs.
+fn reported_packets(m: &Model) -> u64 {
+    m.report().qps.iter().map(|q| q.packets).sum()
+}
+
+#[test]
+fn a_files_report_is_made_again_until_its_analysis_is_final_then_kept() {
+    let all = frames(4_000);
+    let (store, mut ingest, mut m) = growing_file(&all[..1_000]);
+    let t0 = Instant::now();
+    m.tick(t0);
+    let first = m.report_generation();
+    assert!(first > 0, "the first screen has a report");
+
+    // Still indexing: made again every 250 ms with what came since.
+    feed(&store, &mut ingest, &all[1_000..2_000]);
+    m.tick(t0 + Duration::from_secs(1));
+    let growing = m.report_generation();
+    assert!(growing > first);
+    let part = reported_packets(&m);
+    assert!(part > 0);
+
+    // Indexed to its end: the report made once more, with every packet...
+    feed(&store, &mut ingest, &all[2_000..]);
+    store.finish_live(&mut ingest);
+    m.tick(t0 + Duration::from_secs(2));
+    assert_eq!(m.report_generation(), growing + 1);
+    let whole = reported_packets(&m);
+    assert!(whole > part, "{whole} packets after the end, {part} before");
+
+    // ...and then kept: nothing can change it.
+    m.tick(t0 + Duration::from_secs(3));
+    m.tick(t0 + Duration::from_secs(4));
+    assert_eq!(m.report_generation(), growing + 1);
+    assert_eq!(reported_packets(&m), whole);
+}
+
+#[test]
+fn a_live_sources_report_is_made_again_every_250_ms() {
+    let all = frames(1_000);
+    let analysis = RcAnalyzer::default();
+    let store = Store::live(rocescope_replay::TimeBase::Nanoseconds);
+    let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
+    feed(&store, &mut ingest, &all);
+    store.finish_live(&mut ingest);
+    let mut m = Model::new(
+        store,
+        analysis,
+        SourceHandle::external("attach:test".into()),
+    );
+    let t0 = Instant::now();
+    m.tick(t0);
+    let g = m.report_generation();
+    m.tick(t0 + Duration::from_secs(1));
+    assert_eq!(m.report_generation(), g + 1);
 }

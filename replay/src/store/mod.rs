@@ -784,6 +784,11 @@ impl Store {
         warnings.first().map(|w| (w.clone(), warnings.len()))
     }
 
+    /// Indexing (and the analysis fed by it) is over: nothing more comes.
+    pub fn is_complete(&self) -> bool {
+        self.complete.load(Ordering::Acquire)
+    }
+
     pub fn progress(&self) -> Progress {
         Progress {
             bytes_done: self.bytes_done.load(Ordering::Relaxed),

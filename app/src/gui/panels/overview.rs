@@ -597,7 +597,22 @@ mod tests {
     /// when the range or the width changes, and only then.
     #[test]
     fn the_throughput_lines_follow_the_report_and_the_range() {
-        let mut model = crate::sample_model();
+        // The sample as a live source's: its report is made again every
+        // 250 ms (a file's is final once indexed).
+        let mut model = {
+            use rocescope_replay::store::{RcAnalyzer, Store};
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../assets/captures/sample-write-read.pcap");
+            let analysis = RcAnalyzer::default();
+            let store = Store::open(&path, Default::default(), Box::new(analysis.clone())).unwrap();
+            store.wait();
+            let handle = rocescope_core::source::SourceHandle::external("sample".into());
+            crate::keep_test_progress_apart();
+            let mut m = Model::new(store, analysis, handle);
+            m.forget_lesson_progress();
+            m.tick(Instant::now());
+            m
+        };
         let stats = model.store().stats();
         let t0 = stats.first_ts_ns.unwrap() as f64;
         let span_ms = (stats.last_ts_ns.unwrap() as f64 - t0) / 1e6;
