@@ -337,9 +337,7 @@ fn ila_captures_by_net_name_in_csv_and_vcd() {
             "{format} at {hz} Hz"
         );
     }
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }
 
 #[test]
@@ -377,9 +375,7 @@ fn generic_probe_names_are_mapped_with_axis() {
         ]);
         assert!(!ok && stderr.contains("no probe \"probe9\""), "{stderr}");
     }
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }
 
 #[test]
@@ -432,9 +428,7 @@ fn the_signals_view_marks_the_triggers_and_windows() {
         assert!(changes.iter().all(|c| c.ts_ns % 4 == 0 && c.known));
         assert_eq!(changes[0].ts_ns, 0);
     }
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }
 
 /// The README's ILA commands, word for word on ChipScoPy's files (all but
@@ -480,7 +474,5 @@ fn the_readme_ila_commands_work_as_printed() {
         ran += 1;
     }
     assert_eq!(ran, 4, "the README's ILA commands");
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }

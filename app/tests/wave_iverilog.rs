@@ -495,9 +495,7 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
             "{stats}"
         );
         assert_eq!(qp["counters"]["acks"], 12, "{stats}");
-        if std::env::var_os("KEEP").is_none() {
-            let _ = std::fs::remove_dir_all(&sim.dir);
-        }
+        rocescope_testkit::remove_unless_keep(&sim.dir);
     }
 }
 
@@ -592,9 +590,7 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
     let (ok, text, stderr) = rocescope(&["decode", s(&sim.wave), "--clock", "tb.clk"]);
     assert!(ok, "{stderr}");
     assert_eq!(text.lines().count(), frames.len());
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&sim.dir);
-    }
+    rocescope_testkit::remove_unless_keep(&sim.dir);
 }
 
 #[test]
@@ -665,9 +661,7 @@ fn a_cut_waveform_keeps_every_whole_frame_and_says_where() {
             .is_some_and(|e| e.contains("cut short")),
         "{stats}"
     );
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&sim.dir);
-    }
+    rocescope_testkit::remove_unless_keep(&sim.dir);
 }
 
 /// The waveform fuzz target's valid seeds (`decoders/fuzz/corpus/wave/`):
