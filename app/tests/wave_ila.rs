@@ -204,16 +204,7 @@ fn export(dir: &Path, name: &str, generic: bool) -> (PathBuf, PathBuf, Expected)
     let spec_path = dir.join(format!("{name}.json"));
     std::fs::write(&spec_path, spec).expect("spec");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ila/export.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&spec_path)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "export.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    rocescope_testkit::run_ok(Command::new("python3").arg(&script).arg(&spec_path));
     (csv, vcd, want)
 }
 

@@ -237,15 +237,10 @@ fn simulate(name: &str, streams: &[Stream], fst: bool) -> Sim {
 endmodule"
     );
     std::fs::write(dir.join("tb.v"), v).expect("tb.v");
-    let out = Command::new("iverilog")
-        .current_dir(&dir)
-        .args(["-o", "sim.vvp", "tb.v"])
-        .output()
-        .expect("iverilog runs");
-    assert!(
-        out.status.success(),
-        "iverilog: {}",
-        String::from_utf8_lossy(&out.stderr)
+    rocescope_testkit::run_ok(
+        Command::new("iverilog")
+            .current_dir(&dir)
+            .args(["-o", "sim.vvp", "tb.v"]),
     );
     let wave = dir.join(if fst { "wave.fst" } else { "wave.vcd" });
     let mut cmd = Command::new("vvp");
