@@ -880,26 +880,11 @@ fn check_header_columns_match_the_decoder(path: &Path) {
 /// decodes with them, not with the defaults.
 #[test]
 fn header_columns_decode_with_the_stores_roce_ports() {
-    use rocescope_decoders::{Opcode, PacketBuilder, Reth};
     let dir = out_dir("roce-port");
     let path = dir.join("port-4792.pcapng");
     let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for i in 0..4u32 {
-        let mut b = PacketBuilder::rocev2_ipv4(
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            Opcode::RC_WRITE_FIRST,
-            0x12,
-            i,
-        );
-        b.udp_dst_port = 4792;
-        b.ext.reth = Reth {
-            va: 0x1000 * u64::from(i + 1),
-            rkey: 7,
-            dma_len: 8192,
-        };
-        let frame = b.build(&[0; 64]);
-        w.write_frame(u64::from(i) * 1000, 0, None, frame.len() as u32, &frame)
+    for (ts_ns, frame) in rocescope_replay::synth::writes_to_port(4792, 4) {
+        w.write_frame(ts_ns, 0, None, frame.len() as u32, &frame)
             .unwrap();
     }
     w.finish().unwrap();
