@@ -1,4 +1,4 @@
-//! Synthetic captures for benchmarks: the same file for every benchmark
+//! Synthetic captures for benchmarks and tests: the same file for every benchmark
 //! that compares against indexing (replay's index, data's export).
 
 use std::fs::File;
