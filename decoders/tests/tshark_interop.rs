@@ -48,13 +48,8 @@ fn tshark_knows_ext(op: u8) -> bool {
 
 fn builders() -> Vec<PacketBuilder> {
     let mut out = Vec::new();
-    let mut seed = 0x1234_5678_9abc_def0u64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = rocescope_testkit::Rng(0x1234_5678_9abc_def0u64);
+    let mut rnd = move || rng.next_u64();
     for op in 0..=255u8 {
         if matches!(Opcode(op).kind(), OpcodeKind::Unknown(_)) {
             continue;

@@ -527,13 +527,8 @@ fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
     assert_eq!(at(&[], [0.5, 0.99, 0.0]), [None, None, None]);
     // Clustered, spread over decades, and at the top of the range: the
     // counting passes narrow buckets of every width down to one value.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = rocescope_testkit::Rng(0x9e37_79b9_7f4a_7c15u64);
+    let mut next = move || rng.next_u64();
     for case in 0..60 {
         let n = 1 + (next() % 5_000) as usize;
         let v: Vec<u64> = (0..n)
