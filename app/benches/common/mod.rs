@@ -15,10 +15,7 @@ use rocescope_decoders::{NakCode, Opcode, PacketBuilder, Syndrome};
 /// The bench capture of `n` packets (from the command line, default 10M),
 /// indexed with the RC analysis on, as the workbench opens it.
 pub fn indexed_store() -> Result<(u64, Arc<Store>, RcAnalyzer), Box<dyn std::error::Error>> {
-    let n: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(10_000_000);
+    let n = rocescope_testkit::number_arg(10_000_000);
     let path = capture(n)?;
     let analysis = RcAnalyzer::default();
     let t = Instant::now();
@@ -34,8 +31,7 @@ pub fn indexed_store() -> Result<(u64, Arc<Store>, RcAnalyzer), Box<dyn std::err
 
 /// `target/bench-data/tui-N.pcap`, written on first use.
 pub fn capture(n: u64) -> std::io::Result<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
-    std::fs::create_dir_all(&dir)?;
+    let dir = rocescope_testkit::bench_data();
     let path = dir.join(format!("tui-{n}.pcap"));
     if !path.exists() {
         write_capture(&path, n)?;

@@ -109,6 +109,39 @@ pub fn temp_dir(label: &str) -> tempfile::TempDir {
         .expect("a temporary folder")
 }
 
+/// The shared real captures (`shared/captures/`, beside the checkout on
+/// developer machines and in CI); `None`, said on stderr, where absent.
+pub fn shared_captures() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: {} is absent (shared/ lies beside the project checkout only on \
+             developer machines and CI)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The benches' data folder, the workspace's `target/bench-data/`, made
+/// if missing: captures and waveforms written once, read by every run.
+pub fn bench_data() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
+    std::fs::create_dir_all(&dir).expect("target/bench-data");
+    dir
+}
+
+/// A bench's first argument that is a number (a count or a size), else
+/// `default`.
+pub fn number_arg(default: u64) -> u64 {
+    std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Remove a test's output folder, unless `KEEP` is set (to look at what
 /// the test wrote).
 pub fn remove_unless_keep(dir: &std::path::Path) {
