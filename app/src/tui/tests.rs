@@ -427,13 +427,17 @@ fn snapshot_of_the_status_line_in_its_states() {
     m.apply(Command::SetSpeed(2.0));
     m.apply(Command::Play);
     lines.push(say("replay", &m));
+    // A model of an empty live store read from `source`.
+    let live = |source: SourceHandle| {
+        crate::keep_test_progress_apart();
+        Model::new(
+            Store::live(TimeBase::Nanoseconds),
+            RcAnalyzer::default(),
+            source,
+        )
+    };
     // A file still being indexed.
-    crate::keep_test_progress_apart();
-    let growing = Model::new(
-        Store::live(TimeBase::Nanoseconds),
-        RcAnalyzer::default(),
-        SourceHandle::file("growing.pcapng".into()),
-    );
+    let growing = live(SourceHandle::file("growing.pcapng".into()));
     lines.push(say("indexing", &growing));
     // A simulation that ran to its end.
     let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
@@ -449,12 +453,7 @@ fn snapshot_of_the_status_line_in_its_states() {
     // The simulator is another crate's: its numbers are not this snapshot's.
     lines.push(mask(say("sim ended", &sim)));
     // A live link: connected, down with drops and reconnects, ended.
-    crate::keep_test_progress_apart();
-    let link = Model::new(
-        Store::live(TimeBase::Nanoseconds),
-        RcAnalyzer::default(),
-        SourceHandle::external("attach:tcp://127.0.0.1:4790".into()),
-    );
+    let link = live(SourceHandle::external("attach:tcp://127.0.0.1:4790".into()));
     lines.push(say("link", &link));
     let st = link.source().status();
     st.set_disconnected(Some(
