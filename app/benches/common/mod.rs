@@ -161,3 +161,24 @@ pub fn tui_frames(
     }
     Ok(())
 }
+
+/// `view` at row `row`, warmed by a frame (the first also builds the
+/// analysis report), then [`tui_frames`]: wall and CPU ms a frame.
+pub fn tui_view_frames(
+    model: &mut rocescope_core::Model,
+    terminal: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
+    ui: &mut rocescope::tui::UiState,
+    (view, row): (View, u64),
+    frames: u32,
+) -> std::io::Result<(f64, f64)> {
+    model.apply(rocescope_core::Command::ShowView(view));
+    model.apply(rocescope_core::Command::SelectRow(row));
+    model.tick(Instant::now());
+    terminal.draw(|f| rocescope::tui::draw(f, model, ui))?;
+    let wall = Instant::now();
+    let cpu0 = cpu_ns();
+    tui_frames(model, terminal, ui, frames)?;
+    let cpu_ms = cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
+    let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
+    Ok((wall_ms, cpu_ms))
+}
