@@ -157,13 +157,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // (rows read back from disk segments where they are).
     let mut views = Vec::new();
     for view in model.views() {
-        model.apply(Command::ShowView(view));
-        model.apply(Command::SelectRow(rows / 2));
-        model.tick(Instant::now());
-        terminal.draw(|f| draw(f, &model, &mut ui))?;
-        let cpu0 = common::cpu_ns();
-        common::tui_frames(&mut model, &mut terminal, &mut ui, frames)?;
-        let cpu_ms = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
+        let (_, cpu_ms) =
+            common::tui_view_frames(&mut model, &mut terminal, &mut ui, (view, rows / 2), frames)?;
         views.push(format!("{} {cpu_ms:.2}", view.title()));
     }
     // The desktop workbench's nine panels at 1920x1080 on the same model,

@@ -22,16 +22,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut ui = UiState::default();
     let frames = 200u32;
     for view in model.views() {
-        model.apply(Command::ShowView(view));
-        model.apply(Command::SelectRow(n / 2));
-        // Warm up (the first frame also builds the analysis report).
-        model.tick(Instant::now());
-        terminal.draw(|f| draw(f, &model, &mut ui))?;
-        let wall = Instant::now();
-        let cpu0 = common::cpu_ns();
-        common::tui_frames(&mut model, &mut terminal, &mut ui, frames)?;
-        let cpu = common::cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
-        let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
+        let (wall_ms, cpu) =
+            common::tui_view_frames(&mut model, &mut terminal, &mut ui, (view, n / 2), frames)?;
         println!(
             "{:<16} {wall_ms:7.3} ms/frame wall, {cpu:7.3} ms/frame CPU",
             view.title()

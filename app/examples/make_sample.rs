@@ -74,21 +74,8 @@ fn main() {
 
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../assets/captures/sample-write-read.pcap");
-    let mut out = Vec::new();
     // Classic pcap, nanosecond magic, Ethernet.
-    out.extend_from_slice(&0xa1b2_3c4du32.to_le_bytes());
-    out.extend_from_slice(&2u16.to_le_bytes());
-    out.extend_from_slice(&4u16.to_le_bytes());
-    out.extend_from_slice(&[0; 8]);
-    out.extend_from_slice(&65535u32.to_le_bytes());
-    out.extend_from_slice(&1u32.to_le_bytes());
-    for (ts, f) in &frames {
-        out.extend_from_slice(&((ts / 1_000_000_000) as u32).to_le_bytes());
-        out.extend_from_slice(&((ts % 1_000_000_000) as u32).to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
-        out.extend_from_slice(f);
-    }
+    let out = rocescope_testkit::pcap_ns_bytes(1, frames.iter().map(|(ts, f)| (*ts, f)));
     std::fs::File::create(&path)
         .unwrap()
         .write_all(&out)

@@ -61,22 +61,29 @@ pub(crate) fn keep_test_progress_apart() {
 /// with no lesson progress (the views' tests).
 #[cfg(test)]
 pub(crate) fn sample_model() -> rocescope_core::Model {
-    use rocescope_replay::store::{RcAnalyzer, Store};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../assets/captures/sample-write-read.pcap");
+    indexed_model(&path, "sample-write-read.pcap")
+}
+
+/// The workbench's model of the capture or waveform at `path`, indexed in
+/// full, its source called `name`, with no lesson progress.
+#[cfg(test)]
+pub(crate) fn indexed_model(path: &std::path::Path, name: &str) -> rocescope_core::Model {
+    use rocescope_replay::store::{RcAnalyzer, Store};
     let analysis = RcAnalyzer::default();
     let store = Store::open(
-        &path,
+        path,
         rocescope_decoders::DecodeConfig::default(),
         Box::new(analysis.clone()),
     )
-    .expect("the sample capture opens");
+    .unwrap_or_else(|e| panic!("{} opens as a capture: {e}", path.display()));
     store.wait();
     keep_test_progress_apart();
     let mut m = rocescope_core::Model::new(
         store,
         analysis,
-        rocescope_core::source::SourceHandle::file("sample-write-read.pcap".into()),
+        rocescope_core::source::SourceHandle::file(name.into()),
     );
     m.forget_lesson_progress();
     m.tick(std::time::Instant::now());

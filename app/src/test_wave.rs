@@ -202,23 +202,18 @@ pub(crate) fn ila_csv(name: &str) -> PathBuf {
 
 /// A workbench model of the waveform, indexed.
 pub(crate) fn model(path: &std::path::Path) -> rocescope_core::Model {
-    use rocescope_replay::store::{RcAnalyzer, Store};
-    let analysis = RcAnalyzer::default();
-    let store = Store::open(
-        path,
-        rocescope_decoders::DecodeConfig::default(),
-        Box::new(analysis.clone()),
-    )
-    .expect("the waveform opens as a capture");
-    store.wait();
-    crate::keep_test_progress_apart();
-    let mut m = rocescope_core::Model::new(
-        store,
-        analysis,
-        rocescope_core::source::SourceHandle::file("wave.vcd".into()),
-    );
-    m.forget_lesson_progress();
-    m.tick(std::time::Instant::now());
+    crate::indexed_model(path, "wave.vcd")
+}
+
+/// [`model`] with the waveform's signals opened beside its packets.
+pub(crate) fn model_with_signals(path: &std::path::Path) -> rocescope_core::Model {
+    let mut m = model(path);
+    m.apply(rocescope_core::Command::OpenSignals {
+        path: path.to_path_buf(),
+        offset_ns: 0,
+        sample_clock_hz: None,
+    });
+    assert!(m.signals().is_some(), "{}", m.status());
     m
 }
 
@@ -228,17 +223,6 @@ mod tests {
 
     use rocescope_core::Command;
     use rocescope_core::signals::{Radix, Trace};
-
-    fn open(path: &std::path::Path) -> rocescope_core::Model {
-        let mut m = super::model(path);
-        m.apply(Command::OpenSignals {
-            path: path.to_path_buf(),
-            offset_ns: 0,
-            sample_clock_hz: None,
-        });
-        assert!(m.signals().is_some(), "{}", m.status());
-        m
-    }
 
     fn shown(m: &rocescope_core::Model) -> Vec<(String, Radix)> {
         m.signals()
@@ -293,12 +277,12 @@ mod tests {
         let Some(vcd) = super::vcd_copy("restore") else {
             return;
         };
-        let mut m = open(&vcd);
+        let mut m = super::model_with_signals(&vcd);
         m.apply(Command::RunCommandLine("show tb.u.bth_psn".into()));
         m.apply(Command::RunCommandLine("show tb.u.tvalid".into()));
         m.apply(Command::RunCommandLine("fmt #1 signed".into()));
         drop(m);
-        let mut m = open(&vcd);
+        let mut m = super::model_with_signals(&vcd);
         assert_eq!(
             shown(&m),
             [
@@ -316,11 +300,11 @@ mod tests {
         );
         // Another copy of the waveform has a selection of its own.
         let other = super::vcd_copy("restore-other").unwrap();
-        assert!(shown(&open(&other)).is_empty());
+        assert!(shown(&super::model_with_signals(&other)).is_empty());
         // Hiding every signal is saved too.
         m.apply(Command::RemoveSignal("#2".into()));
         m.apply(Command::RemoveSignal("tb.u.bth_psn".into()));
-        assert!(shown(&open(&vcd)).is_empty());
+        assert!(shown(&super::model_with_signals(&vcd)).is_empty());
     }
 
     #[test]
@@ -328,7 +312,7 @@ mod tests {
         let Some(vcd) = super::vcd_copy("commands") else {
             return;
         };
-        let mut m = open(&vcd);
+        let mut m = super::model_with_signals(&vcd);
         m.apply(Command::SignalSearch("U. Bth".into()));
         let found: Vec<&str> = m
             .signals()
@@ -393,7 +377,7 @@ mod tests {
         let Some(vcd) = super::vcd_copy("export") else {
             return;
         };
-        let mut m = open(&vcd);
+        let mut m = super::model_with_signals(&vcd);
         m.apply(Command::AddSignal("tb.u.bth_psn".into()));
         m.apply(Command::AddSignal("tb.u.bth_opcode".into()));
         assert!(m.wait_signals_loaded(Duration::from_secs(20)));
@@ -478,7 +462,7 @@ mod tests {
             .take_while(|l| !l.starts_with("```"))
             .collect();
         assert_eq!(block.len(), 7, "the README's signals block");
-        let mut m = open(&vcd);
+        let mut m = super::model_with_signals(&vcd);
         m.apply(Command::ShowView(rocescope_core::View::Profiler));
         let out = vcd.with_file_name("readme-signals.csv");
         for line in block {

@@ -66,7 +66,7 @@ fn a_tiny_cap_changes_nothing_the_commands_say_of_the_rows() {
 /// is missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in .ci/run).
 #[test]
 fn the_workbench_says_how_much_of_the_index_is_on_disk() {
-    use support::{tmux, tmux_session, wait_for};
+    use support::{tmux, wait_for};
     if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
         return;
     }
@@ -75,13 +75,8 @@ fn the_workbench_says_how_much_of_the_index_is_on_disk() {
     rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
     let status_file = folder.path().join("status");
     let session = format!("rocescope-file-memory-{}", std::process::id());
-    let cmd = format!(
-        "{} open {} --max-memory 1MiB; echo $? > {}",
-        env!("CARGO_BIN_EXE_rocescope"),
-        capture.display(),
-        status_file.display()
-    );
-    tmux_session(&session, 250, 40, &cmd);
+    let args = format!("open {} --max-memory 1MiB", capture.display());
+    support::rocescope_in_tmux(&session, 250, 40, &args, &status_file);
     let screen = wait_for(&session, "200000 pkts", 60);
     assert!(screen.contains("200000 pkts"), "{screen}");
     assert!(screen.contains("196608 rows on disk ("), "{screen}");

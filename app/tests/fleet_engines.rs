@@ -118,16 +118,11 @@ fn spark_datafusion_and_rocescope_agree_over_a_fleet_folder() {
         ]);
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fleet/engines.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&fleet)
-        .arg(window_ns.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "engines.py: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = rocescope_testkit::run_ok(
+        Command::new("python3")
+            .arg(&script)
+            .arg(&fleet)
+            .arg(window_ns.to_string()),
     );
     let got: Value = serde_json::from_slice(&out.stdout).unwrap();
 

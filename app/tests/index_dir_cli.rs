@@ -263,7 +263,7 @@ fn a_recordings_records_come_back_with_its_index() {
 /// missing, unless ROCESCOPE_REQUIRE_TMUX is set (as in .ci/run).
 #[test]
 fn the_workbench_says_the_index_was_reused() {
-    use support::{tmux, tmux_session, wait_for};
+    use support::{tmux, wait_for};
     if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
         return;
     }
@@ -276,14 +276,8 @@ fn the_workbench_says_the_index_was_reused() {
     rocescope_ok(&["stats", s(&capture), "--index-dir", s(&dir)]);
     let status_file = folder.path().join("status");
     let session = format!("rocescope-index-dir-{}", std::process::id());
-    let cmd = format!(
-        "{} open {} --index-dir {}; echo $? > {}",
-        env!("CARGO_BIN_EXE_rocescope"),
-        capture.display(),
-        dir.display(),
-        status_file.display()
-    );
-    tmux_session(&session, 250, 40, &cmd);
+    let args = format!("open {} --index-dir {}", capture.display(), dir.display());
+    support::rocescope_in_tmux(&session, 250, 40, &args, &status_file);
     let screen = wait_for(&session, "index: reused from", 60);
     let reused = screen.contains(&format!("index: reused from {}", dir.display()));
     // The analysis `stats` kept came back with the rows.

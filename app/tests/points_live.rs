@@ -10,7 +10,7 @@
 
 mod support;
 
-use support::{out_dir, tmux, tmux_session, wait_for};
+use support::{out_dir, tmux, wait_for};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -234,12 +234,8 @@ fn the_workbench_shows_each_point_live_and_one_going_away() {
     let ports: Vec<u16> = agents.iter().map(|a| a.1).collect();
     let session = format!("rocescope-points-live-{}", std::process::id());
     let status_file = dir.join("status");
-    let cmd = format!(
-        "{BIN} attach {}; echo $? > {}",
-        point_args(&ports).join(" "),
-        status_file.display()
-    );
-    tmux_session(&session, 180, 45, &cmd);
+    let args = format!("attach {}", point_args(&ports).join(" "));
+    support::rocescope_in_tmux(&session, 180, 45, &args, &status_file);
     let screen = wait_for(&session, "losses: a>sw ", 40);
     tmux(&["send-keys", "-t", &session, "0"]);
     let losses = wait_for(&session, "Losses by segment: a>sw ", 10);

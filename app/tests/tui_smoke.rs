@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{tmux, tmux_session, wait_for};
+use support::{tmux, wait_for};
 
 #[test]
 fn workbench_in_tmux() {
@@ -17,12 +17,8 @@ fn workbench_in_tmux() {
     let folder = rocescope_testkit::temp_dir("smoke");
     let status_file = folder.path().join("status");
     let _ = std::fs::remove_file(&status_file);
-    let cmd = format!(
-        "{} sim --scenario teaching-basic; echo $? > {}",
-        env!("CARGO_BIN_EXE_rocescope"),
-        status_file.display()
-    );
-    tmux_session(&session, 100, 30, &cmd);
+    let args = "sim --scenario teaching-basic";
+    support::rocescope_in_tmux(&session, 100, 30, args, &status_file);
     let screen = wait_for(&session, "19 pkts", 20);
     assert!(screen.contains("1:Over"), "{screen}");
     assert!(screen.contains("sim:teaching-basic"), "{screen}");

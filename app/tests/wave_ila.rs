@@ -204,16 +204,7 @@ fn export(dir: &Path, name: &str, generic: bool) -> (PathBuf, PathBuf, Expected)
     let spec_path = dir.join(format!("{name}.json"));
     std::fs::write(&spec_path, spec).expect("spec");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ila/export.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&spec_path)
-        .output()
-        .expect("python3 runs");
-    assert!(
-        out.status.success(),
-        "export.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    rocescope_testkit::run_ok(Command::new("python3").arg(&script).arg(&spec_path));
     (csv, vcd, want)
 }
 
@@ -337,9 +328,7 @@ fn ila_captures_by_net_name_in_csv_and_vcd() {
             "{format} at {hz} Hz"
         );
     }
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }
 
 #[test]
@@ -377,9 +366,7 @@ fn generic_probe_names_are_mapped_with_axis() {
         ]);
         assert!(!ok && stderr.contains("no probe \"probe9\""), "{stderr}");
     }
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }
 
 #[test]
@@ -432,9 +419,7 @@ fn the_signals_view_marks_the_triggers_and_windows() {
         assert!(changes.iter().all(|c| c.ts_ns % 4 == 0 && c.known));
         assert_eq!(changes[0].ts_ns, 0);
     }
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }
 
 /// The README's ILA commands, word for word on ChipScoPy's files (all but
@@ -480,7 +465,5 @@ fn the_readme_ila_commands_work_as_printed() {
         ran += 1;
     }
     assert_eq!(ran, 4, "the README's ILA commands");
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    rocescope_testkit::remove_unless_keep(&dir);
 }

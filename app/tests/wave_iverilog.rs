@@ -237,15 +237,10 @@ fn simulate(name: &str, streams: &[Stream], fst: bool) -> Sim {
 endmodule"
     );
     std::fs::write(dir.join("tb.v"), v).expect("tb.v");
-    let out = Command::new("iverilog")
-        .current_dir(&dir)
-        .args(["-o", "sim.vvp", "tb.v"])
-        .output()
-        .expect("iverilog runs");
-    assert!(
-        out.status.success(),
-        "iverilog: {}",
-        String::from_utf8_lossy(&out.stderr)
+    rocescope_testkit::run_ok(
+        Command::new("iverilog")
+            .current_dir(&dir)
+            .args(["-o", "sim.vvp", "tb.v"]),
     );
     let wave = dir.join(if fst { "wave.fst" } else { "wave.vcd" });
     let mut cmd = Command::new("vvp");
@@ -495,9 +490,7 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
             "{stats}"
         );
         assert_eq!(qp["counters"]["acks"], 12, "{stats}");
-        if std::env::var_os("KEEP").is_none() {
-            let _ = std::fs::remove_dir_all(&sim.dir);
-        }
+        rocescope_testkit::remove_unless_keep(&sim.dir);
     }
 }
 
@@ -592,9 +585,7 @@ fn two_narrow_streams_one_without_tkeep_or_tready() {
     let (ok, text, stderr) = rocescope(&["decode", s(&sim.wave), "--clock", "tb.clk"]);
     assert!(ok, "{stderr}");
     assert_eq!(text.lines().count(), frames.len());
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&sim.dir);
-    }
+    rocescope_testkit::remove_unless_keep(&sim.dir);
 }
 
 #[test]
@@ -665,9 +656,7 @@ fn a_cut_waveform_keeps_every_whole_frame_and_says_where() {
             .is_some_and(|e| e.contains("cut short")),
         "{stats}"
     );
-    if std::env::var_os("KEEP").is_none() {
-        let _ = std::fs::remove_dir_all(&sim.dir);
-    }
+    rocescope_testkit::remove_unless_keep(&sim.dir);
 }
 
 /// The waveform fuzz target's valid seeds (`decoders/fuzz/corpus/wave/`):

@@ -7,9 +7,7 @@
 
 mod support;
 
-use support::{tmux, tmux_session, wait_for};
-
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
+use support::{tmux, wait_for};
 
 #[test]
 fn whatif_typed_in_the_workbench_shows_the_runs_beside_the_capture() {
@@ -30,12 +28,8 @@ fn whatif_typed_in_the_workbench_shows_the_runs_beside_the_capture() {
     support::rocescope_ok(&args);
     let status_file = tmp.path().join("status");
     let session = format!("rocescope-whatif-{}", std::process::id());
-    let cmd = format!(
-        "{BIN} open {}; echo $? > {}",
-        cap.display(),
-        status_file.display()
-    );
-    tmux_session(&session, 160, 40, &cmd);
+    let args = format!("open {}", cap.display());
+    support::rocescope_in_tmux(&session, 160, 40, &args, &status_file);
     let screen = wait_for(&session, "1:Over", 20);
     assert!(screen.contains("1:Over"), "{screen}");
     assert!(!screen.contains("what if"), "{screen}");

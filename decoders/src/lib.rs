@@ -10,6 +10,7 @@ mod build;
 mod endpoint;
 mod error;
 mod fields;
+#[macro_use]
 mod headers;
 pub mod hint;
 mod icrc;

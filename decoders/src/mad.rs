@@ -6,19 +6,20 @@ use core::fmt;
 
 use crate::wire::{u8_at, u16_at, u32_at, u64_at};
 
-/// MAD base header field offsets.
-pub mod mad_field {
-    use core::ops::Range;
-    pub const BASE_VERSION: Range<usize> = 0..1;
-    pub const MGMT_CLASS: Range<usize> = 1..2;
-    pub const CLASS_VERSION: Range<usize> = 2..3;
-    /// Response bit and method (7 bits).
-    pub const METHOD: Range<usize> = 3..4;
-    pub const STATUS: Range<usize> = 4..6;
-    pub const CLASS_SPECIFIC: Range<usize> = 6..8;
-    pub const TID: Range<usize> = 8..16;
-    pub const ATTRIBUTE_ID: Range<usize> = 16..18;
-    pub const ATTRIBUTE_MODIFIER: Range<usize> = 20..24;
+field_offsets! {
+    /// MAD base header field offsets.
+    pub mod mad_field {
+        BASE_VERSION: 0..1,
+        MGMT_CLASS: 1..2,
+        CLASS_VERSION: 2..3,
+        /// Response bit and method (7 bits).
+        METHOD: 3..4,
+        STATUS: 4..6,
+        CLASS_SPECIFIC: 6..8,
+        TID: 8..16,
+        ATTRIBUTE_ID: 16..18,
+        ATTRIBUTE_MODIFIER: 20..24,
+    }
 }
 
 /// The MAD base header is 24 bytes.
@@ -42,34 +43,6 @@ impl<'a> MadView<'a> {
     pub fn new(payload: &'a [u8]) -> Option<Self> {
         (payload.len() >= MAD_HEADER_LEN).then_some(MadView(payload))
     }
-    pub fn base_version(&self) -> u8 {
-        u8_at(self.0, mad_field::BASE_VERSION.start)
-    }
-    pub fn mgmt_class(&self) -> u8 {
-        u8_at(self.0, mad_field::MGMT_CLASS.start)
-    }
-    pub fn class_version(&self) -> u8 {
-        u8_at(self.0, mad_field::CLASS_VERSION.start)
-    }
-    /// The method with its response bit (0x81 GetResp).
-    pub fn method(&self) -> u8 {
-        u8_at(self.0, mad_field::METHOD.start)
-    }
-    pub fn status(&self) -> u16 {
-        u16_at(self.0, mad_field::STATUS.start)
-    }
-    pub fn class_specific(&self) -> u16 {
-        u16_at(self.0, mad_field::CLASS_SPECIFIC.start)
-    }
-    pub fn transaction_id(&self) -> u64 {
-        u64_at(self.0, mad_field::TID.start)
-    }
-    pub fn attribute_modifier(&self) -> u32 {
-        u32_at(self.0, mad_field::ATTRIBUTE_MODIFIER.start)
-    }
-    pub fn attribute_id(&self) -> u16 {
-        u16_at(self.0, mad_field::ATTRIBUTE_ID.start)
-    }
     pub fn bytes(&self) -> &'a [u8] {
         self.0
     }
@@ -82,6 +55,19 @@ impl<'a> MadView<'a> {
         }
     }
 }
+
+accessors!(MadView, mad_field {
+    base_version: u8 = u8_at(BASE_VERSION);
+    mgmt_class: u8 = u8_at(MGMT_CLASS);
+    class_version: u8 = u8_at(CLASS_VERSION);
+    /// The method with its response bit (0x81 GetResp).
+    method: u8 = u8_at(METHOD);
+    status: u16 = u16_at(STATUS);
+    class_specific: u16 = u16_at(CLASS_SPECIFIC);
+    transaction_id: u64 = u64_at(TID);
+    attribute_modifier: u32 = u32_at(ATTRIBUTE_MODIFIER);
+    attribute_id: u16 = u16_at(ATTRIBUTE_ID);
+});
 
 /// `SubnGet(SMInfo)`, `SubnAdmGetTable(PathRecord)`, `CM: ConnectReply`...
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -598,15 +598,7 @@ fn decode_into<const CHECK_ICRC: bool>(
             usize::from(ip.payload_len())
         }
         ETHERTYPE_ROCEV1 => {
-            let grh = Ipv6Slice::from_slice_as(frame, off, Layer::Grh)?;
-            if grh.next_header() != GRH_NEXT_HEADER_BTH {
-                return Err(DecodeError::invalid(
-                    Layer::Grh,
-                    off,
-                    "next header",
-                    grh.next_header().into(),
-                ));
-            }
+            let grh = grh_before_bth(frame, off)?;
             let bth_offset = off + Ipv6Slice::LEN;
             let end = bth_offset + usize::from(grh.payload_len());
             return decode_transport::<CHECK_ICRC>(p, frame, RoceVersion::V1, off, bth_offset, end);
@@ -632,6 +624,22 @@ fn decode_into<const CHECK_ICRC: bool>(
     decode_transport::<CHECK_ICRC>(p, frame, RoceVersion::V2, off, off + UdpSlice::LEN, end)
 }
 
+/// The GRH at `at` of RoCEv1 and of global InfiniBand packets, whose next
+/// header must be the BTH.
+#[inline(always)]
+fn grh_before_bth(frame: &[u8], at: usize) -> Result<Ipv6Slice<'_>, DecodeError> {
+    let grh = Ipv6Slice::from_slice_as(frame, at, Layer::Grh)?;
+    if grh.next_header() != GRH_NEXT_HEADER_BTH {
+        return Err(DecodeError::invalid(
+            Layer::Grh,
+            at,
+            "next header",
+            grh.next_header().into(),
+        ));
+    }
+    Ok(grh)
+}
+
 /// Native InfiniBand from the LRH at `off`: GRH when the LNH says global,
 /// then the transport; the VCRC after the ICRC. Packets whose LNH is raw or
 /// non-IBA stop after the LRH (nothing rocescope analyses follows).
@@ -649,15 +657,7 @@ fn decode_ib<const CHECK_ICRC: bool>(
         Lnh::IbaLocal => off + LrhSlice::LEN,
         Lnh::IbaGlobal => {
             let at = off + LrhSlice::LEN;
-            let grh = Ipv6Slice::from_slice_as(frame, at, Layer::Grh)?;
-            if grh.next_header() != GRH_NEXT_HEADER_BTH {
-                return Err(DecodeError::invalid(
-                    Layer::Grh,
-                    at,
-                    "next header",
-                    grh.next_header().into(),
-                ));
-            }
+            grh_before_bth(frame, at)?;
             p.ib_global = true;
             at + Ipv6Slice::LEN
         }

@@ -126,22 +126,8 @@ impl fmt::Display for Summary<'_, '_> {
             if p.payload_len() > 0 {
                 write!(f, " len={}", p.payload_len())?;
             }
-            match p.icrc() {
-                IcrcStatus::Ok => f.write_str(" ICRC ok")?,
-                IcrcStatus::Bad { stored, computed } => {
-                    write!(f, " [ICRC BAD 0x{stored:08x}, expected 0x{computed:08x}]")?
-                }
-                IcrcStatus::Truncated => f.write_str(" ICRC not captured")?,
-                IcrcStatus::Unchecked | IcrcStatus::None => {}
-            }
-            match p.vcrc() {
-                IcrcStatus::Ok => f.write_str(" VCRC ok")?,
-                IcrcStatus::Bad { stored, computed } => {
-                    write!(f, " [VCRC BAD 0x{stored:04x}, expected 0x{computed:04x}]")?
-                }
-                IcrcStatus::Truncated => f.write_str(" VCRC not captured")?,
-                IcrcStatus::Unchecked | IcrcStatus::None => {}
-            }
+            crc_status(f, "ICRC", p.icrc(), 8)?;
+            crc_status(f, "VCRC", p.vcrc(), 4)?;
         } else if !other_layers(f, p)? {
             if let Some(udp) = p.udp() {
                 write!(
@@ -403,5 +389,23 @@ fn icmpv6_name(kind: u8, code: u8) -> String {
         137 => "Redirect".into(),
         143 => "Multicast Listener Report Message v2".into(),
         k => format!("type {k} code {code}"),
+    }
+}
+
+/// The ICRC's or VCRC's verdict, `name`d (`digits`: its width in hex).
+fn crc_status(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    status: IcrcStatus,
+    digits: usize,
+) -> fmt::Result {
+    match status {
+        IcrcStatus::Ok => write!(f, " {name} ok"),
+        IcrcStatus::Bad { stored, computed } => write!(
+            f,
+            " [{name} BAD 0x{stored:0digits$x}, expected 0x{computed:0digits$x}]"
+        ),
+        IcrcStatus::Truncated => write!(f, " {name} not captured"),
+        IcrcStatus::Unchecked | IcrcStatus::None => Ok(()),
     }
 }

@@ -98,21 +98,7 @@ pub fn parse_duration_ns(s: &str, max_ns: u64) -> Result<u64, UnitError> {
         "s" => 1e9,
         "m" | "min" => 60e9,
         "h" => 3600e9,
-        "" => {
-            return Err(UnitError::NoUnit {
-                what: "duration",
-                text,
-                units: DURATION_UNITS,
-            });
-        }
-        other => {
-            return Err(UnitError::UnknownUnit {
-                what: "duration",
-                text,
-                unit: other.to_owned(),
-                units: DURATION_UNITS,
-            });
-        }
+        other => return Err(unit_error("duration", text, other, DURATION_UNITS)),
     };
     let ns = v * scale;
     if !ns.is_finite() || ns <= 0.0 || ns > max_ns as f64 {
@@ -139,27 +125,27 @@ pub fn parse_size_bytes(s: &str) -> Result<u64, UnitError> {
         "MB" => 1e6,
         "GB" => 1e9,
         "TB" => 1e12,
-        "" => {
-            return Err(UnitError::NoUnit {
-                what: "size",
-                text,
-                units: SIZE_UNITS,
-            });
-        }
-        other => {
-            return Err(UnitError::UnknownUnit {
-                what: "size",
-                text,
-                unit: other.to_owned(),
-                units: SIZE_UNITS,
-            });
-        }
+        other => return Err(unit_error("size", text, other, SIZE_UNITS)),
     };
     let bytes = v * scale;
     if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
         return Err(UnitError::SizeOutOfRange { text });
     }
     Ok(bytes as u64)
+}
+
+/// A unit `parse_*` does not take: none given, or one not among `units`.
+fn unit_error(what: &'static str, text: String, unit: &str, units: &'static str) -> UnitError {
+    if unit.is_empty() {
+        UnitError::NoUnit { what, text, units }
+    } else {
+        UnitError::UnknownUnit {
+            what,
+            text,
+            unit: unit.to_owned(),
+            units,
+        }
+    }
 }
 
 /// The number in front and the unit after it, trimmed.

@@ -99,18 +99,15 @@ fn sends_both_ways_are_two_request_flows_each_with_its_acks_rtt_and_episodes() {
         m[12..].copy_from_slice(&a);
         m
     };
-    let (ia, qa) = r
-        .qps
-        .iter()
-        .enumerate()
-        .find(|(_, q)| q.requester == mapped(A))
-        .unwrap();
-    let (ib, qb) = r
-        .qps
-        .iter()
-        .enumerate()
-        .find(|(_, q)| q.requester == mapped(B))
-        .unwrap();
+    // The QP whose requester is `host`, and its index.
+    let qp_of = |host: [u8; 4]| {
+        r.qps
+            .iter()
+            .enumerate()
+            .find(|(_, q)| q.requester == mapped(host))
+            .unwrap()
+    };
+    let ((ia, qa), (ib, qb)) = (qp_of(A), qp_of(B));
     assert!(qa.both_request && qb.both_request);
     // A's requests: to B's QP, answered from B's QP, 4 SENDs, 4 ACKs, RTT 2 µs.
     assert_eq!(

@@ -9,16 +9,7 @@ use std::path::PathBuf;
 use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, OpcodeKind, decode, decode_headers};
 
 fn captures_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/captures");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: {} is absent (it sits beside the checkout in CI)",
-            dir.display()
-        );
-        None
-    }
+    rocescope_testkit::shared_captures()
 }
 
 /// Frames of a little-endian classic pcap (enough for these two files).

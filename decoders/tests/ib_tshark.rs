@@ -7,50 +7,42 @@
 //! set (as in .ci/run).
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
-use std::process::Command;
-
 use rocescope_decoders::*;
 
-const FIELDS: &[&str] = &[
-    "frame.number",
-    "infiniband.lrh.vl",
-    "infiniband.lrh.lver",
-    "infiniband.lrh.sl",
-    "infiniband.lrh.lnh",
-    "infiniband.lrh.dlid",
-    "infiniband.lrh.pktlen",
-    "infiniband.lrh.slid",
-    "infiniband.grh.tclass",
-    "infiniband.grh.flowlabel",
-    "infiniband.grh.paylen",
-    "infiniband.grh.nxthdr",
-    "infiniband.grh.hoplmt",
-    "infiniband.bth.opcode",
-    "infiniband.bth.p_key",
-    "infiniband.bth.destqp",
-    "infiniband.bth.a",
-    "infiniband.bth.psn",
-    "infiniband.reth.va",
-    "infiniband.reth.r_key",
-    "infiniband.reth.dmalen",
-    "infiniband.aeth.syndrome",
-    "infiniband.aeth.msn",
-    "infiniband.deth.q_key",
-    "infiniband.deth.srcqp",
-    "infiniband.mad.mgmtclass",
-    "infiniband.mad.method",
-    "infiniband.mad.attributeid",
-    "infiniband.mad.transactionid",
-    "infiniband.invariant.crc",
-    "infiniband.variant.crc",
-    "erf.types.type",
-    "erf.wlen",
-    "erf.rlen",
-];
+mod support;
+use support::tshark_available;
 
-fn tshark_available() -> bool {
-    rocescope_testkit::available(&[rocescope_testkit::TSHARK])
+/// The fields compared, by tshark's names.
+fn fields() -> Vec<&'static str> {
+    support::fields_around(
+        &[
+            "frame.number",
+            "infiniband.lrh.vl",
+            "infiniband.lrh.lver",
+            "infiniband.lrh.sl",
+            "infiniband.lrh.lnh",
+            "infiniband.lrh.dlid",
+            "infiniband.lrh.pktlen",
+            "infiniband.lrh.slid",
+            "infiniband.grh.tclass",
+            "infiniband.grh.flowlabel",
+            "infiniband.grh.paylen",
+            "infiniband.grh.nxthdr",
+            "infiniband.grh.hoplmt",
+            "infiniband.bth.opcode",
+        ],
+        &[
+            "infiniband.mad.mgmtclass",
+            "infiniband.mad.method",
+            "infiniband.mad.attributeid",
+            "infiniband.mad.transactionid",
+            "infiniband.invariant.crc",
+            "infiniband.variant.crc",
+            "erf.types.type",
+            "erf.wlen",
+            "erf.rlen",
+        ],
+    )
 }
 
 /// A MAD: base header (class, method, attribute, TID) and `data` after it.
@@ -169,29 +161,17 @@ fn erf(i: usize, frame: &[u8]) -> Vec<u8> {
 const USER_DLT_INFINIBAND: &str =
     "uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"";
 
+/// What tshark shows of the frames in `path`: the compared fields, then
+/// its info column.
 fn tshark_fields(path: &std::path::Path) -> Vec<Vec<String>> {
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-n")
-        .args(["-o", USER_DLT_INFINIBAND])
+    let mut fields = fields();
+    fields.push("_ws.col.Info");
+    support::tshark_fields(
+        path,
         // Its RPC-over-RDMA heuristic takes short SEND payloads for its own.
-        .args(["--disable-protocol", "rpcordma"])
-        .arg("-r")
-        .arg(path)
-        .args(["-T", "fields", "-E", "separator=\t", "-E", "occurrence=f"]);
-    for f in FIELDS.iter().chain(["_ws.col.Info"].iter()) {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').map(str::to_string).collect())
-        .collect()
+        &["-o", USER_DLT_INFINIBAND, "--disable-protocol", "rpcordma"],
+        &fields,
+    )
 }
 
 fn compare(link: LinkLayer, records: &[Vec<u8>], names: &[Option<&str>], rows: &[Vec<String>]) {
@@ -203,13 +183,8 @@ fn compare(link: LinkLayer, records: &[Vec<u8>], names: &[Option<&str>], rows: &
         assert_eq!(p.stop(), None, "{}", p.summary());
         assert_eq!(p.icrc(), IcrcStatus::Ok, "{}", p.summary());
         assert_eq!(p.vcrc(), IcrcStatus::Ok, "{}", p.summary());
-        let mut ours: HashMap<&str, u64> = HashMap::new();
-        p.for_each_field(&mut |f| {
-            if let Some(v) = f.value.as_u64() {
-                ours.entry(f.name).or_insert(v);
-            }
-        });
-        for (field, theirs) in FIELDS.iter().zip(cols).skip(1) {
+        let ours = support::our_fields(&p);
+        for (field, theirs) in fields().iter().zip(cols).skip(1) {
             if theirs.is_empty() {
                 assert!(
                     !ours.contains_key(field),

@@ -14,51 +14,21 @@ fn known_opcodes() -> Vec<u8> {
 
 /// Zero the extended-header values the opcode does not carry.
 fn mask_ext(x: Ext, h: Headers) -> Ext {
-    let keep = |flag| h.contains(flag);
+    fn kept<T: Default>(h: Headers, flag: Headers, v: T) -> T {
+        if h.contains(flag) { v } else { T::default() }
+    }
     Ext {
-        rdeth_ee_context: if keep(Headers::RDETH) {
-            x.rdeth_ee_context
-        } else {
-            0
-        },
-        deth: if keep(Headers::DETH) {
-            x.deth
-        } else {
-            Deth::default()
-        },
-        xrc_srq: if keep(Headers::XRCETH) { x.xrc_srq } else { 0 },
-        feth_selectivity: if keep(Headers::FETH) {
-            x.feth_selectivity
-        } else {
-            0
-        },
-        feth_placement: if keep(Headers::FETH) {
-            x.feth_placement
-        } else {
-            0
-        },
-        reth: if keep(Headers::RETH) {
-            x.reth
-        } else {
-            Reth::default()
-        },
-        atomic_eth: if keep(Headers::ATOMICETH) {
-            x.atomic_eth
-        } else {
-            AtomicEth::default()
-        },
-        aeth: if keep(Headers::AETH) {
-            x.aeth
-        } else {
-            Aeth::default()
-        },
-        atomic_ack_orig: if keep(Headers::ATOMICACKETH) {
-            x.atomic_ack_orig
-        } else {
-            0
-        },
-        immdt: if keep(Headers::IMMDT) { x.immdt } else { 0 },
-        ieth_rkey: if keep(Headers::IETH) { x.ieth_rkey } else { 0 },
+        rdeth_ee_context: kept(h, Headers::RDETH, x.rdeth_ee_context),
+        deth: kept(h, Headers::DETH, x.deth),
+        xrc_srq: kept(h, Headers::XRCETH, x.xrc_srq),
+        feth_selectivity: kept(h, Headers::FETH, x.feth_selectivity),
+        feth_placement: kept(h, Headers::FETH, x.feth_placement),
+        reth: kept(h, Headers::RETH, x.reth),
+        atomic_eth: kept(h, Headers::ATOMICETH, x.atomic_eth),
+        aeth: kept(h, Headers::AETH, x.aeth),
+        atomic_ack_orig: kept(h, Headers::ATOMICACKETH, x.atomic_ack_orig),
+        immdt: kept(h, Headers::IMMDT, x.immdt),
+        ieth_rkey: kept(h, Headers::IETH, x.ieth_rkey),
     }
 }
 

@@ -4,44 +4,39 @@
 //! set (as in .ci/run), where its absence fails the test.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
-use std::process::Command;
-
 use rocescope_decoders::*;
 
-/// tshark field name -> how it prints that field.
-const FIELDS: &[&str] = &[
-    "frame.number",
-    "infiniband.bth.opcode",
-    "infiniband.bth.se",
-    "infiniband.bth.m",
-    "infiniband.bth.padcnt",
-    "infiniband.bth.tver",
-    "infiniband.bth.p_key",
-    "infiniband.bth.destqp",
-    "infiniband.bth.a",
-    "infiniband.bth.psn",
-    "infiniband.reth.va",
-    "infiniband.reth.r_key",
-    "infiniband.reth.dmalen",
-    "infiniband.aeth.syndrome",
-    "infiniband.aeth.msn",
-    "infiniband.deth.q_key",
-    "infiniband.deth.srcqp",
-    "infiniband.atomiceth.swapdt",
-    "infiniband.atomiceth.cmpdt",
-    "infiniband.atomicacketh.origremdt",
-    "infiniband.immdt",
-    "infiniband.ieth",
-    "infiniband.rdeth.eecnxt",
-    "infiniband.invariant.crc",
-    "udp.srcport",
-    "ip.dsfield.ecn",
-    "ip.src",
-    "infiniband.grh.flowlabel",
-    "infiniband.grh.paylen",
-    "infiniband.grh.hoplmt",
-];
+mod support;
+use support::tshark_available;
+
+/// The fields compared, by tshark's names.
+fn fields() -> Vec<&'static str> {
+    support::fields_around(
+        &[
+            "frame.number",
+            "infiniband.bth.opcode",
+            "infiniband.bth.se",
+            "infiniband.bth.m",
+            "infiniband.bth.padcnt",
+            "infiniband.bth.tver",
+        ],
+        &[
+            "infiniband.atomiceth.swapdt",
+            "infiniband.atomiceth.cmpdt",
+            "infiniband.atomicacketh.origremdt",
+            "infiniband.immdt",
+            "infiniband.ieth",
+            "infiniband.rdeth.eecnxt",
+            "infiniband.invariant.crc",
+            "udp.srcport",
+            "ip.dsfield.ecn",
+            "ip.src",
+            "infiniband.grh.flowlabel",
+            "infiniband.grh.paylen",
+            "infiniband.grh.hoplmt",
+        ],
+    )
+}
 
 /// Opcodes tshark 4.0 decodes with their extended headers right. It predates
 /// FLUSH/ATOMIC WRITE, labels CNP 0x81 "Unknown", has no XRC, and reads the
@@ -51,19 +46,10 @@ fn tshark_knows_ext(op: u8) -> bool {
     !matches!(op, 0x1C | 0x1D | 0x81) && !matches!(op & 0xE0, 0x40 | 0xA0)
 }
 
-fn tshark_available() -> bool {
-    rocescope_testkit::available(&[rocescope_testkit::TSHARK])
-}
-
 fn builders() -> Vec<PacketBuilder> {
     let mut out = Vec::new();
-    let mut seed = 0x1234_5678_9abc_def0u64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = rocescope_testkit::Rng(0x1234_5678_9abc_def0u64);
+    let mut rnd = move || rng.next_u64();
     for op in 0..=255u8 {
         if matches!(Opcode(op).kind(), OpcodeKind::Unknown(_)) {
             continue;
@@ -160,41 +146,18 @@ fn tshark_reads_every_builder_frame_with_our_values() {
         .map(|(i, f)| (i as u64 * 1_000_000, f));
     std::fs::write(&path, rocescope_testkit::pcap_bytes(1, secs)).unwrap();
 
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-n").arg("-r").arg(&path).args([
-        "-T",
-        "fields",
-        "-E",
-        "separator=\t",
-        "-E",
-        "occurrence=f",
-    ]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "tshark failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), frames.len(), "tshark frame count");
+    let fields = fields();
+    let rows = support::tshark_fields(&path, &[], &fields);
+    assert_eq!(rows.len(), frames.len(), "tshark frame count");
 
     let mut compared = 0;
-    for (line, (frame, b)) in lines.iter().zip(frames.iter().zip(&builders)) {
-        let cols: Vec<&str> = line.split('\t').collect();
+    for (cols, (frame, b)) in rows.iter().zip(frames.iter().zip(&builders)) {
+        let line = cols.join("\t");
         let p = decode(frame, LinkLayer::Ethernet, &DecodeConfig::default());
         assert_eq!(p.icrc(), IcrcStatus::Ok);
-        let mut ours: HashMap<&str, u64> = HashMap::new();
-        p.for_each_field(&mut |f| {
-            if let Some(v) = f.value.as_u64() {
-                ours.entry(f.name).or_insert(v);
-            }
-        });
+        let ours = support::our_fields(&p);
         let op = b.bth.opcode;
-        for (name, theirs) in FIELDS.iter().zip(&cols).skip(1) {
+        for (name, theirs) in fields.iter().zip(cols).skip(1) {
             if theirs.is_empty() || *name == "ip.src" {
                 continue;
             }
@@ -229,7 +192,7 @@ fn tshark_reads_every_builder_frame_with_our_values() {
                 "infiniband.atomicacketh.origremdt",
                 "infiniband.rdeth.eecnxt",
             ] {
-                let i = FIELDS.iter().position(|f| *f == name).unwrap();
+                let i = fields.iter().position(|f| *f == name).unwrap();
                 assert_eq!(
                     !cols[i].is_empty(),
                     ours.contains_key(name),

@@ -60,8 +60,7 @@ fn main() {
         bench_one(path, frames, &Modes::from_args(&has));
         return;
     }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = rocescope_testkit::bench_data();
     for (name, ext) in CAPTURES {
         if CAPTURES.iter().any(|(c, _)| has(c)) && !has(name) {
             continue;

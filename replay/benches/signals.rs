@@ -19,7 +19,6 @@
 #[path = "common/axis_vcd.rs"]
 mod axis_vcd;
 
-use std::path::Path;
 use std::time::Instant;
 
 use rocescope_replay::wave::SignalFile;
@@ -36,8 +35,7 @@ fn main() {
     let mb: u64 = args.iter().find_map(|a| a.parse().ok()).unwrap_or(1100);
     let streamed = args.iter().any(|a| a == "--streamed");
     let keep = args.iter().any(|a| a == "--keep");
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = rocescope_testkit::bench_data();
     let path = dir.join(format!("axis-{mb}MB.vcd"));
     if !path.exists() || std::fs::metadata(&path).unwrap().len() < mb * 1_000_000 {
         let t = Instant::now();

@@ -21,12 +21,8 @@ mod axis_vcd;
 use axis_vcd::write_vcd;
 
 fn main() {
-    let mb: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(1100);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
-    std::fs::create_dir_all(&dir).unwrap();
+    let mb = rocescope_testkit::number_arg(1100);
+    let dir = rocescope_testkit::bench_data();
     let path = dir.join(format!("axis-{mb}MB.vcd"));
     let t = Instant::now();
     let frames = write_vcd(&path, mb * 1_000_000);

@@ -1,4 +1,4 @@
-//! Synthetic captures for benchmarks: the same file for every benchmark
+//! Synthetic captures for benchmarks and tests: the same file for every benchmark
 //! that compares against indexing (replay's index, data's export).
 
 use std::fs::File;
@@ -83,6 +83,30 @@ pub fn header_only_frames(n: u64) -> Vec<(u64, Vec<u8>)> {
     });
     debug_assert!(made.is_ok(), "building in memory does not fail");
     frames
+}
+
+/// `n` RC WRITE FIRSTs from 10.0.0.1 to DestQP 0x12 of 10.0.0.2, PSN `i`,
+/// RETH VA `0x1000 * (i + 1)`, 64 payload bytes, to UDP port `udp_port`
+/// (another RoCE port: `--roce-port`), as (ts_ns, frame) 1 µs apart.
+pub fn writes_to_port(udp_port: u16, n: u32) -> Vec<(u64, Vec<u8>)> {
+    (0..n)
+        .map(|i| {
+            let mut b = PacketBuilder::rocev2_ipv4(
+                [10, 0, 0, 1],
+                [10, 0, 0, 2],
+                Opcode::RC_WRITE_FIRST,
+                0x12,
+                i,
+            );
+            b.udp_dst_port = udp_port;
+            b.ext.reth = rocescope_decoders::Reth {
+                va: 0x1000 * u64::from(i + 1),
+                rkey: 7,
+                dma_len: 8192,
+            };
+            (u64::from(i) * 1000, b.build(&[0; 64]))
+        })
+        .collect()
 }
 
 fn header_only_traffic(

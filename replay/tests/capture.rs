@@ -1120,17 +1120,7 @@ fn ordinal_broken_later_switches_with_a_warning() {
 // ---------------------------------------------------------------- real files
 
 fn captures_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/captures");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "skipped: {} is absent (shared/ lies beside the project checkout only on \
-             developer machines and CI)",
-            dir.display()
-        );
-        None
-    }
+    rocescope_testkit::shared_captures()
 }
 
 #[test]

@@ -742,13 +742,8 @@ fn is_block_boundary(file: &[u8], at: usize) -> bool {
 #[test]
 fn mutated_recordings_never_panic() {
     let (file, _) = write_all(&mixed());
-    let mut seed = 0x1234_5678_9abc_def0u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = rocescope_testkit::Rng(0x1234_5678_9abc_def0u64);
+    let mut next = move || rng.next_u64();
     for _ in 0..3000 {
         let mut m = file.clone();
         for _ in 0..(next() % 4 + 1) {

@@ -142,13 +142,8 @@ fn many_blocks_vcd(tag: &str, steps: u32) -> PathBuf {
          $var real 64 r r $end\n\
          $var string 1 s s $end\n$upscope $end\n$enddefinitions $end\n",
     );
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = rocescope_testkit::Rng(0x9e37_79b9_7f4a_7c15u64);
+    let mut next = move || rng.next_u64();
     for t in 0..steps {
         let _ = writeln!(vcd, "#{t}");
         let r = next();

@@ -827,20 +827,6 @@ fn text_offsets_out_of_order_are_gaps() {
 
 // ---------------------------------------------------------------- robustness
 
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// Reads `bytes` every way; must not panic or hang; returns frame counts.
 fn read_any(bytes: &[u8]) -> usize {
     let mut n = 0;
@@ -912,7 +898,7 @@ fn g_random_mutations_never_panic() {
     let want = whole(&ps);
     let raw = raw_dump(&want);
     let text = text_dump("80800000", &raw).into_bytes();
-    let mut rng = XorShift(0x9e37_79b9_7f4a_7c15);
+    let mut rng = rocescope_testkit::Rng(0x9e37_79b9_7f4a_7c15);
     let alphabet = b"0123456789abcdefxz: \n\r";
     for round in 0..300 {
         let base = if round % 2 == 0 { &text } else { &raw };
@@ -921,7 +907,7 @@ fn g_random_mutations_never_panic() {
             let i = rng.below(m.len());
             match rng.below(4) {
                 0 => m[i] = alphabet[rng.below(alphabet.len())],
-                1 => m[i] = rng.next() as u8,
+                1 => m[i] = rng.next_u64() as u8,
                 2 => {
                     m.remove(i);
                 }

@@ -35,6 +35,17 @@ fn feed(store: &Store, frames: &[(u64, Vec<u8>)]) {
     store.finish_live(&mut ingest);
 }
 
+/// Rows `rows` of `store` read back as the frames fed in.
+fn assert_frames(store: &Store, input: &[(u64, Vec<u8>)], rows: impl IntoIterator<Item = u64>) {
+    for i in rows {
+        assert_eq!(
+            store.frame_bytes(i).unwrap(),
+            input[i as usize].1,
+            "row {i}"
+        );
+    }
+}
+
 fn all_rows(s: &Store) -> Vec<Row> {
     let mut v = Vec::new();
     s.rows(0..s.len(), &mut v);
@@ -82,13 +93,7 @@ fn a_bounded_store_answers_as_an_unbounded_one() {
             .collect()
     };
     assert_eq!(strip(all_rows(&bounded)), strip(all_rows(&free)));
-    for i in [0u64, 1, 65_535, 65_536, 123_457, 399_999] {
-        assert_eq!(
-            bounded.frame_bytes(i).unwrap(),
-            input[i as usize].1,
-            "row {i}"
-        );
-    }
+    assert_frames(&bounded, &input, [0, 1, 65_535, 65_536, 123_457, 399_999]);
     let mut n = 0usize;
     bounded
         .for_each_frame(0..bounded.len(), |i, _, bytes| {
@@ -143,13 +148,11 @@ fn the_disk_ring_deletes_the_oldest_rows_and_counts_them() {
         store.frame_bytes(0),
         Err(StoreError::Deleted { row: 0 })
     ));
-    for i in [first, first + 1, first + 65_537, input.len() as u64 - 1] {
-        assert_eq!(
-            store.frame_bytes(i).unwrap(),
-            input[i as usize].1,
-            "row {i}"
-        );
-    }
+    assert_frames(
+        &store,
+        &input,
+        [first, first + 1, first + 65_537, input.len() as u64 - 1],
+    );
     let mut kept = 0u64;
     store
         .for_each_frame(0..store.len(), |i, _, bytes| {

@@ -375,25 +375,9 @@ fn frames_read_in_bulk_match_frames_read_one_by_one() {
     let path = tmp("bulk.pcap");
     let frame = PacketBuilder::rocev2_ipv4([10, 0, 0, 1], [10, 0, 0, 2], Opcode::RC_ACK, 0x12, 7)
         .build(&[]);
-    let mut file = vec![];
-    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
-        file.extend_from_slice(&v.to_le_bytes());
-    }
-    file.truncate(4);
-    file.extend_from_slice(&2u16.to_le_bytes());
-    file.extend_from_slice(&4u16.to_le_bytes());
-    file.extend_from_slice(&[0; 8]);
-    file.extend_from_slice(&65535u32.to_le_bytes());
-    file.extend_from_slice(&1u32.to_le_bytes());
-    for t in 0..10_000u32 {
-        file.extend_from_slice(&t.to_le_bytes());
-        file.extend_from_slice(&0u32.to_le_bytes());
-        let len = frame.len() as u32 - t % 7;
-        file.extend_from_slice(&len.to_le_bytes());
-        file.extend_from_slice(&len.to_le_bytes());
-        file.extend_from_slice(&frame[..len as usize]);
-    }
-    std::fs::write(&path, &file).unwrap();
+    // One a second, each a few bytes shorter than the last (t % 7).
+    let frames = (0..10_000u64).map(|t| (t * 1_000_000, &frame[..frame.len() - (t % 7) as usize]));
+    std::fs::write(&path, rocescope_testkit::pcap_bytes(1, frames)).unwrap();
     let big = open(&path);
     assert_eq!(big.len(), 10_000);
     let mut seen = 0u64;
@@ -442,21 +426,8 @@ fn the_link_type_of_a_raw_ip_capture_is_kept_per_port() {
         .build(&[]);
     let ip = &frame[14..];
     let path = tmp("raw-ip.pcap");
-    let mut file = vec![];
-    file.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
-    file.extend_from_slice(&2u16.to_le_bytes());
-    file.extend_from_slice(&4u16.to_le_bytes());
-    file.extend_from_slice(&[0; 8]);
-    file.extend_from_slice(&65535u32.to_le_bytes());
-    file.extend_from_slice(&101u32.to_le_bytes());
-    for t in 0..3u32 {
-        file.extend_from_slice(&t.to_le_bytes());
-        file.extend_from_slice(&0u32.to_le_bytes());
-        file.extend_from_slice(&(ip.len() as u32).to_le_bytes());
-        file.extend_from_slice(&(ip.len() as u32).to_le_bytes());
-        file.extend_from_slice(ip);
-    }
-    std::fs::write(&path, &file).unwrap();
+    let frames = (0..3u64).map(|t| (t * 1_000_000, ip));
+    std::fs::write(&path, rocescope_testkit::pcap_bytes(101, frames)).unwrap();
     let store = open(&path);
     assert_eq!(store.len(), 3);
     assert_eq!(

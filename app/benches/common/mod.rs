@@ -15,10 +15,7 @@ use rocescope_decoders::{NakCode, Opcode, PacketBuilder, Syndrome};
 /// The bench capture of `n` packets (from the command line, default 10M),
 /// indexed with the RC analysis on, as the workbench opens it.
 pub fn indexed_store() -> Result<(u64, Arc<Store>, RcAnalyzer), Box<dyn std::error::Error>> {
-    let n: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(10_000_000);
+    let n = rocescope_testkit::number_arg(10_000_000);
     let path = capture(n)?;
     let analysis = RcAnalyzer::default();
     let t = Instant::now();
@@ -34,8 +31,7 @@ pub fn indexed_store() -> Result<(u64, Arc<Store>, RcAnalyzer), Box<dyn std::err
 
 /// `target/bench-data/tui-N.pcap`, written on first use.
 pub fn capture(n: u64) -> std::io::Result<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
-    std::fs::create_dir_all(&dir)?;
+    let dir = rocescope_testkit::bench_data();
     let path = dir.join(format!("tui-{n}.pcap"));
     if !path.exists() {
         write_capture(&path, n)?;
@@ -164,4 +160,25 @@ pub fn tui_frames(
         terminal.draw(|f| rocescope::tui::draw(f, model, ui))?;
     }
     Ok(())
+}
+
+/// `view` at row `row`, warmed by a frame (the first also builds the
+/// analysis report), then [`tui_frames`]: wall and CPU ms a frame.
+pub fn tui_view_frames(
+    model: &mut rocescope_core::Model,
+    terminal: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
+    ui: &mut rocescope::tui::UiState,
+    (view, row): (View, u64),
+    frames: u32,
+) -> std::io::Result<(f64, f64)> {
+    model.apply(rocescope_core::Command::ShowView(view));
+    model.apply(rocescope_core::Command::SelectRow(row));
+    model.tick(Instant::now());
+    terminal.draw(|f| rocescope::tui::draw(f, model, ui))?;
+    let wall = Instant::now();
+    let cpu0 = cpu_ns();
+    tui_frames(model, terminal, ui, frames)?;
+    let cpu_ms = cpu_ns().saturating_sub(cpu0) as f64 / f64::from(frames) / 1e6;
+    let wall_ms = wall.elapsed().as_secs_f64() * 1e3 / f64::from(frames);
+    Ok((wall_ms, cpu_ms))
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model};
-use rocescope_decoders::{DecodeConfig, Opcode, PacketBuilder, Reth};
+use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
 
 #[test]
@@ -19,23 +19,8 @@ fn the_detail_and_the_field_filters_decode_with_the_stores_roce_ports() {
     let analysis = RcAnalyzer::default();
     let store = Store::live(rocescope_replay::TimeBase::Nanoseconds);
     let mut ingest = Ingest::new(cfg.clone(), Box::new(analysis.clone()));
-    for i in 0..4u32 {
-        let mut b = PacketBuilder::rocev2_ipv4(
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            Opcode::RC_WRITE_FIRST,
-            0x12,
-            i,
-        );
-        b.udp_dst_port = 4792;
-        b.ext.reth = Reth {
-            va: 0x1000 * u64::from(i + 1),
-            rkey: 7,
-            dma_len: 8192,
-        };
-        let data = b.build(&[0; 64]);
-        let f = IngestFrame::ethernet(u64::from(i) * 1000, &data);
-        store.ingest(&mut ingest, &f);
+    for (ts_ns, data) in rocescope_replay::synth::writes_to_port(4792, 4) {
+        store.ingest(&mut ingest, &IngestFrame::ethernet(ts_ns, &data));
     }
     store.finish_live(&mut ingest);
     assert_eq!(

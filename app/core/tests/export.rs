@@ -17,6 +17,11 @@ fn out_dir(name: &str) -> PathBuf {
     rocescope_testkit::out_dir("core-export", name)
 }
 
+/// `line` typed on the workbench's command line and run.
+fn run_line(m: &mut Model, line: impl Into<String>) {
+    m.apply(Command::RunCommandLine(line.into()));
+}
+
 /// Tick until the running exports have finished.
 fn finish(m: &mut Model) {
     let t0 = Instant::now();
@@ -187,50 +192,41 @@ fn the_command_line_parses_export_path_and_table() {
     m.apply(Command::EditExport);
     assert_eq!(m.cmdline(), "export ");
     let path = dir.join("q.csv");
-    m.apply(Command::RunCommandLine(format!(
-        "export {} qps",
-        path.display()
-    )));
+    run_line(&mut m, format!("export {} qps", path.display()));
     finish(&mut m);
     assert!(m.status().contains("rows of qps"), "{}", m.status());
     assert!(path.exists());
-    m.apply(Command::RunCommandLine("export".into()));
+    run_line(&mut m, "export");
     assert!(
         m.status().starts_with("usage: export PATH"),
         "{}",
         m.status()
     );
-    m.apply(Command::RunCommandLine(format!(
-        "export {} bogus",
-        dir.join("x.csv").display()
-    )));
+    run_line(
+        &mut m,
+        format!("export {} bogus", dir.join("x.csv").display()),
+    );
     // "bogus" is no table: it is part of the path, whose extension is wrong.
     assert!(m.status().contains("x.csv bogus"), "{}", m.status());
 
     // Paths keep their spaces as typed; quotes keep a last word that names
     // a table in the path.
     let spaced = dir.join("two  spaces.csv");
-    m.apply(Command::RunCommandLine(format!(
-        "export {} qps",
-        spaced.display()
-    )));
+    run_line(&mut m, format!("export {} qps", spaced.display()));
     finish(&mut m);
     assert!(spaced.exists(), "{}", m.status());
     let quoted = dir.join("a qps");
-    m.apply(Command::RunCommandLine(format!(
-        "export \"{}\"",
-        quoted.display()
-    )));
+    run_line(&mut m, format!("export \"{}\"", quoted.display()));
     assert!(
         m.status().contains(&format!("{}", quoted.display())),
         "{}",
         m.status()
     );
     let quoted_csv = dir.join(" lead.csv");
-    m.apply(Command::RunCommandLine(format!(
-        "export \"{}\" episodes",
-        quoted_csv.display()
-    )));
+    run_line(
+        &mut m,
+        format!("export \"{}\" episodes", quoted_csv.display()),
+    );
     finish(&mut m);
     assert!(m.status().contains("rows of episodes"), "{}", m.status());
     assert!(quoted_csv.exists());
@@ -242,10 +238,7 @@ fn the_command_line_exports_partitions_by_time_window() {
     let dir = out_dir("partitions");
     let root = dir.join("fleet");
     m.apply(Command::ShowView(View::Packets));
-    m.apply(Command::RunCommandLine(format!(
-        "export {} --partition=2us",
-        root.display()
-    )));
+    run_line(&mut m, format!("export {} --partition=2us", root.display()));
     assert!(
         m.status().contains("as Parquet partitions of 2us"),
         "{}",
@@ -274,17 +267,17 @@ fn the_command_line_exports_partitions_by_time_window() {
         assert_eq!(start % 2_000, 0, "{window}");
     }
     // A bare --partition: 1 s windows; a bad window is told at once.
-    m.apply(Command::RunCommandLine(format!(
-        "export {} qps --partition",
-        dir.join("qps-parts").display()
-    )));
+    run_line(
+        &mut m,
+        format!("export {} qps --partition", dir.join("qps-parts").display()),
+    );
     assert!(m.status().contains("partitions of 1s"), "{}", m.status());
     finish(&mut m);
     assert!(m.status().contains("rows of qps"), "{}", m.status());
-    m.apply(Command::RunCommandLine(format!(
-        "export {} --partition=soon",
-        dir.join("never").display()
-    )));
+    run_line(
+        &mut m,
+        format!("export {} --partition=soon", dir.join("never").display()),
+    );
     assert!(
         m.status().starts_with("export --partition:"),
         "{}",
@@ -292,10 +285,10 @@ fn the_command_line_exports_partitions_by_time_window() {
     );
     assert!(!m.exporting());
     // Partitions are Parquet: a CSV name is refused with its path.
-    m.apply(Command::RunCommandLine(format!(
-        "export {} --partition",
-        dir.join("p.csv").display()
-    )));
+    run_line(
+        &mut m,
+        format!("export {} --partition", dir.join("p.csv").display()),
+    );
     assert!(!m.exporting());
     assert!(m.status().contains("p.csv"), "{}", m.status());
 }

@@ -35,12 +35,8 @@ fn cpu_s() -> f64 {
 }
 
 fn main() {
-    let n: u64 = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(2_000_000);
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
-    std::fs::create_dir_all(&dir).unwrap();
+    let n = rocescope_testkit::number_arg(2_000_000);
+    let dir = rocescope_testkit::bench_data();
     let path = dir.join(format!("header-only-{n}.pcap"));
     if !path.exists() {
         synth::write_header_only_pcap(&path, n).unwrap();

@@ -25,6 +25,14 @@ fn sample() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/captures/sample-write-read.pcap")
 }
 
+/// Scenario `name` recorded for at most `duration_ns` into the test's own
+/// output folder `test`, and indexed: the folder and the index.
+fn recorded(test: &str, name: &str, duration_ns: u64) -> (PathBuf, Opened) {
+    let dir = out_dir(test);
+    let o = Opened::open(&record(name, duration_ns, &dir));
+    (dir, o)
+}
+
 /// A scenario recorded to pcapng, as `rocescope sim --record` writes it.
 fn record(name: &str, duration_ns: u64, dir: &Path) -> PathBuf {
     let mut sc = Scenario::builtin(name).unwrap();
@@ -101,6 +109,15 @@ fn u64s(df: &DataFrame, name: &str) -> Vec<Option<u64>> {
     c.u64().unwrap().iter().collect()
 }
 
+fn strs(df: &DataFrame, name: &str) -> Vec<Option<String>> {
+    let c = df.column(name).unwrap();
+    c.str()
+        .unwrap()
+        .iter()
+        .map(|s| s.map(str::to_owned))
+        .collect()
+}
+
 fn bools(df: &DataFrame, name: &str) -> Vec<bool> {
     let c = df.column(name).unwrap();
     c.bool().unwrap().iter().map(|b| b.unwrap()).collect()
@@ -131,9 +148,7 @@ fn check_packets_match_store(df: &DataFrame, store: &Store) {
 
 #[test]
 fn packets_round_trip_through_parquet_csv_and_json_lines() {
-    let dir = out_dir("roundtrip");
-    let cap = record("lossy-link", 2_000_000, &dir);
-    let o = Opened::open(&cap);
+    let (dir, o) = recorded("roundtrip", "lossy-link", 2_000_000);
     assert!(o.store.len() > 1000, "{}", o.store.len());
     let retx: u64 = o
         .report
@@ -200,9 +215,7 @@ fn packets_round_trip_through_parquet_csv_and_json_lines() {
 
 #[test]
 fn every_table_exports_and_reads_back_with_its_row_count() {
-    let dir = out_dir("tables");
-    let cap = record("dpi-drop", 1_000_000, &dir);
-    let o = Opened::open(&cap);
+    let (dir, o) = recorded("tables", "dpi-drop", 1_000_000);
     for table in Table::ALL {
         let path = dir.join(format!("{table}.parquet"));
         let s = export(&o.source(), table, &path, &ExportOptions::default()).unwrap();
@@ -252,13 +265,9 @@ fn every_table_exports_and_reads_back_with_its_row_count() {
     // The DPI scenario drops WRITEs in its slot.
     let slots = read_parquet(&dir.join("slots.parquet"));
     assert!(slots.height() > 0);
-    let drops = slots
-        .column("verdict")
-        .unwrap()
-        .str()
-        .unwrap()
+    let drops = strs(&slots, "verdict")
         .iter()
-        .filter(|v| *v == Some("drop"))
+        .filter(|v| v.as_deref() == Some("drop"))
         .count();
     assert!(drops > 0, "no DPI drops in the slots table");
 }
@@ -278,9 +287,7 @@ fn an_empty_table_is_a_valid_file_with_its_columns() {
 
 #[test]
 fn sql_answers_agree_with_the_analysis() {
-    let dir = out_dir("sql");
-    let cap = record("lossy-link", 2_000_000, &dir);
-    let o = Opened::open(&cap);
+    let (_, o) = recorded("sql", "lossy-link", 2_000_000);
     let src = o.source();
     let opts = QueryOptions::default();
 
@@ -292,41 +299,20 @@ fn sql_answers_agree_with_the_analysis() {
         &opts,
     )
     .unwrap();
-    let mut from_sql: Vec<(u64, String, u64)> = (0..df.height())
-        .map(|i| {
-            (
-                u64s(&df, "dest_qp")[i].unwrap(),
-                df.column("src_ip")
-                    .unwrap()
-                    .str()
-                    .unwrap()
-                    .get(i)
-                    .unwrap()
-                    .to_owned(),
-                u64s(&df, "n")[i].unwrap(),
-            )
-        })
-        .collect();
-    from_sql.sort();
+    // (DestQP, source, count) of each QP whose `count` is not 0, in order.
+    let by_qp = |df: &DataFrame, count: &str| {
+        let (qp, ip, n) = (u64s(df, "dest_qp"), strs(df, "src_ip"), u64s(df, count));
+        let mut rows: Vec<(u64, String, u64)> = (0..df.height())
+            .filter(|&i| n[i].unwrap() > 0)
+            .map(|i| (qp[i].unwrap(), ip[i].clone().unwrap(), n[i].unwrap()))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let from_sql = by_qp(&df, "n");
     // ...and from the analysis's counters.
     let qps = rocescope_data::qps(&o.report).unwrap();
-    let mut from_analysis: Vec<(u64, String, u64)> = (0..qps.height())
-        .filter(|&i| u64s(&qps, "retransmitted_packets")[i].unwrap() > 0)
-        .map(|i| {
-            (
-                u64s(&qps, "dest_qp")[i].unwrap(),
-                qps.column("src_ip")
-                    .unwrap()
-                    .str()
-                    .unwrap()
-                    .get(i)
-                    .unwrap()
-                    .to_owned(),
-                u64s(&qps, "retransmitted_packets")[i].unwrap(),
-            )
-        })
-        .collect();
-    from_analysis.sort();
+    let from_analysis = by_qp(&qps, "retransmitted_packets");
     assert!(!from_sql.is_empty());
     assert_eq!(from_sql, from_analysis);
 
@@ -372,9 +358,7 @@ fn sql_answers_agree_with_the_analysis() {
 /// ACKed), so it does not end in the error state.
 #[test]
 fn the_qps_table_says_which_qp_ended_in_error_and_why() {
-    let dir = out_dir("qp_state");
-    let cap = record("dpi-drop", 2_000_000, &dir);
-    let o = Opened::open(&cap);
+    let (_, o) = recorded("qp_state", "dpi-drop", 2_000_000);
     let df = query(
         &o.source(),
         "SELECT dest_qp, state_at_end, error_reason, window_packets FROM qps \
@@ -401,9 +385,7 @@ fn the_qps_table_says_which_qp_ended_in_error_and_why() {
 
 #[test]
 fn the_spooled_packets_table_answers_like_the_in_memory_one() {
-    let dir = out_dir("spool");
-    let cap = record("default", 500_000, &dir);
-    let o = Opened::open(&cap);
+    let (dir, o) = recorded("spool", "default", 500_000);
     let sql = "SELECT opcode_name, count(*) AS n, sum(len_bytes) AS bytes FROM packets \
                GROUP BY opcode_name ORDER BY opcode_name";
     let mem = query(&o.source(), sql, &QueryOptions::default()).unwrap();
@@ -450,9 +432,7 @@ fn bad_sql_is_the_engines_error_not_a_panic() {
 
 #[test]
 fn partitions_are_hive_folders_that_query_back_together() {
-    let dir = out_dir("partition");
-    let cap = record("default", 1_000_000, &dir);
-    let o = Opened::open(&cap);
+    let (dir, o) = recorded("partition", "default", 1_000_000);
     let root = dir.join("out");
     let opts = ExportOptions {
         partition_window_ns: Some(100_000),
@@ -502,9 +482,7 @@ fn partitions_are_hive_folders_that_query_back_together() {
 /// that can hold its rows, and answers as the in-memory table does.
 #[test]
 fn a_filtered_scan_skips_what_its_statistics_rule_out() {
-    let dir = out_dir("skip");
-    let cap = record("default", 1_000_000, &dir);
-    let o = Opened::open(&cap);
+    let (dir, o) = recorded("skip", "default", 1_000_000);
     let n = o.store.len();
     let last_ts = o.store.row(n - 1).unwrap().ts_ns;
     let pq = dir.join("p.parquet");
@@ -604,32 +582,18 @@ fn a_selection_of_rows_exports_only_those_rows() {
 #[test]
 fn output_errors_name_the_path() {
     let o = Opened::open(&sample());
-    let e = export(
-        &o.source(),
-        Table::Packets,
-        Path::new("/nonexistent-dir/x.parquet"),
-        &ExportOptions::default(),
-    )
-    .unwrap_err();
+    let fails = |path: &str, opts: &ExportOptions| {
+        export(&o.source(), Table::Packets, Path::new(path), opts).unwrap_err()
+    };
+    let e = fails("/nonexistent-dir/x.parquet", &ExportOptions::default());
     assert!(e.to_string().contains("/nonexistent-dir/x.parquet"), "{e}");
-    let e = export(
-        &o.source(),
-        Table::Packets,
-        Path::new("x.xlsx"),
-        &ExportOptions::default(),
-    )
-    .unwrap_err();
+    let e = fails("x.xlsx", &ExportOptions::default());
     assert!(matches!(e, DataError::UnknownFormat { .. }), "{e}");
-    let e = export(
-        &o.source(),
-        Table::Packets,
-        Path::new("x.csv"),
-        &ExportOptions {
-            partition_window_ns: Some(1),
-            ..ExportOptions::default()
-        },
-    )
-    .unwrap_err();
+    let partitioned = ExportOptions {
+        partition_window_ns: Some(1),
+        ..ExportOptions::default()
+    };
+    let e = fails("x.csv", &partitioned);
     assert!(matches!(e, DataError::PartitionNeedsParquet { .. }), "{e}");
 }
 
@@ -755,9 +719,7 @@ fn pyarrow_reads_the_packets_table_as_polars_does() {
     if !have_pyarrow() {
         return;
     }
-    let dir = out_dir("pyarrow");
-    let cap = record("lossy-link", 2_000_000, &dir);
-    let o = Opened::open(&cap);
+    let (dir, o) = recorded("pyarrow", "lossy-link", 2_000_000);
     let pq = dir.join("p.parquet");
     let opts = ExportOptions {
         // Several row groups, each with its own dictionaries and statistics.
@@ -815,14 +777,7 @@ fn check_header_columns_match_the_decoder(path: &Path) {
         .unwrap()
         .iter()
         .collect();
-    let kind: Vec<Option<String>> = df
-        .column("aeth_kind")
-        .unwrap()
-        .str()
-        .unwrap()
-        .iter()
-        .map(|s| s.map(str::to_owned))
-        .collect();
+    let kind = strs(&df, "aeth_kind");
     let (mut with_reth, mut with_aeth) = (0, 0);
     o.store
         .for_each_frame(0..n, |i, row, bytes| {
@@ -880,26 +835,11 @@ fn check_header_columns_match_the_decoder(path: &Path) {
 /// decodes with them, not with the defaults.
 #[test]
 fn header_columns_decode_with_the_stores_roce_ports() {
-    use rocescope_decoders::{Opcode, PacketBuilder, Reth};
     let dir = out_dir("roce-port");
     let path = dir.join("port-4792.pcapng");
     let mut w = PcapngWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    for i in 0..4u32 {
-        let mut b = PacketBuilder::rocev2_ipv4(
-            [10, 0, 0, 1],
-            [10, 0, 0, 2],
-            Opcode::RC_WRITE_FIRST,
-            0x12,
-            i,
-        );
-        b.udp_dst_port = 4792;
-        b.ext.reth = Reth {
-            va: 0x1000 * u64::from(i + 1),
-            rkey: 7,
-            dma_len: 8192,
-        };
-        let frame = b.build(&[0; 64]);
-        w.write_frame(u64::from(i) * 1000, 0, None, frame.len() as u32, &frame)
+    for (ts_ns, frame) in rocescope_replay::synth::writes_to_port(4792, 4) {
+        w.write_frame(ts_ns, 0, None, frame.len() as u32, &frame)
             .unwrap();
     }
     w.finish().unwrap();

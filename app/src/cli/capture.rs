@@ -309,6 +309,16 @@ impl OpenedPoints {
         })
     }
 
+    /// [`OpenedPoints::open`] then [`OpenedPoints::finish`], for a command
+    /// that reports once and reads no waveforms (`export`, `report`).
+    pub fn open_finished(
+        args: &super::args::PointArgs,
+        decode: &DecodeOpts,
+        limits: &SessionLimits,
+    ) -> anyhow::Result<OpenedPoints> {
+        Ok(Self::open(args, decode, &WaveOptions::default(), limits)?.finish())
+    }
+
     /// The first point's own analysis moved out into `first` (its source
     /// has ended), for a command that reports once.
     pub fn finish(mut self) -> OpenedPoints {

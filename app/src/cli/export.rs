@@ -137,13 +137,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let (single, several) = if points {
-        let o = crate::cli::capture::OpenedPoints::open(
+        let o = crate::cli::capture::OpenedPoints::open_finished(
             &args.points,
             &args.decode,
-            &Default::default(),
             &args.memory.limits(),
-        )?
-        .finish();
+        )?;
         (None, Some(o))
     } else {
         (

@@ -30,13 +30,11 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.points.given()? {
-        let o = crate::cli::capture::OpenedPoints::open(
+        let o = crate::cli::capture::OpenedPoints::open_finished(
             &args.points,
             &args.decode,
-            &Default::default(),
             &args.memory.limits(),
-        )?
-        .finish();
+        )?;
         let name = o
             .points
             .iter()

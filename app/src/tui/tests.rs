@@ -34,7 +34,7 @@ fn a_cut_capture_says_so_in_the_status_line() {
     let mut m = Model::new(store, analysis, SourceHandle::file("cut.pcap".into()));
     m.tick(Instant::now());
     let text = render(&m, 200, 30);
-    assert!(text.contains("file cut mid-record"), "{text}");
+    assert_has(&text, "file cut mid-record");
     assert_eq!(m.visible_len(), 6);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -52,6 +52,19 @@ fn render(model: &Model, w: u16, h: u16) -> String {
         s.push('\n');
     }
     s
+}
+
+/// `text` holds `part` (else the whole text is shown).
+#[track_caller]
+fn assert_has(text: &str, part: &str) {
+    assert!(text.contains(part), "{text}");
+}
+
+/// A key pressed in the terminal (default UI state), its commands applied.
+fn press(m: &mut Model, k: KeyCode) {
+    for c in handle_event(m, &UiState::default(), &key(k)) {
+        m.apply(c);
+    }
 }
 
 fn key(c: KeyCode) -> Event {
@@ -74,21 +87,28 @@ fn every_view_renders_at_80x24_and_200x50() {
     }
 }
 
-#[test]
-fn snapshots_of_each_view() {
+/// Each view the sample offers, in turn, rendered at `w`x`h` (row 5
+/// selected, and the first row in the views of episodes and QPs).
+fn each_view(w: u16, h: u16) -> Vec<(View, String)> {
     let mut m = sample_model();
     m.apply(Command::SelectRow(5));
     // A single capture offers every view but the Losses view's.
     assert_eq!(m.views().len(), View::ALL.len() - 1);
+    let mut out = Vec::new();
     for v in m.views() {
         m.apply(Command::ShowView(v));
         if v == View::Retransmissions || v == View::Qps {
             m.apply(Command::SelectFirst);
         }
-        insta::assert_snapshot!(
-            format!("view_{}", v.title().to_lowercase()),
-            render(&m, 120, 32)
-        );
+        out.push((v, render(&m, w, h)));
+    }
+    out
+}
+
+#[test]
+fn snapshots_of_each_view() {
+    for (v, text) in each_view(120, 32) {
+        insta::assert_snapshot!(format!("view_{}", v.title().to_lowercase()), text);
     }
 }
 
@@ -96,16 +116,7 @@ fn snapshots_of_each_view() {
 /// the legend off the chart, the keys offered.
 #[test]
 fn snapshots_of_each_view_at_80x24() {
-    let mut m = sample_model();
-    m.apply(Command::SelectRow(5));
-    // A single capture offers every view but the Losses view's.
-    assert_eq!(m.views().len(), View::ALL.len() - 1);
-    for v in m.views() {
-        m.apply(Command::ShowView(v));
-        if v == View::Retransmissions || v == View::Qps {
-            m.apply(Command::SelectFirst);
-        }
-        let text = render(&m, 80, 24);
+    for (v, text) in each_view(80, 24) {
         match v {
             View::Qps => {
                 let row = text.lines().find(|l| l.contains("0x000012 ")).unwrap();
@@ -127,24 +138,19 @@ fn packets_view_shows_flags_and_the_detail_tree() {
     m.apply(Command::ShowView(View::Packets));
     m.apply(Command::SelectRow(5));
     let text = render(&m, 160, 40);
-    assert!(text.contains("RETX"), "{text}");
-    assert!(text.contains("NAK"), "{text}");
-    assert!(text.contains("Base Transport Header"), "{text}");
-    assert!(text.contains("[infiniband.bth.opcode]"), "{text}");
+    assert_has(&text, "RETX");
+    assert_has(&text, "NAK");
+    assert_has(&text, "Base Transport Header");
+    assert_has(&text, "[infiniband.bth.opcode]");
 }
 
 #[test]
 fn the_filter_bar_filters_and_shows_errors_inline() {
     let mut m = sample_model();
-    let ui = UiState::default();
-    for c in handle_event(&m, &ui, &key(KeyCode::Char('/'))) {
-        m.apply(c);
-    }
+    press(&mut m, KeyCode::Char('/'));
     assert_eq!(m.overlay(), Overlay::FilterEdit);
     for ch in "retransmission".chars() {
-        for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
-            m.apply(c);
-        }
+        press(&mut m, KeyCode::Char(ch));
     }
     // The scan runs on its own thread.
     let t0 = Instant::now();
@@ -153,35 +159,25 @@ fn the_filter_bar_filters_and_shows_errors_inline() {
     }
     assert_eq!(m.visible_len(), 3);
     assert_eq!(m.visible_row(0), Some(5));
-    for c in handle_event(&m, &ui, &key(KeyCode::Char('&'))) {
-        m.apply(c);
-    }
+    press(&mut m, KeyCode::Char('&'));
     assert!(m.filter_error().is_some());
     m.apply(Command::ShowView(View::Packets));
     let text = render(&m, 120, 30);
-    assert!(text.contains("filter error at column"), "{text}");
+    assert_has(&text, "filter error at column");
     assert_eq!(m.visible_len(), 3, "the last good filter keeps running");
     // An unknown field is refused (it used to match nothing: "Packets 1-0
     // of 0" and no word why), naming the nearest, the last result kept.
     m.apply(Command::SetFilter("bth.pssn == 3".into()));
     let text = render(&m, 120, 30);
-    assert!(text.contains("did you mean 'bth.psn'?"), "{text}");
+    assert_has(&text, "did you mean 'bth.psn'?");
     assert_eq!(m.visible_len(), 3, "the last good filter keeps running");
-    for c in handle_event(&m, &ui, &key(KeyCode::Esc)) {
-        m.apply(c);
-    }
+    press(&mut m, KeyCode::Esc);
     assert_eq!(m.overlay(), Overlay::None);
 }
 
 #[test]
 fn keys_drive_the_model() {
     let mut m = sample_model();
-    let ui = UiState::default();
-    let press = |m: &mut Model, k: KeyCode| {
-        for c in handle_event(m, &ui, &key(k)) {
-            m.apply(c);
-        }
-    };
     press(&mut m, KeyCode::Char('2'));
     assert_eq!(m.view(), View::Packets);
     press(&mut m, KeyCode::Home);
@@ -207,12 +203,6 @@ fn keys_drive_the_model() {
 #[test]
 fn r_in_the_ladder_selects_the_next_resend_there() {
     let mut m = sample_model();
-    let ui = UiState::default();
-    let press = |m: &mut Model, k: KeyCode| {
-        for c in handle_event(m, &ui, &key(k)) {
-            m.apply(c);
-        }
-    };
     press(&mut m, KeyCode::Char('4'));
     press(&mut m, KeyCode::Home);
     assert!(render(&m, 120, 32).contains("r next retransmission"));
@@ -240,7 +230,6 @@ fn r_in_the_ladder_selects_the_next_resend_there() {
 #[test]
 fn an_invalid_command_line_changes_nothing() {
     let mut m = sample_model();
-    let ui = UiState::default();
     m.apply(Command::ShowView(View::Packets));
     m.apply(Command::SelectRow(9));
     let before = (
@@ -250,17 +239,11 @@ fn an_invalid_command_line_changes_nothing() {
         m.clock().speed(),
     );
     for line in ["goto -5", "goto later", "speed -1", "speed 0"] {
-        for c in handle_event(&m, &ui, &key(KeyCode::Char(':'))) {
-            m.apply(c);
-        }
+        press(&mut m, KeyCode::Char(':'));
         for ch in line.chars() {
-            for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
-                m.apply(c);
-            }
+            press(&mut m, KeyCode::Char(ch));
         }
-        for c in handle_event(&m, &ui, &key(KeyCode::Enter)) {
-            m.apply(c);
-        }
+        press(&mut m, KeyCode::Enter);
         m.tick(Instant::now());
         assert!(m.status().contains("usage:"), "{line}: {}", m.status());
         assert_eq!(
@@ -319,7 +302,7 @@ fn a_lesson_moves_the_cursor_and_shows_its_text() {
     let lesson = m.lesson().clone().unwrap();
     assert_eq!(lesson.title, "Loss and Go-Back-N");
     let text = render(&m, 120, 40);
-    assert!(text.contains("Lesson: Loss and Go-Back-N"), "{text}");
+    assert_has(&text, "Lesson: Loss and Go-Back-N");
     m.apply(Command::NextLessonStep);
     assert_eq!(m.lesson_step(), 1);
 }
@@ -327,52 +310,39 @@ fn a_lesson_moves_the_cursor_and_shows_its_text() {
 #[test]
 fn keys_open_a_lesson_on_its_scenario_and_leave_it() {
     let mut m = sample_model();
-    let ui = UiState::default();
-    let press = |m: &mut Model, k: KeyCode| {
-        for c in handle_event(m, &ui, &key(k)) {
-            m.apply(c);
-        }
-        // As the terminal's loop does after each event.
+    // As the terminal's loop does, the source steered after each key.
+    let press_steered = |m: &mut Model, k: KeyCode| {
+        press(m, k);
         rocescope_core::source::steer(m);
     };
-    press(&mut m, KeyCode::Char('9'));
-    press(&mut m, KeyCode::Enter);
+    press_steered(&mut m, KeyCode::Char('9'));
+    press_steered(&mut m, KeyCode::Enter);
     let status = status_of(&m);
-    assert!(status.contains("sim:write-anatomy"), "{status}");
-    assert!(status.contains("lesson: started write-anatomy"), "{status}");
+    assert_has(&status, "sim:write-anatomy");
+    assert_has(&status, "lesson: started write-anatomy");
     let text = render(&m, 120, 40);
-    assert!(
-        text.contains("Lesson: Anatomy of an RDMA WRITE — step 1/3 on sim:write-anatomy"),
-        "{text}"
+    assert_has(
+        &text,
+        "Lesson: Anatomy of an RDMA WRITE — step 1/3 on sim:write-anatomy",
     );
-    assert!(text.contains("(n next, p previous, L leave)"), "{text}");
-    press(&mut m, KeyCode::Char('L'));
+    assert_has(&text, "(n next, p previous, L leave)");
+    press_steered(&mut m, KeyCode::Char('L'));
     assert_eq!(m.source().name, "sample-write-read.pcap");
     assert!(m.lesson().is_none());
     let status = status_of(&m);
-    assert!(
-        status.contains("lesson left: back to sample-write-read.pcap"),
-        "{status}"
-    );
+    assert_has(&status, "lesson left: back to sample-write-read.pcap");
 }
 
 #[test]
 fn the_command_line_sends_simulator_parameters_and_the_sniffer_filter() {
     let mut m = sample_model();
-    let ui = UiState::default();
     let type_in = |m: &mut Model, s: &str| {
         for ch in s.chars() {
-            for c in handle_event(m, &ui, &key(KeyCode::Char(ch))) {
-                m.apply(c);
-            }
+            press(m, KeyCode::Char(ch));
         }
-        for c in handle_event(m, &ui, &key(KeyCode::Enter)) {
-            m.apply(c);
-        }
+        press(m, KeyCode::Enter);
     };
-    for c in handle_event(&m, &ui, &key(KeyCode::Char(':'))) {
-        m.apply(c);
-    }
+    press(&mut m, KeyCode::Char(':'));
     assert_eq!(m.overlay(), Overlay::CommandLine);
     type_in(&mut m, "set window_packets=32");
     assert_eq!(m.overlay(), Overlay::None);
@@ -395,27 +365,20 @@ fn the_command_line_sends_simulator_parameters_and_the_sniffer_filter() {
 #[test]
 fn e_opens_the_command_line_for_an_export_of_the_filtered_packets() {
     let mut m = sample_model();
-    let ui = UiState::default();
     let folder = rocescope_testkit::temp_dir("tui-export");
     let dir = folder.path().to_path_buf();
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("retx.csv");
     m.apply(Command::SetFilter("retransmission".into()));
     m.apply(Command::ShowView(View::Packets));
-    for c in handle_event(&m, &ui, &key(KeyCode::Char('E'))) {
-        m.apply(c);
-    }
+    press(&mut m, KeyCode::Char('E'));
     assert_eq!(m.overlay(), Overlay::CommandLine);
     assert_eq!(m.cmdline(), "export ");
     assert!(render(&m, 160, 30).contains(":export "));
     for ch in path.display().to_string().chars() {
-        for c in handle_event(&m, &ui, &key(KeyCode::Char(ch))) {
-            m.apply(c);
-        }
+        press(&mut m, KeyCode::Char(ch));
     }
-    for c in handle_event(&m, &ui, &key(KeyCode::Enter)) {
-        m.apply(c);
-    }
+    press(&mut m, KeyCode::Enter);
     assert_eq!(m.overlay(), Overlay::None);
     let t0 = Instant::now();
     while m.exporting() && t0.elapsed().as_secs() < 60 {
@@ -464,13 +427,17 @@ fn snapshot_of_the_status_line_in_its_states() {
     m.apply(Command::SetSpeed(2.0));
     m.apply(Command::Play);
     lines.push(say("replay", &m));
+    // A model of an empty live store read from `source`.
+    let live = |source: SourceHandle| {
+        crate::keep_test_progress_apart();
+        Model::new(
+            Store::live(TimeBase::Nanoseconds),
+            RcAnalyzer::default(),
+            source,
+        )
+    };
     // A file still being indexed.
-    crate::keep_test_progress_apart();
-    let growing = Model::new(
-        Store::live(TimeBase::Nanoseconds),
-        RcAnalyzer::default(),
-        SourceHandle::file("growing.pcapng".into()),
-    );
+    let growing = live(SourceHandle::file("growing.pcapng".into()));
     lines.push(say("indexing", &growing));
     // A simulation that ran to its end.
     let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
@@ -486,12 +453,7 @@ fn snapshot_of_the_status_line_in_its_states() {
     // The simulator is another crate's: its numbers are not this snapshot's.
     lines.push(mask(say("sim ended", &sim)));
     // A live link: connected, down with drops and reconnects, ended.
-    crate::keep_test_progress_apart();
-    let link = Model::new(
-        Store::live(TimeBase::Nanoseconds),
-        RcAnalyzer::default(),
-        SourceHandle::external("attach:tcp://127.0.0.1:4790".into()),
-    );
+    let link = live(SourceHandle::external("attach:tcp://127.0.0.1:4790".into()));
     lines.push(say("link", &link));
     let st = link.source().status();
     st.set_disconnected(Some(
@@ -514,12 +476,6 @@ fn snapshot_of_the_status_line_in_its_states() {
 #[test]
 fn tab_completes_the_command_line_and_enter_runs_it() {
     let mut m = sample_model();
-    let ui = UiState::default();
-    let press = |m: &mut Model, k: KeyCode| {
-        for c in handle_event(m, &ui, &key(k)) {
-            m.apply(c);
-        }
-    };
     press(&mut m, KeyCode::Char(':'));
     for ch in "set window_p".chars() {
         press(&mut m, KeyCode::Char(ch));
@@ -588,13 +544,8 @@ fn signals_beside_packets_on_a_real_waveform() {
     let Some(vcd) = crate::test_wave::vcd_copy("tui-signals") else {
         return;
     };
-    let mut m = crate::test_wave::model(&vcd);
+    let mut m = crate::test_wave::model_with_signals(&vcd);
     assert_eq!(m.store().len(), 3, "the three frames decoded");
-    m.apply(Command::OpenSignals {
-        path: vcd.clone(),
-        offset_ns: 0,
-        sample_clock_hz: None,
-    });
     m.apply(Command::ShowView(View::Profiler));
     for line in [
         "signals bth",
@@ -612,12 +563,9 @@ fn signals_beside_packets_on_a_real_waveform() {
     m.apply(Command::SelectRow(2));
     m.tick(Instant::now());
     let text = render(&m, 120, 24);
-    assert!(
-        text.contains("tb.u.bth_opcode [opcode] = RC Acknowledge"),
-        "{text}"
-    );
-    assert!(text.contains("tb.u.bth_psn [psn] = 101"), "{text}");
-    assert!(text.contains("= NAK (PSN sequence error)"), "{text}");
+    assert_has(&text, "tb.u.bth_opcode [opcode] = RC Acknowledge");
+    assert_has(&text, "tb.u.bth_psn [psn] = 101");
+    assert_has(&text, "= NAK (PSN sequence error)");
     assert!(text.contains("▔"), "tvalid drawn as a line: {text}");
     insta::assert_snapshot!("signals_beside_packets", text);
     // Small terminals and a cursor before the first change draw too.
@@ -633,13 +581,8 @@ fn signals_beside_packets_on_a_real_waveform() {
 #[test]
 fn the_signals_ruler_marks_an_ila_captures_trigger_and_windows() {
     let csv = crate::test_wave::ila_csv("tui-markers");
-    let mut m = crate::test_wave::model(&csv);
+    let mut m = crate::test_wave::model_with_signals(&csv);
     assert_eq!(m.store().len(), 3, "the three frames decoded");
-    m.apply(Command::OpenSignals {
-        path: csv.clone(),
-        offset_ns: 0,
-        sample_clock_hz: None,
-    });
     m.apply(Command::ShowView(View::Profiler));
     m.apply(Command::RunCommandLine("show u/tvalid".into()));
     assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
@@ -648,7 +591,7 @@ fn the_signals_ruler_marks_an_ila_captures_trigger_and_windows() {
     m.apply(Command::WaveCursor(144));
     m.tick(Instant::now());
     let text = render(&m, 120, 24);
-    assert!(text.contains("T trigger, ¦ window start"), "{text}");
+    assert_has(&text, "T trigger, ¦ window start");
     let ruler = text.lines().find(|l| l.contains('▼')).expect("the ruler");
     let (cursor, window) = (ruler.find('▼').unwrap(), ruler.find('¦').expect("¦"));
     assert!(
@@ -670,14 +613,14 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
     assert!(m.views().contains(&View::Losses));
     let r = m.points().unwrap().clone();
     let text = render(&m, 160, 40);
-    assert!(text.contains(" 0:Losses "), "{text}");
+    assert_has(&text, " 0:Losses ");
     let ev = handle_event(&m, &UiState::default(), &key(KeyCode::Char('0')));
     for c in ev {
         m.apply(c);
     }
     assert_eq!(m.view(), View::Losses);
     let text = render(&m, 160, 40);
-    assert!(text.contains("Losses by segment: a>sw "), "{text}");
+    assert_has(&text, "Losses by segment: a>sw ");
     // The first line is the first loss on a>sw, seen at a only, with the
     // place in words and the receiver's evidence below.
     let first = r
@@ -691,12 +634,9 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
         .find(|l| l.contains("│a>sw "))
         .unwrap_or_else(|| panic!("no a>sw line: {text}"));
     assert!(line.contains(&first.psn.to_string()), "{line}");
-    assert!(line.contains("seen at a"), "{line}");
-    assert!(
-        text.contains("lost on the wire between the points of a>sw"),
-        "{text}"
-    );
-    assert!(text.contains("no response accepted it"), "{text}");
+    assert_has(line, "seen at a");
+    assert_has(&text, "lost on the wire between the points of a>sw");
+    assert_has(&text, "no response accepted it");
     // A drop in b's receiving stack: its own point saw it, and why.
     let k = m
         .loss_items()
@@ -705,12 +645,12 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
         .expect("lossy-link drops in the receiver's stack");
     m.apply(Command::MoveSelection(k as i64));
     let text = render(&m, 160, 40);
-    assert!(text.contains("dropped in b's receiving stack"), "{text}");
-    assert!(
-        text.contains("Evidence: seen at b, its receiver; the receiver NAKed"),
-        "{text}"
+    assert_has(&text, "dropped in b's receiving stack");
+    assert_has(
+        &text,
+        "Evidence: seen at b, its receiver; the receiver NAKed",
     );
-    assert!(text.contains("Where it was seen: a frame "), "{text}");
+    assert_has(&text, "Where it was seen: a frame ");
     m.apply(Command::SelectFirst);
     let row = first.rows.iter().find(|(p, _)| *p == 0).unwrap().1;
     m.apply(Command::OpenSelectedQp);
@@ -724,16 +664,16 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
     // The packet list's Path column: the lost frame vanished after a;
     // the first frame went past every point.
     let text = render(&m, 160, 40);
-    assert!(text.contains(" Path "), "{text}");
+    assert_has(&text, " Path ");
     let line = text
         .lines()
         .find(|l| l.starts_with(&format!("│{} ", row + 1)))
         .unwrap_or_else(|| panic!("no line of frame {}: {text}", row + 1));
-    assert!(line.contains(" a x "), "{line}");
+    assert_has(line, " a x ");
     m.apply(Command::SelectRow(0));
     let text = render(&m, 160, 40);
     let line = text.lines().find(|l| l.starts_with("│1 ")).unwrap();
-    assert!(line.contains(" a sw b "), "{line}");
+    assert_has(line, " a sw b ");
     // The ladder: one lane per point; the lost frame's arrow leaves a and
     // ends in an x before sw, a delivered one reaches b.
     m.apply(Command::SelectRow(row));
@@ -746,7 +686,7 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
         .find(|l| l.contains(&format!("PSN {} ", first.psn)))
         .unwrap_or_else(|| panic!("no arrow of PSN {}: {text}", first.psn));
     assert!(line.contains("──x ") && !line.contains('▶'), "{line}");
-    assert!(text.contains("──▶|"), "{text}");
+    assert_has(&text, "──▶|");
 }
 
 /// Without capture points the Losses view is not offered: its key says
@@ -765,10 +705,7 @@ fn without_points_the_losses_view_is_not_offered() {
     let text = render(&m, 200, 40);
     let tabs = text.lines().next().unwrap();
     assert!(!tabs.contains("Losses"), "{tabs}");
-    assert!(
-        text.contains("the Losses view needs several capture points"),
-        "{text}"
-    );
+    assert_has(&text, "the Losses view needs several capture points");
 }
 
 /// A session of capture points: the Overview plots each segment's one-way
@@ -791,11 +728,8 @@ fn the_overview_plots_each_segments_latency() {
         );
     }
     let text = render(&m, 160, 45);
-    assert!(
-        text.contains("One-way latency per segment, p99 µs"),
-        "{text}"
-    );
-    assert!(text.contains("━━ a>sw  ━━ sw>b"), "{text}");
+    assert_has(&text, "One-way latency per segment, p99 µs");
+    assert_has(&text, "━━ a>sw  ━━ sw>b");
 }
 
 /// `E` in the Losses view writes the `losses` table of the points'
@@ -823,7 +757,7 @@ fn the_losses_view_exports_the_losses_table() {
     assert_eq!(summary.rows, r.losses.len() as u64);
     let csv = std::fs::read_to_string(&path).unwrap();
     assert_eq!(csv.lines().count(), r.losses.len() + 1, "{csv}");
-    assert!(csv.contains(",a>sw,"), "{csv}");
+    assert_has(&csv, ",a>sw,");
     let _ = std::fs::remove_file(&path);
     drop(dir);
     let mut single = sample_model();

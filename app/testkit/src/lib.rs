@@ -109,6 +109,47 @@ pub fn temp_dir(label: &str) -> tempfile::TempDir {
         .expect("a temporary folder")
 }
 
+/// The shared real captures (`shared/captures/`, beside the checkout on
+/// developer machines and in CI); `None`, said on stderr, where absent.
+pub fn shared_captures() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/captures");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: {} is absent (shared/ lies beside the project checkout only on \
+             developer machines and CI)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The benches' data folder, the workspace's `target/bench-data/`, made
+/// if missing: captures and waveforms written once, read by every run.
+pub fn bench_data() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
+    std::fs::create_dir_all(&dir).expect("target/bench-data");
+    dir
+}
+
+/// A bench's first argument that is a number (a count or a size), else
+/// `default`.
+pub fn number_arg(default: u64) -> u64 {
+    std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Remove a test's output folder, unless `KEEP` is set (to look at what
+/// the test wrote).
+pub fn remove_unless_keep(dir: &std::path::Path) {
+    if std::env::var_os("KEEP").is_none() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
 /// The test build's temporary folder (`target/tmp`, beside the test
 /// binary's `target/debug/deps`), made if missing: for files a test leaves
 /// for a look, or a folder a whole run holds (one in a static is never
@@ -147,20 +188,40 @@ pub fn run_ok(cmd: &mut std::process::Command) -> std::process::Output {
 }
 
 /// A microsecond pcap file's bytes: `frames` as (time in µs, bytes),
-/// each whole, under `linktype` (1 Ethernet, 147 a private DLT, 197 ERF).
+/// each whole, under `linktype` (1 Ethernet, 101 raw IP, 147 a private DLT,
+/// 197 ERF).
 pub fn pcap_bytes<F: AsRef<[u8]>>(
     linktype: u32,
     frames: impl IntoIterator<Item = (u64, F)>,
 ) -> Vec<u8> {
+    pcap_file(0xa1b2_c3d4, 1_000_000, linktype, frames)
+}
+
+/// [`pcap_bytes`] with the nanosecond magic: `frames` as (time in ns, bytes).
+pub fn pcap_ns_bytes<F: AsRef<[u8]>>(
+    linktype: u32,
+    frames: impl IntoIterator<Item = (u64, F)>,
+) -> Vec<u8> {
+    pcap_file(0xa1b2_3c4d, 1_000_000_000, linktype, frames)
+}
+
+/// A classic pcap file, version 2.4, snap length 65535, whose record times
+/// are `ticks_per_s` a second (the magic says which).
+fn pcap_file<F: AsRef<[u8]>>(
+    magic: u32,
+    ticks_per_s: u64,
+    linktype: u32,
+    frames: impl IntoIterator<Item = (u64, F)>,
+) -> Vec<u8> {
     let mut out = Vec::new();
-    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, linktype] {
+    for v in [magic, 0x0004_0002, 0, 0, 65535, linktype] {
         out.extend_from_slice(&v.to_le_bytes());
     }
-    for (ts_us, f) in frames {
+    for (ts, f) in frames {
         let f = f.as_ref();
         for v in [
-            (ts_us / 1_000_000) as u32,
-            (ts_us % 1_000_000) as u32,
+            (ts / ticks_per_s) as u32,
+            (ts % ticks_per_s) as u32,
             f.len() as u32,
             f.len() as u32,
         ] {

@@ -105,6 +105,18 @@ pub fn tmux_session(session: &str, width: u16, height: u16, cmd: &str) {
     tmux(&["new-session", "-d", "-s", session, "-x", &w, "-y", &h, cmd]);
 }
 
+/// A detached tmux `session` of `width` x `height` running `rocescope
+/// ARGS` (`args`, as a shell reads them), its exit status then written to
+/// `status_file` (read back with [`exit_status`]).
+pub fn rocescope_in_tmux(session: &str, width: u16, height: u16, args: &str, status_file: &Path) {
+    let cmd = format!(
+        "{} {args}; echo $? > {}",
+        env!("CARGO_BIN_EXE_rocescope"),
+        status_file.display()
+    );
+    tmux_session(session, width, height, &cmd);
+}
+
 /// The tmux `session`'s screen once it holds `needle` (or after `secs`).
 pub fn wait_for(session: &str, needle: &str, secs: u64) -> String {
     let t0 = std::time::Instant::now();

@@ -302,13 +302,8 @@ mod tests {
                 bins: merged,
             }
         }
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = rocescope_testkit::Rng(0x2545_f491_4f6c_dd1du64);
+        let mut next = move || rng.next_u64();
         for case in 0..400u64 {
             // Empty too: a first time far past the start coarsens an
             // empty series.

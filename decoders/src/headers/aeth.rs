@@ -3,31 +3,27 @@
 
 use super::*;
 
-/// AETH field offsets; the accessors, the builder and the field walk use
-/// these.
-pub(crate) mod aeth_field {
-    use core::ops::Range;
-    pub const SYNDROME: Range<usize> = 0..1;
-    pub const MSN: Range<usize> = 1..4;
+field_offsets! {
+    /// AETH field offsets; the accessors, the builder and the field walk use
+    /// these.
+    pub(crate) mod aeth_field {
+        SYNDROME: 0..1,
+        MSN: 1..4,
+    }
 }
 
 fixed_view!(
     /// ACK Extended Transport Header: syndrome and MSN.
-    AethSlice, Layer::Aeth, 4
+    AethSlice, Layer::Aeth, 4, aeth_field {
+        syndrome_raw: u8 = u8_at(SYNDROME);
+        msn: u32 = u24_at(MSN);
+    }
 );
 
 impl AethSlice<'_> {
     #[inline]
-    pub fn syndrome_raw(&self) -> u8 {
-        u8_at(self.0, aeth_field::SYNDROME.start)
-    }
-    #[inline]
     pub fn syndrome(&self) -> Syndrome {
         Syndrome::from_u8(self.syndrome_raw())
-    }
-    #[inline]
-    pub fn msn(&self) -> u32 {
-        u24_at(self.0, aeth_field::MSN.start)
     }
     #[inline]
     pub fn to_owned(&self) -> Aeth {

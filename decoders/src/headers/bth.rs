@@ -2,83 +2,46 @@
 
 use super::*;
 
-/// BTH field offsets; the accessors, [`Bth::write`] and the field walk use
-/// these.
-pub(crate) mod bth_field {
-    use core::ops::Range;
-    pub const OPCODE: Range<usize> = 0..1;
-    /// SE, MigReq, pad count (2 bits), TVer (4 bits).
-    pub const FLAGS: Range<usize> = 1..2;
-    pub const PKEY: Range<usize> = 2..4;
-    /// FECN, BECN and 6 reserved bits.
-    pub const ECN: Range<usize> = 4..5;
-    pub const DEST_QP: Range<usize> = 5..8;
-    /// AckReq and 7 reserved bits.
-    pub const ACK_REQ: Range<usize> = 8..9;
-    pub const PSN: Range<usize> = 9..12;
+field_offsets! {
+    /// BTH field offsets; the accessors, [`Bth::write`] and the field walk use
+    /// these.
+    pub(crate) mod bth_field {
+        OPCODE: 0..1,
+        /// SE, MigReq, pad count (2 bits), TVer (4 bits).
+        FLAGS: 1..2,
+        PKEY: 2..4,
+        /// FECN, BECN and 6 reserved bits.
+        ECN: 4..5,
+        DEST_QP: 5..8,
+        /// AckReq and 7 reserved bits.
+        ACK_REQ: 8..9,
+        PSN: 9..12,
+    }
 }
 
 fixed_view!(
     /// Base Transport Header (12 bytes).
-    BthSlice, Layer::Bth, 12
+    BthSlice, Layer::Bth, 12, bth_field {
+        opcode: crate::Opcode = u8_at(OPCODE) |v| crate::Opcode(v);
+        solicited: bool = u8_at(FLAGS) |v| v & 0x80 != 0;
+        mig_req: bool = u8_at(FLAGS) |v| v & 0x40 != 0;
+        pad_count: u8 = u8_at(FLAGS) |v| (v >> 4) & 3;
+        tver: u8 = u8_at(FLAGS) |v| v & 0x0F;
+        pkey: u16 = u16_at(PKEY);
+        /// Forward ECN: the packet met congestion (RoCEv2 uses IP ECN instead).
+        fecn: bool = u8_at(ECN) |v| v & 0x80 != 0;
+        /// Backward ECN: set in CNPs.
+        becn: bool = u8_at(ECN) |v| v & 0x40 != 0;
+        /// The six reserved bits after FECN/BECN.
+        reserved6: u8 = u8_at(ECN) |v| v & 0x3F;
+        dest_qp: u32 = u24_at(DEST_QP);
+        ack_req: bool = u8_at(ACK_REQ) |v| v & 0x80 != 0;
+        reserved7: u8 = u8_at(ACK_REQ) |v| v & 0x7F;
+        psn: u32 = u24_at(PSN);
+    }
 );
 
 impl BthSlice<'_> {
-    #[inline]
-    pub fn opcode(&self) -> crate::Opcode {
-        crate::Opcode(u8_at(self.0, bth_field::OPCODE.start))
-    }
-    #[inline]
-    pub fn solicited(&self) -> bool {
-        u8_at(self.0, bth_field::FLAGS.start) & 0x80 != 0
-    }
-    #[inline]
-    pub fn mig_req(&self) -> bool {
-        u8_at(self.0, bth_field::FLAGS.start) & 0x40 != 0
-    }
-    #[inline]
-    pub fn pad_count(&self) -> u8 {
-        (u8_at(self.0, bth_field::FLAGS.start) >> 4) & 3
-    }
-    #[inline]
-    pub fn tver(&self) -> u8 {
-        u8_at(self.0, bth_field::FLAGS.start) & 0x0F
-    }
-    #[inline]
-    pub fn pkey(&self) -> u16 {
-        u16_at(self.0, bth_field::PKEY.start)
-    }
-    /// Forward ECN: the packet met congestion (RoCEv2 uses IP ECN instead).
-    #[inline]
-    pub fn fecn(&self) -> bool {
-        u8_at(self.0, bth_field::ECN.start) & 0x80 != 0
-    }
-    /// Backward ECN: set in CNPs.
-    #[inline]
-    pub fn becn(&self) -> bool {
-        u8_at(self.0, bth_field::ECN.start) & 0x40 != 0
-    }
-    /// The six reserved bits after FECN/BECN.
-    #[inline]
-    pub fn reserved6(&self) -> u8 {
-        u8_at(self.0, bth_field::ECN.start) & 0x3F
-    }
-    #[inline]
-    pub fn dest_qp(&self) -> u32 {
-        u24_at(self.0, bth_field::DEST_QP.start)
-    }
-    #[inline]
-    pub fn ack_req(&self) -> bool {
-        u8_at(self.0, bth_field::ACK_REQ.start) & 0x80 != 0
-    }
-    #[inline]
-    pub fn reserved7(&self) -> u8 {
-        u8_at(self.0, bth_field::ACK_REQ.start) & 0x7F
-    }
-    #[inline]
-    pub fn psn(&self) -> u32 {
-        u24_at(self.0, bth_field::PSN.start)
-    }
     #[inline]
     pub fn to_owned(&self) -> Bth {
         Bth {

@@ -3,20 +3,21 @@
 
 use super::*;
 
-/// ERF header field offsets.
-pub(crate) mod erf_field {
-    use core::ops::Range;
-    /// Fixed-point time, little-endian (seconds in the high 32 bits).
-    pub const TS: Range<usize> = 0..8;
-    /// Record type (7 bits); the top bit says an extension header follows.
-    pub const TYPE: Range<usize> = 8..9;
-    pub const FLAGS: Range<usize> = 9..10;
-    /// Record length in bytes (header, extension headers, frame, padding).
-    pub const RLEN: Range<usize> = 10..12;
-    /// Loss counter (or colour).
-    pub const LCTR: Range<usize> = 12..14;
-    /// Wire length of the frame.
-    pub const WLEN: Range<usize> = 14..16;
+field_offsets! {
+    /// ERF header field offsets.
+    pub(crate) mod erf_field {
+        /// Fixed-point time, little-endian (seconds in the high 32 bits).
+        TS: 0..8,
+        /// Record type (7 bits); the top bit says an extension header follows.
+        TYPE: 8..9,
+        FLAGS: 9..10,
+        /// Record length in bytes (header, extension headers, frame, padding).
+        RLEN: 10..12,
+        /// Loss counter (or colour).
+        LCTR: 12..14,
+        /// Wire length of the frame.
+        WLEN: 14..16,
+    }
 }
 
 /// ERF_TYPE_INFINIBAND: the frame is an IB packet from its LRH.
@@ -26,40 +27,17 @@ const MAX_EXT_HEADERS: usize = 16;
 
 fixed_view!(
     /// ERF record header (16 bytes, without extension headers).
-    ErfSlice, Layer::Erf, 16
+    ErfSlice, Layer::Erf, 16, erf_field {
+        ts_raw: u64 = array_at(TS) |v| u64::from_le_bytes(v);
+        /// Record type without the extension bit.
+        record_type: u8 = u8_at(TYPE) |v| v & 0x7F;
+        has_ext: bool = u8_at(TYPE) |v| v & 0x80 != 0;
+        flags: u8 = u8_at(FLAGS);
+        rlen: u16 = u16_at(RLEN);
+        lctr: u16 = u16_at(LCTR);
+        wlen: u16 = u16_at(WLEN);
+    }
 );
-
-impl<'a> ErfSlice<'a> {
-    #[inline]
-    pub fn ts_raw(&self) -> u64 {
-        u64::from_le_bytes(array_at(self.0, erf_field::TS.start))
-    }
-    /// Record type without the extension bit.
-    #[inline]
-    pub fn record_type(&self) -> u8 {
-        u8_at(self.0, erf_field::TYPE.start) & 0x7F
-    }
-    #[inline]
-    pub fn has_ext(&self) -> bool {
-        u8_at(self.0, erf_field::TYPE.start) & 0x80 != 0
-    }
-    #[inline]
-    pub fn flags(&self) -> u8 {
-        u8_at(self.0, erf_field::FLAGS.start)
-    }
-    #[inline]
-    pub fn rlen(&self) -> u16 {
-        u16_at(self.0, erf_field::RLEN.start)
-    }
-    #[inline]
-    pub fn lctr(&self) -> u16 {
-        u16_at(self.0, erf_field::LCTR.start)
-    }
-    #[inline]
-    pub fn wlen(&self) -> u16 {
-        u16_at(self.0, erf_field::WLEN.start)
-    }
-}
 
 /// Offset of the frame after the ERF header at `offset` of `frame` and its
 /// extension headers (each says in its top type bit whether another follows).

@@ -4,92 +4,94 @@
 
 use super::*;
 
-/// RETH field offsets; the accessors, the builder and the field walk use
-/// these (as do the ones below for the other extended headers).
-pub(crate) mod reth_field {
-    use core::ops::Range;
-    pub const VA: Range<usize> = 0..8;
-    pub const RKEY: Range<usize> = 8..12;
-    pub const DMA_LEN: Range<usize> = 12..16;
+field_offsets! {
+    /// RETH field offsets; the accessors, the builder and the field walk use
+    /// these (as do the ones below for the other extended headers).
+    pub(crate) mod reth_field {
+        VA: 0..8,
+        RKEY: 8..12,
+        DMA_LEN: 12..16,
+    }
 }
 
-/// AtomicETH field offsets.
-pub(crate) mod atomic_eth_field {
-    use core::ops::Range;
-    pub const VA: Range<usize> = 0..8;
-    pub const RKEY: Range<usize> = 8..12;
-    pub const SWAP_ADD: Range<usize> = 12..20;
-    pub const COMPARE: Range<usize> = 20..28;
+field_offsets! {
+    /// AtomicETH field offsets.
+    pub(crate) mod atomic_eth_field {
+        VA: 0..8,
+        RKEY: 8..12,
+        SWAP_ADD: 12..20,
+        COMPARE: 20..28,
+    }
 }
 
-/// AtomicAckETH field offsets.
-pub(crate) mod atomic_ack_eth_field {
-    use core::ops::Range;
-    pub const ORIG_REM_DATA: Range<usize> = 0..8;
+field_offsets! {
+    /// AtomicAckETH field offsets.
+    pub(crate) mod atomic_ack_eth_field {
+        ORIG_REM_DATA: 0..8,
+    }
 }
 
-/// ImmDt field offsets.
-pub(crate) mod immdt_field {
-    use core::ops::Range;
-    pub const VALUE: Range<usize> = 0..4;
+field_offsets! {
+    /// ImmDt field offsets.
+    pub(crate) mod immdt_field {
+        VALUE: 0..4,
+    }
 }
 
-/// IETH field offsets.
-pub(crate) mod ieth_field {
-    use core::ops::Range;
-    pub const RKEY: Range<usize> = 0..4;
+field_offsets! {
+    /// IETH field offsets.
+    pub(crate) mod ieth_field {
+        RKEY: 0..4,
+    }
 }
 
-/// DETH field offsets (byte 4 is reserved).
-pub(crate) mod deth_field {
-    use core::ops::Range;
-    pub const QKEY: Range<usize> = 0..4;
-    pub const SRC_QP: Range<usize> = 5..8;
+field_offsets! {
+    /// DETH field offsets (byte 4 is reserved).
+    pub(crate) mod deth_field {
+        QKEY: 0..4,
+        SRC_QP: 5..8,
+    }
 }
 
-/// XRCETH field offsets (byte 0 is reserved).
-pub(crate) mod xrceth_field {
-    use core::ops::Range;
-    pub const XRC_SRQ: Range<usize> = 1..4;
+field_offsets! {
+    /// XRCETH field offsets (byte 0 is reserved).
+    pub(crate) mod xrceth_field {
+        XRC_SRQ: 1..4,
+    }
 }
 
-/// RDETH field offsets (byte 0 is reserved).
-pub(crate) mod rdeth_field {
-    use core::ops::Range;
-    pub const EE_CONTEXT: Range<usize> = 1..4;
+field_offsets! {
+    /// RDETH field offsets (byte 0 is reserved).
+    pub(crate) mod rdeth_field {
+        EE_CONTEXT: 1..4,
+    }
 }
 
-/// FETH field offsets (bytes 0..3 are reserved).
-pub(crate) mod feth_field {
-    use core::ops::Range;
-    /// Selectivity level (2 bits) and placement type (4 bits).
-    pub const SEL_PLT: Range<usize> = 3..4;
+field_offsets! {
+    /// FETH field offsets (bytes 0..3 are reserved).
+    pub(crate) mod feth_field {
+        /// Selectivity level (2 bits) and placement type (4 bits).
+        SEL_PLT: 3..4,
+    }
 }
 
-/// The CNP's reserved bytes after the BTH.
-pub(crate) mod cnp_field {
-    use core::ops::Range;
-    pub const RESERVED: Range<usize> = 0..16;
+field_offsets! {
+    /// The CNP's reserved bytes after the BTH.
+    pub(crate) mod cnp_field {
+        RESERVED: 0..16,
+    }
 }
 
 fixed_view!(
     /// RDMA Extended Transport Header: virtual address, R_Key, DMA length.
-    RethSlice, Layer::Reth, 16
+    RethSlice, Layer::Reth, 16, reth_field {
+        va: u64 = u64_at(VA);
+        rkey: u32 = u32_at(RKEY);
+        dma_len: u32 = u32_at(DMA_LEN);
+    }
 );
 
 impl RethSlice<'_> {
-    #[inline]
-    pub fn va(&self) -> u64 {
-        u64_at(self.0, reth_field::VA.start)
-    }
-    #[inline]
-    pub fn rkey(&self) -> u32 {
-        u32_at(self.0, reth_field::RKEY.start)
-    }
-    #[inline]
-    pub fn dma_len(&self) -> u32 {
-        u32_at(self.0, reth_field::DMA_LEN.start)
-    }
     #[inline]
     pub fn to_owned(&self) -> Reth {
         Reth {
@@ -121,26 +123,15 @@ impl Reth {
 
 fixed_view!(
     /// Atomic Extended Transport Header: VA, R_Key, swap/add data, compare data.
-    AtomicEthSlice, Layer::AtomicEth, 28
+    AtomicEthSlice, Layer::AtomicEth, 28, atomic_eth_field {
+        va: u64 = u64_at(VA);
+        rkey: u32 = u32_at(RKEY);
+        swap_add: u64 = u64_at(SWAP_ADD);
+        compare: u64 = u64_at(COMPARE);
+    }
 );
 
 impl AtomicEthSlice<'_> {
-    #[inline]
-    pub fn va(&self) -> u64 {
-        u64_at(self.0, atomic_eth_field::VA.start)
-    }
-    #[inline]
-    pub fn rkey(&self) -> u32 {
-        u32_at(self.0, atomic_eth_field::RKEY.start)
-    }
-    #[inline]
-    pub fn swap_add(&self) -> u64 {
-        u64_at(self.0, atomic_eth_field::SWAP_ADD.start)
-    }
-    #[inline]
-    pub fn compare(&self) -> u64 {
-        u64_at(self.0, atomic_eth_field::COMPARE.start)
-    }
     #[inline]
     pub fn to_owned(&self) -> AtomicEth {
         AtomicEth {
@@ -175,54 +166,34 @@ impl AtomicEth {
 
 fixed_view!(
     /// Atomic ACK Extended Transport Header: the original remote data.
-    AtomicAckEthSlice, Layer::AtomicAckEth, 8
-);
-
-impl AtomicAckEthSlice<'_> {
-    #[inline]
-    pub fn orig_rem_data(&self) -> u64 {
-        u64_at(self.0, atomic_ack_eth_field::ORIG_REM_DATA.start)
+    AtomicAckEthSlice, Layer::AtomicAckEth, 8, atomic_ack_eth_field {
+        orig_rem_data: u64 = u64_at(ORIG_REM_DATA);
     }
-}
+);
 
 fixed_view!(
     /// Immediate data (4 bytes).
-    ImmDtSlice, Layer::ImmDt, 4
-);
-
-impl ImmDtSlice<'_> {
-    #[inline]
-    pub fn value(&self) -> u32 {
-        u32_at(self.0, immdt_field::VALUE.start)
+    ImmDtSlice, Layer::ImmDt, 4, immdt_field {
+        value: u32 = u32_at(VALUE);
     }
-}
+);
 
 fixed_view!(
     /// Invalidate Extended Transport Header: the R_Key to invalidate.
-    IethSlice, Layer::Ieth, 4
-);
-
-impl IethSlice<'_> {
-    #[inline]
-    pub fn rkey(&self) -> u32 {
-        u32_at(self.0, ieth_field::RKEY.start)
+    IethSlice, Layer::Ieth, 4, ieth_field {
+        rkey: u32 = u32_at(RKEY);
     }
-}
+);
 
 fixed_view!(
     /// Datagram Extended Transport Header: Q_Key and source QP.
-    DethSlice, Layer::Deth, 8
+    DethSlice, Layer::Deth, 8, deth_field {
+        qkey: u32 = u32_at(QKEY);
+        src_qp: u32 = u24_at(SRC_QP);
+    }
 );
 
 impl DethSlice<'_> {
-    #[inline]
-    pub fn qkey(&self) -> u32 {
-        u32_at(self.0, deth_field::QKEY.start)
-    }
-    #[inline]
-    pub fn src_qp(&self) -> u32 {
-        u24_at(self.0, deth_field::SRC_QP.start)
-    }
     #[inline]
     pub fn to_owned(&self) -> Deth {
         Deth {
@@ -252,43 +223,25 @@ impl Deth {
 
 fixed_view!(
     /// XRC Extended Transport Header: the XRC shared receive queue number.
-    XrcEthSlice, Layer::Xrceth, 4
-);
-
-impl XrcEthSlice<'_> {
-    #[inline]
-    pub fn xrc_srq(&self) -> u32 {
-        u24_at(self.0, xrceth_field::XRC_SRQ.start)
+    XrcEthSlice, Layer::Xrceth, 4, xrceth_field {
+        xrc_srq: u32 = u24_at(XRC_SRQ);
     }
-}
+);
 
 fixed_view!(
     /// Reliable Datagram Extended Transport Header: the EE context.
-    RdethSlice, Layer::Rdeth, 4
-);
-
-impl RdethSlice<'_> {
-    #[inline]
-    pub fn ee_context(&self) -> u32 {
-        u24_at(self.0, rdeth_field::EE_CONTEXT.start)
+    RdethSlice, Layer::Rdeth, 4, rdeth_field {
+        ee_context: u32 = u24_at(EE_CONTEXT);
     }
-}
+);
 
 fixed_view!(
     /// FLUSH Extended Transport Header: selectivity level and placement type.
-    FethSlice, Layer::Feth, 4
+    FethSlice, Layer::Feth, 4, feth_field {
+        selectivity: u8 = u8_at(SEL_PLT) |v| (v >> 4) & 3;
+        placement: u8 = u8_at(SEL_PLT) |v| v & 0x0F;
+    }
 );
-
-impl FethSlice<'_> {
-    #[inline]
-    pub fn selectivity(&self) -> u8 {
-        (u8_at(self.0, feth_field::SEL_PLT.start) >> 4) & 3
-    }
-    #[inline]
-    pub fn placement(&self) -> u8 {
-        u8_at(self.0, feth_field::SEL_PLT.start) & 0x0F
-    }
-}
 
 fixed_view!(
     /// The 16 reserved bytes that follow the BTH of a RoCEv2 CNP.

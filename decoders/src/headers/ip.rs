@@ -2,43 +2,45 @@
 
 use super::*;
 
-/// IPv4 field offsets (options follow at [`Ipv4Slice::MIN_LEN`]); the
-/// accessors, the builder and the field walk use these.
-pub(crate) mod ipv4_field {
-    use core::ops::Range;
-    /// Version (4 bits) and IHL (4 bits).
-    pub const VER_IHL: Range<usize> = 0..1;
-    /// DSCP (6 bits) and ECN (2 bits).
-    pub const DSCP_ECN: Range<usize> = 1..2;
-    pub const TOTAL_LEN: Range<usize> = 2..4;
-    pub const IDENT: Range<usize> = 4..6;
-    /// The byte holding the DF and MF flags.
-    pub const FLAGS: Range<usize> = 6..7;
-    /// Flags (3 bits) and fragment offset (13 bits).
-    pub const FLAGS_FRAG: Range<usize> = 6..8;
-    pub const TTL: Range<usize> = 8..9;
-    pub const PROTOCOL: Range<usize> = 9..10;
-    pub const CHECKSUM: Range<usize> = 10..12;
-    pub const SRC: Range<usize> = 12..16;
-    pub const DST: Range<usize> = 16..20;
+field_offsets! {
+    /// IPv4 field offsets (options follow at [`Ipv4Slice::MIN_LEN`]); the
+    /// accessors, the builder and the field walk use these.
+    pub(crate) mod ipv4_field {
+        /// Version (4 bits) and IHL (4 bits).
+        VER_IHL: 0..1,
+        /// DSCP (6 bits) and ECN (2 bits).
+        DSCP_ECN: 1..2,
+        TOTAL_LEN: 2..4,
+        IDENT: 4..6,
+        /// The byte holding the DF and MF flags.
+        FLAGS: 6..7,
+        /// Flags (3 bits) and fragment offset (13 bits).
+        FLAGS_FRAG: 6..8,
+        TTL: 8..9,
+        PROTOCOL: 9..10,
+        CHECKSUM: 10..12,
+        SRC: 12..16,
+        DST: 16..20,
+    }
 }
 
-/// IPv6 (and GRH) field offsets.
-pub(crate) mod ipv6_field {
-    use core::ops::Range;
-    /// The byte holding the version (4 bits).
-    pub const VERSION: Range<usize> = 0..1;
-    /// Version (4 bits), traffic class (8 bits), flow label (20 bits).
-    pub const VER_TC_FLOW: Range<usize> = 0..4;
-    /// The bytes holding the traffic class.
-    pub const TCLASS: Range<usize> = 0..2;
-    /// The bytes holding the flow label.
-    pub const FLOW: Range<usize> = 1..4;
-    pub const PAYLOAD_LEN: Range<usize> = 4..6;
-    pub const NEXT_HEADER: Range<usize> = 6..7;
-    pub const HOP_LIMIT: Range<usize> = 7..8;
-    pub const SRC: Range<usize> = 8..24;
-    pub const DST: Range<usize> = 24..40;
+field_offsets! {
+    /// IPv6 (and GRH) field offsets.
+    pub(crate) mod ipv6_field {
+        /// The byte holding the version (4 bits).
+        VERSION: 0..1,
+        /// Version (4 bits), traffic class (8 bits), flow label (20 bits).
+        VER_TC_FLOW: 0..4,
+        /// The bytes holding the traffic class.
+        TCLASS: 0..2,
+        /// The bytes holding the flow label.
+        FLOW: 1..4,
+        PAYLOAD_LEN: 4..6,
+        NEXT_HEADER: 6..7,
+        HOP_LIMIT: 7..8,
+        SRC: 8..24,
+        DST: 24..40,
+    }
 }
 
 /// IPv4 header including its options.
@@ -96,54 +98,6 @@ impl<'a> Ipv4Slice<'a> {
     pub fn header_len(&self) -> usize {
         self.0.len()
     }
-    #[inline]
-    pub fn dscp(&self) -> u8 {
-        u8_at(self.0, ipv4_field::DSCP_ECN.start) >> 2
-    }
-    #[inline]
-    pub fn ecn(&self) -> u8 {
-        u8_at(self.0, ipv4_field::DSCP_ECN.start) & 3
-    }
-    #[inline]
-    pub fn total_len(&self) -> u16 {
-        u16_at(self.0, ipv4_field::TOTAL_LEN.start)
-    }
-    #[inline]
-    pub fn identification(&self) -> u16 {
-        u16_at(self.0, ipv4_field::IDENT.start)
-    }
-    #[inline]
-    pub fn dont_fragment(&self) -> bool {
-        u8_at(self.0, ipv4_field::FLAGS.start) & 0x40 != 0
-    }
-    #[inline]
-    pub fn more_fragments(&self) -> bool {
-        u8_at(self.0, ipv4_field::FLAGS.start) & 0x20 != 0
-    }
-    #[inline]
-    pub fn fragment_offset(&self) -> u16 {
-        u16_at(self.0, ipv4_field::FLAGS_FRAG.start) & 0x1FFF
-    }
-    #[inline]
-    pub fn ttl(&self) -> u8 {
-        u8_at(self.0, ipv4_field::TTL.start)
-    }
-    #[inline]
-    pub fn protocol(&self) -> u8 {
-        u8_at(self.0, ipv4_field::PROTOCOL.start)
-    }
-    #[inline]
-    pub fn checksum(&self) -> u16 {
-        u16_at(self.0, ipv4_field::CHECKSUM.start)
-    }
-    #[inline]
-    pub fn src(&self) -> [u8; 4] {
-        array_at(self.0, ipv4_field::SRC.start)
-    }
-    #[inline]
-    pub fn dst(&self) -> [u8; 4] {
-        array_at(self.0, ipv4_field::DST.start)
-    }
     /// Bytes of IPv4 options (empty without options).
     #[inline]
     pub fn options(&self) -> &'a [u8] {
@@ -155,6 +109,21 @@ impl<'a> Ipv4Slice<'a> {
         ipv4_checksum(self.0) == 0
     }
 }
+
+accessors!(Ipv4Slice, ipv4_field {
+    dscp: u8 = u8_at(DSCP_ECN) |v| v >> 2;
+    ecn: u8 = u8_at(DSCP_ECN) |v| v & 3;
+    total_len: u16 = u16_at(TOTAL_LEN);
+    identification: u16 = u16_at(IDENT);
+    dont_fragment: bool = u8_at(FLAGS) |v| v & 0x40 != 0;
+    more_fragments: bool = u8_at(FLAGS) |v| v & 0x20 != 0;
+    fragment_offset: u16 = u16_at(FLAGS_FRAG) |v| v & 0x1FFF;
+    ttl: u8 = u8_at(TTL);
+    protocol: u8 = u8_at(PROTOCOL);
+    checksum: u16 = u16_at(CHECKSUM);
+    src: [u8; 4] = array_at(SRC);
+    dst: [u8; 4] = array_at(DST);
+});
 
 /// One's-complement sum over an IPv4 header; 0 when the stored checksum is right.
 pub(crate) fn ipv4_checksum(hdr: &[u8]) -> u16 {
@@ -212,10 +181,6 @@ impl<'a> Ipv6Slice<'a> {
         self.0
     }
     #[inline]
-    pub fn traffic_class(&self) -> u8 {
-        ((u16_at(self.0, ipv6_field::TCLASS.start) >> 4) & 0xFF) as u8
-    }
-    #[inline]
     pub fn dscp(&self) -> u8 {
         self.traffic_class() >> 2
     }
@@ -223,28 +188,14 @@ impl<'a> Ipv6Slice<'a> {
     pub fn ecn(&self) -> u8 {
         self.traffic_class() & 3
     }
-    #[inline]
-    pub fn flow_label(&self) -> u32 {
-        u32_at(self.0, ipv6_field::VER_TC_FLOW.start) & 0x000F_FFFF
-    }
-    #[inline]
-    pub fn payload_len(&self) -> u16 {
-        u16_at(self.0, ipv6_field::PAYLOAD_LEN.start)
-    }
-    #[inline]
-    pub fn next_header(&self) -> u8 {
-        u8_at(self.0, ipv6_field::NEXT_HEADER.start)
-    }
-    #[inline]
-    pub fn hop_limit(&self) -> u8 {
-        u8_at(self.0, ipv6_field::HOP_LIMIT.start)
-    }
-    #[inline]
-    pub fn src(&self) -> [u8; 16] {
-        array_at(self.0, ipv6_field::SRC.start)
-    }
-    #[inline]
-    pub fn dst(&self) -> [u8; 16] {
-        array_at(self.0, ipv6_field::DST.start)
-    }
 }
+
+accessors!(Ipv6Slice, ipv6_field {
+    traffic_class: u8 = u16_at(TCLASS) |v| ((v >> 4) & 0xFF) as u8;
+    flow_label: u32 = u32_at(VER_TC_FLOW) |v| v & 0x000F_FFFF;
+    payload_len: u16 = u16_at(PAYLOAD_LEN);
+    next_header: u8 = u8_at(NEXT_HEADER);
+    hop_limit: u8 = u8_at(HOP_LIMIT);
+    src: [u8; 16] = array_at(SRC);
+    dst: [u8; 16] = array_at(DST);
+});

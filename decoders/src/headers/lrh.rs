@@ -2,18 +2,19 @@
 
 use super::*;
 
-/// LRH field offsets; the accessors, [`Lrh::write`] and the field walk use
-/// these.
-pub(crate) mod lrh_field {
-    use core::ops::Range;
-    /// VL (4 bits), LVer (4 bits).
-    pub const VL_LVER: Range<usize> = 0..1;
-    /// SL (4 bits), 2 reserved bits, LNH (2 bits).
-    pub const SL_LNH: Range<usize> = 1..2;
-    pub const DLID: Range<usize> = 2..4;
-    /// 5 reserved bits, PktLen (11 bits, in 4-byte words).
-    pub const PKTLEN: Range<usize> = 4..6;
-    pub const SLID: Range<usize> = 6..8;
+field_offsets! {
+    /// LRH field offsets; the accessors, [`Lrh::write`] and the field walk use
+    /// these.
+    pub(crate) mod lrh_field {
+        /// VL (4 bits), LVer (4 bits).
+        VL_LVER: 0..1,
+        /// SL (4 bits), 2 reserved bits, LNH (2 bits).
+        SL_LNH: 1..2,
+        DLID: 2..4,
+        /// 5 reserved bits, PktLen (11 bits, in 4-byte words).
+        PKTLEN: 4..6,
+        SLID: 6..8,
+    }
 }
 
 /// Link Next Header: what follows the LRH.
@@ -52,49 +53,23 @@ impl Lnh {
 
 fixed_view!(
     /// Local Route Header (8 bytes).
-    LrhSlice, Layer::Lrh, 8
+    LrhSlice, Layer::Lrh, 8, lrh_field {
+        /// Virtual lane (15 is the management lane).
+        vl: u8 = u8_at(VL_LVER) |v| v >> 4;
+        lver: u8 = u8_at(VL_LVER) |v| v & 0x0F;
+        /// Service level.
+        sl: u8 = u8_at(SL_LNH) |v| v >> 4;
+        reserved2: u8 = u8_at(SL_LNH) |v| (v >> 2) & 3;
+        lnh: Lnh = u8_at(SL_LNH) |v| Lnh::from_bits(v);
+        dlid: u16 = u16_at(DLID);
+        reserved5: u16 = u16_at(PKTLEN) |v| v >> 11;
+        /// Packet length in 4-byte words, LRH through ICRC (not the VCRC).
+        pkt_len_words: u16 = u16_at(PKTLEN) |v| v & 0x07FF;
+        slid: u16 = u16_at(SLID);
+    }
 );
 
 impl LrhSlice<'_> {
-    /// Virtual lane (15 is the management lane).
-    #[inline]
-    pub fn vl(&self) -> u8 {
-        u8_at(self.0, lrh_field::VL_LVER.start) >> 4
-    }
-    #[inline]
-    pub fn lver(&self) -> u8 {
-        u8_at(self.0, lrh_field::VL_LVER.start) & 0x0F
-    }
-    /// Service level.
-    #[inline]
-    pub fn sl(&self) -> u8 {
-        u8_at(self.0, lrh_field::SL_LNH.start) >> 4
-    }
-    #[inline]
-    pub fn reserved2(&self) -> u8 {
-        (u8_at(self.0, lrh_field::SL_LNH.start) >> 2) & 3
-    }
-    #[inline]
-    pub fn lnh(&self) -> Lnh {
-        Lnh::from_bits(u8_at(self.0, lrh_field::SL_LNH.start))
-    }
-    #[inline]
-    pub fn dlid(&self) -> u16 {
-        u16_at(self.0, lrh_field::DLID.start)
-    }
-    #[inline]
-    pub fn reserved5(&self) -> u16 {
-        u16_at(self.0, lrh_field::PKTLEN.start) >> 11
-    }
-    /// Packet length in 4-byte words, LRH through ICRC (not the VCRC).
-    #[inline]
-    pub fn pkt_len_words(&self) -> u16 {
-        u16_at(self.0, lrh_field::PKTLEN.start) & 0x07FF
-    }
-    #[inline]
-    pub fn slid(&self) -> u16 {
-        u16_at(self.0, lrh_field::SLID.start)
-    }
     pub fn to_owned(&self) -> Lrh {
         Lrh {
             vl: self.vl(),

@@ -6,7 +6,7 @@ use std::io::Read;
 
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::PcapReaderIterator;
-use pcap_parser::{PcapBlockOwned, PcapNGReader};
+use pcap_parser::{PcapBlockOwned, PcapError, PcapNGReader};
 
 use super::block::{Framed, block_name, check_length, framing, section_byte_order};
 use super::consts::*;
@@ -350,14 +350,7 @@ impl<R: Read> NgState<R> {
         match self.input.rd.next() {
             Ok((n, PcapBlockOwned::NG(Block::SectionHeader(shb))))
                 if n == len && shb.big_endian() == be => {}
-            Ok(_) => {
-                return Err(malformed(
-                    "pcapng SHB",
-                    off,
-                    "pcap-parser read it differently",
-                ));
-            }
-            Err(e) => return Err(malformed("pcapng SHB", off, &describe(&e))),
+            other => return Err(misread("pcapng SHB", off, other.err())),
         }
         self.big_endian = be;
         self.interfaces.clear();
@@ -417,14 +410,7 @@ impl<R: Read> NgState<R> {
                     ns_per_unit: ns_per_unit(tsresol, tsoffset_s),
                 }
             }
-            Ok(_) => {
-                return Err(malformed(
-                    "pcapng IDB",
-                    off,
-                    "pcap-parser read it differently",
-                ));
-            }
-            Err(e) => return Err(malformed("pcapng IDB", off, &describe(&e))),
+            other => return Err(misread("pcapng IDB", off, other.err())),
         };
         if let Some(name) = bad_option {
             shared.warn(
@@ -492,14 +478,7 @@ impl<R: Read> NgState<R> {
                 }
             });
             if let Err(at) = walked {
-                let at = off + (opts_at + at) as u64;
-                shared.warn(
-                    off,
-                    format!(
-                        "pcapng EPB at byte {off}: the option at byte {at} overruns the block; \
-                         options from there on ignored"
-                    ),
-                );
+                warn_overrun(shared, "EPB", off, off + (opts_at + at) as u64);
             }
         }
         let frame = FrameMeta {
@@ -672,14 +651,7 @@ impl<R: Read> NgState<R> {
             _ => {}
         });
         if let Err(at) = walked {
-            let at = off + (ISB_OPTIONS_OFFSET + at) as u64;
-            shared.warn(
-                off,
-                format!(
-                    "pcapng ISB at byte {off}: the option at byte {at} overruns the block; \
-                     options from there on ignored"
-                ),
-            );
+            warn_overrun(shared, "ISB", off, off + (ISB_OPTIONS_OFFSET + at) as u64);
         }
         let (dropped, default_reason) = match (ifdrop, osdrop) {
             (Some(n), _) => (n, DropReason::CaptureLoss),
@@ -787,6 +759,27 @@ fn flags_direction(flags: u32, otherwise: Option<Direction>) -> Option<Direction
         EPB_FLAG_INBOUND => Some(Direction::Rx),
         EPB_FLAG_OUTBOUND => Some(Direction::Tx),
         _ => otherwise,
+    }
+}
+
+/// A block's option at byte `at` runs past the block's end: the options
+/// before it were taken, the rest are not.
+fn warn_overrun(shared: &mut Shared, block: &str, off: u64, at: u64) {
+    shared.warn(
+        off,
+        format!(
+            "pcapng {block} at byte {off}: the option at byte {at} overruns the block; \
+             options from there on ignored"
+        ),
+    );
+}
+
+/// A block pcap-parser did not read as the framing said: its error, or
+/// (`None`) another block than the one framed.
+fn misread<I>(what: &'static str, offset: u64, err: Option<PcapError<I>>) -> CaptureError {
+    match err {
+        Some(e) => malformed(what, offset, &describe(&e)),
+        None => malformed(what, offset, "pcap-parser read it differently"),
     }
 }
 

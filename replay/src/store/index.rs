@@ -556,13 +556,8 @@ mod tests {
     /// all sixteen), any lengths and times in any order, and no rows.
     #[test]
     fn counting_rows_at_once_is_counting_each() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = rocescope_testkit::Rng(0x9E37_79B9_7F4A_7C15u64);
+        let mut next = move || rng.next_u64();
         for n in [0usize, 1, 2, 31, 128, 1000, 4095, 4096, 9000] {
             let rows: Vec<crate::store::Row> = (0..n)
                 .map(|_| {

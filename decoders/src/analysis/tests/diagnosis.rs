@@ -58,6 +58,17 @@ impl Trace {
     fn causes(&self) -> Vec<FindingCause> {
         self.an.report().findings.iter().map(|f| f.cause).collect()
     }
+
+    /// The findings' causes are `want`, in order (else all of them shown).
+    fn assert_causes(&self, want: &[FindingCause]) {
+        let r = self.an.report();
+        assert_eq!(self.causes(), want, "{:#?}", r.findings);
+    }
+}
+
+/// A finding's text says `part`.
+fn assert_says(f: &Finding, part: &str) {
+    assert!(f.text.contains(part), "{}", f.text);
 }
 
 #[test]
@@ -123,10 +134,11 @@ fn seven_timeouts_on_one_psn_exhaust_the_retries_and_the_qp_is_in_error() {
     assert_eq!(err.ts_ns, last_retry_ns + 64_000_000);
     assert_eq!(t.causes(), vec![FindingCause::RetriesExceeded]);
     let f = &r.findings[0];
-    assert!(
-        f.text.contains(&format!("PSN {stuck} never acknowledged; the timer fired 7 times (1 ms, then 64 ms x6 (BALBOA's schedule: 1 ms, then 64 ms)) and the retry count (7) ran out: the QP is in error")),
-        "{}",
-        f.text
+    assert_says(
+        f,
+        &format!(
+            "PSN {stuck} never acknowledged; the timer fired 7 times (1 ms, then 64 ms x6 (BALBOA's schedule: 1 ms, then 64 ms)) and the retry count (7) ran out: the QP is in error"
+        ),
     );
     assert_eq!(f.rows.len(), 7, "the seven resends: {:?}", f.rows);
     // Waiting since the resend before left the wire.
@@ -179,12 +191,9 @@ fn unacknowledged_data_at_the_end_with_no_resend_is_a_stuck_qp() {
     t.elsewhere(5_000_000);
     assert_eq!(t.causes(), vec![FindingCause::QpStuck]);
     let r = t.an.report();
-    assert!(
-        r.findings[0]
-            .text
-            .contains(&format!("PSN {psn} and 1 more unacknowledged, no resend")),
-        "{}",
-        r.findings[0].text
+    assert_says(
+        &r.findings[0],
+        &format!("PSN {psn} and 1 more unacknowledged, no resend"),
     );
     // The same end with everything ACKed is the end of the workload.
     let mut t = Trace::new();
@@ -206,12 +215,9 @@ fn an_ibta_timer_is_named_by_its_exponent() {
     }
     let r = t.an.report();
     assert_eq!(t.causes(), vec![FindingCause::QpStuck]);
-    assert!(
-        r.findings[0]
-            .text
-            .contains("67.109 ms x3 (IBTA local ACK timeout 14: 4.096 µs x 2^14 = 67.109 ms)"),
-        "{}",
-        r.findings[0].text
+    assert_says(
+        &r.findings[0],
+        "67.109 ms x3 (IBTA local ACK timeout 14: 4.096 µs x 2^14 = 67.109 ms)",
     );
 }
 
@@ -237,13 +243,8 @@ fn fatal_naks_are_findings_and_leave_the_qp_in_error() {
         let f = &r.findings[0];
         assert_eq!(f.first_index, Some(nak_row));
         assert_eq!(f.rows, vec![nak_row]);
-        assert!(
-            f.text
-                .contains(&format!("{name} at PSN {psn} (row {}): ", nak_row + 1))
-                && f.text.contains("the QP is in error from then on"),
-            "{}",
-            f.text
-        );
+        assert_says(f, &format!("{name} at PSN {psn} (row {}): ", nak_row + 1));
+        assert_says(f, "the QP is in error from then on");
         assert_eq!(
             r.qp_state_at(0, nak_ns + 1),
             Some(QpState::Error {
@@ -307,12 +308,11 @@ fn a_read_reissued_by_the_timer_after_a_visible_gap_is_a_timeout_and_says_both()
     );
     assert_eq!(t.causes(), vec![FindingCause::TimeoutStall]);
     let f = &r.findings[0];
-    assert!(
-        f.text.contains(&format!(
+    assert_says(
+        f,
+        &format!(
             "; timeout after 1.002 ms; the gap in READ responses at PSN {lost} was visible 1 ms earlier: the requester did not act on it"
-        )),
-        "{}",
-        f.text
+        ),
     );
     assert!(f.rows.contains(&gap_row), "{:?}", f.rows);
 }
@@ -344,17 +344,8 @@ fn congestion_on_read_responses_is_found_in_the_reverse_direction() {
     }
     steady_reads(&mut t, &mut psn, 40);
     let r = t.an.report();
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::Congestion],
-        "{:#?}",
-        r.findings
-    );
-    assert!(
-        r.findings[0].text.contains("congestion: "),
-        "{}",
-        r.findings[0].text
-    );
+    t.assert_causes(&[FindingCause::Congestion]);
+    assert_says(&r.findings[0], "congestion: ");
 }
 
 #[test]
@@ -383,18 +374,11 @@ fn a_dcqcn_staircase_is_found_against_the_level_before_the_first_cnp() {
     run(&mut t, 3, 150, false);
     run(&mut t, 10, 100, false);
     let r = t.an.report();
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::Congestion],
-        "{:#?}",
-        r.findings
-    );
+    t.assert_causes(&[FindingCause::Congestion]);
     let f = &r.findings[0];
-    assert!(
-        f.text
-            .contains("a stepwise rate cut (DCQCN-style) from the level before the first CNP"),
-        "{}",
-        f.text
+    assert_says(
+        f,
+        "a stepwise rate cut (DCQCN-style) from the level before the first CNP",
     );
     assert!(
         f.before_gbytes_s > 9.0,
@@ -422,18 +406,10 @@ fn a_window_full_at_the_window_the_capture_shows_is_window_limited() {
     burst(&mut t, 1_000, 100);
     let r = t.an.report();
     assert_eq!(r.qps[0].window_packets, 4);
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::WindowLimited],
-        "{:#?}",
-        r.findings
-    );
-    assert!(
-        r.findings[0]
-            .text
-            .contains("the window full at 4 packets (the capture shows the sender held at it)"),
-        "{}",
-        r.findings[0].text
+    t.assert_causes(&[FindingCause::WindowLimited]);
+    assert_says(
+        &r.findings[0],
+        "the window full at 4 packets (the capture shows the sender held at it)",
     );
 }
 
@@ -444,28 +420,13 @@ fn drops_of_one_kind_on_one_qp_are_one_finding_with_each_as_an_item() {
     t.steady(&mut psn, 250);
     let mut naks = Vec::new();
     for _ in 0..10 {
-        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
-        naks.push(t.index);
-        t.resp(
-            Opcode::RC_ACK,
-            psn,
-            Syndrome::Nak(NakCode::PsnSequenceError),
-            100,
-        );
-        t.req(Opcode::RC_WRITE_MIDDLE, psn, 20_000);
-        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
-        t.ack(psn + 1, 100);
-        psn += 2;
+        let (nak_row, _) = t.go_back_n(&mut psn, 300, 20_000, 100);
+        naks.push(nak_row);
         t.steady(&mut psn, 250);
     }
     let r = t.an.report();
     assert_eq!(r.episodes.len(), 10);
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::LossGoBackN],
-        "{:#?}",
-        r.findings
-    );
+    t.assert_causes(&[FindingCause::LossGoBackN]);
     let f = &r.findings[0];
     assert_eq!(f.items.len(), 10);
     assert!(
@@ -475,7 +436,7 @@ fn drops_of_one_kind_on_one_qp_are_one_finding_with_each_as_an_item() {
         "{}",
         f.text
     );
-    assert!(f.text.contains("; the worst, "), "{}", f.text);
+    assert_says(f, "; the worst, ");
     for nak in &naks {
         assert!(f.rows.contains(nak), "NAK row {nak} in {:?}", f.rows);
     }
@@ -491,18 +452,7 @@ fn the_qp_state_is_the_state_at_the_time_not_its_history() {
     let mut t = Trace::new();
     let mut psn = 0u32;
     t.steady(&mut psn, 100);
-    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
-    t.resp(
-        Opcode::RC_ACK,
-        psn,
-        Syndrome::Nak(NakCode::PsnSequenceError),
-        100,
-    );
-    let nak_ns = t.t;
-    t.req(Opcode::RC_WRITE_MIDDLE, psn, 20_000);
-    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
-    t.ack(psn + 1, 100);
-    psn += 2;
+    let (_, nak_ns) = t.go_back_n(&mut psn, 300, 20_000, 100);
     t.steady(&mut psn, 100);
     let r = t.an.report();
     assert_eq!(
@@ -619,30 +569,17 @@ fn a_fall_where_the_capture_missed_frames_is_told_as_capture_loss() {
     let mut t = Trace::new();
     gap(&mut t, true);
     let r = t.an.report();
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::CaptureLoss],
-        "{:#?}",
-        r.findings
-    );
-    assert!(
-        r.findings[0]
-            .text
-            .contains("the capture missed 500 frames then: a gap in what was captured, not a fall in what was sent"),
-        "{}",
-        r.findings[0].text
+    t.assert_causes(&[FindingCause::CaptureLoss]);
+    assert_says(
+        &r.findings[0],
+        "the capture missed 500 frames then: a gap in what was captured, not a fall in what was sent",
     );
     // Missed by the sniffer: the ACKs after the gap show the PSNs were sent.
     let mut t = Trace::new();
     gap(&mut t, false);
     let r = t.an.report();
     assert_eq!(r.counters.capture_loss_packets, 242);
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::CaptureLoss],
-        "{:#?}",
-        r.findings
-    );
+    t.assert_causes(&[FindingCause::CaptureLoss]);
 }
 
 /// A Go-Back-N episode is told however coarse the rate series has grown:
@@ -656,17 +593,7 @@ fn a_loss_is_told_however_long_the_capture() {
         let mut psn = 0u32;
         t.steady(&mut psn, 250);
         // PSN `psn` lost: the next one is NAKed, 40 µs later Go-Back-N.
-        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
-        t.resp(
-            Opcode::RC_ACK,
-            psn,
-            Syndrome::Nak(NakCode::PsnSequenceError),
-            100,
-        );
-        t.req(Opcode::RC_WRITE_MIDDLE, psn, 40_000);
-        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
-        t.ack(psn + 1, 100);
-        psn += 2;
+        t.go_back_n(&mut psn, 300, 40_000, 100);
         // Then `tail_ms` more of the steady stream, one packet a µs.
         for _ in 0..tail_ms * 1_000 {
             t.req(Opcode::RC_WRITE_MIDDLE, psn, 900);
@@ -684,13 +611,7 @@ fn a_loss_is_told_however_long_the_capture() {
     );
     assert_eq!(short, vec![FindingCause::LossGoBackN]);
     assert_eq!(long, short, "{findings:#?}");
-    assert!(
-        findings[0]
-            .text
-            .contains("NAK (PSN sequence error) at PSN 250"),
-        "{}",
-        findings[0].text
-    );
+    assert_says(&findings[0], "NAK (PSN sequence error) at PSN 250");
 }
 
 /// Every drop is told by where its time went (issue 48): a 197 µs PFC
@@ -716,18 +637,9 @@ fn a_pause_frame_toward_the_requester_tells_the_drop_it_causes() {
         psn += 1;
     }
     let r = t.an.report();
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::PfcPause],
-        "{:#?}",
-        r.findings
-    );
+    t.assert_causes(&[FindingCause::PfcPause]);
     let f = &r.findings[0];
-    assert!(
-        f.text.contains("the link was paused (PFC); time: paused 9"),
-        "{}",
-        f.text
-    );
+    assert_says(f, "the link was paused (PFC); time: paused 9");
     let paused = r.qps[0].states.totals_ns[TimeState::Paused as usize];
     assert_eq!(paused, 197_000, "XON ends the pause");
 }
@@ -745,17 +657,7 @@ fn the_cards_counters_are_checked_against_the_capture() {
         let mut t = Trace::new();
         let mut psn = 0;
         t.steady(&mut psn, 50);
-        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
-        t.resp(
-            Opcode::RC_ACK,
-            psn,
-            Syndrome::Nak(NakCode::PsnSequenceError),
-            100,
-        );
-        t.req(Opcode::RC_WRITE_MIDDLE, psn, 2_000);
-        t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
-        t.ack(psn + 1, 100);
-        psn += 2;
+        t.go_back_n(&mut psn, 300, 2_000, 100);
         t.steady(&mut psn, 50);
         t
     };
@@ -778,13 +680,10 @@ fn the_cards_counters_are_checked_against_the_capture() {
     assert_eq!(t.an.clone().into_report(), t.an.report());
     let f = &t.an.report().findings[0];
     assert_eq!(f.qp, CARD_QP);
-    assert!(
-        f.text
-            .contains("the card counted 5 retransmissions between ")
-            && f.text
-                .contains(", the capture shows 2: the sniffer missed frames the card sent"),
-        "{}",
-        f.text
+    assert_says(f, "the card counted 5 retransmissions between ");
+    assert_says(
+        f,
+        ", the capture shows 2: the sniffer missed frames the card sent",
     );
     // STRM down.
     let mut t = build();
@@ -857,12 +756,9 @@ fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
         } else {
             // Told by where its time went: waiting on its host.
             assert_eq!(mine, vec![FindingCause::HostLimited], "{:#?}", r.findings);
-            assert!(
-                r.findings[0]
-                    .text
-                    .contains("; time: host_limited 81% (16% before), sending 19% (84% before)"),
-                "{}",
-                r.findings[0].text
+            assert_says(
+                &r.findings[0],
+                "; time: host_limited 81% (16% before), sending 19% (84% before)",
             );
         }
     }
@@ -891,19 +787,10 @@ fn an_rnr_storm_is_one_finding_and_waits_on_the_rnr_timer_not_a_timeout() {
         "an RNR wait is not a timeout"
     );
     assert!(r.episodes.iter().all(|e| e.cause == EpisodeCause::Rnr));
-    assert_eq!(
-        t.causes(),
-        vec![FindingCause::ReceiverNotReady],
-        "{:#?}",
-        r.findings
-    );
+    t.assert_causes(&[FindingCause::ReceiverNotReady]);
     let f = &r.findings[0];
     assert_eq!(f.items.len(), 5);
-    assert!(
-        f.text.contains(": 5 drops from RNR NAKs from "),
-        "{}",
-        f.text
-    );
+    assert_says(f, ": 5 drops from RNR NAKs from ");
 }
 
 /// RNR NAKs on one PSN until the requester stops resending: its RNR retry

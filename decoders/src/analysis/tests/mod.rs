@@ -68,6 +68,28 @@ impl Trace {
     fn ack(&mut self, psn: u32, gap_ns: u64) -> Class {
         self.resp(Opcode::RC_ACK, psn, Syndrome::Ack { credits: 31 }, gap_ns)
     }
+
+    /// A PSN sequence error NAK: the responder asks for `psn` again.
+    fn seq_nak(&mut self, psn: u32, gap_ns: u64) -> Class {
+        let nak = Syndrome::Nak(NakCode::PsnSequenceError);
+        self.resp(Opcode::RC_ACK, psn, nak, gap_ns)
+    }
+
+    /// WRITE `*psn` lost: `*psn + 1` arrives `gap_ns` on and is NAKed 100 ns
+    /// later; both are resent, the first `resend_ns` after the NAK, the
+    /// second 400 ns on and ACKed `ack_ns` after it. `*psn` moves past both.
+    /// The NAK's row and time.
+    fn go_back_n(&mut self, psn: &mut u32, gap_ns: u64, resend_ns: u64, ack_ns: u64) -> (u64, u64) {
+        self.req(Opcode::RC_WRITE_MIDDLE, *psn + 1, gap_ns);
+        let nak_row = self.index;
+        self.seq_nak(*psn, 100);
+        let nak_ns = self.t;
+        self.req(Opcode::RC_WRITE_MIDDLE, *psn, resend_ns);
+        self.req(Opcode::RC_WRITE_MIDDLE, *psn + 1, 400);
+        self.ack(*psn + 1, ack_ns);
+        *psn += 2;
+        (nak_row, nak_ns)
+    }
 }
 
 const ACK: Syndrome = Syndrome::Ack { credits: 31 };
@@ -105,12 +127,7 @@ fn nak_then_go_back_n_is_one_episode_with_its_cost() {
         t.req(Opcode::RC_WRITE_MIDDLE, 102, 100),
         Class::OUT_OF_SEQUENCE
     );
-    t.resp(
-        Opcode::RC_ACK,
-        101,
-        Syndrome::Nak(NakCode::PsnSequenceError),
-        100,
-    );
+    t.seq_nak(101, 100);
     t.req(Opcode::RC_WRITE_MIDDLE, 103, 10);
     assert_eq!(
         t.req(Opcode::RC_WRITE_MIDDLE, 101, 2000),
@@ -372,17 +389,7 @@ fn a_throughput_drop_is_found_and_explained() {
         psn += 1;
     }
     // Loss: NAK, 20 µs stall, resend.
-    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
-    t.resp(
-        Opcode::RC_ACK,
-        psn,
-        Syndrome::Nak(NakCode::PsnSequenceError),
-        100,
-    );
-    t.req(Opcode::RC_WRITE_MIDDLE, psn, 20_000);
-    t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 400);
-    t.ack(psn + 1, 0);
-    psn += 2;
+    t.go_back_n(&mut psn, 400, 20_000, 0);
     for _ in 0..250 {
         t.req(Opcode::RC_WRITE_MIDDLE, psn, 400);
         t.ack(psn, 0);
@@ -520,13 +527,8 @@ fn rtt_percentiles_are_the_sorted_samples_at_their_rank() {
     assert_eq!(at(&[], [0.5, 0.99, 0.0]), [None, None, None]);
     // Clustered, spread over decades, and at the top of the range: the
     // counting passes narrow buckets of every width down to one value.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut rng = rocescope_testkit::Rng(0x9e37_79b9_7f4a_7c15u64);
+    let mut next = move || rng.next_u64();
     for case in 0..60 {
         let n = 1 + (next() % 5_000) as usize;
         let v: Vec<u64> = (0..n)

@@ -225,12 +225,7 @@ fn loss_is_recovering_from_the_nak_and_a_timer_resend_waiting_on_the_timer() {
     t.steady(&mut psn, 20);
     // PSN 20 lost: 21 NAKed 1 µs later, resent 5 µs after the NAK.
     t.req(Opcode::RC_WRITE_MIDDLE, 21, 300);
-    t.resp(
-        Opcode::RC_ACK,
-        20,
-        Syndrome::Nak(NakCode::PsnSequenceError),
-        1_000,
-    );
+    t.seq_nak(20, 1_000);
     let nak_ns = t.t;
     t.req(Opcode::RC_WRITE_MIDDLE, 20, 5_000);
     t.req(Opcode::RC_WRITE_MIDDLE, 21, 400);
