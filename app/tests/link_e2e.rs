@@ -719,13 +719,8 @@ fn a_session_past_its_memory_cap_stays_bounded_and_counts_what_the_ring_deleted(
 
 /// The README's live commands, word for word (a test keeps them true).
 fn readme_command(starts: &str) -> Vec<String> {
-    let readme = support::user_docs();
-    let line = readme
-        .lines()
-        .find(|l| l.starts_with(starts))
-        .unwrap_or_else(|| panic!("README has no line starting {starts:?}"));
-    let cmd = line.split(" #").next().unwrap();
-    cmd.split_whitespace()
+    support::docs_command(starts)
+        .split_whitespace()
         .skip(1) // `rocescope`
         .map(str::to_owned)
         .collect()

@@ -19,12 +19,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 
 /// The README's line that starts so, without `rocescope` and its comment.
 fn readme_command(starts: &str) -> String {
-    let readme = support::user_docs();
-    let line = readme
-        .lines()
-        .find(|l| l.starts_with(starts))
-        .unwrap_or_else(|| panic!("README has no line starting {starts:?}"));
-    let cmd = line.split(" #").next().unwrap().trim();
+    let cmd = support::docs_command(starts);
     cmd.strip_prefix("rocescope ").unwrap().to_owned()
 }
 

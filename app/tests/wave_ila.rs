@@ -212,6 +212,34 @@ fn temp_dir(name: &str) -> PathBuf {
     support::out_dir("wave-ila", name)
 }
 
+/// Test `test`'s folder and ChipScoPy's export of `name` in it (`export`),
+/// or `None` without chipscopy: the test is skipped.
+fn exported(
+    test: &str,
+    name: &str,
+    generic: bool,
+) -> Option<(PathBuf, PathBuf, PathBuf, Expected)> {
+    if !chipscopy_available() {
+        return None;
+    }
+    let dir = temp_dir(test);
+    let (csv, vcd, want) = export(&dir, name, generic);
+    Some((dir, csv, vcd, want))
+}
+
+/// The times of the signals view's markers of `kind`.
+fn markers(
+    signals: &rocescope_core::signals::Signals,
+    kind: rocescope_replay::wave::signals::MarkerKind,
+) -> Vec<u64> {
+    signals
+        .markers()
+        .iter()
+        .filter(|m| m.kind == kind)
+        .map(|m| m.ts_ns)
+        .collect()
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
 }
@@ -234,11 +262,9 @@ fn reference_jsonl(dir: &Path, want: &Expected, hz: u64) -> String {
 
 #[test]
 fn ila_captures_by_net_name_in_csv_and_vcd() {
-    if !chipscopy_available() {
+    let Some((dir, csv, vcd, want)) = exported("net", "cmac_rx", false) else {
         return;
-    }
-    let dir = temp_dir("net");
-    let (csv, vcd, want) = export(&dir, "cmac_rx", false);
+    };
     assert!(
         want.cut_at_start >= 1 && want.cut_at_end >= 1 && want.frames.len() > 10,
         "the windows cut frames at both edges ({} {} {})",
@@ -333,11 +359,9 @@ fn ila_captures_by_net_name_in_csv_and_vcd() {
 
 #[test]
 fn generic_probe_names_are_mapped_with_axis() {
-    if !chipscopy_available() {
+    let Some((dir, csv, vcd, want)) = exported("generic", "probes", true) else {
         return;
-    }
-    let dir = temp_dir("generic");
-    let (csv, vcd, want) = export(&dir, "probes", true);
+    };
     let reference = reference_jsonl(&dir, &want, 250_000_000);
     for file in [&csv, &vcd] {
         let (ok, _, stderr) = rocescope(&["decode", s(file)]);
@@ -371,12 +395,10 @@ fn generic_probe_names_are_mapped_with_axis() {
 
 #[test]
 fn the_signals_view_marks_the_triggers_and_windows() {
-    if !chipscopy_available() {
-        return;
-    }
     use rocescope_replay::wave::signals::MarkerKind;
-    let dir = temp_dir("signals");
-    let (csv, vcd, _) = export(&dir, "cmac_rx", false);
+    let Some((dir, csv, vcd, _)) = exported("signals", "cmac_rx", false) else {
+        return;
+    };
     for (file, tvalid) in [
         (&csv, "design_1_i/cmac_usplus_0/rx_axis_tvalid"),
         (&vcd, "dut.design_1_i/cmac_usplus_0/rx_axis_tvalid"),
@@ -388,22 +410,12 @@ fn the_signals_view_marks_the_triggers_and_windows() {
             "{:?}",
             signals.hierarchy()
         );
-        let triggers: Vec<u64> = signals
-            .markers()
-            .iter()
-            .filter(|m| m.kind == MarkerKind::Trigger)
-            .map(|m| m.ts_ns)
-            .collect();
+        let triggers = markers(&signals, MarkerKind::Trigger);
         let want: Vec<u64> = (0..3)
             .map(|k| ((k * WINDOW + TRIGGERS[k]) * 4) as u64)
             .collect();
         assert_eq!(triggers, want, "{}", file.display());
-        let windows: Vec<u64> = signals
-            .markers()
-            .iter()
-            .filter(|m| m.kind == MarkerKind::Window)
-            .map(|m| m.ts_ns)
-            .collect();
+        let windows = markers(&signals, MarkerKind::Window);
         assert_eq!(windows, [WINDOW as u64 * 4, 2 * WINDOW as u64 * 4]);
         assert!(signals.wait_loaded(std::time::Duration::from_secs(10)));
         // A probe's values at its samples' times.
@@ -426,11 +438,9 @@ fn the_signals_view_marks_the_triggers_and_windows() {
 /// `open` and `gui`, which need a terminal or a display).
 #[test]
 fn the_readme_ila_commands_work_as_printed() {
-    if !chipscopy_available() {
+    let Some((dir, csv, vcd, _)) = exported("readme", "ila_capture", false) else {
         return;
-    }
-    let dir = temp_dir("readme");
-    let (csv, vcd, _) = export(&dir, "ila_capture", false);
+    };
     let (_, generic_vcd, _) = export(&dir, "ila_probes", true);
     let readme = support::user_docs();
     let mut ran = 0;
@@ -444,11 +454,8 @@ fn the_readme_ila_commands_work_as_printed() {
         if cmd.starts_with("open ") || cmd.starts_with("gui ") {
             continue;
         }
-        let args: Vec<String> = cmd
-            .split(" #")
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
+        let args: Vec<String> = support::command_words(cmd)
+            .into_iter()
             .map(|w| match w {
                 "ila_capture.csv" => s(&csv).to_owned(),
                 "ila_capture.vcd" => s(&vcd).to_owned(),

@@ -33,11 +33,8 @@ fn the_readme_signals_commands_work_as_printed() {
         // The README's sim_dump.vcd (the shipped testbench's) has its
         // stream at tb.u; this test's seed, from an older bench, at tb.u0
         // (readme_files.rs runs the same lines on the README's own file).
-        let words: Vec<String> = cmd
-            .split(" #")
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
+        let words: Vec<String> = support::command_words(cmd)
+            .into_iter()
             .map(|w| w.replace("tb.u.", "tb.u0."))
             .collect();
         let mut args = vec!["signals"];

@@ -22,6 +22,25 @@ pub fn user_docs() -> String {
     text
 }
 
+/// A documented command's words, its ` # comment` cut off.
+pub fn command_words(line: &str) -> Vec<&str> {
+    line.split(" #")
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect()
+}
+
+/// The user docs' line that starts with `starts`, its ` # comment` cut off.
+pub fn docs_command(starts: &str) -> String {
+    let docs = user_docs();
+    let line = docs
+        .lines()
+        .find(|l| l.starts_with(starts))
+        .unwrap_or_else(|| panic!("the docs have no line starting {starts:?}"));
+    command_words(line).join(" ")
+}
+
 /// The `rocescope` binary this test build made, ready for arguments.
 pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
