@@ -31,6 +31,17 @@ fn block(readme: &str, marker: &str) -> Vec<String> {
         .collect()
 }
 
+/// A fresh work folder `name` with the README's block marked `marker` run
+/// in it line by line; the folder and the block's lines.
+fn run_block(readme: &str, name: &str, marker: &str) -> (PathBuf, Vec<String>) {
+    let dir = workdir(name);
+    let lines = block(readme, marker);
+    for line in &lines {
+        sh(&dir, line);
+    }
+    (dir, lines)
+}
+
 /// The README's `rocescope` commands (in any block) that name one of
 /// `files` and need neither a terminal nor a display.
 fn commands_reading(readme: &str, files: &[&str]) -> Vec<String> {
@@ -69,12 +80,8 @@ fn sh(dir: &Path, line: &str) -> String {
 #[test]
 fn the_readme_makes_its_captures_and_reads_them_as_printed() {
     let readme = readme();
-    let dir = workdir("captures");
-    let make = block(&readme, "<!-- captures:");
+    let (dir, make) = run_block(&readme, "captures", "<!-- captures:");
     assert_eq!(make.len(), 3, "{make:?}");
-    for line in &make {
-        sh(&dir, line);
-    }
     for f in ["trace.pcapng", "trace.pcap", "lesson/teaching-basic.pcapng"] {
         assert!(dir.join(f).is_file(), "the README makes {f}");
     }
@@ -94,21 +101,12 @@ fn the_readme_makes_its_captures_and_reads_them_as_printed() {
 
 #[test]
 fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() {
-    if Command::new("iverilog").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("ROCESCOPE_REQUIRE_IVERILOG").is_none(),
-            "iverilog is required (ROCESCOPE_REQUIRE_IVERILOG is set) but was not found"
-        );
-        eprintln!("skipped: iverilog not found (set ROCESCOPE_REQUIRE_IVERILOG to make this fail)");
+    if !rocescope_testkit::available(&[rocescope_testkit::IVERILOG]) {
         return;
     }
     let readme = readme();
-    let dir = workdir("waveforms");
-    let make = block(&readme, "<!-- waveforms:");
+    let (dir, make) = run_block(&readme, "waveforms", "<!-- waveforms:");
     assert!(make.iter().any(|l| l.starts_with("iverilog ")), "{make:?}");
-    for line in &make {
-        sh(&dir, line);
-    }
     for f in ["sim_dump.vcd", "sim_dump.fst", "capture.pcap"] {
         assert!(dir.join(f).is_file(), "the README makes {f}");
     }
@@ -144,9 +142,7 @@ fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() 
 #[test]
 fn the_readme_attaches_to_an_agent_per_point_as_printed() {
     let readme = readme();
-    let dir = workdir("points-live");
-    let make = block(&readme, "<!-- points:");
-    sh(&dir, &make[0]);
+    let (dir, _) = run_block(&readme, "points-live", "<!-- points:");
     let live = block(&readme, "<!-- points-live:");
     assert_eq!(live.len(), 4, "{live:?}");
     let path = support::path_with_rocescope();
@@ -204,10 +200,8 @@ fn the_readme_attaches_to_an_agent_per_point_as_printed() {
 #[test]
 fn the_readme_places_losses_between_its_points_as_printed() {
     let readme = readme();
-    let dir = workdir("points");
-    let make = block(&readme, "<!-- points:");
+    let (dir, make) = run_block(&readme, "points", "<!-- points:");
     assert_eq!(make.len(), 1, "{make:?}");
-    sh(&dir, &make[0]);
     let with_points: Vec<&str> = readme
         .lines()
         .filter(|l| l.starts_with("rocescope ") && l.contains(" --point "))
