@@ -5,14 +5,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{out_dir, rocescope, rocescope_fails, rocescope_ok, sample, text};
-
-/// `rocescope query FROM SQL --format FORMAT` run to success, what it
-/// printed.
-fn query(from: &Path, sql: &str, format: &str) -> String {
-    let from = from.to_str().unwrap();
-    text(&rocescope_ok(&["query", from, sql, "--format", format]).stdout)
-}
+use support::{out_dir, query, rocescope, rocescope_fails, rocescope_ok, sample, text};
 
 /// `rocescope export CAP --to TO MORE...` run to success, what it printed.
 fn export(cap: &Path, to: &Path, more: &[&str]) -> String {

@@ -3,18 +3,16 @@
 //! success. Each test runs the real binary.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
+use support::{bin, rocescope as run};
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    support::text(&o.stderr)
 }
 
 /// A child ended with the test, however the test ends.
@@ -103,7 +101,7 @@ fn a_stdin_agent_waits_for_its_first_client() {
     let port = rocescope_testkit::free_port().unwrap();
     let listen = format!("127.0.0.1:{port}");
     let mut agent = Reaped(
-        Command::new(BIN)
+        bin()
             .args(["agent", "--listen", &listen, "--pcap-stdin"])
             .stdin(std::fs::File::open(sample).unwrap())
             .stderr(Stdio::piped())
@@ -200,7 +198,7 @@ fn attach_with_partitions_ends_on_time() {
     let port = rocescope_testkit::free_port().unwrap();
     let listen = format!("127.0.0.1:{port}");
     let _agent = Reaped(
-        Command::new(BIN)
+        bin()
             .args(["agent", "--listen", &listen, "--sim", "default"])
             .args(["--sim-pace", "max", "--wait-for-client"])
             .stderr(Stdio::null())
@@ -212,7 +210,7 @@ fn attach_with_partitions_ends_on_time() {
     let dir = folder.path().to_path_buf();
     let _ = std::fs::remove_dir_all(&dir);
     let t0 = Instant::now();
-    let o = Command::new(BIN)
+    let o = bin()
         .args(["attach", &format!("tcp://{listen}"), "--headless", "--json"])
         .args(["--partitions", dir.to_str().unwrap(), "--window", "10ms"])
         .args(["--capture", "rack-7", "--duration", "3s"])
@@ -246,18 +244,7 @@ fn attach_with_partitions_ends_on_time() {
         })
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    let q = run(&[
-        "query",
-        dir.to_str().unwrap(),
-        "SELECT count(*) AS n FROM packets",
-        "--format",
-        "csv",
-    ]);
-    assert!(q.status.success(), "{}", stderr(&q));
-    let n: u64 = String::from_utf8_lossy(&q.stdout)
-        .lines()
-        .nth(1)
-        .unwrap()
+    let n: u64 = support::query_csv(&dir, "SELECT count(*) AS n FROM packets")[1]
         .trim()
         .parse()
         .unwrap();

@@ -39,8 +39,7 @@ fn have_engines() -> bool {
 /// `sql` over the fleet folder by `rocescope query`, as sorted rows of
 /// strings.
 fn rocescope_rows(fleet: &Path, sql: &str) -> Vec<Vec<String>> {
-    let out = rocescope_ok(&["query", fleet.to_str().unwrap(), sql, "--format", "csv"]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = support::query(fleet, sql, "csv");
     let mut rows: Vec<Vec<String>> = text
         .lines()
         .skip(1)

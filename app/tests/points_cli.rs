@@ -8,7 +8,7 @@ mod support;
 
 use std::path::Path;
 use std::process::Command;
-use support::{bin, out_dir, rocescope, rocescope_fails, rocescope_ok, text};
+use support::{bin, out_dir, rocescope, rocescope_fails, text};
 
 use serde_json::Value;
 
@@ -170,14 +170,12 @@ fn the_points_tables_and_the_report_section() {
     };
     let losses = dir.join("losses.parquet");
     export("losses", &losses);
-    let out = rocescope_ok(&[
-        "query",
-        losses.to_str().unwrap(),
+    let rows: Value = serde_json::from_str(&support::query(
+        &losses,
         "SELECT count(*) AS n, sum(CASE WHEN kind = 'either' THEN 1 ELSE 0 END) AS open FROM losses",
-        "--format",
         "json",
-    ]);
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    ))
+    .unwrap();
     let json_losses = m["losses"].as_array().unwrap();
     assert_eq!(rows[0]["n"].as_u64().unwrap(), json_losses.len() as u64);
     assert_eq!(

@@ -198,12 +198,16 @@ pub fn sim_agent(scenario: &str) -> (std::process::Command, String) {
     (cmd, listen)
 }
 
-/// `rocescope query FROM SQL --format csv` run to success, as lines
-/// (header first).
-pub fn query_csv(from: &Path, sql: &str) -> Vec<String> {
+/// `rocescope query FROM SQL --format FORMAT` run to success, what it
+/// printed.
+pub fn query(from: &Path, sql: &str, format: &str) -> String {
     let from = from.to_str().expect("a UTF-8 path");
-    let out = rocescope_ok(&["query", from, sql, "--format", "csv"]);
-    text(&out.stdout).lines().map(str::to_owned).collect()
+    text(&rocescope_ok(&["query", from, sql, "--format", format]).stdout)
+}
+
+/// [`query`] as CSV, its lines (header first).
+pub fn query_csv(from: &Path, sql: &str) -> Vec<String> {
+    query(from, sql, "csv").lines().map(str::to_owned).collect()
 }
 
 /// The one QP of the sample's exchange (QP 0x11 writing to 0x12, a NAK and
