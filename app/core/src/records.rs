@@ -1,7 +1,8 @@
-//! Non-frame records the views show, derived once per report refresh and
-//! cached in the model: the service slots' decisions and the profiler's
-//! probes (definitions, then samples). The TUI and the GUI read the same
-//! derivation; neither rescans the store per frame.
+//! Non-frame records the views show, kept up to date at each report
+//! refresh and cached in the model: the service slots' decisions and the
+//! profiler's probes. The TUI and the GUI read the same derivation;
+//! neither rescans the store per frame, and a refresh takes only what is
+//! new.
 
 use rocescope_replay::Record;
 use rocescope_replay::record::SlotDecision;
@@ -34,156 +35,281 @@ pub const COUNTER_MODULE: &str = "counters";
 /// A counter's rate probe has the counter's id with this bit set.
 pub const RATE_PROBE_BIT: u16 = 0x4000;
 
-/// Probes from the store's records (definitions, then samples). Each of
-/// the card's counters (running totals, 32-bit wraps already undone by the
-/// source) is followed by its rate: `NAME /s`, the change per second
-/// between two readings.
-pub fn probes_from(recs: &[Record]) -> Vec<Probe> {
-    let mut probes: Vec<Probe> = Vec::new();
-    let mut counters: Vec<u16> = Vec::new();
-    for r in recs {
-        if let Record::ProbeDef(d) = r
-            && d.module == COUNTER_MODULE
-            && !counters.contains(&d.probe)
-        {
-            counters.push(d.probe);
-        }
-        if let Record::ProbeDef(d) = r
-            && !probes.iter().any(|p| p.id == d.probe)
-        {
-            probes.push(Probe {
-                id: d.probe,
-                name: d.name.clone(),
-                unit: d.unit.clone(),
-                ..Probe::default()
-            });
-        }
-    }
-    for r in recs {
-        if let Record::Profiler(s) = r {
-            let i = match probes.iter().position(|p| p.id == s.probe) {
-                Some(i) => i,
-                None => {
-                    probes.push(Probe {
-                        id: s.probe,
-                        name: format!("probe {}", s.probe),
-                        ..Probe::default()
-                    });
-                    probes.len() - 1
-                }
-            };
-            probes[i].samples.push(Sample {
-                ts_ns: s.ts_ns,
-                cycle: s.cycle,
-                value: s.value,
-            });
-        }
-    }
-    for p in &mut probes {
-        p.samples.sort_by_key(|s| s.ts_ns);
-    }
-    let mut with_rates = Vec::with_capacity(probes.len() + counters.len());
-    for p in probes {
-        let rate = counters.contains(&p.id).then(|| rate_probe(&p));
-        with_rates.push(p);
-        with_rates.extend(rate);
-    }
-    let mut probes = with_rates;
-    for p in &mut probes {
-        p.min = p.samples.iter().map(|s| s.value).min().unwrap_or(0);
-        p.max = p.samples.iter().map(|s| s.value).max().unwrap_or(0);
-        p.ns_per_cycle = p.samples.windows(2).find_map(|w| {
-            (w[1].cycle > w[0].cycle && w[1].ts_ns > w[0].ts_ns)
-                .then(|| (w[1].ts_ns - w[0].ts_ns) as f64 / (w[1].cycle - w[0].cycle) as f64)
-        });
-    }
-    probes
-}
-
-/// The slots and probes of a store, rebuilt only when it holds more records.
+/// The slots and probes of a store, kept up to date with what is new:
+/// each refresh takes only the records the store was given since the last
+/// (and drops those a bounded store let go), so that a live session's
+/// views cost the same in its first minute and its tenth hour.
+///
+/// Probes stand in the order they first appear (a definition or a
+/// sample), each of the card's counters (running totals, 32-bit wraps
+/// already undone by the source) followed by its rate: `NAME /s`, the
+/// change per second between two readings. A definition is kept once
+/// seen, even after the store lets its record go.
 #[derive(Debug, Default, Clone)]
 pub struct Derived {
-    /// Store records seen at the last rebuild.
-    count: usize,
+    /// The store's sequence numbers of its oldest record and of the next,
+    /// at the last refresh.
+    first_seq: u64,
+    next_seq: u64,
     pub slots: Vec<SlotDecision>,
+    slot_seqs: Vec<u64>,
     pub probes: Vec<Probe>,
+    /// Beside each probe (same index).
+    kept: Vec<Kept>,
+}
+
+/// What a probe's upkeep needs beside it.
+#[derive(Debug, Default, Clone)]
+struct Kept {
+    /// The sequence number of each sample's record.
+    seqs: Vec<u64>,
+    /// Named by a definition (else "probe N" until one comes).
+    defined: bool,
+    /// A counter, its rate probe right after it; or that rate probe.
+    counter: bool,
+    rate: bool,
+    /// No sample was ever sorted before an earlier record's: `seqs` rise.
+    in_order: bool,
+    /// This refresh: samples held before, and whether any went or moved.
+    old_len: usize,
+    changed: bool,
+    unsorted: bool,
 }
 
 impl Derived {
-    /// Rebuild from `store` if it has records this one has not seen.
+    /// Takes what the store was given since the last refresh.
     pub fn refresh(&mut self, store: &Store) {
-        let n = store.record_count();
-        if n == self.count {
-            return;
-        }
-        self.count = n;
-        let recs = store.records_where(|r| {
+        let after = store.records_after(self.next_seq, |r| {
             matches!(
                 r,
                 Record::Profiler(_) | Record::ProbeDef(_) | Record::Slot(_)
             )
         });
-        self.slots = recs
+        if (after.first_seq, after.next_seq) == (self.first_seq, self.next_seq) {
+            return;
+        }
+        if after.next_seq < self.next_seq {
+            // Not the store seen before: start over.
+            *self = Derived::default();
+            return self.refresh(store);
+        }
+        (self.first_seq, self.next_seq) = (after.first_seq, after.next_seq);
+        self.drop_before(after.first_seq);
+        for (seq, r) in after.records {
+            match r {
+                Record::ProbeDef(d) => self.define(&d),
+                Record::Profiler(s) => {
+                    let i = self.probe_index(s.probe);
+                    let (p, k) = (&mut self.probes[i], &mut self.kept[i]);
+                    k.unsorted |= p.samples.last().is_some_and(|l| l.ts_ns > s.ts_ns);
+                    p.samples.push(Sample {
+                        ts_ns: s.ts_ns,
+                        cycle: s.cycle,
+                        value: s.value,
+                    });
+                    k.seqs.push(seq);
+                }
+                Record::Slot(s) => {
+                    self.slots.push(s);
+                    self.slot_seqs.push(seq);
+                }
+                _ => {}
+            }
+        }
+        for i in 0..self.probes.len() {
+            if !self.kept[i].rate {
+                self.settle(i);
+            }
+        }
+    }
+
+    /// Drops what the store no longer holds (before `first`).
+    fn drop_before(&mut self, first: u64) {
+        let cut = self.slot_seqs.partition_point(|&s| s < first);
+        self.slots.drain(..cut);
+        self.slot_seqs.drain(..cut);
+        // A rate probe is its counter's to keep (`settle`).
+        for (p, k) in self.probes.iter_mut().zip(&mut self.kept) {
+            if k.rate {
+                continue;
+            }
+            let before = p.samples.len();
+            if k.in_order {
+                let cut = k.seqs.partition_point(|&s| s < first);
+                p.samples.drain(..cut);
+                k.seqs.drain(..cut);
+            } else {
+                let mut seqs = k.seqs.iter();
+                p.samples
+                    .retain(|_| seqs.next().is_some_and(|&s| s >= first));
+                k.seqs.retain(|&s| s >= first);
+            }
+            k.old_len = p.samples.len();
+            k.changed = k.old_len != before;
+            k.unsorted = false;
+        }
+    }
+
+    /// A probe's definition: its name and unit, and a rate probe after a
+    /// counter.
+    fn define(&mut self, d: &rocescope_replay::record::ProbeDef) {
+        let i = self.probe_index(d.probe);
+        if !self.kept[i].defined {
+            self.kept[i].defined = true;
+            self.probes[i].name = d.name.clone();
+            self.probes[i].unit = d.unit.clone();
+        }
+        if d.module == COUNTER_MODULE && !self.kept[i].counter {
+            self.kept[i].counter = true;
+            self.kept[i].changed = true;
+            self.probes.insert(i + 1, Probe::default());
+            self.kept.insert(
+                i + 1,
+                Kept {
+                    rate: true,
+                    ..Kept::default()
+                },
+            );
+        }
+    }
+
+    /// The index of probe `id` (a new one named "probe N" at the end).
+    fn probe_index(&mut self, id: u16) -> usize {
+        if let Some(i) = self
+            .probes
             .iter()
-            .filter_map(|r| match r {
-                Record::Slot(s) => Some(*s),
-                _ => None,
-            })
-            .collect();
-        self.probes = probes_from(&recs);
+            .zip(&self.kept)
+            .position(|(p, k)| p.id == id && !k.rate)
+        {
+            return i;
+        }
+        self.probes.push(Probe {
+            id,
+            name: format!("probe {id}"),
+            ..Probe::default()
+        });
+        self.kept.push(Kept {
+            in_order: true,
+            ..Kept::default()
+        });
+        self.probes.len() - 1
+    }
+
+    /// Probe `i` after this refresh's samples: sorted by time (records
+    /// of the same time in their order), its range and clock, its rate.
+    fn settle(&mut self, i: usize) {
+        let (p, k) = (&mut self.probes[i], &mut self.kept[i]);
+        if k.unsorted {
+            let mut both: Vec<(Sample, u64)> = p
+                .samples
+                .iter()
+                .copied()
+                .zip(k.seqs.iter().copied())
+                .collect();
+            both.sort_by_key(|(s, seq)| (s.ts_ns, *seq));
+            (p.samples, k.seqs) = both.into_iter().unzip();
+            k.in_order = k.seqs.is_sorted();
+            k.changed = true;
+        }
+        let from = if k.changed { 0 } else { k.old_len };
+        extend_range(p, from);
+        if k.counter {
+            let (counter, rate) = self.probes.split_at_mut(i + 1);
+            let (counter, rate) = (&counter[i], &mut rate[0]);
+            rate.id = counter.id | RATE_PROBE_BIT;
+            rate.name = format!("{} /s", counter.name);
+            rate.unit = "/s".into();
+            if k.changed {
+                rate.samples.clear();
+            }
+            let rate_from = rate.samples.len();
+            // Each reading after the first, from the one that ended the
+            // last refresh's rates.
+            let pairs_from = if k.changed {
+                0
+            } else {
+                k.old_len.saturating_sub(1)
+            };
+            rate.samples
+                .extend(counter.samples[pairs_from..].windows(2).filter_map(rate_of));
+            extend_range(rate, if k.changed { 0 } else { rate_from });
+        }
     }
 }
 
-/// The change per second of counter probe `p` between readings; a reading
-/// below the one before (the driver reloaded) starts over without a rate.
-fn rate_probe(p: &Probe) -> Probe {
-    let samples = p
-        .samples
-        .windows(2)
-        .filter_map(|w| {
-            let dt_ns = w[1].ts_ns.checked_sub(w[0].ts_ns).filter(|d| *d > 0)?;
-            let delta = w[1].value.checked_sub(w[0].value).filter(|d| *d >= 0)?;
-            let per_s = (delta as i128 * 1_000_000_000 / i128::from(dt_ns)) as i64;
-            Some(Sample {
-                ts_ns: w[1].ts_ns,
-                cycle: w[1].cycle,
-                value: per_s,
-            })
-        })
-        .collect();
-    Probe {
-        id: p.id | RATE_PROBE_BIT,
-        name: format!("{} /s", p.name),
-        unit: "/s".into(),
-        samples,
-        ..Probe::default()
+/// A probe's range and clock period brought up to date with its samples
+/// from index `from` on (0: worked out again).
+fn extend_range(p: &mut Probe, from: usize) {
+    let new = &p.samples[from.min(p.samples.len())..];
+    let (lo, hi) = new.iter().fold((i64::MAX, i64::MIN), |(lo, hi), s| {
+        (lo.min(s.value), hi.max(s.value))
+    });
+    if from == 0 {
+        (p.min, p.max) = if new.is_empty() { (0, 0) } else { (lo, hi) };
+    } else if !new.is_empty() {
+        (p.min, p.max) = (p.min.min(lo), p.max.max(hi));
     }
+    if from == 0 || p.ns_per_cycle.is_none() {
+        // The first two samples a clock apart, from the last pair looked at.
+        let start = if from == 0 { 0 } else { from - 1 };
+        p.ns_per_cycle = p.samples[start.min(p.samples.len())..]
+            .windows(2)
+            .find_map(|w| {
+                (w[1].cycle > w[0].cycle && w[1].ts_ns > w[0].ts_ns)
+                    .then(|| (w[1].ts_ns - w[0].ts_ns) as f64 / (w[1].cycle - w[0].cycle) as f64)
+            });
+    }
+}
+
+/// The change per second of a counter between two readings; none across
+/// a reading below the one before (the driver reloaded).
+fn rate_of(w: &[Sample]) -> Option<Sample> {
+    let dt_ns = w[1].ts_ns.checked_sub(w[0].ts_ns).filter(|d| *d > 0)?;
+    let delta = w[1].value.checked_sub(w[0].value).filter(|d| *d >= 0)?;
+    let per_s = (delta as i128 * 1_000_000_000 / i128::from(dt_ns)) as i64;
+    Some(Sample {
+        ts_ns: w[1].ts_ns,
+        cycle: w[1].cycle,
+        value: per_s,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rocescope_replay::TimeBase;
     use rocescope_replay::record::{ProbeDef, ProfilerSample};
+    use rocescope_replay::store::SpillConfig;
+
+    fn def(probe: u16, module: &str) -> Record {
+        Record::ProbeDef(ProbeDef {
+            probe,
+            name: format!("p{probe}"),
+            unit: String::new(),
+            module: module.into(),
+        })
+    }
+
+    fn sample(probe: u16, ts_ns: u64, value: i64) -> Record {
+        Record::Profiler(ProfilerSample {
+            cycle: ts_ns / 4,
+            ts_ns,
+            probe,
+            value,
+        })
+    }
+
+    /// A fresh view of what `store` holds now.
+    fn fresh(store: &Store) -> Derived {
+        let mut d = Derived::default();
+        d.refresh(store);
+        d
+    }
 
     #[test]
     fn counters_get_a_rate_probe_and_other_probes_do_not() {
-        let def = |probe, module: &str| {
-            Record::ProbeDef(ProbeDef {
-                probe,
-                name: format!("p{probe}"),
-                unit: String::new(),
-                module: module.into(),
-            })
-        };
-        let sample = |probe, ts_ns, value| {
-            Record::Profiler(ProfilerSample {
-                cycle: ts_ns / 4,
-                ts_ns,
-                probe,
-                value,
-            })
-        };
-        let recs = vec![
+        let store = Store::live(TimeBase::Nanoseconds);
+        for r in [
             def(0x8000, COUNTER_MODULE),
             def(7, "sim"),
             sample(0x8000, 1_000_000_000, 4_294_967_000),
@@ -194,8 +320,10 @@ mod tests {
             sample(0x8000, 3_500_000_000, 10),
             sample(0x8000, 4_500_000_000, 40),
             sample(7, 1_000, 3),
-        ];
-        let probes = probes_from(&recs);
+        ] {
+            store.push_record(r);
+        }
+        let probes = fresh(&store).probes;
         let names: Vec<&str> = probes.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["p32768", "p32768 /s", "p7"]);
         let rate = &probes[1];
@@ -210,5 +338,120 @@ mod tests {
             ]
         );
         assert_eq!((rate.min, rate.max), (30, 2000));
+        assert_eq!(probes[0].ns_per_cycle, Some(4.0));
+    }
+
+    /// A probe as shown: its id, samples, range and clock.
+    type Shown = (u16, Vec<Sample>, i64, i64, Option<f64>);
+
+    /// The probes by id, without their names (a view kept up to date keeps
+    /// a definition the store let go; a fresh one never saw it).
+    fn by_id(d: &Derived) -> Vec<Shown> {
+        let mut v: Vec<_> = d
+            .probes
+            .iter()
+            .map(|p| (p.id, p.samples.clone(), p.min, p.max, p.ns_per_cycle))
+            .collect();
+        v.sort_by_key(|p| p.0);
+        v
+    }
+
+    /// `kept` shows every probe of the fresh view `now` the same, and
+    /// where the store let a definition go (which `now` never saw), still
+    /// the counter's rate and the probe's name.
+    fn assert_fresh(kept: &Derived, now: &Derived, step: u32) {
+        let kept_by = by_id(kept);
+        for p in by_id(now) {
+            assert!(kept_by.contains(&p), "step {step}: probe {:#x}", p.0);
+        }
+        let counter = kept.probes.iter().position(|p| p.id == 0x8000);
+        let counter = &kept.probes[counter.expect("the counter")..];
+        let want: Vec<Sample> = counter[0].samples.windows(2).filter_map(rate_of).collect();
+        assert_eq!(counter[1].id, 0x8000 | RATE_PROBE_BIT);
+        assert_eq!(counter[1].samples, want, "step {step}");
+        let (lo, hi) = want.iter().fold((i64::MAX, i64::MIN), |(l, h), s| {
+            (l.min(s.value), h.max(s.value))
+        });
+        assert_eq!((counter[1].min, counter[1].max), (lo, hi), "step {step}");
+        assert_eq!(kept.slots, now.slots, "step {step}");
+    }
+
+    /// Refreshed now and then while a bounded store takes records and lets
+    /// the oldest go, the view is what a fresh one of the store's records
+    /// is: the same samples, slots, ranges, clocks and rates. Before, a
+    /// view rebuilt only when the store held more records, so once a
+    /// bounded store's records were at their share it never changed again.
+    #[test]
+    fn a_view_kept_up_to_date_is_a_fresh_one_of_what_the_store_holds() {
+        let folder = rocescope_testkit::temp_dir("derived");
+        let store = Store::live_bounded(
+            TimeBase::Nanoseconds,
+            SpillConfig {
+                dir: folder.path().to_path_buf(),
+                // 1,024 records at most (the records' least share).
+                max_memory_bytes: 1 << 20,
+                max_disk_bytes: None,
+                remove_on_drop: true,
+            },
+        )
+        .expect("a bounded store");
+        let mut rng = rocescope_testkit::Rng(0x5eed);
+        let mut kept = Derived::default();
+        let mut ts_ns = 1_000u64;
+        let mut counter = 0i64;
+        store.push_record(def(0x8000, COUNTER_MODULE));
+        store.push_record(def(3, "sim"));
+        for step in 0..20_000u32 {
+            ts_ns += 1 + rng.below(40) as u64;
+            let r = match rng.below(10) {
+                0..=3 => sample(3, ts_ns, rng.below(1000) as i64 - 500),
+                4..=5 => {
+                    // Now and then the driver reloads.
+                    counter = if rng.below(50) == 0 {
+                        0
+                    } else {
+                        counter + rng.below(100) as i64
+                    };
+                    sample(0x8000, ts_ns, counter)
+                }
+                // A probe whose samples come out of time order.
+                6 => sample(9, ts_ns - rng.below(200) as u64, step as i64),
+                7 => def(11, "late"),
+                _ => Record::Slot(SlotDecision {
+                    ts_ns,
+                    slot: rocescope_replay::record::SlotKind::Aes,
+                    qpn: 1,
+                    psn: step,
+                    verdict: rocescope_replay::record::Verdict::Pass,
+                    latency_ns: 0,
+                    detail: 0,
+                }),
+            };
+            store.push_record(r);
+            if rng.below(300) == 0 {
+                kept.refresh(&store);
+                assert_fresh(&kept, &fresh(&store), step);
+            }
+        }
+        kept.refresh(&store);
+        assert!(
+            store
+                .spill_stats()
+                .is_some_and(|s| s.records_deleted > 15_000)
+        );
+        // The newest sample is there: the view did not stop.
+        let newest = kept
+            .probes
+            .iter()
+            .flat_map(|p| &p.samples)
+            .map(|s| s.ts_ns)
+            .max();
+        assert!(
+            newest.is_some_and(|t| t + 200 >= ts_ns),
+            "{newest:?} {ts_ns}"
+        );
+        // Definitions seen are kept, though their records went long ago.
+        assert_eq!(kept.probes[0].name, "p32768");
+        assert_eq!(kept.probes[1].name, "p32768 /s");
     }
 }

@@ -205,6 +205,17 @@ impl std::fmt::Debug for Store {
 /// the write lock is rare.
 pub(crate) const BATCH_ROWS: usize = 16 * 1024;
 
+/// What [`Store::records_after`] found.
+#[derive(Debug, Clone, Default)]
+pub struct RecordsAfter {
+    /// Sequence number of the oldest record the store still holds.
+    pub first_seq: u64,
+    /// Sequence number the next record will have.
+    pub next_seq: u64,
+    /// The matching records after the ones seen, with their sequence numbers.
+    pub records: Vec<(u64, Record)>,
+}
+
 impl Store {
     /// `file_spill`: where a capture file's index goes past its cap (a
     /// store whose bytes are in memory takes its memory's spill).
@@ -756,6 +767,34 @@ impl Store {
     pub fn records_where(&self, keep: impl Fn(&Record) -> bool) -> Vec<Record> {
         let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
         records.iter().filter(|r| keep(r)).cloned().collect()
+    }
+
+    /// The non-frame records that match `keep` among those after the
+    /// first `seen` the store was given, each with its sequence number
+    /// (its place among all the store was given), and the sequence numbers
+    /// of the oldest record still held and of the next to come: a view
+    /// kept up to date takes only what is new, and drops what a bounded
+    /// store let go (before `first_seq`).
+    pub fn records_after(&self, seen: u64, keep: impl Fn(&Record) -> bool) -> RecordsAfter {
+        let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        // Counted under the records' lock, as `push_record` counts them.
+        let first_seq = self
+            .spill
+            .as_ref()
+            .map_or(0, |s| s.records_deleted.load(Ordering::Relaxed));
+        let next_seq = first_seq + records.len() as u64;
+        let from = seen.clamp(first_seq, next_seq);
+        let records = records
+            .range((from - first_seq) as usize..)
+            .zip(from..)
+            .filter(|(r, _)| keep(r))
+            .map(|(r, seq)| (seq, r.clone()))
+            .collect();
+        RecordsAfter {
+            first_seq,
+            next_seq,
+            records,
+        }
     }
 
     /// How many non-frame records the store holds.
