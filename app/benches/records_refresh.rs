@@ -84,9 +84,9 @@ fn main() {
         let ms = t.elapsed().as_secs_f64() * 1e3;
         refresh_ms.push(ms);
         let newest = view
-            .probes
+            .probes()
             .iter()
-            .filter_map(|p| p.samples.last())
+            .filter_map(|p| p.samples().last())
             .map(|s| s.ts_ns)
             .max()
             .unwrap_or(0);

@@ -22,11 +22,66 @@ pub struct Probe {
     pub id: u16,
     pub name: String,
     pub unit: String,
-    pub samples: Vec<Sample>,
+    samples: Trimmed<Sample>,
     pub min: i64,
     pub max: i64,
     /// Clock period derived from the samples (ns per cycle).
     pub ns_per_cycle: Option<f64>,
+}
+
+impl Probe {
+    /// Its samples, sorted by time.
+    pub fn samples(&self) -> &[Sample] {
+        self.samples.live()
+    }
+}
+
+/// A vector whose oldest items go from the front: the room they took is
+/// taken back once they are half of it, so that each item is moved at most
+/// once on average (a front drain would move them all at every refresh).
+#[derive(Debug, Clone)]
+struct Trimmed<T> {
+    items: Vec<T>,
+    start: usize,
+}
+
+impl<T> Default for Trimmed<T> {
+    fn default() -> Self {
+        Trimmed {
+            items: Vec::new(),
+            start: 0,
+        }
+    }
+}
+
+impl<T> Trimmed<T> {
+    fn live(&self) -> &[T] {
+        &self.items[self.start..]
+    }
+
+    fn push(&mut self, item: T) {
+        self.items.push(item);
+    }
+
+    /// Lets the `n` oldest go.
+    fn drop_front(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.items.len());
+        if self.start * 2 > self.items.len() {
+            self.items.drain(..self.start);
+            self.start = 0;
+        }
+    }
+
+    /// Its live items, to rearrange or filter as a whole.
+    fn take(&mut self) -> Vec<T> {
+        self.items.drain(..self.start);
+        self.start = 0;
+        std::mem::take(&mut self.items)
+    }
+
+    fn set(&mut self, items: Vec<T>) {
+        (self.items, self.start) = (items, 0);
+    }
 }
 
 /// The module the card's counter source gives its probes' definitions.
@@ -51,9 +106,9 @@ pub struct Derived {
     /// at the last refresh.
     first_seq: u64,
     next_seq: u64,
-    pub slots: Vec<SlotDecision>,
-    slot_seqs: Vec<u64>,
-    pub probes: Vec<Probe>,
+    slots: Trimmed<SlotDecision>,
+    slot_seqs: Trimmed<u64>,
+    probes: Vec<Probe>,
     /// Beside each probe (same index).
     kept: Vec<Kept>,
 }
@@ -61,8 +116,8 @@ pub struct Derived {
 /// What a probe's upkeep needs beside it.
 #[derive(Debug, Default, Clone)]
 struct Kept {
-    /// The sequence number of each sample's record.
-    seqs: Vec<u64>,
+    /// The sequence number of each sample's record (a rate probe: none).
+    seqs: Trimmed<u64>,
     /// Named by a definition (else "probe N" until one comes).
     defined: bool,
     /// A counter, its rate probe right after it; or that rate probe.
@@ -70,13 +125,24 @@ struct Kept {
     rate: bool,
     /// No sample was ever sorted before an earlier record's: `seqs` rise.
     in_order: bool,
-    /// This refresh: samples held before, and whether any went or moved.
+    /// This refresh: samples held before the new ones, and whether the
+    /// samples were rearranged (everything derived worked out again).
     old_len: usize,
     changed: bool,
     unsorted: bool,
 }
 
 impl Derived {
+    /// The service slots' decisions.
+    pub fn slots(&self) -> &[SlotDecision] {
+        self.slots.live()
+    }
+
+    /// The profiler's probes.
+    pub fn probes(&self) -> &[Probe] {
+        &self.probes
+    }
+
     /// Takes what the store was given since the last refresh.
     pub fn refresh(&mut self, store: &Store) {
         let after = store.records_after(self.next_seq, |r| {
@@ -101,7 +167,7 @@ impl Derived {
                 Record::Profiler(s) => {
                     let i = self.probe_index(s.probe);
                     let (p, k) = (&mut self.probes[i], &mut self.kept[i]);
-                    k.unsorted |= p.samples.last().is_some_and(|l| l.ts_ns > s.ts_ns);
+                    k.unsorted |= p.samples().last().is_some_and(|l| l.ts_ns > s.ts_ns);
                     p.samples.push(Sample {
                         ts_ns: s.ts_ns,
                         cycle: s.cycle,
@@ -125,27 +191,42 @@ impl Derived {
 
     /// Drops what the store no longer holds (before `first`).
     fn drop_before(&mut self, first: u64) {
-        let cut = self.slot_seqs.partition_point(|&s| s < first);
-        self.slots.drain(..cut);
-        self.slot_seqs.drain(..cut);
-        // A rate probe is its counter's to keep (`settle`).
-        for (p, k) in self.probes.iter_mut().zip(&mut self.kept) {
+        let cut = self.slot_seqs.live().partition_point(|&s| s < first);
+        self.slots.drop_front(cut);
+        self.slot_seqs.drop_front(cut);
+        for i in 0..self.probes.len() {
+            let k = &mut self.kept[i];
+            // A rate probe is its counter's to keep.
             if k.rate {
                 continue;
             }
-            let before = p.samples.len();
+            let p = &mut self.probes[i];
             if k.in_order {
-                let cut = k.seqs.partition_point(|&s| s < first);
-                p.samples.drain(..cut);
-                k.seqs.drain(..cut);
+                let cut = k.seqs.live().partition_point(|&s| s < first);
+                drop_front(p, cut);
+                k.seqs.drop_front(cut);
+                k.old_len = p.samples().len();
+                if cut > 0 && k.counter {
+                    // A rate goes with the reading before it.
+                    let from_ns = p.samples().first().map_or(u64::MAX, |s| s.ts_ns);
+                    let rate = &mut self.probes[i + 1];
+                    let cut = rate.samples().partition_point(|s| s.ts_ns <= from_ns);
+                    drop_front(rate, cut);
+                }
             } else {
-                let mut seqs = k.seqs.iter();
-                p.samples
-                    .retain(|_| seqs.next().is_some_and(|&s| s >= first));
-                k.seqs.retain(|&s| s >= first);
+                let seqs = k.seqs.take();
+                let samples = p.samples.take();
+                let before = samples.len();
+                let (samples, seqs): (Vec<Sample>, Vec<u64>) = samples
+                    .into_iter()
+                    .zip(seqs)
+                    .filter(|(_, seq)| *seq >= first)
+                    .unzip();
+                k.changed = samples.len() != before;
+                k.old_len = samples.len();
+                p.samples.set(samples);
+                k.seqs.set(seqs);
             }
-            k.old_len = p.samples.len();
-            k.changed = k.old_len != before;
             k.unsorted = false;
         }
     }
@@ -200,15 +281,13 @@ impl Derived {
     fn settle(&mut self, i: usize) {
         let (p, k) = (&mut self.probes[i], &mut self.kept[i]);
         if k.unsorted {
-            let mut both: Vec<(Sample, u64)> = p
-                .samples
-                .iter()
-                .copied()
-                .zip(k.seqs.iter().copied())
-                .collect();
+            let mut both: Vec<(Sample, u64)> =
+                p.samples.take().into_iter().zip(k.seqs.take()).collect();
             both.sort_by_key(|(s, seq)| (s.ts_ns, *seq));
-            (p.samples, k.seqs) = both.into_iter().unzip();
-            k.in_order = k.seqs.is_sorted();
+            let (samples, seqs): (Vec<Sample>, Vec<u64>) = both.into_iter().unzip();
+            k.in_order = seqs.is_sorted();
+            p.samples.set(samples);
+            k.seqs.set(seqs);
             k.changed = true;
         }
         let from = if k.changed { 0 } else { k.old_len };
@@ -220,9 +299,9 @@ impl Derived {
             rate.name = format!("{} /s", counter.name);
             rate.unit = "/s".into();
             if k.changed {
-                rate.samples.clear();
+                rate.samples.set(Vec::new());
             }
-            let rate_from = rate.samples.len();
+            let rate_from = rate.samples().len();
             // Each reading after the first, from the one that ended the
             // last refresh's rates.
             let pairs_from = if k.changed {
@@ -230,35 +309,59 @@ impl Derived {
             } else {
                 k.old_len.saturating_sub(1)
             };
-            rate.samples
-                .extend(counter.samples[pairs_from..].windows(2).filter_map(rate_of));
+            for w in counter.samples()[pairs_from..].windows(2) {
+                if let Some(r) = rate_of(w) {
+                    rate.samples.push(r);
+                }
+            }
             extend_range(rate, if k.changed { 0 } else { rate_from });
         }
+        self.kept[i].changed = false;
+    }
+}
+
+/// Lets probe `p`'s `n` oldest samples go, its range and clock kept true.
+fn drop_front(p: &mut Probe, n: usize) {
+    if n == 0 {
+        return;
+    }
+    let gone = &p.samples()[..n];
+    let extreme = gone.iter().any(|s| s.value == p.min || s.value == p.max);
+    p.samples.drop_front(n);
+    if extreme {
+        extend_range(p, 0);
+    } else {
+        p.ns_per_cycle = clock(p.samples());
     }
 }
 
 /// A probe's range and clock period brought up to date with its samples
 /// from index `from` on (0: worked out again).
 fn extend_range(p: &mut Probe, from: usize) {
-    let new = &p.samples[from.min(p.samples.len())..];
+    let samples = p.samples.live();
+    let new = &samples[from.min(samples.len())..];
     let (lo, hi) = new.iter().fold((i64::MAX, i64::MIN), |(lo, hi), s| {
         (lo.min(s.value), hi.max(s.value))
     });
+    let clock_from = (from == 0 || p.ns_per_cycle.is_none())
+        // From the last pair looked at.
+        .then(|| clock(&samples[from.saturating_sub(1).min(samples.len())..]));
     if from == 0 {
         (p.min, p.max) = if new.is_empty() { (0, 0) } else { (lo, hi) };
     } else if !new.is_empty() {
         (p.min, p.max) = (p.min.min(lo), p.max.max(hi));
     }
-    if from == 0 || p.ns_per_cycle.is_none() {
-        // The first two samples a clock apart, from the last pair looked at.
-        let start = if from == 0 { 0 } else { from - 1 };
-        p.ns_per_cycle = p.samples[start.min(p.samples.len())..]
-            .windows(2)
-            .find_map(|w| {
-                (w[1].cycle > w[0].cycle && w[1].ts_ns > w[0].ts_ns)
-                    .then(|| (w[1].ts_ns - w[0].ts_ns) as f64 / (w[1].cycle - w[0].cycle) as f64)
-            });
+    if let Some(c) = clock_from {
+        p.ns_per_cycle = c;
     }
+}
+
+/// The clock period of the first two samples a clock apart.
+fn clock(samples: &[Sample]) -> Option<f64> {
+    samples.windows(2).find_map(|w| {
+        (w[1].cycle > w[0].cycle && w[1].ts_ns > w[0].ts_ns)
+            .then(|| (w[1].ts_ns - w[0].ts_ns) as f64 / (w[1].cycle - w[0].cycle) as f64)
+    })
 }
 
 /// The change per second of a counter between two readings; none across
@@ -323,12 +426,12 @@ mod tests {
         ] {
             store.push_record(r);
         }
-        let probes = fresh(&store).probes;
+        let probes = fresh(&store).probes().to_vec();
         let names: Vec<&str> = probes.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["p32768", "p32768 /s", "p7"]);
         let rate = &probes[1];
         assert_eq!(rate.id, 0x8000 | RATE_PROBE_BIT);
-        let values: Vec<(u64, i64)> = rate.samples.iter().map(|s| (s.ts_ns, s.value)).collect();
+        let values: Vec<(u64, i64)> = rate.samples().iter().map(|s| (s.ts_ns, s.value)).collect();
         assert_eq!(
             values,
             [
@@ -350,7 +453,7 @@ mod tests {
         let mut v: Vec<_> = d
             .probes
             .iter()
-            .map(|p| (p.id, p.samples.clone(), p.min, p.max, p.ns_per_cycle))
+            .map(|p| (p.id, p.samples().to_vec(), p.min, p.max, p.ns_per_cycle))
             .collect();
         v.sort_by_key(|p| p.0);
         v
@@ -366,14 +469,18 @@ mod tests {
         }
         let counter = kept.probes.iter().position(|p| p.id == 0x8000);
         let counter = &kept.probes[counter.expect("the counter")..];
-        let want: Vec<Sample> = counter[0].samples.windows(2).filter_map(rate_of).collect();
+        let want: Vec<Sample> = counter[0]
+            .samples()
+            .windows(2)
+            .filter_map(rate_of)
+            .collect();
         assert_eq!(counter[1].id, 0x8000 | RATE_PROBE_BIT);
-        assert_eq!(counter[1].samples, want, "step {step}");
+        assert_eq!(counter[1].samples(), want, "step {step}");
         let (lo, hi) = want.iter().fold((i64::MAX, i64::MIN), |(l, h), s| {
             (l.min(s.value), h.max(s.value))
         });
         assert_eq!((counter[1].min, counter[1].max), (lo, hi), "step {step}");
-        assert_eq!(kept.slots, now.slots, "step {step}");
+        assert_eq!(kept.slots(), now.slots(), "step {step}");
     }
 
     /// Refreshed now and then while a bounded store takes records and lets
@@ -443,7 +550,7 @@ mod tests {
         let newest = kept
             .probes
             .iter()
-            .flat_map(|p| &p.samples)
+            .flat_map(|p| p.samples())
             .map(|s| s.ts_ns)
             .max();
         assert!(

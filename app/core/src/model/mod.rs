@@ -351,12 +351,12 @@ impl Model {
 
     /// The service slots' decisions (derived with the report).
     pub fn slots(&self) -> &[SlotDecision] {
-        &self.records.slots
+        self.records.slots()
     }
 
     /// The profiler's probes with their samples (derived with the report).
     pub fn probes(&self) -> &[Probe] {
-        &self.records.probes
+        self.records.probes()
     }
 
     /// Capture time of the time cursor.
@@ -852,7 +852,7 @@ impl Model {
             View::Qps => self.report.qps.len(),
             View::Retransmissions => self.report.episodes.len(),
             View::Overview => self.report.findings.len(),
-            View::Slots => self.records.slots.len(),
+            View::Slots => self.records.slots().len(),
             View::Lessons => crate::lesson::builtin().len(),
             View::Losses => self.loss_items.len(),
             _ => 0,

@@ -97,13 +97,13 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
     }
     let first = probes
         .iter()
-        .filter_map(|p| p.samples.first())
+        .filter_map(|p| p.samples().first())
         .map(|s| s.ts_ns)
         .min()
         .unwrap_or(0) as f64;
     let last = probes
         .iter()
-        .filter_map(|p| p.samples.last())
+        .filter_map(|p| p.samples().last())
         .map(|s| s.ts_ns)
         .max()
         .unwrap_or(0) as f64;
@@ -224,7 +224,7 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
     let period = probes.iter().find_map(|p| p.ns_per_cycle);
     let cycle_accurate = period.is_some_and(|per| per / ns_per_px >= 6.0);
     if let (true, Some(per)) = (cycle_accurate, period) {
-        let s0 = probes.iter().find_map(|p| p.samples.first().copied());
+        let s0 = probes.iter().find_map(|p| p.samples().first().copied());
         if let Some(s0) = s0 {
             let k0 = ((w.start_ns - s0.ts_ns as f64) / per).floor();
             let mut k = k0;
@@ -270,12 +270,12 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         );
         let range = (p.max - p.min).max(1) as f32;
         let y_of = |v: i64| band.bottom() - (v - p.min) as f32 / range * band.height();
-        let cols = columns(&p.samples, w.start_ns, ns_per_px, width);
+        let cols = columns(p.samples(), w.start_ns, ns_per_px, width);
         let ia = p
-            .samples
+            .samples()
             .partition_point(|s| (s.ts_ns as f64) <= w.start_ns);
         let mut v = if ia > 0 {
-            Some(p.samples[ia - 1].value)
+            Some(p.samples()[ia - 1].value)
         } else {
             None
         };
@@ -309,7 +309,7 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
             }
         }
         if let Some(vl) = v {
-            let last_t = p.samples.last().map_or(w.end_ns, |s| s.ts_ns as f64);
+            let last_t = p.samples().last().map_or(w.end_ns, |s| s.ts_ns as f64);
             let x_end = x_of(last_t.max(cursor).min(w.end_ns)).min(plot.right());
             path.push(pos2(
                 x_end.max(path.last().map_or(x_end, |q| q.x)),
@@ -323,13 +323,15 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
             }
         }
         // Values written in segments wide enough to hold them.
-        let ib = p.samples.partition_point(|s| (s.ts_ns as f64) <= w.end_ns);
+        let ib = p
+            .samples()
+            .partition_point(|s| (s.ts_ns as f64) <= w.end_ns);
         if ib.saturating_sub(ia) < width / 8 {
             for k in ia.saturating_sub(1)..ib {
-                let s = p.samples[k];
+                let s = p.samples()[k];
                 let x0 = x_of(s.ts_ns as f64).max(plot.left());
                 let x1 = p
-                    .samples
+                    .samples()
                     .get(k + 1)
                     .map_or(plot.right(), |n| x_of(n.ts_ns as f64))
                     .min(plot.right());
@@ -350,9 +352,9 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
             && hp.x >= plot.left()
         {
             let t = w.start_ns + (hp.x - plot.left()) as f64 * ns_per_px;
-            let k = p.samples.partition_point(|s| (s.ts_ns as f64) <= t);
+            let k = p.samples().partition_point(|s| (s.ts_ns as f64) <= t);
             if k > 0 {
-                let s = p.samples[k - 1];
+                let s = p.samples()[k - 1];
                 let cyc = p.ns_per_cycle.map_or(s.cycle, |per| {
                     s.cycle + ((t - s.ts_ns as f64) / per).max(0.0) as u64
                 });

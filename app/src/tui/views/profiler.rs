@@ -41,8 +41,11 @@ pub(super) fn profiler(f: &mut Frame<'_>, model: &Model, area: Rect) {
     for (p, a) in defs.iter().zip(areas.iter()) {
         let name = &p.name;
         // Step chart: the value held until the next sample, over the last columns.
-        let n = p.samples.partition_point(|s| s.ts_ns <= cursor);
-        let vals: Vec<(u64, i64)> = p.samples[..n].iter().map(|s| (s.ts_ns, s.value)).collect();
+        let n = p.samples().partition_point(|s| s.ts_ns <= cursor);
+        let vals: Vec<(u64, i64)> = p.samples()[..n]
+            .iter()
+            .map(|s| (s.ts_ns, s.value))
+            .collect();
         let width = usize::from(a.width.saturating_sub(2));
         let span_ns = 200_000u64;
         let start = cursor.saturating_sub(span_ns);
