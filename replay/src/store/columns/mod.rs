@@ -199,6 +199,10 @@ pub(crate) struct Columns {
     spill: Option<Arc<Spill>>,
     /// Chunks `0..first_kept` were deleted by the ring.
     first_kept: usize,
+    /// No chunk before this one is in memory: the walks over the hot
+    /// chunks start here, so that a session's thousands of chunks on disk
+    /// or deleted cost nothing a batch.
+    first_hot: usize,
     cache: Mutex<Vec<(usize, Arc<Chunk>)>>,
     len: u64,
     /// Exact lengths of the rare frames longer than 65534 bytes.
@@ -311,7 +315,7 @@ impl Columns {
         // one, being filled, always; the older ones go to disk.
         let mut kept_bytes = 0u64;
         let mut hot: Vec<usize> = Vec::new();
-        for (ci, c) in self.chunks.iter().enumerate().rev() {
+        for (ci, c) in self.chunks.iter().enumerate().skip(self.first_hot).rev() {
             if let Slot::Hot(c) = c {
                 kept_bytes += c.heap_bytes();
                 if kept_bytes > budget_bytes && ci + 1 != self.chunks.len() {
@@ -344,6 +348,13 @@ impl Columns {
                 .rows_on_disk
                 .fetch_add(cold.len as u64, std::sync::atomic::Ordering::Relaxed);
             self.chunks[ci] = Slot::Cold(cold);
+        }
+        while self
+            .chunks
+            .get(self.first_hot)
+            .is_some_and(|c| !matches!(c, Slot::Hot(_)))
+        {
+            self.first_hot += 1;
         }
         let mut deleted = None;
         while spill.over_disk() {
@@ -637,7 +648,7 @@ impl Columns {
 
     /// Memory of the chunks held in memory (not those on disk).
     fn hot_chunk_bytes(&self) -> u64 {
-        self.chunks
+        self.chunks[self.first_hot.min(self.chunks.len())..]
             .iter()
             .map(|c| match c {
                 Slot::Hot(c) => c.heap_bytes(),

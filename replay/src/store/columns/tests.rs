@@ -314,6 +314,18 @@ fn stepped_and_wide_chunks_spill_and_read_back() {
         .filter(|s| matches!(s, Slot::Cold(_)))
         .count();
     assert!(cold >= 3, "{cold} chunks on disk");
+    // The walks over the hot chunks start where the first one is.
+    let first_hot = c.chunks.iter().position(|s| matches!(s, Slot::Hot(_)));
+    assert_eq!(first_hot, Some(c.first_hot));
+    let all_hot: u64 = c
+        .chunks
+        .iter()
+        .map(|s| match s {
+            Slot::Hot(h) => h.heap_bytes(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(c.hot_chunk_bytes(), all_hot);
     assert!(matches!(
         c.chunks[1],
         Slot::Cold(ColdChunk {
