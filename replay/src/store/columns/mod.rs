@@ -111,6 +111,9 @@ struct ColdChunk {
     /// A saved index's checksum of the chunk's bytes, checked at each
     /// read: a segment changed on disk reads as an error, never as rows.
     sum: Option<u64>,
+    /// Its first row's frame offset, kept when it was spilled: the ring,
+    /// deleting the chunk before it, need not read it back for that.
+    first_file_offset: Option<u64>,
 }
 
 /// One chunk of a saved index (`--index-dir`): where its rows are in the
@@ -343,6 +346,7 @@ impl Columns {
                 at: 0,
                 path,
                 sum: None,
+                first_file_offset: c.cols().file_offset.get(0),
             };
             spill
                 .rows_on_disk
@@ -385,7 +389,10 @@ impl Columns {
                 .retain(|(i, _)| *i != ci);
             self.first_kept += 1;
             // Frame bytes below the first kept row belong to deleted rows.
-            deleted = self.get(self.first_row()).map(|r| r.file_offset);
+            deleted = match self.chunks.get(self.first_kept) {
+                Some(Slot::Cold(c)) if c.first_file_offset.is_some() => c.first_file_offset,
+                _ => self.get(self.first_row()).map(|r| r.file_offset),
+            };
         }
         spill.set_index_memory(self.hot_chunk_bytes());
         deleted
@@ -738,6 +745,7 @@ impl Columns {
                     at: c.at,
                     path: path.to_path_buf(),
                     sum: Some(c.sum),
+                    first_file_offset: None,
                 })
             })
             .collect();

@@ -349,3 +349,41 @@ fn stepped_and_wide_chunks_spill_and_read_back() {
     drop(c);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The disk ring deletes the oldest spilled chunks and says below which
+/// frame offset the bytes are the deleted rows' only: the first kept
+/// row's, which a spilled chunk keeps without being read back.
+#[test]
+fn the_ring_says_where_the_kept_rows_frames_start() {
+    let folder = rocescope_testkit::temp_dir("columns-ring");
+    let spill = Spill::new(super::super::spill::SpillConfig {
+        dir: folder.path().to_path_buf(),
+        max_memory_bytes: 16 << 20,
+        // About three chunks on disk.
+        max_disk_bytes: Some(3 * (CHUNK_ROWS * STEP_ROW_BYTES) as u64 + 1),
+        remove_on_drop: true,
+    })
+    .unwrap();
+    let mut c = Columns::bounded(spill);
+    let rows: Vec<Row> = (0..CHUNK_ROWS as u64 * 12)
+        .map(|i| {
+            let mut r = row(i);
+            r.ts_ns = 1_000 + i * 1_000;
+            r.file_offset = 7 + i * 90;
+            r
+        })
+        .collect();
+    let mut last = None;
+    for part in rows.chunks(4_096) {
+        c.extend(part);
+        if let Some(offset) = c.bound() {
+            assert!(last.is_none_or(|l| l < offset));
+            last = Some(offset);
+            let first = c.first_row();
+            assert_eq!(offset, rows[first as usize].file_offset);
+            assert_eq!(c.get(first).map(|r| r.file_offset), Some(offset));
+        }
+    }
+    assert!(c.first_row() >= 5 * CHUNK_ROWS as u64, "{}", c.first_row());
+    assert!(last.is_some());
+}
