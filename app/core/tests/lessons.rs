@@ -309,18 +309,30 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
 /// [`finished_run_with`] the lesson titled `title`, moved on to `step`.
 fn finished_run_at_step(title: &str, step: usize) -> Model {
     let mut m = finished_run_with(title);
-    for _ in 0..step {
+    next_steps(&mut m, step);
+    m
+}
+
+/// Moves the open lesson on `steps` steps.
+fn next_steps(m: &mut Model, steps: usize) {
+    for _ in 0..steps {
         m.apply(Command::NextLessonStep);
     }
-    m
+}
+
+/// The first lesson step that asks for a packet, its run finished, with
+/// the progress kept apart while the guard lives.
+fn at_first_packet_question() -> (std::sync::MutexGuard<'static, ()>, Lesson, usize, Model) {
+    let progress = progress_lock();
+    keep_progress_in_a_temp_dir();
+    let (_, step, l) = first_ask(AskKind::Packet, false);
+    let m = finished_run_at_step(&l.title, step);
+    (progress, l, step, m)
 }
 
 #[test]
 fn a_packet_question_takes_the_selected_packet() {
-    let _progress = progress_lock();
-    keep_progress_in_a_temp_dir();
-    let (_, step, l) = first_ask(AskKind::Packet, false);
-    let mut m = finished_run_at_step(&l.title, step);
+    let (_progress, l, step, mut m) = at_first_packet_question();
     let ask = l.steps[step].ask.clone().unwrap();
     let frame = fact_of(&l, &Default::default(), ask.fact.as_deref().unwrap()) as u64;
     m.apply(Command::SelectRow(frame)); // not it: the row after
@@ -335,10 +347,7 @@ fn a_packet_question_takes_the_selected_packet() {
 /// by the step, and `a` with nothing picked answers nothing.
 #[test]
 fn a_packet_question_waits_for_the_student_to_pick_the_packet() {
-    let _progress = progress_lock();
-    keep_progress_in_a_temp_dir();
-    let (_, step, l) = first_ask(AskKind::Packet, false);
-    let mut m = finished_run_at_step(&l.title, step);
+    let (_progress, _, _, mut m) = at_first_packet_question();
     for _ in 0..3 {
         m.tick(Instant::now());
     }
@@ -362,9 +371,7 @@ fn lesson_at_step(i: usize, step: usize) -> Model {
     let mut m = sample_model();
     m.apply(Command::OpenLesson(i));
     steer(&mut m);
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    next_steps(&mut m, step);
     m
 }
 
