@@ -69,7 +69,7 @@ fn open(
     assert_eq!(store.len(), n, "every row");
     let reused = store
         .index_dir_status()
-        .is_some_and(|k| k.reused && (k.analysis_reused || !analysed));
+        .is_some_and(|k| k.index.reused && (k.analysis.reused || !analysed));
     if let Some(e) = store.index_dir_status().and_then(|k| k.error) {
         return Err(e.into());
     }

@@ -101,7 +101,7 @@ fn summarise(
     };
     let warnings = store.warnings();
     let kept = store.index_dir_status();
-    let reused = kept.as_ref().is_some_and(|k| k.reused);
+    let reused = kept.as_ref().is_some_and(|k| k.index.reused);
 
     if json_out {
         let v = json!({
@@ -134,12 +134,12 @@ fn summarise(
             "index_dir": kept.as_ref().map(|k| json!({
                 "dir": k.dir.display().to_string(),
                 "folder": k.folder.display().to_string(),
-                "reused": k.reused,
-                "stale": k.stale,
+                "reused": k.index.reused,
+                "stale": k.index.stale,
                 "saved_bytes": k.saved_bytes,
                 "error": k.error,
-                "analysis_reused": k.analysis_reused,
-                "analysis_stale": k.analysis_stale,
+                "analysis_reused": k.analysis.reused,
+                "analysis_stale": k.analysis.stale,
                 "summary": k.summary(),
             })),
             "warnings": crate::cli::capture::warnings_json(&warnings),
