@@ -77,7 +77,7 @@ fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
     assert!((g(t) / g(c) - 1.0).abs() < 0.05, "{} {}", g(t), g(c));
     assert!(g(ch) > 1.6 * g(t), "{} {}", g(ch), g(t));
     // stats --json gives the same goodput for the capture.
-    let (ok, stats, err) = rocescope(&["stats", &cap, "--json"]);
+    let (ok, stats, err) = rocescope(&["stats", cap, "--json"]);
     assert!(ok, "{err}");
     let s: Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(s["qps"][0]["goodput_gbytes_s"].as_f64(), Some(g(c)));
@@ -86,7 +86,7 @@ fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
     assert!(ok, "{err}");
     assert!(out.contains("QPs 1"), "{out}");
     // The text names the QP and each run.
-    let (ok, out, err) = rocescope(&["whatif", &cap, "--set", "window_packets=32"]);
+    let (ok, out, err) = rocescope(&["whatif", cap, "--set", "window_packets=32"]);
     assert!(ok, "{err}");
     for s in [
         "QP 0x100 10.0.0.1 -> 10.0.0.2",
@@ -114,13 +114,13 @@ fn a_capture_s_pfc_pauses_are_replayed_and_its_twin_holds() {
     };
     assert!(paused("capture") > 0, "{out}");
     assert!(paused("twin") > 0, "{out}");
-    let exported = std::fs::read_to_string(&toml).unwrap();
+    let exported = std::fs::read_to_string(toml).unwrap();
     assert!(
         exported.contains("[[pause]]") && exported.contains("quanta = "),
         "{exported}"
     );
     // Without PFC the switch sends no pauses: the QP runs unpaused.
-    let (ok, out, err) = rocescope(&["whatif", &cap, "--set", "pfc_enabled=0", "--json"]);
+    let (ok, out, err) = rocescope(&["whatif", cap, "--set", "pfc_enabled=0", "--json"]);
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
