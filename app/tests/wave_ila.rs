@@ -444,11 +444,7 @@ fn the_readme_ila_commands_work_as_printed() {
         if cmd.starts_with("open ") || cmd.starts_with("gui ") {
             continue;
         }
-        let args: Vec<String> = cmd
-            .split(" #")
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
+        let args: Vec<String> = support::command_words(cmd)
             .map(|w| match w {
                 "ila_capture.csv" => s(&csv).to_owned(),
                 "ila_capture.vcd" => s(&vcd).to_owned(),

@@ -16,6 +16,13 @@ fn rocescope(dir: &Path, args: &[&str]) -> (bool, String, String) {
     support::outcome(support::bin().current_dir(dir).args(args))
 }
 
+/// `rocescope signals FILE ARGS` in `dir`.
+fn signals(dir: &Path, file: &Path, args: &[&str]) -> (bool, String, String) {
+    let mut all = vec!["signals", file.to_str().expect("utf-8")];
+    all.extend(args);
+    rocescope(dir, &all)
+}
+
 fn temp_dir(name: &str) -> PathBuf {
     support::out_dir("wave-signals-cli", name)
 }
@@ -33,11 +40,7 @@ fn the_readme_signals_commands_work_as_printed() {
         // The README's sim_dump.vcd (the shipped testbench's) has its
         // stream at tb.u; this test's seed, from an older bench, at tb.u0
         // (readme_files.rs runs the same lines on the README's own file).
-        let words: Vec<String> = cmd
-            .split(" #")
-            .next()
-            .unwrap_or_default()
-            .split_whitespace()
+        let words: Vec<String> = support::command_words(cmd)
             .map(|w| w.replace("tb.u.", "tb.u0."))
             .collect();
         let mut args = vec!["signals"];
@@ -86,11 +89,10 @@ fn the_readme_signals_commands_work_as_printed() {
 fn signals_of_an_fst_an_ila_capture_and_what_is_not_there() {
     let dir = temp_dir("files");
     let out = dir.join("fst.jsonl");
-    let (ok, _, stderr) = rocescope(
+    let (ok, _, stderr) = signals(
         &dir,
+        &seed("icarus.fst"),
         &[
-            "signals",
-            seed("icarus.fst").to_str().expect("utf-8"),
             "--show",
             "tb.u0.tlast",
             "--to",
@@ -104,15 +106,7 @@ fn signals_of_an_fst_an_ila_capture_and_what_is_not_there() {
         "{rows}"
     );
     // An ILA capture: its probes, and its triggers and windows told.
-    let (ok, stdout, stderr) = rocescope(
-        &dir,
-        &[
-            "signals",
-            seed("chipscopy-ila.csv").to_str().expect("utf-8"),
-            "--list",
-            "--json",
-        ],
-    );
+    let (ok, stdout, stderr) = signals(&dir, &seed("chipscopy-ila.csv"), &["--list", "--json"]);
     assert!(ok, "{stderr}");
     assert!(
         stdout.contains("{\"path\":\"u/tdata\",\"width_bits\":64}"),
@@ -124,21 +118,15 @@ fn signals_of_an_fst_an_ila_capture_and_what_is_not_there() {
         "{stderr}"
     );
     // A name the file lacks, and a file that is no waveform.
-    let (ok, _, stderr) = rocescope(
+    let (ok, _, stderr) = signals(
         &dir,
-        &[
-            "signals",
-            seed("icarus.vcd").to_str().expect("utf-8"),
-            "--show",
-            "tb.nope",
-            "--to",
-            out.to_str().expect("utf-8"),
-        ],
+        &seed("icarus.vcd"),
+        &["--show", "tb.nope", "--to", out.to_str().expect("utf-8")],
     );
     assert!(!ok && stderr.contains("no signal tb.nope"), "{stderr}");
     let text = dir.join("not-a-wave.txt");
     std::fs::write(&text, "hello\n").expect("write");
-    let (ok, _, stderr) = rocescope(&dir, &["signals", text.to_str().expect("utf-8"), "--list"]);
+    let (ok, _, stderr) = signals(&dir, &text, &["--list"]);
     assert!(!ok && stderr.contains("not a waveform"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }

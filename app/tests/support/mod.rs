@@ -22,6 +22,15 @@ pub fn user_docs() -> String {
     text
 }
 
+/// The words of a command line in the docs, its trailing `# comment`
+/// left out.
+pub fn command_words(line: &str) -> impl Iterator<Item = &str> {
+    line.split(" #")
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+}
+
 /// The `rocescope` binary this test build made, ready for arguments.
 pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
