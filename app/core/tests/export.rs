@@ -22,6 +22,15 @@ fn run_line(m: &mut Model, line: impl Into<String>) {
     m.apply(Command::RunCommandLine(line.into()));
 }
 
+/// Exports the view's table to `path` (the format from its extension).
+fn export_view(m: &mut Model, path: impl AsRef<Path>) {
+    m.apply(Command::Export {
+        table: None,
+        path: path.as_ref().to_path_buf(),
+        partition_window_ns: None,
+    });
+}
+
 /// Tick until the running exports have finished.
 fn finish(m: &mut Model) {
     let t0 = Instant::now();
@@ -48,11 +57,7 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
     m.apply(Command::SetFilter("retransmission || nak".into()));
     // At once, while the scan may still run: the export waits for it.
     let path = dir.join("retx.jsonl");
-    m.apply(Command::Export {
-        table: None,
-        path: path.clone(),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, &path);
     assert!(
         m.status().starts_with("exporting packets matching"),
         "{}",
@@ -84,11 +89,7 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
     // No filter: every row; CSV with a header line.
     m.apply(Command::SetFilter(String::new()));
     let csv = dir.join("all.csv");
-    m.apply(Command::Export {
-        table: None,
-        path: csv.clone(),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, &csv);
     finish(&mut m);
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count() as u64, m.store().len() + 1);
@@ -109,11 +110,7 @@ fn each_view_exports_its_own_table() {
         m.apply(Command::ShowView(view));
         assert_eq!(m.export_table(), table);
         let path = dir.join(format!("{table}.jsonl"));
-        m.apply(Command::Export {
-            table: None,
-            path: path.clone(),
-            partition_window_ns: None,
-        });
+        export_view(&mut m, &path);
         finish(&mut m);
         assert_eq!(jsonl(&path).len(), rows, "{view:?}");
         assert!(
@@ -125,11 +122,7 @@ fn each_view_exports_its_own_table() {
     // The ladder: the packets of its QP, both directions.
     m.apply(Command::ShowView(View::Ladder));
     let path = dir.join("ladder.jsonl");
-    m.apply(Command::Export {
-        table: None,
-        path: path.clone(),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, &path);
     assert!(m.status().contains("of QP 0x000012"), "{}", m.status());
     finish(&mut m);
     let rows = jsonl(&path);
@@ -153,11 +146,7 @@ fn each_view_exports_its_own_table() {
 fn bad_paths_say_what_went_wrong_and_where() {
     let mut m = sample_model();
     let dir = out_dir("bad");
-    m.apply(Command::Export {
-        table: None,
-        path: dir.join("out.txt"),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, dir.join("out.txt"));
     assert!(!m.exporting());
     assert!(m.status().contains("out.txt"), "{}", m.status());
     assert!(
@@ -166,11 +155,7 @@ fn bad_paths_say_what_went_wrong_and_where() {
         m.status()
     );
     let missing = dir.join("no/such/folder/out.csv");
-    m.apply(Command::Export {
-        table: None,
-        path: missing.clone(),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, &missing);
     finish(&mut m);
     assert!(matches!(m.last_export(), Some(Err(_))));
     assert!(

@@ -13,10 +13,15 @@ fn captured(name: &str, ns: u64) -> Analysed {
 fn twin_of(name: &str, ns: u64) -> (Analysed, Derived, Vec<Mismatch>) {
     let cap = captured(name, ns);
     let d = derive(&cap, name).unwrap();
-    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
-    let twin = RunOutcome::of(&run(&d.scenario), &d.qp_keys, false);
-    let m = check(&capture, &twin);
+    let m = against(&cap, &d, &d.scenario);
     (cap, d, m)
+}
+
+/// The capture's mismatches against a run of `scenario`: its twin, or
+/// the twin with something taken out.
+fn against(cap: &Analysed, d: &Derived, scenario: &Scenario) -> Vec<Mismatch> {
+    let capture = RunOutcome::of(cap, &d.qp_keys, true);
+    check(&capture, &RunOutcome::of(&run(scenario), &d.qp_keys, false))
 }
 
 #[test]
@@ -95,8 +100,7 @@ fn a_capture_s_pauses_are_replayed_as_seen_and_its_twin_holds() {
     // unpaused and is refused naming the pauses.
     let mut none = d.scenario.clone();
     none.pauses.clear();
-    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
-    let m = check(&capture, &RunOutcome::of(&run(&none), &d.qp_keys, false));
+    let m = against(&cap, &d, &none);
     assert!(m.iter().any(|m| m.why.contains("paused")), "{m:?}");
 }
 
@@ -166,8 +170,7 @@ fn a_capture_s_cnps_are_replayed_as_seen_and_its_twin_holds() {
     // refused naming the pacing after CNPs.
     let mut none = d.scenario.clone();
     none.cnps.clear();
-    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
-    let m = check(&capture, &RunOutcome::of(&run(&none), &d.qp_keys, false));
+    let m = against(&cap, &d, &none);
     assert!(m.iter().any(|m| m.why.contains("rate_limited")), "{m:?}");
 }
 
