@@ -559,11 +559,7 @@ mod tests {
             )
         );
         assert!(line.packets > 0);
-        assert!(
-            line.text().starts_with("sim:teaching-basic | ended: "),
-            "{}",
-            line.text()
-        );
+        rocescope_testkit::assert_starts_with(&line.text(), "sim:teaching-basic | ended: ");
     }
 
     #[test]
@@ -617,11 +613,7 @@ mod tests {
             line.state.text(),
             "disconnected: connection refused; retrying in 0.2 s"
         );
-        assert!(
-            line.text().contains("7 DROPPED | 2 reconnects"),
-            "{}",
-            line.text()
-        );
+        rocescope_testkit::assert_contains(&line.text(), "7 DROPPED | 2 reconnects");
         st.set_disconnected(None);
         assert_eq!(status_line(&m).state, SourceState::Live);
         st.end("source ended");

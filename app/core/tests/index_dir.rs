@@ -36,11 +36,7 @@ fn a_reused_index_has_every_row_at_once_and_the_same_model() {
     // Every row before any indexing could have run: read back, not indexed.
     assert_eq!(second.store().len(), FRAMES);
     assert!(second.store().index_dir_status().unwrap().index.reused);
-    assert!(
-        second.status().starts_with("index: reused from "),
-        "{}",
-        second.status()
-    );
+    rocescope_testkit::assert_starts_with(second.status(), "index: reused from ");
     let mut second = finished(second);
     let mut fresh = finished(open(file_spec(&capture), &SessionLimits::default()).unwrap());
 
