@@ -196,11 +196,7 @@ fn a_stale_index_is_said_and_rebuilt() {
         "4792",
     ]);
     assert_eq!(json(&out)["index_dir"]["reused"], false);
-    assert!(
-        text(&out.stderr).contains("other RoCE ports"),
-        "{}",
-        text(&out.stderr)
-    );
+    rocescope_testkit::assert_contains(&text(&out.stderr), "other RoCE ports");
 
     // Frames appended: the file changed size, and the new frames are in.
     let more = folder.path().join("more.pcap");
@@ -209,11 +205,7 @@ fn a_stale_index_is_said_and_rebuilt() {
     let out = rocescope_ok(&["info", cap, "--json", "--index-dir", d]);
     let v = json(&out);
     assert_eq!(v["packets"], FRAMES + 10);
-    assert!(
-        text(&out.stderr).contains("changed size"),
-        "{}",
-        text(&out.stderr)
-    );
+    rocescope_testkit::assert_contains(&text(&out.stderr), "changed size");
 }
 
 #[test]
@@ -227,12 +219,9 @@ fn a_folder_that_cannot_hold_the_index_is_an_error_naming_it() {
     let out = rocescope(&["info", s(&capture), "--index-dir", s(&not_a_dir)]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(
-        err.contains(&format!(
-            "cannot keep the index in {} (--index-dir)",
-            s(&not_a_dir)
-        )),
-        "{err}"
+    rocescope_testkit::assert_contains(
+        &err,
+        &format!("cannot keep the index in {} (--index-dir)", s(&not_a_dir)),
     );
     assert_eq!(err.matches("panicked").count(), 0, "{err}");
 }

@@ -29,11 +29,7 @@ fn simulate(dir: &Path, scenario: &str, extra: &[&str]) -> Value {
     args.extend(extra);
     let out = rocescope(&args);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("truth.json"),
-        "{}",
-        text(&out.stdout)
-    );
+    rocescope_testkit::assert_contains(&text(&out.stdout), "truth.json");
     serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).unwrap()).unwrap()
 }
 
@@ -234,13 +230,13 @@ fn points_of_two_exchanges_are_named_with_their_files() {
     let out = rocescope(&["stats", "--point", &a, "--point", &b]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(
-        err.contains(&format!(
+    rocescope_testkit::assert_contains(
+        &err,
+        &format!(
             "a ({}) and b ({}) share no traffic: not the same exchange?",
             one.join("a.pcapng").display(),
             two.join("b.pcapng").display()
-        )),
-        "{err}"
+        ),
     );
     // One point alone, a bad offset, a bad name: said at once.
     rocescope_fails(&["stats", "--point", &a], "one --point alone");

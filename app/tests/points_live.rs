@@ -247,17 +247,11 @@ fn the_workbench_shows_each_point_live_and_one_going_away() {
     let status = support::exit_status(&session, &status_file, 10);
     assert!(screen.contains("Capture points a > sw > b"), "{screen}");
     for n in POINTS {
-        assert!(
-            screen.contains(&format!("link {n}: connected,")),
-            "{screen}"
-        );
+        rocescope_testkit::assert_contains(&screen, &format!("link {n}: connected,"));
     }
     assert!(screen.contains("attach:a,sw,b"), "{screen}");
     assert!(losses.contains(" 0:Losses "), "{losses}");
-    assert!(
-        losses.contains("lost on the wire between the points of a>sw"),
-        "{losses}"
-    );
+    rocescope_testkit::assert_contains(&losses, "lost on the wire between the points of a>sw");
     // Said in the Overview and on the status line.
     assert!(away.contains("link b: connection lost"), "{away}");
     assert!(away.contains("point b: connection lost"), "{away}");

@@ -40,15 +40,9 @@ fn report_writes_the_page_and_prints_its_path() {
     let html = std::fs::read_to_string(&index).unwrap();
     assert!(html.contains("QP 0x000012"), "{html}");
     // The time by state section: the QP's bar and its shares in words.
-    assert!(
-        html.contains("<h2 id=\"time\">Time by state</h2>"),
-        "{html}"
-    );
+    rocescope_testkit::assert_contains(&html, "<h2 id=\"time\">Time by state</h2>");
     let section = &html[html.find("id=\"time\"").unwrap()..html.find("id=\"findings\"").unwrap()];
-    assert!(
-        section.contains("<div class=\"bar\"><span style=\"width:"),
-        "{section}"
-    );
+    rocescope_testkit::assert_contains(section, "<div class=\"bar\"><span style=\"width:");
     assert!(section.contains("idle "), "{section}");
     for plot in ["throughput", "episodes", "rtt", "window", "ladder"] {
         for ext in ["png", "svg"] {

@@ -287,15 +287,15 @@ fn ila_captures_by_net_name_in_csv_and_vcd() {
         );
         let (ok, text, _) = rocescope(&["info", s(file)]);
         assert!(ok);
-        assert!(
-            text.contains(&format!(
+        rocescope_testkit::assert_contains(
+            &text,
+            &format!(
                 "ILA capture: 3 windows of {} to {WINDOW} samples at 250 MHz; {} frames cut by a window's edge not kept ({} at a start, {} at an end); the time between windows is unknown: their samples are placed end to end",
                 WINDOW - SHORT,
                 want.cut_at_start + want.cut_at_end,
                 want.cut_at_start,
                 want.cut_at_end
-            )),
-            "{text}"
+            ),
         );
 
         // The RC analysis over them, and what the windows mean beside it.

@@ -440,12 +440,12 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
         );
         let (ok, text, _) = rocescope(&["info", s(&capture), "--wave", s(&sim.wave)]);
         assert!(ok);
-        assert!(
-            text.contains(&format!(
+        rocescope_testkit::assert_contains(
+            &text,
+            &format!(
                 "waveform: 24 matched, 1 capture / 0 waveform frames unmatched, waveform time 0 = capture time {} (the capture on wall-clock time; spread 0 ns)",
                 rocescope_replay::text::utc_text(shift_ns)
-            )),
-            "{text}"
+            ),
         );
 
         // `stats` tells the same alignment beside its analysis.

@@ -43,9 +43,9 @@ fn whatif_typed_in_the_workbench_shows_the_runs_beside_the_capture() {
         "Enter",
     ]);
     let ab = wait_for(&session, "against the twin", 120);
-    assert!(
-        ab.contains("what if window_packets=32: A capture and its twin, B changed"),
-        "{ab}"
+    rocescope_testkit::assert_contains(
+        &ab,
+        "what if window_packets=32: A capture and its twin, B changed",
     );
     assert!(ab.contains("QP 0x000100 10.0.0.1 -> 10.0.0.2"), "{ab}");
     assert!(ab.contains("goodput        capture "), "{ab}");

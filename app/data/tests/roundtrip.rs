@@ -446,10 +446,7 @@ fn partitions_are_hive_folders_that_query_back_together() {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        assert!(
-            rel.starts_with("packets/capture=test/window_start_ns="),
-            "{rel}"
-        );
+        rocescope_testkit::assert_starts_with(&rel, "packets/capture=test/window_start_ns=");
     }
     // Two captures side by side, as a fleet would have them.
     let other = Source {
