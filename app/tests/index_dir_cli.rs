@@ -264,10 +264,9 @@ fn the_workbench_says_the_index_was_reused() {
     // The first open, as `stats` makes it: the RC analysis' verdicts on
     // the rows, as the workbench needs them, and the analysis itself.
     rocescope_ok(&["stats", s(&capture), "--index-dir", s(&dir)]);
-    let status_file = folder.path().join("status");
-    let session = format!("rocescope-index-dir-{}", std::process::id());
     let args = format!("open {} --index-dir {}", capture.display(), dir.display());
-    support::rocescope_in_tmux(&session, 250, 40, &args, &status_file);
+    let (session, status_file) =
+        support::rocescope_in_tmux_named("index-dir", folder.path(), (250, 40), &args);
     let screen = wait_for(&session, "index: reused from", 60);
     let reused = screen.contains(&format!("index: reused from {}", dir.display()));
     // The analysis `stats` kept came back with the rows.

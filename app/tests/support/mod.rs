@@ -31,6 +31,12 @@ pub fn command_words(line: &str) -> impl Iterator<Item = &str> {
         .split_whitespace()
 }
 
+/// Types `line` on the command line of the workbench in tmux `session`:
+/// `:`, the line, Enter.
+pub fn tmux_command_line(session: &str, line: &str) {
+    tmux(&["send-keys", "-t", session, ":", line, "Enter"]);
+}
+
 /// The `rocescope` binary this test build made, ready for arguments.
 pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
@@ -124,6 +130,20 @@ pub fn rocescope_in_tmux(session: &str, width: u16, height: u16, args: &str, sta
         status_file.display()
     );
     tmux_session(session, width, height, &cmd);
+}
+
+/// [`rocescope_in_tmux`] in a session named `rocescope-LABEL-PID`, its
+/// exit status written to `dir/status`: the session's name and that file.
+pub fn rocescope_in_tmux_named(
+    label: &str,
+    dir: &Path,
+    (width, height): (u16, u16),
+    args: &str,
+) -> (String, std::path::PathBuf) {
+    let session = format!("rocescope-{label}-{}", std::process::id());
+    let status_file = dir.join("status");
+    rocescope_in_tmux(&session, width, height, args, &status_file);
+    (session, status_file)
 }
 
 /// The tmux `session`'s screen once it holds `needle` (or after `secs`).
