@@ -32,6 +32,16 @@ fn series_points(s: &Series, t0: u64, width: u16) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A counter's line (its label in the column of the others), in `colour`
+/// while it is not zero.
+fn counter(label: &str, n: u64, colour: Color) -> Line<'static> {
+    let colour = if n > 0 { colour } else { Color::Reset };
+    Line::from(Span::styled(
+        format!("{label:<14} {n}"),
+        Style::default().fg(colour),
+    ))
+}
+
 pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
     let rows = Layout::default()
@@ -214,22 +224,8 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         Line::from(format!("RoCE           {}", stats.roce_packets)),
         Line::from(format!("wire bytes     {}", size_text(stats.wire_bytes))),
         Line::from(format!("QPs            {}", report.qps.len())),
-        Line::from(Span::styled(
-            format!("retransmitted  {}", c.retransmitted_packets),
-            Style::default().fg(if c.retransmitted_packets > 0 {
-                YELLOW
-            } else {
-                Color::Reset
-            }),
-        )),
-        Line::from(Span::styled(
-            format!("packet_seq_err {}", c.packet_seq_err),
-            Style::default().fg(if c.packet_seq_err > 0 {
-                RED
-            } else {
-                Color::Reset
-            }),
-        )),
+        counter("retransmitted", c.retransmitted_packets, YELLOW),
+        counter("packet_seq_err", c.packet_seq_err, RED),
         Line::from(format!("timeouts       {}", c.local_ack_timeout_err)),
         Line::from(format!(
             "CNPs / CE      {} / {}",
