@@ -550,6 +550,16 @@ fn findings(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
         });
 }
 
+/// A column that scrolls within `height` (`id` keeps its scrolling apart).
+fn scroll_column(ui: &mut egui::Ui, id: &str, height: f32, add: impl FnOnce(&mut egui::Ui)) {
+    ui.vertical(|ui| {
+        egui::ScrollArea::vertical()
+            .id_salt(id)
+            .max_height(height)
+            .show(ui, add);
+    });
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -636,14 +646,4 @@ mod tests {
         assert!(lines.iter().all(|l| l.len() == 37 && l[0].x == x_first));
         assert_ne!(ys(lines), expect);
     }
-}
-
-/// A column that scrolls within `height` (`id` keeps its scrolling apart).
-fn scroll_column(ui: &mut egui::Ui, id: &str, height: f32, add: impl FnOnce(&mut egui::Ui)) {
-    ui.vertical(|ui| {
-        egui::ScrollArea::vertical()
-            .id_salt(id)
-            .max_height(height)
-            .show(ui, add);
-    });
 }

@@ -1,7 +1,7 @@
 //! Overview: throughput per QP, counters, the diagnosis.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
@@ -44,16 +44,12 @@ fn counter(label: &str, n: u64, colour: Color) -> Line<'static> {
 
 pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
-    let rows = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
-        .split(area);
+    let rows =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).split(area);
     // Several capture points: each segment's one-way latency beside the
     // throughput.
     let (top, latency_area) = if model.points().is_some() {
-        let cols = Layout::default()
-            .direction(Direction::Horizontal)
-            .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
+        let cols = Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
             .split(rows[0]);
         (cols[0], Some(cols[1]))
     } else {
@@ -170,10 +166,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     } else {
         &[Constraint::Length(40), Constraint::Min(20)]
     };
-    let bottom = Layout::default()
-        .direction(Direction::Horizontal)
-        .constraints(widths)
-        .split(rows[1]);
+    let bottom = Layout::horizontal(widths).split(rows[1]);
     if let Some(&area) = bottom.get(2) {
         let names: Vec<&str> = model.points().map_or_else(
             || {

@@ -2,7 +2,7 @@
 //! bar, the selected one's sparkline.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row as TRow, Sparkline, Table, Wrap};
@@ -78,14 +78,12 @@ pub(super) fn color(s: TimeState) -> Color {
 pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
     let bars = (report.qps.len().min(6) as u16 + 4).min(area.height / 3);
-    let chunks = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([
-            Constraint::Min(5),
-            Constraint::Length(bars),
-            Constraint::Length(5),
-        ])
-        .split(area);
+    let chunks = Layout::vertical([
+        Constraint::Min(5),
+        Constraint::Length(bars),
+        Constraint::Length(5),
+    ])
+    .split(area);
     let cells: Vec<Vec<String>> = qp_rows(model).into_iter().map(|c| c.to_vec()).collect();
     // The state column as wide as its longest word, so that it does not
     // jump as the cursor moves; the least needed columns go first.
