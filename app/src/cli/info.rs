@@ -14,7 +14,6 @@ use serde_json::json;
 
 use super::args::FileArgs;
 use super::capture::{ila_json, indexing_error, open_store_with};
-use rocescope_core::session::SessionLimits;
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
@@ -43,27 +42,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    summarise(
-        &args.file,
-        args.json,
-        args.file_args.decode.roce_ports,
-        args.file_args.align.wave.as_deref(),
-        &args.file_args.wave_args.options(),
-        &args.file_args.memory.limits(),
-    )
+    summarise(&args.file, args.json, &args.file_args)
 }
 
-fn summarise(
-    file: &Path,
-    json_out: bool,
-    roce_ports: Vec<u16>,
-    wave: Option<&Path>,
-    options: &WaveOptions,
-    limits: &SessionLimits,
-) -> anyhow::Result<()> {
+fn summarise(file: &Path, json_out: bool, file_args: &FileArgs) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
-        extra_roce_ports: roce_ports,
+        extra_roce_ports: file_args.decode.roce_ports.clone(),
     };
+    let wave = file_args.align.wave.as_deref();
+    let options = &file_args.wave_args.options();
+    let limits = &file_args.memory.limits();
     let store = open_store_with(file, cfg, Box::new(NoAnalysis), options, limits)?;
     let spill = store.spill_stats().unwrap_or_default();
     let spill_error = store.spill_error();

@@ -67,27 +67,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let Some(file) = &args.file else {
         anyhow::bail!("give a capture, or two or more --point NAME=FILE");
     };
-    analyse(
-        file,
-        args.json,
-        args.file_args.decode.roce_ports,
-        args.file_args.align.wave.as_deref(),
-        &args.file_args.wave_args.options(),
-        args.points.link_gbps,
-        &args.file_args.memory.limits(),
-    )
+    analyse(file, args.json, &args.file_args, args.points.link_gbps)
 }
 
 fn analyse(
     file: &Path,
     json_out: bool,
-    roce_ports: Vec<u16>,
-    wave: Option<&Path>,
-    options: &rocescope_replay::wave::WaveOptions,
+    file_args: &FileArgs,
     link_gbps: Option<f64>,
-    limits: &rocescope_core::session::SessionLimits,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
+    let roce_ports = file_args.decode.roce_ports.clone();
+    let wave = file_args.align.wave.as_deref();
+    let options = &file_args.wave_args.options();
+    let limits = &file_args.memory.limits();
     pad_heap();
     let (store, analysis) =
         index_analysed(file, roce_ports, options, link_gbps.unwrap_or(0.0), limits)?;
