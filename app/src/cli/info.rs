@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::NoAnalysis;
@@ -13,7 +11,7 @@ use rocescope_replay::wave::WaveOptions;
 use serde_json::json;
 
 use super::args::FileArgs;
-use super::capture::{ila_json, indexing_error, open_store_with};
+use super::capture::{align_wave, ila_json, indexing_error, open_store_with};
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
@@ -55,13 +53,7 @@ fn summarise(file: &Path, json_out: bool, file_args: &FileArgs) -> anyhow::Resul
     let store = open_store_with(file, cfg, Box::new(NoAnalysis), options, limits)?;
     let spill = store.spill_stats().unwrap_or_default();
     let spill_error = store.spill_error();
-    let alignment = match wave {
-        Some(w) => Some(
-            rocescope_replay::wave::align(file, w, options)
-                .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
-        ),
-        None => None,
-    };
+    let alignment = align_wave(file, wave, options)?;
     let ports = if matches!(
         store.format(),
         Some(rocescope_replay::CaptureFormat::Wave(_))
