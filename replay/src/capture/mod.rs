@@ -451,40 +451,27 @@ impl<R: Read> CaptureReader<R> {
             });
         };
         let mut shared = Shared::default();
-        let (format, inner) = match u32::from_le_bytes(magic) {
-            pcap::MAGIC_US | pcap::MAGIC_NS => {
-                let nanos = u32::from_le_bytes(magic) == pcap::MAGIC_NS;
+        let m = u32::from_le_bytes(magic);
+        let (format, inner) = match pcap::magic_kind(m) {
+            Some((nanos, big_endian)) => {
                 let start = Start::new(prefix, reader, name, buffer_bytes);
-                let state = pcap::PcapState::open(start, nanos, false, &mut shared)?;
-                let format = CaptureFormat::Pcap {
-                    nanos,
-                    big_endian: false,
-                };
+                let state = pcap::PcapState::open(start, nanos, big_endian, &mut shared)?;
+                let format = CaptureFormat::Pcap { nanos, big_endian };
                 (format, Inner::Pcap(state))
             }
-            m if m == pcap::MAGIC_US.swap_bytes() || m == pcap::MAGIC_NS.swap_bytes() => {
-                let nanos = m == pcap::MAGIC_NS.swap_bytes();
-                let start = Start::new(prefix, reader, name, buffer_bytes);
-                let state = pcap::PcapState::open(start, nanos, true, &mut shared)?;
-                let format = CaptureFormat::Pcap {
-                    nanos,
-                    big_endian: true,
-                };
-                (format, Inner::Pcap(state))
-            }
-            m if m == pcap::MAGIC_MODIFIED || m == pcap::MAGIC_MODIFIED.swap_bytes() => {
+            None if m == pcap::MAGIC_MODIFIED || m == pcap::MAGIC_MODIFIED.swap_bytes() => {
                 return Err(CaptureError::Unsupported {
                     offset: 0,
                     what: "the \"modified\" (Kuznetzov) pcap format; convert it with editcap"
                         .to_owned(),
                 });
             }
-            crate::pcapng::SHB_TYPE => {
+            None if m == crate::pcapng::SHB_TYPE => {
                 let start = Start::new(prefix, reader, name, buffer_bytes);
                 let state = pcapng::NgState::open(start)?;
                 (CaptureFormat::Pcapng, Inner::Pcapng(state))
             }
-            _ => {
+            None => {
                 let want = crate::sniffer::DETECT_BYTES;
                 read_up_to(&mut reader, &mut prefix, want).map_err(|source| CaptureError::Io {
                     name: name.clone(),
