@@ -47,6 +47,13 @@ fn commands_reading(readme: &str, files: &[&str]) -> Vec<String> {
 }
 
 /// A folder with the repository's `assets` beside what the lines write.
+/// The docs, a work folder `name`, and the block under `marker`.
+fn workdir_for(name: &str, marker: &str) -> (String, PathBuf, Vec<String>) {
+    let readme = readme();
+    let make = block(&readme, marker);
+    (readme, workdir(name), make)
+}
+
 fn workdir(name: &str) -> PathBuf {
     let dir = support::out_dir("readme-files", name);
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets");
@@ -68,9 +75,7 @@ fn sh(dir: &Path, line: &str) -> String {
 
 #[test]
 fn the_readme_makes_its_captures_and_reads_them_as_printed() {
-    let readme = readme();
-    let dir = workdir("captures");
-    let make = block(&readme, "<!-- captures:");
+    let (readme, dir, make) = workdir_for("captures", "<!-- captures:");
     assert_eq!(make.len(), 3, "{make:?}");
     for line in &make {
         sh(&dir, line);
@@ -102,9 +107,7 @@ fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() 
         eprintln!("skipped: iverilog not found (set ROCESCOPE_REQUIRE_IVERILOG to make this fail)");
         return;
     }
-    let readme = readme();
-    let dir = workdir("waveforms");
-    let make = block(&readme, "<!-- waveforms:");
+    let (readme, dir, make) = workdir_for("waveforms", "<!-- waveforms:");
     assert!(make.iter().any(|l| l.starts_with("iverilog ")), "{make:?}");
     for line in &make {
         sh(&dir, line);
@@ -143,9 +146,7 @@ fn the_readme_makes_sim_dump_with_the_tests_testbench_and_reads_it_as_printed() 
 /// --point` as printed: each point's link and the losses placed.
 #[test]
 fn the_readme_attaches_to_an_agent_per_point_as_printed() {
-    let readme = readme();
-    let dir = workdir("points-live");
-    let make = block(&readme, "<!-- points:");
+    let (readme, dir, make) = workdir_for("points-live", "<!-- points:");
     sh(&dir, &make[0]);
     let live = block(&readme, "<!-- points-live:");
     assert_eq!(live.len(), 4, "{live:?}");
@@ -203,9 +204,7 @@ fn the_readme_attaches_to_an_agent_per_point_as_printed() {
 /// capture with the simulator, then every command with `--point`.
 #[test]
 fn the_readme_places_losses_between_its_points_as_printed() {
-    let readme = readme();
-    let dir = workdir("points");
-    let make = block(&readme, "<!-- points:");
+    let (readme, dir, make) = workdir_for("points", "<!-- points:");
     assert_eq!(make.len(), 1, "{make:?}");
     sh(&dir, &make[0]);
     let with_points: Vec<&str> = readme
