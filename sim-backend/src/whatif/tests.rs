@@ -17,6 +17,15 @@ fn twin_of(name: &str, ns: u64) -> (Analysed, Derived, Vec<Mismatch>) {
     (cap, d, m)
 }
 
+/// The twin with `take_out` done to it is refused, a mismatch naming
+/// `why`.
+fn refused_without(cap: &Analysed, d: &Derived, take_out: impl FnOnce(&mut Scenario), why: &str) {
+    let mut twin = d.scenario.clone();
+    take_out(&mut twin);
+    let m = against(cap, d, &twin);
+    assert!(m.iter().any(|m| m.why.contains(why)), "{m:?}");
+}
+
 /// The capture's mismatches against a run of `scenario`: its twin, or
 /// the twin with something taken out.
 fn against(cap: &Analysed, d: &Derived, scenario: &Scenario) -> Vec<Mismatch> {
@@ -98,10 +107,7 @@ fn a_capture_s_pauses_are_replayed_as_seen_and_its_twin_holds() {
     assert_eq!(back.pauses, d.scenario.pauses);
     // Without them (its own traffic alone fills no queue), the twin runs
     // unpaused and is refused naming the pauses.
-    let mut none = d.scenario.clone();
-    none.pauses.clear();
-    let m = against(&cap, &d, &none);
-    assert!(m.iter().any(|m| m.why.contains("paused")), "{m:?}");
+    refused_without(&cap, &d, |s| s.pauses.clear(), "paused");
 }
 
 #[test]
@@ -168,10 +174,7 @@ fn a_capture_s_cnps_are_replayed_as_seen_and_its_twin_holds() {
     assert!(e.contains("QP 5 does not exist"), "{e}");
     // Without them (the switch alone), the twin runs at line rate and is
     // refused naming the pacing after CNPs.
-    let mut none = d.scenario.clone();
-    none.cnps.clear();
-    let m = against(&cap, &d, &none);
-    assert!(m.iter().any(|m| m.why.contains("rate_limited")), "{m:?}");
+    refused_without(&cap, &d, |s| s.cnps.clear(), "rate_limited");
 }
 
 #[test]
