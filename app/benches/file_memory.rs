@@ -15,7 +15,6 @@
 #[allow(dead_code)]
 mod common;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -64,9 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| "256MiB".into());
     let cap_bytes = rocescope_decoders::units::parse_size_bytes(&cap)?;
     let keep = args.iter().any(|a| a == "keep");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let data = root.join("bench-data");
-    std::fs::create_dir_all(&data)?;
+    let data = rocescope_testkit::bench_data();
     let path = data.join(format!("file-memory-{n}.pcap"));
     if !path.exists() {
         let t = Instant::now();
@@ -97,8 +94,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         max_memory_bytes: cap_bytes,
         max_disk_bytes: None,
         dir: Some(
-            root.join("tmp")
-                .join(format!("file-memory-{}", std::process::id())),
+            rocescope_testkit::build_tmp().join(format!("file-memory-{}", std::process::id())),
         ),
         index_dir: None,
     };

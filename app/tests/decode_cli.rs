@@ -233,10 +233,7 @@ fn stats_text_fits_80_columns_with_whole_headings() {
             line.chars().count()
         );
     }
-    assert!(
-        text.contains(": 15 packets, 15 RoCE, 1 QP conversation\n"),
-        "{text}"
-    );
+    rocescope_testkit::assert_contains(&text, ": 15 packets, 15 RoCE, 1 QP conversation\n");
     let heading: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("QP "))

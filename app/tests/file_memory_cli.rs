@@ -73,10 +73,9 @@ fn the_workbench_says_how_much_of_the_index_is_on_disk() {
     let folder = rocescope_testkit::temp_dir("file-memory-tmux");
     let capture = folder.path().join("resends.pcap");
     rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
-    let status_file = folder.path().join("status");
-    let session = format!("rocescope-file-memory-{}", std::process::id());
     let args = format!("open {} --max-memory 1MiB", capture.display());
-    support::rocescope_in_tmux(&session, 250, 40, &args, &status_file);
+    let (session, status_file) =
+        support::rocescope_in_tmux_named("file-memory", folder.path(), (250, 40), &args);
     let screen = wait_for(&session, "200000 pkts", 60);
     assert!(screen.contains("200000 pkts"), "{screen}");
     assert!(screen.contains("196608 rows on disk ("), "{screen}");

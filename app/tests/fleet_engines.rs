@@ -94,10 +94,7 @@ fn spark_datafusion_and_rocescope_agree_over_a_fleet_folder() {
             .env("PATH", support::path_with_rocescope()),
     );
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains("c_1999                 256            391"),
-        "{said}"
-    );
+    rocescope_testkit::assert_contains(&said, "c_1999                 256            391");
     let year = dir.join("fleet-demo/1999.pcapng");
     let date = dir.join("fleet-demo/2025-06-01.pcapng");
     let sample = dir.join("assets/captures/sample-write-read.pcap");

@@ -149,13 +149,7 @@ fn stats_shows_each_requesting_end_of_a_qp_pair_apart() {
     assert_eq!(two["next_psn"], 705);
     assert_eq!(one["both_request"], true);
     let text = String::from_utf8(rocescope(&["stats", p]).stdout).unwrap();
-    assert!(
-        text.contains("LID 0x0001 > LID 0x0002 (both ends request)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("LID 0x0002 > LID 0x0001 (both ends request)"),
-        "{text}"
-    );
+    rocescope_testkit::assert_contains(&text, "LID 0x0001 > LID 0x0002 (both ends request)");
+    rocescope_testkit::assert_contains(&text, "LID 0x0002 > LID 0x0001 (both ends request)");
     let _ = std::fs::remove_file(&path);
 }

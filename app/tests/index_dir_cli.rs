@@ -8,10 +8,22 @@
 
 mod support;
 
+use std::path::PathBuf;
+
 use support::{arg as s, rocescope, rocescope_ok, same_with_and_without, text};
 
 /// Three whole index chunks (of 65,536 rows) and part of a fourth.
 const FRAMES: u64 = 200_000;
+
+/// A folder holding `resends.pcap` ([`FRAMES`] frames, resends among
+/// them) and the path its indexes are to be kept under.
+fn resends(folder: &str) -> (rocescope_testkit::TempDir, PathBuf, PathBuf) {
+    let folder = rocescope_testkit::temp_dir(folder);
+    let capture = folder.path().join("resends.pcap");
+    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
+    let dir = folder.path().join("indexes");
+    (folder, capture, dir)
+}
 
 fn json(out: &std::process::Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
@@ -28,12 +40,8 @@ fn info_kept(cap: &str, dir: &str) -> (serde_json::Value, String) {
 
 #[test]
 fn a_second_open_reads_the_index_back_and_says_the_same() {
-    let folder = rocescope_testkit::temp_dir("index-dir-cli");
-    let capture = folder.path().join("resends.pcap");
-    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
-    let cap = s(&capture);
-    let dir = folder.path().join("indexes");
-    let d = s(&dir);
+    let (folder, capture, dir) = resends("index-dir-cli");
+    let (cap, d) = (s(&capture), s(&dir));
     // The first open indexes (under a tiny cap, so that most chunks are
     // copied from spill segments) and keeps the index.
     let tiny = ["--max-memory", "1MiB", "--index-dir", d];
@@ -115,12 +123,8 @@ fn a_second_open_reads_the_index_back_and_says_the_same() {
 
 #[test]
 fn a_stale_index_is_said_and_rebuilt() {
-    let folder = rocescope_testkit::temp_dir("index-dir-stale");
-    let capture = folder.path().join("resends.pcap");
-    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
-    let cap = s(&capture);
-    let dir = folder.path().join("indexes");
-    let d = s(&dir);
+    let (folder, capture, dir) = resends("index-dir-stale");
+    let (cap, d) = (s(&capture), s(&dir));
     let (kept, _) = info_kept(cap, d);
     assert_eq!(kept["reused"], false, "{kept}");
     let sub = std::path::PathBuf::from(kept["folder"].as_str().unwrap());
@@ -192,11 +196,7 @@ fn a_stale_index_is_said_and_rebuilt() {
         "4792",
     ]);
     assert_eq!(json(&out)["index_dir"]["reused"], false);
-    assert!(
-        text(&out.stderr).contains("other RoCE ports"),
-        "{}",
-        text(&out.stderr)
-    );
+    rocescope_testkit::assert_contains(&text(&out.stderr), "other RoCE ports");
 
     // Frames appended: the file changed size, and the new frames are in.
     let more = folder.path().join("more.pcap");
@@ -205,11 +205,7 @@ fn a_stale_index_is_said_and_rebuilt() {
     let out = rocescope_ok(&["info", cap, "--json", "--index-dir", d]);
     let v = json(&out);
     assert_eq!(v["packets"], FRAMES + 10);
-    assert!(
-        text(&out.stderr).contains("changed size"),
-        "{}",
-        text(&out.stderr)
-    );
+    rocescope_testkit::assert_contains(&text(&out.stderr), "changed size");
 }
 
 #[test]
@@ -223,12 +219,9 @@ fn a_folder_that_cannot_hold_the_index_is_an_error_naming_it() {
     let out = rocescope(&["info", s(&capture), "--index-dir", s(&not_a_dir)]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(
-        err.contains(&format!(
-            "cannot keep the index in {} (--index-dir)",
-            s(&not_a_dir)
-        )),
-        "{err}"
+    rocescope_testkit::assert_contains(
+        &err,
+        &format!("cannot keep the index in {} (--index-dir)", s(&not_a_dir)),
     );
     assert_eq!(err.matches("panicked").count(), 0, "{err}");
 }
@@ -267,17 +260,13 @@ fn the_workbench_says_the_index_was_reused() {
     if !rocescope_testkit::available(&[rocescope_testkit::TMUX]) {
         return;
     }
-    let folder = rocescope_testkit::temp_dir("index-dir-tmux");
-    let capture = folder.path().join("resends.pcap");
-    rocescope_replay::synth::write_resending_header_only_pcap(&capture, FRAMES, 1_000).unwrap();
-    let dir = folder.path().join("indexes");
+    let (folder, capture, dir) = resends("index-dir-tmux");
     // The first open, as `stats` makes it: the RC analysis' verdicts on
     // the rows, as the workbench needs them, and the analysis itself.
     rocescope_ok(&["stats", s(&capture), "--index-dir", s(&dir)]);
-    let status_file = folder.path().join("status");
-    let session = format!("rocescope-index-dir-{}", std::process::id());
     let args = format!("open {} --index-dir {}", capture.display(), dir.display());
-    support::rocescope_in_tmux(&session, 250, 40, &args, &status_file);
+    let (session, status_file) =
+        support::rocescope_in_tmux_named("index-dir", folder.path(), (250, 40), &args);
     let screen = wait_for(&session, "index: reused from", 60);
     let reused = screen.contains(&format!("index: reused from {}", dir.display()));
     // The analysis `stats` kept came back with the rows.

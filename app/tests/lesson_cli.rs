@@ -100,14 +100,8 @@ filter = "bth.psn >= "
     let out = rocescope(&["lesson", file.to_str().unwrap(), "--check"]);
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains("step 2: episodes.nak_seq_err is 1, the step says 2"),
-        "{said}"
-    );
-    assert!(
-        said.contains("step 3: its filter \"bth.psn >= \" does not parse"),
-        "{said}"
-    );
+    rocescope_testkit::assert_contains(&said, "step 2: episodes.nak_seq_err is 1, the step says 2");
+    rocescope_testkit::assert_contains(&said, "step 3: its filter \"bth.psn >= \" does not parse");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no longer holds"), "{err}");
 }
@@ -287,24 +281,18 @@ fn a_prediction_is_judged_on_the_twin_of_the_user_s_capture_with_its_change() {
     );
     // The lesson's own answer on its scenario, about 3.5 GB/s.
     let text = stdout(&on_capture("window", &cap, &["3.5"], ""));
-    assert!(
-        text.contains("qp1 = QP 0x100 10.0.0.1 -> 10.0.0.2"),
-        "{text}"
+    rocescope_testkit::assert_contains(&text, "qp1 = QP 0x100 10.0.0.1 -> 10.0.0.2");
+    rocescope_testkit::assert_contains(
+        &text,
+        "Not asked: step(s) 1, 2, 4 are about scenario window-bdp",
     );
-    assert!(
-        text.contains("Not asked: step(s) 1, 2, 4 are about scenario window-bdp"),
-        "{text}"
-    );
-    assert!(
-        text.contains("About qp1, the capture's QP 0x100 10.0.0.1 -> 10.0.0.2."),
-        "{text}"
+    rocescope_testkit::assert_contains(
+        &text,
+        "About qp1, the capture's QP 0x100 10.0.0.1 -> 10.0.0.2.",
     );
     let captured = number_after(&text, "On your capture, qp1.throughput_gbytes_s is ");
     let changed = number_after(&text, "window_packets=32: qp1.throughput_gbytes_s is ");
-    assert!(
-        text.contains("> 3.5\n  Not quite: the answer is "),
-        "{text}"
-    );
+    rocescope_testkit::assert_contains(&text, "> 3.5\n  Not quite: the answer is ");
     assert_eq!(
         number_after(&text, "Not quite: the answer is "),
         changed,

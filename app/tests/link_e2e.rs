@@ -825,10 +825,7 @@ fn readme_live_commands_run_as_printed() {
             .stdin(Stdio::null()),
     );
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        said.contains("under fleet/packets (capture=rack-7)"),
-        "{said}"
-    );
+    rocescope_testkit::assert_contains(&said, "under fleet/packets (capture=rack-7)");
     let rows = query_csv(
         &dir.join("fleet"),
         "SELECT count(*) AS n FROM packets WHERE capture = 'rack-7'",

@@ -29,11 +29,7 @@ fn simulate(dir: &Path, scenario: &str, extra: &[&str]) -> Value {
     args.extend(extra);
     let out = rocescope(&args);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("truth.json"),
-        "{}",
-        text(&out.stdout)
-    );
+    rocescope_testkit::assert_contains(&text(&out.stdout), "truth.json");
     serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).unwrap()).unwrap()
 }
 
@@ -232,13 +228,13 @@ fn points_of_two_exchanges_are_named_with_their_files() {
     let out = rocescope(&["stats", "--point", &a, "--point", &b]);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(
-        err.contains(&format!(
+    rocescope_testkit::assert_contains(
+        &err,
+        &format!(
             "a ({}) and b ({}) share no traffic: not the same exchange?",
             one.join("a.pcapng").display(),
             two.join("b.pcapng").display()
-        )),
-        "{err}"
+        ),
     );
     // One point alone, a bad offset, a bad name: said at once.
     rocescope_fails(&["stats", "--point", &a], "one --point alone");
@@ -340,31 +336,29 @@ fn the_points_tables_have_the_schemas_types_in_spark_and_datafusion() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let last = text(&out.stdout).lines().last().unwrap_or("").to_owned();
     let got: Value = serde_json::from_str(&last).unwrap();
-    for (col, spark, df) in [
+    let losses: &[(&str, &str, &str)] = &[
         ("ts_ns", "bigint", "int64"),
         ("dest_qp", "int", "int32"),
         ("psn", "int", "int32"),
         ("opcode", "smallint", "int16"),
         ("request", "boolean", "bool"),
         ("segment", "string", "string_view"),
-    ] {
-        assert_eq!(got["spark_losses"][col], spark, "Spark's {col}: {got}");
-        assert_eq!(
-            got["datafusion_losses"][col], df,
-            "DataFusion's {col}: {got}"
-        );
-    }
-    for (col, spark, df) in [
+    ];
+    let paths: &[(&str, &str, &str)] = &[
         ("frame", "bigint", "int64"),
         ("dest_qp", "int", "int32"),
         ("path", "string", "string_view"),
         ("fate", "string", "string_view"),
-    ] {
-        assert_eq!(got["spark_paths"][col], spark, "Spark's {col}: {got}");
-        assert_eq!(
-            got["datafusion_paths"][col], df,
-            "DataFusion's {col}: {got}"
-        );
+    ];
+    for (table, columns) in [("losses", losses), ("paths", paths)] {
+        for &(col, spark, df) in columns {
+            let (spark_got, df_got) = (
+                &got[format!("spark_{table}")][col],
+                &got[format!("datafusion_{table}")][col],
+            );
+            assert_eq!(spark_got, spark, "Spark's {table}.{col}: {got}");
+            assert_eq!(df_got, df, "DataFusion's {table}.{col}: {got}");
+        }
     }
     assert_eq!(got["spark_losses_rows"], got["datafusion_losses_rows"]);
     assert!(got["spark_paths_rows"].as_u64().unwrap() > 1000);

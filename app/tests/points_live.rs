@@ -232,10 +232,9 @@ fn the_workbench_shows_each_point_live_and_one_going_away() {
     let dir = captures("tui");
     let mut agents = agents(&dir);
     let ports: Vec<u16> = agents.iter().map(|a| a.1).collect();
-    let session = format!("rocescope-points-live-{}", std::process::id());
-    let status_file = dir.join("status");
     let args = format!("attach {}", point_args(&ports).join(" "));
-    support::rocescope_in_tmux(&session, 180, 45, &args, &status_file);
+    let (session, status_file) =
+        support::rocescope_in_tmux_named("points-live", &dir, (180, 45), &args);
     let screen = wait_for(&session, "losses: a>sw ", 40);
     tmux(&["send-keys", "-t", &session, "0"]);
     let losses = wait_for(&session, "Losses by segment: a>sw ", 10);
@@ -247,17 +246,11 @@ fn the_workbench_shows_each_point_live_and_one_going_away() {
     let status = support::exit_status(&session, &status_file, 10);
     assert!(screen.contains("Capture points a > sw > b"), "{screen}");
     for n in POINTS {
-        assert!(
-            screen.contains(&format!("link {n}: connected,")),
-            "{screen}"
-        );
+        rocescope_testkit::assert_contains(&screen, &format!("link {n}: connected,"));
     }
     assert!(screen.contains("attach:a,sw,b"), "{screen}");
     assert!(losses.contains(" 0:Losses "), "{losses}");
-    assert!(
-        losses.contains("lost on the wire between the points of a>sw"),
-        "{losses}"
-    );
+    rocescope_testkit::assert_contains(&losses, "lost on the wire between the points of a>sw");
     // Said in the Overview and on the status line.
     assert!(away.contains("link b: connection lost"), "{away}");
     assert!(away.contains("point b: connection lost"), "{away}");

@@ -50,7 +50,7 @@ fn commands_reading(readme: &str, files: &[&str]) -> Vec<String> {
         .map(|l| l.replace("./target/release/rocescope ", "rocescope "))
         .filter(|l| l.starts_with("rocescope "))
         .filter(|l| {
-            let words = support::command_words(l);
+            let words: Vec<&str> = support::command_words(l).collect();
             files.iter().any(|f| words.contains(f))
         })
         .filter(|l| !l.starts_with("rocescope open ") && !l.starts_with("rocescope gui "))

@@ -4,9 +4,20 @@
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use support::{rocescope, rocescope_ok, sample};
+
+/// `rocescope report CAPTURE -o OUT`.
+fn report(capture: &Path, out_dir: &Path) -> Output {
+    rocescope(&[
+        "report",
+        capture.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ])
+}
 
 /// A fresh folder for one test's report.
 fn tmp(name: &str) -> PathBuf {
@@ -29,15 +40,9 @@ fn report_writes_the_page_and_prints_its_path() {
     let html = std::fs::read_to_string(&index).unwrap();
     assert!(html.contains("QP 0x000012"), "{html}");
     // The time by state section: the QP's bar and its shares in words.
-    assert!(
-        html.contains("<h2 id=\"time\">Time by state</h2>"),
-        "{html}"
-    );
+    rocescope_testkit::assert_contains(&html, "<h2 id=\"time\">Time by state</h2>");
     let section = &html[html.find("id=\"time\"").unwrap()..html.find("id=\"findings\"").unwrap()];
-    assert!(
-        section.contains("<div class=\"bar\"><span style=\"width:"),
-        "{section}"
-    );
+    rocescope_testkit::assert_contains(section, "<div class=\"bar\"><span style=\"width:");
     assert!(section.contains("idle "), "{section}");
     for plot in ["throughput", "episodes", "rtt", "window", "ladder"] {
         for ext in ["png", "svg"] {
@@ -54,12 +59,7 @@ fn report_of_a_file_that_is_not_a_capture_fails_in_one_line() {
     let notes = dir.join("notes.txt");
     std::fs::write(&notes, "not packets\n").unwrap();
     let out_dir = dir.join("out");
-    let out = rocescope(&[
-        "report",
-        notes.to_str().unwrap(),
-        "-o",
-        out_dir.to_str().unwrap(),
-    ]);
+    let out = report(&notes, &out_dir);
     assert!(!out.status.success());
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
@@ -72,12 +72,7 @@ fn report_of_a_file_that_is_not_a_capture_fails_in_one_line() {
 
     // An output path that is a file, not a directory.
     let sample = sample();
-    let out = rocescope(&[
-        "report",
-        sample.to_str().unwrap(),
-        "-o",
-        notes.to_str().unwrap(),
-    ]);
+    let out = report(&sample, &notes);
     assert!(!out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");

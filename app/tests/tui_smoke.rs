@@ -70,14 +70,7 @@ fn workbench_in_tmux() {
     assert!(help.contains("play / pause"), "{help}");
     tmux(&["send-keys", "-t", &session, "Escape"]);
     // A simulator parameter from the command line reruns the model.
-    tmux(&[
-        "send-keys",
-        "-t",
-        &session,
-        ":",
-        "set window_packets=2",
-        "Enter",
-    ]);
+    support::tmux_command_line(&session, "set window_packets=2");
     let rerun = wait_for(&session, "restarted with window", 20);
     assert!(rerun.contains("restarted with window"), "{rerun}");
     tmux(&["send-keys", "-t", &session, "q"]);

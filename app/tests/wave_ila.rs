@@ -313,15 +313,15 @@ fn ila_captures_by_net_name_in_csv_and_vcd() {
         );
         let (ok, text, _) = rocescope(&["info", s(file)]);
         assert!(ok);
-        assert!(
-            text.contains(&format!(
+        rocescope_testkit::assert_contains(
+            &text,
+            &format!(
                 "ILA capture: 3 windows of {} to {WINDOW} samples at 250 MHz; {} frames cut by a window's edge not kept ({} at a start, {} at an end); the time between windows is unknown: their samples are placed end to end",
                 WINDOW - SHORT,
                 want.cut_at_start + want.cut_at_end,
                 want.cut_at_start,
                 want.cut_at_end
-            )),
-            "{text}"
+            ),
         );
 
         // The RC analysis over them, and what the windows mean beside it.
@@ -455,7 +455,6 @@ fn the_readme_ila_commands_work_as_printed() {
             continue;
         }
         let args: Vec<String> = support::command_words(cmd)
-            .into_iter()
             .map(|w| match w {
                 "ila_capture.csv" => s(&csv).to_owned(),
                 "ila_capture.vcd" => s(&vcd).to_owned(),

@@ -46,6 +46,18 @@ struct Stream {
 }
 
 impl Stream {
+    /// A stream named by its scope, with TKEEP and TREADY.
+    fn scoped(width_bits: u32, seed: u32, frames: Vec<Vec<u8>>) -> Stream {
+        Stream {
+            naming: Naming::Scope,
+            width_bits,
+            tkeep: true,
+            tready: true,
+            seed,
+            frames,
+        }
+    }
+
     fn width_bytes(&self) -> usize {
         self.width_bits as usize / 8
     }
@@ -320,14 +332,7 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
     if !iverilog_available() {
         return;
     }
-    let stream = Stream {
-        naming: Naming::Scope,
-        width_bits: 512,
-        tkeep: true,
-        tready: true,
-        seed: 0x1234_5678,
-        frames: rc_frames(12, 0x12, 100),
-    };
+    let stream = Stream::scoped(512, 0x1234_5678, rc_frames(12, 0x12, 100));
     let expected = stream.expected();
     for fst in [false, true] {
         let sim = simulate("w512", std::slice::from_ref(&stream), fst);
@@ -440,12 +445,12 @@ fn a_512_bit_stream_with_backpressure_in_vcd_and_fst() {
         );
         let (ok, text, _) = rocescope(&["info", s(&capture), "--wave", s(&sim.wave)]);
         assert!(ok);
-        assert!(
-            text.contains(&format!(
+        rocescope_testkit::assert_contains(
+            &text,
+            &format!(
                 "waveform: 24 matched, 1 capture / 0 waveform frames unmatched, waveform time 0 = capture time {} (the capture on wall-clock time; spread 0 ns)",
                 rocescope_replay::text::utc_text(shift_ns)
-            )),
-            "{text}"
+            ),
         );
 
         // `stats` tells the same alignment beside its analysis.
@@ -593,14 +598,7 @@ fn a_cut_waveform_keeps_every_whole_frame_and_says_where() {
     if !iverilog_available() {
         return;
     }
-    let stream = Stream {
-        naming: Naming::Scope,
-        width_bits: 128,
-        tkeep: true,
-        tready: true,
-        seed: 0x5eed,
-        frames: rc_frames(10, 0x12, 0),
-    };
+    let stream = Stream::scoped(128, 0x5eed, rc_frames(10, 0x12, 0));
     let sim = simulate("cut", std::slice::from_ref(&stream), false);
     let bytes = std::fs::read(&sim.wave).expect("vcd");
     // Cut in the middle of a line, 60 % of the way in.
@@ -669,14 +667,7 @@ fn the_wave_fuzz_seeds_are_icarus_waveforms_of_known_frames() {
     if !iverilog_available() {
         return;
     }
-    let stream = Stream {
-        naming: Naming::Scope,
-        width_bits: 64,
-        tkeep: true,
-        tready: true,
-        seed: 0x5eed_0049,
-        frames: rc_frames(2, 0x12, 100),
-    };
+    let stream = Stream::scoped(64, 0x5eed_0049, rc_frames(2, 0x12, 100));
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../decoders/fuzz/corpus/wave");
     for fst in [false, true] {
         let name = if fst { "icarus.fst" } else { "icarus.vcd" };

@@ -18,8 +18,9 @@ fn rocescope(dir: &Path, args: &[&str]) -> (bool, String, String) {
 
 /// `rocescope signals FILE ARGS` in `dir`.
 fn signals(dir: &Path, file: &Path, args: &[&str]) -> (bool, String, String) {
-    let file = file.to_str().expect("utf-8 path");
-    rocescope(dir, &[&["signals", file], args].concat())
+    let mut all = vec!["signals", file.to_str().expect("utf-8")];
+    all.extend(args);
+    rocescope(dir, &all)
 }
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -40,7 +41,6 @@ fn the_readme_signals_commands_work_as_printed() {
         // stream at tb.u; this test's seed, from an older bench, at tb.u0
         // (readme_files.rs runs the same lines on the README's own file).
         let words: Vec<String> = support::command_words(cmd)
-            .into_iter()
             .map(|w| w.replace("tb.u.", "tb.u0."))
             .collect();
         let mut args = vec!["signals"];
@@ -74,9 +74,9 @@ fn the_readme_signals_commands_work_as_printed() {
                 rows.iter().any(|r| r.contains(",tb.u0.tdata,hex,wave,")),
                 "{csv}"
             );
-            assert!(
-                stdout.contains(&format!("{} rows of profiler (2 signals)", rows.len())),
-                "{stdout}"
+            rocescope_testkit::assert_contains(
+                &stdout,
+                &format!("{} rows of profiler (2 signals)", rows.len()),
             );
         }
         ran += 1;
@@ -108,15 +108,9 @@ fn signals_of_an_fst_an_ila_capture_and_what_is_not_there() {
     // An ILA capture: its probes, and its triggers and windows told.
     let (ok, stdout, stderr) = signals(&dir, &seed("chipscopy-ila.csv"), &["--list", "--json"]);
     assert!(ok, "{stderr}");
-    assert!(
-        stdout.contains("{\"path\":\"u/tdata\",\"width_bits\":64}"),
-        "{stdout}"
-    );
+    rocescope_testkit::assert_contains(&stdout, "{\"path\":\"u/tdata\",\"width_bits\":64}");
     assert!(stderr.contains("12 ns: the ILA's trigger"), "{stderr}");
-    assert!(
-        stderr.contains("128 ns: a capture window starts"),
-        "{stderr}"
-    );
+    rocescope_testkit::assert_contains(&stderr, "128 ns: a capture window starts");
     // A name the file lacks, and a file that is no waveform.
     let (ok, _, stderr) = signals(
         &dir,

@@ -13,13 +13,25 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// `whatif CAP --set window_packets=32 --json --export-scenario TOML`,
-/// which succeeds with a twin that matches the capture (no mismatches):
-/// the JSON, and the text it was read from.
-fn twin_holds(cap: &str, toml: &Path) -> (Value, String) {
+/// A 2 ms recording of `scenario` in its own folder, and
+/// `whatif CAP --set window_packets=32 --json --export-scenario TOML` on it,
+/// which succeeds with a twin that matches the capture (no mismatches).
+struct Twin {
+    _tmp: rocescope_testkit::TempDir,
+    cap: String,
+    toml: std::path::PathBuf,
+    /// The JSON, and the text it was read from.
+    v: Value,
+    out: String,
+}
+
+fn twin_holds(folder: &str, scenario: &str) -> Twin {
+    let tmp = rocescope_testkit::temp_dir(folder);
+    let cap = record(tmp.path(), scenario, "2ms");
+    let toml = tmp.path().join("twin.toml");
     let (ok, out, err) = rocescope(&[
         "whatif",
-        cap,
+        &cap,
         "--set",
         "window_packets=32",
         "--json",
@@ -29,7 +41,13 @@ fn twin_holds(cap: &str, toml: &Path) -> (Value, String) {
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["mismatches"].as_array().unwrap().len(), 0, "{out}");
-    (v, out)
+    Twin {
+        _tmp: tmp,
+        cap,
+        toml,
+        v,
+        out,
+    }
 }
 
 fn record(dir: &Path, scenario: &str, duration: &str) -> String {
@@ -40,10 +58,7 @@ fn record(dir: &Path, scenario: &str, duration: &str) -> String {
 
 #[test]
 fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
-    let tmp = rocescope_testkit::temp_dir("whatif");
-    let cap = record(tmp.path(), "window-stall", "2ms");
-    let toml = tmp.path().join("twin.toml");
-    let (v, _) = twin_holds(&cap, &toml);
+    let Twin { cap, toml, v, .. } = &twin_holds("whatif", "window-stall");
     let (c, t, ch) = (
         &v["capture"]["qps"][0],
         &v["twin"]["qps"][0],
@@ -62,7 +77,7 @@ fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
     assert!((g(t) / g(c) - 1.0).abs() < 0.05, "{} {}", g(t), g(c));
     assert!(g(ch) > 1.6 * g(t), "{} {}", g(ch), g(t));
     // stats --json gives the same goodput for the capture.
-    let (ok, stats, err) = rocescope(&["stats", &cap, "--json"]);
+    let (ok, stats, err) = rocescope(&["stats", cap, "--json"]);
     assert!(ok, "{err}");
     let s: Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(s["qps"][0]["goodput_gbytes_s"].as_f64(), Some(g(c)));
@@ -71,7 +86,7 @@ fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
     assert!(ok, "{err}");
     assert!(out.contains("QPs 1"), "{out}");
     // The text names the QP and each run.
-    let (ok, out, err) = rocescope(&["whatif", &cap, "--set", "window_packets=32"]);
+    let (ok, out, err) = rocescope(&["whatif", cap, "--set", "window_packets=32"]);
     assert!(ok, "{err}");
     for s in [
         "QP 0x100 10.0.0.1 -> 10.0.0.2",
@@ -89,10 +104,9 @@ fn a_recording_s_twin_holds_and_a_larger_window_is_predicted() {
 /// carries them.
 #[test]
 fn a_capture_s_pfc_pauses_are_replayed_and_its_twin_holds() {
-    let tmp = rocescope_testkit::temp_dir("whatif-pfc");
-    let cap = record(tmp.path(), "pfc", "2ms");
-    let toml = tmp.path().join("twin.toml");
-    let (v, out) = twin_holds(&cap, &toml);
+    let Twin {
+        cap, toml, v, out, ..
+    } = &twin_holds("whatif-pfc", "pfc");
     let paused = |run: &str| {
         v[run]["qps"][0]["time_by_state_ns"]["paused"]
             .as_u64()
@@ -100,13 +114,13 @@ fn a_capture_s_pfc_pauses_are_replayed_and_its_twin_holds() {
     };
     assert!(paused("capture") > 0, "{out}");
     assert!(paused("twin") > 0, "{out}");
-    let exported = std::fs::read_to_string(&toml).unwrap();
+    let exported = std::fs::read_to_string(toml).unwrap();
     assert!(
         exported.contains("[[pause]]") && exported.contains("quanta = "),
         "{exported}"
     );
     // Without PFC the switch sends no pauses: the QP runs unpaused.
-    let (ok, out, err) = rocescope(&["whatif", &cap, "--set", "pfc_enabled=0", "--json"]);
+    let (ok, out, err) = rocescope(&["whatif", cap, "--set", "pfc_enabled=0", "--json"]);
     assert!(ok, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(

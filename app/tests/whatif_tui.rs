@@ -26,26 +26,18 @@ fn whatif_typed_in_the_workbench_shows_the_runs_beside_the_capture() {
     args.pop();
     args.push(cap.to_str().unwrap());
     support::rocescope_ok(&args);
-    let status_file = tmp.path().join("status");
-    let session = format!("rocescope-whatif-{}", std::process::id());
     let args = format!("open {}", cap.display());
-    support::rocescope_in_tmux(&session, 160, 40, &args, &status_file);
+    let (session, status_file) =
+        support::rocescope_in_tmux_named("whatif", tmp.path(), (160, 40), &args);
     let screen = wait_for(&session, "1:Over", 20);
     assert!(screen.contains("1:Over"), "{screen}");
     assert!(!screen.contains("what if"), "{screen}");
 
-    tmux(&[
-        "send-keys",
-        "-t",
-        &session,
-        ":",
-        "whatif set window_packets=32",
-        "Enter",
-    ]);
+    support::tmux_command_line(&session, "whatif set window_packets=32");
     let ab = wait_for(&session, "against the twin", 120);
-    assert!(
-        ab.contains("what if window_packets=32: A capture and its twin, B changed"),
-        "{ab}"
+    rocescope_testkit::assert_contains(
+        &ab,
+        "what if window_packets=32: A capture and its twin, B changed",
     );
     assert!(ab.contains("QP 0x000100 10.0.0.1 -> 10.0.0.2"), "{ab}");
     assert!(ab.contains("goodput        capture "), "{ab}");
@@ -56,18 +48,11 @@ fn whatif_typed_in_the_workbench_shows_the_runs_beside_the_capture() {
     let qps = wait_for(&session, "QP conversations", 20);
     assert!(qps.contains("against the twin"), "{qps}");
     // A bad key is told with the valid keys; the runs stay.
-    tmux(&[
-        "send-keys",
-        "-t",
-        &session,
-        ":",
-        "whatif set windw=1",
-        "Enter",
-    ]);
+    support::tmux_command_line(&session, "whatif set windw=1");
     let bad = wait_for(&session, "unknown key `windw`", 20);
     assert!(bad.contains("valid keys"), "{bad}");
     assert!(bad.contains("against the twin"), "{bad}");
-    tmux(&["send-keys", "-t", &session, ":", "whatif clear", "Enter"]);
+    support::tmux_command_line(&session, "whatif clear");
     let cleared = wait_for(&session, "whatif closed", 20);
     assert!(!cleared.contains("against the twin"), "{cleared}");
 

@@ -12,6 +12,13 @@ fn captures_dir() -> Option<PathBuf> {
     rocescope_testkit::shared_captures()
 }
 
+/// The bytes of the shared capture `name`, `None` where the shared
+/// captures are not on this machine.
+fn capture_bytes(name: &str) -> Option<Vec<u8>> {
+    let dir = captures_dir()?;
+    Some(std::fs::read(dir.join(name)).unwrap())
+}
+
 /// Frames of a little-endian classic pcap (enough for these two files).
 fn pcap_frames(bytes: &[u8]) -> Vec<&[u8]> {
     assert_eq!(&bytes[..4], &[0xd4, 0xc3, 0xb2, 0xa1]);
@@ -79,8 +86,9 @@ fn rxe_capture_matches_tshark_field_by_field() {
 
 #[test]
 fn rxe_capture_icrcs_all_verify() {
-    let Some(dir) = captures_dir() else { return };
-    let bytes = std::fs::read(dir.join("rxe-write-read.pcap")).unwrap();
+    let Some(bytes) = capture_bytes("rxe-write-read.pcap") else {
+        return;
+    };
     for (i, frame) in pcap_frames(&bytes).into_iter().enumerate() {
         let p = decode(frame, LinkLayer::Ethernet, &DecodeConfig::default());
         assert_eq!(p.icrc(), IcrcStatus::Ok, "frame {}: {}", i + 1, p.summary());
@@ -90,8 +98,9 @@ fn rxe_capture_icrcs_all_verify() {
 
 #[test]
 fn decode_headers_is_decode_without_the_icrc() {
-    let Some(dir) = captures_dir() else { return };
-    let bytes = std::fs::read(dir.join("rxe-write-read.pcap")).unwrap();
+    let Some(bytes) = capture_bytes("rxe-write-read.pcap") else {
+        return;
+    };
     for (i, frame) in pcap_frames(&bytes).into_iter().enumerate() {
         let cfg = DecodeConfig::default();
         let (full, headers) = (
@@ -112,8 +121,9 @@ fn decode_headers_is_decode_without_the_icrc() {
 
 #[test]
 fn read_response_span_reuses_psns_and_carries_payload() {
-    let Some(dir) = captures_dir() else { return };
-    let bytes = std::fs::read(dir.join("rxe-write-read.pcap")).unwrap();
+    let Some(bytes) = capture_bytes("rxe-write-read.pcap") else {
+        return;
+    };
     let frames = pcap_frames(&bytes);
     let p = decode(frames[6], LinkLayer::Ethernet, &DecodeConfig::default());
     assert_eq!(p.payload_len(), 1024);
@@ -125,8 +135,9 @@ fn read_response_span_reuses_psns_and_carries_payload() {
 
 #[test]
 fn cx4lx_cnp_is_recognised_with_valid_icrc() {
-    let Some(dir) = captures_dir() else { return };
-    let bytes = std::fs::read(dir.join("cx4lx-cnp.pcap")).unwrap();
+    let Some(bytes) = capture_bytes("cx4lx-cnp.pcap") else {
+        return;
+    };
     let frames = pcap_frames(&bytes);
     assert_eq!(frames.len(), 1);
     let p = decode(frames[0], LinkLayer::Ethernet, &DecodeConfig::default());

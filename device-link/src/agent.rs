@@ -212,12 +212,7 @@ struct Hub {
 
 impl Hub {
     fn broadcast(&self, batch: Batch) {
-        self.stats
-            .frames_published
-            .fetch_add(batch.frames(), Ordering::Relaxed);
-        self.stats
-            .records_published
-            .fetch_add(batch.records(), Ordering::Relaxed);
+        batch.count_into(&self.stats.frames_published, &self.stats.records_published);
         if batch.records() > 0 {
             let mut defs = self.probe_defs.lock().unwrap_or_else(|e| e.into_inner());
             for e in batch.iter() {

@@ -1,6 +1,7 @@
 //! [`Batch`]: records moved between threads in groups, frame bytes in one
 //! arena, so a live link allocates per batch and not per frame.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rocescope_decoders::DecodeConfig;
@@ -124,6 +125,12 @@ impl Batch {
 
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+
+    /// Adds its frames to `frames` and its other records to `records`.
+    pub fn count_into(&self, frames: &AtomicU64, records: &AtomicU64) {
+        frames.fetch_add(self.frames(), Ordering::Relaxed);
+        records.fetch_add(self.records(), Ordering::Relaxed);
     }
 
     /// Frames in the batch.

@@ -82,12 +82,7 @@ impl BatchQueue {
             !s.q.is_empty() && (s.bytes + cost > self.max_bytes || s.q.len() >= self.max_batches);
         if s.closed || full {
             drop(s);
-            self.drops
-                .frames
-                .fetch_add(batch.frames(), Ordering::Relaxed);
-            self.drops
-                .records
-                .fetch_add(batch.records(), Ordering::Relaxed);
+            batch.count_into(&self.drops.frames, &self.drops.records);
             self.drops.batches.fetch_add(1, Ordering::Relaxed);
             return false;
         }

@@ -69,7 +69,7 @@ fn open(
     assert_eq!(store.len(), n, "every row");
     let reused = store
         .index_dir_status()
-        .is_some_and(|k| k.reused && (k.analysis_reused || !analysed));
+        .is_some_and(|k| k.index.reused && (k.analysis.reused || !analysed));
     if let Some(e) = store.index_dir_status().and_then(|k| k.error) {
         return Err(e.into());
     }
@@ -90,17 +90,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = nums.first().copied().unwrap_or(5_000_000);
     let runs = nums.get(1).copied().unwrap_or(3).max(1) as usize;
     let keep = args.iter().any(|a| a == "keep");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let data = root.join("bench-data");
-    std::fs::create_dir_all(&data)?;
+    let data = rocescope_testkit::bench_data();
     let path = data.join(format!("index-dir-{n}.pcap"));
     if !path.exists() {
         rocescope_replay::synth::write_resending_header_only_pcap(&path, n, 1_000)?;
     }
     let file_bytes = std::fs::metadata(&path)?.len();
-    let dir = root
-        .join("tmp")
-        .join(format!("index-dir-{}", std::process::id()));
+    let dir = rocescope_testkit::build_tmp().join(format!("index-dir-{}", std::process::id()));
     let (plain, kept): (Option<&Path>, _) = (None, Some(dir.as_path()));
     println!(
         "{n} header-only packets ({:.2} GB), {runs} runs each, median",

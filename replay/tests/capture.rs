@@ -756,11 +756,9 @@ fn pcapng_zero_and_short_block_lengths_are_errors() {
     put32(&mut tail, false, 0);
     tail.extend([0; 24]);
     let (_, err) = ng_error_after_prefix(&tail);
-    assert!(
-        err.starts_with(&format!(
-            "pcapng block at byte {at}: block length 0 is invalid"
-        )),
-        "{err}"
+    rocescope_testkit::assert_starts_with(
+        &err,
+        &format!("pcapng block at byte {at}: block length 0 is invalid"),
     );
 
     // A block's first words, then `zeros` bytes of 0.
@@ -846,11 +844,9 @@ fn pcapng_structural_errors_name_offsets() {
     let mut r = CaptureReader::new(&w.bytes[..]).unwrap();
     r.next_frame().unwrap().unwrap();
     let err = r.next_frame().unwrap_err().to_string();
-    assert!(
-        err.starts_with(&format!(
-            "pcapng section header at byte {shb2}: unknown byte-order"
-        )),
-        "{err}"
+    rocescope_testkit::assert_starts_with(
+        &err,
+        &format!("pcapng section header at byte {shb2}: unknown byte-order"),
     );
 
     // Version 2 sections do not exist.

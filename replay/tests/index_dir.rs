@@ -74,12 +74,12 @@ fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
     let fresh = open(&capture, None);
     let first = open(&capture, Some(&kept));
     let status = first.index_dir_status().unwrap();
-    assert!(!status.reused && status.error.is_none(), "{status:?}");
+    assert!(!status.index.reused && status.error.is_none(), "{status:?}");
     drop(first);
 
     // Uncapped, every chunk read back stays in memory.
     let whole = open(&capture, Some(&kept));
-    assert!(whole.index_dir_status().unwrap().reused);
+    assert!(whole.index_dir_status().unwrap().index.reused);
     assert_eq!(rows_on_disk(&whole), 0);
     let rows = all_rows(&whole);
     assert_eq!(rows, all_rows(&fresh));
@@ -95,7 +95,7 @@ fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
     // A tiny cap: every chunk is read back from the rows file.
     let second = open_capped(&capture, &kept, 1 << 20);
     let status = second.index_dir_status().unwrap();
-    assert!(status.reused, "{status:?}");
+    assert!(status.index.reused, "{status:?}");
     assert_eq!(second.len(), FRAMES);
     assert_eq!(rows_on_disk(&second), FRAMES);
     assert_eq!(all_rows(&second), rows);
@@ -130,9 +130,10 @@ fn a_saved_index_reads_back_and_a_changed_one_is_never_rows() {
     // And the next open finds it stale.
     let third = open(&capture, Some(&kept));
     let status = third.index_dir_status().unwrap();
-    assert!(!status.reused, "{status:?}");
+    assert!(!status.index.reused, "{status:?}");
     assert!(
         status
+            .index
             .stale
             .as_deref()
             .unwrap()
@@ -173,13 +174,16 @@ fn the_analysis_is_kept_beside_the_index_and_taken_back_only_under_its_settings(
     );
     let (status, first) = report(plain, Some(&kept));
     let status = status.unwrap();
-    assert!(!status.reused && !status.analysis_reused, "{status:?}");
+    assert!(
+        !status.index.reused && !status.analysis.reused,
+        "{status:?}"
+    );
     assert_eq!(first, fresh);
 
     // The second open takes both back: the same findings, no frame read.
     let (status, second) = report(plain, Some(&kept));
     let status = status.unwrap();
-    assert!(status.reused && status.analysis_reused, "{status:?}");
+    assert!(status.index.reused && status.analysis.reused, "{status:?}");
     assert!(status.summary().contains("the analysis too"), "{status:?}");
     assert_eq!(second, fresh);
 
@@ -189,11 +193,11 @@ fn the_analysis_is_kept_beside_the_index_and_taken_back_only_under_its_settings(
     assert_ne!(fresh_other, fresh, "the window changes what is found");
     let (status, third) = report(other, Some(&kept));
     let status = status.unwrap();
-    assert!(status.reused && !status.analysis_reused, "{status:?}");
-    let why = status.analysis_stale.unwrap();
+    assert!(status.index.reused && !status.analysis.reused, "{status:?}");
+    let why = status.analysis.stale.unwrap();
     assert!(why.contains("other settings"), "{why}");
     assert_eq!(third, fresh_other);
     let (status, fourth) = report(other, Some(&kept));
-    assert!(status.unwrap().analysis_reused);
+    assert!(status.unwrap().analysis.reused);
     assert_eq!(fourth, fresh_other);
 }

@@ -280,6 +280,30 @@ fn text_dump(filter_line: &str, raw: &[u8]) -> String {
 }
 
 /// Dump offsets of the frames.
+/// The traffic's frames whole, their raw dump, that dump as text with a
+/// clear filter line, and each frame's offset in the raw dump.
+struct Dump {
+    want: Vec<Want>,
+    raw: Vec<u8>,
+    text: String,
+    offs: Vec<u64>,
+}
+
+impl Dump {
+    fn clear() -> Dump {
+        let want = whole(&traffic());
+        let raw = raw_dump(&want);
+        let text = text_dump("0", &raw);
+        let offs = offsets(&want);
+        Dump {
+            want,
+            raw,
+            text,
+            offs,
+        }
+    }
+}
+
 fn offsets(frames: &[Want]) -> Vec<u64> {
     let mut at = 0u64;
     frames
@@ -668,11 +692,9 @@ fn replace_line(text: &str, line_no: usize, with: &str) -> String {
 
 #[test]
 fn f_non_hex_and_short_lines_name_line_and_offset() {
-    let ps = traffic();
-    let want = whole(&ps);
-    let raw = raw_dump(&want);
-    let text = text_dump("0", &raw);
-    let offs = offsets(&want);
+    let Dump {
+        want, text, offs, ..
+    } = Dump::clear();
     // A damaged line in the 6th slot of "WRITE First" (frame 1).
     let bad_off = offs[1] + 5 * 64 + 16;
     let n = line_no_of(bad_off);
@@ -721,11 +743,12 @@ fn f_non_hex_and_short_lines_name_line_and_offset() {
 
 #[test]
 fn f_dump_cut_mid_line_and_mid_slot() {
-    let ps = traffic();
-    let want = whole(&ps);
-    let raw = raw_dump(&want);
-    let text = text_dump("0", &raw);
-    let offs = offsets(&want);
+    let Dump {
+        want,
+        raw,
+        text,
+        offs,
+    } = Dump::clear();
     let last = want.len() - 2; // "WRITE ONLY small", 2 frames from the end
     let f_off = offs[last] as usize;
     // Cut 42 bytes into the frame, mid-line (after 5 lines and 2 bytes).

@@ -85,13 +85,8 @@ fn unseen_losses(model: &Model, q: &QpReport, from_ns: u64, to_ns: u64) -> Vec<L
                 .find(|f| f.src == l.src && f.dst == l.dst && f.dest_qp == l.dest_qp)?
                 .points;
             let (&first, &last) = (way.first()?, way.last()?);
-            let to = way
-                .iter()
-                .rev()
-                .find(|&&p| l.seen & (1 << p) != 0)
-                .copied()
-                .unwrap_or(first);
-            let rightward = way.get(1).map_or(first == 0, |&next| next > first);
+            let to = last_seen(way, l.seen).unwrap_or(first);
+            let rightward = rightward(way, first);
             let stack = l.kind == rocescope_replay::points::LossKind::Stack;
             Some(LadderRow {
                 index: UNSEEN_ROW,
@@ -507,6 +502,18 @@ pub fn ladder_lanes(model: &Model) -> Option<Vec<&str>> {
     Some(r.points.iter().map(|p| p.name.as_str()).collect())
 }
 
+/// The last point along `way` where a frame was seen (`seen`: a bit per
+/// point).
+fn last_seen(way: &[u8], seen: u16) -> Option<u8> {
+    way.iter().rev().find(|&&p| seen & (1 << p) != 0).copied()
+}
+
+/// A flow along `way` from point `first` runs to the right (towards higher
+/// points); a flow seen at one point alone, from the first point.
+fn rightward(way: &[u8], first: u8) -> bool {
+    way.get(1).map_or(first == 0, |&next| next > first)
+}
+
 /// Where the arrow of row `index` (a frame of the first point's capture)
 /// runs across the lanes; `None` without points or for a frame no point
 /// follows.
@@ -516,18 +523,10 @@ pub fn lane_span(model: &Model, index: u64) -> Option<LaneSpan> {
     let cell = r.path_at(0, index)?;
     let way = &r.flows.get(cell.flow as usize)?.points;
     let (&first, &last) = (way.first()?, way.last()?);
-    let rightward = match way.get(1) {
-        Some(&next) => next > first,
-        None => first == 0,
-    };
+    let rightward = rightward(way, first);
     let lane = |p: u8| usize::from(p);
     // Not judged (outside another point's capture): as far as it was seen.
-    let seen_last = way
-        .iter()
-        .rev()
-        .find(|&&p| cell.seen & (1 << p) != 0)
-        .copied()
-        .unwrap_or(last);
+    let seen_last = last_seen(way, cell.seen).unwrap_or(last);
     let (to, vanished) = match cell.fate {
         Fate::LostAfter(pos) => (lane(*way.get(usize::from(pos))?), true),
         Fate::Stack => (lane(last), true),

@@ -84,6 +84,21 @@ impl<T> Trimmed<T> {
     }
 }
 
+/// The time `probes`' samples span: the earliest first sample's and the
+/// latest last sample's, 0 for either where there are no samples.
+pub fn samples_span_ns(probes: &[Probe]) -> (u64, u64) {
+    let times = |pick: fn(&[Sample]) -> Option<&Sample>| {
+        probes
+            .iter()
+            .filter_map(move |p| pick(p.samples()))
+            .map(|s| s.ts_ns)
+    };
+    (
+        times(<[Sample]>::first).min().unwrap_or(0),
+        times(<[Sample]>::last).max().unwrap_or(0),
+    )
+}
+
 /// The module the card's counter source gives its probes' definitions.
 pub const COUNTER_MODULE: &str = "counters";
 

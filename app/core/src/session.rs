@@ -70,16 +70,22 @@ pub struct SessionLimits {
 
 impl Default for SessionLimits {
     fn default() -> SessionLimits {
+        SessionLimits::with_max_memory(None)
+    }
+}
+
+impl SessionLimits {
+    /// The defaults with this memory cap (`--max-memory`), else
+    /// [`default_max_memory_bytes`].
+    pub fn with_max_memory(max_memory_bytes: Option<u64>) -> SessionLimits {
         SessionLimits {
-            max_memory_bytes: default_max_memory_bytes(),
+            max_memory_bytes: max_memory_bytes.unwrap_or_else(default_max_memory_bytes),
             max_disk_bytes: None,
             dir: None,
             index_dir: None,
         }
     }
-}
 
-impl SessionLimits {
     /// The link queue's size within the cap: at most an eighth of it.
     pub fn queue_bytes(&self, asked_bytes: u64) -> u64 {
         asked_bytes.min(self.max_memory_bytes / 8).max(1 << 20)

@@ -5,6 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use rocescope_replay::clock::PlayState;
+use rocescope_replay::store::SpillStats;
 
 use crate::Model;
 use crate::source::SourceKind;
@@ -85,24 +86,28 @@ pub struct StatusLine {
     /// What of the capture could not be read (a cut file, a damaged
     /// block): the first reader warning, and how many more.
     pub unread: Option<String>,
-    /// A bounded live session: rows whose index lies on disk, rows the
-    /// disk ring deleted, records dropped past the records' share.
-    pub rows_on_disk: u64,
-    /// Segment bytes on disk, and the disk ring's cap.
-    pub disk_bytes: u64,
-    pub disk_cap_bytes: Option<u64>,
-    pub rows_deleted: u64,
-    pub records_deleted: u64,
+    /// What a bounded store holds on disk and what its ring deleted (rows
+    /// on disk, segment bytes and the cap, rows deleted, records dropped
+    /// past the records' share): the store's own figures.
+    pub spill: SpillStats,
     /// Filter matches dropped past the match list's bound (the oldest).
     pub matches_let_go: u64,
-    /// Live partitions being written: what so far (windows, rows, rows
-    /// the disk ring deleted before they were written).
-    pub partitions: Option<String>,
-    pub partitions_missed: u64,
-    /// The writer's last failed write (it tries again a second later).
-    pub partitions_error: Option<String>,
+    /// Live partitions being written, while a writer runs.
+    pub partitions: Option<PartitionsLine>,
     /// The model's message (a command's outcome or error).
     pub message: String,
+}
+
+/// The live partitions' writer as the status line shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionsLine {
+    /// What so far (windows, rows, rows the disk ring deleted before
+    /// they were written).
+    pub summary: String,
+    /// Rows the writer missed.
+    pub missed: u64,
+    /// The writer's last failed write (it tries again a second later).
+    pub error: Option<String>,
 }
 
 /// The facts the state is decided from (gathered by [`status_line`]).
@@ -189,7 +194,6 @@ pub fn status_line(model: &Model) -> StatusLine {
         follow_live: model.follow_live && model.source.live,
     };
     let stats = model.store.stats();
-    let spill = model.store.spill_stats().unwrap_or_default();
     let filtering_percent = model.filter().and_then(|_| {
         let (scanned, len) = model.filter_progress();
         (scanned < len).then(|| scanned * 100 / len.max(1))
@@ -216,17 +220,13 @@ pub fn status_line(model: &Model) -> StatusLine {
                 n - 1
             ),
         }),
-        rows_on_disk: spill.rows_on_disk,
-        disk_bytes: spill.disk_bytes,
-        disk_cap_bytes: spill.max_disk_bytes,
-        rows_deleted: spill.rows_deleted,
-        records_deleted: spill.records_deleted,
+        spill: model.store.spill_stats().unwrap_or_default(),
         matches_let_go: model.filter_matches_let_go(),
-        partitions: model.partitions().map(|w| w.summary()),
-        partitions_missed: model
-            .partitions()
-            .map_or(0, |w| w.status().rows_missed.load(Ordering::Relaxed)),
-        partitions_error: model.partitions().and_then(|w| w.error()),
+        partitions: model.partitions().map(|w| PartitionsLine {
+            summary: w.summary(),
+            missed: w.status().rows_missed.load(Ordering::Relaxed),
+            error: w.error(),
+        }),
         message: model.status.clone(),
     }
 }
@@ -267,37 +267,38 @@ impl StatusLine {
                 Tone::Notice,
             ));
         }
-        if self.rows_on_disk > 0 {
+        let spill = &self.spill;
+        if spill.rows_on_disk > 0 {
             out.push(part(
-                match self.disk_cap_bytes {
+                match spill.max_disk_bytes {
                     Some(cap) => format!(
                         "{} rows on disk ({} of {})",
-                        self.rows_on_disk,
-                        size_text(self.disk_bytes),
+                        spill.rows_on_disk,
+                        size_text(spill.disk_bytes),
                         size_text(cap)
                     ),
                     // A capture file's index: no ring, every row kept.
                     None => format!(
                         "{} rows on disk ({})",
-                        self.rows_on_disk,
-                        size_text(self.disk_bytes)
+                        spill.rows_on_disk,
+                        size_text(spill.disk_bytes)
                     ),
                 },
                 Tone::Normal,
             ));
         }
-        if self.rows_deleted > 0 {
+        if spill.rows_deleted > 0 {
             out.push(part(
-                format!("{} rows deleted by the disk ring", self.rows_deleted),
+                format!("{} rows deleted by the disk ring", spill.rows_deleted),
                 Tone::Notice,
             ));
         }
-        if self.records_deleted > 0 {
+        if spill.records_deleted > 0 {
             out.push(part(
                 format!(
                     "{} oldest probe/slot {} dropped (memory cap)",
-                    self.records_deleted,
-                    if self.records_deleted == 1 {
+                    spill.records_deleted,
+                    if spill.records_deleted == 1 {
                         "record"
                     } else {
                         "records"
@@ -321,15 +322,15 @@ impl StatusLine {
             ));
         }
         if let Some(p) = &self.partitions {
-            let tone = if self.partitions_missed > 0 {
+            let tone = if p.missed > 0 {
                 Tone::Bad
             } else {
                 Tone::Normal
             };
-            out.push(part(p.clone(), tone));
-        }
-        if let Some(e) = &self.partitions_error {
-            out.push(part(e.clone(), Tone::Bad));
+            out.push(part(p.summary.clone(), tone));
+            if let Some(e) = &p.error {
+                out.push(part(e.clone(), Tone::Bad));
+            }
         }
         if let Some(e) = &self.error {
             out.push(part(e.clone(), Tone::Bad));
@@ -458,15 +459,9 @@ mod tests {
             reconnects: 0,
             error: None,
             unread: None,
-            rows_on_disk: 0,
-            disk_bytes: 0,
-            disk_cap_bytes: None,
-            rows_deleted: 0,
-            records_deleted: 0,
+            spill: SpillStats::default(),
             matches_let_go: 0,
             partitions: None,
-            partitions_missed: 0,
-            partitions_error: None,
             message: String::new(),
         };
         assert_eq!(
@@ -490,11 +485,14 @@ mod tests {
         }
         line.reconnects = 2;
         assert!(line.text().contains("2 reconnects"));
-        line.rows_on_disk = 65_536;
-        line.disk_bytes = 3 << 30;
-        line.disk_cap_bytes = Some(8 << 30);
-        line.rows_deleted = 131_072;
-        line.records_deleted = 7;
+        line.spill = SpillStats {
+            rows_on_disk: 65_536,
+            disk_bytes: 3 << 30,
+            max_disk_bytes: Some(8 << 30),
+            rows_deleted: 131_072,
+            records_deleted: 7,
+            ..SpillStats::default()
+        };
         let text = line.text();
         for want in [
             "65536 rows on disk (3.0 GiB of 8.0 GiB)",
@@ -503,9 +501,11 @@ mod tests {
         ] {
             assert!(text.contains(want), "{want:?} in {text}");
         }
-        line.partitions = Some("partitions /f (capture=c_x): 3 windows (900 rows)".into());
-        line.partitions_missed = 5;
-        line.partitions_error = Some("partitions under /f: disk full".into());
+        line.partitions = Some(PartitionsLine {
+            summary: "partitions /f (capture=c_x): 3 windows (900 rows)".into(),
+            missed: 5,
+            error: Some("partitions under /f: disk full".into()),
+        });
         let parts = line.parts();
         let p = parts.iter().find(|p| p.text.contains("3 windows")).unwrap();
         assert_eq!(p.tone, Tone::Bad, "rows missed are not hidden");
@@ -559,11 +559,7 @@ mod tests {
             )
         );
         assert!(line.packets > 0);
-        assert!(
-            line.text().starts_with("sim:teaching-basic | ended: "),
-            "{}",
-            line.text()
-        );
+        rocescope_testkit::assert_starts_with(&line.text(), "sim:teaching-basic | ended: ");
     }
 
     #[test]
@@ -617,11 +613,7 @@ mod tests {
             line.state.text(),
             "disconnected: connection refused; retrying in 0.2 s"
         );
-        assert!(
-            line.text().contains("7 DROPPED | 2 reconnects"),
-            "{}",
-            line.text()
-        );
+        rocescope_testkit::assert_contains(&line.text(), "7 DROPPED | 2 reconnects");
         st.set_disconnected(None);
         assert_eq!(status_line(&m).state, SourceState::Live);
         st.end("source ended");

@@ -22,6 +22,15 @@ fn run_line(m: &mut Model, line: impl Into<String>) {
     m.apply(Command::RunCommandLine(line.into()));
 }
 
+/// Exports the view's table to `path` (the format from its extension).
+fn export_view(m: &mut Model, path: impl AsRef<Path>) {
+    m.apply(Command::Export {
+        table: None,
+        path: path.as_ref().to_path_buf(),
+        partition_window_ns: None,
+    });
+}
+
 /// Tick until the running exports have finished.
 fn finish(m: &mut Model) {
     let t0 = Instant::now();
@@ -48,16 +57,8 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
     m.apply(Command::SetFilter("retransmission || nak".into()));
     // At once, while the scan may still run: the export waits for it.
     let path = dir.join("retx.jsonl");
-    m.apply(Command::Export {
-        table: None,
-        path: path.clone(),
-        partition_window_ns: None,
-    });
-    assert!(
-        m.status().starts_with("exporting packets matching"),
-        "{}",
-        m.status()
-    );
+    export_view(&mut m, &path);
+    rocescope_testkit::assert_starts_with(m.status(), "exporting packets matching");
     finish(&mut m);
     let shown: Vec<u64> = (0..m.visible_len())
         .map(|p| m.visible_row(p).unwrap())
@@ -84,11 +85,7 @@ fn the_packet_list_exports_exactly_the_rows_the_filter_matches() {
     // No filter: every row; CSV with a header line.
     m.apply(Command::SetFilter(String::new()));
     let csv = dir.join("all.csv");
-    m.apply(Command::Export {
-        table: None,
-        path: csv.clone(),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, &csv);
     finish(&mut m);
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count() as u64, m.store().len() + 1);
@@ -109,28 +106,16 @@ fn each_view_exports_its_own_table() {
         m.apply(Command::ShowView(view));
         assert_eq!(m.export_table(), table);
         let path = dir.join(format!("{table}.jsonl"));
-        m.apply(Command::Export {
-            table: None,
-            path: path.clone(),
-            partition_window_ns: None,
-        });
+        export_view(&mut m, &path);
         finish(&mut m);
         assert_eq!(jsonl(&path).len(), rows, "{view:?}");
-        assert!(
-            m.status().contains(&format!("rows of {table} to")),
-            "{}",
-            m.status()
-        );
+        rocescope_testkit::assert_contains(m.status(), &format!("rows of {table} to"));
     }
     // The ladder: the packets of its QP, both directions.
     m.apply(Command::ShowView(View::Ladder));
     let path = dir.join("ladder.jsonl");
-    m.apply(Command::Export {
-        table: None,
-        path: path.clone(),
-        partition_window_ns: None,
-    });
-    assert!(m.status().contains("of QP 0x000012"), "{}", m.status());
+    export_view(&mut m, &path);
+    rocescope_testkit::assert_contains(m.status(), "of QP 0x000012");
     finish(&mut m);
     let rows = jsonl(&path);
     let qps: Vec<u64> = rows
@@ -146,43 +131,23 @@ fn each_view_exports_its_own_table() {
         partition_window_ns: None,
     });
     finish(&mut m);
-    assert!(m.status().contains("rows of findings"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "rows of findings");
 }
 
 #[test]
 fn bad_paths_say_what_went_wrong_and_where() {
     let mut m = sample_model();
     let dir = out_dir("bad");
-    m.apply(Command::Export {
-        table: None,
-        path: dir.join("out.txt"),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, dir.join("out.txt"));
     assert!(!m.exporting());
-    assert!(m.status().contains("out.txt"), "{}", m.status());
-    assert!(
-        m.status().contains(".parquet, .csv or .jsonl"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), "out.txt");
+    rocescope_testkit::assert_contains(m.status(), ".parquet, .csv or .jsonl");
     let missing = dir.join("no/such/folder/out.csv");
-    m.apply(Command::Export {
-        table: None,
-        path: missing.clone(),
-        partition_window_ns: None,
-    });
+    export_view(&mut m, &missing);
     finish(&mut m);
     assert!(matches!(m.last_export(), Some(Err(_))));
-    assert!(
-        m.status().contains(&missing.display().to_string()),
-        "{}",
-        m.status()
-    );
-    assert!(
-        m.status().starts_with("export of findings to"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), &missing.display().to_string());
+    rocescope_testkit::assert_starts_with(m.status(), "export of findings to");
 }
 
 #[test]
@@ -194,20 +159,16 @@ fn the_command_line_parses_export_path_and_table() {
     let path = dir.join("q.csv");
     run_line(&mut m, format!("export {} qps", path.display()));
     finish(&mut m);
-    assert!(m.status().contains("rows of qps"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "rows of qps");
     assert!(path.exists());
     run_line(&mut m, "export");
-    assert!(
-        m.status().starts_with("usage: export PATH"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_starts_with(m.status(), "usage: export PATH");
     run_line(
         &mut m,
         format!("export {} bogus", dir.join("x.csv").display()),
     );
     // "bogus" is no table: it is part of the path, whose extension is wrong.
-    assert!(m.status().contains("x.csv bogus"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "x.csv bogus");
 
     // Paths keep their spaces as typed; quotes keep a last word that names
     // a table in the path.
@@ -217,18 +178,14 @@ fn the_command_line_parses_export_path_and_table() {
     assert!(spaced.exists(), "{}", m.status());
     let quoted = dir.join("a qps");
     run_line(&mut m, format!("export \"{}\"", quoted.display()));
-    assert!(
-        m.status().contains(&format!("{}", quoted.display())),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), &format!("{}", quoted.display()));
     let quoted_csv = dir.join(" lead.csv");
     run_line(
         &mut m,
         format!("export \"{}\" episodes", quoted_csv.display()),
     );
     finish(&mut m);
-    assert!(m.status().contains("rows of episodes"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "rows of episodes");
     assert!(quoted_csv.exists());
 }
 
@@ -239,11 +196,7 @@ fn the_command_line_exports_partitions_by_time_window() {
     let root = dir.join("fleet");
     m.apply(Command::ShowView(View::Packets));
     run_line(&mut m, format!("export {} --partition=2us", root.display()));
-    assert!(
-        m.status().contains("as Parquet partitions of 2us"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), "as Parquet partitions of 2us");
     finish(&mut m);
     let summary = m.last_export().as_ref().unwrap().as_ref().unwrap();
     assert_eq!(summary.rows, m.store().len());
@@ -271,18 +224,14 @@ fn the_command_line_exports_partitions_by_time_window() {
         &mut m,
         format!("export {} qps --partition", dir.join("qps-parts").display()),
     );
-    assert!(m.status().contains("partitions of 1s"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "partitions of 1s");
     finish(&mut m);
-    assert!(m.status().contains("rows of qps"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "rows of qps");
     run_line(
         &mut m,
         format!("export {} --partition=soon", dir.join("never").display()),
     );
-    assert!(
-        m.status().starts_with("export --partition:"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_starts_with(m.status(), "export --partition:");
     assert!(!m.exporting());
     // Partitions are Parquet: a CSV name is refused with its path.
     run_line(
@@ -290,5 +239,5 @@ fn the_command_line_exports_partitions_by_time_window() {
         format!("export {} --partition", dir.join("p.csv").display()),
     );
     assert!(!m.exporting());
-    assert!(m.status().contains("p.csv"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "p.csv");
 }

@@ -25,19 +25,18 @@ fn a_reused_index_has_every_row_at_once_and_the_same_model() {
     };
     let first = finished(open(file_spec(&capture), &kept).unwrap());
     let status = first.store().index_dir_status().unwrap();
-    assert!(!status.reused && status.stale.is_none(), "{status:?}");
+    assert!(
+        !status.index.reused && status.index.stale.is_none(),
+        "{status:?}"
+    );
     assert!(status.saved_bytes.unwrap() >= FRAMES * 24, "{status:?}");
     drop(first);
 
     let second = open(file_spec(&capture), &kept).unwrap();
     // Every row before any indexing could have run: read back, not indexed.
     assert_eq!(second.store().len(), FRAMES);
-    assert!(second.store().index_dir_status().unwrap().reused);
-    assert!(
-        second.status().starts_with("index: reused from "),
-        "{}",
-        second.status()
-    );
+    assert!(second.store().index_dir_status().unwrap().index.reused);
+    rocescope_testkit::assert_starts_with(second.status(), "index: reused from ");
     let mut second = finished(second);
     let mut fresh = finished(open(file_spec(&capture), &SessionLimits::default()).unwrap());
 

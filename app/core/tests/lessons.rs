@@ -66,7 +66,7 @@ fn opening_a_lesson_starts_its_scenario_and_leaving_goes_back() {
     assert_eq!(m.lesson().as_ref().unwrap().title, first.title);
     assert_eq!(m.previous_source_name(), Some("sample-write-read.pcap"));
     let started = format!("lesson: started {}", first.scenario);
-    assert!(m.status().contains(&started), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), &started);
     let line = rocescope_core::status::status_line(&m);
     assert!(line.message.contains(&first.scenario), "{line:?}");
     // Step 1 at once: its view; its cursor once the paced run has reached
@@ -90,11 +90,7 @@ fn opening_a_lesson_starts_its_scenario_and_leaving_goes_back() {
     );
     assert_eq!(m.selected(), Some(3), "the selection as it was left");
     assert!(m.filter_text().is_empty());
-    assert!(
-        m.status().contains("back to sample-write-read.pcap"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), "back to sample-write-read.pcap");
     m.apply(Command::LeaveLesson);
     assert_eq!(m.status(), "no lesson open");
     assert!(m.outbox().is_empty());
@@ -278,7 +274,7 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
     m.apply(Command::AnswerLesson(format!("{wrong}")));
     let v = m.lesson_verdict().cloned().unwrap();
     assert!(!v.right, "{v:?}");
-    assert!(v.text.starts_with("Not quite: the answer is"), "{}", v.text);
+    rocescope_testkit::assert_starts_with(&v.text, "Not quite: the answer is");
     assert!(v.text.ends_with(&ask.explain), "{}", v.text);
     m.apply(Command::AnswerLesson(format!("{want}")));
     assert_answered_right(&m);
@@ -309,18 +305,30 @@ fn a_number_question_is_judged_on_the_run_wrong_then_right_and_kept() {
 /// [`finished_run_with`] the lesson titled `title`, moved on to `step`.
 fn finished_run_at_step(title: &str, step: usize) -> Model {
     let mut m = finished_run_with(title);
-    for _ in 0..step {
+    next_steps(&mut m, step);
+    m
+}
+
+/// Moves the open lesson on `steps` steps.
+fn next_steps(m: &mut Model, steps: usize) {
+    for _ in 0..steps {
         m.apply(Command::NextLessonStep);
     }
-    m
+}
+
+/// The first lesson step that asks for a packet, its run finished, with
+/// the progress kept apart while the guard lives.
+fn at_first_packet_question() -> (std::sync::MutexGuard<'static, ()>, Lesson, usize, Model) {
+    let progress = progress_lock();
+    keep_progress_in_a_temp_dir();
+    let (_, step, l) = first_ask(AskKind::Packet, false);
+    let m = finished_run_at_step(&l.title, step);
+    (progress, l, step, m)
 }
 
 #[test]
 fn a_packet_question_takes_the_selected_packet() {
-    let _progress = progress_lock();
-    keep_progress_in_a_temp_dir();
-    let (_, step, l) = first_ask(AskKind::Packet, false);
-    let mut m = finished_run_at_step(&l.title, step);
+    let (_progress, l, step, mut m) = at_first_packet_question();
     let ask = l.steps[step].ask.clone().unwrap();
     let frame = fact_of(&l, &Default::default(), ask.fact.as_deref().unwrap()) as u64;
     m.apply(Command::SelectRow(frame)); // not it: the row after
@@ -335,21 +343,14 @@ fn a_packet_question_takes_the_selected_packet() {
 /// by the step, and `a` with nothing picked answers nothing.
 #[test]
 fn a_packet_question_waits_for_the_student_to_pick_the_packet() {
-    let _progress = progress_lock();
-    keep_progress_in_a_temp_dir();
-    let (_, step, l) = first_ask(AskKind::Packet, false);
-    let mut m = finished_run_at_step(&l.title, step);
+    let (_progress, _, _, mut m) = at_first_packet_question();
     for _ in 0..3 {
         m.tick(Instant::now());
     }
     assert_eq!(m.selected(), None, "nothing picked for the student");
     m.apply(Command::AnswerLesson(String::new()));
     assert!(m.lesson_verdict().is_none());
-    assert!(
-        m.status().starts_with("select the packet first"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_starts_with(m.status(), "select the packet first");
     // Once answered, the selection is the student's again.
     m.apply(Command::SelectRow(0));
     m.apply(Command::AnswerLesson(String::new()));
@@ -362,9 +363,7 @@ fn lesson_at_step(i: usize, step: usize) -> Model {
     let mut m = sample_model();
     m.apply(Command::OpenLesson(i));
     steer(&mut m);
-    for _ in 0..step {
-        m.apply(Command::NextLessonStep);
-    }
+    next_steps(&mut m, step);
     m
 }
 
@@ -384,7 +383,7 @@ fn a_prediction_is_answered_before_the_lesson_goes_on_and_each_step_is_on_its_ru
     assert_eq!(m.lesson_step(), step);
     m.apply(Command::NextLessonStep);
     assert_eq!(m.lesson_step(), step, "the prediction is not skipped");
-    assert!(m.status().starts_with("predict first"), "{}", m.status());
+    rocescope_testkit::assert_starts_with(m.status(), "predict first");
     assert!(m.outbox().is_empty(), "{:?}", m.outbox());
     // Answered: rerun with its parameters, then the lesson goes on there.
     let want = fact_of(&l, &ask.params, ask.fact.as_deref().unwrap());
@@ -436,7 +435,7 @@ fn a_prediction_reruns_the_scenario_with_its_parameters_and_is_judged_there() {
     );
     assert!(m.lesson_answer_pending());
     steer(&mut m);
-    assert!(m.status().starts_with("restarted with"), "{}", m.status());
+    rocescope_testkit::assert_starts_with(m.status(), "restarted with");
     assert_eq!(
         m.lesson_step(),
         step,

@@ -53,7 +53,7 @@ fn a_rerun_is_written_as_the_next_capture_and_quit_finishes_both() {
         value: "4".into(),
     });
     steer(&mut m);
-    assert!(m.status().contains("restarted"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "restarted");
     let w = m.partitions().expect("the rerun keeps writing");
     assert_eq!(w.spec.capture_name(), "core-run1");
     // Let the rerun (Pace::Fast) end, then quit.

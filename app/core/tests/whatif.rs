@@ -80,7 +80,7 @@ fn whatif_set_runs_the_twin_beside_the_capture_and_clear_drops_it() {
         "{}",
         m.status()
     );
-    assert!(m.status().contains("running the twin"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "running the twin");
     settle(&mut m);
     let Some(WhatIfState::Ready(w)) = m.whatif() else {
         panic!("no what-if: {}", m.status());
@@ -101,7 +101,7 @@ fn whatif_set_runs_the_twin_beside_the_capture_and_clear_drops_it() {
         ch.goodput_gbytes_s,
         t.goodput_gbytes_s
     );
-    assert!(m.status().contains("QP 0x000100 +"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "QP 0x000100 +");
     let (title, lines) = rocescope_core::query::whatif_lines(&m).unwrap();
     assert!(title.contains("window_packets=32"), "{title}");
     assert_eq!(lines[0], "QP 0x000100 10.0.0.1 -> 10.0.0.2");
@@ -158,11 +158,7 @@ fn a_bad_key_names_itself_and_the_valid_keys_and_runs_nothing() {
     );
     assert!(m.whatif().is_none());
     m.apply(Command::RunCommandLine("whatif window_packets=32".into()));
-    assert!(
-        m.status().starts_with("usage: whatif set"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_starts_with(m.status(), "usage: whatif set");
 }
 
 #[test]
@@ -186,7 +182,7 @@ fn a_session_not_from_a_capture_file_says_whatif_is_not_available() {
     // A model made over a store in memory has no file to rerun.
     let mut m = support::sample_model("in-memory");
     m.apply(Command::WhatIf(vec!["window_packets=32".into()]));
-    assert!(m.status().contains("not available"), "{}", m.status());
+    rocescope_testkit::assert_contains(m.status(), "not available");
     assert!(m.whatif().is_none());
     // A live session (the simulator) neither.
     let mut sc = Scenario::builtin("window-stall").unwrap();
@@ -201,10 +197,6 @@ fn a_session_not_from_a_capture_file_says_whatif_is_not_available() {
     )
     .unwrap();
     live.apply(Command::WhatIf(vec!["window_packets=32".into()]));
-    assert!(
-        live.status().contains("not available in a live session"),
-        "{}",
-        live.status()
-    );
+    rocescope_testkit::assert_contains(live.status(), "not available in a live session");
     assert!(live.whatif().is_none());
 }

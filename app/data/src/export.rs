@@ -114,18 +114,9 @@ pub fn export(
                 });
             }
             let mut parts = Partitions::new(out, table, src.capture, window_ns.max(1))?;
-            let rows = write_table(
-                src,
-                table,
-                &opts.rows,
-                opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
-                &recycler,
-                None,
-                &mut |b| {
-                    opts.check_cancel()?;
-                    parts.write(b.into_frame()?)
-                },
-            )?;
+            let rows = write_table(src, table, opts, &recycler, None, &mut |b| {
+                parts.write(b.into_frame()?)
+            })?;
             (rows, parts.finish()?)
         }
         None => {
@@ -159,18 +150,9 @@ pub fn export(
                 recycler.reclaim(arrays);
                 Ok(Batch::Encoded(group))
             };
-            let rows = write_table(
-                src,
-                table,
-                &opts.rows,
-                opts.batch_rows.unwrap_or(BATCH_ROWS).max(1),
-                &recycler,
-                Some(&encode),
-                &mut |b| {
-                    opts.check_cancel()?;
-                    file.write_batch(b, &recycler)
-                },
-            )?;
+            let rows = write_table(src, table, opts, &recycler, Some(&encode), &mut |b| {
+                file.write_batch(b, &recycler)
+            })?;
             if file.writer.is_none() {
                 // No rows at all: still a valid file with the schema.
                 file.write(empty_table(src, table)?)?;
@@ -224,12 +206,16 @@ impl Batch {
 fn write_table(
     src: &Source<'_>,
     table: Table,
-    rows: &Rows,
-    batch: usize,
+    opts: &ExportOptions,
     recycler: &Recycler,
     prepare: Option<&(dyn Fn(PacketBatch) -> Result<Batch, DataError> + Sync)>,
     sink: &mut dyn FnMut(Batch) -> Result<(), DataError>,
 ) -> Result<u64, DataError> {
+    // Each batch is a point where a cancel stops the export.
+    let mut sink = |b: Batch| {
+        opts.check_cancel()?;
+        sink(b)
+    };
     if table != Table::Packets {
         let df = src.small_table(table)?;
         let n = df.height() as u64;
@@ -238,6 +224,8 @@ fn write_table(
         }
         return Ok(n);
     }
+    let rows = &opts.rows;
+    let batch = opts.batch_rows.unwrap_or(BATCH_ROWS).max(1);
     let store = src.store;
     let n_batches = match rows {
         Rows::All => store.len().div_ceil(batch as u64),

@@ -11,6 +11,14 @@ use rocescope_replay::store::Store;
 
 use crate::DataError;
 
+/// The column `name` of `rows`: `f` of each.
+fn column<'a, R, T>(rows: &'a [R], name: &str, f: impl Fn(&'a R) -> T) -> Column
+where
+    Series: NamedFrom<Vec<T>, [T]>,
+{
+    Column::new(name.into(), rows.iter().map(f).collect::<Vec<T>>())
+}
+
 fn addr(a: [u8; 16]) -> String {
     rocescope_decoders::Endpoint(a).to_string()
 }
@@ -97,130 +105,67 @@ pub fn left_out(table: &str) -> &'static [(&'static str, &'static str)] {
 /// The QPs' table from their rows; `qp` is a row's place, the id episodes
 /// and findings refer to.
 pub fn qp_table(q: &[QpRow]) -> Result<DataFrame, DataError> {
-    let col_u64 = |name: &str, f: &dyn Fn(&QpRow) -> u64| {
-        Column::new(name.into(), q.iter().map(f).collect::<Vec<u64>>())
-    };
     let mut columns = vec![
         Column::new("qp".into(), (0..q.len() as u32).collect::<Vec<u32>>()),
-        Column::new(
-            "src_ip".into(),
-            q.iter().map(|q| q.src_ip.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "dst_ip".into(),
-            q.iter().map(|q| q.dst_ip.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "dest_qp".into(),
-            q.iter().map(|q| q.dest_qp).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "requester_qp".into(),
-            q.iter().map(|q| q.requester_qp).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "both_request".into(),
-            q.iter().map(|q| q.both_request).collect::<Vec<_>>(),
-        ),
-        col_u64("packets", &|q| q.packets),
-        col_u64("wire_bytes", &|q| q.wire_bytes),
-        Column::new(
-            "goodput_gbytes_s".into(),
-            q.iter().map(|q| q.goodput_gbytes_s).collect::<Vec<_>>(),
-        ),
-        col_u64("requests", &|q| q.requests),
-        col_u64("responses", &|q| q.responses),
-        Column::new(
-            "next_psn".into(),
-            q.iter().map(|q| q.next_psn).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "oldest_unacked_psn".into(),
-            q.iter().map(|q| q.oldest_unacked_psn).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "outstanding_packets".into(),
-            q.iter().map(|q| q.outstanding_packets).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "outstanding_counted".into(),
-            q.iter().map(|q| q.outstanding_counted).collect::<Vec<_>>(),
-        ),
-        col_u64("retransmitted_packets", &|q| q.retransmitted_packets),
-        col_u64("retransmitted_bytes", &|q| q.retransmitted_bytes),
+        column(q, "src_ip", |q| q.src_ip.as_str()),
+        column(q, "dst_ip", |q| q.dst_ip.as_str()),
+        column(q, "dest_qp", |q| q.dest_qp),
+        column(q, "requester_qp", |q| q.requester_qp),
+        column(q, "both_request", |q| q.both_request),
+        column(q, "packets", |q| q.packets),
+        column(q, "wire_bytes", |q| q.wire_bytes),
+        column(q, "goodput_gbytes_s", |q| q.goodput_gbytes_s),
+        column(q, "requests", |q| q.requests),
+        column(q, "responses", |q| q.responses),
+        column(q, "next_psn", |q| q.next_psn),
+        column(q, "oldest_unacked_psn", |q| q.oldest_unacked_psn),
+        column(q, "outstanding_packets", |q| q.outstanding_packets),
+        column(q, "outstanding_counted", |q| q.outstanding_counted),
+        column(q, "retransmitted_packets", |q| q.retransmitted_packets),
+        column(q, "retransmitted_bytes", |q| q.retransmitted_bytes),
     ];
     for cause in EpisodeCause::ALL {
         let name = column_name("qps", &["episodes_by_cause", cause.name()]);
-        columns.push(col_u64(&name, &|q| {
+        columns.push(column(q, &name, |q| {
             q.episodes_by_cause.get(cause.name()).copied().unwrap_or(0)
         }));
     }
     columns.extend([
-        col_u64("naks_psn_seq_err", &|q| q.naks.psn_seq_err),
-        col_u64("naks_rnr", &|q| q.naks.rnr),
-        col_u64("naks_invalid_request", &|q| q.naks.invalid_request),
-        col_u64("naks_remote_access_err", &|q| q.naks.remote_access_err),
-        col_u64("naks_remote_op_err", &|q| q.naks.remote_op_err),
-        col_u64("capture_loss_packets", &|q| q.capture_loss_packets),
-        col_u64("duplicate_acks", &|q| q.duplicate_acks),
-        col_u64("duplicate_read_responses", &|q| q.duplicate_read_responses),
-        col_u64("out_of_sequence", &|q| q.out_of_sequence),
-        col_u64("cnps", &|q| q.cnps),
-        col_u64("ecn_marked", &|q| q.ecn_marked),
-        Column::new(
-            "window_packets".into(),
-            q.iter().map(|q| q.window_packets).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "state_at_end".into(),
-            q.iter().map(|q| q.state_at_end).collect::<Vec<_>>(),
-        ),
-        col_u64("span_ns", &|q| q.span_ns),
+        column(q, "naks_psn_seq_err", |q| q.naks.psn_seq_err),
+        column(q, "naks_rnr", |q| q.naks.rnr),
+        column(q, "naks_invalid_request", |q| q.naks.invalid_request),
+        column(q, "naks_remote_access_err", |q| q.naks.remote_access_err),
+        column(q, "naks_remote_op_err", |q| q.naks.remote_op_err),
+        column(q, "capture_loss_packets", |q| q.capture_loss_packets),
+        column(q, "duplicate_acks", |q| q.duplicate_acks),
+        column(q, "duplicate_read_responses", |q| {
+            q.duplicate_read_responses
+        }),
+        column(q, "out_of_sequence", |q| q.out_of_sequence),
+        column(q, "cnps", |q| q.cnps),
+        column(q, "ecn_marked", |q| q.ecn_marked),
+        column(q, "window_packets", |q| q.window_packets),
+        column(q, "state_at_end", |q| q.state_at_end),
+        column(q, "span_ns", |q| q.span_ns),
     ]);
     for state in TimeState::ALL {
         let name = column_name("qps", &["time_by_state_ns", state.name()]);
-        columns.push(col_u64(&name, &|q| {
+        columns.push(column(q, &name, |q| {
             q.time_by_state_ns.get(state.name()).copied().unwrap_or(0)
         }));
     }
     columns.extend([
-        Column::new(
-            "error_reason".into(),
-            q.iter()
-                .map(|q| q.error.as_ref().map(|e| e.reason))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "error_ns".into(),
-            q.iter()
-                .map(|q| q.error.as_ref().map(|e| e.ts_ns))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "error_psn".into(),
-            q.iter()
-                .map(|q| q.error.as_ref().map(|e| e.psn))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "error_frame".into(),
-            q.iter()
-                .map(|q| q.error.as_ref().map(|e| e.frame))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "rtt_p50_ns".into(),
-            q.iter().map(|q| q.rtt_p50_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "rtt_p99_ns".into(),
-            q.iter().map(|q| q.rtt_p99_ns).collect::<Vec<_>>(),
-        ),
+        column(q, "error_reason", |q| q.error.as_ref().map(|e| e.reason)),
+        column(q, "error_ns", |q| q.error.as_ref().map(|e| e.ts_ns)),
+        column(q, "error_psn", |q| q.error.as_ref().map(|e| e.psn)),
+        column(q, "error_frame", |q| q.error.as_ref().map(|e| e.frame)),
+        column(q, "rtt_p50_ns", |q| q.rtt_p50_ns),
+        column(q, "rtt_p99_ns", |q| q.rtt_p99_ns),
     ]);
     // Every counter under its mlx5/rxe name, for holding next to
     // `rdma statistic`.
     for (name, _) in Counters::default().named() {
-        columns.push(col_u64(&column_name("qps", &["counters", name]), &|q| {
+        columns.push(column(q, &column_name("qps", &["counters", name]), |q| {
             q.counters.get(name).copied().unwrap_or(0)
         }));
     }
@@ -257,68 +202,34 @@ pub fn episodes(r: &Report) -> Result<DataFrame, DataError> {
 
 /// The episodes' table from their rows.
 pub fn episode_table(e: &[EpisodeRow]) -> Result<DataFrame, DataError> {
-    let col = |name: &str, f: &dyn Fn(&EpisodeRow) -> u64| {
-        Column::new(name.into(), e.iter().map(f).collect::<Vec<u64>>())
-    };
     let unacted = |f: &dyn Fn(&UnactedRow) -> u64| {
         e.iter()
             .map(|e| e.unacted.as_ref().map(f))
             .collect::<Vec<Option<u64>>>()
     };
     frame(vec![
-        Column::new("qp".into(), e.iter().map(|e| e.qp).collect::<Vec<_>>()),
-        Column::new(
-            "dest_qp".into(),
-            e.iter().map(|e| e.dest_qp).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "cause".into(),
-            e.iter().map(|e| e.cause).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "nak_inferred".into(),
-            e.iter().map(|e| e.nak_inferred).collect::<Vec<_>>(),
-        ),
-        col("first_frame", &|e| e.first_frame),
-        col("last_frame", &|e| e.last_frame),
-        col("start_ns", &|e| e.start_ns),
-        col("end_ns", &|e| e.end_ns),
-        Column::new(
-            "from_psn".into(),
-            e.iter().map(|e| e.from_psn).collect::<Vec<_>>(),
-        ),
-        col("packets_resent", &|e| e.packets_resent),
-        col("bytes_resent", &|e| e.bytes_resent),
-        col("recovery_ns", &|e| e.recovery_ns),
-        Column::new(
-            "recovered".into(),
-            e.iter().map(|e| e.recovered).collect::<Vec<_>>(),
-        ),
-        col("silence_ns", &|e| e.silence_ns),
-        col("retries", &|e| u64::from(e.retries)),
-        col("timer_expiries", &|e| u64::from(e.timer_expiries)),
-        Column::new(
-            "unacted_cause".into(),
-            e.iter()
-                .map(|e| e.unacted.as_ref().map(|u| u.cause))
-                .collect::<Vec<_>>(),
-        ),
+        column(e, "qp", |e| e.qp),
+        column(e, "dest_qp", |e| e.dest_qp),
+        column(e, "cause", |e| e.cause),
+        column(e, "nak_inferred", |e| e.nak_inferred),
+        column(e, "first_frame", |e| e.first_frame),
+        column(e, "last_frame", |e| e.last_frame),
+        column(e, "start_ns", |e| e.start_ns),
+        column(e, "end_ns", |e| e.end_ns),
+        column(e, "from_psn", |e| e.from_psn),
+        column(e, "packets_resent", |e| e.packets_resent),
+        column(e, "bytes_resent", |e| e.bytes_resent),
+        column(e, "recovery_ns", |e| e.recovery_ns),
+        column(e, "recovered", |e| e.recovered),
+        column(e, "silence_ns", |e| e.silence_ns),
+        column(e, "retries", |e| u64::from(e.retries)),
+        column(e, "timer_expiries", |e| u64::from(e.timer_expiries)),
+        column(e, "unacted_cause", |e| e.unacted.as_ref().map(|u| u.cause)),
         Column::new("unacted_ts_ns".into(), unacted(&|u| u.ts_ns)),
         Column::new("unacted_frame".into(), unacted(&|u| u.frame)),
-        Column::new(
-            "unacted_psn".into(),
-            e.iter()
-                .map(|e| e.unacted.as_ref().map(|u| u.psn))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "nak_generation_ns".into(),
-            e.iter().map(|e| e.nak_generation_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "nak_reaction_ns".into(),
-            e.iter().map(|e| e.nak_reaction_ns).collect::<Vec<_>>(),
-        ),
+        column(e, "unacted_psn", |e| e.unacted.as_ref().map(|u| u.psn)),
+        column(e, "nak_generation_ns", |e| e.nak_generation_ns),
+        column(e, "nak_reaction_ns", |e| e.nak_reaction_ns),
     ])
 }
 
@@ -331,48 +242,16 @@ pub fn findings(r: &Report) -> Result<DataFrame, DataError> {
 pub fn finding_table(f: &[FindingRow]) -> Result<DataFrame, DataError> {
     frame(vec![
         // -1: a finding about the card, not a QP.
-        Column::new(
-            "qp".into(),
-            f.iter()
-                .map(|f| f.qp.map_or(-1, |q| q as i32))
-                .collect::<Vec<i32>>(),
-        ),
-        Column::new(
-            "dest_qp".into(),
-            f.iter().map(|f| f.dest_qp).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "start_ns".into(),
-            f.iter().map(|f| f.start_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "end_ns".into(),
-            f.iter().map(|f| f.end_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "before_rate_gbytes_s".into(),
-            f.iter().map(|f| f.before_gbytes_s).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "during_rate_gbytes_s".into(),
-            f.iter().map(|f| f.during_gbytes_s).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "cause".into(),
-            f.iter().map(|f| f.cause).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "first_frame".into(),
-            f.iter().map(|f| f.first_frame).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "text".into(),
-            f.iter().map(|f| f.text.as_str()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "count".into(),
-            f.iter().map(|f| f.count as u32).collect::<Vec<_>>(),
-        ),
+        column(f, "qp", |f| f.qp.map_or(-1, |q| q as i32)),
+        column(f, "dest_qp", |f| f.dest_qp),
+        column(f, "start_ns", |f| f.start_ns),
+        column(f, "end_ns", |f| f.end_ns),
+        column(f, "before_rate_gbytes_s", |f| f.before_gbytes_s),
+        column(f, "during_rate_gbytes_s", |f| f.during_gbytes_s),
+        column(f, "cause", |f| f.cause),
+        column(f, "first_frame", |f| f.first_frame),
+        column(f, "text", |f| f.text.as_str()),
+        column(f, "count", |f| f.count as u32),
     ])
 }
 
@@ -403,43 +282,13 @@ pub fn profiler(store: &Store, extra: &[Record]) -> Result<DataFrame, DataError>
     let def =
         |p: u16, f: fn(&rocescope_replay::record::ProbeDef) -> &str| defs.get(&p).map(|d| f(d));
     frame(vec![
-        Column::new(
-            "ts_ns".into(),
-            samples.iter().map(|s| s.ts_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "cycle".into(),
-            samples.iter().map(|s| s.cycle).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "probe".into(),
-            samples.iter().map(|s| s.probe).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "probe_name".into(),
-            samples
-                .iter()
-                .map(|s| def(s.probe, |d| &d.name))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "unit".into(),
-            samples
-                .iter()
-                .map(|s| def(s.probe, |d| &d.unit))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "module".into(),
-            samples
-                .iter()
-                .map(|s| def(s.probe, |d| &d.module))
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "value".into(),
-            samples.iter().map(|s| s.value).collect::<Vec<_>>(),
-        ),
+        column(&samples, "ts_ns", |s| s.ts_ns),
+        column(&samples, "cycle", |s| s.cycle),
+        column(&samples, "probe", |s| s.probe),
+        column(&samples, "probe_name", |s| def(s.probe, |d| &d.name)),
+        column(&samples, "unit", |s| def(s.probe, |d| &d.unit)),
+        column(&samples, "module", |s| def(s.probe, |d| &d.module)),
+        column(&samples, "value", |s| s.value),
     ])
 }
 
@@ -454,40 +303,21 @@ pub fn slots(store: &Store) -> Result<DataFrame, DataError> {
         })
         .collect();
     frame(vec![
-        Column::new(
-            "ts_ns".into(),
-            d.iter().map(|s| s.ts_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "slot".into(),
-            d.iter()
-                .map(|s| match s.slot {
-                    SlotKind::Aes => "aes",
-                    SlotKind::Dpi => "dpi",
-                    SlotKind::App => "app",
-                })
-                .collect::<Vec<_>>(),
-        ),
-        Column::new("qpn".into(), d.iter().map(|s| s.qpn).collect::<Vec<_>>()),
-        Column::new("psn".into(), d.iter().map(|s| s.psn).collect::<Vec<_>>()),
-        Column::new(
-            "verdict".into(),
-            d.iter()
-                .map(|s| match s.verdict {
-                    Verdict::Pass => "pass",
-                    Verdict::Drop => "drop",
-                    Verdict::Transformed => "transformed",
-                })
-                .collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "latency_ns".into(),
-            d.iter().map(|s| s.latency_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "detail".into(),
-            d.iter().map(|s| s.detail).collect::<Vec<_>>(),
-        ),
+        column(&d, "ts_ns", |s| s.ts_ns),
+        column(&d, "slot", |s| match s.slot {
+            SlotKind::Aes => "aes",
+            SlotKind::Dpi => "dpi",
+            SlotKind::App => "app",
+        }),
+        column(&d, "qpn", |s| s.qpn),
+        column(&d, "psn", |s| s.psn),
+        column(&d, "verdict", |s| match s.verdict {
+            Verdict::Pass => "pass",
+            Verdict::Drop => "drop",
+            Verdict::Transformed => "transformed",
+        }),
+        column(&d, "latency_ns", |s| s.latency_ns),
+        column(&d, "detail", |s| s.detail),
     ])
 }
 
@@ -515,48 +345,18 @@ pub fn losses(r: Option<&PointsReport>) -> Result<DataFrame, DataError> {
             .join(" ")
     };
     frame(vec![
-        Column::new(
-            "ts_ns".into(),
-            l.iter().map(|x| x.ts_ns).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "src".into(),
-            l.iter().map(|x| addr(x.src)).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "dst".into(),
-            l.iter().map(|x| addr(x.dst)).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "dest_qp".into(),
-            l.iter().map(|x| x.dest_qp).collect::<Vec<_>>(),
-        ),
-        Column::new("psn".into(), l.iter().map(|x| x.psn).collect::<Vec<_>>()),
-        Column::new(
-            "opcode".into(),
-            l.iter().map(|x| x.opcode).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "request".into(),
-            l.iter().map(|x| x.request).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "segment".into(),
-            l.iter().map(|x| x.segment.clone()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "kind".into(),
-            l.iter().map(|x| x.kind.name()).collect::<Vec<_>>(),
-        ),
-        Column::new(
-            "seen_at".into(),
-            l.iter().map(|x| seen(x.seen)).collect::<Vec<_>>(),
-        ),
+        column(l, "ts_ns", |x| x.ts_ns),
+        column(l, "src", |x| addr(x.src)),
+        column(l, "dst", |x| addr(x.dst)),
+        column(l, "dest_qp", |x| x.dest_qp),
+        column(l, "psn", |x| x.psn),
+        column(l, "opcode", |x| x.opcode),
+        column(l, "request", |x| x.request),
+        column(l, "segment", |x| x.segment.clone()),
+        column(l, "kind", |x| x.kind.name()),
+        column(l, "seen_at", |x| seen(x.seen)),
         Column::new("frames".into(), l.iter().map(frames).collect::<Vec<_>>()),
-        Column::new(
-            "evidence".into(),
-            l.iter().map(|x| x.evidence.clone()).collect::<Vec<_>>(),
-        ),
+        column(l, "evidence", |x| x.evidence.clone()),
     ])
 }
 

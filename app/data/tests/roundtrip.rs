@@ -38,11 +38,7 @@ fn record(name: &str, duration_ns: u64, dir: &Path) -> PathBuf {
     let mut sc = Scenario::builtin(name).unwrap();
     sc.duration_ns = sc.duration_ns.min(duration_ns);
     let path = dir.join(format!("{name}.pcapng"));
-    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    let mut w = PcapngWriter::new(file).unwrap();
-    let mut sim = Simulator::new(sc);
-    sim.run(&mut |rec: Record| w.write_record(&rec).unwrap());
-    w.finish().unwrap();
+    Simulator::new(sc).record_to(&path).unwrap();
     path
 }
 
@@ -446,10 +442,7 @@ fn partitions_are_hive_folders_that_query_back_together() {
             .unwrap()
             .to_string_lossy()
             .into_owned();
-        assert!(
-            rel.starts_with("packets/capture=test/window_start_ns="),
-            "{rel}"
-        );
+        rocescope_testkit::assert_starts_with(&rel, "packets/capture=test/window_start_ns=");
     }
     // Two captures side by side, as a fleet would have them.
     let other = Source {

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::analysis::Report;
+use rocescope_replay::PcapngWriter;
 use rocescope_replay::store::{RcAnalyzer, Store};
-use rocescope_replay::{PcapngWriter, Record};
 use rocescope_report::{Input, Written};
 use rocescope_sim::{Scenario, Simulator};
 
@@ -27,19 +27,9 @@ fn record(name: &str, dir: &Path) -> PathBuf {
     let mut sc = Scenario::builtin(name).unwrap();
     sc.duration_ns = sc.duration_ns.min(DURATION_NS);
     let path = dir.join(format!("{name}.pcapng"));
-    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-    let mut w = PcapngWriter::new(file).unwrap();
-    let mut sim = Simulator::new(sc);
-    let mut err = None;
-    sim.run(&mut |rec: Record| {
-        if err.is_none()
-            && let Err(e) = w.write_record(&rec)
-        {
-            err = Some(e);
-        }
-    });
-    assert!(err.is_none(), "{name}: {err:?}");
-    w.finish().unwrap();
+    if let Err(e) = Simulator::new(sc).record_to(&path) {
+        panic!("{name}: {e}");
+    }
     path
 }
 
@@ -339,10 +329,7 @@ fn a_long_timeout_episode_shows_its_silence_and_elides_its_middle() {
     sc.set("window_packets", "64").unwrap();
     let dir = out_dir("long-episode");
     let capture = dir.join("long.pcapng");
-    let file = std::io::BufWriter::new(std::fs::File::create(&capture).unwrap());
-    let mut w = PcapngWriter::new(file).unwrap();
-    Simulator::new(sc).run(&mut |rec: Record| w.write_record(&rec).unwrap());
-    w.finish().unwrap();
+    Simulator::new(sc).record_to(&capture).unwrap();
     let written =
         rocescope_report::from_file(&capture, DecodeConfig::default(), &dir.join("report"))
             .unwrap();

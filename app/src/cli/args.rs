@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rocescope_core::session::{SessionLimits, default_max_memory_bytes};
+use rocescope_core::session::SessionLimits;
 use rocescope_decoders::DecodeConfig;
 use rocescope_decoders::units;
 
@@ -104,10 +104,9 @@ pub struct SessionArgs {
 impl SessionArgs {
     pub fn limits(&self) -> SessionLimits {
         SessionLimits {
-            max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory_bytes),
             max_disk_bytes: self.max_disk,
             dir: self.session_dir.clone(),
-            index_dir: None,
+            ..SessionLimits::with_max_memory(self.max_memory)
         }
     }
 }
@@ -134,10 +133,8 @@ pub struct MemoryArgs {
 impl MemoryArgs {
     pub fn limits(&self) -> SessionLimits {
         SessionLimits {
-            max_memory_bytes: self.max_memory.unwrap_or_else(default_max_memory_bytes),
-            max_disk_bytes: None,
-            dir: None,
             index_dir: self.index_dir.clone(),
+            ..SessionLimits::with_max_memory(self.max_memory)
         }
     }
 }

@@ -93,6 +93,21 @@ pub fn index_analysed(
     Ok((store, analysis))
 }
 
+/// The capture `file` aligned with the waveform `wave` (`--wave`), when
+/// one is given; an error names both.
+pub fn align_wave(
+    file: &Path,
+    wave: Option<&Path>,
+    options: &WaveOptions,
+) -> anyhow::Result<Option<rocescope_replay::wave::Alignment>> {
+    use anyhow::Context as _;
+    wave.map(|w| {
+        rocescope_replay::wave::align(file, w, options)
+            .with_context(|| format!("aligning {} with {}", w.display(), file.display()))
+    })
+    .transpose()
+}
+
 /// Says on stderr what of `file` could not be read (a cut record, a
 /// damaged block): the whole frames before it were read and are what the
 /// command shows. (Indexing that stopped early is the command's error:

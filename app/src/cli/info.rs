@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::NoAnalysis;
@@ -13,8 +11,7 @@ use rocescope_replay::wave::WaveOptions;
 use serde_json::json;
 
 use super::args::FileArgs;
-use super::capture::{ila_json, indexing_error, open_store_with};
-use rocescope_core::session::SessionLimits;
+use super::capture::{align_wave, ila_json, indexing_error, open_store_with};
 
 /// A waveform's interfaces (port, then the interface in words); empty for a
 /// capture.
@@ -43,37 +40,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    summarise(
-        &args.file,
-        args.json,
-        args.file_args.decode.roce_ports,
-        args.file_args.align.wave.as_deref(),
-        &args.file_args.wave_args.options(),
-        &args.file_args.memory.limits(),
-    )
+    summarise(&args.file, args.json, &args.file_args)
 }
 
-fn summarise(
-    file: &Path,
-    json_out: bool,
-    roce_ports: Vec<u16>,
-    wave: Option<&Path>,
-    options: &WaveOptions,
-    limits: &SessionLimits,
-) -> anyhow::Result<()> {
+fn summarise(file: &Path, json_out: bool, file_args: &FileArgs) -> anyhow::Result<()> {
     let cfg = DecodeConfig {
-        extra_roce_ports: roce_ports,
+        extra_roce_ports: file_args.decode.roce_ports.clone(),
     };
+    let wave = file_args.align.wave.as_deref();
+    let options = &file_args.wave_args.options();
+    let limits = &file_args.memory.limits();
     let store = open_store_with(file, cfg, Box::new(NoAnalysis), options, limits)?;
     let spill = store.spill_stats().unwrap_or_default();
     let spill_error = store.spill_error();
-    let alignment = match wave {
-        Some(w) => Some(
-            rocescope_replay::wave::align(file, w, options)
-                .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
-        ),
-        None => None,
-    };
+    let alignment = align_wave(file, wave, options)?;
     let ports = if matches!(
         store.format(),
         Some(rocescope_replay::CaptureFormat::Wave(_))
@@ -101,7 +81,7 @@ fn summarise(
     };
     let warnings = store.warnings();
     let kept = store.index_dir_status();
-    let reused = kept.as_ref().is_some_and(|k| k.reused);
+    let reused = kept.as_ref().is_some_and(|k| k.index.reused);
 
     if json_out {
         let v = json!({
@@ -134,12 +114,12 @@ fn summarise(
             "index_dir": kept.as_ref().map(|k| json!({
                 "dir": k.dir.display().to_string(),
                 "folder": k.folder.display().to_string(),
-                "reused": k.reused,
-                "stale": k.stale,
+                "reused": k.index.reused,
+                "stale": k.index.stale,
                 "saved_bytes": k.saved_bytes,
                 "error": k.error,
-                "analysis_reused": k.analysis_reused,
-                "analysis_stale": k.analysis_stale,
+                "analysis_reused": k.analysis.reused,
+                "analysis_stale": k.analysis.stale,
                 "summary": k.summary(),
             })),
             "warnings": crate::cli::capture::warnings_json(&warnings),

@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 
 use super::args::{FileArgs, PointArgs};
 use super::output::{multipoint_json, report_json};
-use crate::cli::capture::{ila_json, index_analysed, indexing_error, warn_unread, warnings_json};
+use crate::cli::capture::{
+    align_wave, ila_json, index_analysed, indexing_error, warn_unread, warnings_json,
+};
 
 /// Drops of a grouped finding the text output lists under it.
 const MAX_ITEMS: usize = 20;
@@ -67,27 +69,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let Some(file) = &args.file else {
         anyhow::bail!("give a capture, or two or more --point NAME=FILE");
     };
-    analyse(
-        file,
-        args.json,
-        args.file_args.decode.roce_ports,
-        args.file_args.align.wave.as_deref(),
-        &args.file_args.wave_args.options(),
-        args.points.link_gbps,
-        &args.file_args.memory.limits(),
-    )
+    analyse(file, args.json, &args.file_args, args.points.link_gbps)
 }
 
 fn analyse(
     file: &Path,
     json_out: bool,
-    roce_ports: Vec<u16>,
-    wave: Option<&Path>,
-    options: &rocescope_replay::wave::WaveOptions,
+    file_args: &FileArgs,
     link_gbps: Option<f64>,
-    limits: &rocescope_core::session::SessionLimits,
 ) -> anyhow::Result<()> {
-    use anyhow::Context as _;
+    let roce_ports = file_args.decode.roce_ports.clone();
+    let wave = file_args.align.wave.as_deref();
+    let options = &file_args.wave_args.options();
+    let limits = &file_args.memory.limits();
     pad_heap();
     let (store, analysis) =
         index_analysed(file, roce_ports, options, link_gbps.unwrap_or(0.0), limits)?;
@@ -106,13 +100,7 @@ fn analyse(
         .name("rocescope-free".into())
         .spawn(move || drop(store));
     let report = analysis.finish_report();
-    let alignment = match wave {
-        Some(w) => Some(
-            rocescope_replay::wave::align(file, w, options)
-                .with_context(|| format!("aligning {} with {}", w.display(), file.display()))?,
-        ),
-        None => None,
-    };
+    let alignment = align_wave(file, wave, options)?;
     if json_out {
         let mut v = report_json(&report);
         if ordinal && let Some(qps) = v["qps"].as_array_mut() {

@@ -15,7 +15,6 @@ use rocescope_core::source::SourceHandle;
 use rocescope_core::{Command, Model, View};
 use rocescope_decoders::DecodeConfig;
 use rocescope_replay::store::{RcAnalyzer, Store};
-use rocescope_replay::{PcapngWriter, Record};
 use rocescope_sim::{Scenario, Simulator};
 
 use super::Workbench;
@@ -39,11 +38,7 @@ fn lossy_recording() -> PathBuf {
         let path = dir.join("lossy-link.pcapng");
         let part = dir.join(format!("lossy-link.pcapng.{}", std::process::id()));
         let sc = Scenario::builtin("lossy-link").unwrap();
-        let file = std::io::BufWriter::new(std::fs::File::create(&part).unwrap());
-        let mut w = PcapngWriter::new(file).unwrap();
-        let mut sim = Simulator::new(sc);
-        sim.run(&mut |rec: Record| w.write_record(&rec).unwrap());
-        w.finish().unwrap();
+        Simulator::new(sc).record_to(&part).unwrap();
         std::fs::rename(&part, &path).unwrap();
         path
     })

@@ -23,6 +23,15 @@ fn sample_path() -> PathBuf {
 
 pub(crate) use crate::sample_model;
 
+/// A simulator run at full speed, the views following it.
+fn running_sim(scenario: &str) -> Model {
+    let sc = rocescope_sim::Scenario::resolve(scenario).unwrap();
+    let (store, analysis, handle) =
+        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
+    crate::keep_test_progress_apart();
+    Model::new(store, analysis, handle)
+}
+
 /// A finished simulator run (with profiler probes and slot decisions).
 fn sim_model(scenario: &str) -> Model {
     let sc = rocescope_sim::Scenario::resolve(scenario).unwrap();
@@ -53,6 +62,16 @@ struct Frame {
 impl Frame {
     fn has(&self, needle: &str) -> bool {
         self.texts.iter().any(|(t, _)| t.contains(needle))
+    }
+    /// Fails, naming the frame's texts, unless one holds `needle`.
+    #[track_caller]
+    fn shows(&self, needle: &str) {
+        assert!(self.has(needle), "{needle:?} not in: {}", self.all());
+    }
+    /// Fails, naming the frame's texts, if one holds `needle`.
+    #[track_caller]
+    fn hides(&self, needle: &str) {
+        assert!(!self.has(needle), "{needle:?} in: {}", self.all());
     }
     fn pos(&self, exact: &str) -> Option<Pos2> {
         self.texts.iter().find(|(t, _)| t == exact).map(|(_, p)| *p)
@@ -106,32 +125,29 @@ fn settle(ctx: &egui::Context, wb: &mut Workbench) -> Frame {
     frame(ctx, wb, Vec::new())
 }
 
+/// A workbench on `m` (with `dock`, else the default layout) and its first
+/// settled frame.
+fn workbench(m: Model, dock: Option<DockState<View>>) -> (egui::Context, Workbench, Frame) {
+    let mut wb = Workbench::new(m, dock);
+    let ctx = egui::Context::default();
+    let f = settle(&ctx, &mut wb);
+    (ctx, wb, f)
+}
+
 fn only(view: View) -> Option<DockState<View>> {
     Some(DockState::new(vec![view]))
 }
 
 fn click(ctx: &egui::Context, wb: &mut Workbench, at: Pos2) -> Frame {
     frame(ctx, wb, vec![Event::PointerMoved(at)]);
-    frame(
-        ctx,
-        wb,
-        vec![Event::PointerButton {
-            pos: at,
-            button: egui::PointerButton::Primary,
-            pressed: true,
-            modifiers: Modifiers::NONE,
-        }],
-    );
-    frame(
-        ctx,
-        wb,
-        vec![Event::PointerButton {
-            pos: at,
-            button: egui::PointerButton::Primary,
-            pressed: false,
-            modifiers: Modifiers::NONE,
-        }],
-    )
+    let button = |pressed| Event::PointerButton {
+        pos: at,
+        button: egui::PointerButton::Primary,
+        pressed,
+        modifiers: Modifiers::NONE,
+    };
+    frame(ctx, wb, vec![button(true)]);
+    frame(ctx, wb, vec![button(false)])
 }
 
 #[test]
@@ -169,9 +185,7 @@ fn each_panel_renders_the_sample() {
     for (view, needles) in expect {
         let mut m = sample_model();
         m.apply(Command::SelectRow(5));
-        let mut wb = Workbench::new(m, only(view));
-        let ctx = egui::Context::default();
-        let f = settle(&ctx, &mut wb);
+        let (_ctx, _wb, f) = workbench(m, only(view));
         for n in needles {
             assert!(f.has(n), "{view:?} lacks {n:?}: {}", f.all());
         }
@@ -191,14 +205,12 @@ fn each_panel_renders_the_sample() {
 
 #[test]
 fn the_default_layout_shows_every_view_as_a_tab() {
-    let mut wb = Workbench::new(sample_model(), None);
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
+    let (_ctx, wb, f) = workbench(sample_model(), None);
     for v in wb.model.views() {
         assert!(f.has(v.title()), "tab {v:?} missing: {}", f.all());
     }
     // No Losses tab without capture points.
-    assert!(!f.has(View::Losses.title()), "{}", f.all());
+    f.hides(View::Losses.title());
     let tabs: Vec<View> = wb.dock.iter_all_tabs().map(|(_, t)| *t).collect();
     assert_eq!(tabs.len(), View::ALL.len() - 1);
 }
@@ -206,9 +218,7 @@ fn the_default_layout_shows_every_view_as_a_tab() {
 #[test]
 fn profiler_waveform_and_slots_on_a_simulator_run() {
     let m = sim_model("aes");
-    let mut wb = Workbench::new(m, only(View::Profiler));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
+    let (ctx, mut wb, f) = workbench(m, only(View::Profiler));
     assert!(
         !wb.model.probes().is_empty(),
         "the aes scenario records probes"
@@ -229,7 +239,7 @@ fn profiler_waveform_and_slots_on_a_simulator_run() {
     // Slots: the table lists the decisions.
     let mut wb = Workbench::new(sim_model("aes"), only(View::Slots));
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("Service-slot decisions"), "{}", f.all());
+    f.shows("Service-slot decisions");
 }
 
 #[test]
@@ -256,23 +266,11 @@ fn keys_come_from_the_one_command_list() {
     for c in UiCommand::ALL {
         assert_eq!(command_for_key(c.key(), 20), Some(c.command(20)), "{c:?}");
     }
-    let mut wb = Workbench::new(sample_model(), None);
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
+    let (ctx, mut wb, _) = workbench(sample_model(), None);
     frame(&ctx, &mut wb, vec![Event::Text("2".into())]);
     assert_eq!(wb.model.view(), View::Packets);
     let sel = wb.model.selected();
-    frame(
-        &ctx,
-        &mut wb,
-        vec![Event::Key {
-            key: egui::Key::ArrowDown,
-            physical_key: None,
-            pressed: true,
-            repeat: false,
-            modifiers: Modifiers::NONE,
-        }],
-    );
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::ArrowDown)]);
     assert_eq!(wb.model.selected(), sel.map(|s| s + 1));
     frame(&ctx, &mut wb, vec![Event::Text("r".into())]);
     assert_eq!(wb.model.selected(), Some(5), "next retransmission");
@@ -280,7 +278,7 @@ fn keys_come_from_the_one_command_list() {
     assert_eq!(wb.model.view(), View::Ladder);
     // The dock shows the view the keys chose.
     let f = frame(&ctx, &mut wb, Vec::new());
-    assert!(f.has("requester 10.0.0.1"), "{}", f.all());
+    f.shows("requester 10.0.0.1");
     frame(&ctx, &mut wb, vec![Event::Text("?".into())]);
     assert_eq!(wb.model.overlay(), Overlay::Help);
     let f = settle(&ctx, &mut wb);
@@ -293,21 +291,16 @@ fn keys_come_from_the_one_command_list() {
 
 #[test]
 fn the_palette_lists_every_command_and_runs_them_through_apply() {
-    let mut wb = Workbench::new(sample_model(), None);
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
-    let ctrl_p = Event::Key {
-        key: egui::Key::P,
-        physical_key: None,
-        pressed: true,
-        repeat: false,
-        modifiers: Modifiers::COMMAND,
-    };
-    frame(&ctx, &mut wb, vec![ctrl_p]);
+    let (ctx, mut wb, _) = workbench(sample_model(), None);
+    frame(
+        &ctx,
+        &mut wb,
+        vec![key_with(egui::Key::P, Modifiers::COMMAND)],
+    );
     assert!(wb.palette.open);
     let f = frame(&ctx, &mut wb, Vec::new());
     // The list scrolls: its first entries are drawn, all are listed.
-    assert!(f.has(UiCommand::NextView.description()), "{}", f.all());
+    f.shows(UiCommand::NextView.description());
     assert_eq!(PaletteItem::all().len(), UiCommand::ALL.len() + 1);
     // Typing narrows the list; Enter runs the pick.
     frame(
@@ -318,49 +311,34 @@ fn the_palette_lists_every_command_and_runs_them_through_apply() {
     let f = frame(&ctx, &mut wb, Vec::new());
     assert!(f.has(UiCommand::Show(View::Retransmissions).description()));
     assert!(!f.has(UiCommand::Quit.description()));
-    let enter = Event::Key {
-        key: egui::Key::Enter,
-        physical_key: None,
-        pressed: true,
-        repeat: false,
-        modifiers: Modifiers::NONE,
-    };
-    frame(&ctx, &mut wb, vec![enter]);
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
     assert!(!wb.palette.open);
     assert_eq!(wb.model.view(), View::Retransmissions);
 }
 
 #[test]
 fn clicking_a_packet_selects_it_and_the_filter_shows_errors_inline() {
-    let mut wb = Workbench::new(sample_model(), only(View::Packets));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
+    let (ctx, mut wb, f) = workbench(sample_model(), only(View::Packets));
     // Row "8" in the No. column.
     let at = f.pos("8").expect("row 8 drawn");
     click(&ctx, &mut wb, at);
     assert_eq!(wb.model.selected(), Some(7));
     wb.model.apply(Command::SetFilter("bth.psn >= ".into()));
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("filter error"), "{}", f.all());
+    f.shows("filter error");
     wb.model
         .apply(Command::SetFilter("rocescope.retransmission".into()));
     while wb.model.filter_progress().0 < wb.model.store().len() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     let f = settle(&ctx, &mut wb);
-    assert!(!f.has("WRITE First PSN"), "{}", f.all());
+    f.hides("WRITE First PSN");
     assert_eq!(wb.model.visible_len(), 3);
 }
 
 #[test]
 fn dropping_a_capture_opens_it() {
-    let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
-    let (store, analysis, handle) =
-        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
-    crate::keep_test_progress_apart();
-    let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
+    let (ctx, mut wb, _) = workbench(running_sim("teaching-basic"), None);
     assert!(wb.model.source().name.starts_with("sim:"));
     let raw = RawInput {
         screen_rect: Some(Rect::from_min_size(Pos2::ZERO, vec2(1920.0, 1080.0))),
@@ -391,9 +369,7 @@ fn dropping_a_capture_opens_it() {
 
 #[test]
 fn a_click_on_the_throughput_plot_moves_the_time_cursor() {
-    let mut wb = Workbench::new(sample_model(), only(View::Overview));
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
+    let (ctx, mut wb, _) = workbench(sample_model(), only(View::Overview));
     let before = wb.model.cursor_ns();
     // The plot fills the top of the panel; click a quarter of the way in.
     click(&ctx, &mut wb, pos2(500.0, 200.0));
@@ -422,97 +398,80 @@ fn the_export_window_writes_the_filtered_packets_and_shows_the_outcome() {
     let mut m = sample_model();
     m.apply(Command::SetFilter("retransmission".into()));
     m.apply(Command::ShowView(View::Packets));
-    let mut wb = Workbench::new(m, only(View::Packets));
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
+    let (ctx, mut wb, _) = workbench(m, only(View::Packets));
     frame(&ctx, &mut wb, vec![Event::Text("E".into())]);
     assert!(wb.export.open);
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("this view (packets)"), "{}", f.all());
+    f.shows("this view (packets)");
     assert_eq!(wb.export.path, "packets.parquet");
     // A name without a known extension: told, and nothing to send.
     wb.export.path = dir.join("retx.txt").display().to_string();
     let f = settle(&ctx, &mut wb);
-    assert!(
-        f.has("name the file .parquet, .csv or .jsonl"),
-        "{}",
-        f.all()
-    );
+    f.shows("name the file .parquet, .csv or .jsonl");
     wb.export.path = path.display().to_string();
     let f = settle(&ctx, &mut wb);
     let f = export_and_wait(&ctx, &mut wb, &f);
-    assert!(f.has("exported 3 rows of packets to"), "{}", f.all());
+    f.shows("exported 3 rows of packets to");
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 4, "{text}");
     // Partitions: a folder of hive-style Parquet files, by time window.
     wb.export.partition = true;
     wb.export.window = "soon".into();
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("expected a number and a unit"), "{}", f.all());
+    f.shows("expected a number and a unit");
     wb.export.window = "2us".into();
     let f = settle(&ctx, &mut wb);
-    assert!(
-        f.has("partitions are Parquet: name a folder"),
-        "{}",
-        f.all()
-    );
+    f.shows("partitions are Parquet: name a folder");
     let parts = dir.join("parts");
     wb.export.path = parts.display().to_string();
     let f = settle(&ctx, &mut wb);
-    assert!(
-        f.has("packets as Parquet partitions by capture and time window"),
-        "{}",
-        f.all()
-    );
+    f.shows("packets as Parquet partitions by capture and time window");
     let f = export_and_wait(&ctx, &mut wb, &f);
-    assert!(f.has("exported 3 rows of packets to"), "{}", f.all());
+    f.shows("exported 3 rows of packets to");
     assert!(
         parts.join("packets/capture=sample-write-read").is_dir(),
         "{}",
         f.all()
     );
     // Esc closes the window; keys reach the views again.
-    let esc = Event::Key {
-        key: egui::Key::Escape,
-        physical_key: None,
-        pressed: true,
-        repeat: false,
-        modifiers: Modifiers::NONE,
-    };
-    frame(&ctx, &mut wb, vec![esc]);
+    frame(&ctx, &mut wb, vec![key_event(egui::Key::Escape)]);
     assert!(!wb.export.open);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn key_event(key: egui::Key) -> Event {
+    key_with(key, Modifiers::NONE)
+}
+
+fn key_with(key: egui::Key, modifiers: Modifiers) -> Event {
     Event::Key {
         key,
         physical_key: None,
         pressed: true,
         repeat: false,
-        modifiers: Modifiers::NONE,
+        modifiers,
     }
+}
+
+/// Runs `line` from the command line: `:`, the text, Enter.
+fn command_line(ctx: &egui::Context, wb: &mut Workbench, line: &str) {
+    frame(ctx, wb, vec![Event::Text(":".into())]);
+    frame(ctx, wb, vec![Event::Text(line.into())]);
+    frame(ctx, wb, vec![key_event(egui::Key::Enter)]);
 }
 
 #[test]
 fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
-    let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
-    let before = sc.params.window_packets;
-    let (store, analysis, handle) =
-        rocescope_core::source::spawn_sim(sc, rocescope_core::source::Pace::Fast, None);
-    crate::keep_test_progress_apart();
-    let mut wb = Workbench::new(Model::new(store, analysis, handle), None);
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
+    let before = rocescope_sim::Scenario::resolve("teaching-basic")
+        .unwrap()
+        .params
+        .window_packets;
+    let (ctx, mut wb, _) = workbench(running_sim("teaching-basic"), None);
     let view = wb.model.view();
     frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
     assert_eq!(wb.model.overlay(), Overlay::CommandLine);
     let f = frame(&ctx, &mut wb, Vec::new());
-    assert!(
-        f.has("Tab completes, Enter runs, Esc closes"),
-        "{}",
-        f.all()
-    );
+    f.shows("Tab completes, Enter runs, Esc closes");
     // Keys go to the line, not to shortcuts (`2` would show Packets, `q` quit).
     frame(&ctx, &mut wb, vec![Event::Text("set window_p".into())]);
     assert_eq!(wb.model.cmdline(), "set window_p");
@@ -528,17 +487,11 @@ fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
     assert_eq!(params.window_packets, 4);
     assert_ne!(before, 4);
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("restarted with window_packets=4"), "{}", f.all());
+    f.shows("restarted with window_packets=4");
     // An error is told in the status bar; Esc closes an open line.
-    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
-    frame(
-        &ctx,
-        &mut wb,
-        vec![Event::Text("set window_packets=0".into())],
-    );
-    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    command_line(&ctx, &mut wb, "set window_packets=0");
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("window_packets"), "{}", f.all());
+    f.shows("window_packets");
     assert_eq!(
         wb.model.source().scenario().unwrap().params.window_packets,
         4
@@ -552,9 +505,7 @@ fn the_command_line_takes_the_keys_completes_and_reruns_the_simulator() {
 
 #[test]
 fn the_status_bar_shows_the_core_status_line() {
-    let mut wb = Workbench::new(sample_model(), only(View::Overview));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
+    let (_ctx, wb, f) = workbench(sample_model(), only(View::Overview));
     let line = rocescope_core::status_line(&wb.model);
     for part in line.parts() {
         assert!(f.has(&part.text), "{:?} missing: {}", part.text, f.all());
@@ -564,31 +515,21 @@ fn the_status_bar_shows_the_core_status_line() {
 
 #[test]
 fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
-    let mut wb = Workbench::new(sample_model(), None);
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
+    let (ctx, mut wb, _) = workbench(sample_model(), None);
     frame(&ctx, &mut wb, vec![Event::Text("9".into())]);
     assert_eq!(wb.model.view(), View::Lessons);
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
     assert_eq!(wb.model.source().name, "sim:write-anatomy");
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("lesson: started write-anatomy"), "{}", f.all());
-    assert!(f.has("sim:write-anatomy"), "{}", f.all());
-    assert!(f.has("Lesson: Anatomy of an RDMA WRITE"), "{}", f.all());
-    assert!(
-        f.has("leave (L), back to sample-write-read.pcap"),
-        "{}",
-        f.all()
-    );
+    f.shows("lesson: started write-anatomy");
+    f.shows("sim:write-anatomy");
+    f.shows("Lesson: Anatomy of an RDMA WRITE");
+    f.shows("leave (L), back to sample-write-read.pcap");
     frame(&ctx, &mut wb, vec![Event::Text("L".into())]);
     assert_eq!(wb.model.source().name, "sample-write-read.pcap");
     let f = settle(&ctx, &mut wb);
-    assert!(
-        f.has("lesson left: back to sample-write-read.pcap"),
-        "{}",
-        f.all()
-    );
-    assert!(!f.has("Lesson: Anatomy"), "{}", f.all());
+    f.shows("lesson left: back to sample-write-read.pcap");
+    f.hides("Lesson: Anatomy");
 }
 
 /// The same question step as the terminal's snapshot: the choices are
@@ -597,24 +538,22 @@ fn a_lesson_opens_on_its_scenario_and_leaving_it_goes_back() {
 #[test]
 fn a_question_step_is_answered_by_its_buttons() {
     let (m, ask) = crate::lesson_at_ask(rocescope_core::lesson::AskKind::Choice, "a choice");
-    let mut wb = Workbench::new(m, only(View::Packets));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
-    assert!(f.has(&format!("Question: {}", ask.question)), "{}", f.all());
+    let (ctx, mut wb, f) = workbench(m, only(View::Packets));
+    f.shows(&format!("Question: {}", ask.question));
     let right = ask.answer.clone().unwrap();
     let wrong = ask.choices.iter().find(|c| **c != right).unwrap().clone();
     let at = f.pos(&wrong).unwrap();
     click(&ctx, &mut wb, at);
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("Not quite: the answer is"), "{}", f.all());
+    f.shows("Not quite: the answer is");
     let at = f.pos("hint (h)").unwrap();
     click(&ctx, &mut wb, at);
     let f = settle(&ctx, &mut wb);
-    assert!(f.has(&format!("Hint: {}", ask.hint)), "{}", f.all());
+    f.shows(&format!("Hint: {}", ask.hint));
     let at = f.pos(&right).unwrap();
     click(&ctx, &mut wb, at);
     let f = settle(&ctx, &mut wb);
-    assert!(f.has(&format!("Right. {}", ask.explain)), "{}", f.all());
+    f.shows(&format!("Right. {}", ask.explain));
     assert!(wb.model.lesson_verdict().unwrap().right);
 }
 
@@ -627,18 +566,11 @@ fn signals_panel_on_a_real_waveform() {
     let Some(vcd) = crate::test_wave::vcd_copy("gui-signals") else {
         return;
     };
-    let mut m = crate::test_wave::model(&vcd);
-    m.apply(Command::OpenSignals {
-        path: vcd.clone(),
-        offset_ns: 0,
-        sample_clock_hz: None,
-    });
+    let mut m = crate::test_wave::model_with_signals(&vcd);
     m.apply(Command::AddSignal("tb.u.bth_opcode".into()));
     m.apply(Command::WaveSpan(240));
-    let mut wb = Workbench::new(m, only(View::Profiler));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
-    assert!(f.has("9 of 9 signals"), "{}", f.all());
+    let (ctx, mut wb, f) = workbench(m, only(View::Profiler));
+    f.shows("9 of 9 signals");
     // Click the PSN in the browser: it is chosen and loaded on a thread.
     let at = f
         .pos("tb.u.bth_psn  24")
@@ -659,16 +591,16 @@ fn signals_panel_on_a_real_waveform() {
     assert_eq!(shown, ["tb.u.bth_opcode", "tb.u.bth_psn"]);
     wb.model.apply(Command::SelectRow(2));
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("= RC Acknowledge"), "{}", f.all());
-    assert!(f.has("= 101"), "{}", f.all());
+    f.shows("= RC Acknowledge");
+    f.shows("= 101");
     // The bus segments carry their values where they fit.
-    assert!(f.has("RC RDMA WRITE Only"), "{}", f.all());
+    f.shows("RC RDMA WRITE Only");
     wb.model.apply(Command::SignalFormat {
         path: "tb.u.bth_psn".into(),
         radix: rocescope_core::signals::Radix::Hex,
     });
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("= 0x000065"), "{}", f.all());
+    f.shows("= 0x000065");
     // A click near the chart's left end: the cursor moves there, and the
     // packet at or before it (the first WRITE) is selected.
     let label = f.pos("tb.u.bth_psn [hex]").expect("the PSN's label");
@@ -689,10 +621,8 @@ fn signals_panel_on_a_real_waveform() {
 #[test]
 fn a_packet_question_waits_for_the_students_pick() {
     let (m, _) = crate::lesson_at_ask(rocescope_core::lesson::AskKind::Packet, "for a packet");
-    let mut wb = Workbench::new(m, only(View::Ladder));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
-    assert!(f.has("select a packet"), "{}", f.all());
+    let (ctx, mut wb, f) = workbench(m, only(View::Ladder));
+    f.shows("select a packet");
     assert!(
         !f.has("answer: frame"),
         "the answer given away: {}",
@@ -700,26 +630,22 @@ fn a_packet_question_waits_for_the_students_pick() {
     );
     wb.model.apply(Command::SelectRow(1));
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("answer: frame 2 (a)"), "{}", f.all());
+    f.shows("answer: frame 2 (a)");
 }
 
 /// `r` in the ladder stays in the ladder; `:goto -5` changes nothing.
 #[test]
 fn r_in_the_ladder_and_an_invalid_goto_in_the_gui() {
-    let mut wb = Workbench::new(sample_model(), None);
-    let ctx = egui::Context::default();
-    settle(&ctx, &mut wb);
+    let (ctx, mut wb, _) = workbench(sample_model(), None);
     frame(&ctx, &mut wb, vec![Event::Text("4".into())]);
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Home)]);
     frame(&ctx, &mut wb, vec![Event::Text("r".into())]);
     assert_eq!(wb.model.view(), View::Ladder);
     assert_eq!(wb.model.selected(), Some(5));
     let cursor = wb.model.cursor_ns();
-    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
-    frame(&ctx, &mut wb, vec![Event::Text("goto -5".into())]);
-    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    command_line(&ctx, &mut wb, "goto -5");
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("usage: goto"), "{}", f.all());
+    f.shows("usage: goto");
     assert_eq!(wb.model.cursor_ns(), cursor);
     assert_eq!(wb.model.selected(), Some(5));
 }
@@ -729,26 +655,19 @@ fn r_in_the_ladder_and_an_invalid_goto_in_the_gui() {
 #[test]
 fn the_signals_panel_marks_an_ila_captures_trigger() {
     let csv = crate::test_wave::ila_csv("gui-markers");
-    let mut m = crate::test_wave::model(&csv);
-    m.apply(Command::OpenSignals {
-        path: csv.clone(),
-        offset_ns: 0,
-        sample_clock_hz: None,
-    });
+    let mut m = crate::test_wave::model_with_signals(&csv);
     m.apply(Command::AddSignal("u/tvalid".into()));
     assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
     m.apply(Command::WaveSpan(400));
     m.apply(Command::WaveCursor(144));
-    let mut wb = Workbench::new(m, only(View::Profiler));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
-    assert!(f.has("| trigger"), "{}", f.all());
-    assert!(f.has("| a capture window starts"), "{}", f.all());
+    let (ctx, mut wb, f) = workbench(m, only(View::Profiler));
+    f.shows("| trigger");
+    f.shows("| a capture window starts");
     // Far from both, no legend.
     wb.model.apply(Command::WaveSpan(40));
     wb.model.apply(Command::WaveCursor(300));
     let f = settle(&ctx, &mut wb);
-    assert!(!f.has("| trigger"), "{}", f.all());
+    f.hides("| trigger");
 }
 
 /// `gui --point`: the Overview of the first point's capture shows the
@@ -756,9 +675,7 @@ fn the_signals_panel_marks_an_ila_captures_trigger() {
 #[test]
 fn the_overview_shows_the_capture_points_summary() {
     let (m, _dir) = crate::test_points::model("gui-points");
-    let mut wb = Workbench::new(m, only(View::Overview));
-    let ctx = egui::Context::default();
-    let f = settle(&ctx, &mut wb);
+    let (_ctx, _wb, f) = workbench(m, only(View::Overview));
     for n in [
         "Capture points a > sw > b",
         "losses: a>sw ",
@@ -797,8 +714,8 @@ fn the_losses_panel_lists_losses_by_segment_and_jumps_to_the_frame() {
     frame(&ctx, &mut wb, vec![Event::Text("0".into())]);
     assert_eq!(wb.model.view(), View::Losses);
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("Losses by segment: a>sw "), "{}", f.all());
-    assert!(f.has("seen at a, never at sw"), "{}", f.all());
+    f.shows("Losses by segment: a>sw ");
+    f.shows("seen at a, never at sw");
     // The second line: a loss on a>sw, as the core orders them.
     let rocescope_core::query::LossItem::Placed(i) = items[1] else {
         panic!("{items:?}")
@@ -821,19 +738,15 @@ fn the_losses_panel_lists_losses_by_segment_and_jumps_to_the_frame() {
     click(&ctx, &mut wb, at);
     let f = settle(&ctx, &mut wb);
     assert_eq!(wb.model.list_index(), 1);
-    assert!(
-        f.has("A request lost on the wire between the points of a>sw."),
-        "{}",
-        f.all()
-    );
+    f.shows("A request lost on the wire between the points of a>sw.");
     let row = l.rows.iter().find(|(p, _)| *p == 0).unwrap().1;
-    assert!(f.has(&format!("a frame {}", row + 1)), "{}", f.all());
+    f.shows(&format!("a frame {}", row + 1));
     frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
     assert_eq!(wb.model.view(), View::Packets);
     assert_eq!(wb.model.selected(), Some(row));
     // The packet list's Path column: the lost frame vanished after a.
     let f = settle(&ctx, &mut wb);
-    assert!(f.has("Path"), "{}", f.all());
+    f.shows("Path");
     let no = f
         .pos(&(row + 1).to_string())
         .expect("the lost frame's line");
@@ -844,7 +757,7 @@ fn the_losses_panel_lists_losses_by_segment_and_jumps_to_the_frame() {
         "{}",
         f.all()
     );
-    assert!(f.has("a sw b"), "{}", f.all());
+    f.shows("a sw b");
     // The ladder: one lane per point; the lost frame's arrow ends in a
     // mark between a and sw, under its label.
     wb.model.apply(Command::ShowView(View::Ladder));
@@ -937,14 +850,14 @@ fn a_live_session_of_points_shows_each_link_and_one_going_away() {
     };
     let f = until(&mut wb, "losses: a>sw ");
     for n in ["a", "sw", "b"] {
-        assert!(f.has(&format!("link {n}: connected, ")), "{}", f.all());
+        f.shows(&format!("link {n}: connected, "));
     }
-    assert!(f.has("Capture points a > sw > b"), "{}", f.all());
+    f.shows("Capture points a > sw > b");
     assert!(wb.model.views().contains(&View::Losses));
     stops[2].store(true, std::sync::atomic::Ordering::Relaxed);
     let f = until(&mut wb, "link b: connection lost");
     // The analysis of what b sent stays.
-    assert!(f.has("losses: a>sw "), "{}", f.all());
+    f.shows("losses: a>sw ");
     drop(wb);
     for s in &stops {
         s.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -991,17 +904,9 @@ fn whatif_typed_in_the_command_line_shows_the_runs_beside_the_capture() {
     let mut m = rocescope_core::source::open(spec, &Default::default()).unwrap();
     m.forget_lesson_progress();
     m.apply(Command::ShowView(View::Qps));
-    let mut wb = Workbench::new(m, only(View::Qps));
-    let ctx = egui::Context::default();
-    let before = settle(&ctx, &mut wb);
-    assert!(!before.has("what if"), "{}", before.all());
-    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
-    frame(
-        &ctx,
-        &mut wb,
-        vec![Event::Text("whatif set window_packets=32".into())],
-    );
-    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    let (ctx, mut wb, before) = workbench(m, only(View::Qps));
+    before.hides("what if");
+    command_line(&ctx, &mut wb, "whatif set window_packets=32");
     let deadline = Instant::now() + std::time::Duration::from_secs(600);
     let f = loop {
         let f = settle(&ctx, &mut wb);
@@ -1011,25 +916,15 @@ fn whatif_typed_in_the_command_line_shows_the_runs_beside_the_capture() {
         assert!(Instant::now() < deadline, "no A/B: {}", f.all());
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    assert!(
-        f.has("what if window_packets=32: A capture and its twin, B changed"),
-        "{}",
-        f.all()
-    );
-    assert!(f.has("QP 0x000100 10.0.0.1 -> 10.0.0.2"), "{}", f.all());
-    assert!(f.has("                 changed "), "{}", f.all());
+    f.shows("what if window_packets=32: A capture and its twin, B changed");
+    f.shows("QP 0x000100 10.0.0.1 -> 10.0.0.2");
+    f.shows("                 changed ");
     // The status bar tells the change in goodput.
-    assert!(
-        f.has("goodput against the twin: QP 0x000100 +"),
-        "{}",
-        f.all()
-    );
+    f.shows("goodput against the twin: QP 0x000100 +");
     // The QPs panel itself is still there below.
-    assert!(f.has("QP conversations"), "{}", f.all());
-    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
-    frame(&ctx, &mut wb, vec![Event::Text("whatif clear".into())]);
-    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    f.shows("QP conversations");
+    command_line(&ctx, &mut wb, "whatif clear");
     let f = settle(&ctx, &mut wb);
-    assert!(!f.has("against the twin"), "{}", f.all());
-    assert!(f.has("whatif closed"), "{}", f.all());
+    f.hides("against the twin");
+    f.shows("whatif closed");
 }

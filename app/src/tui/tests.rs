@@ -213,11 +213,7 @@ fn r_in_the_ladder_selects_the_next_resend_there() {
     }
     press(&mut m, KeyCode::Char('r'));
     assert_eq!(m.selected(), Some(7), "no resend after the last");
-    assert!(
-        m.status().contains("no retransmission of QP 0x000012"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), "no retransmission of QP 0x000012");
     // From a view that does not show packets, r opens the packet list.
     press(&mut m, KeyCode::Char('3'));
     press(&mut m, KeyCode::Home);
@@ -495,11 +491,7 @@ fn tab_completes_the_command_line_and_enter_runs_it() {
     // A file does not take simulator parameters: said in the status line.
     rocescope_core::source::steer(&mut m);
     assert!(m.outbox().is_empty());
-    assert!(
-        status_of(&m).contains("does not take SetSimParam"),
-        "{}",
-        status_of(&m)
-    );
+    rocescope_testkit::assert_contains(&status_of(&m), "does not take SetSimParam");
 }
 
 /// A finished run of the first shipped lesson that asks a choice, open at
@@ -656,11 +648,7 @@ fn the_losses_view_shows_each_loss_by_segment_and_jumps_to_its_frame() {
     m.apply(Command::OpenSelectedQp);
     assert_eq!(m.view(), View::Packets);
     assert_eq!(m.selected(), Some(row));
-    assert!(
-        m.status().contains(&format!("frame {}", row + 1)),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), &format!("frame {}", row + 1));
     // The packet list's Path column: the lost frame vanished after a;
     // the first frame went past every point.
     let text = render(&m, 160, 40);
@@ -697,11 +685,7 @@ fn without_points_the_losses_view_is_not_offered() {
     m.apply(Command::ShowView(View::Qps));
     m.apply(Command::ShowView(View::Losses));
     assert_eq!(m.view(), View::Qps);
-    assert!(
-        m.status().contains("needs several capture points"),
-        "{}",
-        m.status()
-    );
+    rocescope_testkit::assert_contains(m.status(), "needs several capture points");
     let text = render(&m, 200, 40);
     let tabs = text.lines().next().unwrap();
     assert!(!tabs.contains("Losses"), "{tabs}");
@@ -766,10 +750,6 @@ fn the_losses_view_exports_the_losses_table() {
         path: path.clone(),
         partition_window_ns: None,
     });
-    assert!(
-        single.status().contains("it needs capture points"),
-        "{}",
-        single.status()
-    );
+    rocescope_testkit::assert_contains(single.status(), "it needs capture points");
     assert!(!path.exists());
 }

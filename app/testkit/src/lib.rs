@@ -71,6 +71,18 @@ pub const JAVA: Tool = Tool {
     install: "apt-get install default-jre-headless",
 };
 
+/// Fails, showing `text`, unless it starts with `prefix`.
+#[track_caller]
+pub fn assert_starts_with(text: &str, prefix: &str) {
+    assert!(text.starts_with(prefix), "not starting {prefix:?}: {text}");
+}
+
+/// Fails, showing `text`, unless it holds `part`.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} missing: {text}");
+}
+
 /// Whether every one of `tools` is there. A missing one is said on stderr
 /// ("skipped: ...") and the caller skips; it panics instead where the
 /// tool's `require` variable is set.

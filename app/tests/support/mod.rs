@@ -22,13 +22,13 @@ pub fn user_docs() -> String {
     text
 }
 
-/// A documented command's words, its ` # comment` cut off.
-pub fn command_words(line: &str) -> Vec<&str> {
+/// The words of a command line in the docs, its trailing `# comment`
+/// left out.
+pub fn command_words(line: &str) -> impl Iterator<Item = &str> {
     line.split(" #")
         .next()
         .unwrap_or_default()
         .split_whitespace()
-        .collect()
 }
 
 /// The user docs' line that starts with `starts`, its ` # comment` cut off.
@@ -38,7 +38,13 @@ pub fn docs_command(starts: &str) -> String {
         .lines()
         .find(|l| l.starts_with(starts))
         .unwrap_or_else(|| panic!("the docs have no line starting {starts:?}"));
-    command_words(line).join(" ")
+    command_words(line).collect::<Vec<_>>().join(" ")
+}
+
+/// Types `line` on the command line of the workbench in tmux `session`:
+/// `:`, the line, Enter.
+pub fn tmux_command_line(session: &str, line: &str) {
+    tmux(&["send-keys", "-t", session, ":", line, "Enter"]);
 }
 
 /// The `rocescope` binary this test build made, ready for arguments.
@@ -134,6 +140,20 @@ pub fn rocescope_in_tmux(session: &str, width: u16, height: u16, args: &str, sta
         status_file.display()
     );
     tmux_session(session, width, height, &cmd);
+}
+
+/// [`rocescope_in_tmux`] in a session named `rocescope-LABEL-PID`, its
+/// exit status written to `dir/status`: the session's name and that file.
+pub fn rocescope_in_tmux_named(
+    label: &str,
+    dir: &Path,
+    (width, height): (u16, u16),
+    args: &str,
+) -> (String, std::path::PathBuf) {
+    let session = format!("rocescope-{label}-{}", std::process::id());
+    let status_file = dir.join("status");
+    rocescope_in_tmux(&session, width, height, args, &status_file);
+    (session, status_file)
 }
 
 /// The tmux `session`'s screen once it holds `needle` (or after `secs`).

@@ -46,12 +46,7 @@ impl Shared {
             b.decode(cfg);
         }
         let b = Arc::new(b);
-        self.stats
-            .frames_read
-            .fetch_add(b.frames(), Ordering::Relaxed);
-        self.stats
-            .records_read
-            .fetch_add(b.records(), Ordering::Relaxed);
+        b.count_into(&self.stats.frames_read, &self.stats.records_read);
         if let Some(r) = &self.recorder {
             let _ = r.send(Arc::clone(&b));
         }

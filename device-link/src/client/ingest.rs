@@ -31,12 +31,10 @@ pub(super) fn ingest_loop(
         let past_drain = stopped_at.is_some_and(|t| t.elapsed() >= STOP_DRAIN);
         match queue.pop(Duration::from_millis(50)) {
             Pop::Batch(b) if past_drain => {
-                stats
-                    .frames_dropped_at_stop
-                    .fetch_add(b.frames(), Ordering::Relaxed);
-                stats
-                    .records_dropped_at_stop
-                    .fetch_add(b.records(), Ordering::Relaxed);
+                b.count_into(
+                    &stats.frames_dropped_at_stop,
+                    &stats.records_dropped_at_stop,
+                );
                 pool.recycle(b);
             }
             Pop::Batch(mut b) => {
@@ -51,12 +49,7 @@ pub(super) fn ingest_loop(
                         std::thread::sleep(wait);
                     }
                 }
-                stats
-                    .frames_received
-                    .fetch_add(b.frames(), Ordering::Relaxed);
-                stats
-                    .records_received
-                    .fetch_add(b.records(), Ordering::Relaxed);
+                b.count_into(&stats.frames_received, &stats.records_received);
                 pool.recycle(b);
             }
             Pop::Empty => {}

@@ -242,11 +242,47 @@ impl fmt::Display for CaptureWarning {
     }
 }
 
+/// A reader's warnings: the first [`MAX_WARNINGS`] kept, the rest
+/// counted, and at the end one more saying how many were not kept.
+#[derive(Debug, Default)]
+pub(crate) struct Warnings {
+    kept: Vec<CaptureWarning>,
+    suppressed: u64,
+}
+
+impl Warnings {
+    pub(crate) fn push(&mut self, w: CaptureWarning) {
+        if self.kept.len() < MAX_WARNINGS {
+            self.kept.push(w);
+        } else {
+            self.suppressed += 1;
+        }
+    }
+
+    /// At the end (byte `offset`): the warning that says how many more
+    /// were not kept, if any were not.
+    pub(crate) fn close(&mut self, offset: u64) {
+        if self.suppressed > 0 {
+            let message = format!("{} more warnings were not kept", self.suppressed);
+            self.kept.push(CaptureWarning { offset, message });
+            self.suppressed = 0;
+        }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[CaptureWarning] {
+        &self.kept
+    }
+
+    /// The kept ones, taken out (a count of those not kept stays).
+    pub(crate) fn drain(&mut self) -> std::vec::Drain<'_, CaptureWarning> {
+        self.kept.drain(..)
+    }
+}
+
 /// State shared by both formats: warnings, frame numbering, end flag.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
-    pub(crate) warnings: Vec<CaptureWarning>,
-    pub(crate) suppressed: u64,
+    pub(crate) warnings: Warnings,
     pub(crate) skipped: SkippedRecords,
     pub(crate) next_index: u64,
     /// Offset of the record or block being read, for the closing warning.
@@ -258,11 +294,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn warn(&mut self, offset: u64, message: String) {
-        if self.warnings.len() < MAX_WARNINGS {
-            self.warnings.push(CaptureWarning { offset, message });
-        } else {
-            self.suppressed += 1;
-        }
+        self.warnings.push(CaptureWarning { offset, message });
     }
 
     /// A read's outcome, noted: the end finishes the capture, an error
@@ -280,12 +312,8 @@ impl Shared {
     }
 
     pub(crate) fn finish(&mut self) {
-        if !self.done && self.suppressed > 0 {
-            let message = format!("{} more warnings were not kept", self.suppressed);
-            self.warnings.push(CaptureWarning {
-                offset: self.at,
-                message,
-            });
+        if !self.done {
+            self.warnings.close(self.at);
         }
         self.done = true;
     }
@@ -423,40 +451,27 @@ impl<R: Read> CaptureReader<R> {
             });
         };
         let mut shared = Shared::default();
-        let (format, inner) = match u32::from_le_bytes(magic) {
-            pcap::MAGIC_US | pcap::MAGIC_NS => {
-                let nanos = u32::from_le_bytes(magic) == pcap::MAGIC_NS;
+        let m = u32::from_le_bytes(magic);
+        let (format, inner) = match pcap::magic_kind(m) {
+            Some((nanos, big_endian)) => {
                 let start = Start::new(prefix, reader, name, buffer_bytes);
-                let state = pcap::PcapState::open(start, nanos, false, &mut shared)?;
-                let format = CaptureFormat::Pcap {
-                    nanos,
-                    big_endian: false,
-                };
+                let state = pcap::PcapState::open(start, nanos, big_endian, &mut shared)?;
+                let format = CaptureFormat::Pcap { nanos, big_endian };
                 (format, Inner::Pcap(state))
             }
-            m if m == pcap::MAGIC_US.swap_bytes() || m == pcap::MAGIC_NS.swap_bytes() => {
-                let nanos = m == pcap::MAGIC_NS.swap_bytes();
-                let start = Start::new(prefix, reader, name, buffer_bytes);
-                let state = pcap::PcapState::open(start, nanos, true, &mut shared)?;
-                let format = CaptureFormat::Pcap {
-                    nanos,
-                    big_endian: true,
-                };
-                (format, Inner::Pcap(state))
-            }
-            m if m == pcap::MAGIC_MODIFIED || m == pcap::MAGIC_MODIFIED.swap_bytes() => {
+            None if m == pcap::MAGIC_MODIFIED || m == pcap::MAGIC_MODIFIED.swap_bytes() => {
                 return Err(CaptureError::Unsupported {
                     offset: 0,
                     what: "the \"modified\" (Kuznetzov) pcap format; convert it with editcap"
                         .to_owned(),
                 });
             }
-            crate::pcapng::SHB_TYPE => {
+            None if m == crate::pcapng::SHB_TYPE => {
                 let start = Start::new(prefix, reader, name, buffer_bytes);
                 let state = pcapng::NgState::open(start)?;
                 (CaptureFormat::Pcapng, Inner::Pcapng(state))
             }
-            _ => {
+            None => {
                 let want = crate::sniffer::DETECT_BYTES;
                 read_up_to(&mut reader, &mut prefix, want).map_err(|source| CaptureError::Io {
                     name: name.clone(),
@@ -607,7 +622,7 @@ impl<R: Read> CaptureReader<R> {
     /// Warnings so far (at most [`MAX_WARNINGS`], plus one saying how many
     /// more were dropped), e.g. "file cut mid-record" with its byte offset.
     pub fn warnings(&self) -> &[CaptureWarning] {
-        &self.shared.warnings
+        self.shared.warnings.as_slice()
     }
 
     /// What `ts_ns` means, decided from what has been read so far. For pcap
@@ -643,7 +658,7 @@ impl<R: Read> fmt::Debug for CaptureReader<R> {
             .field("time_base", &self.time_base())
             .field("frames", &self.shared.next_index)
             .field("bytes_read", &self.bytes_read())
-            .field("warnings", &self.shared.warnings.len())
+            .field("warnings", &self.shared.warnings.as_slice().len())
             .finish_non_exhaustive()
     }
 }

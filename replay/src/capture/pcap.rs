@@ -17,6 +17,19 @@ pub(crate) const MAGIC_NS: u32 = 0xa1b2_3c4d;
 pub(crate) const MAGIC_MODIFIED: u32 = 0xa1b2_cd34;
 /// Size of the file header.
 pub(crate) const HEADER_BYTES: usize = 24;
+
+/// A classic pcap file's magic `m` (read little-endian): whether its
+/// times are in ns (else µs) and whether the file is big-endian; `None`
+/// for any other magic.
+pub(crate) fn magic_kind(m: u32) -> Option<(bool, bool)> {
+    match m {
+        MAGIC_US => Some((false, false)),
+        MAGIC_NS => Some((true, false)),
+        m if m == MAGIC_US.swap_bytes() => Some((false, true)),
+        m if m == MAGIC_NS.swap_bytes() => Some((true, true)),
+        _ => None,
+    }
+}
 /// Size of a record header.
 const RECORD_HEADER_BYTES: usize = 16;
 /// Snap length written by the BALBOA host converter.

@@ -297,23 +297,35 @@ impl<W: Write> PcapngWriter<W> {
     // ------------------------------------------------------------ blocks
 
     fn write_shb(&mut self) -> io::Result<()> {
-        let opts = option_len(SHB_USERAPPL_VALUE.len()) + 4;
-        let total = 28 + opts;
-        let mut b = [0u8; 24];
-        put32(&mut b, 0, SHB_TYPE);
-        put32(&mut b, 4, total as u32);
-        put32(&mut b, 8, BOM);
-        put16(&mut b, 12, 1);
-        put16(&mut b, 14, 0);
+        let mut body = [0u8; 16];
+        put32(&mut body, 0, BOM);
+        put16(&mut body, 4, 1);
+        put16(&mut body, 6, 0);
         // Section length: unknown.
-        b[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        body[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        self.write_block(
+            SHB_TYPE,
+            &body,
+            &[(SHB_USERAPPL, SHB_USERAPPL_VALUE.as_bytes())],
+        )
+    }
+
+    /// A block with options: its type and length, the `body` of fixed
+    /// fields, each option, the end of options, and the length again.
+    fn write_block(&mut self, kind: u32, body: &[u8], options: &[(u16, &[u8])]) -> io::Result<()> {
+        let opts: usize = options.iter().map(|(_, v)| option_len(v.len())).sum();
+        let total = (8 + body.len() + opts + 4 + 4) as u32;
         self.io(|out| {
-            out.write_all(&b)?;
-            write_option(out, SHB_USERAPPL, SHB_USERAPPL_VALUE.as_bytes())?;
+            out.write_all(&kind.to_le_bytes())?;
+            out.write_all(&total.to_le_bytes())?;
+            out.write_all(body)?;
+            for (code, value) in options {
+                write_option(out, *code, value)?;
+            }
             out.write_all(&[0; 4])?;
-            out.write_all(&(total as u32).to_le_bytes())
+            out.write_all(&total.to_le_bytes())
         })?;
-        self.position += total as u64;
+        self.position += u64::from(total);
         Ok(())
     }
 
@@ -362,30 +374,17 @@ impl<W: Write> PcapngWriter<W> {
             .iter()
             .find(|(p, _)| *p == port)
             .map(|(_, d)| d.clone());
-        let opts = option_len(name_len)
-            + description.as_ref().map_or(0, |d| option_len(d.len()))
-            + option_len(1)
-            + option_len(custom.len())
-            + 4;
-        let total = 20 + opts;
-        let mut b = [0u8; 16];
-        put32(&mut b, 0, IDB_TYPE);
-        put32(&mut b, 4, total as u32);
-        put16(&mut b, 8, 1); // LINKTYPE_ETHERNET
-        put16(&mut b, 10, 0);
-        put32(&mut b, 12, MAX_FRAME_BYTES);
-        self.io(|out| {
-            out.write_all(&b)?;
-            write_option(out, IF_NAME, &name[..name_len])?;
-            if let Some(d) = &description {
-                write_option(out, IF_DESCRIPTION, d.as_bytes())?;
-            }
-            write_option(out, IF_TSRESOL, &[9])?;
-            write_option(out, OPT_CUSTOM_BINARY, &custom)?;
-            out.write_all(&[0; 4])?;
-            out.write_all(&(total as u32).to_le_bytes())
-        })?;
-        self.position += total as u64;
+        let mut body = [0u8; 8];
+        put16(&mut body, 0, 1); // LINKTYPE_ETHERNET
+        put16(&mut body, 2, 0);
+        put32(&mut body, 4, MAX_FRAME_BYTES);
+        let mut options = vec![(IF_NAME, &name[..name_len])];
+        if let Some(d) = &description {
+            options.push((IF_DESCRIPTION, d.as_bytes()));
+        }
+        options.push((IF_TSRESOL, &[9]));
+        options.push((OPT_CUSTOM_BINARY, &custom));
+        self.write_block(IDB_TYPE, &body, &options)?;
         let id = self.first_ts_ns.len() as u32;
         self.first_ts_ns.push(ts_ns);
         if let Some(s) = self.iface_of.get_mut(slot) {
@@ -403,30 +402,20 @@ impl<W: Write> PcapngWriter<W> {
             .copied()
             .flatten();
         let custom = custom_option([CUSTOM_OPT_DROP_REASON, drop_reason_code(d.reason)]);
-        let opts = start.map_or(0, |_| option_len(8))
-            + option_len(8)
-            + option_len(8)
-            + option_len(custom.len())
-            + 4;
-        let total = 24 + opts;
-        let mut b = [0u8; 20];
-        put32(&mut b, 0, ISB_TYPE);
-        put32(&mut b, 4, total as u32);
-        put32(&mut b, 8, d.interface);
-        put32(&mut b, 12, (d.ts_ns >> 32) as u32);
-        put32(&mut b, 16, d.ts_ns as u32);
-        self.io(|out| {
-            out.write_all(&b)?;
-            if let Some(s) = start {
-                write_option(out, ISB_STARTTIME, &timestamp_bytes(s))?;
-            }
-            write_option(out, ISB_ENDTIME, &timestamp_bytes(d.ts_ns))?;
-            write_option(out, ISB_IFDROP, &d.dropped.to_le_bytes())?;
-            write_option(out, OPT_CUSTOM_BINARY, &custom)?;
-            out.write_all(&[0; 4])?;
-            out.write_all(&(total as u32).to_le_bytes())
-        })?;
-        self.position += total as u64;
+        let mut body = [0u8; 12];
+        put32(&mut body, 0, d.interface);
+        body[4..].copy_from_slice(&timestamp_bytes(d.ts_ns));
+        let start = start.map(timestamp_bytes);
+        let end = timestamp_bytes(d.ts_ns);
+        let dropped = d.dropped.to_le_bytes();
+        let mut options = Vec::with_capacity(4);
+        if let Some(s) = &start {
+            options.push((ISB_STARTTIME, &s[..]));
+        }
+        options.push((ISB_ENDTIME, &end[..]));
+        options.push((ISB_IFDROP, &dropped[..]));
+        options.push((OPT_CUSTOM_BINARY, &custom[..]));
+        self.write_block(ISB_TYPE, &body, &options)?;
         self.records += 1;
         Ok(())
     }

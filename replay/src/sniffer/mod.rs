@@ -31,7 +31,7 @@ use std::io::{self, Read};
 
 use rocescope_decoders::{DecodeConfig, IcrcStatus, LinkLayer, decode};
 
-use crate::capture::{CaptureError, CaptureFrame, CaptureWarning, LinkType, MAX_WARNINGS};
+use crate::capture::{CaptureError, CaptureFrame, CaptureWarning, LinkType, Warnings};
 
 pub use direction::{LocalAddrs, infer_direction};
 pub use filter::SnifferFilter;
@@ -118,8 +118,7 @@ pub struct SnifferFrame<'a> {
 /// ```
 pub struct SnifferReader<R: Read> {
     core: Core<R>,
-    warnings: Vec<CaptureWarning>,
-    suppressed: u64,
+    warnings: Warnings,
 }
 
 impl<R: Read> SnifferReader<R> {
@@ -136,8 +135,7 @@ impl<R: Read> SnifferReader<R> {
         let source = Source::Raw(RawSource::new(reader, "input".to_owned()));
         Self {
             core: Core::new(DumpKind::Raw, source, options.filter, options),
-            warnings: Vec::new(),
-            suppressed: 0,
+            warnings: Warnings::default(),
         }
     }
 
@@ -148,7 +146,7 @@ impl<R: Read> SnifferReader<R> {
         name: String,
         options: SnifferOptions,
     ) -> Result<Self, CaptureError> {
-        let mut warnings = Vec::new();
+        let mut warnings = Warnings::default();
         let (source, own_filter) = match kind {
             DumpKind::Raw => (Source::Raw(RawSource::new(reader, name)), None),
             DumpKind::Text => {
@@ -160,7 +158,6 @@ impl<R: Read> SnifferReader<R> {
         Ok(Self {
             core: Core::new(kind, source, filter, options),
             warnings,
-            suppressed: 0,
         })
     }
 
@@ -178,23 +175,11 @@ impl<R: Read> SnifferReader<R> {
     /// warning, never a stop; only I/O errors are errors.
     pub fn next_frame(&mut self) -> Result<Option<SnifferFrame<'_>>, CaptureError> {
         let warnings = &mut self.warnings;
-        let suppressed = &mut self.suppressed;
-        let mut sink = |w: CaptureWarning| {
-            if warnings.len() < MAX_WARNINGS {
-                warnings.push(w);
-            } else {
-                *suppressed += 1;
-            }
-        };
+        let mut sink = |w: CaptureWarning| warnings.push(w);
         let was_done = self.core.done;
         let found = self.core.next(&mut sink);
-        if !was_done && self.core.done && self.suppressed > 0 {
-            let message = format!("{} more warnings were not kept", self.suppressed);
-            self.warnings.push(CaptureWarning {
-                offset: self.core.end_offset,
-                message,
-            });
-            self.suppressed = 0;
+        if !was_done && self.core.done {
+            self.warnings.close(self.core.end_offset);
         }
         Ok(found?.map(|info| self.core.frame(info)))
     }
@@ -204,17 +189,17 @@ impl<R: Read> SnifferReader<R> {
         &mut self,
         sink: Sink<'_>,
     ) -> Result<Option<SnifferFrame<'_>>, CaptureError> {
-        for w in self.warnings.drain(..) {
+        for w in self.warnings.drain() {
             sink(w);
         }
         Ok(self.core.next(sink)?.map(|info| self.core.frame(info)))
     }
 
-    /// Warnings so far (at most [`MAX_WARNINGS`], plus one saying how many
+    /// Warnings so far (at most [`MAX_WARNINGS`](crate::capture::MAX_WARNINGS), plus one saying how many
     /// more were dropped): damaged lines, skipped slots, cuts, and at the end
     /// one line per kind of disagreement with the filter word.
     pub fn warnings(&self) -> &[CaptureWarning] {
-        &self.warnings
+        self.warnings.as_slice()
     }
 
     /// Counts so far; complete once [`next_frame`](Self::next_frame) returned
@@ -238,7 +223,7 @@ impl<R: Read> fmt::Debug for SnifferReader<R> {
             .field("kind", &self.core.kind)
             .field("filter", &self.core.filter)
             .field("frames", &self.core.next_index)
-            .field("warnings", &self.warnings.len())
+            .field("warnings", &self.warnings.as_slice().len())
             .finish_non_exhaustive()
     }
 }

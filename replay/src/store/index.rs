@@ -9,7 +9,7 @@ use super::columns::CHUNK_ROWS;
 use super::decoded::Decoded;
 use super::ingest::{self, Analyzer, Appender, IngestFrame};
 use super::slab::Slab;
-use super::{Backing, Inner, Store, StoreStats, frames};
+use super::{Backing, Inner, PacketInfo, Store, StoreStats, Wide, frames};
 use crate::capture::{CaptureItem, CaptureReader, FrameSink, TimeBase};
 use crate::record::Record;
 use rocescope_decoders::DecodeConfig;
@@ -321,41 +321,39 @@ impl Store {
                         for r in &raw.evidence {
                             appender.record(r);
                         }
+                        // One chunk of rows: analysed alone, or appended
+                        // under the write lock (`counted`: their counters,
+                        // when the reader made them).
+                        let mut take =
+                            |rows: &mut [PacketInfo],
+                             wide: &[Wide],
+                             counted: Option<&StoreStats>| {
+                                if analysis_only {
+                                    appender.analyse(analysed_rows, rows, wide, &mut convs);
+                                    analysed_rows += rows.len() as u64;
+                                    return;
+                                }
+                                let mut inner =
+                                    self.inner.write().unwrap_or_else(|e| e.into_inner());
+                                let Inner {
+                                    cols, convs, stats, ..
+                                } = &mut *inner;
+                                spare.offer(cols);
+                                appender.append_counted(rows, wide, counted, cols, convs, stats);
+                            };
                         // A chunk at a time, so that the infos stay in cache
                         // and the write lock is short.
                         let Decoded { rows, wide } = &mut raw.decoded;
                         for (k, chunk) in rows.chunks_mut(DECODE_CHUNK).enumerate() {
-                            if analysis_only {
-                                appender.analyse(analysed_rows, chunk, wide, &mut convs);
-                                analysed_rows += chunk.len() as u64;
-                                continue;
-                            }
-                            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-                            let Inner {
-                                cols, convs, stats, ..
-                            } = &mut *inner;
-                            spare.offer(cols);
-                            let counted = raw.decoded_stats.get(k);
-                            appender.append_counted(chunk, wide, counted, cols, convs, stats);
+                            take(chunk, wide, raw.decoded_stats.get(k));
                         }
                         for chunk in raw.frames.chunks(DECODE_CHUNK) {
                             infos.clear();
                             for f in chunk {
                                 ingest::decode_onto(&mut infos, &cfg, &f.frame(&raw.bytes));
                             }
-                            if analysis_only {
-                                let Decoded { rows, wide } = &mut infos;
-                                appender.analyse(analysed_rows, rows, wide, &mut convs);
-                                analysed_rows += rows.len() as u64;
-                                continue;
-                            }
-                            let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-                            let Inner {
-                                cols, convs, stats, ..
-                            } = &mut *inner;
-                            spare.offer(cols);
                             let Decoded { rows, wide } = &mut infos;
-                            appender.append(rows, wide, cols, convs, stats);
+                            take(rows, wide, None);
                         }
                         // A bounded index moves its older chunks to disk
                         // once a batch is in (a walk of the chunk list).

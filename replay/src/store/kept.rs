@@ -53,12 +53,12 @@ impl Store {
             match saved_analysis::load(&status.folder, id, |r| analyzer.restore_state(r)) {
                 Ok(Some(bytes)) => {
                     read_frames = false;
-                    status.analysis_reused = true;
+                    status.analysis.reused = true;
                     status.saved_bytes = status.saved_bytes.map(|b| b + bytes);
                 }
                 // None kept yet (a first open stopped before it): not stale.
                 Ok(None) => {}
-                Err(why) => status.analysis_stale = Some(why),
+                Err(why) => status.analysis.stale = Some(why),
             }
         }
         // Chunks that cannot be read back say so through the spill (as a

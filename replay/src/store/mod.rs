@@ -35,7 +35,7 @@ pub use ingest::{
     decode_onto, evidence,
 };
 pub use row::{Flags, NO_CONVERSATION, Row};
-pub use saved::IndexDirStatus;
+pub use saved::{IndexDirStatus, Reuse};
 pub use spill::{SpillConfig, SpillStats};
 
 use crate::capture::{CaptureError, CaptureFormat, CaptureReader, CaptureWarning, TimeBase};
@@ -370,7 +370,7 @@ impl Store {
     /// decode settings, is read back instead of indexing (every row at
     /// once; a costly analysis, the RC analysis, still reads the frames
     /// in the background, and the store is complete when it is done); a
-    /// stale one is said ([`IndexDirStatus::stale`]) and rebuilt. What
+    /// stale one is said ([`Reuse::stale`]) and rebuilt. What
     /// became of it is [`Store::index_dir_status`]. A folder that cannot
     /// be made or written is an error naming it.
     pub fn open_kept(
@@ -420,7 +420,7 @@ impl Store {
                     memory_bytes,
                 ) {
                     Ok(Some(loaded)) => {
-                        status.reused = true;
+                        status.index.reused = true;
                         status.saved_bytes = Some(loaded.bytes);
                         return Ok(Self::reopen(
                             (path, file, reader),
@@ -433,7 +433,7 @@ impl Store {
                         ));
                     }
                     Ok(None) => {}
-                    Err(why) => status.stale = Some(why),
+                    Err(why) => status.index.stale = Some(why),
                 }
                 save = Some(to);
             }

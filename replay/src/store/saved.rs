@@ -68,26 +68,32 @@ pub struct IndexDirStatus {
     pub dir: PathBuf,
     /// The capture's own folder in it.
     pub folder: PathBuf,
-    /// The rows came from the saved index: the file was not indexed.
-    pub reused: bool,
-    /// Why the index found there was not used (the file was then indexed
-    /// again and the index written anew).
-    pub stale: Option<String>,
+    /// The rows: taken from the saved index (the file was not indexed),
+    /// or why the index found there was not used (the file was then
+    /// indexed again and the index written anew).
+    pub index: Reuse,
     /// Bytes the saved index takes on disk (reused, or once written).
     pub saved_bytes: Option<u64>,
     /// Why the index could not be kept (the open went on without it).
     pub error: Option<String>,
-    /// The analysis came back with the rows: the frames were not read.
-    pub analysis_reused: bool,
-    /// Why the analysis kept there was not used (the frames were read
-    /// again, and the analysis they gave kept in its place).
-    pub analysis_stale: Option<String>,
+    /// The analysis kept with the rows: taken back (the frames were not
+    /// read), or why not (the frames were read again, and the analysis
+    /// they gave kept in its place).
+    pub analysis: Reuse,
+}
+
+/// Whether something kept in the index folder was taken back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reuse {
+    pub reused: bool,
+    /// Why what was found there was not used.
+    pub stale: Option<String>,
 }
 
 impl IndexDirStatus {
     /// The one line that says a stale index is being rebuilt.
     pub fn stale_line(&self) -> Option<String> {
-        self.stale.as_ref().map(|why| {
+        self.index.stale.as_ref().map(|why| {
             format!(
                 "index in {} is stale: {why}; indexing again",
                 self.dir.display()
@@ -98,7 +104,7 @@ impl IndexDirStatus {
     /// The one line that says the analysis kept beside the index is not
     /// taken back (the frames are read again).
     pub fn analysis_stale_line(&self) -> Option<String> {
-        self.analysis_stale.as_ref().map(|why| {
+        self.analysis.stale.as_ref().map(|why| {
             format!(
                 "the analysis kept in {} is not used: {why}; reading the frames again",
                 self.dir.display()
@@ -119,12 +125,12 @@ impl IndexDirStatus {
             return format!("not kept in {dir}: {e}");
         }
         let size = |b: u64| format!("{:.1} MiB", b as f64 / 1048576.0);
-        let analysis = if self.analysis_reused {
+        let analysis = if self.analysis.reused {
             ", the analysis too"
         } else {
             ""
         };
-        match (self.reused, self.saved_bytes) {
+        match (self.index.reused, self.saved_bytes) {
             (true, Some(b)) => format!("reused from {dir} ({}{analysis})", size(b)),
             (true, None) => format!("reused from {dir}"),
             (false, Some(b)) => format!("saved to {dir} ({})", size(b)),

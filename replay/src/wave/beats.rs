@@ -401,6 +401,17 @@ mod tests {
         }
     }
 
+    /// Another port on slots 5 to 7, without TKEEP, on the same clock.
+    fn second_port() -> PortSlots {
+        PortSlots {
+            tdata: 5,
+            tvalid: 6,
+            tlast: 7,
+            tkeep: None,
+            ..port()
+        }
+    }
+
     #[test]
     fn samples_before_the_edge_and_applies_tkeep_on_the_last_beat() {
         let mut s = Sampler::new(5, &[port()]);
@@ -432,11 +443,7 @@ mod tests {
 
     #[test]
     fn frames_wait_for_an_earlier_open_frame_on_another_port() {
-        let mut b = port();
-        b.tdata = 5;
-        b.tvalid = 6;
-        b.tlast = 7;
-        b.tkeep = None;
+        let b = second_port();
         let mut s = Sampler::new(8, &[port(), b]);
         for slot in 0..8 {
             set(&mut s, 0, slot, &[0, 0]);
@@ -464,11 +471,7 @@ mod tests {
 
     #[test]
     fn a_stalled_frame_holds_back_a_bounded_number() {
-        let mut b = port();
-        b.tdata = 5;
-        b.tvalid = 6;
-        b.tlast = 7;
-        b.tkeep = None;
+        let b = second_port();
         let mut s = Sampler::new(8, &[port(), b]).with_held_limit(3);
         for slot in 0..8 {
             set(&mut s, 0, slot, &[0, 0]);

@@ -2,15 +2,13 @@
 //! a [`WaveStream`]: its probes, the interfaces among them, the thread.
 
 use std::path::Path;
-use std::sync::mpsc::sync_channel;
 
 use wellen::{Hierarchy, SignalRef};
 
 use super::axis::AxisInterface;
-use super::contain::contain;
 use super::ila::{self, AxisMap, CsvReader, IlaProbe, ProbeInterface};
 use super::ila_stream::{IlaJob, Source, last_time_step};
-use super::stream::{Msg, WaveStream};
+use super::stream::WaveStream;
 use super::{Timescale, WaveError, WaveFormat, WaveOptions};
 
 /// An ILA VCD's probes and markers in wellen's hierarchy.
@@ -241,22 +239,8 @@ impl WaveStream {
             sample_clock_hz: hz,
             timescale,
         };
-        let (tx, rx) = sync_channel(8);
-        let thread_path = path.to_path_buf();
-        let thread = std::thread::Builder::new()
-            .name("rocescope-wave".into())
-            .spawn(move || {
-                if let Err(why) = contain(|| job.run(&tx)) {
-                    let _ = tx.send(Msg::Failed(WaveError::Read {
-                        path: thread_path,
-                        message: format!("the ILA capture reader failed: {why}"),
-                    }));
-                }
-            })
-            .map_err(|e| WaveError::Read {
-                path: path.to_path_buf(),
-                message: format!("cannot start the reading thread: {e}"),
-            })?;
+        let (rx, thread) =
+            WaveStream::spawn_reader(path, "the ILA capture reader", move |tx| job.run(tx))?;
         let open_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(Self::reading(
             path, format, interfaces, timescale, rx, thread, open_ms,

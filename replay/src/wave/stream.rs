@@ -137,7 +137,6 @@ impl WaveStream {
             });
         }
         let open_ms = started.elapsed().as_secs_f64() * 1e3;
-        let (tx, rx) = sync_channel(8);
         let job = Job {
             path: path.to_path_buf(),
             format,
@@ -145,17 +144,32 @@ impl WaveStream {
             timescale,
             cut_mid_line: format == WaveFormat::Vcd && ends_mid_line(path),
         };
+        // A panic past the one `run` contains itself (in the sampler, not
+        // the parser) still ends the stream with an error.
+        let (rx, thread) =
+            Self::spawn_reader(path, "the waveform reader", move |tx| job.run(wave, tx))?;
+        Ok(Self::reading(
+            path, format, interfaces, timescale, rx, thread, open_ms,
+        ))
+    }
+
+    /// The reading thread of the stream of `path`: `run` sends its
+    /// messages, and a panic in it (`reader` names what failed) ends the
+    /// stream with an error, never with an end that looks whole.
+    pub(super) fn spawn_reader(
+        path: &Path,
+        reader: &'static str,
+        run: impl FnOnce(&SyncSender<Msg>) + Send + 'static,
+    ) -> Result<(Receiver<Msg>, std::thread::JoinHandle<()>), WaveError> {
+        let (tx, rx) = sync_channel(8);
         let thread_path = path.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("rocescope-wave".into())
             .spawn(move || {
-                // A panic past the one `run` contains itself (in the
-                // sampler, not the parser) still ends the stream with an
-                // error, never with an end that looks whole.
-                if let Err(why) = contain(|| job.run(wave, &tx)) {
+                if let Err(why) = contain(|| run(&tx)) {
                     let _ = tx.send(Msg::Failed(WaveError::Read {
                         path: thread_path,
-                        message: format!("the waveform reader failed: {why}"),
+                        message: format!("{reader} failed: {why}"),
                     }));
                 }
             })
@@ -163,9 +177,7 @@ impl WaveStream {
                 path: path.to_path_buf(),
                 message: format!("cannot start the reading thread: {e}"),
             })?;
-        Ok(Self::reading(
-            path, format, interfaces, timescale, rx, thread, open_ms,
-        ))
+        Ok((rx, thread))
     }
 
     /// A stream whose thread has started.

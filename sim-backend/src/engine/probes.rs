@@ -2,6 +2,39 @@
 
 use super::*;
 
+/// Each node's probes, in probe order: its kind, its name after the
+/// node's, its unit and its module.
+type NodeProbe = (
+    fn(u16) -> ProbeKind,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+const NODE_PROBES: [NodeProbe; 7] = [
+    (
+        ProbeKind::TxCtrlQueue,
+        "tx_ctrl_queue",
+        "packets",
+        "tx_arbiter",
+    ),
+    (ProbeKind::Grant, "arbiter_grant", "qpn", "tx_arbiter"),
+    (ProbeKind::TxBusy, "mac_tx_busy", "", "mac_tx"),
+    (ProbeKind::LinkUtil, "link_util", "%", "mac_tx"),
+    (
+        ProbeKind::FsmBacklog,
+        "resp_fsm_backlog",
+        "packets",
+        "rx_resp_fsm",
+    ),
+    (
+        ProbeKind::HbmInflight,
+        "hbm_fetches_inflight",
+        "",
+        "retrans_buffer",
+    ),
+    (ProbeKind::PcieTags, "pcie_tags_in_use", "tags", "host_dma"),
+];
+
 impl Simulator {
     pub(super) fn define_probes(&mut self) {
         let filter = self.scenario.profiler.probes.clone();
@@ -9,48 +42,9 @@ impl Simulator {
         for (i, n) in self.scenario.nodes.iter().enumerate() {
             let i = i as u16;
             let name = &n.name;
-            defs.push((
-                ProbeKind::TxCtrlQueue(i),
-                format!("{name}.tx_ctrl_queue"),
-                "packets",
-                "tx_arbiter",
-            ));
-            defs.push((
-                ProbeKind::Grant(i),
-                format!("{name}.arbiter_grant"),
-                "qpn",
-                "tx_arbiter",
-            ));
-            defs.push((
-                ProbeKind::TxBusy(i),
-                format!("{name}.mac_tx_busy"),
-                "",
-                "mac_tx",
-            ));
-            defs.push((
-                ProbeKind::LinkUtil(i),
-                format!("{name}.link_util"),
-                "%",
-                "mac_tx",
-            ));
-            defs.push((
-                ProbeKind::FsmBacklog(i),
-                format!("{name}.resp_fsm_backlog"),
-                "packets",
-                "rx_resp_fsm",
-            ));
-            defs.push((
-                ProbeKind::HbmInflight(i),
-                format!("{name}.hbm_fetches_inflight"),
-                "",
-                "retrans_buffer",
-            ));
-            defs.push((
-                ProbeKind::PcieTags(i),
-                format!("{name}.pcie_tags_in_use"),
-                "tags",
-                "host_dma",
-            ));
+            for (kind, probe, unit, module) in NODE_PROBES {
+                defs.push((kind(i), format!("{name}.{probe}"), unit, module));
+            }
             defs.push((
                 ProbeKind::SwitchQueue(i),
                 format!("switch.port_{name}.queue"),

@@ -411,6 +411,26 @@ impl Simulator {
         self.run_until(end, sink);
     }
 
+    /// [`run`](Self::run) with every record written to `path` as pcapng,
+    /// as `rocescope sim --record` writes them. The first write error
+    /// stops the writing and is the outcome.
+    pub fn record_to(&mut self, path: &std::path::Path) -> std::io::Result<()> {
+        let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+        let mut w = rocescope_replay::PcapngWriter::new(file)?;
+        let mut failed = None;
+        self.run(&mut |rec: Record| {
+            if failed.is_none()
+                && let Err(e) = w.write_record(&rec)
+            {
+                failed = Some(e);
+            }
+        });
+        match failed {
+            Some(e) => Err(e),
+            None => w.finish().map(drop),
+        }
+    }
+
     /// [`run`](Self::run) with frames lent to a [`RecordSink`].
     pub fn run_into(&mut self, sink: &mut impl RecordSink) {
         let end = self.end_ps / NS;

@@ -13,10 +13,24 @@ fn captured(name: &str, ns: u64) -> Analysed {
 fn twin_of(name: &str, ns: u64) -> (Analysed, Derived, Vec<Mismatch>) {
     let cap = captured(name, ns);
     let d = derive(&cap, name).unwrap();
-    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
-    let twin = RunOutcome::of(&run(&d.scenario), &d.qp_keys, false);
-    let m = check(&capture, &twin);
+    let m = against(&cap, &d, &d.scenario);
     (cap, d, m)
+}
+
+/// The twin with `take_out` done to it is refused, a mismatch naming
+/// `why`.
+fn refused_without(cap: &Analysed, d: &Derived, take_out: impl FnOnce(&mut Scenario), why: &str) {
+    let mut twin = d.scenario.clone();
+    take_out(&mut twin);
+    let m = against(cap, d, &twin);
+    assert!(m.iter().any(|m| m.why.contains(why)), "{m:?}");
+}
+
+/// The capture's mismatches against a run of `scenario`: its twin, or
+/// the twin with something taken out.
+fn against(cap: &Analysed, d: &Derived, scenario: &Scenario) -> Vec<Mismatch> {
+    let capture = RunOutcome::of(cap, &d.qp_keys, true);
+    check(&capture, &RunOutcome::of(&run(scenario), &d.qp_keys, false))
 }
 
 #[test]
@@ -93,11 +107,7 @@ fn a_capture_s_pauses_are_replayed_as_seen_and_its_twin_holds() {
     assert_eq!(back.pauses, d.scenario.pauses);
     // Without them (its own traffic alone fills no queue), the twin runs
     // unpaused and is refused naming the pauses.
-    let mut none = d.scenario.clone();
-    none.pauses.clear();
-    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
-    let m = check(&capture, &RunOutcome::of(&run(&none), &d.qp_keys, false));
-    assert!(m.iter().any(|m| m.why.contains("paused")), "{m:?}");
+    refused_without(&cap, &d, |s| s.pauses.clear(), "paused");
 }
 
 #[test]
@@ -164,11 +174,7 @@ fn a_capture_s_cnps_are_replayed_as_seen_and_its_twin_holds() {
     assert!(e.contains("QP 5 does not exist"), "{e}");
     // Without them (the switch alone), the twin runs at line rate and is
     // refused naming the pacing after CNPs.
-    let mut none = d.scenario.clone();
-    none.cnps.clear();
-    let capture = RunOutcome::of(&cap, &d.qp_keys, true);
-    let m = check(&capture, &RunOutcome::of(&run(&none), &d.qp_keys, false));
-    assert!(m.iter().any(|m| m.why.contains("rate_limited")), "{m:?}");
+    refused_without(&cap, &d, |s| s.cnps.clear(), "rate_limited");
 }
 
 #[test]

@@ -6,6 +6,7 @@ use std::io::BufWriter;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -211,7 +212,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
         format!(
             "Wire throughput of each QP, both directions added. Look for dips: each one the diagnosis explained is listed under Findings.{ordinal_note}"
         ),
-        (&t, t.lines.is_empty(), dir),
+        (&t, t.chart.lines.is_empty(), dir),
         "Throughput of each QP over time",
         "No RoCE QP traffic to plot.",
     )?);
@@ -240,7 +241,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
             "Most packets outstanding (sent, not yet ACKed) per time slice. A QP that sits on the {}-packet line is window-limited: it waits for ACKs, not for the link.",
             w.limit
         ),
-        (&w, w.lines.is_empty(), dir),
+        (&w, w.chart.lines.is_empty(), dir),
         "Outstanding packets per QP over time",
         "No RoCE QP traffic to plot.",
     )?);
@@ -269,7 +270,7 @@ pub fn render_all(view: &View<'_>, dir: &Path) -> Result<Vec<Section>, ReportErr
         out.push(plot_section(
             "One-way latency per segment",
             "The median one-way latency of each segment between capture points, per slice of time, in the first point's clock. A line that climbs is a queue building on that hop; one direction's line alone rising is the congested way.".into(),
-            (&sp, sp.lines.is_empty(), dir),
+            (&sp, sp.chart.lines.is_empty(), dir),
             "One-way latency per segment over time",
             "No frame was seen at two adjacent points with times.",
         )?);
@@ -323,11 +324,8 @@ where
 }
 
 struct Throughput<'v> {
-    view: &'v View<'v>,
-    lines: Vec<Line>,
-    /// Scale of the y values and its unit.
-    y_unit: &'static str,
-    y_max: f64,
+    /// Its y values scaled to the unit of its y axis.
+    chart: TimeLines<'v>,
 }
 
 impl<'v> Throughput<'v> {
@@ -404,10 +402,14 @@ impl<'v> Throughput<'v> {
             lines.push((qp_legend(view, *qp), PALETTE[k % PALETTE.len()], points(v)));
         }
         Throughput {
-            view,
-            lines,
-            y_unit,
-            y_max: headroom(max * scale),
+            chart: TimeLines {
+                view,
+                title: "Throughput per QP",
+                y_desc: y_unit,
+                y_max: headroom(max * scale),
+                lines,
+                limit: None,
+            },
         }
     }
 }
@@ -449,75 +451,116 @@ fn ordinal_bytes_per_frame(view: &View<'_>, raw: &mut [(usize, Vec<f64>)], n: us
     }
 }
 
-/// Line chart of `lines` over time.
-fn time_lines<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    view: &View<'_>,
+/// A chart builder in the report's style: its title, margins and x
+/// labels' room.
+fn house_chart<'a, 'b, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
     title: &str,
-    y_desc: &str,
-    y_max: f64,
-    lines: &[Line],
-    limit: Option<(f64, String)>,
-) -> DrawResult
-where
-    DB::ErrorType: 'static,
-{
-    let mut chart = ChartBuilder::on(root)
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(root);
+    builder
         .caption(title, (FONT, 22).into_font().color(&INK))
         .margin(14)
-        .x_label_area_size(48)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..view.time.x_max(), 0f64..y_max)?;
-    chart
-        .configure_mesh()
-        .x_desc(view.time.label())
-        .y_desc(y_desc)
-        .x_label_formatter(&|v| short_number(*v))
-        .y_label_formatter(&|v| short_number(*v))
-        .label_style((FONT, 14).into_font().color(&INK))
+        .x_label_area_size(48);
+    builder
+}
+
+/// The mesh in the report's style: its fonts, and grid lines at the
+/// labels only.
+fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: Ranged,
+    Y: Ranged,
+    DB: DrawingBackend,
+{
+    mesh.label_style((FONT, 14).into_font().color(&INK))
         .axis_desc_style((FONT, 15).into_font().color(&INK))
         .light_line_style(WHITE)
         .bold_line_style(GRID)
-        .draw()?;
-    if let Some((y, label)) = limit {
-        let red = RGBColor(200, 30, 30);
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(0.0, y), (view.time.x_max(), y)],
-                8,
-                5,
-                red.stroke_width(2),
-            ))?
-            .label(label)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
-    }
-    for (label, colour, pts) in lines {
-        let colour = *colour;
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?
-            .label(label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
-            });
-    }
-    legend_box(&mut chart)
 }
 
-impl Plot for Throughput<'_> {
-    const NAME: &'static str = "throughput";
+/// A line chart of `lines` over time.
+struct TimeLines<'v> {
+    view: &'v View<'v>,
+    title: &'static str,
+    y_desc: &'static str,
+    y_max: f64,
+    lines: Vec<Line>,
+    /// A dashed line at this height, with its legend.
+    limit: Option<(f64, String)>,
+}
+
+/// A plot that is a [`TimeLines`] chart.
+trait TimePlot {
+    const NAME: &'static str;
+    fn chart(&self) -> &TimeLines<'_>;
+}
+
+impl<T: TimePlot> Plot for T {
+    const NAME: &'static str = <T as TimePlot>::NAME;
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static,
     {
-        time_lines(
-            root,
-            self.view,
-            "Throughput per QP",
-            self.y_unit,
-            self.y_max,
-            &self.lines,
-            None,
-        )
+        self.chart().draw(root)
+    }
+}
+
+impl TimeLines<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        let &TimeLines {
+            view,
+            title,
+            y_desc,
+            y_max,
+            ref lines,
+            ref limit,
+        } = self;
+        let mut chart = house_chart(root, title)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..view.time.x_max(), 0f64..y_max)?;
+        house_mesh(&mut chart.configure_mesh())
+            .x_desc(view.time.label())
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| short_number(*v))
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()?;
+        if let Some((y, label)) = limit.clone() {
+            let red = RGBColor(200, 30, 30);
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(0.0, y), (view.time.x_max(), y)],
+                    8,
+                    5,
+                    red.stroke_width(2),
+                ))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2))
+                });
+        }
+        for (label, colour, pts) in lines {
+            let colour = *colour;
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))?
+                .label(label.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+                });
+        }
+        legend_box(&mut chart)
+    }
+}
+
+impl TimePlot for Throughput<'_> {
+    const NAME: &'static str = "throughput";
+    fn chart(&self) -> &TimeLines<'_> {
+        &self.chart
     }
 }
 
@@ -559,27 +602,16 @@ impl Plot for Timeline<'_> {
         let view = self.view;
         let x_max = view.time.x_max();
         let n = self.lanes.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Retransmission episodes per QP",
-                (FONT, 22).into_font().color(&INK),
-            )
-            .margin(14)
+        let mut chart = house_chart(root, "Retransmission episodes per QP")
             .margin_right(190)
-            .x_label_area_size(48)
             .y_label_area_size(110)
             .build_cartesian_2d(0f64..x_max, 0f64..n)?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc(view.time.label())
             .x_label_formatter(&|v| short_number(*v))
             .y_labels(0)
             .y_label_formatter(&|_| String::new())
             .disable_y_mesh()
-            .label_style((FONT, 14).into_font().color(&INK))
-            .axis_desc_style((FONT, 15).into_font().color(&INK))
-            .light_line_style(WHITE)
-            .bold_line_style(GRID)
             .draw()?;
         // Lane of a QP, counted from the top.
         let lane_y = |qp: u32| {
@@ -743,28 +775,17 @@ impl Plot for Rtt {
     where
         DB::ErrorType: 'static,
     {
-        let mut chart = ChartBuilder::on(root)
-            .caption(
-                "ACK round-trip time per QP",
-                (FONT, 22).into_font().color(&INK),
-            )
-            .margin(14)
-            .x_label_area_size(48)
+        let mut chart = house_chart(root, "ACK round-trip time per QP")
             .y_label_area_size(70)
             .build_cartesian_2d(
                 (self.x_range.0..self.x_range.1).log_scale(),
                 0f64..self.y_max,
             )?;
-        chart
-            .configure_mesh()
+        house_mesh(&mut chart.configure_mesh())
             .x_desc("round trip, request to ACK (µs, log scale)")
             .y_desc("share of ACKed requests (%)")
             .x_label_formatter(&|v| short_number(*v))
             .y_label_formatter(&|v| short_number(*v))
-            .label_style((FONT, 14).into_font().color(&INK))
-            .axis_desc_style((FONT, 15).into_font().color(&INK))
-            .light_line_style(WHITE)
-            .bold_line_style(GRID)
             .draw()?;
         for (label, colour, bars) in &self.lines {
             let colour = *colour;
@@ -809,10 +830,8 @@ fn short_number(v: f64) -> String {
 }
 
 struct Window<'v> {
-    view: &'v View<'v>,
-    lines: Vec<Line>,
+    chart: TimeLines<'v>,
     limit: u32,
-    y_max: f64,
 }
 
 /// Largest `max_outstanding` of the bins each column covers (the bin a
@@ -890,31 +909,22 @@ impl<'v> Window<'v> {
             lines.push((qp_legend(view, qp), PALETTE[k % PALETTE.len()], pts));
         }
         Window {
-            view,
-            lines,
+            chart: TimeLines {
+                view,
+                title: "Window occupancy per QP",
+                y_desc: "packets outstanding (most per slice)",
+                y_max: headroom(max),
+                lines,
+                limit: Some((f64::from(limit), format!("window: {limit} packets"))),
+            },
             limit,
-            y_max: headroom(max),
         }
     }
 }
 
-impl Plot for Window<'_> {
+impl TimePlot for Window<'_> {
     const NAME: &'static str = "window";
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
-    where
-        DB::ErrorType: 'static,
-    {
-        time_lines(
-            root,
-            self.view,
-            "Window occupancy per QP",
-            "packets outstanding (most per slice)",
-            self.y_max,
-            &self.lines,
-            Some((
-                f64::from(self.limit),
-                format!("window: {} packets", self.limit),
-            )),
-        )
+    fn chart(&self) -> &TimeLines<'_> {
+        &self.chart
     }
 }

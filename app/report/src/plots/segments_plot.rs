@@ -2,16 +2,11 @@
 //! line per segment and direction (its median per slice of time), so that
 //! a queue building on one hop shows as that line rising.
 
-use plotters::coord::Shift;
-use plotters::prelude::*;
-
-use super::{DrawResult, Line, PALETTE, Plot, headroom, time_lines};
+use super::{PALETTE, TimeLines, TimePlot, headroom};
 use crate::view::View;
 
 pub(super) struct SegmentsPlot<'v> {
-    pub view: &'v View<'v>,
-    pub lines: Vec<Line>,
-    pub y_max: f64,
+    pub chart: TimeLines<'v>,
 }
 
 impl<'v> SegmentsPlot<'v> {
@@ -38,27 +33,21 @@ impl<'v> SegmentsPlot<'v> {
             }
         }
         SegmentsPlot {
-            view,
-            lines,
-            y_max: headroom(max),
+            chart: TimeLines {
+                view,
+                title: "One-way latency per segment (median per slice)",
+                y_desc: "latency (µs)",
+                y_max: headroom(max),
+                lines,
+                limit: None,
+            },
         }
     }
 }
 
-impl Plot for SegmentsPlot<'_> {
+impl TimePlot for SegmentsPlot<'_> {
     const NAME: &'static str = "segment_latency";
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
-    where
-        DB::ErrorType: 'static,
-    {
-        time_lines(
-            root,
-            self.view,
-            "One-way latency per segment (median per slice)",
-            "latency (µs)",
-            self.y_max,
-            &self.lines,
-            None,
-        )
+    fn chart(&self) -> &TimeLines<'_> {
+        &self.chart
     }
 }

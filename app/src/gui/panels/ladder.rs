@@ -36,11 +36,14 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
     // A session of capture points: one lane per point, in path order.
     let lanes = query::ladder_lanes(model);
     let lane_x = |k: usize, n: usize| left + (right - left) * k as f32 / (n.max(2) - 1) as f32;
+    // A lane: its line down from under the heads, its label on top.
+    let draw_lane = |x: f32, align: Align2, label: String| {
+        painter.line_segment([pos2(x, rect.top() + head), pos2(x, rect.bottom())], lane);
+        painter.text(pos2(x, rect.top() + 2.0), align, label, f.clone(), text);
+    };
     match &lanes {
         Some(names) => {
             for (k, name) in names.iter().enumerate() {
-                let x = lane_x(k, names.len());
-                painter.line_segment([pos2(x, rect.top() + head), pos2(x, rect.bottom())], lane);
                 let align = if k == 0 {
                     Align2::LEFT_TOP
                 } else if k + 1 == names.len() {
@@ -48,37 +51,16 @@ pub fn ladder(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 } else {
                     Align2::CENTER_TOP
                 };
-                painter.text(
-                    pos2(x, rect.top() + 2.0),
-                    align,
-                    format!("point {name}"),
-                    f.clone(),
-                    text,
-                );
+                draw_lane(lane_x(k, names.len()), align, format!("point {name}"));
             }
         }
         None => {
-            painter.line_segment(
-                [pos2(left, rect.top() + head), pos2(left, rect.bottom())],
-                lane,
-            );
-            painter.line_segment(
-                [pos2(right, rect.top() + head), pos2(right, rect.bottom())],
-                lane,
-            );
-            painter.text(
-                pos2(left, rect.top() + 2.0),
-                Align2::CENTER_TOP,
-                format!("requester {}", query::addr(q.requester)),
-                f.clone(),
-                text,
-            );
-            painter.text(
-                pos2(right, rect.top() + 2.0),
+            let requester = format!("requester {}", query::addr(q.requester));
+            draw_lane(left, Align2::CENTER_TOP, requester);
+            draw_lane(
+                right,
                 Align2::RIGHT_TOP,
                 format!("responder {}", query::addr(q.responder)),
-                f.clone(),
-                text,
             );
         }
     }

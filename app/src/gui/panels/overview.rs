@@ -30,22 +30,12 @@ pub fn overview(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<C
     // The counters and the findings scroll in what is left, never cut.
     let rest = ui.available_height();
     ui.horizontal_top(|ui| {
-        ui.vertical(|ui| {
-            egui::ScrollArea::vertical()
-                .id_salt("counters")
-                .max_height(rest)
-                .show(ui, |ui| counters(ui, model));
-        });
+        scroll_column(ui, "counters", rest, |ui| counters(ui, model));
         ui.separator();
         // Several capture points: their summary (fixed width) before the
         // diagnosis, which takes the width left.
         if model.points().is_some() || model.source().live_points.is_some() {
-            ui.vertical(|ui| {
-                egui::ScrollArea::vertical()
-                    .id_salt("points")
-                    .max_height(rest)
-                    .show(ui, |ui| capture_points(ui, model));
-            });
+            scroll_column(ui, "points", rest, |ui| capture_points(ui, model));
             ui.separator();
         }
         ui.vertical(|ui| {
@@ -558,6 +548,16 @@ fn findings(ui: &mut Ui, model: &Model, out: &mut Vec<Command>) {
                 }
             }
         });
+}
+
+/// A column that scrolls within `height` (`id` keeps its scrolling apart).
+fn scroll_column(ui: &mut egui::Ui, id: &str, height: f32, add: impl FnOnce(&mut egui::Ui)) {
+    ui.vertical(|ui| {
+        egui::ScrollArea::vertical()
+            .id_salt(id)
+            .max_height(height)
+            .show(ui, add);
+    });
 }
 
 #[cfg(test)]

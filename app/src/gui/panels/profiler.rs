@@ -95,18 +95,8 @@ pub fn show(ui: &mut Ui, model: &Model, st: &mut PanelState, out: &mut Vec<Comma
         ui.weak("No profiler probes in this source (the simulator records them: `rocescope gui --sim default`).");
         return;
     }
-    let first = probes
-        .iter()
-        .filter_map(|p| p.samples().first())
-        .map(|s| s.ts_ns)
-        .min()
-        .unwrap_or(0) as f64;
-    let last = probes
-        .iter()
-        .filter_map(|p| p.samples().last())
-        .map(|s| s.ts_ns)
-        .max()
-        .unwrap_or(0) as f64;
+    let (first, last) = rocescope_core::records::samples_span_ns(probes);
+    let (first, last) = (first as f64, last as f64);
     let cursor = model.cursor_ns() as f64;
     let w = &mut st.wave;
     let live = model.source().live && model.follow_live();

@@ -21,9 +21,7 @@ fn the_command_line_writes_partitions_and_the_status_bar_counts_them() {
     let ctx = egui::Context::default();
     settle(&ctx, &mut wb);
     let line = format!("partitions {} 1us gui-run", dir.display());
-    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
-    frame(&ctx, &mut wb, vec![Event::Text(line)]);
-    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    command_line(&ctx, &mut wb, &line);
     assert!(wb.model.partitions().is_some(), "{}", wb.model.status());
     // The run has ended: its closed windows are written at once.
     let t0 = Instant::now();
@@ -34,11 +32,9 @@ fn the_command_line_writes_partitions_and_the_status_bar_counts_them() {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
-    assert!(f.has("(capture=gui-run):"), "{}", f.all());
+    f.shows("(capture=gui-run):");
     assert!(f.has("windows ("), "{}", f.all());
-    frame(&ctx, &mut wb, vec![Event::Text(":".into())]);
-    frame(&ctx, &mut wb, vec![Event::Text("partitions off".into())]);
-    frame(&ctx, &mut wb, vec![key_event(egui::Key::Enter)]);
+    command_line(&ctx, &mut wb, "partitions off");
     let t0 = Instant::now();
     while wb.model.writing_partitions() {
         assert!(t0.elapsed().as_secs() < 30, "the writer did not finish");
@@ -46,7 +42,7 @@ fn the_command_line_writes_partitions_and_the_status_bar_counts_them() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let f = settle(&ctx, &mut wb);
-    assert!(f.has(", done"), "{}", f.all());
+    f.shows(", done");
     let rows = wb.model.store().len();
     let qps = wb.model.report().qps.len() as u64;
     assert!(rows > 10, "{rows}");

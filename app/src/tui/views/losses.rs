@@ -3,7 +3,7 @@
 //! list.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
@@ -17,10 +17,7 @@ pub(super) fn losses(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: R
         return;
     };
     let items = model.loss_items();
-    let chunks = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([Constraint::Min(5), Constraint::Length(5)])
-        .split(area);
+    let chunks = Layout::vertical([Constraint::Min(5), Constraint::Length(5)]).split(area);
     let h = chunks[0].height.saturating_sub(3) as usize;
     let first = model.list_index().saturating_sub(h.saturating_sub(1));
     let shown: Vec<LossItem> = items.iter().skip(first).take(h).copied().collect();

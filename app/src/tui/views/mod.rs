@@ -15,7 +15,7 @@ mod slots;
 mod status;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Row as TRow, Table, Tabs};
@@ -239,15 +239,13 @@ pub fn draw(f: &mut Frame<'_>, model: &Model, ui: &mut UiState) {
             .and_then(|s| s.ask.as_ref())
             .map_or(7, |a| 12 + a.choices.len() as u16),
     };
-    let chunks = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([
-            Constraint::Length(1),
-            Constraint::Min(3),
-            Constraint::Length(lesson_h),
-            Constraint::Length(1),
-        ])
-        .split(area);
+    let chunks = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(lesson_h),
+        Constraint::Length(1),
+    ])
+    .split(area);
     draw_tabs(f, model, ui, chunks[0]);
     let body = chunks[1];
     ui.list_rows.clear();
@@ -286,10 +284,7 @@ fn whatif_panel(f: &mut Frame<'_>, model: &Model, body: Rect) -> Rect {
         return body;
     };
     let h = (lines.len() as u16 + 2).min(body.height / 2);
-    let parts = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([Constraint::Length(h), Constraint::Min(3)])
-        .split(body);
+    let parts = Layout::vertical([Constraint::Length(h), Constraint::Min(3)]).split(body);
     let text: Vec<Line<'_>> = lines.into_iter().map(Line::from).collect();
     f.render_widget(Paragraph::new(text).block(title(name)), parts[0]);
     parts[1]

@@ -1,7 +1,7 @@
 //! Overview: throughput per QP, counters, the diagnosis.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
@@ -32,18 +32,24 @@ fn series_points(s: &Series, t0: u64, width: u16) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A counter's line (its label in the column of the others), in `colour`
+/// while it is not zero.
+fn counter(label: &str, n: u64, colour: Color) -> Line<'static> {
+    let colour = if n > 0 { colour } else { Color::Reset };
+    Line::from(Span::styled(
+        format!("{label:<14} {n}"),
+        Style::default().fg(colour),
+    ))
+}
+
 pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
-    let rows = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
-        .split(area);
+    let rows =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).split(area);
     // Several capture points: each segment's one-way latency beside the
     // throughput.
     let (top, latency_area) = if model.points().is_some() {
-        let cols = Layout::default()
-            .direction(Direction::Horizontal)
-            .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
+        let cols = Layout::horizontal([Constraint::Percentage(60), Constraint::Percentage(40)])
             .split(rows[0]);
         (cols[0], Some(cols[1]))
     } else {
@@ -160,10 +166,7 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
     } else {
         &[Constraint::Length(40), Constraint::Min(20)]
     };
-    let bottom = Layout::default()
-        .direction(Direction::Horizontal)
-        .constraints(widths)
-        .split(rows[1]);
+    let bottom = Layout::horizontal(widths).split(rows[1]);
     if let Some(&area) = bottom.get(2) {
         let names: Vec<&str> = model.points().map_or_else(
             || {
@@ -214,22 +217,8 @@ pub(super) fn overview(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area:
         Line::from(format!("RoCE           {}", stats.roce_packets)),
         Line::from(format!("wire bytes     {}", size_text(stats.wire_bytes))),
         Line::from(format!("QPs            {}", report.qps.len())),
-        Line::from(Span::styled(
-            format!("retransmitted  {}", c.retransmitted_packets),
-            Style::default().fg(if c.retransmitted_packets > 0 {
-                YELLOW
-            } else {
-                Color::Reset
-            }),
-        )),
-        Line::from(Span::styled(
-            format!("packet_seq_err {}", c.packet_seq_err),
-            Style::default().fg(if c.packet_seq_err > 0 {
-                RED
-            } else {
-                Color::Reset
-            }),
-        )),
+        counter("retransmitted", c.retransmitted_packets, YELLOW),
+        counter("packet_seq_err", c.packet_seq_err, RED),
         Line::from(format!("timeouts       {}", c.local_ack_timeout_err)),
         Line::from(format!(
             "CNPs / CE      {} / {}",

@@ -1,7 +1,7 @@
 //! Packets: the packet list, the detail tree and the bytes.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row as TRow, Table};
@@ -20,14 +20,12 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
     } else {
         area.height * 2 / 5
     };
-    let rows = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([
-            Constraint::Length(1),
-            Constraint::Min(3),
-            Constraint::Length(detail_h),
-        ])
-        .split(area);
+    let rows = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(detail_h),
+    ])
+    .split(area);
     // Filter bar with inline errors.
     let editing = model.overlay() == Overlay::FilterEdit;
     let mut spans = vec![Span::styled(
@@ -130,10 +128,8 @@ pub(super) fn packets(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: 
     ui.list_rows = visible.iter().map(|(i, _)| *i).collect();
 
     // Detail tree and hex with the selected field highlighted.
-    let bottom = Layout::default()
-        .direction(Direction::Horizontal)
-        .constraints([Constraint::Percentage(55), Constraint::Percentage(45)])
-        .split(rows[2]);
+    let bottom =
+        Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).split(rows[2]);
     let Some(sel) = model.selected_packet() else {
         f.render_widget(
             Paragraph::new("no packet selected").block(title("Detail")),

@@ -1,7 +1,7 @@
 //! Profiler: the probes' values over time.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::widgets::{Paragraph, Sparkline};
 use rocescope_core::Model;
@@ -16,10 +16,7 @@ pub(super) fn profiler(f: &mut Frame<'_>, model: &Model, area: Rect) {
             super::signals::signals(f, model, s, area);
             return;
         }
-        let parts = Layout::default()
-            .direction(Direction::Vertical)
-            .constraints([Constraint::Percentage(60), Constraint::Min(3)])
-            .split(area);
+        let parts = Layout::vertical([Constraint::Percentage(60), Constraint::Min(3)]).split(area);
         super::signals::signals(f, model, s, parts[0]);
         area = parts[1];
     }
@@ -34,10 +31,7 @@ pub(super) fn profiler(f: &mut Frame<'_>, model: &Model, area: Rect) {
     let cursor = model.cursor_ns();
     let per = 3u16;
     let n = (area.height / per).max(1) as usize;
-    let areas = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints(vec![Constraint::Length(per); n.min(defs.len())])
-        .split(area);
+    let areas = Layout::vertical(vec![Constraint::Length(per); n.min(defs.len())]).split(area);
     for (p, a) in defs.iter().zip(areas.iter()) {
         let name = &p.name;
         // Step chart: the value held until the next sample, over the last columns.

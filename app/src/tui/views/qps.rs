@@ -2,10 +2,10 @@
 //! bar, the selected one's sparkline.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Row as TRow, Sparkline, Table, Wrap};
+use ratatui::widgets::{Paragraph, Sparkline, Wrap};
 use rocescope_core::Model;
 use rocescope_core::query::{QP_COLUMNS, qp_rows, state_rgb, time_bar, time_by_state_text};
 use rocescope_decoders::analysis::{Series, TimeState};
@@ -78,14 +78,12 @@ pub(super) fn color(s: TimeState) -> Color {
 pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
     let bars = (report.qps.len().min(6) as u16 + 4).min(area.height / 3);
-    let chunks = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([
-            Constraint::Min(5),
-            Constraint::Length(bars),
-            Constraint::Length(5),
-        ])
-        .split(area);
+    let chunks = Layout::vertical([
+        Constraint::Min(5),
+        Constraint::Length(bars),
+        Constraint::Length(5),
+    ])
+    .split(area);
     let cells: Vec<Vec<String>> = qp_rows(model).into_iter().map(|c| c.to_vec()).collect();
     // The state column as wide as its longest word, so that it does not
     // jump as the cursor moves; the least needed columns go first.
@@ -97,31 +95,17 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
         &[4, 9, 3, 6, 10, 8, 7],
         chunks[0].width.saturating_sub(2),
     );
-    let rows: Vec<TRow<'_>> = cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let style = if i == model.list_index() {
-                Style::default().add_modifier(Modifier::REVERSED)
-            } else {
-                Style::default()
-            };
-            TRow::new(fit.cells(c)).style(style)
-        })
-        .collect();
-    let header: Vec<&str> = fit.keep.iter().map(|&i| QP_COLUMNS[i]).collect();
-    let t = Table::new(rows, fit.widths.clone())
-        .column_spacing(fit.gap)
-        .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))
-        .block(title(fit.title("QP conversations", "Enter: ladder")));
-    f.render_widget(t, chunks[0]);
-    ui.items = Rect::new(
-        chunks[0].x + 1,
-        chunks[0].y + 2,
-        chunks[0].width.saturating_sub(2),
-        chunks[0].height.saturating_sub(3),
+    // Every QP is listed from the first: the list scrolls no further.
+    fit.draw_list(
+        f,
+        ui,
+        chunks[0],
+        &QP_COLUMNS,
+        &cells,
+        (0, model.list_index()),
+        |_| Style::default(),
+        ("QP conversations", "Enter: ladder"),
     );
-    ui.items_first = 0;
     time_bars(f, model, chunks[1]);
     if let Some(q) = report.qps.get(model.list_index()) {
         let data = sparkline_data(&q.series, usize::from(chunks[2].width.saturating_sub(2)));

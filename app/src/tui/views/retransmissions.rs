@@ -1,7 +1,7 @@
 //! Retransmissions: the episodes and why each happened.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::widgets::{Paragraph, Wrap};
 use rocescope_core::query::{EPISODE_COLUMNS, episode_row, rel_time};
@@ -12,10 +12,7 @@ use super::{Fitted, UiState, title};
 
 pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
-    let chunks = Layout::default()
-        .direction(Direction::Vertical)
-        .constraints([Constraint::Min(5), Constraint::Length(4)])
-        .split(area);
+    let chunks = Layout::vertical([Constraint::Min(5), Constraint::Length(4)]).split(area);
     let h = chunks[0].height.saturating_sub(3) as usize;
     let first = model.list_index().saturating_sub(h.saturating_sub(1));
     let cells: Vec<Vec<String>> = report

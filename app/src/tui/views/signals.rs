@@ -4,7 +4,7 @@
 //! segments).
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -17,10 +17,7 @@ use super::{CYAN, DIM, GREEN, YELLOW, title};
 
 pub(super) fn signals(f: &mut Frame<'_>, model: &Model, s: &Signals, area: Rect) {
     let left = (area.width * 2 / 5).clamp(20, 60);
-    let parts = Layout::default()
-        .direction(Direction::Horizontal)
-        .constraints([Constraint::Length(left), Constraint::Min(10)])
-        .split(area);
+    let parts = Layout::horizontal([Constraint::Length(left), Constraint::Min(10)]).split(area);
     browser(f, s, parts[0]);
     charts(f, model, s, parts[1]);
 }

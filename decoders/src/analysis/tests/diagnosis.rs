@@ -46,6 +46,14 @@ impl Trace {
         }
     }
 
+    /// A trace that starts with [`Trace::steady`] from PSN 0, and the PSN
+    /// after it.
+    pub(super) fn steady_from_start(n: u32) -> (Trace, u32) {
+        let (mut t, mut psn) = (Trace::new(), 0);
+        t.steady(&mut psn, n);
+        (t, psn)
+    }
+
     /// `n` 4 KiB WRITEs every 400 ns (10 GB/s), each ACKed 100 ns later.
     pub(super) fn steady(&mut self, psn: &mut u32, n: u32) {
         for _ in 0..n {
@@ -174,17 +182,12 @@ fn a_qp_still_retrying_when_its_traffic_ends_is_stuck_not_done() {
         text.contains(&format!("PSN {stuck} and 0 more unacknowledged; the timer fired 3 times (1 ms, then 64 ms x2 (BALBOA's schedule")),
         "{text}"
     );
-    assert!(
-        text.contains("a dead QP, not the end of its workload"),
-        "{text}"
-    );
+    rocescope_testkit::assert_contains(text, "a dead QP, not the end of its workload");
 }
 
 #[test]
 fn unacknowledged_data_at_the_end_with_no_resend_is_a_stuck_qp() {
-    let mut t = Trace::new();
-    let mut psn = 0;
-    t.steady(&mut psn, 100);
+    let (mut t, psn) = Trace::steady_from_start(100);
     t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
     t.req(Opcode::RC_WRITE_MIDDLE, psn + 1, 300);
     // Other traffic runs on for 5 ms; this QP never hears back.
@@ -196,9 +199,7 @@ fn unacknowledged_data_at_the_end_with_no_resend_is_a_stuck_qp() {
         &format!("PSN {psn} and 1 more unacknowledged, no resend"),
     );
     // The same end with everything ACKed is the end of the workload.
-    let mut t = Trace::new();
-    let mut psn = 0;
-    t.steady(&mut psn, 100);
+    let (mut t, _) = Trace::steady_from_start(100);
     t.elsewhere(5_000_000);
     assert_eq!(t.causes(), vec![]);
 }
@@ -206,9 +207,7 @@ fn unacknowledged_data_at_the_end_with_no_resend_is_a_stuck_qp() {
 #[test]
 fn an_ibta_timer_is_named_by_its_exponent() {
     // 4.096 µs x 2^14 = 67.1 ms, three times.
-    let mut t = Trace::new();
-    let mut psn = 0;
-    t.steady(&mut psn, 50);
+    let (mut t, psn) = Trace::steady_from_start(50);
     t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
     for _ in 0..3 {
         t.req(Opcode::RC_WRITE_MIDDLE, psn, 67_108_864);
@@ -227,9 +226,7 @@ fn fatal_naks_are_findings_and_leave_the_qp_in_error() {
         (NakCode::InvalidRequest, "Invalid Request NAK"),
         (NakCode::RemoteAccessError, "Remote Access Error NAK"),
     ] {
-        let mut t = Trace::new();
-        let mut psn = 0;
-        t.steady(&mut psn, 100);
+        let (mut t, psn) = Trace::steady_from_start(100);
         t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
         let nak_row = t.index;
         t.resp(Opcode::RC_ACK, psn, Syndrome::Nak(code), 100);
@@ -415,9 +412,7 @@ fn a_window_full_at_the_window_the_capture_shows_is_window_limited() {
 
 #[test]
 fn drops_of_one_kind_on_one_qp_are_one_finding_with_each_as_an_item() {
-    let mut t = Trace::new();
-    let mut psn = 0u32;
-    t.steady(&mut psn, 250);
+    let (mut t, mut psn) = Trace::steady_from_start(250);
     let mut naks = Vec::new();
     for _ in 0..10 {
         let (nak_row, _) = t.go_back_n(&mut psn, 300, 20_000, 100);
@@ -429,12 +424,9 @@ fn drops_of_one_kind_on_one_qp_are_one_finding_with_each_as_an_item() {
     t.assert_causes(&[FindingCause::LossGoBackN]);
     let f = &r.findings[0];
     assert_eq!(f.items.len(), 10);
-    assert!(
-        f.text.starts_with(
-            "QP 0x000012 10.0.0.1 > 10.0.0.2: 10 drops from loss and Go-Back-N resends from "
-        ),
-        "{}",
-        f.text
+    rocescope_testkit::assert_starts_with(
+        &f.text,
+        "QP 0x000012 10.0.0.1 > 10.0.0.2: 10 drops from loss and Go-Back-N resends from ",
     );
     assert_says(f, "; the worst, ");
     for nak in &naks {
@@ -449,9 +441,7 @@ fn drops_of_one_kind_on_one_qp_are_one_finding_with_each_as_an_item() {
 
 #[test]
 fn the_qp_state_is_the_state_at_the_time_not_its_history() {
-    let mut t = Trace::new();
-    let mut psn = 0u32;
-    t.steady(&mut psn, 100);
+    let (mut t, mut psn) = Trace::steady_from_start(100);
     let (_, nak_ns) = t.go_back_n(&mut psn, 300, 20_000, 100);
     t.steady(&mut psn, 100);
     let r = t.an.report();
@@ -589,9 +579,7 @@ fn a_fall_where_the_capture_missed_frames_is_told_as_capture_loss() {
 #[test]
 fn a_loss_is_told_however_long_the_capture() {
     let told = |tail_ms: u64| {
-        let mut t = Trace::new();
-        let mut psn = 0u32;
-        t.steady(&mut psn, 250);
+        let (mut t, mut psn) = Trace::steady_from_start(250);
         // PSN `psn` lost: the next one is NAKed, 40 µs later Go-Back-N.
         t.go_back_n(&mut psn, 300, 40_000, 100);
         // Then `tail_ms` more of the steady stream, one packet a µs.
@@ -654,9 +642,7 @@ fn the_cards_counters_are_checked_against_the_capture() {
     // A NAK loss the capture shows in full: 2 resends (told as loss, too
     // short a stall for a drop in the rate).
     let build = || {
-        let mut t = Trace::new();
-        let mut psn = 0;
-        t.steady(&mut psn, 50);
+        let (mut t, mut psn) = Trace::steady_from_start(50);
         t.go_back_n(&mut psn, 300, 2_000, 100);
         t.steady(&mut psn, 50);
         t
@@ -699,9 +685,7 @@ fn the_cards_counters_are_checked_against_the_capture() {
             .contains("STRM down = 1: its network stack is down until the card is reprogrammed"),
     );
     // PSN drops on a capture that shows no loss at all.
-    let mut t = Trace::new();
-    let mut psn = 0;
-    t.steady(&mut psn, 50);
+    let (mut t, _) = Trace::steady_from_start(50);
     t.an.card_counters(first_ns, card(0, 0, 0));
     t.an.card_counters(t.t, card(4, 0, 0));
     assert_eq!(t.causes(), vec![FindingCause::CardCounterMismatch]);
@@ -718,9 +702,7 @@ fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
     // QP between the same hosts taking the rest of the link, that is
     // sharing; alone, it is a drop its time by state tells: the host.
     for shared in [true, false] {
-        let mut t = Trace::new();
-        let mut psn = 0u32;
-        t.steady(&mut psn, 250);
+        let (mut t, mut psn) = Trace::steady_from_start(250);
         let mut other = 10_000u32;
         for k in 0..150u32 {
             // Each µs: 3 KiB of QP 0x12's, 7 KiB of QP 0x13's when shared.
@@ -766,9 +748,7 @@ fn a_share_of_a_busy_link_is_not_a_drop_but_a_lone_slowdown_is_told() {
 
 #[test]
 fn an_rnr_storm_is_one_finding_and_waits_on_the_rnr_timer_not_a_timeout() {
-    let mut t = Trace::new();
-    let mut psn = 0u32;
-    t.steady(&mut psn, 250);
+    let (mut t, mut psn) = Trace::steady_from_start(250);
     // 5 times: an RNR NAK, the requester waits 200 µs (longer than the
     // timeout silence: still an RNR wait, not a timer expiry) and resends;
     // the stream goes on.
@@ -797,9 +777,7 @@ fn an_rnr_storm_is_one_finding_and_waits_on_the_rnr_timer_not_a_timeout() {
 /// count ran out (`rnr_nak_retry_err`), and the QP is in error, not idle.
 #[test]
 fn rnr_naks_until_the_requester_gives_up_exhaust_the_rnr_retries() {
-    let mut t = Trace::new();
-    let mut psn = 0u32;
-    t.steady(&mut psn, 250);
+    let (mut t, psn) = Trace::steady_from_start(250);
     let stuck = psn;
     t.req(Opcode::RC_WRITE_MIDDLE, stuck, 300);
     for _ in 0..7 {
@@ -844,9 +822,7 @@ fn rnr_naks_until_the_requester_gives_up_exhaust_the_rnr_retries() {
 /// RNR retry count.
 #[test]
 fn an_rnr_storm_that_recovers_is_no_rnr_retry_error() {
-    let mut t = Trace::new();
-    let mut psn = 0u32;
-    t.steady(&mut psn, 250);
+    let (mut t, mut psn) = Trace::steady_from_start(250);
     t.req(Opcode::RC_WRITE_MIDDLE, psn, 300);
     for _ in 0..3 {
         t.resp(Opcode::RC_ACK, psn, Syndrome::RnrNak { timer: 3 }, 100);

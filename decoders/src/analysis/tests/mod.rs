@@ -400,11 +400,7 @@ fn a_throughput_drop_is_found_and_explained() {
     let f = &r.findings[0];
     assert_eq!(f.cause, FindingCause::LossGoBackN);
     assert!(f.before_gbytes_s > 5.0 && f.during_gbytes_s < 5.0, "{f:?}");
-    assert!(
-        f.text.starts_with("QP 0x000012 10.0.0.1 > 10.0.0.2: "),
-        "{}",
-        f.text
-    );
+    rocescope_testkit::assert_starts_with(&f.text, "QP 0x000012 10.0.0.1 > 10.0.0.2: ");
     assert!(
         f.text
             .contains("NAK (PSN sequence error) at PSN 250, Go-Back-N resent 2 packets"),
