@@ -241,6 +241,12 @@ pub struct Part {
 impl StatusLine {
     /// The parts in the order both front ends show them.
     pub fn parts(&self) -> Vec<Part> {
+        self.parts_with(false)
+    }
+
+    /// [`StatusLine::parts`], what the bounded store holds on disk and let
+    /// go in one short part where `compact_store`.
+    fn parts_with(&self, compact_store: bool) -> Vec<Part> {
         let part = |text: String, tone| Part { text, tone };
         let mut out = vec![
             part(self.source.clone(), Tone::Normal),
@@ -267,7 +273,70 @@ impl StatusLine {
                 Tone::Notice,
             ));
         }
+        out.extend(self.store_parts(compact_store));
+        if self.matches_let_go > 0 {
+            out.push(part(
+                format!(
+                    "{} oldest filter {} dropped (list full)",
+                    self.matches_let_go,
+                    if self.matches_let_go == 1 {
+                        "match"
+                    } else {
+                        "matches"
+                    }
+                ),
+                Tone::Notice,
+            ));
+        }
+        if let Some(p) = &self.partitions {
+            let tone = if p.missed > 0 {
+                Tone::Bad
+            } else {
+                Tone::Normal
+            };
+            out.push(part(p.summary.clone(), tone));
+            if let Some(e) = &p.error {
+                out.push(part(e.clone(), Tone::Bad));
+            }
+        }
+        if let Some(e) = &self.error {
+            out.push(part(e.clone(), Tone::Bad));
+        }
+        if let Some(u) = &self.unread {
+            out.push(part(u.clone(), Tone::Notice));
+        }
+        if !self.message.is_empty() {
+            out.push(part(self.message.clone(), Tone::Normal));
+        }
+        out
+    }
+
+    /// What a bounded store holds on disk, what its ring deleted and the
+    /// records it let go: a part each, or one short part (`compact`).
+    fn store_parts(&self, compact: bool) -> Vec<Part> {
         let spill = &self.spill;
+        let lost = spill.rows_deleted > 0 || spill.records_deleted > 0;
+        if compact {
+            let mut said = Vec::new();
+            if spill.rows_on_disk > 0 {
+                said.push(format!("{} rows on disk", spill.rows_on_disk));
+            }
+            if spill.rows_deleted > 0 {
+                said.push(format!("{} deleted", spill.rows_deleted));
+            }
+            if spill.records_deleted > 0 {
+                said.push(format!("{} records let go", spill.records_deleted));
+            }
+            return (!said.is_empty())
+                .then(|| Part {
+                    text: said.join(", "),
+                    tone: if lost { Tone::Notice } else { Tone::Normal },
+                })
+                .into_iter()
+                .collect();
+        }
+        let part = |text: String, tone| Part { text, tone };
+        let mut out = Vec::new();
         if spill.rows_on_disk > 0 {
             out.push(part(
                 match spill.max_disk_bytes {
@@ -307,40 +376,6 @@ impl StatusLine {
                 Tone::Notice,
             ));
         }
-        if self.matches_let_go > 0 {
-            out.push(part(
-                format!(
-                    "{} oldest filter {} dropped (list full)",
-                    self.matches_let_go,
-                    if self.matches_let_go == 1 {
-                        "match"
-                    } else {
-                        "matches"
-                    }
-                ),
-                Tone::Notice,
-            ));
-        }
-        if let Some(p) = &self.partitions {
-            let tone = if p.missed > 0 {
-                Tone::Bad
-            } else {
-                Tone::Normal
-            };
-            out.push(part(p.summary.clone(), tone));
-            if let Some(e) = &p.error {
-                out.push(part(e.clone(), Tone::Bad));
-            }
-        }
-        if let Some(e) = &self.error {
-            out.push(part(e.clone(), Tone::Bad));
-        }
-        if let Some(u) = &self.unread {
-            out.push(part(u.clone(), Tone::Notice));
-        }
-        if !self.message.is_empty() {
-            out.push(part(self.message.clone(), Tone::Normal));
-        }
         out
     }
 
@@ -348,11 +383,16 @@ impl StatusLine {
     /// them): the counts, then the cursor, give way first, so that the
     /// state and the message stay in sight on a narrow terminal.
     pub fn parts_within(&self, width: usize) -> Vec<Part> {
-        let mut parts = self.parts();
         let len = |ps: &[Part]| {
             ps.iter().map(|p| p.text.chars().count()).sum::<usize>()
                 + 3 * ps.len().saturating_sub(1)
         };
+        let mut parts = self.parts();
+        // A long live session's store notes, in one part first: the counts
+        // and the cursor stay in sight longer.
+        if len(&parts) > width {
+            parts = self.parts_with(true);
+        }
         // Indices 3 and 2: the counts and the cursor (see `parts`).
         for drop in [3, 2] {
             if len(&parts) <= width {
@@ -514,14 +554,25 @@ mod tests {
                 .iter()
                 .any(|p| p.text.ends_with("disk full") && p.tone == Tone::Bad)
         );
-        // Narrow: the counts, then the cursor, make room for the rest.
+        // Narrow: the store's notes in one part, then the counts, then the
+        // cursor, make room for the rest; nothing lost goes unsaid.
         let all = line.parts();
-        let narrow = line.parts_within(line.text().chars().count() - 1);
-        assert_eq!(narrow.len(), all.len() - 1);
+        let compact = line.parts_within(line.text().chars().count() - 1);
+        assert_eq!(compact.len(), all.len() - 2);
+        let store = compact
+            .iter()
+            .find(|p| p.text == "65536 rows on disk, 131072 deleted, 7 records let go")
+            .expect("the store's notes in one part");
+        assert_eq!(store.tone, Tone::Notice);
+        assert!(compact.iter().any(|p| p.text.contains("pkts")));
+        let width = |ps: &[Part]| ps.iter().map(|p| p.text.chars().count() + 3).sum::<usize>() - 3;
+        let narrow = line.parts_within(width(&compact) - 1);
+        assert_eq!(narrow.len(), compact.len() - 1);
         assert!(!narrow.iter().any(|p| p.text.contains("pkts")));
         let narrower = line.parts_within(40);
-        assert_eq!(narrower.len(), all.len() - 2);
+        assert_eq!(narrower.len(), compact.len() - 2);
         assert!(!narrower.iter().any(|p| p.text.starts_with("t=")));
+        assert!(narrower.iter().any(|p| p.text.contains("records let go")));
         assert_eq!(narrower.last().unwrap().text, "replay speed x2");
         assert_eq!(line.parts_within(1000), all);
     }
