@@ -7,6 +7,46 @@ pub mod cli;
 pub mod gui;
 pub mod tui;
 
+/// glibc's allocator tuned to what a command does (`mallopt`); other
+/// allocators keep their own policy.
+pub(crate) mod malloc {
+    /// One setting of glibc's allocator.
+    #[derive(Debug, Clone, Copy)]
+    pub(crate) enum Tune {
+        /// Free bytes at the heap's top before it is given back.
+        TrimThreshold(i32),
+        /// Bytes the heap grows by beyond what is asked.
+        TopPad(i32),
+        /// Blocks this big or larger are mapped on their own.
+        MmapThreshold(i32),
+    }
+
+    /// Applies `settings` in order.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[allow(unsafe_code)]
+    pub(crate) fn tune(settings: &[Tune]) {
+        unsafe extern "C" {
+            fn mallopt(param: i32, value: i32) -> i32;
+        }
+        for &s in settings {
+            let (param, value) = match s {
+                Tune::TrimThreshold(v) => (-1, v),
+                Tune::TopPad(v) => (-2, v),
+                Tune::MmapThreshold(v) => (-3, v),
+            };
+            // SAFETY: `mallopt` only tunes glibc's allocator (how far the
+            // heap grows, which blocks it maps on their own, when it
+            // shrinks); no memory changes hands.
+            unsafe {
+                mallopt(param, value);
+            }
+        }
+    }
+
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    pub(crate) fn tune(_settings: &[Tune]) {}
+}
+
 #[cfg(test)]
 pub(crate) mod test_points;
 #[cfg(test)]

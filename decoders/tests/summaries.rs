@@ -25,11 +25,7 @@ fn ipv4(proto: u8, payload: &[u8]) -> Vec<u8> {
         0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, proto, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
     ];
     h[2..4].copy_from_slice(&total.to_be_bytes());
-    let sum: u32 = h
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    let sum = !((sum & 0xffff) + (sum >> 16)) as u16;
+    let sum = rocescope_decoders::ipv4_checksum(&h);
     h[10..12].copy_from_slice(&sum.to_be_bytes());
     h.extend_from_slice(payload);
     eth(0x0800, &h)

@@ -10,6 +10,7 @@ use std::net::Ipv4Addr;
 
 use rocescope_decoders::{
     DecodeConfig, IcrcStatus, LinkLayer, NetHeader, Opcode, PacketBuilder, RoceVersion, decode,
+    ipv4_checksum,
 };
 use rocescope_replay::capture::{CaptureError, CaptureFormat, CaptureReader, LinkType, TimeBase};
 use rocescope_replay::sniffer::{
@@ -85,17 +86,6 @@ fn roce_from(name: &'static str, b: &PacketBuilder, pay: usize, from_a: bool) ->
         own_cut: untagged_v4.then_some(cut),
         dir: if from_a { Direction::Tx } else { Direction::Rx },
     }
-}
-
-fn ipv4_checksum(h: &[u8]) -> u16 {
-    let mut sum = 0u32;
-    for w in h.chunks_exact(2) {
-        sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 /// A plain UDP/IPv4 frame (not RoCE) from A to B.

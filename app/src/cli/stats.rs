@@ -27,24 +27,10 @@ const MAX_ITEMS: usize = 20;
 /// report's first milliseconds were spent waiting (`perf record -e
 /// sched:sched_switch -g`). With 64 MiB of padding the heap grows once; the
 /// pages are still faulted in only as they are used, without the lock.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
 fn pad_heap() {
-    const M_TRIM_THRESHOLD: i32 = -1;
-    const M_TOP_PAD: i32 = -2;
-    unsafe extern "C" {
-        fn mallopt(param: i32, value: i32) -> i32;
-    }
-    // SAFETY: `mallopt` only tunes glibc's allocator (how far the heap
-    // grows at a time and when it shrinks); no memory changes hands.
-    unsafe {
-        mallopt(M_TOP_PAD, 64 << 20);
-        mallopt(M_TRIM_THRESHOLD, 128 << 20);
-    }
+    use crate::malloc::{Tune, tune};
+    tune(&[Tune::TopPad(64 << 20), Tune::TrimThreshold(128 << 20)]);
 }
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn pad_heap() {}
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -381,26 +381,10 @@ impl TabViewer for Viewer<'_> {
 /// now come from the heap, and its top is given back past 64 MiB free:
 /// the values glibc's own sliding thresholds stop at, fixed from the start
 /// (the index's chunks are mapped by the store itself, not by malloc).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-#[allow(unsafe_code)]
 pub fn keep_frame_memory() {
-    const M_TRIM_THRESHOLD: i32 = -1;
-    const M_MMAP_THRESHOLD: i32 = -3;
-    unsafe extern "C" {
-        fn mallopt(param: i32, value: i32) -> i32;
-    }
-    // SAFETY: `mallopt` only tunes glibc's allocator (which blocks it
-    // maps on their own and when it shrinks the heap); no memory changes
-    // hands.
-    unsafe {
-        mallopt(M_MMAP_THRESHOLD, 32 << 20);
-        mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    }
+    use crate::malloc::{Tune, tune};
+    tune(&[Tune::MmapThreshold(32 << 20), Tune::TrimThreshold(64 << 20)]);
 }
-
-/// Other allocators keep their own policy.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn keep_frame_memory() {}
 
 /// Run the desktop workbench on `model` until its window closes (or
 /// `exit_after` seconds, for smoke tests and demos).

@@ -125,8 +125,10 @@ accessors!(Ipv4Slice, ipv4_field {
     dst: [u8; 4] = array_at(DST);
 });
 
-/// One's-complement sum over an IPv4 header; 0 when the stored checksum is right.
-pub(crate) fn ipv4_checksum(hdr: &[u8]) -> u16 {
+/// The one's complement of the one's-complement sum of an IPv4 header's
+/// 16-bit words: 0 when its stored checksum is right; over a header whose
+/// checksum field is 0, the checksum to store.
+pub fn ipv4_checksum(hdr: &[u8]) -> u16 {
     let mut sum: u32 = 0;
     for pair in hdr.chunks(2) {
         let word = match pair {

@@ -79,7 +79,7 @@ pub(crate) fn parse_start(b: &[u8]) -> Result<FrameStart, NotAFrame> {
             }
             let hdr = b.get(l3..l3 + ihl).ok_or(Short)?;
             let total = usize::from(u16_at(hdr, 2).ok_or(Short)?);
-            if total < ihl || !ipv4_checksum_ok(hdr) {
+            if total < ihl || rocescope_decoders::ipv4_checksum(hdr) != 0 {
                 return Err(Invalid);
             }
             l3 + total
@@ -115,19 +115,6 @@ pub(crate) fn parse_start(b: &[u8]) -> Result<FrameStart, NotAFrame> {
     })
 }
 
-/// The IPv4 header checksum is valid (one's-complement sum of all 16-bit
-/// words is 0xffff).
-fn ipv4_checksum_ok(hdr: &[u8]) -> bool {
-    let mut sum = 0u32;
-    for w in hdr.chunks_exact(2) {
-        sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    sum == 0xffff
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -141,14 +128,8 @@ mod tests {
         f[16..18].copy_from_slice(&total.to_be_bytes());
         f[22] = 64;
         f[23] = 17;
-        let mut sum = 0u32;
-        for w in f[14..34].chunks_exact(2) {
-            sum += u32::from(u16::from_be_bytes([w[0], w[1]]));
-        }
-        while sum > 0xffff {
-            sum = (sum & 0xffff) + (sum >> 16);
-        }
-        f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        let sum = rocescope_decoders::ipv4_checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&sum.to_be_bytes());
         f
     }
 

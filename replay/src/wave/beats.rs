@@ -349,14 +349,7 @@ pub fn provably_whole(frame: &[u8]) -> bool {
             let Some(header) = frame.get(l3..l3 + ihl) else {
                 return false;
             };
-            let mut sum: u32 = header
-                .chunks(2)
-                .map(|c| u32::from(u16::from_be_bytes([c[0], c.get(1).copied().unwrap_or(0)])))
-                .sum();
-            while sum > 0xffff {
-                sum = (sum & 0xffff) + (sum >> 16);
-            }
-            if vihl >> 4 != 4 || ihl < 20 || sum != 0xffff {
+            if vihl >> 4 != 4 || ihl < 20 || rocescope_decoders::ipv4_checksum(header) != 0 {
                 return false;
             }
             be16(l3 + 2)
