@@ -48,10 +48,7 @@ fn scan(model: &mut Model, terminal: &mut Terminal<TestBackend>, ui: &mut UiStat
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args: Vec<String> = rocescope_testkit::bench_args();
     let n: u64 = args
         .iter()
         .find_map(|a| a.parse().ok())

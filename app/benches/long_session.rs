@@ -13,10 +13,7 @@ use std::time::{Duration, Instant};
 const BIN: &str = env!("CARGO_BIN_EXE_rocescope");
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args: Vec<String> = rocescope_testkit::bench_args();
     let seconds: u64 = args.first().and_then(|s| s.parse().ok()).unwrap_or(60);
     let cap = args.get(1).cloned().unwrap_or_else(|| "512MiB".into());
     let scenario = args.get(2).cloned().unwrap_or_else(|| "line-rate".into());

@@ -22,10 +22,7 @@ use rocescope_replay::{Record, TimeBase};
 const PER_TICK: u64 = 25_000;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args: Vec<String> = rocescope_testkit::bench_args();
     let cap = args.first().map_or("2GiB", String::as_str);
     let cap_bytes = rocescope_decoders::units::parse_size_bytes(cap).unwrap_or_else(|e| {
         eprintln!("records_refresh: {e}");

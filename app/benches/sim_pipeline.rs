@@ -79,10 +79,7 @@ fn show(label: &str, r: &Run) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args: Vec<String> = rocescope_testkit::bench_args();
     let scenarios = args.first().map_or("default,line-rate", String::as_str);
     let duration = args.get(1).map_or("500ms", String::as_str);
     let runs: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5);

@@ -182,10 +182,7 @@ fn run_source(source: Box<dyn Source>, pps: u64) {
 }
 
 fn main() {
-    let mut args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let mut args: Vec<String> = rocescope_testkit::bench_args();
     if args.first().is_some_and(|a| a == "sim") {
         args.remove(0);
         let name = args

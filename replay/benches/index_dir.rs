@@ -82,10 +82,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
+    let args: Vec<String> = rocescope_testkit::bench_args();
     let nums: Vec<u64> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let n = nums.first().copied().unwrap_or(5_000_000);
     let runs = nums.get(1).copied().unwrap_or(3).max(1) as usize;

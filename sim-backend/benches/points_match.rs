@@ -63,10 +63,7 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOC: Counting = Counting;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    let args: Vec<String> = rocescope_testkit::bench_args();
     let name = args.first().map_or("line-rate", String::as_str);
     let ms: u64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(200);
     let threads: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2);

@@ -231,6 +231,11 @@ pub fn status_line(model: &Model) -> StatusLine {
     }
 }
 
+/// `n` and the noun for it: `one` when `n` is 1, else `many`.
+fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// One part of the status line: its text and how serious it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Part {
@@ -267,9 +272,8 @@ impl StatusLine {
             out.push(part(format!("{} DROPPED", self.dropped), Tone::Bad));
         }
         if self.reconnects > 0 {
-            let s = if self.reconnects == 1 { "" } else { "s" };
             out.push(part(
-                format!("{} reconnect{s}", self.reconnects),
+                counted(self.reconnects, "reconnect", "reconnects"),
                 Tone::Notice,
             ));
         }
@@ -277,13 +281,12 @@ impl StatusLine {
         if self.matches_let_go > 0 {
             out.push(part(
                 format!(
-                    "{} oldest filter {} dropped (list full)",
-                    self.matches_let_go,
-                    if self.matches_let_go == 1 {
-                        "match"
-                    } else {
-                        "matches"
-                    }
+                    "{} dropped (list full)",
+                    counted(
+                        self.matches_let_go,
+                        "oldest filter match",
+                        "oldest filter matches"
+                    )
                 ),
                 Tone::Notice,
             ));
@@ -365,13 +368,12 @@ impl StatusLine {
         if spill.records_deleted > 0 {
             out.push(part(
                 format!(
-                    "{} oldest probe/slot {} dropped (memory cap)",
-                    spill.records_deleted,
-                    if spill.records_deleted == 1 {
-                        "record"
-                    } else {
-                        "records"
-                    }
+                    "{} dropped (memory cap)",
+                    counted(
+                        spill.records_deleted,
+                        "oldest probe/slot record",
+                        "oldest probe/slot records"
+                    )
                 ),
                 Tone::Notice,
             ));

@@ -145,6 +145,15 @@ pub fn bench_data() -> std::path::PathBuf {
     dir
 }
 
+/// A bench's own arguments: those after the program's name, without the
+/// flags cargo passes it (`--bench`).
+pub fn bench_args() -> Vec<String> {
+    std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect()
+}
+
 /// A bench's first argument that is a number (a count or a size), else
 /// `default`.
 pub fn number_arg(default: u64) -> u64 {
