@@ -5,6 +5,7 @@
 //! already stored (a doubling `Vec` would briefly hold twice the index) and
 //! the slack is at most one chunk.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -140,20 +141,9 @@ pub(crate) struct SavedColumns {
     pub(crate) chunks: Vec<SavedChunk>,
 }
 
-/// A chunk whose rows the disk ring deleted: its rows read back as
-/// placeholders with the chunk's first time.
-struct GoneChunk {
-    len: usize,
-    /// Bytes a row took.
-    row_bytes: usize,
-    first_ts_ns: u64,
-    max_ts_ns: u64,
-}
-
 enum Slot {
     Hot(Chunk),
     Cold(ColdChunk),
-    Gone(GoneChunk),
 }
 
 impl Slot {
@@ -161,7 +151,6 @@ impl Slot {
         match self {
             Slot::Hot(c) => c.len(),
             Slot::Cold(c) => c.len,
-            Slot::Gone(c) => c.len,
         }
     }
 
@@ -169,7 +158,6 @@ impl Slot {
         match self {
             Slot::Hot(c) => c.cols().ts_ns.get(0).unwrap_or(0),
             Slot::Cold(c) => c.first_ts_ns,
-            Slot::Gone(c) => c.first_ts_ns,
         }
     }
 
@@ -178,7 +166,6 @@ impl Slot {
         match self {
             Slot::Hot(c) => c.slab.layout().row_bytes(),
             Slot::Cold(c) => c.layout.row_bytes(),
-            Slot::Gone(c) => c.row_bytes,
         }
     }
 
@@ -186,7 +173,6 @@ impl Slot {
         match self {
             Slot::Hot(c) => c.max_ts_ns,
             Slot::Cold(c) => c.max_ts_ns,
-            Slot::Gone(c) => c.max_ts_ns,
         }
     }
 }
@@ -197,14 +183,17 @@ const COLD_CACHE_CHUNKS: usize = 2;
 /// All rows of a store.
 #[derive(Default)]
 pub(crate) struct Columns {
-    chunks: Vec<Slot>,
+    /// The chunks from `first_kept` on: those the ring deleted leave the
+    /// list (a live session deletes one every few seconds for hours), and
+    /// their rows, all whole chunks, read as placeholders.
+    chunks: VecDeque<Slot>,
     /// Bounded live stores: where full chunks go past the memory share.
     spill: Option<Arc<Spill>>,
     /// Chunks `0..first_kept` were deleted by the ring.
     first_kept: usize,
-    /// No chunk before this one is in memory: the walks over the hot
-    /// chunks start here, so that a session's thousands of chunks on disk
-    /// or deleted cost nothing a batch.
+    /// No chunk of `chunks` before this one is in memory: the walks over
+    /// the hot chunks start here, so that a session's chunks on disk cost
+    /// nothing a batch.
     first_hot: usize,
     cache: Mutex<Vec<(usize, Arc<Chunk>)>>,
     len: u64,
@@ -242,7 +231,7 @@ impl Columns {
     /// rows have reached whole chunks and none is waiting.
     pub(crate) fn wants_spare(&self) -> bool {
         self.spare.is_none()
-            && matches!(self.chunks.last(), Some(Slot::Hot(c)) if c.slab.cap() == CHUNK_ROWS)
+            && matches!(self.chunks.back(), Some(Slot::Hot(c)) if c.slab.cap() == CHUNK_ROWS)
     }
 
     /// Memory for the next whole chunk, zeroed and faulted in elsewhere.
@@ -262,13 +251,25 @@ impl Columns {
         (self.first_kept * CHUNK_ROWS) as u64
     }
 
+    /// Chunk `ci`'s slot; `None` past the end and for a deleted chunk.
+    fn slot(&self, ci: usize) -> Option<&Slot> {
+        self.chunks.get(ci.checked_sub(self.first_kept)?)
+    }
+
+    /// Rows in chunk `ci`: a deleted chunk was a whole one.
+    fn chunk_len(&self, ci: usize) -> Option<usize> {
+        match self.slot(ci) {
+            Some(slot) => Some(slot.len()),
+            None => (ci < self.first_kept).then_some(CHUNK_ROWS),
+        }
+    }
+
     /// The chunk `ci`, read back from disk when it is cold. `None` for a
     /// deleted chunk (and for one that cannot be read: its rows then read
     /// as placeholders, and the error is the spill's).
     fn chunk(&self, ci: usize) -> Option<ChunkRef<'_>> {
-        match self.chunks.get(ci)? {
+        match self.slot(ci)? {
             Slot::Hot(c) => Some(ChunkRef::Hot(c)),
-            Slot::Gone(_) => None,
             Slot::Cold(c) => {
                 let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
                 if let Some((_, hit)) = cache.iter().find(|(i, _)| *i == ci) {
@@ -292,10 +293,14 @@ impl Columns {
         }
     }
 
-    /// The placeholder of a row whose chunk is gone.
+    /// The placeholder of a row whose chunk is gone (or unreadable): at
+    /// its chunk's first time, or a deleted one's at the first kept row's.
     fn placeholder(&self, ci: usize) -> Row {
         Row {
-            ts_ns: self.chunks.get(ci).map_or(0, Slot::first_ts_ns),
+            ts_ns: self
+                .slot(ci)
+                .or(self.chunks.front())
+                .map_or(0, Slot::first_ts_ns),
             conversation: NO_CONVERSATION,
             ..Row::default()
         }
@@ -318,20 +323,21 @@ impl Columns {
         // one, being filled, always; the older ones go to disk.
         let mut kept_bytes = 0u64;
         let mut hot: Vec<usize> = Vec::new();
-        for (ci, c) in self.chunks.iter().enumerate().skip(self.first_hot).rev() {
+        let newest = self.chunks.len().saturating_sub(1);
+        for (k, c) in self.chunks.iter().enumerate().skip(self.first_hot).rev() {
             if let Slot::Hot(c) = c {
                 kept_bytes += c.heap_bytes();
-                if kept_bytes > budget_bytes && ci + 1 != self.chunks.len() {
-                    hot.push(ci);
+                if kept_bytes > budget_bytes && k != newest {
+                    hot.push(k);
                 }
             }
         }
         hot.reverse();
-        for &ci in &hot {
-            if ci + 1 == self.chunks.len() || spill.failed() {
+        for &k in &hot {
+            if k == newest || spill.failed() {
                 break;
             }
-            let Some(Slot::Hot(c)) = self.chunks.get(ci) else {
+            let Some(Slot::Hot(c)) = self.chunks.get(k) else {
                 continue;
             };
             let Some((file, path)) = spill.write_segment_with("rows", |w| write_chunk(c, w)) else {
@@ -351,7 +357,7 @@ impl Columns {
             spill
                 .rows_on_disk
                 .fetch_add(cold.len as u64, std::sync::atomic::Ordering::Relaxed);
-            self.chunks[ci] = Slot::Cold(cold);
+            self.chunks[k] = Slot::Cold(cold);
         }
         while self
             .chunks
@@ -363,12 +369,15 @@ impl Columns {
         let mut deleted = None;
         while spill.over_disk() {
             let ci = self.first_kept;
-            let Some(Slot::Cold(c)) = self.chunks.get(ci) else {
+            if !matches!(self.chunks.front(), Some(Slot::Cold(_))) {
+                break;
+            }
+            let Some(Slot::Cold(c)) = self.chunks.pop_front() else {
                 break;
             };
+            self.first_hot = self.first_hot.saturating_sub(1);
             let len = c.len;
-            let row_bytes = c.layout.row_bytes();
-            let size = (len * row_bytes) as u64;
+            let size = (len * c.layout.row_bytes()) as u64;
             spill.delete_segment(&c.path, size);
             spill
                 .rows_on_disk
@@ -376,20 +385,13 @@ impl Columns {
             spill
                 .rows_deleted
                 .fetch_add(len as u64, std::sync::atomic::Ordering::Relaxed);
-            let gone = GoneChunk {
-                len,
-                row_bytes,
-                first_ts_ns: c.first_ts_ns,
-                max_ts_ns: c.max_ts_ns,
-            };
-            self.chunks[ci] = Slot::Gone(gone);
             self.cache
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .retain(|(i, _)| *i != ci);
             self.first_kept += 1;
             // Frame bytes below the first kept row belong to deleted rows.
-            deleted = match self.chunks.get(self.first_kept) {
+            deleted = match self.chunks.front() {
                 Some(Slot::Cold(c)) if c.first_file_offset.is_some() => c.first_file_offset,
                 _ => self.get(self.first_row()).map(|r| r.file_offset),
             };
@@ -412,8 +414,8 @@ impl Columns {
     pub(crate) fn extend<T: AsRow>(&mut self, rows: &[T]) {
         let mut rest = rows;
         while !rest.is_empty() {
-            if !matches!(self.chunks.last(), Some(Slot::Hot(c)) if c.len() < CHUNK_ROWS) {
-                let chunk = if self.chunks.is_empty() {
+            if !matches!(self.chunks.back(), Some(Slot::Hot(c)) if c.len() < CHUNK_ROWS) {
+                let chunk = if self.len == 0 {
                     Chunk::new(FIRST_CHUNK_ROWS)
                 } else {
                     match self.spare.take() {
@@ -421,10 +423,10 @@ impl Columns {
                         None => Chunk::new(CHUNK_ROWS),
                     }
                 };
-                self.chunks.push(Slot::Hot(chunk));
+                self.chunks.push_back(Slot::Hot(chunk));
             }
             let first = self.len;
-            let Some(Slot::Hot(c)) = self.chunks.last_mut() else {
+            let Some(Slot::Hot(c)) = self.chunks.back_mut() else {
                 return;
             };
             let (part, tail) = rest.split_at(rest.len().min(CHUNK_ROWS - c.len()));
@@ -511,12 +513,12 @@ impl Columns {
         let mut at = range.start;
         while at < range.end {
             let ci = (at / CHUNK_ROWS as u64) as usize;
-            let Some(slot) = self.chunks.get(ci) else {
+            let Some(chunk_len) = self.chunk_len(ci) else {
                 return;
             };
             let first = at - at % CHUNK_ROWS as u64;
             let Some(chunk) = self.chunk(ci) else {
-                let hi = ((range.end - first) as usize).min(slot.len());
+                let hi = ((range.end - first) as usize).min(chunk_len);
                 let p = self.placeholder(ci);
                 out.extend(std::iter::repeat_n(
                     p,
@@ -571,7 +573,10 @@ impl Columns {
             let flags = ((m as u16) & !clear.0) | set.0;
             (m & !0xFFFF) | u32::from(flags)
         };
-        match self.chunks.get_mut(ci) {
+        let slot = ci
+            .checked_sub(self.first_kept)
+            .and_then(|k| self.chunks.get_mut(k));
+        match slot {
             Some(Slot::Hot(c)) => {
                 let m = if i < c.len {
                     c.slab.cols_mut().meta.get_mut(i)
@@ -604,22 +609,24 @@ impl Columns {
     /// captures: the first row of the first chunk that reaches `ts_ns`, then
     /// the first row in it at or after `ts_ns`). Chunks are picked by their
     /// times, kept in memory, so that only one chunk is read from disk.
+    /// A time before the first kept row finds that row.
     pub(crate) fn seek(&self, ts_ns: u64) -> u64 {
-        let ci = if self.sorted {
+        let k = if self.sorted {
             // The first chunk whose last time reaches ts_ns.
             self.chunks.partition_point(|c| c.max_ts_ns() < ts_ns)
         } else {
             match self.chunks.iter().position(|c| c.max_ts_ns() >= ts_ns) {
-                Some(ci) => ci,
+                Some(k) => k,
                 None => return self.len,
             }
         };
+        let ci = self.first_kept + k;
         let base = (ci * CHUNK_ROWS) as u64;
-        let Some(slot) = self.chunks.get(ci) else {
+        let Some(slot) = self.chunks.get(k) else {
             return self.len;
         };
         let Some(chunk) = self.chunk(ci) else {
-            // Deleted rows all read as at their chunk's first time.
+            // An unreadable chunk's rows read as at its first time.
             return if slot.first_ts_ns() >= ts_ns {
                 base
             } else {
@@ -655,8 +662,8 @@ impl Columns {
 
     /// Memory of the chunks held in memory (not those on disk).
     fn hot_chunk_bytes(&self) -> u64 {
-        self.chunks[self.first_hot.min(self.chunks.len())..]
-            .iter()
+        self.chunks
+            .range(self.first_hot.min(self.chunks.len())..)
             .map(|c| match c {
                 Slot::Hot(c) => c.heap_bytes(),
                 _ => 0,
@@ -671,6 +678,9 @@ impl Columns {
     /// what the saved index keeps beside them. Fails on a chunk that
     /// cannot be read (a file's index never has deleted ones).
     pub(crate) fn save(&self, w: &mut dyn std::io::Write) -> std::io::Result<SavedColumns> {
+        if self.first_kept > 0 {
+            return Err(std::io::Error::other("rows were deleted by the disk ring"));
+        }
         let mut chunks = Vec::with_capacity(self.chunks.len());
         let mut at = 0u64;
         let mut buf = Vec::new();
@@ -684,9 +694,6 @@ impl Columns {
                 Slot::Cold(c) => {
                     buf = Slab::read_segment(&c.file, c.at, c.len, c.layout)?;
                     (c.len, c.layout)
-                }
-                Slot::Gone(_) => {
-                    return Err(std::io::Error::other("rows were deleted by the disk ring"));
                 }
             };
             w.write_all(&buf)?;
@@ -725,7 +732,7 @@ impl Columns {
         spill: Arc<Spill>,
     ) -> Columns {
         let mut hot = hot.into_iter().peekable();
-        let chunks: Vec<Slot> = saved
+        let chunks: VecDeque<Slot> = saved
             .chunks
             .iter()
             .enumerate()

@@ -386,4 +386,21 @@ fn the_ring_says_where_the_kept_rows_frames_start() {
     }
     assert!(c.first_row() >= 5 * CHUNK_ROWS as u64, "{}", c.first_row());
     assert!(last.is_some());
+    // The deleted chunks leave the list: a session deleting one every
+    // few seconds for hours holds only the kept ones.
+    let kept = (c.len() - c.first_row()).div_ceil(CHUNK_ROWS as u64);
+    assert_eq!(c.chunks.len() as u64, kept);
+    // Their rows still read, as placeholders at the first kept row's
+    // time; the kept ones whole; a time among them finds the first kept.
+    let first = c.first_row();
+    let mut out = Vec::new();
+    c.extend_rows(first - 3..first + 2, &mut out);
+    let kept_ts_ns = rows[first as usize].ts_ns;
+    for p in &out[..3] {
+        assert_eq!((p.ts_ns, p.conversation), (kept_ts_ns, NO_CONVERSATION));
+    }
+    assert_eq!(out[3..], rows[first as usize..first as usize + 2]);
+    assert_eq!(c.get(7).map(|r| r.ts_ns), Some(kept_ts_ns));
+    assert_eq!(c.seek(rows[7].ts_ns), first);
+    assert_eq!(c.seek(rows[first as usize + 9].ts_ns), first + 9);
 }
