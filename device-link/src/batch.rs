@@ -97,15 +97,9 @@ impl Batch {
 
     /// Appends a record; `Record::Frame` goes into the arena like a frame.
     pub fn push_record(&mut self, record: Record) {
-        match record {
-            Record::Frame {
-                ts_ns,
-                port,
-                direction,
-                orig_len,
-                data,
-            } => self.push_frame(ts_ns, port, direction, orig_len, &data),
-            r => self.items.push(Item::Record(Box::new(r))),
+        match record.as_frame() {
+            Some(f) => self.push_frame(f.ts_ns, f.port, f.direction, f.orig_len, f.data),
+            None => self.items.push(Item::Record(Box::new(record))),
         }
     }
 

@@ -31,5 +31,5 @@ pub use capture::{
 /// The recording writer's old path: [`pcapng::writer`].
 pub use pcapng::writer as pcapng_writer;
 pub use pcapng::writer::PcapngWriter;
-pub use record::{Direction, Record, RecordError, SkippedRecords};
+pub use record::{Direction, FrameRef, Record, RecordError, SkippedRecords};
 pub use sniffer::{SnifferFilter, SnifferReader};

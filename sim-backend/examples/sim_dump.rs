@@ -24,25 +24,20 @@ fn main() {
         if n > max {
             return;
         }
-        match &r {
-            Record::Frame {
-                ts_ns,
-                direction,
-                data,
-                orig_len,
-                ..
-            } => {
-                let p = decode(data, LinkLayer::Ethernet, &cfg);
+        match r.as_frame() {
+            Some(f) => {
+                let p = decode(f.data, LinkLayer::Ethernet, &cfg);
                 println!(
-                    "{ts_ns:>10} {:?} {}/{} {} icrc={}",
-                    direction,
-                    data.len(),
-                    orig_len,
+                    "{:>10} {:?} {}/{} {} icrc={}",
+                    f.ts_ns,
+                    f.direction,
+                    f.data.len(),
+                    f.orig_len,
                     p.summary(),
                     p.icrc().as_str()
                 );
             }
-            other => println!("{:>10} {:?}", other.ts_ns(), other),
+            None => println!("{:>10} {:?}", r.ts_ns(), r),
         }
     });
     println!("records: {n}");

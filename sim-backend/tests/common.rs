@@ -30,34 +30,26 @@ pub fn frames(records: &[Record]) -> Vec<F> {
     let cfg = DecodeConfig::default();
     records
         .iter()
-        .filter_map(|r| match r {
-            Record::Frame {
-                ts_ns,
-                direction,
-                data,
-                orig_len,
-                ..
-            } => {
-                let p = decode(data, LinkLayer::Ethernet, &cfg);
-                // The switch's PFC frames are the only ones without a BTH.
-                if p.pause_quanta().is_some() {
-                    return None;
-                }
-                let bth = p.bth().expect("every frame but PFC has a BTH");
-                Some(F {
-                    ts_ns: *ts_ns,
-                    dir: *direction,
-                    opcode: bth.opcode().0,
-                    psn: bth.psn(),
-                    qp: bth.dest_qp(),
-                    syndrome: p.ext().aeth().map(|a| a.syndrome_raw()),
-                    dma_len: p.ext().reth().map(|r| r.dma_len()),
-                    payload: p.payload().to_vec(),
-                    icrc: p.icrc(),
-                    cut: (data.len() as u32) < *orig_len,
-                })
+        .filter_map(Record::as_frame)
+        .filter_map(|f| {
+            let p = decode(f.data, LinkLayer::Ethernet, &cfg);
+            // The switch's PFC frames are the only ones without a BTH.
+            if p.pause_quanta().is_some() {
+                return None;
             }
-            _ => None,
+            let bth = p.bth().expect("every frame but PFC has a BTH");
+            Some(F {
+                ts_ns: f.ts_ns,
+                dir: f.direction,
+                opcode: bth.opcode().0,
+                psn: bth.psn(),
+                qp: bth.dest_qp(),
+                syndrome: p.ext().aeth().map(|a| a.syndrome_raw()),
+                dma_len: p.ext().reth().map(|r| r.dma_len()),
+                payload: p.payload().to_vec(),
+                icrc: p.icrc(),
+                cut: (f.data.len() as u32) < f.orig_len,
+            })
         })
         .collect()
 }

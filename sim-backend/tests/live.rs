@@ -227,19 +227,13 @@ fn a_capture_joined_anywhere_flags_only_what_the_card_resent() {
 
     use rocescope_decoders::DecodeConfig;
     use rocescope_replay::TimeBase;
-    use rocescope_replay::store::{Flags, Ingest, IngestFrame, RcAnalyzer, Store};
+    use rocescope_replay::store::{Flags, Ingest, RcAnalyzer, Store};
 
     let mut sc = builtin("default");
     sc.duration_ns = 4_000_000;
     let (mut frames, mut resent) = (Vec::new(), Vec::new());
     Simulator::new(sc).run(&mut |r| match r {
-        Record::Frame {
-            ts_ns,
-            port,
-            direction,
-            orig_len,
-            data,
-        } => frames.push((ts_ns, port, direction, orig_len, data)),
+        r @ Record::Frame { .. } => frames.push(r),
         Record::Truth(t) if matches!(t.event, TruthEvent::Retransmit { .. }) => {
             resent.push((t.ts_ns, t.qpn, t.psn))
         }
@@ -253,20 +247,11 @@ fn a_capture_joined_anywhere_flags_only_what_the_card_resent() {
         let window = &frames[start..start + WINDOW];
         let store = Store::live(TimeBase::Nanoseconds);
         let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(RcAnalyzer::default()));
-        for (ts_ns, port, dir, origlen, data) in window {
-            let f = IngestFrame {
-                ts_ns: *ts_ns,
-                data,
-                origlen: *origlen,
-                linktype: 1,
-                port: *port,
-                dir: *dir,
-                file_offset: 0,
-            };
-            store.ingest(&mut ingest, &f);
+        for f in window.iter().filter_map(Record::as_frame) {
+            store.ingest(&mut ingest, &f.ingest_frame());
         }
         store.finish_live(&mut ingest);
-        let (t0, t1) = (window[0].0, window[WINDOW - 1].0);
+        let (t0, t1) = (window[0].ts_ns(), window[WINDOW - 1].ts_ns());
         let truth: HashSet<(u32, u32)> = resent
             .iter()
             .filter(|(ts, ..)| (t0..=t1).contains(ts))

@@ -50,14 +50,10 @@ fn run(sc: Scenario) -> Run {
     let mut truth_retx: HashMap<(u64, u32), ()> = HashMap::new();
     let mut r = Run::default();
     sim.run(&mut |rec| match rec {
-        Record::Frame {
-            ts_ns,
-            orig_len,
-            data,
-            ..
-        } => {
-            let (obs, c) = observe(&mut an, classes.len() as u64, ts_ns, orig_len, &data);
-            frames.push((ts_ns, obs.map(|o| o.psn)));
+        Record::Frame { .. } => {
+            let Some(f) = rec.as_frame() else { return };
+            let (obs, c) = observe(&mut an, classes.len() as u64, f.ts_ns, f.orig_len, f.data);
+            frames.push((f.ts_ns, obs.map(|o| o.psn)));
             classes.push(c);
             for l in an.drain_late().collect::<Vec<_>>() {
                 let c = &mut classes[l.index as usize];
@@ -206,14 +202,8 @@ fn a_long_round_trip_is_diagnosed_as_window_limited() {
     let mut an = RcAnalysis::default();
     let mut i = 0u64;
     sim.run(&mut |rec| {
-        if let Record::Frame {
-            ts_ns,
-            orig_len,
-            data,
-            ..
-        } = rec
-        {
-            observe(&mut an, i, ts_ns, orig_len, &data);
+        if let Some(f) = rec.as_frame() {
+            observe(&mut an, i, f.ts_ns, f.orig_len, f.data);
             i += 1;
         }
     });
@@ -303,18 +293,15 @@ fn the_connectx_dcqcn_staircase_is_one_congestion_finding_on_its_qp() {
     let mut an = RcAnalysis::default();
     let mut i = 0u64;
     let mut cnps_ns = Vec::new();
-    sim.run(&mut |rec| match rec {
-        Record::Frame {
-            ts_ns,
-            orig_len,
-            data,
-            ..
-        } => {
-            observe(&mut an, i, ts_ns, orig_len, &data);
+    sim.run(&mut |rec| {
+        if let Some(f) = rec.as_frame() {
+            observe(&mut an, i, f.ts_ns, f.orig_len, f.data);
             i += 1;
+        } else if let Record::Truth(t) = rec
+            && t.event == TruthEvent::CnpSent
+        {
+            cnps_ns.push(t.ts_ns);
         }
-        Record::Truth(t) if t.event == TruthEvent::CnpSent => cnps_ns.push(t.ts_ns),
-        _ => {}
     });
     assert!(
         sim.stats().qps[0].dcqcn_cnps >= 2,

@@ -232,14 +232,10 @@ impl<W: Write> PcapngWriter<W> {
     /// Writes any record: frames as EPBs, drops on a declared interface as
     /// an ISB, everything else as a custom block.
     pub fn write_record(&mut self, record: &Record) -> io::Result<()> {
+        if let Some(f) = record.as_frame() {
+            return self.write_frame(f.ts_ns, f.port, f.direction, f.orig_len, f.data);
+        }
         match record {
-            Record::Frame {
-                ts_ns,
-                port,
-                direction,
-                orig_len,
-                data,
-            } => self.write_frame(*ts_ns, *port, *direction, *orig_len, data),
             Record::Drops(d) if (d.interface as usize) < self.first_ts_ns.len() => {
                 self.write_isb(d)
             }

@@ -400,6 +400,45 @@ pub enum MarkerKind {
     Stop,
 }
 
+/// A captured frame with its bytes lent: what [`Record::Frame`] holds,
+/// without owning the bytes (a source lends them for a call, a consumer
+/// reads a record's through [`Record::as_frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameRef<'a> {
+    pub ts_ns: u64,
+    pub port: u8,
+    pub direction: Option<Direction>,
+    /// Length on the wire; at least `data.len()`.
+    pub orig_len: u32,
+    pub data: &'a [u8],
+}
+
+impl<'a> FrameRef<'a> {
+    /// The frame as a record of its own (its bytes copied).
+    pub fn to_record(&self) -> Record {
+        Record::Frame {
+            ts_ns: self.ts_ns,
+            port: self.port,
+            direction: self.direction,
+            orig_len: self.orig_len,
+            data: self.data.to_vec(),
+        }
+    }
+
+    /// The frame as a store ingests it (Ethernet, no file behind it).
+    pub fn ingest_frame(&self) -> crate::store::IngestFrame<'a> {
+        crate::store::IngestFrame {
+            ts_ns: self.ts_ns,
+            data: self.data,
+            origlen: self.orig_len,
+            linktype: 1,
+            port: self.port,
+            dir: self.direction,
+            file_offset: 0,
+        }
+    }
+}
+
 /// The one unit every source produces.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Record {
@@ -630,6 +669,26 @@ impl SkippedRecords {
 }
 
 impl Record {
+    /// A frame's fields with its bytes lent; `None` for any other record.
+    pub fn as_frame(&self) -> Option<FrameRef<'_>> {
+        match self {
+            Self::Frame {
+                ts_ns,
+                port,
+                direction,
+                orig_len,
+                data,
+            } => Some(FrameRef {
+                ts_ns: *ts_ns,
+                port: *port,
+                direction: *direction,
+                orig_len: *orig_len,
+                data,
+            }),
+            _ => None,
+        }
+    }
+
     /// The record's time in ns on the recording's time base; 0 for a
     /// [`ProbeDef`], which is timeless.
     pub fn ts_ns(&self) -> u64 {

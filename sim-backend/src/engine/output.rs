@@ -3,17 +3,7 @@
 
 use super::*;
 
-/// A captured frame as the simulator hands it out: the bytes are lent for
-/// the call.
-#[derive(Debug, Clone, Copy)]
-pub struct FrameRef<'a> {
-    pub ts_ns: u64,
-    pub port: u8,
-    pub direction: Option<Direction>,
-    /// Length on the wire; at least `data.len()`.
-    pub orig_len: u32,
-    pub data: &'a [u8],
-}
+pub use rocescope_replay::FrameRef;
 
 /// Where a run's records go, in order. Frames are lent, so a consumer that
 /// copies them into its own buffer costs no allocation per frame.
@@ -141,32 +131,6 @@ pub(super) enum Out {
         start: u32,
         len: u32,
     },
-}
-
-impl<'a> FrameRef<'a> {
-    /// The frame as a record of its own (its bytes copied).
-    pub fn to_record(&self) -> Record {
-        Record::Frame {
-            ts_ns: self.ts_ns,
-            port: self.port,
-            direction: self.direction,
-            orig_len: self.orig_len,
-            data: self.data.to_vec(),
-        }
-    }
-
-    /// The frame as a store ingests it (Ethernet, no file behind it).
-    pub fn ingest_frame(&self) -> rocescope_replay::store::IngestFrame<'a> {
-        rocescope_replay::store::IngestFrame {
-            ts_ns: self.ts_ns,
-            data: self.data,
-            origlen: self.orig_len,
-            linktype: 1,
-            port: self.port,
-            dir: self.direction,
-            file_offset: 0,
-        }
-    }
 }
 
 /// A run straight into a store as it runs, on the caller's thread: frames
