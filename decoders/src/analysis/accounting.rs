@@ -42,6 +42,22 @@ pub(super) struct RequestOnWire<'e> {
     pub(super) end: &'e WaitEnd,
     pub(super) mid_message: Option<bool>,
     pub(super) port: Option<u8>,
+    /// The flow's accounting ([`NO_ACCT`] before its first request), its
+    /// sender's host, an episode open, READs sent: read while the request
+    /// path holds the flow, not looked up again.
+    pub(super) acct: u32,
+    pub(super) host: u32,
+    pub(super) episode: bool,
+    pub(super) reads: bool,
+}
+
+/// A requester flow's accounting, its sender's host and whether it has
+/// sent READs, as the response path holds them (not looked up again).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AcctOf {
+    pub(super) acct: u32,
+    pub(super) host: u32,
+    pub(super) reads: bool,
 }
 
 /// Standard Ethernet rates, Gb/s: the fastest rate the capture shows is
@@ -343,16 +359,18 @@ impl RcAnalysis {
     /// `before` PSNs outstanding before it, `outstanding` with it, as the
     /// request path counted them): the wait before it labelled by what
     /// ended it, then its own time on the wire.
-    #[inline]
-    pub(super) fn account_request(&mut self, r: &RequestOnWire<'_>) {
-        if !self.steady_request(r) {
+    /// Taken by value: the general path's copy is made on its own branch,
+    /// not on every request's.
+    #[inline(always)]
+    pub(super) fn account_request(&mut self, r: RequestOnWire<'_>) {
+        if !self.steady_request(&r) {
             self.account_request_general(r);
         }
     }
 
     /// [`RcAnalysis::account_request`] outside the steady state.
     #[inline(never)]
-    fn account_request_general(&mut self, r: &RequestOnWire<'_>) {
+    fn account_request_general(&mut self, r: RequestOnWire<'_>) {
         let RequestOnWire {
             id,
             ts_ns,
@@ -363,7 +381,8 @@ impl RcAnalysis {
             end,
             mid_message,
             port,
-        } = *r;
+            ..
+        } = r;
         let k = self.acct_of(id, ts_ns);
         let mut end = *end;
         if end.timer {
@@ -422,7 +441,7 @@ impl RcAnalysis {
     /// them), so that a WRITE's stays as short as it is.
     #[inline(always)]
     fn steady_request(&mut self, r: &RequestOnWire<'_>) -> bool {
-        if self.flows[r.id as usize].reads {
+        if r.reads {
             return self.steady_read_request(r);
         }
         self.steady_request_of::<false>(r)
@@ -450,6 +469,9 @@ impl RcAnalysis {
             end,
             mid_message,
             port,
+            acct,
+            host,
+            episode,
             ..
         } = *r;
         // READ responses received in order count as the requester takes
@@ -459,21 +481,21 @@ impl RcAnalysis {
         } else {
             0
         };
-        let f = &self.flows[id as usize];
-        let Some(a) = self.accts.get_mut(f.acct as usize) else {
+        let Some(a) = self.accts.get_mut(acct as usize) else {
             return false;
         };
+        // Only a resend's wait ends by a timer, an RNR NAK or recovery.
+        debug_assert!(
+            resend || !(end.timer || end.rnr_from.is_some() || end.recovering_from.is_some())
+        );
         if resend
-            || end.timer
-            || end.rnr_from.is_some()
-            || end.recovering_from.is_some()
-            || f.episode.is_some()
+            || episode
             || a.facts.0 != self.facts_epoch
             || port.is_some_and(|p| a.port != Some(p))
         {
             return false;
         }
-        let Some(h) = self.hosts.get(f.src_host as usize) else {
+        let Some(h) = self.hosts.get(host as usize) else {
             return false;
         };
         let own = wire_bytes(frame_bytes);
@@ -519,6 +541,7 @@ impl RcAnalysis {
     pub(super) fn account_response(
         &mut self,
         req: u32,
+        of: AcctOf,
         ts_ns: u64,
         before: u32,
         outstanding: u32,
@@ -526,11 +549,19 @@ impl RcAnalysis {
         recovered: bool,
         error: bool,
     ) {
-        let k = self.flows[req as usize].acct;
+        let AcctOf {
+            acct: k,
+            host,
+            reads,
+        } = of;
         if k == NO_ACCT {
             return;
         }
-        let seen = self.acct_outstanding_of(req, outstanding);
+        let seen = if reads {
+            self.acct_outstanding_of(req, outstanding)
+        } else {
+            outstanding
+        };
         // The steady state: an ACK (or a duplicate) of a QP whose card's
         // response time is not given, nothing pending, no episode closed:
         // the count changes at once.
@@ -543,7 +574,6 @@ impl RcAnalysis {
             if seen == before && !progress {
                 return;
             }
-            let host = self.flows[req as usize].src_host;
             let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
             a.response_now(ts_ns, seen, busy);
             if progress {
@@ -561,7 +591,6 @@ impl RcAnalysis {
         {
             return;
         }
-        let host = self.flows[req as usize].src_host;
         let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
         // When the requester's card takes it: after those before it on the
         // same card, each its processing time.
