@@ -26,6 +26,19 @@ pub(super) struct Host {
     pub(super) requests: bool,
 }
 
+impl Host {
+    /// A frame of `bytes` on the wire at `ts_ns`, at `fs_per_byte`.
+    #[inline(always)]
+    fn on_wire(&mut self, ts_ns: u64, bytes: u64, fs_per_byte: u64) {
+        self.busy_bytes += bytes;
+        self.last_ts_ns = ts_ns;
+        self.last_bytes = bytes;
+        if self.requests {
+            self.frames.push(ts_ns, ts_ns + wire_ns(bytes, fs_per_byte));
+        }
+    }
+}
+
 /// A request on the wire, as the request path hands it to the accounting:
 /// flow `id` at `ts_ns`, the capture showing `before` PSNs outstanding
 /// before it and `outstanding` with it (as the request path counted them),
@@ -97,7 +110,6 @@ impl RcAnalysis {
             return;
         };
         let bytes = wire_bytes(frame_bytes);
-        let mut faster = false;
         // Only two long frames time the link, whose time a nanosecond clock
         // reads to a fraction of a percent (asked first: a capture of short
         // frames goes no further).
@@ -113,19 +125,13 @@ impl RcAnalysis {
             // dt / least below the best ns per byte so far.
             if self.fastest.0 == 0 || dt * self.fastest.1 < self.fastest.0 * least {
                 self.fastest = (dt, least);
-                faster = true;
+                h.on_wire(ts_ns, bytes, self.fs_per_byte);
+                // After the frame is placed at the rate so far.
+                self.set_rate();
+                return;
             }
         }
-        h.busy_bytes += bytes;
-        h.last_ts_ns = ts_ns;
-        h.last_bytes = bytes;
-        if h.requests {
-            h.frames
-                .push(ts_ns, ts_ns + wire_ns(bytes, self.fs_per_byte));
-        }
-        if faster {
-            self.set_rate();
-        }
+        h.on_wire(ts_ns, bytes, self.fs_per_byte);
     }
 
     /// The link rate: configured, given by the source, else the fastest the
