@@ -26,6 +26,19 @@ pub(super) struct Host {
     pub(super) requests: bool,
 }
 
+impl Host {
+    /// A frame of `bytes` on the wire at `ts_ns`, at `fs_per_byte`.
+    #[inline(always)]
+    fn on_wire(&mut self, ts_ns: u64, bytes: u64, fs_per_byte: u64) {
+        self.busy_bytes += bytes;
+        self.last_ts_ns = ts_ns;
+        self.last_bytes = bytes;
+        if self.requests {
+            self.frames.push(ts_ns, ts_ns + wire_ns(bytes, fs_per_byte));
+        }
+    }
+}
+
 /// A request on the wire, as the request path hands it to the accounting:
 /// flow `id` at `ts_ns`, the capture showing `before` PSNs outstanding
 /// before it and `outstanding` with it (as the request path counted them),
@@ -42,6 +55,22 @@ pub(super) struct RequestOnWire<'e> {
     pub(super) end: &'e WaitEnd,
     pub(super) mid_message: Option<bool>,
     pub(super) port: Option<u8>,
+    /// The flow's accounting ([`NO_ACCT`] before its first request), its
+    /// sender's host, an episode open, READs sent: read while the request
+    /// path holds the flow, not looked up again.
+    pub(super) acct: u32,
+    pub(super) host: u32,
+    pub(super) episode: bool,
+    pub(super) reads: bool,
+}
+
+/// A requester flow's accounting, its sender's host and whether it has
+/// sent READs, as the response path holds them (not looked up again).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct AcctOf {
+    pub(super) acct: u32,
+    pub(super) host: u32,
+    pub(super) reads: bool,
 }
 
 /// Standard Ethernet rates, Gb/s: the fastest rate the capture shows is
@@ -81,7 +110,6 @@ impl RcAnalysis {
             return;
         };
         let bytes = wire_bytes(frame_bytes);
-        let mut faster = false;
         // Only two long frames time the link, whose time a nanosecond clock
         // reads to a fraction of a percent (asked first: a capture of short
         // frames goes no further).
@@ -97,19 +125,13 @@ impl RcAnalysis {
             // dt / least below the best ns per byte so far.
             if self.fastest.0 == 0 || dt * self.fastest.1 < self.fastest.0 * least {
                 self.fastest = (dt, least);
-                faster = true;
+                h.on_wire(ts_ns, bytes, self.fs_per_byte);
+                // After the frame is placed at the rate so far.
+                self.set_rate();
+                return;
             }
         }
-        h.busy_bytes += bytes;
-        h.last_ts_ns = ts_ns;
-        h.last_bytes = bytes;
-        if h.requests {
-            h.frames
-                .push(ts_ns, ts_ns + wire_ns(bytes, self.fs_per_byte));
-        }
-        if faster {
-            self.set_rate();
-        }
+        h.on_wire(ts_ns, bytes, self.fs_per_byte);
     }
 
     /// The link rate: configured, given by the source, else the fastest the
@@ -343,16 +365,18 @@ impl RcAnalysis {
     /// `before` PSNs outstanding before it, `outstanding` with it, as the
     /// request path counted them): the wait before it labelled by what
     /// ended it, then its own time on the wire.
-    #[inline]
-    pub(super) fn account_request(&mut self, r: &RequestOnWire<'_>) {
-        if !self.steady_request(r) {
+    /// Taken by value: the general path's copy is made on its own branch,
+    /// not on every request's.
+    #[inline(always)]
+    pub(super) fn account_request(&mut self, r: RequestOnWire<'_>) {
+        if !self.steady_request(&r) {
             self.account_request_general(r);
         }
     }
 
     /// [`RcAnalysis::account_request`] outside the steady state.
     #[inline(never)]
-    fn account_request_general(&mut self, r: &RequestOnWire<'_>) {
+    fn account_request_general(&mut self, r: RequestOnWire<'_>) {
         let RequestOnWire {
             id,
             ts_ns,
@@ -363,7 +387,8 @@ impl RcAnalysis {
             end,
             mid_message,
             port,
-        } = *r;
+            ..
+        } = r;
         let k = self.acct_of(id, ts_ns);
         let mut end = *end;
         if end.timer {
@@ -422,7 +447,7 @@ impl RcAnalysis {
     /// them), so that a WRITE's stays as short as it is.
     #[inline(always)]
     fn steady_request(&mut self, r: &RequestOnWire<'_>) -> bool {
-        if self.flows[r.id as usize].reads {
+        if r.reads {
             return self.steady_read_request(r);
         }
         self.steady_request_of::<false>(r)
@@ -450,6 +475,9 @@ impl RcAnalysis {
             end,
             mid_message,
             port,
+            acct,
+            host,
+            episode,
             ..
         } = *r;
         // READ responses received in order count as the requester takes
@@ -459,21 +487,21 @@ impl RcAnalysis {
         } else {
             0
         };
-        let f = &self.flows[id as usize];
-        let Some(a) = self.accts.get_mut(f.acct as usize) else {
+        let Some(a) = self.accts.get_mut(acct as usize) else {
             return false;
         };
+        // Only a resend's wait ends by a timer, an RNR NAK or recovery.
+        debug_assert!(
+            resend || !(end.timer || end.rnr_from.is_some() || end.recovering_from.is_some())
+        );
         if resend
-            || end.timer
-            || end.rnr_from.is_some()
-            || end.recovering_from.is_some()
-            || f.episode.is_some()
+            || episode
             || a.facts.0 != self.facts_epoch
             || port.is_some_and(|p| a.port != Some(p))
         {
             return false;
         }
-        let Some(h) = self.hosts.get(f.src_host as usize) else {
+        let Some(h) = self.hosts.get(host as usize) else {
             return false;
         };
         let own = wire_bytes(frame_bytes);
@@ -519,6 +547,7 @@ impl RcAnalysis {
     pub(super) fn account_response(
         &mut self,
         req: u32,
+        of: AcctOf,
         ts_ns: u64,
         before: u32,
         outstanding: u32,
@@ -526,11 +555,19 @@ impl RcAnalysis {
         recovered: bool,
         error: bool,
     ) {
-        let k = self.flows[req as usize].acct;
+        let AcctOf {
+            acct: k,
+            host,
+            reads,
+        } = of;
         if k == NO_ACCT {
             return;
         }
-        let seen = self.acct_outstanding_of(req, outstanding);
+        let seen = if reads {
+            self.acct_outstanding_of(req, outstanding)
+        } else {
+            outstanding
+        };
         // The steady state: an ACK (or a duplicate) of a QP whose card's
         // response time is not given, nothing pending, no episode closed:
         // the count changes at once.
@@ -543,7 +580,6 @@ impl RcAnalysis {
             if seen == before && !progress {
                 return;
             }
-            let host = self.flows[req as usize].src_host;
             let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
             a.response_now(ts_ns, seen, busy);
             if progress {
@@ -561,7 +597,6 @@ impl RcAnalysis {
         {
             return;
         }
-        let host = self.flows[req as usize].src_host;
         let busy = self.hosts.get(host as usize).map_or(0, |h| h.busy_bytes);
         // When the requester's card takes it: after those before it on the
         // same card, each its processing time.

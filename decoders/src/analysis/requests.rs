@@ -40,7 +40,9 @@ impl RcAnalysis {
         let kind = o.opcode().kind();
         let cnp = matches!(kind, OpcodeKind::Cnp);
         let op = kind.operation();
-        {
+        // The sender's host, read while the flow is at hand (its link's
+        // time by state).
+        let host = {
             let f = &mut self.flows[id as usize];
             f.packets += 1;
             f.last_ts_ns = f.last_ts_ns.max(o.ts_ns());
@@ -55,9 +57,9 @@ impl RcAnalysis {
             if cnp {
                 b.cnps += 1;
             }
-        }
+            f.src_host
+        };
         if self.config.time_by_state {
-            let host = self.flows[id as usize].src_host;
             self.on_link(host, o.ts_ns(), o.wire_len());
         }
         if cnp {
@@ -347,13 +349,14 @@ impl RcAnalysis {
                 | Operation::SendFirst
                 | Operation::SendMiddle
         ));
+        let (acct, host, episode, reads) = (f.acct, f.src_host, f.episode.is_some(), f.reads);
         if !self.config.time_by_state {
             return;
         }
         if held_grew {
             self.facts_epoch += 1;
         }
-        self.account_request(&accounting::RequestOnWire {
+        self.account_request(accounting::RequestOnWire {
             id,
             ts_ns: o.ts_ns(),
             frame_bytes: o.wire_len(),
@@ -363,6 +366,10 @@ impl RcAnalysis {
             end: &end,
             mid_message: mid,
             port: o.tx_port(),
+            acct,
+            host,
+            episode,
+            reads,
         });
     }
 }

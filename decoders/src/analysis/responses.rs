@@ -272,11 +272,17 @@ impl RcAnalysis {
         b.end_outstanding = Some(outstanding);
         let recovered = had_episode && q.episode.is_none();
         let error = !had_error && q.error.is_some();
+        let acct = accounting::AcctOf {
+            acct: q.acct,
+            host: q.src_host,
+            reads: q.reads,
+        };
         for (ts_ns, packets) in missed {
             self.capture_loss(ts_ns, packets, true);
         }
         self.account_response(
             req,
+            acct,
             o.ts_ns(),
             before,
             outstanding,

@@ -134,9 +134,13 @@ impl StateRuns {
     #[inline(always)]
     fn new_run(&mut self, state: TimeState) {
         // Wrapping: an empty tail's base may lie past `end_ns` (the runs
-        // after a time dropped for the error state).
+        // after a time dropped for the error state), or before any run (a
+        // new account's): rebased. An empty tail's base otherwise is the
+        // last sealed run's start, which holds the next one as well as its
+        // own start would (the start read back is the same), so that
+        // emptiness is not asked on every run.
         let mut rel = self.end_ns.wrapping_sub(self.tail.base_ns);
-        if self.tail.runs.is_empty() || rel > MAX_REL_NS {
+        if rel > MAX_REL_NS {
             rel = self.rebase();
         }
         self.tail
