@@ -80,6 +80,48 @@ pub(super) struct Groups {
     /// Each point's first and last time (0 and 0 without sightings),
     /// taken in the counting pass.
     pub spans: Vec<(u64, u64)>,
+    /// Where each point's sightings are cut into spans of
+    /// [`MARK_SPAN_BITS`] (their marks are written span by span).
+    pub spans_of_marks: MarkSpans,
+    /// Each part's entries per span of the marks (counted as its buckets
+    /// are sorted, while they are in the cache).
+    pub span_counts: Vec<Vec<u32>>,
+}
+
+/// A span of the marks holds this many sightings (2^14: 128 KiB of marks,
+/// within the L2 cache while they are written).
+pub(super) const MARK_SPAN_BITS: u32 = 14;
+
+/// Every point's sightings in spans of `2^MARK_SPAN_BITS`, numbered one
+/// after the other, point after point.
+#[derive(Debug, Clone, Default)]
+pub(super) struct MarkSpans {
+    /// Where each point's spans start among all (and their total last).
+    pub first: Vec<usize>,
+}
+
+impl MarkSpans {
+    pub fn new(inputs: &[PointInput<'_>]) -> MarkSpans {
+        let mut first = Vec::with_capacity(inputs.len() + 1);
+        let mut at = 0;
+        for p in inputs {
+            first.push(at);
+            at += p.sightings.len().div_ceil(1 << MARK_SPAN_BITS);
+        }
+        first.push(at);
+        MarkSpans { first }
+    }
+
+    /// Spans in all.
+    pub fn len(&self) -> usize {
+        self.first.last().copied().unwrap_or(0)
+    }
+
+    /// The span of point `p`'s sighting `i`.
+    #[inline]
+    pub fn of(&self, p: usize, i: usize) -> usize {
+        self.first.get(p).copied().unwrap_or(usize::MAX) + (i >> MARK_SPAN_BITS)
+    }
 }
 
 // SAFETY: `Entry` is integers only (no padding: 8 + 8 + 8 + 4 + 4 bytes,
@@ -254,7 +296,9 @@ impl Groups {
             first_bucket += nb;
         }
         let (bounds_ref, spans_ref, visitor) = (&bounds, &spans, &visitor);
-        let visits: Vec<Option<V>> = std::thread::scope(|sc| {
+        let mark_spans = MarkSpans::new(inputs);
+        let ms = &mark_spans;
+        let visits: Vec<Option<(V, Vec<u32>)>> = std::thread::scope(|sc| {
             let mut rest: &mut [Entry] = &mut entries;
             let mut handles = Vec::with_capacity(threads);
             for (first, local) in &parts {
@@ -266,14 +310,20 @@ impl Groups {
                     let base = bounds_ref[first];
                     let mut sorter = BucketSort::new(shift);
                     let mut visit = visitor(spans_ref);
+                    let mut counts = vec![0u32; ms.len()];
                     for w in local.windows(2) {
                         if let Some(b) = part.get_mut(w[0]..w[1]) {
                             sorter.sort(b);
                             visit.bucket(b, w[0]);
+                            for e in b.iter() {
+                                if let Some(c) = counts.get_mut(ms.of(e.point(), e.idx())) {
+                                    *c += 1;
+                                }
+                            }
                         }
                     }
                     debug_assert_eq!(base + len, bounds_ref[first + local.len() - 1]);
-                    visit
+                    (visit, counts)
                 }));
             }
             handles.into_iter().map(|h| h.join().ok()).collect()
@@ -282,14 +332,23 @@ impl Groups {
         // rather than the whole analysis lost; every part when a scatter
         // failed (the entries are not all there).
         let mut ranges = Vec::with_capacity(threads);
+        let mut span_counts = Vec::with_capacity(threads);
         let mut at = 0;
-        for ((_, local), visit) in parts.iter().zip(&visits) {
+        let mut out = Vec::with_capacity(threads);
+        for ((_, local), visit) in parts.iter().zip(visits) {
             let len = local.last().copied().unwrap_or(0);
-            ranges.push(if scattered && visit.is_some() {
-                at..at + len
-            } else {
-                at..at
-            });
+            match visit {
+                Some((v, counts)) if scattered => {
+                    ranges.push(at..at + len);
+                    span_counts.push(counts);
+                    out.push(Some(v));
+                }
+                v => {
+                    ranges.push(at..at);
+                    span_counts.push(vec![0; mark_spans.len()]);
+                    out.push(v.map(|v| v.0));
+                }
+            }
             at += len;
         }
         (
@@ -297,8 +356,10 @@ impl Groups {
                 entries,
                 parts: ranges,
                 spans,
+                spans_of_marks: mark_spans,
+                span_counts,
             },
-            visits,
+            out,
         )
     }
 
