@@ -243,12 +243,24 @@ impl Groups {
             bounds[i] += bounds[i - 1];
         }
         let mut entries: Vec<Entry> = bytemuck::allocation::zeroed_vec(bounds[buckets]);
+        // The scatter writes to a few wide buckets (each of `fine` buckets
+        // in a row), then each wide bucket is cut into its buckets in the
+        // cache: a write stream per bucket (thousands) missed the TLB at
+        // nearly every write.
+        let wide_bits = bits.min(WIDE_BITS);
+        let fine = 1usize << (bits - wide_bits);
+        let wides = buckets / fine;
+        let wide_shift = 64 - wide_bits;
         let mut rooms: Vec<Vec<&mut [Entry]>> =
-            (0..threads).map(|_| Vec::with_capacity(buckets)).collect();
+            (0..threads).map(|_| Vec::with_capacity(wides)).collect();
         let mut rest: &mut [Entry] = &mut entries;
-        for b in 0..buckets {
+        for w in 0..wides {
             for (t, (c, _)) in counted.iter().enumerate() {
-                let (room, after) = std::mem::take(&mut rest).split_at_mut(c[b] as usize);
+                let n: usize = c[w * fine..(w + 1) * fine]
+                    .iter()
+                    .map(|&k| k as usize)
+                    .sum();
+                let (room, after) = std::mem::take(&mut rest).split_at_mut(n);
                 rooms[t].push(room);
                 rest = after;
             }
@@ -263,7 +275,7 @@ impl Groups {
                         for &(point, from, to) in share {
                             let base = (point as u64) << AT_POINT_SHIFT;
                             for (i, s) in inputs[point].sightings[from..to].iter().enumerate() {
-                                let b = (s.hash >> shift) as usize;
+                                let b = (s.hash >> wide_shift) as usize;
                                 let (Some(r), Some(k)) = (room.get_mut(b), next.get_mut(b)) else {
                                     continue;
                                 };
@@ -287,6 +299,9 @@ impl Groups {
                 .collect();
             handles.into_iter().all(|h| h.join().is_ok())
         });
+        if fine > 1 {
+            cut_wide(&mut entries, &bounds, fine, shift, threads);
+        }
         // The parts: about equal entries, whole buckets.
         let mut parts = Vec::with_capacity(threads);
         let mut first_bucket = 0usize;
@@ -369,6 +384,55 @@ impl Groups {
             .iter()
             .map(|r| self.entries.get(r.clone()).unwrap_or(&[]))
     }
+}
+
+/// The scatter's buckets: at most 2^8 (with two threads, 512 write
+/// streams, whose pages the TLB holds).
+const WIDE_BITS: u32 = 8;
+
+/// Each wide bucket (`fine` buckets in a row, bounds `bounds`) cut into
+/// its buckets by the hash's bits below the wide bucket's (from bit
+/// `shift`), keeping the entries' order within each: a counting pass
+/// through a scratch copy, the wide buckets shared among `threads`.
+fn cut_wide(entries: &mut [Entry], bounds: &[usize], fine: usize, shift: u32, threads: usize) {
+    let wides = (bounds.len() - 1) / fine;
+    // Wide buckets by thread, about equal entries each.
+    let wide_bounds: Vec<usize> = (0..=wides).map(|w| bounds[w * fine]).collect();
+    let cuts = split(&wide_bounds, threads.max(1));
+    std::thread::scope(|sc| {
+        let mut rest: &mut [Entry] = entries;
+        let mut first_wide = 0usize;
+        for local in cuts {
+            let len = local.last().copied().unwrap_or(0);
+            let (part, after) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = after;
+            let w0 = first_wide;
+            first_wide += local.len().saturating_sub(1);
+            sc.spawn(move || {
+                let mut scratch: Vec<Entry> = Vec::new();
+                let mut next = vec![0usize; fine];
+                for (k, w) in local.windows(2).enumerate() {
+                    let Some(wide) = part.get_mut(w[0]..w[1]) else {
+                        continue;
+                    };
+                    let b0 = (w0 + k) * fine;
+                    let base = bounds[b0];
+                    for (f, n) in next.iter_mut().enumerate() {
+                        *n = bounds[b0 + f] - base;
+                    }
+                    scratch.clear();
+                    scratch.extend_from_slice(wide);
+                    for e in &scratch {
+                        let f = (e.hash >> shift) as usize & (fine - 1);
+                        if let Some(d) = wide.get_mut(next[f]) {
+                            *d = *e;
+                        }
+                        next[f] += 1;
+                    }
+                }
+            });
+        }
+    });
 }
 
 /// Sub-buckets a bucket is counted into, by the hash's bits below the
@@ -513,6 +577,41 @@ mod tests {
         want.sort_unstable();
         BucketSort::new(shift).sort(&mut b);
         assert_eq!(b, want);
+    }
+
+    #[test]
+    fn wide_buckets_cut_as_a_scatter_to_every_bucket_leaves_them() {
+        // 10 bucket bits, 4 of them below the wide buckets' 6 (16 buckets
+        // a wide one); entries in `at` order, wide buckets as the scatter
+        // leaves them (a stable pass by the top 6 bits).
+        let (bits, wide_bits) = (10u32, 6u32);
+        let shift = 64 - bits;
+        let fine = 1usize << (bits - wide_bits);
+        let all: Vec<Entry> = (0..5000u64)
+            .map(|i| Entry {
+                hash: i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                at: i << 22,
+                ts: i,
+                flow: 0,
+                psn_op: 0,
+            })
+            .collect();
+        let mut want = all.clone();
+        want.sort_by_key(|e| e.hash >> shift);
+        let mut wide = all.clone();
+        wide.sort_by_key(|e| e.hash >> (64 - wide_bits));
+        let mut bounds = vec![0usize; (1 << bits) + 1];
+        for e in &all {
+            bounds[(e.hash >> shift) as usize + 1] += 1;
+        }
+        for i in 1..bounds.len() {
+            bounds[i] += bounds[i - 1];
+        }
+        for threads in [1, 2, 3] {
+            let mut got = wide.clone();
+            cut_wide(&mut got, &bounds, fine, shift, threads);
+            assert_eq!(got, want, "{threads} threads");
+        }
     }
 
     #[test]
