@@ -299,9 +299,9 @@ impl Groups {
                 .collect();
             handles.into_iter().all(|h| h.join().is_ok())
         });
-        if fine > 1 {
-            cut_wide(&mut entries, &bounds, fine, shift, threads);
-        }
+        // Each bucket's entries in order of its sub-buckets already (only
+        // their insertion pass left) where the wide buckets' cut took them.
+        let presorted = fine > 1 && cut_wide(&mut entries, &bounds, fine, shift, threads);
         // The parts: about equal entries, whole buckets.
         let mut parts = Vec::with_capacity(threads);
         let mut first_bucket = 0usize;
@@ -328,7 +328,11 @@ impl Groups {
                     let mut counts = vec![0u32; ms.len()];
                     for w in local.windows(2) {
                         if let Some(b) = part.get_mut(w[0]..w[1]) {
-                            sorter.sort(b);
+                            if presorted {
+                                BucketSort::insert(b);
+                            } else {
+                                sorter.sort(b);
+                            }
                             visit.bucket(b, w[0]);
                             for e in b.iter() {
                                 if let Some(c) = counts.get_mut(ms.of(e.point(), e.idx())) {
@@ -390,44 +394,89 @@ impl Groups {
 /// streams, whose pages the TLB holds).
 const WIDE_BITS: u32 = 8;
 
+/// A wide bucket is cut by its buckets' bits and their sub-buckets'
+/// ([`BucketSort`]'s counting pass done here) while these are at most
+/// this many bits (their counts, 256 KiB, within the L2 cache).
+const MAX_CUT_BITS: u32 = 16;
+
 /// Each wide bucket (`fine` buckets in a row, bounds `bounds`) cut into
 /// its buckets by the hash's bits below the wide bucket's (from bit
 /// `shift`), keeping the entries' order within each: a counting pass
-/// through a scratch copy, the wide buckets shared among `threads`.
-fn cut_wide(entries: &mut [Entry], bounds: &[usize], fine: usize, shift: u32, threads: usize) {
+/// through a scratch copy, the wide buckets shared among `threads`. With
+/// few enough buckets a wide one, by their sub-buckets' bits too, as
+/// [`BucketSort::sort`] would order each bucket before its insertion pass:
+/// then says so (true).
+fn cut_wide(
+    entries: &mut [Entry],
+    bounds: &[usize],
+    fine: usize,
+    shift: u32,
+    threads: usize,
+) -> bool {
+    let fine_bits = fine.trailing_zeros();
+    let sub = fine_bits + SUB_BITS <= MAX_CUT_BITS && shift >= SUB_BITS;
+    if sub {
+        cut_wide_by(
+            entries,
+            bounds,
+            fine,
+            shift - SUB_BITS,
+            fine_bits + SUB_BITS,
+            threads,
+        );
+    } else {
+        cut_wide_by(entries, bounds, fine, shift, fine_bits, threads);
+    }
+    sub
+}
+
+/// [`cut_wide`] by the `key_bits` bits of the hash from bit `key_shift`:
+/// a counting sort of each wide bucket, stable.
+fn cut_wide_by(
+    entries: &mut [Entry],
+    bounds: &[usize],
+    fine: usize,
+    key_shift: u32,
+    key_bits: u32,
+    threads: usize,
+) {
     let wides = (bounds.len() - 1) / fine;
     // Wide buckets by thread, about equal entries each.
     let wide_bounds: Vec<usize> = (0..=wides).map(|w| bounds[w * fine]).collect();
     let cuts = split(&wide_bounds, threads.max(1));
     std::thread::scope(|sc| {
         let mut rest: &mut [Entry] = entries;
-        let mut first_wide = 0usize;
         for local in cuts {
             let len = local.last().copied().unwrap_or(0);
             let (part, after) = std::mem::take(&mut rest).split_at_mut(len);
             rest = after;
-            let w0 = first_wide;
-            first_wide += local.len().saturating_sub(1);
             sc.spawn(move || {
                 let mut scratch: Vec<Entry> = Vec::new();
-                let mut next = vec![0usize; fine];
-                for (k, w) in local.windows(2).enumerate() {
+                let mask = (1usize << key_bits) - 1;
+                let key = |e: &Entry| (e.hash >> key_shift) as usize & mask;
+                let mut next = vec![0usize; 1 << key_bits];
+                for w in local.windows(2) {
                     let Some(wide) = part.get_mut(w[0]..w[1]) else {
                         continue;
                     };
-                    let b0 = (w0 + k) * fine;
-                    let base = bounds[b0];
-                    for (f, n) in next.iter_mut().enumerate() {
-                        *n = bounds[b0 + f] - base;
+                    next.fill(0);
+                    for e in wide.iter() {
+                        next[key(e)] += 1;
+                    }
+                    let mut at = 0;
+                    for n in next.iter_mut() {
+                        let c = *n;
+                        *n = at;
+                        at += c;
                     }
                     scratch.clear();
                     scratch.extend_from_slice(wide);
                     for e in &scratch {
-                        let f = (e.hash >> shift) as usize & (fine - 1);
-                        if let Some(d) = wide.get_mut(next[f]) {
+                        let k = key(e);
+                        if let Some(d) = wide.get_mut(next[k]) {
                             *d = *e;
                         }
-                        next[f] += 1;
+                        next[k] += 1;
                     }
                 }
             });
@@ -488,8 +537,12 @@ impl BucketSort {
                 *d = *e;
             }
         }
-        // Each sub-bucket (now between the counts' old and new starts)
-        // by insertion: stable, and quick on a handful.
+        BucketSort::insert(b);
+    }
+
+    /// A bucket in order of its sub-buckets put in order of hash: each
+    /// sub-bucket by insertion, stable, and quick on a handful.
+    fn insert(b: &mut [Entry]) {
         for i in 1..b.len() {
             let cur = b[i];
             let mut j = i;
@@ -581,36 +634,54 @@ mod tests {
 
     #[test]
     fn wide_buckets_cut_as_a_scatter_to_every_bucket_leaves_them() {
-        // 10 bucket bits, 4 of them below the wide buckets' 6 (16 buckets
-        // a wide one); entries in `at` order, wide buckets as the scatter
-        // leaves them (a stable pass by the top 6 bits).
-        let (bits, wide_bits) = (10u32, 6u32);
-        let shift = 64 - bits;
-        let fine = 1usize << (bits - wide_bits);
-        let all: Vec<Entry> = (0..5000u64)
-            .map(|i| Entry {
-                hash: i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                at: i << 22,
-                ts: i,
-                flow: 0,
-                psn_op: 0,
-            })
-            .collect();
-        let mut want = all.clone();
-        want.sort_by_key(|e| e.hash >> shift);
-        let mut wide = all.clone();
-        wide.sort_by_key(|e| e.hash >> (64 - wide_bits));
-        let mut bounds = vec![0usize; (1 << bits) + 1];
-        for e in &all {
-            bounds[(e.hash >> shift) as usize + 1] += 1;
-        }
-        for i in 1..bounds.len() {
-            bounds[i] += bounds[i - 1];
-        }
-        for threads in [1, 2, 3] {
-            let mut got = wide.clone();
-            cut_wide(&mut got, &bounds, fine, shift, threads);
-            assert_eq!(got, want, "{threads} threads");
+        // 10 bucket bits, 4 of them below the wide buckets' 8 (16 buckets
+        // a wide one: cut by the sub-buckets' bits too), and 18 (1,024 a
+        // wide one: by the buckets' bits only); entries in `at` order,
+        // wide buckets as the scatter leaves them (a stable pass by the
+        // top 8 bits). Each bucket, sorted after the cut, is what a
+        // scatter to every bucket and its whole sort make.
+        let wide_bits = WIDE_BITS;
+        for (bits, by_sub) in [(10u32, true), (18, false)] {
+            let shift = 64 - bits;
+            let fine = 1usize << (bits - wide_bits);
+            let all: Vec<Entry> = (0..5000u64)
+                .map(|i| Entry {
+                    // Repeated hashes (copies), spread over the buckets.
+                    hash: (i / 3).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    at: i << 22,
+                    ts: i,
+                    flow: 0,
+                    psn_op: 0,
+                })
+                .collect();
+            let mut bounds = vec![0usize; (1 << bits) + 1];
+            for e in &all {
+                bounds[(e.hash >> shift) as usize + 1] += 1;
+            }
+            for i in 1..bounds.len() {
+                bounds[i] += bounds[i - 1];
+            }
+            let mut want = all.clone();
+            want.sort_by_key(|e| e.hash >> shift);
+            for w in bounds.windows(2) {
+                BucketSort::new(shift).sort(&mut want[w[0]..w[1]]);
+            }
+            let mut wide = all.clone();
+            wide.sort_by_key(|e| e.hash >> (64 - wide_bits));
+            for threads in [1, 2, 3] {
+                let mut got = wide.clone();
+                let sub = cut_wide(&mut got, &bounds, fine, shift, threads);
+                assert_eq!(sub, by_sub, "{bits} bits");
+                for w in bounds.windows(2) {
+                    let b = &mut got[w[0]..w[1]];
+                    if sub {
+                        BucketSort::insert(b);
+                    } else {
+                        BucketSort::new(shift).sort(b);
+                    }
+                }
+                assert_eq!(got, want, "{bits} bits, {threads} threads");
+            }
         }
     }
 
