@@ -1,10 +1,13 @@
 //! Every point's sightings grouped by content: one pass that scatters
-//! them into buckets by the hash's high bits (each thread a share of the
-//! sightings, each read once), then each bucket sorted on its own (small
-//! enough to stay in cache), the buckets shared among the threads, each
-//! sorted bucket handed at once to a pass that reads every
-//! group (the direction votes). A group is a run of equal hashes: copies
-//! of one frame, each point's in its own capture order.
+//! them into wide buckets by the hash's high bits (each thread a share of
+//! the sightings, each read once; few enough write streams for the TLB),
+//! each wide bucket then cut in the cache into its buckets, each bucket
+//! sorted on its own (small enough to stay in cache), the buckets shared
+//! among the threads, each sorted bucket handed at once to a pass that
+//! reads every group (the direction votes) and counted by where its
+//! sightings' marks go (`journey.rs` writes them span by span). A group
+//! is a run of equal hashes: copies of one frame, each point's in its own
+//! capture order.
 
 use super::PointInput;
 use super::journey::{Flows, NONE};
@@ -173,13 +176,15 @@ fn shares(inputs: &[PointInput<'_>], threads: usize) -> Vec<Vec<(usize, usize, u
 }
 
 impl Groups {
-    /// Three steps on `threads` threads: each counts its share of the
+    /// Four steps on `threads` threads: each counts its share of the
     /// sightings per bucket (and each point's span); each scatters its
-    /// share into the buckets, at its place in each (after the earlier
+    /// share into the wide buckets, at its place in each (after the earlier
     /// shares': a bucket's entries stay in point order, each point's in its
-    /// order); each sorts a contiguous range of buckets (its part) and
-    /// hands each sorted bucket to its visitor (made by `visitor` from the
-    /// spans; `None` for a thread that failed).
+    /// order); each cuts a range of wide buckets into their buckets
+    /// (keeping that order); each sorts a contiguous range of buckets (its
+    /// part), hands each sorted bucket to its visitor (made by `visitor`
+    /// from the spans; `None` for a thread that failed) and counts its
+    /// entries by span of the marks.
     pub fn build<V: BucketVisit>(
         inputs: &[PointInput<'_>],
         flows: &Flows,
