@@ -123,7 +123,10 @@ impl MarkSpans {
     /// The span of point `p`'s sighting `i`.
     #[inline]
     pub fn of(&self, p: usize, i: usize) -> usize {
-        self.first.get(p).copied().unwrap_or(usize::MAX) + (i >> MARK_SPAN_BITS)
+        // Past every span for a point there is not.
+        self.first
+            .get(p)
+            .map_or(usize::MAX, |f| f + (i >> MARK_SPAN_BITS))
     }
 }
 
