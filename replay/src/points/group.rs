@@ -1,10 +1,13 @@
 //! Every point's sightings grouped by content: one pass that scatters
-//! them into buckets by the hash's high bits (each thread a share of the
-//! sightings, each read once), then each bucket sorted on its own (small
-//! enough to stay in cache), the buckets shared among the threads, each
-//! sorted bucket handed at once to a pass that reads every
-//! group (the direction votes). A group is a run of equal hashes: copies
-//! of one frame, each point's in its own capture order.
+//! them into wide buckets by the hash's high bits (each thread a share of
+//! the sightings, each read once; few enough write streams for the TLB),
+//! each wide bucket then cut in the cache into its buckets, each bucket
+//! sorted on its own (small enough to stay in cache), the buckets shared
+//! among the threads, each sorted bucket handed at once to a pass that
+//! reads every group (the direction votes) and counted by where its
+//! sightings' marks go (`journey.rs` writes them span by span). A group
+//! is a run of equal hashes: copies of one frame, each point's in its own
+//! capture order.
 
 use super::PointInput;
 use super::journey::{Flows, NONE};
@@ -80,6 +83,51 @@ pub(super) struct Groups {
     /// Each point's first and last time (0 and 0 without sightings),
     /// taken in the counting pass.
     pub spans: Vec<(u64, u64)>,
+    /// Where each point's sightings are cut into spans of
+    /// [`MARK_SPAN_BITS`] (their marks are written span by span).
+    pub spans_of_marks: MarkSpans,
+    /// Each part's entries per span of the marks (counted as its buckets
+    /// are sorted, while they are in the cache).
+    pub span_counts: Vec<Vec<u32>>,
+}
+
+/// A span of the marks holds this many sightings (2^14: 128 KiB of marks,
+/// within the L2 cache while they are written).
+pub(super) const MARK_SPAN_BITS: u32 = 14;
+
+/// Every point's sightings in spans of `2^MARK_SPAN_BITS`, numbered one
+/// after the other, point after point.
+#[derive(Debug, Clone, Default)]
+pub(super) struct MarkSpans {
+    /// Where each point's spans start among all (and their total last).
+    pub first: Vec<usize>,
+}
+
+impl MarkSpans {
+    pub fn new(inputs: &[PointInput<'_>]) -> MarkSpans {
+        let mut first = Vec::with_capacity(inputs.len() + 1);
+        let mut at = 0;
+        for p in inputs {
+            first.push(at);
+            at += p.sightings.len().div_ceil(1 << MARK_SPAN_BITS);
+        }
+        first.push(at);
+        MarkSpans { first }
+    }
+
+    /// Spans in all.
+    pub fn len(&self) -> usize {
+        self.first.last().copied().unwrap_or(0)
+    }
+
+    /// The span of point `p`'s sighting `i`.
+    #[inline]
+    pub fn of(&self, p: usize, i: usize) -> usize {
+        // Past every span for a point there is not.
+        self.first
+            .get(p)
+            .map_or(usize::MAX, |f| f + (i >> MARK_SPAN_BITS))
+    }
 }
 
 // SAFETY: `Entry` is integers only (no padding: 8 + 8 + 8 + 4 + 4 bytes,
@@ -131,13 +179,15 @@ fn shares(inputs: &[PointInput<'_>], threads: usize) -> Vec<Vec<(usize, usize, u
 }
 
 impl Groups {
-    /// Three steps on `threads` threads: each counts its share of the
+    /// Four steps on `threads` threads: each counts its share of the
     /// sightings per bucket (and each point's span); each scatters its
-    /// share into the buckets, at its place in each (after the earlier
+    /// share into the wide buckets, at its place in each (after the earlier
     /// shares': a bucket's entries stay in point order, each point's in its
-    /// order); each sorts a contiguous range of buckets (its part) and
-    /// hands each sorted bucket to its visitor (made by `visitor` from the
-    /// spans; `None` for a thread that failed).
+    /// order); each cuts a range of wide buckets into their buckets
+    /// (keeping that order); each sorts a contiguous range of buckets (its
+    /// part), hands each sorted bucket to its visitor (made by `visitor`
+    /// from the spans; `None` for a thread that failed) and counts its
+    /// entries by span of the marks.
     pub fn build<V: BucketVisit>(
         inputs: &[PointInput<'_>],
         flows: &Flows,
@@ -201,12 +251,24 @@ impl Groups {
             bounds[i] += bounds[i - 1];
         }
         let mut entries: Vec<Entry> = bytemuck::allocation::zeroed_vec(bounds[buckets]);
+        // The scatter writes to a few wide buckets (each of `fine` buckets
+        // in a row), then each wide bucket is cut into its buckets in the
+        // cache: a write stream per bucket (thousands) missed the TLB at
+        // nearly every write.
+        let wide_bits = bits.min(WIDE_BITS);
+        let fine = 1usize << (bits - wide_bits);
+        let wides = buckets / fine;
+        let wide_shift = 64 - wide_bits;
         let mut rooms: Vec<Vec<&mut [Entry]>> =
-            (0..threads).map(|_| Vec::with_capacity(buckets)).collect();
+            (0..threads).map(|_| Vec::with_capacity(wides)).collect();
         let mut rest: &mut [Entry] = &mut entries;
-        for b in 0..buckets {
+        for w in 0..wides {
             for (t, (c, _)) in counted.iter().enumerate() {
-                let (room, after) = std::mem::take(&mut rest).split_at_mut(c[b] as usize);
+                let n: usize = c[w * fine..(w + 1) * fine]
+                    .iter()
+                    .map(|&k| k as usize)
+                    .sum();
+                let (room, after) = std::mem::take(&mut rest).split_at_mut(n);
                 rooms[t].push(room);
                 rest = after;
             }
@@ -221,7 +283,7 @@ impl Groups {
                         for &(point, from, to) in share {
                             let base = (point as u64) << AT_POINT_SHIFT;
                             for (i, s) in inputs[point].sightings[from..to].iter().enumerate() {
-                                let b = (s.hash >> shift) as usize;
+                                let b = (s.hash >> wide_shift) as usize;
                                 let (Some(r), Some(k)) = (room.get_mut(b), next.get_mut(b)) else {
                                     continue;
                                 };
@@ -245,6 +307,9 @@ impl Groups {
                 .collect();
             handles.into_iter().all(|h| h.join().is_ok())
         });
+        // Each bucket's entries in order of its sub-buckets already (only
+        // their insertion pass left) where the wide buckets' cut took them.
+        let presorted = fine > 1 && cut_wide(&mut entries, &bounds, fine, shift, threads);
         // The parts: about equal entries, whole buckets.
         let mut parts = Vec::with_capacity(threads);
         let mut first_bucket = 0usize;
@@ -254,7 +319,9 @@ impl Groups {
             first_bucket += nb;
         }
         let (bounds_ref, spans_ref, visitor) = (&bounds, &spans, &visitor);
-        let visits: Vec<Option<V>> = std::thread::scope(|sc| {
+        let mark_spans = MarkSpans::new(inputs);
+        let ms = &mark_spans;
+        let visits: Vec<Option<(V, Vec<u32>)>> = std::thread::scope(|sc| {
             let mut rest: &mut [Entry] = &mut entries;
             let mut handles = Vec::with_capacity(threads);
             for (first, local) in &parts {
@@ -266,14 +333,24 @@ impl Groups {
                     let base = bounds_ref[first];
                     let mut sorter = BucketSort::new(shift);
                     let mut visit = visitor(spans_ref);
+                    let mut counts = vec![0u32; ms.len()];
                     for w in local.windows(2) {
                         if let Some(b) = part.get_mut(w[0]..w[1]) {
-                            sorter.sort(b);
+                            if presorted {
+                                BucketSort::insert(b);
+                            } else {
+                                sorter.sort(b);
+                            }
                             visit.bucket(b, w[0]);
+                            for e in b.iter() {
+                                if let Some(c) = counts.get_mut(ms.of(e.point(), e.idx())) {
+                                    *c += 1;
+                                }
+                            }
                         }
                     }
                     debug_assert_eq!(base + len, bounds_ref[first + local.len() - 1]);
-                    visit
+                    (visit, counts)
                 }));
             }
             handles.into_iter().map(|h| h.join().ok()).collect()
@@ -282,14 +359,23 @@ impl Groups {
         // rather than the whole analysis lost; every part when a scatter
         // failed (the entries are not all there).
         let mut ranges = Vec::with_capacity(threads);
+        let mut span_counts = Vec::with_capacity(threads);
         let mut at = 0;
-        for ((_, local), visit) in parts.iter().zip(&visits) {
+        let mut out = Vec::with_capacity(threads);
+        for ((_, local), visit) in parts.iter().zip(visits) {
             let len = local.last().copied().unwrap_or(0);
-            ranges.push(if scattered && visit.is_some() {
-                at..at + len
-            } else {
-                at..at
-            });
+            match visit {
+                Some((v, counts)) if scattered => {
+                    ranges.push(at..at + len);
+                    span_counts.push(counts);
+                    out.push(Some(v));
+                }
+                v => {
+                    ranges.push(at..at);
+                    span_counts.push(vec![0; mark_spans.len()]);
+                    out.push(v.map(|v| v.0));
+                }
+            }
             at += len;
         }
         (
@@ -297,8 +383,10 @@ impl Groups {
                 entries,
                 parts: ranges,
                 spans,
+                spans_of_marks: mark_spans,
+                span_counts,
             },
-            visits,
+            out,
         )
     }
 
@@ -308,6 +396,100 @@ impl Groups {
             .iter()
             .map(|r| self.entries.get(r.clone()).unwrap_or(&[]))
     }
+}
+
+/// The scatter's buckets: at most 2^8 (with two threads, 512 write
+/// streams, whose pages the TLB holds).
+const WIDE_BITS: u32 = 8;
+
+/// A wide bucket is cut by its buckets' bits and their sub-buckets'
+/// ([`BucketSort`]'s counting pass done here) while these are at most
+/// this many bits (their counts, 256 KiB, within the L2 cache).
+const MAX_CUT_BITS: u32 = 16;
+
+/// Each wide bucket (`fine` buckets in a row, bounds `bounds`) cut into
+/// its buckets by the hash's bits below the wide bucket's (from bit
+/// `shift`), keeping the entries' order within each: a counting pass
+/// through a scratch copy, the wide buckets shared among `threads`. With
+/// few enough buckets a wide one, by their sub-buckets' bits too, as
+/// [`BucketSort::sort`] would order each bucket before its insertion pass:
+/// then says so (true).
+fn cut_wide(
+    entries: &mut [Entry],
+    bounds: &[usize],
+    fine: usize,
+    shift: u32,
+    threads: usize,
+) -> bool {
+    let fine_bits = fine.trailing_zeros();
+    let sub = fine_bits + SUB_BITS <= MAX_CUT_BITS && shift >= SUB_BITS;
+    if sub {
+        cut_wide_by(
+            entries,
+            bounds,
+            fine,
+            shift - SUB_BITS,
+            fine_bits + SUB_BITS,
+            threads,
+        );
+    } else {
+        cut_wide_by(entries, bounds, fine, shift, fine_bits, threads);
+    }
+    sub
+}
+
+/// [`cut_wide`] by the `key_bits` bits of the hash from bit `key_shift`:
+/// a counting sort of each wide bucket, stable.
+fn cut_wide_by(
+    entries: &mut [Entry],
+    bounds: &[usize],
+    fine: usize,
+    key_shift: u32,
+    key_bits: u32,
+    threads: usize,
+) {
+    let wides = (bounds.len() - 1) / fine;
+    // Wide buckets by thread, about equal entries each.
+    let wide_bounds: Vec<usize> = (0..=wides).map(|w| bounds[w * fine]).collect();
+    let cuts = split(&wide_bounds, threads.max(1));
+    std::thread::scope(|sc| {
+        let mut rest: &mut [Entry] = entries;
+        for local in cuts {
+            let len = local.last().copied().unwrap_or(0);
+            let (part, after) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = after;
+            sc.spawn(move || {
+                let mut scratch: Vec<Entry> = Vec::new();
+                let mask = (1usize << key_bits) - 1;
+                let key = |e: &Entry| (e.hash >> key_shift) as usize & mask;
+                let mut next = vec![0usize; 1 << key_bits];
+                for w in local.windows(2) {
+                    let Some(wide) = part.get_mut(w[0]..w[1]) else {
+                        continue;
+                    };
+                    next.fill(0);
+                    for e in wide.iter() {
+                        next[key(e)] += 1;
+                    }
+                    let mut at = 0;
+                    for n in next.iter_mut() {
+                        let c = *n;
+                        *n = at;
+                        at += c;
+                    }
+                    scratch.clear();
+                    scratch.extend_from_slice(wide);
+                    for e in &scratch {
+                        let k = key(e);
+                        if let Some(d) = wide.get_mut(next[k]) {
+                            *d = *e;
+                        }
+                        next[k] += 1;
+                    }
+                }
+            });
+        }
+    });
 }
 
 /// Sub-buckets a bucket is counted into, by the hash's bits below the
@@ -363,8 +545,12 @@ impl BucketSort {
                 *d = *e;
             }
         }
-        // Each sub-bucket (now between the counts' old and new starts)
-        // by insertion: stable, and quick on a handful.
+        BucketSort::insert(b);
+    }
+
+    /// A bucket in order of its sub-buckets put in order of hash: each
+    /// sub-bucket by insertion, stable, and quick on a handful.
+    fn insert(b: &mut [Entry]) {
         for i in 1..b.len() {
             let cur = b[i];
             let mut j = i;
@@ -452,6 +638,59 @@ mod tests {
         want.sort_unstable();
         BucketSort::new(shift).sort(&mut b);
         assert_eq!(b, want);
+    }
+
+    #[test]
+    fn wide_buckets_cut_as_a_scatter_to_every_bucket_leaves_them() {
+        // 10 bucket bits, 4 of them below the wide buckets' 8 (16 buckets
+        // a wide one: cut by the sub-buckets' bits too), and 18 (1,024 a
+        // wide one: by the buckets' bits only); entries in `at` order,
+        // wide buckets as the scatter leaves them (a stable pass by the
+        // top 8 bits). Each bucket, sorted after the cut, is what a
+        // scatter to every bucket and its whole sort make.
+        let wide_bits = WIDE_BITS;
+        for (bits, by_sub) in [(10u32, true), (18, false)] {
+            let shift = 64 - bits;
+            let fine = 1usize << (bits - wide_bits);
+            let all: Vec<Entry> = (0..5000u64)
+                .map(|i| Entry {
+                    // Repeated hashes (copies), spread over the buckets.
+                    hash: (i / 3).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    at: i << 22,
+                    ts: i,
+                    flow: 0,
+                    psn_op: 0,
+                })
+                .collect();
+            let mut bounds = vec![0usize; (1 << bits) + 1];
+            for e in &all {
+                bounds[(e.hash >> shift) as usize + 1] += 1;
+            }
+            for i in 1..bounds.len() {
+                bounds[i] += bounds[i - 1];
+            }
+            let mut want = all.clone();
+            want.sort_by_key(|e| e.hash >> shift);
+            for w in bounds.windows(2) {
+                BucketSort::new(shift).sort(&mut want[w[0]..w[1]]);
+            }
+            let mut wide = all.clone();
+            wide.sort_by_key(|e| e.hash >> (64 - wide_bits));
+            for threads in [1, 2, 3] {
+                let mut got = wide.clone();
+                let sub = cut_wide(&mut got, &bounds, fine, shift, threads);
+                assert_eq!(sub, by_sub, "{bits} bits");
+                for w in bounds.windows(2) {
+                    let b = &mut got[w[0]..w[1]];
+                    if sub {
+                        BucketSort::insert(b);
+                    } else {
+                        BucketSort::new(shift).sort(b);
+                    }
+                }
+                assert_eq!(got, want, "{bits} bits, {threads} threads");
+            }
+        }
     }
 
     #[test]

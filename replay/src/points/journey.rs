@@ -10,10 +10,9 @@
 //! downstream finds its own.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::align::Aligned;
-use super::group::{Entry, Groups, IDX_BITS, for_each_group};
+use super::group::{Entry, Groups, IDX_BITS, MARK_SPAN_BITS, MarkSpans, for_each_group};
 use super::latency::Bins;
 use super::{MAX_POINTS, PointInput, PointsConfig};
 use crate::store::ConvKey;
@@ -278,6 +277,24 @@ const _: () = assert!(std::mem::size_of::<LatSample>() == 12);
 pub(super) struct Part {
     pub journeys: Vec<Journey>,
     pub latency: Vec<LatSample>,
+    /// Its sightings' marks as [`record`]s, span of the marks after span
+    /// ([`MarkSpans`]), each span's from `record_starts[span]`.
+    records: Vec<u64>,
+    record_starts: Vec<usize>,
+}
+
+/// A sighting's mark as the thread that follows its journey writes it,
+/// into the room of its span of the marks (written in order there, not
+/// at random among all of a point's marks): the mark's journey, `seen`
+/// and fate (`Delivered` or `Unjudged`: 2 bits), and the sighting's place
+/// in its span above them.
+const RECORD_MARK_BITS: u32 = 50;
+const _: () = assert!(RECORD_MARK_BITS + MARK_SPAN_BITS == 64);
+
+#[inline]
+fn record(mark: u64, i: usize) -> u64 {
+    debug_assert!(mark >> RECORD_MARK_BITS == 0);
+    mark | ((i & ((1 << MARK_SPAN_BITS) - 1)) as u64) << RECORD_MARK_BITS
 }
 
 /// Every journey (each thread's in a part of its own: never copied into
@@ -287,12 +304,13 @@ pub(super) struct Followed {
     pub parts: Vec<Part>,
     /// Where each part's journeys start among all.
     bases: Vec<u32>,
-    /// Each point's sightings' journeys and paths, one word each (one
-    /// write at random per copy, on the threads that make the journeys):
+    /// Each point's sightings' journeys and paths, one word each (written
+    /// span by span from the parts' records, [`Followed::write_marks`]):
     /// the journey as its thread numbered it (part in the high bits, `NONE`
     /// for none) in the low 32 bits, the path's `seen`, fate and position
     /// ([`mark`]) above; the fates of the lost patched later.
-    pub marks: Vec<Vec<AtomicU64>>,
+    pub marks: Vec<Vec<u64>>,
+    spans: MarkSpans,
 }
 
 /// A sighting's mark: its journey as numbered by its thread, and its
@@ -345,7 +363,63 @@ impl Followed {
         self.marks
             .get(p)
             .and_then(|v| v.get(i))
-            .map_or(NONE, |x| self.journey_of_mark(x.load(Ordering::Relaxed)))
+            .map_or(NONE, |&x| self.journey_of_mark(x))
+    }
+
+    /// Each point's marks from the parts' records, span by span on
+    /// `threads` threads: each span's writes fall within 128 KiB, where a
+    /// write to a point's marks at random (each copy's, as its journey
+    /// was made) missed the caches and the TLB nearly every time. The
+    /// records are let go.
+    pub fn write_marks(&mut self, lens: &[usize], threads: usize) {
+        let mut marks: Vec<Vec<u64>> = lens
+            .iter()
+            .map(|&n| bytemuck::allocation::zeroed_vec(n))
+            .collect();
+        // (span, its marks), in span order.
+        let mut spans: Vec<(usize, &mut [u64])> = Vec::with_capacity(self.spans.len());
+        for (p, m) in marks.iter_mut().enumerate() {
+            let first = self.spans.first.get(p).copied().unwrap_or(0);
+            for (k, chunk) in m.chunks_mut(1 << MARK_SPAN_BITS).enumerate() {
+                spans.push((first + k, chunk));
+            }
+        }
+        let parts = &self.parts;
+        let threads = threads.max(1);
+        let per = spans.len().div_ceil(threads).max(1);
+        std::thread::scope(|sc| {
+            let mut rest = spans;
+            while !rest.is_empty() {
+                let take = per.min(rest.len());
+                let mine: Vec<(usize, &mut [u64])> = rest.drain(..take).collect();
+                sc.spawn(move || {
+                    for (span, chunk) in mine {
+                        for part in parts {
+                            let (Some(&from), Some(&to)) = (
+                                part.record_starts.get(span),
+                                part.record_starts.get(span + 1),
+                            ) else {
+                                continue;
+                            };
+                            for &r in part.records.get(from..to).unwrap_or(&[]) {
+                                // Room left by a sighting no journey took.
+                                if r == UNMARKED {
+                                    continue;
+                                }
+                                if let Some(m) = chunk.get_mut((r >> RECORD_MARK_BITS) as usize) {
+                                    *m = r & ((1 << RECORD_MARK_BITS) - 1);
+                                }
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        for part in &mut self.parts {
+            part.records = Vec::new();
+            part.record_starts = Vec::new();
+        }
+        self.marks = marks;
     }
 
     /// Every latency sample, part by part.
@@ -407,8 +481,11 @@ fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
             (c.at >> IDX_BITS) as usize,
             (c.at & ((1 << IDX_BITS) - 1)) as usize,
         );
-        if let Some(slot) = ctx.marks.get(p).and_then(|v| v.get(i)) {
-            slot.store(m, Ordering::Relaxed);
+        if let Some(next) = ctx.next_record.get_mut(ctx.spans.of(p, i))
+            && let Some(slot) = out.records.get_mut(*next)
+        {
+            *slot = record(m, i);
+            *next += 1;
         }
     }
     out.journeys.push(Journey {
@@ -433,7 +510,9 @@ struct Emit<'a> {
     flow: u32,
     part: u32,
     usual: super::Fate,
-    marks: &'a [Vec<AtomicU64>],
+    spans: &'a MarkSpans,
+    /// Where the next record of each span of the marks goes.
+    next_record: Vec<usize>,
     bins: Bins,
 }
 
@@ -506,25 +585,16 @@ pub(super) fn series_bins(a: &Aligned, cfg: &PointsConfig) -> Bins {
 }
 
 /// Follows every frame: each group's copies into journeys.
-pub(super) fn follow(
-    inputs: &[PointInput<'_>],
-    flows: &Flows,
-    groups: &Groups,
-    a: &Aligned,
-    cfg: &PointsConfig,
-) -> Followed {
+pub(super) fn follow(flows: &Flows, groups: &Groups, a: &Aligned, cfg: &PointsConfig) -> Followed {
     let bins = series_bins(a, cfg);
-    let marks: Vec<Vec<AtomicU64>> = inputs
-        .iter()
-        .map(|p| bytemuck::allocation::zeroed_vec(p.sightings.len()))
-        .collect();
+    let spans = &groups.spans_of_marks;
     let parts: Vec<Part> = std::thread::scope(|s| {
         let handles: Vec<_> = groups
             .all()
+            .zip(&groups.span_counts)
             .enumerate()
-            .map(|(k, entries)| {
-                let marks = &marks;
-                s.spawn(move || follow_part(flows, entries, a, k as u32, marks, bins))
+            .map(|(k, (entries, counts))| {
+                s.spawn(move || follow_part(flows, entries, a, k as u32, spans, counts, bins))
             })
             .collect();
         handles.into_iter().filter_map(|h| h.join().ok()).collect()
@@ -538,7 +608,8 @@ pub(super) fn follow(
     Followed {
         parts,
         bases,
-        marks,
+        marks: Vec::new(),
+        spans: spans.clone(),
     }
 }
 
@@ -547,7 +618,8 @@ fn follow_part(
     entries: &[Entry],
     a: &Aligned,
     part: u32,
-    marks: &[Vec<AtomicU64>],
+    spans: &MarkSpans,
+    span_counts: &[u32],
     bins: Bins,
 ) -> Part {
     // The usual frame is seen once at each of `n` points: a journey of
@@ -555,9 +627,21 @@ fn follow_part(
     // grows the lists).
     let n = a.maps.len().max(1);
     let slack = entries.len() / 16;
+    // Each span of the marks gets room for every entry of the part in it
+    // (its count, taken as the grouping sorted the buckets).
+    let mut record_starts = Vec::with_capacity(span_counts.len() + 1);
+    let mut at = 0usize;
+    for &c in span_counts {
+        record_starts.push(at);
+        at += c as usize;
+    }
+    record_starts.push(at);
+    let next_record = record_starts[..span_counts.len()].to_vec();
     let mut out = Part {
         journeys: Vec::with_capacity(entries.len() / n + slack),
         latency: Vec::with_capacity(entries.len() / n * (n - 1) + slack),
+        records: bytemuck::allocation::zeroed_vec(at),
+        record_starts,
     };
     let mut copies: Vec<Copy> = Vec::new();
     // Open journeys of the group being followed: (last pos, last t,
@@ -574,7 +658,8 @@ fn follow_part(
         flow: NONE,
         part,
         usual: super::Fate::Delivered,
-        marks,
+        spans,
+        next_record,
         bins,
     };
     for_each_group(entries, |g| {

@@ -509,8 +509,10 @@ pub fn analyse(inputs: &[PointInput<'_>], cfg: &PointsConfig) -> Result<PointsRe
         .map(align::Votes::done)
         .collect();
     let aligned = align::align(inputs, flows, &groups, votes, cfg)?;
-    let mut followed = journey::follow(inputs, &aligned.flows, &groups, &aligned, cfg);
+    let mut followed = journey::follow(&aligned.flows, &groups, &aligned, cfg);
     drop(groups);
+    let lens: Vec<usize> = inputs.iter().map(|p| p.sightings.len()).collect();
+    followed.write_marks(&lens, cfg.threads);
     let walked = walk::walk(inputs, &aligned.flows, &followed, &aligned);
     let mut report = place::place(inputs, &aligned, &mut followed, &walked, cfg);
     report.episodes = walked.episodes(&aligned);

@@ -456,7 +456,6 @@ pub(super) fn place(
                         .into_iter()
                         .zip(s)
                         .map(|(m, s)| {
-                            let m = m.into_inner();
                             if m == UNMARKED {
                                 let flow = flows.flow_of(p, s.conv).unwrap_or(NONE);
                                 return super::own_mark(p, flow);
