@@ -309,7 +309,14 @@ impl Groups {
         });
         // Each bucket's entries in order of its sub-buckets already (only
         // their insertion pass left) where the wide buckets' cut took them.
-        let presorted = fine > 1 && cut_wide(&mut entries, &bounds, fine, shift, threads);
+        // A cut whose thread failed leaves its entries out of order: the
+        // analysis is then lost as for a failed scatter.
+        let (cut, presorted) = if fine > 1 {
+            cut_wide(&mut entries, &bounds, fine, shift, threads)
+        } else {
+            (true, false)
+        };
+        let scattered = scattered && cut;
         // The parts: about equal entries, whole buckets.
         let mut parts = Vec::with_capacity(threads);
         let mut first_bucket = 0usize;
@@ -413,17 +420,17 @@ const MAX_CUT_BITS: u32 = 16;
 /// through a scratch copy, the wide buckets shared among `threads`. With
 /// few enough buckets a wide one, by their sub-buckets' bits too, as
 /// [`BucketSort::sort`] would order each bucket before its insertion pass:
-/// then says so (true).
+/// then says so. Returns (every thread finished, cut by sub-buckets too).
 fn cut_wide(
     entries: &mut [Entry],
     bounds: &[usize],
     fine: usize,
     shift: u32,
     threads: usize,
-) -> bool {
+) -> (bool, bool) {
     let fine_bits = fine.trailing_zeros();
     let sub = fine_bits + SUB_BITS <= MAX_CUT_BITS && shift >= SUB_BITS;
-    if sub {
+    let done = if sub {
         cut_wide_by(
             entries,
             bounds,
@@ -431,15 +438,16 @@ fn cut_wide(
             shift - SUB_BITS,
             fine_bits + SUB_BITS,
             threads,
-        );
+        )
     } else {
-        cut_wide_by(entries, bounds, fine, shift, fine_bits, threads);
-    }
-    sub
+        cut_wide_by(entries, bounds, fine, shift, fine_bits, threads)
+    };
+    (done, sub)
 }
 
 /// [`cut_wide`] by the `key_bits` bits of the hash from bit `key_shift`:
-/// a counting sort of each wide bucket, stable.
+/// a counting sort of each wide bucket, stable. False when a thread
+/// failed.
 fn cut_wide_by(
     entries: &mut [Entry],
     bounds: &[usize],
@@ -447,18 +455,19 @@ fn cut_wide_by(
     key_shift: u32,
     key_bits: u32,
     threads: usize,
-) {
+) -> bool {
     let wides = (bounds.len() - 1) / fine;
     // Wide buckets by thread, about equal entries each.
     let wide_bounds: Vec<usize> = (0..=wides).map(|w| bounds[w * fine]).collect();
     let cuts = split(&wide_bounds, threads.max(1));
     std::thread::scope(|sc| {
         let mut rest: &mut [Entry] = entries;
+        let mut handles = Vec::with_capacity(cuts.len());
         for local in cuts {
             let len = local.last().copied().unwrap_or(0);
             let (part, after) = std::mem::take(&mut rest).split_at_mut(len);
             rest = after;
-            sc.spawn(move || {
+            handles.push(sc.spawn(move || {
                 let mut scratch: Vec<Entry> = Vec::new();
                 let mask = (1usize << key_bits) - 1;
                 let key = |e: &Entry| (e.hash >> key_shift) as usize & mask;
@@ -487,9 +496,10 @@ fn cut_wide_by(
                         next[k] += 1;
                     }
                 }
-            });
+            }));
         }
-    });
+        handles.into_iter().all(|h| h.join().is_ok())
+    })
 }
 
 /// Sub-buckets a bucket is counted into, by the hash's bits below the
@@ -678,7 +688,8 @@ mod tests {
             wide.sort_by_key(|e| e.hash >> (64 - wide_bits));
             for threads in [1, 2, 3] {
                 let mut got = wide.clone();
-                let sub = cut_wide(&mut got, &bounds, fine, shift, threads);
+                let (done, sub) = cut_wide(&mut got, &bounds, fine, shift, threads);
+                assert!(done);
                 assert_eq!(sub, by_sub, "{bits} bits");
                 for w in bounds.windows(2) {
                     let b = &mut got[w[0]..w[1]];
