@@ -11,6 +11,7 @@
 
 use super::PointInput;
 use super::journey::{Flows, NONE};
+use crate::store::prefault;
 
 /// A journey member's place: point in the high bits, its index below.
 pub(super) const IDX_BITS: u32 = 40;
@@ -251,6 +252,12 @@ impl Groups {
             bounds[i] += bounds[i - 1];
         }
         let mut entries: Vec<Entry> = bytemuck::allocation::zeroed_vec(bounds[buckets]);
+        // Fresh (untouched) 2 MiB pages: a fault per 2 MiB rather than per
+        // page (108 MB at line rate: ~26,000 faults), and the scatter's and
+        // sort's streams within fewer TLB entries. Faulting in 4 KiB pages
+        // ahead instead (MADV_POPULATE_WRITE) saved the traps but not the
+        // CPU (BENCHMARKS.md, "matching speed").
+        prefault::advise_huge(&mut entries);
         // The scatter writes to a few wide buckets (each of `fine` buckets
         // in a row), then each wide bucket is cut into its buckets in the
         // cache: a write stream per bucket (thousands) missed the TLB at

@@ -15,7 +15,7 @@ mod frames;
 mod index;
 mod ingest;
 mod kept;
-mod prefault;
+pub(crate) mod prefault;
 mod row;
 mod saved;
 mod saved_analysis;
