@@ -11,66 +11,65 @@ pub(crate) const WINDOW_BYTES: usize = 2 << 20;
 
 const PAGE_BYTES: usize = 4096;
 
+const HUGE_PAGE_BYTES: usize = 2 << 20;
+
 /// Fault in the whole pages of `spare` (a `Vec`'s unused capacity) for
 /// writing, so that the writes that fill it take no page faults. Best
 /// effort: where the kernel lacks `MADV_POPULATE_WRITE` (before Linux 5.14)
 /// or off Linux, nothing happens and the pages fault in as they are used.
 pub(crate) fn populate<T>(spare: &mut [std::mem::MaybeUninit<T>]) {
-    let start = spare.as_mut_ptr() as usize;
-    let end = start + std::mem::size_of_val(spare);
-    let first = start.next_multiple_of(PAGE_BYTES);
-    let last = end & !(PAGE_BYTES - 1);
-    if last > first {
-        advise_populate_write(first, last - first);
-    }
+    advise(spare, PAGE_BYTES, Advice::PopulateWrite);
 }
-
-#[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-fn advise_populate_write(addr: usize, len: usize) {
-    const MADV_POPULATE_WRITE: i32 = 23;
-    unsafe extern "C" {
-        fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
-    }
-    // SAFETY: the range is whole pages inside memory this process owns (a
-    // live allocation's spare capacity); MADV_POPULATE_WRITE only maps its
-    // pages in, as a write of what they already hold would, and changes no
-    // byte. A failure (old kernel) is harmless: the pages fault in later.
-    let _ = unsafe { madvise(addr as *mut std::ffi::c_void, len, MADV_POPULATE_WRITE) };
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_populate_write(_addr: usize, _len: usize) {}
-
-const HUGE_PAGE_BYTES: usize = 2 << 20;
 
 /// Ask for the whole 2 MiB pages of `fresh` (memory not yet touched) to
 /// be transparent huge pages: a page fault (and TLB entry) per 2 MiB
 /// rather than per 4 KiB. Best effort, as [`populate`].
 pub(crate) fn advise_huge<T: Copy>(fresh: &mut [T]) {
-    let start = fresh.as_mut_ptr() as usize;
-    let end = start + std::mem::size_of_val(fresh);
-    let first = start.next_multiple_of(HUGE_PAGE_BYTES);
-    let last = end & !(HUGE_PAGE_BYTES - 1);
+    advise(fresh, HUGE_PAGE_BYTES, Advice::HugePage);
+}
+
+/// The two pieces of advice, each changing no byte of the range:
+/// `PopulateWrite` maps its pages in as a write of what they already hold
+/// would; `HugePage` changes only how its pages are backed.
+#[derive(Clone, Copy)]
+enum Advice {
+    PopulateWrite,
+    HugePage,
+}
+
+/// `advice` for the whole `page_bytes` pages inside `region` (none when
+/// the region holds no whole page). A failure (an old kernel) is harmless:
+/// the pages fault in later, as they would have.
+fn advise<T>(region: &mut [T], page_bytes: usize, advice: Advice) {
+    let start = region.as_mut_ptr() as usize;
+    let end = start + std::mem::size_of_val(region);
+    let first = start.next_multiple_of(page_bytes);
+    let last = end & !(page_bytes - 1);
     if last > first {
-        advise_huge_range(first, last - first);
+        madvise_range(first, last - first, advice);
     }
 }
 
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
-fn advise_huge_range(addr: usize, len: usize) {
+fn madvise_range(addr: usize, len: usize, advice: Advice) {
     const MADV_HUGEPAGE: i32 = 14;
+    const MADV_POPULATE_WRITE: i32 = 23;
     unsafe extern "C" {
         fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
     }
-    // SAFETY: whole pages inside a live allocation this process owns;
-    // MADV_HUGEPAGE only changes how its pages are backed, no byte.
-    let _ = unsafe { madvise(addr as *mut std::ffi::c_void, len, MADV_HUGEPAGE) };
+    let advice = match advice {
+        Advice::PopulateWrite => MADV_POPULATE_WRITE,
+        Advice::HugePage => MADV_HUGEPAGE,
+    };
+    // SAFETY: `advise` passes whole pages inside a region borrowed mutably
+    // from a live allocation this process owns, and neither advice changes
+    // a byte of it (see `Advice`).
+    let _ = unsafe { madvise(addr as *mut std::ffi::c_void, len, advice) };
 }
 
 #[cfg(not(target_os = "linux"))]
-fn advise_huge_range(_addr: usize, _len: usize) {}
+fn madvise_range(_addr: usize, _len: usize, _advice: Advice) {}
 
 /// Minor page faults this thread has taken (Linux), for tests.
 #[cfg(test)]
