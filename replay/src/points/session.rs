@@ -26,7 +26,7 @@ pub struct Point {
 
 impl Point {
     /// A capture file as a point, indexed in the background; its index
-    /// bounded in memory by `spill` when given (see [`Store::open_bounded`]).
+    /// bounded in memory by `spill` when given (see [`Store::open_kept`]).
     pub fn open(
         name: &str,
         path: &Path,
@@ -38,7 +38,7 @@ impl Point {
     ) -> Result<Point, StoreError> {
         let analysis = RcAnalyzer::with_config(analysis);
         let (tap, sightings) = PointTap::new(Box::new(analysis.clone()));
-        let store = Store::open_bounded(path, decode, Box::new(tap), wave, spill)?;
+        let store = Store::open_kept(path, decode, Box::new(tap), wave, spill, None)?;
         Ok(Point {
             name: name.to_owned(),
             store,

@@ -344,7 +344,7 @@ impl Store {
         analyzer: Box<dyn Analyzer>,
         wave: &crate::wave::WaveOptions,
     ) -> Result<Arc<Store>, StoreError> {
-        Self::open_bounded(path, cfg, analyzer, wave, None)
+        Self::open_kept(path, cfg, analyzer, wave, None, None)
     }
 
     /// [`open_with`](Self::open_with), the index bounded in memory by
@@ -353,18 +353,7 @@ impl Store {
     /// file's frame bytes stay in the file; a sniffer dump's, kept in
     /// memory, spill as a live store's do). Every row stays: a disk cap
     /// is not taken (`max_disk_bytes` is ignored), and what is on disk is
-    /// in [`Store::spill_stats`].
-    pub fn open_bounded(
-        path: &Path,
-        cfg: DecodeConfig,
-        analyzer: Box<dyn Analyzer>,
-        wave: &crate::wave::WaveOptions,
-        spill: Option<SpillConfig>,
-    ) -> Result<Arc<Store>, StoreError> {
-        Self::open_kept(path, cfg, analyzer, wave, spill, None)
-    }
-
-    /// [`open_bounded`](Self::open_bounded), the index kept in
+    /// in [`Store::spill_stats`]. The index is kept in
     /// `index_dir` when given (`--index-dir`, a pcap or pcapng file's
     /// only): a saved index of the file as it is now, made with the same
     /// decode settings, is read back instead of indexing (every row at

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 use rocescope_core::Model;
 use rocescope_core::query::{LOSS_VIEW_COLUMNS, LossItem, loss_evidence, loss_row, losses_heading};
 
-use super::{DIM, Fitted, UiState, YELLOW, title};
+use super::{DIM, ListTable, UiState, YELLOW, title};
 
 pub(super) fn losses(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let Some(r) = model.points() else {
@@ -25,19 +25,16 @@ pub(super) fn losses(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: R
         .iter()
         .map(|&i| loss_row(model, r, i).to_vec())
         .collect();
-    let fit = Fitted::new(
-        &LOSS_VIEW_COLUMNS,
-        &cells,
-        &[8, 0, 0, 8, 0, 0, 0, 20],
-        &[2, 6, 4, 7],
-        chunks[0].width.saturating_sub(2),
-    );
-    fit.draw_list(
+    ListTable {
+        columns: &LOSS_VIEW_COLUMNS,
+        cells: &cells,
+        min: &[8, 0, 0, 8, 0, 0, 0, 20],
+        drop_order: &[2, 6, 4, 7],
+    }
+    .draw(
         f,
         ui,
         chunks[0],
-        &LOSS_VIEW_COLUMNS,
-        &cells,
         (first, model.list_index()),
         |k| match shown[k] {
             LossItem::Missed(_) => Style::default().fg(DIM),

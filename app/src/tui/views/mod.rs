@@ -89,6 +89,35 @@ const GREEN: Color = Color::Green;
 const MAGENTA: Color = Color::Magenta;
 const DIM: Color = Color::DarkGray;
 
+/// A list view's table: its column headings, its rows' cells, the least
+/// width of each column and the order whole columns are left out in when
+/// they do not all fit.
+struct ListTable<'a> {
+    columns: &'a [&'static str],
+    cells: &'a [Vec<String>],
+    min: &'a [u16],
+    drop_order: &'a [usize],
+}
+
+impl ListTable<'_> {
+    /// The table fitted to and drawn in `area`, made the list the mouse
+    /// reads (`ui.items`): row `k` in `style(k)` and reversed where it is
+    /// the model's selection (`first` the list index of the first row),
+    /// titled `name (hint)`.
+    fn draw(
+        &self,
+        f: &mut Frame<'_>,
+        ui: &mut UiState,
+        area: Rect,
+        selection: (usize, usize),
+        style: impl Fn(usize) -> Style,
+        titles: (&str, &str),
+    ) {
+        let fit = Fitted::new(self, area.width.saturating_sub(2));
+        fit.draw_list(f, ui, area, self, selection, style, titles);
+    }
+}
+
 /// A table's columns laid out in `width` cells: each as wide as its
 /// widest text (heading or cell, at least `min`), whole columns left out in
 /// `drop_order` when they do not all fit (`query::fit_columns`), never a
@@ -104,13 +133,13 @@ struct Fitted {
 }
 
 impl Fitted {
-    fn new(
-        header: &[&'static str],
-        rows: &[Vec<String>],
-        min: &[u16],
-        drop_order: &[usize],
-        width: u16,
-    ) -> Fitted {
+    fn new(table: &ListTable<'_>, width: u16) -> Fitted {
+        let ListTable {
+            columns: header,
+            cells: rows,
+            min,
+            drop_order,
+        } = *table;
         let need: Vec<u32> = header
             .iter()
             .enumerate()
@@ -167,24 +196,20 @@ impl Fitted {
             .collect()
     }
 
-    /// A list view's table, drawn in `area` and made the list the mouse
-    /// reads (`ui.items`): the kept columns of `cells` under their
-    /// `columns` headings, row `k` in `style(k)` and reversed where it is
-    /// the model's selection (`first` the list index of the first row),
-    /// titled `name (hint)`.
+    /// The kept columns of `table` drawn as [`ListTable::draw`] says.
     #[allow(clippy::too_many_arguments)]
     fn draw_list(
         &self,
         f: &mut Frame<'_>,
         ui: &mut UiState,
         area: Rect,
-        columns: &[&'static str],
-        cells: &[Vec<String>],
+        table: &ListTable<'_>,
         (first, selected): (usize, usize),
         style: impl Fn(usize) -> Style,
         (name, hint): (&str, &str),
     ) {
-        let rows: Vec<TRow<'_>> = cells
+        let rows: Vec<TRow<'_>> = table
+            .cells
             .iter()
             .enumerate()
             .map(|(k, c)| {
@@ -195,7 +220,7 @@ impl Fitted {
                 TRow::new(self.cells(c)).style(s)
             })
             .collect();
-        let header: Vec<&str> = self.keep.iter().map(|&i| columns[i]).collect();
+        let header: Vec<&str> = self.keep.iter().map(|&i| table.columns[i]).collect();
         let t = Table::new(rows, self.widths.clone())
             .column_spacing(self.gap)
             .header(TRow::new(header).style(Style::default().add_modifier(Modifier::BOLD)))

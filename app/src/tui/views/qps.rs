@@ -12,7 +12,7 @@ use rocescope_decoders::analysis::{Series, TimeState};
 
 use rocescope_decoders::analysis::QpState;
 
-use super::{Fitted, GREEN, UiState, title};
+use super::{GREEN, ListTable, UiState, title};
 
 fn sparkline_data(s: &Series, n: usize) -> Vec<u64> {
     let start = s.bins.len().saturating_sub(n);
@@ -88,20 +88,17 @@ pub(super) fn qps(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect
     // The state column as wide as its longest word, so that it does not
     // jump as the cursor moves; the least needed columns go first.
     let state_w = QpState::NAMES.iter().map(|n| n.len()).max().unwrap_or(0) as u16;
-    let fit = Fitted::new(
-        &QP_COLUMNS,
-        &cells,
-        &[0, 0, state_w],
-        &[4, 9, 3, 6, 10, 8, 7],
-        chunks[0].width.saturating_sub(2),
-    );
     // Every QP is listed from the first: the list scrolls no further.
-    fit.draw_list(
+    ListTable {
+        columns: &QP_COLUMNS,
+        cells: &cells,
+        min: &[0, 0, state_w],
+        drop_order: &[4, 9, 3, 6, 10, 8, 7],
+    }
+    .draw(
         f,
         ui,
         chunks[0],
-        &QP_COLUMNS,
-        &cells,
         (0, model.list_index()),
         |_| Style::default(),
         ("QP conversations", "Enter: ladder"),

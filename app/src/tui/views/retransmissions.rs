@@ -8,7 +8,7 @@ use rocescope_core::query::{EPISODE_COLUMNS, episode_row, rel_time};
 use rocescope_core::{Model, explain};
 use rocescope_replay::text::{CAUSES, cause_short};
 
-use super::{Fitted, UiState, title};
+use super::{ListTable, UiState, title};
 
 pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState, area: Rect) {
     let report = model.report();
@@ -32,19 +32,16 @@ pub(super) fn retransmissions(f: &mut Frame<'_>, model: &Model, ui: &mut UiState
         .map(|c| cause_short(*c).len())
         .max()
         .unwrap_or(0) as u16;
-    let fit = Fitted::new(
-        &EPISODE_COLUMNS,
-        &cells,
-        &[0, time_w, 8, cause_w, 8, 0, 8, 0],
-        &[6, 5, 4, 0],
-        chunks[0].width.saturating_sub(2),
-    );
-    fit.draw_list(
+    ListTable {
+        columns: &EPISODE_COLUMNS,
+        cells: &cells,
+        min: &[0, time_w, 8, cause_w, 8, 0, 8, 0],
+        drop_order: &[6, 5, 4, 0],
+    }
+    .draw(
         f,
         ui,
         chunks[0],
-        &EPISODE_COLUMNS,
-        &cells,
         (first, model.list_index()),
         |_| Style::default(),
         (
