@@ -331,9 +331,20 @@ impl RcAnalysis {
     /// Whether requester flow `id`'s card has responses it has not taken.
     #[inline]
     pub(super) fn acct_pending(&self, id: u32) -> bool {
-        self.accts
-            .get(self.flows[id as usize].acct as usize)
-            .is_some_and(|a| !a.nothing_pending())
+        self.cards_timed()
+            && self
+                .accts
+                .get(self.flows[id as usize].acct as usize)
+                .is_some_and(|a| !a.nothing_pending())
+    }
+
+    /// Whether the source gave any QP's card response time. Without one
+    /// (a capture file), no response waits for a card to take it, for
+    /// any QP: asked first, so that a request or an ACK does not read its
+    /// account for that. (The list only grows.)
+    #[inline(always)]
+    fn cards_timed(&self) -> bool {
+        !self.qp_response_times.is_empty()
     }
 
     /// Requester flow `id`'s window and its card's response time, worked
@@ -583,6 +594,13 @@ impl RcAnalysis {
         let seen = if reads {
             self.acct_outstanding_of(req, outstanding)
         } else {
+            // Nothing changed (a duplicate ACK), and no card time to take
+            // anywhere: the wait goes on as it was, what both paths below
+            // come to, without reading the account. (Not asked for a QP
+            // that sends READs, whose responses nearly all change it.)
+            if outstanding == before && !(progress || recovered || error) && !self.cards_timed() {
+                return;
+            }
             outstanding
         };
         // The steady state: an ACK (or a duplicate) of a QP whose card's
