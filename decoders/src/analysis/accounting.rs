@@ -24,6 +24,11 @@ pub(super) struct Host {
     /// only responds has none).
     pub(super) frames: FrameRing,
     pub(super) requests: bool,
+    /// The end of its last frame on the wire at the link's rate, kept
+    /// once it has sent a request (a steady request reads it rather than
+    /// working its time out again).
+    #[serde(default)]
+    pub(super) last_end_ns: u64,
 }
 
 impl Host {
@@ -34,7 +39,9 @@ impl Host {
         self.last_ts_ns = ts_ns;
         self.last_bytes = bytes;
         if self.requests {
-            self.frames.push(ts_ns, ts_ns + wire_ns(bytes, fs_per_byte));
+            let end_ns = ts_ns + wire_ns(bytes, fs_per_byte);
+            self.last_end_ns = end_ns;
+            self.frames.push(ts_ns, end_ns);
         }
     }
 }
@@ -126,8 +133,13 @@ impl RcAnalysis {
             if self.fastest.0 == 0 || dt * self.fastest.1 < self.fastest.0 * least {
                 self.fastest = (dt, least);
                 h.on_wire(ts_ns, bytes, self.fs_per_byte);
-                // After the frame is placed at the rate so far.
+                // After the frame is placed at the rate so far; its end as
+                // a request reads it, at the new rate.
                 self.set_rate();
+                let fs = self.fs_per_byte;
+                if let Some(h) = self.hosts.get_mut(host as usize) {
+                    h.last_end_ns = ts_ns + wire_ns(bytes, fs);
+                }
                 return;
             }
         }
@@ -319,9 +331,20 @@ impl RcAnalysis {
     /// Whether requester flow `id`'s card has responses it has not taken.
     #[inline]
     pub(super) fn acct_pending(&self, id: u32) -> bool {
-        self.accts
-            .get(self.flows[id as usize].acct as usize)
-            .is_some_and(|a| !a.nothing_pending())
+        self.cards_timed()
+            && self
+                .accts
+                .get(self.flows[id as usize].acct as usize)
+                .is_some_and(|a| !a.nothing_pending())
+    }
+
+    /// Whether the source gave any QP's card response time. Without one
+    /// (a capture file), no response waits for a card to take it, for
+    /// any QP: asked first, so that a request or an ACK does not read its
+    /// account for that. (The list only grows.)
+    #[inline(always)]
+    fn cards_timed(&self) -> bool {
+        !self.qp_response_times.is_empty()
     }
 
     /// Requester flow `id`'s window and its card's response time, worked
@@ -504,10 +527,15 @@ impl RcAnalysis {
         let Some(h) = self.hosts.get(host as usize) else {
             return false;
         };
-        let own = wire_bytes(frame_bytes);
+        // This packet's end on the wire, as its link placed it (`on_link`
+        // saw it last, at the rate now).
+        debug_assert!(
+            h.last_ts_ns == ts_ns
+                && h.last_end_ns == ts_ns + wire_ns(wire_bytes(frame_bytes), self.fs_per_byte)
+        );
         let s = Steady {
             ts_ns,
-            end_ns: ts_ns + wire_ns(own, self.fs_per_byte),
+            end_ns: h.last_end_ns,
             span: end.span,
             held: end.held,
             mid_message,
@@ -530,7 +558,7 @@ impl RcAnalysis {
             pauses: s.pauses,
             pause_reach_ns: s.pause_reach_ns,
             // The link before this packet.
-            busy_bytes: h.busy_bytes.saturating_sub(own),
+            busy_bytes: h.busy_bytes.saturating_sub(wire_bytes(frame_bytes)),
             frames: s.frames,
         };
         a.steady_cut(&s, &cx);
@@ -566,6 +594,13 @@ impl RcAnalysis {
         let seen = if reads {
             self.acct_outstanding_of(req, outstanding)
         } else {
+            // Nothing changed (a duplicate ACK), and no card time to take
+            // anywhere: the wait goes on as it was, what both paths below
+            // come to, without reading the account. (Not asked for a QP
+            // that sends READs, whose responses nearly all change it.)
+            if outstanding == before && !(progress || recovered || error) && !self.cards_timed() {
+                return;
+            }
             outstanding
         };
         // The steady state: an ACK (or a duplicate) of a QP whose card's

@@ -55,18 +55,30 @@ impl FrameRing {
         self.buf.len()
     }
 
-    /// The oldest, the one before the newest and the newest (the ring's
-    /// ends, read without the index arithmetic of [`FrameRing::get`]).
+    /// The end of the one stretch of frames placing a wait `[from, to)`,
+    /// when one does: the oldest kept starts at or before `from`, and
+    /// either the newest starts before `from`, or it starts at or after
+    /// `to` (the sender's own frame) and the one before it before `from`.
+    /// None otherwise (the walk then). The newest is read first: it
+    /// decides most waits, without the one before it.
     #[inline(always)]
-    pub(super) fn ends(&self) -> Option<(Stretch, Option<Stretch>, Stretch)> {
-        let oldest = *self.buf.get(self.head)?;
+    pub(super) fn stretch_over(&self, from: u64, to: u64) -> Option<u64> {
         let newest = *self.buf.get(self.last)?;
+        if self.buf.get(self.head)?.0 > from {
+            return None;
+        }
+        if newest.0 < from {
+            return Some(newest.1);
+        }
+        if newest.0 < to {
+            return None;
+        }
         let before = match self.last {
             0 if self.buf.len() == LINK_FRAMES => self.buf.get(LINK_FRAMES - 1),
             0 => None,
             l => self.buf.get(l - 1),
-        };
-        Some((oldest, before.copied(), newest))
+        }?;
+        (before.0 < from).then_some(before.1)
     }
 
     /// The `i`-th oldest.

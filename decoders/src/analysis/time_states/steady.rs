@@ -76,16 +76,8 @@ impl Acct {
             } else if !self.mid_message {
                 Wait::Idle
             } else {
-                let Some((oldest, before, newest)) = s.frames.ends() else {
+                let Some(stretch_end) = s.frames.stretch_over(from, to) else {
                     return false;
-                };
-                if oldest.0 > from {
-                    return false;
-                }
-                let stretch_end = match before {
-                    _ if newest.0 < from => newest.1,
-                    Some(b) if newest.0 >= to && b.0 < from => b.1,
-                    _ => return false,
                 };
                 Wait::Shared(stretch_end.max(from).min(to))
             }
