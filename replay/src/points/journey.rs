@@ -216,13 +216,14 @@ impl Flows {
     }
 }
 
-/// One frame followed from point to point: 40 bytes (times after the
-/// first as differences).
+/// One frame followed from point to point: 32 bytes (times after the
+/// first as differences; PSN and opcode in one word), written once per
+/// frame and read again by every later step.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Journey {
     pub flow: u32,
-    pub psn: u32,
-    pub opcode: u8,
+    /// PSN (24 bits) | opcode, as the entries keep them.
+    psn_op: u32,
     pub syndrome: u8,
     /// The points that saw it.
     pub seen: u16,
@@ -239,9 +240,18 @@ pub(super) struct Journey {
     first_before: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Journey>() == 40);
+const _: () = assert!(std::mem::size_of::<Journey>() == 32);
 
 impl Journey {
+    /// Its PSN (24 bits).
+    #[inline]
+    pub fn psn(&self) -> u32 {
+        self.psn_op >> 8
+    }
+    #[inline]
+    pub fn opcode(&self) -> u8 {
+        self.psn_op as u8
+    }
     /// Aligned time at the last point that saw it.
     pub fn t_last(&self) -> i64 {
         self.t + i64::from(self.last_after)
@@ -490,8 +500,7 @@ fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
     }
     out.journeys.push(Journey {
         flow: ctx.flow,
-        psn: first.psn(),
-        opcode: first.opcode(),
+        psn_op: first.psn_op,
         syndrome: first.syndrome(),
         seen,
         earlier_reached: false,

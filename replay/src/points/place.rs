@@ -68,7 +68,7 @@ fn accepted(answers: &Answers, j: &Journey) -> bool {
         return false;
     }
     let accepts = |r: &(i64, u32, bool)| {
-        let d = psn_diff(r.1, j.psn);
+        let d = psn_diff(r.1, j.psn());
         if r.2 { d >= 0 } else { d > 0 }
     };
     let from = answers.partition_point(|r| r.0 <= j.first_copy());
@@ -269,10 +269,10 @@ pub(super) fn place(
             let qp = flows.role[j.flow as usize].0 as usize;
             let ack = j.syndrome != super::tap::NO_SYNDROME && j.syndrome & 0x60 == 0;
             let nak_seq = j.syndrome != super::tap::NO_SYNDROME && j.syndrome == 0x60;
-            if ack || is_read_response(j.opcode) {
-                answers[qp].push((j.t, j.psn, true));
+            if ack || is_read_response(j.opcode()) {
+                answers[qp].push((j.t, j.psn(), true));
             } else if nak_seq {
-                answers[qp].push((j.t, j.psn, false));
+                answers[qp].push((j.t, j.psn(), false));
             }
         }
         for v in &mut answers {
@@ -562,8 +562,8 @@ fn capture_loss(a: &Aligned, p: u8, j: &Journey) -> CaptureLoss {
         point: p,
         ts_ns: (a.t0 as i64 + j.t).max(0) as u64,
         dest_qp: a.flows.keys[j.flow as usize].dest_qp,
-        psn: j.psn,
-        opcode: j.opcode,
+        psn: j.psn(),
+        opcode: j.opcode(),
     }
 }
 
@@ -666,8 +666,8 @@ fn loss(
         src: key.src,
         dst: key.dst,
         dest_qp: key.dest_qp,
-        psn: j.psn,
-        opcode: j.opcode,
+        psn: j.psn(),
+        opcode: j.opcode(),
         segment,
         kind,
         ts_ns: (a.t0 as i64 + j.t_last()).max(0) as u64,
