@@ -34,7 +34,7 @@ pub(super) struct Entry {
     pub ts: u64,
     /// Its flow (`journey::NONE` for none).
     pub flow: u32,
-    /// PSN (24 bits) | opcode.
+    /// PSN (24 bits) | opcode (a journey keeps the first copy's as it is).
     pub psn_op: u32,
 }
 
@@ -56,14 +56,6 @@ impl Entry {
     #[inline]
     pub fn wire_len(&self) -> u16 {
         (self.at & 0x3FFF) as u16
-    }
-    #[inline]
-    pub fn psn(&self) -> u32 {
-        self.psn_op >> 8
-    }
-    #[inline]
-    pub fn opcode(&self) -> u8 {
-        self.psn_op as u8
     }
     /// Its place as a journey member keeps it.
     #[inline]

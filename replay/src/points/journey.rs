@@ -216,13 +216,14 @@ impl Flows {
     }
 }
 
-/// One frame followed from point to point: 40 bytes (times after the
-/// first as differences).
+/// One frame followed from point to point: 32 bytes (times after the
+/// first as differences; PSN and opcode in one word), written once per
+/// frame and read again by every later step.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Journey {
     pub flow: u32,
-    pub psn: u32,
-    pub opcode: u8,
+    /// PSN (24 bits) | opcode, as the entries keep them.
+    psn_op: u32,
     pub syndrome: u8,
     /// The points that saw it.
     pub seen: u16,
@@ -239,9 +240,18 @@ pub(super) struct Journey {
     first_before: u32,
 }
 
-const _: () = assert!(std::mem::size_of::<Journey>() == 40);
+const _: () = assert!(std::mem::size_of::<Journey>() == 32);
 
 impl Journey {
+    /// Its PSN (24 bits).
+    #[inline]
+    pub fn psn(&self) -> u32 {
+        self.psn_op >> 8
+    }
+    #[inline]
+    pub fn opcode(&self) -> u8 {
+        self.psn_op as u8
+    }
     /// Aligned time at the last point that saw it.
     pub fn t_last(&self) -> i64 {
         self.t + i64::from(self.last_after)
@@ -260,17 +270,40 @@ impl Journey {
     }
 }
 
-/// One-way latency of a journey between two adjacent points: 12 bytes,
+/// One-way latency of a journey between two adjacent points: 8 bytes,
 /// its time kept as the series' bin it falls in.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct LatSample {
-    pub bin: u32,
+    /// The series' bin (24 bits: [`super::latency::MAX_SERIES_BINS`]) |
+    /// the point it left (4 bits: [`MAX_POINTS`]) | the point it reached.
+    key: u32,
     pub ns: i32,
-    pub from: u8,
-    pub to: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<LatSample>() == 12);
+const _: () = assert!(std::mem::size_of::<LatSample>() == 8);
+const _: () = assert!(MAX_POINTS <= 16 && super::latency::MAX_SERIES_BINS <= 1 << 24);
+
+impl LatSample {
+    #[inline]
+    pub fn new(from: u8, to: u8, bin: u32, ns: i32) -> LatSample {
+        LatSample {
+            key: bin << 8 | u32::from(from & 0xF) << 4 | u32::from(to & 0xF),
+            ns,
+        }
+    }
+    #[inline]
+    pub fn from(&self) -> u8 {
+        (self.key >> 4) as u8 & 0xF
+    }
+    #[inline]
+    pub fn to(&self) -> u8 {
+        self.key as u8 & 0xF
+    }
+    #[inline]
+    pub fn bin(&self) -> u32 {
+        self.key >> 8
+    }
+}
 
 /// The journeys one thread followed.
 #[derive(Debug, Default)]
@@ -453,12 +486,12 @@ fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
             path.pts[usize::from(w[1].pos)],
         );
         if w[1].pos == w[0].pos + 1 && (ctx.timed >> p) & (ctx.timed >> q) & 1 != 0 {
-            out.latency.push(LatSample {
-                from: p,
-                to: q,
-                bin: ctx.bins.of(w[0].t),
-                ns: (w[1].t - w[0].t).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
-            });
+            out.latency.push(LatSample::new(
+                p,
+                q,
+                ctx.bins.of(w[0].t),
+                (w[1].t - w[0].t).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            ));
         }
     }
     let k = out.journeys.len();
@@ -490,8 +523,7 @@ fn emit(ctx: &mut Emit<'_>, out: &mut Part, first: &Entry, members: &[Copy]) {
     }
     out.journeys.push(Journey {
         flow: ctx.flow,
-        psn: first.psn(),
-        opcode: first.opcode(),
+        psn_op: first.psn_op,
         syndrome: first.syndrome(),
         seen,
         earlier_reached: false,

@@ -76,9 +76,12 @@ pub(super) struct Bins {
     count: usize,
 }
 
+/// Bins of a series at most (a latency sample keeps its bin in 24 bits).
+pub(super) const MAX_SERIES_BINS: usize = 1 << 24;
+
 impl Bins {
     pub fn new(span: (i64, i64), count: usize) -> Bins {
-        let count = count.max(1);
+        let count = count.clamp(1, MAX_SERIES_BINS);
         Bins {
             start: span.0,
             width: ((span.1 - span.0).max(1) as f64 / count as f64).max(1.0),
@@ -104,7 +107,7 @@ pub(super) fn segments(
     t0: u64,
 ) -> Vec<SegmentLatency> {
     let n = names.len().max(1);
-    let key = |s: &LatSample| usize::from(s.from) * n + usize::from(s.to);
+    let key = |s: &LatSample| usize::from(s.from()) * n + usize::from(s.to());
     let samples = || parts.iter().flat_map(|p| p.iter());
     let mut starts = vec![0usize; n * n + 1];
     for s in samples() {
@@ -117,7 +120,7 @@ pub(super) fn segments(
     let mut by_seg = vec![(0u32, 0i32); starts[n * n]];
     for s in samples() {
         let k = key(s);
-        by_seg[next[k]] = (s.bin, s.ns);
+        by_seg[next[k]] = (s.bin(), s.ns);
         next[k] += 1;
     }
     // Each segment on a thread of its own (a few, each a share of the
@@ -268,15 +271,25 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_keeps_its_points_and_bin() {
+        // The largest bin a sample can keep, and more bins than that taken
+        // as that many.
+        let bins = Bins::new((0, 1 << 40), usize::MAX);
+        let last = bins.of(1 << 40);
+        assert_eq!(last as usize, MAX_SERIES_BINS - 1);
+        for (from, to) in [(0u8, 1u8), (15, 14), (7, 0)] {
+            for bin in [0, 1, last] {
+                let s = LatSample::new(from, to, bin, -5);
+                assert_eq!((s.from(), s.to(), s.bin(), s.ns), (from, to, bin, -5));
+            }
+        }
+    }
+
+    #[test]
     fn a_segment_series_rises_with_its_queue() {
         let bins = Bins::new((0, 1_000_000), 10);
         let s: Vec<LatSample> = (0..1000)
-            .map(|k| LatSample {
-                from: 0,
-                to: 1,
-                bin: bins.of(k * 1000),
-                ns: 500 + k as i32,
-            })
+            .map(|k| LatSample::new(0, 1, bins.of(k * 1000), 500 + k as i32))
             .collect();
         let names = vec!["a".to_owned(), "sw".to_owned()];
         let segs = segments(&[&s], &names, bins, 0);

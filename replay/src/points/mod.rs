@@ -81,7 +81,8 @@ pub struct PointsConfig {
     pub link_gbps: f64,
     /// Threads to group and follow frames on.
     pub threads: usize,
-    /// Bins of each segment's latency series.
+    /// Bins of each segment's latency series (at most 2^24: more are
+    /// taken as 2^24).
     pub series_bins: usize,
     /// The points are still receiving (a live session): a frame is judged
     /// only once every point's capture has run past it, so that a frame

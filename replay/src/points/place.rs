@@ -68,7 +68,7 @@ fn accepted(answers: &Answers, j: &Journey) -> bool {
         return false;
     }
     let accepts = |r: &(i64, u32, bool)| {
-        let d = psn_diff(r.1, j.psn);
+        let d = psn_diff(r.1, j.psn());
         if r.2 { d >= 0 } else { d > 0 }
     };
     let from = answers.partition_point(|r| r.0 <= j.first_copy());
@@ -176,27 +176,10 @@ pub(super) fn place(
             .ok()
             .map(|k| (not_taken[k].1, not_taken[k].2))
     };
-    // One pass: capture loss before the last point that saw each frame;
-    // the frames that vanished after it (or that the receiver did not
-    // take), and the QPs whose responses they need.
-    let mut missed: Vec<Vec<i64>> = vec![Vec::new(); n];
-    let mut capture_losses = Vec::new();
-    let mut note_missed = |p: u8, j: &Journey, missed: &mut Vec<Vec<i64>>| {
-        missed[usize::from(p)].push(j.t);
-        if capture_losses.len() < MAX_CAPTURE_LOSSES {
-            capture_losses.push(CaptureLoss {
-                point: p,
-                ts_ns: (a.t0 as i64 + j.t).max(0) as u64,
-                dest_qp: flows.keys[j.flow as usize].dest_qp,
-                psn: j.psn,
-                opcode: j.opcode,
-            });
-        }
-    };
-    let mut vanished: Vec<(u32, usize)> = Vec::new();
-    // The QPs whose responses are needed.
-    let mut ask: Vec<bool> = vec![false; flows.qps.len()];
-    let mut next_not_taken = not_taken.iter().map(|x| x.0).peekable();
+    // One pass, each part's journeys on a thread of its own: capture loss
+    // before the last point that saw each frame; the frames that vanished
+    // after it (or that the receiver did not take), and the QPs whose
+    // responses they need; each journey's flow for the paths.
     let horizon = live_horizon(inputs, a, cfg);
     let horizon_t = horizon.as_ref().map(|h| h.0);
     // What each flow's journeys are judged by: the points on its way (as
@@ -212,48 +195,64 @@ pub(super) fn place(
             (mask, host, host || flows.role[fl].1 != Role::Request)
         })
         .collect();
-    for (part, &base) in f.parts.iter().zip(f.bases()) {
-        for (k, j) in part.journeys.iter().enumerate() {
-            let id = base + k as u32;
-            let flagged = next_not_taken.next_if_eq(&id).is_some();
-            if horizon_t.is_some_and(|h| j.t + in_flight > h) {
-                // Live: a point has not run past it yet.
-                continue;
-            }
-            let (mask, host, ends) = facts[j.flow as usize];
-            if j.seen & mask == mask && ends && !flagged {
-                // The usual frame: seen at every point on its way, none
-                // missed, none after the last to vanish before.
-                continue;
-            }
-            let path = flows.paths[j.flow as usize].as_slice();
-            if path.len() < 2 && host {
-                continue;
-            }
-            let last_seen = path
-                .iter()
-                .rposition(|&p| j.seen & (1 << p) != 0)
-                .unwrap_or(0);
-            for &p in &path[..last_seen] {
-                if j.seen & (1 << p) == 0 && expected(a, j, usize::from(p), false) {
-                    note_missed(p, j, &mut missed);
-                }
-            }
-            let (qp, role) = flows.role[j.flow as usize];
-            let beyond = path[last_seen + 1..]
-                .iter()
-                .any(|&p| expected(a, j, usize::from(p), true));
-            let virtual_end = last_seen + 1 == path.len() && !ends;
-            if beyond || virtual_end || flagged {
-                vanished.push((id, last_seen));
-                if role == Role::Request
-                    && let Some(x) = ask.get_mut(qp as usize)
-                {
-                    *x = true;
-                }
+    let flagged_ids: Vec<u32> = not_taken.iter().map(|x| x.0).collect();
+    let judge = Judge {
+        a,
+        facts: &facts,
+        flagged: &flagged_ids,
+        horizon_t,
+        in_flight,
+    };
+    let scans: Vec<Scan> = std::thread::scope(|sc| {
+        let judge = &judge;
+        let handles: Vec<_> = f
+            .parts
+            .iter()
+            .zip(f.bases())
+            .map(|(part, &base)| {
+                (
+                    part,
+                    base,
+                    sc.spawn(move || judge.scan(&part.journeys, base)),
+                )
+            })
+            .collect();
+        // A thread that failed: its part scanned again here (a failure
+        // there is this one's).
+        handles
+            .into_iter()
+            .map(|(part, base, h)| {
+                h.join()
+                    .unwrap_or_else(|_| judge.scan(&part.journeys, base))
+            })
+            .collect()
+    });
+    let mut missed: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut capture_losses = Vec::new();
+    let mut vanished: Vec<(u32, usize)> = Vec::new();
+    // The QPs whose responses are needed.
+    let mut ask: Vec<bool> = vec![false; flows.qps.len()];
+    let mut journey_flows = Vec::with_capacity(scans.len());
+    for scan in scans {
+        for (p, t) in scan.missed {
+            missed[usize::from(p)].push(t);
+        }
+        let room = MAX_CAPTURE_LOSSES.saturating_sub(capture_losses.len());
+        capture_losses.extend(scan.capture_losses.into_iter().take(room));
+        vanished.extend(scan.vanished);
+        for qp in scan.ask {
+            if let Some(x) = ask.get_mut(qp as usize) {
+                *x = true;
             }
         }
+        journey_flows.push(scan.flows);
     }
+    let mut note_missed = |p: u8, j: &Journey, missed: &mut Vec<Vec<i64>>| {
+        missed[usize::from(p)].push(j.t);
+        if capture_losses.len() < MAX_CAPTURE_LOSSES {
+            capture_losses.push(capture_loss(a, p, j));
+        }
+    };
     // Those QPs' responses, from every point, in time order.
     let mut answers: Vec<Answers> = vec![Answers::new(); flows.qps.len()];
     if ask.contains(&true) {
@@ -270,10 +269,10 @@ pub(super) fn place(
             let qp = flows.role[j.flow as usize].0 as usize;
             let ack = j.syndrome != super::tap::NO_SYNDROME && j.syndrome & 0x60 == 0;
             let nak_seq = j.syndrome != super::tap::NO_SYNDROME && j.syndrome == 0x60;
-            if ack || is_read_response(j.opcode) {
-                answers[qp].push((j.t, j.psn, true));
+            if ack || is_read_response(j.opcode()) {
+                answers[qp].push((j.t, j.psn(), true));
             } else if nak_seq {
-                answers[qp].push((j.t, j.psn, false));
+                answers[qp].push((j.t, j.psn(), false));
             }
         }
         for v in &mut answers {
@@ -433,13 +432,7 @@ pub(super) fn place(
     for &(id, _) in &fates {
         is_lost[id as usize / 64] |= 1 << (id % 64);
     }
-    let journeys = Arc::new(super::JourneyFlows::new(
-        f.bases().to_vec(),
-        f.parts
-            .iter()
-            .map(|p| p.journeys.iter().map(|j| j.flow).collect())
-            .collect(),
-    ));
+    let journeys = Arc::new(super::JourneyFlows::new(f.bases().to_vec(), journey_flows));
     let all_marks = std::mem::take(&mut f.marks);
     let f: &Followed = f;
     let (fates, is_lost) = (&fates, &is_lost);
@@ -563,6 +556,100 @@ pub(super) fn place(
     }
 }
 
+/// A frame point `p` missed, as the report lists it.
+fn capture_loss(a: &Aligned, p: u8, j: &Journey) -> CaptureLoss {
+    CaptureLoss {
+        point: p,
+        ts_ns: (a.t0 as i64 + j.t).max(0) as u64,
+        dest_qp: a.flows.keys[j.flow as usize].dest_qp,
+        psn: j.psn(),
+        opcode: j.opcode(),
+    }
+}
+
+/// What the first pass over the journeys judges them by.
+struct Judge<'a> {
+    a: &'a Aligned,
+    /// Per flow: the points on its way (a mask), it ends at a host's
+    /// point, its last point ends its requests' way.
+    facts: &'a [(u16, bool, bool)],
+    /// The journeys the receiver did not take, in order.
+    flagged: &'a [u32],
+    horizon_t: Option<i64>,
+    in_flight: i64,
+}
+
+/// What the first pass found among one part's journeys, in their order.
+#[derive(Debug, Default)]
+struct Scan {
+    /// (point, journey's time) of each frame a point missed.
+    missed: Vec<(u8, i64)>,
+    /// The first [`MAX_CAPTURE_LOSSES`] of them.
+    capture_losses: Vec<CaptureLoss>,
+    /// (journey, the position of the last point that saw it).
+    vanished: Vec<(u32, usize)>,
+    /// QPs whose responses are needed.
+    ask: Vec<u32>,
+    /// Each journey's flow.
+    flows: Vec<u32>,
+}
+
+impl Judge<'_> {
+    /// The part whose journeys start at id `base`.
+    fn scan(&self, journeys: &[Journey], base: u32) -> Scan {
+        let (a, flows) = (self.a, &self.a.flows);
+        let mut out = Scan {
+            flows: Vec::with_capacity(journeys.len()),
+            ..Scan::default()
+        };
+        let from = self.flagged.partition_point(|&id| id < base);
+        let mut next_flagged = self.flagged[from..].iter().copied().peekable();
+        for (k, j) in journeys.iter().enumerate() {
+            out.flows.push(j.flow);
+            let id = base + k as u32;
+            let flagged = next_flagged.next_if_eq(&id).is_some();
+            if self.horizon_t.is_some_and(|h| j.t + self.in_flight > h) {
+                // Live: a point has not run past it yet.
+                continue;
+            }
+            let (mask, host, ends) = self.facts[j.flow as usize];
+            if j.seen & mask == mask && ends && !flagged {
+                // The usual frame: seen at every point on its way, none
+                // missed, none after the last to vanish before.
+                continue;
+            }
+            let path = flows.paths[j.flow as usize].as_slice();
+            if path.len() < 2 && host {
+                continue;
+            }
+            let last_seen = path
+                .iter()
+                .rposition(|&p| j.seen & (1 << p) != 0)
+                .unwrap_or(0);
+            for &p in &path[..last_seen] {
+                if j.seen & (1 << p) == 0 && expected(a, j, usize::from(p), false, self.in_flight) {
+                    out.missed.push((p, j.t));
+                    if out.capture_losses.len() < MAX_CAPTURE_LOSSES {
+                        out.capture_losses.push(capture_loss(a, p, j));
+                    }
+                }
+            }
+            let (qp, role) = flows.role[j.flow as usize];
+            let beyond = path[last_seen + 1..]
+                .iter()
+                .any(|&p| expected(a, j, usize::from(p), true, self.in_flight));
+            let virtual_end = last_seen + 1 == path.len() && !ends;
+            if beyond || virtual_end || flagged {
+                out.vanished.push((id, last_seen));
+                if role == Role::Request && (qp as usize) < flows.qps.len() {
+                    out.ask.push(qp);
+                }
+            }
+        }
+        out
+    }
+}
+
 fn loss(
     inputs: &[PointInput<'_>],
     a: &Aligned,
@@ -579,8 +666,8 @@ fn loss(
         src: key.src,
         dst: key.dst,
         dest_qp: key.dest_qp,
-        psn: j.psn,
-        opcode: j.opcode,
+        psn: j.psn(),
+        opcode: j.opcode(),
         segment,
         kind,
         ts_ns: (a.t0 as i64 + j.t_last()).max(0) as u64,
