@@ -20,7 +20,7 @@ use super::fit::{EMPTY, Fit, Window, fit_windows};
 use super::group::{Entry, Groups, for_each_group, for_each_group_all};
 use super::journey::Flows;
 use super::journey::NONE;
-use super::{PointInput, PointSummary, PointsConfig, PointsError};
+use super::{PointInput, PointSummary, PointsConfig, PointsError, joined_all};
 
 /// Windows of a point's time the direction votes are taken in.
 const VOTE_WINDOWS: usize = 16;
@@ -235,7 +235,7 @@ pub(super) fn align(
         ));
     }
     let t0 = sp.first[0];
-    let fits = fit_pairs(inputs, &flows, groups, &sp, cfg, windows);
+    let fits = fit_pairs(inputs, &flows, groups, &sp, cfg, windows)?;
     let mut maps = vec![Mapping::None; n];
     let mut summaries: Vec<PointSummary> = inputs
         .iter()
@@ -656,11 +656,11 @@ fn fit_pairs(
     sp: &Spans,
     cfg: &PointsConfig,
     made: Option<Vec<Vec<Window>>>,
-) -> Vec<Option<Fit>> {
+) -> Result<Vec<Option<Fit>>, PointsError> {
     let n = inputs.len();
     let parts = match made {
         Some(parts) => parts,
-        None => window_pass(inputs, flows, groups, sp, cfg),
+        None => window_pass(inputs, flows, groups, sp, cfg)?,
     };
     let mut wins = vec![EMPTY; n * n * FIT_WINDOWS];
     for part in parts {
@@ -685,7 +685,7 @@ fn fit_pairs(
             });
         }
     }
-    fits
+    Ok(fits)
 }
 
 /// Each thread's clock windows in a pass of their own, the directions
@@ -696,7 +696,7 @@ fn window_pass(
     groups: &Groups,
     sp: &Spans,
     cfg: &PointsConfig,
-) -> Vec<Vec<Window>> {
+) -> Result<Vec<Vec<Window>>, PointsError> {
     let n = inputs.len();
     let gbps = cfg.link_gbps;
     let any_ordinal = inputs.iter().any(|p| p.ordinal);
@@ -747,7 +747,7 @@ fn window_pass(
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+        joined_all(handles, "clock windows")
     })
 }
 

@@ -9,8 +9,8 @@
 //! is a run of equal hashes: copies of one frame, each point's in its own
 //! capture order.
 
-use super::PointInput;
 use super::journey::{Flows, NONE};
+use super::{PointInput, PointsError, joined_all};
 use crate::store::prefault;
 
 /// A journey member's place: point in the high bits, its index below.
@@ -179,14 +179,14 @@ impl Groups {
     /// order); each cuts a range of wide buckets into their buckets
     /// (keeping that order); each sorts a contiguous range of buckets (its
     /// part), hands each sorted bucket to its visitor (made by `visitor`
-    /// from the spans; `None` for a thread that failed) and counts its
-    /// entries by span of the marks.
+    /// from the spans) and counts its entries by span of the marks. A
+    /// thread that failed loses the grouping with an error naming it.
     pub fn build<V: BucketVisit>(
         inputs: &[PointInput<'_>],
         flows: &Flows,
         threads: usize,
         visitor: impl Fn(&[(u64, u64)]) -> V + Sync,
-    ) -> (Groups, Vec<Option<V>>) {
+    ) -> Result<(Groups, Vec<V>), PointsError> {
         let total: usize = inputs.iter().map(|p| p.sightings.len()).sum();
         let bits = bucket_bits(total);
         let buckets = 1usize << bits;
@@ -215,13 +215,8 @@ impl Groups {
                     })
                 })
                 .collect();
-            // A share whose count failed counts nothing: its sightings
-            // are left out (unmatched) rather than the analysis lost.
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| (vec![0; buckets], Vec::new())))
-                .collect()
-        });
+            joined_all(handles, "grouping's count")
+        })?;
         let mut spans = vec![(u64::MAX, 0u64); inputs.len()];
         for (_, s) in &counted {
             for (a, b) in spans.iter_mut().zip(s) {
@@ -272,7 +267,7 @@ impl Groups {
                 rest = after;
             }
         }
-        let scattered = std::thread::scope(|sc| {
+        std::thread::scope(|sc| {
             let handles: Vec<_> = shares
                 .iter()
                 .zip(rooms)
@@ -304,18 +299,18 @@ impl Groups {
                     })
                 })
                 .collect();
-            handles.into_iter().all(|h| h.join().is_ok())
-        });
+            joined_all(handles, "grouping's scatter")
+        })?;
         // Each bucket's entries in order of its sub-buckets already (only
         // their insertion pass left) where the wide buckets' cut took them.
-        // A cut whose thread failed leaves its entries out of order: the
-        // analysis is then lost as for a failed scatter.
         let (cut, presorted) = if fine > 1 {
             cut_wide(&mut entries, &bounds, fine, shift, threads)
         } else {
             (true, false)
         };
-        let scattered = scattered && cut;
+        if !cut {
+            return Err(PointsError::ThreadFailed("grouping's cut"));
+        }
         // The parts: about equal entries, whole buckets.
         let mut parts = Vec::with_capacity(threads);
         let mut first_bucket = 0usize;
@@ -327,7 +322,7 @@ impl Groups {
         let (bounds_ref, spans_ref, visitor) = (&bounds, &spans, &visitor);
         let mark_spans = MarkSpans::new(inputs);
         let ms = &mark_spans;
-        let visits: Vec<Option<(V, Vec<u32>)>> = std::thread::scope(|sc| {
+        let visits: Vec<(V, Vec<u32>)> = std::thread::scope(|sc| {
             let mut rest: &mut [Entry] = &mut entries;
             let mut handles = Vec::with_capacity(threads);
             for (first, local) in &parts {
@@ -359,32 +354,20 @@ impl Groups {
                     (visit, counts)
                 }));
             }
-            handles.into_iter().map(|h| h.join().ok()).collect()
-        });
-        // A part whose thread failed is empty: its frames unmatched
-        // rather than the whole analysis lost; every part when a scatter
-        // failed (the entries are not all there).
+            joined_all(handles, "grouping's sort")
+        })?;
         let mut ranges = Vec::with_capacity(threads);
         let mut span_counts = Vec::with_capacity(threads);
         let mut at = 0;
         let mut out = Vec::with_capacity(threads);
-        for ((_, local), visit) in parts.iter().zip(visits) {
+        for ((_, local), (v, counts)) in parts.iter().zip(visits) {
             let len = local.last().copied().unwrap_or(0);
-            match visit {
-                Some((v, counts)) if scattered => {
-                    ranges.push(at..at + len);
-                    span_counts.push(counts);
-                    out.push(Some(v));
-                }
-                v => {
-                    ranges.push(at..at);
-                    span_counts.push(vec![0; mark_spans.len()]);
-                    out.push(v.map(|v| v.0));
-                }
-            }
+            ranges.push(at..at + len);
+            span_counts.push(counts);
+            out.push(v);
             at += len;
         }
-        (
+        Ok((
             Groups {
                 entries,
                 parts: ranges,
@@ -393,7 +376,7 @@ impl Groups {
                 span_counts,
             },
             out,
-        )
+        ))
     }
 
     /// Every entry, part by part (a group never spans two).

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use super::align::Aligned;
 use super::group::{Entry, Groups, IDX_BITS, MARK_SPAN_BITS, MarkSpans, for_each_group};
 use super::latency::Bins;
-use super::{MAX_POINTS, PointInput, PointsConfig};
+use super::{MAX_POINTS, PointInput, PointsConfig, PointsError, joined_all};
 use crate::store::ConvKey;
 
 /// What leaving a journey or a copy unpaired costs at a point without
@@ -404,7 +404,7 @@ impl Followed {
     /// write to a point's marks at random (each copy's, as its journey
     /// was made) missed the caches and the TLB nearly every time. The
     /// records are let go.
-    pub fn write_marks(&mut self, lens: &[usize], threads: usize) {
+    pub fn write_marks(&mut self, lens: &[usize], threads: usize) -> Result<(), PointsError> {
         let mut marks: Vec<Vec<u64>> = lens
             .iter()
             .map(|&n| bytemuck::allocation::zeroed_vec(n))
@@ -422,10 +422,11 @@ impl Followed {
         let per = spans.len().div_ceil(threads).max(1);
         std::thread::scope(|sc| {
             let mut rest = spans;
+            let mut handles = Vec::with_capacity(threads);
             while !rest.is_empty() {
                 let take = per.min(rest.len());
                 let mine: Vec<(usize, &mut [u64])> = rest.drain(..take).collect();
-                sc.spawn(move || {
+                handles.push(sc.spawn(move || {
                     for (span, chunk) in mine {
                         for part in parts {
                             let (Some(&from), Some(&to)) = (
@@ -445,14 +446,16 @@ impl Followed {
                             }
                         }
                     }
-                });
+                }));
             }
-        });
+            joined_all(handles, "marking")
+        })?;
         for part in &mut self.parts {
             part.records = Vec::new();
             part.record_starts = Vec::new();
         }
         self.marks = marks;
+        Ok(())
     }
 
     /// Every latency sample, part by part.
@@ -617,7 +620,12 @@ pub(super) fn series_bins(a: &Aligned, cfg: &PointsConfig) -> Bins {
 }
 
 /// Follows every frame: each group's copies into journeys.
-pub(super) fn follow(flows: &Flows, groups: &Groups, a: &Aligned, cfg: &PointsConfig) -> Followed {
+pub(super) fn follow(
+    flows: &Flows,
+    groups: &Groups,
+    a: &Aligned,
+    cfg: &PointsConfig,
+) -> Result<Followed, PointsError> {
     let bins = series_bins(a, cfg);
     let spans = &groups.spans_of_marks;
     let parts: Vec<Part> = std::thread::scope(|s| {
@@ -629,20 +637,20 @@ pub(super) fn follow(flows: &Flows, groups: &Groups, a: &Aligned, cfg: &PointsCo
                 s.spawn(move || follow_part(flows, entries, a, k as u32, spans, counts, bins))
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+        joined_all(handles, "following")
+    })?;
     let mut bases = Vec::with_capacity(parts.len());
     let mut base = 0u32;
     for p in &parts {
         bases.push(base);
         base += p.journeys.len() as u32;
     }
-    Followed {
+    Ok(Followed {
         parts,
         bases,
         marks: Vec::new(),
         spans: spans.clone(),
-    }
+    })
 }
 
 fn follow_part(

@@ -105,7 +105,7 @@ pub(super) fn segments(
     names: &[String],
     bins_of: Bins,
     t0: u64,
-) -> Vec<SegmentLatency> {
+) -> Result<Vec<SegmentLatency>, super::PointsError> {
     let n = names.len().max(1);
     let key = |s: &LatSample| usize::from(s.from()) * n + usize::from(s.to());
     let samples = || parts.iter().flat_map(|p| p.iter());
@@ -139,9 +139,8 @@ pub(super) fn segments(
                 })
             })
             .collect();
-        // A segment whose thread failed is left out (the others kept).
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+        super::joined_all(handles, "latency of a segment")
+    })?;
     // Path order: the forward direction's segments first.
     out.sort_by_key(|s| {
         (
@@ -153,7 +152,7 @@ pub(super) fn segments(
             },
         )
     });
-    out
+    Ok(out)
 }
 
 /// One segment's latency from its samples (bin, ns).
@@ -292,7 +291,7 @@ mod tests {
             .map(|k| LatSample::new(0, 1, bins.of(k * 1000), 500 + k as i32))
             .collect();
         let names = vec!["a".to_owned(), "sw".to_owned()];
-        let segs = segments(&[&s], &names, bins, 0);
+        let segs = segments(&[&s], &names, bins, 0).unwrap();
         assert_eq!(segs.len(), 1);
         let seg = &segs[0];
         assert_eq!(seg.name, "a>sw");

@@ -113,6 +113,30 @@ pub enum PointsError {
     /// No two points saw a common frame (their names).
     #[error("{} share no traffic: not the same exchange? (no frame was seen at two of them)", .0.join(" and "))]
     NothingShared(Vec<String>),
+    /// A thread of a step of the matching panicked (a rocescope bug): the
+    /// analysis is lost with this error rather than shown without that
+    /// thread's share, whose frames would read as lost.
+    #[error(
+        "the matching's {0} failed on one of its threads (a rocescope bug: please report it); the points are not analysed"
+    )]
+    ThreadFailed(&'static str),
+}
+
+/// A scoped thread of the matching's `step` joined: its panic is
+/// [`PointsError::ThreadFailed`], never a share silently left out.
+pub(super) fn joined<T>(
+    h: std::thread::ScopedJoinHandle<'_, T>,
+    step: &'static str,
+) -> Result<T, PointsError> {
+    h.join().map_err(|_| PointsError::ThreadFailed(step))
+}
+
+/// [`joined`] for every thread of a step, in order.
+pub(super) fn joined_all<'s, T: 's>(
+    handles: impl IntoIterator<Item = std::thread::ScopedJoinHandle<'s, T>>,
+    step: &'static str,
+) -> Result<Vec<T>, PointsError> {
+    handles.into_iter().map(|h| joined(h, step)).collect()
 }
 
 /// One point's clock and what it saw.
@@ -503,19 +527,48 @@ pub fn analyse(inputs: &[PointInput<'_>], cfg: &PointsConfig) -> Result<PointsRe
     // The direction votes taken as the grouping sorts each bucket.
     let (groups, votes) = group::Groups::build(inputs, &flows, cfg.threads, |spans| {
         align::Votes::new(inputs, &flows, spans, cfg)
-    });
-    let votes: Vec<align::VotePart> = votes
-        .into_iter()
-        .flatten()
-        .map(align::Votes::done)
-        .collect();
+    })?;
+    let votes: Vec<align::VotePart> = votes.into_iter().map(align::Votes::done).collect();
     let aligned = align::align(inputs, flows, &groups, votes, cfg)?;
-    let mut followed = journey::follow(&aligned.flows, &groups, &aligned, cfg);
+    let mut followed = journey::follow(&aligned.flows, &groups, &aligned, cfg)?;
     drop(groups);
     let lens: Vec<usize> = inputs.iter().map(|p| p.sightings.len()).collect();
-    followed.write_marks(&lens, cfg.threads);
-    let walked = walk::walk(inputs, &aligned.flows, &followed, &aligned);
-    let mut report = place::place(inputs, &aligned, &mut followed, &walked, cfg);
+    followed.write_marks(&lens, cfg.threads)?;
+    let walked = walk::walk(inputs, &aligned.flows, &followed, &aligned)?;
+    let mut report = place::place(inputs, &aligned, &mut followed, &walked, cfg)?;
     report.episodes = walked.episodes(&aligned);
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step's threads joined: their results in order, and a panic in
+    /// any of them the step's error (the user's words name the step), not
+    /// a result without that thread's share.
+    #[test]
+    fn a_failed_thread_is_the_steps_error() {
+        let ok = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..3).map(|k| sc.spawn(move || k * 2)).collect();
+            joined_all(hs, "following")
+        });
+        assert_eq!(ok, Ok(vec![0, 2, 4]));
+        let failed = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..3)
+                .map(|k| {
+                    sc.spawn(move || {
+                        if k == 1 {
+                            panic!("a share of the test fails");
+                        }
+                        k
+                    })
+                })
+                .collect();
+            joined_all(hs, "following")
+        });
+        let err = failed.unwrap_err();
+        assert_eq!(err, PointsError::ThreadFailed("following"));
+        assert!(err.to_string().contains("the matching's following failed"), "{err}");
+    }
 }

@@ -25,7 +25,7 @@ use super::journey::{Followed, Journey, NONE, Role, UNMARKED, mark};
 use super::walk::Walked;
 use super::{
     CaptureLoss, Fate, FlowPath, Loss, LossKind, MAX_CAPTURE_LOSSES, PathCell, PointInput,
-    PointPaths, PointsConfig, PointsReport, latency,
+    PointPaths, PointsConfig, PointsError, PointsReport, joined_all, latency,
 };
 
 /// A frame is judged at a point only when the point's capture ran past
@@ -128,7 +128,7 @@ pub(super) fn place(
     f: &mut Followed,
     w: &Walked,
     cfg: &PointsConfig,
-) -> PointsReport {
+) -> Result<PointsReport, PointsError> {
     let n = inputs.len();
     let flows = &a.flows;
     let longest = f
@@ -209,24 +209,10 @@ pub(super) fn place(
             .parts
             .iter()
             .zip(f.bases())
-            .map(|(part, &base)| {
-                (
-                    part,
-                    base,
-                    sc.spawn(move || judge.scan(&part.journeys, base)),
-                )
-            })
+            .map(|(part, &base)| sc.spawn(move || judge.scan(&part.journeys, base)))
             .collect();
-        // A thread that failed: its part scanned again here (a failure
-        // there is this one's).
-        handles
-            .into_iter()
-            .map(|(part, base, h)| {
-                h.join()
-                    .unwrap_or_else(|_| judge.scan(&part.journeys, base))
-            })
-            .collect()
-    });
+        joined_all(handles, "placing")
+    })?;
     let mut missed: Vec<Vec<i64>> = vec![Vec::new(); n];
     let mut capture_losses = Vec::new();
     let mut vanished: Vec<(u32, usize)> = Vec::new();
@@ -478,8 +464,8 @@ pub(super) fn place(
                 })
             })
             .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+        joined_all(handles, "paths of a point")
+    })?;
     // The lost frames' rows, point by point, each in its capture's order.
     if !loss_ids.is_empty() {
         let mut rows: HashMap<u32, Vec<(u8, u64)>> =
@@ -500,7 +486,11 @@ pub(super) fn place(
     losses.sort_by_key(|l| (l.ts_ns, l.dest_qp, l.psn));
     capture_losses.sort_by_key(|c| (c.ts_ns, c.point));
     let paths: Vec<PointPaths> = done.into_iter().map(|(_, paths, _)| paths).collect();
-    let segments = latency_thread.ok().and_then(|t| t.join().ok());
+    // Told as a warning, the rest of the report kept.
+    let segments = latency_thread
+        .ok()
+        .and_then(|t| t.join().ok())
+        .and_then(Result::ok);
     let latency_failed = segments.is_none();
     let segments = segments.unwrap_or_default();
     let mut summaries = a.summaries.clone();
@@ -532,7 +522,7 @@ pub(super) fn place(
             ));
         }
     }
-    PointsReport {
+    Ok(PointsReport {
         points: summaries,
         losses,
         capture_losses,
@@ -553,7 +543,7 @@ pub(super) fn place(
         journeys: f.len() as u64,
         warnings,
         t0_ns: a.t0,
-    }
+    })
 }
 
 /// A frame point `p` missed, as the report lists it.

@@ -21,7 +21,7 @@ use rocescope_decoders::psn::{psn_add, psn_diff};
 
 use super::align::Aligned;
 use super::journey::{Flows, Followed, NONE, Role};
-use super::{EpisodeTimes, PointInput};
+use super::{EpisodeTimes, PointInput, PointsError, joined_all};
 
 /// A request pending at the receiver beyond this long before its capture
 /// ends, never accepted, was not taken (shorter: its answer may be past
@@ -120,7 +120,12 @@ fn at_host(p: usize, n: usize) -> bool {
 /// Each host point walked on a thread of its own, their findings merged
 /// (one NAK's generation comes from the receiver's point, its reaction
 /// from the requester's).
-pub(super) fn walk(inputs: &[PointInput<'_>], flows: &Flows, f: &Followed, a: &Aligned) -> Walked {
+pub(super) fn walk(
+    inputs: &[PointInput<'_>],
+    flows: &Flows,
+    f: &Followed,
+    a: &Aligned,
+) -> Result<Walked, PointsError> {
     let n = inputs.len();
     let hosts: Vec<usize> = (0..n)
         .filter(|&p| at_host(p, n) && a.summaries.get(p).is_none_or(|s| s.aligned))
@@ -130,8 +135,8 @@ pub(super) fn walk(inputs: &[PointInput<'_>], flows: &Flows, f: &Followed, a: &A
             .iter()
             .map(|&p| sc.spawn(move || walk_point(inputs, flows, f, a, p)))
             .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
+        joined_all(handles, "walk of a host's point")
+    })?;
     let mut out = Walked::default();
     for w in parts {
         out.not_taken.extend(w.not_taken);
@@ -143,7 +148,7 @@ pub(super) fn walk(inputs: &[PointInput<'_>], flows: &Flows, f: &Followed, a: &A
             m.span = m.span.or(e.span);
         }
     }
-    out
+    Ok(out)
 }
 
 /// One host point's walk.
