@@ -569,6 +569,9 @@ mod tests {
         });
         let err = failed.unwrap_err();
         assert_eq!(err, PointsError::ThreadFailed("following"));
-        assert!(err.to_string().contains("the matching's following failed"), "{err}");
+        assert!(
+            err.to_string().contains("the matching's following failed"),
+            "{err}"
+        );
     }
 }
