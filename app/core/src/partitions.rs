@@ -37,6 +37,9 @@ pub struct PartitionStatus {
     pub finished: AtomicBool,
     /// The packets table is done (written or abandoned).
     pub packets_done: AtomicBool,
+    /// The thread failed (a panic, told in `error`): what it wrote of
+    /// the session is incomplete.
+    pub failed: AtomicBool,
 }
 
 /// What a writer was started with.
@@ -93,7 +96,25 @@ impl LiveWriter {
             );
             std::thread::Builder::new()
                 .name("rocescope-partitions".into())
-                .spawn(move || run(&store, &analysis, &spec, &status, &stop, cancel))?
+                .spawn(move || {
+                    // A panic here is told (the error, the writer finished
+                    // as failed), never a writer left "finishing" or a
+                    // session taken as written in full.
+                    let ran = rocescope_replay::wave::contain::contain(|| {
+                        run(&store, &analysis, &spec, &status, &stop, cancel)
+                    });
+                    if let Err(why) = ran {
+                        status.failed.store(true, Ordering::Release);
+                        set_error(
+                            &status,
+                            Some(format!(
+                                "partitions under {}: the writer failed ({why}; a rocescope bug: please report it), what it wrote is incomplete",
+                                spec.dir.display()
+                            )),
+                        );
+                        status.finished.store(true, Ordering::Release);
+                    }
+                })?
         };
         Ok(LiveWriter {
             spec,
@@ -141,7 +162,9 @@ impl LiveWriter {
         if unwritten > 0 {
             text.push_str(&format!(", {unwritten} rows NOT WRITTEN (stopped behind)"));
         }
-        if self.finished() {
+        if s.failed.load(Ordering::Acquire) {
+            text.push_str(", FAILED");
+        } else if self.finished() {
             text.push_str(", done");
         } else if self.stopping() {
             text.push_str(", finishing");
@@ -183,6 +206,7 @@ impl LiveWriter {
         }
         self.wait();
         self.status.rows_unwritten.load(Ordering::Relaxed) == 0
+            && !self.status.failed.load(Ordering::Acquire)
     }
 
     /// The packets table is written (or abandoned); the small tables follow.
@@ -209,6 +233,11 @@ fn run(
     stop: &AtomicBool,
     cancel: Arc<AtomicBool>,
 ) {
+    // The tests' failing writer (a capture of this name exists only there).
+    #[cfg(test)]
+    if spec.capture == tests::PANICS {
+        panic!("a writer's failure, for the test");
+    }
     let capture = spec.capture_name();
     let mut live = LivePartitions::new(&spec.dir, &capture, spec.window_ns);
     live.cancel_on(Arc::clone(&cancel));
@@ -304,5 +333,35 @@ pub fn spec(dir: &Path, window_ns: u64, capture: Option<&str>) -> PartitionSpec 
         window_ns: window_ns.max(1),
         capture: capture.map_or_else(default_capture_name, str::to_owned),
         run: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) const PANICS: &str = "test-writer-panics";
+
+    /// A writer whose thread panics finishes as failed: its error says so
+    /// (with the panic's words), the status line says FAILED, and a quit
+    /// that waits for it is told that not every row was written.
+    #[test]
+    fn a_writer_that_fails_says_so() {
+        let dir = rocescope_testkit::temp_dir("writer-panics");
+        let store = Store::live(rocescope_replay::capture::TimeBase::Nanoseconds);
+        let analysis = RcAnalyzer::with_config(Default::default());
+        let spec = PartitionSpec {
+            dir: dir.path().to_path_buf(),
+            window_ns: 1_000_000_000,
+            capture: PANICS.into(),
+            run: 0,
+        };
+        let mut w = LiveWriter::start(store, analysis, spec).expect("the writer starts");
+        assert!(!w.finish_by(Instant::now() + Duration::from_secs(30)));
+        assert!(w.finished());
+        assert!(w.summary().ends_with(", FAILED"), "{}", w.summary());
+        let e = w.error().expect("the failure is told");
+        assert!(e.contains("the writer failed"), "{e}");
+        assert!(e.contains("a writer's failure, for the test"), "{e}");
     }
 }
