@@ -10,6 +10,7 @@
 //! capture order.
 
 use super::journey::{Flows, NONE};
+use super::tap::COUNT_BITS;
 use super::{PointInput, PointsError, joined_all};
 use crate::store::prefault;
 
@@ -193,19 +194,36 @@ impl Groups {
         let shift = 64 - bits;
         let threads = threads.max(1);
         let shares = shares(inputs, threads);
-        // Per share: its count per bucket, its points' (first, last).
+        // The scatter writes to a few wide buckets (each of `fine` buckets
+        // in a row), then each wide bucket is cut into its buckets in the
+        // cache: a write stream per bucket (thousands) missed the TLB at
+        // nearly every write.
+        let wide_bits = bits.min(WIDE_BITS);
+        let fine = 1usize << (bits - wide_bits);
+        let wides = buckets / fine;
+        let wide_shift = 64 - wide_bits;
+        // Per share: its count per wide bucket, its points' (first, last):
+        // from the counts kept at ingest where they are the sightings'
+        // (the sightings read only at the share's ends), else counted.
         type Counted = (Vec<u32>, Vec<(u64, u64)>);
         let counted: Vec<Counted> = std::thread::scope(|sc| {
             let handles: Vec<_> = shares
                 .iter()
                 .map(|share| {
                     sc.spawn(move || {
-                        let mut counts = vec![0u32; buckets];
+                        let mut counts = vec![0u32; wides];
                         let mut spans = vec![(u64::MAX, 0u64); inputs.len()];
                         for &(point, from, to) in share {
+                            let list = inputs[point].sightings;
+                            let kept = inputs[point].counts.filter(|c| c.counted == list.len());
+                            if let Some(c) = kept {
+                                c.add_range(list, from, to, &mut counts, COUNT_BITS - wide_bits);
+                                spans[point] = c.span;
+                                continue;
+                            }
                             let (mut lo, mut hi) = spans[point];
-                            for s in &inputs[point].sightings[from..to] {
-                                counts[(s.hash >> shift) as usize] += 1;
+                            for s in &list[from..to] {
+                                counts[(s.hash >> wide_shift) as usize] += 1;
                                 lo = lo.min(s.ts_ns);
                                 hi = hi.max(s.ts_ns);
                             }
@@ -228,46 +246,37 @@ impl Groups {
                 *s = (0, 0);
             }
         }
-        // Bucket bounds, and each share's room in each bucket.
-        let mut bounds = vec![0usize; buckets + 1];
+        // Wide bucket bounds, and each share's room in each.
+        let mut wide_bounds = vec![0usize; wides + 1];
         for (c, _) in &counted {
-            for (b, &k) in c.iter().enumerate() {
-                bounds[b + 1] += k as usize;
+            for (w, &k) in c.iter().enumerate() {
+                wide_bounds[w + 1] += k as usize;
             }
         }
-        for i in 1..=buckets {
-            bounds[i] += bounds[i - 1];
+        for i in 1..=wides {
+            wide_bounds[i] += wide_bounds[i - 1];
         }
-        let mut entries: Vec<Entry> = bytemuck::allocation::zeroed_vec(bounds[buckets]);
+        if wide_bounds[wides] != total {
+            return Err(PointsError::Miscounted("grouping's count"));
+        }
+        let mut entries: Vec<Entry> = bytemuck::allocation::zeroed_vec(total);
         // Fresh (untouched) 2 MiB pages: a fault per 2 MiB rather than per
         // page (108 MB at line rate: ~26,000 faults), and the scatter's and
         // sort's streams within fewer TLB entries. Faulting in 4 KiB pages
         // ahead instead (MADV_POPULATE_WRITE) saved the traps but not the
         // CPU (BENCHMARKS.md, "matching speed").
         prefault::advise_huge(&mut entries);
-        // The scatter writes to a few wide buckets (each of `fine` buckets
-        // in a row), then each wide bucket is cut into its buckets in the
-        // cache: a write stream per bucket (thousands) missed the TLB at
-        // nearly every write.
-        let wide_bits = bits.min(WIDE_BITS);
-        let fine = 1usize << (bits - wide_bits);
-        let wides = buckets / fine;
-        let wide_shift = 64 - wide_bits;
         let mut rooms: Vec<Vec<&mut [Entry]>> =
             (0..threads).map(|_| Vec::with_capacity(wides)).collect();
         let mut rest: &mut [Entry] = &mut entries;
         for w in 0..wides {
             for (t, (c, _)) in counted.iter().enumerate() {
-                let n: usize = c[w * fine..(w + 1) * fine]
-                    .iter()
-                    .map(|&k| k as usize)
-                    .sum();
-                let (room, after) = std::mem::take(&mut rest).split_at_mut(n);
+                let (room, after) = std::mem::take(&mut rest).split_at_mut(c[w] as usize);
                 rooms[t].push(room);
                 rest = after;
             }
         }
-        std::thread::scope(|sc| {
+        let filled = std::thread::scope(|sc| {
             let handles: Vec<_> = shares
                 .iter()
                 .zip(rooms)
@@ -296,21 +305,31 @@ impl Groups {
                                 *k += 1;
                             }
                         }
+                        // Each room filled to its end, no further: the
+                        // counts were the sightings'.
+                        room.iter().zip(&next).all(|(r, &k)| r.len() == k as usize)
                     })
                 })
                 .collect();
             joined_all(handles, "grouping's scatter")
-        })?;
-        // Each bucket's entries in order of its sub-buckets already (only
-        // their insertion pass left) where the wide buckets' cut took them.
-        let (cut, presorted) = if fine > 1 {
-            cut_wide(&mut entries, &bounds, fine, shift, threads)
-        } else {
-            (true, false)
-        };
-        if !cut {
-            return Err(PointsError::ThreadFailed("grouping's cut"));
+        })?
+        .into_iter()
+        .all(|filled| filled);
+        if !filled {
+            return Err(PointsError::Miscounted("grouping's scatter"));
         }
+        // Each bucket's entries in order of its sub-buckets already (only
+        // their insertion pass left) where the wide buckets' cut took them;
+        // the buckets' bounds counted there.
+        let (bounds, presorted) = if fine > 1 {
+            let (bounds, presorted) = cut_wide(&mut entries, &wide_bounds, fine, shift, threads);
+            let Some(bounds) = bounds else {
+                return Err(PointsError::ThreadFailed("grouping's cut"));
+            };
+            (bounds, presorted)
+        } else {
+            (wide_bounds, false)
+        };
         // The parts: about equal entries, whole buckets.
         let mut parts = Vec::with_capacity(threads);
         let mut first_bucket = 0usize;
@@ -391,70 +410,87 @@ impl Groups {
 /// streams, whose pages the TLB holds).
 const WIDE_BITS: u32 = 8;
 
+// The counts kept at ingest are coarsened to the wide buckets', never
+// refined.
+const _: () = assert!(WIDE_BITS <= COUNT_BITS);
+
 /// A wide bucket is cut by its buckets' bits and their sub-buckets'
 /// ([`BucketSort`]'s counting pass done here) while these are at most
 /// this many bits (their counts, 256 KiB, within the L2 cache).
 const MAX_CUT_BITS: u32 = 16;
 
-/// Each wide bucket (`fine` buckets in a row, bounds `bounds`) cut into
-/// its buckets by the hash's bits below the wide bucket's (from bit
+/// Each wide bucket (`fine` buckets in a row, bounds `wide_bounds`) cut
+/// into its buckets by the hash's bits below the wide bucket's (from bit
 /// `shift`), keeping the entries' order within each: a counting pass
 /// through a scratch copy, the wide buckets shared among `threads`. With
 /// few enough buckets a wide one, by their sub-buckets' bits too, as
 /// [`BucketSort::sort`] would order each bucket before its insertion pass:
-/// then says so. Returns (every thread finished, cut by sub-buckets too).
+/// then says so. Returns (the buckets' bounds, counted in the cut; `None`
+/// when a thread failed), cut by sub-buckets too.
 fn cut_wide(
     entries: &mut [Entry],
-    bounds: &[usize],
+    wide_bounds: &[usize],
     fine: usize,
     shift: u32,
     threads: usize,
-) -> (bool, bool) {
+) -> (Option<Vec<usize>>, bool) {
     let fine_bits = fine.trailing_zeros();
     let sub = fine_bits + SUB_BITS <= MAX_CUT_BITS && shift >= SUB_BITS;
-    let done = if sub {
+    let bounds = if sub {
         cut_wide_by(
             entries,
-            bounds,
-            fine,
+            wide_bounds,
+            fine_bits,
             shift - SUB_BITS,
             fine_bits + SUB_BITS,
             threads,
         )
     } else {
-        cut_wide_by(entries, bounds, fine, shift, fine_bits, threads)
+        cut_wide_by(entries, wide_bounds, fine_bits, shift, fine_bits, threads)
     };
-    (done, sub)
+    (bounds, sub)
 }
 
-/// [`cut_wide`] by the `key_bits` bits of the hash from bit `key_shift`:
-/// a counting sort of each wide bucket, stable. False when a thread
-/// failed.
+/// [`cut_wide`] by the `key_bits` bits of the hash from bit `key_shift`
+/// (the wide bucket's `fine_bits` buckets their highest): a counting sort
+/// of each wide bucket, stable. Returns the buckets' bounds, `None` when
+/// a thread failed.
 fn cut_wide_by(
     entries: &mut [Entry],
-    bounds: &[usize],
-    fine: usize,
+    wide_bounds: &[usize],
+    fine_bits: u32,
     key_shift: u32,
     key_bits: u32,
     threads: usize,
-) -> bool {
-    let wides = (bounds.len() - 1) / fine;
+) -> Option<Vec<usize>> {
+    let fine = 1usize << fine_bits;
+    let wides = wide_bounds.len().saturating_sub(1);
+    let total = wide_bounds.last().copied().unwrap_or(0);
+    let mut bounds = vec![0usize; wides * fine + 1];
     // Wide buckets by thread, about equal entries each.
-    let wide_bounds: Vec<usize> = (0..=wides).map(|w| bounds[w * fine]).collect();
-    let cuts = split(&wide_bounds, threads.max(1));
-    std::thread::scope(|sc| {
+    let cuts = split(wide_bounds, threads.max(1));
+    let done = std::thread::scope(|sc| {
         let mut rest: &mut [Entry] = entries;
+        let mut rest_bounds: &mut [usize] = &mut bounds;
+        let mut first_wide = 0usize;
         let mut handles = Vec::with_capacity(cuts.len());
         for local in cuts {
             let len = local.last().copied().unwrap_or(0);
             let (part, after) = std::mem::take(&mut rest).split_at_mut(len);
             rest = after;
+            let n_wides = local.len().saturating_sub(1);
+            let (my_bounds, after) = std::mem::take(&mut rest_bounds).split_at_mut(n_wides * fine);
+            rest_bounds = after;
+            let base = wide_bounds.get(first_wide).copied().unwrap_or(total);
+            first_wide += n_wides;
             handles.push(sc.spawn(move || {
                 let mut scratch: Vec<Entry> = Vec::new();
                 let mask = (1usize << key_bits) - 1;
                 let key = |e: &Entry| (e.hash >> key_shift) as usize & mask;
+                // A bucket's first key among its wide bucket's.
+                let per_bucket = key_bits - fine_bits;
                 let mut next = vec![0usize; 1 << key_bits];
-                for w in local.windows(2) {
+                for (w, out) in local.windows(2).zip(my_bounds.chunks_mut(fine)) {
                     let Some(wide) = part.get_mut(w[0]..w[1]) else {
                         continue;
                     };
@@ -467,6 +503,9 @@ fn cut_wide_by(
                         let c = *n;
                         *n = at;
                         at += c;
+                    }
+                    for (f, o) in out.iter_mut().enumerate() {
+                        *o = base + w[0] + next[f << per_bucket];
                     }
                     scratch.clear();
                     scratch.extend_from_slice(wide);
@@ -481,7 +520,11 @@ fn cut_wide_by(
             }));
         }
         handles.into_iter().all(|h| h.join().is_ok())
-    })
+    });
+    if let Some(last) = bounds.last_mut() {
+        *last = total;
+    }
+    done.then_some(bounds)
 }
 
 /// Sub-buckets a bucket is counted into, by the hash's bits below the
@@ -670,8 +713,13 @@ mod tests {
             wide.sort_by_key(|e| e.hash >> (64 - wide_bits));
             for threads in [1, 2, 3] {
                 let mut got = wide.clone();
-                let (done, sub) = cut_wide(&mut got, &bounds, fine, shift, threads);
-                assert!(done);
+                let wide_bounds: Vec<usize> = bounds.iter().step_by(fine).copied().collect();
+                let (cut, sub) = cut_wide(&mut got, &wide_bounds, fine, shift, threads);
+                assert_eq!(
+                    cut.as_ref(),
+                    Some(&bounds),
+                    "{bits} bits, {threads} threads"
+                );
                 assert_eq!(sub, by_sub, "{bits} bits");
                 for w in bounds.windows(2) {
                     let b = &mut got[w[0]..w[1]];
@@ -683,6 +731,115 @@ mod tests {
                 }
                 assert_eq!(got, want, "{bits} bits, {threads} threads");
             }
+        }
+    }
+
+    /// Every sorted bucket, kept.
+    struct Collect(Vec<Entry>);
+
+    impl BucketVisit for Collect {
+        fn bucket(&mut self, bucket: &[Entry], _at: usize) {
+            self.0.extend_from_slice(bucket);
+        }
+    }
+
+    fn sightings(n: usize, seed: u64) -> Vec<crate::points::Sighting> {
+        (0..n as u64)
+            .map(|i| crate::points::Sighting {
+                // Repeated hashes (copies), spread over every bucket.
+                hash: ((i / 3) ^ seed).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                ts_ns: 1_000 + (i * 7919) % 100_000,
+                row: i,
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    /// The entries, each point's span, each part's range.
+    type Grouped = (Vec<Entry>, Vec<(u64, u64)>, Vec<Vec<usize>>);
+
+    fn grouped(
+        lists: &[Vec<crate::points::Sighting>],
+        counts: &[Option<crate::points::WideCounts>],
+        threads: usize,
+    ) -> Result<Grouped, PointsError> {
+        let inputs: Vec<PointInput<'_>> = lists
+            .iter()
+            .zip(counts)
+            .map(|(l, c)| PointInput {
+                name: "p",
+                sightings: l,
+                conversations: &[],
+                qps: &[],
+                ordinal: false,
+                fixed_offset_ns: None,
+                let_go: 0,
+                counts: c.as_ref(),
+            })
+            .collect();
+        let (g, visits) =
+            Groups::build(&inputs, &Flows::default(), threads, |_| Collect(Vec::new()))?;
+        let seen: Vec<Entry> = visits.into_iter().flat_map(|v| v.0).collect();
+        assert_eq!(seen, g.entries);
+        let parts = g.parts.iter().map(|r| vec![r.start, r.end]).collect();
+        Ok((g.entries, g.spans, parts))
+    }
+
+    #[test]
+    fn counts_kept_at_ingest_group_as_counting_does() {
+        // Three points over several count blocks (the shares cut them
+        // mid-block), one empty; 3,000 to 700,000 sightings: every bucket
+        // width the grouping picks from a few to 2^10 a wide bucket.
+        for (n, seed) in [(3_000usize, 1u64), (70_000, 2), (700_000, 3)] {
+            let lists = vec![
+                sightings(n, seed),
+                Vec::new(),
+                sightings(n / 2 + 17, seed),
+                sightings(n / 3 + 5, seed ^ 9),
+            ];
+            let kept: Vec<_> = lists
+                .iter()
+                .map(|l| {
+                    // Appended in batches, as the tap does.
+                    let mut c = crate::points::WideCounts::default();
+                    for b in l.chunks(1000) {
+                        c.extend(b);
+                    }
+                    Some(c)
+                })
+                .collect();
+            let none = vec![None; lists.len()];
+            for threads in [1, 2, 3] {
+                let want = grouped(&lists, &none, threads).expect("counted");
+                let got = grouped(&lists, &kept, threads).expect("kept counts");
+                assert_eq!(got.0.len(), lists.iter().map(Vec::len).sum::<usize>());
+                assert!(got.0.windows(2).all(|w| w[0] <= w[1]), "sorted");
+                assert_eq!(got, want, "{n} sightings, {threads} threads");
+            }
+            // Counts of other sightings, as many: told, never a grouping
+            // with frames left out.
+            let wrong: Vec<_> = lists
+                .iter()
+                .map(|l| {
+                    Some(crate::points::WideCounts::of(&sightings(
+                        l.len(),
+                        seed ^ 77,
+                    )))
+                })
+                .collect();
+            assert!(matches!(
+                grouped(&lists, &wrong, 2),
+                Err(PointsError::Miscounted(_))
+            ));
+            // Counts of fewer sightings than the list: not used.
+            let stale: Vec<_> = lists
+                .iter()
+                .map(|l| Some(crate::points::WideCounts::of(&l[..l.len() / 2])))
+                .collect();
+            assert_eq!(
+                grouped(&lists, &stale, 2).expect("counted"),
+                grouped(&lists, &none, 2).expect("counted")
+            );
         }
     }
 
@@ -703,6 +860,7 @@ mod tests {
                 ordinal: false,
                 fixed_offset_ns: None,
                 let_go: 0,
+                counts: None,
             })
             .collect();
         for t in 1..6 {

@@ -47,7 +47,9 @@ use rocescope_decoders::analysis::QpEnds;
 
 use crate::store::Conversation;
 pub use session::{Point, analyse_points};
-pub use tap::{PointTap, SharedSightings, Sighting, Sightings, content_hash, flow_hash};
+pub use tap::{
+    PointTap, SharedSightings, Sighting, Sightings, WideCounts, content_hash, flow_hash,
+};
 
 /// At most this many points (a frame's path is a 16-bit mask).
 pub const MAX_POINTS: usize = 16;
@@ -59,6 +61,9 @@ pub struct PointInput<'a> {
     pub name: &'a str,
     /// Its frames, in its capture's order.
     pub sightings: &'a [Sighting],
+    /// Its sightings counted at ingest, if kept: used only while they
+    /// count exactly `sightings` (else the grouping counts them itself).
+    pub counts: Option<&'a WideCounts>,
     /// Its store's conversations (by id).
     pub conversations: &'a [Conversation],
     /// Its RC analysis' QPs: which flows are a QP's requests and
@@ -120,6 +125,13 @@ pub enum PointsError {
         "the matching's {0} failed on one of its threads (a rocescope bug: please report it); the points are not analysed"
     )]
     ThreadFailed(&'static str),
+    /// A step's counts did not add up to the sightings (a rocescope bug):
+    /// the analysis is lost with this error rather than shown with
+    /// frames left out.
+    #[error(
+        "the matching's {0} did not add up to the sightings (a rocescope bug: please report it); the points are not analysed"
+    )]
+    Miscounted(&'static str),
 }
 
 /// A scoped thread of the matching's `step` joined: its panic is

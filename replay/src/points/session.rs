@@ -82,10 +82,13 @@ pub fn analyse_points(points: &[Point], cfg: &PointsConfig) -> Result<PointsRepo
         .iter()
         .map(|p| p.sightings.lock().unwrap_or_else(|e| e.into_inner()))
         .collect();
-    let copies: Vec<Vec<super::Sighting>> = if complete {
+    let copies: Vec<(Vec<super::Sighting>, super::WideCounts)> = if complete {
         Vec::new()
     } else {
-        guards.iter().map(|g| g.list.clone()).collect()
+        guards
+            .iter()
+            .map(|g| (g.list.clone(), g.counts.clone()))
+            .collect()
     };
     let let_go: Vec<u64> = guards.iter().map(|g| g.let_go).collect();
     let guards = if complete {
@@ -117,7 +120,11 @@ pub fn analyse_points(points: &[Point], cfg: &PointsConfig) -> Result<PointsRepo
                 name: &p.name,
                 sightings: match guards.get(i) {
                     Some(g) => &g.list,
-                    None => &copies[i],
+                    None => &copies[i].0,
+                },
+                counts: match guards.get(i) {
+                    Some(g) => Some(&g.counts),
+                    None => Some(&copies[i].1),
                 },
                 conversations: convs,
                 qps,

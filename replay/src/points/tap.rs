@@ -83,10 +83,112 @@ pub fn content_hash(flow: u64, opcode: u8, psn: u32, syndrome_msn: u32, dma_len:
     h ^ (h >> 29)
 }
 
+/// Sightings a block of [`WideCounts`] counts: 2^14, 1 KiB of counts
+/// beside 640 KiB of sightings (1/16 byte a sighting).
+pub const COUNT_BLOCK_BITS: u32 = 14;
+
+/// The hash's high bits [`WideCounts`] counts by (the grouping's wide
+/// buckets' at most).
+pub const COUNT_BITS: u32 = 8;
+
+/// A point's sightings counted block by block by their hash's high bits,
+/// and their first and last time, kept as they are appended: the
+/// grouping takes its counts from these rather than reading every
+/// sighting once more (a whole pass over 40 bytes each).
+#[derive(Debug, Clone)]
+pub struct WideCounts {
+    /// Block `k` counts sightings `k << COUNT_BLOCK_BITS` up to the next
+    /// block's first (the last block up to `counted`).
+    pub blocks: Vec<[u32; 1 << COUNT_BITS]>,
+    /// Sightings counted, from the list's first: the counts are the
+    /// list's only while this is its length.
+    pub counted: usize,
+    /// The lowest and highest `ts_ns` counted (`(u64::MAX, 0)` for none).
+    pub span: (u64, u64),
+}
+
+impl Default for WideCounts {
+    fn default() -> WideCounts {
+        WideCounts {
+            blocks: Vec::new(),
+            counted: 0,
+            span: (u64::MAX, 0),
+        }
+    }
+}
+
+impl WideCounts {
+    /// The counts of `list`, from nothing.
+    pub fn of(list: &[Sighting]) -> WideCounts {
+        let mut c = WideCounts::default();
+        c.extend(list);
+        c
+    }
+
+    /// `more`, appended to the list after those counted, counted.
+    pub fn extend(&mut self, more: &[Sighting]) {
+        for s in more {
+            let b = self.counted >> COUNT_BLOCK_BITS;
+            if b == self.blocks.len() {
+                self.blocks.push([0; 1 << COUNT_BITS]);
+            }
+            if let Some(block) = self.blocks.get_mut(b) {
+                block[(s.hash >> (64 - COUNT_BITS)) as usize] += 1;
+            }
+            self.span = (self.span.0.min(s.ts_ns), self.span.1.max(s.ts_ns));
+            self.counted += 1;
+        }
+    }
+
+    /// Adds the sightings `list[from..to]` to `out` by the hash's top
+    /// `COUNT_BITS - coarsen` bits: whole blocks from their counts, the
+    /// blocks cut by the range's ends sighting by sighting. The counts
+    /// must be `list`'s (`counted == list.len()`, the caller checks).
+    pub fn add_range(
+        &self,
+        list: &[Sighting],
+        from: usize,
+        to: usize,
+        out: &mut [u32],
+        coarsen: u32,
+    ) {
+        let to = to.min(list.len());
+        let mut i = from;
+        while i < to {
+            let b = i >> COUNT_BLOCK_BITS;
+            let start = b << COUNT_BLOCK_BITS;
+            let end = (start + (1 << COUNT_BLOCK_BITS)).min(list.len());
+            if i == start
+                && end <= to
+                && let Some(block) = self.blocks.get(b)
+            {
+                for (k, &n) in block.iter().enumerate() {
+                    if let Some(o) = out.get_mut(k >> coarsen) {
+                        *o += n;
+                    }
+                }
+                i = end;
+                continue;
+            }
+            let stop = end.min(to);
+            for s in &list[i..stop] {
+                // (Coarsened to one bucket: a shift by 64, none left.)
+                let k = s.hash.checked_shr(64 - COUNT_BITS + coarsen).unwrap_or(0);
+                if let Some(o) = out.get_mut(k as usize) {
+                    *o += 1;
+                }
+            }
+            i = stop;
+        }
+    }
+}
+
 /// The sightings of one point, growing as its store does.
 #[derive(Debug, Default)]
 pub struct Sightings {
     pub list: Vec<Sighting>,
+    /// `list` counted as it grows.
+    pub counts: WideCounts,
     /// The oldest let go past the bound (a live session's), counted.
     pub let_go: u64,
     /// Each conversation's flow hash, by its id (filled as they appear).
@@ -181,6 +283,7 @@ impl Analyzer for PointTap {
             });
         }
         s.list.extend_from_slice(&self.batch);
+        s.counts.extend(&self.batch);
         if s.list.len() > self.max {
             // Let the oldest half of the excess and more go at once, so
             // that the copy is rare.
@@ -189,6 +292,9 @@ impl Analyzer for PointTap {
                 .min(s.list.len());
             s.list.drain(..cut);
             s.let_go += cut as u64;
+            // The blocks now start elsewhere: counted again (as rare as
+            // the copy, and about its cost).
+            s.counts = WideCounts::of(&s.list);
         }
         drop(s);
         self.inner.batch(first_index, batch, wide, late);
@@ -204,5 +310,51 @@ impl Analyzer for PointTap {
 
     fn is_costly(&self) -> bool {
         self.inner.is_costly()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_counts_of_any_range_are_the_sightings_counted() {
+        let n = 3 * (1usize << COUNT_BLOCK_BITS) + 123;
+        let list: Vec<Sighting> = (0..n as u64)
+            .map(|i| Sighting {
+                hash: i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                ts_ns: 500 + (i * 31) % 9_000,
+                ..Sighting::default()
+            })
+            .collect();
+        let mut c = WideCounts::default();
+        for b in list.chunks(777) {
+            c.extend(b);
+        }
+        assert_eq!(c.counted, n);
+        assert_eq!(c.span, (500, 500 + 8_999));
+        let block = 1usize << COUNT_BLOCK_BITS;
+        let ranges = [
+            (0, n),
+            (0, block),
+            (1, block + 1),
+            (block, 3 * block),
+            (block - 1, 3 * block + 1),
+            (5, 17),
+            (3 * block, n),
+            (n, n),
+        ];
+        for coarsen in [0, 3, COUNT_BITS] {
+            for &(from, to) in &ranges {
+                let mut got = vec![0u32; 1 << (COUNT_BITS - coarsen)];
+                c.add_range(&list, from, to, &mut got, coarsen);
+                let mut want = vec![0u32; got.len()];
+                for s in &list[from..to] {
+                    want[s.hash.checked_shr(64 - COUNT_BITS + coarsen).unwrap_or(0) as usize] += 1;
+                }
+                assert_eq!(got, want, "{from}..{to}, coarsen {coarsen}");
+            }
+        }
+        assert_eq!(WideCounts::of(&[]).span, (u64::MAX, 0));
     }
 }
