@@ -125,18 +125,31 @@ impl WideCounts {
         c
     }
 
-    /// `more`, appended to the list after those counted, counted.
+    /// `more`, appended to the list after those counted, counted: block
+    /// by block, so that the loop over sightings only counts.
     pub fn extend(&mut self, more: &[Sighting]) {
-        for s in more {
+        let mut rest = more;
+        while !rest.is_empty() {
             let b = self.counted >> COUNT_BLOCK_BITS;
             if b == self.blocks.len() {
                 self.blocks.push([0; 1 << COUNT_BITS]);
             }
-            if let Some(block) = self.blocks.get_mut(b) {
+            let room = ((b + 1) << COUNT_BLOCK_BITS) - self.counted;
+            let (now, after) = rest.split_at(room.min(rest.len()));
+            let Some(block) = self.blocks.get_mut(b) else {
+                // Not reached (pushed above); left uncounted, the counts
+                // then are not the list's and go unused.
+                return;
+            };
+            let (mut lo, mut hi) = self.span;
+            for s in now {
                 block[(s.hash >> (64 - COUNT_BITS)) as usize] += 1;
+                lo = lo.min(s.ts_ns);
+                hi = hi.max(s.ts_ns);
             }
-            self.span = (self.span.0.min(s.ts_ns), self.span.1.max(s.ts_ns));
-            self.counted += 1;
+            self.span = (lo, hi);
+            self.counted += now.len();
+            rest = after;
         }
     }
 
