@@ -529,7 +529,7 @@ impl Conn {
         if self.cfg.token.is_none() {
             self.hub.join(&slot);
         }
-        let reader = stream.try_clone().ok().and_then(|rs| {
+        let reader = stream.try_clone().and_then(|rs| {
             let slot = Arc::clone(&slot);
             let authed = Arc::clone(&authed);
             let cfg = Arc::clone(&self.cfg);
@@ -538,9 +538,23 @@ impl Conn {
             std::thread::Builder::new()
                 .name(format!("agent-control-{}", self.id))
                 .spawn(move || control_loop(rs, &slot, &authed, &cfg, &hub, &stop))
-                .ok()
         });
         let (id, peer) = (self.id, self.peer);
+        // Without its reader a client's lines (AUTH, FILTER) go unread: it
+        // would wait for good, unauthenticated or unfiltered. Refused, said.
+        let reader = match reader {
+            Ok(r) => r,
+            Err(e) => {
+                self.hub.leave(id);
+                self.hub
+                    .stats
+                    .clients_rejected
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("client {id} from {peer} refused: cannot read its lines: {e}");
+                reject(stream, "the agent cannot read this client's lines");
+                return;
+            }
+        };
         let mut sent = SentCounts::default();
         match self.write_loop(&stream, &slot, &mut sent) {
             Ok(()) => tracing::info!(
@@ -559,9 +573,9 @@ impl Conn {
         self.hub.leave(self.id);
         slot.queue.close();
         let _ = stream.shutdown(Shutdown::Both);
-        if let Some(r) = reader {
-            let _ = r.join();
-        }
+        // The reader ends with the socket shut above; a panic of it was
+        // on the agent's stderr already (the default hook).
+        let _ = reader.join();
     }
 
     fn write_loop(
