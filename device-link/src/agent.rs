@@ -359,15 +359,17 @@ impl Agent {
             let out =
                 Publisher::new(Arc::clone(&side_stop), move |b| hub.broadcast(b)).with_pool(pool);
             let name = s.describe();
-            if let Ok(t) = std::thread::Builder::new()
+            let told = name.clone();
+            match std::thread::Builder::new()
                 .name("agent-side-source".into())
                 .spawn(move || {
                     if let Err(e) = s.run(&out) {
                         tracing::error!("source {name}: {e}");
                     }
-                })
-            {
-                side_threads.push(t);
+                }) {
+                Ok(t) => side_threads.push(t),
+                // Its records are missing from every client's stream: said.
+                Err(e) => tracing::error!("source {told} not read: cannot start its thread: {e}"),
             }
         }
         let hub = Arc::clone(&self.hub);
@@ -444,11 +446,23 @@ fn accept_loop(
                         .unwrap_or_else(|e| e.into_inner())
                         .clone(),
                 };
-                if let Ok(h) = std::thread::Builder::new()
+                // A second handle, for a client no thread could be made
+                // for to be told why it is refused, not just cut off.
+                let spare = stream.try_clone();
+                match std::thread::Builder::new()
                     .name(format!("agent-client-{next_id}"))
                     .spawn(move || conn.serve(stream))
                 {
-                    live.push(h);
+                    Ok(h) => live.push(h),
+                    Err(e) => {
+                        hub.stats.clients_rejected.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(
+                            "client {next_id} from {peer} refused: cannot start its thread: {e}"
+                        );
+                        if let Ok(s) = spare {
+                            reject(s, "the agent cannot start a thread for this client");
+                        }
+                    }
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -515,7 +529,7 @@ impl Conn {
         if self.cfg.token.is_none() {
             self.hub.join(&slot);
         }
-        let reader = stream.try_clone().ok().and_then(|rs| {
+        let reader = stream.try_clone().and_then(|rs| {
             let slot = Arc::clone(&slot);
             let authed = Arc::clone(&authed);
             let cfg = Arc::clone(&self.cfg);
@@ -524,9 +538,23 @@ impl Conn {
             std::thread::Builder::new()
                 .name(format!("agent-control-{}", self.id))
                 .spawn(move || control_loop(rs, &slot, &authed, &cfg, &hub, &stop))
-                .ok()
         });
         let (id, peer) = (self.id, self.peer);
+        // Without its reader a client's lines (AUTH, FILTER) go unread: it
+        // would wait for good, unauthenticated or unfiltered. Refused, said.
+        let reader = match reader {
+            Ok(r) => r,
+            Err(e) => {
+                self.hub.leave(id);
+                self.hub
+                    .stats
+                    .clients_rejected
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("client {id} from {peer} refused: cannot read its lines: {e}");
+                reject(stream, "the agent cannot read this client's lines");
+                return;
+            }
+        };
         let mut sent = SentCounts::default();
         match self.write_loop(&stream, &slot, &mut sent) {
             Ok(()) => tracing::info!(
@@ -545,9 +573,9 @@ impl Conn {
         self.hub.leave(self.id);
         slot.queue.close();
         let _ = stream.shutdown(Shutdown::Both);
-        if let Some(r) = reader {
-            let _ = r.join();
-        }
+        // The reader ends with the socket shut above; a panic of it was
+        // on the agent's stderr already (the default hook).
+        let _ = reader.join();
     }
 
     fn write_loop(

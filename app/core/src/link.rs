@@ -34,18 +34,61 @@ pub fn attach_model(client: Client, name: &str) -> Model {
     let mut handle = SourceHandle::external(format!("attach:{name}"));
     let status = handle.status_arc();
     let stop = Arc::new(AtomicBool::new(false));
-    let updater = {
+    // The client goes to the thread through this slot, so that it is
+    // stopped here when no thread could be made (dropped, it would run on).
+    let slot = Arc::new(std::sync::Mutex::new(Some(client)));
+    let spawned = {
         let stop = Arc::clone(&stop);
+        let status = Arc::clone(&status);
+        let slot = Arc::clone(&slot);
+        #[cfg(test)]
+        let panics = name == tests::PANICS;
         std::thread::Builder::new()
             .name("attach-status".into())
             .spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    update(&client, &status);
-                    std::thread::sleep(UPDATE_EVERY);
+                let Some(client) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+                    return;
+                };
+                // A panic here is told (the error, the link stopped and
+                // ended as failed), never counters frozen under a link
+                // that looks live.
+                let ran = rocescope_replay::wave::contain::contain(|| {
+                    while !stop.load(Ordering::Relaxed) {
+                        #[cfg(test)]
+                        if panics {
+                            panic!("a link status's failure, for the test");
+                        }
+                        update(&client, &status);
+                        std::thread::sleep(UPDATE_EVERY);
+                    }
+                });
+                let last = client.stop();
+                if let Err(why) = ran {
+                    // The counters as the link stopped, not as last copied.
+                    status.frames.store(last.frames_received, Ordering::Relaxed);
+                    status.dropped.store(last.frames_dropped, Ordering::Relaxed);
+                    status.reconnects.store(last.reconnects, Ordering::Relaxed);
+                    failed(
+                        &status,
+                        format!(
+                            "the link's status thread failed ({why}; a rocescope bug: please report it): the link was stopped"
+                        ),
+                    );
                 }
-                client.stop();
             })
-            .ok()
+    };
+    let updater = match spawned {
+        Ok(t) => Some(t),
+        Err(e) => {
+            if let Some(client) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                client.stop();
+            }
+            failed(
+                &status,
+                format!("the link was stopped: cannot make its status thread: {e}"),
+            );
+            None
+        }
     };
     handle.link = Some(LiveLink {
         stop,
@@ -53,6 +96,13 @@ pub fn attach_model(client: Client, name: &str) -> Model {
         control,
     });
     Model::new(store, analysis, handle)
+}
+
+/// End the link's source as failed, saying why.
+fn failed(status: &SourceStatus, why: String) {
+    *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+    status.set_disconnected(None);
+    status.end("link stopped: it failed");
 }
 
 /// Copy the client's counters and events into `status`.
@@ -114,6 +164,31 @@ impl Drop for LiveLink {
 mod tests {
     use super::*;
     use rocescope_device_link::{AttachUrl, ClientConfig};
+
+    /// A link name whose status thread fails, for the tests.
+    pub(super) const PANICS: &str = "test-link-status-panics";
+
+    /// A status thread that panics stops the link and ends the source as
+    /// failed, with its words and the counters the link stopped at.
+    #[test]
+    fn a_link_whose_status_thread_fails_says_so() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../assets/captures/sample-write-read.pcap");
+        let url = AttachUrl::parse(&format!("file:{}", path.display())).unwrap();
+        let client = Client::start(ClientConfig::new(url)).unwrap();
+        let mut model = attach_model(client, PANICS);
+        let t0 = std::time::Instant::now();
+        while !model.source.status().finished.load(Ordering::Acquire) {
+            assert!(t0.elapsed() < Duration::from_secs(20), "never ended");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        model.tick(std::time::Instant::now());
+        let line = crate::status_line(&model);
+        assert_eq!(line.state.text(), "ended: link stopped: it failed");
+        let e = line.error.expect("the failure is told");
+        assert!(e.starts_with("the link's status thread failed ("), "{e}");
+        assert!(e.contains("a link status's failure, for the test"), "{e}");
+    }
 
     #[test]
     fn a_link_whose_file_ends_says_ended_with_its_frames() {

@@ -104,6 +104,13 @@ pub struct LivePoints {
 pub enum LivePointsError {
     #[error("{0}")]
     Points(#[from] PointsError),
+    /// A thread of the session (its `what`) could not be made.
+    #[error("cannot make the live points' {what} thread: {source}")]
+    Thread {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("point {name}: {source}")]
     Link {
         name: String,
@@ -179,20 +186,6 @@ impl LivePoints {
             ..Shared::default()
         });
         let stop = Arc::new(AtomicBool::new(false));
-        let status = {
-            let (shared, stop) = (Arc::clone(&shared), Arc::clone(&stop));
-            std::thread::Builder::new()
-                .name("points-status".into())
-                .spawn(move || {
-                    while !stop.load(Ordering::Relaxed) {
-                        update(&clients, &shared);
-                        std::thread::sleep(UPDATE_EVERY);
-                    }
-                    update(&clients, &shared);
-                    clients.into_iter().map(Client::stop).collect()
-                })
-                .ok()
-        };
         let analyser = {
             let (shared, stop) = (Arc::clone(&shared), Arc::clone(&stop));
             let (points, cfg) = (points.clone(), cfg.clone());
@@ -203,13 +196,102 @@ impl LivePoints {
                     while !stop.load(Ordering::Relaxed) {
                         std::thread::sleep(UPDATE_EVERY);
                         if last.elapsed() >= ANALYSE_EVERY {
-                            analyse(&points, &cfg, &shared);
+                            // A panic here is told in the note, never a
+                            // live analysis that stops changing unsaid;
+                            // the analysis at the session's end runs anew.
+                            let ran = rocescope_replay::wave::contain::contain(|| {
+                                analyse(&points, &cfg, &shared);
+                            });
+                            if let Err(why) = ran {
+                                *shared.note.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!(
+                                    "the live points' analysis failed ({why}; a rocescope bug: please report it): it is no longer updated"
+                                ));
+                                return;
+                            }
                             last = Instant::now();
                         }
                     }
                 })
-                .ok()
         };
+        let analyser = match analyser {
+            Ok(t) => t,
+            Err(source) => {
+                for c in clients {
+                    c.stop();
+                }
+                return Err(LivePointsError::Thread {
+                    what: "analysis",
+                    source,
+                });
+            }
+        };
+        // The clients go to the status thread through this slot, so that
+        // they are stopped here when no thread could be made (a client
+        // dropped runs on).
+        let slot = Arc::new(Mutex::new(Some(clients)));
+        let status = {
+            let (shared, stop, slot) = (Arc::clone(&shared), Arc::clone(&stop), Arc::clone(&slot));
+            std::thread::Builder::new()
+                .name("points-status".into())
+                .spawn(move || {
+                    let clients = slot
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .take()
+                        .unwrap_or_default();
+                    // A panic here is told on every link (each ended, with
+                    // the error), and the links stopped with their final
+                    // counters, never links frozen as they were or a
+                    // session's end without its links' counts.
+                    let ran = rocescope_replay::wave::contain::contain(|| {
+                        while !stop.load(Ordering::Relaxed) {
+                            update(&clients, &shared);
+                            std::thread::sleep(UPDATE_EVERY);
+                        }
+                        update(&clients, &shared);
+                    });
+                    let snaps: Vec<LinkStatsSnapshot> =
+                        clients.into_iter().map(Client::stop).collect();
+                    if let Err(why) = ran {
+                        let why = format!(
+                            "the points' status thread failed ({why}; a rocescope bug: please report it): the link was stopped"
+                        );
+                        let mut links = shared.links.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut log = shared.log.lock().unwrap_or_else(|e| e.into_inner());
+                        for (link, s) in links.iter_mut().zip(&snaps) {
+                            log.push(format!("point {}: {why}", link.name));
+                            link.frames = s.frames_received;
+                            link.dropped = s.frames_dropped;
+                            link.reconnects = s.reconnects;
+                            link.down = true;
+                            link.ended = true;
+                            link.state = "stopped".into();
+                            link.error = Some(why.clone());
+                        }
+                    }
+                    snaps
+                })
+        };
+        let status = match status {
+            Ok(t) => t,
+            Err(source) => {
+                stop.store(true, Ordering::Relaxed);
+                let _ = analyser.join();
+                for c in slot
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .unwrap_or_default()
+                {
+                    c.stop();
+                }
+                return Err(LivePointsError::Thread {
+                    what: "status",
+                    source,
+                });
+            }
+        };
+        let (status, analyser) = (Some(status), Some(analyser));
         Ok(LivePoints {
             points,
             cfg,
@@ -279,6 +361,8 @@ impl LivePoints {
         if let Some(t) = self.analyser.take() {
             let _ = t.join();
         }
+        // The status thread's panics are contained and told on its links
+        // (their counters kept); its join fails on none of them.
         self.status
             .take()
             .and_then(|t| t.join().ok())
@@ -295,6 +379,11 @@ impl Drop for LivePoints {
 /// Analyse the points as they are now; a session whose points share no
 /// frame yet waits for one (said, not an error).
 fn analyse(points: &[Point], cfg: &PointsConfig, shared: &Shared) {
+    // The tests' failing analysis (a point of this name exists only there).
+    #[cfg(test)]
+    if points.iter().any(|p| p.name == tests::ANALYSIS_PANICS) {
+        panic!("a points analysis's failure, for the test");
+    }
     let mut note = shared.note.lock().unwrap_or_else(|e| e.into_inner());
     match analyse_points(points, cfg) {
         Ok(r) => {
@@ -312,6 +401,12 @@ fn analyse(points: &[Point], cfg: &PointsConfig, shared: &Shared) {
 /// Each client's events and counters into its point's link.
 fn update(clients: &[Client], shared: &Shared) {
     let mut links = shared.links.lock().unwrap_or_else(|e| e.into_inner());
+    // The tests' failing status thread (a point of this name exists only there).
+    #[cfg(test)]
+    if links.iter().any(|l| l.name == tests::STATUS_PANICS) {
+        drop(links);
+        panic!("a points status's failure, for the test");
+    }
     let mut log = Vec::new();
     for (client, link) in clients.iter().zip(links.iter_mut()) {
         while let Ok(ev) = client.events().try_recv() {
@@ -463,5 +558,79 @@ impl LiveSession {
             out.push(n);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rocescope_device_link::AttachUrl;
+
+    /// Point names whose threads fail, for the tests.
+    pub(super) const STATUS_PANICS: &str = "test-points-status-panics";
+    pub(super) const ANALYSIS_PANICS: &str = "test-points-analysis-panics";
+
+    /// Two points reading the sample capture, the second named `name`.
+    fn start(name: &str) -> LivePoints {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../assets/captures/sample-write-read.pcap");
+        let url = AttachUrl::parse(&format!("file:{}", path.display())).expect("a file url");
+        let specs = ["a", name]
+            .iter()
+            .map(|n| LivePointSpec {
+                name: (*n).to_owned(),
+                cfg: ClientConfig::new(url.clone()),
+                fixed_offset_ns: None,
+            })
+            .collect();
+        let limits = crate::session::SessionLimits {
+            max_memory_bytes: 64 << 20,
+            max_disk_bytes: None,
+            dir: Some(rocescope_testkit::build_tmp().join(name)),
+            index_dir: None,
+        };
+        LivePoints::start(specs, Default::default(), &limits).expect("the session starts")
+    }
+
+    fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+        let t0 = Instant::now();
+        while !done() {
+            assert!(t0.elapsed() < Duration::from_secs(30), "never {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// A status thread that panics ends every link with the error (in the
+    /// log too) and the session's end still has each link's counters.
+    #[test]
+    fn a_points_status_thread_that_fails_says_so_on_each_link() {
+        let live = start(STATUS_PANICS);
+        wait_for("ended", || live.all_ended());
+        for l in live.links() {
+            let e = l.error.clone().expect("the failure is told");
+            assert!(e.starts_with("the points' status thread failed ("), "{e}");
+            assert!(e.contains("a points status's failure, for the test"), "{e}");
+            assert_eq!(l.state, "stopped");
+        }
+        let log = live.take_log();
+        assert_eq!(log.len(), 2, "{log:?}");
+        let (snaps, _) = live.stop();
+        assert_eq!(snaps.len(), 2, "each link's counters");
+    }
+
+    /// An analysis that panics says so in the note, never a live analysis
+    /// that stops changing unsaid.
+    #[test]
+    fn a_points_analysis_that_fails_says_so() {
+        let live = start(ANALYSIS_PANICS);
+        wait_for("noted", || {
+            live.note().is_some_and(|n| n.contains("failed"))
+        });
+        let n = live.note().unwrap_or_default();
+        assert!(n.starts_with("the live points' analysis failed ("), "{n}");
+        assert!(
+            n.contains("a points analysis's failure, for the test"),
+            "{n}"
+        );
     }
 }

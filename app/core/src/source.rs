@@ -446,14 +446,41 @@ pub fn spawn_sim_into(
     let status = Arc::new(SourceStatus::default());
     let name = format!("sim:{}", scenario.name);
     let spec = (scenario.clone(), pace);
-    let thread = {
+    let spawned = {
         let store = Arc::clone(&store);
         let analysis = analysis.clone();
         let status = Arc::clone(&status);
         std::thread::Builder::new()
             .name("rocescope-sim".into())
-            .spawn(move || run_sim(scenario, pace, record, &store, analysis, &status, &rx))
-            .ok()
+            .spawn(move || {
+                // A panic in the simulator is told (the error, the source
+                // ended as failed), never a run that stalls looking live
+                // or a headless run waiting for an end that never comes.
+                let ran = rocescope_replay::wave::contain::contain(|| {
+                    run_sim(scenario, pace, record, &store, analysis, &status, &rx)
+                });
+                if let Err(why) = ran {
+                    fail(
+                        &status,
+                        format!(
+                            "the simulator failed at {} ({why}; a rocescope bug: please report it): the run after it is not in the session",
+                            rocescope_decoders::units::duration_text(
+                                status.sim_time_ns.load(Ordering::Relaxed)
+                            )
+                        ),
+                    );
+                }
+            })
+    };
+    let thread = match spawned {
+        Ok(t) => Some(t),
+        Err(e) => {
+            fail(
+                &status,
+                format!("the simulator did not start: cannot make its thread: {e}"),
+            );
+            None
+        }
     };
     let mut handle = SourceHandle::bare(name, true, SourceKind::Sim);
     handle.sim = Some(spec);
@@ -461,6 +488,12 @@ pub fn spawn_sim_into(
     handle.status = status;
     handle.thread = thread;
     (store, analysis, handle)
+}
+
+/// End a simulator's source as failed, saying why.
+fn fail(status: &SourceStatus, why: String) {
+    *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+    status.end("simulation failed");
 }
 
 /// Longest simulated time per step: short enough that views update smoothly.
@@ -475,6 +508,13 @@ fn run_sim(
     status: &SourceStatus,
     rx: &Receiver<SourceCtl>,
 ) {
+    // The tests' failing runs (scenarios of these names exist only there).
+    #[cfg(test)]
+    let ingest_panics = scenario.name == tests::INGEST_PANICS;
+    #[cfg(test)]
+    if scenario.name == tests::SIM_PANICS {
+        panic!("a simulator's failure, for the test");
+    }
     // Small steps for short runs so that a paced run unfolds smoothly.
     let step_ns = (scenario.duration_ns / 200).clamp(100, STEP_NS);
     // A paced run is a card: a workload runs until stopped (unless the
@@ -494,32 +534,45 @@ fn run_sim(
     // and back empty (`sim_feed`); a few in flight bound the memory.
     let (full_tx, full_rx) = sync_channel::<SimBatch>(BATCHES_IN_FLIGHT);
     let (free_tx, free_rx) = channel::<SimBatch>();
-    std::thread::scope(|scope| {
+    // Why the ingest thread stopped before the run's end (it failed).
+    let ingest_failed = std::thread::scope(|scope| {
         let ingest_thread = std::thread::Builder::new()
             .name("rocescope-sim-ingest".into())
             .spawn_scoped(scope, || {
-                let mut ingest = Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
-                for mut batch in full_rx {
-                    batch.apply(store, &mut ingest, &analysis, status);
-                    // The simulator may have ended: a batch not taken back is dropped.
-                    let _ = free_tx.send(batch);
-                }
-                store.finish_live(&mut ingest);
+                // Its panic comes back as its words, for the error below.
+                rocescope_replay::wave::contain::contain(|| {
+                    let mut ingest =
+                        Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
+                    for mut batch in full_rx {
+                        #[cfg(test)]
+                        if ingest_panics {
+                            panic!("an ingest's failure, for the test");
+                        }
+                        batch.apply(store, &mut ingest, &analysis, status);
+                        // The simulator may have ended: a batch not taken back is dropped.
+                        let _ = free_tx.send(batch);
+                    }
+                    store.finish_live(&mut ingest);
+                })
             });
         let mut batch = SimBatch::default();
         // Without the thread (none could be made), ingest runs here.
         let mut inline_ingest = ingest_thread
             .is_err()
             .then(|| Ingest::new(DecodeConfig::default(), Box::new(analysis.clone())));
+        // False when the ingest thread is gone (it failed): the run stops.
         let mut hand_over = |batch: &mut SimBatch| {
             if batch.is_empty() {
-                return;
+                return true;
             }
             match inline_ingest.as_mut() {
-                Some(ingest) => batch.apply(store, ingest, &analysis, status),
+                Some(ingest) => {
+                    batch.apply(store, ingest, &analysis, status);
+                    true
+                }
                 None => {
                     let next = free_rx.try_recv().unwrap_or_default();
-                    let _ = full_tx.send(std::mem::replace(batch, next));
+                    full_tx.send(std::mem::replace(batch, next)).is_ok()
                 }
             }
         };
@@ -528,7 +581,9 @@ fn run_sim(
                 Ok(SourceCtl::Stop) | Err(TryRecvError::Disconnected) => break,
                 Ok(SourceCtl::Pause) => {
                     // What was simulated before the pause is shown during it.
-                    hand_over(&mut batch);
+                    if !hand_over(&mut batch) {
+                        break;
+                    }
                     status.paused.store(true, Ordering::Relaxed);
                     let paused_at = Instant::now();
                     match rx.recv() {
@@ -551,8 +606,10 @@ fn run_sim(
             );
             batch.step_end(sim.now_ns());
             // A paced run hands over every step so the views follow it.
-            if !more || batch.frames() >= BATCH_FRAMES || matches!(pace, Pace::RealTime(_)) {
-                hand_over(&mut batch);
+            if (!more || batch.frames() >= BATCH_FRAMES || matches!(pace, Pace::RealTime(_)))
+                && !hand_over(&mut batch)
+            {
+                break;
             }
             if !more {
                 ended = true;
@@ -572,6 +629,11 @@ fn run_sim(
         if let Some(ingest) = inline_ingest.as_mut() {
             store.finish_live(ingest);
         }
+        match ingest_thread.map(|t| t.join()) {
+            Ok(Ok(Err(why))) => Some(why),
+            Ok(Err(_)) => Some("its thread stopped".to_owned()),
+            Ok(Ok(Ok(()))) | Err(_) => None,
+        }
     });
     if let Some(w) = &mut record
         && let Err(e) = w.flush()
@@ -581,7 +643,16 @@ fn run_sim(
     if let Some(e) = write_error {
         *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
     }
-    if ended {
+    if let Some(why) = ingest_failed {
+        fail(
+            status,
+            format!(
+                "the simulator's ingest failed ({why}; a rocescope bug: please report it): the run stopped at {}, the frames after {} are not in the session",
+                rocescope_decoders::units::duration_text(sim.now_ns()),
+                status.frames.load(Ordering::Relaxed)
+            ),
+        );
+    } else if ended {
         status.end(format!(
             "simulation ended at {}",
             rocescope_decoders::units::duration_text(sim.now_ns())
@@ -669,5 +740,72 @@ fn change_text(c: &crate::Command) -> String {
         crate::Command::SetSimParam { key, value } => format!("{key}={value}"),
         crate::Command::SetSnifferFilter(w) => format!("sniffer filter {w:#x}"),
         other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scenario names whose runs fail, for the tests (no scenario has them).
+    pub(super) const SIM_PANICS: &str = "test-sim-panics";
+    pub(super) const INGEST_PANICS: &str = "test-sim-ingest-panics";
+
+    /// Waits (at most 30 s) for the source to end; its error.
+    fn ended_with_error(handle: &SourceHandle) -> String {
+        let t0 = Instant::now();
+        while !handle.status().finished.load(Ordering::Acquire) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "a failed run never ended"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let reason = handle
+            .status()
+            .end_reason
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        assert_eq!(reason.as_deref(), Some("simulation failed"));
+        handle
+            .status()
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .expect("the failure is told")
+    }
+
+    fn scenario(name: &str) -> Scenario {
+        let mut sc = Scenario::resolve("teaching-basic").expect("a bundled scenario");
+        sc.name = name.into();
+        sc
+    }
+
+    /// A simulator whose thread panics ends as failed with its words, for
+    /// a paced (workbench) run as for `sim --headless`.
+    #[test]
+    fn a_simulator_that_fails_ends_saying_so() {
+        for pace in [Pace::Fast, Pace::RealTime(1e-6)] {
+            let (_store, _analysis, handle) = spawn_sim(scenario(SIM_PANICS), pace, None);
+            let e = ended_with_error(&handle);
+            assert!(e.starts_with("the simulator failed at "), "{e}");
+            assert!(e.contains("a simulator's failure, for the test"), "{e}");
+        }
+    }
+
+    /// An ingest thread that panics stops the run (a paced one would run
+    /// on, its frames thrown away) and ends it as failed, never "ended".
+    #[test]
+    fn a_simulator_whose_ingest_fails_ends_saying_so() {
+        for pace in [Pace::Fast, Pace::RealTime(1e-6)] {
+            let (store, _analysis, handle) = spawn_sim(scenario(INGEST_PANICS), pace, None);
+            let e = ended_with_error(&handle);
+            assert!(e.starts_with("the simulator's ingest failed ("), "{e}");
+            assert!(e.contains("an ingest's failure, for the test"), "{e}");
+            assert!(e.contains("are not in the session"), "{e}");
+            assert_eq!(store.stats().packets, 0);
+        }
     }
 }

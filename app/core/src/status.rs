@@ -210,7 +210,8 @@ pub fn status_line(model: &Model) -> StatusLine {
         reconnects: src.reconnects.load(Ordering::Relaxed),
         error: lock(&src.error)
             .or(progress.error.map(|e| format!("indexing stopped: {e}")))
-            .or(model.store.spill_error()),
+            .or(model.store.spill_error())
+            .or(model.filter_failed()),
         unread: model.store.first_warning().map(|(w, n)| match n {
             1 => format!("{} (byte {})", w.message, w.offset),
             n => format!(

@@ -21,6 +21,11 @@ pub enum DataError {
     Store(#[from] rocescope_replay::store::StoreError),
     #[error("the export's writer stopped before the table was written")]
     WriterStopped,
+    /// A thread building the packets table's batches panicked (its words).
+    #[error(
+        "a thread building the packets table failed ({0}; a rocescope bug: please report it): the table is not written"
+    )]
+    BuilderFailed(String),
     /// Its `ExportOptions::cancel` was set; what it was writing is removed.
     #[error("the export was stopped before the table was written")]
     Cancelled,

@@ -244,19 +244,23 @@ fn write_table(
             let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(0);
             let builder = std::thread::Builder::new()
                 .name("rocescope-export".into())
-                .spawn_scoped(s, move || -> Result<u64, DataError> {
-                    let mut b = PacketBatches::new(store, batch).with_recycler(recycler);
-                    let mut built = 0;
-                    for k in (first as u64..n_batches).step_by(threads) {
-                        built += b.for_each_arrow_batch(&batch_rows(rows, k, batch), |b| {
-                            let b = match prepare {
-                                Some(prepare) => prepare(b)?,
-                                None => Batch::Packets(b),
-                            };
-                            tx.send(b).map_err(|_| DataError::WriterStopped)
-                        })?;
-                    }
-                    Ok(built)
+                .spawn_scoped(s, move || {
+                    // Its panic comes back as its words, for the error below.
+                    rocescope_replay::wave::contain::contain(move || -> Result<u64, DataError> {
+                        let mut b = PacketBatches::new(store, batch).with_recycler(recycler);
+                        let mut built = 0;
+                        for k in (first as u64..n_batches).step_by(threads) {
+                            built += b.for_each_arrow_batch(&batch_rows(rows, k, batch), |b| {
+                                let b = match prepare {
+                                    Some(prepare) => prepare(b)?,
+                                    None => Batch::Packets(b),
+                                };
+                                tx.send(b).map_err(|_| DataError::WriterStopped)
+                            })?;
+                        }
+                        Ok(built)
+                    })
+                    .unwrap_or_else(|why| Err(DataError::BuilderFailed(why)))
                 })
                 .map_err(|cause| DataError::Io {
                     what: "cannot start a thread for",
@@ -282,10 +286,15 @@ fn write_table(
         let mut total = 0;
         let mut built = Ok(());
         for b in builders {
-            match b.join().unwrap_or(Err(DataError::WriterStopped)) {
+            let joined = b
+                .join()
+                .unwrap_or_else(|_| Err(DataError::BuilderFailed("its thread stopped".into())));
+            match joined {
                 Ok(n) => total += n,
                 Err(e) => {
-                    if built.is_ok() {
+                    // A builder's own failure before the stops it caused
+                    // in the others.
+                    if matches!(built, Ok(()) | Err(DataError::WriterStopped)) {
                         built = Err(e);
                     }
                 }
@@ -640,4 +649,53 @@ fn swap_dirs(a: &Path, b: &Path) -> Result<(), DataError> {
     std::fs::rename(b, &aside).map_err(io_err("cannot replace", b))?;
     std::fs::rename(a, b).map_err(io_err("cannot write", b))?;
     std::fs::rename(&aside, a).map_err(io_err("cannot replace", b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread building the packets table that panics fails the export
+    /// with its words, never taken for the writer's stop.
+    #[test]
+    fn a_builder_that_fails_says_so() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../assets/captures/sample-write-read.pcap");
+        let store = rocescope_replay::store::Store::open(
+            &path,
+            rocescope_decoders::DecodeConfig::default(),
+            Box::new(rocescope_replay::store::NoAnalysis),
+        )
+        .expect("the sample opens");
+        store.wait();
+        let report = rocescope_decoders::analysis::Report::default();
+        let src = Source {
+            store: &store,
+            report: &report,
+            capture: "sample",
+            extra_profiler: &[],
+            points: None,
+        };
+        let opts = ExportOptions {
+            batch_rows: Some(2),
+            ..ExportOptions::default()
+        };
+        let panics = |_: PacketBatch| -> Result<Batch, DataError> {
+            panic!("a builder's failure, for the test")
+        };
+        let got = write_table(
+            &src,
+            Table::Packets,
+            &opts,
+            &Recycler::default(),
+            Some(&panics),
+            &mut |_| Ok(()),
+        );
+        match got {
+            Err(DataError::BuilderFailed(why)) => {
+                assert!(why.contains("a builder's failure, for the test"), "{why}");
+            }
+            other => panic!("not the builder's failure: {other:?}"),
+        }
+    }
 }

@@ -176,10 +176,27 @@ impl Client {
         let control = Control::default();
         let (ev_tx, events) = std::sync::mpsc::channel();
         let mut threads = Vec::new();
-        let spawn = |name: &str, f: Box<dyn FnOnce() + Send>| {
+        let fail_tx = ev_tx.clone();
+        // Each thread's panic is told (a fatal event with its words: the
+        // link ends, its error shown) and stops the client, never a link
+        // running on without storing or recording what it receives, or a
+        // stop waiting for good on a queue nobody closes (`failed` tidies
+        // up after the thread).
+        let spawn = |name: &'static str,
+                     f: Box<dyn FnOnce() + Send>,
+                     failed: Box<dyn FnOnce() + Send>| {
+            let (events, stop) = (fail_tx.clone(), Arc::clone(&stop));
             std::thread::Builder::new()
                 .name(name.into())
-                .spawn(f)
+                .spawn(move || {
+                    if let Err(why) = rocescope_replay::wave::contain::contain(f) {
+                        stop.store(true, Ordering::Relaxed);
+                        let _ = events.send(LinkEvent::Fatal(format!(
+                            "the link's {name} thread failed ({why}; a rocescope bug: please report it): the link was stopped"
+                        )));
+                        failed();
+                    }
+                })
                 .map_err(ClientError::Spawn)
         };
         let recorder = match &cfg.record {
@@ -202,6 +219,7 @@ impl Client {
                 threads.push(spawn(
                     "attach-record",
                     Box::new(move || record_loop(w, &rx, flush, &st, &ev, &pool)),
+                    Box::new(|| ()),
                 )?);
                 Some(tx)
             }
@@ -223,9 +241,13 @@ impl Client {
                         &store, &queue, &stats, analyzer, &notes, decode, pps, &pool, &stop,
                     );
                 }),
+                Box::new(|| ()),
             )?);
         }
         {
+            #[cfg(test)]
+            let panics = matches!(&cfg.url, AttachUrl::File { path, .. } if path.ends_with(tests::RX_PANICS));
+            let closed = Arc::clone(&queue);
             let rx = Rx {
                 cfg,
                 control: control.clone(),
@@ -236,12 +258,21 @@ impl Client {
                 stop: Arc::clone(&stop),
                 events: ev_tx,
             };
-            let done = Arc::clone(&rx_done);
+            let (done, failed_done) = (Arc::clone(&rx_done), Arc::clone(&rx_done));
             threads.push(spawn(
                 "attach-rx",
                 Box::new(move || {
+                    #[cfg(test)]
+                    if panics {
+                        panic!("a link reader's failure, for the test");
+                    }
                     rx.run();
                     done.store(true, Ordering::Release);
+                }),
+                // What `run` does at its end: ingest ends, the link is over.
+                Box::new(move || {
+                    closed.close();
+                    failed_done.store(true, Ordering::Release);
                 }),
             )?);
         }

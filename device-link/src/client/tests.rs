@@ -3,6 +3,45 @@ use crate::agent::{Agent, AgentConfig};
 use crate::sim::SimSource;
 use rocescope_sim::{Scenario, Simulator};
 
+/// A file name whose reader thread fails, for the tests.
+pub(super) const RX_PANICS: &str = "test-rx-panics.pcap";
+
+/// A reader thread that panics ends the link with a fatal event in its
+/// words, the client finished, and a stop that returns (the queue closed),
+/// never a link that hangs its stop or looks as if it runs on.
+#[test]
+fn a_reader_thread_that_fails_ends_the_link_saying_so() {
+    let url = AttachUrl::parse(&format!("file:/nonexistent/{RX_PANICS}")).unwrap();
+    let client = Client::start(ClientConfig::new(url)).unwrap();
+    let ev = client
+        .events()
+        .recv_timeout(Duration::from_secs(30))
+        .expect("an event");
+    let LinkEvent::Fatal(why) = ev else {
+        panic!("not fatal: {ev:?}");
+    };
+    assert!(
+        why.starts_with("the link's attach-rx thread failed ("),
+        "{why}"
+    );
+    assert!(
+        why.contains("a link reader's failure, for the test"),
+        "{why}"
+    );
+    let t0 = Instant::now();
+    while !client.is_finished() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "never finished");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (tx, stopped) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(client.stop());
+    });
+    stopped
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the stop returns");
+}
+
 /// `ingest_batch` on every path (raw, decoded and taken in place,
 /// decoded and shared with the recorder), records between frames.
 #[test]

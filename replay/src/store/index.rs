@@ -300,77 +300,81 @@ impl Store {
             let spare = &spare;
             let appender_thread = std::thread::Builder::new()
                 .name("rocescope-append".into())
+                // Its panic comes back as its words, for the error below.
                 .spawn_scoped(scope, move || {
-                    let mut appender = Appender::new(analyzer);
-                    let mut infos = Decoded::with_capacity(DECODE_CHUNK);
-                    // The analysis alone: the conversations interned
-                    // apart, the rows counted, nothing appended.
-                    let mut convs = super::conv::ConvTable::default();
-                    let mut analysed_rows = 0u64;
-                    loop {
-                        let (mut raw, bytes_done, time_base) = match full_rx.try_recv() {
-                            Ok(next) => next,
-                            // Nothing to append: make the next chunk now.
-                            Err(TryRecvError::Empty) if spare.make_if_wanted() => continue,
-                            Err(TryRecvError::Empty) => match full_rx.recv() {
+                    crate::wave::contain::contain(move || {
+                        let mut appender = Appender::new(analyzer);
+                        let mut infos = Decoded::with_capacity(DECODE_CHUNK);
+                        // The analysis alone: the conversations interned
+                        // apart, the rows counted, nothing appended.
+                        let mut convs = super::conv::ConvTable::default();
+                        let mut analysed_rows = 0u64;
+                        loop {
+                            let (mut raw, bytes_done, time_base) = match full_rx.try_recv() {
                                 Ok(next) => next,
-                                Err(_) => break,
-                            },
-                            Err(TryRecvError::Disconnected) => break,
-                        };
-                        for r in &raw.evidence {
-                            appender.record(r);
-                        }
-                        // One chunk of rows: analysed alone, or appended
-                        // under the write lock (`counted`: their counters,
-                        // when the reader made them).
-                        let mut take =
-                            |rows: &mut [PacketInfo],
-                             wide: &[Wide],
-                             counted: Option<&StoreStats>| {
-                                if analysis_only {
-                                    appender.analyse(analysed_rows, rows, wide, &mut convs);
-                                    analysed_rows += rows.len() as u64;
-                                    return;
-                                }
-                                let mut inner =
-                                    self.inner.write().unwrap_or_else(|e| e.into_inner());
-                                let Inner {
-                                    cols, convs, stats, ..
-                                } = &mut *inner;
-                                spare.offer(cols);
-                                appender.append_counted(rows, wide, counted, cols, convs, stats);
+                                // Nothing to append: make the next chunk now.
+                                Err(TryRecvError::Empty) if spare.make_if_wanted() => continue,
+                                Err(TryRecvError::Empty) => match full_rx.recv() {
+                                    Ok(next) => next,
+                                    Err(_) => break,
+                                },
+                                Err(TryRecvError::Disconnected) => break,
                             };
-                        // A chunk at a time, so that the infos stay in cache
-                        // and the write lock is short.
-                        let Decoded { rows, wide } = &mut raw.decoded;
-                        for (k, chunk) in rows.chunks_mut(DECODE_CHUNK).enumerate() {
-                            take(chunk, wide, raw.decoded_stats.get(k));
-                        }
-                        for chunk in raw.frames.chunks(DECODE_CHUNK) {
-                            infos.clear();
-                            for f in chunk {
-                                ingest::decode_onto(&mut infos, &cfg, &f.frame(&raw.bytes));
+                            for r in &raw.evidence {
+                                appender.record(r);
                             }
-                            let Decoded { rows, wide } = &mut infos;
-                            take(rows, wide, None);
+                            // One chunk of rows: analysed alone, or appended
+                            // under the write lock (`counted`: their counters,
+                            // when the reader made them).
+                            let mut take =
+                                |rows: &mut [PacketInfo],
+                                 wide: &[Wide],
+                                 counted: Option<&StoreStats>| {
+                                    if analysis_only {
+                                        appender.analyse(analysed_rows, rows, wide, &mut convs);
+                                        analysed_rows += rows.len() as u64;
+                                        return;
+                                    }
+                                    let mut inner =
+                                        self.inner.write().unwrap_or_else(|e| e.into_inner());
+                                    let Inner {
+                                        cols, convs, stats, ..
+                                    } = &mut *inner;
+                                    spare.offer(cols);
+                                    appender
+                                        .append_counted(rows, wide, counted, cols, convs, stats);
+                                };
+                            // A chunk at a time, so that the infos stay in cache
+                            // and the write lock is short.
+                            let Decoded { rows, wide } = &mut raw.decoded;
+                            for (k, chunk) in rows.chunks_mut(DECODE_CHUNK).enumerate() {
+                                take(chunk, wide, raw.decoded_stats.get(k));
+                            }
+                            for chunk in raw.frames.chunks(DECODE_CHUNK) {
+                                infos.clear();
+                                for f in chunk {
+                                    ingest::decode_onto(&mut infos, &cfg, &f.frame(&raw.bytes));
+                                }
+                                let Decoded { rows, wide } = &mut infos;
+                                take(rows, wide, None);
+                            }
+                            // A bounded index moves its older chunks to disk
+                            // once a batch is in (a walk of the chunk list).
+                            self.bound();
+                            *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
+                            self.bytes_done.store(bytes_done, Ordering::Relaxed);
+                            self.elapsed_ns
+                                .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                            backlog.fetch_sub(1, Ordering::Relaxed);
+                            raw.clear();
+                            let _ = empty_tx.send(raw);
                         }
-                        // A bounded index moves its older chunks to disk
-                        // once a batch is in (a walk of the chunk list).
-                        self.bound();
-                        *self.time_base.write().unwrap_or_else(|e| e.into_inner()) = time_base;
-                        self.bytes_done.store(bytes_done, Ordering::Relaxed);
-                        self.elapsed_ns
-                            .store(start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                        backlog.fetch_sub(1, Ordering::Relaxed);
-                        raw.clear();
-                        let _ = empty_tx.send(raw);
-                    }
-                    appender.finish();
-                    let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
-                    inner.cols.drop_spare();
-                    drop(inner);
-                    keep_state.then(|| appender.into_analyzer())
+                        appender.finish();
+                        let mut inner = self.inner.write().unwrap_or_else(|e| e.into_inner());
+                        inner.cols.drop_spare();
+                        drop(inner);
+                        keep_state.then(|| appender.into_analyzer())
+                    })
                 });
             // A full queue means the append thread is behind: make the next
             // chunk before waiting.
@@ -447,15 +451,20 @@ impl Store {
             batch.count_decoded();
             hand_over((batch, reader.bytes_read(), reader.time_base()));
             drop(full_tx);
-            match appender_thread.map(|t| t.join()) {
-                Ok(Ok(analyzer)) => analyzer,
-                Ok(Err(_)) => {
-                    *self.error.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some("the append thread failed".into());
-                    None
+            let failed = match appender_thread.map(|t| t.join()) {
+                Ok(Ok(Ok(analyzer))) => return analyzer,
+                Ok(Ok(Err(why))) => {
+                    format!("the append thread failed ({why}; a rocescope bug: please report it)")
                 }
-                Err(_) => None,
-            }
+                Ok(Err(_)) => "the append thread failed".to_owned(),
+                // Nothing was appended: never a complete store with no rows.
+                Err(e) => format!("cannot start the append thread: {e}"),
+            };
+            self.error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(failed);
+            None
         });
         // Written before the store is complete: a command that exits once
         // it is (`info`, `stats`) leaves the index behind.
@@ -482,6 +491,34 @@ impl Store {
     }
 }
 
+impl Store {
+    /// [`Store::index`] on the thread it runs on: a panic in it (the
+    /// reader's, the analysis', a bug) is the store's error, and the store
+    /// complete with the rows before it, never a store indexing for good
+    /// (`stats` waiting on it forever, the status line at a percent).
+    pub(super) fn index_told<R: std::io::Read>(
+        &self,
+        reader: CaptureReader<R>,
+        cfg: DecodeConfig,
+        analyzer: Box<dyn Analyzer>,
+        mode: IndexMode,
+    ) {
+        let ran = crate::wave::contain::contain(|| self.index(reader, cfg, analyzer, mode));
+        if let Err(why) = ran {
+            let failed = format!(
+                "the indexing failed ({why}; a rocescope bug: please report it): the frames after row {} are not in the index",
+                self.len()
+            );
+            // The first error stays (the append thread's, say).
+            self.error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(failed);
+            self.mark_complete();
+        }
+    }
+}
+
 /// What [`Store::index`] does with the frames it reads.
 pub(super) enum IndexMode {
     /// Append them as rows; then save the index into this capture's folder
@@ -499,6 +536,66 @@ mod tests {
 
     use super::*;
     use crate::capture::{CaptureFrame, LinkType};
+
+    /// An analysis that panics where it is asked to (a bug in it).
+    struct Panics {
+        /// In `keeps_state`, asked on the reading thread; else in `batch`,
+        /// on the append thread.
+        on_reader: bool,
+    }
+
+    impl Analyzer for Panics {
+        fn batch(
+            &mut self,
+            _: u64,
+            _: &mut [PacketInfo],
+            _: &[Wide],
+            _: &mut Vec<ingest::LateFlags>,
+        ) {
+            panic!("an analysis' failure, for the test");
+        }
+        fn keeps_state(&self) -> bool {
+            if self.on_reader {
+                panic!("a reader's failure, for the test");
+            }
+            false
+        }
+    }
+
+    /// A panic on the indexing threads is the store's error with its words,
+    /// and the store complete (a `stats` waiting on it ends), never a store
+    /// indexing for good.
+    #[test]
+    fn an_indexing_that_fails_completes_with_its_error() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/captures/sample-write-read.pcap");
+        for (on_reader, starts, words) in [
+            (
+                true,
+                "the indexing failed (",
+                "a reader's failure, for the test",
+            ),
+            (
+                false,
+                "the append thread failed (",
+                "an analysis' failure, for the test",
+            ),
+        ] {
+            let store = Store::open(
+                &path,
+                DecodeConfig::default(),
+                Box::new(Panics { on_reader }),
+            )
+            .unwrap();
+            assert!(
+                store.wait_timeout(std::time::Duration::from_secs(30)),
+                "the store never completed"
+            );
+            let e = store.progress().error.expect("the failure is told");
+            assert!(e.starts_with(starts), "{e}");
+            assert!(e.contains(words), "{e}");
+        }
+    }
 
     /// The append thread asks for one spare chunk once the rows fill
     /// whole chunks; one thread makes it, once; the columns take it when

@@ -120,7 +120,7 @@ impl Store {
             std::thread::Builder::new()
                 .name("rocescope-analysis".into())
                 .spawn(move || {
-                    worker.index(reader, cfg, analyzer, index::IndexMode::Analysis { save })
+                    worker.index_told(reader, cfg, analyzer, index::IndexMode::Analysis { save })
                 })
         });
         if !matches!(analyse, Some(Ok(_))) {

@@ -462,7 +462,9 @@ impl Store {
         let worker = Arc::clone(&store);
         std::thread::Builder::new()
             .name("rocescope-index".into())
-            .spawn(move || worker.index(reader, cfg, analyzer, index::IndexMode::Rows { save }))
+            .spawn(move || {
+                worker.index_told(reader, cfg, analyzer, index::IndexMode::Rows { save })
+            })
             .map_err(|source| CaptureError::Open {
                 path: path.to_path_buf(),
                 source,

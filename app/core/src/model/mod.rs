@@ -403,6 +403,21 @@ impl Model {
         )
     }
 
+    /// The tests' scan (one made to fail).
+    #[cfg(test)]
+    pub(crate) fn set_matches(&mut self, matches: Arc<Matches>) {
+        self.matches = matches;
+    }
+
+    /// Why the filter's scan stopped before its end (its thread failed).
+    pub fn filter_failed(&self) -> Option<String> {
+        self.matches
+            .failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// Matches before this position were deleted by the ring.
     /// Filter matches let go past the match list's bound (the oldest).
     pub fn filter_matches_let_go(&self) -> u64 {
