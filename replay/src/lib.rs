@@ -14,6 +14,7 @@
 
 pub mod capture;
 pub mod clock;
+pub mod contain;
 pub mod endian;
 pub mod pcapng;
 pub mod points;

@@ -52,7 +52,7 @@ pub fn attach_model(client: Client, name: &str) -> Model {
                 // A panic here is told (the error, the link stopped and
                 // ended as failed), never counters frozen under a link
                 // that looks live.
-                let ran = rocescope_replay::wave::contain::contain(|| {
+                let ran = rocescope_replay::contain::contain(|| {
                     while !stop.load(Ordering::Relaxed) {
                         #[cfg(test)]
                         if panics {

@@ -199,7 +199,7 @@ impl LivePoints {
                             // A panic here is told in the note, never a
                             // live analysis that stops changing unsaid;
                             // the analysis at the session's end runs anew.
-                            let ran = rocescope_replay::wave::contain::contain(|| {
+                            let ran = rocescope_replay::contain::contain(|| {
                                 analyse(&points, &cfg, &shared);
                             });
                             if let Err(why) = ran {
@@ -243,7 +243,7 @@ impl LivePoints {
                     // the error), and the links stopped with their final
                     // counters, never links frozen as they were or a
                     // session's end without its links' counts.
-                    let ran = rocescope_replay::wave::contain::contain(|| {
+                    let ran = rocescope_replay::contain::contain(|| {
                         while !stop.load(Ordering::Relaxed) {
                             update(&clients, &shared);
                             std::thread::sleep(UPDATE_EVERY);

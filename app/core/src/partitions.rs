@@ -100,7 +100,7 @@ impl LiveWriter {
                     // A panic here is told (the error, the writer finished
                     // as failed), never a writer left "finishing" or a
                     // session taken as written in full.
-                    let ran = rocescope_replay::wave::contain::contain(|| {
+                    let ran = rocescope_replay::contain::contain(|| {
                         run(&store, &analysis, &spec, &status, &stop, cancel)
                     });
                     if let Err(why) = ran {

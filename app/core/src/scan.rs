@@ -57,7 +57,7 @@ pub(crate) fn spawn_scan(store: Arc<Store>, filter: Filter, out: Arc<Matches>) {
         .spawn(move || {
             // A panic here is told (the status line), never a filter
             // "scanning" for good with the matches it found so far.
-            let ran = rocescope_replay::wave::contain::contain(|| scan(&store, &filter, &out));
+            let ran = rocescope_replay::contain::contain(|| scan(&store, &filter, &out));
             if let Err(why) = ran {
                 out.fail(format!(
                     "the filter's scan failed at row {} ({why}; a rocescope bug: please report it): the rows after it are not filtered",

@@ -456,7 +456,7 @@ pub fn spawn_sim_into(
                 // A panic in the simulator is told (the error, the source
                 // ended as failed), never a run that stalls looking live
                 // or a headless run waiting for an end that never comes.
-                let ran = rocescope_replay::wave::contain::contain(|| {
+                let ran = rocescope_replay::contain::contain(|| {
                     run_sim(scenario, pace, record, &store, analysis, &status, &rx)
                 });
                 if let Err(why) = ran {
@@ -540,7 +540,7 @@ fn run_sim(
             .name("rocescope-sim-ingest".into())
             .spawn_scoped(scope, || {
                 // Its panic comes back as its words, for the error below.
-                rocescope_replay::wave::contain::contain(|| {
+                rocescope_replay::contain::contain(|| {
                     let mut ingest =
                         Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
                     for mut batch in full_rx {

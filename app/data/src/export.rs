@@ -246,7 +246,7 @@ fn write_table(
                 .name("rocescope-export".into())
                 .spawn_scoped(s, move || {
                     // Its panic comes back as its words, for the error below.
-                    rocescope_replay::wave::contain::contain(move || -> Result<u64, DataError> {
+                    rocescope_replay::contain::contain(move || -> Result<u64, DataError> {
                         let mut b = PacketBatches::new(store, batch).with_recycler(recycler);
                         let mut built = 0;
                         for k in (first as u64..n_batches).step_by(threads) {

@@ -149,7 +149,7 @@ pub fn run(mut model: Model) -> anyhow::Result<()> {
     std::panic::set_hook(Box::new(move |info| {
         // A waveform parser's panic is an error the workbench shows; the
         // terminal stays the workbench's.
-        if !rocescope_replay::wave::contain::panic_contained() {
+        if !rocescope_replay::contain::panic_contained() {
             restore();
         }
         previous(info);

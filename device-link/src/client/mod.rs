@@ -189,7 +189,7 @@ impl Client {
             std::thread::Builder::new()
                 .name(name.into())
                 .spawn(move || {
-                    if let Err(why) = rocescope_replay::wave::contain::contain(f) {
+                    if let Err(why) = rocescope_replay::contain::contain(f) {
                         stop.store(true, Ordering::Relaxed);
                         let _ = events.send(LinkEvent::Fatal(format!(
                             "the link's {name} thread failed ({why}; a rocescope bug: please report it): the link was stopped"

@@ -302,7 +302,7 @@ impl Store {
                 .name("rocescope-append".into())
                 // Its panic comes back as its words, for the error below.
                 .spawn_scoped(scope, move || {
-                    crate::wave::contain::contain(move || {
+                    crate::contain::contain(move || {
                         let mut appender = Appender::new(analyzer);
                         let mut infos = Decoded::with_capacity(DECODE_CHUNK);
                         // The analysis alone: the conversations interned
@@ -503,7 +503,7 @@ impl Store {
         analyzer: Box<dyn Analyzer>,
         mode: IndexMode,
     ) {
-        let ran = crate::wave::contain::contain(|| self.index(reader, cfg, analyzer, mode));
+        let ran = crate::contain::contain(|| self.index(reader, cfg, analyzer, mode));
         if let Err(why) = ran {
             let failed = format!(
                 "the indexing failed ({why}; a rocescope bug: please report it): the frames after row {} are not in the index",

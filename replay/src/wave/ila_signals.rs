@@ -5,11 +5,11 @@ use std::path::Path;
 
 use wellen::stream;
 
-use super::contain::contain;
 use super::ila::{CsvReader, Row, sample_ns};
 use super::ila_open::VcdProbes;
 use super::signals::{Change, Hierarchy, LoadedSignal, Marker, MarkerKind, SignalInfo};
 use super::{Timescale, WaveError};
+use crate::contain::contain;
 
 fn read_err(path: &Path, message: String) -> WaveError {
     WaveError::Read {

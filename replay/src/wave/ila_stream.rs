@@ -7,10 +7,10 @@ use std::sync::mpsc::SyncSender;
 use wellen::{SignalRef, stream};
 
 use super::beats::{PortSlots, Sampler, WaveFrame};
-use super::contain::contain;
 use super::ila::{CsvReader, IlaSummary, IlaWindow, ProbeInterface, Row};
 use super::stream::{BATCH_FRAMES, Gone, Msg, flat, flush_warnings, little_endian};
 use super::{Timescale, WaveError};
+use crate::contain::contain;
 
 /// Samples an ILA capture holds at most, counted from sample 0: a Versal
 /// or UltraScale ILA keeps up to 131,072 samples in all its windows; a

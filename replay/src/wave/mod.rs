@@ -14,7 +14,6 @@
 pub mod axis;
 pub mod beats;
 mod check;
-pub mod contain;
 pub mod ila;
 mod ila_open;
 mod ila_signals;

@@ -26,11 +26,11 @@ use std::time::Instant;
 
 use wellen::{LoadOptions, SignalRef, SignalValueRef, viewers};
 
-use super::contain::contain_parallel;
 use super::signals::{
     Change, Hierarchy, LoadedSignal, MAX_CHANGES, flat, hierarchy_with, low_bits, stream_load,
 };
 use super::{Timescale, WaveError, WaveFormat, WaveOptions};
+use crate::contain::contain_parallel;
 
 /// What is held of the body.
 enum Body {

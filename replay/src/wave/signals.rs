@@ -6,8 +6,8 @@ use std::path::Path;
 
 use wellen::{LoadOptions, SignalValueRef, stream};
 
-use super::contain::contain;
 use super::{Timescale, WaveError, WaveFormat, WaveOptions};
+use crate::contain::contain;
 
 /// Changes of one signal kept at most; the rest are counted, not kept.
 /// A change is 24 bytes, so a loaded signal costs at most 24 MiB.

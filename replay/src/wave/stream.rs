@@ -7,8 +7,8 @@ use wellen::{LoadOptions, SignalRef, SignalValueRef, stream};
 
 use super::axis::{self, AxisInterface};
 use super::beats::{PortSlots, Sampler, WaveFrame};
-use super::contain::contain;
 use super::{Timescale, WaveError, WaveFormat, WaveOptions};
+use crate::contain::contain;
 
 /// Frames per message from the reading thread.
 pub(super) const BATCH_FRAMES: usize = 256;

@@ -379,7 +379,7 @@ impl Signals {
                     // The parser's panics are contained inside `load`; this
                     // holds any other, so the signal fails rather than
                     // loading forever.
-                    let r = rocescope_replay::wave::contain::contain(|| {
+                    let r = rocescope_replay::contain::contain(|| {
                         source.load(&paths, wave::MAX_CHANGES)
                     })
                     .unwrap_or_else(|why| {

@@ -1,4 +1,4 @@
-//! Parser panics held at the call that made them.
+//! Panics held at the call that made them, told as errors.
 //!
 //! wellen and fst-reader assert on what a damaged file holds (a value
 //! with a character no VCD allows, an FST block longer than its section):
@@ -6,8 +6,13 @@
 //! through [`contain`], on whichever thread it runs (the main thread at
 //! open, `rocescope-wave`, `rocescope-signal`), and a panic there becomes
 //! the text of an error that names the file and where, as a cut file's
-//! does. The panic hook stays silent for a contained panic, so nothing
-//! but that error reaches the user; any other panic is reported as before.
+//! does. The long-running threads (indexing, the simulator and its
+//! ingest, a link's reader, ingest and recorder, the links' status and
+//! the live points' analysis, the filter's scan, the partitions' writer,
+//! the export's builders) run contained too: a bug there is an error the
+//! user sees, never a thread gone quiet. The panic hook stays silent for
+//! a contained panic, so nothing but that error reaches the user; any
+//! other panic is reported as before.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, PanicHookInfo};
@@ -172,7 +177,7 @@ mod tests {
             "{err}"
         );
         assert!(err.contains("...") && err.len() < 300, "{err}");
-        assert!(err.contains(" at replay/src/wave/contain.rs:"), "{err}");
+        assert!(err.contains(" at replay/src/contain.rs:"), "{err}");
         assert_eq!(contain(|| 7), Ok(7));
         assert!(!panic_contained());
     }
