@@ -184,7 +184,7 @@ impl Client {
         // up after the thread).
         let spawn = |name: &'static str,
                      f: Box<dyn FnOnce() + Send>,
-                     failed: Box<dyn FnOnce() + Send>| {
+                     failed: Box<dyn FnOnce(&str) + Send>| {
             let (events, stop) = (fail_tx.clone(), Arc::clone(&stop));
             std::thread::Builder::new()
                 .name(name.into())
@@ -194,7 +194,7 @@ impl Client {
                         let _ = events.send(LinkEvent::Fatal(format!(
                             "the link's {name} thread failed ({why}; a rocescope bug: please report it): the link was stopped"
                         )));
-                        failed();
+                        failed(&why);
                     }
                 })
                 .map_err(ClientError::Spawn)
@@ -219,7 +219,7 @@ impl Client {
                 threads.push(spawn(
                     "attach-record",
                     Box::new(move || record_loop(w, &rx, flush, &st, &ev, &pool)),
-                    Box::new(|| ()),
+                    Box::new(|_| ()),
                 )?);
                 Some(tx)
             }
@@ -234,14 +234,28 @@ impl Client {
             let pps = cfg.max_ingest_pps;
             let pool = pool.clone();
             let stop = Arc::clone(&stop);
+            let failed_store = Arc::clone(&store);
+            #[cfg(test)]
+            let panics = matches!(&cfg.url, AttachUrl::File { path, .. } if path.ends_with(tests::INGEST_PANICS));
             threads.push(spawn(
                 "attach-ingest",
                 Box::new(move || {
+                    #[cfg(test)]
+                    if panics {
+                        panic!("a link ingest's failure, for the test");
+                    }
                     ingest_loop(
                         &store, &queue, &stats, analyzer, &notes, decode, pps, &pool, &stop,
                     );
                 }),
-                Box::new(|| ()),
+                // The store ends with what it holds, its status naming why
+                // (never a live session that looks as if it still grows).
+                Box::new(move |why| {
+                    failed_store.end_failed(format!(
+                        "the link's ingest failed ({why}; a rocescope bug: please report it): the frames after row {} are not stored",
+                        failed_store.len()
+                    ));
+                }),
             )?);
         }
         {
@@ -270,7 +284,7 @@ impl Client {
                     done.store(true, Ordering::Release);
                 }),
                 // What `run` does at its end: ingest ends, the link is over.
-                Box::new(move || {
+                Box::new(move |_| {
                     closed.close();
                     failed_done.store(true, Ordering::Release);
                 }),

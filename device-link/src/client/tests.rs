@@ -42,6 +42,46 @@ fn a_reader_thread_that_fails_ends_the_link_saying_so() {
         .expect("the stop returns");
 }
 
+/// A file name whose ingest thread fails, for the tests.
+pub(super) const INGEST_PANICS: &str = "test-ingest-panics.pcap";
+
+/// An ingest thread that panics ends the link saying so, and the live store
+/// ends with its status naming why: a caller waiting on it returns, and no
+/// view reads the session as one that still grows.
+#[test]
+fn an_ingest_thread_that_fails_ends_the_store_saying_so() {
+    let url = AttachUrl::parse(&format!("file:/nonexistent/{INGEST_PANICS}")).unwrap();
+    let client = Client::start(ClientConfig::new(url)).unwrap();
+    let t0 = Instant::now();
+    let why = loop {
+        let left = Duration::from_secs(30).saturating_sub(t0.elapsed());
+        match client.events().recv_timeout(left).expect("a fatal event") {
+            LinkEvent::Fatal(why) if why.contains("attach-ingest") => break why,
+            _ => {}
+        }
+    };
+    assert!(
+        why.contains("a link ingest's failure, for the test"),
+        "{why}"
+    );
+    assert!(
+        client.store().wait_timeout(Duration::from_secs(30)),
+        "the store never ended"
+    );
+    let error = client.store().progress().error.expect("the store's error");
+    assert!(
+        error.starts_with("the link's ingest failed (") && error.contains("for the test"),
+        "{error}"
+    );
+    let (tx, stopped) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(client.stop());
+    });
+    stopped
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the stop returns");
+}
+
 /// `ingest_batch` on every path (raw, decoded and taken in place,
 /// decoded and shared with the recorder), records between frames.
 #[test]

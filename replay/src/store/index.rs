@@ -509,12 +509,7 @@ impl Store {
                 "the indexing failed ({why}; a rocescope bug: please report it): the frames after row {} are not in the index",
                 self.len()
             );
-            // The first error stays (the append thread's, say).
-            self.error
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get_or_insert(failed);
-            self.mark_complete();
+            self.end_failed(failed);
         }
     }
 }

@@ -125,7 +125,8 @@ pub struct Progress {
     pub bytes_total: u64,
     pub rows: u64,
     pub complete: bool,
-    /// Why indexing stopped early, if it did (every row before is kept).
+    /// Why indexing (or a link's ingest) stopped early, if it did (every
+    /// row before is kept).
     pub error: Option<String>,
     /// Wall time spent indexing so far, ns.
     pub elapsed_ns: u64,
@@ -639,6 +640,17 @@ impl Store {
     pub fn finish_live(&self, ingest: &mut Ingest) {
         self.flush_live(ingest);
         ingest.finish();
+        self.mark_complete();
+    }
+
+    /// End a store whose feeding thread failed: the error is told with the
+    /// store's status (the first one stays: the append thread's, say), and
+    /// the store is complete with the rows it has, so nobody waits for more.
+    pub fn end_failed(&self, error: String) {
+        self.error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(error);
         self.mark_complete();
     }
 
