@@ -4,7 +4,9 @@
 //! Threads: one per source, one accepting, and two per client (control
 //! lines in; pcapng out). Each client has its own bounded [`BatchQueue`]:
 //! a client that reads slowly or not at all loses whole batches, counted
-//! and reported to it, and never slows the sources or other clients.
+//! and reported to it, and never slows the sources or other clients. A
+//! failure (a panic) of the accepting thread stops the agent with it as
+//! the error; of a client's line reader, closes that client with BYE.
 
 use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -46,6 +48,9 @@ pub struct AgentConfig {
     pub max_clients: usize,
     /// The card's control program for FILTER / START / STOP.
     pub control: Option<CardControl>,
+    /// A thread made to fail, for the tests of what a failure tells.
+    #[cfg(test)]
+    pub(crate) fails: Option<&'static str>,
 }
 
 impl AgentConfig {
@@ -61,6 +66,8 @@ impl AgentConfig {
             wait_for_client: false,
             max_clients: 32,
             control: None,
+            #[cfg(test)]
+            fails: None,
         }
     }
 }
@@ -76,6 +83,9 @@ pub enum AgentError {
     Listen { addr: SocketAddr, cause: io::Error },
     #[error("source {name}: {error}")]
     Source { name: String, error: String },
+    /// One of the agent's own threads failed (a bug), told in its words.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// Reads and checks a token file: one line of 16-256 printable ASCII
@@ -330,6 +340,10 @@ impl Agent {
     ) -> Result<SourceStatus, AgentError> {
         *self.source_name.lock().unwrap_or_else(|e| e.into_inner()) = main.describe();
         let clients: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        // Without its accepting thread the agent would serve on to the
+        // clients it has and refuse every other, silently: a failure there
+        // stops the agent with the failure as its error.
+        let accept_failed: Arc<Mutex<Option<String>>> = Arc::default();
         let accept = {
             let listener = self.listener;
             let cfg = Arc::clone(&self.cfg);
@@ -337,9 +351,26 @@ impl Agent {
             let stop = Arc::clone(&self.stop);
             let name = Arc::clone(&self.source_name);
             let clients = Arc::clone(&clients);
+            let failed = Arc::clone(&accept_failed);
             std::thread::Builder::new()
                 .name("agent-accept".into())
-                .spawn(move || accept_loop(&listener, &cfg, &hub, &stop, &name, &clients))
+                .spawn(move || {
+                    let ran = rocescope_replay::contain::contain(|| {
+                        #[cfg(test)]
+                        if cfg.fails == Some("accept") {
+                            panic!("an accepting thread's failure, for the test");
+                        }
+                        accept_loop(&listener, &cfg, &hub, &stop, &name, &clients)
+                    });
+                    if let Err(why) = ran {
+                        let text = format!(
+                            "the agent's accepting thread failed ({why}; a rocescope bug: please report it): no new client could connect"
+                        );
+                        tracing::error!("{text}: stopping");
+                        *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(text);
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                })
                 .map_err(|e| AgentError::Source {
                     name: "accept".into(),
                     error: e.to_string(),
@@ -379,6 +410,10 @@ impl Agent {
             .with_pool(pool)
             .with_audience(move || audience.count());
         let result = main.run(&out);
+        let accept_failed = accept_failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
         match &result {
             Ok(SourceStatus::End) => tracing::info!("source {} ended", main.describe()),
             Ok(SourceStatus::Stopped) => tracing::info!("stopping"),
@@ -390,6 +425,9 @@ impl Agent {
         }
         // No more data: let each client drain, then say BYE.
         *self.hub.end.lock().unwrap_or_else(|e| e.into_inner()) = match &result {
+            _ if accept_failed.is_some() => {
+                ("error".into(), accept_failed.clone().unwrap_or_default())
+            }
             Ok(SourceStatus::End) => ("end".into(), "the source ended".into()),
             Ok(SourceStatus::Stopped) => ("shutdown".into(), "the agent stops".into()),
             Err(e) => ("error".into(), format!("source failed: {e}")),
@@ -400,6 +438,9 @@ impl Agent {
         let handles = std::mem::take(&mut *clients.lock().unwrap_or_else(|e| e.into_inner()));
         for h in handles {
             let _ = h.join();
+        }
+        if let Some(text) = accept_failed {
+            return Err(AgentError::Failed(text));
         }
         result.map_err(|e| AgentError::Source {
             name: main.describe(),
@@ -535,9 +576,34 @@ impl Conn {
             let cfg = Arc::clone(&self.cfg);
             let hub = Arc::clone(&self.hub);
             let stop = Arc::clone(&self.stop);
+            let id = self.id;
             std::thread::Builder::new()
-                .name(format!("agent-control-{}", self.id))
-                .spawn(move || control_loop(rs, &slot, &authed, &cfg, &hub, &stop))
+                .name(format!("agent-control-{id}"))
+                .spawn(move || {
+                    let ran = rocescope_replay::contain::contain(|| {
+                        #[cfg(test)]
+                        if cfg.fails == Some("control") {
+                            panic!("a control reader's failure, for the test");
+                        }
+                        control_loop(rs, &slot, &authed, &cfg, &hub, &stop);
+                    });
+                    // Its lines (AUTH, FILTER, BYE) would go unread: the
+                    // client is told why and closed, never left waiting.
+                    if let Err(why) = ran {
+                        let text = format!(
+                            "the agent's reader of this client's lines failed ({why}; a rocescope bug: please report it)"
+                        );
+                        tracing::error!("client {id}: {text}: closing");
+                        slot.replies
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(Reply::Bye {
+                                reason: "error".into(),
+                                text,
+                            });
+                        slot.closed.store(true, Ordering::Relaxed);
+                    }
+                })
         });
         let (id, peer) = (self.id, self.peer);
         // Without its reader a client's lines (AUTH, FILTER) go unread: it
@@ -573,8 +639,8 @@ impl Conn {
         self.hub.leave(self.id);
         slot.queue.close();
         let _ = stream.shutdown(Shutdown::Both);
-        // The reader ends with the socket shut above; a panic of it was
-        // on the agent's stderr already (the default hook).
+        // The reader ends with the socket shut above; a failure of it was
+        // told (logged, the client sent BYE) by its thread.
         let _ = reader.join();
     }
 
@@ -958,4 +1024,78 @@ fn queue_drops(dropped: u64) -> Record {
         dropped,
         reason: DropReason::QueueFull,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::sim::SimSource;
+
+    fn agent(fails: &'static str) -> Agent {
+        let mut cfg = AgentConfig::new("127.0.0.1:0".parse().expect("addr"));
+        cfg.fails = Some(fails);
+        Agent::bind(cfg).expect("bind")
+    }
+
+    fn until_stopped() -> Box<dyn Source> {
+        let sc = rocescope_sim::Scenario::builtin("default").expect("default");
+        assert!(sc.until_stopped);
+        Box::new(SimSource::new(sc, None))
+    }
+
+    /// An accepting thread that fails stops the agent with the failure as
+    /// its error, never an agent that serves on refusing every client.
+    #[test]
+    fn an_accepting_thread_that_fails_stops_the_agent_saying_so() {
+        let a = agent("accept");
+        let (tx, ran) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(a.run(until_stopped(), Vec::new()));
+        });
+        let got = ran
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the agent stops");
+        let Err(AgentError::Failed(why)) = got else {
+            panic!("not the accepting thread's failure: {got:?}");
+        };
+        assert!(
+            why.starts_with("the agent's accepting thread failed (")
+                && why.contains("an accepting thread's failure, for the test"),
+            "{why}"
+        );
+    }
+
+    /// A client whose line reader fails is sent BYE with why and closed,
+    /// never left connected with its lines unread.
+    #[test]
+    fn a_control_reader_that_fails_closes_its_client_saying_so() {
+        let a = agent("control");
+        let port = a.local_addr().expect("addr").port();
+        let stop = a.stop_flag();
+        let t = std::thread::spawn(move || a.run(until_stopped(), Vec::new()));
+        let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        // The agent closes the connection: the reads end (bounded: without
+        // the close the simulated card streams on for good).
+        let (mut got, mut buf, t0) = (Vec::new(), vec![0u8; 1 << 16], Instant::now());
+        while t0.elapsed() < Duration::from_secs(30) && got.len() < 256 << 20 {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        let text = String::from_utf8_lossy(&got);
+        assert!(
+            text.contains("BYE error the agent's reader of this client's lines failed (")
+                && text.contains("a control reader's failure, for the test"),
+            "{} bytes, no BYE with the failure",
+            got.len()
+        );
+        stop.store(true, Ordering::Relaxed);
+        let ran = t.join().expect("the agent's thread");
+        assert!(ran.is_ok(), "{ran:?}");
+    }
 }

@@ -7,7 +7,8 @@
 //! open, `rocescope-wave`, `rocescope-signal`), and a panic there becomes
 //! the text of an error that names the file and where, as a cut file's
 //! does. The long-running threads (indexing, the simulator and its
-//! ingest, a link's reader, ingest and recorder, the links' status and
+//! ingest, a link's reader, ingest and recorder, the agent's accepting
+//! thread and client line readers, the links' status and
 //! the live points' analysis, the filter's scan, the partitions' writer,
 //! the export's builders) run contained too: a bug there is an error the
 //! user sees, never a thread gone quiet. The panic hook stays silent for
