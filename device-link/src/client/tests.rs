@@ -3,6 +3,17 @@ use crate::agent::{Agent, AgentConfig};
 use crate::sim::SimSource;
 use rocescope_sim::{Scenario, Simulator};
 
+/// The client's stop returns (bounded: a stop that hangs fails the test).
+fn stops_in_time(client: Client) {
+    let (tx, stopped) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(client.stop());
+    });
+    stopped
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the stop returns");
+}
+
 /// A file name whose reader thread fails, for the tests.
 pub(super) const RX_PANICS: &str = "test-rx-panics.pcap";
 
@@ -33,13 +44,7 @@ fn a_reader_thread_that_fails_ends_the_link_saying_so() {
         assert!(t0.elapsed() < Duration::from_secs(30), "never finished");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let (tx, stopped) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(client.stop());
-    });
-    stopped
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the stop returns");
+    stops_in_time(client);
 }
 
 /// A file name whose ingest thread fails, for the tests.
@@ -73,13 +78,7 @@ fn an_ingest_thread_that_fails_ends_the_store_saying_so() {
         error.starts_with("the link's ingest failed (") && error.contains("for the test"),
         "{error}"
     );
-    let (tx, stopped) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(client.stop());
-    });
-    stopped
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the stop returns");
+    stops_in_time(client);
 }
 
 /// `ingest_batch` on every path (raw, decoded and taken in place,
