@@ -153,9 +153,11 @@ pub(super) fn place(
         .spawn({
             let names = names.clone();
             move || {
-                let slices: Vec<&[super::journey::LatSample]> =
-                    samples.iter().map(Vec::as_slice).collect();
-                latency::segments(&slices, &names, bins, t0)
+                crate::contain::contain(|| {
+                    let slices: Vec<&[super::journey::LatSample]> =
+                        samples.iter().map(Vec::as_slice).collect();
+                    latency::segments(&slices, &names, bins, t0)
+                })
             }
         });
     let expected =
@@ -486,13 +488,12 @@ pub(super) fn place(
     losses.sort_by_key(|l| (l.ts_ns, l.dest_qp, l.psn));
     capture_losses.sort_by_key(|c| (c.ts_ns, c.point));
     let paths: Vec<PointPaths> = done.into_iter().map(|(_, paths, _)| paths).collect();
-    // Told as a warning, the rest of the report kept.
-    let segments = latency_thread
-        .ok()
-        .and_then(|t| t.join().ok())
-        .and_then(Result::ok);
-    let latency_failed = segments.is_none();
-    let segments = segments.unwrap_or_default();
+    // Told as a warning in its own words, the rest of the report kept.
+    let segments = latency_told(latency_thread);
+    let (segments, latency_failed) = match segments {
+        Ok(s) => (s, None),
+        Err(why) => (Vec::new(), Some(why)),
+    };
     let mut summaries = a.summaries.clone();
     for (p, v) in missed.iter().enumerate() {
         summaries[p].capture_loss = v.len() as u64;
@@ -504,8 +505,10 @@ pub(super) fn place(
     }) {
         warnings.push(why);
     }
-    if latency_failed {
-        warnings.push("the segments' latency could not be measured (its thread failed)".into());
+    if let Some(why) = latency_failed {
+        warnings.push(format!(
+            "the segments' latency could not be measured ({why})"
+        ));
     }
     if flows.undecided > 0 {
         warnings.push(format!(
@@ -666,5 +669,50 @@ fn loss(
         rows: Vec::new(),
         evidence,
         request: a.flows.role[j.flow as usize].1 == Role::Request,
+    }
+}
+
+/// What the latency's thread came to: its segments, or why not in words
+/// (its error, or its panic's words and place).
+fn latency_told(
+    thread: std::io::Result<
+        std::thread::JoinHandle<Result<Result<Vec<super::SegmentLatency>, PointsError>, String>>,
+    >,
+) -> Result<Vec<super::SegmentLatency>, String> {
+    match thread {
+        Err(e) => Err(format!("its thread could not start: {e}")),
+        Ok(t) => match t.join() {
+            Ok(Ok(Ok(s))) => Ok(s),
+            Ok(Ok(Err(e))) => Err(e.to_string()),
+            Ok(Err(why)) => Err(format!(
+                "its thread failed: {why}; a rocescope bug: please report it"
+            )),
+            Err(_) => Err("its thread failed; a rocescope bug: please report it".into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A latency thread that panics is told in the panic's words, never
+    /// read as "no segments".
+    #[test]
+    fn a_failed_latency_thread_is_told_in_its_words() {
+        let ran = std::thread::Builder::new().spawn(|| {
+            crate::contain::contain(
+                || -> Result<Vec<super::super::SegmentLatency>, PointsError> {
+                    panic!("the latency of the test fails")
+                },
+            )
+        });
+        let why = latency_told(ran).expect_err("a failure");
+        assert!(
+            why.starts_with("its thread failed: ") && why.contains("the latency of the test fails"),
+            "{why}"
+        );
+        let fine = std::thread::Builder::new().spawn(|| crate::contain::contain(|| Ok(Vec::new())));
+        assert_eq!(latency_told(fine).map(|s| s.len()), Ok(0));
     }
 }
