@@ -672,12 +672,14 @@ fn loss(
     }
 }
 
+/// The latency's thread: its segments, its error, or its panic's words.
+type LatencyThread =
+    std::thread::JoinHandle<Result<Result<Vec<super::SegmentLatency>, PointsError>, String>>;
+
 /// What the latency's thread came to: its segments, or why not in words
 /// (its error, or its panic's words and place).
 fn latency_told(
-    thread: std::io::Result<
-        std::thread::JoinHandle<Result<Result<Vec<super::SegmentLatency>, PointsError>, String>>,
-    >,
+    thread: std::io::Result<LatencyThread>,
 ) -> Result<Vec<super::SegmentLatency>, String> {
     match thread {
         Err(e) => Err(format!("its thread could not start: {e}")),
