@@ -32,8 +32,6 @@ enum Wait {
     Sending,
     Full,
     Idle,
-    /// Between messages, cut by changes of the outstanding count.
-    Pieces,
     /// Sharing to then, host limited to the request.
     Shared(u64),
 }
@@ -41,22 +39,18 @@ enum Wait {
 impl Acct {
     /// A new request in the steady state, labelled in one pass (the same
     /// runs as [`Acct::close_wait`] then [`Acct::own_packet`] and
-    /// [`Acct::restart`] push): nothing pending, no tier, no pacing, no
-    /// pause reaching the wait, and the wait labelled by the window, the
-    /// end of a message or one stretch of the link's frames; mid-message,
-    /// no change of the outstanding count in the wait. Returns false, having changed nothing, when the request is not so
-    /// (the general path then).
+    /// [`Acct::restart`] push): nothing pending, no change of the
+    /// outstanding count in the wait, no tier, no pacing, no pause reaching
+    /// the wait, and the wait labelled by the window, the end of a message
+    /// or one stretch of the link's frames. Returns false, having changed
+    /// nothing, when the request is not so (the general path then).
     #[inline(always)]
     pub fn steady_request(&mut self, s: &Steady<'_>) -> bool {
-        if !self.pending.is_empty() || self.recovering_since.is_some() || self.rate_limited {
-            return false;
-        }
-        // Changes of the count (ACKs, READ responses) cut the wait: between
-        // messages, each piece is window full or idle by its count (what
-        // the general walk comes to, without its set-up); mid-message, the
-        // walk.
-        let cut = !self.segs.is_empty();
-        if cut && self.mid_message {
+        if !self.segs.is_empty()
+            || !self.pending.is_empty()
+            || self.recovering_since.is_some()
+            || self.rate_limited
+        {
             return false;
         }
         let from = self.runs.end_ns;
@@ -64,10 +58,7 @@ impl Acct {
         // The wait's label, decided before anything changes.
         let wait = if to <= from {
             Wait::None
-        } else if !cut
-            && to - from <= ROUNDING_NS
-            && self.runs.last_state() == Some(TimeState::Sending)
-        {
+        } else if to - from <= ROUNDING_NS && self.runs.last_state() == Some(TimeState::Sending) {
             Wait::Sending
         } else {
             if s.pauses
@@ -76,12 +67,11 @@ impl Acct {
             {
                 return false;
             }
-            if cut {
-                Wait::Pieces
-            } else if match s.window {
+            let full = match s.window {
                 Some(w) => u64::from(self.out_at_mark) + u64::from(s.span.max(1)) > u64::from(w),
                 None => s.held,
-            } {
+            };
+            if full {
                 Wait::Full
             } else if !self.mid_message {
                 Wait::Idle
@@ -98,7 +88,38 @@ impl Acct {
             Wait::Sending => self.runs.push(to, TimeState::Sending),
             Wait::Full => self.runs.push(to, TimeState::WindowFull),
             Wait::Idle => self.runs.push(to, TimeState::Idle),
-            Wait::Pieces => Acct::pieces_between_messages(
+            Wait::Shared(shared_to) => {
+                self.runs.push(shared_to, TimeState::Sharing);
+                self.runs.push(to, TimeState::HostLimited);
+            }
+        }
+        // Its own packet: sending, unless the window is full with it.
+        self.steady_own_packet(to, s);
+        true
+    }
+
+    /// [`Acct::steady_request`] of a wait cut by changes of the outstanding
+    /// count (READ responses, ACKs), in the steady state
+    /// ([`Acct::steady_holds`]): between messages, each piece window full
+    /// or idle by its count, what the general walk comes to without its
+    /// set-up ([`Acct::steady_cut`]). False, having changed nothing,
+    /// mid-message or with a pause reaching the wait.
+    #[inline(always)]
+    pub fn steady_between_messages(&mut self, s: &Steady<'_>) -> bool {
+        debug_assert!(self.steady_holds() && !self.segs.is_empty());
+        if self.mid_message {
+            return false;
+        }
+        let from = self.runs.end_ns;
+        let to = s.ts_ns;
+        if to > from {
+            if s.pauses
+                .back()
+                .is_some_and(|p| p.start_ns.saturating_add(s.pause_reach_ns) > from)
+            {
+                return false;
+            }
+            Acct::pieces_between_messages(
                 &mut self.runs,
                 self.out_at_mark,
                 from,
@@ -107,16 +128,18 @@ impl Acct {
                 s.span,
                 s.held,
                 s.window,
-            ),
-            Wait::Shared(shared_to) => {
-                self.runs.push(shared_to, TimeState::Sharing);
-                self.runs.push(to, TimeState::HostLimited);
-            }
+            );
         }
+        self.last_wait_ns = to.saturating_sub(from);
         self.segs.clear();
-        // Its own packet: sending, unless the window is full with it.
         self.steady_own_packet(to, s);
         true
+    }
+
+    /// Changes of the outstanding count cut the open wait.
+    #[inline(always)]
+    pub fn cut(&self) -> bool {
+        !self.segs.is_empty()
     }
 
     /// A request [`Acct::steady_request`] could not label in one pass,

@@ -201,7 +201,7 @@ impl Acct {
     /// runs, not the account, so that the steady path calls it with the
     /// segments in place.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(never)]
     pub(super) fn pieces_between_messages(
         runs: &mut StateRuns,
         out_at_mark: u32,
@@ -213,12 +213,16 @@ impl Acct {
         window: Option<u32>,
     ) {
         let span = u64::from(span.max(1));
+        // Full where the count and the request's span pass the window;
+        // without one, throughout when the capture shows the sender held,
+        // else nowhere (a limit no count passes): one comparison a piece.
+        let limit = match window {
+            Some(w) => u64::from(w),
+            None if held => 0,
+            None => u64::MAX,
+        };
         let state_of = |outstanding: u32| {
-            let full = match window {
-                Some(w) => u64::from(outstanding) + span > u64::from(w),
-                None => held,
-            };
-            if full {
+            if u64::from(outstanding) + span > limit {
                 TimeState::WindowFull
             } else {
                 TimeState::Idle
@@ -227,14 +231,14 @@ impl Acct {
         let mut at = from;
         let mut out = out_at_mark;
         // The pushes the pieces make, held back while in the same state.
-        let mut held: Option<(u64, TimeState)> = None;
-        let mut piece = |runs: &mut StateRuns, upto: u64, state: TimeState| match held {
-            Some((t, s)) if s == state => held = Some((t.max(upto), s)),
+        let mut deferred: Option<(u64, TimeState)> = None;
+        let mut piece = |runs: &mut StateRuns, upto: u64, state: TimeState| match deferred {
+            Some((t, s)) if s == state => deferred = Some((t.max(upto), s)),
             Some((t, s)) => {
                 runs.push(t, s);
-                held = Some((upto, state));
+                deferred = Some((upto, state));
             }
-            None => held = Some((upto, state)),
+            None => deferred = Some((upto, state)),
         };
         for s in segs {
             if s.ts_ns <= from || s.ts_ns >= to {
@@ -249,7 +253,7 @@ impl Acct {
         if to > at {
             piece(runs, to, state_of(out));
         }
-        if let Some((t, s)) = held {
+        if let Some((t, s)) = deferred {
             runs.push(t, s);
         }
     }
