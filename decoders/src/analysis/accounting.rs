@@ -546,7 +546,14 @@ impl RcAnalysis {
             pause_reach_ns: self.pause_reach_ns,
             frames: &h.frames,
         };
-        if a.steady_request(&s) {
+        // A READ QP's wait cut by its READ responses or ACKs (most of its
+        // waits): between messages, its pieces labelled at once; the
+        // one-pass labelling takes no cut wait.
+        if READS && a.cut() {
+            if a.steady_holds() && a.steady_between_messages(&s) {
+                return true;
+            }
+        } else if a.steady_request(&s) {
             return true;
         }
         if !READS || !a.steady_holds() {

@@ -98,6 +98,50 @@ impl Acct {
         true
     }
 
+    /// [`Acct::steady_request`] of a wait cut by changes of the outstanding
+    /// count (READ responses, ACKs), in the steady state
+    /// ([`Acct::steady_holds`]): between messages, each piece window full
+    /// or idle by its count, what the general walk comes to without its
+    /// set-up ([`Acct::steady_cut`]). False, having changed nothing,
+    /// mid-message or with a pause reaching the wait.
+    #[inline(always)]
+    pub fn steady_between_messages(&mut self, s: &Steady<'_>) -> bool {
+        debug_assert!(self.steady_holds() && !self.segs.is_empty());
+        if self.mid_message {
+            return false;
+        }
+        let from = self.runs.end_ns;
+        let to = s.ts_ns;
+        if to > from {
+            if s.pauses
+                .back()
+                .is_some_and(|p| p.start_ns.saturating_add(s.pause_reach_ns) > from)
+            {
+                return false;
+            }
+            Acct::pieces_between_messages(
+                &mut self.runs,
+                self.out_at_mark,
+                from,
+                to,
+                &self.segs,
+                s.span,
+                s.held,
+                s.window,
+            );
+        }
+        self.last_wait_ns = to.saturating_sub(from);
+        self.segs.clear();
+        self.steady_own_packet(to, s);
+        true
+    }
+
+    /// Changes of the outstanding count cut the open wait.
+    #[inline(always)]
+    pub fn cut(&self) -> bool {
+        !self.segs.is_empty()
+    }
+
     /// A request [`Acct::steady_request`] could not label in one pass,
     /// though in the steady state (nothing pending, no tier, no pacing:
     /// [`Acct::steady_holds`]) with `s.window` as of the facts' epoch: its

@@ -139,7 +139,16 @@ impl Acct {
             // its start reaches none of its pieces.
             let plain = self.plain_holds(from, end, cx);
             if plain && !self.mid_message {
-                self.plain_pieces_between_messages(from, to, &segs, end, cx.window);
+                Acct::pieces_between_messages(
+                    &mut self.runs,
+                    self.out_at_mark,
+                    from,
+                    to,
+                    &segs,
+                    end.span,
+                    end.held,
+                    cx.window,
+                );
                 self.segs = segs;
                 self.segs.clear();
                 return;
@@ -185,55 +194,67 @@ impl Acct {
     /// count (`segs`; READ responses, ACKs): each piece window full or
     /// idle by its count, as [`Acct::plain_label`] labels it, with one
     /// push a change of state rather than one a piece (the same runs: a
-    /// push in the state of the last extends it).
-    #[inline]
-    fn plain_pieces_between_messages(
-        &mut self,
+    /// push in the state of the last extends it). The count is
+    /// `out_at_mark` from `from` on; the request that ends the wait at
+    /// `to` needs room for `span` PSNs (`held`: the capture shows the
+    /// sender held at its window, what decides without one). Taking the
+    /// runs, not the account, so that the steady path calls it with the
+    /// segments in place.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    pub(super) fn pieces_between_messages(
+        runs: &mut StateRuns,
+        out_at_mark: u32,
         from: u64,
         to: u64,
         segs: &[Seg],
-        end: &WaitEnd,
+        span: u32,
+        held: bool,
         window: Option<u32>,
     ) {
-        let span = u64::from(end.span.max(1));
+        let span = u64::from(span.max(1));
+        // Full where the count and the request's span pass the window;
+        // without one, throughout when the capture shows the sender held,
+        // else nowhere (a limit no count passes): one comparison a piece.
+        let limit = match window {
+            Some(w) => u64::from(w),
+            None if held => 0,
+            None => u64::MAX,
+        };
         let state_of = |outstanding: u32| {
-            let full = match window {
-                Some(w) => u64::from(outstanding) + span > u64::from(w),
-                None => end.held,
-            };
-            if full {
+            if u64::from(outstanding) + span > limit {
                 TimeState::WindowFull
             } else {
                 TimeState::Idle
             }
         };
         let mut at = from;
-        let mut out = self.out_at_mark;
+        let mut out = out_at_mark;
         // The pushes the pieces make, held back while in the same state.
-        let mut held: Option<(u64, TimeState)> = None;
-        let mut piece = |runs: &mut StateRuns, upto: u64, state: TimeState| match held {
-            Some((t, s)) if s == state => held = Some((t.max(upto), s)),
+        let mut deferred: Option<(u64, TimeState)> = None;
+        let mut piece = |runs: &mut StateRuns, upto: u64, state: TimeState| match deferred {
+            Some((t, s)) if s == state => deferred = Some((t.max(upto), s)),
             Some((t, s)) => {
                 runs.push(t, s);
-                held = Some((upto, state));
+                deferred = Some((upto, state));
             }
-            None => held = Some((upto, state)),
+            None => deferred = Some((upto, state)),
         };
         for s in segs {
             if s.ts_ns <= from || s.ts_ns >= to {
                 continue;
             }
             if s.ts_ns > at {
-                piece(&mut self.runs, s.ts_ns, state_of(out));
+                piece(runs, s.ts_ns, state_of(out));
             }
             at = s.ts_ns;
             out = s.outstanding;
         }
         if to > at {
-            piece(&mut self.runs, to, state_of(out));
+            piece(runs, to, state_of(out));
         }
-        if let Some((t, s)) = held {
-            self.runs.push(t, s);
+        if let Some((t, s)) = deferred {
+            runs.push(t, s);
         }
     }
 
