@@ -142,7 +142,7 @@ fn mark_point(
     let flows = &a.flows;
     let mut marks: Vec<u64> = bytemuck::allocation::zeroed_vec(sightings.len());
     let mut rows: Vec<u64> = Vec::with_capacity(sightings.len());
-    let mut walker = walk.then(|| Walker::new(flows, a, p));
+    let mut walker = walk.then(|| Walker::new(flows, a, p, inputs[p].conversations.len()));
     let first = f.first_span(p);
     let span = 1 << MARK_SPAN_BITS;
     for (k, (chunk, seen)) in marks

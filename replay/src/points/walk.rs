@@ -145,21 +145,62 @@ pub(super) fn merge(parts: impl IntoIterator<Item = Walked>) -> Walked {
 /// span of the sightings and marks read once, while in the cache, rather
 /// than all of a host's sightings read a second time.
 pub(super) struct Walker<'a> {
-    flows: &'a Flows,
     a: &'a Aligned,
     p: usize,
+    /// What the walk reads of each of the point's conversations (by id),
+    /// `None` for one it skips: looked up once, not for every sighting.
+    ends: Vec<Option<Ends>>,
     recv: Vec<Receiver>,
     reqr: Vec<Requester>,
     out: Walked,
 }
 
+/// A conversation the walk follows: a QP's requests or responses on a way
+/// of two or more points.
+#[derive(Debug, Clone, Copy)]
+struct Ends {
+    qp: u32,
+    /// The QP's request flow.
+    req_flow: u32,
+    request: bool,
+    /// The point is the last on the requests' way (the receiver's), the
+    /// first (the requester's).
+    receiver: bool,
+    requester: bool,
+}
+
+impl Ends {
+    /// Point `p`'s conversation `conv`, as the walk reads it.
+    fn of(flows: &Flows, p: usize, conv: u32) -> Option<Ends> {
+        let flow = flows.flow_of(p, conv)?;
+        let (qp, role) = flows.role[flow as usize];
+        if qp == NONE || role == Role::Other {
+            return None;
+        }
+        let req_flow = flows.qps[qp as usize].req?;
+        let path = flows.paths[req_flow as usize].as_slice();
+        let (&first, &last) = (path.first()?, path.last()?);
+        if path.len() < 2 {
+            return None;
+        }
+        Some(Ends {
+            qp,
+            req_flow,
+            request: role == Role::Request,
+            receiver: usize::from(last) == p,
+            requester: usize::from(first) == p,
+        })
+    }
+}
+
 impl<'a> Walker<'a> {
-    pub fn new(flows: &'a Flows, a: &'a Aligned, p: usize) -> Walker<'a> {
+    /// Point `p`'s walk, of its `convs` conversations.
+    pub fn new(flows: &'a Flows, a: &'a Aligned, p: usize, convs: usize) -> Walker<'a> {
         let qps = flows.qps.len();
         Walker {
-            flows,
             a,
             p,
+            ends: (0..convs).map(|c| Ends::of(flows, p, c as u32)).collect(),
             recv: (0..qps).map(|_| Receiver::default()).collect(),
             reqr: (0..qps).map(|_| Requester::default()).collect(),
             out: Walked::default(),
@@ -169,43 +210,31 @@ impl<'a> Walker<'a> {
     /// The point's next sighting, `j` its journey (`NONE`: none).
     #[inline]
     pub fn step(&mut self, s: &Sighting, j: u32) {
-        let (flows, p) = (self.flows, self.p);
-        let Some(flow) = flows.flow_of(p, s.conv) else {
+        let Some(Some(e)) = self.ends.get(s.conv as usize).copied() else {
             return;
         };
-        let (qp, role) = flows.role[flow as usize];
-        if qp == NONE || role == Role::Other {
-            return;
-        }
-        let Some(req_flow) = flows.qps[qp as usize].req else {
-            return;
-        };
-        let path = flows.paths[req_flow as usize].as_slice();
-        let (Some(&first), Some(&last)) = (path.first(), path.last()) else {
-            return;
-        };
-        if path.len() < 2 {
-            return;
-        }
         if j == NONE {
             return;
         }
+        let p = self.p;
         let Some(t) = self.a.at(p, s.ts_ns) else {
             return;
         };
         let out = &mut self.out;
-        if usize::from(last) == p {
-            let r = &mut self.recv[qp as usize];
-            match role {
-                Role::Request => r.arrive(s.psn, s.opcode, j, t, out),
-                _ => r.depart(s, j, t, p as u8, req_flow, out),
+        if e.receiver {
+            let r = &mut self.recv[e.qp as usize];
+            if e.request {
+                r.arrive(s.psn, s.opcode, j, t, out);
+            } else {
+                r.depart(s, j, t, p as u8, e.req_flow, out);
             }
         }
-        if usize::from(first) == p {
-            let q = &mut self.reqr[qp as usize];
-            match role {
-                Role::Request => q.send(s.psn, t, p as u8, out),
-                _ => q.hear(s, j, t, req_flow, out),
+        if e.requester {
+            let q = &mut self.reqr[e.qp as usize];
+            if e.request {
+                q.send(s.psn, t, p as u8, out);
+            } else {
+                q.hear(s, j, t, e.req_flow, out);
             }
         }
     }
