@@ -28,6 +28,7 @@ use super::{
     CaptureLoss, Fate, FlowPath, Loss, LossKind, MAX_CAPTURE_LOSSES, PathCell, PointInput,
     PointPaths, PointsConfig, PointsError, PointsReport, joined_all, latency,
 };
+use crate::store::prefault;
 
 /// A frame is judged at a point only when the point's capture ran past
 /// it by twice the longest one-way latency seen (its way to the point may
@@ -142,6 +143,10 @@ fn mark_point(
     let flows = &a.flows;
     let mut marks: Vec<u64> = bytemuck::allocation::zeroed_vec(sightings.len());
     let mut rows: Vec<u64> = Vec::with_capacity(sightings.len());
+    // Fresh pages (the journeys' records still held): 2 MiB ones, a fault
+    // each rather than one per 4 KiB.
+    prefault::advise_huge(&mut marks);
+    prefault::advise_huge(rows.spare_capacity_mut());
     let mut walker = walk.then(|| Walker::new(flows, a, p, inputs[p].conversations.len()));
     let first = f.first_span(p);
     let span = 1 << MARK_SPAN_BITS;
