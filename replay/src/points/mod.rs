@@ -15,8 +15,10 @@
 //! 3. follows each frame from point to point (`journey.rs`): a copy at a
 //!    point downstream belongs to the latest copy upstream that was not
 //!    after it; which points saw it is its path;
-//! 4. walks the receiver's and the requester's points in their own order
-//!    (`walk.rs`): requests the receiver saw in sequence and never
+//! 4. writes each point's marks (its frames' journeys and paths) span by
+//!    span on a thread of the point's own (`place.rs`), and in the same
+//!    pass walks the receiver's and the requester's points in their own
+//!    order (`walk.rs`): requests the receiver saw in sequence and never
 //!    accepted (dropped in its stack), and Lumina's NAK generation, NAK
 //!    reaction and resend span;
 //! 5. places every loss (`place.rs`): missing at a point the frame went
