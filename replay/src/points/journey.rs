@@ -179,6 +179,13 @@ impl Flows {
             .filter(|&f| f != NONE)
     }
 
+    /// Point `p`'s conversation ids to flows (`NONE`: none), for a pass
+    /// over one point's sightings.
+    #[inline]
+    pub fn point_flows(&self, p: usize) -> &[u32] {
+        self.by_point.get(p).map_or(&[], Vec::as_slice)
+    }
+
     /// Whether `flow` passes the points in index order (`None`: not told).
     #[inline]
     pub fn forward(&self, flow: u32) -> Option<bool> {
