@@ -508,55 +508,74 @@ impl super::group::BucketVisit for Votes<'_> {
         for_each_group(entries, |g| {
             let at = next_at;
             next_at += g.len();
-            unique_pairs(g, |a, b| {
-                let (i, j) = (a.point(), b.point());
-                shared[i * n + j] += 1;
-                shared[j * n + i] += 1;
-                if !ordinal.is_empty() && (ordinal[i] || ordinal[j]) {
-                    return;
+            // At most one sighting per point (entries are sorted by point).
+            if g.windows(2).any(|w| w[0].point() == w[1].point()) {
+                return;
+            }
+            for (k, a) in g.iter().enumerate() {
+                let later = &g[k + 1..];
+                if later.is_empty() {
+                    break;
                 }
+                // What each pair of `a` with a later copy reads of `a`,
+                // once for them all: its way, windows, serialisation.
+                let i = a.point();
                 let flow = a.flow;
-                if flow == NONE {
-                    return;
-                }
-                let pair = pair_of[flow as usize] as usize;
-                let from_lo = from_lo[flow as usize];
+                let (pair, from_lo) = if flow == NONE {
+                    (0, false)
+                } else {
+                    (pair_of[flow as usize] as usize, from_lo[flow as usize])
+                };
                 // floor(floor(64 x) / 4) = floor(16 x): the vote's
                 // window from the clock's, one division fewer.
                 let w_fit = window_of(a.ts, sp.first[i], sp.len[i], FIT_WINDOWS);
-                let w = w_fit / (FIT_WINDOWS / VOTE_WINDOWS);
-                let d = b.ts as i64 - a.ts as i64;
-                let slot = ((pair * n + i) * n + j) * VOTE_WINDOWS + w.min(VOTE_WINDOWS - 1);
-                if let Some(m) = mins.get_mut(slot) {
-                    if from_lo {
-                        m.0 = m.0.min(d);
-                    } else {
-                        m.1 = m.1.min(d);
+                let w_vote = (w_fit / (FIT_WINDOWS / VOTE_WINDOWS)).min(VOTE_WINDOWS - 1);
+                let w_cand = w_fit.min(FIT_WINDOWS - 1);
+                let ser_one = serialisation_ns(a.wire_len(), gbps);
+                // Its time in its span, read only where a window takes it
+                // (a 64-bit integer made a float: several instructions).
+                let x = || a.ts.saturating_sub(sp.first[i]) as f64;
+                for b in later {
+                    let j = b.point();
+                    shared[i * n + j] += 1;
+                    shared[j * n + i] += 1;
+                    if !ordinal.is_empty() && (ordinal[i] || ordinal[j]) {
+                        continue;
+                    }
+                    if flow == NONE {
+                        continue;
+                    }
+                    let d = b.ts as i64 - a.ts as i64;
+                    let slot = ((pair * n + i) * n + j) * VOTE_WINDOWS + w_vote;
+                    if let Some(m) = mins.get_mut(slot) {
+                        if from_lo {
+                            m.0 = m.0.min(d);
+                        } else {
+                            m.1 = m.1.min(d);
+                        }
+                    }
+                    if !with_clocks {
+                        continue;
+                    }
+                    let ser = (j - i) as f64 * ser_one;
+                    // Near zero: the clocks may differ by an epoch.
+                    let d = (d - pair_base(sp, i, j)) as f64;
+                    let Some(c) = cand.get_mut(cand_slot(pair, from_lo, n, i, j, w_cand)) else {
+                        continue;
+                    };
+                    let (u, v) = (d - ser, -d - ser);
+                    if u < c.w.u {
+                        c.w.u = u;
+                        c.w.tu = x();
+                        c.at_u = at;
+                    }
+                    if v < c.w.v {
+                        c.w.v = v;
+                        c.w.tv = x();
+                        c.at_v = at;
                     }
                 }
-                if !with_clocks {
-                    return;
-                }
-                let ser = (j - i) as f64 * serialisation_ns(a.wire_len(), gbps);
-                let x = a.ts.saturating_sub(sp.first[i]) as f64;
-                let w = w_fit.min(FIT_WINDOWS - 1);
-                // Near zero: the clocks may differ by an epoch.
-                let d = (d - pair_base(sp, i, j)) as f64;
-                let Some(c) = cand.get_mut(cand_slot(pair, from_lo, n, i, j, w)) else {
-                    return;
-                };
-                let (u, v) = (d - ser, -d - ser);
-                if u < c.w.u {
-                    c.w.u = u;
-                    c.w.tu = x;
-                    c.at_u = at;
-                }
-                if v < c.w.v {
-                    c.w.v = v;
-                    c.w.tv = x;
-                    c.at_v = at;
-                }
-            });
+            }
         });
     }
 }

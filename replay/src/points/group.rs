@@ -285,6 +285,7 @@ impl Groups {
                         let mut next = vec![0u32; room.len()];
                         for &(point, from, to) in share {
                             let base = (point as u64) << AT_POINT_SHIFT;
+                            let convs = flows.point_flows(point);
                             for (i, s) in inputs[point].sightings[from..to].iter().enumerate() {
                                 let b = (s.hash >> wide_shift) as usize;
                                 let (Some(r), Some(k)) = (room.get_mut(b), next.get_mut(b)) else {
@@ -298,7 +299,7 @@ impl Groups {
                                             | (u64::from(s.syndrome) << 14)
                                             | u64::from(s.wire_len.min(0x3FFF)),
                                         ts: s.ts_ns,
-                                        flow: flows.flow_of(point, s.conv).unwrap_or(NONE),
+                                        flow: convs.get(s.conv as usize).copied().unwrap_or(NONE),
                                         psn_op: (s.psn << 8) | u32::from(s.opcode),
                                     };
                                 }

@@ -179,6 +179,13 @@ impl Flows {
             .filter(|&f| f != NONE)
     }
 
+    /// Point `p`'s conversation ids to flows (`NONE`: none), for a pass
+    /// over one point's sightings.
+    #[inline]
+    pub fn point_flows(&self, p: usize) -> &[u32] {
+        self.by_point.get(p).map_or(&[], Vec::as_slice)
+    }
+
     /// Whether `flow` passes the points in index order (`None`: not told).
     #[inline]
     pub fn forward(&self, flow: u32) -> Option<bool> {
@@ -337,12 +344,8 @@ pub(super) struct Followed {
     pub parts: Vec<Part>,
     /// Where each part's journeys start among all.
     bases: Vec<u32>,
-    /// Each point's sightings' journeys and paths, one word each (written
-    /// span by span from the parts' records, [`Followed::write_marks`]):
-    /// the journey as its thread numbered it (part in the high bits, `NONE`
-    /// for none) in the low 32 bits, the path's `seen`, fate and position
-    /// ([`mark`]) above; the fates of the lost patched later.
-    pub marks: Vec<Vec<u64>>,
+    /// How each point's sightings are cut into spans of the marks (the
+    /// parts' records are kept span by span, [`Followed::write_span`]).
     spans: MarkSpans,
 }
 
@@ -390,72 +393,45 @@ impl Followed {
             .map_or(NONE, |b| b + (raw & ((1 << PART_SHIFT) - 1)))
     }
 
-    /// The journey of point `p`'s sighting `i` (`NONE`: none).
-    #[inline]
-    pub fn journey_of(&self, p: usize, i: usize) -> u32 {
-        self.marks
-            .get(p)
-            .and_then(|v| v.get(i))
-            .map_or(NONE, |&x| self.journey_of_mark(x))
+    /// The first span of point `p`'s marks.
+    pub fn first_span(&self, p: usize) -> usize {
+        self.spans.first.get(p).copied().unwrap_or(0)
     }
 
-    /// Each point's marks from the parts' records, span by span on
-    /// `threads` threads: each span's writes fall within 128 KiB, where a
-    /// write to a point's marks at random (each copy's, as its journey
-    /// was made) missed the caches and the TLB nearly every time. The
-    /// records are let go.
-    pub fn write_marks(&mut self, lens: &[usize], threads: usize) -> Result<(), PointsError> {
-        let mut marks: Vec<Vec<u64>> = lens
-            .iter()
-            .map(|&n| bytemuck::allocation::zeroed_vec(n))
-            .collect();
-        // (span, its marks), in span order.
-        let mut spans: Vec<(usize, &mut [u64])> = Vec::with_capacity(self.spans.len());
-        for (p, m) in marks.iter_mut().enumerate() {
-            let first = self.spans.first.get(p).copied().unwrap_or(0);
-            for (k, chunk) in m.chunks_mut(1 << MARK_SPAN_BITS).enumerate() {
-                spans.push((first + k, chunk));
+    /// Span `span` of the marks (`chunk`, zeroed: 2^[`MARK_SPAN_BITS`]
+    /// sightings of a point, or its last ones) from the parts' records:
+    /// each sighting's journey as its thread numbered it (part in the high
+    /// bits, `NONE` for none) in the low 32 bits, the path's `seen`, fate
+    /// and position ([`mark`]) above; left `UNMARKED` where no journey
+    /// took it. The span's writes fall within 128 KiB, where a write to a
+    /// point's marks at random (each copy's, as its journey was made)
+    /// missed the caches and the TLB nearly every time.
+    pub fn write_span(&self, span: usize, chunk: &mut [u64]) {
+        for part in &self.parts {
+            let (Some(&from), Some(&to)) = (
+                part.record_starts.get(span),
+                part.record_starts.get(span + 1),
+            ) else {
+                continue;
+            };
+            for &r in part.records.get(from..to).unwrap_or(&[]) {
+                // Room left by a sighting no journey took.
+                if r == UNMARKED {
+                    continue;
+                }
+                if let Some(m) = chunk.get_mut((r >> RECORD_MARK_BITS) as usize) {
+                    *m = r & ((1 << RECORD_MARK_BITS) - 1);
+                }
             }
         }
-        let parts = &self.parts;
-        let threads = threads.max(1);
-        let per = spans.len().div_ceil(threads).max(1);
-        std::thread::scope(|sc| {
-            let mut rest = spans;
-            let mut handles = Vec::with_capacity(threads);
-            while !rest.is_empty() {
-                let take = per.min(rest.len());
-                let mine: Vec<(usize, &mut [u64])> = rest.drain(..take).collect();
-                handles.push(sc.spawn(move || {
-                    for (span, chunk) in mine {
-                        for part in parts {
-                            let (Some(&from), Some(&to)) = (
-                                part.record_starts.get(span),
-                                part.record_starts.get(span + 1),
-                            ) else {
-                                continue;
-                            };
-                            for &r in part.records.get(from..to).unwrap_or(&[]) {
-                                // Room left by a sighting no journey took.
-                                if r == UNMARKED {
-                                    continue;
-                                }
-                                if let Some(m) = chunk.get_mut((r >> RECORD_MARK_BITS) as usize) {
-                                    *m = r & ((1 << RECORD_MARK_BITS) - 1);
-                                }
-                            }
-                        }
-                    }
-                }));
-            }
-            joined_all(handles, "marking")
-        })?;
+    }
+
+    /// The records let go, every span's marks written.
+    pub fn drop_records(&mut self) {
         for part in &mut self.parts {
             part.records = Vec::new();
             part.record_starts = Vec::new();
         }
-        self.marks = marks;
-        Ok(())
     }
 
     /// Every latency sample, part by part.
@@ -648,7 +624,6 @@ pub(super) fn follow(
     Ok(Followed {
         parts,
         bases,
-        marks: Vec::new(),
         spans: spans.clone(),
     })
 }

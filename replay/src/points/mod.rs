@@ -15,8 +15,10 @@
 //! 3. follows each frame from point to point (`journey.rs`): a copy at a
 //!    point downstream belongs to the latest copy upstream that was not
 //!    after it; which points saw it is its path;
-//! 4. walks the receiver's and the requester's points in their own order
-//!    (`walk.rs`): requests the receiver saw in sequence and never
+//! 4. writes each point's marks (its frames' journeys and paths) span by
+//!    span on a thread of the point's own (`place.rs`), and in the same
+//!    pass walks the receiver's and the requester's points in their own
+//!    order (`walk.rs`): requests the receiver saw in sequence and never
 //!    accepted (dropped in its stack), and Lumina's NAK generation, NAK
 //!    reaction and resend span;
 //! 5. places every loss (`place.rs`): missing at a point the frame went
@@ -378,6 +380,13 @@ pub(crate) fn own_mark(point: usize, flow: u32) -> u64 {
         | (cell.pack() >> 48) << 48
 }
 
+/// Whether a mark is [`own_mark`]'s: a journey's raw id has its part (a
+/// grouping thread, at most 8 by default) below the top bit.
+pub(crate) fn is_own_mark(mark: u64) -> bool {
+    let raw = mark as u32;
+    raw != journey::NONE && raw & OWN_FLOW != 0
+}
+
 /// One point's frames' paths: their rows, and each one's mark as the
 /// analysis left it (its journey, `seen`, fate), read when asked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -402,7 +411,7 @@ impl PointPaths {
 
     fn cell(&self, mark: u64) -> PathCell {
         let raw = mark as u32;
-        let flow = if raw != journey::NONE && raw & OWN_FLOW != 0 {
+        let flow = if is_own_mark(mark) {
             raw & !OWN_FLOW
         } else {
             self.journeys.flow(raw)
@@ -544,12 +553,8 @@ pub fn analyse(inputs: &[PointInput<'_>], cfg: &PointsConfig) -> Result<PointsRe
     let aligned = align::align(inputs, flows, &groups, votes, cfg)?;
     let mut followed = journey::follow(&aligned.flows, &groups, &aligned, cfg)?;
     drop(groups);
-    let lens: Vec<usize> = inputs.iter().map(|p| p.sightings.len()).collect();
-    followed.write_marks(&lens, cfg.threads)?;
-    let walked = walk::walk(inputs, &aligned.flows, &followed, &aligned)?;
-    let mut report = place::place(inputs, &aligned, &mut followed, &walked, cfg)?;
-    report.episodes = walked.episodes(&aligned);
-    Ok(report)
+    // The marks written, the hosts walked, every frame placed.
+    place::place(inputs, &aligned, &mut followed, cfg)
 }
 
 #[cfg(test)]

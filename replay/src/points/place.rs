@@ -21,12 +21,14 @@ use rocescope_decoders::Endpoint;
 use rocescope_decoders::psn::psn_diff;
 
 use super::align::Aligned;
+use super::group::MARK_SPAN_BITS;
 use super::journey::{Followed, Journey, NONE, Role, UNMARKED, mark};
-use super::walk::Walked;
+use super::walk::{self, Walked, Walker};
 use super::{
     CaptureLoss, Fate, FlowPath, Loss, LossKind, MAX_CAPTURE_LOSSES, PathCell, PointInput,
     PointPaths, PointsConfig, PointsError, PointsReport, joined_all, latency,
 };
+use crate::store::prefault;
 
 /// A frame is judged at a point only when the point's capture ran past
 /// it by twice the longest one-way latency seen (its way to the point may
@@ -118,15 +120,100 @@ fn name<'a>(inputs: &'a [PointInput<'_>], p: u8) -> &'a str {
     inputs.get(usize::from(p)).map_or("?", |i| i.name)
 }
 
-/// A point's paths as its thread leaves them: the point, its paths, and
-/// the rows of its lost frames (journey, row).
-type PathsDone = (usize, PointPaths, Vec<(u32, u64)>);
+/// One point as the marking pass leaves it: each sighting's mark and
+/// row, and its walk's findings (a host's point).
+struct MarkedPoint {
+    marks: Vec<u64>,
+    rows: Vec<u64>,
+    walked: Option<Walked>,
+}
+
+/// Point `p`'s marks written span by span from the journeys' records and,
+/// each span while it is in the cache, its sightings read once: their
+/// rows, the marks of those no journey took (their own flow: an unaligned
+/// point's), and (`walk`: a host's point) the walk of its QPs' ends.
+fn mark_point(
+    inputs: &[PointInput<'_>],
+    a: &Aligned,
+    f: &Followed,
+    p: usize,
+    walk: bool,
+) -> MarkedPoint {
+    let sightings = inputs[p].sightings;
+    let flows = &a.flows;
+    let mut marks: Vec<u64> = bytemuck::allocation::zeroed_vec(sightings.len());
+    let mut rows: Vec<u64> = Vec::with_capacity(sightings.len());
+    // Fresh pages (the journeys' records still held): 2 MiB ones, a fault
+    // each rather than one per 4 KiB.
+    prefault::advise_huge(&mut marks);
+    prefault::advise_huge(rows.spare_capacity_mut());
+    let mut walker = walk.then(|| Walker::new(flows, a, p, inputs[p].conversations.len()));
+    let first = f.first_span(p);
+    let span = 1 << MARK_SPAN_BITS;
+    for (k, (chunk, seen)) in marks
+        .chunks_mut(span)
+        .zip(sightings.chunks(span))
+        .enumerate()
+    {
+        f.write_span(first + k, chunk);
+        for (m, s) in chunk.iter_mut().zip(seen) {
+            rows.push(s.row);
+            if let Some(w) = &mut walker {
+                w.step(s, f.journey_of_mark(*m));
+            }
+            if *m == UNMARKED {
+                *m = super::own_mark(p, flows.flow_of(p, s.conv).unwrap_or(NONE));
+            }
+        }
+    }
+    MarkedPoint {
+        marks,
+        rows,
+        walked: walker.map(Walker::finish),
+    }
+}
+
+/// The lost journeys' fates (`fates`, by id; `is_lost`, a bit per
+/// journey) patched into one point's marks: returns their (journey, row)
+/// in the point's order.
+fn patch_lost(
+    m: &mut MarkedPoint,
+    f: &Followed,
+    fates: &[(u32, Fate)],
+    is_lost: &[u64],
+) -> Vec<(u32, u64)> {
+    let mut found = Vec::new();
+    for (mk, &row) in m.marks.iter_mut().zip(&m.rows) {
+        // A frame no journey took has its own flow in its mark.
+        if super::is_own_mark(*mk) {
+            continue;
+        }
+        let id = f.journey_of_mark(*mk);
+        let lost = is_lost
+            .get(id as usize / 64)
+            .is_some_and(|w| w >> (id % 64) & 1 != 0);
+        if !lost {
+            continue;
+        }
+        let Ok(k) = fates.binary_search_by_key(&id, |x| x.0) else {
+            continue;
+        };
+        let jr = f.get(id);
+        found.push((id, row));
+        let cell = PathCell {
+            seen: jr.seen,
+            flow: jr.flow,
+            fate: fates[k].1,
+        };
+        *mk = mark(*mk as u32, &cell);
+    }
+    found
+}
 
 pub(super) fn place(
     inputs: &[PointInput<'_>],
     a: &Aligned,
     f: &mut Followed,
-    w: &Walked,
     cfg: &PointsConfig,
 ) -> Result<PointsReport, PointsError> {
     let n = inputs.len();
@@ -160,6 +247,19 @@ pub(super) fn place(
                 })
             }
         });
+    // Each point's marks written span by span on a thread of its own,
+    // and in the same pass, each span of its sightings read once while
+    // its marks are in the cache: its rows, the marks of frames no
+    // journey took (their own flow), and a host's walk (`walk.rs`).
+    let mut marked: Vec<MarkedPoint> = std::thread::scope(|sc| {
+        let f: &Followed = f;
+        let handles: Vec<_> = (0..n)
+            .map(|p| sc.spawn(move || mark_point(inputs, a, f, p, walk::walks(p, n, a))))
+            .collect();
+        joined_all(handles, "marking")
+    })?;
+    f.drop_records();
+    let w = walk::merge(marked.iter_mut().filter_map(|m| m.walked.take()));
     let expected =
         |a: &Aligned, j: &Journey, p: usize, down: bool| expected(a, j, p, down, in_flight);
     let last_host = |flow: u32| {
@@ -409,73 +509,35 @@ pub(super) fn place(
             format!("seen at {}, its receiver; {why}", name(inputs, r)),
         ));
     }
-    // Each sighting's path: marked where the journeys were made. The
-    // marks become the report's paths as they are (each point's on a
-    // thread): a frame no journey took is marked with its own flow, a lost
-    // one's fate patched in, its row kept for its loss (the journeys keep
-    // no list of their members), in the same pass.
+    // The lost frames' fates patched into their marks (the others' is
+    // the usual, marked where the journeys were made), their rows kept for
+    // their losses (the journeys keep no list of their members): each
+    // point's marks read once more on a thread of its own, only when a
+    // frame was lost.
     fates.sort_unstable_by_key(|x| x.0);
-    // A bit per journey: the few lost found among the marks at a glance.
-    let mut is_lost = vec![0u64; f.len().div_ceil(64)];
-    for &(id, _) in &fates {
-        is_lost[id as usize / 64] |= 1 << (id % 64);
-    }
     let journeys = Arc::new(super::JourneyFlows::new(f.bases().to_vec(), journey_flows));
-    let all_marks = std::mem::take(&mut f.marks);
-    let f: &Followed = f;
-    let (fates, is_lost) = (&fates, &is_lost);
-    let done: Vec<PathsDone> = std::thread::scope(|sc| {
-        let handles: Vec<_> = all_marks
-            .into_iter()
-            .enumerate()
-            .map(|(p, marks)| {
-                let journeys = Arc::clone(&journeys);
-                sc.spawn(move || {
-                    let s = inputs[p].sightings;
-                    let mut found: Vec<(u32, u64)> = Vec::new();
-                    let marks: Vec<u64> = marks
-                        .into_iter()
-                        .zip(s)
-                        .map(|(m, s)| {
-                            if m == UNMARKED {
-                                let flow = flows.flow_of(p, s.conv).unwrap_or(NONE);
-                                return super::own_mark(p, flow);
-                            }
-                            let id = f.journey_of_mark(m);
-                            let lost = is_lost
-                                .get(id as usize / 64)
-                                .is_some_and(|w| w >> (id % 64) & 1 != 0);
-                            if !lost {
-                                return m;
-                            }
-                            let Ok(k) = fates.binary_search_by_key(&id, |x| x.0) else {
-                                return m;
-                            };
-                            let jr = f.get(id);
-                            found.push((id, s.row));
-                            let cell = PathCell {
-                                seen: jr.seen,
-                                flow: jr.flow,
-                                fate: fates[k].1,
-                            };
-                            mark(m as u32, &cell)
-                        })
-                        .collect();
-                    let paths = PointPaths::new(s.iter().map(|s| s.row).collect(), marks, journeys);
-                    (p, paths, found)
-                })
-            })
-            .collect();
-        joined_all(handles, "paths of a point")
-    })?;
-    // The lost frames' rows, point by point, each in its capture's order.
-    if !loss_ids.is_empty() {
+    if !fates.is_empty() {
+        // A bit per journey: the few lost found among the marks at a glance.
+        let mut is_lost = vec![0u64; f.len().div_ceil(64)];
+        for &(id, _) in &fates {
+            is_lost[id as usize / 64] |= 1 << (id % 64);
+        }
+        let f: &Followed = f;
+        let (fates, is_lost) = (&fates, &is_lost);
+        let found: Vec<Vec<(u32, u64)>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = marked
+                .iter_mut()
+                .map(|m| sc.spawn(move || patch_lost(m, f, fates, is_lost)))
+                .collect();
+            joined_all(handles, "paths of a point")
+        })?;
+        // The lost frames' rows, point by point, each in its capture's order.
         let mut rows: HashMap<u32, Vec<(u8, u64)>> =
             loss_ids.iter().map(|&id| (id, Vec::new())).collect();
-        for (p, _, found) in &done {
+        for (p, found) in found.iter().enumerate() {
             for (id, row) in found {
                 if let Some(v) = rows.get_mut(id) {
-                    v.push((*p as u8, *row));
+                    v.push((p as u8, *row));
                 }
             }
         }
@@ -487,7 +549,10 @@ pub(super) fn place(
     }
     losses.sort_by_key(|l| (l.ts_ns, l.dest_qp, l.psn));
     capture_losses.sort_by_key(|c| (c.ts_ns, c.point));
-    let paths: Vec<PointPaths> = done.into_iter().map(|(_, paths, _)| paths).collect();
+    let paths: Vec<PointPaths> = marked
+        .into_iter()
+        .map(|m| PointPaths::new(m.rows, m.marks, Arc::clone(&journeys)))
+        .collect();
     // Told as a warning in its own words, the rest of the report kept.
     let segments = latency_told(latency_thread);
     let (segments, latency_failed) = match segments {
@@ -530,7 +595,7 @@ pub(super) fn place(
         losses,
         capture_losses,
         segments,
-        episodes: Vec::new(),
+        episodes: w.episodes(a),
         flows: flows
             .keys
             .iter()

@@ -20,8 +20,8 @@ use std::collections::{HashMap, VecDeque};
 use rocescope_decoders::psn::{psn_add, psn_diff};
 
 use super::align::Aligned;
-use super::journey::{Flows, Followed, NONE, Role};
-use super::{EpisodeTimes, PointInput, PointsError, joined_all};
+use super::journey::{Flows, NONE, Role};
+use super::{EpisodeTimes, Sighting};
 
 /// A request pending at the receiver beyond this long before its capture
 /// ends, never accepted, was not taken (shorter: its answer may be past
@@ -117,26 +117,15 @@ fn at_host(p: usize, n: usize) -> bool {
     p == 0 || p + 1 == n
 }
 
-/// Each host point walked on a thread of its own, their findings merged
-/// (one NAK's generation comes from the receiver's point, its reaction
-/// from the requester's).
-pub(super) fn walk(
-    inputs: &[PointInput<'_>],
-    flows: &Flows,
-    f: &Followed,
-    a: &Aligned,
-) -> Result<Walked, PointsError> {
-    let n = inputs.len();
-    let hosts: Vec<usize> = (0..n)
-        .filter(|&p| at_host(p, n) && a.summaries.get(p).is_none_or(|s| s.aligned))
-        .collect();
-    let parts: Vec<Walked> = std::thread::scope(|sc| {
-        let handles: Vec<_> = hosts
-            .iter()
-            .map(|&p| sc.spawn(move || walk_point(inputs, flows, f, a, p)))
-            .collect();
-        joined_all(handles, "walk of a host's point")
-    })?;
+/// Whether point `p` of `n` is walked: a host's point, aligned.
+pub(super) fn walks(p: usize, n: usize, a: &Aligned) -> bool {
+    at_host(p, n) && a.summaries.get(p).is_none_or(|s| s.aligned)
+}
+
+/// The host points' findings merged, in point order (one NAK's
+/// generation comes from the receiver's point, its reaction from the
+/// requester's).
+pub(super) fn merge(parts: impl IntoIterator<Item = Walked>) -> Walked {
     let mut out = Walked::default();
     for w in parts {
         out.not_taken.extend(w.not_taken);
@@ -148,75 +137,132 @@ pub(super) fn walk(
             m.span = m.span.or(e.span);
         }
     }
-    Ok(out)
+    out
 }
 
-/// One host point's walk.
-fn walk_point(
-    inputs: &[PointInput<'_>],
-    flows: &Flows,
-    f: &Followed,
-    a: &Aligned,
+/// One host point's walk, fed a sighting at a time in its capture's order
+/// with the journey its mark names: by the marking pass (`place.rs`), each
+/// span of the sightings and marks read once, while in the cache, rather
+/// than all of a host's sightings read a second time.
+pub(super) struct Walker<'a> {
+    a: &'a Aligned,
     p: usize,
-) -> Walked {
-    let mut out = Walked::default();
-    let input = &inputs[p];
-    let qps = flows.qps.len();
-    let mut recv: Vec<Receiver> = (0..qps).map(|_| Receiver::default()).collect();
-    let mut reqr: Vec<Requester> = (0..qps).map(|_| Requester::default()).collect();
-    for (i, s) in input.sightings.iter().enumerate() {
-        let Some(flow) = flows.flow_of(p, s.conv) else {
-            continue;
-        };
+    /// What the walk reads of each of the point's conversations (by id),
+    /// `None` for one it skips: looked up once, not for every sighting.
+    ends: Vec<Option<Ends>>,
+    recv: Vec<Receiver>,
+    reqr: Vec<Requester>,
+    out: Walked,
+}
+
+/// A conversation the walk follows: a QP's requests or responses on a way
+/// of two or more points.
+#[derive(Debug, Clone, Copy)]
+struct Ends {
+    qp: u32,
+    /// The QP's request flow.
+    req_flow: u32,
+    request: bool,
+    /// The point is the last on the requests' way (the receiver's), the
+    /// first (the requester's).
+    receiver: bool,
+    requester: bool,
+}
+
+impl Ends {
+    /// Point `p`'s conversation `conv`, as the walk reads it.
+    fn of(flows: &Flows, p: usize, conv: u32) -> Option<Ends> {
+        let flow = flows.flow_of(p, conv)?;
         let (qp, role) = flows.role[flow as usize];
         if qp == NONE || role == Role::Other {
-            continue;
+            return None;
         }
-        let Some(req_flow) = flows.qps[qp as usize].req else {
-            continue;
-        };
+        let req_flow = flows.qps[qp as usize].req?;
         let path = flows.paths[req_flow as usize].as_slice();
-        let (Some(&first), Some(&last)) = (path.first(), path.last()) else {
-            continue;
-        };
+        let (&first, &last) = (path.first()?, path.last()?);
         if path.len() < 2 {
-            continue;
+            return None;
         }
-        let j = f.journey_of(p, i);
-        if j == NONE {
-            continue;
+        Some(Ends {
+            qp,
+            req_flow,
+            request: role == Role::Request,
+            receiver: usize::from(last) == p,
+            requester: usize::from(first) == p,
+        })
+    }
+}
+
+impl<'a> Walker<'a> {
+    /// Point `p`'s walk, of its `convs` conversations.
+    pub fn new(flows: &'a Flows, a: &'a Aligned, p: usize, convs: usize) -> Walker<'a> {
+        let qps = flows.qps.len();
+        Walker {
+            a,
+            p,
+            ends: (0..convs).map(|c| Ends::of(flows, p, c as u32)).collect(),
+            recv: (0..qps).map(|_| Receiver::default()).collect(),
+            reqr: (0..qps).map(|_| Requester::default()).collect(),
+            out: Walked::default(),
         }
-        let Some(t) = a.at(p, s.ts_ns) else {
-            continue;
+    }
+
+    /// The point's next sighting, `j` its journey (`NONE`: none).
+    #[inline]
+    pub fn step(&mut self, s: &Sighting, j: u32) {
+        let Some(Some(e)) = self.ends.get(s.conv as usize).copied() else {
+            return;
         };
-        if usize::from(last) == p {
-            let r = &mut recv[qp as usize];
-            match role {
-                Role::Request => r.arrive(s.psn, s.opcode, j, t, &mut out),
-                _ => r.depart(s, j, t, p as u8, req_flow, &mut out),
+        if j == NONE {
+            return;
+        }
+        let p = self.p;
+        let Some(t) = self.a.at(p, s.ts_ns) else {
+            return;
+        };
+        let out = &mut self.out;
+        if e.receiver {
+            let r = &mut self.recv[e.qp as usize];
+            if e.request {
+                r.arrive(s.psn, s.opcode, j, t, out);
+            } else {
+                r.depart(s, j, t, p as u8, e.req_flow, out);
             }
         }
-        if usize::from(first) == p {
-            let q = &mut reqr[qp as usize];
-            match role {
-                Role::Request => q.send(s.psn, t, p as u8, &mut out),
-                _ => q.hear(s, j, t, req_flow, &mut out),
+        if e.requester {
+            let q = &mut self.reqr[e.qp as usize];
+            if e.request {
+                q.send(s.psn, t, p as u8, out);
+            } else {
+                q.hear(s, j, t, e.req_flow, out);
             }
         }
     }
-    let end = a.spans.get(p).map_or(i64::MAX, |s| s.1);
-    for r in recv.iter().filter(|r| !r.coalesces) {
-        for &(_, j, t) in &r.pending {
-            if end - t > UNANSWERED_NS {
-                out.not_taken
-                    .push((j, "no response ever accepted it", false));
+
+    /// What the walk found, the point's sightings all stepped.
+    pub fn finish(self) -> Walked {
+        let Walker {
+            a,
+            p,
+            recv,
+            mut reqr,
+            mut out,
+            ..
+        } = self;
+        let end = a.spans.get(p).map_or(i64::MAX, |s| s.1);
+        for r in recv.iter().filter(|r| !r.coalesces) {
+            for &(_, j, t) in &r.pending {
+                if end - t > UNANSWERED_NS {
+                    out.not_taken
+                        .push((j, "no response ever accepted it", false));
+                }
             }
         }
+        for q in &mut reqr {
+            q.close_pass(&mut out);
+        }
+        out
     }
-    for q in &mut reqr {
-        q.close_pass(&mut out);
-    }
-    out
 }
 
 impl Receiver {
@@ -250,15 +296,7 @@ impl Receiver {
         }
     }
 
-    fn depart(
-        &mut self,
-        s: &super::Sighting,
-        j: u32,
-        t: i64,
-        p: u8,
-        req_flow: u32,
-        out: &mut Walked,
-    ) {
+    fn depart(&mut self, s: &Sighting, j: u32, t: i64, p: u8, req_flow: u32, out: &mut Walked) {
         let x = s.psn;
         if s.is_ack() || is_read_response(s.opcode) {
             let before = self.pending.len();
@@ -356,7 +394,7 @@ impl Requester {
         }
     }
 
-    fn hear(&mut self, s: &super::Sighting, j: u32, t: i64, req_flow: u32, out: &mut Walked) {
+    fn hear(&mut self, s: &Sighting, j: u32, t: i64, req_flow: u32, out: &mut Walked) {
         if s.is_nak() && s.syndrome & 0x1F == 0 {
             self.nak = Some((s.psn, t, j));
             let ep = out.episodes.entry(j).or_insert(EpisodeRaw {
