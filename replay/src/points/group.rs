@@ -756,6 +756,23 @@ mod tests {
             .collect()
     }
 
+    /// A point of `sightings` alone (no conversations, clock or bound).
+    fn input<'a>(
+        sightings: &'a [crate::points::Sighting],
+        counts: Option<&'a crate::points::WideCounts>,
+    ) -> PointInput<'a> {
+        PointInput {
+            name: "p",
+            sightings,
+            conversations: &[],
+            qps: &[],
+            ordinal: false,
+            fixed_offset_ns: None,
+            let_go: 0,
+            counts,
+        }
+    }
+
     /// The entries, each point's span, each part's range.
     type Grouped = (Vec<Entry>, Vec<(u64, u64)>, Vec<Vec<usize>>);
 
@@ -767,16 +784,7 @@ mod tests {
         let inputs: Vec<PointInput<'_>> = lists
             .iter()
             .zip(counts)
-            .map(|(l, c)| PointInput {
-                name: "p",
-                sightings: l,
-                conversations: &[],
-                qps: &[],
-                ordinal: false,
-                fixed_offset_ns: None,
-                let_go: 0,
-                counts: c.as_ref(),
-            })
+            .map(|(l, c)| input(l, c.as_ref()))
             .collect();
         let (g, visits) =
             Groups::build(&inputs, &Flows::default(), threads, |_| Collect(Vec::new()))?;
@@ -851,19 +859,7 @@ mod tests {
             .iter()
             .map(|&n| vec![crate::points::Sighting::default(); n])
             .collect();
-        let inputs: Vec<PointInput<'_>> = lists
-            .iter()
-            .map(|l| PointInput {
-                name: "p",
-                sightings: l,
-                conversations: &[],
-                qps: &[],
-                ordinal: false,
-                fixed_offset_ns: None,
-                let_go: 0,
-                counts: None,
-            })
-            .collect();
+        let inputs: Vec<PointInput<'_>> = lists.iter().map(|l| input(l, None)).collect();
         for t in 1..6 {
             let sh = shares(&inputs, t);
             assert_eq!(sh.len(), t);
