@@ -554,8 +554,7 @@ pub(super) fn place(
         .map(|m| PointPaths::new(m.rows, m.marks, Arc::clone(&journeys)))
         .collect();
     // Told as a warning in its own words, the rest of the report kept.
-    let segments = latency_told(latency_thread);
-    let (segments, latency_failed) = match segments {
+    let (segments, latency_failed) = match latency_told(latency_thread) {
         Ok(s) => (s, None),
         Err(why) => (Vec::new(), Some(why)),
     };
