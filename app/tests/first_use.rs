@@ -251,3 +251,94 @@ fn attach_with_partitions_ends_on_time() {
     assert_eq!(n, written, "the files read back whole");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A pipe, `-` or a folder where a capture file belongs: every command
+/// that reads one says what it is and what to do, at once (each waited
+/// forever on a pipe nobody wrote to; a pipe with a writer was "unknown
+/// magic 0x02000400 at byte 0", its magic read, then the pipe opened
+/// again past it).
+#[cfg(unix)]
+#[test]
+fn a_pipe_or_a_folder_is_told_not_waited_on() {
+    let dir_tmp = rocescope_testkit::temp_dir("first-use-pipe");
+    let dir = dir_tmp.path();
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo");
+    let fifo = fifo.to_str().unwrap();
+    let folder = dir.to_str().unwrap();
+    let csv = dir.join("q.csv");
+    let html = dir.join("report");
+    for (path, says) in [
+        (fifo, "a pipe, not a file"),
+        (
+            "-",
+            "no file of that name (standard input is not read here)",
+        ),
+        (folder, "a folder, not a capture file"),
+    ] {
+        for args in [
+            vec!["decode", path],
+            vec!["info", path],
+            vec!["stats", path],
+            vec![
+                "export",
+                path,
+                "--table",
+                "qps",
+                "--to",
+                csv.to_str().unwrap(),
+            ],
+            vec!["report", path, "-o", html.to_str().unwrap()],
+            vec!["whatif", path, "--set", "window_packets=32"],
+            vec!["signals", path],
+            vec!["query", path, "SELECT count(*) FROM packets"],
+            vec!["open", path],
+        ] {
+            // A folder is what `query` reads partitions from.
+            if path == folder && args[0] == "query" {
+                continue;
+            }
+            let mut child = Reaped(
+                bin()
+                    .args(&args)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            );
+            let status = wait_exit(&mut child, Duration::from_secs(60));
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+            assert!(!status.success(), "{args:?}: {err}");
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+    }
+    // A pipe with a writer, as `<(zcat trace.pcap.gz)` or `| rocescope
+    // stats /dev/stdin` give: the advice names both ways on.
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/captures/sample-write-read.pcap"
+    );
+    let mut cat = Reaped(
+        std::process::Command::new("cat")
+            .arg(sample)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let o = bin()
+        .args(["stats", "/dev/stdin"])
+        .stdin(cat.0.stdout.take().unwrap())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("a pipe, not a file"), "{err}");
+    assert!(err.contains("save the stream to a file first"), "{err}");
+    assert!(err.contains("rocescope attach - --headless"), "{err}");
+}

@@ -27,7 +27,7 @@ pub mod wave;
 
 pub use capture::{
     CaptureError, CaptureFormat, CaptureFrame, CaptureItem, CaptureReader, CaptureWarning,
-    LinkType, TimeBase,
+    LinkType, NotAFile, TimeBase,
 };
 /// The recording writer's old path: [`pcapng::writer`].
 pub use pcapng::writer as pcapng_writer;

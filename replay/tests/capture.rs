@@ -1366,3 +1366,50 @@ fn buffered_runs_give_what_next_frame_gives() {
         }
     }
 }
+
+/// A pipe is told for what it is without being opened (opening one that
+/// nobody writes to waits forever), as are a folder and `-`.
+#[cfg(unix)]
+#[test]
+fn a_pipe_is_told_without_opening_it() {
+    use rocescope_replay::NotAFile;
+    let dir = rocescope_testkit::temp_dir("capture-pipe");
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // On a thread: a regression hangs there, and the test fails by the
+    // channel's timeout rather than hanging the suite.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || {
+        let opened = CaptureReader::open(&path).err().map(|e| e.to_string());
+        let wave = rocescope_replay::wave::detect(&path);
+        let _ = tx.send((opened, wave));
+    });
+    let (opened, wave) = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("opening a pipe returns");
+    let opened = opened.expect("a pipe is an error");
+    assert!(opened.starts_with("a pipe, not a file: "), "{opened}");
+    assert!(opened.contains("rocescope attach -"), "{opened}");
+    assert_eq!(wave, None);
+    assert_eq!(NotAFile::of(&fifo), Some(NotAFile::Pipe));
+    assert_eq!(NotAFile::of(dir.path()), Some(NotAFile::Folder));
+    assert_eq!(
+        NotAFile::of(std::path::Path::new("-")),
+        Some(NotAFile::StandardInput)
+    );
+    assert_eq!(NotAFile::of(Path::new("/dev/null")), Some(NotAFile::Device));
+    // A missing file is the open's to tell (it names the path).
+    assert_eq!(NotAFile::of(&dir.path().join("nosuch.pcap")), None);
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/captures/sample-write-read.pcap"
+    );
+    assert_eq!(NotAFile::of(Path::new(sample)), None);
+}

@@ -45,6 +45,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..WaveOptions::default()
     };
     let name = args.file.display().to_string();
+    if let Some(kind) = rocescope_replay::NotAFile::of(&args.file) {
+        anyhow::bail!("{name}: {kind}");
+    }
     if rocescope_replay::wave::detect(&args.file).is_none() {
         anyhow::bail!("{name}: not a waveform (VCD, FST) or an ILA capture (CSV, VCD)");
     }

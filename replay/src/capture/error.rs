@@ -3,8 +3,9 @@
 //! Every variant names what went wrong and the byte offset where it was seen,
 //! so a user can open the file in a hex viewer at that spot.
 
+use std::fmt;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Why a capture file could not be read (further).
 ///
@@ -17,6 +18,12 @@ pub enum CaptureError {
     /// A waveform (VCD, FST) could not be read as a capture; names the file.
     #[error(transparent)]
     Wave(#[from] crate::wave::WaveError),
+
+    /// The path names no file a capture can be read back from (a pipe,
+    /// a folder, a device): told before opening it, which for a pipe with
+    /// no writer would wait forever.
+    #[error(transparent)]
+    NotAFile(#[from] NotAFile),
 
     /// The file could not be opened.
     #[error("cannot open {}", path.display())]
@@ -164,12 +171,84 @@ pub enum CaptureError {
 }
 
 /// A short hint for magics that are common non-capture files.
+/// What a path names when it is not a file a capture can be read back
+/// from: the store keeps the file and reads frames again by their offset,
+/// which a stream cannot give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAFile {
+    Folder,
+    Pipe,
+    Socket,
+    Device,
+    /// `-`, with no file of that name: standard input is a stream.
+    StandardInput,
+}
+
+/// What a user can do with a stream instead.
+const STREAM_ADVICE: &str = "a capture is read back by position, so save the stream to a file \
+first (e.g. `zcat trace.pcap.gz > trace.pcap`), or stream pcap or pcapng into \
+`rocescope attach - --headless`";
+
+impl fmt::Display for NotAFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotAFile::Folder => f.write_str("a folder, not a capture file: name a file in it"),
+            NotAFile::Pipe => write!(f, "a pipe, not a file: {STREAM_ADVICE}"),
+            NotAFile::Socket => write!(f, "a socket, not a file: {STREAM_ADVICE}"),
+            NotAFile::Device => write!(f, "a device, not a file: {STREAM_ADVICE}"),
+            NotAFile::StandardInput => write!(
+                f,
+                "no file of that name (standard input is not read here): {STREAM_ADVICE}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NotAFile {}
+
+impl NotAFile {
+    /// What `path` names, when it is not a regular file; `None` for a file,
+    /// and for a path that cannot be looked up (opening it says why).
+    /// Looked up without opening it, following links (`/dev/stdin`,
+    /// `/dev/fd/63` from `<(...)`, name what they point at).
+    pub fn of(path: &Path) -> Option<NotAFile> {
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(_) if path == Path::new("-") => return Some(NotAFile::StandardInput),
+            Err(_) => return None,
+        };
+        let kind = meta.file_type();
+        if kind.is_file() {
+            return None;
+        }
+        if kind.is_dir() {
+            return Some(NotAFile::Folder);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if kind.is_fifo() {
+                return Some(NotAFile::Pipe);
+            }
+            if kind.is_socket() {
+                return Some(NotAFile::Socket);
+            }
+        }
+        Some(NotAFile::Device)
+    }
+
+    /// [`NotAFile::of`] as a result.
+    pub fn check(path: &Path) -> Result<(), NotAFile> {
+        NotAFile::of(path).map_or(Ok(()), Err)
+    }
+}
+
 fn magic_hint(magic: u32) -> &'static str {
     let bytes = magic.to_be_bytes();
     match bytes {
-        [0x1f, 0x8b, ..] => " (gzip-compressed? decompress it first)",
-        [0x28, 0xb5, 0x2f, 0xfd] => " (zstd-compressed? decompress it first)",
-        [0xfd, b'7', b'z', b'X'] => " (xz-compressed? decompress it first)",
+        [0x1f, 0x8b, ..] => " (gzip-compressed? decompress it to a file first)",
+        [0x28, 0xb5, 0x2f, 0xfd] => " (zstd-compressed? decompress it to a file first)",
+        [0xfd, b'7', b'z', b'X'] => " (xz-compressed? decompress it to a file first)",
         _ if bytes
             .iter()
             .all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace()) =>

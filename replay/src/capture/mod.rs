@@ -34,7 +34,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 
-pub use error::CaptureError;
+pub use error::{CaptureError, NotAFile};
 
 use crate::record::{Direction, Record, SkippedRecords};
 
@@ -373,6 +373,7 @@ impl CaptureReader<File> {
     /// Like [`open`](Self::open), with the interfaces and clock to use when
     /// the file is a waveform.
     pub fn open_with(path: &Path, wave: &crate::wave::WaveOptions) -> Result<Self, CaptureError> {
+        NotAFile::check(path)?;
         let mut file = File::open(path).map_err(|source| CaptureError::Open {
             path: path.to_path_buf(),
             source,

@@ -78,6 +78,14 @@ impl fmt::Display for WaveFormat {
 /// Why a waveform could not be read as a capture; each names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum WaveError {
+    /// The path names a pipe, a folder or a device, not a file.
+    #[error("{path}: {kind}")]
+    NotAFile {
+        /// The path given.
+        path: PathBuf,
+        /// What it names.
+        kind: crate::capture::NotAFile,
+    },
     /// wellen could not read the header or the body.
     #[error("{path}: {message}")]
     Read {
@@ -203,6 +211,10 @@ pub fn exercise(data: &[u8]) -> (usize, Option<String>) {
 /// safely before an FST is parsed).
 pub fn detect(path: &Path) -> Option<WaveFormat> {
     use std::io::Read;
+    // A pipe is not opened: with no writer that would wait forever.
+    if crate::capture::NotAFile::of(path).is_some() {
+        return None;
+    }
     let file = std::fs::File::open(path).ok()?;
     let mut head = Vec::with_capacity(512);
     file.take(512).read_to_end(&mut head).ok()?;

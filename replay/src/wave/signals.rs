@@ -109,6 +109,12 @@ pub fn hierarchy(path: &Path) -> Result<Hierarchy, WaveError> {
 /// [`hierarchy`], with an ILA capture's sample clock from `options`; an
 /// ILA capture's markers are read from its body (a capture is small).
 pub fn hierarchy_with(path: &Path, options: &WaveOptions) -> Result<Hierarchy, WaveError> {
+    if let Some(kind) = crate::capture::NotAFile::of(path) {
+        return Err(WaveError::NotAFile {
+            path: path.to_path_buf(),
+            kind,
+        });
+    }
     let hz = options
         .sample_clock_hz
         .unwrap_or(super::ila::DEFAULT_SAMPLE_CLOCK_HZ);
