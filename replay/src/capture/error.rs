@@ -187,7 +187,7 @@ pub enum NotAFile {
 /// What a user can do with a stream instead.
 const STREAM_ADVICE: &str = "a capture is read back by position, so save the stream to a file \
 first (e.g. `zcat trace.pcap.gz > trace.pcap`), or stream pcap or pcapng into \
-`rocescope attach - --headless`";
+`rocescope attach - --headless --json` (its analysis as the frames arrive)";
 
 impl fmt::Display for NotAFile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
