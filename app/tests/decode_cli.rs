@@ -322,3 +322,56 @@ fn readme_ladder_is_the_snapshot() {
         "README.md's ladder is stale"
     );
 }
+
+/// `decode --to -` streams the pcapng on standard output (its summary on
+/// stderr), and a pipe or device is written straight: renaming the
+/// `.partial` file over `/dev/full` replaced the device with a file, and
+/// the disk-full error was never seen.
+#[test]
+fn decode_to_stdout_or_a_device_writes_straight() {
+    let sample = sample();
+    let o = support::bin()
+        .args(["decode", sample.to_str().unwrap(), "--to", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("15 frames written to -"), "{err}");
+    // The bytes are a pcapng of the 15 frames: read back by our reader.
+    let mut r = rocescope_replay::CaptureReader::new(&o.stdout[..]).unwrap();
+    let mut frames = 0;
+    while r.next_frame().unwrap().is_some() {
+        frames += 1;
+    }
+    assert_eq!(frames, 15);
+    // The same bytes as a file target gets.
+    let to_file = tmp("decode-to", "as-file.pcapng");
+    let o2 = rocescope_ok(&[
+        "decode",
+        sample.to_str().unwrap(),
+        "--to",
+        to_file.to_str().unwrap(),
+    ]);
+    let stdout = support::text(&o2.stdout);
+    assert!(stdout.contains("15 frames written to"), "{stdout}");
+    assert_eq!(std::fs::read(&to_file).unwrap(), o.stdout);
+    if Path::new("/dev/full").exists() {
+        let o = rocescope(&["decode", sample.to_str().unwrap(), "--to", "/dev/full"]);
+        let err = support::text(&o.stderr);
+        assert!(!o.status.success(), "{err}");
+        assert!(err.contains("No space left on device"), "{err}");
+        let kind = std::fs::metadata("/dev/full").unwrap().file_type();
+        assert!(!kind.is_file(), "/dev/full is still a device");
+    }
+    // A folder is refused, naming it.
+    let dir = tmp("decode-to", "");
+    let o = rocescope(&[
+        "decode",
+        sample.to_str().unwrap(),
+        "--to",
+        dir.to_str().unwrap(),
+    ]);
+    let err = support::text(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("a folder; name the pcapng file"), "{err}");
+}

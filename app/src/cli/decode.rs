@@ -21,7 +21,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Write the frames as pcapng to this file instead of decoding them
-    /// (a waveform's interfaces become its interfaces).
+    /// (a waveform's interfaces become its interfaces); `-` for standard
+    /// output (`--to - | tshark -r -`).
     #[arg(long, value_name = "FILE")]
     to: Option<PathBuf>,
     #[command(flatten)]
@@ -103,15 +104,33 @@ pub fn describe(i: &rocescope_replay::wave::AxisInterface) -> String {
 }
 
 /// `rocescope decode FILE --to OUT.pcapng`: the frames as pcapng, each
-/// port (a waveform's interface) its own interface.
+/// port (a waveform's interface) its own interface. A file is written
+/// beside itself and renamed when whole; `-` (standard output), a pipe or
+/// a device is written straight (renaming over one would replace it with
+/// a file), its summary then on stderr.
 fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<()> {
     let name = file.display().to_string();
     let mut reader = open(file, wave)?;
     tell_interfaces(&name, &reader);
-    let partial = to.with_extension("pcapng.partial");
-    let out = std::fs::File::create(&partial)
-        .with_context(|| format!("cannot create {}", partial.display()))?;
-    let mut w = PcapngWriter::new(out).with_context(|| format!("writing {}", partial.display()))?;
+    let target = Target::of(to)?;
+    let out: Box<dyn Write> = match &target {
+        Target::Stdout => Box::new(io::stdout().lock()),
+        Target::Stream => Box::new(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(to)
+                .with_context(|| format!("cannot open {}", to.display()))?,
+        ),
+        Target::File { partial } => Box::new(
+            std::fs::File::create(partial)
+                .with_context(|| format!("cannot create {}", partial.display()))?,
+        ),
+    };
+    let writing = match &target {
+        Target::File { partial } => partial.display().to_string(),
+        _ => to.display().to_string(),
+    };
+    let mut w = PcapngWriter::new(out).with_context(|| format!("writing {writing}"))?;
     if let Some(wave) = reader.wave() {
         for (port, i) in wave.interfaces().iter().enumerate() {
             w.describe_port(u8::try_from(port).unwrap_or(u8::MAX), &describe(i));
@@ -126,23 +145,59 @@ fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<()> {
                     .port
                     .unwrap_or_else(|| u8::try_from(f.interface).unwrap_or(u8::MAX));
                 w.write_frame(f.ts_ns, port, f.direction, f.origlen, f.data)
-                    .with_context(|| format!("writing {}", partial.display()))?;
+                    .with_context(|| format!("writing {writing}"))?;
             }
             Ok(None) => break None,
             Err(e) => break Some(e),
         }
     };
     let frames = w.frames_written();
-    w.finish()
-        .with_context(|| format!("writing {}", partial.display()))?;
-    std::fs::rename(&partial, to).with_context(|| format!("cannot write {}", to.display()))?;
+    w.finish().with_context(|| format!("writing {writing}"))?;
     print_warnings(&name, &reader);
-    println!("{frames} frames written to {}", to.display());
+    let done = format!("{frames} frames written to {}", to.display());
+    match &target {
+        Target::File { partial } => {
+            std::fs::rename(partial, to)
+                .with_context(|| format!("cannot write {}", to.display()))?;
+            println!("{done}");
+        }
+        // Standard output carries the pcapng.
+        _ => eprintln!("rocescope: {done}"),
+    }
     match failed {
         // A waveform's error names the file itself.
         Some(e @ CaptureError::Wave(_)) => Err(e.into()),
         Some(e) => Err(anyhow::Error::new(e).context(format!("reading {name}"))),
         None => Ok(()),
+    }
+}
+
+/// Where `decode --to` writes.
+enum Target {
+    /// `-`.
+    Stdout,
+    /// A pipe or a device, written straight.
+    Stream,
+    /// A file, written to `partial` then renamed.
+    File { partial: PathBuf },
+}
+
+impl Target {
+    fn of(to: &Path) -> anyhow::Result<Target> {
+        use rocescope_replay::NotAFile;
+        Ok(match NotAFile::of(to) {
+            None => Target::File {
+                partial: to.with_extension("pcapng.partial"),
+            },
+            Some(NotAFile::StandardInput) => Target::Stdout,
+            Some(NotAFile::Folder) => {
+                anyhow::bail!(
+                    "cannot write {}: a folder; name the pcapng file",
+                    to.display()
+                )
+            }
+            Some(NotAFile::Pipe | NotAFile::Socket | NotAFile::Device) => Target::Stream,
+        })
     }
 }
 
