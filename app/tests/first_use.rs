@@ -77,7 +77,11 @@ fn attach_to_a_closed_port_fails() {
     let o = run(&["attach", &url, "--headless", "--duration", "10s"]);
     let err = stderr(&o);
     assert!(!o.status.success(), "{err}");
-    assert!(err.contains("cannot connect to 127.0.0.1:"), "{err}");
+    assert_eq!(
+        err.matches("cannot connect to 127.0.0.1:").count(),
+        1,
+        "said once: {err}"
+    );
     assert!(!err.contains("connection lost"), "{err}");
     assert!(
         t0.elapsed() < Duration::from_secs(8),

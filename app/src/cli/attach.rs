@@ -152,10 +152,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     eprintln!("rocescope attach: agent says ERR {code} {text}")
                 }
                 LinkEvent::End(end) => eprintln!("rocescope attach: {end}; stopping"),
-                LinkEvent::Fatal(why) => {
-                    eprintln!("rocescope attach: {why}");
-                    fatal = Some(why);
-                }
+                // Told once, as the command's error, after the summary.
+                LinkEvent::Fatal(why) => fatal = Some(why),
             }
         }
         if client.is_finished() || deadline.is_some_and(|d| Instant::now() >= d) {
