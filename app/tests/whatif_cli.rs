@@ -199,6 +199,24 @@ fn bad_sets_and_captures_with_nothing_to_model_are_told() {
         err.contains("spans 60.0 ms") && err.contains("at most 50 ms"),
         "{err}"
     );
+    // The way on, as printed: editcap's window from the first frame.
+    let long = long.to_str().unwrap();
+    let cut_cmd = format!("editcap -A 0.000000000 -B 0.050000000 {long} cut.pcapng");
+    assert!(err.contains(&cut_cmd), "{err}");
+    if rocescope_testkit::available(&[rocescope_testkit::EDITCAP]) {
+        let words: Vec<&str> = cut_cmd.split_whitespace().collect();
+        let cut = std::process::Command::new(words[0])
+            .args(&words[1..])
+            .current_dir(tmp.path())
+            .status()
+            .unwrap();
+        assert!(cut.success(), "{cut_cmd}");
+        let cut = tmp.path().join("cut.pcapng");
+        let (ok, out, err) = rocescope(&["info", cut.to_str().unwrap(), "--json"]);
+        assert!(ok, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["packets"], 1, "the first 50 ms: {out}");
+    }
     let (ok, _, err) = rocescope(&["whatif", "no-such-file.pcap"]);
     assert!(!ok);
     assert!(err.contains("no-such-file.pcap"), "{err}");

@@ -28,6 +28,13 @@ pub const TSHARK: Tool = Tool {
     require: "ROCESCOPE_REQUIRE_TSHARK",
     install: "apt-get install tshark",
 };
+/// Wireshark's editcap, in the same package as tshark.
+pub const EDITCAP: Tool = Tool {
+    name: "editcap",
+    probe: &["editcap", "--version"],
+    require: "ROCESCOPE_REQUIRE_TSHARK",
+    install: "apt-get install tshark",
+};
 pub const TMUX: Tool = Tool {
     name: "tmux",
     probe: &["tmux", "-V"],

@@ -92,18 +92,23 @@ pub fn derive(cap: &Analysed, name: &str) -> Result<Derived, WhatIfError> {
     if qps.is_empty() {
         return Err(WhatIfError::NoQps { path: name.into() });
     }
-    let span_ns = cap
+    let (first_ns, span_ns) = cap
         .store
         .row(cap.store.len().saturating_sub(1))
         .zip(cap.store.row(cap.store.first_row()))
-        .map_or(0, |(last, first)| last.ts_ns.saturating_sub(first.ts_ns));
+        .map_or((0, 0), |(last, first)| {
+            (first.ts_ns, last.ts_ns.saturating_sub(first.ts_ns))
+        });
     if span_ns > MAX_SPAN_NS {
         return Err(WhatIfError::Unmodelable {
             path: name.into(),
             message: format!(
-                "it spans {:.1} ms; the what-if reruns at most {} ms (three simulated runs of it): cut the capture to the time of interest",
+                "it spans {:.1} ms; the what-if reruns at most {} ms (three simulated runs of it): cut the capture to the time of interest first, e.g. its first {} ms with Wireshark's editcap: editcap -A {} -B {} {name} cut.pcapng",
                 span_ns as f64 / 1e6,
-                MAX_SPAN_NS / 1_000_000
+                MAX_SPAN_NS / 1_000_000,
+                MAX_SPAN_NS / 1_000_000,
+                epoch_seconds(first_ns),
+                epoch_seconds(first_ns + MAX_SPAN_NS),
             ),
         });
     }
@@ -497,4 +502,9 @@ fn calibrate_propagation(sc: &mut Scenario, cap: &Analysed, keys: &[QpKey]) {
     let delta = deltas[deltas.len() / 2];
     let prop = sc.params.link_prop_ns as i64 + delta / 4;
     sc.params.link_prop_ns = prop.clamp(0, 100_000_000) as u64;
+}
+
+/// `ts_ns` as editcap's `-A`/`-B` take it: Unix seconds, to the nanosecond.
+fn epoch_seconds(ts_ns: u64) -> String {
+    format!("{}.{:09}", ts_ns / 1_000_000_000, ts_ns % 1_000_000_000)
 }
