@@ -346,3 +346,34 @@ fn a_pipe_or_a_folder_is_told_not_waited_on() {
     assert!(err.contains("save the stream to a file first"), "{err}");
     assert!(err.contains("rocescope attach - --headless"), "{err}");
 }
+
+/// The terminal workbench where the process has no terminal at all (cron,
+/// `ssh` without -t: run here under `setsid`, which leaves it none) says
+/// so and what prints text instead ("No such device or address (os error
+/// 6)" alone before).
+#[cfg(unix)]
+#[test]
+fn the_workbench_without_a_terminal_says_so() {
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/captures/sample-write-read.pcap"
+    );
+    let mut child = Reaped(
+        std::process::Command::new("setsid")
+            .arg(env!("CARGO_BIN_EXE_rocescope"))
+            .args(["open", sample])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("the terminal workbench needs a terminal, and this process has none"),
+        "{err}"
+    );
+}

@@ -154,7 +154,13 @@ pub fn run(mut model: Model) -> anyhow::Result<()> {
         }
         previous(info);
     }));
-    enable_raw_mode()?;
+    // Without a controlling terminal (cron, `ssh` without -t, a service)
+    // the error is only "No such device or address".
+    enable_raw_mode().map_err(|e| {
+        anyhow::anyhow!(
+            "the terminal workbench needs a terminal, and this process has none ({e}): run it in one; `stats`, `decode` and `--headless` print text, `gui` opens the desktop workbench"
+        )
+    })?;
     let _guard = TerminalGuard;
     execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
     let mut terminal: Terminal<CrosstermBackend<Stdout>> =
