@@ -65,6 +65,26 @@ fn an_unknown_scenario_names_the_shipped_ones() {
     assert!(!err.contains(":?:") && !err.contains("(file)"), "{err}");
 }
 
+/// `cmd` run with no input, its stdout dropped, failing the test (not
+/// hanging it) past a minute: its exit status and stderr.
+fn run_bounded(mut cmd: std::process::Command) -> (std::process::ExitStatus, String) {
+    let mut child = Reaped(
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Read while it runs: a full pipe would stop it.
+    let mut stderr = child.0.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut stderr, &mut err).map(|_| err)
+    });
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    (status, reader.join().unwrap().unwrap())
+}
+
 /// Attaching to a port nobody listens on is an error at once ("connection
 /// lost" and exit 0 with 0 frames before).
 #[test]
@@ -306,18 +326,9 @@ fn a_pipe_or_a_folder_is_told_not_waited_on() {
             if path == folder && args[0] == "query" {
                 continue;
             }
-            let mut child = Reaped(
-                bin()
-                    .args(&args)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap(),
-            );
-            let status = wait_exit(&mut child, Duration::from_secs(60));
-            let mut err = String::new();
-            std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+            let mut cmd = bin();
+            cmd.args(&args);
+            let (status, err) = run_bounded(cmd);
             assert!(!status.success(), "{args:?}: {err}");
             assert!(err.contains(says), "{args:?}: {err}");
         }
@@ -358,19 +369,10 @@ fn the_workbench_without_a_terminal_says_so() {
         env!("CARGO_MANIFEST_DIR"),
         "/../assets/captures/sample-write-read.pcap"
     );
-    let mut child = Reaped(
-        std::process::Command::new("setsid")
-            .arg(env!("CARGO_BIN_EXE_rocescope"))
-            .args(["open", sample])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let status = wait_exit(&mut child, Duration::from_secs(60));
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.0.stderr.take().unwrap(), &mut err).unwrap();
+    let mut cmd = std::process::Command::new("setsid");
+    cmd.arg(env!("CARGO_BIN_EXE_rocescope"))
+        .args(["open", sample]);
+    let (status, err) = run_bounded(cmd);
     assert!(!status.success(), "{err}");
     assert!(
         err.contains("the terminal workbench needs a terminal, and this process has none"),
