@@ -330,10 +330,8 @@ fn readme_ladder_is_the_snapshot() {
 #[test]
 fn decode_to_stdout_or_a_device_writes_straight() {
     let sample = sample();
-    let o = support::bin()
-        .args(["decode", sample.to_str().unwrap(), "--to", "-"])
-        .output()
-        .unwrap();
+    let decode_to = |to: &str| rocescope(&["decode", sample.to_str().unwrap(), "--to", to]);
+    let o = decode_to("-");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("15 frames written to -"), "{err}");
@@ -346,17 +344,13 @@ fn decode_to_stdout_or_a_device_writes_straight() {
     assert_eq!(frames, 15);
     // The same bytes as a file target gets.
     let to_file = tmp("decode-to", "as-file.pcapng");
-    let o2 = rocescope_ok(&[
-        "decode",
-        sample.to_str().unwrap(),
-        "--to",
-        to_file.to_str().unwrap(),
-    ]);
+    let o2 = decode_to(to_file.to_str().unwrap());
+    assert!(o2.status.success(), "{}", support::text(&o2.stderr));
     let stdout = support::text(&o2.stdout);
     assert!(stdout.contains("15 frames written to"), "{stdout}");
     assert_eq!(std::fs::read(&to_file).unwrap(), o.stdout);
     if Path::new("/dev/full").exists() {
-        let o = rocescope(&["decode", sample.to_str().unwrap(), "--to", "/dev/full"]);
+        let o = decode_to("/dev/full");
         let err = support::text(&o.stderr);
         assert!(!o.status.success(), "{err}");
         assert!(err.contains("No space left on device"), "{err}");
@@ -365,12 +359,7 @@ fn decode_to_stdout_or_a_device_writes_straight() {
     }
     // A folder is refused, naming it.
     let dir = tmp("decode-to", "");
-    let o = rocescope(&[
-        "decode",
-        sample.to_str().unwrap(),
-        "--to",
-        dir.to_str().unwrap(),
-    ]);
+    let o = decode_to(dir.to_str().unwrap());
     let err = support::text(&o.stderr);
     assert!(!o.status.success());
     assert!(err.contains("a folder; name the pcapng file"), "{err}");

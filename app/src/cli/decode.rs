@@ -113,22 +113,25 @@ fn to_pcapng(file: &Path, wave: &WaveOptions, to: &Path) -> anyhow::Result<()> {
     let mut reader = open(file, wave)?;
     tell_interfaces(&name, &reader);
     let target = Target::of(to)?;
-    let out: Box<dyn Write> = match &target {
-        Target::Stdout => Box::new(io::stdout().lock()),
-        Target::Stream => Box::new(
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(to)
-                .with_context(|| format!("cannot open {}", to.display()))?,
+    // The sink, and the name its write errors give.
+    let (out, writing): (Box<dyn Write>, String) = match &target {
+        Target::Stdout => (Box::new(io::stdout().lock()), "-".to_owned()),
+        Target::Stream => (
+            Box::new(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(to)
+                    .with_context(|| format!("cannot open {}", to.display()))?,
+            ),
+            to.display().to_string(),
         ),
-        Target::File { partial } => Box::new(
-            std::fs::File::create(partial)
-                .with_context(|| format!("cannot create {}", partial.display()))?,
+        Target::File { partial } => (
+            Box::new(
+                std::fs::File::create(partial)
+                    .with_context(|| format!("cannot create {}", partial.display()))?,
+            ),
+            partial.display().to_string(),
         ),
-    };
-    let writing = match &target {
-        Target::File { partial } => partial.display().to_string(),
-        _ => to.display().to_string(),
     };
     let mut w = PcapngWriter::new(out).with_context(|| format!("writing {writing}"))?;
     if let Some(wave) = reader.wave() {
