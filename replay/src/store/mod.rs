@@ -30,6 +30,7 @@ use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 pub use conv::{ConvKey, Conversation};
 pub use decoded::{Decoded, PacketInfo, RowObs, Wide};
+pub use fast::RoceV4Fields;
 pub use ingest::{
     Analyzer, Appender, Ingest, IngestFrame, LateFlags, NoAnalysis, RcAnalyzer, decode_frame,
     decode_onto, evidence,
@@ -510,6 +511,32 @@ impl Store {
             file_offset: offset,
             ..*frame
         });
+        if ingest.pending() >= BATCH_ROWS {
+            self.flush_live(ingest);
+        }
+    }
+
+    /// [`Store::ingest`] for a header-only RoCEv2 frame whose bytes were
+    /// written from `fields` (a simulator's capture): the row is taken from
+    /// them, the bytes kept as they are, not decoded again.
+    #[inline]
+    pub fn ingest_roce_v4(
+        &self,
+        ingest: &mut Ingest,
+        frame: &IngestFrame<'_>,
+        fields: &RoceV4Fields,
+    ) {
+        if ingest.noted.first_time(frame.port) {
+            self.note_link(frame.port, frame.linktype);
+        }
+        let offset = ingest.keep_bytes(frame.data);
+        ingest.push_roce_v4(
+            &IngestFrame {
+                file_offset: offset,
+                ..*frame
+            },
+            fields,
+        );
         if ingest.pending() >= BATCH_ROWS {
             self.flush_live(ingest);
         }

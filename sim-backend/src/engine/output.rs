@@ -79,6 +79,36 @@ impl HeaderFrame {
         &buf[..self.len()]
     }
 
+    /// The fields a store takes the frame's row from instead of decoding
+    /// its bytes ([`rocescope_replay::store::Store::ingest_roce_v4`]), when
+    /// the frame has the shape they describe: its whole headers captured,
+    /// a RETH, an AETH or no extended header (not a CNP's), lengths within
+    /// their 16 bits. None otherwise: the bytes are decoded.
+    #[inline]
+    pub fn roce_v4(&self) -> Option<rocescope_replay::store::RoceV4Fields> {
+        let (f, info) = (&self.fields, &self.info);
+        let headers = 54 + usize::from(info.ext);
+        let pad = (4 - f.payload_len % 4) % 4;
+        // IPv4 + UDP + BTH + extended header + payload + pad + ICRC.
+        let ip_len = 20 + 8 + 12 + usize::from(info.ext) + f.payload_len + pad + 4;
+        if self.len() != headers || info.cnp || (info.reth && info.aeth) || ip_len > 0xFFFF {
+            return None;
+        }
+        Some(rocescope_replay::store::RoceV4Fields {
+            src: f.src_ip,
+            dst: f.dst_ip,
+            ecn_ce: f.ecn & 3 == 3,
+            opcode: f.opcode,
+            becn: f.becn,
+            ack_req: info.ack_req,
+            dest_qp: f.dest_qp,
+            psn: f.psn,
+            reth_dma_len: info.reth.then_some(f.reth.dma_len),
+            aeth: info.aeth.then_some((f.aeth.syndrome, f.aeth.msn)),
+            payload_len: f.payload_len as u32,
+        })
+    }
+
     /// Writes the frame's bytes on the stack and lends them to `f` as a
     /// [`FrameRef`] (port 0), as a sink that writes them now wants.
     #[inline]
