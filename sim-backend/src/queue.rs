@@ -41,6 +41,11 @@ impl<E: Copy + PartialEq> EventQueue<E> {
         self.v.len()
     }
 
+    /// The pending events, the next first (ties in the order pushed).
+    pub fn iter_in_order(&self) -> impl Iterator<Item = &Pending<E>> {
+        self.v.iter().rev()
+    }
+
     /// The next event, if any.
     #[inline]
     pub fn peek(&self) -> Option<&Pending<E>> {

@@ -209,6 +209,7 @@ impl Simulator {
             record_states: false,
             reasons_at_ps: 0,
             has_host_stalls: scenario_has_host_stalls,
+            period: None,
         }
     }
 
@@ -459,6 +460,9 @@ impl Simulator {
         self.now_ps = e.t;
         self.stats.events += 1;
         self.handle(e.ev);
+        if self.period.is_some() && matches!(e.ev, Event::FsmReady(_)) {
+            self.period_sight();
+        }
         true
     }
 
