@@ -136,6 +136,12 @@ fn gate(duration_ns: u64, pcapng: bool) {
             PeriodStats::default(),
             "{name}: off counts nothing"
         );
+        // Every period checked predicted its outputs exactly.
+        assert_eq!(
+            on.period.check_failures, 0,
+            "{name} {duration_ns} ns: {:?}",
+            on.period
+        );
         assert!(
             on.period.off.is_some()
                 || on.period.keys > 0
@@ -197,6 +203,9 @@ fn periods_found() {
     // Timer and profiler events fall in about a quarter of the periods.
     assert!(p.repeats_replayable * 100 >= p.keys * 70, "{p:?}");
     assert_eq!(p.table_resets, 0);
+    // Its outputs predicted period after period from the one before.
+    assert!(p.checks > 0, "{p:?}");
+    assert_eq!((p.check_failures, p.checks_unsupported), (0, 0), "{p:?}");
 
     let p = &detect(Scenario::builtin("default").expect("default"), 20_000_000);
     assert_eq!(p.off, None);

@@ -1,5 +1,8 @@
-//! Repeating periods of the simulator's whole state (issue 51), step 1:
-//! the state's key and the detection of its repeats, counted; no replay.
+//! Repeating periods of the simulator's whole state (issue 51): the
+//! state's key and the detection of its repeats, counted (step 1), and the
+//! check that a steady period's outputs are its previous period's shifted
+//! (the transform a replay will hand out, tested before any replay); no
+//! replay yet, so nothing handed out changes.
 //!
 //! The key is what the model's future depends on, made independent of
 //! where the run is: times relative to now, PSNs relative to each QP's
@@ -70,6 +73,46 @@ pub struct PeriodStats {
     pub longest_run_from_ps: u64,
     /// Times the sight table was full and started again.
     pub table_resets: u64,
+    /// Step 2's check, no replay yet: once a steady period has held for a
+    /// whole period with no draw or timer/profiler event, the outputs of
+    /// its last period predicted from the one before (times shifted by the
+    /// period, PSNs, MSNs, WR slots and the sniffer's drop count advanced
+    /// by the period's deltas) and compared with what was handed out.
+    pub checks: u64,
+    /// Periods whose outputs differed from the prediction.
+    pub check_failures: u64,
+    /// Periods not checked: an output the prediction cannot shift (a frame
+    /// with payload bytes, a record of another kind) or a QPN of two QPs.
+    pub checks_unsupported: u64,
+    /// The first difference, for the test's message.
+    pub first_failure: Option<String>,
+}
+
+/// Longest period (steps) whose outputs are checked; the log holds two.
+const CHECK_PERIOD_MAX: u64 = 4096;
+/// Outputs the log holds at most (about 64 bytes each).
+const LOG_OUTPUTS_MAX: usize = 1 << 17;
+
+/// An output as handed out, for the period check.
+#[derive(Debug, Clone)]
+enum Logged {
+    Record(Record),
+    Header(HeaderFrame),
+    /// One the check cannot shift (frame bytes, a capture point's frame).
+    Other,
+}
+
+/// What the check keeps of each sight: counters to take deltas of, and
+/// the outputs since the sight before, with the time of their event.
+#[derive(Debug)]
+struct SightLog {
+    at_ps: Ps,
+    rng: [u64; 4],
+    off_period_events: u64,
+    /// Per QP: oldest unacknowledged PSN, responder MSN, next WR id.
+    conns: Vec<(u64, u32, u64)>,
+    sniffer_dropped: u64,
+    outputs: Vec<(Ps, Logged)>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -85,12 +128,28 @@ struct Sight {
 #[derive(Debug, Default)]
 pub(super) struct Detector {
     stats: PeriodStats,
+    /// Response-FSM events processed at the last look.
+    fsm_steps: u64,
     seen: HashMap<u128, Sight>,
     key: Vec<u64>,
     /// The current run: its period in steps, ps, its length and start.
     run_period: (u64, u64),
     run_len: u64,
     run_from: (u64, u64),
+    /// Outputs since the last sight, and the sights' logs.
+    pending: Vec<(Ps, Logged)>,
+    log: std::collections::VecDeque<SightLog>,
+    logged_outputs: usize,
+    /// The QP of each QPN (`None`: a QPN names two QPs).
+    qpn_conn: Option<HashMap<u32, usize>>,
+}
+
+/// One period's deltas: its length, per QP (PSN, MSN, WR id), the
+/// sniffer's drop count.
+struct Shift {
+    ps: Ps,
+    conns: Vec<(u64, u32, u64)>,
+    dropped: u64,
 }
 
 /// A key as two independent 64-bit hashes: SipHash with fixed keys
@@ -111,9 +170,17 @@ impl Simulator {
     /// ([`period_stats`](Self::period_stats)). Off by default: it changes
     /// no record or counter, and costs a key a step.
     pub fn detect_periods(&mut self, on: bool) {
+        let mut qpn_conn = HashMap::new();
+        let mut ambiguous = false;
+        for (c, conn) in self.conns.iter().enumerate() {
+            for q in [conn.req_qpn, conn.resp_qpn] {
+                ambiguous |= *qpn_conn.entry(q).or_insert(c) != c;
+            }
+        }
         self.period = on.then(|| {
             let mut d = Box::<Detector>::default();
             d.stats.off = self.period_off();
+            d.qpn_conn = (!ambiguous).then_some(qpn_conn);
             d
         });
     }
@@ -154,12 +221,29 @@ impl Simulator {
         None
     }
 
-    /// After a response-FSM step: the state's key, and whether it was seen.
+    /// After an event: if it was a response-FSM step, the state's key,
+    /// and whether it was seen.
+    #[cold]
+    #[inline(never)]
     pub(super) fn period_sight(&mut self) {
         let Some(mut d) = self.period.take() else {
             return;
         };
-        if d.stats.off.is_none() && self.started && !self.finished {
+        let fsm_steps = self.stats.events_by_kind[4];
+        let stepped = fsm_steps != d.fsm_steps;
+        d.fsm_steps = fsm_steps;
+        if d.stats.off.is_none() {
+            let now = self.now_ps;
+            for o in &self.out {
+                let logged = match o {
+                    Out::Record(r) => Logged::Record(r.clone()),
+                    Out::Header(h) => Logged::Header(*h),
+                    Out::Frame { .. } | Out::PointFrame { .. } => Logged::Other,
+                };
+                d.pending.push((now, logged));
+            }
+        }
+        if stepped && d.stats.off.is_none() && self.started && !self.finished {
             let mut key = std::mem::take(&mut d.key);
             key.clear();
             self.period_key(&mut key);
@@ -204,8 +288,188 @@ impl Simulator {
                 }
                 None => d.run_len = 0,
             }
+            self.log_sight(&mut d, sight);
+            let (p, len) = (d.run_period.0, d.run_len);
+            if len > p && len % p == 1 && p <= CHECK_PERIOD_MAX {
+                self.check_period(&mut d, p as usize);
+            }
         }
         self.period = Some(d);
+    }
+
+    /// Keeps the sight's counters and the outputs since the last one.
+    fn log_sight(&self, d: &mut Detector, sight: Sight) {
+        let outputs = std::mem::take(&mut d.pending);
+        d.logged_outputs += outputs.len();
+        d.log.push_back(SightLog {
+            at_ps: sight.at_ps,
+            rng: sight.rng,
+            off_period_events: sight.off_period_events,
+            conns: self
+                .conns
+                .iter()
+                .map(|c| (c.oldest_unacked_psn, c.msn, c.wr_seq))
+                .collect(),
+            sniffer_dropped: self.sniffer.as_ref().map_or(0, |s| s.dropped),
+            outputs,
+        });
+        while d.log.len() as u64 > 2 * CHECK_PERIOD_MAX + 1 || d.logged_outputs > LOG_OUTPUTS_MAX {
+            let Some(old) = d.log.pop_front() else {
+                break;
+            };
+            d.logged_outputs -= old.outputs.len();
+        }
+    }
+
+    /// The last `p` steps' outputs against those of the `p` before,
+    /// shifted (the steady period's check, `PeriodStats::checks`).
+    fn check_period(&self, d: &mut Detector, p: usize) {
+        let n = d.log.len();
+        if n < 2 * p + 1 {
+            return;
+        }
+        let (a, b, c) = (&d.log[n - 1 - 2 * p], &d.log[n - 1 - p], &d.log[n - 1]);
+        if a.rng != c.rng || a.off_period_events != c.off_period_events {
+            return;
+        }
+        let Some(qpn_conn) = &d.qpn_conn else {
+            d.stats.checks_unsupported += 1;
+            return;
+        };
+        let shift = Shift {
+            ps: b.at_ps - a.at_ps,
+            conns: a
+                .conns
+                .iter()
+                .zip(&b.conns)
+                .map(|(x, y)| {
+                    (
+                        y.0.wrapping_sub(x.0),
+                        y.1.wrapping_sub(x.1),
+                        y.2.wrapping_sub(x.2),
+                    )
+                })
+                .collect(),
+            dropped: b.sniffer_dropped.wrapping_sub(a.sniffer_dropped),
+        };
+        let template = d.log.range(n - 2 * p..n - p).flat_map(|s| &s.outputs);
+        let actual = d.log.range(n - p..n).flat_map(|s| &s.outputs);
+        let mut failure = None;
+        let (mut count_t, mut count_a) = (0usize, 0usize);
+        let mut unsupported = c.at_ps - b.at_ps != shift.ps;
+        for (t, x) in template.zip(actual) {
+            count_t += 1;
+            count_a += 1;
+            let Some(want) = self.shifted(t, &shift, qpn_conn) else {
+                unsupported = true;
+                break;
+            };
+            let got = Self::written(&x.1);
+            if failure.is_none() && (x.0 != t.0 + shift.ps || got.as_ref() != Some(&want)) {
+                failure = Some(format!(
+                    "at {} ps: predicted {want:?}, handed out {got:?}",
+                    x.0
+                ));
+            }
+        }
+        let count_t_all = d
+            .log
+            .range(n - 2 * p..n - p)
+            .map(|s| s.outputs.len())
+            .sum::<usize>();
+        let count_a_all = d
+            .log
+            .range(n - p..n)
+            .map(|s| s.outputs.len())
+            .sum::<usize>();
+        if unsupported {
+            d.stats.checks_unsupported += 1;
+            return;
+        }
+        if failure.is_none() && count_t_all != count_a_all {
+            failure = Some(format!(
+                "{count_t_all} outputs predicted, {count_a_all} handed out (compared {count_t}/{count_a})"
+            ));
+        }
+        d.stats.checks += 1;
+        if let Some(f) = failure {
+            d.stats.check_failures += 1;
+            d.stats.first_failure.get_or_insert(f);
+        }
+    }
+
+    /// An output as its sink sees it: frames written to bytes.
+    fn written(o: &Logged) -> Option<Record> {
+        match o {
+            Logged::Record(r) => Some(r.clone()),
+            Logged::Header(h) => Some(h.lend(|f| f.to_record())),
+            Logged::Other => None,
+        }
+    }
+
+    /// `o` one period later (`None`: not shiftable).
+    fn shifted(
+        &self,
+        o: &(Ps, Logged),
+        s: &Shift,
+        qpn_conn: &HashMap<u32, usize>,
+    ) -> Option<Record> {
+        let ts_ns = (o.0 + s.ps) / NS;
+        let psn = |c: usize, psn: u32| (psn.wrapping_add(s.conns[c].0 as u32)) & 0xFF_FFFF;
+        let msn = |c: usize, msn: u32| (msn.wrapping_add(s.conns[c].1)) & 0xFF_FFFF;
+        match &o.1 {
+            Logged::Header(h) => {
+                let mut h = *h;
+                let c = *qpn_conn.get(&h.fields.dest_qp)?;
+                h.ts_ns = ts_ns;
+                h.fields.psn = psn(c, h.fields.psn);
+                if !is_request(h.fields.opcode) {
+                    h.fields.aeth.msn = msn(c, h.fields.aeth.msn);
+                }
+                if h.fields.reth.va != 0 {
+                    // va = base + (WR id % 64) * size rounded up + offset.
+                    let unit = self.conns[c].size_bytes.next_power_of_two().max(1);
+                    let rel = h.fields.reth.va.checked_sub(0x1000_0000)?;
+                    let slot = (rel / unit + s.conns[c].2) % 64;
+                    h.fields.reth.va = 0x1000_0000 + slot * unit + rel % unit;
+                }
+                Some(h.lend(|f| f.to_record()))
+            }
+            Logged::Record(r) => {
+                let mut r = r.clone();
+                match &mut r {
+                    Record::Truth(g) => {
+                        let c = *qpn_conn.get(&g.qpn)?;
+                        g.ts_ns = ts_ns;
+                        g.psn = psn(c, g.psn);
+                    }
+                    Record::Slot(x) => {
+                        let c = *qpn_conn.get(&x.qpn)?;
+                        x.ts_ns = ts_ns;
+                        x.psn = psn(c, x.psn);
+                        if x.slot == SlotKind::Aes {
+                            // Its detail is the AES counter, the absolute PSN.
+                            x.detail = x.detail.wrapping_add(s.conns[c].0 as u32);
+                        }
+                    }
+                    Record::QpState(q) => {
+                        let c = *qpn_conn.get(&q.qpn)?;
+                        q.ts_ns = ts_ns;
+                        q.next_psn = psn(c, q.next_psn);
+                        q.oldest_unacked_psn = psn(c, q.oldest_unacked_psn);
+                        q.epsn = psn(c, q.epsn);
+                        q.msn = msn(c, q.msn);
+                    }
+                    Record::Drops(x) => {
+                        x.ts_ns = ts_ns;
+                        x.dropped = x.dropped.wrapping_add(s.dropped);
+                    }
+                    _ => return None,
+                }
+                Some(r)
+            }
+            Logged::Other => None,
+        }
     }
 
     /// The state's key (module docs): every word the model's future reads,

@@ -318,6 +318,9 @@ impl Simulator {
             return false;
         }
         let more = self.step_inner(NEVER);
+        if self.period.is_some() {
+            self.period_sight();
+        }
         self.flush(sink);
         more
     }
@@ -339,6 +342,10 @@ impl Simulator {
         while !self.finished {
             if !self.step_inner(limit) {
                 break;
+            }
+            // Out of the event's own code, which it would slow (measured).
+            if self.period.is_some() {
+                self.period_sight();
             }
             // Most events make no record: no call for them.
             if !self.out.is_empty() {
@@ -460,9 +467,6 @@ impl Simulator {
         self.now_ps = e.t;
         self.stats.events += 1;
         self.handle(e.ev);
-        if self.period.is_some() && matches!(e.ev, Event::FsmReady(_)) {
-            self.period_sight();
-        }
         true
     }
 
