@@ -46,6 +46,12 @@ impl<E: Copy + PartialEq> EventQueue<E> {
         self.v.iter().rev()
     }
 
+    /// The pending events to change in place: the caller leaves them in
+    /// the queue's order (descending time, ties latest pushed first).
+    pub fn entries_mut(&mut self) -> &mut Vec<Pending<E>> {
+        &mut self.v
+    }
+
     /// The next event, if any.
     #[inline]
     pub fn peek(&self) -> Option<&Pending<E>> {

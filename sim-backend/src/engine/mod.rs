@@ -38,6 +38,7 @@ mod points;
 mod probes;
 mod reasons;
 mod records;
+mod replay;
 mod requester;
 mod responder;
 mod run;

@@ -86,6 +86,11 @@ pub struct PeriodStats {
     pub checks_unsupported: u64,
     /// The first difference, for the test's message.
     pub first_failure: Option<String>,
+    /// Replays (each of whole periods after a checked one), the periods
+    /// they covered and the outputs they handed out.
+    pub replays: u64,
+    pub replayed_periods: u64,
+    pub replayed_outputs: u64,
 }
 
 /// Longest period (steps) whose outputs are checked; the log holds two.
@@ -95,7 +100,7 @@ const LOG_OUTPUTS_MAX: usize = 1 << 17;
 
 /// An output as handed out, for the period check.
 #[derive(Debug, Clone)]
-enum Logged {
+pub(super) enum Logged {
     Record(Record),
     Header(HeaderFrame),
     /// One the check cannot shift (frame bytes, a capture point's frame).
@@ -105,18 +110,20 @@ enum Logged {
 /// What the check keeps of each sight: counters to take deltas of, and
 /// the outputs since the sight before, with the time of their event.
 #[derive(Debug)]
-struct SightLog {
-    at_ps: Ps,
-    rng: [u64; 4],
-    off_period_events: u64,
+pub(super) struct SightLog {
+    pub(super) at_ps: Ps,
+    pub(super) rng: [u64; 4],
+    pub(super) off_period_events: u64,
     /// Per QP: oldest unacknowledged PSN, responder MSN, next WR id.
-    conns: Vec<(u64, u32, u64)>,
-    sniffer_dropped: u64,
-    outputs: Vec<(Ps, Logged)>,
+    pub(super) conns: Vec<(u64, u32, u64)>,
+    pub(super) sniffer_dropped: u64,
+    /// The counters a replay advances (`replay.rs`).
+    pub(super) counters: Vec<u64>,
+    pub(super) outputs: Vec<(Ps, Logged)>,
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Sight {
+pub(super) struct Sight {
     step: u64,
     at_ps: Ps,
     rng: [u64; 4],
@@ -127,29 +134,31 @@ struct Sight {
 /// The detector's state.
 #[derive(Debug, Default)]
 pub(super) struct Detector {
-    stats: PeriodStats,
+    pub(super) stats: PeriodStats,
     /// Response-FSM events processed at the last look.
     fsm_steps: u64,
-    seen: HashMap<u128, Sight>,
+    pub(super) seen: HashMap<u128, Sight>,
     key: Vec<u64>,
     /// The current run: its period in steps, ps, its length and start.
     run_period: (u64, u64),
-    run_len: u64,
+    pub(super) run_len: u64,
     run_from: (u64, u64),
     /// Outputs since the last sight, and the sights' logs.
     pending: Vec<(Ps, Logged)>,
-    log: std::collections::VecDeque<SightLog>,
-    logged_outputs: usize,
+    pub(super) log: std::collections::VecDeque<SightLog>,
+    pub(super) logged_outputs: usize,
     /// The QP of each QPN (`None`: a QPN names two QPs).
-    qpn_conn: Option<HashMap<u32, usize>>,
+    pub(super) qpn_conn: Option<HashMap<u32, usize>>,
+    /// Replay checked periods (`replay.rs`).
+    pub(super) replay: bool,
 }
 
 /// One period's deltas: its length, per QP (PSN, MSN, WR id), the
 /// sniffer's drop count.
-struct Shift {
-    ps: Ps,
-    conns: Vec<(u64, u32, u64)>,
-    dropped: u64,
+pub(super) struct Shift {
+    pub(super) ps: Ps,
+    pub(super) conns: Vec<(u64, u32, u64)>,
+    pub(super) dropped: u64,
 }
 
 /// A key as two independent 64-bit hashes: SipHash with fixed keys
@@ -225,7 +234,7 @@ impl Simulator {
     /// and whether it was seen.
     #[cold]
     #[inline(never)]
-    pub(super) fn period_sight(&mut self) {
+    pub(super) fn period_sight(&mut self, limit: Ps) {
         let Some(mut d) = self.period.take() else {
             return;
         };
@@ -290,8 +299,13 @@ impl Simulator {
             }
             self.log_sight(&mut d, sight);
             let (p, len) = (d.run_period.0, d.run_len);
-            if len > p && len % p == 1 && p <= CHECK_PERIOD_MAX {
-                self.check_period(&mut d, p as usize);
+            if len > p
+                && len % p == 1
+                && p <= CHECK_PERIOD_MAX
+                && self.check_period(&mut d, p as usize)
+                && d.replay
+            {
+                self.replay_period(&mut d, p as usize, limit);
             }
         }
         self.period = Some(d);
@@ -311,6 +325,11 @@ impl Simulator {
                 .map(|c| (c.oldest_unacked_psn, c.msn, c.wr_seq))
                 .collect(),
             sniffer_dropped: self.sniffer.as_ref().map_or(0, |s| s.dropped),
+            counters: if d.replay {
+                self.replay_counters()
+            } else {
+                Vec::new()
+            },
             outputs,
         });
         while d.log.len() as u64 > 2 * CHECK_PERIOD_MAX + 1 || d.logged_outputs > LOG_OUTPUTS_MAX {
@@ -323,18 +342,18 @@ impl Simulator {
 
     /// The last `p` steps' outputs against those of the `p` before,
     /// shifted (the steady period's check, `PeriodStats::checks`).
-    fn check_period(&self, d: &mut Detector, p: usize) {
+    fn check_period(&self, d: &mut Detector, p: usize) -> bool {
         let n = d.log.len();
         if n < 2 * p + 1 {
-            return;
+            return false;
         }
         let (a, b, c) = (&d.log[n - 1 - 2 * p], &d.log[n - 1 - p], &d.log[n - 1]);
         if a.rng != c.rng || a.off_period_events != c.off_period_events {
-            return;
+            return false;
         }
         let Some(qpn_conn) = &d.qpn_conn else {
             d.stats.checks_unsupported += 1;
-            return;
+            return false;
         };
         let shift = Shift {
             ps: b.at_ps - a.at_ps,
@@ -384,7 +403,7 @@ impl Simulator {
             .sum::<usize>();
         if unsupported {
             d.stats.checks_unsupported += 1;
-            return;
+            return false;
         }
         if failure.is_none() && count_t_all != count_a_all {
             failure = Some(format!(
@@ -395,7 +414,9 @@ impl Simulator {
         if let Some(f) = failure {
             d.stats.check_failures += 1;
             d.stats.first_failure.get_or_insert(f);
+            return false;
         }
+        true
     }
 
     /// An output as its sink sees it: frames written to bytes.
@@ -407,13 +428,23 @@ impl Simulator {
         }
     }
 
-    /// `o` one period later (`None`: not shiftable).
+    /// `o` one period later, as handed out (`None`: not shiftable).
     fn shifted(
         &self,
         o: &(Ps, Logged),
         s: &Shift,
         qpn_conn: &HashMap<u32, usize>,
     ) -> Option<Record> {
+        Self::written(&self.shifted_logged(o, s, qpn_conn)?)
+    }
+
+    /// `o` one period later (`None`: not shiftable).
+    pub(super) fn shifted_logged(
+        &self,
+        o: &(Ps, Logged),
+        s: &Shift,
+        qpn_conn: &HashMap<u32, usize>,
+    ) -> Option<Logged> {
         let ts_ns = (o.0 + s.ps) / NS;
         let psn = |c: usize, psn: u32| (psn.wrapping_add(s.conns[c].0 as u32)) & 0xFF_FFFF;
         let msn = |c: usize, msn: u32| (msn.wrapping_add(s.conns[c].1)) & 0xFF_FFFF;
@@ -433,7 +464,7 @@ impl Simulator {
                     let slot = (rel / unit + s.conns[c].2) % 64;
                     h.fields.reth.va = 0x1000_0000 + slot * unit + rel % unit;
                 }
-                Some(h.lend(|f| f.to_record()))
+                Some(Logged::Header(h))
             }
             Logged::Record(r) => {
                 let mut r = r.clone();
@@ -466,7 +497,7 @@ impl Simulator {
                     }
                     _ => return None,
                 }
-                Some(r)
+                Some(Logged::Record(r))
             }
             Logged::Other => None,
         }

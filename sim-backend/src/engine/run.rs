@@ -319,7 +319,8 @@ impl Simulator {
         }
         let more = self.step_inner(NEVER);
         if self.period.is_some() {
-            self.period_sight();
+            // One event a step: no replay (a limit of now).
+            self.period_sight(self.now_ps);
         }
         self.flush(sink);
         more
@@ -345,7 +346,7 @@ impl Simulator {
             }
             // Out of the event's own code, which it would slow (measured).
             if self.period.is_some() {
-                self.period_sight();
+                self.period_sight(limit);
             }
             // Most events make no record: no call for them.
             if !self.out.is_empty() {
