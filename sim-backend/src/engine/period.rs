@@ -65,6 +65,10 @@ pub struct PeriodStats {
     /// The longest run of consecutive steps each repeating the state the
     /// same number of steps before (a steady period).
     pub longest_run: u64,
+    /// Templates made (checked periods a replay starts from) and dropped
+    /// (unmatched for 16 periods: detection again).
+    pub templates: u64,
+    pub templates_dropped: u64,
     /// That steady period: steps and simulated ps between the two sights.
     pub longest_run_period_steps: u64,
     pub longest_run_period_ps: u64,
@@ -86,8 +90,8 @@ pub struct PeriodStats {
     pub checks_unsupported: u64,
     /// The first difference, for the test's message.
     pub first_failure: Option<String>,
-    /// Replays (each of whole periods after a checked one), the periods
-    /// they covered and the outputs they handed out.
+    /// Replays (each from a state whose key is the template end's), the
+    /// periods they covered and the outputs they handed out.
     pub replays: u64,
     pub replayed_periods: u64,
     pub replayed_outputs: u64,
@@ -138,7 +142,7 @@ pub(super) struct Detector {
     /// Response-FSM events processed at the last look.
     fsm_steps: u64,
     pub(super) seen: HashMap<u128, Sight>,
-    key: Vec<u64>,
+    pub(super) key: Vec<u64>,
     /// The current run: its period in steps, ps, its length and start.
     run_period: (u64, u64),
     pub(super) run_len: u64,
@@ -151,10 +155,34 @@ pub(super) struct Detector {
     pub(super) qpn_conn: Option<HashMap<u32, usize>>,
     /// Replay checked periods (`replay.rs`).
     pub(super) replay: bool,
+    /// The checked period a replay starts from, once there is one: the
+    /// detector then keys a state only when its cheap prefix matches.
+    pub(super) template: Option<Template>,
+    /// FSM steps since the template last matched.
+    pub(super) template_idle_steps: u64,
+}
+
+/// A checked period to replay from any state whose key is its end's.
+#[derive(Debug)]
+pub(super) struct Template {
+    pub(super) steps: u64,
+    /// The end's key, and its cheap prefix (`period_prefix`).
+    pub(super) key: Vec<u64>,
+    pub(super) prefix: Vec<u64>,
+    /// The period's outputs at their times, and its end's time, QP
+    /// counters and drop count (what a replay shifts from).
+    pub(super) outputs: Vec<(Ps, Logged)>,
+    pub(super) end_ps: Ps,
+    pub(super) end_conns: Vec<(u64, u32, u64)>,
+    pub(super) end_dropped: u64,
+    /// One period's deltas.
+    pub(super) one: Shift,
+    pub(super) counters: Vec<u64>,
 }
 
 /// One period's deltas: its length, per QP (PSN, MSN, WR id), the
 /// sniffer's drop count.
+#[derive(Debug, Clone)]
 pub(super) struct Shift {
     pub(super) ps: Ps,
     pub(super) conns: Vec<(u64, u32, u64)>,
@@ -241,7 +269,7 @@ impl Simulator {
         let fsm_steps = self.stats.events_by_kind[4];
         let stepped = fsm_steps != d.fsm_steps;
         d.fsm_steps = fsm_steps;
-        if d.stats.off.is_none() {
+        if d.stats.off.is_none() && d.template.is_none() {
             let now = self.now_ps;
             for o in &self.out {
                 let logged = match o {
@@ -251,6 +279,11 @@ impl Simulator {
                 };
                 d.pending.push((now, logged));
             }
+        }
+        if stepped && d.template.is_some() && self.started && !self.finished {
+            self.template_sight(&mut d, limit);
+            self.period = Some(d);
+            return;
         }
         if stepped && d.stats.off.is_none() && self.started && !self.finished {
             let mut key = std::mem::take(&mut d.key);
@@ -305,7 +338,10 @@ impl Simulator {
                 && self.check_period(&mut d, p as usize)
                 && d.replay
             {
-                self.replay_period(&mut d, p as usize, limit);
+                self.make_template(&mut d, p as usize);
+                if d.template.is_some() {
+                    self.template_sight(&mut d, limit);
+                }
             }
         }
         self.period = Some(d);
@@ -505,7 +541,7 @@ impl Simulator {
 
     /// The state's key (module docs): every word the model's future reads,
     /// relative to now and to each QP's counters.
-    fn period_key(&self, k: &mut Vec<u64>) {
+    pub(super) fn period_key(&self, k: &mut Vec<u64>) {
         let now = self.now_ps;
         // Exact, relative to now (wrapping: a past time keys exactly too).
         let rel = |t: Ps| -> u64 {

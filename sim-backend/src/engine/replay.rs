@@ -1,11 +1,17 @@
-//! The replay of a checked period (issue 51, step 2, work in progress):
-//! once a steady period's outputs were predicted exactly from the one
-//! before (`period.rs`), hand out its outputs again for whole periods,
-//! shifted, and advance the state by as many periods, up to just before
-//! anything off the period is due (a timer or profiler event, the end, the
-//! caller's limit).
+//! The replay of a checked period (issue 51, step 2; off by default,
+//! [`Simulator::replay_periods`]): once a steady period's outputs were
+//! predicted exactly from the one before (`period.rs`), it becomes the
+//! template; from then on the detector compares a cheap prefix of each
+//! state's key with the template end's and, on a match, the whole key
+//! word for word; from a matching state it hands out the template's
+//! outputs for whole periods, shifted in time and in each QP's PSN, MSN
+//! and WR counters, moves the state by as many periods and advances the
+//! counters by the period's deltas, up to just before anything off the
+//! period is due (a timer or profiler event, the end, the caller's limit).
+//! The next state is then computed event by event again. A template
+//! unmatched for 16 periods is dropped and detection starts again.
 
-use super::period::{Detector, Logged, Shift};
+use super::period::{Detector, Logged, Shift, Template};
 use super::*;
 
 /// Outputs one replay hands out at most.
@@ -99,34 +105,134 @@ impl Simulator {
         }
     }
 
-    /// After a checked period of `p` steps: replays as many whole periods
-    /// as fit before anything off the period is due and before `limit`.
-    pub(super) fn replay_period(&mut self, d: &mut Detector, p: usize, limit: Ps) {
+    /// After a checked period of `p` steps ending now: it becomes the
+    /// template, unless its counters moved in ways a replay cannot repeat.
+    pub(super) fn make_template(&mut self, d: &mut Detector, p: usize) {
         let n = d.log.len();
         if n < p + 1 || self.record_completions {
             return;
         }
         let (b, c) = (&d.log[n - 1 - p], &d.log[n - 1]);
-        let period_ps = c.at_ps - b.at_ps;
-        if period_ps == 0 || b.counters.len() != c.counters.len() {
+        if c.at_ps <= b.at_ps || b.counters.len() != c.counters.len() {
             return;
         }
-        let delta: Vec<u64> = b
-            .counters
-            .iter()
-            .zip(&c.counters)
-            .map(|(x, y)| y.wrapping_sub(*x))
-            .collect();
         // Retransmissions push to bounded logs a replay does not keep.
         let retx_moved = (0..self.stats.qps.len()).any(|q| {
             let i = 11 + 7 + q * 8 + 5;
             b.counters.get(i) != c.counters.get(i)
         });
-        if retx_moved {
+        if retx_moved || d.qpn_conn.is_none() {
             return;
         }
-        // Before anything off the period: the next timer or profiler
-        // event, the end, the caller's limit.
+        let mut key = Vec::new();
+        self.period_key(&mut key);
+        let mut prefix = Vec::new();
+        self.period_prefix(&mut prefix);
+        let template = Template {
+            steps: p as u64,
+            key,
+            prefix,
+            outputs: d
+                .log
+                .range(n - p..n)
+                .flat_map(|s| s.outputs.iter().cloned())
+                .collect(),
+            end_ps: c.at_ps,
+            end_conns: c.conns.clone(),
+            end_dropped: c.sniffer_dropped,
+            one: Shift {
+                ps: c.at_ps - b.at_ps,
+                conns: b
+                    .conns
+                    .iter()
+                    .zip(&c.conns)
+                    .map(|(x, y)| {
+                        (
+                            y.0.wrapping_sub(x.0),
+                            y.1.wrapping_sub(x.1),
+                            y.2.wrapping_sub(x.2),
+                        )
+                    })
+                    .collect(),
+                dropped: c.sniffer_dropped.wrapping_sub(b.sniffer_dropped),
+            },
+            counters: b
+                .counters
+                .iter()
+                .zip(&c.counters)
+                .map(|(x, y)| y.wrapping_sub(*x))
+                .collect(),
+        };
+        d.template = Some(template);
+        d.template_idle_steps = 0;
+        d.stats.templates += 1;
+        // Detection's log is not needed while the template holds.
+        d.log.clear();
+        d.logged_outputs = 0;
+        d.seen.clear();
+        d.run_len = 0;
+    }
+
+    /// A few words of the key, cheap to take: the template's whole key is
+    /// compared only when these match.
+    pub(super) fn period_prefix(&self, k: &mut Vec<u64>) {
+        let now = self.now_ps;
+        for e in self.events.iter_in_order() {
+            if !matches!(e.ev, Event::Timer(_) | Event::ProfTick) {
+                k.push(e.t - now);
+            }
+        }
+        for n in &self.nodes {
+            k.extend([
+                n.ctrl_queue.len() as u64,
+                n.fsm_queue.len() as u64,
+                n.next_stream as u64,
+            ]);
+        }
+        for c in &self.conns {
+            k.extend([
+                c.inflight.len() as u64,
+                c.send_idx as u64,
+                c.response_queue.len() as u64,
+                c.next_psn.wrapping_sub(c.oldest_unacked_psn),
+            ]);
+        }
+    }
+
+    /// With a template: a replay when the state now is its end's (the
+    /// whole key compared word for word), else one step more; the
+    /// template dropped after 16 periods unmatched.
+    pub(super) fn template_sight(&mut self, d: &mut Detector, limit: Ps) {
+        let Some(tp) = d.template.as_ref() else {
+            return;
+        };
+        d.template_idle_steps += 1;
+        let mut prefix = std::mem::take(&mut d.key);
+        prefix.clear();
+        self.period_prefix(&mut prefix);
+        let matched = prefix == tp.prefix && {
+            prefix.clear();
+            self.period_key(&mut prefix);
+            prefix == tp.key
+        };
+        d.key = prefix;
+        if matched {
+            d.template_idle_steps = 0;
+            self.replay_template(d, limit);
+        } else if d.template_idle_steps > 16 * tp.steps {
+            d.template = None;
+            d.stats.templates_dropped += 1;
+        }
+    }
+
+    /// From a state whose key is the template's end: whole periods handed
+    /// out shifted and the state moved by as many, up to just before
+    /// anything off the period is due (a timer or profiler event, the end,
+    /// `limit`).
+    fn replay_template(&mut self, d: &mut Detector, limit: Ps) {
+        let (Some(tp), Some(qpn_conn)) = (d.template.as_ref(), d.qpn_conn.as_ref()) else {
+            return;
+        };
         let mut horizon = limit.min(self.end_ps);
         for e in self.events.iter_in_order() {
             if matches!(e.ev, Event::Timer(_) | Event::ProfTick) {
@@ -134,58 +240,51 @@ impl Simulator {
             }
         }
         let now = self.now_ps;
-        if horizon <= now {
+        let period_ps = tp.one.ps;
+        if horizon <= now || period_ps == 0 {
             return;
         }
-        let outputs: Vec<(Ps, Logged)> = d
-            .log
-            .range(n - p..n)
-            .flat_map(|s| s.outputs.iter().cloned())
-            .collect();
-        let by_room = REPLAY_OUTPUTS_MAX / outputs.len().max(1);
+        let by_room = REPLAY_OUTPUTS_MAX / tp.outputs.len().max(1);
         let k = ((horizon - 1 - now) / period_ps).min(by_room as u64);
         if k == 0 {
             return;
         }
-        let Some(qpn_conn) = d.qpn_conn.clone() else {
-            return;
-        };
-        let one = Shift {
-            ps: period_ps,
-            conns: b
-                .conns
+        // From the template's end to now, then j periods.
+        let base: Vec<(u64, u32, u64)> = self
+            .conns
+            .iter()
+            .zip(&tp.end_conns)
+            .map(|(c, e)| {
+                (
+                    c.oldest_unacked_psn.wrapping_sub(e.0),
+                    c.msn.wrapping_sub(e.1),
+                    c.wr_seq.wrapping_sub(e.2),
+                )
+            })
+            .collect();
+        let dropped_now = self.sniffer.as_ref().map_or(0, |s| s.dropped);
+        let shift_by = |j: u64| Shift {
+            ps: now - tp.end_ps + period_ps * j,
+            conns: base
                 .iter()
-                .zip(&c.conns)
-                .map(|(x, y)| {
+                .zip(&tp.one.conns)
+                .map(|(b, o)| {
                     (
-                        y.0.wrapping_sub(x.0),
-                        y.1.wrapping_sub(x.1),
-                        y.2.wrapping_sub(x.2),
+                        b.0.wrapping_add(o.0.wrapping_mul(j)),
+                        b.1.wrapping_add(o.1.wrapping_mul(j as u32)),
+                        b.2.wrapping_add(o.2.wrapping_mul(j)),
                     )
                 })
                 .collect(),
-            dropped: c.sniffer_dropped.wrapping_sub(b.sniffer_dropped),
+            dropped: dropped_now
+                .wrapping_sub(tp.end_dropped)
+                .wrapping_add(tp.one.dropped.wrapping_mul(j)),
         };
-        // The outputs first, from the state as it is.
-        let mut out = Vec::with_capacity(outputs.len() * k as usize);
+        let mut out = Vec::with_capacity(tp.outputs.len() * k as usize);
         for j in 1..=k {
-            let s = Shift {
-                ps: one.ps * j,
-                conns: one
-                    .conns
-                    .iter()
-                    .map(|&(a, m, w)| {
-                        (
-                            a.wrapping_mul(j),
-                            m.wrapping_mul(j as u32),
-                            w.wrapping_mul(j),
-                        )
-                    })
-                    .collect(),
-                dropped: one.dropped.wrapping_mul(j),
-            };
-            for o in &outputs {
-                match self.shifted_logged(o, &s, &qpn_conn) {
+            let s = shift_by(j);
+            for o in &tp.outputs {
+                match self.shifted_logged(o, &s, qpn_conn) {
                     Some(Logged::Record(r)) => out.push(Out::Record(r)),
                     Some(Logged::Header(h)) => out.push(Out::Header(h)),
                     _ => return,
@@ -193,8 +292,9 @@ impl Simulator {
             }
         }
         let all = Shift {
-            ps: one.ps * k,
-            conns: one
+            ps: period_ps * k,
+            conns: tp
+                .one
                 .conns
                 .iter()
                 .map(|&(a, m, w)| {
@@ -205,9 +305,9 @@ impl Simulator {
                     )
                 })
                 .collect(),
-            dropped: one.dropped.wrapping_mul(k),
+            dropped: tp.one.dropped.wrapping_mul(k),
         };
-        let delta_k: Vec<u64> = delta.iter().map(|x| x.wrapping_mul(k)).collect();
+        let delta_k: Vec<u64> = tp.counters.iter().map(|x| x.wrapping_mul(k)).collect();
         d.stats.replays += 1;
         d.stats.replayed_periods += k;
         d.stats.replayed_outputs += out.len() as u64;
@@ -217,12 +317,6 @@ impl Simulator {
         if let Some(sn) = self.sniffer.as_mut() {
             sn.dropped = sn.dropped.wrapping_add(all.dropped);
         }
-        // The log's sights are of times gone: detection starts again (the
-        // sight table's keys are relative, still good, but its steps not).
-        d.log.clear();
-        d.logged_outputs = 0;
-        d.seen.clear();
-        d.run_len = 0;
     }
 
     /// Moves the whole state `s.ps` later and each QP's counters by its
