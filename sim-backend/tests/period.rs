@@ -237,7 +237,23 @@ fn line_rate_replays_periods() {
     sim.run(&mut |_| {});
     let p = sim.period_stats();
     assert!(p.replays > 100 && p.replayed_periods >= p.replays, "{p:?}");
-    assert_eq!(p.check_failures, 0, "{p:?}");
+    assert_eq!((p.templates, p.check_failures), (1, 0), "{p:?}");
+    assert!(!p.detection_stopped, "{p:?}");
+    // Three periods in four replayed: the rest run event by event around
+    // the profiler's ticks (every 100 us, 4.4 periods).
+    let periods_in_run = 20_000_000 / 22_784;
+    assert!(p.replayed_periods * 100 >= periods_in_run * 70, "{p:?}");
+
+    // default's periods all have draws: its detection stops, counted.
+    let mut sim = simulator(
+        Scenario::builtin("default").expect("default"),
+        20_000_000,
+        true,
+    );
+    sim.run(&mut |_| {});
+    let p = sim.period_stats();
+    assert_eq!((p.templates, p.replays), (0, 0), "{p:?}");
+    assert!(p.detection_stopped && p.keys == 4096, "{p:?}");
 }
 
 /// Prints what the detector finds on each scenario (with `--nocapture`).

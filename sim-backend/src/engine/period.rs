@@ -77,6 +77,8 @@ pub struct PeriodStats {
     pub longest_run_from_ps: u64,
     /// Times the sight table was full and started again.
     pub table_resets: u64,
+    /// Detection stopped: that many states keyed and no template made.
+    pub detection_stopped: bool,
     /// Step 2's check, no replay yet: once a steady period has held for a
     /// whole period with no draw or timer/profiler event, the outputs of
     /// its last period predicted from the one before (times shifted by the
@@ -96,6 +98,14 @@ pub struct PeriodStats {
     pub replayed_periods: u64,
     pub replayed_outputs: u64,
 }
+
+/// States keyed without a template before detection stops, with the
+/// replay on (counted in
+/// [`PeriodStats::detection_stopped`]): a key costs about 160 k
+/// instructions, so a scenario whose periods never replay (draws in every
+/// one) pays this once, not for its whole run. line-rate's template comes
+/// at its 976th key.
+const KEYS_WITHOUT_TEMPLATE_MAX: u64 = 4096;
 
 /// Longest period (steps) whose outputs are checked; the log holds two.
 const CHECK_PERIOD_MAX: u64 = 4096;
@@ -269,7 +279,7 @@ impl Simulator {
         let fsm_steps = self.stats.events_by_kind[4];
         let stepped = fsm_steps != d.fsm_steps;
         d.fsm_steps = fsm_steps;
-        if d.stats.off.is_none() && d.template.is_none() {
+        if d.stats.off.is_none() && d.template.is_none() && !d.stats.detection_stopped {
             let now = self.now_ps;
             for o in &self.out {
                 let logged = match o {
@@ -285,7 +295,21 @@ impl Simulator {
             self.period = Some(d);
             return;
         }
-        if stepped && d.stats.off.is_none() && self.started && !self.finished {
+        // With the replay on only: without it the detector is a census.
+        if stepped
+            && d.replay
+            && d.template.is_none()
+            && d.stats.templates == 0
+            && d.stats.keys >= KEYS_WITHOUT_TEMPLATE_MAX
+        {
+            d.stats.detection_stopped = true;
+        }
+        if stepped
+            && !d.stats.detection_stopped
+            && d.stats.off.is_none()
+            && self.started
+            && !self.finished
+        {
             let mut key = std::mem::take(&mut d.key);
             key.clear();
             self.period_key(&mut key);
