@@ -43,6 +43,7 @@ mod requester;
 mod responder;
 mod run;
 mod switch;
+mod transform;
 mod transmit;
 
 pub use output::{FrameRef, HeaderFrame, RecordSink, StoreSink};

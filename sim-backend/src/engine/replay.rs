@@ -11,7 +11,8 @@
 //! The next state is then computed event by event again. A template
 //! unmatched for 16 periods is dropped and detection starts again.
 
-use super::period::{Detector, Logged, Shift, Template};
+use super::period::{Detector, Template};
+use super::transform::{Logged, Shift};
 use super::*;
 
 /// Outputs one replay hands out at most.
