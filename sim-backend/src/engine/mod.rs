@@ -452,6 +452,9 @@ pub struct Simulator {
     reasons_at_ps: Ps,
     /// The period detector, when asked for (`period.rs`).
     period: Option<Box<period::Detector>>,
+    /// The detector looks after each event from this time on (`NEVER`:
+    /// no detector; later than now: its detection pauses).
+    period_look_ps: Ps,
 }
 
 /// Places a fault rule acts at, per node: the link from the switch, the

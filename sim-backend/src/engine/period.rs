@@ -34,7 +34,6 @@
 //! DPI, host stalls, fault rules with a time window.
 
 use std::collections::HashMap;
-use std::hash::Hasher;
 
 use super::transform::{Logged, Shift};
 use super::*;
@@ -78,8 +77,17 @@ pub struct PeriodStats {
     pub longest_run_from_ps: u64,
     /// Times the sight table was full and started again.
     pub table_resets: u64,
-    /// Detection stopped: that many states keyed and no template made.
-    pub detection_stopped: bool,
+    /// With the replay on: FSM steps not keyed because the generator drew
+    /// since the step before (a draw breaks every period through it, so
+    /// detection starts again after it).
+    pub steps_after_draws: u64,
+    /// With the replay on: times detection paused, an attempt of
+    /// `ATTEMPT_STEPS_MAX` FSM steps (or one whose check found outputs it
+    /// cannot shift) having made no template, and the simulated time it
+    /// paused for in all (each pause twice the one before, up to
+    /// `PAUSE_MAX_PS`; the last may reach past the run's end).
+    pub detection_pauses: u64,
+    pub paused_ps: u64,
     /// Step 2's check, no replay yet: once a steady period has held for a
     /// whole period with no draw or timer/profiler event, the outputs of
     /// its last period predicted from the one before (times shifted by the
@@ -100,13 +108,21 @@ pub struct PeriodStats {
     pub replayed_outputs: u64,
 }
 
-/// States keyed without a template before detection stops, with the
-/// replay on (counted in
-/// [`PeriodStats::detection_stopped`]): a key costs about 160 k
-/// instructions, so a scenario whose periods never replay (draws in every
-/// one) pays this once, not for its whole run. line-rate's template comes
-/// at its 976th key.
-const KEYS_WITHOUT_TEMPLATE_MAX: u64 = 4096;
+/// FSM steps an attempt of detection takes at most without making a
+/// template, with the replay on (line-rate's template comes at its 976th
+/// step); then detection pauses (`PeriodStats::detection_pauses`), so a
+/// scenario whose periods never replay pays an attempt a pause, not a key
+/// a step (a key costs about 40 k instructions).
+const ATTEMPT_STEPS_MAX: u64 = 4096;
+/// FSM steps with no draw before states are keyed, with the replay on: a
+/// scenario whose generator draws every step or two (default's loss rule)
+/// keys nearly nothing; a period of p steps needs 2p + 1 more to be checked.
+const DRAW_FREE_STEPS_MIN: u64 = 16;
+/// The first pause's simulated time; each next pause is twice the one
+/// before, up to `PAUSE_MAX_PS`; a template made starts again from the
+/// first.
+const PAUSE_MIN_PS: Ps = 1_000_000_000;
+const PAUSE_MAX_PS: Ps = 64_000_000_000;
 
 /// Longest period (steps) whose outputs are checked; the log holds two.
 const CHECK_PERIOD_MAX: u64 = 4096;
@@ -162,6 +178,32 @@ pub(super) struct Detector {
     pub(super) template: Option<Template>,
     /// FSM steps since the template last matched.
     pub(super) template_idle_steps: u64,
+    /// Outputs are logged for the next sight (the last step was keyed, or
+    /// the census keys every step).
+    logging: bool,
+    /// With the replay on: the generator's state at the last FSM step, the
+    /// FSM steps of this attempt, whether its check found outputs it cannot
+    /// shift, the steps since the last draw, whether the next look ends a
+    /// pause, the next pause's length.
+    last_rng: [u64; 4],
+    attempt_steps: u64,
+    attempt_failed: bool,
+    draw_free_steps: u64,
+    resuming: bool,
+    next_pause_ps: Ps,
+}
+
+impl Detector {
+    /// Detection from scratch: no sight, run or log kept.
+    pub(super) fn restart(&mut self) {
+        if !self.seen.is_empty() {
+            self.seen.clear();
+        }
+        self.log.clear();
+        self.logged_outputs = 0;
+        self.pending.clear();
+        self.run_len = 0;
+    }
 }
 
 /// A checked period to replay from any state whose key is its end's.
@@ -182,17 +224,19 @@ pub(super) struct Template {
     pub(super) counters: Vec<u64>,
 }
 
-/// A key as two independent 64-bit hashes: SipHash with fixed keys
-/// (`DefaultHasher::new`, the same within a build, all a run compares) and
-/// an FNV-style fold of mixed words.
+/// A key as two 64-bit hashes of its words: an FNV-style fold of each
+/// word mixed (`mix64`), and a multiply-rotate fold of the words as they
+/// are. SipHash took 56 instructions a word (about 85 k a key of
+/// line-rate's 1,500 words); sights are compared by this hash, and a
+/// replay's start by the whole key, word for word.
 fn hash128(words: &[u64]) -> u128 {
-    let mut sip = std::collections::hash_map::DefaultHasher::new();
-    let mut fnv: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut a: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut b: u64 = 0x9e37_79b9_7f4a_7c15;
     for &w in words {
-        sip.write_u64(w);
-        fnv = (fnv ^ crate::rng::mix64(w)).wrapping_mul(0x0000_0100_0000_01b3);
+        a = (a ^ crate::rng::mix64(w)).wrapping_mul(0x0000_0100_0000_01b3);
+        b = (b ^ w).wrapping_mul(0xff51_afd7_ed55_8ccd).rotate_left(29);
     }
-    (u128::from(sip.finish()) << 64) | u128::from(fnv)
+    (u128::from(crate::rng::mix64(b ^ words.len() as u64)) << 64) | u128::from(a)
 }
 
 impl Simulator {
@@ -207,10 +251,12 @@ impl Simulator {
                 ambiguous |= *qpn_conn.entry(q).or_insert(c) != c;
             }
         }
+        self.period_look_ps = if on { 0 } else { NEVER };
         self.period = on.then(|| {
             let mut d = Box::<Detector>::default();
             d.stats.off = self.period_off();
             d.qpn_conn = (!ambiguous).then_some(qpn_conn);
+            d.last_rng = self.rng.state();
             d
         });
     }
@@ -262,7 +308,15 @@ impl Simulator {
         let fsm_steps = self.stats.events_by_kind[4];
         let stepped = fsm_steps != d.fsm_steps;
         d.fsm_steps = fsm_steps;
-        if d.stats.off.is_none() && d.template.is_none() && !d.stats.detection_stopped {
+        if d.resuming {
+            // The first look after a pause: only the generator's state (no
+            // step counted: this event may be of another kind).
+            d.resuming = false;
+            d.last_rng = self.rng.state();
+            self.period = Some(d);
+            return;
+        }
+        if d.logging {
             let now = self.now_ps;
             for o in &self.out {
                 let logged = match o {
@@ -273,26 +327,22 @@ impl Simulator {
                 d.pending.push((now, logged));
             }
         }
-        if stepped && d.template.is_some() && self.started && !self.finished {
-            self.template_sight(&mut d, limit);
+        if !stepped || !self.started || self.finished || d.stats.off.is_some() {
             self.period = Some(d);
             return;
         }
-        // With the replay on only: without it the detector is a census.
-        if stepped
-            && d.replay
-            && d.template.is_none()
-            && d.stats.templates == 0
-            && d.stats.keys >= KEYS_WITHOUT_TEMPLATE_MAX
-        {
-            d.stats.detection_stopped = true;
+        if d.template.is_some() {
+            self.template_sight(&mut d, limit);
+            d.logging = false;
+            if d.template.is_none() {
+                // Dropped: a new attempt.
+                d.attempt_steps = 0;
+            }
+            self.period = Some(d);
+            return;
         }
-        if stepped
-            && !d.stats.detection_stopped
-            && d.stats.off.is_none()
-            && self.started
-            && !self.finished
-        {
+        d.logging = self.may_key(&mut d);
+        if d.logging {
             let mut key = std::mem::take(&mut d.key);
             key.clear();
             self.period_key(&mut key);
@@ -339,19 +389,56 @@ impl Simulator {
             }
             self.log_sight(&mut d, sight);
             let (p, len) = (d.run_period.0, d.run_len);
-            if len > p
-                && len % p == 1
-                && p <= CHECK_PERIOD_MAX
-                && self.check_period(&mut d, p as usize)
-                && d.replay
-            {
-                self.make_template(&mut d, p as usize);
-                if d.template.is_some() {
-                    self.template_sight(&mut d, limit);
+            if len > p && len % p == 1 && p <= CHECK_PERIOD_MAX {
+                let unsupported = d.stats.checks_unsupported;
+                if self.check_period(&mut d, p as usize) && d.replay {
+                    self.make_template(&mut d, p as usize);
+                    if d.template.is_some() {
+                        d.logging = false;
+                        d.next_pause_ps = PAUSE_MIN_PS;
+                        self.template_sight(&mut d, limit);
+                    }
+                } else if d.replay && d.stats.checks_unsupported != unsupported {
+                    // Its outputs cannot be shifted: no use keying on.
+                    d.attempt_failed = true;
                 }
             }
         }
         self.period = Some(d);
+    }
+
+    /// Whether to key the state after this FSM step: always for the
+    /// census; with the replay on, not after a draw of the generator (it
+    /// breaks every period through it: detection starts again), and not
+    /// once an attempt made no template: detection then pauses, the
+    /// simulator not looking until the pause is over.
+    fn may_key(&mut self, d: &mut Detector) -> bool {
+        if !d.replay {
+            return true;
+        }
+        d.attempt_steps += 1;
+        if d.attempt_steps > ATTEMPT_STEPS_MAX || d.attempt_failed {
+            let pause = d.next_pause_ps.clamp(PAUSE_MIN_PS, PAUSE_MAX_PS);
+            d.next_pause_ps = (pause * 2).min(PAUSE_MAX_PS);
+            d.stats.detection_pauses += 1;
+            d.stats.paused_ps += pause;
+            d.restart();
+            (d.attempt_steps, d.attempt_failed, d.resuming) = (0, false, true);
+            d.draw_free_steps = 0;
+            self.period_look_ps = self.now_ps.saturating_add(pause);
+            return false;
+        }
+        let rng = self.rng.state();
+        let drew = rng != d.last_rng;
+        d.last_rng = rng;
+        if drew {
+            d.stats.steps_after_draws += 1;
+            d.draw_free_steps = 0;
+            d.restart();
+            return false;
+        }
+        d.draw_free_steps += 1;
+        d.draw_free_steps > DRAW_FREE_STEPS_MIN
     }
 
     /// Keeps the sight's counters and the outputs since the last one.

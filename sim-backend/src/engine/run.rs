@@ -210,6 +210,7 @@ impl Simulator {
             reasons_at_ps: 0,
             has_host_stalls: scenario_has_host_stalls,
             period: None,
+            period_look_ps: NEVER,
         }
     }
 
@@ -318,7 +319,7 @@ impl Simulator {
             return false;
         }
         let more = self.step_inner(NEVER);
-        if self.period.is_some() {
+        if self.now_ps >= self.period_look_ps {
             // One event a step: no replay (a limit of now).
             self.period_sight(self.now_ps);
         }
@@ -344,8 +345,10 @@ impl Simulator {
             if !self.step_inner(limit) {
                 break;
             }
-            // Out of the event's own code, which it would slow (measured).
-            if self.period.is_some() {
+            // Out of the event's own code, which it would slow (measured);
+            // one comparison an event while there is no detector or it
+            // pauses.
+            if self.now_ps >= self.period_look_ps {
                 self.period_sight(limit);
             }
             // Most events make no record: no call for them.
