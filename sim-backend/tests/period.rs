@@ -241,13 +241,16 @@ fn line_rate_replays_periods() {
     );
     sim.run(&mut |_| {});
     let p = sim.period_stats();
-    assert!(p.replays > 100 && p.replayed_periods >= p.replays, "{p:?}");
+    assert!(p.replayed_periods >= p.replays && p.replays > 0, "{p:?}");
     assert_eq!((p.templates, p.check_failures), (1, 0), "{p:?}");
     assert_eq!((p.detection_pauses, p.steps_after_draws), (0, 0), "{p:?}");
-    // Three periods in four replayed: the rest run event by event around
-    // the profiler's ticks (every 100 us, 4.4 periods).
+    // The profiler's ticks (every 100 us, 4.4 periods) computed inside
+    // the replays from one recorded period: nearly every period after the
+    // template (at 351 us) replayed.
+    assert_eq!((p.recordings, p.recordings_failed), (1, 0), "{p:?}");
+    assert!(p.replayed_ticks >= 170, "{p:?}");
     let periods_in_run = 20_000_000 / 22_784;
-    assert!(p.replayed_periods * 100 >= periods_in_run * 70, "{p:?}");
+    assert!(p.replayed_periods * 100 >= periods_in_run * 95, "{p:?}");
 
     // default's loss rule draws for nearly every frame: a step after a
     // draw is not keyed (no period runs through a draw), nor one of the 16

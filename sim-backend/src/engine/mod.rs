@@ -43,6 +43,7 @@ mod requester;
 mod responder;
 mod run;
 mod switch;
+mod ticks;
 mod transform;
 mod transmit;
 

@@ -106,6 +106,12 @@ pub struct PeriodStats {
     pub replays: u64,
     pub replayed_periods: u64,
     pub replayed_outputs: u64,
+    /// Periods recorded for the profiler's ticks (`ticks.rs`), recordings
+    /// that failed (a tick or timer inside, or another length), and the
+    /// ticks computed inside replays.
+    pub recordings: u64,
+    pub recordings_failed: u64,
+    pub replayed_ticks: u64,
 }
 
 /// FSM steps an attempt of detection takes at most without making a
@@ -123,6 +129,10 @@ const DRAW_FREE_STEPS_MIN: u64 = 16;
 /// first.
 const PAUSE_MIN_PS: Ps = 1_000_000_000;
 const PAUSE_MAX_PS: Ps = 64_000_000_000;
+
+/// Recordings of a template's period tried before its ticks stay event by
+/// event (a recording fails when a tick or timer falls inside it).
+pub(super) const RECORDINGS_MAX: u32 = 8;
 
 /// Longest period (steps) whose outputs are checked; the log holds two.
 const CHECK_PERIOD_MAX: u64 = 4096;
@@ -178,6 +188,8 @@ pub(super) struct Detector {
     pub(super) template: Option<Template>,
     /// FSM steps since the template last matched.
     pub(super) template_idle_steps: u64,
+    /// The period being recorded for the profiler's ticks (`ticks.rs`).
+    pub(super) recording: Option<super::ticks::Recording>,
     /// Outputs are logged for the next sight (the last step was keyed, or
     /// the census keys every step).
     logging: bool,
@@ -222,6 +234,10 @@ pub(super) struct Template {
     /// One period's deltas.
     pub(super) one: Shift,
     pub(super) counters: Vec<u64>,
+    /// What the probes read after each event of one period, once recorded
+    /// (`ticks.rs`); recordings tried.
+    pub(super) snaps: Option<Vec<super::ticks::ProbeSnap>>,
+    pub(super) recordings_tried: u32,
 }
 
 /// A key as two 64-bit hashes of its words: an FNV-style fold of each
@@ -308,6 +324,16 @@ impl Simulator {
         let fsm_steps = self.stats.events_by_kind[4];
         let stepped = fsm_steps != d.fsm_steps;
         d.fsm_steps = fsm_steps;
+        if let Some(r) = d.recording.as_mut()
+            && !self.record_snap(r)
+        {
+            // Too long a period: its ticks stay event by event.
+            d.recording = None;
+            d.stats.recordings_failed += 1;
+            if let Some(tp) = d.template.as_mut() {
+                tp.recordings_tried = RECORDINGS_MAX;
+            }
+        }
         if d.resuming {
             // The first look after a pause: only the generator's state (no
             // step counted: this event may be of another kind).
@@ -337,6 +363,7 @@ impl Simulator {
             if d.template.is_none() {
                 // Dropped: a new attempt.
                 d.attempt_steps = 0;
+                d.recording = None;
             }
             self.period = Some(d);
             return;

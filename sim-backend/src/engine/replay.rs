@@ -11,7 +11,8 @@
 //! The next state is then computed event by event again. A template
 //! unmatched for 16 periods is dropped and detection starts again.
 
-use super::period::{Detector, Template};
+use super::period::{Detector, RECORDINGS_MAX, Template};
+use super::ticks::VirtualTick;
 use super::transform::{Logged, Shift};
 use super::*;
 
@@ -163,6 +164,8 @@ impl Simulator {
                 .zip(&c.counters)
                 .map(|(x, y)| y.wrapping_sub(*x))
                 .collect(),
+            snaps: None,
+            recordings_tried: 0,
         };
         d.template = Some(template);
         d.template_idle_steps = 0;
@@ -219,6 +222,28 @@ impl Simulator {
         d.key = prefix;
         if matched {
             d.template_idle_steps = 0;
+            if let Some(r) = d.recording.take() {
+                let (steps, period_ps) = (tp.steps, tp.one.ps);
+                match self.finish_recording(r, steps, period_ps) {
+                    Some(snaps) => {
+                        d.stats.recordings += 1;
+                        if let Some(tp) = d.template.as_mut() {
+                            tp.snaps = Some(snaps);
+                        }
+                    }
+                    None => d.stats.recordings_failed += 1,
+                }
+            }
+            let Some(tp) = d.template.as_mut() else {
+                return;
+            };
+            if !self.probes.is_empty() && tp.snaps.is_none() && tp.recordings_tried < RECORDINGS_MAX
+            {
+                // This period runs event by event, recorded for the ticks.
+                tp.recordings_tried += 1;
+                d.recording = Some(self.start_recording());
+                return;
+            }
             self.replay_template(d, limit);
         } else if d.template_idle_steps > 16 * tp.steps {
             d.template = None;
@@ -234,10 +259,16 @@ impl Simulator {
         let (Some(tp), Some(qpn_conn)) = (d.template.as_ref(), d.qpn_conn.as_ref()) else {
             return;
         };
+        // With the period recorded, the profiler's ticks are computed
+        // inside the replay (`ticks.rs`); else they end it, as timers do.
+        let snaps = tp.snaps.as_deref();
         let mut horizon = limit.min(self.end_ps);
+        let mut tick_at = None;
         for e in self.events.iter_in_order() {
-            if matches!(e.ev, Event::Timer(_) | Event::ProfTick) {
-                horizon = horizon.min(e.t);
+            match e.ev {
+                Event::ProfTick if snaps.is_some() && tick_at.is_none() => tick_at = Some(e.t),
+                Event::Timer(_) | Event::ProfTick => horizon = horizon.min(e.t),
+                _ => {}
             }
         }
         let now = self.now_ps;
@@ -246,9 +277,50 @@ impl Simulator {
             return;
         }
         let by_room = REPLAY_OUTPUTS_MAX / tp.outputs.len().max(1);
-        let k = ((horizon - 1 - now) / period_ps).min(by_room as u64);
-        if k == 0 {
-            return;
+        let mut k = ((horizon - 1 - now) / period_ps).min(by_room as u64);
+        let mut ticks = Vec::new();
+        if let (Some(snaps), Some(first_ps)) = (snaps, tick_at) {
+            k = self.virtual_ticks(snaps, first_ps, period_ps, k, &mut ticks);
+        }
+        // No moved event may end at the time of one that stays (a timer,
+        // the profiler's next tick): their order would be a guess.
+        let q_ps = self.profiler_period_ps;
+        loop {
+            if k == 0 {
+                return;
+            }
+            ticks.retain(|v: &VirtualTick| v.period < k);
+            let next_tick = match ticks.last() {
+                Some(v) => (v.t_ps + q_ps <= self.end_ps).then_some(v.t_ps + q_ps),
+                None => tick_at,
+            };
+            let dt = k * period_ps;
+            let fixed_at = |t: Ps| {
+                next_tick == Some(t)
+                    || self.events.iter_in_order().any(|f| {
+                        f.t == t
+                            && match f.ev {
+                                Event::Timer(_) => true,
+                                Event::ProfTick => tick_at.is_none(),
+                                _ => false,
+                            }
+                    })
+            };
+            // Nor may the next tick fall at a timer's time (their order is
+            // their pushes').
+            let tick_at_timer = !ticks.is_empty()
+                && self
+                    .events
+                    .iter_in_order()
+                    .any(|f| matches!(f.ev, Event::Timer(_)) && Some(f.t) == next_tick);
+            let tied = tick_at_timer
+                || self.events.iter_in_order().any(|e| {
+                    !matches!(e.ev, Event::Timer(_) | Event::ProfTick) && fixed_at(e.t + dt)
+                });
+            if !tied {
+                break;
+            }
+            k -= 1;
         }
         // From the template's end to now, then j periods.
         let base: Vec<(u64, u32, u64)> = self
@@ -282,15 +354,57 @@ impl Simulator {
                 .wrapping_add(tp.one.dropped.wrapping_mul(j)),
         };
         let mut out = Vec::with_capacity(tp.outputs.len() * k as usize);
+        // The ticks' effects, kept once the whole replay is made.
+        let mut last: Vec<Option<i64>> = self.probes.iter().map(|p| p.last).collect();
+        let mut busy_sampled: Vec<u64> = self.nodes.iter().map(|n| n.busy_ps_sampled).collect();
+        let mut peak = self.stats.queue_peak;
+        let fixed = self.fixed_events();
+        let busy_index = 11 + self.stats.events_by_kind.len() + 8 * self.stats.qps.len();
+        let tp_start_ps = tp.end_ps - period_ps;
+        let mut ti = 0;
         for j in 1..=k {
             let s = shift_by(j);
+            let busy_at_start: Vec<u64> = self
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(n, node)| {
+                    let one = tp.counters.get(busy_index + n).copied().unwrap_or(0);
+                    node.busy_ps.wrapping_add(one.wrapping_mul(j - 1))
+                })
+                .collect();
+            let mut tick_until = |rel: Ps, out: &mut Vec<Out>, ti: &mut usize| {
+                while let Some(&v) = ticks.get(*ti)
+                    && v.period == j - 1
+                    && v.tau_ps < rel
+                    && let Some(snaps) = snaps
+                {
+                    self.tick_samples(
+                        snaps,
+                        v,
+                        &busy_at_start,
+                        &mut last,
+                        &mut busy_sampled,
+                        &mut peak,
+                        fixed,
+                        out,
+                    );
+                    *ti += 1;
+                }
+            };
             for o in &tp.outputs {
+                tick_until(o.0 - tp_start_ps, &mut out, &mut ti);
                 match self.shifted_logged(o, &s, qpn_conn) {
                     Some(Logged::Record(r)) => out.push(Out::Record(r)),
                     Some(Logged::Header(h)) => out.push(Out::Header(h)),
                     _ => return,
                 }
             }
+            tick_until(Ps::MAX, &mut out, &mut ti);
+        }
+        if ti != ticks.len() {
+            // Every tick falls in a replayed period: not one left behind.
+            return;
         }
         let all = Shift {
             ps: period_ps * k,
@@ -312,6 +426,29 @@ impl Simulator {
         d.stats.replays += 1;
         d.stats.replayed_periods += k;
         d.stats.replayed_outputs += out.len() as u64;
+        d.stats.replayed_ticks += ticks.len() as u64;
+        if let Some(v) = ticks.last() {
+            for (p, l) in self.probes.iter_mut().zip(last) {
+                p.last = l;
+            }
+            for (n, b) in self.nodes.iter_mut().zip(busy_sampled) {
+                n.busy_ps_sampled = b;
+            }
+            self.stats.queue_peak = peak;
+            let n = ticks.len() as u64;
+            self.stats.events += n;
+            self.stats.events_by_kind[6] += n;
+            // The profiler's next tick, as the last one scheduled it.
+            let next = v.t_ps + q_ps;
+            let v = self.events.entries_mut();
+            if next <= self.end_ps {
+                for e in v.iter_mut().filter(|e| e.ev == Event::ProfTick) {
+                    e.t = next;
+                }
+            } else {
+                v.retain(|e| e.ev != Event::ProfTick);
+            }
+        }
         self.out.extend(out);
         self.shift_state(&all);
         self.add_replay_counters(&delta_k);
