@@ -35,7 +35,7 @@
 
 use std::collections::HashMap;
 
-use super::transform::{Logged, Shift};
+use super::transform::{Logged, QpnMap, Shift};
 use super::*;
 
 /// Sights of states kept for detection; past this the table starts again
@@ -180,7 +180,7 @@ pub(super) struct Detector {
     pub(super) log: std::collections::VecDeque<SightLog>,
     pub(super) logged_outputs: usize,
     /// The QP of each QPN (`None`: a QPN names two QPs).
-    pub(super) qpn_conn: Option<HashMap<u32, usize>>,
+    pub(super) qpn_conn: Option<QpnMap>,
     /// Replay checked periods (`replay.rs`).
     pub(super) replay: bool,
     /// The checked period a replay starts from, once there is one: the
@@ -260,18 +260,18 @@ impl Simulator {
     /// ([`period_stats`](Self::period_stats)). Off by default: it changes
     /// no record or counter, and costs a key a step.
     pub fn detect_periods(&mut self, on: bool) {
-        let mut qpn_conn = HashMap::new();
-        let mut ambiguous = false;
-        for (c, conn) in self.conns.iter().enumerate() {
-            for q in [conn.req_qpn, conn.resp_qpn] {
-                ambiguous |= *qpn_conn.entry(q).or_insert(c) != c;
-            }
-        }
+        let qpn_conn = QpnMap::new(
+            self.conns
+                .iter()
+                .enumerate()
+                .flat_map(|(c, conn)| [(conn.req_qpn, c), (conn.resp_qpn, c)])
+                .collect(),
+        );
         self.period_look_ps = if on { 0 } else { NEVER };
         self.period = on.then(|| {
             let mut d = Box::<Detector>::default();
             d.stats.off = self.period_off();
-            d.qpn_conn = (!ambiguous).then_some(qpn_conn);
+            d.qpn_conn = qpn_conn;
             d.last_rng = self.rng.state();
             d
         });

@@ -5,8 +5,6 @@
 //! shifted, before any replay trusts the transform (`period.rs`,
 //! `replay.rs`).
 
-use std::collections::HashMap;
-
 use super::period::Detector;
 use super::*;
 
@@ -17,6 +15,26 @@ pub(super) enum Logged {
     Header(HeaderFrame),
     /// One the check cannot shift (frame bytes, a capture point's frame).
     Other,
+}
+
+/// The QP of each QPN, sorted by QPN: looked up for every output a replay
+/// hands out (a `HashMap`'s SipHash took 15% of line-rate's replaying run).
+#[derive(Debug, Default)]
+pub(super) struct QpnMap(Vec<(u32, usize)>);
+
+impl QpnMap {
+    /// The map of `(qpn, qp)` pairs; `None` when a QPN names two QPs.
+    pub(super) fn new(mut pairs: Vec<(u32, usize)>) -> Option<QpnMap> {
+        pairs.sort_unstable();
+        pairs.dedup();
+        let ambiguous = pairs.windows(2).any(|w| w[0].0 == w[1].0);
+        (!ambiguous).then_some(QpnMap(pairs))
+    }
+
+    pub(super) fn get(&self, qpn: &u32) -> Option<&usize> {
+        let i = self.0.binary_search_by_key(qpn, |&(q, _)| q).ok()?;
+        self.0.get(i).map(|(_, c)| c)
+    }
 }
 
 /// One period's deltas: its length, per QP (PSN, MSN, WR id), the
@@ -118,12 +136,7 @@ impl Simulator {
     }
 
     /// `o` one period later, as handed out (`None`: not shiftable).
-    fn shifted(
-        &self,
-        o: &(Ps, Logged),
-        s: &Shift,
-        qpn_conn: &HashMap<u32, usize>,
-    ) -> Option<Record> {
+    fn shifted(&self, o: &(Ps, Logged), s: &Shift, qpn_conn: &QpnMap) -> Option<Record> {
         Self::written(&self.shifted_logged(o, s, qpn_conn)?)
     }
 
@@ -132,7 +145,7 @@ impl Simulator {
         &self,
         o: &(Ps, Logged),
         s: &Shift,
-        qpn_conn: &HashMap<u32, usize>,
+        qpn_conn: &QpnMap,
     ) -> Option<Logged> {
         let ts_ns = (o.0 + s.ps) / NS;
         let psn = |c: usize, psn: u32| (psn.wrapping_add(s.conns[c].0 as u32)) & 0xFF_FFFF;
