@@ -1,8 +1,11 @@
 //! Repeating periods of the simulator's whole state (issue 51): the
-//! state's key and the detection of its repeats, counted (step 1), and the
-//! check that a steady period's outputs are its previous period's shifted
-//! (the transform a replay will hand out, tested before any replay); no
-//! replay yet, so nothing handed out changes.
+//! state's key and the detection of its repeats, counted, and the check
+//! that a steady period's outputs are its previous period's shifted (the
+//! transform the replay hands out, `transform.rs`), before a checked period
+//! becomes the template a replay starts from (`replay.rs`). With the
+//! replay on, detection keys no state in the steps after a generator draw
+//! and pauses after an attempt that made no template, so a scenario whose
+//! periods never replay pays almost nothing (`may_key`).
 //!
 //! The key is what the model's future depends on, made independent of
 //! where the run is: times relative to now, PSNs relative to each QP's

@@ -1,5 +1,6 @@
-//! The replay of a checked period (issue 51, step 2; off by default,
-//! [`Simulator::replay_periods`]): once a steady period's outputs were
+//! The replay of a checked period (issue 51; off unless asked for,
+//! [`Simulator::replay_periods`], as `rocescope sim`, the workbench's sim
+//! feed and the agent do): once a steady period's outputs were
 //! predicted exactly from the one before (`period.rs`), it becomes the
 //! template; from then on the detector compares a cheap prefix of each
 //! state's key with the template end's and, on a match, the whole key
@@ -7,7 +8,8 @@
 //! outputs for whole periods, shifted in time and in each QP's PSN, MSN
 //! and WR counters, moves the state by as many periods and advances the
 //! counters by the period's deltas, up to just before anything off the
-//! period is due (a timer or profiler event, the end, the caller's limit).
+//! period is due (a timer, the end, the caller's limit; the profiler's
+//! ticks are computed inside it once a period is recorded, `ticks.rs`).
 //! The next state is then computed event by event again. A template
 //! unmatched for 16 periods is dropped and detection starts again.
 
