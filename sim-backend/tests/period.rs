@@ -151,14 +151,17 @@ fn gate(duration_ns: u64, pcapng: bool) {
             on.period
         );
         // The detector looked: it keyed, or skipped steps after draws, or
-        // the run had too few steps to key (16 draw-free ones come first).
+        // the run had too few steps to key (16 draw-free ones come first,
+        // and none in the first millisecond), or ended in that millisecond.
         let stats: serde_json::Value = serde_json::from_str(&off.stats_json).expect("JSON");
         let fsm_steps = stats["events_by_kind"][4].as_u64().expect("FSM steps");
         assert!(
             on.period.off.is_some()
                 || on.period.keys > 0
                 || on.period.steps_after_draws > 0
-                || fsm_steps <= 16,
+                || on.period.detection_pauses > 0
+                || fsm_steps <= 64
+                || duration_ns <= 1_000_000,
             "{name} {duration_ns} ns: keyed nothing in {fsm_steps} steps: {:?}",
             on.period
         );
@@ -246,15 +249,15 @@ fn line_rate_replays_periods() {
     assert_eq!((p.detection_pauses, p.steps_after_draws), (0, 0), "{p:?}");
     // The profiler's ticks (every 100 us, 4.4 periods) computed inside
     // the replays from one recorded period: nearly every period after the
-    // template (at 351 us) replayed.
+    // template (detection starts at 1 ms) replayed.
     assert_eq!((p.recordings, p.recordings_failed), (1, 0), "{p:?}");
-    assert!(p.replayed_ticks >= 170, "{p:?}");
+    assert!(p.replayed_ticks >= 160, "{p:?}");
     let periods_in_run = 20_000_000 / 22_784;
-    assert!(p.replayed_periods * 100 >= periods_in_run * 95, "{p:?}");
+    assert!(p.replayed_periods * 100 >= periods_in_run * 90, "{p:?}");
 
     // default's loss rule draws for nearly every frame: a step after a
     // draw is not keyed (no period runs through a draw), nor one of the 16
-    // steps after it, and an attempt of 4,096 steps without a template
+    // steps after it, and an attempt of 256 steps without a key
     // pauses detection (1 ms, then 2, 4, ...): it keys almost nothing.
     let mut sim = simulator(
         Scenario::builtin("default").expect("default"),
@@ -265,9 +268,12 @@ fn line_rate_replays_periods() {
     let p = sim.period_stats();
     let steps = sim.stats().events_by_kind[4];
     assert_eq!((p.templates, p.replays), (0, 0), "{p:?}");
-    // Half the steps of its four attempts follow a draw.
-    assert!(p.steps_after_draws * 2 >= 4 * 4096, "{steps} steps: {p:?}");
-    assert_eq!(p.detection_pauses, 4, "{steps} steps: {p:?}");
+    // Its attempts end after 256 steps without a key.
+    assert!(p.detection_pauses >= 3, "{steps} steps: {p:?}");
+    assert!(
+        p.steps_after_draws * 2 >= p.detection_pauses * 256,
+        "{steps} steps: {p:?}"
+    );
     assert!(p.keys * 100 <= steps, "{steps} steps: {p:?}");
     assert!(p.keys * 100 <= steps, "{steps} steps: {p:?}");
 }

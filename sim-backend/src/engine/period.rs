@@ -118,8 +118,8 @@ pub struct PeriodStats {
 }
 
 /// FSM steps an attempt of detection takes at most without making a
-/// template, with the replay on (line-rate's template comes at its 976th
-/// step); then detection pauses (`PeriodStats::detection_pauses`), so a
+/// template, with the replay on (line-rate's template comes at its 129th
+/// key, from 1 ms on); then detection pauses (`PeriodStats::detection_pauses`), so a
 /// scenario whose periods never replay pays an attempt a pause, not a key
 /// a step (a key costs about 40 k instructions).
 const ATTEMPT_STEPS_MAX: u64 = 4096;
@@ -132,6 +132,22 @@ const DRAW_FREE_STEPS_MIN: u64 = 16;
 /// first.
 const PAUSE_MIN_PS: Ps = 1_000_000_000;
 const PAUSE_MAX_PS: Ps = 64_000_000_000;
+/// FSM steps an attempt takes at most without a key (the generator drew
+/// before nearly every one, as default's loss rule does): the simulator
+/// looks after every event while an attempt lasts.
+const STEPS_WITHOUT_KEY_MAX: u64 = 256;
+/// Keys an attempt makes at most without one repeat (a steady period of
+/// up to this many steps repeats within them; line-rate's is 64).
+const KEYS_WITHOUT_REPEAT_MAX: u64 = 128;
+/// Detection's budget, in key words (about 25 instructions each): an
+/// attempt starts only while the words keyed so far are at most this plus
+/// an eighth of the events run (an event costs about 600 instructions:
+/// under 1% in all), so a short run pays one attempt at most.
+const BUDGET_WORDS_START: u64 = 1 << 17;
+/// No detection in the first millisecond of simulated time with the replay
+/// on: most scenarios start unsteady (line-rate repeats from 329 us on),
+/// and a run that short has nothing to gain.
+pub(super) const WARMUP_PS: Ps = 1_000_000_000;
 
 /// Recordings of a template's period tried before its ticks stay event by
 /// event (a recording fails when a tick or timer falls inside it).
@@ -203,8 +219,13 @@ pub(super) struct Detector {
     last_rng: [u64; 4],
     attempt_steps: u64,
     attempt_failed: bool,
+    /// Keys and repeats of this attempt, and the key words of every
+    /// attempt (the budget's).
+    attempt_keys: u64,
+    attempt_repeats: u64,
+    words_keyed: u64,
     draw_free_steps: u64,
-    resuming: bool,
+    pub(super) resuming: bool,
     next_pause_ps: Ps,
 }
 
@@ -365,7 +386,7 @@ impl Simulator {
             d.logging = false;
             if d.template.is_none() {
                 // Dropped: a new attempt.
-                d.attempt_steps = 0;
+                (d.attempt_steps, d.attempt_keys, d.attempt_repeats) = (0, 0, 0);
                 d.recording = None;
             }
             self.period = Some(d);
@@ -377,6 +398,8 @@ impl Simulator {
             key.clear();
             self.period_key(&mut key);
             let h = hash128(&key);
+            d.words_keyed += key.len() as u64;
+            d.attempt_keys += 1;
             d.key = key;
             let step = d.stats.keys;
             d.stats.keys += 1;
@@ -394,6 +417,7 @@ impl Simulator {
             match d.seen.insert(h, sight) {
                 Some(before) => {
                     d.stats.repeats += 1;
+                    d.attempt_repeats += 1;
                     if before.rng == sight.rng {
                         d.stats.repeats_without_draws += 1;
                         if before.off_period_events == sight.off_period_events {
@@ -446,14 +470,23 @@ impl Simulator {
         if !d.replay {
             return true;
         }
+        if d.attempt_steps == 0 && d.words_keyed > BUDGET_WORDS_START + self.stats.events / 8 {
+            // Over the budget: no attempt yet.
+            d.attempt_failed = true;
+        }
         d.attempt_steps += 1;
-        if d.attempt_steps > ATTEMPT_STEPS_MAX || d.attempt_failed {
+        if d.attempt_steps > ATTEMPT_STEPS_MAX
+            || d.attempt_failed
+            || (d.attempt_keys >= KEYS_WITHOUT_REPEAT_MAX && d.attempt_repeats == 0)
+            || (d.attempt_steps > STEPS_WITHOUT_KEY_MAX && d.attempt_keys == 0)
+        {
             let pause = d.next_pause_ps.clamp(PAUSE_MIN_PS, PAUSE_MAX_PS);
             d.next_pause_ps = (pause * 2).min(PAUSE_MAX_PS);
             d.stats.detection_pauses += 1;
             d.stats.paused_ps += pause;
             d.restart();
             (d.attempt_steps, d.attempt_failed, d.resuming) = (0, false, true);
+            (d.attempt_keys, d.attempt_repeats) = (0, 0);
             d.draw_free_steps = 0;
             self.period_look_ps = self.now_ps.saturating_add(pause);
             return false;

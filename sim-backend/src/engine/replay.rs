@@ -13,7 +13,7 @@
 //! The next state is then computed event by event again. A template
 //! unmatched for 16 periods is dropped and detection starts again.
 
-use super::period::{Detector, RECORDINGS_MAX, Template};
+use super::period::{Detector, RECORDINGS_MAX, Template, WARMUP_PS};
 use super::ticks::VirtualTick;
 use super::transform::{Logged, Shift};
 use super::*;
@@ -27,6 +27,11 @@ impl Simulator {
     pub fn replay_periods(&mut self, on: bool) {
         if let Some(d) = self.period.as_mut() {
             d.replay = on;
+            if on && !self.started {
+                // Detection from the first millisecond on (`WARMUP_PS`).
+                self.period_look_ps = self.period_look_ps.max(WARMUP_PS);
+                d.resuming = true;
+            }
         }
     }
 
