@@ -392,6 +392,11 @@ impl RcAnalysis {
     /// not on every request's.
     #[inline(always)]
     pub(super) fn account_request(&mut self, r: RequestOnWire<'_>) {
+        #[cfg(test)]
+        if self.general_only {
+            self.account_request_general(r);
+            return;
+        }
         if !self.steady_request(&r) {
             self.account_request_general(r);
         }
@@ -483,16 +488,17 @@ impl RcAnalysis {
     }
 
     /// [`RcAnalysis::steady_request`], for a QP that has sent READs or
-    /// not (`READS`). Without READs, a wait [`Acct::steady_request`]
-    /// cannot label in one pass takes the general path; with them (a wait
-    /// cut by READ responses), it is closed as the general path does
-    /// without its set-up ([`Acct::steady_cut`]).
+    /// not (`READS`). A wait [`Acct::steady_request`] cannot label in one
+    /// pass (cut by READ responses or ACKs, responses pending on the card,
+    /// a pause, the link's frames in several stretches) is closed as the
+    /// general path does, without its set-up ([`Acct::steady_pending`]).
     #[inline(always)]
     fn steady_request_of<const READS: bool>(&mut self, r: &RequestOnWire<'_>) -> bool {
         let RequestOnWire {
             id,
             ts_ns,
             frame_bytes,
+            before,
             outstanding,
             resend,
             end,
@@ -556,7 +562,10 @@ impl RcAnalysis {
         } else if a.steady_request(&s) {
             return true;
         }
-        if !READS || !a.steady_holds() {
+        // Responses pending (a card's response time given), a wait cut by
+        // changes of the count, pauses, several stretches of the link's
+        // frames: closed as the general path does, without its set-up.
+        if !a.pending_holds() {
             return false;
         }
         let cx = LabelCx {
@@ -568,7 +577,7 @@ impl RcAnalysis {
             busy_bytes: h.busy_bytes.saturating_sub(wire_bytes(frame_bytes)),
             frames: s.frames,
         };
-        a.steady_cut(&s, &cx);
+        a.steady_pending(&s, before, &cx);
         true
     }
 
