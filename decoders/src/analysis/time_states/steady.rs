@@ -152,7 +152,7 @@ impl Acct {
     /// (the capture showing `before` outstanding), the wait closes cut by
     /// them ([`Acct::close_wait`]), then its own packet, counted with the
     /// responses still pending.
-    #[inline(never)]
+    #[inline(always)]
     pub fn steady_pending(&mut self, s: &Steady<'_>, before: u32, cx: &LabelCx<'_>) {
         debug_assert!(self.pending_holds());
         if !self.pending.is_empty() {
