@@ -62,9 +62,17 @@ impl Source for SimSource {
     }
 
     fn run(&mut self, out: &Publisher) -> Result<SourceStatus, SourceError> {
-        // Small steps for short runs, so a paced run unfolds smoothly.
-        let step_ns = (self.scenario.duration_ns / 200).clamp(100, 20_000);
+        // A millisecond of simulated time a step unpaced (the simulator's
+        // repeating periods, 22.8 us on `line-rate`, replay whole within
+        // one: issue 51); paced, a millisecond of wall time at most, so a
+        // paced run unfolds smoothly.
+        let step_ns = match self.pace {
+            None => 1_000_000,
+            Some(pace) => ((pace * 1e6) as u64).clamp(100, 1_000_000),
+        };
         let mut sim = Simulator::live(self.scenario.clone());
+        sim.detect_periods(true);
+        sim.replay_periods(true);
         let mut batch = Batch::with_capacity(BATCH_ITEMS, BATCH_ITEMS * 80);
         let start = Instant::now();
         let mut waited = Duration::ZERO;

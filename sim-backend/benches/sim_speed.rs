@@ -3,7 +3,7 @@
 //! every frame: first as owned `Record`s (`Simulator::run`), then with the
 //! frames lent and copied into one reused arena, as a live-link batch does
 //! (`Simulator::run_into`).
-//! `cargo bench -p rocescope-sim --bench sim_speed [-- SCENARIO [RUNS [owned|lent]]]`
+//! `cargo bench -p rocescope-sim --bench sim_speed [-- SCENARIO [RUNS [owned|lent [replay]]]]`
 
 use std::time::Instant;
 
@@ -63,6 +63,15 @@ fn main() {
     let runs: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(3);
     let mode = args.get(2).map_or("both", String::as_str);
     let (owned, lent) = (mode != "lent", mode != "owned");
+    // A fourth argument `replay`: the period detector and its replay on
+    // (issue 51).
+    let replay = args.get(3).is_some_and(|a| a == "replay");
+    let new_sim = |sc: &Scenario| {
+        let mut sim = Simulator::new(sc.clone());
+        sim.detect_periods(replay);
+        sim.replay_periods(replay);
+        sim
+    };
     let scenario = match Scenario::resolve(&name) {
         Ok(s) => s,
         Err(e) => {
@@ -71,7 +80,7 @@ fn main() {
         }
     };
     for run in (0..runs).filter(|_| owned) {
-        let mut sim = Simulator::new(scenario.clone());
+        let mut sim = new_sim(&scenario);
         let (mut records, mut frames, mut bytes) = (0u64, 0u64, 0u64);
         let t0 = Instant::now();
         sim.run(&mut |r: Record| {
@@ -92,12 +101,15 @@ fn main() {
         }
     }
     for run in (0..runs).filter(|_| lent) {
-        let mut sim = Simulator::new(scenario.clone());
+        let mut sim = new_sim(&scenario);
         let mut arena = Arena::default();
         let t0 = Instant::now();
         sim.run_into(&mut arena);
         let wall = t0.elapsed().as_secs_f64();
         let counts = (arena.records, arena.frames, arena.frame_bytes);
         report(&name, "lent", run, &sim, wall, counts);
+        if replay && run == 0 {
+            println!("  periods: {:?}", sim.period_stats());
+        }
     }
 }

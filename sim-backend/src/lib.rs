@@ -25,7 +25,9 @@ mod template;
 pub mod whatif;
 pub mod wire;
 
-pub use engine::{FrameRef, HeaderFrame, QpStats, RecordSink, SimStats, Simulator, StoreSink};
+pub use engine::{
+    FrameRef, HeaderFrame, PeriodStats, QpStats, RecordSink, SimStats, Simulator, StoreSink,
+};
 pub use params::{ParamError, ParamInfo, Params};
 pub use points::{PointSpec, PointStores, PointsTruth};
 pub use scenario::{

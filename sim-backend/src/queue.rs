@@ -41,6 +41,17 @@ impl<E: Copy + PartialEq> EventQueue<E> {
         self.v.len()
     }
 
+    /// The pending events, the next first (ties in the order pushed).
+    pub fn iter_in_order(&self) -> impl Iterator<Item = &Pending<E>> {
+        self.v.iter().rev()
+    }
+
+    /// The pending events to change in place: the caller leaves them in
+    /// the queue's order (descending time, ties latest pushed first).
+    pub fn entries_mut(&mut self) -> &mut Vec<Pending<E>> {
+        &mut self.v
+    }
+
     /// The next event, if any.
     #[inline]
     pub fn peek(&self) -> Option<&Pending<E>> {

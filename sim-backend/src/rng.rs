@@ -37,6 +37,12 @@ impl Rng {
         Rng { s }
     }
 
+    /// The generator's whole state: equal states give equal streams
+    /// (the period detector's check that no draw came between two sights).
+    pub(crate) fn state(&self) -> [u64; 4] {
+        self.s
+    }
+
     /// Next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {

@@ -496,8 +496,21 @@ fn fail(status: &SourceStatus, why: String) {
     status.end("simulation failed");
 }
 
-/// Longest simulated time per step: short enough that views update smoothly.
-const STEP_NS: u64 = 20_000;
+/// Longest simulated time per step: a millisecond, about 44 of the
+/// simulator's repeating periods on `line-rate` (22.8 us each), which it
+/// replays whole within a step (issue 51); a paced step is a millisecond
+/// of wall time at most, so that views update smoothly.
+const STEP_NS: u64 = 1_000_000;
+const PACED_STEP_WALL_NS: f64 = 1e6;
+
+/// The simulated time of one step: `STEP_NS` unpaced; paced, a step's
+/// wall time at most `PACED_STEP_WALL_NS` (and 100 ns at least).
+fn step_ns(pace: Pace) -> u64 {
+    match pace {
+        Pace::Fast => STEP_NS,
+        Pace::RealTime(factor) => ((factor * PACED_STEP_WALL_NS) as u64).clamp(100, STEP_NS),
+    }
+}
 
 fn run_sim(
     scenario: Scenario,
@@ -515,8 +528,7 @@ fn run_sim(
     if scenario.name == tests::SIM_PANICS {
         panic!("a simulator's failure, for the test");
     }
-    // Small steps for short runs so that a paced run unfolds smoothly.
-    let step_ns = (scenario.duration_ns / 200).clamp(100, STEP_NS);
+    let step_ns = step_ns(pace);
     // A paced run is a card: a workload runs until stopped (unless the
     // scenario or --duration bounds it). Unpaced runs (`sim --headless`)
     // are the scenario's finite, reproducible run.
@@ -524,6 +536,10 @@ fn run_sim(
         Pace::RealTime(_) => Simulator::live(scenario),
         Pace::Fast => Simulator::new(scenario),
     };
+    // Repeating periods replayed whole: the same records, a fraction of
+    // the work (issue 51).
+    sim.detect_periods(true);
+    sim.replay_periods(true);
     let start = Instant::now();
     let mut paused_for = Duration::ZERO;
     let mut t_ns = 0u64;

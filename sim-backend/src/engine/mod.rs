@@ -33,18 +33,23 @@ mod faults;
 mod host;
 mod output;
 mod payloads;
+mod period;
 mod points;
 mod probes;
 mod reasons;
 mod records;
+mod replay;
 mod requester;
 mod responder;
 mod run;
 mod switch;
+mod ticks;
+mod transform;
 mod transmit;
 
 pub use output::{FrameRef, HeaderFrame, RecordSink, StoreSink};
 use output::{Out, Owned};
+pub use period::PeriodStats;
 
 /// Simulated time in picoseconds.
 pub type Ps = u64;
@@ -446,6 +451,11 @@ pub struct Simulator {
     has_host_stalls: bool,
     /// Up to when the reasons were looked at.
     reasons_at_ps: Ps,
+    /// The period detector, when asked for (`period.rs`).
+    period: Option<Box<period::Detector>>,
+    /// The detector looks after each event from this time on (`NEVER`:
+    /// no detector; later than now: its detection pauses).
+    period_look_ps: Ps,
 }
 
 /// Places a fault rule acts at, per node: the link from the switch, the

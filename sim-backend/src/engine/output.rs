@@ -37,7 +37,8 @@ pub struct HeaderFrame {
     /// Bytes captured: at most [`HeaderFrame::MAX_BYTES`].
     len: u8,
     info: OpInfo,
-    fields: template::HdrFields,
+    /// Its header fields (the period check shifts their counters).
+    pub(super) fields: template::HdrFields,
 }
 
 impl HeaderFrame {

@@ -209,6 +209,8 @@ impl Simulator {
             record_states: false,
             reasons_at_ps: 0,
             has_host_stalls: scenario_has_host_stalls,
+            period: None,
+            period_look_ps: NEVER,
         }
     }
 
@@ -317,6 +319,10 @@ impl Simulator {
             return false;
         }
         let more = self.step_inner(NEVER);
+        if self.now_ps >= self.period_look_ps {
+            // One event a step: no replay (a limit of now).
+            self.period_sight(self.now_ps);
+        }
         self.flush(sink);
         more
     }
@@ -338,6 +344,12 @@ impl Simulator {
         while !self.finished {
             if !self.step_inner(limit) {
                 break;
+            }
+            // Out of the event's own code, which it would slow (measured);
+            // one comparison an event while there is no detector or it
+            // pauses.
+            if self.now_ps >= self.period_look_ps {
+                self.period_sight(limit);
             }
             // Most events make no record: no call for them.
             if !self.out.is_empty() {
