@@ -392,6 +392,11 @@ impl RcAnalysis {
     /// not on every request's.
     #[inline(always)]
     pub(super) fn account_request(&mut self, r: RequestOnWire<'_>) {
+        #[cfg(test)]
+        if self.general_only {
+            self.account_request_general(r);
+            return;
+        }
         if !self.steady_request(&r) {
             self.account_request_general(r);
         }
@@ -483,10 +488,10 @@ impl RcAnalysis {
     }
 
     /// [`RcAnalysis::steady_request`], for a QP that has sent READs or
-    /// not (`READS`). Without READs, a wait [`Acct::steady_request`]
-    /// cannot label in one pass takes the general path; with them (a wait
-    /// cut by READ responses), it is closed as the general path does
-    /// without its set-up ([`Acct::steady_cut`]).
+    /// not (`READS`). A wait [`Acct::steady_request`] cannot label in one
+    /// pass (cut by READ responses or ACKs, responses pending on the card,
+    /// a pause, the link's frames in several stretches) is closed as the
+    /// general path does, without its set-up ([`Acct::steady_pending`]).
     #[inline(always)]
     fn steady_request_of<const READS: bool>(&mut self, r: &RequestOnWire<'_>) -> bool {
         let RequestOnWire {
@@ -524,6 +529,13 @@ impl RcAnalysis {
         {
             return false;
         }
+        let outstanding_after = if READS { read_count } else { outstanding };
+        // Responses pending on its card (its response time given: the live
+        // simulator's): no one-pass labelling; out of line, the set-up
+        // there, so that the steady path's stays as short as it is.
+        if !a.nothing_pending() {
+            return a.pending_holds() && self.steady_pending_request(r, outstanding_after);
+        }
         let Some(h) = self.hosts.get(host as usize) else {
             return false;
         };
@@ -540,7 +552,7 @@ impl RcAnalysis {
             held: end.held,
             mid_message,
             window: a.facts.1,
-            outstanding_after: if READS { read_count } else { outstanding },
+            outstanding_after,
             busy_bytes: h.busy_bytes,
             pauses: &self.pauses,
             pause_reach_ns: self.pause_reach_ns,
@@ -556,19 +568,50 @@ impl RcAnalysis {
         } else if a.steady_request(&s) {
             return true;
         }
-        if !READS || !a.steady_holds() {
+        // A wait cut by changes of the count, a pause, several stretches
+        // of the link's frames: closed as the general path does, without
+        // its set-up.
+        a.pending_holds() && self.steady_pending_request(r, outstanding_after)
+    }
+
+    /// [`RcAnalysis::steady_request_of`] once the one-pass labelling does
+    /// not hold (responses pending on the card, a wait cut, a pause,
+    /// several stretches) though the steady state does (no resend, no
+    /// episode, the facts' epoch, the port, [`Acct::pending_holds`]):
+    /// [`Acct::steady_pending`], `outstanding_after` PSNs outstanding with
+    /// the request as the request path counted them. False, having changed
+    /// nothing, for a flow or host the analysis does not have.
+    #[inline(never)]
+    fn steady_pending_request(&mut self, r: &RequestOnWire<'_>, outstanding_after: u32) -> bool {
+        let (Some(a), Some(h)) = (
+            self.accts.get_mut(r.acct as usize),
+            self.hosts.get(r.host as usize),
+        ) else {
             return false;
-        }
+        };
+        let s = Steady {
+            ts_ns: r.ts_ns,
+            end_ns: h.last_end_ns,
+            span: r.end.span,
+            held: r.end.held,
+            mid_message: r.mid_message,
+            window: a.facts.1,
+            outstanding_after,
+            busy_bytes: h.busy_bytes,
+            pauses: &self.pauses,
+            pause_reach_ns: self.pause_reach_ns,
+            frames: &h.frames,
+        };
         let cx = LabelCx {
             fs_per_byte: self.fs_per_byte,
             window: s.window,
             pauses: s.pauses,
             pause_reach_ns: s.pause_reach_ns,
             // The link before this packet.
-            busy_bytes: h.busy_bytes.saturating_sub(wire_bytes(frame_bytes)),
+            busy_bytes: h.busy_bytes.saturating_sub(wire_bytes(r.frame_bytes)),
             frames: s.frames,
         };
-        a.steady_cut(&s, &cx);
+        a.steady_pending(&s, r.before, &cx);
         true
     }
 

@@ -143,6 +143,11 @@ pub struct RcAnalysis {
     /// Counts changes of what a QP's window and response time rest on,
     /// so that each account looks them up again only then.
     facts_epoch: u32,
+    /// Every request by the general path (tests: the steady paths against
+    /// it).
+    #[cfg(test)]
+    #[serde(skip)]
+    general_only: bool,
 }
 
 impl Default for RcAnalysis {
@@ -202,6 +207,8 @@ impl RcAnalysis {
             fs_per_byte: 0,
             pause_reach_ns: 0,
             facts_epoch: 0,
+            #[cfg(test)]
+            general_only: false,
         };
         an.set_rate();
         an

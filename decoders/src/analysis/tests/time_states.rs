@@ -418,7 +418,32 @@ fn step() -> impl proptest::strategy::Strategy<Value = Step> {
 /// Plays `steps` into an analysis: the reports taken on the way and at
 /// the end.
 fn play(steps: &[Step]) -> Vec<Report> {
+    play_with(steps, &Facts::default())
+}
+
+/// What the source tells a trace's analysis besides the frames.
+#[derive(Debug, Clone, Default)]
+struct Facts {
+    /// Each QP's card response time: (latency, each) ns.
+    card_ns: Option<(u64, u64)>,
+    /// Each QP's window, packets.
+    window: Option<u32>,
+    /// Every request by the general path.
+    general_only: bool,
+}
+
+/// [`play`] with the source's `facts`.
+fn play_with(steps: &[Step], facts: &Facts) -> Vec<Report> {
     let mut t = Trace::new();
+    t.an.general_only = facts.general_only;
+    for qp in 0..4 {
+        if let Some((latency_ns, each_ns)) = facts.card_ns {
+            t.an.qp_response_time(0x100 + qp, 0x200 + qp, latency_ns, each_ns);
+        }
+        if let Some(w) = facts.window {
+            t.an.qp_window(0x100 + qp, 0x200 + qp, w);
+        }
+    }
     let mut psn = [0u32; 4];
     let mut pos = [0u32; 4];
     let mut reports = Vec::new();
@@ -494,6 +519,78 @@ proptest::proptest! {
             }
         }
     }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+
+    /// The steady paths label every request as the general path does: the
+    /// same reports with and without them, on random traces with and
+    /// without the card's response time (responses pending when the next
+    /// request comes, as from the live simulator) and a window.
+    #[test]
+    fn steady_paths_label_as_the_general_path(
+        steps in proptest::collection::vec(step(), 1..300),
+        card_ns in proptest::option::of((0u64..500, 0u64..600)),
+        window in proptest::option::of(1u32..12),
+    ) {
+        let facts = Facts { card_ns, window, general_only: false };
+        let steady = play_with(&steps, &facts);
+        let general = play_with(&steps, &Facts { general_only: true, ..facts });
+        proptest::prop_assert_eq!(steady, general);
+    }
+}
+
+/// A wait longer than the link's frames kept (another QP's 1,100
+/// stretches in it), cut by a response the card takes in it: the piece
+/// before the oldest frame kept spreads the other QPs' bytes, read at the
+/// change, as the general path does.
+#[test]
+fn a_wait_past_the_frames_kept_cut_by_a_pending_response_labels_as_the_general_path() {
+    let mut steps = vec![
+        Step::Req {
+            qp: 0,
+            gap_ns: 0,
+            payload: 4096,
+        },
+        Step::Req {
+            qp: 0,
+            gap_ns: PACKET_NS,
+            payload: 4096,
+        },
+        Step::Ack {
+            qp: 0,
+            gap_ns: 100,
+            back: 0,
+        },
+    ];
+    steps.extend((0..1_100).map(|_| Step::Req {
+        qp: 1,
+        gap_ns: 1_000,
+        payload: 0,
+    }));
+    steps.push(Step::Req {
+        qp: 0,
+        gap_ns: 1_000,
+        payload: 4096,
+    });
+    let facts = Facts {
+        card_ns: Some((50_000, 356)),
+        ..Facts::default()
+    };
+    let steady = play_with(&steps, &facts);
+    let general = play_with(
+        &steps,
+        &Facts {
+            general_only: true,
+            ..facts
+        },
+    );
+    assert_eq!(steady, general);
+    let qp0 = &steady[0].qps[0].states;
+    check_tiles(qp0);
+    // Its wait: sharing (the other QP's frames) and host limited.
+    assert!(ns(qp0, TimeState::Sharing) > 0 && ns(qp0, TimeState::HostLimited) > 0);
 }
 
 /// Runs kept in 32-bit blocks: across full blocks and silences too long

@@ -239,6 +239,16 @@ impl Acct {
     /// their times.
     #[inline]
     pub fn take_effects(&mut self, upto: u64, seen: u32, busy_bytes: u64) {
+        self.take_effects_of::<true>(upto, seen, busy_bytes);
+    }
+
+    /// [`Acct::take_effects`], the link's bytes at each change worked out
+    /// (`PLACE`) or not: a change's bytes are read only by a wait's piece
+    /// that starts before the link's oldest frame kept (the other QPs'
+    /// bytes spread over it), so a request closing its wait at once after
+    /// (the steady path) skips them when the wait starts after that frame.
+    #[inline(always)]
+    fn take_effects_of<const PLACE: bool>(&mut self, upto: u64, seen: u32, busy_bytes: u64) {
         while let Some(&(at, _, freed)) = self.pending.front() {
             if at >= upto {
                 break;
@@ -247,7 +257,7 @@ impl Acct {
             self.pending_psns -= freed;
             // The link's bytes then, between the last event's and now's.
             let (t0, b0) = self.last_event;
-            let busy = if upto > t0 && at > t0 {
+            let busy = if PLACE && upto > t0 && at > t0 {
                 b0 + ((busy_bytes.saturating_sub(b0)) as f64 * (at - t0) as f64
                     / (upto - t0) as f64) as u64
             } else {
@@ -298,8 +308,9 @@ impl Acct {
 
     /// The requester's own packet on the wire, `[from, to)`: recovering for
     /// a resend, else sending, unless the window is full (as the requester
-    /// counts it).
-    #[inline]
+    /// counts it). Inlined: every request of a QP with responses pending
+    /// on its card comes here (`Acct::steady_pending`).
+    #[inline(always)]
     pub fn own_packet(
         &mut self,
         from: u64,

@@ -1,6 +1,8 @@
 //! The steady state's one-pass labelling: a request (and a QP's READs,
 //! their waits cut by responses) that needs none of the general path's
-//! set-up, with the same runs the general path pushes.
+//! set-up, with the same runs the general path pushes; and the requests
+//! of a QP with responses pending on its card, labelled as the general
+//! path does, without its set-up.
 
 use super::*;
 
@@ -102,7 +104,7 @@ impl Acct {
     /// count (READ responses, ACKs), in the steady state
     /// ([`Acct::steady_holds`]): between messages, each piece window full
     /// or idle by its count, what the general walk comes to without its
-    /// set-up ([`Acct::steady_cut`]). False, having changed nothing,
+    /// set-up ([`Acct::steady_pending`]). False, having changed nothing,
     /// mid-message or with a pause reaching the wait.
     #[inline(always)]
     pub fn steady_between_messages(&mut self, s: &Steady<'_>) -> bool {
@@ -142,23 +144,47 @@ impl Acct {
         !self.segs.is_empty()
     }
 
-    /// A request [`Acct::steady_request`] could not label in one pass,
-    /// though in the steady state (nothing pending, no tier, no pacing:
-    /// [`Acct::steady_holds`]) with `s.window` as of the facts' epoch: its
-    /// wait closed as [`Acct::close_wait`] does (cut by the READ responses
-    /// or ACKs in it, the pieces mostly labelled in place), then its own
-    /// packet, as the general path would.
-    #[inline]
-    pub fn steady_cut(&mut self, s: &Steady<'_>, cx: &LabelCx<'_>) {
-        debug_assert!(self.steady_holds());
+    /// A request [`Acct::steady_request`] could not label in one pass, of
+    /// a QP with no recovery and no pacing ([`Acct::pending_holds`]) but
+    /// perhaps responses pending (its card's response time given: the
+    /// live simulator's): what the general path does, without its set-up.
+    /// The responses its card took before the request change the count
+    /// (the capture showing `before` outstanding), the wait closes cut by
+    /// them ([`Acct::close_wait`]), then its own packet, counted with the
+    /// responses still pending.
+    #[inline(always)]
+    pub fn steady_pending(&mut self, s: &Steady<'_>, before: u32, cx: &LabelCx<'_>) {
+        debug_assert!(self.pending_holds());
+        if !self.pending.is_empty() {
+            // The changes' link bytes are read only by a piece of the wait
+            // before the link's oldest frame kept (`Acct::open`); the wait
+            // closes now, from the runs' end on.
+            if cx.frames.len() > 0 && cx.frames.get(0).0 <= self.runs.end_ns {
+                self.take_effects_of::<false>(s.ts_ns, before, cx.busy_bytes);
+            } else {
+                self.take_effects_of::<true>(s.ts_ns, before, cx.busy_bytes);
+            }
+        }
         let end = WaitEnd {
             span: s.span,
             held: s.held,
             ..WaitEnd::default()
         };
         self.close_wait(s.ts_ns, &end, cx);
-        self.segs.clear();
-        self.steady_own_packet(s.ts_ns, s);
+        let outstanding_after = self.as_counted(s.outstanding_after);
+        self.own_packet(s.ts_ns, s.end_ns, false, outstanding_after, s.window);
+        if let Some(mid) = s.mid_message {
+            self.mid_message = mid;
+            self.last_progress_ns = s.ts_ns;
+        }
+        self.restart(outstanding_after, s.busy_bytes);
+    }
+
+    /// No recovery, no pacing: a request not resent and ending no tier is
+    /// labelled by [`Acct::steady_pending`] (whatever is pending).
+    #[inline(always)]
+    pub fn pending_holds(&self) -> bool {
+        self.recovering_since.is_none() && !self.rate_limited
     }
 
     /// A steady request's own packet on the wire from `from` (or the runs'
@@ -183,7 +209,7 @@ impl Acct {
 
     /// Nothing pending, no recovery, no pacing: a request not resent and
     /// ending no tier is labelled by [`Acct::steady_request`] or
-    /// [`Acct::steady_cut`].
+    /// [`Acct::steady_pending`].
     #[inline(always)]
     pub fn steady_holds(&self) -> bool {
         self.pending.is_empty() && self.recovering_since.is_none() && !self.rate_limited
