@@ -71,6 +71,35 @@ pub(super) struct RequestOnWire<'e> {
     pub(super) reads: bool,
 }
 
+impl RequestOnWire<'_> {
+    /// The request as the steady paths read it, on host `h`'s link (its
+    /// end there as `on_link` placed it), `window` and `outstanding_after`
+    /// as the path worked them out.
+    #[inline(always)]
+    fn steady<'s>(
+        &self,
+        h: &'s Host,
+        window: Option<u32>,
+        outstanding_after: u32,
+        pauses: &'s VecDeque<Pause>,
+        pause_reach_ns: u64,
+    ) -> Steady<'s> {
+        Steady {
+            ts_ns: self.ts_ns,
+            end_ns: h.last_end_ns,
+            span: self.end.span,
+            held: self.end.held,
+            mid_message: self.mid_message,
+            window,
+            outstanding_after,
+            busy_bytes: h.busy_bytes,
+            pauses,
+            pause_reach_ns,
+            frames: &h.frames,
+        }
+    }
+}
+
 /// A requester flow's accounting, its sender's host and whether it has
 /// sent READs, as the response path holds them (not looked up again).
 #[derive(Debug, Clone, Copy)]
@@ -501,7 +530,6 @@ impl RcAnalysis {
             outstanding,
             resend,
             end,
-            mid_message,
             port,
             acct,
             host,
@@ -545,19 +573,13 @@ impl RcAnalysis {
             h.last_ts_ns == ts_ns
                 && h.last_end_ns == ts_ns + wire_ns(wire_bytes(frame_bytes), self.fs_per_byte)
         );
-        let s = Steady {
-            ts_ns,
-            end_ns: h.last_end_ns,
-            span: end.span,
-            held: end.held,
-            mid_message,
-            window: a.facts.1,
+        let s = r.steady(
+            h,
+            a.facts.1,
             outstanding_after,
-            busy_bytes: h.busy_bytes,
-            pauses: &self.pauses,
-            pause_reach_ns: self.pause_reach_ns,
-            frames: &h.frames,
-        };
+            &self.pauses,
+            self.pause_reach_ns,
+        );
         // A READ QP's wait cut by its READ responses or ACKs (most of its
         // waits): between messages, its pieces labelled at once; the
         // one-pass labelling takes no cut wait.
@@ -589,19 +611,13 @@ impl RcAnalysis {
         ) else {
             return false;
         };
-        let s = Steady {
-            ts_ns: r.ts_ns,
-            end_ns: h.last_end_ns,
-            span: r.end.span,
-            held: r.end.held,
-            mid_message: r.mid_message,
-            window: a.facts.1,
+        let s = r.steady(
+            h,
+            a.facts.1,
             outstanding_after,
-            busy_bytes: h.busy_bytes,
-            pauses: &self.pauses,
-            pause_reach_ns: self.pause_reach_ns,
-            frames: &h.frames,
-        };
+            &self.pauses,
+            self.pause_reach_ns,
+        );
         let cx = LabelCx {
             fs_per_byte: self.fs_per_byte,
             window: s.window,

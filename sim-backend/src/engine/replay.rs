@@ -149,22 +149,7 @@ impl Simulator {
             end_ps: c.at_ps,
             end_conns: c.conns.clone(),
             end_dropped: c.sniffer_dropped,
-            one: Shift {
-                ps: c.at_ps - b.at_ps,
-                conns: b
-                    .conns
-                    .iter()
-                    .zip(&c.conns)
-                    .map(|(x, y)| {
-                        (
-                            y.0.wrapping_sub(x.0),
-                            y.1.wrapping_sub(x.1),
-                            y.2.wrapping_sub(x.2),
-                        )
-                    })
-                    .collect(),
-                dropped: c.sniffer_dropped.wrapping_sub(b.sniffer_dropped),
-            },
+            one: Shift::between(b, c),
             counters: b
                 .counters
                 .iter()

@@ -5,7 +5,7 @@
 //! shifted, before any replay trusts the transform (`period.rs`,
 //! `replay.rs`).
 
-use super::period::Detector;
+use super::period::{Detector, SightLog};
 use super::*;
 
 /// An output as handed out, for the period check.
@@ -46,6 +46,28 @@ pub(super) struct Shift {
     pub(super) dropped: u64,
 }
 
+impl Shift {
+    /// From sight `a` to sight `b`.
+    pub(super) fn between(a: &SightLog, b: &SightLog) -> Shift {
+        Shift {
+            ps: b.at_ps - a.at_ps,
+            conns: a
+                .conns
+                .iter()
+                .zip(&b.conns)
+                .map(|(x, y)| {
+                    (
+                        y.0.wrapping_sub(x.0),
+                        y.1.wrapping_sub(x.1),
+                        y.2.wrapping_sub(x.2),
+                    )
+                })
+                .collect(),
+            dropped: b.sniffer_dropped.wrapping_sub(a.sniffer_dropped),
+        }
+    }
+}
+
 impl Simulator {
     /// The last `p` steps' outputs against those of the `p` before,
     /// shifted (the steady period's check, `PeriodStats::checks`).
@@ -62,22 +84,7 @@ impl Simulator {
             d.stats.checks_unsupported += 1;
             return false;
         };
-        let shift = Shift {
-            ps: b.at_ps - a.at_ps,
-            conns: a
-                .conns
-                .iter()
-                .zip(&b.conns)
-                .map(|(x, y)| {
-                    (
-                        y.0.wrapping_sub(x.0),
-                        y.1.wrapping_sub(x.1),
-                        y.2.wrapping_sub(x.2),
-                    )
-                })
-                .collect(),
-            dropped: b.sniffer_dropped.wrapping_sub(a.sniffer_dropped),
-        };
+        let shift = Shift::between(a, b);
         let template = d.log.range(n - 2 * p..n - p).flat_map(|s| &s.outputs);
         let actual = d.log.range(n - p..n).flat_map(|s| &s.outputs);
         let mut failure = None;
