@@ -505,7 +505,7 @@ impl Simulator {
     }
 
     /// Keeps the sight's counters and the outputs since the last one.
-    fn log_sight(&self, d: &mut Detector, sight: Sight) {
+    fn log_sight(&mut self, d: &mut Detector, sight: Sight) {
         let outputs = std::mem::take(&mut d.pending);
         d.logged_outputs += outputs.len();
         d.log.push_back(SightLog {

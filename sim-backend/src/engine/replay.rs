@@ -35,44 +35,9 @@ impl Simulator {
         }
     }
 
-    /// The counters a replay advances by the period's deltas, in a fixed
-    /// order (`add_replay_counters`).
-    pub(super) fn replay_counters(&self) -> Vec<u64> {
-        let s = &self.stats;
-        let mut v = vec![
-            s.packets_sent,
-            s.frames_captured,
-            s.capture_drops,
-            s.wire_drops,
-            s.wire_corrupt,
-            s.naks,
-            s.cnps,
-            s.ecn_marked,
-            s.dpi_drops,
-            s.psn_drops,
-            s.events,
-        ];
-        v.extend(s.events_by_kind);
-        for q in &s.qps {
-            v.extend([
-                q.messages,
-                q.bytes,
-                q.acked_bytes,
-                q.errors,
-                q.latency_sum_ns,
-                q.retransmissions,
-                q.timeouts,
-                q.dcqcn_cnps,
-            ]);
-        }
-        v.extend(self.nodes.iter().map(|n| n.busy_ps));
-        v.extend(self.fault_hits.iter().copied());
-        v
-    }
-
-    fn add_replay_counters(&mut self, delta: &[u64]) {
-        let mut it = delta.iter().copied();
-        let mut next = || it.next().unwrap_or(0);
+    /// Every counter a replay advances by a period's deltas, in one fixed
+    /// order: `replay_counters` reads them, `add_replay_counters` adds.
+    fn each_replay_counter(&mut self, mut f: impl FnMut(&mut u64)) {
         let s = &mut self.stats;
         for x in [
             &mut s.packets_sent,
@@ -87,11 +52,9 @@ impl Simulator {
             &mut s.psn_drops,
             &mut s.events,
         ] {
-            *x = x.wrapping_add(next());
+            f(x);
         }
-        for x in &mut s.events_by_kind {
-            *x = x.wrapping_add(next());
-        }
+        s.events_by_kind.iter_mut().for_each(&mut f);
         for q in &mut s.qps {
             for x in [
                 &mut q.messages,
@@ -103,15 +66,23 @@ impl Simulator {
                 &mut q.timeouts,
                 &mut q.dcqcn_cnps,
             ] {
-                *x = x.wrapping_add(next());
+                f(x);
             }
         }
-        for n in &mut self.nodes {
-            n.busy_ps = n.busy_ps.wrapping_add(next());
-        }
-        for h in &mut self.fault_hits {
-            *h = h.wrapping_add(next());
-        }
+        self.nodes.iter_mut().for_each(|n| f(&mut n.busy_ps));
+        self.fault_hits.iter_mut().for_each(f);
+    }
+
+    /// The counters a replay advances, in `each_replay_counter`'s order.
+    pub(super) fn replay_counters(&mut self) -> Vec<u64> {
+        let mut v = Vec::new();
+        self.each_replay_counter(|x| v.push(*x));
+        v
+    }
+
+    fn add_replay_counters(&mut self, delta: &[u64]) {
+        let mut it = delta.iter().copied();
+        self.each_replay_counter(|x| *x = x.wrapping_add(it.next().unwrap_or(0)));
     }
 
     /// After a checked period of `p` steps ending now: it becomes the
