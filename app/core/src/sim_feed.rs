@@ -1,20 +1,24 @@
-//! The in-process simulator's records on their way to the store, over two
+//! The in-process simulator's records on their way to the store, over three
 //! threads: the simulator's thread only simulates and copies what it emits
-//! into a [`SimBatch`]; the ingest thread replays each batch into the store
-//! (decode, RC analysis, append). Before, one thread did both, and the
-//! simulator plus ingest did not keep up with real time on one core.
+//! into a [`SimBatch`]; the rows thread makes its frames into rows and keeps
+//! their bytes ([`SimBatch::stage`] into a [`StagedBatch`]); the ingest
+//! thread notes the records and appends the rows (RC analysis, the store).
+//! On one thread the simulator plus ingest did not keep up with real time;
+//! on two, `line-rate`'s ingest thread bounded it while the simulator's,
+//! replaying its periods, waited (issue 51).
 //!
 //! The ingest thread makes the calls the one thread made, in the same
-//! order (every frame through `Store::ingest`, every record noted and
-//! pushed, a flush at each step's end), so the store and the analysis come
-//! out the same. A header-only frame's row is taken from the fields its
-//! bytes are written from (`Store::ingest_roce_v4`), the row the decoder
-//! gives them (checked in debug builds and by the test below), not decoded
-//! again.
+//! order (every record noted and pushed before the rows not yet published,
+//! the rows published in the same cuts: a full batch, a step's end), so the
+//! store and the analysis come out the same. A header-only frame's row is
+//! taken from the fields its bytes are written from
+//! (`Staged::push_roce_v4`), the row the decoder gives them (checked in
+//! debug builds and by the test below), not decoded again.
 
 use std::sync::atomic::Ordering;
 
-use rocescope_replay::store::{Ingest, IngestFrame, RcAnalyzer, Store};
+use rocescope_decoders::DecodeConfig;
+use rocescope_replay::store::{Cut, Ingest, IngestFrame, RcAnalyzer, Staged, Store};
 use rocescope_replay::{Direction, PcapngWriter, Record};
 use rocescope_sim::{FrameRef, HeaderFrame, RecordSink};
 
@@ -77,20 +81,17 @@ impl SimBatch {
         self.frames = 0;
     }
 
-    /// The store's side: every item in order, as the one thread did it;
-    /// leaves the batch empty for reuse.
-    pub(crate) fn apply(
-        &mut self,
-        store: &Store,
-        ingest: &mut Ingest,
-        analysis: &RcAnalyzer,
-        status: &SourceStatus,
-    ) {
+    /// The rows thread's side: every frame made into its row, its bytes
+    /// kept, in the cuts the one thread's flushes made (a full batch of
+    /// rows, a step's end), records in order between them; leaves the
+    /// batch empty for reuse.
+    pub(crate) fn stage(&mut self, out: &mut StagedBatch) {
         // Frames are counted per step, not per frame: one shared counter
         // touched 4,096 times a batch cost the ingest thread for nothing.
         let mut frames = 0u64;
         let mut headers = self.headers.iter();
         let mut header_bytes = [0u8; HeaderFrame::MAX_BYTES];
+        let StagedBatch { staged, marks } = out;
         for item in self.items.drain(..) {
             match item {
                 Item::Frame {
@@ -101,7 +102,7 @@ impl SimBatch {
                     start,
                     len,
                 } => {
-                    let frame = IngestFrame {
+                    staged.push(&IngestFrame {
                         ts_ns,
                         data: self.bytes.get(start..start + len as usize).unwrap_or(&[]),
                         origlen: orig_len,
@@ -109,8 +110,7 @@ impl SimBatch {
                         port,
                         dir,
                         file_offset: 0,
-                    };
-                    store.ingest(ingest, &frame);
+                    });
                     frames += 1;
                 }
                 Item::Header => {
@@ -128,27 +128,109 @@ impl SimBatch {
                     // The simulator knows the fields: the row is taken
                     // from them, the bytes not decoded again.
                     match h.roce_v4() {
-                        Some(fields) => store.ingest_roce_v4(ingest, &frame, &fields),
-                        None => store.ingest(ingest, &frame),
+                        Some(fields) => staged.push_roce_v4(&frame, &fields),
+                        None => staged.push(&frame),
                     }
                     frames += 1;
                 }
                 Item::Record(r) => {
+                    marks.push(Mark::Record(r));
+                    continue;
+                }
+                Item::StepEnd { sim_time_ns } => {
+                    marks.push(Mark::StepEnd {
+                        cut: staged.cut(),
+                        sim_time_ns,
+                        frames: std::mem::take(&mut frames),
+                    });
+                    continue;
+                }
+            }
+            if staged.cut_due() {
+                marks.push(Mark::Cut(staged.cut()));
+            }
+        }
+        // A batch is handed over after a step's end: nothing is left uncut
+        // but frames of a batch that ends otherwise are still appended.
+        debug_assert!(staged.uncut() == 0 && frames == 0);
+        if staged.uncut() > 0 || frames > 0 {
+            marks.push(Mark::Tail {
+                cut: staged.cut(),
+                frames,
+            });
+        }
+        self.clear();
+    }
+}
+
+/// A batch as rows (its frames' rows and bytes in a [`Staged`]) and, in
+/// order, what the ingest thread does: note records, append cuts.
+#[derive(Debug)]
+pub(crate) struct StagedBatch {
+    staged: Staged,
+    marks: Vec<Mark>,
+}
+
+#[derive(Debug)]
+enum Mark {
+    /// Noted by the analysis and kept, before the rows not yet cut.
+    Record(Box<Record>),
+    /// A full batch of rows, published as `Store::ingest` does.
+    Cut(Cut),
+    /// A step's end: its rows published, the time and frames told.
+    StepEnd {
+        cut: Cut,
+        sim_time_ns: u64,
+        frames: u64,
+    },
+    /// Rows of a batch that did not end with a step.
+    Tail { cut: Cut, frames: u64 },
+}
+
+impl Default for StagedBatch {
+    fn default() -> StagedBatch {
+        StagedBatch {
+            staged: Staged::new(DecodeConfig::default()),
+            marks: Vec::new(),
+        }
+    }
+}
+
+impl StagedBatch {
+    /// The store's side: every mark in order, as the one thread did it
+    /// (`ingest` decodes with `DecodeConfig::default()`, as the rows
+    /// were); leaves the batch empty for reuse.
+    pub(crate) fn apply(
+        &mut self,
+        store: &Store,
+        ingest: &mut Ingest,
+        analysis: &RcAnalyzer,
+        status: &SourceStatus,
+    ) {
+        for mark in self.marks.drain(..) {
+            match mark {
+                Mark::Record(r) => {
                     analysis.note_record(&r);
                     store.push_record(*r);
                     status.records.fetch_add(1, Ordering::Relaxed);
                 }
-                Item::StepEnd { sim_time_ns } => {
-                    store.flush_live(ingest);
-                    status
-                        .frames
-                        .fetch_add(std::mem::take(&mut frames), Ordering::Relaxed);
+                Mark::Cut(cut) => store.append_staged(ingest, &mut self.staged, cut),
+                Mark::StepEnd {
+                    cut,
+                    sim_time_ns,
+                    frames,
+                } => {
+                    store.append_staged(ingest, &mut self.staged, cut);
+                    status.frames.fetch_add(frames, Ordering::Relaxed);
                     status.sim_time_ns.store(sim_time_ns, Ordering::Relaxed);
+                }
+                Mark::Tail { cut, frames } => {
+                    store.append_staged(ingest, &mut self.staged, cut);
+                    status.frames.fetch_add(frames, Ordering::Relaxed);
                 }
             }
         }
-        status.frames.fetch_add(frames, Ordering::Relaxed);
-        self.clear();
+        self.staged.clear();
     }
 }
 
@@ -219,7 +301,7 @@ mod tests {
     }
 
     #[test]
-    fn the_two_thread_pipeline_stores_and_finds_what_one_thread_did() {
+    fn the_pipeline_stores_and_finds_what_one_thread_did() {
         // The pipeline replays the simulator's repeating periods (issue 51;
         // line-rate's from 351 us on), the one-thread run does not.
         for name in ["default", "incast", "lossy-link", "dpi-drop", "line-rate"] {

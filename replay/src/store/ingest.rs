@@ -671,15 +671,16 @@ impl Ingest {
         self.pending.clear();
     }
 
-    /// Appends rows decoded elsewhere straight from the caller's slice.
+    /// Appends rows decoded or staged elsewhere (`wide` their batch's
+    /// list) straight from the caller's slice.
     pub(crate) fn append_in_place(
         &mut self,
-        decoded: &mut Decoded,
+        rows: &mut [PacketInfo],
+        wide: &[Wide],
         cols: &mut Columns,
         convs: &mut ConvTable,
         stats: &mut StoreStats,
     ) {
-        let Decoded { rows, wide } = decoded;
         self.appender.append(rows, wide, cols, convs, stats);
     }
 

@@ -21,6 +21,7 @@ mod saved;
 mod saved_analysis;
 mod slab;
 mod spill;
+mod staged;
 
 use std::fs::File;
 use std::ops::Range;
@@ -38,6 +39,7 @@ pub use ingest::{
 pub use row::{Flags, NO_CONVERSATION, Row};
 pub use saved::{IndexDirStatus, Reuse};
 pub use spill::{SpillConfig, SpillStats};
+pub use staged::{Cut, Staged};
 
 use crate::capture::{CaptureError, CaptureFormat, CaptureReader, CaptureWarning, TimeBase};
 use crate::record::Record;
@@ -608,7 +610,7 @@ impl Store {
         let Inner {
             cols, convs, stats, ..
         } = &mut *inner;
-        ingest.append_in_place(decoded, cols, convs, stats);
+        ingest.append_in_place(&mut decoded.rows, &decoded.wide, cols, convs, stats);
         drop(inner);
         self.bound();
     }
