@@ -1,19 +1,19 @@
-//! The in-process simulator's records on their way to the store, over three
+//! The in-process simulator's records on their way to the store, over two
 //! threads: the simulator's thread only simulates and copies what it emits
-//! into a [`SimBatch`]; the rows thread makes its frames into rows and keeps
-//! their bytes ([`SimBatch::stage`] into a [`StagedBatch`]); the ingest
-//! thread notes the records and appends the rows (RC analysis, the store).
-//! On one thread the simulator plus ingest did not keep up with real time;
-//! on two, `line-rate`'s ingest thread bounded it while the simulator's,
-//! replaying its periods, waited (issue 51).
+//! into a [`SimBatch`]; the ingest thread notes the records and appends the
+//! rows (RC analysis, the store). A batch's frames are made into rows and
+//! their bytes kept ([`SimBatch::stage`] into a [`StagedBatch`]) by the
+//! ingest thread, or by the simulator's when it would wait for the ingest
+//! thread (`line-rate`, whose replayed periods cost the simulator little).
+//! On one thread the simulator plus ingest did not keep up with real time.
 //!
 //! The ingest thread makes the calls the one thread made, in the same
 //! order (every record noted and pushed before the rows not yet published,
 //! the rows published in the same cuts: a full batch, a step's end), so the
-//! store and the analysis come out the same. A header-only frame's row is
-//! taken from the fields its bytes are written from
-//! (`Staged::push_roce_v4`), the row the decoder gives them (checked in
-//! debug builds and by the test below), not decoded again.
+//! store and the analysis come out the same, whichever thread made the
+//! rows. A header-only frame's row is taken from the fields its bytes are
+//! written from (`Staged::push_roce_v4`), the row the decoder gives them
+//! (checked in debug builds and by the test below), not decoded again.
 
 use std::sync::atomic::Ordering;
 
@@ -81,7 +81,7 @@ impl SimBatch {
         self.frames = 0;
     }
 
-    /// The rows thread's side: every frame made into its row, its bytes
+    /// Either thread's side: every frame made into its row, its bytes
     /// kept, in the cuts the one thread's flushes made (a full batch of
     /// rows, a step's end), records in order between them; leaves the
     /// batch empty for reuse.
@@ -161,6 +161,15 @@ impl SimBatch {
         }
         self.clear();
     }
+}
+
+/// A batch handed to the ingest thread: as the simulator emitted it (the
+/// ingest thread makes its rows), or made into rows by the simulator's
+/// thread in the time it would have waited for the ingest thread.
+#[derive(Debug)]
+pub(crate) enum Handed {
+    Raw(SimBatch),
+    Staged(StagedBatch),
 }
 
 /// A batch as rows (its frames' rows and bytes in a [`Staged`]) and, in

@@ -3,7 +3,7 @@
 //! (`Store::open`), the live link arrives through device-link.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, TrySendError, channel, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,7 +12,7 @@ use rocescope_replay::store::{Ingest, RcAnalyzer, Store};
 use rocescope_replay::{PcapngWriter, TimeBase};
 use rocescope_sim::{Scenario, Simulator};
 
-use crate::sim_feed::{Feed, SimBatch, StagedBatch};
+use crate::sim_feed::{Feed, Handed, SimBatch, StagedBatch};
 
 /// How fast the simulator runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -525,8 +525,6 @@ fn run_sim(
     #[cfg(test)]
     let ingest_panics = scenario.name == tests::INGEST_PANICS;
     #[cfg(test)]
-    let rows_panics = scenario.name == tests::ROWS_PANICS;
-    #[cfg(test)]
     if scenario.name == tests::SIM_PANICS {
         panic!("a simulator's failure, for the test");
     }
@@ -548,15 +546,17 @@ fn run_sim(
     let mut write_error: Option<String> = None;
     // The scenario ran to its end (not stopped by the workbench).
     let mut ended = false;
-    // The simulator's batches go to a rows thread, which makes their
-    // frames into rows (`sim_feed`), then to the ingest thread, which
-    // appends them; both flow back empty, a few in flight bounding memory.
-    let (full_tx, full_rx) = sync_channel::<SimBatch>(BATCHES_IN_FLIGHT);
+    // Ingest runs on a thread of its own, batches flowing to it and back
+    // empty, a few in flight bounding memory. A batch's frames are made
+    // into rows (`SimBatch::stage`) by the ingest thread, or by this one
+    // when the ingest thread is behind (the channel full): in the time this
+    // thread would have waited (`line-rate`, whose replayed periods cost
+    // the simulator little), none of it on a simulator that is the slower.
+    let (full_tx, full_rx) = sync_channel::<Handed>(BATCHES_IN_FLIGHT);
     let (free_tx, free_rx) = channel::<SimBatch>();
-    let (staged_tx, staged_rx) = sync_channel::<StagedBatch>(BATCHES_IN_FLIGHT);
     let (free_staged_tx, free_staged_rx) = channel::<StagedBatch>();
-    // Why a pipeline thread stopped before the run's end (it failed).
-    let thread_failed = std::thread::scope(|scope| {
+    // Why the ingest thread stopped before the run's end (it failed).
+    let ingest_failed = std::thread::scope(|scope| {
         let ingest_thread = std::thread::Builder::new()
             .name("rocescope-sim-ingest".into())
             .spawn_scoped(scope, || {
@@ -564,60 +564,40 @@ fn run_sim(
                 rocescope_replay::contain::contain(|| {
                     let mut ingest =
                         Ingest::new(DecodeConfig::default(), Box::new(analysis.clone()));
-                    for mut staged in staged_rx {
+                    let mut mine = StagedBatch::default();
+                    for handed in full_rx {
                         #[cfg(test)]
                         if ingest_panics {
                             panic!("an ingest's failure, for the test");
                         }
-                        staged.apply(store, &mut ingest, &analysis, status);
-                        // The rows thread may have ended: a batch not taken back is dropped.
-                        let _ = free_staged_tx.send(staged);
+                        // The simulator may have ended: a batch not taken
+                        // back is dropped.
+                        match handed {
+                            Handed::Raw(mut batch) => {
+                                batch.stage(&mut mine);
+                                let _ = free_tx.send(batch);
+                                mine.apply(store, &mut ingest, &analysis, status);
+                            }
+                            Handed::Staged(mut staged) => {
+                                staged.apply(store, &mut ingest, &analysis, status);
+                                let _ = free_staged_tx.send(staged);
+                            }
+                        }
                     }
                     store.finish_live(&mut ingest);
                 })
             });
-        // Without the ingest thread (none could be made), all runs here;
-        // without the rows thread, the rows are made here.
+        let mut batch = SimBatch::default();
+        // A batch this thread made into rows, emptied, for the next.
+        let mut spare: Option<SimBatch> = None;
+        // Without the thread (none could be made), ingest runs here.
         let mut inline_ingest = ingest_thread.is_err().then(|| {
             (
                 Ingest::new(DecodeConfig::default(), Box::new(analysis.clone())),
                 StagedBatch::default(),
             )
         });
-        let rows_thread = if inline_ingest.is_none() {
-            let staged_tx = staged_tx.clone();
-            std::thread::Builder::new()
-                .name("rocescope-sim-rows".into())
-                .spawn_scoped(scope, move || {
-                    rocescope_replay::contain::contain(|| {
-                        for mut batch in full_rx {
-                            #[cfg(test)]
-                            if rows_panics {
-                                panic!("a rows thread's failure, for the test");
-                            }
-                            let mut staged = free_staged_rx.try_recv().unwrap_or_default();
-                            batch.stage(&mut staged);
-                            // The simulator may have ended: a batch not taken back is dropped.
-                            let _ = free_tx.send(batch);
-                            if staged_tx.send(staged).is_err() {
-                                // The ingest thread is gone: its error is told.
-                                break;
-                            }
-                        }
-                    })
-                })
-                .ok()
-        } else {
-            None
-        };
-        // The simulator's thread hands batches to the rows thread, or, when
-        // there is none, makes the rows itself (new batches each time: the
-        // empty ones came back to the rows thread's end of the channel).
-        let mut staged_here =
-            (inline_ingest.is_none() && rows_thread.is_none()).then(|| staged_tx.clone());
-        drop(staged_tx);
-        let mut batch = SimBatch::default();
-        // False when a pipeline thread is gone (it failed): the run stops.
+        // False when the ingest thread is gone (it failed): the run stops.
         let mut hand_over = |batch: &mut SimBatch| {
             if batch.is_empty() {
                 return true;
@@ -627,13 +607,21 @@ fn run_sim(
                 staged.apply(store, ingest, &analysis, status);
                 return true;
             }
-            if let Some(to_ingest) = staged_here.as_mut() {
-                let mut staged = StagedBatch::default();
-                batch.stage(&mut staged);
-                return to_ingest.send(staged).is_ok();
+            let next = spare
+                .take()
+                .or_else(|| free_rx.try_recv().ok())
+                .unwrap_or_default();
+            match full_tx.try_send(Handed::Raw(std::mem::replace(batch, next))) {
+                Ok(()) => true,
+                Err(TrySendError::Full(Handed::Raw(mut behind))) => {
+                    let mut staged = free_staged_rx.try_recv().unwrap_or_default();
+                    behind.stage(&mut staged);
+                    spare = Some(behind);
+                    full_tx.send(Handed::Staged(staged)).is_ok()
+                }
+                Err(TrySendError::Full(handed)) => full_tx.send(handed).is_ok(),
+                Err(TrySendError::Disconnected(_)) => false,
             }
-            let next = free_rx.try_recv().unwrap_or_default();
-            full_tx.send(std::mem::replace(batch, next)).is_ok()
         };
         loop {
             match rx.try_recv() {
@@ -685,22 +673,14 @@ fn run_sim(
         }
         hand_over(&mut batch);
         drop(full_tx);
-        drop(staged_here);
         if let Some((ingest, _)) = inline_ingest.as_mut() {
             store.finish_live(ingest);
         }
-        // The first failure is told: a rows thread gone makes the ingest
-        // thread end, not fail; an ingest thread gone ends the rows thread.
-        let why = |joined: std::thread::Result<Result<(), String>>| match joined {
-            Ok(Err(why)) => Some(why),
-            Err(_) => Some("its thread stopped".to_owned()),
-            Ok(Ok(())) => None,
-        };
-        let rows_failed = rows_thread.and_then(|t| why(t.join()));
-        let ingest_failed = ingest_thread.ok().and_then(|t| why(t.join()));
-        ingest_failed
-            .map(|why| ("ingest", why))
-            .or(rows_failed.map(|why| ("rows thread", why)))
+        match ingest_thread.map(|t| t.join()) {
+            Ok(Ok(Err(why))) => Some(why),
+            Ok(Err(_)) => Some("its thread stopped".to_owned()),
+            Ok(Ok(Ok(()))) | Err(_) => None,
+        }
     });
     if let Some(w) = &mut record
         && let Err(e) = w.flush()
@@ -710,11 +690,11 @@ fn run_sim(
     if let Some(e) = write_error {
         *status.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
     }
-    if let Some((which, why)) = thread_failed {
+    if let Some(why) = ingest_failed {
         fail(
             status,
             format!(
-                "the simulator's {which} failed ({why}; a rocescope bug: please report it): the run stopped at {}, the frames after {} are not in the session",
+                "the simulator's ingest failed ({why}; a rocescope bug: please report it): the run stopped at {}, the frames after {} are not in the session",
                 rocescope_decoders::units::duration_text(sim.now_ns()),
                 status.frames.load(Ordering::Relaxed)
             ),
@@ -817,7 +797,6 @@ mod tests {
     /// Scenario names whose runs fail, for the tests (no scenario has them).
     pub(super) const SIM_PANICS: &str = "test-sim-panics";
     pub(super) const INGEST_PANICS: &str = "test-sim-ingest-panics";
-    pub(super) const ROWS_PANICS: &str = "test-sim-rows-panics";
 
     /// Waits (at most 30 s) for the source to end; its error.
     fn ended_with_error(handle: &SourceHandle) -> String {
@@ -874,19 +853,6 @@ mod tests {
             assert!(e.contains("an ingest's failure, for the test"), "{e}");
             assert!(e.contains("are not in the session"), "{e}");
             assert_eq!(store.stats().packets, 0);
-        }
-    }
-
-    #[test]
-    fn a_simulator_whose_rows_thread_fails_ends_saying_so() {
-        for pace in [Pace::Fast, Pace::RealTime(1e-6)] {
-            let (store, _analysis, handle) = spawn_sim(scenario(ROWS_PANICS), pace, None);
-            let e = ended_with_error(&handle);
-            assert!(e.starts_with("the simulator's rows thread failed ("), "{e}");
-            assert!(e.contains("a rows thread's failure, for the test"), "{e}");
-            assert!(e.contains("are not in the session"), "{e}");
-            assert_eq!(store.stats().packets, 0);
-            assert!(store.is_complete(), "the store must not wait for more");
         }
     }
 }

@@ -1,9 +1,10 @@
-//! Frames made into rows on one thread and appended on another: a live
-//! simulator's rows thread decodes (or takes the rows from the fields) and
-//! keeps the bytes, its ingest thread only appends ([`Store::append_staged`]),
-//! in the cuts [`Store::ingest`] then [`Store::flush_live`] would have made.
-//! The store and the analysis come out the same; the decoding and the
-//! bytes' copying leave the ingest thread, the pipeline's busier one.
+//! Frames made into rows on one thread and appended on another: in the
+//! live simulator's pipeline the simulator's thread, when it would wait,
+//! decodes (or takes the rows from the fields) and keeps the bytes, and the
+//! ingest thread only appends ([`Store::append_staged`]), in the cuts
+//! [`Store::ingest`] then [`Store::flush_live`] would have made. The store
+//! and the analysis come out the same; the decoding and the bytes' copying
+//! leave the ingest thread when it is the busier one.
 
 use std::ops::Range;
 
