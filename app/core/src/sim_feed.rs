@@ -312,9 +312,16 @@ mod tests {
     #[test]
     fn the_pipeline_stores_and_finds_what_one_thread_did() {
         // The pipeline replays the simulator's repeating periods (issue 51;
-        // line-rate's from 351 us on), the one-thread run does not.
-        for name in ["default", "incast", "lossy-link", "dpi-drop", "line-rate"] {
+        // line-rate's from 351 us on), the one-thread run does not. Rows
+        // made by either thread (the ingest thread's when it keeps up), and
+        // all on the simulator's (as when the ingest thread is behind).
+        let names = ["default", "incast", "lossy-link", "dpi-drop", "line-rate"];
+        for (name, rows_here) in names.iter().flat_map(|n| [(*n, false), (*n, true)]) {
             let mut sc = Scenario::builtin(name).unwrap();
+            if rows_here {
+                sc.name.push_str(crate::source::tests::ROWS_HERE);
+            }
+            let name = sc.name.clone();
             sc.duration_ns = sc.duration_ns.min(1_000_000);
             let step_ns = (sc.duration_ns / 200).clamp(100, 20_000);
 

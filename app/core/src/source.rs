@@ -524,6 +524,11 @@ fn run_sim(
     // The tests' failing runs (scenarios of these names exist only there).
     #[cfg(test)]
     let ingest_panics = scenario.name == tests::INGEST_PANICS;
+    // The tests' runs whose rows are all made on the simulator's thread.
+    #[cfg(test)]
+    let rows_here_always = scenario.name.ends_with(tests::ROWS_HERE);
+    #[cfg(not(test))]
+    let rows_here_always = false;
     #[cfg(test)]
     if scenario.name == tests::SIM_PANICS {
         panic!("a simulator's failure, for the test");
@@ -611,7 +616,13 @@ fn run_sim(
                 .take()
                 .or_else(|| free_rx.try_recv().ok())
                 .unwrap_or_default();
-            match full_tx.try_send(Handed::Raw(std::mem::replace(batch, next))) {
+            let raw = Handed::Raw(std::mem::replace(batch, next));
+            let sent = if rows_here_always {
+                Err(TrySendError::Full(raw))
+            } else {
+                full_tx.try_send(raw)
+            };
+            match sent {
                 Ok(()) => true,
                 Err(TrySendError::Full(Handed::Raw(mut behind))) => {
                     let mut staged = free_staged_rx.try_recv().unwrap_or_default();
@@ -791,12 +802,15 @@ fn change_text(c: &crate::Command) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Scenario names whose runs fail, for the tests (no scenario has them).
     pub(super) const SIM_PANICS: &str = "test-sim-panics";
     pub(super) const INGEST_PANICS: &str = "test-sim-ingest-panics";
+    /// A scenario name's ending: every batch's rows made on the simulator's
+    /// thread, as when the ingest thread is behind.
+    pub(crate) const ROWS_HERE: &str = "-rows-on-the-sim-thread";
 
     /// Waits (at most 30 s) for the source to end; its error.
     fn ended_with_error(handle: &SourceHandle) -> String {
