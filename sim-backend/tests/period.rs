@@ -275,7 +275,6 @@ fn line_rate_replays_periods() {
         "{steps} steps: {p:?}"
     );
     assert!(p.keys * 100 <= steps, "{steps} steps: {p:?}");
-    assert!(p.keys * 100 <= steps, "{steps} steps: {p:?}");
 }
 
 /// Prints what the detector finds on each scenario (with `--nocapture`).

@@ -140,7 +140,7 @@ impl SimBatch {
                 Item::StepEnd { sim_time_ns } => {
                     marks.push(Mark::StepEnd {
                         cut: staged.cut(),
-                        sim_time_ns,
+                        sim_time_ns: Some(sim_time_ns),
                         frames: std::mem::take(&mut frames),
                     });
                     continue;
@@ -154,8 +154,9 @@ impl SimBatch {
         // but frames of a batch that ends otherwise are still appended.
         debug_assert!(staged.uncut() == 0 && frames == 0);
         if staged.uncut() > 0 || frames > 0 {
-            marks.push(Mark::Tail {
+            marks.push(Mark::StepEnd {
                 cut: staged.cut(),
+                sim_time_ns: None,
                 frames,
             });
         }
@@ -186,14 +187,13 @@ enum Mark {
     Record(Box<Record>),
     /// A full batch of rows, published as `Store::ingest` does.
     Cut(Cut),
-    /// A step's end: its rows published, the time and frames told.
+    /// A step's end: its rows published, the time and frames told (no
+    /// time: the rows of a batch that did not end with a step).
     StepEnd {
         cut: Cut,
-        sim_time_ns: u64,
+        sim_time_ns: Option<u64>,
         frames: u64,
     },
-    /// Rows of a batch that did not end with a step.
-    Tail { cut: Cut, frames: u64 },
 }
 
 impl Default for StagedBatch {
@@ -231,11 +231,9 @@ impl StagedBatch {
                 } => {
                     store.append_staged(ingest, &mut self.staged, cut);
                     status.frames.fetch_add(frames, Ordering::Relaxed);
-                    status.sim_time_ns.store(sim_time_ns, Ordering::Relaxed);
-                }
-                Mark::Tail { cut, frames } => {
-                    store.append_staged(ingest, &mut self.staged, cut);
-                    status.frames.fetch_add(frames, Ordering::Relaxed);
+                    if let Some(t) = sim_time_ns {
+                        status.sim_time_ns.store(t, Ordering::Relaxed);
+                    }
                 }
             }
         }

@@ -171,7 +171,7 @@ fn shape(cfg: &DecodeConfig, f: &IngestFrame<'_>, out: &mut PacketInfo) -> Optio
 
 /// A header-only RoCEv2 frame over IPv4 as the fields its bytes were
 /// written from (the simulator's usual capture): the store takes its row
-/// from them ([`Store::ingest_roce_v4`](super::Store::ingest_roce_v4))
+/// from them ([`Staged::push_roce_v4`](super::Staged::push_roce_v4))
 /// instead of reading the bytes back.
 ///
 /// The frame they describe: Ethernet II, IPv4 with a 20-byte header, not a

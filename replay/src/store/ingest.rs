@@ -614,23 +614,6 @@ impl Ingest {
         decode_onto(&mut self.pending, &self.cfg, f);
     }
 
-    /// A header-only RoCEv2 frame written from `fields` (see
-    /// [`RoceV4Fields`](super::RoceV4Fields)): its row taken from them, not
-    /// decoded; appended at the next flush. Debug builds check it against
-    /// the decoder.
-    #[inline]
-    pub fn push_roce_v4(&mut self, f: &IngestFrame<'_>, fields: &super::RoceV4Fields) {
-        self.pending.rows.push(PacketInfo::default());
-        if let Some(slot) = self.pending.rows.last_mut() {
-            super::fast::row_of_fields(f, fields, slot);
-            debug_assert_eq!(
-                *slot,
-                decode_frame(&self.cfg, f).rows[0],
-                "a frame not as its fields say: {fields:?}"
-            );
-        }
-    }
-
     /// A frame decoded elsewhere (`wide` the list of its batch), its
     /// bytes at `file_offset` of this batch's; appended at the next flush.
     pub(crate) fn push_decoded(&mut self, info: &PacketInfo, wide: &[Wide], file_offset: u64) {

@@ -518,32 +518,6 @@ impl Store {
         }
     }
 
-    /// [`Store::ingest`] for a header-only RoCEv2 frame whose bytes were
-    /// written from `fields` (a simulator's capture): the row is taken from
-    /// them, the bytes kept as they are, not decoded again.
-    #[inline]
-    pub fn ingest_roce_v4(
-        &self,
-        ingest: &mut Ingest,
-        frame: &IngestFrame<'_>,
-        fields: &RoceV4Fields,
-    ) {
-        if ingest.noted.first_time(frame.port) {
-            self.note_link(frame.port, frame.linktype);
-        }
-        let offset = ingest.keep_bytes(frame.data);
-        ingest.push_roce_v4(
-            &IngestFrame {
-                file_offset: offset,
-                ..*frame
-            },
-            fields,
-        );
-        if ingest.pending() >= BATCH_ROWS {
-            self.flush_live(ingest);
-        }
-    }
-
     /// [`Store::ingest`] for a frame another thread already ran through
     /// [`decode_onto`] (a live link's socket thread decodes when ingest is
     /// behind, as the file indexer's reader does); `wide` is the list of

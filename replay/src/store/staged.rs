@@ -57,7 +57,8 @@ impl Staged {
     }
 
     /// [`Staged::push`] for a header-only RoCEv2 frame written from
-    /// `fields`: its row taken from them ([`Store::ingest_roce_v4`]).
+    /// `fields` (a simulator's capture): its row taken from them, not
+    /// decoded; debug builds check it against the decoder.
     #[inline]
     pub fn push_roce_v4(&mut self, f: &IngestFrame<'_>, fields: &RoceV4Fields) {
         let at = self.keep(f);

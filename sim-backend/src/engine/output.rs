@@ -81,7 +81,7 @@ impl HeaderFrame {
     }
 
     /// The fields a store takes the frame's row from instead of decoding
-    /// its bytes ([`rocescope_replay::store::Store::ingest_roce_v4`]), when
+    /// its bytes ([`rocescope_replay::store::Staged::push_roce_v4`]), when
     /// the frame has the shape they describe: its whole headers captured,
     /// a RETH, an AETH or no extended header (not a CNP's), lengths within
     /// their 16 bits. None otherwise: the bytes are decoded.
