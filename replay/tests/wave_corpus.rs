@@ -2,7 +2,7 @@
 //! through its body, `rocescope_replay::wave::exercise`: the Icarus seeds
 //! read whole, and each damaged file that once panicked a parser (on the
 //! reading thread or the caller's), wrote to stdout, hung, or asked for a
-//! terabyte ends in an error that says where, with no panic. The ILA
+//! terabyte (or a signal of 300 million bits) ends in an error that says where, with no panic. The ILA
 //! captures are ChipScoPy's own export of three frames in two windows.
 
 use std::path::Path;
@@ -15,7 +15,7 @@ fn the_wave_corpus_reads_or_fails_cleanly() {
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    let expect: [(&str, Option<&str>); 12] = [
+    let expect: [(&str, Option<&str>); 13] = [
         ("bad-four-state-value.vcd", Some("cannot be read past")),
         ("bad-vector-value.vcd", Some("cannot be read past")),
         ("chipscopy-ila.csv", None),
@@ -33,6 +33,10 @@ fn the_wave_corpus_reads_or_fails_cleanly() {
             Some("hierarchy block at byte"),
         ),
         ("icarus.fst", None),
+        (
+            "signal-of-300-million-bits.vcd",
+            Some("signal tb.u0.i.[31:0] is declared 300000002 bits wide"),
+        ),
         ("icarus.vcd", None),
         ("time-goes-back.vcd", Some("time goes back from #")),
         (

@@ -84,7 +84,7 @@ pub(super) fn open(
         message: "not a VCD or FST waveform".into(),
     })?;
     super::check::before_parsing(path, format)?;
-    contain(|| stream::read_from_file(path, &load))
+    let wave = contain(|| stream::read_from_file(path, &load))
         .map_err(|why| WaveError::Read {
             path: path.to_path_buf(),
             message: format!("the parser failed on the header: {why}"),
@@ -92,7 +92,9 @@ pub(super) fn open(
         .map_err(|e| WaveError::Read {
             path: path.to_path_buf(),
             message: flat(&e.to_string()),
-        })
+        })?;
+    super::check::widths(path, wave.hierarchy())?;
+    Ok(wave)
 }
 
 fn timescale_of(h: &wellen::Hierarchy) -> Timescale {

@@ -85,6 +85,7 @@ impl WaveStream {
             })?
             .map_err(read_err)?;
         let h = wave.hierarchy();
+        super::check::widths(path, h)?;
         if let Some(ila) = contain(|| super::ila_open::vcd_probes(h)).ok().flatten() {
             return Self::open_ila_vcd(path, wave, ila, options, started);
         }
