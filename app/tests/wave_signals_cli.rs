@@ -124,3 +124,46 @@ fn signals_of_an_fst_an_ila_capture_and_what_is_not_there() {
     assert!(!ok && stderr.contains("not a waveform"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A VCD whose 65,536-bit signal is written short (`b0`, `b1`: each change
+/// held at the full width by the body pass) is not held past the budget:
+/// each signal streams from the file, said, every change still loaded.
+/// Under the default budget the same file is held.
+#[test]
+fn a_body_past_the_memory_budget_streams_every_change() {
+    let dir = temp_dir("held-budget");
+    let vcd = dir.join("wide.vcd");
+    let mut text = String::from(
+        "$timescale 1ns $end\n$scope module tb $end\n$var wire 1 ! clk $end\n\
+         $var reg 65536 \" w [65535:0] $end\n$upscope $end\n$enddefinitions $end\n",
+    );
+    for i in 0..2_000 {
+        text.push_str(&format!("#{i}\nb{} \"\n{}!\n", i % 2, i % 2));
+    }
+    std::fs::write(&vcd, text).expect("write");
+    let out = dir.join("w.csv");
+    let args = [
+        "--show",
+        "tb.w",
+        "tb.clk",
+        "--to",
+        out.to_str().expect("utf-8"),
+    ];
+    let mut tight = args.to_vec();
+    tight.extend(["--max-memory", "16MiB"]);
+    let (ok, stdout, stderr) = signals(&dir, &vcd, &tight);
+    assert!(ok, "{stderr}");
+    rocescope_testkit::assert_contains(
+        &stderr,
+        "its body could not be held (holding it would take more than the 16.0 MiB it may hold: \
+         vectors written shorter than their width are held at the full width); each signal read \
+         the file again",
+    );
+    rocescope_testkit::assert_contains(&stdout, "4000 rows of profiler (2 signals)");
+    let streamed = std::fs::read_to_string(&out).expect("csv");
+    let (ok, stdout, stderr) = signals(&dir, &vcd, &args);
+    assert!(ok && !stderr.contains("could not be held"), "{stderr}");
+    rocescope_testkit::assert_contains(&stdout, "4000 rows of profiler (2 signals)");
+    assert_eq!(std::fs::read_to_string(&out).expect("csv"), streamed);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,20 +9,7 @@ use std::sync::Arc;
 use rocescope_replay::TimeBase;
 use rocescope_replay::store::{SpillConfig, Store, StoreError};
 
-/// The default memory cap of a live session: 2 GiB, or a quarter of the
-/// machine's memory where that is less.
-pub fn default_max_memory_bytes() -> u64 {
-    const TWO_GIB: u64 = 2 << 30;
-    machine_memory_bytes().map_or(TWO_GIB, |m| TWO_GIB.min(m / 4))
-}
-
-/// Physical memory, from /proc/meminfo (None elsewhere).
-fn machine_memory_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+pub use rocescope_replay::store::default_max_memory_bytes;
 
 /// The default disk cap of a live session's segments: the smaller of
 /// 8 GiB and a tenth of the free space where they go. Without one, a

@@ -62,6 +62,7 @@ impl WaveArgs {
             axis: self.axis.clone(),
             clock: self.clock.clone(),
             sample_clock_hz: self.sample_clock,
+            max_held_bytes: None,
         }
     }
 }

@@ -37,11 +37,17 @@ pub struct Args {
     /// ILA captures: the clock the ILA sampled at [default: 250MHz].
     #[arg(long, value_name = "FREQ", value_parser = rocescope_replay::wave::ila::parse_sample_clock)]
     pub sample_clock: Option<u64>,
+    /// Memory a VCD's body may take held for the loads, e.g. 512MiB
+    /// (default: 2 GiB, or a quarter of the machine's memory where that is
+    /// less); past it each signal is read from the file, said on stderr.
+    #[arg(long, value_name = "SIZE", value_parser = super::args::size)]
+    pub max_memory: Option<u64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let options = WaveOptions {
         sample_clock_hz: args.sample_clock,
+        max_held_bytes: args.max_memory,
         ..WaveOptions::default()
     };
     let name = args.file.display().to_string();

@@ -47,6 +47,22 @@ use columns::Columns;
 use conv::ConvTable;
 use rocescope_decoders::DecodeConfig;
 
+/// The default memory cap (a live session's, a capture's index, a
+/// waveform's held body): 2 GiB, or a quarter of the machine's memory where
+/// that is less.
+pub fn default_max_memory_bytes() -> u64 {
+    const TWO_GIB: u64 = 2 << 30;
+    machine_memory_bytes().map_or(TWO_GIB, |m| TWO_GIB.min(m / 4))
+}
+
+/// Physical memory, from /proc/meminfo (None elsewhere).
+fn machine_memory_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// Why a store could not be opened or read.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -274,6 +274,38 @@ fn fst_blocks(file: &mut File, len: u64) -> Result<(), Bad> {
     Ok(())
 }
 
+/// The widest vector read: the least limit IEEE 1364 lets a tool set on a
+/// vector's length. A VCD value shorter than its signal is extended to the
+/// declared width, so a two-byte change of a signal declared 300 million
+/// bits wide makes the parsers build 300 million bits; a limit on the width
+/// bounds what each change of the body costs.
+pub(crate) const MAX_VECTOR_BITS: u32 = 1 << 16;
+
+/// A signal declared wider than [`MAX_VECTOR_BITS`], named; checked after
+/// the header is read and before the body is.
+pub(crate) fn widths(path: &Path, h: &wellen::Hierarchy) -> Result<(), WaveError> {
+    let wide = crate::contain::contain(|| {
+        h.all_vars().find_map(|v| {
+            let bits = h[v].length(h)?;
+            (bits > MAX_VECTOR_BITS).then(|| (h[v].full_name(h), bits))
+        })
+    })
+    .map_err(|why| WaveError::Read {
+        path: path.to_path_buf(),
+        message: format!("the hierarchy could not be read: {why}"),
+    })?;
+    match wide {
+        Some((name, bits)) => Err(WaveError::Read {
+            path: path.to_path_buf(),
+            message: format!(
+                "signal {name} is declared {bits} bits wide; rocescope reads vectors of at most \
+                 {MAX_VECTOR_BITS} bits (the least limit IEEE 1364 lets a tool set)"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,37 +381,5 @@ mod tests {
         body.extend(3u64.to_be_bytes());
         body.extend([1, 1, 1]);
         assert_eq!(check(&blk(block::GEOM, &body)), Ok(()));
-    }
-}
-
-/// The widest vector read: the least limit IEEE 1364 lets a tool set on a
-/// vector's length. A VCD value shorter than its signal is extended to the
-/// declared width, so a two-byte change of a signal declared 300 million
-/// bits wide makes the parsers build 300 million bits; a limit on the width
-/// bounds what each change of the body costs.
-pub(crate) const MAX_VECTOR_BITS: u32 = 1 << 16;
-
-/// A signal declared wider than [`MAX_VECTOR_BITS`], named; checked after
-/// the header is read and before the body is.
-pub(crate) fn widths(path: &Path, h: &wellen::Hierarchy) -> Result<(), WaveError> {
-    let wide = crate::contain::contain(|| {
-        h.all_vars().find_map(|v| {
-            let bits = h[v].length(h)?;
-            (bits > MAX_VECTOR_BITS).then(|| (h[v].full_name(h), bits))
-        })
-    })
-    .map_err(|why| WaveError::Read {
-        path: path.to_path_buf(),
-        message: format!("the hierarchy could not be read: {why}"),
-    })?;
-    match wide {
-        Some((name, bits)) => Err(WaveError::Read {
-            path: path.to_path_buf(),
-            message: format!(
-                "signal {name} is declared {bits} bits wide; rocescope reads vectors of at most \
-                 {MAX_VECTOR_BITS} bits (the least limit IEEE 1364 lets a tool set)"
-            ),
-        }),
-        None => Ok(()),
     }
 }

@@ -244,6 +244,18 @@ impl SignalFile {
     /// The body pass: wellen's compressed signals, or why not.
     fn read_body(&self, header: Header) -> Body {
         let Header { hierarchy, body } = header;
+        if matches!(
+            super::detect(&self.path),
+            Some(WaveFormat::Vcd | WaveFormat::IlaVcd)
+        ) {
+            let budget = self
+                .options
+                .max_held_bytes
+                .unwrap_or_else(crate::store::default_max_memory_bytes);
+            if let Err(why) = super::held::fits(&self.path, budget) {
+                return Body::Streamed(why);
+            }
+        }
         match contain_parallel(|| viewers::read_body(body, &hierarchy, None)) {
             Ok(Ok(r)) => {
                 let refs = hierarchy
