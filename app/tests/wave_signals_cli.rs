@@ -156,8 +156,8 @@ fn a_body_past_the_memory_budget_streams_every_change() {
     rocescope_testkit::assert_contains(
         &stderr,
         "its body could not be held (holding it would take more than the 16.0 MiB it may hold: \
-         vectors written shorter than their width are held at the full width); each signal read \
-         the file again",
+         each change of a vector is held at its full width, and a VCD writes a value without its \
+         leading zeros); each signal read the file again",
     );
     rocescope_testkit::assert_contains(&stdout, "4000 rows of profiler (2 signals)");
     let streamed = std::fs::read_to_string(&out).expect("csv");

@@ -14,7 +14,6 @@
 pub mod axis;
 pub mod beats;
 mod check;
-mod held;
 pub mod ila;
 mod ila_open;
 mod ila_signals;
@@ -49,9 +48,10 @@ pub struct WaveOptions {
     /// An ILA capture's sample clock in Hz (`--sample-clock`); the card's
     /// 250 MHz ([`ila::DEFAULT_SAMPLE_CLOCK_HZ`]) when `None`.
     pub sample_clock_hz: Option<u64>,
-    /// What a VCD's body held in memory for the signals view may take at
-    /// most ([`held`]); [`crate::store::default_max_memory_bytes`] when
-    /// `None`. Past it each signal is read from the file.
+    /// What a VCD's body held in memory for the signals view may take
+    /// ([`SignalFile`]): its body pass stops there, and each signal is read
+    /// from the file instead; [`crate::store::default_max_memory_bytes`]
+    /// when `None`.
     pub max_held_bytes: Option<u64>,
 }
 

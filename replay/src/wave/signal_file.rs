@@ -16,7 +16,12 @@
 //! A damaged body cannot be held (wellen stops without what it read): such
 //! a file is then loaded signal by signal the streaming way
 //! ([`stream_load`](super::signals::stream_load)), which keeps every change
-//! before the damage and tells where it stopped.
+//! before the damage and tells where it stopped. So is a body past the
+//! memory budget (`WaveOptions::max_held_bytes`): wellen holds each change
+//! of a vector at its full width and a VCD writes `b0` for a zero of any
+//! width, so a file can ask for hundreds of times its size; the body pass
+//! stops once what its threads hold passes the budget (`HeldBudget`, a
+//! patch of the vendored wellen), at most about twice the budget held.
 
 use std::collections::HashMap;
 use std::io::BufReader;
@@ -244,19 +249,18 @@ impl SignalFile {
     /// The body pass: wellen's compressed signals, or why not.
     fn read_body(&self, header: Header) -> Body {
         let Header { hierarchy, body } = header;
-        if matches!(
-            super::detect(&self.path),
-            Some(WaveFormat::Vcd | WaveFormat::IlaVcd)
-        ) {
-            let budget = self
-                .options
-                .max_held_bytes
-                .unwrap_or_else(crate::store::default_max_memory_bytes);
-            if let Err(why) = super::held::fits(&self.path, budget) {
-                return Body::Streamed(why);
-            }
-        }
-        match contain_parallel(|| viewers::read_body(body, &hierarchy, None)) {
+        let max_bytes = self
+            .options
+            .max_held_bytes
+            .unwrap_or_else(crate::store::default_max_memory_bytes);
+        let budget = viewers::HeldBudget::new(max_bytes);
+        match contain_parallel(|| viewers::read_body_within(body, &hierarchy, None, Some(&budget)))
+        {
+            Ok(Err(_)) if budget.passed() => Body::Streamed(format!(
+                "holding it would take more than the {} it may hold: each change of a vector is \
+                 held at its full width, and a VCD writes a value without its leading zeros",
+                rocescope_decoders::units::size_text(max_bytes)
+            )),
             Ok(Ok(r)) => {
                 let refs = hierarchy
                     .all_vars()

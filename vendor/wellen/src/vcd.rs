@@ -62,6 +62,67 @@ pub enum VcdParseError {
     ParseInt(#[from] std::num::ParseIntError),
     #[error("I/O operation failed")]
     Io(#[from] std::io::Error),
+    /// rocescope: the body pass stopped at its budget ([`HeldBudget`]).
+    #[error("[vcd] holding the body would take more than {0} bytes")]
+    VcdHeldPastBudget(u64),
+}
+
+/// rocescope: the memory a body pass may hold, shared by its threads: each
+/// encoder adds what it holds (its blocks and open buffers) in steps of at
+/// most [`HeldBudget::STEP_BYTES`], and the pass stops with
+/// [`VcdParseError::VcdHeldPastBudget`] once the sum passes `max_bytes`.
+/// A VCD writes a vector's value without its leading zeros, and each change
+/// is held at the signal's width: a file can ask for many times its size.
+#[derive(Debug)]
+pub struct HeldBudget {
+    max_bytes: u64,
+    held: std::sync::atomic::AtomicU64,
+    stopped: std::sync::atomic::AtomicBool,
+}
+
+impl HeldBudget {
+    /// What an encoder holds beyond what it told before it tells again.
+    pub const STEP_BYTES: u64 = 1 << 20;
+
+    pub fn new(max_bytes: u64) -> Self {
+        Self {
+            max_bytes,
+            held: std::sync::atomic::AtomicU64::new(0),
+            stopped: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// What the pass holds (as told, within a step a thread).
+    pub fn held_bytes(&self) -> u64 {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Whether the pass stopped at the budget.
+    pub fn passed(&self) -> bool {
+        self.stopped.load(Ordering::Relaxed)
+    }
+
+    /// An encoder now holds `now`, having told `told`.
+    #[inline]
+    fn tell(&self, told: &mut u64, now: u64) -> Result<()> {
+        if now.abs_diff(*told) < Self::STEP_BYTES {
+            return Ok(());
+        }
+        let held = if now > *told {
+            self.held.fetch_add(now - *told, Ordering::Relaxed) + (now - *told)
+        } else {
+            self.held.fetch_sub(*told - now, Ordering::Relaxed) - (*told - now)
+        };
+        *told = now;
+        if held > self.max_bytes {
+            // The other threads stop at their next step.
+            self.stopped.store(true, Ordering::Relaxed);
+        }
+        if self.passed() {
+            return Err(VcdParseError::VcdHeldPastBudget(self.max_bytes));
+        }
+        Ok(())
+    }
 }
 
 pub type Result<T> = std::result::Result<T, VcdParseError>;
@@ -145,6 +206,7 @@ pub fn read_body<R: BufRead + Seek>(
     data: ReadBodyContinuation<R>,
     hierarchy: &Hierarchy,
     progress: Option<ProgressCount>,
+    budget: Option<&HeldBudget>,
 ) -> crate::Result<(SignalSource, TimeTable)> {
     let (source, time_table) = match data.input {
         Input::Reader(mut input) => {
@@ -159,6 +221,7 @@ pub fn read_body<R: BufRead + Seek>(
                 hierarchy,
                 &data.lookup,
                 progress,
+                budget,
             )?;
             encoder.finish()
         }
@@ -168,6 +231,7 @@ pub fn read_body<R: BufRead + Seek>(
             hierarchy,
             &data.lookup,
             progress,
+            budget,
         )?,
     };
     Ok((source, time_table))
@@ -1105,6 +1169,7 @@ fn read_values(
     hierarchy: &Hierarchy,
     lookup: &IdLookup,
     progress: Option<ProgressCount>,
+    budget: Option<&HeldBudget>,
 ) -> crate::Result<(SignalSource, TimeTable)> {
     if multi_thread {
         let chunks = determine_thread_chunks(input.len());
@@ -1120,6 +1185,7 @@ fn read_values(
                     hierarchy,
                     lookup,
                     progress.clone(),
+                    budget,
                 )
             })
             .collect();
@@ -1141,6 +1207,7 @@ fn read_values(
             hierarchy,
             lookup,
             progress,
+            budget,
         )?;
         Ok(encoder.finish())
     }
@@ -1203,18 +1270,37 @@ struct VcdEncoder<'a> {
     lookup: &'a IdLookup,
     is_first_part_of_vcd: bool,
     found_first_time_step: bool,
+    /// rocescope: the pass's budget, and what this encoder told it.
+    budget: Option<&'a HeldBudget>,
+    told_bytes: u64,
 }
 
 impl<'a> VcdEncoder<'a> {
     #[inline]
-    fn new(hierarchy: &Hierarchy, lookup: &'a IdLookup, is_first_part_of_vcd: bool) -> Self {
+    fn new(
+        hierarchy: &Hierarchy,
+        lookup: &'a IdLookup,
+        is_first_part_of_vcd: bool,
+        budget: Option<&'a HeldBudget>,
+    ) -> Self {
         let found_first_time_step = false;
         Self {
             enc: crate::wavemem::Encoder::new(hierarchy),
             lookup,
             is_first_part_of_vcd,
             found_first_time_step,
+            budget,
+            told_bytes: 0,
         }
+    }
+
+    /// rocescope: tells the budget what the encoder holds after a change.
+    #[inline]
+    fn held(&mut self) -> VcdOrResult<(), WellenError> {
+        if let Some(b) = self.budget {
+            b.tell(&mut self.told_bytes, self.enc.held_bytes())?;
+        }
+        Ok(())
     }
 
     #[inline]
@@ -1228,7 +1314,7 @@ impl ParseBodyOutput<WellenError> for VcdEncoder<'_> {
     fn time(&mut self, value: u64) -> VcdOrResult<(), WellenError> {
         self.found_first_time_step = true;
         self.enc.time_change(value);
-        Ok(())
+        self.held()
     }
 
     #[inline]
@@ -1262,6 +1348,7 @@ impl ParseBodyOutput<WellenError> for VcdEncoder<'_> {
             } else {
                 self.enc.vcd_value_change(num_id, value);
             }
+            return self.held();
         }
         Ok(())
     }
@@ -1304,8 +1391,9 @@ fn read_single_stream_of_values<R: BufRead + Seek>(
     hierarchy: &Hierarchy,
     lookup: &IdLookup,
     progress: Option<ProgressCount>,
+    budget: Option<&HeldBudget>,
 ) -> crate::Result<crate::wavemem::Encoder> {
-    let mut encoder = VcdEncoder::new(hierarchy, lookup, is_first);
+    let mut encoder = VcdEncoder::new(hierarchy, lookup, is_first, budget);
     parse_body(input, &mut encoder, stop_pos, progress)?;
     Ok(encoder.into_inner())
 }

@@ -130,14 +130,29 @@ pub struct BodyResult {
 
 pub type ProgressCount = std::sync::Arc<std::sync::atomic::AtomicU64>;
 
+/// rocescope: see [`read_body_within`].
+pub use crate::vcd::HeldBudget;
+
 pub fn read_body<R: BufRead + Seek + Sync + Send + 'static>(
     body: ReadBodyContinuation<R>,
     hierarchy: &Hierarchy,
     progress: Option<ProgressCount>,
 ) -> Result<BodyResult> {
+    read_body_within(body, hierarchy, progress, None)
+}
+
+/// rocescope: [`read_body`], a VCD's pass stopped once what it holds passes
+/// `budget` (`VcdParseError::VcdHeldPastBudget`). An FST's body is not read
+/// here, and a GHW's is not bounded.
+pub fn read_body_within<R: BufRead + Seek + Sync + Send + 'static>(
+    body: ReadBodyContinuation<R>,
+    hierarchy: &Hierarchy,
+    progress: Option<ProgressCount>,
+    budget: Option<&crate::vcd::HeldBudget>,
+) -> Result<BodyResult> {
     match body.0 {
         ReadBodyData::Vcd(data) => {
-            let (source, time_table) = crate::vcd::read_body(*data, hierarchy, progress)?;
+            let (source, time_table) = crate::vcd::read_body(*data, hierarchy, progress, budget)?;
             Ok(BodyResult { source, time_table })
         }
         ReadBodyData::Fst(data) => {

@@ -792,6 +792,12 @@ pub struct Encoder {
     skipping_time_step: bool,
     /// Finished blocks
     blocks: Vec<Block>,
+    /// rocescope: the bytes the finished blocks take, and those the open
+    /// block's buffers (the signals' and the time table, at their capacity)
+    /// take, kept as they change, so that a body pass can be held to a
+    /// budget (`held_bytes`).
+    blocks_bytes: u64,
+    open_bytes: u64,
 }
 
 /// Indexes the time table inside a block.
@@ -811,7 +817,16 @@ impl Encoder {
             has_new_data: false,
             skipping_time_step: false,
             blocks: Vec::default(),
+            blocks_bytes: 0,
+            open_bytes: 0,
         }
+    }
+
+    /// rocescope: what this encoder holds: its finished blocks and its open
+    /// block's buffers.
+    #[inline]
+    pub fn held_bytes(&self) -> u64 {
+        self.blocks_bytes + self.open_bytes
     }
 
     pub fn time_change(&mut self, time: u64) {
@@ -838,7 +853,10 @@ impl Encoder {
         if self.time_table.len() >= BlockTimeIdx::MAX as usize {
             self.finish_block();
         }
+        let capacity = self.time_table.capacity();
         self.time_table.push(time);
+        self.open_bytes +=
+            ((self.time_table.capacity() - capacity) * std::mem::size_of::<Time>()) as u64;
         self.has_new_data = true;
         self.skipping_time_step = false;
     }
@@ -851,10 +869,10 @@ impl Encoder {
         );
         if !self.skipping_time_step {
             let time_idx = (self.time_table.len() - 1) as TimeTableIdx;
-            self.signals[id as usize]
-                .as_mut()
-                .unwrap()
-                .add_vcd_change(time_idx, value);
+            let signal = self.signals[id as usize].as_mut().unwrap();
+            let capacity = signal.data.capacity();
+            signal.add_vcd_change(time_idx, value);
+            self.open_bytes += (signal.data.capacity() - capacity) as u64;
             self.has_new_data = true;
         }
     }
@@ -957,6 +975,7 @@ impl Encoder {
             );
             // append all blocks from the other encoder
             self.blocks.append(&mut other.blocks);
+            self.blocks_bytes += other.blocks_bytes;
         }
     }
 
@@ -996,6 +1015,9 @@ impl Encoder {
             offsets,
             data,
         };
+        // The signals' buffers were taken into the block, compressed.
+        self.blocks_bytes += block.size_in_memory() as u64;
+        self.open_bytes = (self.time_table.capacity() * std::mem::size_of::<Time>()) as u64;
         self.blocks.push(block);
         self.has_new_data = false;
     }
