@@ -157,6 +157,28 @@ pub(crate) fn vcd_copy(name: &str) -> Option<PathBuf> {
     Some(dst)
 }
 
+/// [`vcd_copy`] with a 65,536-bit signal `tb.wide` written short (`b0`,
+/// `b1`) at 300 time steps after its frames: its body holds about 2.4 MB,
+/// past a budget of 1 MiB.
+pub(crate) fn wide_vcd_copy(name: &str) -> Option<PathBuf> {
+    let path = vcd_copy(name)?;
+    let text = std::fs::read_to_string(&path).ok()?;
+    let (header, body) = text.split_once("$enddefinitions")?;
+    let last_ns: u64 = body
+        .lines()
+        .filter_map(|l| l.strip_prefix('#')?.trim().parse().ok())
+        .max()?;
+    let mut out = format!(
+        "{header}$scope module tb $end\n$var reg 65536 ~w wide [65535:0] $end\n$upscope $end\n\
+         $enddefinitions{body}"
+    );
+    for i in 1..=300 {
+        out.push_str(&format!("#{}\nb{} ~w\n", last_ns + i, i % 2));
+    }
+    std::fs::write(&path, out).ok()?;
+    Some(path)
+}
+
 /// A small Vivado ILA capture as CSV, written here (ChipScoPy's format is
 /// checked against ChipScoPy itself in `tests/wave_ila.rs`): the three
 /// frames on a 64-bit AXI4-Stream (`u/tdata`, `u/tkeep`, `u/tvalid`,
@@ -207,11 +229,20 @@ pub(crate) fn model(path: &std::path::Path) -> rocescope_core::Model {
 
 /// [`model`] with the waveform's signals opened beside its packets.
 pub(crate) fn model_with_signals(path: &std::path::Path) -> rocescope_core::Model {
+    model_with_signals_within(path, None)
+}
+
+/// [`model_with_signals`], its body held within `max_held_bytes`.
+pub(crate) fn model_with_signals_within(
+    path: &std::path::Path,
+    max_held_bytes: Option<u64>,
+) -> rocescope_core::Model {
     let mut m = model(path);
     m.apply(rocescope_core::Command::OpenSignals {
         path: path.to_path_buf(),
         offset_ns: 0,
         sample_clock_hz: None,
+        max_held_bytes,
     });
     assert!(m.signals().is_some(), "{}", m.status());
     m

@@ -197,6 +197,9 @@ pub enum Command {
         /// An ILA capture's sample clock (Hz; the card's 250 MHz when
         /// `None`): where its samples are in time.
         sample_clock_hz: Option<u64>,
+        /// What its body may take held in memory (`--max-memory`; the
+        /// default cap when `None`): past it each signal reads the file.
+        max_held_bytes: Option<u64>,
     },
     /// The hierarchy browser's search (words a signal's path must hold).
     SignalSearch(String),

@@ -88,7 +88,7 @@ pub struct SessionArgs {
     /// Memory the session may hold, e.g. 512MiB, 4GiB (default: 2 GiB, or a
     /// quarter of the machine's memory where that is less). Older frames
     /// and index rows (of a capture file too) move to disk segments and
-    /// stay queryable.
+    /// stay queryable; a waveform's body is not held past it.
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub max_memory: Option<u64>,
     /// Disk the session's segments may take, e.g. 20GiB: past it the oldest
@@ -119,7 +119,8 @@ pub struct MemoryArgs {
     /// quarter of the machine's memory where that is less). Past it, the
     /// capture's older index rows move to disk segments (a session folder
     /// under ~/.cache/rocescope/sessions, removed at exit) and are read
-    /// back from there: every row stays listed, filtered and exported.
+    /// back from there: every row stays listed, filtered and exported. A
+    /// waveform's body is not held past it: its signals then read the file.
     #[arg(long, value_name = "SIZE", value_parser = size)]
     pub max_memory: Option<u64>,
     /// Keep the capture's index in DIR (one folder per capture, about 24

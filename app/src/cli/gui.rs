@@ -78,7 +78,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         )?
         .into_model()
     } else if let Some(file) = &args.file {
-        let options = args.wave_args.options();
+        let options = rocescope_replay::wave::WaveOptions {
+            max_held_bytes: args.session.max_memory,
+            ..args.wave_args.options()
+        };
         let mut m = open_file(file, args.decode.roce_ports.clone(), &options, &limits)?;
         crate::with_wave(&mut m, file, args.wave.as_deref(), &options)?;
         m

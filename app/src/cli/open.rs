@@ -23,7 +23,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let options = args.file_args.wave_args.options();
+    let options = rocescope_replay::wave::WaveOptions {
+        max_held_bytes: args.file_args.memory.max_memory,
+        ..args.file_args.wave_args.options()
+    };
     let limits = args.file_args.memory.limits();
     if args.points.given()? {
         let opened = crate::cli::capture::OpenedPoints::open(

@@ -561,6 +561,24 @@ fn a_question_step_is_answered_by_its_buttons() {
 /// waveform: a signal chosen by clicking it in the browser, its value at
 /// the selected packet translated, its format switched, and a click in its
 /// chart moving the cursor and selecting the packet at or before it.
+/// A waveform whose body would pass its memory budget: the panel says each
+/// signal is read from the file, and why; the signal still loads.
+#[test]
+fn signals_panel_says_a_body_past_its_budget_is_not_held() {
+    let Some(vcd) = crate::test_wave::wide_vcd_copy("gui-signals-budget") else {
+        return;
+    };
+    let mut m = crate::test_wave::model_with_signals_within(&vcd, Some(1 << 20));
+    m.apply(Command::AddSignal("tb.u.bth_psn".into()));
+    assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
+    m.apply(Command::SelectRow(2));
+    let (_ctx, _wb, f) = workbench(m, only(View::Profiler));
+    f.shows("= 101");
+    f.shows(
+        "Each signal is read from the file: holding it would take more than the 1.0 MiB it may hold",
+    );
+}
+
 #[test]
 fn signals_panel_on_a_real_waveform() {
     let Some(vcd) = crate::test_wave::vcd_copy("gui-signals") else {

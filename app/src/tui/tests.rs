@@ -568,6 +568,33 @@ fn signals_beside_packets_on_a_real_waveform() {
     assert!(render(&m, 120, 24).contains("tb.u.bth_psn [psn] = 0"));
 }
 
+/// A waveform whose body would pass its memory budget: the signals still
+/// load (from the file, each), and the chart's title says why.
+#[test]
+fn signals_of_a_body_past_its_budget_say_they_read_the_file() {
+    let Some(vcd) = crate::test_wave::wide_vcd_copy("tui-signals-budget") else {
+        return;
+    };
+    let mut m = crate::test_wave::model_with_signals_within(&vcd, Some(1 << 20));
+    m.apply(Command::ShowView(View::Profiler));
+    m.apply(Command::RunCommandLine("show tb.u.bth_psn".into()));
+    assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
+    m.apply(Command::SelectRow(2));
+    m.tick(Instant::now());
+    let text = render(&m, 240, 24);
+    assert_has(&text, "tb.u.bth_psn [psn] = 101");
+    assert_has(
+        &text,
+        "each signal read from the file: holding it would take more than the 1.0 MiB it may hold",
+    );
+    // Under the default budget the same file is held: no such words.
+    let mut m = crate::test_wave::model_with_signals(&vcd);
+    m.apply(Command::ShowView(View::Profiler));
+    m.apply(Command::RunCommandLine("show tb.u.bth_psn".into()));
+    assert!(m.wait_signals_loaded(std::time::Duration::from_secs(20)));
+    assert!(!render(&m, 240, 24).contains("read from the file"));
+}
+
 /// An ILA capture's signals: the ruler marks its triggers (T) and the
 /// second window's start (¦), and says what the marks are.
 #[test]

@@ -26,7 +26,7 @@
 use std::collections::HashMap;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use wellen::{LoadOptions, SignalRef, SignalValueRef, viewers};
@@ -85,6 +85,9 @@ pub struct SignalFile {
     /// A VCD whose last line has no newline was cut while written.
     cut_mid_line: bool,
     body: Mutex<Body>,
+    /// Why the body is not held, once known: read without the body's lock,
+    /// which a load holds for as long as it reads the body.
+    streamed: OnceLock<String>,
 }
 
 impl std::fmt::Debug for SignalFile {
@@ -134,6 +137,10 @@ impl SignalFile {
             cut_mid_line: format == Some(WaveFormat::Vcd) && super::stream::ends_mid_line(path),
             hierarchy,
             timescale,
+            streamed: match &body {
+                Body::Streamed(why) => OnceLock::from(why.clone()),
+                _ => OnceLock::new(),
+            },
             body: Mutex::new(body),
         })
     }
@@ -150,10 +157,7 @@ impl SignalFile {
     /// Why the body could not be held, when it could not: every load then
     /// reads the file again.
     pub fn streamed_because(&self) -> Option<String> {
-        match &*self.body.lock().unwrap_or_else(|e| e.into_inner()) {
-            Body::Streamed(why) => Some(why.clone()),
-            _ => None,
-        }
+        self.streamed.get().cloned()
     }
 
     /// Whether the body is held (every later load from memory).
@@ -187,6 +191,9 @@ impl SignalFile {
             Body::Unread(header) => {
                 let held = self.read_body(*header);
                 body_seconds = started.elapsed().as_secs_f64();
+                if let Body::Streamed(why) = &held {
+                    let _ = self.streamed.set(why.clone());
+                }
                 held
             }
             other => other,

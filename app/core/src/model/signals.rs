@@ -34,10 +34,12 @@ impl Model {
             path,
             offset_ns,
             sample_clock_hz,
+            max_held_bytes,
         } = &cmd
         {
             let options = rocescope_replay::wave::WaveOptions {
                 sample_clock_hz: *sample_clock_hz,
+                max_held_bytes: *max_held_bytes,
                 ..Default::default()
             };
             match Signals::open(path, *offset_ns, &options) {

@@ -543,11 +543,13 @@ pub fn open_command(
                 a.offset_ns
             },
             sample_clock_hz: options.sample_clock_hz,
+            max_held_bytes: options.max_held_bytes,
         }),
         None => rocescope_replay::wave::detect(file).map(|_| crate::Command::OpenSignals {
             path: file.to_path_buf(),
             offset_ns: 0,
             sample_clock_hz: options.sample_clock_hz,
+            max_held_bytes: options.max_held_bytes,
         }),
     }
 }

@@ -12,7 +12,7 @@ use rocescope_core::signals::{Chosen, Radix, Signals};
 use rocescope_core::{Command, Model};
 use rocescope_replay::wave::signals::MarkerKind;
 
-use super::{CYAN, DIM, GREEN, PanelState};
+use super::{CYAN, DIM, GREEN, PanelState, YELLOW};
 
 const CHART_H: f32 = 26.0;
 /// An ILA capture's trigger, and a capture window's start, on the charts.
@@ -87,6 +87,11 @@ fn charts(ui: &mut Ui, model: &Model, s: &Signals, out: &mut Vec<Command>) {
         "cursor {cursor} ns, {start} .. {} ns; click a chart to move the cursor, wheel to zoom",
         start + per_col * ncols as u64
     ));
+    if let Some(why) = s.streamed_because() {
+        ui.label(
+            egui::RichText::new(format!("Each signal is read from the file: {why}")).color(YELLOW),
+        );
+    }
     let marks = marker_columns(s.markers(), start, per_col, ncols);
     if !marks.is_empty() {
         ui.horizontal(|ui| {

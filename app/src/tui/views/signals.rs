@@ -75,8 +75,12 @@ fn charts(f: &mut Frame<'_>, model: &Model, s: &Signals, area: Rect) {
     } else {
         "; T trigger, ¦ window start"
     };
+    // Loads slower than from memory say why.
+    let streamed = s.streamed_because().map_or_else(String::new, |why| {
+        format!("; each signal read from the file: {why}")
+    });
     let head = format!(
-        "Waveform: cursor {cursor} ns, {} ns shown{legend}",
+        "Waveform: cursor {cursor} ns, {} ns shown{legend}{streamed}",
         per_col * width as u64
     );
     f.render_widget(title(head), area);
