@@ -35,7 +35,7 @@ fn the_wave_corpus_reads_or_fails_cleanly() {
         ("icarus.fst", None),
         (
             "signal-of-300-million-bits.vcd",
-            Some("signal tb.u0.i.[31:0] is declared 300000002 bits wide"),
+            Some("its header declares signal tb.u0.i.[31:0] 300000002 bits wide"),
         ),
         ("icarus.vcd", None),
         ("time-goes-back.vcd", Some("time goes back from #")),

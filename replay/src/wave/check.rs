@@ -298,8 +298,8 @@ pub(crate) fn widths(path: &Path, h: &wellen::Hierarchy) -> Result<(), WaveError
         Some((name, bits)) => Err(WaveError::Read {
             path: path.to_path_buf(),
             message: format!(
-                "signal {name} is declared {bits} bits wide; rocescope reads vectors of at most \
-                 {MAX_VECTOR_BITS} bits (the least limit IEEE 1364 lets a tool set)"
+                "its header declares signal {name} {bits} bits wide; rocescope reads vectors of \
+                 at most {MAX_VECTOR_BITS} bits (the least limit IEEE 1364 lets a tool set)"
             ),
         }),
         None => Ok(()),
