@@ -7,8 +7,11 @@
 //! wellen keeps every signal's changes compressed in memory, and each later
 //! signal is decompressed from there in milliseconds instead of another
 //! pass over the file: block by block up to the changes a load keeps, the
-//! blocks past them only counted (wellen's `visit_signal_prefixes`). An FST's body is not read at all: its blocks are
-//! found at open and a load reads only the chosen signals' blocks. An ILA
+//! blocks past them only counted (wellen's `visit_signal_prefixes`). An
+//! FST's body is not read at all: a load streams only the chosen signals'
+//! blocks from the file, keeping the changes it keeps (wellen's own load of
+//! an FST signal builds all of it first: 252 KB of FST of a 65,536-bit
+//! signal took 200 MB). An ILA
 //! CSV is parsed once, every probe kept. The memory this takes is what
 //! wellen's compressed signals need (BENCHMARKS.md, "Signals at a viewer's
 //! speed"); it is given back when the waveform is closed.
@@ -43,6 +46,8 @@ enum Body {
     Unread(Box<Header>),
     /// Read whole: every signal's changes, compressed.
     Held(Box<Held>),
+    /// An FST: each load reads its signals' blocks from the file.
+    Blocks,
     /// An ILA CSV not parsed yet.
     CsvUnread,
     /// An ILA CSV's probes, every change.
@@ -115,6 +120,8 @@ impl SignalFile {
         let timescale = hierarchy.timescale;
         let body = if format == Some(WaveFormat::IlaCsv) {
             Body::CsvUnread
+        } else if format == Some(WaveFormat::Fst) {
+            Body::Blocks
         } else {
             // The checks ran in `hierarchy_with`; wellen reads the header
             // again, keeping what the body pass goes on from.
@@ -227,7 +234,7 @@ impl SignalFile {
                     Ok(l)
                 })
                 .collect::<Result<Vec<_>, WaveError>>()?,
-            Body::Streamed(_) | Body::Unread(_) | Body::CsvUnread | Body::Busy => {
+            Body::Blocks | Body::Streamed(_) | Body::Unread(_) | Body::CsvUnread | Body::Busy => {
                 stream_load(&self.path, signals, max_changes, &self.options)?
             }
         };
