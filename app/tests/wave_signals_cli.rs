@@ -167,3 +167,48 @@ fn a_body_past_the_memory_budget_streams_every_change() {
     assert_eq!(std::fs::read_to_string(&out).expect("csv"), streamed);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A VCD whose time goes back: the body pass stops there as the stream
+/// does, each signal keeps its changes before it and says where. The pass
+/// once printed a warning for each skipped step on stdout from its thread
+/// while the command held stdout's lock waiting for it: it never ended.
+#[test]
+fn a_vcd_whose_time_goes_back_loads_the_changes_before_it() {
+    let dir = temp_dir("time-back");
+    let out = dir.join("back.csv");
+    let mut child = support::bin()
+        .current_dir(&dir)
+        .args([
+            "signals",
+            seed("time-goes-back.vcd").to_str().expect("utf-8"),
+            "--show",
+            "tb.clk",
+            "--to",
+            out.to_str().expect("utf-8"),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("waits").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("rocescope signals did not end in 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().expect("output");
+    let (stdout, stderr) = (support::text(&output.stdout), support::text(&output.stderr));
+    assert!(!stdout.contains("WARN"), "{stdout}");
+    // A cut file: the changes before the cut written, and an error for it.
+    assert!(!output.status.success(), "{stderr}");
+    rocescope_testkit::assert_contains(
+        &stderr,
+        "unreadable past 228 ns: failed to load Vcd: [vcd] time goes back from #230000 to #5; \
+         the changes before it were written",
+    );
+    let rows = std::fs::read_to_string(&out).expect("csv").lines().count();
+    assert!(rows > 2, "the changes before it: {rows} lines");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1314,6 +1314,10 @@ impl ParseBodyOutput<WellenError> for VcdEncoder<'_> {
     fn time(&mut self, value: u64) -> VcdOrResult<(), WellenError> {
         self.found_first_time_step = true;
         self.enc.time_change(value);
+        // rocescope: as in the stream (`VcdTimeDecreased`), not skipped.
+        if let Some((from, to)) = self.enc.time_went_back() {
+            return Err(VcdParseError::VcdTimeDecreased(from, to).into());
+        }
         self.held()
     }
 

@@ -798,6 +798,11 @@ pub struct Encoder {
     /// budget (`held_bytes`).
     blocks_bytes: u64,
     open_bytes: u64,
+    /// rocescope: the first time step that went back (from, to), which the
+    /// caller makes an error of. (It was a `println!` to the process's
+    /// stdout from the body pass's thread, which deadlocked a caller holding
+    /// stdout's lock while it waited for the pass.)
+    time_went_back: Option<(u64, u64)>,
 }
 
 /// Indexes the time table inside a block.
@@ -819,7 +824,14 @@ impl Encoder {
             blocks: Vec::default(),
             blocks_bytes: 0,
             open_bytes: 0,
+            time_went_back: None,
         }
+    }
+
+    /// rocescope: see `time_went_back`.
+    #[inline]
+    pub fn time_went_back(&self) -> Option<(u64, u64)> {
+        self.time_went_back
     }
 
     /// rocescope: what this encoder holds: its finished blocks and its open
@@ -837,10 +849,7 @@ impl Encoder {
                     return; // ignore calls to time_change that do not actually change anything
                 }
                 Ordering::Greater => {
-                    println!(
-                        "WARN: time decreased from {} to {}. Skipping!",
-                        *prev_time, time
-                    );
+                    self.time_went_back.get_or_insert((*prev_time, time));
                     self.skipping_time_step = true;
                     return;
                 }
