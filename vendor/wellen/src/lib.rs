@@ -7,6 +7,7 @@ mod fst;
 mod ghw;
 mod hierarchy;
 mod signal;
+mod budget;
 pub mod simple;
 pub mod stream;
 mod vcd;
