@@ -124,6 +124,14 @@ impl Simulator {
         let cap_len = if direct { want } else { buf.len() };
         let now = self.now_ps;
         let (qpn, psn_w) = (p.dest_qp, p.psn);
+        // A cut past the headers of plaintext, while the period detector
+        // runs: its fields, for the check to shift (`PayloadCut`).
+        let cut = if info.simple && cap_len > hdr && self.period.as_ref().is_some_and(|d| d.logging)
+        {
+            self.payload_cut(id, info, hdr, cap_len, tag.then_some(dir))
+        } else {
+            None
+        };
         if !self.sniffer_admit(dir, own, cap_len, qpn, psn_w) {
             self.buf = buf;
             return;
@@ -131,14 +139,50 @@ impl Simulator {
         let start = self.out_bytes.len() as u32;
         self.out_bytes
             .extend_from_slice(if direct { &hdr_bytes[..want] } else { &buf });
+        let cut = match cut {
+            Some(c) => {
+                self.payload_cuts.push(c);
+                self.payload_cuts.len() as u32
+            }
+            None => 0,
+        };
         self.out.push(Out::Frame {
             ts_ns: now / NS,
             direction: tag.then_some(dir),
             orig_len: full_len as u32,
             start,
             len: cap_len as u32,
+            cut,
         });
         self.buf = buf;
+    }
+
+    /// A capture of `cap_len` bytes of packet `id`, past its `hdr` bytes of
+    /// headers, as its fields, when they give its bytes: a plaintext
+    /// payload's first bytes and no ICRC.
+    #[cold]
+    #[inline(never)]
+    fn payload_cut(
+        &self,
+        id: u32,
+        info: template::OpInfo,
+        hdr: usize,
+        cap_len: usize,
+        direction: Option<Direction>,
+    ) -> Option<PayloadCut> {
+        let p = &self.packets[id as usize];
+        (cap_len < hdr + p.payload_len_bytes as usize && !p.corrupt && self.plain_payload(p)).then(
+            || PayloadCut {
+                ts_ns: self.now_ps / NS,
+                direction,
+                orig_len: p.frame_len_bytes,
+                len: cap_len as u32,
+                info,
+                fields: self.hdr_fields(p),
+                seed: self.conns[p.conn as usize].seed,
+                abs_psn: p.abs_psn,
+            },
+        )
     }
 
     /// A frame that is no QP's packet (a switch's PFC frame), whole, as the
@@ -164,6 +208,7 @@ impl Simulator {
             orig_len: frame.len() as u32,
             start,
             len: want as u32,
+            cut: 0,
         });
     }
 

@@ -48,7 +48,7 @@ mod transform;
 mod transmit;
 
 pub use output::{FrameRef, HeaderFrame, RecordSink, StoreSink};
-use output::{Out, Owned};
+use output::{Out, Owned, PayloadCut};
 pub use period::PeriodStats;
 
 /// Simulated time in picoseconds.
@@ -426,6 +426,10 @@ pub struct Simulator {
     /// `out_bytes`.
     out: Vec<Out>,
     out_bytes: Vec<u8>,
+    /// The fields of this event's frames cut past their headers, while the
+    /// period detector logs outputs (`Out::Frame::cut`); cleared once
+    /// logged.
+    payload_cuts: Vec<PayloadCut>,
     stats: SimStats,
     record_completions: bool,
     buf: Vec<u8>,

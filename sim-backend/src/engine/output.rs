@@ -151,6 +151,9 @@ pub(super) enum Out {
         orig_len: u32,
         start: u32,
         len: u32,
+        /// Its fields in `Simulator::payload_cuts`, plus one (0: none):
+        /// what the period check shifts.
+        cut: u32,
     },
     /// A header-only frame, written by the sink (`RecordSink::header_frame`).
     Header(HeaderFrame),
@@ -162,6 +165,48 @@ pub(super) enum Out {
         start: u32,
         len: u32,
     },
+}
+
+/// A frame captured past its headers (the card's RX cut quirk cuts by the
+/// TX side's flags) whose bytes are its headers and the first bytes of its
+/// plaintext payload: written again from these fields, shifted, by the
+/// period check and replay (`transform.rs`), as it keeps header-only
+/// frames. Kept only while the period detector logs outputs.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PayloadCut {
+    pub(super) ts_ns: u64,
+    pub(super) direction: Option<Direction>,
+    pub(super) orig_len: u32,
+    /// Bytes captured: more than the headers, fewer than the frame's
+    /// headers and payload (no ICRC).
+    pub(super) len: u32,
+    pub(super) info: template::OpInfo,
+    pub(super) fields: template::HdrFields,
+    /// The QP's payload seed and the packet's absolute PSN
+    /// ([`payloads::fill_plaintext`]).
+    pub(super) seed: u64,
+    pub(super) abs_psn: u64,
+}
+
+impl PayloadCut {
+    /// Its bytes.
+    pub(super) fn bytes(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.len as usize);
+        self.write(&mut v);
+        v
+    }
+
+    /// Its bytes, appended to `out`: the same the capture wrote.
+    pub(super) fn write(&self, out: &mut Vec<u8>) {
+        let mut headers = [0u8; template::MAX_HDR];
+        let n = template::write_headers(&self.fields, &self.info, &mut headers);
+        let start = out.len();
+        out.extend_from_slice(&headers[..n]);
+        out.resize(start + self.len as usize, 0);
+        if let Some(payload) = out.get_mut(start + n..) {
+            payloads::fill_plaintext(self.seed, self.abs_psn, payload);
+        }
+    }
 }
 
 /// A run straight into a store as it runs, on the caller's thread: frames

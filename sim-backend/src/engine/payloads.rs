@@ -9,13 +9,8 @@ impl Simulator {
         out.clear();
         let conn = &self.conns[p.conn as usize];
         let n = n.min(p.payload_len_bytes as usize);
-        let base = conn.seed ^ p.abs_psn.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let words = n.div_ceil(8);
-        for w in 0..words {
-            let v = mix64(base ^ w as u64);
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.truncate(n);
+        out.resize(n, 0);
+        fill_plaintext(conn.seed, p.abs_psn, out);
         if p.bad {
             let sig = slots::dpi_signature_beat();
             for beat in out.chunks_mut(64) {
@@ -26,6 +21,13 @@ impl Simulator {
         if conn.app != AppOp::None && is_request(p.opcode) {
             slots::app_apply(conn.app, self.params.app_modulus as u32, out);
         }
+    }
+
+    /// Whether a packet's payload on the wire is its plaintext as
+    /// [`fill_plaintext`] writes it: not encrypted, transformed or marked.
+    pub(super) fn plain_payload(&self, p: &SimPacket) -> bool {
+        let conn = &self.conns[p.conn as usize];
+        !conn.aes && !p.bad && (conn.app == AppOp::None || !is_request(p.opcode))
     }
 
     /// The first `n` bytes of the payload as on the wire (after AES).
@@ -78,5 +80,16 @@ impl Simulator {
             b.bth.ack_req = false;
         }
         b
+    }
+}
+
+/// A payload's plaintext bytes from its start, as many as `out` holds: a
+/// QP's `seed` and the packet's absolute PSN make them (a header-only
+/// capture cut past the headers writes them again from these two).
+pub(crate) fn fill_plaintext(seed: u64, abs_psn: u64, out: &mut [u8]) {
+    let base = seed ^ abs_psn.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for (w, chunk) in out.chunks_mut(8).enumerate() {
+        let v = mix64(base ^ w as u64).to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
     }
 }

@@ -211,7 +211,7 @@ pub(super) struct Detector {
     pub(super) recording: Option<super::ticks::Recording>,
     /// Outputs are logged for the next sight (the last step was keyed, or
     /// the census keys every step).
-    logging: bool,
+    pub(super) logging: bool,
     /// With the replay on: the generator's state at the last FSM step, the
     /// FSM steps of this attempt, whether its check found outputs it cannot
     /// shift, the steps since the last draw, whether the next look ends a
@@ -372,10 +372,21 @@ impl Simulator {
                 let logged = match o {
                     Out::Record(r) => Logged::Record(r.clone()),
                     Out::Header(h) => Logged::Header(*h),
-                    Out::Frame { .. } | Out::PointFrame { .. } => Logged::Other,
+                    Out::Frame {
+                        cut, start, len, ..
+                    } => {
+                        // Shifted only if its fields give its bytes.
+                        let bytes = self.out_bytes.get(*start as usize..(start + len) as usize);
+                        match self.payload_cuts.get((*cut as usize).wrapping_sub(1)) {
+                            Some(c) if bytes == Some(&c.bytes()[..]) => Logged::Cut(Box::new(*c)),
+                            _ => Logged::Other,
+                        }
+                    }
+                    Out::PointFrame { .. } => Logged::Other,
                 };
                 d.pending.push((now, logged));
             }
+            self.payload_cuts.clear();
         }
         if !stepped || !self.started || self.finished || d.stats.off.is_some() {
             self.period = Some(d);

@@ -325,6 +325,9 @@ impl Simulator {
         let busy_index = 11 + self.stats.events_by_kind.len() + 8 * self.stats.qps.len();
         let tp_start_ps = tp.end_ps - period_ps;
         let mut ti = 0;
+        // The bytes of frames cut past their headers, after this event's.
+        let bytes_base = self.out_bytes.len() as u32;
+        let mut cut_bytes = Vec::new();
         for j in 1..=k {
             let s = shift_by(j);
             let busy_at_start: Vec<u64> = self
@@ -357,10 +360,31 @@ impl Simulator {
             };
             for o in &tp.outputs {
                 tick_until(o.0 - tp_start_ps, &mut out, &mut ti);
-                match self.shifted_logged(o, &s, qpn_conn) {
-                    Some(Logged::Record(r)) => out.push(Out::Record(r)),
-                    Some(Logged::Header(h)) => out.push(Out::Header(h)),
-                    _ => return,
+                match &o.1 {
+                    Logged::Header(h) => match self.shifted_header(h, o.0, &s, qpn_conn) {
+                        Some(h) => out.push(Out::Header(h)),
+                        None => return,
+                    },
+                    Logged::Cut(c) => {
+                        // Its bytes written again, after this event's.
+                        let Some(c) = self.shifted_cut(c, o.0, &s, qpn_conn) else {
+                            return;
+                        };
+                        let start = bytes_base + cut_bytes.len() as u32;
+                        c.write(&mut cut_bytes);
+                        out.push(Out::Frame {
+                            ts_ns: c.ts_ns,
+                            direction: c.direction,
+                            orig_len: c.orig_len,
+                            start,
+                            len: c.len,
+                            cut: 0,
+                        });
+                    }
+                    _ => match self.shifted_logged(o, &s, qpn_conn) {
+                        Some(Logged::Record(r)) => out.push(Out::Record(r)),
+                        _ => return,
+                    },
                 }
             }
             tick_until(Ps::MAX, &mut out, &mut ti);
@@ -413,6 +437,7 @@ impl Simulator {
             }
         }
         self.out.extend(out);
+        self.out_bytes.extend_from_slice(&cut_bytes);
         self.shift_state(&all);
         self.add_replay_counters(&delta_k);
         if let Some(sn) = self.sniffer.as_mut() {

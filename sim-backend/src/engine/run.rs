@@ -194,6 +194,7 @@ impl Simulator {
             finished: false,
             out: Vec::new(),
             out_bytes: Vec::with_capacity(1024),
+            payload_cuts: Vec::new(),
             stats,
             record_completions: false,
             buf: Vec::with_capacity(128),
@@ -382,6 +383,7 @@ impl Simulator {
                     orig_len,
                     start,
                     len,
+                    cut: _,
                 } => sink.frame(FrameRef {
                     ts_ns,
                     port: 0,

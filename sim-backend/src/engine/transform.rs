@@ -13,6 +13,9 @@ use super::*;
 pub(super) enum Logged {
     Record(Record),
     Header(HeaderFrame),
+    /// A frame cut past its headers, as its fields (boxed: rare, and
+    /// larger than the others).
+    Cut(Box<PayloadCut>),
     /// One the check cannot shift (frame bytes, a capture point's frame).
     Other,
 }
@@ -138,6 +141,13 @@ impl Simulator {
         match o {
             Logged::Record(r) => Some(r.clone()),
             Logged::Header(h) => Some(h.lend(|f| f.to_record())),
+            Logged::Cut(c) => Some(Record::Frame {
+                ts_ns: c.ts_ns,
+                port: 0,
+                direction: c.direction,
+                orig_len: c.orig_len,
+                data: c.bytes(),
+            }),
             Logged::Other => None,
         }
     }
@@ -145,6 +155,69 @@ impl Simulator {
     /// `o` one period later, as handed out (`None`: not shiftable).
     fn shifted(&self, o: &(Ps, Logged), s: &Shift, qpn_conn: &QpnMap) -> Option<Record> {
         Self::written(&self.shifted_logged(o, s, qpn_conn)?)
+    }
+
+    /// A RETH's address of QP `c`, `s` later: its WR slot moved on
+    /// (`None`: an address the simulator does not give).
+    #[inline(always)]
+    fn shifted_va(&self, va: u64, c: usize, s: &Shift) -> Option<u64> {
+        // va = base + (WR id % 64) * size rounded up + offset.
+        let unit = self.conns[c].size_bytes.next_power_of_two().max(1);
+        let rel = va.checked_sub(0x1000_0000)?;
+        let slot = (rel / unit + s.conns[c].2) % 64;
+        Some(0x1000_0000 + slot * unit + rel % unit)
+    }
+
+    /// A header-only frame handed out at `at_ps`, one period later.
+    #[inline(always)]
+    pub(super) fn shifted_header(
+        &self,
+        h: &HeaderFrame,
+        at_ps: Ps,
+        s: &Shift,
+        qpn_conn: &QpnMap,
+    ) -> Option<HeaderFrame> {
+        let mut h = *h;
+        h.ts_ns = (at_ps + s.ps) / NS;
+        self.shift_fields(&mut h.fields, s, qpn_conn)?;
+        Some(h)
+    }
+
+    /// A frame cut past its headers handed out at `at_ps`, one period
+    /// later: its payload's bytes those of its PSN then.
+    pub(super) fn shifted_cut(
+        &self,
+        x: &PayloadCut,
+        at_ps: Ps,
+        s: &Shift,
+        qpn_conn: &QpnMap,
+    ) -> Option<PayloadCut> {
+        let mut x = *x;
+        x.ts_ns = (at_ps + s.ps) / NS;
+        let c = self.shift_fields(&mut x.fields, s, qpn_conn)?;
+        x.abs_psn = x.abs_psn.wrapping_add(s.conns.get(c)?.0);
+        Some(x)
+    }
+
+    /// A frame's header fields one period later: PSN, MSN, the RETH's WR
+    /// slot. Its QP; `None` when its QPN or address is not the simulator's.
+    #[inline(always)]
+    fn shift_fields(
+        &self,
+        f: &mut template::HdrFields,
+        s: &Shift,
+        qpn_conn: &QpnMap,
+    ) -> Option<usize> {
+        let c = *qpn_conn.get(&f.dest_qp)?;
+        let &(dpsn, dmsn, _) = s.conns.get(c)?;
+        f.psn = (f.psn.wrapping_add(dpsn as u32)) & 0xFF_FFFF;
+        if !is_request(f.opcode) {
+            f.aeth.msn = (f.aeth.msn.wrapping_add(dmsn)) & 0xFF_FFFF;
+        }
+        if f.reth.va != 0 {
+            f.reth.va = self.shifted_va(f.reth.va, c, s)?;
+        }
+        Some(c)
     }
 
     /// `o` one period later (`None`: not shiftable).
@@ -158,23 +231,10 @@ impl Simulator {
         let psn = |c: usize, psn: u32| (psn.wrapping_add(s.conns[c].0 as u32)) & 0xFF_FFFF;
         let msn = |c: usize, msn: u32| (msn.wrapping_add(s.conns[c].1)) & 0xFF_FFFF;
         match &o.1 {
-            Logged::Header(h) => {
-                let mut h = *h;
-                let c = *qpn_conn.get(&h.fields.dest_qp)?;
-                h.ts_ns = ts_ns;
-                h.fields.psn = psn(c, h.fields.psn);
-                if !is_request(h.fields.opcode) {
-                    h.fields.aeth.msn = msn(c, h.fields.aeth.msn);
-                }
-                if h.fields.reth.va != 0 {
-                    // va = base + (WR id % 64) * size rounded up + offset.
-                    let unit = self.conns[c].size_bytes.next_power_of_two().max(1);
-                    let rel = h.fields.reth.va.checked_sub(0x1000_0000)?;
-                    let slot = (rel / unit + s.conns[c].2) % 64;
-                    h.fields.reth.va = 0x1000_0000 + slot * unit + rel % unit;
-                }
-                Some(Logged::Header(h))
-            }
+            Logged::Header(h) => Some(Logged::Header(self.shifted_header(h, o.0, s, qpn_conn)?)),
+            Logged::Cut(x) => Some(Logged::Cut(Box::new(
+                self.shifted_cut(x, o.0, s, qpn_conn)?,
+            ))),
             Logged::Record(r) => {
                 let mut r = r.clone();
                 match &mut r {
