@@ -316,7 +316,12 @@ impl Simulator {
                 .wrapping_sub(tp.end_dropped)
                 .wrapping_add(tp.one.dropped.wrapping_mul(j)),
         };
-        let mut out = Vec::with_capacity(tp.outputs.len() * k as usize);
+        // Made in place after the outputs already queued (not in a vector of
+        // its own copied over: a seventh of line-rate's simulator), cut
+        // back to them if the replay gives up.
+        let mut out = std::mem::take(&mut self.out);
+        let queued = out.len();
+        out.reserve(tp.outputs.len() * k as usize);
         // The ticks' effects, kept once the whole replay is made.
         let mut last: Vec<Option<i64>> = self.probes.iter().map(|p| p.last).collect();
         let mut busy_sampled: Vec<u64> = self.nodes.iter().map(|n| n.busy_ps_sampled).collect();
@@ -363,12 +368,12 @@ impl Simulator {
                 match &o.1 {
                     Logged::Header(h) => match self.shifted_header(h, o.0, &s, qpn_conn) {
                         Some(h) => out.push(Out::Header(h)),
-                        None => return,
+                        None => return self.give_up_replay(out, queued),
                     },
                     Logged::Cut(c) => {
                         // Its bytes written again, after this event's.
                         let Some(c) = self.shifted_cut(c, o.0, &s, qpn_conn) else {
-                            return;
+                            return self.give_up_replay(out, queued);
                         };
                         let start = bytes_base + cut_bytes.len() as u32;
                         c.write(&mut cut_bytes);
@@ -383,7 +388,7 @@ impl Simulator {
                     }
                     _ => match self.shifted_logged(o, &s, qpn_conn) {
                         Some(Logged::Record(r)) => out.push(Out::Record(r)),
-                        _ => return,
+                        _ => return self.give_up_replay(out, queued),
                     },
                 }
             }
@@ -391,7 +396,7 @@ impl Simulator {
         }
         if ti != ticks.len() {
             // Every tick falls in a replayed period: not one left behind.
-            return;
+            return self.give_up_replay(out, queued);
         }
         let all = Shift {
             ps: period_ps * k,
@@ -412,7 +417,7 @@ impl Simulator {
         let delta_k: Vec<u64> = tp.counters.iter().map(|x| x.wrapping_mul(k)).collect();
         d.stats.replays += 1;
         d.stats.replayed_periods += k;
-        d.stats.replayed_outputs += out.len() as u64;
+        d.stats.replayed_outputs += (out.len() - queued) as u64;
         d.stats.replayed_ticks += ticks.len() as u64;
         if let Some(v) = ticks.last() {
             for (p, l) in self.probes.iter_mut().zip(last) {
@@ -436,13 +441,21 @@ impl Simulator {
                 v.retain(|e| e.ev != Event::ProfTick);
             }
         }
-        self.out.extend(out);
+        self.out = out;
         self.out_bytes.extend_from_slice(&cut_bytes);
         self.shift_state(&all);
         self.add_replay_counters(&delta_k);
         if let Some(sn) = self.sniffer.as_mut() {
             sn.dropped = sn.dropped.wrapping_add(all.dropped);
         }
+    }
+
+    /// A replay that gave up: the outputs queued before it (`queued` of
+    /// `out`) back in place, nothing of its own kept.
+    #[cold]
+    fn give_up_replay(&mut self, mut out: Vec<Out>, queued: usize) {
+        out.truncate(queued);
+        self.out = out;
     }
 
     /// Moves the whole state `s.ps` later and each QP's counters by its
