@@ -600,3 +600,44 @@ fn shift_va(va: u64, unit: u64, dwr: u64) -> u64 {
     let slot = (rel / unit + dwr % 64) % 64;
     0x1000_0000 + slot * unit + rel % unit
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(ts_ns: u64) -> Out {
+        Out::Frame {
+            ts_ns,
+            direction: None,
+            orig_len: 64,
+            start: 0,
+            len: 0,
+            cut: 0,
+        }
+    }
+
+    fn times(out: &[Out]) -> Vec<u64> {
+        out.iter()
+            .map(|o| match o {
+                Out::Frame { ts_ns, .. } => *ts_ns,
+                _ => u64::MAX,
+            })
+            .collect()
+    }
+
+    /// A replay made in place after the queued outputs and given up keeps
+    /// those, and only those, in their order.
+    #[test]
+    fn a_replay_given_up_leaves_the_queued_outputs() {
+        let Some(sc) = crate::Scenario::builtin("default") else {
+            panic!("no default scenario");
+        };
+        let mut sim = Simulator::new(sc);
+        sim.out.extend([frame(1), frame(2)]);
+        let mut out = std::mem::take(&mut sim.out);
+        let queued = out.len();
+        out.extend([frame(3), frame(4), frame(5)]);
+        sim.give_up_replay(out, queued);
+        assert_eq!(times(&sim.out), [1, 2]);
+    }
+}
