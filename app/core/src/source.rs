@@ -111,6 +111,15 @@ pub struct SourceStatus {
     /// Why the source ended, when it says (`finished` is set too).
     pub end_reason: Mutex<Option<String>>,
     pub error: Mutex<Option<String>>,
+    /// A paced simulator that cannot keep its pace (the machine too slow
+    /// for the scenario): how far behind its schedule it is, in wall ns
+    /// (0 while it keeps up), and how fast it ran over the last half
+    /// second or more, as a fraction of its pace (`f64` bits; 0 before a
+    /// first reading).
+    pub behind_wall_ns: AtomicU64,
+    pub pace_kept_bits: AtomicU64,
+    /// The pace asked, as `f64` bits (0: not paced).
+    pub pace_factor_bits: AtomicU64,
 }
 
 impl SourceStatus {
@@ -547,6 +556,12 @@ fn run_sim(
     sim.replay_periods(true);
     let start = Instant::now();
     let mut paused_for = Duration::ZERO;
+    let mut pace_kept = PaceKept::default();
+    if let Pace::RealTime(factor) = pace {
+        status
+            .pace_factor_bits
+            .store(factor.to_bits(), Ordering::Relaxed);
+    }
     let mut t_ns = 0u64;
     let mut write_error: Option<String> = None;
     // The scenario ran to its end (not stopped by the workbench).
@@ -676,6 +691,7 @@ fn run_sim(
             if let Pace::RealTime(factor) = pace {
                 let due = Duration::from_secs_f64(t_ns as f64 / 1e9 / factor.max(1e-9));
                 let elapsed = start.elapsed().saturating_sub(paused_for);
+                pace_kept.observe(t_ns, elapsed, due, factor, status);
                 if due > elapsed {
                     // Sleep in slices so that Stop is seen quickly.
                     std::thread::sleep((due - elapsed).min(Duration::from_millis(50)));
@@ -717,6 +733,48 @@ fn run_sim(
         ));
     } else {
         status.end("simulation stopped");
+    }
+}
+
+/// How well a paced run keeps its pace, told to the status line: a
+/// simulation slower than its pace (a scenario too heavy for the machine)
+/// is said, not shown as if live.
+#[derive(Debug, Default)]
+struct PaceKept {
+    /// The last reading's simulated ns and wall time (pauses left out).
+    mark: Option<(u64, Duration)>,
+}
+
+/// Wall time a pace is read over: long enough that a step's jitter does
+/// not show.
+const PACE_WINDOW: Duration = Duration::from_millis(500);
+
+impl PaceKept {
+    /// After a step to `t_ns`, `elapsed` into the run (pauses left out),
+    /// the step due at `due`, at `factor` of real time.
+    fn observe(
+        &mut self,
+        t_ns: u64,
+        elapsed: Duration,
+        due: Duration,
+        factor: f64,
+        status: &SourceStatus,
+    ) {
+        let behind = elapsed.saturating_sub(due);
+        status
+            .behind_wall_ns
+            .store(behind.as_nanos() as u64, Ordering::Relaxed);
+        let (mark_ns, mark_at) = *self.mark.get_or_insert((t_ns, elapsed));
+        let over = elapsed.saturating_sub(mark_at);
+        if over >= PACE_WINDOW {
+            let sim_s = t_ns.saturating_sub(mark_ns) as f64 / 1e9;
+            let asked_s = over.as_secs_f64() * factor;
+            let kept = sim_s / asked_s.max(1e-12);
+            status
+                .pace_kept_bits
+                .store(kept.to_bits(), Ordering::Relaxed);
+            self.mark = Some((t_ns, elapsed));
+        }
     }
 }
 

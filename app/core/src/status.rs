@@ -94,8 +94,69 @@ pub struct StatusLine {
     pub matches_let_go: u64,
     /// Live partitions being written, while a writer runs.
     pub partitions: Option<PartitionsLine>,
+    /// A paced simulation slower than its pace, while it runs.
+    pub behind: Option<Behind>,
     /// The model's message (a command's outcome or error).
     pub message: String,
+}
+
+/// A paced simulation that cannot keep its pace: the scenario is heavier
+/// than the machine simulates and analyses at that pace.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Behind {
+    /// Wall time the simulation is behind its schedule.
+    pub wall_ns: u64,
+    /// How fast it ran of late, as a fraction of its pace (`None` before
+    /// a first reading).
+    pub of_pace: Option<f64>,
+    /// The pace asked, a fraction of real time.
+    pub factor: f64,
+}
+
+/// How far behind its schedule a paced simulation must be before the
+/// status line says so: more than a start's or a step's jitter.
+const BEHIND_SHOWN_NS: u64 = 500_000_000;
+
+impl Behind {
+    /// What a source's status says, when it is behind enough to tell.
+    fn of(src: &crate::source::SourceStatus) -> Option<Behind> {
+        let wall_ns = src.behind_wall_ns.load(Ordering::Relaxed);
+        let factor = f64::from_bits(src.pace_factor_bits.load(Ordering::Relaxed));
+        if wall_ns < BEHIND_SHOWN_NS || factor <= 0.0 {
+            return None;
+        }
+        let of_pace = f64::from_bits(src.pace_kept_bits.load(Ordering::Relaxed));
+        Some(Behind {
+            wall_ns,
+            of_pace: (of_pace > 0.0).then_some(of_pace),
+            factor,
+        })
+    }
+
+    /// "simulating at 0.68x real time, 3.2 s behind" (at real time), "...
+    /// at 0.68 of its pace (0.001x real time), ..." otherwise.
+    pub fn text(&self) -> String {
+        let behind = rocescope_decoders::units::duration_text(self.wall_ns);
+        let real_time = self.factor == 1.0;
+        // Two figures that say something: 0.68, 0.012, 6.1e-5.
+        let ratio = |r: f64| match r {
+            r if r >= 0.1 => format!("{r:.2}"),
+            r if r >= 0.001 => format!("{r:.3}"),
+            r => format!("{r:.1e}"),
+        };
+        match self.of_pace {
+            Some(r) if real_time => {
+                format!("simulating at {}x real time, {behind} behind", ratio(r))
+            }
+            Some(r) => format!(
+                "simulating at {} of its pace ({}x real time), {behind} behind",
+                ratio(r),
+                self.factor
+            ),
+            None if real_time => format!("simulating slower than real time, {behind} behind"),
+            None => format!("simulating slower than its pace, {behind} behind"),
+        }
+    }
 }
 
 /// The live partitions' writer as the status line shows it.
@@ -223,6 +284,9 @@ pub fn status_line(model: &Model) -> StatusLine {
         }),
         spill: model.store.spill_stats().unwrap_or_default(),
         matches_let_go: model.filter_matches_let_go(),
+        behind: (!facts.finished && !facts.source_paused)
+            .then(|| Behind::of(src))
+            .flatten(),
         partitions: model.partitions().map(|w| PartitionsLine {
             summary: w.summary(),
             missed: w.status().rows_missed.load(Ordering::Relaxed),
@@ -266,6 +330,9 @@ impl StatusLine {
                 Tone::Normal,
             ),
         ];
+        if let Some(b) = &self.behind {
+            out.push(part(b.text(), Tone::Notice));
+        }
         if let Some(p) = self.filtering_percent {
             out.push(part(format!("filtering {p}%"), Tone::Notice));
         }
@@ -505,6 +572,7 @@ mod tests {
             spill: SpillStats::default(),
             matches_let_go: 0,
             partitions: None,
+            behind: None,
             message: String::new(),
         };
         assert_eq!(
@@ -630,6 +698,70 @@ mod tests {
         assert_eq!(status_line(&m).state.text(), "replaying x4");
         m.apply(Command::FollowLive);
         assert_eq!(status_line(&m).state, SourceState::Live);
+    }
+
+    #[test]
+    fn a_simulation_slower_than_its_pace_says_so() {
+        let mut b = Behind {
+            wall_ns: 3_200_000_000,
+            of_pace: Some(0.6812),
+            factor: 1.0,
+        };
+        assert_eq!(b.text(), "simulating at 0.68x real time, 3.2 s behind");
+        b.factor = 0.001;
+        assert_eq!(
+            b.text(),
+            "simulating at 0.68 of its pace (0.001x real time), 3.2 s behind"
+        );
+        b.of_pace = Some(6.1e-5);
+        assert!(
+            b.text().starts_with("simulating at 6.1e-5 of its pace"),
+            "{}",
+            b.text()
+        );
+        b.of_pace = None;
+        assert_eq!(b.text(), "simulating slower than its pace, 3.2 s behind");
+        // A real run asked for a thousand times real time, which no machine
+        // simulates and analyses: told, while it runs and not paused.
+        let sc = rocescope_sim::Scenario::resolve("default").unwrap();
+        let (store, analysis, handle) = spawn_sim(sc, Pace::RealTime(1000.0), None);
+        let m = Model::new(store, analysis, handle);
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        let behind = loop {
+            if let Some(b) = status_line(&m).behind.filter(|b| b.of_pace.is_some()) {
+                break b;
+            }
+            assert!(Instant::now() < deadline, "never said behind");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert!(behind.wall_ns >= BEHIND_SHOWN_NS, "{behind:?}");
+        assert!(behind.of_pace.is_some_and(|r| r < 0.5), "{behind:?}");
+        assert_eq!(behind.factor, 1000.0);
+        let part = status_line(&m)
+            .parts()
+            .into_iter()
+            .find(|p| p.text.starts_with("simulating at "));
+        assert_eq!(part.map(|p| p.tone), Some(Tone::Notice));
+        // A paused simulator (a lesson's, left for another) is not behind.
+        m.source.send(crate::source::SourceCtl::Pause);
+        while !m.source.status().paused.load(Ordering::Relaxed) {
+            assert!(Instant::now() < deadline, "never paused");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(status_line(&m).behind, None, "paused: not behind");
+    }
+
+    #[test]
+    fn a_simulation_that_keeps_its_pace_says_nothing_of_it() {
+        let sc = rocescope_sim::Scenario::resolve("teaching-basic").unwrap();
+        // A millionth of real time: always ahead, sleeping.
+        let (store, analysis, handle) = spawn_sim(sc, Pace::RealTime(1e-6), None);
+        let m = Model::new(store, analysis, handle);
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let line = status_line(&m);
+        assert_eq!(line.state, SourceState::Live);
+        assert_eq!(line.behind, None);
+        assert!(!line.text().contains("behind"), "{}", line.text());
     }
 
     #[test]
