@@ -100,6 +100,21 @@ fn every_qp_span_is_accounted_to_the_nanosecond() {
         runs.last().map(|r| r.2.as_str()),
         q["state_at_end"].as_str()
     );
+    // SQL naming a table that reads the time by state gets it (a query or
+    // export naming none indexes without it).
+    let (ok, out, err) = rocescope(&[
+        "query",
+        ws,
+        "SELECT sum(time_window_full_ns) AS w FROM qps",
+        "--format",
+        "csv",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out.lines().nth(1),
+        Some(window_full.to_string().as_str()),
+        "{out}"
+    );
     let (ok, out, _) = rocescope(&["stats", ws, "--json", "--link-gbps", "25"]);
     assert!(ok);
     let v: Value = serde_json::from_str(&out).unwrap();

@@ -81,6 +81,20 @@ impl Table {
         matches!(self, Table::Losses | Table::Paths)
     }
 
+    /// Whether the table reads the QPs' time by state (the runs, their
+    /// totals, or the drops they tell): a command that needs none of these
+    /// indexes without that accounting (BENCHMARKS.md, "Time by state").
+    pub fn reads_time_by_state(self) -> bool {
+        matches!(self, Table::Qps | Table::QpStates | Table::Findings)
+    }
+
+    /// The tables `sql` names (as [`query`] registers them).
+    pub fn named_in(sql: &str) -> impl Iterator<Item = Table> + '_ {
+        Table::ALL
+            .into_iter()
+            .filter(move |t| sql::mentions(sql, t.name()))
+    }
+
     /// The table's name in SQL and on the command line.
     pub fn name(self) -> &'static str {
         match self {

@@ -41,7 +41,7 @@ impl Drop for Spool {
 
 /// Does the query name `table`? (A cheap word test: a table that is only
 /// mentioned in a string literal is built for nothing, never missed.)
-fn mentions(sql: &str, table: &str) -> bool {
+pub(crate) fn mentions(sql: &str, table: &str) -> bool {
     sql.to_ascii_lowercase()
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|w| w == table)

@@ -12,7 +12,7 @@ use rocescope_data::{
     query_parquet_tables,
 };
 use rocescope_decoders::DecodeConfig;
-use rocescope_decoders::analysis::Report;
+use rocescope_decoders::analysis::{AnalysisConfig, Report};
 use rocescope_replay::store::{Flags, RcAnalyzer, Store};
 use rocescope_replay::{PcapngWriter, Record};
 use rocescope_sim::{Scenario, Simulator};
@@ -49,7 +49,10 @@ struct Opened {
 
 impl Opened {
     fn open(path: &Path) -> Opened {
-        let analysis = RcAnalyzer::default();
+        Opened::open_with(path, AnalysisConfig::default())
+    }
+    fn open_with(path: &Path, config: AnalysisConfig) -> Opened {
+        let analysis = RcAnalyzer::with_config(config);
         let store = Store::open(path, DecodeConfig::default(), Box::new(analysis.clone())).unwrap();
         store.wait();
         let report = analysis.0.lock().unwrap().report();
@@ -266,6 +269,50 @@ fn every_table_exports_and_reads_back_with_its_row_count() {
         .filter(|v| v.as_deref() == Some("drop"))
         .count();
     assert!(drops > 0, "no DPI drops in the slots table");
+}
+
+/// The tables that do not read the QPs' time by state are byte for byte
+/// the same without it, so that the commands asking only for them index
+/// without its cost (`export`'s packets, `query` naming none of qps,
+/// qp_states, findings); those that read it do change.
+#[test]
+fn tables_that_do_not_read_time_by_state_are_the_same_without_it() {
+    let dir = out_dir("without-states");
+    for name in ["lossy-link", "dpi-drop", "pfc", "rnr"] {
+        let path = record(name, 2_000_000, &dir);
+        let with = Opened::open(&path);
+        let without = Opened::open_with(
+            &path,
+            AnalysisConfig {
+                time_by_state: false,
+                ..AnalysisConfig::default()
+            },
+        );
+        let csv = |o: &Opened, table: Table, tag: &str| {
+            let to = dir.join(format!("{name}-{table}-{tag}.csv"));
+            let opts = ExportOptions {
+                format: Some(rocescope_data::Format::Csv),
+                ..ExportOptions::default()
+            };
+            export(&o.source(), table, &to, &opts).unwrap();
+            std::fs::read(&to).unwrap()
+        };
+        for table in Table::ALL.into_iter().filter(|t| !t.of_points()) {
+            let (a, b) = (csv(&with, table, "with"), csv(&without, table, "without"));
+            if table.reads_time_by_state() {
+                if table != Table::Findings {
+                    assert_ne!(a, b, "{name}: {table} reads the time by state");
+                }
+            } else {
+                assert!(a == b, "{name}: {table} differs without the time by state");
+            }
+        }
+    }
+    let named: Vec<Table> =
+        Table::named_in("SELECT q.qp FROM qps q JOIN packets p ON 1=1").collect();
+    assert_eq!(named, [Table::Packets, Table::Qps]);
+    assert!(!Table::named_in("SELECT count(*) FROM packets").any(Table::reads_time_by_state));
+    assert!(Table::named_in("select * from QP_STATES").any(Table::reads_time_by_state));
 }
 
 #[test]

@@ -62,30 +62,33 @@ pub fn open_store_with(
     Ok(store)
 }
 
-/// Open `file` as the workbench does, with the RC analysis, and take its
-/// report once indexing is done.
+/// Open `file` as the workbench does, with the RC analysis (its time by
+/// state when `time_by_state`), and take its report once indexing is done.
 pub fn open_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
     limits: &SessionLimits,
+    time_by_state: bool,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, Report)> {
-    let (store, analysis) = index_analysed(file, roce_ports, &WaveOptions::default(), 0.0, limits)?;
+    let analysis = AnalysisConfig {
+        time_by_state,
+        ..AnalysisConfig::default()
+    };
+    let (store, analysis) =
+        index_analysed(file, roce_ports, &WaveOptions::default(), analysis, limits)?;
     Ok((store, analysis.finish_report()))
 }
 
-/// `file` indexed with the RC analysis (its link rate `link_gbps`, 0 for
-/// the source's or the fastest the capture shows), and the analysis.
+/// `file` indexed with the RC analysis under `config` (its link rate 0
+/// for the source's or the fastest the capture shows), and the analysis.
 pub fn index_analysed(
     file: &Path,
     roce_ports: Vec<u16>,
     wave: &WaveOptions,
-    link_gbps: f64,
+    config: AnalysisConfig,
     limits: &SessionLimits,
 ) -> anyhow::Result<(std::sync::Arc<rocescope_replay::store::Store>, RcAnalyzer)> {
-    let analysis = RcAnalyzer::with_config(AnalysisConfig {
-        link_gbps,
-        ..AnalysisConfig::default()
-    });
+    let analysis = RcAnalyzer::with_config(config);
     let cfg = DecodeConfig {
         extra_roce_ports: roce_ports,
     };
@@ -177,12 +180,18 @@ pub struct Opened {
 }
 
 impl Opened {
+    /// `file` opened with the RC analysis; its QPs' time by state only
+    /// when `time_by_state` (what reads it: the `qps`, `qp_states` and
+    /// `findings` tables, [`rocescope_data::Table::reads_time_by_state`]),
+    /// which costs 1.2-1.6x the indexing (BENCHMARKS.md, "Time by state").
     pub fn open(
         file: &Path,
         decode: &DecodeOpts,
         limits: &SessionLimits,
+        time_by_state: bool,
     ) -> anyhow::Result<Opened> {
-        let (store, report) = open_analysed(file, decode.roce_ports.clone(), limits)?;
+        let (store, report) =
+            open_analysed(file, decode.roce_ports.clone(), limits, time_by_state)?;
         warn_store(file, &store);
         let failed = indexing_error(file, &store);
         let name = file

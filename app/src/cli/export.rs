@@ -107,7 +107,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 args.to.display()
             );
         }
-        let opened = Opened::open(&file, &args.decode, &args.memory.limits())?;
+        // The verdicts it writes are the analysis', not its time by state.
+        let opened = Opened::open(&file, &args.decode, &args.memory.limits(), false)?;
         let started = std::time::Instant::now();
         let (frames, annotated) =
             crate::cli::annotate::write(&opened.store, &opened.report, &args.to)?;
@@ -145,7 +146,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, Some(o))
     } else {
         (
-            Some(Opened::open(&file, &args.decode, &args.memory.limits())?),
+            Some(Opened::open(
+                &file,
+                &args.decode,
+                &args.memory.limits(),
+                tables.iter().any(|t| t.reads_time_by_state()),
+            )?),
             None,
         )
     };

@@ -21,9 +21,10 @@ pub struct Args {
     /// A capture file, or Parquet written by `rocescope export` (a file, or
     /// a folder holding one sub-folder per table).
     pub file: PathBuf,
-    /// The query; tables: packets, qps, episodes, findings, profiler, slots
-    /// (and losses, paths exported from a session of capture points; schema:
-    /// app/data/SCHEMA.md).
+    /// The query; tables: packets, qps, episodes, findings, profiler, slots,
+    /// qp_states (and losses, paths exported from a session of capture
+    /// points; schema: app/data/SCHEMA.md). Naming none of qps, qp_states,
+    /// findings, the capture is indexed without the QPs' time by state.
     pub sql: String,
     /// How to print the result (json: an array of row objects).
     #[arg(long, value_enum, default_value_t = PrintFormat::Table)]
@@ -47,7 +48,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut df = if parquet {
         query_exported(&args.file, &args.sql)?
     } else {
-        let opened = Opened::open(&args.file, &args.decode, &args.memory.limits())?;
+        let states = Table::named_in(&args.sql).any(Table::reads_time_by_state);
+        let opened = Opened::open(&args.file, &args.decode, &args.memory.limits(), states)?;
         failed = opened.failed.clone();
         query(&opened.source(), &args.sql, &QueryOptions::default())?
     };

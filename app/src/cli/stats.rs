@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use rocescope_decoders::analysis::AnalysisConfig;
 use rocescope_replay::text::{
     cause_short, counted, episodes_of, naks, qp_route, qpn, recovery_text, rtt_text, size_text,
     time_by_state_text,
@@ -69,8 +70,16 @@ fn analyse(
     let options = &file_args.wave_args.options();
     let limits = &file_args.memory.limits();
     pad_heap();
-    let (store, analysis) =
-        index_analysed(file, roce_ports, options, link_gbps.unwrap_or(0.0), limits)?;
+    let (store, analysis) = index_analysed(
+        file,
+        roce_ports,
+        options,
+        AnalysisConfig {
+            link_gbps: link_gbps.unwrap_or(0.0),
+            ..AnalysisConfig::default()
+        },
+        limits,
+    )?;
     let stats = store.stats();
     // A card's converted capture numbers its packets: no time to account.
     let ordinal = store.time_base() == rocescope_replay::TimeBase::Ordinal;
