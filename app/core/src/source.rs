@@ -118,8 +118,6 @@ pub struct SourceStatus {
     /// first reading).
     pub behind_wall_ns: AtomicU64,
     pub pace_kept_bits: AtomicU64,
-    /// The pace asked, as `f64` bits (0: not paced).
-    pub pace_factor_bits: AtomicU64,
 }
 
 impl SourceStatus {
@@ -136,6 +134,15 @@ impl SourceStatus {
 }
 
 impl SourceHandle {
+    /// The pace a simulator runs at, a fraction of real time (`None`: not
+    /// a simulator, or one run as fast as the machine allows).
+    pub fn pace_factor(&self) -> Option<f64> {
+        match self.sim {
+            Some((_, Pace::RealTime(factor))) => Some(factor),
+            _ => None,
+        }
+    }
+
     /// A handle with no thread, control or status of its own yet.
     fn bare(name: String, live: bool, kind: SourceKind) -> SourceHandle {
         SourceHandle {
@@ -557,11 +564,6 @@ fn run_sim(
     let start = Instant::now();
     let mut paused_for = Duration::ZERO;
     let mut pace_kept = PaceKept::default();
-    if let Pace::RealTime(factor) = pace {
-        status
-            .pace_factor_bits
-            .store(factor.to_bits(), Ordering::Relaxed);
-    }
     let mut t_ns = 0u64;
     let mut write_error: Option<String> = None;
     // The scenario ran to its end (not stopped by the workbench).
@@ -738,7 +740,7 @@ fn run_sim(
 
 /// How well a paced run keeps its pace, told to the status line: a
 /// simulation slower than its pace (a scenario too heavy for the machine)
-/// is said, not shown as if live.
+/// is said beside its LIVE, not left to look as if it kept up.
 #[derive(Debug, Default)]
 struct PaceKept {
     /// The last reading's simulated ns and wall time (pauses left out).

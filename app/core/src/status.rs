@@ -118,11 +118,11 @@ pub struct Behind {
 const BEHIND_SHOWN_NS: u64 = 500_000_000;
 
 impl Behind {
-    /// What a source's status says, when it is behind enough to tell.
-    fn of(src: &crate::source::SourceStatus) -> Option<Behind> {
+    /// What the status of a simulator paced at `factor` of real time
+    /// says, when it is behind enough to tell.
+    fn of(src: &crate::source::SourceStatus, factor: f64) -> Option<Behind> {
         let wall_ns = src.behind_wall_ns.load(Ordering::Relaxed);
-        let factor = f64::from_bits(src.pace_factor_bits.load(Ordering::Relaxed));
-        if wall_ns < BEHIND_SHOWN_NS || factor <= 0.0 {
+        if wall_ns < BEHIND_SHOWN_NS {
             return None;
         }
         let of_pace = f64::from_bits(src.pace_kept_bits.load(Ordering::Relaxed));
@@ -284,9 +284,11 @@ pub fn status_line(model: &Model) -> StatusLine {
         }),
         spill: model.store.spill_stats().unwrap_or_default(),
         matches_let_go: model.filter_matches_let_go(),
-        behind: (!facts.finished && !facts.source_paused)
-            .then(|| Behind::of(src))
-            .flatten(),
+        behind: model
+            .source
+            .pace_factor()
+            .filter(|_| !facts.finished && !facts.source_paused)
+            .and_then(|factor| Behind::of(src, factor)),
         partitions: model.partitions().map(|w| PartitionsLine {
             summary: w.summary(),
             missed: w.status().rows_missed.load(Ordering::Relaxed),

@@ -51,10 +51,7 @@ pub(crate) fn mentions(sql: &str, table: &str) -> bool {
 pub fn query(src: &Source<'_>, sql: &str, opts: &QueryOptions) -> Result<DataFrame, DataError> {
     let mut ctx = SQLContext::new();
     let mut _spool = None;
-    for table in Table::ALL {
-        if !mentions(sql, table.name()) {
-            continue;
-        }
+    for table in Table::named_in(sql) {
         let lf = if table == Table::Packets && src.store.len() > opts.in_memory_rows {
             let dir = opts.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
             let path = dir.join(format!(
