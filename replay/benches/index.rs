@@ -264,20 +264,16 @@ struct Piped {
     events: Vec<[u64; 4]>,
     /// Events handed over at once (at least).
     block: usize,
-    tx: Option<std::sync::mpsc::SyncSender<PipedMsg>>,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<[u64; 4]>>>,
     worker: Option<std::thread::JoinHandle<u64>>,
-}
-
-enum PipedMsg {
-    Events(Vec<[u64; 4]>),
 }
 
 impl Piped {
     fn new(inner: RcAnalyzer, k: u64, block: usize) -> Piped {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<PipedMsg>(8);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<[u64; 4]>>(8);
         let worker = std::thread::spawn(move || {
             let mut acc = 0u64;
-            for PipedMsg::Events(v) in rx {
+            for v in rx {
                 for e in &v {
                     let mut x = e[0] ^ e[1];
                     for _ in 0..k {
@@ -300,7 +296,7 @@ impl Piped {
     fn hand_over(&mut self) {
         let events = std::mem::replace(&mut self.events, Vec::with_capacity(self.block));
         if let Some(tx) = &self.tx {
-            tx.send(PipedMsg::Events(events)).unwrap();
+            tx.send(events).unwrap();
         }
     }
 }
